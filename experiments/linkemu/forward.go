@@ -1,0 +1,288 @@
+package linkemu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Lateness histogram: write time minus due time, in lateBucket steps.
+const (
+	lateBucket  = 10 * time.Microsecond
+	lateBuckets = 2000 // up to 20 ms; later packets land in the last bucket
+)
+
+// dirCounters are one direction's live counters (atomics: Stats reads them
+// while the forwarder runs).
+type dirCounters struct {
+	rxPackets, rxBytes         atomic.Uint64
+	txPackets, txBytes         atomic.Uint64
+	dropLoss, dropQueue, dropQ atomic.Uint64
+	late                       [lateBuckets]atomic.Uint64
+	lateMax                    atomic.Int64
+}
+
+type packet struct {
+	buf *[]byte
+	n   int
+	due time.Duration // since epoch
+}
+
+// forwarder moves packets of one direction: a reader goroutine (src TUN ->
+// Shaper -> queue) and a writer goroutine locked to an OS thread that waits
+// for each packet's due time on a timerfd and writes it to dst.
+type forwarder struct {
+	l        *Link
+	dir      int
+	src, dst *os.File
+	shaper   *Shaper
+	queue    chan packet
+	pool     sync.Pool
+	epoch    time.Time
+	epochMon int64 // CLOCK_MONOTONIC ns at epoch
+	tfd, efd int   // timerfd, and eventfd that wakes the writer to stop
+	c        dirCounters
+	wg       sync.WaitGroup
+	readerWG sync.WaitGroup
+}
+
+func newForwarder(l *Link, dir int, src, dst *os.File, sh *Shaper, mtu, inflight int, epoch time.Time) (*forwarder, error) {
+	f := &forwarder{l: l, dir: dir, src: src, dst: dst, shaper: sh, queue: make(chan packet, inflight), epoch: epoch, tfd: -1, efd: -1}
+	f.pool.New = func() any { b := make([]byte, mtu); return &b }
+	var err error
+	if f.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("timerfd_create: %w", err)
+	}
+	if f.efd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		unix.Close(f.tfd)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	// Map the epoch onto CLOCK_MONOTONIC, the clock of the timerfd. Go's
+	// monotonic reading is the same clock, so epochMon + time.Since(epoch)
+	// is the current CLOCK_MONOTONIC time up to the ~100 ns between calls.
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	f.epochMon = ts.Nano() - int64(time.Since(epoch))
+	return f, nil
+}
+
+func (f *forwarder) name() string {
+	if f.dir == 0 {
+		return "a->b"
+	}
+	return "b->a"
+}
+
+func (f *forwarder) start() {
+	f.wg.Add(2)
+	f.readerWG.Add(1)
+	go f.read()
+	go f.write()
+}
+
+// stop wakes the writer; the caller then closes the TUN files, which ends
+// the reader, and waits.
+func (f *forwarder) stop() {
+	var one = [8]byte{1}
+	unix.Write(f.efd, one[:])
+}
+
+func (f *forwarder) wait() {
+	f.readerWG.Wait()
+	f.wg.Wait()
+	unix.Close(f.tfd)
+	unix.Close(f.efd)
+}
+
+func (f *forwarder) die(err error) {
+	if f.l.stopping.Load() {
+		return
+	}
+	f.l.fail(fmt.Errorf("link forwarder %s died: %w", f.name(), err))
+}
+
+func (f *forwarder) read() {
+	defer f.wg.Done()
+	defer f.readerWG.Done()
+	defer close(f.queue) // no more sends: the writer drains and exits
+	defer func() {
+		if p := recover(); p != nil {
+			f.die(fmt.Errorf("panic in reader: %v", p))
+		}
+	}()
+	for {
+		bp := f.pool.Get().(*[]byte)
+		n, err := f.src.Read(*bp)
+		if err != nil {
+			f.pool.Put(bp)
+			if errors.Is(err, os.ErrClosed) || f.l.stopping.Load() {
+				return
+			}
+			f.die(fmt.Errorf("read %s: %w", f.src.Name(), err))
+			return
+		}
+		now := time.Since(f.epoch)
+		f.c.rxPackets.Add(1)
+		f.c.rxBytes.Add(uint64(n))
+		v, due := f.shaper.Offer(now, n)
+		switch v {
+		case DropLoss:
+			f.c.dropLoss.Add(1)
+			f.pool.Put(bp)
+			continue
+		case DropQueue:
+			f.c.dropQueue.Add(1)
+			f.pool.Put(bp)
+			continue
+		}
+		select {
+		case f.queue <- packet{buf: bp, n: n, due: due}:
+		default:
+			f.c.dropQ.Add(1)
+			f.pool.Put(bp)
+		}
+	}
+}
+
+func (f *forwarder) write() {
+	defer f.wg.Done()
+	runtime.LockOSThread() // blocking poll(2) below: keep it off the Go scheduler's threads
+	defer runtime.UnlockOSThread()
+	defer func() {
+		if p := recover(); p != nil {
+			f.die(fmt.Errorf("panic in writer: %v", p))
+		}
+	}()
+	for p := range f.queue {
+		if f.l.stopping.Load() {
+			f.pool.Put(p.buf)
+			continue // drain
+		}
+		if err := f.sleepUntil(p.due); err != nil {
+			f.pool.Put(p.buf)
+			if !f.l.stopping.Load() {
+				f.die(err)
+			}
+			continue
+		}
+		_, err := f.dst.Write((*p.buf)[:p.n])
+		late := time.Since(f.epoch) - p.due
+		f.pool.Put(p.buf)
+		if err != nil {
+			if !f.l.stopping.Load() && !errors.Is(err, os.ErrClosed) {
+				f.die(fmt.Errorf("write %s: %w", f.dst.Name(), err))
+			}
+			continue
+		}
+		f.c.txPackets.Add(1)
+		f.c.txBytes.Add(uint64(p.n))
+		b := int(late / lateBucket)
+		b = min(max(b, 0), lateBuckets-1)
+		f.c.late[b].Add(1)
+		if int64(late) > f.c.lateMax.Load() {
+			f.c.lateMax.Store(int64(late))
+		}
+	}
+}
+
+// sleepUntil blocks until due (since epoch) on the timerfd, or until stop.
+func (f *forwarder) sleepUntil(due time.Duration) error {
+	if due <= time.Since(f.epoch) {
+		return nil
+	}
+	abs := f.epochMon + int64(due)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(abs)}
+	if err := unix.TimerfdSettime(f.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+		return fmt.Errorf("timerfd_settime: %w", err)
+	}
+	fds := []unix.PollFd{{Fd: int32(f.tfd), Events: unix.POLLIN}, {Fd: int32(f.efd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("poll timerfd: %w", err)
+		}
+		if fds[1].Revents != 0 {
+			return errors.New("stopping")
+		}
+		if fds[0].Revents != 0 {
+			var buf [8]byte
+			unix.Read(f.tfd, buf[:]) // consume the expiration count
+			return nil
+		}
+	}
+}
+
+// DirStats are one direction's counters.
+type DirStats struct {
+	RxPackets    uint64 `json:"rx_packets"` // read from the source TUN
+	RxBytes      uint64 `json:"rx_bytes"`
+	TxPackets    uint64 `json:"tx_packets"` // written to the destination TUN
+	TxBytes      uint64 `json:"tx_bytes"`
+	DropLoss     uint64 `json:"drop_loss"`     // random loss
+	DropQueue    uint64 `json:"drop_queue"`    // drop-tail queue full
+	DropOverflow uint64 `json:"drop_overflow"` // forwarder's in-flight queue full (should be 0)
+	// Lateness of writes behind their due time: the emulator's own timing
+	// error (10 µs resolution; values above 20 ms are counted as 20 ms).
+	LateP50 time.Duration `json:"late_p50_ns"`
+	LateP99 time.Duration `json:"late_p99_ns"`
+	LateMax time.Duration `json:"late_max_ns"`
+}
+
+// Stats are both directions' counters.
+type Stats struct {
+	AtoB DirStats `json:"a_to_b"`
+	BtoA DirStats `json:"b_to_a"`
+}
+
+// Stats returns a snapshot of the counters. Packets in flight are counted
+// in Rx but not yet in Tx or a drop counter.
+func (l *Link) Stats() Stats {
+	var s Stats
+	for i, d := range []*DirStats{&s.AtoB, &s.BtoA} {
+		f := l.fwd[i]
+		if f == nil {
+			continue
+		}
+		c := &f.c
+		*d = DirStats{
+			RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(),
+			TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(),
+			DropLoss: c.dropLoss.Load(), DropQueue: c.dropQueue.Load(), DropOverflow: c.dropQ.Load(),
+			LateMax: time.Duration(c.lateMax.Load()),
+		}
+		var hist [lateBuckets]uint64
+		var total uint64
+		for b := range hist {
+			hist[b] = c.late[b].Load()
+			total += hist[b]
+		}
+		d.LateP50 = histQuantile(hist[:], total, 0.50)
+		d.LateP99 = histQuantile(hist[:], total, 0.99)
+	}
+	return s
+}
+
+// histQuantile returns the upper edge of the bucket holding the q-quantile.
+func histQuantile(hist []uint64, total uint64, q float64) time.Duration {
+	if total == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(total-1)) + 1
+	var cum uint64
+	for b, n := range hist {
+		cum += n
+		if cum >= rank {
+			return time.Duration(b+1) * lateBucket
+		}
+	}
+	return time.Duration(len(hist)) * lateBucket
+}
