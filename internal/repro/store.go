@@ -1,0 +1,95 @@
+package repro
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A Store is the local content-addressed store for large files (packet
+// captures) that are referenced from datasets by SHA-256 instead of being
+// committed. A blob lives at <Dir>/sha256/<first two hex digits>/<rest>,
+// is written atomically and is read-only once stored.
+type Store struct{ Dir string }
+
+// DefaultStoreDir is the store's location relative to the repository
+// root, unless the environment variable PQREPRO_STORE names another.
+const DefaultStoreDir = ".store"
+
+// OpenStore returns the store for the repository at root.
+func OpenStore(root string) *Store {
+	if d := os.Getenv("PQREPRO_STORE"); d != "" {
+		return &Store{Dir: d}
+	}
+	return &Store{Dir: filepath.Join(root, DefaultStoreDir)}
+}
+
+// Path returns where the blob with the given hash is (or would be).
+func (s *Store) Path(sum string) string {
+	return filepath.Join(s.Dir, "sha256", sum[:2], sum[2:])
+}
+
+// Put copies the file at src into the store and returns its SHA-256.
+// The copy is hashed while it is written and renamed to its address only
+// when complete, so an interrupted Put leaves no blob behind.
+func (s *Store) Put(src string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", src, err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Join(s.Dir, "sha256"), 0o755); err != nil {
+		return "", fmt.Errorf("store %s: %w", src, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Join(s.Dir, "sha256"), ".incoming-*")
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", src, err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), in); err != nil {
+		return "", fmt.Errorf("store %s: %w", src, err)
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		return "", err
+	}
+	if err := tmp.Sync(); err != nil {
+		return "", fmt.Errorf("store %s: %w", src, err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	dst := s.Path(sum)
+	if _, err := os.Stat(dst); err == nil {
+		return sum, nil // content-addressed: already there means identical
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", fmt.Errorf("store %s: %w", src, err)
+	}
+	return sum, nil
+}
+
+// Check re-reads the blob and confirms it has the hash it is stored under.
+func (s *Store) Check(sum string) error {
+	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
+		return fmt.Errorf("store: %q is not a SHA-256", sum)
+	}
+	got, err := HashFile(s.Path(sum))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("store: blob %s is not in %s (rerun the experiment or fetch the artifact bundle)", short(sum), s.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	if got != sum {
+		return fmt.Errorf("store: blob %s is corrupt (content hashes to %s)", short(sum), short(got))
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package repro
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"pqrepro/internal/atomicfile"
+)
+
+// rawFiles lists every regular, non-hidden file below the raw data
+// directories that exist, sorted.
+func (e *Engine) rawFiles() ([]string, error) {
+	var files []string
+	for _, d := range e.RawDirs {
+		if _, err := os.Stat(e.abs(d)); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		fs, err := expandInputs(e.Root, []string{d})
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	slices.Sort(files)
+	return slices.Compact(files), nil
+}
+
+// sumsContent renders SHA256SUMS for the raw data and every output
+// recorded in the lock, in the format `sha256sum -c` reads: the hex
+// digest, two spaces, the path relative to the root; sorted by path.
+func (e *Engine) sumsContent(lock *Lock, hash func(string) (string, error)) ([]byte, error) {
+	entries := map[string]string{}
+	raw, err := e.rawFiles()
+	if err != nil {
+		return nil, fmt.Errorf("list raw data: %w", err)
+	}
+	for _, f := range raw {
+		sum, err := hash(e.abs(f))
+		if err != nil {
+			return nil, fmt.Errorf("hash raw data: %w", err)
+		}
+		entries[f] = sum
+	}
+	for _, st := range lock.Stages {
+		for f, sum := range st.Outputs {
+			entries[f] = sum
+		}
+	}
+	var b bytes.Buffer
+	for _, f := range slices.Sorted(maps.Keys(entries)) {
+		fmt.Fprintf(&b, "%s  %s\n", entries[f], f)
+	}
+	return b.Bytes(), nil
+}
+
+// WriteSums rewrites SHA256SUMS from the raw data and the lock.
+func (e *Engine) WriteSums(lock *Lock) error {
+	b, err := e.sumsContent(lock, e.hasher().Hash)
+	if err != nil {
+		return err
+	}
+	if _, err := atomicfile.WriteIfChanged(e.abs(SumsFile), b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", SumsFile, err)
+	}
+	return nil
+}
+
+// A SumEntry is one line of SHA256SUMS.
+type SumEntry struct {
+	Path, SHA256 string
+	Line         int
+}
+
+// ParseSums parses the content of a SHA256SUMS file in the format
+// sha256sum writes (text mode "  " or binary mode " *"). It rejects
+// malformed lines, absolute paths and paths that leave the tree, naming
+// the line.
+func ParseSums(name string, b []byte) ([]SumEntry, error) {
+	var out []SumEntry
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		if len(line) < 67 || (line[64:66] != "  " && line[64:66] != " *") {
+			return nil, fmt.Errorf("%s:%d: not a `sha256sum` line (want 64 hex digits, two spaces, a path)", name, n)
+		}
+		sum, p := line[:64], line[66:]
+		if strings.Trim(sum, "0123456789abcdef") != "" {
+			return nil, fmt.Errorf("%s:%d: %q is not a lower-case hex SHA-256", name, n, sum)
+		}
+		if path.IsAbs(p) || p != path.Clean(p) || p == ".." || strings.HasPrefix(p, "../") {
+			return nil, fmt.Errorf("%s:%d: path %q must be clean and relative to the repository root", name, n, p)
+		}
+		out = append(out, SumEntry{Path: p, SHA256: sum, Line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,219 @@
+package repro
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// A Problem is one finding of Verify: a file and what is wrong with it.
+type Problem struct {
+	Path string
+	What string
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.What }
+
+// VerifyReport lists everything Verify found; it is clean when Problems
+// is empty.
+type VerifyReport struct {
+	Checked   int // files whose hash was checked against SHA256SUMS
+	Rederived int // outputs re-derived and compared
+	Problems  []Problem
+}
+
+// Verify proves that the committed outputs follow from the committed raw
+// data, without modifying the working tree:
+//
+//  1. every file listed in SHA256SUMS is read again (no hash cache) and
+//     its SHA-256 compared, and every raw data file must be listed;
+//  2. every stage is run from scratch in a temporary tree that holds only
+//     the pipeline's source inputs (files no stage produces), and each
+//     re-derived output is compared byte for byte with the working tree;
+//  3. the SHA256SUMS the re-derived tree would have is compared with the
+//     committed one.
+//
+// It returns a report naming each differing or missing file. The error
+// is for failures to verify at all (for example a stage that fails on the
+// committed data), not for differences.
+func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
+	rep := &VerifyReport{}
+	problem := func(p, format string, args ...any) {
+		rep.Problems = append(rep.Problems, Problem{Path: p, What: fmt.Sprintf(format, args...)})
+	}
+
+	// 1. Hashes of everything listed, and completeness of the list.
+	sumsBytes, err := os.ReadFile(e.abs(SumsFile))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w (run `mage all` to create it, or restore it with git checkout)", SumsFile, err)
+	}
+	entries, err := ParseSums(SumsFile, sumsBytes)
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, ent := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		listed[ent.Path] = true
+		rep.Checked++
+		got, err := HashFile(e.abs(ent.Path))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			problem(ent.Path, "missing (listed in %s line %d)", SumsFile, ent.Line)
+		case err != nil:
+			problem(ent.Path, "unreadable: %v", err)
+		case got != ent.SHA256:
+			problem(ent.Path, "content differs from %s: listed sha256 %s, file has %s", SumsFile, short(ent.SHA256), short(got))
+		}
+	}
+	raw, err := e.rawFiles()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range raw {
+		if !listed[f] {
+			problem(f, "raw data file not listed in %s", SumsFile)
+		}
+	}
+
+	// 2. Re-derive every output in a temporary tree.
+	stages, _, err := e.order()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "pqrepro-verify-")
+	if err != nil {
+		return nil, fmt.Errorf("create temporary tree: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	produced := map[string]bool{}
+	for _, s := range stages {
+		for _, o := range s.Outputs {
+			produced[o] = true
+		}
+	}
+	sources := map[string]bool{}
+	for _, s := range stages {
+		var own []string
+		for _, p := range s.Inputs {
+			if !slices.ContainsFunc(s.Outputs, func(o string) bool { return covers(p, o) }) {
+				own = append(own, p)
+			}
+		}
+		files, err := expandInputs(e.Root, own)
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: %w", s.Name, err)
+		}
+		for _, f := range files {
+			if !produced[f] {
+				sources[f] = true
+			}
+		}
+	}
+	for _, f := range raw {
+		sources[f] = true
+	}
+	for _, f := range slices.Sorted(maps.Keys(sources)) {
+		if err := copyFile(e.abs(f), filepath.Join(tmp, filepath.FromSlash(f))); err != nil {
+			return nil, fmt.Errorf("copy source %s into the verification tree: %w", f, err)
+		}
+	}
+	// Code versions are computed from the real tree (CodeRoot): the code
+	// that runs is the code compiled into this binary.
+	fresh := &Engine{
+		Root:     tmp,
+		CodeRoot: e.codeRoot(),
+		Stages:   e.Stages,
+		RawDirs:  e.RawDirs,
+		Log:      io.Discard,
+		Now:      e.Now,
+	}
+	if e.Verbose {
+		fresh.Log, fresh.Verbose = e.Log, true
+	}
+	if _, err := fresh.Build(ctx); err != nil {
+		return nil, fmt.Errorf("re-derive outputs from the committed data: %w", err)
+	}
+	for _, s := range stages {
+		for _, o := range s.Outputs {
+			rep.Rederived++
+			want, err := os.ReadFile(filepath.Join(tmp, filepath.FromSlash(o)))
+			if err != nil {
+				return nil, fmt.Errorf("read re-derived %s: %w", o, err)
+			}
+			got, err := os.ReadFile(e.abs(o))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				problem(o, "missing from the working tree (stage %s makes it)", s.Name)
+			case err != nil:
+				problem(o, "unreadable: %v", err)
+			case !bytes.Equal(got, want):
+				problem(o, "differs from what stage %s re-derives from the committed data (sha256 %s on disk, %s re-derived, first difference at byte %d)",
+					s.Name, short(HashBytes(got)), short(HashBytes(want)), firstDiff(got, want))
+			}
+		}
+	}
+
+	// 3. The checksum list itself.
+	wantSums, err := os.ReadFile(filepath.Join(tmp, SumsFile))
+	if err != nil {
+		return nil, fmt.Errorf("read re-derived %s: %w", SumsFile, err)
+	}
+	if !bytes.Equal(wantSums, sumsBytes) {
+		problem(SumsFile, "out of date: it is not the list the re-derived tree has (run `mage all` and commit it)")
+	}
+	slices.SortStableFunc(rep.Problems, func(a, b Problem) int {
+		switch {
+		case a.Path < b.Path:
+			return -1
+		case a.Path > b.Path:
+			return 1
+		}
+		return 0
+	})
+	return rep, nil
+}
+
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// copyFile copies src to dst (creating parent directories), preferring a
+// hard link when both are on one file system. A hard link is safe: stages
+// replace outputs by rename, never writing into an existing file.
+func copyFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
