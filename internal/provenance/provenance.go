@@ -1,0 +1,234 @@
+// Package provenance writes meta.json, the record of how a raw dataset
+// was made: which spec and profile, which seeds, when, on which host,
+// with which Go, modules, commit and external tools, on which board, and
+// what the run measured about itself (kernel packet drops, emulator delay
+// accuracy). Every study writes one beside its data, so that a reader of
+// the dataset can tell whether a difference between two runs comes from
+// the code, the machine or chance.
+package provenance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pqrepro/internal/atomicfile"
+)
+
+// FileName is the name of the provenance file in every run folder.
+const FileName = "meta.json"
+
+// Meta is the content of meta.json. Field names are stable: analysis code
+// and reviewers read them.
+type Meta struct {
+	Study   string `json:"study"`
+	RunID   string `json:"run_id"`
+	Spec    string `json:"spec"`        // path of the spec file, relative to the repository root
+	SpecSHA string `json:"spec_sha256"` // hash of the spec file as it was when the run started
+	Profile string `json:"profile"`
+	// Seeds are every seed the run used, by purpose (for example
+	// "order", "certificates", "loss").
+	Seeds map[string]uint64 `json:"seeds"`
+	Start time.Time         `json:"start"`
+	End   time.Time         `json:"end"`
+	Host  Host              `json:"host"`
+	Go    GoInfo            `json:"go"`
+	Git   Git               `json:"git"`
+	// Tools are versions of external programs by name (gcc, node,
+	// rp2040js, tshark); an absent tool is not listed.
+	Tools map[string]string `json:"tools"`
+	// Board says where the code ran: "host", "rp2040js <version>
+	// (emulated)", or "Raspberry Pi Pico <serial>".
+	Board string `json:"board"`
+	// Measured holds what the run measured about itself, such as
+	// kernel packet drops or the link emulator's achieved delay.
+	Measured map[string]any `json:"measured,omitempty"`
+	// Files lists the dataset's files and their SHA-256 (large captures
+	// are in the content store and listed here by hash).
+	Files map[string]string `json:"files,omitempty"`
+	// Notes are free-form remarks recorded by the run.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Host describes the machine.
+type Host struct {
+	Hostname string `json:"hostname"`
+	CPUModel string `json:"cpu_model"`
+	Cores    int    `json:"cores"`
+	Kernel   string `json:"kernel"`
+	Arch     string `json:"arch"`
+	MemoryKB uint64 `json:"memory_kb"`
+}
+
+// GoInfo describes the Go toolchain and modules the binary was built with.
+type GoInfo struct {
+	Version string            `json:"version"`
+	Main    string            `json:"main"`
+	Modules map[string]string `json:"modules"`
+	// Settings are the build settings (GOOS, GOARCH, CGO_ENABLED,
+	// -trimpath, GODEBUG defaults, ...) from runtime/debug.
+	Settings map[string]string `json:"settings"`
+}
+
+// Git describes the source tree.
+type Git struct {
+	Commit string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+}
+
+// Options say what Collect should look at. Tools maps a tool's name to
+// the command line that prints its version (for example "gcc":
+// {"arm-none-eabi-gcc", "--version"}); the first line of its output is
+// recorded.
+type Options struct {
+	Root  string
+	Tools map[string][]string
+}
+
+// Collect fills the host, Go, Git and tool fields of a Meta. The study,
+// run, spec, seeds, times, board and measurements are the caller's.
+// Nothing here fails a run: what cannot be found is recorded as unknown.
+func Collect(ctx context.Context, opt Options) Meta {
+	m := Meta{
+		Seeds:    map[string]uint64{},
+		Tools:    map[string]string{},
+		Measured: map[string]any{},
+		Files:    map[string]string{},
+	}
+	m.Host = collectHost()
+	m.Go = collectGo()
+	m.Git = collectGit(ctx, opt.Root)
+	for _, name := range slices.Sorted(maps.Keys(opt.Tools)) {
+		if v, err := ToolVersion(ctx, opt.Tools[name]...); err == nil {
+			m.Tools[name] = v
+		}
+	}
+	return m
+}
+
+// ToolVersion runs a version command and returns the first non-empty line
+// of its output.
+func ToolVersion(ctx context.Context, argv ...string) (string, error) {
+	if len(argv) == 0 {
+		return "", fmt.Errorf("tool version: empty command")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line, nil
+		}
+	}
+	return "", fmt.Errorf("%s printed nothing", strings.Join(argv, " "))
+}
+
+func collectHost() Host {
+	h := Host{Cores: runtime.NumCPU(), Arch: runtime.GOARCH, CPUModel: "unknown", Kernel: "unknown"}
+	h.Hostname, _ = os.Hostname()
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), ":")
+			if ok && strings.TrimSpace(k) == "model name" {
+				h.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		h.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				f := strings.Fields(rest)
+				if len(f) > 0 {
+					h.MemoryKB, _ = strconv.ParseUint(f[0], 10, 64)
+				}
+			}
+		}
+	}
+	return h
+}
+
+func collectGo() GoInfo {
+	g := GoInfo{Version: runtime.Version(), Modules: map[string]string{}, Settings: map[string]string{}}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return g
+	}
+	g.Main = bi.Main.Path
+	for _, d := range bi.Deps {
+		v := d.Version
+		if d.Replace != nil {
+			v += " => " + d.Replace.Path + " " + d.Replace.Version
+		}
+		g.Modules[d.Path] = v
+	}
+	for _, s := range bi.Settings {
+		// vcs.* are recorded under Git, from git itself.
+		if !strings.HasPrefix(s.Key, "vcs") {
+			g.Settings[s.Key] = s.Value
+		}
+	}
+	return g
+}
+
+func collectGit(ctx context.Context, root string) Git {
+	g := Git{Commit: "unknown"}
+	if root == "" {
+		return g
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return g
+	}
+	g.Commit = strings.TrimSpace(string(out))
+	st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
+	g.Dirty = err != nil || len(bytes.TrimSpace(st)) > 0
+	return g
+}
+
+// Write writes meta.json into dir atomically, as indented JSON with
+// sorted keys and a final newline.
+func Write(dir string, m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", FileName, err)
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, FileName), append(b, '\n'), 0o644)
+}
+
+// Read reads meta.json from dir.
+func Read(dir string) (Meta, error) {
+	var m Meta
+	p := filepath.Join(dir, FileName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return m, fmt.Errorf("read provenance: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s is not valid provenance JSON: %w", p, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,99 @@
+package provenance
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCollectAndRoundTrip(t *testing.T) {
+	root := t.TempDir()
+	gitAvailable := exec.Command("git", "--version").Run() == nil
+	if gitAvailable {
+		for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"}} {
+			if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+	}
+	m := Collect(context.Background(), Options{Root: root, Tools: map[string][]string{
+		"go":      {"go", "version"},
+		"missing": {"pqrepro-no-such-tool", "--version"},
+	}})
+	if m.Go.Version != runtime.Version() {
+		t.Errorf("Go version %q", m.Go.Version)
+	}
+	if m.Host.Cores != runtime.NumCPU() || m.Host.Kernel == "unknown" || m.Host.MemoryKB == 0 {
+		t.Errorf("host = %+v", m.Host)
+	}
+	if _, ok := m.Tools["missing"]; ok {
+		t.Error("a missing tool was recorded")
+	}
+	if !strings.HasPrefix(m.Tools["go"], "go version go") {
+		t.Errorf("go tool version = %q", m.Tools["go"])
+	}
+	if gitAvailable {
+		if len(m.Git.Commit) != 40 || m.Git.Dirty {
+			t.Errorf("git = %+v, want a clean 40-digit commit", m.Git)
+		}
+		os.WriteFile(filepath.Join(root, "f"), []byte("x"), 0o644)
+		exec.Command("git", "-C", root, "add", "f").Run()
+		if g := collectGit(context.Background(), root); !g.Dirty {
+			t.Error("a staged change is not dirty")
+		}
+	} else {
+		t.Log("git not installed: commit and dirty flag not checked")
+	}
+
+	m.Study, m.RunID, m.Profile = "tls", "20261130T120000Z-quick", "quick"
+	m.Seeds["order"] = 42
+	m.Start = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	m.End = m.Start.Add(time.Minute)
+	m.Measured["kernel_drops"] = 0
+	dir := t.TempDir()
+	if err := Write(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, FileName))
+	var generic map[string]any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"study", "run_id", "spec", "profile", "seeds", "start", "end", "host", "go", "git", "tools", "board"} {
+		if _, ok := generic[k]; !ok {
+			t.Errorf("meta.json lacks %q", k)
+		}
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Seeds["order"] != 42 || !got.End.Equal(m.End) {
+		t.Errorf("round trip lost data: %+v", got)
+	}
+	// Writing twice gives identical bytes (sorted keys).
+	if err := Write(dir, got); err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if string(b) != string(b2) {
+		t.Error("meta.json is not stable across a round trip")
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Read(dir); err == nil {
+		t.Error("Read of a missing meta.json succeeded")
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte("{"), 0o644)
+	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "not valid provenance JSON") {
+		t.Errorf("Read of corrupt meta.json: %v", err)
+	}
+}
