@@ -1,0 +1,40 @@
+// Package stats holds the nonparametric statistics that the three studies
+// rest on, as pure functions over []float64 samples.
+//
+// Every function follows one named reference implementation, so that a
+// reader can reproduce each number with a tool they trust. The golden
+// values in testdata/ were produced by those tools (SciPy 1.10.1,
+// statsmodels 0.13.5 and R 4.2.2 from Debian bookworm) and the tests
+// require agreement to 1e-9 relative wherever the method is the same.
+//
+// Conventions (state them in the paper):
+//
+//   - Quantiles: R type 7 (NumPy's default "linear"): for sorted x of
+//     length n and probability p, h = (n-1)p, Q(p) = x[floor h] +
+//     (h - floor h)(x[floor h + 1] - x[floor h]).
+//   - Standard deviation: sample sd with divisor n-1; CV = sd/mean.
+//   - Mann-Whitney U: two-sided, scipy.stats.mannwhitneyu(x, y,
+//     method='auto') of SciPy 1.10: exact null distribution when either
+//     sample has at most 8 values and the pooled sample has no ties, else
+//     the normal approximation with tie correction and continuity
+//     correction.
+//   - Kruskal-Wallis H with tie correction (scipy.stats.kruskal);
+//     epsilon-squared = H/(n-1) (Tomczak and Tomczak 2014).
+//   - Holm (step-down, not Holm-Sidak) and Bonferroni adjustment, as R's
+//     p.adjust.
+//   - Cliff's delta d = P(Y>X) - P(Y<X) with Cliff's (1993, 1996) unbiased
+//     variance estimate and asymmetric interval, Student t quantile with
+//     n+m-2 df (Feng and Cliff 2004): effsize::cliff.delta's defaults;
+//     magnitude thresholds 0.147/0.33/0.474 (Romano et al. 2006).
+//   - Vargha-Delaney A12 = P(Y>X) + P(Y=X)/2 = (d+1)/2 with the Vargha and
+//     Delaney (2000) thresholds 0.56/0.64/0.71 on max(A, 1-A).
+//   - Hodges-Lehmann shift = median of all differences y_j - x_i, found by
+//     selection without materialising them, with the distribution-free
+//     interval of R's wilcox.test(y, x, conf.int=TRUE).
+//   - Bootstrap percentile interval for median(Y) - median(X) from a seeded
+//     PCG (math/rand/v2); the seed is part of the result.
+//   - Runs test about the median (statsmodels runstest_1samp(x,
+//     cutoff='median', correction=True)), autocorrelation (statsmodels acf,
+//     adjusted=False, fft=False) and Ljung-Box Q (statsmodels
+//     acorr_ljungbox, model_df=0).
+package stats

@@ -1,0 +1,142 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// RunsResult is the outcome of the Wald-Wolfowitz runs test about the
+// median.
+type RunsResult struct {
+	Runs  int     // number of runs of x >= median / x < median
+	Above int     // values >= median
+	Below int     // values < median
+	Z     float64 // standardised statistic
+	P     float64 // two-sided normal p-value
+}
+
+// ErrOneClass is returned by RunsTest when every value falls on the same
+// side of the median, so the runs count has no variance.
+var ErrOneClass = fmt.Errorf("stats: runs test needs values on both sides of the median")
+
+// RunsTest is the runs test for randomness about the median, as
+// statsmodels' runstest_1samp(x, cutoff='median', correction=True):
+// values are coded 1 if x >= median(x) else 0, R is the number of runs,
+// and with n1 ones, n0 zeros and n = n0 + n1,
+//
+//	mu = 2 n0 n1/n + 1,  var = 2 n0 n1 (2 n0 n1 - n) / (n^2 (n-1))
+//
+// For n < 50 the deviation R - mu is moved by 0.5 (the SAS convention),
+// in statsmodels' form: R-mu-0.5 if R-mu > 0.5, R-mu+0.5 if R-mu < 0.5,
+// else 0 (sic: statsmodels compares with +0.5 in both branches; kept here
+// so that results agree). z = that / sqrt(var), p = 2(1 - Phi(|z|)).
+// Where statsmodels returns Inf or NaN because all values are on one
+// side, RunsTest returns ErrOneClass.
+func RunsTest(x []float64) (RunsResult, error) {
+	if err := checkSample(x); err != nil {
+		return RunsResult{}, fmt.Errorf("runs test: %w", err)
+	}
+	med := medianSorted(sortedCopy(x))
+	var res RunsResult
+	prev := -1
+	for _, v := range x {
+		c := 0
+		if v >= med {
+			c = 1
+			res.Above++
+		} else {
+			res.Below++
+		}
+		if c != prev {
+			res.Runs++
+			prev = c
+		}
+	}
+	if res.Above == 0 || res.Below == 0 {
+		return res, fmt.Errorf("runs test over %d values: %w", len(x), ErrOneClass)
+	}
+	n := float64(len(x))
+	npn := float64(res.Above) * float64(res.Below)
+	mean := 2*npn/n + 1
+	variance := 2 * npn * (2*npn - n) / (n * n) / (n - 1)
+	dev := float64(res.Runs) - mean
+	if n < 50 {
+		switch {
+		case dev > 0.5:
+			dev -= 0.5
+		case dev < 0.5:
+			dev += 0.5
+		default:
+			dev = 0
+		}
+	}
+	res.Z = dev / math.Sqrt(variance)
+	res.P = 2 * normalSF(math.Abs(res.Z))
+	return res, nil
+}
+
+// ACF returns the sample autocorrelations r_0..r_maxLag of x as
+// statsmodels acf(x, nlags=maxLag, adjusted=False, fft=False):
+// with xbar the mean and c_k = sum_{t=k}^{n-1} (x_t - xbar)(x_{t-k} - xbar)/n,
+// r_k = c_k / c_0 (r_0 = 1). It needs 0 <= maxLag <= n-1 and a non-constant
+// x. O(n maxLag).
+func ACF(x []float64, maxLag int) ([]float64, error) {
+	if err := checkSample(x); err != nil {
+		return nil, fmt.Errorf("acf: %w", err)
+	}
+	n := len(x)
+	if maxLag < 0 || maxLag > n-1 {
+		return nil, fmt.Errorf("stats: acf lag %d outside [0, %d] for %d values", maxLag, n-1, n)
+	}
+	m := Mean(x)
+	xo := make([]float64, n)
+	for i, v := range x {
+		xo[i] = v - m
+	}
+	acov := make([]float64, maxLag+1)
+	for k := range acov {
+		var s float64
+		for t := k; t < n; t++ {
+			s += xo[t] * xo[t-k]
+		}
+		acov[k] = s / float64(n)
+	}
+	if acov[0] == 0 {
+		return nil, fmt.Errorf("acf over %d values: %w", n, ErrAllTied)
+	}
+	r := make([]float64, maxLag+1)
+	for k := range r {
+		r[k] = acov[k] / acov[0]
+	}
+	return r, nil
+}
+
+// LjungBoxResult is the Ljung-Box portmanteau statistic at one lag.
+type LjungBoxResult struct {
+	Lags int
+	Q    float64
+	P    float64
+}
+
+// LjungBox returns the Ljung-Box (1978) statistic
+// Q = n(n+2) sum_{k=1}^{h} r_k^2/(n-k) with r_k from ACF, and its p-value
+// P(chi2_h >= Q), as statsmodels acorr_ljungbox(x, lags=[h], model_df=0).
+// It needs 1 <= h <= n-1.
+func LjungBox(x []float64, lags int) (LjungBoxResult, error) {
+	if lags < 1 {
+		return LjungBoxResult{}, fmt.Errorf("stats: Ljung-Box needs at least 1 lag, got %d", lags)
+	}
+	r, err := ACF(x, lags)
+	if err != nil {
+		return LjungBoxResult{}, fmt.Errorf("ljung-box: %w", err)
+	}
+	n := float64(len(x))
+	var s float64
+	for k := 1; k <= lags; k++ {
+		s += r[k] * r[k] / (n - float64(k))
+	}
+	q := n * (n + 2) * s
+	return LjungBoxResult{Lags: lags, Q: q, P: distuv.ChiSquared{K: float64(lags)}.Survival(q)}, nil
+}
