@@ -14,6 +14,7 @@ require (
 	github.com/magefile/mage v1.17.2 // indirect
 	go.bug.st/serial v1.8.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/net v0.0.0-20201021035429-f5854403a974 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
