@@ -1,0 +1,199 @@
+// Package deps finds and installs the external programs the pipeline
+// needs: Debian packages (apt-get, as root or through sudo) and npm
+// packages (into a project-local folder, from a committed lock file).
+//
+// Ensure first says what is missing and what it will install, then
+// installs it; it never installs anything that is already there, so a
+// second run is silent and fast.
+package deps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A Requirement is one thing a target needs.
+type Requirement struct {
+	// Name is what the user sees, for example "tshark".
+	Name string
+	// Why says which target or check needs it.
+	Why string
+	// Present reports whether the requirement is met.
+	Present func() bool
+	// Apt lists the Debian packages that provide it.
+	Apt []string
+	// NpmDir, when set, is a directory (relative to the repository root)
+	// holding package.json and package-lock.json; the requirement is met
+	// by `npm ci` there, which installs into NpmDir/node_modules.
+	NpmDir string
+}
+
+// Command returns a Present function that looks for a program on PATH.
+func Command(name string) func() bool {
+	return func() bool { _, err := exec.LookPath(name); return err == nil }
+}
+
+// NpmInstalled returns a Present function that checks that the npm
+// packages of dir are installed exactly as the lock file pins them:
+// node_modules/.package-lock.json (written by npm ci) must exist and
+// must not be older than package-lock.json.
+func NpmInstalled(root, dir string) func() bool {
+	return func() bool {
+		lock, err := os.Stat(filepath.Join(root, dir, "package-lock.json"))
+		if err != nil {
+			return false
+		}
+		inst, err := os.Stat(filepath.Join(root, dir, "node_modules", ".package-lock.json"))
+		return err == nil && !inst.ModTime().Before(lock.ModTime())
+	}
+}
+
+// An Installer runs the install commands. Tests replace Run.
+type Installer struct {
+	Root string
+	Log  io.Writer
+	// Run runs one command; nil runs it for real with output to Log.
+	Run func(ctx context.Context, dir string, argv ...string) error
+	// IsRoot reports whether the process may call apt-get directly; nil
+	// checks the effective user ID.
+	IsRoot func() bool
+	// HaveSudo reports whether `sudo -n` works; nil tries it.
+	HaveSudo func() bool
+
+	aptUpdated bool
+}
+
+func (in *Installer) run(ctx context.Context, dir string, argv ...string) error {
+	if in.Run != nil {
+		return in.Run(ctx, dir, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = in.Log, in.Log
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return nil
+}
+
+// Missing returns the requirements that are not met, in order.
+func Missing(reqs []Requirement) []Requirement {
+	var out []Requirement
+	for _, r := range reqs {
+		if !r.Present() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Plan describes what Ensure would install, one line per package
+// manager; empty when nothing is missing.
+func Plan(missing []Requirement) []string {
+	var apt, npm []string
+	for _, r := range missing {
+		apt = append(apt, r.Apt...)
+		if r.NpmDir != "" {
+			npm = append(npm, r.NpmDir)
+		}
+	}
+	var lines []string
+	if len(apt) > 0 {
+		slices.Sort(apt)
+		lines = append(lines, "apt-get install "+strings.Join(slices.Compact(apt), " "))
+	}
+	for _, d := range npm {
+		lines = append(lines, "npm ci in "+d+" (versions pinned by its package-lock.json)")
+	}
+	return lines
+}
+
+// Ensure installs whatever of reqs is missing, after printing what it will
+// install and why. Without root and without password-less sudo it
+// installs nothing and returns an error that gives the command to run.
+func (in *Installer) Ensure(ctx context.Context, reqs []Requirement) error {
+	missing := Missing(reqs)
+	if len(missing) == 0 {
+		return nil
+	}
+	log := in.Log
+	if log == nil {
+		log = io.Discard
+	}
+	for _, r := range missing {
+		fmt.Fprintf(log, "  missing %s (needed by %s)\n", r.Name, r.Why)
+	}
+	for _, line := range Plan(missing) {
+		fmt.Fprintf(log, "  will run: %s\n", line)
+	}
+	var apt []string
+	for _, r := range missing {
+		apt = append(apt, r.Apt...)
+	}
+	slices.Sort(apt)
+	apt = slices.Compact(apt)
+	if len(apt) > 0 {
+		var prefix []string
+		switch {
+		case in.isRoot():
+		case in.haveSudo():
+			prefix = []string{"sudo", "-n"}
+		default:
+			return fmt.Errorf("need the Debian packages %s and cannot install them (not root, no password-less sudo): run `sudo apt-get install %s` and try again",
+				strings.Join(apt, ", "), strings.Join(apt, " "))
+		}
+		if !in.aptUpdated {
+			if err := in.run(ctx, in.Root, append(prefix, "apt-get", "update", "-q")...); err != nil {
+				return fmt.Errorf("update the package lists: %w", err)
+			}
+			in.aptUpdated = true
+		}
+		args := append(prefix, "apt-get", "install", "-y", "-q", "--no-install-recommends")
+		if err := in.run(ctx, in.Root, append(args, apt...)...); err != nil {
+			return fmt.Errorf("install %s: %w", strings.Join(apt, " "), err)
+		}
+	}
+	for _, r := range missing {
+		if r.NpmDir == "" {
+			continue
+		}
+		if _, err := exec.LookPath("npm"); err != nil && in.Run == nil {
+			return fmt.Errorf("%s needs npm: install Node.js and npm (apt-get install nodejs npm) and try again", r.Name)
+		}
+		if err := in.run(ctx, filepath.Join(in.Root, r.NpmDir), "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"); err != nil {
+			return fmt.Errorf("install the npm packages of %s: %w", r.NpmDir, err)
+		}
+	}
+	var still []string
+	for _, r := range missing {
+		if !r.Present() {
+			still = append(still, r.Name)
+		}
+	}
+	if len(still) > 0 {
+		return errors.New("installed, but still missing: " + strings.Join(still, ", ") + " (see the install output above)")
+	}
+	return nil
+}
+
+func (in *Installer) isRoot() bool {
+	if in.IsRoot != nil {
+		return in.IsRoot()
+	}
+	return os.Geteuid() == 0
+}
+
+func (in *Installer) haveSudo() bool {
+	if in.HaveSudo != nil {
+		return in.HaveSudo()
+	}
+	return exec.Command("sudo", "-n", "true").Run() == nil
+}

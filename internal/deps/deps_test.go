@@ -1,0 +1,125 @@
+package deps
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type fakeSystem struct {
+	installed map[string]bool
+	commands  []string
+	fail      string
+}
+
+func (f *fakeSystem) run(ctx context.Context, dir string, argv ...string) error {
+	line := strings.Join(argv, " ")
+	f.commands = append(f.commands, line)
+	if f.fail != "" && strings.Contains(line, f.fail) {
+		return errors.New("exit status 100")
+	}
+	for _, a := range argv {
+		f.installed[a] = true
+	}
+	return nil
+}
+
+func (f *fakeSystem) has(name string) func() bool { return func() bool { return f.installed[name] } }
+
+func TestEnsure(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		root      bool
+		sudo      bool
+		fail      string
+		wantCmds  []string
+		wantErr   string
+		installed []string
+	}{
+		{name: "nothing missing", root: true, installed: []string{"tshark", "gcc-arm-none-eabi"}},
+		{name: "root installs", root: true, installed: []string{"tshark"},
+			wantCmds: []string{"apt-get update -q", "apt-get install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi"}},
+		{name: "sudo installs", sudo: true,
+			wantCmds: []string{"sudo -n apt-get update -q", "sudo -n apt-get install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi tshark"}},
+		{name: "neither", wantErr: "run `sudo apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi tshark`"},
+		{name: "apt fails", root: true, fail: "install", wantErr: "exit status 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sys := &fakeSystem{installed: map[string]bool{}}
+			for _, p := range tc.installed {
+				sys.installed[p] = true
+			}
+			sys.fail = tc.fail
+			var log bytes.Buffer
+			in := &Installer{Log: &log, Run: sys.run,
+				IsRoot: func() bool { return tc.root }, HaveSudo: func() bool { return tc.sudo }}
+			reqs := []Requirement{
+				{Name: "tshark", Why: "the capture cross-check", Present: sys.has("tshark"), Apt: []string{"tshark"}},
+				{Name: "arm gcc", Why: "pico:build", Present: sys.has("gcc-arm-none-eabi"), Apt: []string{"gcc-arm-none-eabi", "libnewlib-arm-none-eabi"}},
+			}
+			err := in.Ensure(context.Background(), reqs)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(sys.commands, "\n") != strings.Join(tc.wantCmds, "\n") {
+				t.Errorf("commands:\n%s\nwant:\n%s", strings.Join(sys.commands, "\n"), strings.Join(tc.wantCmds, "\n"))
+			}
+			if len(tc.wantCmds) > 0 && !strings.Contains(log.String(), "will run: apt-get install") {
+				t.Errorf("did not say what it would install first:\n%s", log.String())
+			}
+		})
+	}
+}
+
+func TestNpm(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "emu")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte("{}"), 0o644)
+	present := NpmInstalled(root, "emu")
+	if present() {
+		t.Fatal("present before install")
+	}
+	var cmds []string
+	in := &Installer{Root: root, IsRoot: func() bool { return true }, Run: func(ctx context.Context, d string, argv ...string) error {
+		cmds = append(cmds, d+": "+strings.Join(argv, " "))
+		os.MkdirAll(filepath.Join(d, "node_modules"), 0o755)
+		return os.WriteFile(filepath.Join(d, "node_modules", ".package-lock.json"), []byte("{}"), 0o644)
+	}}
+	if err := in.Ensure(context.Background(), []Requirement{{Name: "rp2040js", Why: "pico:emulate", Present: present, NpmDir: "emu"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) != 1 || cmds[0] != dir+": npm ci --ignore-scripts --no-audit --no-fund" {
+		t.Errorf("commands = %q", cmds)
+	}
+	if !present() {
+		t.Error("not present after install")
+	}
+}
+
+func TestStillMissingAfterInstall(t *testing.T) {
+	in := &Installer{IsRoot: func() bool { return true }, Run: func(context.Context, string, ...string) error { return nil }}
+	err := in.Ensure(context.Background(), []Requirement{{Name: "ghost", Why: "x", Present: func() bool { return false }, Apt: []string{"ghost"}}})
+	if err == nil || !strings.Contains(err.Error(), "still missing: ghost") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestCommand(t *testing.T) {
+	if !Command("sh")() {
+		t.Error("sh not found on PATH")
+	}
+	if Command("pqrepro-no-such-program")() {
+		t.Error("found a program that does not exist")
+	}
+}
