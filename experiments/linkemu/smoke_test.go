@@ -51,3 +51,14 @@ func TestSmoke(t *testing.T) {
 	}
 	t.Logf("%+v", l.Stats())
 }
+
+func TestSmokeSelfTest(t *testing.T) {
+	for _, sc := range []Scenario{
+		Symmetric("st", Direction{Delay: 25 * time.Millisecond, Jitter: 2 * time.Millisecond, Loss: 1, Rate: 10e6, Queue: 64000}, 1),
+		Symmetric("st0", Direction{Rate: Unlimited}, 1),
+	} {
+		rep, err := SelfTest(context.Background(), sc)
+		rep.Stats = Stats{}
+		t.Logf("%+v %v", rep, err)
+	}
+}
