@@ -1,0 +1,70 @@
+package stats
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Benchmarks of the rank-based two-sample statistics on two samples of n
+// values each; time should grow as n log n.
+//
+//	go test -run '^$' -bench . ./analysis/stats
+func benchSamples(n int) ([]float64, []float64) {
+	r := rand.New(rand.NewPCG(11, 12))
+	return randSample(r, n, 3.9, false), randSample(r, n, 4.2, false)
+}
+
+var sizes = []int{1_000, 10_000, 100_000}
+
+func BenchmarkMannWhitney(b *testing.B) {
+	for _, n := range sizes {
+		x, y := benchSamples(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := MannWhitneyU(x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkCliffsDelta(b *testing.B) {
+	for _, n := range sizes {
+		x, y := benchSamples(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := CliffsDelta(x, y, 0.95); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkA12(b *testing.B) {
+	for _, n := range sizes {
+		x, y := benchSamples(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := VarghaDelaneyA12(x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkHodgesLehmann(b *testing.B) {
+	for _, n := range sizes {
+		x, y := benchSamples(n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := HodgesLehmann(x, y, 0.95); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

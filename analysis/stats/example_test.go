@@ -1,0 +1,73 @@
+package stats_test
+
+import (
+	"fmt"
+
+	"pqrepro/analysis/stats"
+)
+
+func ExampleMannWhitneyU() {
+	males := []float64{19, 22, 16, 29, 24}
+	females := []float64{20, 11, 17, 12}
+	r, _ := stats.MannWhitneyU(males, females)
+	fmt.Printf("U=%v p=%.4f %s\n", r.U, r.P, r.Method)
+	// Output: U=17 p=0.1111 exact
+}
+
+func ExampleKruskalWallis() {
+	r, _ := stats.KruskalWallis(
+		[]float64{6.3, 5.4, 5.7, 5.2, 5.0},
+		[]float64{6.9, 7.0, 6.1, 7.9},
+		[]float64{7.2, 6.9, 6.1, 6.5})
+	fmt.Printf("H=%.6f p=%.6f epsilon2=%.4f\n", r.H, r.P, r.Epsilon2)
+	// Output: H=7.113812 p=0.028527 epsilon2=0.5928
+}
+
+func ExampleCliffsDelta() {
+	control := []float64{10, 20, 30, 40, 40, 50}
+	treatment := []float64{10, 10, 20, 20, 20, 30, 30, 30, 40, 50}
+	r, _ := stats.CliffsDelta(control, treatment, 0.95)
+	fmt.Printf("delta=%.2f (%s) CI [%.7f, %.7f]\n", r.Delta, r.Magnitude, r.Lower, r.Upper)
+	// Output: delta=-0.25 (small) CI [-0.7265846, 0.3890062]
+}
+
+func ExampleVarghaDelaneyA12() {
+	r, _ := stats.VarghaDelaneyA12([]float64{1, 2, 3}, []float64{2, 4, 5})
+	fmt.Printf("A12=%.4f %s\n", r.A12, r.Magnitude)
+	// Output: A12=0.8333 large
+}
+
+func ExampleHodgesLehmann() {
+	x := []float64{1.5, 2.25, 3.0}
+	y := []float64{2.0, 4.5, 3.75}
+	r, _ := stats.HodgesLehmann(x, y, 0.95)
+	fmt.Println(r.Shift, r.Lower, r.Upper, r.Method)
+	// Output: 1.5 -1 3 exact
+}
+
+func ExampleBootstrapMedianDiff() {
+	x := []float64{3.1, 3.4, 3.9, 4.0, 4.2, 3.8, 3.7}
+	y := []float64{8.0, 8.4, 8.9, 9.3, 8.1, 8.7}
+	r, _ := stats.BootstrapMedianDiff(x, y, stats.BootstrapConfig{Seed: 7, Resamples: 1000, Level: 0.95})
+	fmt.Printf("diff=%.2f seed=%d lower<=diff<=upper: %v\n", r.Estimate, r.Seed, r.Lower <= r.Estimate && r.Estimate <= r.Upper)
+	// Output: diff=4.75 seed=7 lower<=diff<=upper: true
+}
+
+func ExampleDescribe() {
+	s, _ := stats.Describe([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	fmt.Printf("n=%d mean=%.1f median=%.1f q1=%.2f q3=%.2f p95=%.2f\n", s.N, s.Mean, s.Median, s.Q1, s.Q3, s.P95)
+	// Output: n=10 mean=5.5 median=5.5 q1=3.25 q3=7.75 p95=9.55
+}
+
+func ExampleHolm() {
+	fmt.Println(stats.Holm([]float64{0.01, 0.04, 0.03}), stats.Bonferroni([]float64{0.01, 0.04, 0.03}))
+	// Output: [0.03 0.06 0.06] [0.03 0.12 0.09]
+}
+
+func ExampleLjungBox() {
+	x := []float64{1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3}
+	lb, _ := stats.LjungBox(x, 2)
+	runs, _ := stats.RunsTest(x)
+	fmt.Printf("Q=%.3f p=%.4f runs=%d\n", lb.Q, lb.P, runs.Runs)
+	// Output: Q=24.500 p=0.0000 runs=12
+}

@@ -1,0 +1,299 @@
+package stats
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Published worked examples, checked by hand against the sources.
+func TestPublishedExamples(t *testing.T) {
+	// SciPy 1.10 scipy.stats.mstats.kruskal docstring (batteries).
+	k, err := KruskalWallis([]float64{6.3, 5.4, 5.7, 5.2, 5.0}, []float64{6.9, 7.0, 6.1, 7.9}, []float64{7.2, 6.9, 6.1, 6.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "kruskal H", k.H, 7.113812154696133, 1e-12)
+	check(t, "kruskal p", k.P, 0.028526948491942164, 1e-10)
+	// effsize's recorded output for its documented example:
+	// delta -0.25 (small), 95% CI [-0.7265846, 0.3890062].
+	treatment := []float64{10, 10, 20, 20, 20, 30, 30, 30, 40, 50}
+	control := []float64{10, 20, 30, 40, 40, 50}
+	c, err := CliffsDelta(control, treatment, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Delta != -0.25 || c.Magnitude != Small {
+		t.Errorf("delta = %v %s, want -0.25 small", c.Delta, c.Magnitude)
+	}
+	check(t, "cliff lower", c.Lower, -0.7265846, 1e-7)
+	check(t, "cliff upper", c.Upper, 0.3890062, 1e-7)
+	// SciPy mannwhitneyu docstring: males vs females, U1 = 17, exact
+	// two-sided p = 0.1111.
+	m, err := MannWhitneyU([]float64{19, 22, 16, 29, 24}, []float64{20, 11, 17, 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.U != 17 || m.Method != MWUExact {
+		t.Errorf("U = %v (%s), want 17 exact", m.U, m.Method)
+	}
+	check(t, "mwu p", m.P, 1.0/9, 1e-12)
+}
+
+func randSample(r *rand.Rand, n int, loc float64, ties bool) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		if ties {
+			x[i] = loc + float64(r.IntN(7))
+		} else {
+			x[i] = loc + r.ExpFloat64()
+		}
+	}
+	return x
+}
+
+// Properties that must hold for any data.
+func TestProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n1, n2 := 1+r.IntN(40), 1+r.IntN(40)
+		ties := trial%2 == 0
+		x, y := randSample(r, n1, 0, ties), randSample(r, n2, 0.5, ties)
+		mw, err := MannWhitneyU(x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mw.U+mw.UY != float64(n1*n2) {
+			t.Fatalf("U_A + U_B = %v, want %d", mw.U+mw.UY, n1*n2)
+		}
+		if !(mw.P >= 0 && mw.P <= 1) {
+			t.Fatalf("p = %v", mw.P)
+		}
+		cd, _ := CliffsDelta(x, y, 0.95)
+		a, _ := VarghaDelaneyA12(x, y)
+		if !near(a.A12, (cd.Delta+1)/2, 1e-12) {
+			t.Fatalf("A12 %v != (delta+1)/2 = %v", a.A12, (cd.Delta+1)/2)
+		}
+		// A12 is U_B/(mn): the Mann-Whitney U of Y.
+		if !near(a.A12, mw.UY/float64(n1*n2), 1e-12) {
+			t.Fatalf("A12 %v != U_B/mn %v", a.A12, mw.UY/float64(n1*n2))
+		}
+		if n1 > 1 && n2 > 1 && !(cd.Lower <= cd.Delta+1e-12 && cd.Delta <= cd.Upper+1e-12 && cd.Lower >= -1 && cd.Upper <= 1) {
+			t.Fatalf("CI [%v, %v] does not hold delta %v in [-1, 1]", cd.Lower, cd.Upper, cd.Delta)
+		}
+		// Brute force over all pairs.
+		var gt, lt int
+		diffs := make([]float64, 0, n1*n2)
+		for _, xv := range x {
+			for _, yv := range y {
+				if yv > xv {
+					gt++
+				} else if yv < xv {
+					lt++
+				}
+				diffs = append(diffs, yv-xv)
+			}
+		}
+		if want := float64(gt-lt) / float64(n1*n2); !near(cd.Delta, want, 1e-12) {
+			t.Fatalf("delta %v, brute force %v", cd.Delta, want)
+		}
+		hl, err := HodgesLehmann(x, y, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(diffs)
+		want := diffs[len(diffs)/2]
+		if len(diffs)%2 == 0 {
+			want = (diffs[len(diffs)/2-1] + want) / 2
+		}
+		if hl.Shift != want || hl.Lower > hl.Shift || hl.Upper < hl.Shift {
+			t.Fatalf("HL %v [%v, %v], brute-force median %v", hl.Shift, hl.Lower, hl.Upper, want)
+		}
+		// Shifting both samples by c changes no rank statistic and moves
+		// the shift estimates by nothing.
+		const c = 1000.0
+		xs, ys := addConst(x, c), addConst(y, c)
+		mw2, _ := MannWhitneyU(xs, ys)
+		cd2, _ := CliffsDelta(xs, ys, 0.95)
+		hl2, _ := HodgesLehmann(xs, ys, 0.95)
+		if mw2.U != mw.U || mw2.P != mw.P || cd2.Delta != cd.Delta {
+			t.Fatalf("shift changed rank statistics: U %v->%v p %v->%v delta %v->%v", mw.U, mw2.U, mw.P, mw2.P, cd.Delta, cd2.Delta)
+		}
+		if math.Abs(hl2.Shift-hl.Shift) > 1e-9 {
+			t.Fatalf("shift of both samples moved HL: %v -> %v", hl.Shift, hl2.Shift)
+		}
+		// Swapping the samples negates delta and swaps U.
+		sw, _ := MannWhitneyU(y, x)
+		if sw.U != mw.UY || sw.P != mw.P {
+			t.Fatalf("swap: U %v p %v, want %v %v", sw.U, sw.P, mw.UY, mw.P)
+		}
+	}
+}
+
+func addConst(x []float64, c float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v + c
+	}
+	return out
+}
+
+// The two ways of computing the exact U distribution agree, and each sums
+// to C(m+n, m).
+func TestUCountsMethods(t *testing.T) {
+	for _, mn := range [][2]int{{1, 1}, {3, 5}, {8, 8}, {8, 60}, {5, 200}, {2, 1000}} {
+		m, n := mn[0], mn[1]
+		rec := uCountsRecurrence(m, n, m*n)
+		c := make([]float64, m*n+1)
+		c[0] = 1
+		for i := 1; i <= m; i++ { // product form, forced
+			for u := i; u <= m*n; u++ {
+				c[u] += c[u-i]
+			}
+			for u := m * n; u >= n+i; u-- {
+				c[u] -= c[u-n-i]
+			}
+		}
+		var sum float64
+		for u := range rec {
+			if !near(c[u], rec[u], 1e-12) {
+				t.Fatalf("m=%d n=%d u=%d: product %v, recurrence %v", m, n, u, c[u], rec[u])
+			}
+			sum += rec[u]
+		}
+		if !near(sum, binom(m+n, m), 1e-12) {
+			t.Fatalf("m=%d n=%d: counts sum to %v, want C(m+n,m) = %v", m, n, sum, binom(m+n, m))
+		}
+	}
+}
+
+func TestEdgeCases(t *testing.T) {
+	// n = 1 on both sides: exact, p = 1.
+	m, err := MannWhitneyU([]float64{1}, []float64{2})
+	if err != nil || m.P != 1 || m.U != 0 {
+		t.Errorf("n=1: %+v %v", m, err)
+	}
+	// All equal: asymptotic with zero variance, p = 1 as SciPy.
+	eq := []float64{4, 4, 4, 4}
+	m, err = MannWhitneyU(eq, eq[:3])
+	if err != nil || m.P != 1 || m.Method != MWUAsymptotic {
+		t.Errorf("all equal: %+v %v", m, err)
+	}
+	c, _ := CliffsDelta(eq, eq, 0.95)
+	if c.Delta != 0 || c.Lower != 0 || c.Upper != 0 || c.Magnitude != Negligible {
+		t.Errorf("all equal cliff: %+v", c)
+	}
+	a, _ := VarghaDelaneyA12(eq, eq)
+	if a.A12 != 0.5 || a.Magnitude != Negligible {
+		t.Errorf("all equal A12: %+v", a)
+	}
+	if _, err := KruskalWallis(eq, eq, eq); !errors.Is(err, ErrAllTied) {
+		t.Errorf("kruskal all equal: %v, want ErrAllTied", err)
+	}
+	if _, err := RunsTest(eq); !errors.Is(err, ErrOneClass) {
+		t.Errorf("runs all equal: %v, want ErrOneClass", err)
+	}
+	if _, err := ACF(eq, 1); !errors.Is(err, ErrAllTied) {
+		t.Errorf("acf constant: %v", err)
+	}
+	// n = 1 Cliff: interval undefined.
+	c, _ = CliffsDelta([]float64{1}, []float64{2, 3}, 0.95)
+	if c.Delta != 1 || !math.IsNaN(c.Lower) {
+		t.Errorf("n=1 cliff: %+v", c)
+	}
+	hl, _ := HodgesLehmann([]float64{1}, []float64{3}, 0.95)
+	if hl.Shift != 2 || hl.Lower != 2 || hl.Upper != 2 {
+		t.Errorf("n=1 HL: %+v", hl)
+	}
+	s, _ := Describe([]float64{5})
+	if s.Median != 5 || s.P99 != 5 || !math.IsNaN(s.SD) {
+		t.Errorf("n=1 describe: %+v", s)
+	}
+	// Bad input.
+	for name, f := range map[string]func() error{
+		"empty":   func() error { _, err := MannWhitneyU(nil, []float64{1}); return err },
+		"nan":     func() error { _, err := Describe([]float64{1, math.NaN()}); return err },
+		"inf":     func() error { _, err := CliffsDelta([]float64{math.Inf(1)}, []float64{1}, 0.95); return err },
+		"level":   func() error { _, err := HodgesLehmann([]float64{1}, []float64{1}, 1.5); return err },
+		"lags":    func() error { _, err := LjungBox([]float64{1, 2, 3}, 3); return err },
+		"groups":  func() error { _, err := KruskalWallis([]float64{1}); return err },
+		"samples": func() error { _, err := BootstrapMedianDiff([]float64{1}, []float64{2}, BootstrapConfig{Seed: 1}); return err },
+	} {
+		if f() == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestMagnitudes(t *testing.T) {
+	for _, c := range []struct {
+		d    float64
+		want Magnitude
+	}{{0, Negligible}, {0.146, Negligible}, {-0.147, Small}, {0.3299, Small}, {0.33, Medium}, {-0.474, Large}, {1, Large}} {
+		if got := CliffMagnitude(c.d); got != c.want {
+			t.Errorf("CliffMagnitude(%v) = %s, want %s", c.d, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		a    float64
+		want Magnitude
+	}{{0.5, Negligible}, {0.559, Negligible}, {0.56, Small}, {0.36, Medium}, {0.64, Medium}, {0.71, Large}, {0.2, Large}} {
+		if got := A12Magnitude(c.a); got != c.want {
+			t.Errorf("A12Magnitude(%v) = %s, want %s", c.a, got, c.want)
+		}
+	}
+}
+
+func TestBootstrapDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x, y := randSample(r, 200, 0, false), randSample(r, 150, 1, false)
+	cfg := BootstrapConfig{Seed: 42, Resamples: 500, Level: 0.95}
+	a, err := BootstrapMedianDiff(x, y, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := BootstrapMedianDiff(x, y, cfg)
+	if a != b {
+		t.Fatalf("same seed, different result: %+v vs %+v", a, b)
+	}
+	if a.Seed != 42 || !(a.Lower <= a.Estimate && a.Estimate <= a.Upper) {
+		t.Fatalf("bad interval: %+v", a)
+	}
+	cfg.Seed = 43
+	c, _ := BootstrapMedianDiff(x, y, cfg)
+	if c.Lower == a.Lower && c.Upper == a.Upper {
+		t.Fatalf("seed does not matter: %+v", c)
+	}
+}
+
+func TestHolmOrder(t *testing.T) {
+	got := Holm([]float64{0.04, 0.01, 0.03})
+	want := []float64{0.06, 0.03, 0.06}
+	for i := range want {
+		if !near(got[i], want[i], 1e-12) {
+			t.Fatalf("Holm = %v, want %v", got, want)
+		}
+	}
+}
+
+func TestHodgesLehmannLarge(t *testing.T) {
+	// 3000 x 2000 = 6e6 differences: compare a few order statistics with
+	// a brute-force sort.
+	r := rand.New(rand.NewPCG(5, 6))
+	x, y := randSample(r, 3000, 0, false), randSample(r, 2000, 0.3, false)
+	d := newDiffMatrix(x, y)
+	all := make([]float64, 0, len(x)*len(y))
+	for _, xv := range x {
+		for _, yv := range y {
+			all = append(all, yv-xv)
+		}
+	}
+	slices.Sort(all)
+	for _, k := range []int64{1, 2, 1000, 3_000_000, 3_000_001, 5_999_999, 6_000_000} {
+		if got := d.kth(k); got != all[k-1] {
+			t.Fatalf("kth(%d) = %v, want %v", k, got, all[k-1])
+		}
+	}
+}
