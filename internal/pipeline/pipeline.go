@@ -1,0 +1,232 @@
+// Package pipeline assembles the studies into one build and implements
+// the Mage targets: it is the only package that knows every study. Each
+// target of magefile.go calls one function here.
+//
+// The data flow is one way: a study's experiment writes a raw dataset
+// (data/<study>/<run-id>/), its analysis stages turn the pinned dataset
+// into results/<study>.json, and its render stages turn results into
+// figures, tables and numbers for the paper.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/internal/deps"
+	"pqrepro/internal/repro"
+)
+
+// Profile names: quick runs in minutes (CI), full uses the studies'
+// published sample sizes.
+const (
+	Quick = "quick"
+	Full  = "full"
+)
+
+// Config is what every target gets.
+type Config struct {
+	// Root is the repository root.
+	Root string
+	// Profile is Quick or Full.
+	Profile string
+	// Verbose adds detail to the one-line-per-step output (mage -v).
+	Verbose bool
+	// Log receives the output; nil is os.Stdout.
+	Log io.Writer
+	// Installer installs missing requirements; nil uses the real one.
+	Installer *deps.Installer
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) log() io.Writer {
+	if c.Log == nil {
+		return os.Stdout
+	}
+	return c.Log
+}
+
+func (c *Config) printf(format string, args ...any) { fmt.Fprintf(c.log(), format+"\n", args...) }
+
+func (c *Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Validate checks the profile.
+func (c *Config) Validate() error {
+	if c.Profile != Quick && c.Profile != Full {
+		return fmt.Errorf("unknown profile %q: use %q or %q (PQREPRO_PROFILE)", c.Profile, Quick, Full)
+	}
+	if _, err := os.Stat(filepath.Join(c.Root, "go.mod")); err != nil {
+		return fmt.Errorf("%s is not the repository root (no go.mod): run mage from the repository root", c.Root)
+	}
+	return nil
+}
+
+// A Study is one reproduced paper, as the pipeline sees it.
+type Study struct {
+	// Name is the study's short name and Mage namespace (tls, net, pico).
+	Name string
+	// Title is one line for plans and status.
+	Title string
+	// Requirements lists what the study's experiment needs installed.
+	Requirements func(root string) []deps.Requirement
+	// Estimate is the expected wall time of the experiment per profile,
+	// as measured on the reference machine (2 cores).
+	Estimate map[string]time.Duration
+	// Pinned returns the run folder (relative to the root) that the
+	// study's analysis uses for the profile, or "" if there is none yet.
+	Pinned func(root, profile string) (string, error)
+	// Run runs the experiment into a new run folder and pins it.
+	Run func(ctx context.Context, cfg Config) error
+	// Stages returns the study's analysis and render stages for the
+	// pinned run of the profile.
+	Stages func(root, profile string) ([]*repro.Stage, error)
+}
+
+// studies is the registry; studies.go fills it.
+var studies []Study
+
+// Studies returns the registered studies, sorted by name.
+func Studies() []Study {
+	out := slices.Clone(studies)
+	slices.SortFunc(out, func(a, b Study) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Engine returns the stage engine over every study's stages for the
+// profile. Studies without a pinned dataset contribute no stages.
+func Engine(cfg Config) (*repro.Engine, error) {
+	var stages []*repro.Stage
+	for _, s := range Studies() {
+		if s.Stages == nil {
+			continue
+		}
+		st, err := s.Stages(cfg.Root, cfg.Profile)
+		if err != nil {
+			return nil, fmt.Errorf("study %s: %w", s.Name, err)
+		}
+		stages = append(stages, st...)
+	}
+	stages = append(stages, extraStages(cfg)...)
+	return &repro.Engine{
+		Root:    cfg.Root,
+		Stages:  stages,
+		RawDirs: []string{"data"},
+		Hasher:  repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json")),
+		Log:     cfg.log(),
+		Verbose: cfg.Verbose,
+		Now:     cfg.Now,
+	}, nil
+}
+
+// extraStages are stages that belong to no single study (the paper).
+var extraStages = func(cfg Config) []*repro.Stage { return nil }
+
+// Status prints every stage and, for stale ones, why. It always returns
+// nil unless the status cannot be computed (a corrupt lock file).
+func Status(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	for _, s := range Studies() {
+		pinned := "no dataset yet: run `mage " + s.Name + ":run`"
+		if s.Pinned != nil {
+			if p, err := s.Pinned(cfg.Root, cfg.Profile); err != nil {
+				pinned = "error: " + err.Error()
+			} else if p != "" {
+				pinned = p
+			}
+		}
+		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, cfg.Profile, pinned)
+	}
+	e, err := Engine(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := e.Status(ctx)
+	if err != nil {
+		return err
+	}
+	stale := 0
+	for _, s := range st {
+		if !s.Stale {
+			cfg.printf("  ok     %s", s.Name)
+			continue
+		}
+		stale++
+		cfg.printf("  stale  %s", s.Name)
+		for _, r := range s.Reasons {
+			cfg.printf("           %s", r)
+		}
+	}
+	switch {
+	case len(st) == 0:
+		cfg.printf("no stages: no study has a dataset for the %s profile yet", cfg.Profile)
+	case stale == 0:
+		cfg.printf("all %d stages are up to date", len(st))
+	default:
+		cfg.printf("%d of %d stages are stale: `mage all` (or `mage quick`) rebuilds them", stale, len(st))
+	}
+	return nil
+}
+
+// ErrVerify is returned by Verify when the artifact does not verify.
+var ErrVerify = errors.New("verification failed")
+
+// Verify checks every raw data hash and re-derives every output from the
+// committed data, printing one line per differing or missing file.
+func Verify(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	e, err := Engine(cfg)
+	if err != nil {
+		return err
+	}
+	start := cfg.now()
+	cfg.printf("verify: checking %s and re-deriving %d stages in a temporary tree", repro.SumsFile, len(e.Stages))
+	rep, err := e.Verify(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range rep.Problems {
+		cfg.printf("FAIL %s", p)
+	}
+	cfg.printf("verify: %d files hashed, %d outputs re-derived, %d problems (%v)",
+		rep.Checked, rep.Rederived, len(rep.Problems), cfg.now().Sub(start).Round(time.Millisecond))
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("%w: %d problems (listed above)", ErrVerify, len(rep.Problems))
+	}
+	cfg.printf("verify: OK, every output follows byte for byte from the committed data")
+	return nil
+}
+
+// Build brings every stage up to date (or the named ones and what they
+// depend on).
+func Build(ctx context.Context, cfg Config, names ...string) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	e, err := Engine(cfg)
+	if err != nil {
+		return err
+	}
+	start := cfg.now()
+	rep, err := e.Build(ctx, names...)
+	if err != nil {
+		return err
+	}
+	cfg.printf("build: %d stages ran, %d up to date (%v)", len(rep.Ran), len(rep.UpToDate), cfg.now().Sub(start).Round(time.Millisecond))
+	return nil
+}

@@ -1,0 +1,185 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/internal/deps"
+	"pqrepro/internal/repro"
+)
+
+// fakeStudy registers a study whose experiment writes one number and
+// whose single stage doubles it, in a temporary repository.
+func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
+	t.Helper()
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module fake\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "analysis"), 0o755)
+	os.WriteFile(filepath.Join(root, "analysis", "a.go"), []byte("package analysis\n"), 0o644)
+	runs := 0
+	installed := false
+	saved := studies
+	t.Cleanup(func() { studies = saved })
+	studies = []Study{{
+		Name:     "fake",
+		Title:    "a study for tests",
+		Estimate: map[string]time.Duration{Quick: time.Second, Full: time.Minute},
+		Requirements: func(string) []deps.Requirement {
+			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
+		},
+		Pinned: func(root, profile string) (string, error) {
+			p := "data/fake/" + profile
+			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+				return "", nil
+			}
+			return p, nil
+		},
+		Run: func(ctx context.Context, cfg Config) error {
+			runs++
+			dir := filepath.Join(cfg.Root, "data", "fake", cfg.Profile)
+			os.MkdirAll(dir, 0o755)
+			return os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644)
+		},
+		Stages: func(root, profile string) ([]*repro.Stage, error) {
+			if _, err := os.Stat(filepath.Join(root, "data", "fake", profile)); err != nil {
+				return nil, nil
+			}
+			return []*repro.Stage{{
+				Name: "fake:analyze", Doc: "double it", Code: []string{"analysis"},
+				Inputs: []string{"data/fake/" + profile}, Outputs: []string{"results/fake.txt"},
+				Run: func(ctx context.Context, env *repro.Env) error {
+					b, err := env.ReadFile("data/fake/" + profile + "/x.txt")
+					if err != nil {
+						return err
+					}
+					return env.WriteFile("results/fake.txt", append([]byte("doubled "), b...))
+				},
+			}}, nil
+		},
+	}}
+	var log bytes.Buffer
+	cfg := Config{Root: root, Profile: Quick, Log: &log, Installer: &deps.Installer{
+		Root: root, Log: &log, IsRoot: func() bool { return true },
+		Run: func(context.Context, string, ...string) error { installed = true; return nil },
+	}}
+	return cfg, &log, &runs
+}
+
+func TestAllPlansInstallsRunsAndBuilds(t *testing.T) {
+	cfg, log, runs := fakeStudy(t)
+	if err := All(context.Background(), cfg); err != nil {
+		t.Fatalf("All: %v\n%s", err, log)
+	}
+	out := log.String()
+	for _, want := range []string{
+		"plan (quick profile):",
+		"1. fake: run the experiment (quick profile): a study for tests [about 1s]",
+		"estimated time:",
+		"missing tool (needed by fake:run)",
+		"will run: apt-get install faketool",
+		"build: 1 stages ran",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "estimated time") > strings.Index(out, "will run: apt-get") {
+		t.Error("installed before printing the plan")
+	}
+	if *runs != 1 {
+		t.Errorf("experiment ran %d times", *runs)
+	}
+	b, _ := os.ReadFile(filepath.Join(cfg.Root, "results", "fake.txt"))
+	if string(b) != "doubled 21\n" {
+		t.Errorf("result = %q", b)
+	}
+
+	// Second time: the dataset is pinned, nothing runs.
+	log.Reset()
+	if err := All(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if *runs != 1 || !strings.Contains(log.String(), "use the committed dataset data/fake/quick") || !strings.Contains(log.String(), "0 stages ran, 1 up to date") {
+		t.Errorf("second All did work:\n%s", log)
+	}
+
+	// Status and verify on the built tree.
+	log.Reset()
+	if err := Status(context.Background(), cfg); err != nil || !strings.Contains(log.String(), "all 1 stages are up to date") {
+		t.Errorf("Status: %v\n%s", err, log)
+	}
+	log.Reset()
+	if err := Verify(context.Background(), cfg); err != nil {
+		t.Errorf("Verify: %v\n%s", err, log)
+	}
+	os.WriteFile(filepath.Join(cfg.Root, "data", "fake", "quick", "x.txt"), []byte("22\n"), 0o644)
+	log.Reset()
+	err := Verify(context.Background(), cfg)
+	if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), "FAIL data/fake/quick/x.txt: content differs") {
+		t.Errorf("Verify after tampering: %v\n%s", err, log)
+	}
+	log.Reset()
+	Status(context.Background(), cfg)
+	if !strings.Contains(log.String(), "stale  fake:analyze") || !strings.Contains(log.String(), "input data/fake/quick/x.txt changed") {
+		t.Errorf("Status after tampering:\n%s", log)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	cfg, _, _ := fakeStudy(t)
+	cfg.Profile = "medium"
+	if err := All(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `unknown profile "medium"`) {
+		t.Errorf("All with a bad profile: %v", err)
+	}
+	cfg.Profile, cfg.Root = Quick, t.TempDir()
+	if err := Status(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not the repository root") {
+		t.Errorf("Status outside the repository: %v", err)
+	}
+	if err := RunStudy(context.Background(), Config{Root: "..", Profile: Quick}, "nonesuch"); err == nil {
+		t.Error("RunStudy of an unknown study succeeded")
+	}
+}
+
+func TestCorruptLockIsAClearError(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	if err := All(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(cfg.Root, repro.LockFile), []byte("{garbage"), 0o644)
+	for name, f := range map[string]func(context.Context, Config) error{"status": Status, "build": func(ctx context.Context, c Config) error { return Build(ctx, c) }} {
+		log.Reset()
+		err := f(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), "is corrupt") || !strings.Contains(err.Error(), "mage all") {
+			t.Errorf("%s with a corrupt lock: %v", name, err)
+		}
+	}
+}
+
+func TestClean(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	for _, d := range []string{".cache/x", ".stage-123", "data/fake/.incomplete-1", "data/fake/quick"} {
+		os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
+	}
+	if err := Clean(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{".cache", ".stage-123", "data/fake/.incomplete-1"} {
+		if _, err := os.Stat(filepath.Join(cfg.Root, gone)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s survived clean", gone)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Root, "data/fake/quick")); err != nil {
+		t.Errorf("clean removed raw data: %v", err)
+	}
+	log.Reset()
+	Clean(cfg)
+	if !strings.Contains(log.String(), "nothing to remove") {
+		t.Errorf("second clean: %s", log)
+	}
+}

@@ -1,0 +1,25 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+)
+
+// The study-specific targets below are filled in as each study lands;
+// until then they say so instead of pretending to work.
+
+var errNotYet = errors.New("not built yet: this target belongs to a study that has not landed (see the open issues)")
+
+// NetClean removes leftovers of crashed link-emulator runs.
+var NetClean = func(ctx context.Context, cfg Config) error { return errNotYet }
+
+// PicoBuild, PicoEmulate, PicoFlash and PicoRead are the RP2040 targets.
+var (
+	PicoBuild   = func(ctx context.Context, cfg Config) error { return errNotYet }
+	PicoEmulate = func(ctx context.Context, cfg Config) error { return errNotYet }
+	PicoFlash   = func(ctx context.Context, cfg Config) error { return errNotYet }
+	PicoRead    = func(ctx context.Context, cfg Config) error { return errNotYet }
+)
+
+// Bench runs the benchmarks.
+var Bench = func(ctx context.Context, cfg Config) error { return errNotYet }

@@ -1,0 +1,202 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"pqrepro/internal/deps"
+)
+
+// buildEstimate is the expected time of the analysis and render stages
+// when everything is stale, on the reference machine.
+const buildEstimate = 30 * time.Second
+
+func (c *Config) installer() *deps.Installer {
+	if c.Installer != nil {
+		return c.Installer
+	}
+	return &deps.Installer{Root: c.Root, Log: c.log()}
+}
+
+// A step of a plan.
+type step struct {
+	what     string
+	estimate time.Duration
+	run      func(ctx context.Context) error
+}
+
+// plan works out what All would do: which experiments must run (no
+// pinned dataset for the profile) and what must be installed for them.
+func plan(cfg Config) ([]step, []deps.Requirement, error) {
+	var steps []step
+	var reqs []deps.Requirement
+	for _, s := range Studies() {
+		pinned := ""
+		if s.Pinned != nil {
+			p, err := s.Pinned(cfg.Root, cfg.Profile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("study %s: %w", s.Name, err)
+			}
+			pinned = p
+		}
+		if pinned != "" {
+			steps = append(steps, step{what: fmt.Sprintf("%s: use the committed dataset %s", s.Name, pinned)})
+			continue
+		}
+		if s.Run == nil {
+			steps = append(steps, step{what: fmt.Sprintf("%s: no dataset and no experiment yet", s.Name)})
+			continue
+		}
+		s := s
+		steps = append(steps, step{
+			what:     fmt.Sprintf("%s: run the experiment (%s profile): %s", s.Name, cfg.Profile, s.Title),
+			estimate: s.Estimate[cfg.Profile],
+			run:      func(ctx context.Context) error { return s.Run(ctx, cfg) },
+		})
+		if s.Requirements != nil {
+			reqs = append(reqs, s.Requirements(cfg.Root)...)
+		}
+	}
+	steps = append(steps, step{
+		what:     "analyse, render figures, tables and numbers, build the paper (stale stages only)",
+		estimate: buildEstimate,
+		run:      func(ctx context.Context) error { return Build(ctx, cfg) },
+	})
+	return steps, reqs, nil
+}
+
+// All reproduces every study at the configured profile: it prints its
+// plan and estimated time, installs what is missing (after saying what),
+// runs every experiment that has no pinned dataset yet, then rebuilds
+// every stale stage. With every dataset committed it only rebuilds, which
+// on an up-to-date tree is a no-op that reads no large file.
+func All(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	steps, reqs, err := plan(cfg)
+	if err != nil {
+		return err
+	}
+	var total time.Duration
+	cfg.printf("plan (%s profile):", cfg.Profile)
+	for i, s := range steps {
+		est := ""
+		if s.estimate > 0 {
+			est = fmt.Sprintf(" [about %v]", s.estimate)
+		}
+		cfg.printf("  %d. %s%s", i+1, s.what, est)
+		total += s.estimate
+	}
+	cfg.printf("estimated time: %v at most (less when stages are up to date)", total)
+	if err := cfg.installer().Ensure(ctx, reqs); err != nil {
+		return err
+	}
+	for i, s := range steps {
+		if s.run == nil {
+			continue
+		}
+		cfg.printf("step %d/%d: %s", i+1, len(steps), s.what)
+		if err := s.run(ctx); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, s.what, err)
+		}
+	}
+	return nil
+}
+
+// RunStudy runs one study's experiment into a new run folder.
+func RunStudy(ctx context.Context, cfg Config, name string) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	for _, s := range Studies() {
+		if s.Name != name {
+			continue
+		}
+		if s.Run == nil {
+			return fmt.Errorf("study %s has no experiment yet", name)
+		}
+		if s.Requirements != nil {
+			if err := cfg.installer().Ensure(ctx, s.Requirements(cfg.Root)); err != nil {
+				return err
+			}
+		}
+		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, s.Estimate[cfg.Profile])
+		return s.Run(ctx, cfg)
+	}
+	return fmt.Errorf("study %q is not built yet: see the open issues (tls: Study A, net: Study B, pico: Study C)", name)
+}
+
+// Paper builds paper/main.pdf and everything it depends on.
+func Paper(ctx context.Context, cfg Config) error {
+	if _, err := os.Stat(filepath.Join(cfg.Root, "paper", "main.tex")); errors.Is(err, os.ErrNotExist) {
+		return errors.New("paper/main.tex does not exist yet: the paper sources are not written")
+	}
+	return Build(ctx, cfg, "paper")
+}
+
+// Clean removes build caches and the leftovers of interrupted runs:
+// .cache/, staging folders of interrupted stages and incomplete run
+// folders under data/. It keeps raw data, the content store and the
+// committed outputs (they are artifacts; delete pqrepro.lock to force a
+// full rebuild).
+func Clean(cfg Config) error {
+	var removed []string
+	remove := func(p string) error {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("clean: %w", err)
+		}
+		rel, _ := filepath.Rel(cfg.Root, p)
+		removed = append(removed, rel)
+		return nil
+	}
+	patterns := []string{".cache", ".stage-*", "data/*/.incomplete-*"}
+	for _, pat := range patterns {
+		matches, err := filepath.Glob(filepath.Join(cfg.Root, pat))
+		if err != nil {
+			return err
+		}
+		for _, m := range matches {
+			if err := remove(m); err != nil {
+				return err
+			}
+		}
+	}
+	if len(removed) == 0 {
+		cfg.printf("clean: nothing to remove")
+		return nil
+	}
+	cfg.printf("clean: removed %s", strings.Join(removed, ", "))
+	return nil
+}
+
+// testRequirements are what the test suite needs beyond Go, so that no
+// test skips in CI for want of a tool.
+var testRequirements = func(root string) []deps.Requirement { return nil }
+
+// Test installs what the tests need, then runs go vet and go test over
+// the whole module. Extra arguments are passed to go test.
+func Test(ctx context.Context, cfg Config, args ...string) error {
+	if err := cfg.installer().Ensure(ctx, testRequirements(cfg.Root)); err != nil {
+		return err
+	}
+	for _, argv := range [][]string{
+		{"go", "vet", "./..."},
+		append([]string{"go", "test", "-count=1"}, append(args, "./...")...),
+	} {
+		cfg.printf("test: %s", strings.Join(argv, " "))
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = cfg.Root
+		cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+//go:build mage
+
+// pqrepro reproduces three PQC performance studies; PQREPRO_PROFILE=quick|full picks the profile (default full), -v adds detail.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/magefile/mage/mg"
+
+	"pqrepro/internal/pipeline"
+)
+
+// Default is what `mage` with no target runs.
+var Default = All
+
+func config(defaultProfile string) pipeline.Config {
+	root, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	profile := os.Getenv("PQREPRO_PROFILE")
+	if profile == "" {
+		profile = defaultProfile
+	}
+	return pipeline.Config{Root: root, Profile: profile, Verbose: mg.Verbose()}
+}
+
+// All reproduces every study at the full profile: installs what is missing, runs experiments without a dataset, rebuilds stale outputs.
+func All(ctx context.Context) error { return pipeline.All(ctx, config(pipeline.Full)) }
+
+// Quick runs the same pipeline as all at the quick profile (minutes; what CI runs).
+func Quick(ctx context.Context) error { return pipeline.All(ctx, config(pipeline.Quick)) }
+
+// Test installs what the tests need, then runs go vet and go test ./... .
+func Test(ctx context.Context) error { return pipeline.Test(ctx, config(pipeline.Quick)) }
+
+// Status lists every stage and, for stale ones, which input changed (old and new hash).
+func Status(ctx context.Context) error { return pipeline.Status(ctx, config(pipeline.Full)) }
+
+// Verify checks every raw data hash and re-derives every output from the committed data, byte for byte.
+func Verify(ctx context.Context) error { return pipeline.Verify(ctx, config(pipeline.Full)) }
+
+// Build rebuilds every stale analysis, figure, table and paper stage from the pinned datasets.
+func Build(ctx context.Context) error { return pipeline.Build(ctx, config(pipeline.Full)) }
+
+// Paper builds paper/main.pdf and every stale output it includes.
+func Paper(ctx context.Context) error { return pipeline.Paper(ctx, config(pipeline.Full)) }
+
+// Clean removes build caches and leftovers of interrupted runs; keeps data, the content store and committed outputs.
+func Clean() error { return pipeline.Clean(config(pipeline.Full)) }
+
+// Bench runs every Go benchmark and times a no-op build; prints the figures.
+func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config(pipeline.Full)) }
+
+// TLS holds Study A: TLS 1.3 signature x key-exchange matrix on one host.
+type TLS mg.Namespace
+
+// Run captures TLS 1.3 handshakes into a new dataset under data/tls (PQREPRO_PROFILE=quick|full).
+func (TLS) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "tls") }
+
+// Net holds Study B: X25519 vs X25519MLKEM768 across emulated networks.
+type Net mg.Namespace
+
+// Run captures handshakes across the emulated links into a new dataset under data/net.
+func (Net) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "net") }
+
+// Clean removes network namespaces and TUN devices left behind by a crashed run.
+func (Net) Clean(ctx context.Context) error { return pipeline.NetClean(ctx, config(pipeline.Full)) }
+
+// Pico holds Study C: ML-KEM and ML-DSA on the RP2040.
+type Pico mg.Namespace
+
+// Run builds the firmware and benchmarks it on a Pico if one is attached, else in rp2040js, into data/pico.
+func (Pico) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "pico") }
+
+// Build compiles the RP2040 benchmark firmware (ELF and UF2) with gcc-arm-none-eabi.
+func (Pico) Build(ctx context.Context) error { return pipeline.PicoBuild(ctx, config(pipeline.Full)) }
+
+// Emulate runs the firmware in rp2040js at its own 133 MHz clock and prints the measurements.
+func (Pico) Emulate(ctx context.Context) error { return pipeline.PicoEmulate(ctx, config(pipeline.Full)) }
+
+// Flash copies the firmware UF2 to a Pico in BOOTSEL mode (the RPI-RP2 drive).
+func (Pico) Flash(ctx context.Context) error { return pipeline.PicoFlash(ctx, config(pipeline.Full)) }
+
+// Read reads the benchmark output of a flashed Pico over its serial port.
+func (Pico) Read(ctx context.Context) error { return pipeline.PicoRead(ctx, config(pipeline.Full)) }
+
