@@ -140,20 +140,3 @@ func setUp(sock int, name string) error {
 	return nil
 }
 
-// setDown clears IFF_UP; used by the fault-injection test.
-func setDown(name string) error {
-	sock, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(sock)
-	r, err := unix.NewIfreq(name)
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(sock, unix.SIOCGIFFLAGS, r); err != nil {
-		return err
-	}
-	r.SetUint16(r.Uint16() &^ unix.IFF_UP)
-	return unix.IoctlIfreq(sock, unix.SIOCSIFFLAGS, r)
-}
