@@ -68,6 +68,12 @@ func Read(r io.Reader, name, column string) ([]float64, error) {
 		xs  []float64
 		err error
 	)
+	// Skip a UTF-8 byte order mark, which spreadsheet exports add.
+	br := bufio.NewReader(r)
+	if b, _ := br.Peek(3); string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	r = br
 	if column == "" {
 		xs, err = readLines(r, name)
 	} else {
@@ -139,7 +145,7 @@ func readCSV(r io.Reader, name, column string) ([]float64, error) {
 	col := -1
 	names := make([]string, len(header))
 	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		h = strings.TrimSpace(h)
 		names[i] = h
 		if h == column && col < 0 {
 			col = i
