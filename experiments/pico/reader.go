@@ -114,6 +114,10 @@ func ReadRun(ctx context.Context, r io.Reader, opt ReadOptions) (*Dataset, error
 						st.dropToNewline = false
 						continue
 					}
+					if len(line) > MaxLineLen {
+						st.problem(fmt.Sprintf("line longer than %d bytes (noise?); dropped", MaxLineLen))
+						continue
+					}
 					st.line(line)
 				}
 			}

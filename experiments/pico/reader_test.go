@@ -1,0 +1,189 @@
+package pico
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// run builds a protocol stream the way the firmware prints it.
+func fakeRun(seq0 uint64, nMeas int) []string {
+	lines := []string{FormatLine(0, "start", Field{"proto", "1"}, Field{"run", "0"}, Field{"fw", "abc"}, Field{"img", "1"},
+		Field{"clk", "133000000"}, Field{"profile", "quick"}, Field{"schemes", "ml-kem-512"}, Field{"seed", "5"},
+		Field{"stackcap", "1000"}, Field{"heapcap", "100"}, Field{"cc", "gcc"}, Field{"cflags", "-O3,-mthumb"})}
+	seq := uint64(1)
+	for i := 0; i < nMeas; i++ {
+		lines = append(lines, FormatLine(seq, "m", Field{"scheme", "ml-kem-512"}, Field{"op", "keygen"}, Field{"i", fmt.Sprint(i)},
+			Field{"us", "100"}, Field{"cyc", "13300"}, Field{"stack", "64"}, Field{"heap", "0"}, Field{"ok", "1"}))
+		seq++
+	}
+	lines = append(lines, FormatLine(seq, "v", Field{"scheme", "ml-kem-512"}, Field{"field", "ss"}, Field{"off", "0"}, Field{"len", "2"}, Field{"hex", "abcd"}))
+	seq++
+	lines = append(lines, FormatLine(seq, "end", Field{"run", "0"}, Field{"lines", fmt.Sprint(seq)}, Field{"failures", "0"}, Field{"us", "999"}))
+	return lines
+}
+
+func readString(t *testing.T, s string) (*Dataset, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return ReadRun(ctx, strings.NewReader(s), ReadOptions{IdleTimeout: time.Second})
+}
+
+func TestReadRun(t *testing.T) {
+	good := fakeRun(0, 3)
+	join := func(ls []string) string { return strings.Join(ls, "\n") + "\n" }
+	replace := func(i int, s string) []string {
+		c := append([]string(nil), good...)
+		c[i] = s
+		return c
+	}
+	drop := func(i int) []string {
+		c := append([]string(nil), good[:i]...)
+		return append(c, good[i+1:]...)
+	}
+	tests := []struct {
+		name     string
+		in       string
+		complete bool
+		meas     int
+		problem  string // substring of a problem
+		line     int    // its raw line number, if > 0
+	}{
+		{"whole", join(good), true, 3, "", 0},
+		{"late connect: partial run first", "tail of an old line\n" + join(good[2:]) + join(good), true, 3, "", 0},
+		{"garbage before start", "\x00\xff garbage\n" + join(good), true, 3, "", 0},
+		{"noise mid run", join(good[:2]) + "zzz noise\n" + join(good[2:]), false, 3, "noise", 3},
+		{"checksum mismatch", join(replace(2, strings.Replace(good[2], "us=100", "us=900", 1))), false, 2, "checksum", 3},
+		{"lost line", join(drop(2)), false, 2, "lost 1 line", 3},
+		{"reset mid run", join(good[:3]) + join(good), false, 2, "board reset", 4},
+		{"truncated last line, EOF", join(good[:3]) + good[3][:10], false, 2, "truncated", 4},
+		{"EOF before end", join(good[:3]), false, 2, "EOF", 0},
+		{"no start at all", "nothing\nhere\n", false, 0, "EOF", 0},
+		{"end miscounts", join(replace(len(good)-1, FormatLine(uint64(len(good)-1), "end", Field{"lines", "99"}))), false, 3, "end line counts", 0},
+		{"fault", join(good[:2]) + FormatLine(2, "fault", Field{"exc", "3"}, Field{"pc", "20000100"}, Field{"lr", "0"}, Field{"xpsr", "0"}) + "\n", false, 1, "fault", 3},
+		{"overlong line", join(good[:2]) + strings.Repeat("x", MaxLineLen+10) + "\n" + join(good[2:]), false, 3, "longer than", 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := readString(t, tc.in)
+			if d == nil {
+				t.Fatal("nil dataset")
+			}
+			if d.Complete != tc.complete {
+				t.Fatalf("complete = %v, want %v (err %v, problems %v)", d.Complete, tc.complete, err, d.Problems)
+			}
+			if tc.complete != (err == nil) {
+				t.Fatalf("err = %v with complete = %v", err, d.Complete)
+			}
+			if err != nil && !errors.Is(err, ErrIncomplete) {
+				t.Errorf("error %v does not wrap ErrIncomplete", err)
+			}
+			if len(d.Measurements) != tc.meas {
+				t.Errorf("kept %d measurements, want %d", len(d.Measurements), tc.meas)
+			}
+			if !bytes.Equal(d.Raw, []byte(tc.in)) {
+				t.Errorf("raw log is not the input verbatim")
+			}
+			if tc.problem != "" {
+				found := false
+				for _, p := range d.Problems {
+					if strings.Contains(p.Msg, tc.problem) && (tc.line == 0 || p.Line == tc.line) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no problem %q at line %d in %v", tc.problem, tc.line, d.Problems)
+				}
+			}
+		})
+	}
+}
+
+func TestReadRunHeaderAndVectors(t *testing.T) {
+	d, err := readString(t, strings.Join(fakeRun(0, 1), "\n")+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Header.ClockHz != 133000000 || d.Header.CFlags != "-O3 -mthumb" || d.Header.Schemes[0] != "ml-kem-512" {
+		t.Errorf("header %+v", d.Header)
+	}
+	if got := d.Vectors["ml-kem-512"]["ss"]; !bytes.Equal(got, []byte{0xab, 0xcd}) {
+		t.Errorf("vector ss = %x", got)
+	}
+	if d.EndMicros != 999 {
+		t.Errorf("end us = %d", d.EndMicros)
+	}
+}
+
+// blockingReader never returns: ReadRun must still stop at its idle timeout.
+type blockingReader struct{ ch chan struct{} }
+
+func (b blockingReader) Read([]byte) (int, error) { <-b.ch; return 0, io.EOF }
+
+func TestReadRunIdleTimeout(t *testing.T) {
+	br := blockingReader{make(chan struct{})}
+	defer close(br.ch)
+	start := time.Now()
+	d, err := ReadRun(context.Background(), br, ReadOptions{IdleTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "no data") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 3*time.Second || d == nil {
+		t.Fatalf("took %v", time.Since(start))
+	}
+}
+
+func TestReadRunCancel(t *testing.T) {
+	br := blockingReader{make(chan struct{})}
+	defer close(br.ch)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	_, err := ReadRun(ctx, br, ReadOptions{IdleTimeout: time.Minute})
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "stopped before the end") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type errReader struct {
+	data []byte
+	err  error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	if len(e.data) > 0 {
+		n := copy(p, e.data)
+		e.data = e.data[n:]
+		return n, nil
+	}
+	return 0, e.err
+}
+
+func TestReadRunPortGone(t *testing.T) {
+	good := fakeRun(0, 3)
+	r := &errReader{[]byte(strings.Join(good[:3], "\n") + "\n"), errors.New("read /dev/ttyUSB0: input/output error")}
+	d, err := ReadRun(context.Background(), r, ReadOptions{IdleTimeout: time.Second})
+	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "port gone") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(d.Measurements) != 2 {
+		t.Errorf("kept %d measurements", len(d.Measurements))
+	}
+}
+
+// FuzzReadRun: arbitrary bytes never hang or panic the reader.
+func FuzzReadRun(f *testing.F) {
+	f.Add([]byte(strings.Join(fakeRun(0, 2), "\n") + "\n"))
+	f.Add([]byte("PQ 0 start\n\n\nPQ"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ReadRun(context.Background(), bytes.NewReader(b), ReadOptions{IdleTimeout: time.Second})
+		if d == nil || (err == nil) != d.Complete {
+			t.Fatalf("d=%v err=%v", d, err)
+		}
+	})
+}

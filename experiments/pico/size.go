@@ -1,0 +1,250 @@
+package pico
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// SectionSize is one allocated ELF section.
+type SectionSize struct {
+	Name string `json:"name"`
+	Addr uint32 `json:"addr"`
+	Size uint32 `json:"size"`
+	Kind string `json:"kind"` // text, rodata, data, bss
+}
+
+// OwnerSize is the bytes one component (a scheme, PQClean's common code,
+// mbedTLS, the firmware, libc) contributes, by kind.
+type OwnerSize struct {
+	Owner  string `json:"owner"`
+	Text   uint32 `json:"text"`
+	Rodata uint32 `json:"rodata"`
+	Data   uint32 `json:"data"`
+	Bss    uint32 `json:"bss"`
+}
+
+// SizeReport is the memory footprint of a firmware image.
+type SizeReport struct {
+	Sections []SectionSize `json:"sections"`
+	Owners   []OwnerSize   `json:"owners"`
+	// Image is what a flash image would hold: text + rodata + data.
+	Image uint32 `json:"image_bytes"`
+	// StaticRAM is data + bss + heap arena; the stack gets the rest of SRAM.
+	StaticRAM uint32 `json:"static_ram_bytes"`
+}
+
+// ownerOf maps a source path (from an STT_FILE symbol or a DWARF compile
+// unit) or a symbol name to its component.
+func ownerOf(path string) string {
+	p := strings.ReplaceAll(path, "\\", "/")
+	for _, s := range append(append([]string{}, KEMSchemes...), DSASchemes...) {
+		if strings.Contains(p, "/"+s+"/") {
+			return s
+		}
+	}
+	switch {
+	case strings.Contains(p, "PQClean/common/"):
+		return "pqclean-common"
+	case strings.Contains(p, "mbedtls"):
+		return "mbedtls"
+	case strings.Contains(p, "experiments/pico/firmware/"):
+		return "firmware"
+	}
+	return ""
+}
+
+var symbolPrefixes = []struct{ prefix, owner string }{
+	{"PQCLEAN_MLKEM512_", "ml-kem-512"}, {"PQCLEAN_MLKEM768_", "ml-kem-768"}, {"PQCLEAN_MLKEM1024_", "ml-kem-1024"},
+	{"PQCLEAN_MLDSA44_", "ml-dsa-44"}, {"PQCLEAN_MLDSA65_", "ml-dsa-65"}, {"PQCLEAN_MLDSA87_", "ml-dsa-87"},
+	{"mbedtls_", "mbedtls"},
+}
+
+// SizeReportFile reads an ELF file and builds its SizeReport.
+func SizeReportFile(path string) (*SizeReport, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("size report: open %s: %w", path, err)
+	}
+	defer f.Close()
+	r, err := Sizes(f)
+	if err != nil {
+		return nil, fmt.Errorf("size report %s: %w", path, err)
+	}
+	return r, nil
+}
+
+func sectionKind(s *elf.Section) string {
+	switch {
+	case s.Flags&elf.SHF_ALLOC == 0:
+		return ""
+	case s.Flags&elf.SHF_EXECINSTR != 0:
+		return "text"
+	case s.Type == elf.SHT_NOBITS:
+		return "bss"
+	case s.Flags&elf.SHF_WRITE != 0:
+		return "data"
+	}
+	return "rodata"
+}
+
+// Sizes builds the report: per allocated section, and per owner by summing
+// symbol sizes. A local symbol belongs to the source file named by the
+// STT_FILE symbol before it (GNU ld keeps each object's locals together);
+// a global function to the DWARF compile unit whose ranges hold it; other
+// globals by name prefix; the rest of a section (padding, libc objects
+// without symbols sizes) is "other". Text and rodata of an executable
+// section (literal pools) count as text.
+func Sizes(f *elf.File) (*SizeReport, error) {
+	rep := &SizeReport{}
+	for _, s := range f.Sections {
+		k := sectionKind(s)
+		if k == "" || s.Size == 0 {
+			continue
+		}
+		rep.Sections = append(rep.Sections, SectionSize{s.Name, uint32(s.Addr), uint32(s.Size), k})
+		switch k {
+		case "text", "rodata", "data":
+			rep.Image += uint32(s.Size)
+		}
+		if k == "data" || k == "bss" {
+			rep.StaticRAM += uint32(s.Size)
+		}
+	}
+	type rng struct {
+		lo, hi uint64
+		owner  string
+	}
+	var cuRanges []rng
+	if d, err := f.DWARF(); err == nil {
+		rd := d.Reader()
+		for {
+			e, err := rd.Next()
+			if err != nil || e == nil {
+				break
+			}
+			if e.Tag == dwarf.TagCompileUnit {
+				name, _ := e.Val(dwarf.AttrName).(string)
+				dir, _ := e.Val(dwarf.AttrCompDir).(string)
+				o := ownerOf(name)
+				if o == "" {
+					o = ownerOf(dir + "/" + name)
+				}
+				if rs, err := d.Ranges(e); err == nil && o != "" {
+					for _, r := range rs {
+						cuRanges = append(cuRanges, rng{r[0], r[1], o})
+					}
+				}
+			}
+			rd.SkipChildren()
+		}
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("read symbols: %w", err)
+	}
+	owners := map[string]*OwnerSize{}
+	get := func(o string) *OwnerSize {
+		if owners[o] == nil {
+			owners[o] = &OwnerSize{Owner: o}
+		}
+		return owners[o]
+	}
+	counted := map[int]uint64{}
+	file := ""
+	for _, s := range syms {
+		typ := elf.ST_TYPE(s.Info)
+		if typ == elf.STT_FILE {
+			file = s.Name
+			continue
+		}
+		if s.Size == 0 || s.Section == elf.SHN_UNDEF || int(s.Section) >= len(f.Sections) || s.Section >= elf.SHN_LORESERVE {
+			continue
+		}
+		sec := f.Sections[s.Section]
+		kind := sectionKind(sec)
+		if kind == "" || (typ != elf.STT_FUNC && typ != elf.STT_OBJECT) {
+			continue
+		}
+		owner := ""
+		if elf.ST_BIND(s.Info) == elf.STB_LOCAL {
+			owner = ownerOf(file)
+		}
+		if owner == "" {
+			addr := s.Value &^ 1
+			for _, r := range cuRanges {
+				if addr >= r.lo && addr < r.hi {
+					owner = r.owner
+					break
+				}
+			}
+		}
+		if owner == "" {
+			for _, p := range symbolPrefixes {
+				if strings.HasPrefix(s.Name, p.prefix) {
+					owner = p.owner
+					break
+				}
+			}
+		}
+		if owner == "" {
+			owner = "libc"
+		}
+		o := get(owner)
+		if typ == elf.STT_OBJECT && kind == "text" {
+			kind = "rodata"
+		}
+		switch kind {
+		case "text":
+			o.Text += uint32(s.Size)
+		case "rodata":
+			o.Rodata += uint32(s.Size)
+		case "data":
+			o.Data += uint32(s.Size)
+		case "bss":
+			o.Bss += uint32(s.Size)
+		}
+		counted[int(s.Section)] += s.Size
+	}
+	// Whatever symbols do not cover (alignment, literal pools of
+	// functions without sizes, the heap arena) is "other".
+	for i, sec := range f.Sections {
+		k := sectionKind(sec)
+		if k == "" || sec.Size <= counted[i] {
+			continue
+		}
+		rest := uint32(sec.Size - counted[i])
+		o := get("other")
+		switch k {
+		case "text":
+			o.Text += rest
+		case "rodata":
+			o.Rodata += rest
+		case "data":
+			o.Data += rest
+		case "bss":
+			o.Bss += rest
+		}
+	}
+	for _, o := range owners {
+		rep.Owners = append(rep.Owners, *o)
+	}
+	sort.Slice(rep.Owners, func(i, j int) bool { return rep.Owners[i].Owner < rep.Owners[j].Owner })
+	return rep, nil
+}
+
+// WriteText prints the report as aligned text.
+func (r *SizeReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%-16s %10s %8s %s\n", "section", "addr", "size", "kind")
+	for _, s := range r.Sections {
+		fmt.Fprintf(w, "%-16s 0x%08x %8d %s\n", s.Name, s.Addr, s.Size, s.Kind)
+	}
+	fmt.Fprintf(w, "\n%-16s %8s %8s %8s %8s\n", "owner", "text", "rodata", "data", "bss")
+	for _, o := range r.Owners {
+		fmt.Fprintf(w, "%-16s %8d %8d %8d %8d\n", o.Owner, o.Text, o.Rodata, o.Data, o.Bss)
+	}
+	fmt.Fprintf(w, "\nimage (text+rodata+data) %d bytes; static RAM (data+bss+heap) %d bytes\n", r.Image, r.StaticRAM)
+}
