@@ -319,7 +319,7 @@ func (s *Source) parseIDB(b []byte) (ngIface, error) {
 				ifc.tsOffset = int64(s.bo.Uint64(v))
 			}
 		}
-		opts = opts[4+(n+3)&^3:]
+		opts = opts[min(4+(n+3)&^3, len(opts)):]
 	}
 	return ifc, nil
 }
