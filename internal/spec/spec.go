@@ -1,0 +1,150 @@
+// Package spec reads the experiment specifications experiments/<study>.toml
+// and keeps their [runs] table, which pins the raw dataset the paper uses
+// for each profile.
+//
+// Decoding is strict: a key the study does not know (a misspelt
+// parameter) is an error naming the key, not a silently ignored setting.
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"pqrepro/internal/atomicfile"
+)
+
+// Path returns the spec file of a study, relative to the repository root.
+func Path(study string) string { return "experiments/" + study + ".toml" }
+
+// Load decodes the spec file at path into v (a pointer to the study's
+// spec struct), rejecting unknown keys.
+func Load(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	md, err := toml.Decode(string(b), v)
+	if err != nil {
+		return fmt.Errorf("spec %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		slices.Sort(keys)
+		return fmt.Errorf("spec %s: unknown key(s) %s: check the spelling against the study's documentation", path, strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// Runs is the [runs] table: profile name -> run ID.
+type Runs map[string]string
+
+var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[a-z0-9-]+$`)
+
+// PinnedRun returns the folder, relative to root, of the run pinned for
+// profile in the study's spec, or "" when none is pinned. A pinned run
+// that does not exist is an error: the spec and data/ disagree.
+func PinnedRun(root, study, profile string) (string, error) {
+	var s struct {
+		Runs Runs `toml:"runs"`
+	}
+	b, err := os.ReadFile(filepath.Join(root, Path(study)))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read spec: %w", err)
+	}
+	if _, err := toml.Decode(string(b), &s); err != nil {
+		return "", fmt.Errorf("spec %s: %w", Path(study), err)
+	}
+	id := s.Runs[profile]
+	if id == "" {
+		return "", nil
+	}
+	if !runIDPattern.MatchString(id) {
+		return "", fmt.Errorf("spec %s: [runs] %s = %q is not a run ID (like 20261130T120000Z-%s)", Path(study), profile, id, profile)
+	}
+	rel := "data/" + study + "/" + id
+	if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
+		return "", fmt.Errorf("spec %s pins %s for the %s profile, but %s does not exist: restore it (git checkout) or rerun `mage %s:run`", Path(study), id, profile, rel, study)
+	}
+	return rel, nil
+}
+
+// Pin sets profile = "runID" in the [runs] table of the spec at path,
+// changing only that line (comments and layout are kept), and writes the
+// file atomically.
+func Pin(path, profile, runID string) error {
+	if !runIDPattern.MatchString(runID) {
+		return fmt.Errorf("pin: %q is not a run ID", runID)
+	}
+	if !regexp.MustCompile(`^[a-z][a-z0-9_-]*$`).MatchString(profile) {
+		return fmt.Errorf("pin: %q is not a profile name", profile)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("pin run: %w", err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	entry := fmt.Sprintf("%s = %q\n", profile, runID)
+	keyRE := regexp.MustCompile(`^\s*` + regexp.QuoteMeta(profile) + `\s*=`)
+	section := -1
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "[runs]" {
+			section = i
+			continue
+		}
+		if section >= 0 && strings.HasPrefix(t, "[") {
+			// End of [runs] without the key: insert before the blank
+			// lines that precede the next table.
+			j := i
+			for j > section+1 && strings.TrimSpace(lines[j-1]) == "" {
+				j--
+			}
+			lines = slices.Insert(lines, j, entry)
+			section = -2
+			break
+		}
+		if section >= 0 && keyRE.MatchString(l) {
+			lines[i] = entry
+			section = -2
+			break
+		}
+	}
+	switch {
+	case section == -1:
+		if len(lines) > 0 && !strings.HasSuffix(lines[len(lines)-1], "\n") {
+			lines[len(lines)-1] += "\n"
+		}
+		lines = append(lines, "\n[runs]\n", entry)
+	case section >= 0:
+		if len(lines) > 0 && !strings.HasSuffix(lines[len(lines)-1], "\n") {
+			lines[len(lines)-1] += "\n"
+		}
+		lines = append(lines, entry)
+	}
+	out := []byte(strings.Join(lines, ""))
+	// The result must still be valid TOML with the new pin.
+	var check struct {
+		Runs Runs `toml:"runs"`
+	}
+	if _, err := toml.NewDecoder(bytes.NewReader(out)).Decode(&check); err != nil || check.Runs[profile] != runID {
+		return fmt.Errorf("pin run in %s: the edited file would not parse (%v); edit [runs] by hand", path, err)
+	}
+	return atomicfile.WriteFile(path, out, 0o644)
+}
