@@ -20,6 +20,3 @@ var (
 	PicoFlash   = func(ctx context.Context, cfg Config) error { return errNotYet }
 	PicoRead    = func(ctx context.Context, cfg Config) error { return errNotYet }
 )
-
-// Bench runs the benchmarks.
-var Bench = func(ctx context.Context, cfg Config) error { return errNotYet }
