@@ -213,13 +213,16 @@ func TestEdgeCases(t *testing.T) {
 	}
 	// Bad input.
 	for name, f := range map[string]func() error{
-		"empty":   func() error { _, err := MannWhitneyU(nil, []float64{1}); return err },
-		"nan":     func() error { _, err := Describe([]float64{1, math.NaN()}); return err },
-		"inf":     func() error { _, err := CliffsDelta([]float64{math.Inf(1)}, []float64{1}, 0.95); return err },
-		"level":   func() error { _, err := HodgesLehmann([]float64{1}, []float64{1}, 1.5); return err },
-		"lags":    func() error { _, err := LjungBox([]float64{1, 2, 3}, 3); return err },
-		"groups":  func() error { _, err := KruskalWallis([]float64{1}); return err },
-		"samples": func() error { _, err := BootstrapMedianDiff([]float64{1}, []float64{2}, BootstrapConfig{Seed: 1}); return err },
+		"empty":  func() error { _, err := MannWhitneyU(nil, []float64{1}); return err },
+		"nan":    func() error { _, err := Describe([]float64{1, math.NaN()}); return err },
+		"inf":    func() error { _, err := CliffsDelta([]float64{math.Inf(1)}, []float64{1}, 0.95); return err },
+		"level":  func() error { _, err := HodgesLehmann([]float64{1}, []float64{1}, 1.5); return err },
+		"lags":   func() error { _, err := LjungBox([]float64{1, 2, 3}, 3); return err },
+		"groups": func() error { _, err := KruskalWallis([]float64{1}); return err },
+		"samples": func() error {
+			_, err := BootstrapMedianDiff([]float64{1}, []float64{2}, BootstrapConfig{Seed: 1})
+			return err
+		},
 	} {
 		if f() == nil {
 			t.Errorf("%s: no error", name)
