@@ -1,0 +1,119 @@
+package capture
+
+import (
+	"context"
+	"crypto/tls"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"pqrepro/experiments/handshake"
+)
+
+var (
+	benchOnce sync.Once
+	benchPath string
+	benchDir  string
+)
+
+// benchCapture writes (once per process) a synthetic capture of 50,000
+// TLS 1.3 connections (X25519MLKEM768-sized hellos, 10 packets each) to a
+// temporary file; it is not committed.
+func benchCapture(b *testing.B) string {
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pqrepro-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+		sy := newSynth(LinkEthernet)
+		for i := range 50000 {
+			c := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(30000+i%30000))
+			sy.conn(c, srv4, synthOpts{group: 0x11ec})
+		}
+		benchPath = filepath.Join(dir, "bench.pcap")
+		if err := os.WriteFile(benchPath, sy.buf.Bytes(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return benchPath
+}
+
+// BenchmarkRead measures the reader on 50,000 connections: MB/s from
+// SetBytes, packets/s and connections/s as extra metrics.
+func BenchmarkRead(b *testing.B) {
+	path := benchCapture(b)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	var pkts int64
+	for b.Loop() {
+		f, _ := os.Open(path)
+		res, err := Read(f, ReadOptions{})
+		f.Close()
+		if err != nil || len(res.Records) != 50000 {
+			b.Fatalf("err %v, %d records", err, len(res.Records))
+		}
+		pkts = res.Packets
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(pkts)/sec, "packets/s")
+	b.ReportMetric(50000/sec, "conns/s")
+}
+
+// BenchmarkTsharkSameFile runs tshark over the same file extracting the
+// same handshake fields, for the speed ratio.
+func BenchmarkTsharkSameFile(b *testing.B) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		b.Skip("skipped: tshark not on PATH")
+	}
+	path := benchCapture(b)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		out, err := exec.Command("tshark", "-n", "-2", "-r", path, "-Y", "tls", "-T", "fields",
+			"-e", "frame.time_epoch", "-e", "tcp.stream", "-e", "tls.record.content_type", "-e", "tls.handshake.type",
+			"-e", "tls.handshake.extensions_key_share_group").Output()
+		if err != nil || len(out) == 0 {
+			b.Fatalf("tshark: %v", err)
+		}
+	}
+}
+
+// BenchmarkCaptureHandshakeRate runs sequential X25519/Ed25519 handshakes on
+// lo (the harness's maximum rate: one client, one server) while capturing,
+// and fails if the kernel dropped any packet.
+func BenchmarkCaptureHandshakeRate(b *testing.B) {
+	needRoot(b)
+	path := filepath.Join(b.TempDir(), "rate.pcapng")
+	c, err := Start(context.Background(), Options{Interface: "lo", Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	_, err = handshake.Run(context.Background(), handshake.Config{Group: tls.X25519, Cert: handshake.CertConfig{Key: handshake.Ed25519}, N: b.N, KeyLog: c.KeyLog()})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	st, serr := c.Stop()
+	if err != nil || serr != nil {
+		b.Fatal(err, serr)
+	}
+	if err := st.Valid(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "handshakes/s")
+	b.ReportMetric(float64(st.KernelDrops), "drops")
+	b.ReportMetric(float64(st.Packets)/elapsed.Seconds(), "captured-packets/s")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
