@@ -3,7 +3,6 @@ package linkemu
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -34,26 +33,31 @@ type packet struct {
 	due time.Duration // since epoch
 }
 
-// forwarder moves packets of one direction: a reader goroutine (src TUN ->
-// Shaper -> queue) and a writer goroutine locked to an OS thread that waits
-// for each packet's due time on a timerfd and writes it to dst.
+// forwarder moves packets of one direction with two goroutines, each locked
+// to its own OS thread (and, when allowed, at SCHED_FIFO priority): a
+// reader (poll src TUN -> read -> Shaper -> queue) and a writer that waits
+// for each packet's due time on a timerfd and writes it to dst. Both also
+// poll an eventfd that stop signals; the TUN descriptors are closed only
+// after both have returned.
 type forwarder struct {
 	l        *Link
 	dir      int
-	src, dst *os.File
+	src, dst int
 	shaper   *Shaper
 	queue    chan packet
 	pool     sync.Pool
 	epoch    time.Time
 	epochMon int64 // CLOCK_MONOTONIC ns at epoch
-	tfd, efd int   // timerfd, and eventfd that wakes the writer to stop
+	tfd, efd int   // timerfd, and eventfd that wakes both loops to stop
+	realtime bool
+	rtOK     atomic.Int32 // threads that got SCHED_FIFO
 	c        dirCounters
 	wg       sync.WaitGroup
-	readerWG sync.WaitGroup
 }
 
-func newForwarder(l *Link, dir int, src, dst *os.File, sh *Shaper, mtu, inflight int, epoch time.Time) (*forwarder, error) {
-	f := &forwarder{l: l, dir: dir, src: src, dst: dst, shaper: sh, queue: make(chan packet, inflight), epoch: epoch, tfd: -1, efd: -1}
+func newForwarder(l *Link, dir int, src, dst int, sh *Shaper, mtu, inflight int, epoch time.Time) (*forwarder, error) {
+	f := &forwarder{l: l, dir: dir, src: src, dst: dst, shaper: sh, queue: make(chan packet, inflight), epoch: epoch,
+		tfd: -1, efd: -1, realtime: !l.opts.NoRealtime}
 	f.pool.New = func() any { b := make([]byte, mtu); return &b }
 	var err error
 	if f.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC); err != nil {
@@ -81,20 +85,17 @@ func (f *forwarder) name() string {
 
 func (f *forwarder) start() {
 	f.wg.Add(2)
-	f.readerWG.Add(1)
 	go f.read()
 	go f.write()
 }
 
-// stop wakes the writer; the caller then closes the TUN files, which ends
-// the reader, and waits.
+// stop wakes both loops; they return and wait then releases the fds.
 func (f *forwarder) stop() {
 	var one = [8]byte{1}
 	unix.Write(f.efd, one[:])
 }
 
 func (f *forwarder) wait() {
-	f.readerWG.Wait()
 	f.wg.Wait()
 	unix.Close(f.tfd)
 	unix.Close(f.efd)
@@ -107,10 +108,48 @@ func (f *forwarder) die(err error) {
 	f.l.fail(fmt.Errorf("link forwarder %s died: %w", f.name(), err))
 }
 
+// lockThread pins the goroutine to its thread for good (the thread is
+// destroyed when the goroutine ends, so a raised priority never leaks to
+// other goroutines) and asks for SCHED_FIFO.
+func (f *forwarder) lockThread() {
+	runtime.LockOSThread()
+	if f.realtime {
+		if err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: 10}, 0); err == nil {
+			f.rtOK.Add(1)
+		}
+	}
+}
+
+// errStop is returned by waitFor when stop was signalled.
+var errStop = errors.New("stopping")
+
+// waitFor blocks in poll(2) until fd is readable or stop is signalled.
+func (f *forwarder) waitFor(fd int) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(f.efd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("poll: %w", err)
+		}
+		if fds[1].Revents != 0 {
+			return errStop
+		}
+		if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+			return fmt.Errorf("poll: device error (revents %#x)", fds[0].Revents)
+		}
+		if fds[0].Revents != 0 {
+			return nil
+		}
+	}
+}
+
 func (f *forwarder) read() {
 	defer f.wg.Done()
-	defer f.readerWG.Done()
 	defer close(f.queue) // no more sends: the writer drains and exits
+	f.lockThread()
 	defer func() {
 		if p := recover(); p != nil {
 			f.die(fmt.Errorf("panic in reader: %v", p))
@@ -118,13 +157,20 @@ func (f *forwarder) read() {
 	}()
 	for {
 		bp := f.pool.Get().(*[]byte)
-		n, err := f.src.Read(*bp)
-		if err != nil {
+		n, err := unix.Read(f.src, *bp)
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			f.pool.Put(bp)
-			if errors.Is(err, os.ErrClosed) || f.l.stopping.Load() {
+			if err := f.waitFor(f.src); err != nil {
+				if err != errStop {
+					f.die(fmt.Errorf("read TUN: %w", err))
+				}
 				return
 			}
-			f.die(fmt.Errorf("read %s: %w", f.src.Name(), err))
+			continue
+		}
+		if err != nil || n <= 0 {
+			f.pool.Put(bp)
+			f.die(fmt.Errorf("read TUN: %d, %w", n, err))
 			return
 		}
 		now := time.Since(f.epoch)
@@ -152,32 +198,36 @@ func (f *forwarder) read() {
 
 func (f *forwarder) write() {
 	defer f.wg.Done()
-	runtime.LockOSThread() // blocking poll(2) below: keep it off the Go scheduler's threads
-	defer runtime.UnlockOSThread()
+	f.lockThread()
 	defer func() {
 		if p := recover(); p != nil {
 			f.die(fmt.Errorf("panic in writer: %v", p))
 		}
 	}()
+	stopped := false
 	for p := range f.queue {
-		if f.l.stopping.Load() {
+		if stopped || f.l.stopping.Load() {
 			f.pool.Put(p.buf)
-			continue // drain
+			continue // drain until the reader closes the queue
 		}
 		if err := f.sleepUntil(p.due); err != nil {
 			f.pool.Put(p.buf)
-			if !f.l.stopping.Load() {
+			stopped = true
+			if err != errStop {
 				f.die(err)
 			}
 			continue
 		}
-		_, err := f.dst.Write((*p.buf)[:p.n])
+		_, err := unix.Write(f.dst, (*p.buf)[:p.n])
 		late := time.Since(f.epoch) - p.due
 		f.pool.Put(p.buf)
 		if err != nil {
-			if !f.l.stopping.Load() && !errors.Is(err, os.ErrClosed) {
-				f.die(fmt.Errorf("write %s: %w", f.dst.Name(), err))
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOBUFS) {
+				f.c.dropQ.Add(1) // the receiving kernel queue is full: a drop, not a death
+				continue
 			}
+			stopped = true
+			f.die(fmt.Errorf("write TUN: %w", err))
 			continue
 		}
 		f.c.txPackets.Add(1)
@@ -196,29 +246,16 @@ func (f *forwarder) sleepUntil(due time.Duration) error {
 	if due <= time.Since(f.epoch) {
 		return nil
 	}
-	abs := f.epochMon + int64(due)
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(abs)}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(f.epochMon + int64(due))}
 	if err := unix.TimerfdSettime(f.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
 		return fmt.Errorf("timerfd_settime: %w", err)
 	}
-	fds := []unix.PollFd{{Fd: int32(f.tfd), Events: unix.POLLIN}, {Fd: int32(f.efd), Events: unix.POLLIN}}
-	for {
-		_, err := unix.Poll(fds, -1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("poll timerfd: %w", err)
-		}
-		if fds[1].Revents != 0 {
-			return errors.New("stopping")
-		}
-		if fds[0].Revents != 0 {
-			var buf [8]byte
-			unix.Read(f.tfd, buf[:]) // consume the expiration count
-			return nil
-		}
+	if err := f.waitFor(f.tfd); err != nil {
+		return err
 	}
+	var buf [8]byte
+	unix.Read(f.tfd, buf[:]) // consume the expiration count
+	return nil
 }
 
 // DirStats are one direction's counters.
@@ -235,6 +272,9 @@ type DirStats struct {
 	LateP50 time.Duration `json:"late_p50_ns"`
 	LateP99 time.Duration `json:"late_p99_ns"`
 	LateMax time.Duration `json:"late_max_ns"`
+	// Realtime says whether both of this direction's threads run at
+	// SCHED_FIFO (see Options.NoRealtime).
+	Realtime bool `json:"realtime"`
 }
 
 // Stats are both directions' counters.
@@ -257,7 +297,8 @@ func (l *Link) Stats() Stats {
 			RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(),
 			TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(),
 			DropLoss: c.dropLoss.Load(), DropQueue: c.dropQueue.Load(), DropOverflow: c.dropQ.Load(),
-			LateMax: time.Duration(c.lateMax.Load()),
+			LateMax:  time.Duration(c.lateMax.Load()),
+			Realtime: f.rtOK.Load() == 2,
 		}
 		var hist [lateBuckets]uint64
 		var total uint64

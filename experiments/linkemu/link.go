@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Side names one end of the link.
@@ -48,6 +50,12 @@ type Options struct {
 	AddrA      netip.Prefix // default 10.77.0.1/24
 	AddrB      netip.Prefix // default 10.77.0.2/24
 	TxQueueLen int          // of the TUN devices, default 10000 (kernel default 500)
+	// NoRealtime keeps the forwarder's threads at normal priority. By
+	// default they ask for SCHED_FIFO priority 10 (sched(7)) so that other
+	// processes on a busy machine cannot hold a packet past its due time;
+	// without CAP_SYS_NICE the request fails and they run at normal
+	// priority (Stats.Realtime says which).
+	NoRealtime bool
 	// InFlight is the capacity, in packets, of each direction's queue between
 	// the reader and the timed writer (packets already accepted by the
 	// Shaper and waiting for their due time). Default 16384; a packet that
@@ -105,7 +113,7 @@ type Link struct {
 	opts Options
 	ends [2]Endpoint
 	ns   [2]*netns
-	tun  [2]*os.File
+	tun  [2]int // TUN descriptors, -1 when closed
 	fwd  [2]*forwarder
 
 	stopping  atomic.Bool
@@ -133,7 +141,7 @@ func Start(ctx context.Context, sc Scenario) (*Link, error) {
 // "<prefix><pid>-<n>-a" and "-b" with one TUN device each, and starts the
 // forwarder. When ctx is cancelled the link shuts down, removes everything
 // and Err reports ctx's error. On any error nothing is left behind.
-func StartWith(ctx context.Context, sc Scenario, opts Options) (l *Link, err error) {
+func StartWith(ctx context.Context, sc Scenario, opts Options) (_ *Link, err error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -149,7 +157,7 @@ func StartWith(ctx context.Context, sc Scenario, opts Options) (l *Link, err err
 	if err := checkTunAccess(opts.TunPath); err != nil {
 		return nil, fmt.Errorf("link emulator cannot run here: %w", err)
 	}
-	l = &Link{sc: sc, opts: opts, done: make(chan struct{})}
+	l := &Link{sc: sc, opts: opts, done: make(chan struct{}), tun: [2]int{-1, -1}}
 	base := fmt.Sprintf("%s%d-%d", opts.Prefix, os.Getpid(), linkSeq.Add(1))
 	defer func() {
 		if err != nil {
@@ -164,7 +172,7 @@ func StartWith(ctx context.Context, sc Scenario, opts Options) (l *Link, err err
 	for i, addr := range []netip.Prefix{opts.AddrA, opts.AddrB} {
 		side := Side(i)
 		name := base + "-" + side.String()
-		var tun *os.File
+		tun := -1
 		var iface string
 		ns, err := newNetns(dir, name, func() error {
 			var err error
@@ -267,15 +275,15 @@ func (l *Link) teardown() error {
 			f.stop()
 		}
 	}
-	for i, t := range l.tun {
-		if t != nil {
-			t.Close()
-			l.tun[i] = nil
-		}
-	}
 	for _, f := range l.fwd {
 		if f != nil {
 			f.wait()
+		}
+	}
+	for i, fd := range l.tun {
+		if fd >= 0 {
+			unix.Close(fd)
+			l.tun[i] = -1
 		}
 	}
 	l.nsMu.Lock()

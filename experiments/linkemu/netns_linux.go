@@ -227,7 +227,7 @@ func Clean(dir, prefix string, force bool) (CleanReport, error) {
 		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
-		if !force && processAlive(ownerPID(name, prefix)) {
+		if !force && processAlive(ownerPID(name)) {
 			rep.InUse = append(rep.InUse, name)
 			continue
 		}
@@ -240,11 +240,23 @@ func Clean(dir, prefix string, force bool) (CleanReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-// ownerPID parses the PID in "<prefix><pid>-<n>-<side>"; 0 if absent.
-func ownerPID(name, prefix string) int {
-	rest := strings.TrimPrefix(name, prefix)
-	num, _, _ := strings.Cut(rest, "-")
-	pid, err := strconv.Atoi(num)
+// ownerPID parses the creator's PID from a name "<prefix><pid>-<n>-<side>"
+// (reading from the right, so any prefix works); 0 if the name has another
+// form.
+func ownerPID(name string) int {
+	parts := strings.Split(name, "-")
+	if len(parts) < 3 {
+		return 0
+	}
+	if _, err := strconv.Atoi(parts[len(parts)-2]); err != nil {
+		return 0
+	}
+	p := parts[len(parts)-3]
+	i := len(p)
+	for i > 0 && p[i-1] >= '0' && p[i-1] <= '9' {
+		i--
+	}
+	pid, err := strconv.Atoi(p[i:])
 	if err != nil || pid <= 0 {
 		return 0
 	}
@@ -282,8 +294,8 @@ func ListNamespaces(dir, prefix string) ([]string, error) {
 }
 
 func validPrefix(p string) error {
-	if len(p) == 0 || len(p) > 8 {
-		return fmt.Errorf("namespace prefix %q: want 1 to 8 characters", p)
+	if len(p) == 0 || len(p) > 32 {
+		return fmt.Errorf("namespace prefix %q: want 1 to 32 characters", p)
 	}
 	for _, c := range p {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {

@@ -157,8 +157,8 @@ func TestOwnerPID(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		want int
-	}{{"pqr-123-4-a", 123}, {"pqr-x-1-a", 0}, {"pqr-", 0}, {"pqr--5", 0}, {"pqr-77", 77}} {
-		if got := ownerPID(c.name, "pqr-"); got != c.want {
+	}{{"pqr-123-4-a", 123}, {"x99-1-b", 99}, {"pqr-x-1-a", 0}, {"pqr-", 0}, {"pqr--5", 0}, {"pqr-77", 0}, {"pqr-5-x-a", 0}, {"a-b-c-12-3-a", 12}} {
+		if got := ownerPID(c.name); got != c.want {
 			t.Errorf("ownerPID(%q) = %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -167,7 +167,7 @@ func TestOwnerPID(t *testing.T) {
 func TestOptionsInvalid(t *testing.T) {
 	for _, o := range []Options{
 		{Prefix: "Bad!"},
-		{Prefix: "waytoolongprefix"},
+		{Prefix: "way-too-long-prefix-for-a-namespace-name"},
 		{AddrA: mustPrefix("10.0.0.1/24"), AddrB: mustPrefix("10.0.1.2/24")},
 		{AddrA: mustPrefix("10.0.0.1/24"), AddrB: mustPrefix("10.0.0.1/24")},
 		{AddrA: mustPrefix("fd00::1/64"), AddrB: mustPrefix("fd00::2/64")},

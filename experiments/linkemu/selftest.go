@@ -24,7 +24,7 @@ const DefaultTolerance = time.Millisecond
 type SelfTestConfig struct {
 	Probes    int           // UDP probes sent A->B and echoed back; default 200
 	Interval  time.Duration // between probes; default max(2 ms, 2*max jitter + 1 ms, 4 serialisation times)
-	Payload   int           // UDP payload bytes, 16..MTU-28; default 64
+	Payload   int           // UDP payload bytes, 20..MTU-28; default 64
 	Tolerance time.Duration // allowed |p50 - expected RTT|; default DefaultTolerance
 	Port      int           // UDP port of the echo server in B; default 5999
 }
@@ -116,8 +116,8 @@ func (c *SelfTestConfig) fill(sc Scenario) error {
 	if c.Port == 0 {
 		c.Port = 5999
 	}
-	if c.Probes < 1 || c.Payload < 16 || c.Payload > sc.mtu()-28 || c.Tolerance < 0 || c.Port < 1 || c.Port > 65535 || c.Interval < 0 {
-		return fmt.Errorf("self-test config %+v: want probes >= 1, payload 16..%d, port 1..65535, non-negative interval and tolerance", *c, sc.mtu()-28)
+	if c.Probes < 1 || c.Payload < 20 || c.Payload > sc.mtu()-28 || c.Tolerance < 0 || c.Port < 1 || c.Port > 65535 || c.Interval < 0 {
+		return fmt.Errorf("self-test config %+v: want probes >= 1, payload 20..%d, port 1..65535, non-negative interval and tolerance", *c, sc.mtu()-28)
 	}
 	if c.Interval == 0 {
 		size := c.Payload + 28
@@ -131,7 +131,10 @@ func (c *SelfTestConfig) fill(sc Scenario) error {
 // echo server in B and back, Interval apart (far enough that the
 // no-reordering rule never delays a probe, so the expected median is the
 // configured one). The RTT of a probe is the kernel receive timestamp
-// (SO_TIMESTAMPNS) of its echo minus its send time. The test fails with an
+// (SO_TIMESTAMPNS) of its echo minus its send time minus the time it spent
+// in the echo server (from the server's own kernel receive timestamp to its
+// reply), so that a slow echo goroutine on a busy machine is not blamed on
+// the link. The test fails with an
 // *AccuracyError when
 //
 //   - no probe came back,
@@ -172,12 +175,18 @@ func (l *Link) SelfTest(ctx context.Context, cfg SelfTestConfig) (SelfTestReport
 	if err := EnableRxTimestamps(cli); err != nil {
 		return rep, err
 	}
-	go func() { // echo server
-		buf := make([]byte, 65536)
+	if err := EnableRxTimestamps(srv); err != nil {
+		return rep, err
+	}
+	go func() { // echo server: returns how long the probe sat in it
+		buf, oob := make([]byte, 65536), make([]byte, 128)
 		for {
-			n, from, err := srv.ReadFromUDP(buf)
+			n, from, rx, err := ReadWithTimestamp(srv, buf, oob)
 			if err != nil {
 				return
+			}
+			if n >= 20 {
+				binary.BigEndian.PutUint64(buf[12:20], uint64(time.Since(rx)))
 			}
 			srv.WriteToUDP(buf[:n], from)
 		}
@@ -194,16 +203,17 @@ func (l *Link) SelfTest(ctx context.Context, cfg SelfTestConfig) (SelfTestReport
 			if err != nil {
 				break // deadline or closed
 			}
-			if n < 12 {
+			if n < 20 {
 				continue
 			}
 			seq := binary.BigEndian.Uint32(buf[0:4])
 			sent := int64(binary.BigEndian.Uint64(buf[4:12]))
+			inServer := int64(binary.BigEndian.Uint64(buf[12:20]))
 			if int(seq) >= cfg.Probes || seen[seq] {
 				continue
 			}
 			seen[seq] = true
-			rtts[seq] = time.Duration(rx.UnixNano() - sent)
+			rtts[seq] = time.Duration(rx.UnixNano() - sent - inServer)
 			got++
 		}
 		recvDone <- got
@@ -225,6 +235,7 @@ func (l *Link) SelfTest(ctx context.Context, cfg SelfTestConfig) (SelfTestReport
 			}
 		}
 		binary.BigEndian.PutUint32(msg[0:4], uint32(i))
+		binary.BigEndian.PutUint64(msg[12:20], 0)
 		binary.BigEndian.PutUint64(msg[4:12], uint64(time.Now().UnixNano()))
 		if _, err := cli.Write(msg); err != nil {
 			cli.Close()

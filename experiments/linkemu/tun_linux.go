@@ -1,10 +1,12 @@
 package linkemu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,12 +54,12 @@ type tunConfig struct {
 // packet-information header), disables IPv6 on it so that the kernel sends
 // no router solicitations or MLD reports over the emulated link, and sets
 // MTU, transmit queue length, IPv4 address and netmask (which installs the
-// connected route to the peer), then brings it up. The returned file is
-// non-blocking, so reads are served by Go's poller and Close unblocks them.
-func createTun(c tunConfig) (*os.File, string, error) {
+// connected route to the peer), then brings it up. The returned descriptor
+// is non-blocking; the forwarder polls it together with its stop eventfd.
+func createTun(c tunConfig) (int, string, error) {
 	fd, err := unix.Open(c.path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, "", fmt.Errorf("open %s: %w", c.path, err)
+		return -1, "", fmt.Errorf("open %s: %w", c.path, err)
 	}
 	ok := false
 	defer func() {
@@ -67,26 +69,26 @@ func createTun(c tunConfig) (*os.File, string, error) {
 	}()
 	ifr, err := unix.NewIfreq(c.name)
 	if err != nil {
-		return nil, "", fmt.Errorf("tun name %q: %w", c.name, err)
+		return -1, "", fmt.Errorf("tun name %q: %w", c.name, err)
 	}
 	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
-		return nil, "", fmt.Errorf("TUNSETIFF %s: %w (needs CAP_NET_ADMIN in the namespace's user namespace)", c.name, err)
+		return -1, "", fmt.Errorf("TUNSETIFF %s: %w (needs CAP_NET_ADMIN in the namespace's user namespace)", c.name, err)
 	}
 	name := ifr.Name()
 
 	sock, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, "", fmt.Errorf("socket for interface ioctls: %w", err)
+		return -1, "", fmt.Errorf("socket for interface ioctls: %w", err)
 	}
 	defer unix.Close(sock)
 
 	if err := setUp(sock, "lo"); err != nil {
-		return nil, "", err
+		return -1, "", err
 	}
 	v6 := "/proc/sys/net/ipv6/conf/" + name + "/disable_ipv6"
 	if err := os.WriteFile(v6, []byte("1\n"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, "", fmt.Errorf("disable IPv6 on %s: %w", name, err)
+		return -1, "", fmt.Errorf("disable IPv6 on %s: %w", name, err)
 	}
 	set := func(req uint, what string, fill func(*unix.Ifreq) error) error {
 		r, _ := unix.NewIfreq(name)
@@ -108,20 +110,22 @@ func createTun(c tunConfig) (*os.File, string, error) {
 		fill func(*unix.Ifreq) error
 	}{
 		{unix.SIOCSIFMTU, "set mtu", func(r *unix.Ifreq) error { r.SetUint32(uint32(c.mtu)); return nil }},
-		{unix.SIOCSIFTXQLEN, "set txqueuelen", func(r *unix.Ifreq) error { r.SetUint32(uint32(c.txqlen)); return nil }},
 		{unix.SIOCSIFADDR, "set address " + c.addr.String(), func(r *unix.Ifreq) error { return r.SetInet4Addr(addr[:]) }},
 		{unix.SIOCSIFNETMASK, "set netmask", func(r *unix.Ifreq) error { return r.SetInet4Addr(netmask) }},
 	}
 	for _, s := range steps {
 		if err := set(s.req, s.what, s.fill); err != nil {
-			return nil, "", err
+			return -1, "", err
 		}
 	}
+	if err := setTxQueueLen(sock, name, c.txqlen); err != nil {
+		return -1, "", err
+	}
 	if err := setUp(sock, name); err != nil {
-		return nil, "", err
+		return -1, "", err
 	}
 	ok = true
-	return os.NewFile(uintptr(fd), c.path+":"+name), name, nil
+	return fd, name, nil
 }
 
 // setUp sets IFF_UP (and keeps the other flags) on an interface.
@@ -140,3 +144,60 @@ func setUp(sock int, name string) error {
 	return nil
 }
 
+// setTxQueueLen sets the transmit queue length (for TUN: the packets the
+// kernel holds for the reader before it drops, default 500) with an
+// rtnetlink RTM_NEWLINK carrying IFLA_TXQLEN (rtnetlink(7)). The older
+// SIOCSIFTXQLEN ioctl is refused with EPERM inside a user namespace on
+// current kernels, netlink is not.
+func setTxQueueLen(sock int, name string, qlen int) error {
+	r, err := unix.NewIfreq(name)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(sock, unix.SIOCGIFINDEX, r); err != nil {
+		return fmt.Errorf("index of %s: %w", name, err)
+	}
+	index := int32(r.Uint32())
+	nl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("netlink socket: %w", err)
+	}
+	defer unix.Close(nl)
+	// nlmsghdr | ifinfomsg | rtattr(IFLA_TXQLEN, u32)
+	const attrLen = unix.SizeofRtAttr + 4
+	total := unix.SizeofNlMsghdr + unix.SizeofIfInfomsg + attrLen
+	msg := make([]byte, total)
+	ne := binary.NativeEndian
+	ne.PutUint32(msg[0:4], uint32(total))
+	ne.PutUint16(msg[4:6], unix.RTM_NEWLINK)
+	ne.PutUint16(msg[6:8], unix.NLM_F_REQUEST|unix.NLM_F_ACK)
+	ne.PutUint32(msg[8:12], 1) // sequence
+	info := msg[unix.SizeofNlMsghdr:]
+	info[0] = unix.AF_UNSPEC
+	ne.PutUint32(info[4:8], uint32(index))
+	attr := info[unix.SizeofIfInfomsg:]
+	ne.PutUint16(attr[0:2], attrLen)
+	ne.PutUint16(attr[2:4], unix.IFLA_TXQLEN)
+	ne.PutUint32(attr[4:8], uint32(qlen))
+	if err := unix.Sendto(nl, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return fmt.Errorf("set txqueuelen of %s: netlink send: %w", name, err)
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(nl, buf, 0)
+	if err != nil {
+		return fmt.Errorf("set txqueuelen of %s: netlink receive: %w", name, err)
+	}
+	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+	if err != nil {
+		return fmt.Errorf("set txqueuelen of %s: %w", name, err)
+	}
+	for _, m := range msgs {
+		if m.Header.Type == unix.NLMSG_ERROR && len(m.Data) >= 4 {
+			if code := int32(ne.Uint32(m.Data[0:4])); code != 0 {
+				return fmt.Errorf("set txqueuelen of %s to %d: %w", name, qlen, unix.Errno(-code))
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("set txqueuelen of %s: no netlink acknowledgement", name)
+}
