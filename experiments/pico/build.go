@@ -82,6 +82,7 @@ type BuildConfig struct {
 	Profile  Profile
 	Seed     uint64   // 0 means DefaultSeed
 	CFlags   []string // nil means DefaultCFlags
+	Defines  []string // extra -D defines for the firmware (tests)
 	HeapSize int      // bytes for malloc; 0 picks 8 KiB (PQ) or 48 KiB (mbedTLS)
 	MinStack int      // link fails below this; 0 picks from the schemes
 	Runs     int      // runs before the firmware stops; 0 repeats forever
@@ -192,6 +193,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		fmt.Sprintf("RUNS=%d", cfg.Runs),
 		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
 	}
+	defines = append(defines, cfg.Defines...)
 	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
 	if err != nil {
 		return Image{}, err

@@ -3,6 +3,7 @@ package pico
 import (
 	"context"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,25 +18,35 @@ func needToolchain(t testing.TB) {
 	}
 }
 
-func TestEmulateMLKEM512(t *testing.T) {
+func testImage(t testing.TB, name string, defines ...string) Image {
+	t.Helper()
 	needToolchain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	p := QuickProfile
 	p.KEM = 2
-	img, err := Build(ctx, BuildConfig{Name: "test-mlkem512", Schemes: []string{"ml-kem-512"}, Profile: p})
+	img, err := Build(ctx, BuildConfig{Name: name, Schemes: []string{"ml-kem-512"}, Profile: p, Defines: defines})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// TestEmulateMLKEM512 is the end-to-end test: build, UF2, rp2040js over a
+// pty, the reader, the on-device checks and the host checks with circl.
+func TestEmulateMLKEM512(t *testing.T) {
+	img := testImage(t, "test-mlkem512")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	run, err := Emulate(ctx, img, RunConfig{Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !run.Complete || len(run.Measurements) != 6 {
+	if !run.Complete || !run.Emulated || len(run.Measurements) != 6 {
 		t.Fatalf("complete=%v measurements=%d problems=%v", run.Complete, len(run.Measurements), run.Problems)
 	}
 	for _, m := range run.Measurements {
-		if !m.OK || m.Micros == 0 {
+		if !m.OK || m.Micros == 0 || m.Stack < 1024 {
 			t.Errorf("bad measurement %+v", m)
 		}
 		// Timer and cycle counter agree: cycles = us * 133 within 1 %.
@@ -43,8 +54,94 @@ func TestEmulateMLKEM512(t *testing.T) {
 			t.Errorf("%s %s: %d cycles in %d us is not 133 MHz", m.Scheme, m.Op, m.Cycles, m.Micros)
 		}
 	}
-	if run.Header.ClockHz != 133000000 || run.Header.FirmwareID != img.FirmwareID {
+	if run.Header.ClockHz != 133000000 || run.Header.FirmwareID != img.FirmwareID || run.Header.Profile != "quick" {
 		t.Errorf("header %+v, want clock 133 MHz and id %s", run.Header, img.FirmwareID)
 	}
+	checks, err := VerifyVectors(run.Dataset)
+	if err != nil || len(checks) < 5 {
+		t.Fatalf("host verification: %v (%d checks)", err, len(checks))
+	}
+	// Deterministic: the same image gives the same cycles.
+	again, err := Emulate(ctx, img, RunConfig{Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range run.Measurements {
+		if again.Measurements[i] != m {
+			t.Errorf("run 2 differs: %+v vs %+v", again.Measurements[i], m)
+		}
+	}
+	rep, err := SizeReportFile(img.ELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]OwnerSize{}
+	for _, o := range rep.Owners {
+		owners[o.Owner] = o
+	}
+	if owners["ml-kem-512"].Text < 2000 || owners["firmware"].Text == 0 || owners["pqclean-common"].Text == 0 || rep.Image == 0 {
+		t.Errorf("size report %+v", rep)
+	}
 	t.Logf("emulator: %.1f simulated MHz, %.2f s wall", run.Emulator.SimMHz, run.Emulator.WallSeconds)
+}
+
+func TestEmulateFault(t *testing.T) {
+	img := testImage(t, "test-fault", "FAULT_TEST")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := Emulate(ctx, img, RunConfig{Timeout: time.Minute, IdleTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "breakpoint") || !strings.Contains(err.Error(), "pc=0x2000") || !strings.Contains(err.Error(), " start ") {
+		t.Fatalf("err = %v", err)
+	}
+	if run == nil || run.Complete {
+		t.Fatal("a faulted run must be incomplete")
+	}
+}
+
+func TestEmulateCycleLimit(t *testing.T) {
+	img := testImage(t, "test-mlkem512")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := Emulate(ctx, img, RunConfig{MaxCycles: 2_000_000, IdleTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "max-cycles") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEmulateMissingImage(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed (apt-get install -y nodejs npm)")
+	}
+	_, err := Emulate(context.Background(), Image{Name: "x", UF2: "/nonexistent.uf2"}, RunConfig{Modules: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "build it first") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBuildBadConfig(t *testing.T) {
+	for _, cfg := range []BuildConfig{
+		{Name: "x"},
+		{Name: "x", Schemes: []string{"ml-kem-9"}},
+		{Name: "x", Schemes: []string{"ml-kem-512", "ml-kem-512"}},
+		{Name: "a/b", Schemes: []string{"ml-kem-512"}},
+		{Name: "x", Schemes: []string{"rsa-2048"}},
+	} {
+		if _, err := Build(context.Background(), cfg); err == nil {
+			t.Errorf("Build(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// BenchmarkEmulator reports the emulator's speed in simulated MHz.
+func BenchmarkEmulator(b *testing.B) {
+	img := testImage(b, "test-mlkem512")
+	var mhz float64
+	for i := 0; i < b.N; i++ {
+		run, err := Emulate(context.Background(), img, RunConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mhz = run.Emulator.SimMHz
+	}
+	b.ReportMetric(mhz, "sim-MHz")
 }

@@ -370,6 +370,10 @@ int main(void) {
         proto_str("cc", FW_CC);
         proto_str("cflags", FW_CFLAGS);
         proto_end();
+#ifdef FAULT_TEST
+        /* Test hook: stop as a fault would, so the host's fault path runs. */
+        __asm__ volatile("bkpt #0x42");
+#endif
 
         for (const kem_t *k = kems; k->name; k++) {
             bench_kem(k, RNG_SEED);
