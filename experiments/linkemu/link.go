@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,12 +57,23 @@ type Options struct {
 	// without CAP_SYS_NICE the request fails and they run at normal
 	// priority (Stats.Realtime says which).
 	NoRealtime bool
+	// KeepGOMAXPROCS stops StartWith from raising runtime.GOMAXPROCS to
+	// MinProcs. The forwarder's threads need a Go P each time they wake; on
+	// a machine busier than its cores, a P held by a preempted
+	// normal-priority thread holds a due packet back by a whole scheduler
+	// time slice (measured: forwarder lateness p99 14 ms with 2 Ps, 0.3 ms
+	// with 8, at load 7 on 2 cores). Idle Ps cost nothing.
+	KeepGOMAXPROCS bool
 	// InFlight is the capacity, in packets, of each direction's queue between
 	// the reader and the timed writer (packets already accepted by the
 	// Shaper and waiting for their due time). Default 16384; a packet that
 	// does not fit is dropped and counted in DirStats.DropOverflow.
 	InFlight int
 }
+
+// MinProcs is the GOMAXPROCS StartWith raises the process to (see
+// Options.KeepGOMAXPROCS).
+const MinProcs = 8
 
 // DefaultPrefix starts the name of every namespace the emulator creates.
 const DefaultPrefix = "pqr-"
@@ -156,6 +168,9 @@ func StartWith(ctx context.Context, sc Scenario, opts Options) (_ *Link, err err
 	}
 	if err := checkTunAccess(opts.TunPath); err != nil {
 		return nil, fmt.Errorf("link emulator cannot run here: %w", err)
+	}
+	if !opts.KeepGOMAXPROCS && runtime.GOMAXPROCS(0) < MinProcs {
+		runtime.GOMAXPROCS(MinProcs)
 	}
 	l := &Link{sc: sc, opts: opts, done: make(chan struct{}), tun: [2]int{-1, -1}}
 	base := fmt.Sprintf("%s%d-%d", opts.Prefix, os.Getpid(), linkSeq.Add(1))
