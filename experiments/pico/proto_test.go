@@ -2,8 +2,8 @@ package pico
 
 import (
 	"errors"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"strings"
 	"testing"
 )
