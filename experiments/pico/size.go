@@ -93,9 +93,11 @@ func sectionKind(s *elf.Section) string {
 
 // Sizes builds the report: per allocated section, and per owner by summing
 // symbol sizes. A local symbol belongs to the source file named by the
-// STT_FILE symbol before it (GNU ld keeps each object's locals together);
-// a global function to the DWARF compile unit whose ranges hold it; other
-// globals by name prefix; the rest of a section (padding, libc objects
+// STT_FILE symbol before it when that names a path (GNU ld keeps each
+// object's locals together; recent gcc writes only the base name, so this
+// rarely decides); a variable to the DWARF compile unit that declares it at
+// that address; a function to the compile unit whose ranges hold it; the
+// rest by name prefix; the rest of a section (padding, libc objects
 // without symbols sizes) is "other". Text and rodata of an executable
 // section (literal pools) count as text.
 func Sizes(f *elf.File) (*SizeReport, error) {
@@ -119,27 +121,39 @@ func Sizes(f *elf.File) (*SizeReport, error) {
 		owner  string
 	}
 	var cuRanges []rng
+	varOwner := map[uint64]string{}
 	if d, err := f.DWARF(); err == nil {
 		rd := d.Reader()
+		cuOwner := ""
 		for {
 			e, err := rd.Next()
 			if err != nil || e == nil {
 				break
 			}
-			if e.Tag == dwarf.TagCompileUnit {
+			switch e.Tag {
+			case dwarf.TagCompileUnit:
 				name, _ := e.Val(dwarf.AttrName).(string)
 				dir, _ := e.Val(dwarf.AttrCompDir).(string)
-				o := ownerOf(name)
-				if o == "" {
-					o = ownerOf(dir + "/" + name)
+				cuOwner = ownerOf(name)
+				if cuOwner == "" {
+					cuOwner = ownerOf(dir + "/" + name)
 				}
-				if rs, err := d.Ranges(e); err == nil && o != "" {
+				if rs, err := d.Ranges(e); err == nil && cuOwner != "" {
 					for _, r := range rs {
-						cuRanges = append(cuRanges, rng{r[0], r[1], o})
+						cuRanges = append(cuRanges, rng{r[0], r[1], cuOwner})
 					}
 				}
+				if cuOwner == "" {
+					rd.SkipChildren()
+				}
+			case dwarf.TagVariable:
+				// A static or global with a fixed address: DW_OP_addr (0x03)
+				// followed by a 4-byte address (DWARF 5, 7.7.1).
+				if loc, ok := e.Val(dwarf.AttrLocation).([]byte); ok && len(loc) == 5 && loc[0] == 0x03 {
+					addr := uint64(loc[1]) | uint64(loc[2])<<8 | uint64(loc[3])<<16 | uint64(loc[4])<<24
+					varOwner[addr] = cuOwner
+				}
 			}
-			rd.SkipChildren()
 		}
 	}
 	syms, err := f.Symbols()
@@ -172,6 +186,9 @@ func Sizes(f *elf.File) (*SizeReport, error) {
 		owner := ""
 		if elf.ST_BIND(s.Info) == elf.STB_LOCAL {
 			owner = ownerOf(file)
+		}
+		if owner == "" && typ == elf.STT_OBJECT {
+			owner = varOwner[s.Value]
 		}
 		if owner == "" {
 			addr := s.Value &^ 1
