@@ -181,22 +181,42 @@ func Clean(cfg Config) error {
 var testRequirements = func(root string) []deps.Requirement { return nil }
 
 // Test installs what the tests need, then runs go vet and go test over
-// the whole module. Extra arguments are passed to go test.
+// the whole module, printing package results, failed tests in full and
+// every skipped test with its reason, then "N passed, N failed, N
+// skipped". Extra arguments are passed to go test.
 func Test(ctx context.Context, cfg Config, args ...string) error {
 	if err := cfg.installer().Ensure(ctx, testRequirements(cfg.Root)); err != nil {
 		return err
 	}
-	for _, argv := range [][]string{
-		{"go", "vet", "./..."},
-		append([]string{"go", "test", "-count=1"}, append(args, "./...")...),
-	} {
-		cfg.printf("test: %s", strings.Join(argv, " "))
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir = cfg.Root
-		cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
-		}
+	vet := []string{"go", "vet", "./..."}
+	cfg.printf("test: %s", strings.Join(vet, " "))
+	cmd := exec.CommandContext(ctx, vet[0], vet[1:]...)
+	cmd.Dir = cfg.Root
+	cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(vet, " "), err)
+	}
+	argv := append([]string{"go", "test", "-json", "-count=1"}, append(args, "./...")...)
+	cfg.printf("test: %s", strings.Join(argv, " "))
+	cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = cfg.Root
+	cmd.Stderr = cfg.log()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	sum, serr := summarizeTests(out, cfg.log())
+	werr := cmd.Wait()
+	switch {
+	case serr != nil:
+		return serr
+	case werr != nil:
+		return fmt.Errorf("go test: %w (%d failed)", werr, sum.Failed)
+	case sum.Passed == 0:
+		return errors.New("go test ran no test")
 	}
 	return nil
 }

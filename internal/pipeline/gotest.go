@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// testEvent is one line of `go test -json` (cmd/test2json).
+type testEvent struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// TestSummary counts what a `go test -json` stream reported.
+type TestSummary struct {
+	Passed, Failed, Skipped int
+	// Skips lists every skipped test with the reason it gave.
+	Skips []string
+}
+
+// summarizeTests reads a `go test -json` stream and writes what a person
+// needs: the package lines as go test prints them (ok, FAIL, no test
+// files, build errors), the full output of every failed test, and one
+// line per skipped test with its reason, so that no test is skipped
+// silently. It ends with the plain closing line "N passed, N failed,
+// N skipped".
+func summarizeTests(r io.Reader, w io.Writer) (TestSummary, error) {
+	var sum TestSummary
+	type key struct{ pkg, test string }
+	buf := map[key][]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var ev testEvent
+		if err := json.Unmarshal(line, &ev); err != nil || ev.Action == "" {
+			// Not an event (for example a build error printed by go
+			// itself): pass it through.
+			fmt.Fprintf(w, "%s\n", line)
+			continue
+		}
+		k := key{ev.Package, ev.Test}
+		switch ev.Action {
+		case "output":
+			if ev.Test == "" {
+				fmt.Fprint(w, ev.Output)
+				continue
+			}
+			buf[k] = append(buf[k], ev.Output)
+		case "pass":
+			if ev.Test != "" {
+				sum.Passed++
+			}
+			delete(buf, k)
+		case "fail":
+			if ev.Test != "" {
+				sum.Failed++
+				fmt.Fprint(w, strings.Join(buf[k], ""))
+			}
+			delete(buf, k)
+		case "skip":
+			if ev.Test != "" {
+				sum.Skipped++
+				reason := skipReason(buf[k])
+				s := fmt.Sprintf("%s %s: %s", ev.Package, ev.Test, reason)
+				sum.Skips = append(sum.Skips, s)
+			}
+			delete(buf, k)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return sum, fmt.Errorf("read go test output: %w", err)
+	}
+	slices.Sort(sum.Skips)
+	if len(sum.Skips) > 0 {
+		fmt.Fprintf(w, "skipped tests and why:\n")
+		for _, s := range sum.Skips {
+			fmt.Fprintf(w, "  SKIP %s\n", s)
+		}
+	}
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", sum.Passed, sum.Failed, sum.Skipped)
+	return sum, nil
+}
+
+// skipReason extracts the message of t.Skip from a test's output lines
+// ("    file_test.go:12: reason" before "--- SKIP: ...").
+func skipReason(lines []string) string {
+	var msgs []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- SKIP") {
+			continue
+		}
+		msgs = append(msgs, t)
+	}
+	if len(msgs) == 0 {
+		return "(no reason given)"
+	}
+	return strings.Join(msgs, " / ")
+}

@@ -1,0 +1,49 @@
+package pipeline
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestSummarizeTests(t *testing.T) {
+	stream := strings.Join([]string{
+		`{"Action":"start","Package":"p/a"}`,
+		`{"Action":"run","Package":"p/a","Test":"TestOK"}`,
+		`{"Action":"output","Package":"p/a","Test":"TestOK","Output":"=== RUN   TestOK\n"}`,
+		`{"Action":"pass","Package":"p/a","Test":"TestOK"}`,
+		`{"Action":"run","Package":"p/a","Test":"TestRoot"}`,
+		`{"Action":"output","Package":"p/a","Test":"TestRoot","Output":"    a_test.go:9: needs root: run as root\n"}`,
+		`{"Action":"output","Package":"p/a","Test":"TestRoot","Output":"--- SKIP: TestRoot (0.00s)\n"}`,
+		`{"Action":"skip","Package":"p/a","Test":"TestRoot"}`,
+		`{"Action":"run","Package":"p/a","Test":"TestBad"}`,
+		`{"Action":"output","Package":"p/a","Test":"TestBad","Output":"    a_test.go:20: got 1, want 2\n"}`,
+		`{"Action":"output","Package":"p/a","Test":"TestBad","Output":"--- FAIL: TestBad (0.00s)\n"}`,
+		`{"Action":"fail","Package":"p/a","Test":"TestBad"}`,
+		`{"Action":"output","Package":"p/a","Output":"FAIL\tp/a\t0.01s\n"}`,
+		`{"Action":"fail","Package":"p/a"}`,
+		`# p/b`,
+		`b.go:1: syntax error`,
+	}, "\n")
+	var out bytes.Buffer
+	sum, err := summarizeTests(strings.NewReader(stream), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Passed != 1 || sum.Failed != 1 || sum.Skipped != 1 {
+		t.Errorf("summary = %+v", sum)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"a_test.go:20: got 1, want 2", "FAIL\tp/a\t0.01s", "b.go:1: syntax error",
+		"SKIP p/a TestRoot: a_test.go:9: needs root: run as root",
+		"1 passed, 1 failed, 1 skipped\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "=== RUN   TestOK") {
+		t.Error("passing tests' output should not be printed")
+	}
+}
