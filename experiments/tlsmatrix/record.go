@@ -1,0 +1,500 @@
+// The dataset format of Study A: a run folder data/tls/<run-id>/ holds
+// records.csv.gz, one row per connection in the order the interleaved run
+// made them, warm-ups included but flagged. The analysis
+// (analysis/tlsmatrix) reads it with ReadRecords and assumes nothing else
+// about a run folder.
+
+package tlsmatrix
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// RecordsFile is the name of the records file inside a run folder.
+const RecordsFile = "records.csv.gz"
+
+// Columns are the header of records.csv.gz, in this order. The writer
+// always writes exactly these; the reader refuses any other header so that
+// a renamed or reordered column cannot be read silently as another one.
+//
+//   - seq: 0-based position of the connection in the interleaved run
+//     (warm-ups included), strictly increasing down the file.
+//   - config, cert_key, group, chain: the configuration (see ParseConfigID).
+//   - warmup: true for connections that are made but not analysed.
+//   - client .. complete: the per-connection record of the capture reader
+//     (experiments/capture.Record; `negotiated_group` is its `group`).
+//     Times are Unix nanoseconds of the first captured segment.
+//   - inproc_client_ns, inproc_server_ns: the in-process timers of
+//     experiments/handshake (dial start to client handshake complete,
+//     accept to server handshake complete), in nanoseconds.
+//
+// Absent values are empty cells: times the capture did not see, an
+// unknown negotiated group, a timer that was not taken.
+var Columns = []string{
+	"seq", "config", "cert_key", "group", "chain", "warmup",
+	"client", "server", "syn_ns", "client_hello_ns", "server_hello_ns",
+	"server_flight_end_ns", "client_finished_ns", "fin_ns", "hrr",
+	"negotiated_group", "retransmissions", "packets_c2s", "packets_s2c",
+	"frame_bytes_c2s", "frame_bytes_s2c", "tcp_payload_bytes_c2s",
+	"tcp_payload_bytes_s2c", "ths_ns", "complete",
+	"inproc_client_ns", "inproc_server_ns",
+}
+
+// KnownCertKeys are the certificate key names a config may use, as
+// experiments/handshake.CertKey prints them, in the order tables list them.
+var KnownCertKeys = []string{"ed25519", "ecdsa-p256", "mldsa44", "mldsa65", "mldsa87"}
+
+// KnownGroups are the key-exchange group names a config may use, as Go's
+// crypto/tls CurveID.String prints them (the names experiments/handshake
+// and the capture reader use), in the order tables list them.
+var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM1024", "SecP384r1MLKEM1024"}
+
+// ConfigID is one configuration of the matrix, as named by its ID
+//
+//	<cert_key>/<group>[/chain][/hrr]
+//
+// for example "ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024",
+// "ed25519/SecP384r1MLKEM1024" or "ecdsa-p256/X25519MLKEM768/chain". The
+// cert key is spelled exactly as KnownCertKeys (as handshake.CertKey prints it,
+// so ECDSA P-256 is "ecdsa-p256"), the group as KnownGroups. "chain" means the
+// server sends
+// its CA certificate after the leaf; "hrr" means the client deliberately
+// offers a key share the server lacks, so every connection of the
+// configuration is expected to have a HelloRetryRequest (RFC 8446 4.1.4)
+// and any other connection is expected to have none.
+type ConfigID struct {
+	CertKey string
+	Group   string
+	Chain   bool
+	HRR     bool
+}
+
+// ID returns the canonical config ID.
+func (c ConfigID) ID() string {
+	s := c.CertKey + "/" + c.Group
+	if c.Chain {
+		s += "/chain"
+	}
+	if c.HRR {
+		s += "/hrr"
+	}
+	return s
+}
+
+// ParseConfigID parses a canonical config ID. It is strict (exact case,
+// options in the order chain, hrr) so that one configuration has one ID.
+func ParseConfigID(id string) (ConfigID, error) {
+	parts := strings.Split(id, "/")
+	if len(parts) < 2 || len(parts) > 4 {
+		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr]", id)
+	}
+	c := ConfigID{CertKey: parts[0], Group: parts[1]}
+	if !slices.Contains(KnownCertKeys, c.CertKey) {
+		return ConfigID{}, fmt.Errorf("config %q: unknown cert key %q (one of %s)", id, c.CertKey, strings.Join(KnownCertKeys, ", "))
+	}
+	if !slices.Contains(KnownGroups, c.Group) {
+		return ConfigID{}, fmt.Errorf("config %q: unknown group %q (one of %s)", id, c.Group, strings.Join(KnownGroups, ", "))
+	}
+	for _, o := range parts[2:] {
+		switch {
+		case o == "chain" && !c.Chain && !c.HRR:
+			c.Chain = true
+		case o == "hrr" && !c.HRR:
+			c.HRR = true
+		default:
+			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain then /hrr, each at most once", id, o)
+		}
+	}
+	return c, nil
+}
+
+// Record is one row of records.csv.gz: one TCP connection of the run.
+// Pointer fields are nil when the value is absent (an empty cell).
+type Record struct {
+	Seq     int
+	Config  string // canonical config ID (ParseConfigID)
+	CertKey string // = the config's cert key
+	Group   string // configured group = the config's group
+	Chain   bool   // = the config's chain flag
+	Warmup  bool
+
+	// The capture reader's view of the connection (experiments/capture.Record).
+	Client             string
+	Server             string
+	SynNs              *int64
+	ClientHelloNs      *int64
+	ServerHelloNs      *int64
+	ServerFlightEndNs  *int64
+	ClientFinishedNs   *int64
+	FinNs              *int64
+	HRR                bool
+	NegotiatedGroup    string // "" when the capture did not see a ServerHello
+	Retransmissions    int
+	PacketsC2S         int
+	PacketsS2C         int
+	FrameBytesC2S      int64
+	FrameBytesS2C      int64
+	TCPPayloadBytesC2S int64
+	TCPPayloadBytesS2C int64
+	ThsNs              *int64 // ClientFinishedNs - ClientHelloNs
+	Complete           bool
+
+	// In-process timers of experiments/handshake.ConnRecord.
+	InprocClientNs *int64 // ClientNs: dial start to client handshake complete
+	InprocServerNs *int64 // ServerNs: accept to server handshake complete
+}
+
+// Check reports whether r is internally consistent: a valid config ID that
+// agrees with the cert_key, group and chain columns; non-negative counts;
+// ths_ns equal to client_finished_ns - client_hello_ns when both are
+// present; and a complete connection has its ClientHello, ServerHello,
+// client Finished and Ths (the capture reader's definition of complete).
+func (r *Record) Check() error {
+	if r.Seq < 0 {
+		return fmt.Errorf("seq %d is negative", r.Seq)
+	}
+	c, err := ParseConfigID(r.Config)
+	if err != nil {
+		return err
+	}
+	if c.CertKey != r.CertKey || c.Group != r.Group || c.Chain != r.Chain {
+		return fmt.Errorf("config %s disagrees with cert_key=%s group=%s chain=%v", r.Config, r.CertKey, r.Group, r.Chain)
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{
+		{"retransmissions", int64(r.Retransmissions)}, {"packets_c2s", int64(r.PacketsC2S)},
+		{"packets_s2c", int64(r.PacketsS2C)}, {"frame_bytes_c2s", r.FrameBytesC2S},
+		{"frame_bytes_s2c", r.FrameBytesS2C}, {"tcp_payload_bytes_c2s", r.TCPPayloadBytesC2S},
+		{"tcp_payload_bytes_s2c", r.TCPPayloadBytesS2C},
+	} {
+		if n.v < 0 {
+			return fmt.Errorf("%s is negative (%d)", n.name, n.v)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		v    *int64
+	}{{"ths_ns", r.ThsNs}, {"inproc_client_ns", r.InprocClientNs}, {"inproc_server_ns", r.InprocServerNs}} {
+		if p.v != nil && *p.v < 0 {
+			return fmt.Errorf("%s is negative (%d)", p.name, *p.v)
+		}
+	}
+	if r.ThsNs != nil && r.ClientHelloNs != nil && r.ClientFinishedNs != nil && *r.ThsNs != *r.ClientFinishedNs-*r.ClientHelloNs {
+		return fmt.Errorf("ths_ns %d is not client_finished_ns - client_hello_ns = %d", *r.ThsNs, *r.ClientFinishedNs-*r.ClientHelloNs)
+	}
+	if r.Complete && (r.ClientHelloNs == nil || r.ServerHelloNs == nil || r.ClientFinishedNs == nil || r.ThsNs == nil) {
+		return errors.New("complete is true but client_hello_ns, server_hello_ns, client_finished_ns or ths_ns is empty")
+	}
+	return nil
+}
+
+// WriteRecords writes rs as records.csv.gz content: gzip (no file name,
+// zero modification time, default level, so the bytes depend only on rs)
+// around RFC 4180 CSV with the Columns header. Every record must pass
+// Check and seq must be strictly increasing, so that whatever is written
+// can be read back by ReadRecords.
+func WriteRecords(w io.Writer, rs []Record) error {
+	zw := gzip.NewWriter(w) // Header is zero: no name, ModTime 0, OS unknown
+	if err := writeCSV(zw, rs); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	return nil
+}
+
+func writeCSV(w io.Writer, rs []Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(Columns); err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	row := make([]string, len(Columns))
+	for i := range rs {
+		r := &rs[i]
+		if err := r.Check(); err != nil {
+			return fmt.Errorf("write records: record %d (seq %d): %w", i, r.Seq, err)
+		}
+		if i > 0 && r.Seq <= rs[i-1].Seq {
+			return fmt.Errorf("write records: record %d: seq %d after %d, want strictly increasing", i, r.Seq, rs[i-1].Seq)
+		}
+		row = append(row[:0],
+			strconv.Itoa(r.Seq), r.Config, r.CertKey, r.Group, strconv.FormatBool(r.Chain), strconv.FormatBool(r.Warmup),
+			r.Client, r.Server, optInt(r.SynNs), optInt(r.ClientHelloNs), optInt(r.ServerHelloNs),
+			optInt(r.ServerFlightEndNs), optInt(r.ClientFinishedNs), optInt(r.FinNs), strconv.FormatBool(r.HRR),
+			r.NegotiatedGroup, strconv.Itoa(r.Retransmissions), strconv.Itoa(r.PacketsC2S), strconv.Itoa(r.PacketsS2C),
+			strconv.FormatInt(r.FrameBytesC2S, 10), strconv.FormatInt(r.FrameBytesS2C, 10),
+			strconv.FormatInt(r.TCPPayloadBytesC2S, 10), strconv.FormatInt(r.TCPPayloadBytesS2C, 10),
+			optInt(r.ThsNs), strconv.FormatBool(r.Complete),
+			optInt(r.InprocClientNs), optInt(r.InprocServerNs))
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write records: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	return nil
+}
+
+func optInt(p *int64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// ParseError is a problem in a records file, located by file, 1-based line
+// and column name (Line is 0 when it concerns the whole file, Column empty
+// when it concerns the whole row).
+type ParseError struct {
+	File   string
+	Line   int
+	Column string
+	Err    error
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Column != "" {
+		fmt.Fprintf(&b, ": column %s", e.Column)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// ErrNoRecords is returned (wrapped in a ParseError) for a file with a
+// header but no rows.
+var ErrNoRecords = errors.New("no records: the file has a header and no rows")
+
+// ReadRecords reads records.csv.gz content from r; name (the file's path)
+// is used in errors. Gzip is detected by its magic number, so a plain CSV
+// with the same columns is read too. It checks the header, every cell
+// (types, empty only where a value may be absent), every row's Check, and
+// that seq increases strictly; the first problem is returned as a
+// *ParseError naming the file and line.
+func ReadRecords(r io.Reader, name string) ([]Record, error) {
+	br := bufio.NewReader(r)
+	var in io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &ParseError{File: name, Err: fmt.Errorf("gzip: %w", err)}
+		}
+		defer zr.Close()
+		in = zr
+	}
+	cr := csv.NewReader(in)
+	cr.FieldsPerRecord = len(Columns)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, &ParseError{File: name, Err: errors.New("empty file: want a header row " + strings.Join(Columns, ","))}
+	}
+	if err != nil {
+		return nil, csvError(name, err)
+	}
+	if !slices.Equal(header, Columns) {
+		return nil, &ParseError{File: name, Line: 1, Err: headerError(header)}
+	}
+	var out []Record
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		rec, col, err := parseRow(row)
+		if err != nil {
+			return nil, &ParseError{File: name, Line: line, Column: col, Err: err}
+		}
+		if n := len(out); n > 0 && rec.Seq <= out[n-1].Seq {
+			return nil, &ParseError{File: name, Line: line, Column: "seq", Err: fmt.Errorf("seq %d after %d: want strictly increasing (one row per connection, in run order)", rec.Seq, out[n-1].Seq)}
+		}
+		out = append(out, rec)
+	}
+	if len(out) == 0 {
+		return nil, &ParseError{File: name, Err: ErrNoRecords}
+	}
+	return out, nil
+}
+
+func csvError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &ParseError{File: name, Line: pe.Line, Err: pe.Err}
+	}
+	return &ParseError{File: name, Err: err} // gzip or I/O errors have no line
+}
+
+func headerError(got []string) error {
+	for i, c := range Columns {
+		if i >= len(got) || got[i] != c {
+			g := "(missing)"
+			if i < len(got) {
+				g = strconv.Quote(got[i])
+			}
+			return fmt.Errorf("header column %d is %s, want %q (the columns are, in order: %s)", i+1, g, c, strings.Join(Columns, ","))
+		}
+	}
+	return fmt.Errorf("header has %d columns, want %d", len(got), len(Columns))
+}
+
+// parseRow parses one data row; on error it returns the column at fault.
+func parseRow(row []string) (Record, string, error) {
+	var r Record
+	p := rowParser{row: row}
+	r.Seq = int(p.int("seq", 0, 1<<31-1))
+	r.Config = p.str("config", false)
+	r.CertKey = p.str("cert_key", false)
+	r.Group = p.str("group", false)
+	r.Chain = p.bool("chain")
+	r.Warmup = p.bool("warmup")
+	r.Client = p.str("client", true)
+	r.Server = p.str("server", true)
+	r.SynNs = p.opt("syn_ns")
+	r.ClientHelloNs = p.opt("client_hello_ns")
+	r.ServerHelloNs = p.opt("server_hello_ns")
+	r.ServerFlightEndNs = p.opt("server_flight_end_ns")
+	r.ClientFinishedNs = p.opt("client_finished_ns")
+	r.FinNs = p.opt("fin_ns")
+	r.HRR = p.bool("hrr")
+	r.NegotiatedGroup = p.str("negotiated_group", true)
+	r.Retransmissions = int(p.int("retransmissions", 0, 1<<31-1))
+	r.PacketsC2S = int(p.int("packets_c2s", 0, 1<<31-1))
+	r.PacketsS2C = int(p.int("packets_s2c", 0, 1<<31-1))
+	r.FrameBytesC2S = p.int("frame_bytes_c2s", 0, 1<<62)
+	r.FrameBytesS2C = p.int("frame_bytes_s2c", 0, 1<<62)
+	r.TCPPayloadBytesC2S = p.int("tcp_payload_bytes_c2s", 0, 1<<62)
+	r.TCPPayloadBytesS2C = p.int("tcp_payload_bytes_s2c", 0, 1<<62)
+	r.ThsNs = p.opt("ths_ns")
+	r.Complete = p.bool("complete")
+	r.InprocClientNs = p.opt("inproc_client_ns")
+	r.InprocServerNs = p.opt("inproc_server_ns")
+	if p.err != nil {
+		return Record{}, p.col, p.err
+	}
+	if err := r.Check(); err != nil {
+		return Record{}, "", err
+	}
+	return r, "", nil
+}
+
+// rowParser reads the cells of one row in column order, keeping the first
+// error and the column it happened in.
+type rowParser struct {
+	row []string
+	i   int
+	col string
+	err error
+}
+
+func (p *rowParser) next(name string) (string, bool) {
+	if Columns[p.i] != name {
+		panic("tlsmatrix: parseRow out of step with Columns at " + name)
+	}
+	v := p.row[p.i]
+	p.i++
+	return v, p.err == nil
+}
+
+func (p *rowParser) fail(name string, err error) {
+	p.col, p.err = name, err
+}
+
+func (p *rowParser) str(name string, mayBeEmpty bool) string {
+	v, ok := p.next(name)
+	if ok && !mayBeEmpty && v == "" {
+		p.fail(name, errors.New("empty, want a value"))
+	}
+	return v
+}
+
+func (p *rowParser) bool(name string) bool {
+	v, ok := p.next(name)
+	if !ok {
+		return false
+	}
+	switch v {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	p.fail(name, fmt.Errorf("%q, want true or false", v))
+	return false
+}
+
+func (p *rowParser) int(name string, lo, hi int64) int64 {
+	v, ok := p.next(name)
+	if !ok {
+		return 0
+	}
+	n, err := parseInt(v)
+	if err != nil {
+		p.fail(name, err)
+		return 0
+	}
+	if n < lo || n > hi {
+		p.fail(name, fmt.Errorf("%d out of range [%d, %d]", n, lo, hi))
+		return 0
+	}
+	return n
+}
+
+func (p *rowParser) opt(name string) *int64 {
+	v, ok := p.next(name)
+	if !ok || v == "" {
+		return nil
+	}
+	n, err := parseInt(v)
+	if err != nil {
+		p.fail(name, err)
+		return nil
+	}
+	return &n
+}
+
+// parseInt accepts only the canonical decimal form the writer produces
+// (no '+', no leading zeros, no spaces), so a file has one spelling.
+func parseInt(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", v)
+	}
+	if strconv.FormatInt(n, 10) != v {
+		return 0, fmt.Errorf("%q is not in canonical decimal form (want %d)", v, n)
+	}
+	return n, nil
+}
+
+// MarshalRecords returns the records.csv.gz bytes of rs (WriteRecords into
+// memory), for callers that hash before writing.
+func MarshalRecords(rs []Record) ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteRecords(&b, rs); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
