@@ -49,7 +49,9 @@ func summarizeTests(r io.Reader, w io.Writer) (TestSummary, error) {
 		switch ev.Action {
 		case "output":
 			if ev.Test == "" {
-				fmt.Fprint(w, ev.Output)
+				if ev.Output != "PASS\n" { // the "ok" line follows
+					fmt.Fprint(w, ev.Output)
+				}
 				continue
 			}
 			buf[k] = append(buf[k], ev.Output)
