@@ -118,7 +118,9 @@ func Engine(cfg Config) (*repro.Engine, error) {
 		}
 		stages = append(stages, st...)
 	}
-	stages = append(stages, extraStages(cfg)...)
+	if p := paperStage(cfg.Root, stages); p != nil {
+		stages = append(stages, p)
+	}
 	return &repro.Engine{
 		Root:    cfg.Root,
 		Stages:  stages,
@@ -129,9 +131,6 @@ func Engine(cfg Config) (*repro.Engine, error) {
 		Now:     cfg.Now,
 	}, nil
 }
-
-// extraStages are stages that belong to no single study (the paper).
-var extraStages = func(cfg Config) []*repro.Stage { return nil }
 
 // Status prints every stage and, for stale ones, why. It always returns
 // nil unless the status cannot be computed (a corrupt lock file).

@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"pqrepro/internal/latex"
+	"pqrepro/internal/repro"
+)
+
+// paperStage builds paper/main.pdf from paper/main.tex and exactly the
+// generated files the other stages write for it: tables and numbers under
+// paper/generated/ and PDF figures under figures/. Declaring them one by
+// one (not the folders) makes the paper depend on every stage that feeds
+// it and on nothing else.
+func paperStage(root string, others []*repro.Stage) *repro.Stage {
+	if _, err := os.Stat(filepath.Join(root, "paper", "main.tex")); err != nil {
+		return nil
+	}
+	inputs := []string{"paper/main.tex"}
+	if _, err := os.Stat(filepath.Join(root, "paper", "sections")); err == nil {
+		inputs = append(inputs, "paper/sections")
+	}
+	for _, s := range others {
+		for _, o := range s.Outputs {
+			if strings.HasPrefix(o, "paper/generated/") || (strings.HasPrefix(o, "figures/") && strings.HasSuffix(o, ".pdf")) {
+				inputs = append(inputs, o)
+			}
+		}
+	}
+	slices.Sort(inputs[1:])
+	date, err := repro.SourceDateEpoch()
+	epoch := "invalid"
+	if err == nil {
+		epoch = strconv.FormatInt(date.Unix(), 10)
+	}
+	return &repro.Stage{
+		Name:    "paper",
+		Doc:     "build paper/main.pdf with pdflatex",
+		Code:    []string{"internal/pipeline", "internal/latex"},
+		Inputs:  inputs,
+		Params:  map[string]string{"SOURCE_DATE_EPOCH": epoch},
+		Outputs: []string{"paper/main.pdf"},
+		Tools: func(ctx context.Context) map[string]string {
+			return toolVersions(ctx, map[string][]string{"pdflatex": {"pdflatex", "--version"}})
+		},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			if err != nil {
+				return err
+			}
+			files := map[string][]byte{}
+			for _, in := range env.Inputs() {
+				b, err := env.ReadFile(in)
+				if err != nil {
+					return err
+				}
+				// paper/x -> x, figures/x -> figures/x
+				files[strings.TrimPrefix(in, "paper/")] = b
+			}
+			pdf, err := latex.Build(ctx, latex.Options{Main: "main.tex", Files: files, Date: date})
+			if err != nil {
+				return err
+			}
+			return env.WriteFile("paper/main.pdf", pdf)
+		},
+	}
+}

@@ -1,0 +1,74 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/internal/repro"
+)
+
+func TestPaperStage(t *testing.T) {
+	if _, err := exec.LookPath("pdflatex"); err != nil {
+		t.Skip("pdflatex is not installed: `go run mage.go test` installs it (texlive-latex-base); skipping the paper build test")
+	}
+	build := func() []byte {
+		cfg, log, _ := fakeStudy(t)
+		for _, d := range []string{"internal/pipeline", "internal/latex"} {
+			os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
+			os.WriteFile(filepath.Join(cfg.Root, d, "x.go"), []byte("package x\n"), 0o644)
+		}
+		os.MkdirAll(filepath.Join(cfg.Root, "paper"), 0o755)
+		os.WriteFile(filepath.Join(cfg.Root, "paper", "main.tex"), []byte(`\documentclass{article}
+\begin{document}
+\IfFileExists{generated/fake.tex}{\input{generated/fake.tex}}{No data yet.}
+\end{document}
+`), 0o644)
+		// The fake study also writes a number for the paper.
+		saved := studies[0].Stages
+		studies[0].Stages = func(root, profile string) ([]*repro.Stage, error) {
+			st, err := saved(root, profile)
+			if err != nil || len(st) == 0 {
+				return st, err
+			}
+			st = append(st, &repro.Stage{Name: "fake:tables", Code: []string{"analysis"},
+				Inputs: []string{"results/fake.txt"}, Outputs: []string{"paper/generated/fake.tex"},
+				Run: func(ctx context.Context, env *repro.Env) error {
+					b, err := env.ReadFile("results/fake.txt")
+					if err != nil {
+						return err
+					}
+					return env.WriteFile("paper/generated/fake.tex", append([]byte("The result is "), b...))
+				}})
+			return st, nil
+		}
+		if err := All(context.Background(), cfg); err != nil {
+			t.Fatalf("All: %v\n%s", err, log)
+		}
+		if !strings.Contains(log.String(), "build paper/main.pdf") {
+			t.Errorf("the paper stage did not run:\n%s", log)
+		}
+		pdf, err := os.ReadFile(filepath.Join(cfg.Root, "paper", "main.pdf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, _ := os.ReadFile(filepath.Join(cfg.Root, repro.LockFile))
+		if !bytes.Contains(lock, []byte(`"paper/generated/fake.tex"`)) {
+			t.Errorf("the paper does not depend on the generated table:\n%s", lock)
+		}
+		// And verify re-derives the PDF byte for byte.
+		log.Reset()
+		if err := Verify(context.Background(), cfg); err != nil {
+			t.Errorf("verify: %v\n%s", err, log)
+		}
+		return pdf
+	}
+	a, b := build(), build()
+	if !bytes.Equal(a, b) {
+		t.Error("two builds of the paper differ")
+	}
+}
