@@ -1,0 +1,506 @@
+package tlsmatrix
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pqrepro/experiments/capture"
+	"pqrepro/experiments/handshake"
+	"pqrepro/internal/atomicfile"
+	"pqrepro/internal/deps"
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// Files of a run folder besides RecordsFile (record.go) and meta.json.
+const (
+	// ConfigsFile lists the run's configurations (name, key, group, chain,
+	// the paper's label, baseline) as JSON, in Spec.Configs order.
+	ConfigsFile = "configs.json"
+	// CaptureName is the capture's name in meta.json Files; the file
+	// itself is in the content store, under its SHA-256.
+	CaptureName = "capture.pcapng"
+)
+
+// Interface is where the run captures: all servers listen on 127.0.0.1.
+const Interface = "lo"
+
+// ErrInterrupted is returned (wrapped, with the context's error) when the
+// run's context ends before the run is complete.
+var ErrInterrupted = errors.New("run interrupted: the capture was closed, the incomplete run removed and not registered; earlier runs and the spec are untouched")
+
+// ErrInvalid is returned (wrapped) when the run completed but its data
+// cannot be used (kernel packet drops, a connection missing from the
+// capture); the run is removed and not registered.
+var ErrInvalid = errors.New("run invalid, removed and not registered")
+
+// RunConfig configures Run.
+type RunConfig struct {
+	// Root is the repository root; the spec, data/ and the store are
+	// below it unless overridden.
+	Root string
+	// Profile names the spec's profile (quick, full).
+	Profile string
+	// Log receives one line per step and throttled progress; nil is
+	// io.Discard. Verbose adds per-configuration detail.
+	Log     io.Writer
+	Verbose bool
+	// Now names the run (its ID is the UTC start time) and stamps
+	// meta.json's start and end; nil is time.Now. The handshake timers,
+	// the measured rate and the progress throttle always use the real
+	// monotonic clock: they measure the machine.
+	Now func() time.Time
+
+	// SpecPath is the spec; "" is Root/experiments/tls.toml. The spec's
+	// seeds are the run's seeds (write another spec to inject others).
+	SpecPath string
+	// DataDir is where runs go; "" is Root/data.
+	DataDir string
+	// Store receives the capture; nil is repro.OpenStore(Root).
+	Store *repro.Store
+	// Progress, when set, is called after every connection (done counts
+	// warm-ups too).
+	Progress func(done, total int)
+	// ProgressEvery is the interval of progress lines; 0 is 2 s.
+	ProgressEvery time.Duration
+}
+
+// RunResult describes a committed run.
+type RunResult struct {
+	RunID       string
+	Dir         string        // the run folder, data/tls/<run-id>
+	Configs     int           // configurations
+	Connections int           // connections made, warm-ups included
+	Measured    int           // connections not flagged as warm-up
+	Wall        time.Duration // from the first dial to the last connection's close
+	Rate        float64       // Connections / Wall, handshakes per second
+	Total       time.Duration // the whole run, certificates to pin
+	Capture     capture.Stats
+	CaptureSHA  string // SHA-256 of the pcapng in the store
+	CaptureSize int64  // bytes
+}
+
+// Requirements lists what Run needs installed: nothing beyond Go and root
+// (or CAP_NET_RAW) for the AF_PACKET capture, which is not something a
+// package installs, so Run checks it itself (CheckPermission).
+func Requirements(root string) []deps.Requirement { return nil }
+
+// CheckPermission returns a clear error (wrapping capture.ErrNeedRoot) when
+// the process may not open an AF_PACKET socket. It opens one with protocol
+// 0, which receives nothing, and closes it: no file is created.
+func CheckPermission() error {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("tls run: %w (for example `sudo -E mage tls:run`); nothing was created", capture.ErrNeedRoot)
+		}
+		return fmt.Errorf("tls run: open a packet socket: %w; nothing was created", err)
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// runner is the state of one Run.
+type runner struct {
+	cfg     RunConfig
+	log     io.Writer
+	now     func() time.Time
+	spec    *Spec
+	configs []Config
+	plan    []Step
+	servers []*server
+}
+
+func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
+
+func (r *runner) vlogf(format string, a ...any) {
+	if r.cfg.Verbose {
+		r.logf(format, a...)
+	}
+}
+
+// Run records one Study A dataset: it validates the spec, checks the
+// permission to capture, makes the certificates and starts one server per
+// configuration on its own 127.0.0.1 port (all up for the whole run), then
+// creates the run folder, starts ONE capture on lo, makes every connection
+// of Plan one after another (one client, sequential, like the paper's
+// repeated connections), stops the capture, joins its records with the
+// in-process ones, writes records.csv.gz, configs.json and meta.json, puts
+// the pcapng (with the key log as a Decryption Secrets Block) into the
+// content store, commits the run folder to data/tls/<run-id>/ and pins the
+// run for the profile in the spec.
+//
+// Any failure, a kernel packet drop, a connection the capture does not
+// match, or the end of ctx (Ctrl-C) removes the incomplete run folder: no
+// run is registered, the spec's pins and earlier runs are untouched.
+// Errors before the run folder exists (spec, profile, permission, port)
+// leave nothing behind at all.
+func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
+	r := &runner{cfg: cfg, log: cfg.Log, now: cfg.Now}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if cfg.Root == "" {
+		cfg.Root = "."
+	}
+	specPath := cfg.SpecPath
+	if specPath == "" {
+		specPath = filepath.Join(cfg.Root, spec.Path(Study))
+	}
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(cfg.Root, "data")
+	}
+	store := cfg.Store
+	if store == nil {
+		store = repro.OpenStore(cfg.Root)
+	}
+	t0 := time.Now()
+
+	// 1. Everything that can fail without creating anything.
+	specBytes, err := os.ReadFile(specPath)
+	if err != nil {
+		return nil, fmt.Errorf("tls run: read spec: %w", err)
+	}
+	if r.spec, err = LoadSpec(specPath); err != nil {
+		return nil, fmt.Errorf("tls run: %w", err)
+	}
+	if cfg.Profile == "" {
+		return nil, errors.New("tls run: no profile given: use quick or full")
+	}
+	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
+		return nil, fmt.Errorf("tls run: %w", err)
+	}
+	r.configs = r.spec.Configs()
+	prof, _ := r.spec.Profile(cfg.Profile)
+	if err := CheckPermission(); err != nil {
+		return nil, err
+	}
+	est, _ := Estimate(r.spec, cfg.Profile)
+	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
+		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
+
+	// 2. Certificates and servers (CPU and sockets, no files).
+	if err := r.startServers(); err != nil {
+		return nil, err
+	}
+	defer r.stopServers()
+	r.logf("servers: %d on 127.0.0.1 (ports %s)", len(r.servers), r.portRange())
+
+	// 3. The run folder: removed on every path that does not commit it.
+	start := r.now()
+	run, err := repro.NewRun(dataDir, Study, cfg.Profile, start)
+	if err != nil {
+		return nil, fmt.Errorf("tls run: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			run.Abort()
+		}
+	}()
+	r.logf("run %s: recording into %s", run.ID, run.Dir)
+
+	capPath := filepath.Join(run.Dir, CaptureName)
+	// The capture gets a context that is not cancelled with ctx, so that
+	// Stop (below, on every path) drains the socket and writes a
+	// complete file even after Ctrl-C.
+	c, err := capture.Start(context.WithoutCancel(ctx), capture.Options{Interface: Interface, Path: capPath})
+	if err != nil {
+		return nil, fmt.Errorf("tls run: %w", err)
+	}
+	r.logf("capture: started on %s", Interface)
+
+	conns, wall, loopErr := r.connect(ctx, c.KeyLog())
+	st, capErr := c.Stop()
+	r.logf("capture: stopped: %d packets, %d kernel drops, %d key log bytes", st.Packets, st.KernelDrops, st.SecretBytes)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("tls run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
+	}
+	if loopErr != nil {
+		return nil, fmt.Errorf("tls run %s: %w; the run was removed", run.ID, loopErr)
+	}
+	if capErr != nil {
+		return nil, fmt.Errorf("tls run %s: capture: %w; the run was removed", run.ID, capErr)
+	}
+	if err := st.Valid(); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+	}
+	rate := float64(len(conns)) / wall.Seconds()
+	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
+
+	// 4. Read the capture back and join it with the in-process records.
+	capRes, err := readCapture(capPath)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w (%w)", run.ID, ErrInterrupted, err)
+	}
+	recs, js, err := r.join(conns, capRes.Records)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+	}
+	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", len(capRes.Records), len(recs), js.verified)
+
+	// 5. The dataset.
+	files := map[string]string{}
+	recBytes, err := MarshalRecords(recs)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, RecordsFile), recBytes, 0o644); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	files[RecordsFile] = repro.HashBytes(recBytes)
+	cj, err := json.MarshalIndent(r.configs, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	cj = append(cj, '\n')
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, ConfigsFile), cj, 0o644); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	files[ConfigsFile] = repro.HashBytes(cj)
+	r.logf("wrote %s (%d rows) and %s", RecordsFile, len(recs), ConfigsFile)
+
+	fi, err := os.Stat(capPath)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	sum, err := store.Put(capPath)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	if err := os.Remove(capPath); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	files[CaptureName] = sum
+	r.logf("capture: %d bytes stored as sha256:%s in %s", fi.Size(), sum, store.Dir)
+
+	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root})
+	meta.Study = Study
+	meta.RunID = run.ID
+	meta.Spec = spec.Path(Study)
+	if cfg.SpecPath != "" {
+		meta.Spec = filepath.ToSlash(relOrBase(cfg.Root, specPath))
+	}
+	meta.SpecSHA = repro.HashBytes(specBytes)
+	meta.Profile = cfg.Profile
+	meta.Seeds = map[string]uint64{"order": r.spec.Seeds.Order, "certificates": r.spec.Seeds.Certificates}
+	meta.Start = start.UTC()
+	meta.End = r.now().UTC()
+	meta.Board = "host"
+	meta.Files = files
+	meta.Measured = map[string]any{
+		"kernel_drops":             st.KernelDrops,
+		"kernel_packets_seen":      st.KernelSeen,
+		"packets_captured":         st.Packets,
+		"packets_truncated":        st.Truncated,
+		"key_log_bytes":            st.SecretBytes,
+		"capture_sha256":           sum,
+		"capture_bytes":            fi.Size(),
+		"capture_connections":      len(capRes.Records),
+		"connections":              len(recs),
+		"connections_measured":     js.measured,
+		"retransmissions":          js.retrans,
+		"client_finished_verified": js.verified,
+		"handshake_wall_s":         round3(wall.Seconds()),
+		"handshake_rate_per_s":     round3(rate),
+		"interface":                Interface,
+	}
+	meta.Notes = []string{
+		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
+		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo",
+		fmt.Sprintf("capture: %s is in the content store under sha256/%s/%s", CaptureName, sum[:2], sum[2:]),
+	}
+	if err := provenance.Write(run.Dir, meta); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w (%w)", run.ID, ErrInterrupted, err)
+	}
+
+	// 6. Register: commit, then pin. NewRun's folder is private (0700)
+	// while it is written; a published run is readable like the rest of data/.
+	if err := os.Chmod(run.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	if err := run.Commit(); err != nil {
+		return nil, fmt.Errorf("tls run: %w", err)
+	}
+	res = &RunResult{
+		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.measured,
+		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: fi.Size(),
+	}
+	if err := spec.Pin(specPath, cfg.Profile, run.ID); err != nil {
+		// The run is committed and stays; only the pin is missing.
+		return res, fmt.Errorf("tls run %s is in %s but could not be pinned: %w; add %s = %q under [runs] in %s by hand",
+			run.ID, run.Final, err, cfg.Profile, run.ID, specPath)
+	}
+	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, specPath, res.Total.Round(time.Second))
+	return res, nil
+}
+
+func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+func relOrBase(root, p string) string {
+	if rel, err := filepath.Rel(root, p); err == nil && !filepath.IsAbs(rel) && (len(rel) < 2 || rel[:2] != "..") {
+		return rel
+	}
+	return filepath.Base(p)
+}
+
+func readCapture(path string) (*capture.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read capture: %w", err)
+	}
+	defer f.Close()
+	res, err := capture.Read(f, capture.ReadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read capture %s: %w", filepath.Base(path), err)
+	}
+	return res, nil
+}
+
+// server is one configuration's server and client, up for the whole run.
+type server struct {
+	cfg     Config
+	ln      net.Listener
+	addr    string
+	srv     *handshake.Server
+	cli     *handshake.Client
+	results chan handshake.ServerRecord
+	done    chan error
+	stop    context.CancelFunc
+	bundle  *handshake.Bundle
+	certLen int // bytes of the DER certificates the server sends
+}
+
+func (r *runner) startServers() error {
+	for _, c := range r.configs {
+		b, err := handshake.MakeCerts(handshake.CertConfig{Key: c.Key, Chain: c.Chain, Seed: r.spec.Seeds.Certificates})
+		if err != nil {
+			return fmt.Errorf("tls run: certificates for %s: %w", c.Name, err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("tls run: listen for %s: %w", c.Name, err)
+		}
+		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain}
+		s := &server{
+			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b,
+			srv:     &handshake.Server{TLS: handshake.ServerTLSConfig(b, c.Group, nil), Expect: exp},
+			results: make(chan handshake.ServerRecord, 8),
+			done:    make(chan error, 1),
+		}
+		for _, der := range b.Server.Certificate {
+			s.certLen += len(der)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stop = cancel
+		go func() { s.done <- s.srv.Serve(ctx, ln, func(rec handshake.ServerRecord) { s.results <- rec }) }()
+		r.servers = append(r.servers, s)
+		r.vlogf("server %-32s on %s (certificates %d bytes)", c.Name, s.addr, s.certLen)
+	}
+	return nil
+}
+
+func (r *runner) stopServers() {
+	for _, s := range r.servers {
+		s.stop()
+	}
+	for _, s := range r.servers {
+		<-s.done
+	}
+}
+
+func (r *runner) portRange() string {
+	lo, hi := 1<<16, 0
+	for _, s := range r.servers {
+		p := s.ln.Addr().(*net.TCPAddr).Port
+		lo, hi = min(lo, p), max(hi, p)
+	}
+	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+// conn is one connection as the process saw it.
+type conn struct {
+	seq    int
+	step   Step
+	client handshake.ClientRecord
+	server handshake.ServerRecord
+}
+
+// connect makes the plan's connections one after another. It returns the
+// connections made, the wall time from the first dial to the end of the
+// last connection, and the first error; a cancelled ctx stops it between
+// or during connections.
+func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Duration, error) {
+	for _, s := range r.servers {
+		// Exactly one group offered, the server's: no HelloRetryRequest
+		// (handshake.Config documents Go's key-share choice).
+		s.cli = &handshake.Client{
+			TLS:    handshake.ClientTLSConfig(s.bundle.Roots, "localhost", []tls.CurveID{s.cfg.Group}, keyLog),
+			Expect: s.srv.Expect,
+		}
+	}
+	every := r.cfg.ProgressEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	total := len(r.plan)
+	conns := make([]conn, 0, total)
+	begin := time.Now()
+	last := begin
+	for i, st := range r.plan {
+		if err := ctx.Err(); err != nil {
+			return conns, time.Since(begin), err
+		}
+		s := r.servers[st.Config]
+		cr, err := s.cli.Dial(ctx, s.addr)
+		if err != nil {
+			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, err)
+		}
+		var sr handshake.ServerRecord
+		select {
+		case sr = <-s.results:
+		case err := <-s.done:
+			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server stopped: %v", i+1, s.cfg.Name, err)
+		case <-ctx.Done():
+			return conns, time.Since(begin), ctx.Err()
+		}
+		if sr.Err != nil {
+			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, sr.Err)
+		}
+		if sr.Client != cr.Local {
+			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server saw client %s, client is %s (a stray connection to %s?)", i+1, s.cfg.Name, sr.Client, cr.Local, s.addr)
+		}
+		conns = append(conns, conn{seq: i, step: st, client: cr, server: sr})
+		if r.cfg.Progress != nil {
+			r.cfg.Progress(i+1, total)
+		}
+		if t := time.Now(); t.Sub(last) >= every && i+1 < total {
+			last = t
+			el := t.Sub(begin)
+			rate := float64(i+1) / el.Seconds()
+			eta := time.Duration(float64(total-i-1) / rate * float64(time.Second))
+			r.logf("handshakes %d/%d (%.0f%%), %.0f/s, ETA %s", i+1, total, 100*float64(i+1)/float64(total), rate, eta.Round(time.Second))
+		}
+	}
+	return conns, time.Since(begin), nil
+}

@@ -1,0 +1,288 @@
+// Package tlsmatrix is the experiment runner of Study A: it runs the TLS 1.3
+// certificate-key x key-exchange-group matrix of experiments/tls.toml on one
+// host, captures every packet on the loopback interface, joins the capture's
+// per-connection records with the in-process timers and writes the raw
+// dataset data/tls/<run-id>/ (records.csv.gz, configs.json, meta.json); the
+// pcapng goes to the content store, referenced by its SHA-256.
+//
+// The design choices the paper leaves open, and how this package settles
+// them, are stated in experiments/tls.toml and in the doc comments of
+// Plan (the interleaved block order), Run (one capture, one server per
+// configuration) and join (matching capture and in-process records).
+package tlsmatrix
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"pqrepro/experiments/handshake"
+	"pqrepro/internal/spec"
+)
+
+// Study is the study's short name: its spec is experiments/tls.toml and its
+// runs live in data/tls/.
+const Study = "tls"
+
+// Spec is the content of experiments/tls.toml. Decoding is strict: a key
+// not listed here is an error.
+type Spec struct {
+	// Seeds of the run: Order drives the interleaved order of the
+	// configurations (Plan), Certificates the deterministic keys and
+	// certificates (handshake.MakeCerts).
+	Seeds Seeds `toml:"seeds"`
+	// Matrix is the full cross product of groups and certificate keys.
+	Matrix Matrix `toml:"matrix"`
+	// Paper names the paper's configurations inside the matrix.
+	Paper Paper `toml:"paper"`
+	// Profiles by name (quick, full).
+	Profiles map[string]Profile `toml:"profiles"`
+	// Runs pins the run the paper uses per profile (written by spec.Pin).
+	Runs spec.Runs `toml:"runs"`
+}
+
+// Seeds are the run's seeds, recorded in meta.json.
+type Seeds struct {
+	Order        uint64 `toml:"order"`
+	Certificates uint64 `toml:"certificates"`
+}
+
+// Matrix is groups x cert_keys, every combination one configuration.
+type Matrix struct {
+	Groups   []string `toml:"groups"`    // as Go's tls.CurveID prints them, e.g. "X25519MLKEM768"
+	CertKeys []string `toml:"cert_keys"` // handshake.CertKey names, e.g. "mldsa87"
+	// Chain makes the server send leaf + CA certificate in every matrix
+	// configuration instead of a self-signed leaf.
+	Chain bool `toml:"chain"`
+}
+
+// Paper lists the paper's configurations (each must be in the matrix, or is
+// added to it) and which one is the baseline of the comparisons.
+type Paper struct {
+	Baseline string        `toml:"baseline"`
+	Configs  []PaperConfig `toml:"configs"`
+	// ChainVariants adds, for each paper configuration, a variant whose
+	// server sends leaf + CA certificate (the opposite of Matrix.Chain).
+	ChainVariants bool `toml:"chain_variants"`
+}
+
+// PaperConfig is one of the paper's configurations.
+type PaperConfig struct {
+	Name    string `toml:"name"` // a label, e.g. "baseline", "pq-sig"
+	CertKey string `toml:"cert_key"`
+	Group   string `toml:"group"`
+}
+
+// Profile is one sample-size setting.
+type Profile struct {
+	N      int `toml:"n"`      // measured connections per configuration
+	Block  int `toml:"block"`  // measured connections per block (see Plan)
+	Warmup int `toml:"warmup"` // discarded connections before every block
+}
+
+// Config is one configuration of the run.
+type Config struct {
+	Name  string            `json:"config"` // ConfigName: cert_key/group, "/chain" when chained
+	Key   handshake.CertKey `json:"cert_key"`
+	Group tls.CurveID       `json:"-"`
+	// GroupName is Group as Go prints it (the records' group column).
+	GroupName string `json:"group"`
+	Chain     bool   `json:"chain"`
+	// Paper is the paper's label when this is one of its configurations.
+	Paper    string `json:"paper,omitempty"`
+	Baseline bool   `json:"baseline,omitempty"`
+}
+
+// ConfigName is the canonical name of a configuration, the records'
+// config column (the config ID of record.go, without /hrr since the run
+// never provokes a HelloRetryRequest): "<cert_key>/<group>" plus "/chain"
+// when the server sends leaf + CA, e.g. "mldsa87/X25519".
+func ConfigName(key handshake.CertKey, group tls.CurveID, chain bool) string {
+	n := string(key) + "/" + group.String()
+	if chain {
+		n += "/chain"
+	}
+	return n
+}
+
+var (
+	profileRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	labelRE   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+)
+
+// Limits on a profile, to catch typos (n = 1000000000) before an endless run.
+const (
+	maxN      = 1_000_000
+	maxWarmup = 10_000
+)
+
+// LoadSpec reads and validates a Study A spec.
+func LoadSpec(path string) (*Spec, error) {
+	var s Spec
+	if err := spec.Load(path, &s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("spec %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+func parseGroup(s string) (tls.CurveID, error) {
+	g, err := handshake.ParseGroup(s)
+	if err != nil {
+		return 0, err
+	}
+	if !slices.Contains(handshake.Groups, g) {
+		return 0, fmt.Errorf("key-exchange group %q is not one the study measures: use one of %v", s, handshake.Groups)
+	}
+	return g, nil
+}
+
+// Validate checks everything that can be checked without running: names,
+// duplicates, the baseline, and every profile.
+func (s *Spec) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if len(s.Matrix.Groups) == 0 && len(s.Paper.Configs) == 0 {
+		bad("no configurations: set [matrix] groups and cert_keys, or [[paper.configs]]")
+	}
+	if (len(s.Matrix.Groups) == 0) != (len(s.Matrix.CertKeys) == 0) {
+		bad("[matrix] needs both groups and cert_keys (got %d groups, %d cert_keys)", len(s.Matrix.Groups), len(s.Matrix.CertKeys))
+	}
+	seen := map[string]bool{}
+	for _, g := range s.Matrix.Groups {
+		id, err := parseGroup(g)
+		if err != nil {
+			bad("[matrix] groups: %v", err)
+			continue
+		}
+		if seen["g"+id.String()] {
+			bad("[matrix] groups: %s listed twice", id)
+		}
+		seen["g"+id.String()] = true
+	}
+	for _, k := range s.Matrix.CertKeys {
+		key, err := handshake.ParseCertKey(k)
+		if err != nil {
+			bad("[matrix] cert_keys: %v", err)
+			continue
+		}
+		if seen["k"+string(key)] {
+			bad("[matrix] cert_keys: %s listed twice", key)
+		}
+		seen["k"+string(key)] = true
+	}
+	names := map[string]bool{}
+	for i, p := range s.Paper.Configs {
+		where := fmt.Sprintf("[[paper.configs]] #%d (%q)", i+1, p.Name)
+		if !labelRE.MatchString(p.Name) {
+			bad("%s: name must be lower-case letters, digits and dashes", where)
+		}
+		if names[p.Name] {
+			bad("%s: name used twice", where)
+		}
+		names[p.Name] = true
+		if _, err := parseGroup(p.Group); err != nil {
+			bad("%s: %v", where, err)
+		}
+		if _, err := handshake.ParseCertKey(p.CertKey); err != nil {
+			bad("%s: %v", where, err)
+		}
+	}
+	if len(s.Paper.Configs) > 0 && !names[s.Paper.Baseline] {
+		bad("[paper] baseline = %q is not the name of a [[paper.configs]] entry", s.Paper.Baseline)
+	}
+	if len(s.Profiles) == 0 {
+		bad("no [profiles.<name>] table: add quick and full")
+	}
+	for _, name := range sortedKeys(s.Profiles) {
+		p := s.Profiles[name]
+		if !profileRE.MatchString(name) {
+			bad("[profiles.%s]: a profile name must be lower-case letters, digits and dashes", name)
+		}
+		if p.N < 1 || p.N > maxN {
+			bad("[profiles.%s] n = %d: must be 1..%d measured connections per configuration", name, p.N, maxN)
+		}
+		if p.Block < 1 || p.Block > maxN {
+			bad("[profiles.%s] block = %d: must be 1..%d connections per block", name, p.Block, maxN)
+		}
+		if p.Warmup < 0 || p.Warmup > maxWarmup {
+			bad("[profiles.%s] warmup = %d: must be 0..%d", name, p.Warmup, maxWarmup)
+		}
+	}
+	for prof := range s.Runs {
+		if _, ok := s.Profiles[prof]; !ok {
+			bad("[runs] pins profile %q, which has no [profiles.%s] table", prof, prof)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// Profile returns the named profile or an error listing the known ones.
+func (s *Spec) Profile(name string) (Profile, error) {
+	p, ok := s.Profiles[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown profile %q: the spec has %s", name, strings.Join(sortedKeys(s.Profiles), ", "))
+	}
+	return p, nil
+}
+
+// Configs returns the run's configurations in a fixed order: the matrix in
+// the order of cert_keys x groups as written in the spec, then paper
+// configurations not in the matrix, then the chain variants of the paper's
+// configurations. Paper labels are attached to the matching matrix entry.
+// The spec must be valid.
+func (s *Spec) Configs() []Config {
+	var out []Config
+	index := map[string]int{}
+	add := func(c Config) int {
+		c.GroupName = c.Group.String()
+		c.Name = ConfigName(c.Key, c.Group, c.Chain)
+		if i, ok := index[c.Name]; ok {
+			return i
+		}
+		index[c.Name] = len(out)
+		out = append(out, c)
+		return len(out) - 1
+	}
+	for _, k := range s.Matrix.CertKeys {
+		key, _ := handshake.ParseCertKey(k)
+		for _, g := range s.Matrix.Groups {
+			id, _ := parseGroup(g)
+			add(Config{Key: key, Group: id, Chain: s.Matrix.Chain})
+		}
+	}
+	for _, p := range s.Paper.Configs {
+		key, _ := handshake.ParseCertKey(p.CertKey)
+		id, _ := parseGroup(p.Group)
+		i := add(Config{Key: key, Group: id, Chain: s.Matrix.Chain})
+		out[i].Paper = p.Name
+		out[i].Baseline = p.Name == s.Paper.Baseline
+	}
+	if s.Paper.ChainVariants {
+		for _, p := range s.Paper.Configs {
+			key, _ := handshake.ParseCertKey(p.CertKey)
+			id, _ := parseGroup(p.Group)
+			i := add(Config{Key: key, Group: id, Chain: !s.Matrix.Chain})
+			suffix := "-chain"
+			if s.Matrix.Chain {
+				suffix = "-leaf"
+			}
+			out[i].Paper = p.Name + suffix
+		}
+	}
+	return out
+}
