@@ -1,0 +1,90 @@
+package netstudy
+
+import (
+	"fmt"
+
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// nsThread is one goroutine locked to an OS thread that has joined a link
+// namespace for good. Work sent to it runs there, so every socket it
+// creates (the client's TCP connections, the capture's AF_PACKET socket)
+// belongs to that namespace.
+//
+// Why not linkemu.Link.RunIn for the whole loop: RunIn holds the link's
+// namespace lock while fn runs, so the link's own teardown (forwarder death,
+// cancellation) would wait for a handshake to time out. This thread holds no
+// lock of the link; it keeps a reference to the namespace only while it
+// lives, and it is never unlocked, so the Go runtime destroys the thread when
+// the goroutine ends instead of reusing a thread that sits in another
+// namespace (runtime.LockOSThread: "If the calling goroutine exits without
+// unlocking the thread, the thread will be terminated").
+//
+// It also gets a private mount namespace with its own sysfs mounted on /sys,
+// as "ip netns exec" does: sysfs shows the network devices of the namespace
+// of whoever mounted it, and the capture package looks up the device type in
+// /sys/class/net/<iface>/type, which in the host's sysfs does not list the
+// link's TUN device.
+type nsThread struct {
+	work chan func()
+	done chan struct{}
+}
+
+func newNSThread(nsPath string) (*nsThread, error) {
+	t := &nsThread{work: make(chan func()), done: make(chan struct{})}
+	ready := make(chan error, 1)
+	go func() {
+		defer close(t.done)
+		runtime.LockOSThread()
+		// Never UnlockOSThread: the thread dies with this goroutine.
+		if err := enterNetns(nsPath); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		for fn := range t.work {
+			fn()
+		}
+	}()
+	if err := <-ready; err != nil {
+		<-t.done
+		return nil, err
+	}
+	return t, nil
+}
+
+func enterNetns(nsPath string) error {
+	fd, err := unix.Open(nsPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", nsPath, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("private mount namespace for the capture thread: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make mounts private to the capture thread: %w", err)
+	}
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("join namespace %s: %w", nsPath, err)
+	}
+	if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("mount the namespace's sysfs: %w", err)
+	}
+	return nil
+}
+
+// do runs fn on the thread and waits for it.
+func (t *nsThread) do(fn func()) {
+	ch := make(chan struct{})
+	t.work <- func() { defer close(ch); fn() }
+	<-ch
+}
+
+// close ends the thread.
+func (t *nsThread) close() {
+	close(t.work)
+	<-t.done
+}

@@ -1,0 +1,265 @@
+package netstudy
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/linkemu"
+	"pqrepro/internal/spec"
+)
+
+// Study is the study's short name: data/net/, results/net.json, `mage net:*`.
+const Study = "net"
+
+// Orders of the handshakes inside a round.
+const (
+	Serial      = "serial"      // all of one group's round, then the other's (the paper)
+	Interleaved = "interleaved" // groups alternate, pair order from seeds.order
+)
+
+// Spec is experiments/net.toml.
+type Spec struct {
+	Groups    []string                `toml:"groups"`
+	CertKey   string                  `toml:"cert_key"`
+	CertChain bool                    `toml:"cert_chain"`
+	Order     string                  `toml:"order"`
+	TimeoutMs float64                 `toml:"timeout_ms"`
+	Warmup    int                     `toml:"warmup"`
+	Port      int                     `toml:"port"`
+	Seeds     Seeds                   `toml:"seeds"`
+	SelfTest  SelfTestSpec            `toml:"selftest"`
+	Scenarios map[string]ScenarioSpec `toml:"scenarios"`
+	Profiles  map[string]ProfileSpec  `toml:"profiles"`
+	Runs      spec.Runs               `toml:"runs"`
+}
+
+// Seeds are the run's seeds by purpose; the link seeds are per scenario.
+type Seeds struct {
+	Certificates uint64 `toml:"certificates"`
+	Order        uint64 `toml:"order"`
+}
+
+// SelfTestSpec configures the link self-test before each scenario.
+type SelfTestSpec struct {
+	Probes      int     `toml:"probes"`
+	ToleranceMs float64 `toml:"tolerance_ms"`
+}
+
+// ScenarioSpec is one emulated network, symmetric in both directions.
+type ScenarioSpec struct {
+	RTTMs      float64 `toml:"rtt_ms"`    // base RTT; one-way delay = RTT/2
+	JitterMs   float64 `toml:"jitter_ms"` // +- uniform, per direction
+	LossPct    float64 `toml:"loss_pct"`  // per direction
+	Rate       string  `toml:"rate"`      // tc units, per direction
+	QueueBytes int     `toml:"queue_bytes"`
+	Seed       uint64  `toml:"seed"`
+}
+
+// ProfileSpec selects scenarios and rounds; Warmup, TimeoutMs and Order
+// override the top-level values when set.
+type ProfileSpec struct {
+	Scenarios []string `toml:"scenarios"`
+	Rounds    []int    `toml:"rounds"`
+	Warmup    *int     `toml:"warmup"`
+	TimeoutMs float64  `toml:"timeout_ms"`
+	Order     string   `toml:"order"`
+}
+
+// LoadSpec reads and validates the spec at path.
+func LoadSpec(path string) (*Spec, error) {
+	var s Spec
+	if err := spec.Load(path, &s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("spec %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// Validate reports every problem of the spec at once.
+func (s *Spec) Validate() error {
+	var errs []error
+	if len(s.Groups) == 0 {
+		errs = append(errs, errors.New("groups: none listed"))
+	}
+	seen := map[tls.CurveID]bool{}
+	for _, g := range s.Groups {
+		id, err := handshake.ParseGroup(g)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("groups: %w", err))
+			continue
+		}
+		if seen[id] {
+			errs = append(errs, fmt.Errorf("groups: %s listed twice", g))
+		}
+		seen[id] = true
+	}
+	if _, err := handshake.ParseCertKey(s.CertKey); err != nil {
+		errs = append(errs, fmt.Errorf("cert_key: %w", err))
+	}
+	if s.Order != Serial && s.Order != Interleaved {
+		errs = append(errs, fmt.Errorf("order = %q: use %q or %q", s.Order, Serial, Interleaved))
+	}
+	if !(s.TimeoutMs > 0) {
+		errs = append(errs, fmt.Errorf("timeout_ms = %v: must be > 0", s.TimeoutMs))
+	}
+	if s.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup = %d: must be >= 0", s.Warmup))
+	}
+	if s.Port < 1 || s.Port+len(s.Groups) > 65535 {
+		errs = append(errs, fmt.Errorf("port = %d: must be 1..%d", s.Port, 65535-len(s.Groups)))
+	}
+	if s.SelfTest.Probes < 10 {
+		errs = append(errs, fmt.Errorf("selftest.probes = %d: at least 10", s.SelfTest.Probes))
+	}
+	if !(s.SelfTest.ToleranceMs > 0) {
+		errs = append(errs, fmt.Errorf("selftest.tolerance_ms = %v: must be > 0", s.SelfTest.ToleranceMs))
+	}
+	for _, name := range sortedKeys(s.Scenarios) {
+		if _, err := s.Link(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(s.Profiles) == 0 {
+		errs = append(errs, errors.New("profiles: none defined"))
+	}
+	for _, p := range sortedKeys(s.Profiles) {
+		ps := s.Profiles[p]
+		if len(ps.Scenarios) == 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.scenarios: none listed", p))
+		}
+		for i, n := range ps.Scenarios {
+			if _, ok := s.Scenarios[n]; !ok {
+				errs = append(errs, fmt.Errorf("profiles.%s.scenarios: %q is not a [scenarios.*] table", p, n))
+			}
+			if slices.Index(ps.Scenarios, n) != i {
+				errs = append(errs, fmt.Errorf("profiles.%s.scenarios: %q listed twice", p, n))
+			}
+		}
+		if len(ps.Rounds) == 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.rounds: none listed", p))
+		}
+		for i, r := range ps.Rounds {
+			if r < 1 {
+				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d must be >= 1", p, r))
+			}
+			if slices.Index(ps.Rounds, r) != i {
+				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d listed twice (rounds are identified by their size)", p, r))
+			}
+		}
+		if ps.Warmup != nil && *ps.Warmup < 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.warmup = %d: must be >= 0", p, *ps.Warmup))
+		}
+		if ps.TimeoutMs < 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.timeout_ms = %v: must be > 0", p, ps.TimeoutMs))
+		}
+		if ps.Order != "" && ps.Order != Serial && ps.Order != Interleaved {
+			errs = append(errs, fmt.Errorf("profiles.%s.order = %q: use %q or %q", p, ps.Order, Serial, Interleaved))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Link returns the emulator scenario of the named [scenarios.*] table.
+func (s *Spec) Link(name string) (linkemu.Scenario, error) {
+	sc, ok := s.Scenarios[name]
+	if !ok {
+		return linkemu.Scenario{}, fmt.Errorf("scenario %q is not defined in [scenarios]", name)
+	}
+	rate, err := linkemu.ParseRate(sc.Rate)
+	if err != nil {
+		return linkemu.Scenario{}, fmt.Errorf("scenarios.%s.rate: %w", name, err)
+	}
+	if math.IsNaN(sc.RTTMs) || math.IsNaN(sc.JitterMs) {
+		return linkemu.Scenario{}, fmt.Errorf("scenarios.%s: NaN delay", name)
+	}
+	d := linkemu.Direction{
+		Delay:  msDur(sc.RTTMs / 2),
+		Jitter: msDur(sc.JitterMs),
+		Loss:   sc.LossPct,
+		Rate:   rate,
+		Queue:  sc.QueueBytes,
+	}
+	ls := linkemu.Symmetric(name, d, sc.Seed)
+	if err := ls.Validate(); err != nil {
+		return linkemu.Scenario{}, fmt.Errorf("scenarios.%s: %w", name, err)
+	}
+	return ls, nil
+}
+
+// Plan is what one profile runs, resolved from the spec.
+type Plan struct {
+	Profile   string
+	Groups    []tls.CurveID
+	CertKey   handshake.CertKey
+	Scenarios []linkemu.Scenario
+	Rounds    []int
+	Warmup    int
+	Timeout   time.Duration
+	Order     string
+}
+
+// Handshakes is the number of recorded handshake attempts of the plan:
+// scenarios x groups x sum(rounds).
+func (p Plan) Handshakes() int {
+	sum := 0
+	for _, r := range p.Rounds {
+		sum += r
+	}
+	return len(p.Scenarios) * len(p.Groups) * sum
+}
+
+// Plan resolves a profile.
+func (s *Spec) Plan(profile string) (Plan, error) {
+	ps, ok := s.Profiles[profile]
+	if !ok {
+		return Plan{}, fmt.Errorf("profile %q is not defined in [profiles] (have %v)", profile, sortedKeys(s.Profiles))
+	}
+	p := Plan{Profile: profile, Rounds: slices.Clone(ps.Rounds), Warmup: s.Warmup, Order: s.Order, Timeout: msDur(s.TimeoutMs)}
+	if ps.Warmup != nil {
+		p.Warmup = *ps.Warmup
+	}
+	if ps.TimeoutMs > 0 {
+		p.Timeout = msDur(ps.TimeoutMs)
+	}
+	if ps.Order != "" {
+		p.Order = ps.Order
+	}
+	for _, g := range s.Groups {
+		id, err := handshake.ParseGroup(g)
+		if err != nil {
+			return Plan{}, err
+		}
+		p.Groups = append(p.Groups, id)
+	}
+	k, err := handshake.ParseCertKey(s.CertKey)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.CertKey = k
+	for _, n := range ps.Scenarios {
+		ls, err := s.Link(n)
+		if err != nil {
+			return Plan{}, err
+		}
+		p.Scenarios = append(p.Scenarios, ls)
+	}
+	return p, nil
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(math.Round(ms * 1e6)) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
