@@ -111,6 +111,10 @@ func CheckPermission() error {
 	return nil
 }
 
+// testHookCaptureStats lets tests fake what the kernel reported (drops
+// cannot be provoked reliably); nil outside tests.
+var testHookCaptureStats func(*capture.Stats)
+
 // runner is the state of one Run.
 type runner struct {
 	cfg     RunConfig
@@ -226,6 +230,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 
 	conns, wall, loopErr := r.connect(ctx, c.KeyLog())
 	st, capErr := c.Stop()
+	if testHookCaptureStats != nil {
+		testHookCaptureStats(&st)
+	}
 	r.logf("capture: stopped: %d packets, %d kernel drops, %d key log bytes", st.Packets, st.KernelDrops, st.SecretBytes)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("tls run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())

@@ -1,0 +1,37 @@
+package tlsmatrix_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"pqrepro/experiments/tlsmatrix"
+)
+
+// Run records a dataset for the quick profile of experiments/tls.toml
+// (as root), registers it under data/tls/<run-id>/ and pins it in the spec.
+// Ctrl-C removes the incomplete run.
+func ExampleRun() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: ".", Profile: "quick", Log: os.Stdout})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	fmt.Println(res.Dir, res.Connections, "connections at", res.Rate, "handshakes/s")
+}
+
+// Estimate gives the plan's expected wall time before anything runs.
+func ExampleEstimate() {
+	s, err := tlsmatrix.LoadSpec("../tls.toml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	steps, _ := tlsmatrix.Plan(s, "quick")
+	d, _ := tlsmatrix.Estimate(s, "quick")
+	fmt.Println(len(s.Configs()), "configurations,", len(steps), "connections, estimate under a minute:", d.Minutes() < 1)
+	// Output: 20 configurations, 720 connections, estimate under a minute: true
+}

@@ -1,0 +1,356 @@
+package tlsmatrix
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pqrepro/experiments/capture"
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+)
+
+// needRoot skips a test that captures packets when it cannot.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: the run captures on lo with an AF_PACKET socket, which needs root or CAP_NET_RAW (CI runs tests as root; locally use sudo -E go test)")
+	}
+}
+
+// testEnv is a repository root in a temporary folder: a spec, data/ and a
+// store, all empty until a run writes them.
+type testEnv struct {
+	root, spec string
+	store      *repro.Store
+	log        bytes.Buffer
+}
+
+func newEnv(t *testing.T, body string) *testEnv {
+	e := &testEnv{root: t.TempDir()}
+	e.spec = writeSpec(t, e.root, body)
+	e.store = &repro.Store{Dir: filepath.Join(e.root, "store")}
+	return e
+}
+
+func (e *testEnv) config(now time.Time) RunConfig {
+	return RunConfig{
+		Root: e.root, Profile: "quick", Log: &e.log, Verbose: true, Store: e.store,
+		Now: func() time.Time { return now }, ProgressEvery: time.Millisecond,
+	}
+}
+
+// entries lists a directory, "" for a missing one.
+func entries(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}
+
+func TestRunEndToEnd(t *testing.T) {
+	needRoot(t)
+	e := newEnv(t, tinySpec)
+	specBefore, _ := os.ReadFile(e.spec)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	res, err := Run(context.Background(), e.config(now))
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	const id = "20261130T120000Z-quick"
+	wantDir := filepath.Join(e.root, "data", "tls", id)
+	if res.RunID != id || res.Dir != wantDir {
+		t.Fatalf("run %s in %s, want %s in %s", res.RunID, res.Dir, id, wantDir)
+	}
+	if got := entries(t, filepath.Join(e.root, "data", "tls")); got != id {
+		t.Errorf("data/tls holds %q, want only the run (no .incomplete leftovers)", got)
+	}
+	if got := entries(t, wantDir); got != "configs.json meta.json records.csv.gz" {
+		t.Errorf("run folder holds %q", got)
+	}
+
+	// records.csv.gz: 2 configurations x 3 rounds x (1 warm-up) + 2 x 5 measured.
+	f, err := os.Open(filepath.Join(wantDir, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecords(f, RecordsFile)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 16 || res.Connections != 16 || res.Measured != 10 {
+		t.Fatalf("%d records (result: %d, %d measured), want 16 with 10 measured", len(recs), res.Connections, res.Measured)
+	}
+	perConfig := map[string][2]int{}
+	for i, r := range recs {
+		if r.Seq != i {
+			t.Errorf("row %d has seq %d", i, r.Seq)
+		}
+		if !r.Complete || r.NegotiatedGroup != r.Group || r.HRR || r.ThsNs == nil || *r.ThsNs <= 0 ||
+			r.InprocClientNs == nil || r.InprocServerNs == nil || r.SynNs == nil || r.FinNs == nil {
+			t.Errorf("row %d incomplete or wrong: %+v", i, r)
+			continue
+		}
+		// Ths (ClientHello .. client Finished) lies inside the client's
+		// dial .. handshake-complete interval.
+		if *r.ThsNs > *r.InprocClientNs {
+			t.Errorf("row %d: Ths %d ns > client timer %d ns", i, *r.ThsNs, *r.InprocClientNs)
+		}
+		if r.Chain || r.CertKey != "ed25519" || r.Client == "" || r.Server == "" {
+			t.Errorf("row %d: %+v", i, r)
+		}
+		n := perConfig[r.Config]
+		if r.Warmup {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		perConfig[r.Config] = n
+	}
+	for _, c := range []string{"ed25519/X25519", "ed25519/MLKEM1024"} {
+		if perConfig[c] != [2]int{3, 5} {
+			t.Errorf("%s: %d warm-ups and %d measured, want 3 and 5", c, perConfig[c][0], perConfig[c][1])
+		}
+	}
+	// The rows follow the plan: the first row of every block is a warm-up.
+	tiny := loadTiny(t, tinySpec)
+	steps, _ := Plan(tiny, "quick")
+	cfgs := tiny.Configs()
+	for i, st := range steps {
+		if recs[i].Warmup != st.Warmup || recs[i].Config != cfgs[st.Config].Name {
+			t.Fatalf("row %d: %s warm-up %v, plan says %+v", i, recs[i].Config, recs[i].Warmup, st)
+		}
+	}
+
+	// meta.json.
+	m, err := provenance.Read(wantDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Study != "tls" || m.RunID != id || m.Profile != "quick" || m.Board != "host" || m.Spec != "experiments/tls.toml" {
+		t.Errorf("meta: %+v", m)
+	}
+	if m.SpecSHA != repro.HashBytes(specBefore) {
+		t.Errorf("meta spec_sha256 %s is not the hash of the spec the run started from", m.SpecSHA)
+	}
+	if m.Seeds["order"] != 7 || m.Seeds["certificates"] != 3 || !m.Start.Equal(now) || !m.End.Equal(now) {
+		t.Errorf("meta seeds %v start %s end %s", m.Seeds, m.Start, m.End)
+	}
+	if m.Host.Cores == 0 || m.Go.Version == "" {
+		t.Errorf("meta host/go not collected: %+v %+v", m.Host, m.Go)
+	}
+	for _, k := range []string{"kernel_drops", "packets_captured", "handshake_rate_per_s", "capture_sha256", "capture_bytes", "connections"} {
+		if _, ok := m.Measured[k]; !ok {
+			t.Errorf("meta measured lacks %s: %v", k, m.Measured)
+		}
+	}
+	if m.Measured["kernel_drops"] != float64(0) || m.Measured["connections"] != float64(16) {
+		t.Errorf("meta measured %v", m.Measured)
+	}
+	for _, name := range []string{RecordsFile, ConfigsFile} {
+		sum, err := repro.HashFile(filepath.Join(wantDir, name))
+		if err != nil || m.Files[name] != sum {
+			t.Errorf("meta files[%s] = %s, file hashes to %s (%v)", name, m.Files[name], sum, err)
+		}
+	}
+
+	// The capture: in the store under the recorded hash, with the key log.
+	sum := m.Files[CaptureName]
+	if sum != res.CaptureSHA || m.Measured["capture_sha256"] != sum {
+		t.Fatalf("capture hash: files %s, measured %v, result %s", sum, m.Measured["capture_sha256"], res.CaptureSHA)
+	}
+	if err := e.store.Check(sum); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(e.store.Path(sum))
+	if fi.Size() != res.CaptureSize || m.Measured["capture_bytes"] != float64(fi.Size()) {
+		t.Errorf("capture size %d, recorded %d / %v", fi.Size(), res.CaptureSize, m.Measured["capture_bytes"])
+	}
+	cf, _ := os.Open(e.store.Path(sum))
+	cres, err := capture.Read(cf, capture.ReadOptions{})
+	cf.Close()
+	if err != nil || len(cres.Secrets) == 0 {
+		t.Fatalf("stored capture: %v, %d secret bytes (want the key log as a DSB)", err, len(cres.Secrets))
+	}
+
+	// The pin, and nothing else in the spec changed.
+	after, _ := os.ReadFile(e.spec)
+	if want := strings.Replace(string(specBefore), "[runs]\n", "[runs]\nquick = \""+id+"\"\n", 1); string(after) != want {
+		t.Errorf("spec after the run:\n%s\nwant:\n%s", after, want)
+	}
+	for _, line := range []string{"plan: profile quick, 2 configurations", "capture: started on lo", "0 kernel drops", "committed in", "pinned for the quick profile"} {
+		if !strings.Contains(e.log.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, e.log.String())
+		}
+	}
+
+	// A second run in the same second: refused, the first untouched.
+	recBefore, _ := os.ReadFile(filepath.Join(wantDir, RecordsFile))
+	if _, err := Run(context.Background(), e.config(now)); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Errorf("second run with the same ID: %v", err)
+	}
+	recAfter, _ := os.ReadFile(filepath.Join(wantDir, RecordsFile))
+	specAfter2, _ := os.ReadFile(e.spec)
+	if !bytes.Equal(recBefore, recAfter) || !bytes.Equal(after, specAfter2) {
+		t.Error("a refused run changed the earlier run or the spec")
+	}
+}
+
+// previousRun makes an earlier run and its pin, to show that a failed run
+// leaves them alone.
+func (e *testEnv) previousRun(t *testing.T) (marker []byte, spec []byte) {
+	t.Helper()
+	dir := filepath.Join(e.root, "data", "tls", "20260101T000000Z-quick")
+	os.MkdirAll(dir, 0o755)
+	marker = []byte("earlier run\n")
+	os.WriteFile(filepath.Join(dir, RecordsFile), marker, 0o644)
+	spec, _ = os.ReadFile(e.spec)
+	spec = bytes.Replace(spec, []byte("[runs]\n"), []byte("[runs]\nquick = \"20260101T000000Z-quick\"\n"), 1)
+	os.WriteFile(e.spec, spec, 0o644)
+	return marker, spec
+}
+
+func (e *testEnv) checkUntouched(t *testing.T, marker, spec []byte) {
+	t.Helper()
+	if got := entries(t, filepath.Join(e.root, "data", "tls")); got != "20260101T000000Z-quick" {
+		t.Errorf("data/tls holds %q, want only the earlier run", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.root, "data", "tls", "20260101T000000Z-quick", RecordsFile)); !bytes.Equal(b, marker) {
+		t.Error("the earlier run was changed")
+	}
+	if b, _ := os.ReadFile(e.spec); !bytes.Equal(b, spec) {
+		t.Errorf("the spec was changed:\n%s", b)
+	}
+	if got := entries(t, filepath.Join(e.store.Dir, "sha256")); got != "" {
+		t.Errorf("the store holds %q, want no blob from a failed run", got)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	needRoot(t)
+	e := newEnv(t, strings.Replace(tinySpec, "n = 5", "n = 400", 1))
+	marker, spec := e.previousRun(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := e.config(time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC))
+	var stopped int
+	cfg.Progress = func(done, total int) {
+		if done == 7 {
+			stopped = total
+			cancel() // as Ctrl-C would, mid-run
+		}
+	}
+	_, err := Run(ctx, cfg)
+	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want ErrInterrupted and context.Canceled", err)
+	}
+	if stopped == 0 || !strings.Contains(err.Error(), "after 7 of") {
+		t.Errorf("err = %v, want it to say how far the run got", err)
+	}
+	if !strings.Contains(e.log.String(), "capture: stopped") {
+		t.Errorf("the capture was not stopped:\n%s", e.log.String())
+	}
+	e.checkUntouched(t, marker, spec)
+}
+
+func TestRunKernelDropsInvalid(t *testing.T) {
+	needRoot(t)
+	e := newEnv(t, tinySpec)
+	marker, spec := e.previousRun(t)
+	testHookCaptureStats = func(s *capture.Stats) { s.KernelDrops = 3 }
+	defer func() { testHookCaptureStats = nil }()
+	_, err := Run(context.Background(), e.config(time.Date(2026, 11, 30, 12, 0, 2, 0, time.UTC)))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "dropped 3") {
+		t.Fatalf("err = %v, want ErrInvalid naming the drops", err)
+	}
+	e.checkUntouched(t, marker, spec)
+}
+
+func TestRunBadSpecCreatesNothing(t *testing.T) {
+	// No root needed: the spec is checked before the permission.
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"unknown group", `"MLKEM1024"]`, `"MLKEM512"]`, "MLKEM512"},
+		{"n = 0", "n = 5", "n = 0", "n = 0"},
+		{"misspelt key", "block = 2", "blocks = 2", "profiles.quick.blocks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, strings.Replace(tinySpec, tc.old, tc.new, 1))
+			before, _ := os.ReadFile(e.spec)
+			_, err := Run(context.Background(), e.config(time.Now()))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if got := entries(t, e.root); got != "experiments" {
+				t.Errorf("root holds %q after a spec error, want only experiments", got)
+			}
+			if after, _ := os.ReadFile(e.spec); !bytes.Equal(before, after) {
+				t.Error("the spec was changed")
+			}
+		})
+	}
+	e := newEnv(t, tinySpec)
+	cfg := e.config(time.Now())
+	cfg.Profile = "full"
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `unknown profile "full"`) {
+		t.Errorf("unknown profile: %v", err)
+	}
+	cfg.Profile = ""
+	if _, err := Run(context.Background(), cfg); err == nil {
+		t.Error("no profile accepted")
+	}
+	if got := entries(t, e.root); got != "experiments" {
+		t.Errorf("root holds %q", got)
+	}
+}
+
+// TestRunNotRoot runs Run without the permission to capture: as a normal
+// user directly, and as root on one OS thread whose effective user ID is
+// dropped (setresuid on that thread alone clears its effective
+// capabilities; the thread is never given back to the scheduler).
+func TestRunNotRoot(t *testing.T) {
+	e := newEnv(t, tinySpec)
+	for _, d := range []string{filepath.Dir(e.root), e.root, filepath.Dir(e.spec)} {
+		os.Chmod(d, 0o777) // the unprivileged thread must read the spec and could create data/
+	}
+	cfg := e.config(time.Now())
+	var err error
+	if os.Geteuid() != 0 {
+		_, err = Run(context.Background(), cfg)
+	} else {
+		done := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			if _, _, errno := unix.RawSyscall(unix.SYS_SETRESUID, ^uintptr(0), 65534, ^uintptr(0)); errno != 0 {
+				done <- errno
+				return
+			}
+			_, err := Run(context.Background(), cfg)
+			done <- err
+		}()
+		err = <-done
+	}
+	if !errors.Is(err, capture.ErrNeedRoot) || !strings.Contains(err.Error(), "sudo") || !strings.Contains(err.Error(), "nothing was created") {
+		t.Fatalf("err = %v, want capture.ErrNeedRoot saying to use sudo", err)
+	}
+	if got := entries(t, e.root); got != "experiments" {
+		t.Errorf("root holds %q without permission, want only experiments", got)
+	}
+}
