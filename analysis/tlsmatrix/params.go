@@ -1,0 +1,193 @@
+// Package tlsmatrix is the analysis of Study A (the TLS 1.3 certificate
+// signature x key-exchange matrix, SEEDS.md): it turns a pinned raw dataset
+// data/tls/<run-id>/records.csv.gz (experiments/tlsmatrix) into
+// results/tls.json, and that into the study's figures, LaTeX tables and
+// \newcommand numbers. Stages returns the three pipeline stages:
+//
+//	tls:analyze  <run>/records.csv.gz -> results/tls.json
+//	tls:figures  results/tls.json     -> figures/tls-ths.{pdf,svg}, figures/tls-bytes.{pdf,svg}
+//	tls:tables   results/tls.json     -> paper/generated/tls-{paper,matrix,bytes,numbers}.tex
+//
+// The handshake time Ths is the capture's: the first segment of the
+// ClientHello to the first segment of the client's Finished (the first
+// encrypted client record after the ServerHello), per connection. Warm-up
+// connections are dropped; every measured connection must be complete,
+// negotiate the configured group and have a HelloRetryRequest exactly when
+// its configuration expects one, or the analysis refuses the dataset (a
+// wrong connection is an error, never a sample).
+//
+// Statistics follow analysis/stats and its stated conventions (R type 7
+// quantiles, SciPy 1.10 Mann-Whitney U, Holm as R's p.adjust, Cliff's delta
+// with the Feng-Cliff interval, epsilon-squared = H/(N-1), a seeded
+// percentile bootstrap); Methods in the results repeats them.
+package tlsmatrix
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"pqrepro/experiments/tlsmatrix"
+)
+
+// Roles of the paper's four configurations, in the order Params.Paper
+// lists them.
+var Roles = []string{"baseline", "pq-signature", "pq-kem", "hybrid"}
+
+// roleMacro is the macro-name part of each role (letters only).
+var roleMacro = map[string]string{"baseline": "Baseline", "pq-signature": "Sig", "pq-kem": "Kem", "hybrid": "Hybrid"}
+
+// Params are what the pipeline passes to the stages. Every field becomes a
+// stage parameter, so a change reruns the analysis.
+type Params struct {
+	// Profile names the run's profile (quick, full); it is recorded in the
+	// results, not used for any decision.
+	Profile string
+	// Baseline is the config ID every target is compared with, e.g.
+	// "ed25519/X25519" (experiments/tlsmatrix.ParseConfigID).
+	Baseline string
+	// Paper are the paper's four configuration IDs in the order of Roles:
+	// baseline (must equal Baseline), PQ signature only, PQ KEM only,
+	// hybrid. The published results are attached by this position.
+	Paper []string
+	// BootstrapSeed seeds the percentile bootstrap of the median
+	// differences (stats.BootstrapMedianDiff); it is recorded in the
+	// results.
+	BootstrapSeed uint64
+	// BootstrapResamples is the number of bootstrap resamples; 0 means
+	// DefaultResamples.
+	BootstrapResamples int
+}
+
+// DefaultResamples is the bootstrap size when Params leaves it 0.
+const DefaultResamples = 2000
+
+// Confidence level of every interval (Cliff's delta, Hodges-Lehmann,
+// bootstrap).
+const Level = 0.95
+
+// MinConnections is the fewest measured connections a configuration
+// needs: with one, the standard deviation, Cliff's variance and its
+// interval are undefined (divisor n-1), so such a dataset is refused.
+const MinConnections = 2
+
+// DefaultParams are the paper's configurations with the Ed25519 + X25519
+// baseline and a fixed bootstrap seed.
+func DefaultParams(profile string) Params {
+	return Params{
+		Profile:       profile,
+		Baseline:      "ed25519/X25519",
+		Paper:         []string{"ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024", "ed25519/SecP384r1MLKEM1024"},
+		BootstrapSeed: 20260101,
+	}
+}
+
+// Validate checks the parameters and says what to fix.
+func (p Params) Validate() error {
+	var errs []error
+	if p.Profile == "" {
+		errs = append(errs, errors.New("profile is empty"))
+	}
+	if _, err := tlsmatrix.ParseConfigID(p.Baseline); err != nil {
+		errs = append(errs, fmt.Errorf("baseline: %w", err))
+	}
+	if len(p.Paper) != len(Roles) {
+		errs = append(errs, fmt.Errorf("paper lists %d configurations, want %d (%s)", len(p.Paper), len(Roles), strings.Join(Roles, ", ")))
+	} else {
+		if p.Paper[0] != p.Baseline {
+			errs = append(errs, fmt.Errorf("paper[0] (the paper's baseline) is %q but baseline is %q", p.Paper[0], p.Baseline))
+		}
+		seen := map[string]bool{}
+		for i, id := range p.Paper {
+			if _, err := tlsmatrix.ParseConfigID(id); err != nil {
+				errs = append(errs, fmt.Errorf("paper %s: %w", Roles[i], err))
+			}
+			if seen[id] {
+				errs = append(errs, fmt.Errorf("paper lists %s twice", id))
+			}
+			seen[id] = true
+		}
+	}
+	if p.BootstrapResamples < 0 || p.BootstrapResamples > 1_000_000 {
+		errs = append(errs, fmt.Errorf("bootstrap resamples %d: want 0 (default %d) to 1000000", p.BootstrapResamples, DefaultResamples))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("tls analysis parameters: %w", err)
+	}
+	return nil
+}
+
+func (p Params) resamples() int {
+	if p.BootstrapResamples == 0 {
+		return DefaultResamples
+	}
+	return p.BootstrapResamples
+}
+
+// Stage parameter names of tls:analyze.
+const (
+	paramProfile   = "profile"
+	paramBaseline  = "baseline"
+	paramPaper     = "paper"
+	paramSeed      = "bootstrap_seed"
+	paramResamples = "bootstrap_resamples"
+)
+
+func (p Params) stageParams() map[string]string {
+	return map[string]string{
+		paramProfile:   p.Profile,
+		paramBaseline:  p.Baseline,
+		paramPaper:     strings.Join(p.Paper, ","),
+		paramSeed:      strconv.FormatUint(p.BootstrapSeed, 10),
+		paramResamples: strconv.Itoa(p.resamples()),
+	}
+}
+
+// paramsFrom rebuilds Params from a stage's parameters, so that the
+// analysis runs on exactly what the lock file records.
+func paramsFrom(get func(string) string) (Params, error) {
+	p := Params{Profile: get(paramProfile), Baseline: get(paramBaseline)}
+	if s := get(paramPaper); s != "" {
+		p.Paper = strings.Split(s, ",")
+	}
+	var err error
+	if p.BootstrapSeed, err = strconv.ParseUint(get(paramSeed), 10, 64); err != nil {
+		return p, fmt.Errorf("parameter %s=%q: want an unsigned integer", paramSeed, get(paramSeed))
+	}
+	if p.BootstrapResamples, err = strconv.Atoi(get(paramResamples)); err != nil {
+		return p, fmt.Errorf("parameter %s=%q: want an integer", paramResamples, get(paramResamples))
+	}
+	return p, p.Validate()
+}
+
+// Published are Study A's own results (SEEDS.md; Hara, Kawashima and
+// Saito, IPSJ SIG Technical Report 2026-IOT-73 no. 15): the median Ths
+// increase of each target over the Ed25519 + X25519 baseline. They are
+// attached to the paper family's comparisons by role for side-by-side
+// tables; they are not a verdict.
+var Published = PublishedResults{
+	Source:           "Hara, Kawashima, Saito: Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3, IPSJ SIG Technical Report 2026-IOT-73, no. 15 (OpenSSL 3.5.2, Docker Compose on one host)",
+	BaselineMedianMs: 3.9,
+	BaselineNote:     "not published; implied by the increases (4.651 ms = 120 %, 5.072 ms = 128 %, 9.048 ms = 228 %)",
+	Increases: map[string]PublishedIncrease{
+		"pq-signature": {Config: "ML-DSA-87 + X25519", IncreaseMs: 4.651, IncreasePct: 120},
+		"pq-kem":       {Config: "Ed25519 + ML-KEM-1024", IncreaseMs: 5.072, IncreasePct: 128},
+		"hybrid":       {Config: "Ed25519 + SecP384r1MLKEM1024", IncreaseMs: 9.048, IncreasePct: 228},
+	},
+}
+
+// PublishedResults are a paper's published numbers.
+type PublishedResults struct {
+	Source           string                       `json:"source"`
+	BaselineMedianMs float64                      `json:"baseline_median_ms"`
+	BaselineNote     string                       `json:"baseline_note"`
+	Increases        map[string]PublishedIncrease `json:"increases"` // by role
+}
+
+// PublishedIncrease is one published median increase over the baseline.
+type PublishedIncrease struct {
+	Config      string  `json:"config"` // as the paper names it
+	IncreaseMs  float64 `json:"increase_ms"`
+	IncreasePct float64 `json:"increase_pct"`
+}
