@@ -420,7 +420,16 @@ func (r *runner) startServers() error {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stop = cancel
-		go func() { s.done <- s.srv.Serve(ctx, ln, func(rec handshake.ServerRecord) { s.results <- rec }) }()
+		// A record nobody takes (a stray connection, or one cut short by
+		// Ctrl-C) must not block the connection's goroutine, or Serve
+		// would wait for it forever when the servers stop.
+		report := func(rec handshake.ServerRecord) {
+			select {
+			case s.results <- rec:
+			case <-ctx.Done():
+			}
+		}
+		go func() { s.done <- s.srv.Serve(ctx, ln, report) }()
 		r.servers = append(r.servers, s)
 		r.vlogf("server %-32s on %s (certificates %d bytes)", c.Name, s.addr, s.certLen)
 	}
@@ -509,5 +518,14 @@ func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Du
 			r.logf("handshakes %d/%d (%.0f%%), %.0f/s, ETA %s", i+1, total, 100*float64(i+1)/float64(total), rate, eta.Round(time.Second))
 		}
 	}
-	return conns, time.Since(begin), nil
+	wall := time.Since(begin)
+	// Every server record must have been taken by a connection of the run.
+	for _, s := range r.servers {
+		select {
+		case sr := <-s.results:
+			return conns, wall, fmt.Errorf("server %s (%s) saw a connection from %s that the run did not make", s.addr, s.cfg.Name, sr.Client)
+		default:
+		}
+	}
+	return conns, wall, nil
 }

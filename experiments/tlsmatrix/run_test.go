@@ -3,9 +3,11 @@ package tlsmatrix
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -353,4 +355,45 @@ func TestRunNotRoot(t *testing.T) {
 	if got := entries(t, e.root); got != "experiments" {
 		t.Errorf("root holds %q without permission, want only experiments", got)
 	}
+}
+
+// TestRunStrayConnection makes a TLS connection to one of the run's
+// servers from outside the run, mid-run: the run must fail (whichever
+// check sees it first) without hanging, and register nothing.
+func TestRunStrayConnection(t *testing.T) {
+	needRoot(t)
+	e := newEnv(t, tinySpec)
+	marker, spec := e.previousRun(t)
+	cfg := e.config(time.Date(2026, 11, 30, 12, 0, 3, 0, time.UTC))
+	var stray string
+	cfg.Progress = func(done, total int) {
+		if done != 2 {
+			return
+		}
+		m := regexp.MustCompile(`server ed25519/X25519 +on (127\.0\.0\.1:\d+)`).FindStringSubmatch(e.log.String())
+		if m == nil {
+			t.Errorf("no server address in the log:\n%s", e.log.String())
+			return
+		}
+		c, err := tls.Dial("tcp", m[1], &tls.Config{InsecureSkipVerify: true, CurvePreferences: []tls.CurveID{tls.X25519}})
+		if err != nil {
+			t.Errorf("stray connection: %v", err)
+			return
+		}
+		stray = c.LocalAddr().String()
+		c.Close()
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Run(context.Background(), cfg); done <- err }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run hangs after a stray connection")
+	}
+	t.Log(err)
+	if err == nil || stray == "" || !strings.Contains(err.Error(), stray) {
+		t.Fatalf("err = %v, want it to name the stray client %s", err, stray)
+	}
+	e.checkUntouched(t, marker, spec)
 }
