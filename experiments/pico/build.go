@@ -103,6 +103,17 @@ type Image struct {
 	Defines    []string          `json:"defines"`
 	Sources    map[string]string `json:"sources"` // name -> SHA-256 of the tree
 	BuildTime  time.Duration     `json:"-"`
+
+	// Provenance for meta.json (all additive; see Provenance).
+	LDFlags        []string       `json:"ldflags,omitempty"`
+	Seed           uint64         `json:"seed,omitempty"`
+	HeapSize       int            `json:"heap_size,omitempty"`
+	MinStack       int            `json:"min_stack,omitempty"`
+	PQCleanVersion string         `json:"pqclean_version,omitempty"`     // npm package version, from the lock file
+	PQCleanLock    string         `json:"pqclean_lock_sha256,omitempty"` // SHA-256 of firmware/deps/package-lock.json
+	MbedTLS        *MbedTLSSource `json:"mbedtls,omitempty"`             // Debian source package and its sums
+	ELFSHA256      string         `json:"elf_sha256,omitempty"`
+	UF2SHA256      string         `json:"uf2_sha256,omitempty"`
 }
 
 // Build compiles the firmware for cfg with arm-none-eabi-gcc and writes
@@ -199,10 +210,14 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, err
 	}
 	img.Sources["firmware"] = fwHash
+	img.Seed = cfg.Seed
 	incFW := []string{fwDir}
 	if len(pqSchemes) > 0 {
 		pq, err := EnsurePQClean(ctx, root, cfg.Log)
 		if err != nil {
+			return Image{}, err
+		}
+		if img.PQCleanVersion, img.PQCleanLock, err = pqcleanLock(root); err != nil {
 			return Image{}, err
 		}
 		incFW = append(incFW, pq)
@@ -231,13 +246,27 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		}
 	}
 	if classic {
-		mb, err := EnsureMbedTLS(ctx, root, cfg.Log)
+		src, err := ensureMbedTLS(ctx, root, systemApt, cfg.Log)
 		if err != nil {
 			return Image{}, err
 		}
+		mb := src.Dir
+		img.MbedTLS = &src
 		defines = append(defines, "WITH_CLASSIC", "MBEDTLS_CONFIG_FILE=\"mbedtls_config.h\"")
 		fwFiles = append(fwFiles, "classic.c")
-		incFW = append(incFW, filepath.Join(mb, "include"))
+		// The RSA key the firmware signs with, derived from the seed.
+		key, err := DeviceRSAKey(cfg.Seed)
+		if err != nil {
+			return Image{}, err
+		}
+		hdr := rsaKeyHeader(key, cfg.Seed)
+		sum := sha256.Sum256(hdr)
+		img.Sources["rsa-key"] = hex.EncodeToString(sum[:])
+		genDir := filepath.Join(root, ".cache/pico/gen", "rsa-"+img.Sources["rsa-key"][:16])
+		if err := writeFileAtomic(filepath.Join(genDir, "rsa_key.h"), hdr, 0o644); err != nil {
+			return Image{}, err
+		}
+		incFW = append(incFW, genDir, filepath.Join(mb, "include"))
 		for _, f := range mbedtlsFiles {
 			units = append(units, unit{filepath.Join(mb, "library", f), "mbedtls-" + strings.TrimSuffix(f, ".c") + ".o", []string{fwDir, filepath.Join(mb, "include")}})
 		}
@@ -280,11 +309,14 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	}
 	img.FirmwareID = hex.EncodeToString(idh.Sum(nil))[:16]
 	img.Defines = defines
+	img.HeapSize, img.MinStack = heap, minStack
+	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", "link.ld",
+		fmt.Sprintf("-Wl,--defsym=HEAP_SIZE=%d", heap), fmt.Sprintf("-Wl,--defsym=MIN_STACK=%d", minStack), "-Wl,--gc-sections"}
 	img.ELF = filepath.Join(cfg.OutDir, cfg.Name+".elf")
 	img.UF2 = filepath.Join(cfg.OutDir, cfg.Name+".uf2")
 	stamp := filepath.Join(cfg.OutDir, cfg.Name+".id")
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == img.FirmwareID {
-		if _, err := os.Stat(img.UF2); err == nil {
+		if err := img.hashOutputs(); err == nil {
 			img.BuildTime = time.Since(start)
 			return img, nil
 		}
@@ -391,6 +423,9 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, err
 	}
 	if err := writeFileAtomic(stamp, []byte(img.FirmwareID), 0o644); err != nil {
+		return Image{}, err
+	}
+	if err := img.hashOutputs(); err != nil {
 		return Image{}, err
 	}
 	img.BuildTime = time.Since(start)

@@ -145,3 +145,71 @@ func BenchmarkEmulator(b *testing.B) {
 	}
 	b.ReportMetric(mhz, "sim-MHz")
 }
+
+// TestEmulateClassic builds the classic image (mbedTLS from the pinned
+// Debian source) with one iteration of each operation and no on-device
+// RSA keygen (seconds of simulated time; the full profile runs it), runs
+// it in rp2040js and checks every vector on the host with Go's crypto.
+func TestEmulateClassic(t *testing.T) {
+	needToolchain(t)
+	needMbedTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := QuickProfile
+	p.RSA, p.ECC, p.RSAKeygen = 1, 1, 0
+	img, err := Build(ctx, BuildConfig{Name: "test-classic", Schemes: ClassicalSchemes, Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := img.Provenance()
+	for _, k := range []string{"mbedtls.version", "mbedtls.orig_sha256", "mbedtls.dsc_sha256", "source.mbedtls", "source.rsa-key", "uf2_sha256", "compiler", "cflags"} {
+		if prov[k] == "" {
+			t.Errorf("provenance has no %s: %v", k, prov)
+		}
+	}
+	if prov["mbedtls.version"] != MbedTLSVersion || prov["pqclean.version"] != "" {
+		t.Errorf("provenance %v", prov)
+	}
+	run, err := Emulate(ctx, img, RunConfig{Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		"rsa-2048/sign": true, "rsa-2048/verify": true,
+		"ecdsa-p256/keygen": true, "ecdsa-p256/sign": true, "ecdsa-p256/verify": true,
+		"ecdh-p256/keygen": true, "ecdh-p256/shared": true, "ecdh-p256/exchange": true,
+	}
+	if !run.Complete || len(run.Measurements) != len(want) || len(run.Failures) != 0 {
+		t.Fatalf("complete=%v measurements=%d failures=%v problems=%v", run.Complete, len(run.Measurements), run.Failures, run.Problems)
+	}
+	ms := map[string]Measurement{}
+	for _, m := range run.Measurements {
+		key := m.Scheme + "/" + m.Op
+		if !want[key] || !m.OK || m.Micros == 0 || m.Stack < 256 {
+			t.Errorf("bad measurement %+v", m)
+		}
+		ms[key] = m
+	}
+	// The exchange is two keygens and two shared secrets: within 5 %.
+	ex, kg, sh := ms["ecdh-p256/exchange"].Micros, ms["ecdh-p256/keygen"].Micros, ms["ecdh-p256/shared"].Micros
+	if r := float64(ex) / float64(2*kg+2*sh); r < 0.95 || r > 1.05 {
+		t.Errorf("exchange %d us vs 2*(keygen %d + shared %d)", ex, kg, sh)
+	}
+	checks, err := VerifyVectors(run.Dataset)
+	if err != nil || len(checks) != 13 {
+		t.Fatalf("host verification: %v (%d checks)", err, len(checks))
+	}
+	rep, err := SizeReportFile(img.ELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rep.Owners {
+		if o.Owner == "mbedtls" && o.Text < 10000 {
+			t.Errorf("mbedtls text %d bytes", o.Text)
+		}
+	}
+	for _, m := range run.Measurements {
+		t.Logf("%s %s: %.1f ms, stack %d B", m.Scheme, m.Op, float64(m.Micros)/1000, m.Stack)
+	}
+	t.Logf("emulator: %.1f simulated MHz, %.2f s wall", run.Emulator.SimMHz, run.Emulator.WallSeconds)
+}
