@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"pqrepro/experiments/tlsmatrix"
 	"pqrepro/internal/repro"
 )
@@ -73,7 +75,7 @@ func TestAnalyzeByHand(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if c.Target != "mldsa87/X25519" || c.Role != "pq-signature" || c.Published == nil || c.Published.IncreaseMs != 4.651 {
+	if c.Target != "mldsa87/X25519" || c.Role != "pq-sig" || c.Published == nil || c.Published.IncreaseMs != 4.651 {
 		t.Errorf("first comparison %s role %s published %+v", c.Target, c.Role, c.Published)
 	}
 	near("median diff", c.MedianDiffMs, 3)
@@ -293,5 +295,25 @@ func TestCheckSortedKeys(t *testing.T) {
 	}
 	if err := checkSortedKeys([]byte(`{"a":[{"c":1,"b":2}]}`)); err == nil {
 		t.Error("unsorted keys not found")
+	}
+}
+
+func TestTicks(t *testing.T) {
+	labels := func(ts []plot.Tick) (out []string) {
+		for _, tk := range ts {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	if got, want := labels(logTicks{}.Ticks(0.27, 6.1)), []string{"0.3", "0.5", "1", "2", "3", "5"}; !slices.Equal(got, want) {
+		t.Errorf("log ticks %v, want %v", got, want)
+	}
+	if got, want := labels(linearTicks{}.Ticks(0, 19.0)), []string{"0", "2", "4", "6", "8", "10", "12", "14", "16", "18"}; !slices.Equal(got, want) {
+		t.Errorf("linear ticks %v, want %v", got, want)
+	}
+	if got, want := labels(linearTicks{}.Ticks(0, 5.3)), []string{"0", "1", "2", "3", "4", "5"}; !slices.Equal(got, want) {
+		t.Errorf("linear ticks %v, want %v", got, want)
 	}
 }

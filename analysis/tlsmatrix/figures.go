@@ -208,6 +208,7 @@ func bytesPlot(r *Results) (*plot.Plot, error) {
 	grid.Vertical.Color = color.Gray{Y: 0xe4}
 	p.Add(grid, bc, bs, lb)
 	p.X.Min, p.X.Max = 0, hi*1.12
+	p.X.Tick.Marker = linearTicks{}
 	p.Legend.Add("client to server", bc)
 	p.Legend.Add("server to client", bs)
 	return p, nil
@@ -265,10 +266,10 @@ type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
-	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
-		d := math.Pow(10, e)
+	for e := int(math.Floor(math.Log10(lo))); math.Pow(10, float64(e)) <= hi; e++ {
 		for m := 1; m <= 9; m++ {
-			v := float64(m) * d
+			// Parsing "me" gives the double nearest to m*10^e, so 0.3 is 0.3.
+			v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, e), 64)
 			if v < lo || v > hi {
 				continue
 			}
@@ -278,6 +279,34 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			ts = append(ts, t)
 		}
+	}
+	return ts
+}
+
+// linearTicks puts labelled ticks every 1, 2 or 5 times a power of ten,
+// whichever gives 5 to 10 of them, with an unlabelled tick halfway.
+type linearTicks struct{}
+
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', -1, 64)}}
+	}
+	e := math.Floor(math.Log10((hi - lo) / 10))
+	var step float64
+	for _, m := range []float64{1, 2, 5, 10, 20, 50} {
+		step, _ = strconv.ParseFloat(fmt.Sprintf("%ge%d", m, int(e)), 64)
+		if (hi-lo)/step <= 10 {
+			break
+		}
+	}
+	var ts []plot.Tick
+	for i := math.Ceil(lo / step * 2); i/2*step <= hi; i++ {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(i/2*step, 'g', 12, 64), 64)
+		t := plot.Tick{Value: v}
+		if math.Mod(i, 2) == 0 {
+			t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		ts = append(ts, t)
 	}
 	return ts
 }
