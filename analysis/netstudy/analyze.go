@@ -1,0 +1,268 @@
+package netstudy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"pqrepro/analysis/stats"
+)
+
+// Analyze computes the results of a run from its design and rows. runDir,
+// runID and profile are recorded, not used.
+func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*Results, error) {
+	p = p.withDefaults()
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkRows(d, rows); err != nil {
+		return nil, fmt.Errorf("the dataset does not match its design: %w", err)
+	}
+	res := &Results{
+		Study: "net", Run: runDir, RunID: runID, Profile: profile, Design: *d,
+		Latency: "ths: first segment of the ClientHello to first segment of the client Finished, captured on the client's side of the link, in ms",
+		Bytes:   "per connection, both directions, SYN to end of connection: IP datagram bytes (frame; TUN has no link header) and TCP payload bytes",
+		Params: ResultParams{MaxLag: p.MaxLag, Alpha: p.Alpha, BootstrapSeed: p.BootstrapSeed, BootstrapStream: stats.BootstrapStream,
+			BootstrapResamples: p.BootstrapResamples, Level: Level, Quantiles: "R type 7"},
+		Published: published,
+	}
+	type key struct {
+		s, g string
+		r    int
+	}
+	byKey := map[key][]Row{}
+	for _, r := range rows {
+		k := key{r.Scenario, r.Group, r.Round}
+		byKey[k] = append(byKey[k], r)
+	}
+	samples := map[key]*sample{}
+	for _, sc := range d.Scenarios {
+		for _, rd := range d.Rounds {
+			for _, g := range d.Groups {
+				k := key{sc.Name, g, rd}
+				rs := byKey[k]
+				slices.SortStableFunc(rs, func(a, b Row) int { return a.Seq - b.Seq })
+				s, ser, err := series(sc.Name, rd, g, rs, p.MaxLag)
+				if err != nil {
+					return nil, fmt.Errorf("scenario %s round %d group %s: %w", sc.Name, rd, g, err)
+				}
+				samples[k] = s
+				res.Series = append(res.Series, ser)
+				res.Reproduced.Attempts += ser.Attempts
+				res.Reproduced.Failed += ser.Failed
+				res.Reproduced.Handshakes += ser.OK
+			}
+		}
+	}
+	base, target := d.Groups[0], d.Groups[1]
+	var ps []float64
+	for _, sc := range d.Scenarios {
+		for _, rd := range d.Rounds {
+			x, y := samples[key{sc.Name, base, rd}], samples[key{sc.Name, target, rd}]
+			c, err := compare(x, y, p)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s round %d: %w", sc.Name, rd, err)
+			}
+			c.Scenario, c.RTTms, c.Round, c.Baseline, c.Target = sc.Name, sc.RTTms, rd, base, target
+			res.Comparisons = append(res.Comparisons, c)
+			ps = append(ps, float64(c.MWUP))
+		}
+	}
+	for i, padj := range stats.Bonferroni(ps) {
+		res.Comparisons[i].MWUPAdj = Num(padj)
+		res.Comparisons[i].Significant = padj < p.Alpha
+	}
+	largest := slices.Max(d.Rounds)
+	probs := make([]float64, 99)
+	for i := range probs {
+		probs[i] = float64(i+1) / 100
+	}
+	for _, sc := range d.Scenarios {
+		for _, g := range d.Groups {
+			s := samples[key{sc.Name, g, largest}]
+			sorted := slices.Clone(s.lat)
+			slices.Sort(sorted)
+			q := make([]Num, len(probs))
+			for i, pr := range probs {
+				q[i] = Num(stats.QuantileSorted(sorted, pr))
+			}
+			res.Distributions = append(res.Distributions, Distribution{Scenario: sc.Name, Round: largest, Group: g, Probs: probs, QuantilesMs: q})
+		}
+	}
+	res.Reproduced.fill(d, res.Comparisons, largest)
+	return res, nil
+}
+
+// sample is one series' values in time order.
+type sample struct {
+	lat, frame, payload []float64
+}
+
+func series(scenario string, round int, group string, rows []Row, maxLag int) (*sample, Series, error) {
+	ser := Series{Scenario: scenario, Round: round, Group: group, Attempts: len(rows)}
+	s := &sample{}
+	var c2s, s2c, pc2s, ps2c []float64
+	for _, r := range rows {
+		if !r.OK {
+			ser.Failed++
+			if ser.FailureReasons == nil {
+				ser.FailureReasons = map[string]int{}
+			}
+			ser.FailureReasons[r.Failure]++
+			continue
+		}
+		if !r.HasThs || !r.HasBytes {
+			continue // succeeded in process but the capture missed it (counted in meta.json)
+		}
+		s.lat = append(s.lat, r.ThsMs)
+		s.frame = append(s.frame, r.Frame[0]+r.Frame[1])
+		s.payload = append(s.payload, r.Payload[0]+r.Payload[1])
+		c2s, s2c = append(c2s, r.Frame[0]), append(s2c, r.Frame[1])
+		pc2s, ps2c = append(pc2s, r.Payload[0]), append(ps2c, r.Payload[1])
+		ser.Retransmissions += r.Retrans
+	}
+	ser.OK = len(s.lat)
+	var err error
+	desc := func(x []float64) Summary {
+		if err != nil {
+			return Summary{}
+		}
+		var sm stats.Summary
+		sm, err = stats.Describe(x)
+		return summary(sm)
+	}
+	med := func(x []float64) Num {
+		m, e := stats.Median(x)
+		if e != nil && err == nil {
+			err = e
+		}
+		return Num(m)
+	}
+	ser.LatencyMs, ser.FrameBytes, ser.PayloadBytes = desc(s.lat), desc(s.frame), desc(s.payload)
+	ser.FrameC2S, ser.FrameS2C, ser.PayloadC2S, ser.PayloadS2C = med(c2s), med(s2c), med(pc2s), med(ps2c)
+	if err != nil {
+		return nil, ser, err
+	}
+	ser.Serial = serial(s.lat, maxLag)
+	return s, ser, nil
+}
+
+// serial computes the diagnostics; a series too short or constant for one
+// of them gets nulls and a note instead of failing the analysis.
+func serial(x []float64, maxLag int) Serial {
+	nan := Num(math.NaN())
+	out := Serial{LjungBoxQ: nan, LjungBoxP: nan, RunsZ: nan, RunsP: nan}
+	lags := min(maxLag, len(x)-1)
+	var notes []error
+	if lags < maxLag {
+		notes = append(notes, fmt.Errorf("only %d values: lags 1..%d", len(x), lags))
+	}
+	if lags >= 1 {
+		out.Lags = lags
+		if acf, err := stats.ACF(x, lags); err != nil {
+			notes = append(notes, fmt.Errorf("ACF: %w", err))
+		} else {
+			for _, r := range acf[1:] {
+				out.ACF = append(out.ACF, Num(r))
+			}
+			if lb, err := stats.LjungBox(x, lags); err != nil {
+				notes = append(notes, fmt.Errorf("Ljung-Box: %w", err))
+			} else {
+				out.LjungBoxQ, out.LjungBoxP = Num(lb.Q), Num(lb.P)
+			}
+		}
+	}
+	if rt, err := stats.RunsTest(x); err != nil {
+		notes = append(notes, fmt.Errorf("runs test: %w", err))
+	} else {
+		out.Runs, out.RunsZ, out.RunsP = rt.Runs, Num(rt.Z), Num(rt.P)
+	}
+	if err := errors.Join(notes...); err != nil {
+		out.Note = err.Error()
+	}
+	return out
+}
+
+func compare(x, y *sample, p Params) (Comparison, error) {
+	var c Comparison
+	c.NBase, c.NTarget = len(x.lat), len(y.lat)
+	mx, err := stats.Median(x.lat)
+	if err != nil {
+		return c, err
+	}
+	my, err := stats.Median(y.lat)
+	if err != nil {
+		return c, err
+	}
+	c.BaseMedianMs, c.TargetMedianMs = Num(mx), Num(my)
+	c.DiffMs = Num(my - mx)
+	c.DiffPct = Num(100 * (my - mx) / mx)
+	c.HigherLatency = my > mx
+	bs, err := stats.BootstrapMedianDiff(x.lat, y.lat, stats.BootstrapConfig{Seed: p.BootstrapSeed, Resamples: p.BootstrapResamples, Level: Level})
+	if err != nil {
+		return c, fmt.Errorf("bootstrap: %w", err)
+	}
+	c.DiffLowerMs, c.DiffUpperMs = Num(bs.Lower), Num(bs.Upper)
+	a, err := stats.VarghaDelaneyA12(x.lat, y.lat)
+	if err != nil {
+		return c, fmt.Errorf("A12: %w", err)
+	}
+	c.A12, c.A12Magnitude = Num(a.A12), string(a.Magnitude)
+	mw, err := stats.MannWhitneyU(x.lat, y.lat)
+	if err != nil {
+		return c, fmt.Errorf("Mann-Whitney: %w", err)
+	}
+	c.MWU, c.MWUP, c.MWUMethod = Num(mw.U), Num(mw.P), string(mw.Method)
+	fx, _ := stats.Median(x.frame)
+	fy, _ := stats.Median(y.frame)
+	px, _ := stats.Median(x.payload)
+	py, _ := stats.Median(y.payload)
+	c.BaseFrame, c.TargetFrame, c.FrameGrowthPct = Num(fx), Num(fy), Num(100*(fy-fx)/fx)
+	c.BasePayload, c.TargetPayload, c.PayloadGrowthPct = Num(px), Num(py), Num(100*(py-px)/px)
+	c.HigherBytes = fy > fx && py > px
+	return c, nil
+}
+
+func (r *Reproduced) fill(d *Design, cs []Comparison, largest int) {
+	r.Comparisons = len(cs)
+	r.Round = largest
+	fast, slow := d.Scenarios[0], d.Scenarios[0]
+	for _, s := range d.Scenarios {
+		if s.RTTms < fast.RTTms {
+			fast = s
+		}
+		if s.RTTms > slow.RTTms {
+			slow = s
+		}
+	}
+	r.Fastest, r.Slowest = fast.Name, slow.Name
+	inf := math.Inf(1)
+	dmin, dmax, fmin, fmax, pmin, pmax := inf, -inf, inf, -inf, inf, -inf
+	for _, c := range cs {
+		if c.HigherLatency {
+			r.HigherLatency++
+		}
+		if c.HigherBytes {
+			r.HigherBytes++
+		}
+		if c.Significant {
+			r.Significant++
+		}
+		fmin, fmax = min(fmin, float64(c.FrameGrowthPct)), max(fmax, float64(c.FrameGrowthPct))
+		pmin, pmax = min(pmin, float64(c.PayloadGrowthPct)), max(pmax, float64(c.PayloadGrowthPct))
+		if c.Round != largest {
+			continue
+		}
+		dmin, dmax = min(dmin, float64(c.DiffMs)), max(dmax, float64(c.DiffMs))
+		if c.Scenario == fast.Name {
+			r.RelIncFastestPct = c.DiffPct
+		}
+		if c.Scenario == slow.Name {
+			r.RelIncSlowestPct = c.DiffPct
+		}
+	}
+	r.DiffMsMin, r.DiffMsMax = Num(dmin), Num(dmax)
+	r.FrameGrowthMin, r.FrameGrowthMax = Num(fmin), Num(fmax)
+	r.PayloadGrowthMin, r.PayloadGrowthMax = Num(pmin), Num(pmax)
+}

@@ -1,0 +1,220 @@
+package netstudy
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"pqrepro/analysis/stats"
+)
+
+// Num is a float64 that encodes NaN and infinities as JSON null (a value
+// that is undefined, such as the SD of one value, says so instead of
+// breaking the encoder) and decodes null back to NaN.
+type Num float64
+
+// MarshalJSON writes the shortest decimal that reads back to the same
+// float64, or null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number or null (NaN).
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Results is results/net.json.
+type Results struct {
+	Study   string `json:"study"`
+	Run     string `json:"run"` // run folder, relative to the root
+	RunID   string `json:"run_id"`
+	Profile string `json:"profile"`
+	Design  Design `json:"design"`
+	// Latency and Bytes say what was measured (see the package doc).
+	Latency       string         `json:"latency"`
+	Bytes         string         `json:"bytes"`
+	Params        ResultParams   `json:"params"`
+	Series        []Series       `json:"series"`
+	Comparisons   []Comparison   `json:"comparisons"`
+	Distributions []Distribution `json:"distributions"`
+	Published     Published      `json:"published"`
+	Reproduced    Reproduced     `json:"reproduced"`
+}
+
+// ResultParams records the analysis parameters.
+type ResultParams struct {
+	MaxLag             int     `json:"max_lag"`
+	Alpha              float64 `json:"alpha"`
+	BootstrapSeed      uint64  `json:"bootstrap_seed"`
+	BootstrapStream    uint64  `json:"bootstrap_stream"`
+	BootstrapResamples int     `json:"bootstrap_resamples"`
+	Level              float64 `json:"level"`
+	Quantiles          string  `json:"quantiles"`
+}
+
+// Summary is stats.Summary with JSON names.
+type Summary struct {
+	N      int `json:"n"`
+	Mean   Num `json:"mean"`
+	SD     Num `json:"sd"`
+	CV     Num `json:"cv"`
+	Min    Num `json:"min"`
+	Q1     Num `json:"q1"`
+	Median Num `json:"median"`
+	Q3     Num `json:"q3"`
+	IQR    Num `json:"iqr"`
+	P95    Num `json:"p95"`
+	P99    Num `json:"p99"`
+	Max    Num `json:"max"`
+}
+
+func summary(s stats.Summary) Summary {
+	return Summary{N: s.N, Mean: Num(s.Mean), SD: Num(s.SD), CV: Num(s.CV), Min: Num(s.Min), Q1: Num(s.Q1),
+		Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)}
+}
+
+// Series is one scenario x round x group: its handshakes in time order.
+type Series struct {
+	Scenario string `json:"scenario"`
+	Round    int    `json:"round"`
+	Group    string `json:"group"`
+	Attempts int    `json:"attempts"`
+	// OK counts successful handshakes with a captured latency and byte
+	// counts: the sample. Failed counts attempts whose handshake failed
+	// (by reason in FailureReasons).
+	OK              int            `json:"ok"`
+	Failed          int            `json:"failed"`
+	FailureReasons  map[string]int `json:"failure_reasons,omitempty"`
+	Retransmissions int            `json:"retransmissions"` // summed over the sample
+	LatencyMs       Summary        `json:"latency_ms"`
+	FrameBytes      Summary        `json:"frame_bytes"`   // per connection, both directions
+	PayloadBytes    Summary        `json:"payload_bytes"` // per connection, both directions
+	// Medians per direction (client to server, server to client).
+	FrameC2S   Num    `json:"frame_c2s_median"`
+	FrameS2C   Num    `json:"frame_s2c_median"`
+	PayloadC2S Num    `json:"payload_c2s_median"`
+	PayloadS2C Num    `json:"payload_s2c_median"`
+	Serial     Serial `json:"serial"`
+}
+
+// Serial holds the serial-dependence diagnostics of a latency series.
+type Serial struct {
+	ACF       []Num  `json:"acf"` // lags 1..len
+	LjungBoxQ Num    `json:"ljung_box_q"`
+	LjungBoxP Num    `json:"ljung_box_p"`
+	Lags      int    `json:"lags"`
+	Runs      int    `json:"runs"`
+	RunsZ     Num    `json:"runs_z"`
+	RunsP     Num    `json:"runs_p"`
+	Note      string `json:"note,omitempty"`
+}
+
+// Comparison is one of the paper's comparisons: the target group against
+// the baseline group in one scenario and round.
+type Comparison struct {
+	Scenario string  `json:"scenario"`
+	RTTms    float64 `json:"rtt_ms"`
+	Round    int     `json:"round"`
+	Baseline string  `json:"baseline"`
+	Target   string  `json:"target"`
+	NBase    int     `json:"n_baseline"`
+	NTarget  int     `json:"n_target"`
+	// Latency medians, the difference target - baseline in ms and in
+	// percent of the baseline median, and its bootstrap interval.
+	BaseMedianMs   Num `json:"baseline_median_ms"`
+	TargetMedianMs Num `json:"target_median_ms"`
+	DiffMs         Num `json:"diff_ms"`
+	DiffPct        Num `json:"diff_pct"`
+	DiffLowerMs    Num `json:"diff_lower_ms"`
+	DiffUpperMs    Num `json:"diff_upper_ms"`
+	// A12 = P(target latency > baseline latency) + ties/2.
+	A12          Num    `json:"a12"`
+	A12Magnitude string `json:"a12_magnitude"`
+	// Mann-Whitney U (two-sided), Bonferroni-adjusted over the
+	// comparisons: a supplement, since the samples are serial.
+	MWU         Num    `json:"mwu_u"`
+	MWUP        Num    `json:"mwu_p"`
+	MWUPAdj     Num    `json:"mwu_p_bonferroni"`
+	MWUMethod   string `json:"mwu_method"`
+	Significant bool   `json:"significant"`
+	// Bytes per connection (medians) and growth in percent.
+	BaseFrame        Num  `json:"baseline_frame_bytes"`
+	TargetFrame      Num  `json:"target_frame_bytes"`
+	FrameGrowthPct   Num  `json:"frame_growth_pct"`
+	BasePayload      Num  `json:"baseline_payload_bytes"`
+	TargetPayload    Num  `json:"target_payload_bytes"`
+	PayloadGrowthPct Num  `json:"payload_growth_pct"`
+	HigherLatency    bool `json:"target_higher_latency"`
+	HigherBytes      bool `json:"target_higher_bytes"`
+}
+
+// Distribution is the latency distribution of one group in one scenario
+// (the largest round), as quantiles for the figure.
+type Distribution struct {
+	Scenario    string    `json:"scenario"`
+	Round       int       `json:"round"`
+	Group       string    `json:"group"`
+	Probs       []float64 `json:"probs"`
+	QuantilesMs []Num     `json:"quantiles_ms"`
+}
+
+// Published are the paper's numbers (Marques and Zavan 2026, abstract),
+// as the project's study notes give them.
+type Published struct {
+	Source             string  `json:"source"`
+	Handshakes         int     `json:"handshakes"`
+	Comparisons        int     `json:"comparisons"`
+	Round              int     `json:"round"` // the round the differences refer to
+	DiffMsMin          float64 `json:"diff_ms_min"`
+	DiffMsMax          float64 `json:"diff_ms_max"`
+	RelIncFastestPct   float64 `json:"rel_increase_fastest_pct"`
+	RelIncSlowestPct   float64 `json:"rel_increase_slowest_pct"`
+	VolumeGrowthMinPct float64 `json:"volume_growth_min_pct"`
+	VolumeGrowthMaxPct float64 `json:"volume_growth_max_pct"`
+	HybridHigherAll    bool    `json:"hybrid_higher_in_all"`
+}
+
+var published = Published{
+	Source:     "Marques and Zavan (2026), Analise Comparativa de Performance entre Criptografia Classica e Pos-Quantica no TLS 1.3, abstract",
+	Handshakes: 96000, Comparisons: 9, Round: 10000,
+	DiffMsMin: 0.742, DiffMsMax: 2.168,
+	RelIncFastestPct: 46.98, RelIncSlowestPct: 2.54,
+	VolumeGrowthMinPct: 100, VolumeGrowthMaxPct: 115,
+	HybridHigherAll: true,
+}
+
+// Reproduced are this run's numbers in the form of Published.
+type Reproduced struct {
+	Handshakes       int    `json:"handshakes"` // successful, in the sample
+	Attempts         int    `json:"attempts"`
+	Failed           int    `json:"failed"`
+	Comparisons      int    `json:"comparisons"`
+	Round            int    `json:"round"` // the largest round of the run
+	DiffMsMin        Num    `json:"diff_ms_min"`
+	DiffMsMax        Num    `json:"diff_ms_max"`
+	Fastest          string `json:"fastest"` // scenario with the smallest RTT
+	Slowest          string `json:"slowest"`
+	RelIncFastestPct Num    `json:"rel_increase_fastest_pct"`
+	RelIncSlowestPct Num    `json:"rel_increase_slowest_pct"`
+	FrameGrowthMin   Num    `json:"frame_growth_min_pct"`
+	FrameGrowthMax   Num    `json:"frame_growth_max_pct"`
+	PayloadGrowthMin Num    `json:"payload_growth_min_pct"`
+	PayloadGrowthMax Num    `json:"payload_growth_max_pct"`
+	HigherLatency    int    `json:"target_higher_latency"` // comparisons where the hybrid's median is higher
+	HigherBytes      int    `json:"target_higher_bytes"`
+	Significant      int    `json:"significant"` // Bonferroni-adjusted MWU below alpha
+}

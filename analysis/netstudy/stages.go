@@ -1,0 +1,149 @@
+package netstudy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+
+	"pqrepro/internal/repro"
+)
+
+// Stage names.
+const (
+	StageAnalyze = "net:analyze"
+	StageFigures = "net:figures"
+	StageTables  = "net:tables"
+)
+
+const codeDir = "analysis/netstudy"
+
+// Stages returns the analysis and render stages for the run folder runDir
+// (relative, slash-separated, e.g. data/net/<run-id>):
+//
+//	net:analyze  records.csv.gz + meta.json  -> results/net.json
+//	net:figures  results/net.json            -> figures/net-{latency,diff-vs-rtt,bytes}.{pdf,svg}
+//	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,numbers}.tex
+func Stages(runDir string, params Params) []*repro.Stage {
+	records := path.Join(runDir, "records.csv.gz")
+	metaFile := path.Join(runDir, "meta.json")
+	analyze := &repro.Stage{
+		Name:    StageAnalyze,
+		Doc:     "Study B statistics: latency and bytes per scenario, round and group; the nine comparisons",
+		Code:    []string{codeDir},
+		Inputs:  []string{records, metaFile},
+		Params:  params.analysisParams(runDir),
+		Outputs: []string{ResultsFile},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			if path.IsAbs(runDir) || runDir != path.Clean(runDir) || runDir == "." {
+				return fmt.Errorf("%s: run folder %q must be a clean relative slash-separated path such as data/net/<run-id>", StageAnalyze, runDir)
+			}
+			p, err := paramsFrom(env.Param)
+			if err != nil {
+				return err
+			}
+			mb, err := env.ReadFile(metaFile)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", metaFile, err)
+			}
+			m, err := parseMeta(metaFile, mb)
+			if err != nil {
+				return err
+			}
+			f, err := env.Open(records)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", records, err)
+			}
+			defer f.Close()
+			rows, err := ReadRecords(f, records)
+			if err != nil {
+				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
+			}
+			env.Logf("%s: %d rows", records, len(rows))
+			res, err := Analyze(m.Measured.Design, rows, p, runDir, m.RunID, m.Profile)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", StageAnalyze, runDir, err)
+			}
+			b, err := json.MarshalIndent(res, "", "  ")
+			if err != nil {
+				return err
+			}
+			return env.WriteFile(ResultsFile, append(b, '\n'))
+		},
+	}
+	var figOut []string
+	for _, f := range []string{FigLatency, FigDiffVsRTT, FigBytes} {
+		figOut = append(figOut, f+".pdf", f+".svg")
+	}
+	figures := &repro.Stage{
+		Name:    StageFigures,
+		Doc:     "Study B figures: latency distributions, median difference vs RTT, bytes per connection",
+		Code:    []string{codeDir},
+		Inputs:  []string{ResultsFile},
+		Params:  map[string]string{"source_date_epoch": params.sourceDateParam()},
+		Outputs: figOut,
+		Run: func(ctx context.Context, env *repro.Env) error {
+			date, err := parseDate(env.Param("source_date_epoch"))
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageFigures, err)
+			}
+			res, err := readResults(env)
+			if err != nil {
+				return err
+			}
+			files, err := Figures(res, date)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageFigures, err)
+			}
+			for _, name := range figOut {
+				if err := env.WriteFile(name, files[name]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	texOut := []string{TexComparison, TexBytes, TexSerial, TexNumbers}
+	tables := &repro.Stage{
+		Name:    StageTables,
+		Doc:     "Study B LaTeX tables and number macros",
+		Code:    []string{codeDir},
+		Inputs:  []string{ResultsFile},
+		Outputs: texOut,
+		Run: func(ctx context.Context, env *repro.Env) error {
+			res, err := readResults(env)
+			if err != nil {
+				return err
+			}
+			files, err := Tables(res)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageTables, err)
+			}
+			for _, name := range texOut {
+				if err := env.WriteFile(name, []byte(files[name])); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	return []*repro.Stage{analyze, figures, tables}
+}
+
+func readResults(env *repro.Env) (*Results, error) {
+	b, err := env.ReadFile(ResultsFile)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w (run %s first)", ResultsFile, err, StageAnalyze)
+	}
+	var res Results
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		return nil, fmt.Errorf("%s: %w (rerun %s)", ResultsFile, err, StageAnalyze)
+	}
+	if len(res.Comparisons) == 0 || len(res.Design.Groups) != 2 {
+		return nil, fmt.Errorf("%s: no comparisons (rerun %s)", ResultsFile, StageAnalyze)
+	}
+	return &res, nil
+}
