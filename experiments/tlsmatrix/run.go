@@ -151,15 +151,15 @@ func (r *runner) vlogf(format string, a ...any) {
 // Errors before the run folder exists (spec, profile, permission, port)
 // leave nothing behind at all.
 func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
+	if cfg.Root == "" {
+		cfg.Root = "."
+	}
 	r := &runner{cfg: cfg, log: cfg.Log, now: cfg.Now}
 	if r.log == nil {
 		r.log = io.Discard
 	}
 	if r.now == nil {
 		r.now = time.Now
-	}
-	if cfg.Root == "" {
-		cfg.Root = "."
 	}
 	specPath := cfg.SpecPath
 	if specPath == "" {
