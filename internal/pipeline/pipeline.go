@@ -81,9 +81,10 @@ type Study struct {
 	Title string
 	// Requirements lists what the study's experiment needs installed.
 	Requirements func(root string) []deps.Requirement
-	// Estimate is the expected wall time of the experiment per profile,
-	// as measured on the reference machine (2 cores).
-	Estimate map[string]time.Duration
+	// EstimateFor is the expected wall time of the experiment for a
+	// profile, from the study's cost model measured on the reference
+	// machine (2 cores); nil or 0 means unknown.
+	EstimateFor func(root, profile string) time.Duration
 	// Pinned returns the run folder (relative to the root) that the
 	// study's analysis uses for the profile, or "" if there is none yet.
 	Pinned func(root, profile string) (string, error)

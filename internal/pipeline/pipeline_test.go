@@ -29,7 +29,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	studies = []Study{{
 		Name:     "fake",
 		Title:    "a study for tests",
-		Estimate: map[string]time.Duration{Quick: time.Second, Full: time.Minute},
+		EstimateFor: func(_, p string) time.Duration { return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p] },
 		Requirements: func(string) []deps.Requirement {
 			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
 		},

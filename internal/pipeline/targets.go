@@ -56,7 +56,7 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 		s := s
 		steps = append(steps, step{
 			what:     fmt.Sprintf("%s: run the experiment (%s profile): %s", s.Name, cfg.Profile, s.Title),
-			estimate: s.Estimate[cfg.Profile],
+			estimate: s.estimate(cfg.Root, cfg.Profile),
 			run:      func(ctx context.Context) error { return s.Run(ctx, cfg) },
 		})
 		if s.Requirements != nil {
@@ -127,7 +127,7 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 				return err
 			}
 		}
-		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, s.Estimate[cfg.Profile])
+		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, s.estimate(cfg.Root, cfg.Profile))
 		return s.Run(ctx, cfg)
 	}
 	return fmt.Errorf("study %q is not built yet: see the open issues (tls: Study A, net: Study B, pico: Study C)", name)
@@ -219,4 +219,11 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 		return errors.New("go test ran no test")
 	}
 	return nil
+}
+
+func (s Study) estimate(root, profile string) time.Duration {
+	if s.EstimateFor == nil {
+		return 0
+	}
+	return s.EstimateFor(root, profile)
 }

@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	atls "pqrepro/analysis/tlsmatrix"
+	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+func init() {
+	studies = append(studies, Study{
+		Name:         tlsmatrix.Study,
+		Title:        "Study A: TLS 1.3 signature x key-exchange matrix on one host",
+		Requirements: tlsmatrix.Requirements,
+		EstimateFor: func(root, profile string) time.Duration {
+			return tlsmatrix.Estimates(root)[profile]
+		},
+		Pinned: func(root, profile string) (string, error) {
+			return spec.PinnedRun(root, tlsmatrix.Study, profile)
+		},
+		Run: func(ctx context.Context, cfg Config) error {
+			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now})
+			return err
+		},
+		Stages: tlsStages,
+	})
+}
+
+// tlsStages are Study A's analysis stages over the pinned run, with the
+// paper's configurations taken from experiments/tls.toml.
+func tlsStages(root, profile string) ([]*repro.Stage, error) {
+	run, err := spec.PinnedRun(root, tlsmatrix.Study, profile)
+	if err != nil || run == "" {
+		return nil, err
+	}
+	s, err := tlsmatrix.LoadSpec(filepath.Join(root, spec.Path(tlsmatrix.Study)))
+	if err != nil {
+		return nil, err
+	}
+	p := atls.DefaultParams(profile)
+	p.Paper = nil
+	for _, role := range atls.Roles {
+		var found *tlsmatrix.PaperConfig
+		for i := range s.Paper.Configs {
+			if s.Paper.Configs[i].Name == role {
+				found = &s.Paper.Configs[i]
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("%s: [[paper.configs]] has no configuration named %q", spec.Path(tlsmatrix.Study), role)
+		}
+		key, err := handshake.ParseCertKey(found.CertKey)
+		if err != nil {
+			return nil, err
+		}
+		group, err := handshake.ParseGroup(found.Group)
+		if err != nil {
+			return nil, err
+		}
+		p.Paper = append(p.Paper, tlsmatrix.ConfigName(key, group, s.Matrix.Chain))
+	}
+	p.Baseline = p.Paper[0]
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return atls.Stages(run, p), nil
+}
