@@ -2,6 +2,7 @@ package pico
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -210,6 +211,38 @@ func TestEmulateClassic(t *testing.T) {
 	}
 	for _, m := range run.Measurements {
 		t.Logf("%s %s: %.1f ms, stack %d B", m.Scheme, m.Op, float64(m.Micros)/1000, m.Stack)
+	}
+	t.Logf("emulator: %.1f simulated MHz, %.2f s wall", run.Emulator.SimMHz, run.Emulator.WallSeconds)
+}
+
+// TestEmulateRSAKeygen runs one on-device RSA-2048 keygen (the full
+// profile's path) and checks the generated key on the host. It is slow
+// (tens of seconds of simulated time, minutes of wall time in rp2040js), so
+// it runs only with PQREPRO_PICO_SLOW=1; the quick test suite leaves it out.
+func TestEmulateRSAKeygen(t *testing.T) {
+	if os.Getenv("PQREPRO_PICO_SLOW") != "1" {
+		t.Skip("an RSA-2048 keygen takes minutes of wall time in rp2040js; set PQREPRO_PICO_SLOW=1 to run it")
+	}
+	needToolchain(t)
+	needMbedTLS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	p := QuickProfile
+	p.RSA, p.ECC, p.RSAKeygen = 1, 1, 1
+	img, err := Build(ctx, BuildConfig{Name: "test-classic-keygen", Schemes: ClassicalSchemes, Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := Emulate(ctx, img, RunConfig{Timeout: 30 * time.Minute, IdleTimeout: 20 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := VerifyVectors(run.Dataset)
+	if err != nil || len(checks) != 18 {
+		t.Fatalf("host verification: %v (%d checks)", err, len(checks))
+	}
+	for _, m := range run.Measurements {
+		t.Logf("%s %s: %.1f ms, stack %d B, heap %d B", m.Scheme, m.Op, float64(m.Micros)/1000, m.Stack, m.Heap)
 	}
 	t.Logf("emulator: %.1f simulated MHz, %.2f s wall", run.Emulator.SimMHz, run.Emulator.WallSeconds)
 }

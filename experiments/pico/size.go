@@ -49,6 +49,18 @@ func ownerOf(path string) string {
 	switch {
 	case strings.Contains(p, "PQClean/common/"):
 		return "pqclean-common"
+	case strings.Contains(p, "mbedtls") && strings.Contains(p, "/library/"):
+		// The scheme-specific mbedTLS modules count for their scheme; the
+		// shared ones (bignum, ecp, sha256, md, asn1, ...) as "mbedtls".
+		switch base := p[strings.LastIndex(p, "/")+1:]; base {
+		case "rsa.c", "rsa_internal.c":
+			return "rsa-2048"
+		case "ecdsa.c":
+			return "ecdsa-p256"
+		case "ecdh.c":
+			return "ecdh-p256"
+		}
+		return "mbedtls"
 	case strings.Contains(p, "mbedtls"):
 		return "mbedtls"
 	case strings.Contains(p, "experiments/pico/firmware/"):

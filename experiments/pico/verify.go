@@ -79,7 +79,8 @@ func stdDSA(name string) (mldsa.Parameters, bool) {
 //     sk; the device's signature of its message verifies (empty context);
 //     the same signature with one bit flipped does not.
 //
-// Classical schemes are checked by VerifyClassical. The checks come back
+// Classical schemes (rsa-2048, ecdsa-p256, ecdh-p256) are checked with
+// Go's crypto/rsa, crypto/ecdsa and crypto/ecdh by VerifyClassical. The checks come back
 // sorted; the error wraps ErrVectorMismatch when one fails or a vector is
 // missing.
 func VerifyVectors(d *Dataset) ([]Check, error) {
@@ -113,9 +114,7 @@ func VerifyVectors(d *Dataset) ([]Check, error) {
 			continue
 		}
 		if isClassical(scheme) {
-			for _, c := range VerifyClassical(scheme, v) {
-				checks = append(checks, c)
-			}
+			checks = append(checks, VerifyClassical(scheme, v)...)
 		}
 	}
 	sort.SliceStable(checks, func(i, j int) bool {
