@@ -1,6 +1,6 @@
 //go:build mage
 
-// pqrepro reproduces three PQC performance studies; PQREPRO_PROFILE=quick|full picks the profile (default full), -v adds detail.
+// pqrepro reproduces three PQC performance studies. PQREPRO_PROFILE=quick|full picks the profile of experiments (default full) and of the datasets the outputs are built from (default: each study's full run if pinned, else its quick run); -v adds detail.
 package main
 
 import (
@@ -37,22 +37,22 @@ func Quick(ctx context.Context) error { return pipeline.All(ctx, config(pipeline
 func Test(ctx context.Context) error { return pipeline.Test(ctx, config(pipeline.Quick)) }
 
 // Status lists every stage and, for stale ones, which input changed (old and new hash).
-func Status(ctx context.Context) error { return pipeline.Status(ctx, config(pipeline.Full)) }
+func Status(ctx context.Context) error { return pipeline.Status(ctx, config("")) }
 
 // Verify checks every raw data hash and re-derives every output from the committed data, byte for byte.
-func Verify(ctx context.Context) error { return pipeline.Verify(ctx, config(pipeline.Full)) }
+func Verify(ctx context.Context) error { return pipeline.Verify(ctx, config("")) }
 
 // Build rebuilds every stale analysis, figure, table and paper stage from the pinned datasets.
-func Build(ctx context.Context) error { return pipeline.Build(ctx, config(pipeline.Full)) }
+func Build(ctx context.Context) error { return pipeline.Build(ctx, config("")) }
 
 // Paper builds paper/main.pdf and every stale output it includes.
-func Paper(ctx context.Context) error { return pipeline.Paper(ctx, config(pipeline.Full)) }
+func Paper(ctx context.Context) error { return pipeline.Paper(ctx, config("")) }
 
 // Clean removes build caches and leftovers of interrupted runs; keeps data, the content store and committed outputs.
-func Clean() error { return pipeline.Clean(config(pipeline.Full)) }
+func Clean() error { return pipeline.Clean(config("")) }
 
 // Bench runs every Go benchmark and times a no-op build; prints the figures.
-func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config(pipeline.Full)) }
+func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config("")) }
 
 // TLS holds Study A: TLS 1.3 signature x key-exchange matrix on one host.
 type TLS mg.Namespace

@@ -34,7 +34,11 @@ const (
 type Config struct {
 	// Root is the repository root.
 	Root string
-	// Profile is Quick or Full.
+	// Profile is Quick or Full for the experiments; for the analysis it
+	// picks which pinned run of each study feeds the stages. Empty (the
+	// default of build, status, verify and paper) means each study's full
+	// run when one is pinned, else its quick run: the committed outputs
+	// come from the full runs wherever they exist.
 	Profile string
 	// Verbose adds detail to the one-line-per-step output (mage -v).
 	Verbose bool
@@ -64,7 +68,7 @@ func (c *Config) now() time.Time {
 
 // Validate checks the profile.
 func (c *Config) Validate() error {
-	if c.Profile != Quick && c.Profile != Full {
+	if c.Profile != "" && c.Profile != Quick && c.Profile != Full {
 		return fmt.Errorf("unknown profile %q: use %q or %q (PQREPRO_PROFILE)", c.Profile, Quick, Full)
 	}
 	if _, err := os.Stat(filepath.Join(c.Root, "go.mod")); err != nil {
@@ -113,7 +117,11 @@ func Engine(cfg Config) (*repro.Engine, error) {
 		if s.Stages == nil {
 			continue
 		}
-		st, err := s.Stages(cfg.Root, cfg.Profile)
+		profile, err := cfg.stageProfile(s)
+		if err != nil {
+			return nil, fmt.Errorf("study %s: %w", s.Name, err)
+		}
+		st, err := s.Stages(cfg.Root, profile)
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
@@ -140,15 +148,18 @@ func Status(ctx context.Context, cfg Config) error {
 		return err
 	}
 	for _, s := range Studies() {
+		profile, err := cfg.stageProfile(s)
 		pinned := "no dataset yet: run `mage " + s.Name + ":run`"
-		if s.Pinned != nil {
-			if p, err := s.Pinned(cfg.Root, cfg.Profile); err != nil {
+		if err != nil {
+			pinned = "error: " + err.Error()
+		} else if s.Pinned != nil {
+			if p, err := s.Pinned(cfg.Root, profile); err != nil {
 				pinned = "error: " + err.Error()
 			} else if p != "" {
 				pinned = p
 			}
 		}
-		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, cfg.Profile, pinned)
+		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, profile, pinned)
 	}
 	e, err := Engine(cfg)
 	if err != nil {
@@ -172,7 +183,7 @@ func Status(ctx context.Context, cfg Config) error {
 	}
 	switch {
 	case len(st) == 0:
-		cfg.printf("no stages: no study has a dataset for the %s profile yet", cfg.Profile)
+		cfg.printf("no stages: no study has a pinned dataset yet")
 	case stale == 0:
 		cfg.printf("all %d stages are up to date", len(st))
 	default:
@@ -229,4 +240,26 @@ func Build(ctx context.Context, cfg Config, names ...string) error {
 	}
 	cfg.printf("build: %d stages ran, %d up to date (%v)", len(rep.Ran), len(rep.UpToDate), cfg.now().Sub(start).Round(time.Millisecond))
 	return nil
+}
+
+// stageProfile is the profile whose pinned run feeds a study's stages:
+// the configured one, or with none configured the full run when pinned,
+// else the quick run.
+func (c *Config) stageProfile(s Study) (string, error) {
+	if c.Profile != "" || s.Pinned == nil {
+		if c.Profile == "" {
+			return Full, nil
+		}
+		return c.Profile, nil
+	}
+	for _, p := range []string{Full, Quick} {
+		run, err := s.Pinned(c.Root, p)
+		if err != nil {
+			return "", err
+		}
+		if run != "" {
+			return p, nil
+		}
+	}
+	return Full, nil
 }

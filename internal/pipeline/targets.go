@@ -77,6 +77,9 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 // every stale stage. With every dataset committed it only rebuilds, which
 // on an up-to-date tree is a no-op that reads no large file.
 func All(ctx context.Context, cfg Config) error {
+	if cfg.Profile == "" {
+		cfg.Profile = Full
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -89,12 +92,12 @@ func All(ctx context.Context, cfg Config) error {
 	for i, s := range steps {
 		est := ""
 		if s.estimate > 0 {
-			est = fmt.Sprintf(" [about %v]", s.estimate)
+			est = fmt.Sprintf(" [about %v]", roundDuration(s.estimate))
 		}
 		cfg.printf("  %d. %s%s", i+1, s.what, est)
 		total += s.estimate
 	}
-	cfg.printf("estimated time: %v at most (less when stages are up to date)", total)
+	cfg.printf("estimated time: %v at most (less when stages are up to date)", roundDuration(total))
 	if err := cfg.installer().Ensure(ctx, reqs); err != nil {
 		return err
 	}
@@ -112,6 +115,9 @@ func All(ctx context.Context, cfg Config) error {
 
 // RunStudy runs one study's experiment into a new run folder.
 func RunStudy(ctx context.Context, cfg Config, name string) error {
+	if cfg.Profile == "" {
+		cfg.Profile = Full
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -127,7 +133,7 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 				return err
 			}
 		}
-		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, s.estimate(cfg.Root, cfg.Profile))
+		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
 		return s.Run(ctx, cfg)
 	}
 	return fmt.Errorf("study %q is not built yet: see the open issues (tls: Study A, net: Study B, pico: Study C)", name)
@@ -226,4 +232,13 @@ func (s Study) estimate(root, profile string) time.Duration {
 		return 0
 	}
 	return s.EstimateFor(root, profile)
+}
+
+// roundDuration rounds an estimate to what a person reads: seconds below
+// an hour, minutes above.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= time.Hour {
+		return d.Round(time.Minute)
+	}
+	return d.Round(time.Second)
 }
