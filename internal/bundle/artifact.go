@@ -204,6 +204,9 @@ func artifactMD(in artifactInput) []byte {
 		if npm == "" {
 			npm = "none"
 		}
+		if t.Unknown != "" && len(t.Apt)+len(t.Npm) == 0 {
+			apt, npm = "unknown: "+t.Unknown, "unknown"
+		}
 		p("| `%s` | %s | %s | %s | %s |", t.Name, root, cell(hw), cell(apt), cell(npm))
 	}
 	p("")

@@ -278,8 +278,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	rep.Path, rep.SHA256, rep.Size = out, hex.EncodeToString(h.Sum(nil)), cw.n
 	rep.Files, rep.Blobs = len(files), len(blobs)
-	logf("bundle: %s", out)
-	logf("bundle: sha256 %s, %d bytes (%s; %s before compression)", rep.SHA256, rep.Size, size(rep.Size), size(total))
+	logf("bundle: %s before compression, %s after", size(total), size(rep.Size))
 	return rep, nil
 }
 

@@ -121,6 +121,9 @@ func newFixture(t *testing.T) *fixture {
 	// split, and a non-ASCII one: both need pax headers.
 	writeFile(t, f.Root, "docs/"+strings.Repeat("x", 120)+".md", "long\n", 0o644)
 	writeFile(t, f.Root, "docs/análise.md", "não ASCII\n", 0o644)
+	if err := os.Symlink("análise.md", filepath.Join(f.Root, "docs", "latest.md")); err != nil {
+		t.Fatal(err)
+	}
 	runGit(t, f.Root, "add", "-A")
 	runGit(t, f.Root, "commit", "-q", "-m", "fixture")
 	return f

@@ -20,6 +20,9 @@ type Target struct {
 	// Apt lists the Debian packages the target installs if missing;
 	// Npm the folders whose package-lock.json it installs with npm ci.
 	Apt, Npm []string
+	// Unknown, when set, says why Apt and Npm are not known (for
+	// example: the study has not landed in this commit).
+	Unknown string
 	// Estimate is the expected wall time per profile from the study
 	// registry (constants, not measurements); may be empty.
 	Estimate map[string]time.Duration

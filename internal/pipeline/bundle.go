@@ -52,7 +52,7 @@ func Bundle(ctx context.Context, cfg Config) error {
 			if s.Requirements != nil {
 				fill(t, s.Requirements(cfg.Root))
 			}
-			t.Estimate = s.Estimate
+			t.Estimate = map[string]time.Duration{Quick: s.estimate(cfg.Root, Quick), Full: s.estimate(cfg.Root, Full)}
 		}
 		if t.Name == "paper" || t.Name == "build" || t.Name == "verify" {
 			fill(t, []deps.Requirement{reqLatex})
