@@ -1,0 +1,46 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	anet "pqrepro/analysis/netstudy"
+	"pqrepro/experiments/netstudy"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+const netStudy = "net"
+
+func init() {
+	studies = append(studies, Study{
+		Name:         netStudy,
+		Title:        "Study B: X25519 vs X25519MLKEM768 across emulated networks",
+		Requirements: netstudy.Requirements,
+		EstimateFor: func(root, profile string) time.Duration {
+			s, err := netstudy.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
+			if err != nil {
+				return 0
+			}
+			e, err := netstudy.Estimate(s, profile)
+			if err != nil {
+				return 0
+			}
+			return e.Expected
+		},
+		Pinned: func(root, profile string) (string, error) {
+			return spec.PinnedRun(root, netStudy, profile)
+		},
+		Run: func(ctx context.Context, cfg Config) error {
+			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now})
+		},
+		Stages: func(root, profile string) ([]*repro.Stage, error) {
+			run, err := spec.PinnedRun(root, netStudy, profile)
+			if err != nil || run == "" {
+				return nil, err
+			}
+			return anet.Stages(run, anet.Params{}), nil
+		},
+	})
+}
