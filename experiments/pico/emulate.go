@@ -21,7 +21,7 @@ type RunConfig struct {
 	Modules     string        // node_modules with rp2040js; "" installs the pinned one into .cache
 	Timeout     time.Duration // wall-clock limit; 0 means 30 minutes
 	MaxCycles   uint64        // simulated-cycle limit; 0 means none
-	IdleTimeout time.Duration // passed to ReadRun; 0 means 60 s
+	IdleTimeout time.Duration // passed to ReadRun; 0 means 60 s, or Timeout for an image with on-device RSA keygens (silent for minutes)
 	RawLog      io.Writer     // receives the UART bytes verbatim
 	Progress    func(Measurement)
 	Log         io.Writer
@@ -84,6 +84,9 @@ func Emulate(ctx context.Context, img Image, cfg RunConfig) (*EmulatedRun, error
 	idle := cfg.IdleTimeout
 	if idle <= 0 {
 		idle = 60 * time.Second
+		if img.silentOps() {
+			idle = timeout
+		}
 	}
 
 	master, slave, err := OpenPTY()
@@ -154,4 +157,21 @@ func errSuffix(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// silentOps reports whether the image runs on-device RSA-2048 keygens: one
+// is tens of seconds of simulated time without a UART line, minutes of
+// wall time in rp2040js, longer than the default idle timeout. The
+// emulator's own timeout and deadlock detection still stop a hung image.
+func (img Image) silentOps() bool {
+	for _, d := range img.Defines {
+		if v, ok := strings.CutPrefix(d, "REPS_RSA_KEYGEN="); ok && v != "0" {
+			for _, s := range img.Schemes {
+				if s == "rsa-2048" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -22,10 +22,14 @@ func (img *Image) hashOutputs() error {
 		if err != nil {
 			return fmt.Errorf("hash %s: %w", f.path, err)
 		}
-		sum := sha256.Sum256(b)
-		*f.dst = hex.EncodeToString(sum[:])
+		*f.dst = sha256hex(b)
 	}
 	return nil
+}
+
+func sha256hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // pqcleanLock returns the pqclean version the firmware's npm lock file

@@ -20,3 +20,19 @@ func TestOwnerOf(t *testing.T) {
 		}
 	}
 }
+
+func TestImageSilentOps(t *testing.T) {
+	for _, tc := range []struct {
+		img  Image
+		want bool
+	}{
+		{Image{Schemes: ClassicalSchemes, Defines: []string{"REPS_RSA_KEYGEN=3"}}, true},
+		{Image{Schemes: ClassicalSchemes, Defines: []string{"REPS_RSA_KEYGEN=0"}}, false},
+		{Image{Schemes: KEMSchemes, Defines: []string{"REPS_RSA_KEYGEN=3"}}, false},
+		{Image{}, false},
+	} {
+		if got := tc.img.silentOps(); got != tc.want {
+			t.Errorf("%+v: %v", tc.img, got)
+		}
+	}
+}
