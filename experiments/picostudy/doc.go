@@ -1,0 +1,24 @@
+// Package picostudy runs Study C (ML-KEM and ML-DSA against RSA-2048,
+// ECDSA P-256 and ECDH P-256 on a Raspberry Pi Pico, RP2040 Cortex-M0+ at
+// 133 MHz) from its spec, experiments/pico.toml, into a raw dataset:
+//
+//	data/pico/<run-id>/
+//	  meta.json                    provenance (internal/provenance), with the
+//	                               board ("rp2040js 1.4.1 (emulated)"), tools,
+//	                               simulated MHz and wall time per image, and
+//	                               the SHA-256 of every file below
+//	  <image>/serial.log           the UART bytes, verbatim
+//	  <image>/measurements.csv.gz  one row per timed operation (deterministic gzip)
+//	  <image>/verify.json          host checks of the device's test vectors
+//	                               (cloudflare/circl, crypto/mlkem, crypto/mldsa)
+//	  <image>/size.json            ELF sections and bytes per scheme
+//	  <image>/image.json           build provenance (firmware ID, compiler,
+//	                               flags, source hashes) and run status
+//
+// The firmware, emulator, serial reader and host checks are
+// experiments/pico; this package decides what to run (profiles, images,
+// seed, board), runs independent images in parallel on the machine's two
+// cores, refuses a run whose device or host checks failed, and registers a
+// good run atomically (repro.NewRun/Commit) before pinning it in the spec.
+// The analysis (analysis/pico) reads only the pinned run.
+package picostudy

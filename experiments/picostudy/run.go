@@ -1,0 +1,640 @@
+package picostudy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"pqrepro/experiments/pico"
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// RunConfig says which profile to run and where.
+type RunConfig struct {
+	// Root is the repository root; "" finds it from the working directory.
+	Root string
+	// Profile names a [profiles.*] table of the spec ("quick" or "full").
+	Profile string
+	// SpecPath is the spec; "" means <Root>/experiments/pico.toml. The run
+	// is pinned in this file.
+	SpecPath string
+	// DataDir holds the runs (<DataDir>/pico/<run-id>/); "" means
+	// <Root>/data.
+	DataDir string
+	// Images, when set, replaces the profile's image list (tests).
+	Images []string
+	// Workers, when positive, replaces the spec's worker count.
+	Workers int
+	// Now is the clock (run ID, start and end, progress); nil is time.Now.
+	Now func() time.Time
+	// Log receives the plan and one line per image started and finished;
+	// nil discards.
+	Log io.Writer
+
+	// tamper, in tests, changes a dataset after it is read and before it
+	// is checked, to prove that a failed check fails the run.
+	tamper func(image string, ds *pico.Dataset)
+}
+
+// ImageRecord is image.json: how one image was built and how its run went.
+// It holds no path of the machine that made it.
+type ImageRecord struct {
+	Name         string            `json:"name"`
+	Schemes      []string          `json:"schemes"`
+	Profile      string            `json:"profile"`
+	FirmwareID   string            `json:"firmware_id"`
+	Compiler     string            `json:"compiler"`
+	CFlags       []string          `json:"cflags"`
+	Defines      []string          `json:"defines"`
+	Sources      map[string]string `json:"sources"`
+	ELFSHA256    string            `json:"elf_sha256"`
+	UF2SHA256    string            `json:"uf2_sha256"`
+	Header       pico.Header       `json:"header"`
+	Measurements int               `json:"measurements"`
+	Checks       int               `json:"host_checks"`
+	Skipped      int               `json:"skipped_lines"`
+	EndMicros    uint64            `json:"end_us"`
+	Emulated     bool              `json:"emulated"`
+	Emulator     *EmulatorRecord   `json:"emulator,omitempty"`
+	BuildSeconds float64           `json:"build_seconds"`
+	WallSeconds  float64           `json:"wall_seconds"`
+}
+
+// EmulatorRecord is what rp2040js reported about one image's run.
+type EmulatorRecord struct {
+	Reason      string   `json:"reason"`
+	Cycles      uint64   `json:"cycles"`
+	SimSeconds  float64  `json:"sim_seconds"`
+	WallSeconds float64  `json:"wall_seconds"`
+	SimMHz      float64  `json:"sim_mhz"`
+	ClkSys      float64  `json:"clk_sys_hz"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+// ErrCheck is wrapped by the error of a run whose device or host checks
+// failed.
+var ErrCheck = errors.New("pico run check failed")
+
+// Run runs the profile's firmware images and records a raw dataset:
+//
+//  1. load the spec strictly, start a run folder with repro.NewRun;
+//  2. build every image (cached by firmware ID);
+//  3. run the images, Workers at a time on the emulator (longest first), or
+//     one at a time on a real board; write per image the serial log
+//     verbatim, measurements.csv.gz, verify.json (host checks with circl
+//     and Go's crypto), size.json and image.json;
+//  4. write meta.json, commit the run, and pin it in the spec for the
+//     profile.
+//
+// An incomplete read, a device check that failed ("err" line), a fault or
+// a host verification that failed fails the run with the image, scheme and
+// check named; the run folder is then removed (never registered), as it is
+// when ctx is cancelled.
+func Run(ctx context.Context, cfg RunConfig) (err error) {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(log, "pico: "+format+"\n", args...) }
+
+	root, err := pico.FindRoot(cfg.Root)
+	if err != nil {
+		return err
+	}
+	specPath := cfg.SpecPath
+	if specPath == "" {
+		specPath = filepath.Join(root, spec.Path(Study))
+	}
+	s, err := LoadSpec(specPath)
+	if err != nil {
+		return err
+	}
+	prof, err := s.Profile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	specSHA, err := repro.HashFile(specPath)
+	if err != nil {
+		return fmt.Errorf("hash spec: %w", err)
+	}
+	names := prof.Images
+	if len(cfg.Images) > 0 {
+		names = cfg.Images
+	}
+	all := pico.StandardImages()
+	for _, n := range names {
+		if !slices.ContainsFunc(all, func(c pico.BuildConfig) bool { return c.Name == n }) {
+			return fmt.Errorf("unknown image %q (standard images: %s)", n, strings.Join(imageNames(all), ", "))
+		}
+	}
+	imgs := selectImages(all, names)
+	workers := s.Workers
+	if cfg.Workers > 0 {
+		workers = cfg.Workers
+	}
+	board := s.Board
+	if board.Kind == BoardSerial {
+		workers = 1
+		if board.Bootsel == "" && len(imgs) > 1 {
+			return fmt.Errorf(`a real board without [board] bootsel runs only the image it already has; set bootsel = "auto" or run one image (%d selected)`, len(imgs))
+		}
+	}
+	idle, _ := parsePositive(board.IdleTimeout)
+	timeout, _ := parsePositive(prof.ImageTimeout)
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(root, "data")
+	}
+	// Order longest first, so the two workers finish close together.
+	est := map[string]time.Duration{}
+	for _, c := range imgs {
+		est[c.Name] = imageEstimate(c, prof)
+	}
+	slices.SortStableFunc(imgs, func(a, b pico.BuildConfig) int { return int(est[b.Name] - est[a.Name]) })
+	logf("plan: profile %s, %d images (%s) on %s, %d at a time, about %v",
+		cfg.Profile, len(imgs), strings.Join(imageNames(imgs), ", "), board.Kind, workers,
+		estimateFor(imgs, prof, workers).Round(time.Second))
+
+	start := now()
+	r, err := repro.NewRun(dataDir, Study, cfg.Profile, start)
+	if err != nil {
+		return err
+	}
+	defer r.Abort() // no-op after Commit
+	defer func() {
+		if err != nil {
+			logf("run %s failed, nothing recorded: %v", r.ID, firstLine(err))
+		}
+	}()
+
+	// Tools and the board label first: a missing emulator fails early.
+	tools := map[string]string{}
+	var boardLabel, modules string
+	if board.Kind == BoardEmulator {
+		if modules, err = pico.EnsureEmulator(ctx, root, log); err != nil {
+			return err
+		}
+		ver, err := packageVersion(filepath.Join(modules, "rp2040js", "package.json"))
+		if err != nil {
+			return fmt.Errorf("rp2040js version: %w (delete .cache/pico/npm-emu and retry)", err)
+		}
+		tools["rp2040js"] = ver
+		boardLabel = "rp2040js " + ver + " (emulated)"
+	} else {
+		boardLabel = "Raspberry Pi Pico (RP2040) on " + filepath.Base(board.Port)
+	}
+
+	// Build every image before running any: a compile error stops the run
+	// before minutes of emulation.
+	built := make([]pico.Image, len(imgs))
+	for i, c := range imgs {
+		c.Root = root
+		c.Profile = prof.Firmware(cfg.Profile)
+		c.Seed = s.Seed
+		c.CFlags = slices.Clone(s.Build.CFlags)
+		c.OutDir = filepath.Join(root, ".cache", "pico", "study", cfg.Profile)
+		c.Log = log
+		img, err := pico.Build(ctx, c)
+		if err != nil {
+			return fmt.Errorf("build image %s: %w", c.Name, err)
+		}
+		logf("built %s (firmware %s, %.1f s)", img.Name, img.FirmwareID, img.BuildTime.Seconds())
+		built[i] = img
+	}
+
+	tr := &tracker{now: now, start: now(), est: est, workers: workers, total: len(built),
+		started: map[string]time.Time{}, done: map[string]bool{}, scale: 1}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	jobs := make(chan pico.Image)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		records  = map[string]ImageRecord{}
+	)
+	fail := func(e error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = e
+			cancel(e)
+		}
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for img := range jobs {
+				if runCtx.Err() != nil {
+					continue
+				}
+				logf("%s", tr.begin(img.Name))
+				rec, err := runImage(runCtx, img, imageEnv{root: root, dir: filepath.Join(r.Dir, img.Name),
+					board: board, modules: modules, idle: idle, timeout: timeout, log: log, tamper: cfg.tamper, now: now})
+				if err != nil {
+					if runCtx.Err() != nil && context.Cause(runCtx) != err {
+						continue // stopped because another image failed or ctx ended
+					}
+					fail(fmt.Errorf("image %s: %w", img.Name, err))
+					continue
+				}
+				mu.Lock()
+				records[img.Name] = rec
+				mu.Unlock()
+				detail := fmt.Sprintf("%d measurements, %d host checks passed", rec.Measurements, rec.Checks)
+				if rec.Emulator != nil {
+					detail += fmt.Sprintf(", %.1f simulated MHz", rec.Emulator.SimMHz)
+				}
+				logf("%s", tr.finish(img.Name, detail))
+			}
+		}()
+	}
+feed:
+	for _, img := range built {
+		select {
+		case jobs <- img:
+		case <-runCtx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("pico run interrupted: %w", err)
+	}
+
+	end := now()
+	meta := provenance.Collect(ctx, provenance.Options{Root: root, Tools: map[string][]string{
+		"arm-none-eabi-gcc": {"arm-none-eabi-gcc", "--version"},
+		"node":              {"node", "--version"},
+		"npm":               {"npm", "--version"},
+	}})
+	if meta.Tools == nil {
+		meta.Tools = map[string]string{}
+	}
+	for k, v := range tools {
+		meta.Tools[k] = v
+	}
+	meta.Study = Study
+	meta.RunID = r.ID
+	meta.Spec = specRel(root, specPath)
+	meta.SpecSHA = specSHA
+	meta.Profile = cfg.Profile
+	meta.Seeds = map[string]uint64{"firmware_randombytes": s.Seed}
+	meta.Start = start.UTC()
+	meta.End = end.UTC()
+	meta.Board = boardLabel
+	measured := map[string]any{"wall_seconds": end.Sub(start).Seconds(), "workers": workers,
+		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}}
+	for name, rec := range records {
+		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
+			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "firmware_id": rec.FirmwareID,
+			"compiler": rec.Compiler, "cflags": rec.CFlags, "sources": rec.Sources}
+		if e := rec.Emulator; e != nil {
+			m["simulated_mhz"] = e.SimMHz
+			m["simulated_seconds"] = e.SimSeconds
+			m["cycles"] = e.Cycles
+		}
+		measured["images"].(map[string]any)[name] = m
+	}
+	meta.Measured = measured
+	meta.Notes = []string{
+		"Times are from the RP2040's 1 MHz TIMER and clk_sys cycles from SysTick, at the firmware's 133 MHz (12 MHz crystal, PLL).",
+		"Peak stack is measured by painting the stack before each operation and finding the lowest overwritten word.",
+	}
+	if board.Kind == BoardEmulator {
+		meta.Notes = append(meta.Notes, "EMULATED: rp2040js executes the same RAM-only image cycle by cycle but models no bus contention, wait states or flash cache; label every result as emulated.")
+	}
+	files, err := hashTree(r.Dir)
+	if err != nil {
+		return err
+	}
+	meta.Files = files
+	if err := provenance.Write(r.Dir, meta); err != nil {
+		return err
+	}
+	if err := r.Commit(); err != nil {
+		return err
+	}
+	if err := spec.Pin(specPath, cfg.Profile, r.ID); err != nil {
+		return fmt.Errorf("run %s is recorded in %s but could not be pinned: %w (add %s = %q under [runs] by hand)", r.ID, r.Final, err, cfg.Profile, r.ID)
+	}
+	logf("run %s recorded (%d images, %v) and pinned for the %s profile in %s", r.ID, len(records),
+		end.Sub(start).Round(time.Second), cfg.Profile, meta.Spec)
+	return nil
+}
+
+// imageEnv is what runImage needs besides the image.
+type imageEnv struct {
+	root, dir, modules string
+	board              BoardSpec
+	idle, timeout      time.Duration
+	log                io.Writer
+	tamper             func(string, *pico.Dataset)
+	now                func() time.Time
+}
+
+// runImage runs one image and writes its files into env.dir.
+func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, error) {
+	start := env.now()
+	if err := os.MkdirAll(env.dir, 0o755); err != nil {
+		return ImageRecord{}, fmt.Errorf("create %s: %w", env.dir, err)
+	}
+	rawPath := filepath.Join(env.dir, SerialLogFile)
+	var ds *pico.Dataset
+	var emu *EmulatorRecord
+	if env.board.Kind == BoardEmulator {
+		raw, err := os.Create(rawPath)
+		if err != nil {
+			return ImageRecord{}, fmt.Errorf("create serial log: %w", err)
+		}
+		run, err := pico.Emulate(ctx, img, pico.RunConfig{Root: env.root, Modules: env.modules,
+			Timeout: env.timeout, IdleTimeout: env.idle, RawLog: raw, Log: env.log})
+		if cerr := raw.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("write serial log: %w", cerr)
+		}
+		if err != nil {
+			return ImageRecord{}, err
+		}
+		ds = run.Dataset
+		e := run.Emulator
+		emu = &EmulatorRecord{Reason: e.Reason, Cycles: e.Cycles, SimSeconds: e.SimSeconds,
+			WallSeconds: e.WallSeconds, SimMHz: e.SimMHz, ClkSys: e.ClkSys, Warnings: e.Warnings}
+	} else {
+		var err error
+		if ds, err = readBoard(ctx, img, env, rawPath); err != nil {
+			return ImageRecord{}, err
+		}
+	}
+	if env.tamper != nil {
+		env.tamper(img.Name, ds)
+	}
+	if err := CheckDataset(img, ds); err != nil {
+		return ImageRecord{}, err
+	}
+	checks, verr := pico.VerifyVectors(ds)
+	if b, err := json.MarshalIndent(checks, "", "  "); err == nil {
+		if err := os.WriteFile(filepath.Join(env.dir, VerifyFile), append(b, '\n'), 0o644); err != nil {
+			return ImageRecord{}, fmt.Errorf("write %s: %w", VerifyFile, err)
+		}
+	}
+	if err := checkVerification(checks, verr); err != nil {
+		return ImageRecord{}, err
+	}
+	csvgz, err := EncodeMeasurements(ds.Measurements)
+	if err != nil {
+		return ImageRecord{}, fmt.Errorf("encode measurements: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(env.dir, MeasurementsFile), csvgz, 0o644); err != nil {
+		return ImageRecord{}, fmt.Errorf("write %s: %w", MeasurementsFile, err)
+	}
+	size, err := pico.SizeReportFile(img.ELF)
+	if err != nil {
+		return ImageRecord{}, fmt.Errorf("size report: %w", err)
+	}
+	if err := writeJSON(filepath.Join(env.dir, SizeFile), size); err != nil {
+		return ImageRecord{}, err
+	}
+	elfSum, err := repro.HashFile(img.ELF)
+	if err != nil {
+		return ImageRecord{}, err
+	}
+	uf2Sum, err := repro.HashFile(img.UF2)
+	if err != nil {
+		return ImageRecord{}, err
+	}
+	rec := ImageRecord{Name: img.Name, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
+		Compiler: img.Compiler, CFlags: img.CFlags, Defines: img.Defines, Sources: img.Sources,
+		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
+		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Emulated: ds.Emulated,
+		Emulator: emu, BuildSeconds: img.BuildTime.Seconds(), WallSeconds: env.now().Sub(start).Seconds()}
+	if err := writeJSON(filepath.Join(env.dir, ImageFile), rec); err != nil {
+		return ImageRecord{}, err
+	}
+	return rec, nil
+}
+
+// readBoard flashes the image through the BOOTSEL drive when configured
+// and reads one whole run from the board's serial port.
+func readBoard(ctx context.Context, img pico.Image, env imageEnv, rawPath string) (*pico.Dataset, error) {
+	if env.board.Bootsel != "" {
+		drive := env.board.Bootsel
+		if drive == "auto" {
+			drive = ""
+		}
+		fmt.Fprintf(env.log, "pico: %s: copying %s to the RPI-RP2 drive (hold BOOTSEL while plugging the board in)\n", img.Name, filepath.Base(img.UF2))
+		if _, err := pico.Flash(img.UF2, pico.FlashConfig{Drive: drive}); err != nil {
+			return nil, err
+		}
+	}
+	ds, err := pico.Read(ctx, env.board.Port, pico.ReadConfig{Baud: env.board.Baud, IdleTimeout: env.idle, RawLogPath: rawPath})
+	if err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
+// CheckDataset fails when a run is not whole and clean: an incomplete
+// read, a problem on the line, a fault, a device check that failed (an
+// "err" line or ok=0), a firmware that is not the image built, or a scheme
+// of the image without measurements. The error names the scheme and check.
+func CheckDataset(img pico.Image, ds *pico.Dataset) error {
+	if ds == nil {
+		return fmt.Errorf("%w: no data", ErrCheck)
+	}
+	if ds.Fault != nil {
+		return fmt.Errorf("%w: the firmware faulted (exception %d at pc=0x%08x, lr=0x%08x)", ErrCheck, ds.Fault.Exception, ds.Fault.PC, ds.Fault.LR)
+	}
+	for _, f := range ds.Failures {
+		return fmt.Errorf("%w: device check failed: %s %s iteration %d: %s", ErrCheck, f.Scheme, f.Op, f.Iter, f.Msg)
+	}
+	for _, m := range ds.Measurements {
+		if !m.OK {
+			return fmt.Errorf("%w: device check failed: %s %s iteration %d reported ok=0", ErrCheck, m.Scheme, m.Op, m.Iter)
+		}
+	}
+	if !ds.Complete || len(ds.Problems) > 0 {
+		var ps []string
+		for _, p := range ds.Problems {
+			ps = append(ps, p.String())
+		}
+		return fmt.Errorf("%w: incomplete serial run (%s)", ErrCheck, strings.Join(ps, "; "))
+	}
+	if img.FirmwareID != "" && ds.Header.FirmwareID != img.FirmwareID {
+		return fmt.Errorf("%w: the board ran firmware %s, not the image built (%s): flash it again", ErrCheck, ds.Header.FirmwareID, img.FirmwareID)
+	}
+	for _, s := range img.Schemes {
+		if !slices.ContainsFunc(ds.Measurements, func(m pico.Measurement) bool { return m.Scheme == s }) {
+			return fmt.Errorf("%w: scheme %s has no measurements", ErrCheck, s)
+		}
+	}
+	return nil
+}
+
+// checkVerification turns VerifyVectors' result into an error naming every
+// failed check.
+func checkVerification(checks []pico.Check, verr error) error {
+	var bad []string
+	for _, c := range checks {
+		if !c.OK {
+			s := fmt.Sprintf("%s %s (%s)", c.Scheme, c.Name, c.Lib)
+			if c.Detail != "" {
+				s += ": " + c.Detail
+			}
+			bad = append(bad, s)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: host verification failed: %s", ErrCheck, strings.Join(bad, "; "))
+	}
+	if verr != nil {
+		return fmt.Errorf("%w: host verification: %v", ErrCheck, verr)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+func packageVersion(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var p struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.Version == "" {
+		return "", fmt.Errorf("%s has no version", path)
+	}
+	return p.Version, nil
+}
+
+// hashTree returns the SHA-256 of every file below dir, by slash path.
+func hashTree(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		sum, err := repro.HashFile(p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = sum
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hash run files: %w", err)
+	}
+	return out, nil
+}
+
+// specRel names the spec in meta.json without a path of this machine.
+func specRel(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.Base(path)
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}
+
+// tracker makes the progress lines: one per image started and finished,
+// with the elapsed time and an ETA from the estimates, rescaled by how
+// long the finished images took against their estimates.
+type tracker struct {
+	mu       sync.Mutex
+	now      func() time.Time
+	start    time.Time
+	est      map[string]time.Duration
+	started  map[string]time.Time
+	done     map[string]bool
+	workers  int
+	total    int
+	finished int
+	actual   time.Duration
+	planned  time.Duration
+	scale    float64
+}
+
+func (t *tracker) begin(name string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started[name] = t.now()
+	return fmt.Sprintf("[%d/%d] %s started (elapsed %v, ETA %v)", len(t.started), t.total, name,
+		t.now().Sub(t.start).Round(time.Second), t.eta().Round(time.Second))
+}
+
+func (t *tracker) finish(name, detail string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	took := t.now().Sub(t.started[name])
+	t.done[name] = true
+	t.finished++
+	t.actual += took
+	t.planned += t.est[name]
+	if t.planned > 0 {
+		t.scale = float64(t.actual) / float64(t.planned)
+	}
+	return fmt.Sprintf("[%d/%d] %s finished in %v: %s (elapsed %v, ETA %v)", t.finished, t.total, name,
+		took.Round(100*time.Millisecond), detail, t.now().Sub(t.start).Round(time.Second), t.eta().Round(time.Second))
+}
+
+func (t *tracker) eta() time.Duration {
+	var rem []time.Duration
+	for name, e := range t.est {
+		if t.done[name] {
+			continue
+		}
+		d := time.Duration(float64(e) * t.scale)
+		if s, ok := t.started[name]; ok {
+			d -= t.now().Sub(s)
+			if d < 0 {
+				d = 0
+			}
+		}
+		rem = append(rem, d)
+	}
+	if len(rem) == 0 {
+		return 0
+	}
+	return makespan(rem, t.workers)
+}
