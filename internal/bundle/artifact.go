@@ -43,7 +43,7 @@ type Manifest struct {
 // archiveFormat describes the archive for BUNDLE.json and ARTIFACT.md.
 const archiveFormat = "tar (POSIX.1-1988 ustar; pax extended headers only for paths ustar cannot hold), entries sorted by path, " +
 	"owner and group 0 with empty names, mode 0644 (0755 for directories and executables), mtime = SOURCE_DATE_EPOCH; " +
-	"gzip (RFC 1952) level 9 with Go's compress/flate, no name and no time in its header"
+	"gzip (RFC 1952) level 6 with Go's compress/flate, no name and no time in its header"
 
 // artifactInput is everything ARTIFACT.md is made from.
 type artifactInput struct {

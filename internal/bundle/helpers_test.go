@@ -30,7 +30,7 @@ type fixture struct {
 	RunDir              string // data/tls/<run>
 }
 
-func needGit(t *testing.T) {
+func needGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: the bundle reads the commit and the tracked files from Git (Debian package git)")
@@ -38,7 +38,7 @@ func needGit(t *testing.T) {
 }
 
 // runGit runs git in dir with a configuration independent of the user's.
-func runGit(t *testing.T, dir string, args ...string) string {
+func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "commit.gpgsign=false", "-c", "core.fileMode=true"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
@@ -51,7 +51,7 @@ func runGit(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func writeFile(t *testing.T, root, rel, content string, perm os.FileMode) {
+func writeFile(t testing.TB, root, rel, content string, perm os.FileMode) {
 	t.Helper()
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -81,7 +81,7 @@ No board was attached.
 `
 
 // newFixture makes the repository and commits it.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	needGit(t)
 	f := &fixture{Root: t.TempDir(), StoreDir: t.TempDir(), Out: t.TempDir()}
@@ -133,7 +133,7 @@ func (f *fixture) opts() Options {
 	return Options{Root: f.Root, OutDir: f.Out, Epoch: testEpoch, Store: f.Store}
 }
 
-func (f *fixture) commit(t *testing.T, msg string) {
+func (f *fixture) commit(t testing.TB, msg string) {
 	t.Helper()
 	runGit(t, f.Root, "add", "-A")
 	runGit(t, f.Root, "commit", "-q", "-m", msg)
