@@ -23,8 +23,7 @@ import (
 // recorded in BUNDLE.json). Level 6, not 9: the bulk of a bundle is packet
 // captures of TLS handshakes, mostly high-entropy key shares, signatures
 // and certificates; on capture-like data (BenchmarkWriteCapture) level 9
-// saved about 1 % and was about five
-// times slower.
+// saved about 1 % and was about five times slower.
 const CompressionLevel = 6
 
 // An entry is one member of the archive.
