@@ -30,9 +30,9 @@ type Results struct {
 	Versus map[string]*Versus `json:"mlkem_vs_ecdh"`
 	// SignVerify is the time and energy of one sign plus one verify, per
 	// signature scheme (the paper's "sign cycle").
-	SignVerify map[string]*Cost  `json:"sign_verify"`
-	Published  []PublishedValue  `json:"published"`
-	M4         M4Comparison      `json:"cortex_m4"`
+	SignVerify  map[string]*Cost  `json:"sign_verify"`
+	Published   []PublishedValue  `json:"published"`
+	M4          M4Comparison      `json:"cortex_m4"`
 	NotMeasured map[string]string `json:"not_measured"`
 }
 
