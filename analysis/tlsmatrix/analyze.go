@@ -115,7 +115,7 @@ func Analyze(recs []tlsmatrix.Record, p Params, in Input) (*Results, error) {
 		Schema: Schema, Study: "tls", Profile: p.Profile, Input: in, Methods: methods,
 		Params: ResultParams{
 			Baseline: p.Baseline, Paper: map[string]string{},
-			Bootstrap: BootstrapParams{Seed: p.BootstrapSeed, Stream: stats.BootstrapStream, Resamples: p.resamples(), Level: Level},
+			Bootstrap: BootstrapParams{Seed: p.BootstrapSeed, Stream: fmt.Sprintf("%#x", uint64(stats.BootstrapStream)), Resamples: p.resamples(), Level: Level},
 			Level:     Level, MinN: MinConnections,
 		},
 		Families:  map[string]*Family{},
@@ -208,25 +208,15 @@ func groupLabel(g string) string   { return cmp.Or(groupLabels[g], g) }
 
 // rowLabel is the cert key part of a label with the options, e.g.
 // "ML-DSA-87 (chain)".
-func rowLabel(id tlsmatrix.ConfigID) string {
-	s := certKeyLabel(id.CertKey)
-	var opts []string
-	if id.Chain {
-		opts = append(opts, "chain")
-	}
-	if id.HRR {
-		opts = append(opts, "HRR")
-	}
-	if len(opts) > 0 {
-		s += " (" + strings.Join(opts, ", ") + ")"
-	}
-	return s
-}
+func rowLabel(id tlsmatrix.ConfigID) string { return certKeyLabel(id.CertKey) + options(id) }
 
 // Label is the human name of a configuration, e.g. "ML-DSA-87 + X25519"
 // or "ECDSA P-256 + X25519MLKEM768 (chain)".
 func Label(id tlsmatrix.ConfigID) string {
-	s := certKeyLabel(id.CertKey) + " + " + groupLabel(id.Group)
+	return certKeyLabel(id.CertKey) + " + " + groupLabel(id.Group) + options(id)
+}
+
+func options(id tlsmatrix.ConfigID) string {
 	var opts []string
 	if id.Chain {
 		opts = append(opts, "chain")
@@ -234,10 +224,10 @@ func Label(id tlsmatrix.ConfigID) string {
 	if id.HRR {
 		opts = append(opts, "HRR")
 	}
-	if len(opts) > 0 {
-		s += " (" + strings.Join(opts, ", ") + ")"
+	if len(opts) == 0 {
+		return ""
 	}
-	return s
+	return " (" + strings.Join(opts, ", ") + ")"
 }
 
 func describeConfig(id string, m *measured) (ConfigResult, error) {

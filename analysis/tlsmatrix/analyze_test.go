@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot"
 
@@ -315,5 +316,98 @@ func TestTicks(t *testing.T) {
 	}
 	if got, want := labels(linearTicks{}.Ticks(0, 5.3)), []string{"0", "1", "2", "3", "4", "5"}; !slices.Equal(got, want) {
 		t.Errorf("linear ticks %v, want %v", got, want)
+	}
+}
+
+// FuzzResults: whatever UnmarshalResults accepts, the table renderer
+// handles without panicking (an error is fine). The figures are left to
+// TestFiguresOddResults: rendering a plot per input makes coverage-guided
+// fuzzing crawl.
+func FuzzResults(f *testing.F) {
+	res, err := Analyze(tinyRecords(map[string][]float64{
+		"ed25519/X25519": {1, 2, 3}, "mldsa87/X25519": {4, 5, 6},
+		"ed25519/MLKEM1024": {1.5, 2.5, 3.5}, "ed25519/SecP384r1MLKEM1024": {7, 8, 9},
+	}), testParams(), Input{Path: "tiny"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := MarshalResults(res)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(bytes.Replace(b, []byte(`"median": 2`), []byte(`"median": null`), 1))
+	f.Add(bytes.Replace(b, []byte(`"role": "hybrid"`), []byte(`"role": "x"`), 1))
+	f.Add([]byte(`{"schema":1}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r, err := UnmarshalResults("fuzz.json", in)
+		if err != nil {
+			return
+		}
+		_, _ = Tables(r)
+	})
+}
+
+// TestFiguresOddResults: results that read back but carry odd values
+// (null, zero, negative, huge) give an error or a figure, never a panic
+// or an endless tick loop.
+func TestFiguresOddResults(t *testing.T) {
+	res, err := Analyze(tinyRecords(map[string][]float64{
+		"ed25519/X25519": {1, 2, 3}, "mldsa87/X25519": {4, 5, 6},
+		"ed25519/MLKEM1024": {1.5, 2.5, 3.5}, "ed25519/SecP384r1MLKEM1024": {7, 8, 9},
+	}), testParams(), Input{Path: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{math.NaN(), 0, -1, 1e-300, 1e300, math.MaxFloat64} {
+		for field := range 4 {
+			r := *res
+			r.Configs = slices.Clone(res.Configs)
+			c := &r.Configs[1]
+			c.ECDFMs = slices.Clone(c.ECDFMs)
+			switch field {
+			case 0:
+				c.ThsMs.Median = Num(v)
+			case 1:
+				c.ECDFMs[95] = Num(v)
+			case 2:
+				c.Bytes.Frame.S2C = Num(v)
+			case 3:
+				r.Configs[0].ThsMs.Median = Num(v)
+			}
+			b, err := MarshalResults(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := UnmarshalResults("odd.json", b)
+			if err != nil {
+				continue
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = Figures(back, time.Unix(0, 0))
+				_, _ = Tables(back)
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("rendering with value %v in field %d does not finish", v, field)
+			}
+		}
+	}
+}
+
+func TestTicksDegenerate(t *testing.T) {
+	inf := math.Inf(1)
+	for _, r := range [][2]float64{{0, 1}, {-1, 5}, {1, inf}, {math.NaN(), 3}, {1e-300, 1e300}, {5, 5}} {
+		if n := len(logTicks{}.Ticks(r[0], r[1])); n > 300 {
+			t.Errorf("log ticks %v: %d", r, n)
+		}
+	}
+	for _, r := range [][2]float64{{0, inf}, {math.NaN(), 3}, {1e17, 1e17 + 1}, {5, 5}, {-inf, 0}} {
+		if n := len(linearTicks{}.Ticks(r[0], r[1])); n > 30 {
+			t.Errorf("linear ticks %v: %d", r, n)
+		}
 	}
 }

@@ -137,14 +137,19 @@ func thsPlot(r *Results) (*plot.Plot, error) {
 		} else {
 			otherBox = b
 		}
-		if !(b.P5 > 0) {
-			return nil, fmt.Errorf("config %s: 5th percentile %v ms cannot go on a log axis", c.Config, b.P5)
+		for _, v := range []float64{b.P5, b.Q1, b.Median, b.Q3, b.P95, b.P99} {
+			if !(v > 0 && v < 1e9) { // also false for NaN
+				return nil, fmt.Errorf("config %s: Ths quantile %v ms cannot go on a log axis (want 0 < Ths < 1e9 ms)", c.Config, v)
+			}
 		}
 		lo, hi = min(lo, b.P5), max(hi, b.P99)
 		p.Add(b)
 	}
 	p.X.Min, p.X.Max = lo/1.15, hi*1.15
 	base := r.config(r.Families["matrix"].Baseline)
+	if m := float64(base.ThsMs.Median); !(m > 0 && m < 1e9) {
+		return nil, fmt.Errorf("baseline median %v ms cannot go on a log axis", m)
+	}
 	bl, err := plotter.NewLine(plotter.XYs{{X: float64(base.ThsMs.Median), Y: p.Y.Min}, {X: float64(base.ThsMs.Median), Y: p.Y.Max}})
 	if err != nil {
 		return nil, err
@@ -173,6 +178,11 @@ func bytesPlot(r *Results) (*plot.Plot, error) {
 	hi := 0.0
 	for _, c := range r.Configs {
 		i := int(ys[c.Config])
+		for _, v := range []Num{c.Bytes.Frame.C2S, c.Bytes.Frame.S2C, c.Bytes.Frame.Total} {
+			if !(v >= 0 && v < 1e15) { // also false for NaN
+				return nil, fmt.Errorf("config %s: frame bytes %v out of range", c.Config, v)
+			}
+		}
 		c2s[i] = float64(c.Bytes.Frame.C2S) / 1000
 		s2c[i] = float64(c.Bytes.Frame.S2C) / 1000
 		tot := float64(c.Bytes.Frame.Total) / 1000
@@ -265,6 +275,9 @@ func (b *quantileBox) Thumbnail(c *draw.Canvas) {
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0 && hi >= lo && hi/lo < 1e30) { // also false for NaN and Inf
+		return nil
+	}
 	var ts []plot.Tick
 	for e := int(math.Floor(math.Log10(lo))); math.Pow(10, float64(e)) <= hi; e++ {
 		for m := 1; m <= 9; m++ {
@@ -288,8 +301,8 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 type linearTicks struct{}
 
 func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', -1, 64)}}
+	if !(hi > lo) || math.IsInf(hi-lo, 0) || (hi-lo) < 1e-12*max(math.Abs(lo), math.Abs(hi)) {
+		return nil // empty, not finite, or too narrow to step through
 	}
 	e := math.Floor(math.Log10((hi - lo) / 10))
 	var step float64

@@ -3,6 +3,7 @@ package tlsmatrix
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -58,7 +59,7 @@ type ResultParams struct {
 // BootstrapParams are what is needed to rerun the bootstrap.
 type BootstrapParams struct {
 	Seed      uint64  `json:"seed"`
-	Stream    uint64  `json:"stream"` // stats.BootstrapStream
+	Stream    string  `json:"stream"` // stats.BootstrapStream in hex (a JSON number would lose bits above 2^53 in many readers)
 	Resamples int     `json:"resamples"`
 	Level     float64 `json:"level"`
 }
@@ -296,10 +297,45 @@ func UnmarshalResults(name string, b []byte) (*Results, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("read %s: schema %d, want %d (rebuild it with mage analyze)", name, r.Schema, Schema)
 	}
-	if r.Families["paper"] == nil || r.Families["matrix"] == nil || len(r.Configs) == 0 {
-		return nil, fmt.Errorf("read %s: no configurations or families (rebuild it with mage analyze)", name)
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("read %s: %w (rebuild it with mage analyze)", name, err)
 	}
 	return &r, nil
+}
+
+// check verifies what the renderers rely on: both families, each with a
+// baseline and at least one comparison whose configurations have results
+// (with a 101-point ECDF), and a role on every paper comparison.
+func (r *Results) check() error {
+	if len(r.Configs) == 0 {
+		return errors.New("no configurations")
+	}
+	for _, c := range r.Configs {
+		if len(c.ECDFMs) != 101 {
+			return fmt.Errorf("config %s: %d ECDF points, want 101", c.Config, len(c.ECDFMs))
+		}
+	}
+	for _, name := range []string{"paper", "matrix"} {
+		f := r.Families[name]
+		if f == nil {
+			return fmt.Errorf("no %s family", name)
+		}
+		if r.config(f.Baseline) == nil {
+			return fmt.Errorf("%s family: baseline %q has no results", name, f.Baseline)
+		}
+		if len(f.Comparisons) == 0 {
+			return fmt.Errorf("%s family: no comparisons", name)
+		}
+		for _, c := range f.Comparisons {
+			if r.config(c.Target) == nil {
+				return fmt.Errorf("%s family: target %q has no results", name, c.Target)
+			}
+			if name == "paper" && roleMacro[c.Role] == "" {
+				return fmt.Errorf("paper family: target %s has role %q, want one of %v", c.Target, c.Role, Roles)
+			}
+		}
+	}
+	return nil
 }
 
 // config returns the result of a config ID, or nil.

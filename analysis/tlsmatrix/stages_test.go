@@ -99,6 +99,15 @@ func TestStagesGoldenAndDeterministic(t *testing.T) {
 			t.Errorf("%s is not a PDF dated SOURCE_DATE_EPOCH (2026-01-01)", o)
 		}
 	}
+	// repro's verification re-derives every output from the raw data in
+	// a temporary tree and finds the same bytes.
+	vr, err := engine(t, rootA, testParams()).Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vr.Problems) != 0 || vr.Rederived != len(outputs) {
+		t.Errorf("verify: %d re-derived, problems %v", vr.Rederived, vr.Problems)
+	}
 	// A second build in the same tree does nothing.
 	rep, err = build(t, rootA, testParams())
 	if err != nil {
