@@ -1,6 +1,7 @@
 package netstudy
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -80,6 +82,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stdout
 	}
+	cfg.Log = &lockedWriter{w: cfg.Log} // series log from their own goroutines
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = 5 * time.Second
 	}
@@ -108,6 +111,8 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		fmt.Fprintf(cfg.Log, "net:run:   %s\n", sc)
 	}
 	fmt.Fprintf(cfg.Log, "net:run: %s\n", est)
+	fmt.Fprintf(cfg.Log, "net:run: schedule (planned start .. end from the first series' start):\n")
+	est.WritePlan(cfg.Log)
 
 	bundle, err := handshake.MakeCerts(handshake.CertConfig{Key: plan.CertKey, Chain: sp.CertChain, Seed: sp.Seeds.Certificates})
 	if err != nil {
@@ -125,25 +130,25 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}()
 
 	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now()}
+	results, err := r.runAll(ctx)
+	if err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
 	var rows []Row
 	measured := map[string]any{}
 	selfTests := map[string]linkemu.SelfTestReport{}
 	linkStats := map[string]linkemu.Stats{}
 	captures := map[string]captureInfo{}
 	files := map[string]string{}
-	var phase time.Duration
-	for i, sc := range plan.Scenarios {
-		res, err := r.scenario(ctx, i, sc)
-		if err != nil {
-			return fmt.Errorf("net:run: scenario %s: %w", sc.Name, err)
-		}
+	for i, se := range est.Series {
+		res := results[i]
 		rows = append(rows, res.rows...)
-		selfTests[sc.Name] = res.selfTest
-		linkStats[sc.Name] = res.linkStats
-		captures[sc.Name] = res.capture
-		files["captures/"+sc.Name+".pcapng"] = res.capture.SHA256
-		phase += res.wall
+		selfTests[se.ID] = res.selfTest
+		linkStats[se.ID] = res.linkStats
+		captures[se.ID] = res.capture
+		files["captures/"+se.ID+".pcapng"] = res.capture.SHA256
 	}
+	sched := r.scheduleMeta(results)
 	recSum, err := writeRecords(filepath.Join(run.Dir, RecordsFile), rows)
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -184,11 +189,18 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	measured["capture"] = captures
 	measured["handshakes"] = map[string]int{"attempts": attempts, "ok": oks, "failed": attempts - oks}
 	measured["failures"] = failures
-	measured["wall_time_s"] = phase.Seconds()
+	measured["schedule"] = sched
+	measured["wall_time_s"] = sched.WallS
+	measured["handshake_work_s"] = sched.WorkS
 	measured["theoretical_min_s"] = est.Minimum.Seconds()
+	measured["scheduled_min_s"] = est.ScheduledMinimum.Seconds()
 	measured["expected_s"] = est.Expected.Seconds()
 	if est.Minimum > 0 {
-		measured["wall_to_theoretical_ratio"] = phase.Seconds() / est.Minimum.Seconds()
+		measured["wall_to_theoretical_ratio"] = sched.WallS / est.Minimum.Seconds()
+		measured["work_to_theoretical_ratio"] = sched.WorkS / est.Minimum.Seconds()
+	}
+	if est.ScheduledMinimum > 0 {
+		measured["wall_to_scheduled_min_ratio"] = sched.WallS / est.ScheduledMinimum.Seconds()
 	}
 	measured["rtts_per_connection"] = RTTsPerConnection
 
@@ -204,14 +216,18 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	for _, sc := range plan.Scenarios {
 		m.Seeds["link-"+sc.Name] = sc.Seed
 	}
+	for _, se := range est.Series {
+		m.Seeds["link-"+se.ID] = se.Link.Seed
+	}
 	m.Start, m.End = start.UTC(), now().UTC()
 	m.Board = "host: linkemu userspace link between two network namespaces"
 	m.Measured = measured
 	m.Files = files
 	m.Notes = []string{
-		"captures/*.pcapng are in the content store under their SHA-256 (repro.Store); they hold the client key log as a Decryption Secrets Block",
+		"captures/<series>.pcapng are in the content store under their SHA-256 (repro.Store), one per series (scenario-round-group), each from its own link; they hold the client key log as a Decryption Secrets Block",
 		"latency ths_ns: capture on namespace A's TUN device (the client side), first segment of the ClientHello to first segment of the client Finished",
-		fmt.Sprintf("wall_time_s is the handshake phase of all scenarios (self-tests excluded); theoretical_min_s = sum over connections of %d x RTT", RTTsPerConnection),
+		"selftest, link_stats and capture are keyed by series; link-<series> seeds are SeriesSeed(scenario seed, round, group code point)",
+		fmt.Sprintf("wall_time_s: first series' link start to last series' end (self-tests, capture joins included); handshake_work_s: sum of the series' handshake phases; theoretical_min_s = sum over connections of %d x RTT; scheduled_min_s: the schedule's makespan at that minimum; schedule: which series ran when, with which", RTTsPerConnection),
 	}
 	if err := provenance.Write(run.Dir, m); err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -225,12 +241,10 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err := spec.Pin(cfg.SpecPath, cfg.Profile, run.ID); err != nil {
 		return fmt.Errorf("net:run: run %s is committed but could not be pinned: %w (add %s = %q under [runs] by hand)", run.ID, err, cfg.Profile, run.ID)
 	}
-	ratio := 0.0
-	if est.Minimum > 0 {
-		ratio = phase.Seconds() / est.Minimum.Seconds()
-	}
-	fmt.Fprintf(cfg.Log, "net:run: %d of %d handshakes ok; handshake phase %v, theoretical minimum %v (ratio %.2f); run %s pinned for %s\n",
-		oks, attempts, phase.Round(time.Millisecond), est.Minimum.Round(time.Millisecond), ratio, run.ID, cfg.Profile)
+	wall := time.Duration(sched.WallS * 1e9)
+	fmt.Fprintf(cfg.Log, "net:run: %d of %d handshakes ok; wall %v, theoretical minimum %v serial (ratio %.3f), %v as scheduled (ratio %.3f); run %s pinned for %s\n",
+		oks, attempts, wall.Round(time.Millisecond), est.Minimum.Round(time.Millisecond), sched.WallS/max(est.Minimum.Seconds(), 1e-9),
+		est.ScheduledMinimum.Round(time.Millisecond), sched.WallS/max(est.ScheduledMinimum.Seconds(), 1e-9), run.ID, cfg.Profile)
 	return nil
 }
 
@@ -278,17 +292,228 @@ type runner struct {
 	dir     string
 	started time.Time
 
-	done      int // recorded attempts so far
+	// quiet keeps a link's self-test free of the other series' traffic:
+	// StartVerified takes it exclusively, every attempt (warm-up included)
+	// holds it shared. A series that would start a handshake while another
+	// link is being verified waits (at most one self-test, under a second);
+	// the pause falls between two handshakes, never inside one.
+	quiet sync.RWMutex
+
+	mu        sync.Mutex // guards the progress counters
+	done      int        // recorded attempts so far
 	expDone   time.Duration
 	lastPrint time.Time
 }
 
-type scenarioResult struct {
-	rows      []Row
-	selfTest  linkemu.SelfTestReport
-	linkStats linkemu.Stats
-	capture   captureInfo
-	wall      time.Duration
+// seriesResult is what one series produced; the times bound the whole
+// series (link start to capture stored) and its handshake phase (first
+// warm-up connection to the last recorded attempt).
+type seriesResult struct {
+	rows           []Row
+	selfTest       linkemu.SelfTestReport
+	linkStats      linkemu.Stats
+	capture        captureInfo
+	start, end     time.Time
+	hsStart, hsEnd time.Time
+}
+
+// runAll starts the series in the estimate's dispatch order, at most
+// plan.Parallel at a time, an exclusive series only when nothing else runs
+// and nothing else while it runs. The first series that fails cancels the
+// others (their links close as they return); runAll returns only when
+// every series has returned, with that first error.
+func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	results := make([]seriesResult, len(r.est.Series))
+	slots := make(chan struct{}, r.plan.Parallel)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel(err) })
+	}
+	run := func(i int) {
+		s := r.est.Series[i].Series
+		res, err := r.series(ctx, i, s)
+		if err != nil {
+			fail(fmt.Errorf("series %s: %w", s.ID, err))
+			return
+		}
+		results[i] = res
+	}
+	acquire := func(n int) int {
+		got := 0
+		for ; got < n; got++ {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return got
+			}
+		}
+		return got
+	}
+	release := func(n int) {
+		for range n {
+			<-slots
+		}
+	}
+dispatch:
+	for _, i := range r.est.Order {
+		if r.est.Series[i].Exclusive {
+			got := acquire(cap(slots)) // every slot: waits for the running ones
+			if got < cap(slots) {
+				release(got)
+				break dispatch
+			}
+			run(i)
+			release(got)
+			continue
+		}
+		if acquire(1) < 1 {
+			break dispatch
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer release(1)
+			run(i)
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return results, nil
+}
+
+// scheduleMeta is measured.schedule in meta.json.
+type scheduleMeta struct {
+	ParallelSeries int          `json:"parallel_series"`
+	Exclusive      []string     `json:"exclusive_scenarios"`
+	DispatchOrder  []string     `json:"dispatch_order"`
+	WallS          float64      `json:"wall_s"` // first series' start to last series' end
+	WorkS          float64      `json:"handshake_work_s"`
+	TheoreticalS   float64      `json:"theoretical_min_s"`
+	ScheduledMinS  float64      `json:"scheduled_min_s"`
+	ExpectedS      float64      `json:"expected_s"`
+	Series         []seriesMeta `json:"series"` // record order
+}
+
+// seriesMeta is one series in measured.schedule. Times are seconds from
+// the start of the first series (no wall-clock stamps).
+type seriesMeta struct {
+	ID         string     `json:"id"`
+	Scenario   string     `json:"scenario"`
+	Round      int        `json:"round"`
+	Groups     []string   `json:"groups"`
+	Seed       uint64     `json:"seed"`
+	Exclusive  bool       `json:"exclusive"`
+	Handshakes int        `json:"handshakes"`
+	StartS     float64    `json:"start_s"` // link start
+	EndS       float64    `json:"end_s"`   // capture joined and stored
+	HSStartS   float64    `json:"handshakes_start_s"`
+	HSEndS     float64    `json:"handshakes_end_s"`
+	HSWallS    float64    `json:"handshakes_wall_s"`
+	MinS       float64    `json:"theoretical_min_s"`
+	Ratio      float64    `json:"wall_to_theoretical_ratio"` // handshake phase / minimum
+	PlannedS   [2]float64 `json:"planned_s"`                 // Estimate's start and end
+	// ConcurrentWith lists the series whose handshake phase overlapped this
+	// series' handshake phase.
+	ConcurrentWith []string `json:"concurrent_with"`
+	MaxConcurrent  int      `json:"max_concurrent"` // most series handshaking at once during this one, itself included
+}
+
+func (r *runner) scheduleMeta(res []seriesResult) scheduleMeta {
+	m := scheduleMeta{ParallelSeries: r.plan.Parallel, Exclusive: []string{}, TheoreticalS: r.est.Minimum.Seconds(),
+		ScheduledMinS: r.est.ScheduledMinimum.Seconds(), ExpectedS: r.est.Expected.Seconds()}
+	for i, sc := range r.plan.Scenarios {
+		if r.plan.Exclusive[i] {
+			m.Exclusive = append(m.Exclusive, sc.Name)
+		}
+	}
+	for _, i := range r.est.Order {
+		m.DispatchOrder = append(m.DispatchOrder, r.est.Series[i].ID)
+	}
+	if len(res) == 0 {
+		return m
+	}
+	t0, t1 := res[0].start, res[0].end
+	for _, x := range res {
+		if x.start.Before(t0) {
+			t0 = x.start
+		}
+		if x.end.After(t1) {
+			t1 = x.end
+		}
+	}
+	sec := func(t time.Time) float64 { return t.Sub(t0).Seconds() }
+	m.WallS = t1.Sub(t0).Seconds()
+	for i, se := range r.est.Series {
+		x := res[i]
+		groups := make([]string, len(se.Groups))
+		for k, g := range se.Groups {
+			groups[k] = r.plan.Groups[g].String()
+		}
+		hs := x.hsEnd.Sub(x.hsStart).Seconds()
+		m.WorkS += hs
+		sm := seriesMeta{ID: se.ID, Scenario: r.plan.Scenarios[se.Scenario].Name, Round: se.Round, Groups: groups, Seed: se.Link.Seed,
+			Exclusive: se.Exclusive, Handshakes: se.Handshakes(), StartS: sec(x.start), EndS: sec(x.end),
+			HSStartS: sec(x.hsStart), HSEndS: sec(x.hsEnd), HSWallS: hs, MinS: se.Minimum.Seconds(),
+			PlannedS: [2]float64{se.Start.Seconds(), se.End.Seconds()}, ConcurrentWith: []string{}}
+		if sm.MinS > 0 {
+			sm.Ratio = hs / sm.MinS
+		}
+		for j, o := range r.est.Series {
+			if j != i && res[j].hsStart.Before(x.hsEnd) && x.hsStart.Before(res[j].hsEnd) {
+				sm.ConcurrentWith = append(sm.ConcurrentWith, o.ID)
+			}
+		}
+		sm.MaxConcurrent = maxOverlap(res, x.hsStart, x.hsEnd)
+		m.Series = append(m.Series, sm)
+	}
+	return m
+}
+
+// maxOverlap is the largest number of handshake phases in res running at
+// one instant inside [from, to).
+func maxOverlap(res []seriesResult, from, to time.Time) int {
+	best := 0
+	// The count only rises at a phase's start, so it is enough to count at
+	// from and at every start inside the window.
+	points := []time.Time{from}
+	for _, x := range res {
+		if x.hsStart.After(from) && x.hsStart.Before(to) {
+			points = append(points, x.hsStart)
+		}
+	}
+	for _, p := range points {
+		n := 0
+		for _, x := range res {
+			if !x.hsStart.After(p) && x.hsEnd.After(p) {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+// lockedWriter serialises writes of the series' goroutines to the log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // serverLog collects the servers' records by client address.
@@ -333,14 +558,23 @@ func (s *serverLog) err() error {
 	return s.fatal
 }
 
-func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (res scenarioResult, err error) {
+// series runs one series on a link of its own: start and self-test the
+// link (alone, see runner.quiet), servers in B, a capture on A's TUN
+// device, the warm-up and the recorded attempts, then join the capture and
+// store it. Everything it created is removed when it returns.
+func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResult, err error) {
+	res.start = time.Now()
+	sc := s.Link
 	scCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	linkCtx, killLink := context.WithCancelCause(scCtx)
 	defer killLink(nil)
 	stc := linkemu.SelfTestConfig{Probes: r.spec.SelfTest.Probes, Tolerance: msDur(r.spec.SelfTest.ToleranceMs)}
-	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: starting the link and its self-test\n", idx+1, len(r.plan.Scenarios), sc.Name)
+	n := len(r.est.Series)
+	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: starting its link (seed %d) and the self-test\n", idx+1, n, s.ID, sc.Seed)
+	r.quiet.Lock()
 	link, rep, err := linkemu.StartVerified(linkCtx, sc, r.cfg.LinkOptions, stc)
+	r.quiet.Unlock()
 	if err != nil {
 		var ae *linkemu.AccuracyError
 		if errors.As(err, &ae) {
@@ -351,9 +585,10 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 	defer link.Close()
 	res.selfTest = rep
 	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: self-test RTT p50 %.3f ms (expected %.3f, error %+.3f ms), loss %.3f\n",
-		idx+1, len(r.plan.Scenarios), sc.Name, rep.P50Ms, rep.ExpectedRTTms, rep.ErrorP50Ms, rep.Loss)
+		idx+1, n, s.ID, rep.P50Ms, rep.ExpectedRTTms, rep.ErrorP50Ms, rep.Loss)
 
-	// A link that stops by itself (the forwarder died) ends the scenario.
+	// A link that stops by itself (the forwarder died) ends the series,
+	// and through runAll the run.
 	watchStop := make(chan struct{})
 	defer close(watchStop)
 	go func() {
@@ -373,16 +608,19 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 	}
 	defer th.close()
 
-	// Servers in B, one per group.
-	lns := make([]net.Listener, len(r.plan.Groups))
+	// Servers in B, one per group of the series, on port + the group's
+	// index in the spec (the same address as in a serial run).
+	port := func(gi int) string {
+		return net.JoinHostPort(epB.Addr.String(), strconv.Itoa(r.spec.Port+gi))
+	}
+	lns := make([]net.Listener, len(s.Groups))
 	err = link.RunIn(linkemu.B, func() error {
-		for i := range r.plan.Groups {
-			addr := net.JoinHostPort(epB.Addr.String(), strconv.Itoa(r.spec.Port+i))
-			ln, err := net.Listen("tcp", addr)
+		for k, gi := range s.Groups {
+			ln, err := net.Listen("tcp", port(gi))
 			if err != nil {
-				return fmt.Errorf("listen %s in %s: %w", addr, epB.Namespace, err)
+				return fmt.Errorf("listen %s in %s: %w", port(gi), epB.Namespace, err)
 			}
-			lns[i] = ln
+			lns[k] = ln
 		}
 		return nil
 	})
@@ -399,16 +637,17 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 	var srvWG sync.WaitGroup
 	srvErrs := make([]error, len(lns))
 	defer func() { stopSrv(); srvWG.Wait() }()
-	for i, g := range r.plan.Groups {
+	for k, gi := range s.Groups {
+		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
 		srv := &handshake.Server{TLS: handshake.ServerTLSConfig(r.bundle, g, nil), Expect: exp, Timeout: r.plan.Timeout}
 		srvWG.Add(1)
-		go func() { defer srvWG.Done(); srvErrs[i] = srv.Serve(srvCtx, lns[i], slog.add) }()
+		go func() { defer srvWG.Done(); srvErrs[k] = srv.Serve(srvCtx, lns[k], slog.add) }()
 	}
 
-	// Capture on A's TUN device for the whole scenario. On TUN every
+	// Capture on A's TUN device for the whole series. On TUN every
 	// packet is seen once, so the loopback outgoing filter must be off.
-	capPath := filepath.Join(r.dir, ".capture-"+sc.Name+".pcapng")
+	capPath := filepath.Join(r.dir, ".capture-"+s.ID+".pcapng")
 	defer os.Remove(capPath)
 	var capt *capture.Capture
 	off := false
@@ -426,23 +665,25 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 	}()
 
 	clients := make([]*handshake.Client, len(r.plan.Groups))
-	addrs := make([]string, len(r.plan.Groups))
-	for i, g := range r.plan.Groups {
+	for _, gi := range s.Groups {
+		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
-		clients[i] = &handshake.Client{TLS: handshake.ClientTLSConfig(r.bundle.Roots, "localhost", []tls.CurveID{g}, capt.KeyLog()), Expect: exp, Timeout: r.plan.Timeout}
-		addrs[i] = net.JoinHostPort(epB.Addr.String(), strconv.Itoa(r.spec.Port+i))
+		clients[gi] = &handshake.Client{TLS: handshake.ClientTLSConfig(r.bundle.Roots, "localhost", []tls.CurveID{g}, capt.KeyLog()), Expect: exp, Timeout: r.plan.Timeout}
 	}
 
-	perConn := r.est.PerScenario[idx].Expected / time.Duration(max(1, r.est.PerScenario[idx].Connections))
+	se := r.est.Series[idx]
+	perConn := se.Expected / time.Duration(max(1, se.Connections))
 	attempt := func(gi int) (Row, error) {
 		if err := context.Cause(scCtx); err != nil && scCtx.Err() != nil {
 			return Row{}, err
 		}
 		var cr handshake.ClientRecord
 		var derr error
+		r.quiet.RLock()
 		t0 := time.Now()
-		th.do(func() { cr, derr = clients[gi].Dial(scCtx, addrs[gi]) })
-		row := Row{Scenario: sc.Name, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: addrs[gi], ClientNs: cr.DurationNs}
+		th.do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
+		r.quiet.RUnlock()
+		row := Row{Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs}
 		if scCtx.Err() != nil {
 			return row, context.Cause(scCtx)
 		}
@@ -454,7 +695,7 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 			class := classify(derr)
 			switch {
 			case class == "":
-				return row, fmt.Errorf("handshake %d: %w (not a network failure: fix the configuration)", r.done+1, derr)
+				return row, fmt.Errorf("handshake %s/%d: %w (not a network failure: fix the configuration)", row.Group, len(res.rows)+1, derr)
 			case cr.DurationNs > 0:
 				row.OK, row.Failure = true, "close-"+class // handshake done, the close timed out
 			default:
@@ -467,22 +708,17 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 		return row, nil
 	}
 
-	t0 := time.Now()
-	var rows []Row
-	index := 0
-	record := func(round, gi, seq int) error {
+	var rows []Row // time order
+	record := func(gi, seq int) error {
 		row, err := attempt(gi)
 		if err != nil {
 			return err
 		}
-		row.Round, row.Seq, row.Index = round, seq, index
-		index++
+		row.Seq, row.Index = seq, s.Offset+len(rows)
 		rows = append(rows, row)
-		r.done++
-		r.expDone += perConn
-		r.progress(sc.Name, round, row.Group, false)
+		done := r.progress(s.ID, perConn)
 		if r.cfg.afterAttempt != nil {
-			r.cfg.afterAttempt(r.done, link, func(e error) { killLink(e) })
+			r.cfg.afterAttempt(done, link, func(e error) { killLink(e) })
 		}
 		return nil
 	}
@@ -494,47 +730,45 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 		}
 		return nil
 	}
-	rng := rand.New(rand.NewPCG(r.spec.Seeds.Order, uint64(idx)))
-	for _, round := range r.plan.Rounds {
-		switch r.plan.Order {
-		case Serial:
-			for gi := range r.plan.Groups {
-				if err := warm(gi); err != nil {
-					return res, err
-				}
-				for seq := range round {
-					if err := record(round, gi, seq); err != nil {
-						return res, err
-					}
-				}
+	res.hsStart = time.Now()
+	switch r.plan.Order {
+	case Serial:
+		for _, gi := range s.Groups {
+			if err := warm(gi); err != nil {
+				return res, err
 			}
-		case Interleaved:
-			for gi := range r.plan.Groups {
-				if err := warm(gi); err != nil {
+			for seq := range s.Round {
+				if err := record(gi, seq); err != nil {
 					return res, err
 				}
 			}
-			order := make([]int, len(r.plan.Groups))
-			for seq := range round {
-				for i := range order {
-					order[i] = i
-				}
-				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-				for _, gi := range order {
-					if err := record(round, gi, seq); err != nil {
-						return res, err
-					}
+		}
+	case Interleaved:
+		for _, gi := range s.Groups {
+			if err := warm(gi); err != nil {
+				return res, err
+			}
+		}
+		// The pair order of an interleaved series: PCG(seeds.order, the
+		// series' seed), so it too is independent of the schedule.
+		rng := rand.New(rand.NewPCG(r.spec.Seeds.Order, sc.Seed))
+		order := slices.Clone(s.Groups)
+		for seq := range s.Round {
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for _, gi := range order {
+				if err := record(gi, seq); err != nil {
+					return res, err
 				}
 			}
 		}
 	}
-	res.wall = time.Since(t0)
+	res.hsEnd = time.Now()
 
 	stopSrv()
 	srvWG.Wait()
-	for i, e := range srvErrs {
+	for k, e := range srvErrs {
 		if e != nil {
-			return res, fmt.Errorf("server for %s: %w", r.plan.Groups[i], e)
+			return res, fmt.Errorf("server for %s: %w", r.plan.Groups[s.Groups[k]], e)
 		}
 	}
 	if err := slog.err(); err != nil {
@@ -569,34 +803,51 @@ func (r *runner) scenario(ctx context.Context, idx int, sc linkemu.Scenario) (re
 	}
 	ci.SHA256 = sum
 	res.capture = ci
+	// Record order inside the series: by group (spec order), then seq.
+	// A serial series is already in it; an interleaved one is in time order.
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(r.groupIndex(a.Group), r.groupIndex(b.Group)), cmp.Compare(a.Seq, b.Seq))
+	})
 	res.rows = rows
-	r.progress(sc.Name, 0, "", true)
+	res.end = time.Now()
+	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: done, %d handshakes in %v (minimum %v)\n",
+		idx+1, n, s.ID, len(rows), res.hsEnd.Sub(res.hsStart).Round(time.Millisecond), se.Minimum.Round(time.Millisecond))
 	return res, nil
 }
 
-// progress prints done/total with an ETA at most every ProgressEvery. The
-// ETA scales the model's expected time of the remaining handshakes by how
-// fast the run has been against the model so far.
-func (r *runner) progress(scenario string, round int, group string, force bool) {
+func (r *runner) groupIndex(name string) int {
+	for i, g := range r.plan.Groups {
+		if g.String() == name {
+			return i
+		}
+	}
+	return len(r.plan.Groups)
+}
+
+// progress counts one recorded attempt, prints done/total with an ETA at
+// most every ProgressEvery, and returns the count. The
+// ETA assumes the rest of the work goes as fast as the work done so far:
+// eta = elapsed x (work left / work done), in the model's expected time.
+func (r *runner) progress(where string, perConn time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done++
+	r.expDone += perConn
 	now := time.Now()
-	if !force && now.Sub(r.lastPrint) < r.cfg.ProgressEvery {
-		return
+	if now.Sub(r.lastPrint) < r.cfg.ProgressEvery {
+		return r.done
 	}
 	r.lastPrint = now
 	total := r.est.Handshakes
 	elapsed := now.Sub(r.started)
 	eta := "unknown"
 	if r.expDone > 0 {
-		speed := float64(elapsed) / float64(r.expDone)
-		remaining := time.Duration(float64(r.est.Expected-r.expDone) * speed)
-		eta = max(remaining, 0).Round(time.Second).String()
+		left := max(r.est.Work-r.expDone, 0)
+		eta = time.Duration(float64(elapsed) * float64(left) / float64(r.expDone)).Round(time.Second).String()
 	}
-	where := scenario + " done"
-	if !force {
-		where = fmt.Sprintf("%s round %d %s", scenario, round, group)
-	}
-	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), %s, elapsed %v, ETA %s\n",
+	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %s\n",
 		r.done, total, 100*float64(r.done)/float64(max(total, 1)), where, elapsed.Round(time.Second), eta)
+	return r.done
 }
 
 // classify names a network failure of one attempt, or returns "" when the

@@ -164,16 +164,18 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ok := m.Measured["selftest"].(map[string]any)["tiny"].(map[string]any)
+	st, ok := m.Measured["selftest"].(map[string]any)["tiny-10-X25519"].(map[string]any)
 	if !ok || st["ok"] != true {
 		t.Errorf("meta.json measured.selftest.tiny = %v, want a passing report", m.Measured["selftest"])
 	}
 	if r, _ := m.Measured["wall_to_theoretical_ratio"].(float64); r < 1 {
 		t.Errorf("wall/theoretical ratio %v, want >= 1", r)
 	}
-	capSum := m.Files["captures/tiny.pcapng"]
-	if err := cfg.Store.Check(capSum); err != nil {
-		t.Errorf("capture not in the store: %v", err)
+	for _, id := range []string{"tiny-10-X25519", "tiny-10-X25519MLKEM768"} {
+		capSum := m.Files["captures/"+id+".pcapng"]
+		if err := cfg.Store.Check(capSum); err != nil {
+			t.Errorf("capture of %s not in the store: %v", id, err)
+		}
 	}
 	sum, _ := repro.HashFile(filepath.Join(dir, RecordsFile))
 	if m.Files[RecordsFile] != sum {
@@ -228,7 +230,7 @@ func TestRunCancelled(t *testing.T) {
 		kill bool
 	}{{"ctrl-c", false}, {"forwarder-dies", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, log := tree(t, tinySpec(0, "5000", "[50]"))
+			cfg, log := tree(t, twoScenarioSpec(4, "[50]"))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cfg.afterAttempt = func(done int, l *linkemu.Link, kill func(error)) {
@@ -256,8 +258,8 @@ func TestRunCancelled(t *testing.T) {
 			if tc.kill {
 				want = "link emulator stopped"
 			}
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("error %q does not say %q", err, want)
+			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "series ") {
+				t.Errorf("error %q does not say %q and which series", err, want)
 			}
 			if d := runDirs(t, cfg); len(d) != 0 {
 				t.Errorf("data/net holds %v after an interrupted run", d)

@@ -58,6 +58,9 @@ type ScenarioSpec struct {
 	Rate       string  `toml:"rate"`      // tc units, per direction
 	QueueBytes int     `toml:"queue_bytes"`
 	Seed       uint64  `toml:"seed"`
+	// Exclusive runs this scenario's series alone: no other series runs
+	// while one of them does (see the package doc, "Schedule").
+	Exclusive bool `toml:"exclusive"`
 }
 
 // ProfileSpec selects scenarios and rounds; Warmup, TimeoutMs and Order
@@ -68,7 +71,15 @@ type ProfileSpec struct {
 	Warmup    *int     `toml:"warmup"`
 	TimeoutMs float64  `toml:"timeout_ms"`
 	Order     string   `toml:"order"`
+	// ParallelSeries caps how many series run at once, each on its own
+	// link; 0 or 1 runs them one after the other (see the package doc).
+	ParallelSeries int `toml:"parallel_series"`
 }
+
+// MaxParallelSeries bounds parallel_series: every concurrent series holds a
+// link (two namespaces, two TUN devices, four forwarder threads at
+// SCHED_FIFO), a capture and a client thread.
+const MaxParallelSeries = 32
 
 // LoadSpec reads and validates the spec at path.
 func LoadSpec(path string) (*Spec, error) {
@@ -159,6 +170,9 @@ func (s *Spec) Validate() error {
 		if ps.TimeoutMs < 0 {
 			errs = append(errs, fmt.Errorf("profiles.%s.timeout_ms = %v: must be > 0", p, ps.TimeoutMs))
 		}
+		if ps.ParallelSeries < 0 || ps.ParallelSeries > MaxParallelSeries {
+			errs = append(errs, fmt.Errorf("profiles.%s.parallel_series = %d: must be 0..%d (0 and 1 run the series one at a time)", p, ps.ParallelSeries, MaxParallelSeries))
+		}
 		if ps.Order != "" && ps.Order != Serial && ps.Order != Interleaved {
 			errs = append(errs, fmt.Errorf("profiles.%s.order = %q: use %q or %q", p, ps.Order, Serial, Interleaved))
 		}
@@ -203,6 +217,10 @@ type Plan struct {
 	Warmup    int
 	Timeout   time.Duration
 	Order     string
+	// Exclusive[i] says Scenarios[i]'s series run alone.
+	Exclusive []bool
+	// Parallel is the most series running at once (>= 1).
+	Parallel int
 }
 
 // Handshakes is the number of recorded handshake attempts of the plan:
@@ -231,6 +249,7 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 	if ps.Order != "" {
 		p.Order = ps.Order
 	}
+	p.Parallel = max(1, ps.ParallelSeries)
 	for _, g := range s.Groups {
 		id, err := handshake.ParseGroup(g)
 		if err != nil {
@@ -249,6 +268,7 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 			return Plan{}, err
 		}
 		p.Scenarios = append(p.Scenarios, ls)
+		p.Exclusive = append(p.Exclusive, s.Scenarios[n].Exclusive)
 	}
 	return p, nil
 }

@@ -19,6 +19,9 @@ func TestCommittedSpec(t *testing.T) {
 	if n := full.Handshakes(); n != 96000 {
 		t.Errorf("full profile: %d handshakes, the paper has 96,000", n)
 	}
+	if full.Parallel < 2 || !full.Exclusive[0] {
+		t.Errorf("full profile: parallel %d, lan exclusive %v: want series in parallel, lan alone", full.Parallel, full.Exclusive)
+	}
 	if full.Order != Serial {
 		t.Errorf("full profile order %q, the paper's is serial", full.Order)
 	}
@@ -36,6 +39,8 @@ func TestSpecRejectsBadInput(t *testing.T) {
 		{"zero round", "rounds = [10]", "rounds = [0]", "must be >= 1"},
 		{"misspelt key", "warmup = 1", "warmpu = 1", "unknown key"},
 		{"zero timeout", "timeout_ms = 5000", "timeout_ms = 0", "timeout_ms"},
+		{"negative parallel", "rounds = [10]", "rounds = [10]\nparallel_series = -1", "parallel_series"},
+		{"too parallel", "rounds = [10]", "rounds = [10]\nparallel_series = 1000", "parallel_series"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.from) {
