@@ -48,6 +48,12 @@ func Build(ctx context.Context) error { return pipeline.Build(ctx, config("")) }
 // Paper builds paper/main.pdf and every stale output it includes.
 func Paper(ctx context.Context) error { return pipeline.Paper(ctx, config("")) }
 
+// Claims evaluates every published claim on the current results and prints claim, published, ours, verdict.
+func Claims(ctx context.Context) error { return pipeline.Claims(ctx, config("")) }
+
+// Bundle writes the deterministic artifact archive of the current commit to .cache/dist and prints its SHA-256 and size.
+func Bundle(ctx context.Context) error { return pipeline.Bundle(ctx, config("")) }
+
 // Clean removes build caches and leftovers of interrupted runs; keeps data, the content store and committed outputs.
 func Clean() error { return pipeline.Clean(config("")) }
 

@@ -127,6 +127,9 @@ func Engine(cfg Config) (*repro.Engine, error) {
 		}
 		stages = append(stages, st...)
 	}
+	if c := claimsStage(stages); c != nil && withClaims {
+		stages = append(stages, c)
+	}
 	if p := paperStage(cfg.Root, stages); p != nil {
 		stages = append(stages, p)
 	}

@@ -24,8 +24,9 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	os.WriteFile(filepath.Join(root, "analysis", "a.go"), []byte("package analysis\n"), 0o644)
 	runs := 0
 	installed := false
-	saved := studies
-	t.Cleanup(func() { studies = saved })
+	saved, savedClaims := studies, withClaims
+	t.Cleanup(func() { studies, withClaims = saved, savedClaims })
+	withClaims = false
 	studies = []Study{{
 		Name:     "fake",
 		Title:    "a study for tests",

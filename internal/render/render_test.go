@@ -99,6 +99,14 @@ func TestTable(t *testing.T) {
 	}
 }
 
+func TestCountColumns(t *testing.T) {
+	for spec, want := range map[string]int{"lrr": 3, "l|r": 2, "lp{0.2\\linewidth}r": 3, "@{}l>{\\bfseries}r@{}": 2, "": 0} {
+		if got := countColumns(spec); got != want {
+			t.Errorf("countColumns(%q) = %d, want %d", spec, got, want)
+		}
+	}
+}
+
 func TestNumbers(t *testing.T) {
 	var n Numbers
 	for _, kv := range [][2]string{{"TlsMedianBaseline", "3.90"}, {"PicoMlkemSpeedup", "17.3"}} {

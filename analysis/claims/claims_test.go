@@ -1,0 +1,196 @@
+package claims
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/internal/repro"
+)
+
+// tlsResults builds a minimal results/tls.json with the given increases
+// (ms, %, Holm p) per role.
+func tlsResults(t *testing.T, base float64, inc map[string][3]float64, kwP float64) []byte {
+	t.Helper()
+	var comps []map[string]any
+	for _, role := range []string{"pq-sig", "pq-kem", "hybrid"} {
+		v := inc[role]
+		comps = append(comps, map[string]any{"role": role, "median_diff_ms": v[0], "median_diff_pct": v[1], "p_holm": v[2], "median_baseline_ms": base})
+	}
+	b, err := json.Marshal(map[string]any{"families": map[string]any{"paper": map[string]any{
+		"comparisons": comps, "kruskal_wallis": map[string]any{"p": kwP, "epsilon2": 0.7}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func byID(rep Report) map[string]Evaluated {
+	m := map[string]Evaluated{}
+	for _, c := range rep.Claims {
+		m[c.ID] = c
+	}
+	return m
+}
+
+func TestStudyAVerdicts(t *testing.T) {
+	// As published: everything reproduced.
+	r, err := NewResults(map[string][]byte{"tls": tlsResults(t, 3.9, map[string][3]float64{
+		"pq-sig": {4.651, 120, 1e-9}, "pq-kem": {5.072, 128, 1e-9}, "hybrid": {9.048, 228, 1e-9}}, 1e-12)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byID(Run(r, studyA()))
+	for id, c := range got {
+		if c.Verdict != Reproduced {
+			t.Errorf("%s with the published values: %s (%s)", id, c.Verdict, c.Reason)
+		}
+	}
+	// Our Go results: larger relative signature cost, small KEM cost.
+	r, _ = NewResults(map[string][]byte{"tls": tlsResults(t, 0.45, map[string][3]float64{
+		"pq-sig": {1.07, 237, 1e-9}, "pq-kem": {0.08, 18, 0.2}, "hybrid": {1.31, 290, 1e-9}}, 1e-12)}, nil)
+	got = byID(Run(r, studyA()))
+	want := map[string]Verdict{
+		"A1a": Reproduced, "A1b": DirectionOnly, "A1c": DirectionOnly,
+		"A2a": DirectionOnly, "A2b": DirectionOnly, "A3a": Reproduced, "A3b": Reproduced,
+		"A4": NotReproduced, "A5": Reproduced, "A6": NotReproduced, "A7": Reproduced,
+	}
+	for id, v := range want {
+		if got[id].Verdict != v {
+			t.Errorf("%s = %s (%s), want %s", id, got[id].Verdict, got[id].Reason, v)
+		}
+	}
+	// A reversed effect is not reproduced.
+	r, _ = NewResults(map[string][]byte{"tls": tlsResults(t, 3.9, map[string][3]float64{
+		"pq-sig": {-1, -20, 1e-9}, "pq-kem": {5, 128, 1e-9}, "hybrid": {9, 228, 1e-9}}, 0.5)}, nil)
+	got = byID(Run(r, studyA()))
+	if got["A1a"].Verdict != NotReproduced || got["A1b"].Verdict != NotReproduced || got["A7"].Verdict != NotReproduced {
+		t.Errorf("reversed: A1a %s, A1b %s, A7 %s", got["A1a"].Verdict, got["A1b"].Verdict, got["A7"].Verdict)
+	}
+}
+
+func TestMissingStudyAndMissingValues(t *testing.T) {
+	r, _ := NewResults(map[string][]byte{"tls": []byte(`{"families":{"paper":{"comparisons":[]}}}`)},
+		map[string]string{"net": "no dataset pinned for Study B: run `mage net:run`"})
+	rep := Run(r, Catalogue())
+	for _, c := range rep.Claims {
+		if c.Verdict != NotMeasurable {
+			t.Errorf("%s: %s, want not measurable", c.ID, c.Verdict)
+		}
+		if c.Reason == "" {
+			t.Errorf("%s: not measurable without a reason", c.ID)
+		}
+	}
+	m := byID(rep)
+	if !strings.Contains(m["B1"].Reason, "mage net:run") {
+		t.Errorf("B1 reason = %q, want the missing study's reason", m["B1"].Reason)
+	}
+	if !strings.Contains(m["A1a"].Reason, "no element with role=pq-sig") {
+		t.Errorf("A1a reason = %q, want the missing path", m["A1a"].Reason)
+	}
+	if rep.Counts[NotMeasurable] != len(rep.Claims) {
+		t.Errorf("counts %v", rep.Counts)
+	}
+}
+
+func TestGet(t *testing.T) {
+	r, _ := NewResults(map[string][]byte{"x": []byte(`{"a":{"list":[{"k":"p","v":1.5},{"k":"q","v":null},{"k":"q2","v":"s"}]}}`)}, nil)
+	for _, tc := range []struct {
+		path string
+		want float64
+		err  string
+	}{
+		{"a.list[k=p].v", 1.5, ""},
+		{"a.list[0].v", 1.5, ""},
+		{"a.list[k=q].v", 0, "null"},
+		{"a.list[k=q2].v", 0, "not a number"},
+		{"a.list[k=z].v", 0, "no element with k=z"},
+		{"a.list[9].v", 0, "out of range"},
+		{"a.nope", 0, "no key nope"},
+		{"a.list.v", 0, "not inside an object"},
+		{"a[0]", 0, "not a list"},
+	} {
+		v, err := r.Num("x", tc.path)
+		if tc.err == "" {
+			if err != nil || v != tc.want {
+				t.Errorf("%s = %v, %v", tc.path, v, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: err = %v, want %q", tc.path, err, tc.err)
+		}
+	}
+	if _, err := NewResults(map[string][]byte{"x": []byte("{")}, nil); err == nil {
+		t.Error("corrupt results accepted")
+	}
+}
+
+func TestPanickingClaimIsNotMeasurable(t *testing.T) {
+	r, _ := NewResults(nil, nil)
+	out := Evaluate(r, []Claim{{ID: "X", Eval: func(*Results) Outcome { panic("bug") }}})
+	if out[0].Verdict != NotMeasurable || !strings.Contains(out[0].Reason, "bug") {
+		t.Errorf("%+v", out[0])
+	}
+}
+
+// TestCommittedResults evaluates the claims on the repository's committed
+// results: every claim of a study that has results must be evaluable
+// (no missing path), which catches a results schema drifting away from
+// the catalogue.
+func TestCommittedResults(t *testing.T) {
+	files := map[string][]byte{}
+	for _, study := range []string{"tls", "net", "pico"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "results", study+".json"))
+		if err == nil {
+			files[study] = b
+		}
+	}
+	if len(files) == 0 {
+		t.Skip("no committed results/*.json yet: nothing to check the catalogue against")
+	}
+	r, err := NewResults(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Run(r, Catalogue()).Claims {
+		if _, has := files[c.Study]; has && c.Verdict == NotMeasurable {
+			t.Errorf("%s (study %s has results) is not measurable: %s", c.ID, c.Study, c.Reason)
+		}
+	}
+}
+
+func TestStageThroughEngine(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module pqrepro\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "analysis", "claims"), 0o755)
+	os.WriteFile(filepath.Join(root, "analysis", "claims", "x.go"), []byte("package claims\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "results"), 0o755)
+	os.WriteFile(filepath.Join(root, "results", "tls.json"), tlsResults(t, 3.9, map[string][3]float64{
+		"pq-sig": {4.651, 120, 1e-9}, "pq-kem": {5.072, 128, 1e-9}, "hybrid": {9.048, 228, 1e-9}}, 1e-12), 0o644)
+	st := Stage(map[string]string{"tls": "results/tls.json"}, map[string]string{"net": "no dataset", "pico": "no dataset"})
+	e := &repro.Engine{Root: root, Stages: []*repro.Stage{st}}
+	if _, err := e.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, JSONFile))
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[Reproduced] != 13 {
+		t.Errorf("counts = %v", rep.Counts)
+	}
+	tex, _ := os.ReadFile(filepath.Join(root, LatexFile))
+	for _, want := range []string{`\newcommand{\ClaimsReproduced}{13}`, `\label{tab:claims}`, "A3b &"} {
+		if !strings.Contains(string(tex), want) {
+			t.Errorf("claims.tex lacks %q", want)
+		}
+	}
+	if !strings.Contains(Text(rep), "13 reproduced") {
+		t.Errorf("text table:\n%s", Text(rep))
+	}
+}

@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"pqrepro/analysis/claims"
+	"pqrepro/internal/repro"
+)
+
+// withClaims adds the claims stage; tests of the pipeline's mechanics
+// over a fake study turn it off (the claims are tested in analysis/claims).
+var withClaims = true
+
+// claimsStage evaluates the published claims on the results of every
+// study whose analysis is in the pipeline; the others are reported as not
+// measurable, with the command that would make them measurable.
+func claimsStage(stages []*repro.Stage) *repro.Stage {
+	results := map[string]string{}
+	missing := map[string]string{}
+	for _, s := range Studies() {
+		p := "results/" + s.Name + ".json"
+		found := false
+		for _, st := range stages {
+			for _, o := range st.Outputs {
+				if o == p {
+					found = true
+				}
+			}
+		}
+		if found {
+			results[s.Name] = p
+		} else {
+			missing[s.Name] = fmt.Sprintf("no dataset pinned for %s: run `mage %s:run`", s.Title, s.Name)
+		}
+	}
+	for _, study := range []string{"tls", "net", "pico"} {
+		if _, ok := results[study]; !ok {
+			if _, ok := missing[study]; !ok {
+				missing[study] = "the study is not part of this pipeline yet"
+			}
+		}
+	}
+	return claims.Stage(results, missing)
+}
+
+// Claims brings the claims stage up to date and prints the verdict table.
+func Claims(ctx context.Context, cfg Config) error {
+	if err := Build(ctx, cfg, "claims"); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Root, claims.JSONFile))
+	if err != nil {
+		return err
+	}
+	var rep claims.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("read %s: %w", claims.JSONFile, err)
+	}
+	fmt.Fprint(cfg.log(), claims.Text(rep))
+	return nil
+}
