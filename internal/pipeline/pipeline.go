@@ -130,6 +130,9 @@ func Engine(cfg Config) (*repro.Engine, error) {
 	if c := claimsStage(stages); c != nil && withClaims {
 		stages = append(stages, c)
 	}
+	if f := figSourceStage(stages); f != nil {
+		stages = append(stages, f)
+	}
 	if p := paperStage(cfg.Root, stages); p != nil {
 		stages = append(stages, p)
 	}

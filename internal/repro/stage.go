@@ -212,3 +212,7 @@ func covers(p, f string) bool {
 	}
 	return false
 }
+
+// Covers reports whether the input pattern p (a file, a directory or a
+// glob, as in Stage.Inputs) refers to the file f.
+func Covers(p, f string) bool { return covers(p, f) }
