@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -19,12 +16,15 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
 // Options configure a live capture.
 type Options struct {
-	Interface string // e.g. "lo", a veth or a TUN device
+	// Interface is e.g. "lo", a veth or a TUN device, in the network
+	// namespace of the thread that calls Start.
+	Interface string
 	Path      string // the pcapng file to write (atomically, on Stop)
 	// SnapLen is the capture length; 0 means 262144, above lo's 65536 MTU
 	// so that no loopback frame is cut.
@@ -32,8 +32,15 @@ type Options struct {
 	// DropOutgoing filters out PACKET_OUTGOING copies with a BPF program.
 	// On lo every frame is seen twice (once outgoing, once incoming), on
 	// TUN and veth only once per direction. nil means: true exactly when the
-	// interface is a loopback device.
+	// interface is a loopback device (IFF_LOOPBACK).
 	DropOutgoing *bool
+	// Ports, when not empty, keeps only TCP segments (IPv4 or IPv6) whose
+	// source or destination port is listed, with a kernel BPF filter, so
+	// that a capture on lo holds the run's connections and not every
+	// other process's loopback traffic. At most MaxPorts ports; see
+	// filterProgram for exactly what passes (non-first IPv4 fragments
+	// and IPv6 extension headers do not).
+	Ports []uint16
 	// RcvBuf is the socket receive buffer in bytes (SO_RCVBUFFORCE); 0 means 64 MiB.
 	RcvBuf int
 }
@@ -104,6 +111,13 @@ var ErrNeedRoot = errors.New("capturing packets needs root or CAP_NET_RAW: run i
 // Start opens the capture socket and starts reading. Nothing is written
 // to Path until Stop; if Start fails no file is left behind. When ctx ends
 // the capture stops reading; call Stop to write the file.
+//
+// Start captures in the network namespace of the calling OS thread: to
+// capture inside another namespace, lock a goroutine to its thread
+// (runtime.LockOSThread), setns(2) into the namespace and call Start
+// there. The interface's index, device type and loopback flag come from
+// the kernel through the capture socket itself, so no sysfs of that
+// namespace needs to be mounted.
 func Start(ctx context.Context, o Options) (*Capture, error) {
 	if o.SnapLen == 0 {
 		o.SnapLen = 262144
@@ -111,18 +125,10 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 	if o.RcvBuf == 0 {
 		o.RcvBuf = 64 << 20
 	}
-	ifc, err := net.InterfaceByName(o.Interface)
-	if err != nil {
-		return nil, fmt.Errorf("capture on %q: %w (list interfaces with 'ip link')", o.Interface, err)
-	}
-	lt, err := linkTypeOf(o.Interface)
-	if err != nil {
-		return nil, err
-	}
-	drop := ifc.Flags&net.FlagLoopback != 0
-	if o.DropOutgoing != nil {
-		drop = *o.DropOutgoing
-	}
+	// The socket belongs to the network namespace of the calling thread
+	// (a caller inside another namespace must hold its thread with
+	// runtime.LockOSThread), and every question about the interface goes
+	// to the kernel through it, so the answers are that namespace's.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
@@ -130,7 +136,7 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 		}
 		return nil, fmt.Errorf("open AF_PACKET socket: %w", err)
 	}
-	c := &Capture{o: o, fd: fd, linkType: lt, stop: make(chan struct{}), done: make(chan error, 1)}
+	c := &Capture{o: o, fd: fd, stop: make(chan struct{}), done: make(chan error, 1)}
 	fail := func(what string, err error) (*Capture, error) {
 		unix.Close(fd)
 		if c.spool != nil {
@@ -139,17 +145,26 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 		}
 		return nil, fmt.Errorf("capture on %s: %s: %w", o.Interface, what, err)
 	}
+	ifc, err := ifaceInfo(fd, o.Interface)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if c.linkType, err = linkTypeOf(ifc.arphrd); err != nil {
+		return fail("link type", err)
+	}
+	drop := ifc.loopback
+	if o.DropOutgoing != nil {
+		drop = *o.DropOutgoing
+	}
+	prog, err := filterProgram(uint32(c.linkType), drop, o.Ports, o.SnapLen)
+	if err != nil {
+		return fail("packet filter", err)
+	}
 	// The filter goes on before bind so that no unfiltered packet is queued.
-	if drop {
-		// ld [SKF_AD_OFF+SKF_AD_PKTTYPE]; jeq #PACKET_OUTGOING, drop, keep
-		prog := []unix.SockFilter{
-			{Code: 0x20, K: 0xfffff004},
-			{Code: 0x15, Jt: 0, Jf: 1, K: unix.PACKET_OUTGOING},
-			{Code: 0x06, K: 0},
-			{Code: 0x06, K: uint32(o.SnapLen)},
-		}
-		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
-			return fail("attach outgoing-packet filter", err)
+	if prog != nil {
+		if err := attachFilter(fd, prog); err != nil {
+			return fail("attach packet filter", err)
 		}
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, o.RcvBuf); err != nil {
@@ -162,7 +177,7 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return fail("set read timeout", err)
 	}
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.Index}); err != nil {
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.index}); err != nil {
 		return fail("bind", err)
 	}
 	// Packets queued between socket() and bind() may come from any
@@ -194,25 +209,74 @@ func (c *Capture) ngInterface() pcapgo.NgInterface {
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
+// iface is what the kernel says about a network interface.
+type iface struct {
+	index    int    // ifindex, for bind
+	arphrd   uint16 // device type, ARPHRD_* of linux/if_arp.h
+	loopback bool   // IFF_LOOPBACK
+}
+
+// ifaceInfo asks the kernel about the interface name through fd, with the
+// ioctls of netdevice(7): SIOCGIFINDEX (ifr_ifindex), SIOCGIFHWADDR (the
+// ARPHRD type is the sa_family of ifr_hwaddr) and SIOCGIFFLAGS (ifr_flags).
+// The kernel resolves the name in fd's network namespace, the one the
+// creating thread was in. (Reading /sys/class/net/NAME/type instead would
+// see the namespace of whoever mounted /sys, usually the host's, so a TUN
+// device inside a link emulator's namespace would not be found.)
+func ifaceInfo(fd int, name string) (iface, error) {
+	var r iface
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return r, fmt.Errorf("capture on %q: %w (interface names have at most %d bytes)", name, err, unix.IFNAMSIZ-1)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFINDEX, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return r, fmt.Errorf("capture on %q: no such network interface in this network namespace (list interfaces with 'ip link'; inside a namespace, start the capture from a thread locked into it): %w", name, err)
+		}
+		return r, fmt.Errorf("capture on %q: interface index (SIOCGIFINDEX): %w", name, err)
+	}
+	r.index = int(ifr.Uint32())
+	if ifr, err = unix.NewIfreq(name); err == nil {
+		err = unix.IoctlIfreq(fd, unix.SIOCGIFHWADDR, ifr)
+	}
+	if err != nil {
+		return r, fmt.Errorf("capture on %q: device type (SIOCGIFHWADDR): %w", name, err)
+	}
+	r.arphrd = ifr.Uint16()
+	if ifr, err = unix.NewIfreq(name); err == nil {
+		err = unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr)
+	}
+	if err != nil {
+		return r, fmt.Errorf("capture on %q: interface flags (SIOCGIFFLAGS): %w", name, err)
+	}
+	r.loopback = ifr.Uint16()&unix.IFF_LOOPBACK != 0
+	return r, nil
+}
+
 // linkTypeOf maps the interface's ARPHRD type to a pcap link type: Ethernet
 // (1) and loopback (772) frames carry an Ethernet header on AF_PACKET,
 // ARPHRD_NONE (65534, TUN) frames are raw IP.
-func linkTypeOf(name string) (layers.LinkType, error) {
-	b, err := os.ReadFile(filepath.Join("/sys/class/net", name, "type"))
-	if err != nil {
-		return 0, fmt.Errorf("interface %s: read its type: %w", name, err)
-	}
-	t, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0, fmt.Errorf("interface %s: type %q: %w", name, b, err)
-	}
-	switch t {
+func linkTypeOf(arphrd uint16) (layers.LinkType, error) {
+	switch arphrd {
 	case unix.ARPHRD_ETHER, unix.ARPHRD_LOOPBACK:
 		return layers.LinkTypeEthernet, nil
 	case unix.ARPHRD_NONE:
 		return layers.LinkType(LinkRaw), nil
 	}
-	return 0, fmt.Errorf("interface %s: ARPHRD type %d is not supported (Ethernet, loopback, TUN are)", name, t)
+	return 0, fmt.Errorf("ARPHRD type %d is not supported (Ethernet, loopback, TUN are)", arphrd)
+}
+
+// attachFilter attaches a classic BPF program with SO_ATTACH_FILTER.
+func attachFilter(fd int, prog []bpf.Instruction) error {
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return err
+	}
+	sf := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		sf[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	return unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(sf)), Filter: &sf[0]})
 }
 
 // KeyLog is a writer for tls.Config.KeyLogWriter: the secrets go into the
