@@ -3,6 +3,7 @@ package netstudy
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,5 +211,90 @@ func TestPlanSeries(t *testing.T) {
 	plan.Order = Interleaved
 	if got := plan.Series(); len(got) != 4 || got[1].ID != "tiny-20" || got[1].Offset != 20 || len(got[1].Groups) != 2 {
 		t.Errorf("interleaved series %+v", got)
+	}
+}
+
+// TestProgressETA checks the ETA replays the schedule on the work left:
+// with nothing done it is the plan's makespan, and it shrinks as series
+// finish.
+func TestProgressETA(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "net.toml")
+	os.WriteFile(p, []byte(twoScenarioSpec(4, "[10]")), 0o644)
+	s, err := LoadSpec(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := Estimate(s, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := s.Plan("test")
+	var log strings.Builder
+	r := &runner{cfg: RunConfig{Log: &log, ProgressEvery: time.Nanosecond}, plan: plan, est: est, started: time.Now(), progs: make([]seriesProgress, len(est.Series))}
+	eta := func() time.Duration {
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		last := lines[len(lines)-1]
+		i := strings.Index(last, "ETA ")
+		f := strings.Fields(last[i+4:])
+		d, err := time.ParseDuration(f[0])
+		if err != nil {
+			t.Fatalf("line %q: %v", last, err)
+		}
+		return d
+	}
+	r.progress(0)
+	if got := eta(); got > est.Expected+time.Second || got < est.Expected-time.Second {
+		t.Errorf("ETA with nothing done %v, want the plan's %v", got, est.Expected)
+	}
+	for i := range r.progs {
+		if i != 3 {
+			r.progs[i].finished = true
+		}
+	}
+	r.progress(3)
+	if got := eta(); got > est.Series[3].Expected+time.Second {
+		t.Errorf("ETA with one series left %v, want at most its %v", got, est.Series[3].Expected)
+	}
+}
+
+// TestRunInterleavedParallel: with order = "interleaved" a series is one
+// (scenario, round) with both groups on its link; rows still come out
+// sorted by scenario, round, group, seq, and index keeps the time order
+// within the scenario (a permutation of 0..2n-1).
+func TestRunInterleavedParallel(t *testing.T) {
+	needRoot(t)
+	cfg, log := tree(t, strings.Replace(twoScenarioSpec(2, "[6]"), `order = "serial"`, `order = "interleaved"`, 1))
+	if err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("Run: %v\n%s", err, log)
+	}
+	if l := leftovers(t); len(l) > 0 {
+		t.Fatalf("namespaces left behind: %v", l)
+	}
+	dirs := runDirs(t, cfg)
+	rows := readRows(t, filepath.Join(cfg.Root, "data", Study, dirs[0], RecordsFile))
+	if len(rows) != 1+24 {
+		t.Fatalf("%d lines, want header + 24", len(rows))
+	}
+	var keys []string
+	index := map[string][]int{}
+	for _, r := range rows[1:] {
+		keys = append(keys, r[0]+","+r[2]+","+fmt.Sprintf("%02s", r[3]))
+		i, _ := strconv.Atoi(r[4])
+		index[r[0]] = append(index[r[0]], i)
+		if r[6] != "true" || r[9] == "" {
+			t.Errorf("row %v: want ok with a capture", r)
+		}
+	}
+	if !slices.IsSorted(keys) {
+		t.Errorf("rows not sorted by scenario, group, seq: %v", keys)
+	}
+	for sc, idx := range index {
+		slices.Sort(idx)
+		for i, v := range idx {
+			if v != i {
+				t.Errorf("%s: index column %v is not a permutation of 0..%d", sc, idx, len(idx)-1)
+				break
+			}
+		}
 	}
 }

@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		}
 	}()
 
-	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now()}
+	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series))}
 	results, err := r.runAll(ctx)
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -301,8 +301,15 @@ type runner struct {
 
 	mu        sync.Mutex // guards the progress counters
 	done      int        // recorded attempts so far
-	expDone   time.Duration
+	progs     []seriesProgress
 	lastPrint time.Time
+}
+
+// seriesProgress is one series' state for the ETA.
+type seriesProgress struct {
+	done     int       // recorded attempts
+	hsStart  time.Time // zero until its handshakes start
+	finished bool
 }
 
 // seriesResult is what one series produced; the times bound the whole
@@ -672,7 +679,6 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	}
 
 	se := r.est.Series[idx]
-	perConn := se.Expected / time.Duration(max(1, se.Connections))
 	attempt := func(gi int) (Row, error) {
 		if err := context.Cause(scCtx); err != nil && scCtx.Err() != nil {
 			return Row{}, err
@@ -716,7 +722,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		}
 		row.Seq, row.Index = seq, s.Offset+len(rows)
 		rows = append(rows, row)
-		done := r.progress(s.ID, perConn)
+		done := r.progress(idx)
 		if r.cfg.afterAttempt != nil {
 			r.cfg.afterAttempt(done, link, func(e error) { killLink(e) })
 		}
@@ -731,6 +737,9 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		return nil
 	}
 	res.hsStart = time.Now()
+	r.mu.Lock()
+	r.progs[idx].hsStart = res.hsStart
+	r.mu.Unlock()
 	switch r.plan.Order {
 	case Serial:
 		for _, gi := range s.Groups {
@@ -810,6 +819,9 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	})
 	res.rows = rows
 	res.end = time.Now()
+	r.mu.Lock()
+	r.progs[idx].finished = true
+	r.mu.Unlock()
 	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: done, %d handshakes in %v (minimum %v)\n",
 		idx+1, n, s.ID, len(rows), res.hsEnd.Sub(res.hsStart).Round(time.Millisecond), se.Minimum.Round(time.Millisecond))
 	return res, nil
@@ -824,15 +836,19 @@ func (r *runner) groupIndex(name string) int {
 	return len(r.plan.Groups)
 }
 
-// progress counts one recorded attempt, prints done/total with an ETA at
-// most every ProgressEvery, and returns the count. The
-// ETA assumes the rest of the work goes as fast as the work done so far:
-// eta = elapsed x (work left / work done), in the model's expected time.
-func (r *runner) progress(where string, perConn time.Duration) int {
+// progress counts one recorded attempt of series idx, prints done/total
+// with an ETA at most every ProgressEvery, and returns the count.
+//
+// The ETA replays the schedule (schedule, the same as Estimate's) on what
+// is left: a running series needs its expected duration times the share of
+// its connections still to come, a pending one all of it, a finished one
+// nothing; all of it scaled by speed = (handshake time spent so far) /
+// (expected time of the attempts done so far), summed over started series.
+func (r *runner) progress(idx int) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done++
-	r.expDone += perConn
+	r.progs[idx].done++
 	now := time.Now()
 	if now.Sub(r.lastPrint) < r.cfg.ProgressEvery {
 		return r.done
@@ -840,13 +856,31 @@ func (r *runner) progress(where string, perConn time.Duration) int {
 	r.lastPrint = now
 	total := r.est.Handshakes
 	elapsed := now.Sub(r.started)
-	eta := "unknown"
-	if r.expDone > 0 {
-		left := max(r.est.Work-r.expDone, 0)
-		eta = time.Duration(float64(elapsed) * float64(left) / float64(r.expDone)).Round(time.Second).String()
+	var spent, expected float64
+	left := make([]time.Duration, len(r.est.Series))
+	series := make([]Series, len(r.est.Series))
+	for i, se := range r.est.Series {
+		series[i] = se.Series
+		p := r.progs[i]
+		perConn := float64(se.Expected) / float64(max(1, se.Connections))
+		if !p.hsStart.IsZero() && p.done > 0 {
+			spent += float64(now.Sub(p.hsStart))
+			expected += float64(p.done) * perConn
+		}
+		if !p.finished {
+			left[i] = time.Duration(float64(se.Expected) * (1 - float64(p.done)/float64(max(1, se.Handshakes()))))
+		}
 	}
-	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %s\n",
-		r.done, total, 100*float64(r.done)/float64(max(total, 1)), where, elapsed.Round(time.Second), eta)
+	speed := 1.0
+	if expected > 0 {
+		speed = min(max(spent/expected, 0.5), 10)
+	}
+	for i := range left {
+		left[i] = time.Duration(float64(left[i]) * speed)
+	}
+	_, _, eta := schedule(series, r.est.Order, left, r.plan.Parallel)
+	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %v (speed %.2f x the model)\n",
+		r.done, total, 100*float64(r.done)/float64(max(total, 1)), r.est.Series[idx].ID, elapsed.Round(time.Second), eta.Round(time.Second), speed)
 	return r.done
 }
 

@@ -234,7 +234,7 @@ func TestRunCancelled(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cfg.afterAttempt = func(done int, l *linkemu.Link, kill func(error)) {
-				if done == 5 {
+				if done == 40 { // 4 series x 50: by now several links are up
 					if tc.kill {
 						kill(errors.New("simulated forwarder death"))
 					} else {
@@ -260,6 +260,9 @@ func TestRunCancelled(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "series ") {
 				t.Errorf("error %q does not say %q and which series", err, want)
+			}
+			if n := strings.Count(log.String(), "self-test RTT"); n < 2 {
+				t.Errorf("only %d links were up when the run was interrupted: the test must interrupt a parallel run\n%s", n, log)
 			}
 			if d := runDirs(t, cfg); len(d) != 0 {
 				t.Errorf("data/net holds %v after an interrupted run", d)
