@@ -169,3 +169,52 @@ func TestLivePortFilterOnLo(t *testing.T) {
 		}
 	}
 }
+
+// TestStopUnderContinuousTraffic: Stop drains what was queued and returns
+// even while other loopback traffic never pauses (an unfiltered capture on
+// a busy lo), instead of waiting for a quiet 20 ms.
+func TestStopUnderContinuousTraffic(t *testing.T) {
+	needRoot(t)
+	port, err := echoServer(t, "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	quit, done := make(chan struct{}), make(chan struct{})
+	exchanges := 0
+	go func() {
+		defer close(done)
+		end := time.Now().Add(10 * time.Second) // bounded even if Stop hangs
+		for time.Now().Before(end) {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if exchange("tcp4", addr) == nil {
+				exchanges++
+			}
+		}
+	}()
+	defer func() { close(quit); <-done }()
+	path := filepath.Join(t.TempDir(), "busy.pcapng")
+	c, err := Start(context.Background(), Options{Interface: "lo", Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	t0 := time.Now()
+	st, err := c.Stop()
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Stop took %s, %d packets, %d exchanges", took, st.Packets, exchanges)
+	if took > 2*time.Second { // a 20 ms read timeout plus a slow machine's slack
+		t.Errorf("Stop took %s under continuous traffic, want it to end at the first packet after the stop", took)
+	}
+	if st.Packets == 0 {
+		t.Error("no packets captured from the continuous traffic")
+	}
+	readFile(t, path, ReadOptions{}) // complete and undamaged
+}

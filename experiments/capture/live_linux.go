@@ -283,10 +283,21 @@ func attachFilter(fd int, prog []bpf.Instruction) error {
 // capture file as a Decryption Secrets Block.
 func (c *Capture) KeyLog() io.Writer { return &c.secrets }
 
+// drainMax bounds how long a stopping capture keeps reading, should the
+// packet timestamps not tell (a wall-clock step backwards during the drain).
+const drainMax = 10 * time.Second
+
+// loop reads packets until the capture stops, then drains: it keeps reading
+// the packets queued before the stop, and ends at the first read timeout
+// (20 ms without a packet) or at the first packet the kernel timestamped
+// after the stop was seen. Without that second rule, traffic that never
+// pauses (other processes on lo, with no port filter) would keep the drain
+// going, and Stop waiting, for as long as the traffic lasts.
 func (c *Capture) loop(ctx context.Context) error {
 	buf := make([]byte, c.o.SnapLen)
 	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))+64)
 	stopping := false
+	var stopAt time.Time
 	for {
 		if !stopping {
 			select {
@@ -296,6 +307,11 @@ func (c *Capture) loop(ctx context.Context) error {
 				stopping = true
 			default:
 			}
+			if stopping {
+				stopAt = time.Now()
+			}
+		} else if time.Since(stopAt) > drainMax {
+			return nil
 		}
 		n, oobn, _, _, err := unix.Recvmsg(c.fd, buf, oob, unix.MSG_TRUNC)
 		if err != nil {
@@ -319,6 +335,9 @@ func (c *Capture) loop(ctx context.Context) error {
 		}
 		if ts.IsZero() {
 			ts = time.Now()
+		}
+		if stopping && ts.After(stopAt) {
+			return nil // drained: everything queued before the stop is read
 		}
 		capLen := min(n, len(buf))
 		if capLen < n {

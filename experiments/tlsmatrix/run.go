@@ -222,11 +222,21 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	// The capture gets a context that is not cancelled with ctx, so that
 	// Stop (below, on every path) drains the socket and writes a
 	// complete file even after Ctrl-C.
-	c, err := capture.Start(context.WithoutCancel(ctx), capture.Options{Interface: Interface, Path: capPath})
+	// Only the servers' ports: lo carries every process's loopback
+	// traffic, which would bloat the file and could cause drops.
+	ports := r.serverPorts()
+	if len(ports) > capture.MaxPorts {
+		ports = nil // too many for one filter: the reader ignores the rest
+	}
+	c, err := capture.Start(context.WithoutCancel(ctx), capture.Options{Interface: Interface, Path: capPath, Ports: ports})
 	if err != nil {
 		return nil, fmt.Errorf("tls run: %w", err)
 	}
-	r.logf("capture: started on %s", Interface)
+	if ports != nil {
+		r.logf("capture: started on %s, TCP ports %s only", Interface, r.portRange())
+	} else {
+		r.logf("capture: started on %s, all traffic (%d servers exceed the filter's %d ports)", Interface, len(r.servers), capture.MaxPorts)
+	}
 
 	conns, wall, loopErr := r.connect(ctx, c.KeyLog())
 	st, capErr := c.Stop()
@@ -443,6 +453,15 @@ func (r *runner) stopServers() {
 	for _, s := range r.servers {
 		<-s.done
 	}
+}
+
+// serverPorts lists the servers' listening ports, for the capture filter.
+func (r *runner) serverPorts() []uint16 {
+	ports := make([]uint16, len(r.servers))
+	for i, s := range r.servers {
+		ports[i] = uint16(s.ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
 
 func (r *runner) portRange() string {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,9 +74,16 @@ func TestRunEndToEnd(t *testing.T) {
 	e := newEnv(t, tinySpec)
 	specBefore, _ := os.ReadFile(e.spec)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	// Other loopback traffic during the run (as from parallel tests): the
+	// capture's port filter must keep it out of the file.
+	noise, stopNoise := loopbackNoise(t)
 	res, err := Run(context.Background(), e.config(now))
+	stopNoise()
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	if *noise == 0 {
+		t.Fatal("no loopback noise was made during the run: the filter check below proves nothing")
 	}
 	const id = "20261130T120000Z-quick"
 	wantDir := filepath.Join(e.root, "data", "tls", id)
@@ -191,6 +200,15 @@ func TestRunEndToEnd(t *testing.T) {
 	cf.Close()
 	if err != nil || len(cres.Secrets) == 0 {
 		t.Fatalf("stored capture: %v, %d secret bytes (want the key log as a DSB)", err, len(cres.Secrets))
+	}
+	// Only the run's connections are in it: every packet belongs to one of
+	// the 16 TLS connections, none to the noise made on another port.
+	inConns := 0
+	for _, r := range cres.Records {
+		inConns += r.PacketsC2S + r.PacketsS2C
+	}
+	if len(cres.Records) != 16 || uint64(inConns) != res.Capture.Packets {
+		t.Errorf("capture holds %d packets, %d of them in %d connections: want only the run's 16 connections (%d noise exchanges ran)", res.Capture.Packets, inConns, len(cres.Records), *noise)
 	}
 
 	// The pin, and nothing else in the spec changed.
@@ -396,4 +414,48 @@ func TestRunStrayConnection(t *testing.T) {
 		t.Fatalf("err = %v, want it to name the stray client %s", err, stray)
 	}
 	e.checkUntouched(t, marker, spec)
+}
+
+// loopbackNoise makes TCP exchanges with an echo server on another
+// 127.0.0.1 port until stop is called, and counts them.
+func loopbackNoise(t *testing.T) (*int, func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	n := new(int)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+			if err != nil {
+				continue
+			}
+			c.SetDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write([]byte("noise")); err == nil {
+				if _, err := io.ReadFull(c, make([]byte, 5)); err == nil {
+					*n++
+				}
+			}
+			c.Close()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	return n, func() { close(quit); <-done; ln.Close() }
 }
