@@ -76,9 +76,26 @@ func pIs(p float64) string {
 }
 
 func cliffCell(c Cliff) string {
-	return fmt.Sprintf("%s [%s, %s]", render.Fixed(float64(c.Delta), 3), render.Fixed(float64(c.Lower), 3), render.Fixed(float64(c.Upper), 3))
+	return fmt.Sprintf("%s [%s, %s]", render.Fixed(float64(c.Delta), 2), render.Fixed(float64(c.Lower), 2), render.Fixed(float64(c.Upper), 2))
 }
 
+// nRange is "n = 200" or "n = 30 to 200" over the given configurations.
+func nRange(r *Results, ids []string) string {
+	lo, hi := math.MaxInt, 0
+	for _, id := range ids {
+		if c := r.config(id); c != nil {
+			lo, hi = min(lo, c.N), max(hi, c.N)
+		}
+	}
+	if lo == hi {
+		return fmt.Sprintf("$n = %d$", lo)
+	}
+	return fmt.Sprintf("$n = %d$ to $%d$", lo, hi)
+}
+
+// paperTable is the paper's table: its four configurations, our median
+// Ths and increase next to the published increase, Cliff's delta and the
+// Holm-adjusted p. Published values are in parentheses.
 func paperTable(r *Results) (string, error) {
 	f := r.Families["paper"]
 	base := r.config(f.Baseline)
@@ -88,36 +105,36 @@ func paperTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-paper",
 		Caption: `Study~A, the paper's four configurations: median handshake time $T_\mathrm{hs}$ (ClientHello to client Finished, from the capture) ` +
-			`and its increase over the ` + render.Escape(base.Label) + ` baseline, ours next to the published values; ` +
+			`and its increase over the ` + render.Escape(base.Label) + ` baseline, ours with the published value in parentheses; ` +
 			`Cliff's $\delta$ with its 95\,\% interval and the Holm-adjusted two-sided Mann-Whitney $p$ (` + strconv.Itoa(len(f.Comparisons)) + ` comparisons).`,
-		Align: "lrrrrrrrr",
-		Header: []string{"Configuration", "$n$", `Median (ms)`, `$\Delta$ (ms)`, `$\Delta$`, `Publ.\ $\Delta$ (ms)`, `Publ.\ $\Delta$`,
-			`Cliff's $\delta$ [95\,\% CI]`, `$p_\mathrm{Holm}$`},
+		Align:  "lrrrrr",
+		Header: []string{"Configuration", `Median (ms)`, `$\Delta$ (ms)`, `$\Delta$ (\%)`, `Cliff's $\delta$ [95\,\% CI]`, `$p_\mathrm{Holm}$`},
 	}
-	t.Rows = append(t.Rows, []string{render.Escape(base.Label), strconv.Itoa(base.N), render.Fixed(float64(base.ThsMs.Median), 3),
-		"baseline", "", "", "", "", ""})
+	t.Rows = append(t.Rows, []string{render.Escape(base.Label), render.Fixed(float64(base.ThsMs.Median), 3), "baseline", "", "", ""})
 	for _, c := range f.Comparisons {
 		cr := r.config(c.Target)
 		if cr == nil {
 			return "", fmt.Errorf("target %s has no results", c.Target)
 		}
-		pubMs, pubPct := "---", "---"
+		ms, pct := signed(float64(c.MedianDiffMs), 3), signedInt(float64(c.MedianDiffPct))
 		if c.Published != nil {
-			pubMs = signed(c.Published.IncreaseMs, 3)
-			pubPct = render.Percent(c.Published.IncreasePct/100, 0)
+			ms += " (" + signed(c.Published.IncreaseMs, 3) + ")"
+			pct += " (" + signedInt(c.Published.IncreasePct) + ")"
 		}
 		t.Rows = append(t.Rows, []string{
-			render.Escape(cr.Label), strconv.Itoa(cr.N), render.Fixed(float64(c.MedianTargetMs), 3),
-			signed(float64(c.MedianDiffMs), 3), render.Percent(float64(c.MedianDiffPct)/100, 0),
-			pubMs, pubPct, cliffCell(c.Cliff), pValue(float64(c.PHolm)),
+			render.Escape(cr.Label), render.Fixed(float64(c.MedianTargetMs), 3), ms, pct, cliffCell(c.Cliff), pValue(float64(c.PHolm)),
 		})
 	}
 	kw := f.Kruskal
-	t.Notes = fmt.Sprintf(`Kruskal-Wallis over the four: $H = %s$, %s, $\varepsilon^2 = %s$. Published: %s; its baseline median ($\approx$%s\,ms) is implied, not stated. Profile %s.`,
-		render.Fixed(float64(kw.H), 1), pIs(float64(kw.P)), render.Fixed(float64(kw.Epsilon2), 3),
-		`Hara et al., OpenSSL 3.5.2`, render.Fixed(r.Published.BaselineMedianMs, 1), render.Escape(r.Profile))
+	t.Notes = fmt.Sprintf(`%s measured connections per configuration (profile %s). Kruskal-Wallis over the four: $H = %s$, %s, $\varepsilon^2 = %s$. `+
+		`Published: Hara et al.\ (OpenSSL 3.5.2); their baseline median ($\approx$%s\,ms) is implied by the increases, not stated.`,
+		nRange(r, f.Configs), render.Escape(r.Profile), render.Fixed(float64(kw.H), 1), pIs(float64(kw.P)), render.Fixed(float64(kw.Epsilon2), 3),
+		render.Fixed(r.Published.BaselineMedianMs, 1))
 	return t.Latex()
 }
+
+// signedInt is a whole number with an explicit sign (a percentage cell).
+func signedInt(x float64) string { return signed(x, 0) }
 
 // matrixTable: rows are cert keys (with chain/HRR variants), columns the
 // groups present; a cell is the median Ths in ms and its increase over the
@@ -194,20 +211,20 @@ func maxHolm(f *Family) float64 {
 func bytesTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-bytes",
-		Caption: `Study~A, bytes per connection (medians): frame bytes as captured (including the link header) and TCP payload bytes, ` +
-			`client to server (C$\to$S), server to client (S$\to$C) and in total; packets in total and retransmitted segments over all connections.`,
-		Align: "lrrrrrrrr",
-		Header: []string{"Configuration", `Frame C$\to$S`, `Frame S$\to$C`, "Frame total",
-			`Payload C$\to$S`, `Payload S$\to$C`, "Payload total", "Packets", "Retr."},
+		Caption: `Study~A, bytes on the wire per connection (medians): captured frame bytes (including the link header) ` +
+			`client to server (C$\to$S), server to client (S$\to$C) and in total; the TCP payload bytes in total; ` +
+			`packets per connection (median) and retransmitted segments (sum over all measured connections).`,
+		Align:  "lrrrrrr",
+		Header: []string{"Configuration", `C$\to$S`, `S$\to$C`, "Total", "Payload", "Packets", "Retr."},
 	}
 	for _, c := range r.Configs {
 		t.Rows = append(t.Rows, []string{
 			render.Escape(c.Label),
 			render.Fixed(float64(c.Bytes.Frame.C2S), 0), render.Fixed(float64(c.Bytes.Frame.S2C), 0), render.Fixed(float64(c.Bytes.Frame.Total), 0),
-			render.Fixed(float64(c.Bytes.TCPPayload.C2S), 0), render.Fixed(float64(c.Bytes.TCPPayload.S2C), 0), render.Fixed(float64(c.Bytes.TCPPayload.Total), 0),
-			render.Fixed(float64(c.Packets.Total), 0), strconv.Itoa(c.Retransmissions.Total),
+			render.Fixed(float64(c.Bytes.TCPPayload.Total), 0), render.Fixed(float64(c.Packets.Total), 0), strconv.Itoa(c.Retransmissions.Total),
 		})
 	}
+	t.Notes = nRange(r, r.Families["matrix"].Configs) + " measured connections per configuration."
 	return t.Latex()
 }
 
