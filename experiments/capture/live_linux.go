@@ -129,7 +129,12 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 	// (a caller inside another namespace must hold its thread with
 	// runtime.LockOSThread), and every question about the interface goes
 	// to the kernel through it, so the answers are that namespace's.
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+	//
+	// Protocol 0: the socket receives nothing until bind names the protocol
+	// (ETH_P_ALL) and the interface (packet(7)), so no packet of another
+	// interface, and none that the filter would refuse, is queued before
+	// the filter and the binding are in place.
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 			return nil, fmt.Errorf("open AF_PACKET socket: %v: %w", err, ErrNeedRoot)
@@ -180,8 +185,7 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.index}); err != nil {
 		return fail("bind", err)
 	}
-	// Packets queued between socket() and bind() may come from any
-	// interface: drain them, and reset the statistics.
+	// Reading PACKET_STATISTICS resets the kernel's counters: count from here.
 	unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
 	c.spool, err = os.CreateTemp(filepath.Dir(o.Path), "."+filepath.Base(o.Path)+".spool-*")
 	if err != nil {
