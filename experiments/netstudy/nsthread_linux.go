@@ -2,7 +2,6 @@ package netstudy
 
 import (
 	"fmt"
-
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -22,11 +21,9 @@ import (
 // namespace (runtime.LockOSThread: "If the calling goroutine exits without
 // unlocking the thread, the thread will be terminated").
 //
-// It also gets a private mount namespace with its own sysfs mounted on /sys,
-// as "ip netns exec" does: sysfs shows the network devices of the namespace
-// of whoever mounted it, and the capture package looks up the device type in
-// /sys/class/net/<iface>/type, which in the host's sysfs does not list the
-// link's TUN device.
+// Only the network namespace changes: the capture package asks the kernel
+// about the TUN device through its socket (in this thread's namespace), so
+// the thread needs no private mount namespace or sysfs of its own.
 type nsThread struct {
 	work chan func()
 	done chan struct{}
@@ -61,17 +58,8 @@ func enterNetns(nsPath string) error {
 		return fmt.Errorf("open namespace %s: %w", nsPath, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("private mount namespace for the capture thread: %w", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("make mounts private to the capture thread: %w", err)
-	}
 	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("join namespace %s: %w", nsPath, err)
-	}
-	if err := unix.Mount("sysfs", "/sys", "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("mount the namespace's sysfs: %w", err)
 	}
 	return nil
 }
