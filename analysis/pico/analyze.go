@@ -133,6 +133,14 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 			}
 		}
 	}
+	hostRel := path.Join(in.runDir, picostudy.HostTimingsFile)
+	if have[hostRel] {
+		if err := hostBlock(res, in, hostRel, meta); err != nil {
+			return nil, err
+		}
+	} else {
+		res.NotMeasured["host"] = "the run has no host timings"
+	}
 	exchanges(res, in.power)
 	if err := m4(res, in); err != nil {
 		return nil, err
@@ -357,6 +365,57 @@ func exchanges(res *Results, power float64) {
 			res.NotMeasured[s+" sign_verify"] = s + " is not in this run"
 		}
 	}
+}
+
+// hostBlock reads the host timings: statistics per scheme, op and library.
+func hostBlock(res *Results, in input, rel string, meta provenance.Meta) error {
+	b, err := in.read(rel)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
+	}
+	hs, err := picostudy.DecodeHostTimings(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
+	}
+	h := &Host{CPU: meta.Host.CPUModel, Cores: meta.Host.Cores, Ops: map[string]map[string]map[string]*HostOp{}}
+	for _, t := range hs {
+		x := make([]float64, len(t.Durations))
+		for i, d := range t.Durations {
+			x[i] = float64(d.Nanoseconds()) / 1000
+		}
+		s, err := stats.Describe(x)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %s %s %s: %v", ErrInput, rel, t.Scheme, t.Op, t.Lib, err)
+		}
+		if h.Ops[t.Scheme] == nil {
+			h.Ops[t.Scheme] = map[string]map[string]*HostOp{}
+		}
+		if h.Ops[t.Scheme][t.Op] == nil {
+			h.Ops[t.Scheme][t.Op] = map[string]*HostOp{}
+		}
+		h.Ops[t.Scheme][t.Op][t.Lib] = &HostOp{N: s.N, MeanUs: num(s.Mean), MedianUs: num(s.Median), P95Us: num(s.P95),
+			MinUs: num(s.Min), MaxUs: num(s.Max)}
+	}
+	res.Host = h
+	return nil
+}
+
+// HostMean is the host column's value for a scheme and operation: the
+// mean of circl when it has the operation (the same library for every
+// post-quantum scheme), else of the first library by name.
+func (r *Results) HostMean(scheme, op string) (float64, string, bool) {
+	if r.Host == nil || r.Host.Ops[scheme] == nil || len(r.Host.Ops[scheme][op]) == 0 {
+		return 0, "", false
+	}
+	libs := r.Host.Ops[scheme][op]
+	lib := "circl"
+	if libs[lib] == nil {
+		lib = sortedKeys(libs)[0]
+	}
+	if libs[lib].MeanUs == nil {
+		return 0, "", false
+	}
+	return *libs[lib].MeanUs, lib, true
 }
 
 // pqm4Row is one line of the pqm4 table.

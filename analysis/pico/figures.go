@@ -72,11 +72,12 @@ func opOrder(sc *Scheme) []string {
 	return out
 }
 
-func familyColour(f string) color.Color {
-	switch f {
-	case "kem":
+// schemeColour: ML-KEM blue, ML-DSA orange, the classical baselines green.
+func schemeColour(s string) color.Color {
+	switch {
+	case slices.Contains(pico.KEMSchemes, s):
 		return colBlue
-	case "signature":
+	case slices.Contains(pico.DSASchemes, s):
 		return colOrange
 	}
 	return colGreen
@@ -262,7 +263,7 @@ func opsFigure(r *Results) (*plot.Plot, int, error) {
 	for i, k := range keys {
 		o := r.Schemes[k[0]].Ops[k[1]]
 		y := float64(n - 1 - i)
-		c := familyColour(r.Schemes[k[0]].Family)
+		c := schemeColour(k[0])
 		mn, mx, mean := deref(o.MinMs), deref(o.MaxMs), deref(o.MeanMs)
 		if mn <= 0 || mean <= 0 {
 			return nil, 0, fmt.Errorf("ops figure: %s %s has a non-positive time", k[0], k[1])
@@ -314,7 +315,7 @@ func stackFigure(r *Results) (*plot.Plot, int, error) {
 		}
 		b.Horizontal = true
 		b.XMin = y
-		b.Color = familyColour(r.Schemes[k[0]].Family)
+		b.Color = schemeColour(k[0])
 		b.LineStyle.Width = 0
 		p.Add(b)
 	}

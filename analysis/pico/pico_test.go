@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden/")
 
 const (
-	testRunID  = "20261130T114300Z-quick"
+	testRunID  = "20261130T115337Z-quick"
 	testRunDir = "data/pico/" + testRunID
 	testEpoch  = 1767225600 // 2026-01-01, the project default
 )
@@ -172,8 +172,8 @@ func TestResultsContent(t *testing.T) {
 	if !r.Emulated || r.Label != "emulated" || r.Board != "rp2040js 1.4.1 (emulated)" || r.ClockHz != 133000000 {
 		t.Errorf("label %q board %q emulated %v clock %d", r.Label, r.Board, r.Emulated, r.ClockHz)
 	}
-	if len(r.Schemes) != 6 {
-		t.Fatalf("%d schemes, want the 6 post-quantum ones", len(r.Schemes))
+	if len(r.Schemes) != 9 {
+		t.Fatalf("%d schemes, want the 6 post-quantum and 3 classical ones", len(r.Schemes))
 	}
 	kem := r.Schemes["ml-kem-512"]
 	if kem.Family != "kem" || kem.Ops["keygen"].N != 5 || kem.Ops["decaps"].PeakStackBytes < 8000 {
@@ -188,16 +188,17 @@ func TestResultsContent(t *testing.T) {
 	if d := x.EnergyMJ - x.Ms*79.2/1000; d > 1e-6 || d < -1e-6 {
 		t.Errorf("energy %v mJ for %v ms", x.EnergyMJ, x.Ms)
 	}
-	// No ECDH in this run: the comparison is not measured, never invented.
-	if len(r.Versus) != 0 || r.NotMeasured["mlkem_vs_ecdh"] == "" || r.Exchanges["ecdh-p256"] != nil {
-		t.Errorf("versus %v, not measured %v", r.Versus, r.NotMeasured)
+	// ECDH ran: its exchange is the firmware's measured one, and the
+	// ratios follow from the two exchanges.
+	e := r.Exchanges["ecdh-p256"]
+	if e == nil || e.Method != "measured" || *r.Schemes["ecdh-p256"].Ops["exchange"].MeanMs != e.Ms {
+		t.Fatalf("ecdh exchange %+v", e)
 	}
-	for _, p := range r.Published {
-		if strings.HasPrefix(p.Key, "ecdh") || strings.Contains(p.Key, "vs_ecdh") {
-			if p.Ours != nil {
-				t.Errorf("published %s has ours = %v without ECDH", p.Key, *p.Ours)
-			}
-		}
+	if v := r.Versus["ml-kem-512"]; v == nil || !near(v.Speedup, e.Ms/x.Ms) || !near(v.EnergySaving, 1-x.EnergyMJ/e.EnergyMJ) {
+		t.Errorf("versus %+v", v)
+	}
+	if r.Host == nil || r.Host.Ops["ml-kem-512"]["keygen"]["circl"] == nil || r.NotMeasured["host"] != "" {
+		t.Errorf("host block %+v, not measured %v", r.Host, r.NotMeasured)
 	}
 	sign := r.Schemes["ml-dsa-87"].Ops["sign"]
 	if sign.N != 10 || len(sign.SamplesMs) != 10 || *sign.MaxMs < *sign.P99Ms || *sign.P99Ms < *sign.P95Ms {
@@ -208,6 +209,41 @@ func TestResultsContent(t *testing.T) {
 	}
 	if r.Schemes["ml-kem-768"].Code.FlashBytes == 0 || r.Schemes["ml-kem-768"].ImageFlashBytes == 0 {
 		t.Errorf("no code size for ml-kem-768")
+	}
+}
+
+// TestWithoutClassical drops the classical image and the host timings:
+// the comparisons with ECDH and the host column are recorded as not
+// measured, never invented.
+func TestWithoutClassical(t *testing.T) {
+	root := testTree(t)
+	for _, f := range []string{"classic", "host-timings.csv.gz"} {
+		if err := os.RemoveAll(filepath.Join(root, testRunDir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := engine(t, root, Params{}).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ParseResults(mustRead(t, filepath.Join(root, ResultsFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Versus) != 0 || r.NotMeasured["mlkem_vs_ecdh"] == "" || r.Exchanges["ecdh-p256"] != nil || r.Host != nil || r.NotMeasured["host"] == "" {
+		t.Errorf("versus %v, host %v, not measured %v", r.Versus, r.Host, r.NotMeasured)
+	}
+	for _, p := range r.Published {
+		if (strings.HasPrefix(p.Key, "ecdh") || strings.Contains(p.Key, "vs_ecdh")) && p.Ours != nil {
+			t.Errorf("published %s has ours = %v without ECDH", p.Key, *p.Ours)
+		}
+	}
+	nums := mustRead(t, filepath.Join(root, NumbersFile))
+	if !bytes.Contains(nums, []byte(`\newcommand{\PicoMlkemFiveTwelveVsEcdhSpeedup}{---}`)) {
+		t.Errorf("the speed-up macro should say not measured:\n%s", nums)
+	}
+	ops := mustRead(t, filepath.Join(root, TableOps))
+	if bytes.Contains(ops, []byte("Host")) {
+		t.Error("the operations table has a host column without host timings")
 	}
 }
 

@@ -34,6 +34,27 @@ type Results struct {
 	Published   []PublishedValue  `json:"published"`
 	M4          M4Comparison      `json:"cortex_m4"`
 	NotMeasured map[string]string `json:"not_measured"`
+	// Host is the same operations timed on the host CPU, when the run
+	// has host timings.
+	Host *Host `json:"host,omitempty"`
+}
+
+// Host is the host-CPU column: scheme -> operation -> library.
+type Host struct {
+	CPU   string                                   `json:"cpu"`
+	Cores int                                      `json:"cores"`
+	Ops   map[string]map[string]map[string]*HostOp `json:"ops"`
+}
+
+// HostOp is one operation on the host with one library, in microseconds
+// (wall clock, one call per repetition).
+type HostOp struct {
+	N        int      `json:"n"`
+	MeanUs   *float64 `json:"mean_us"`
+	MedianUs *float64 `json:"median_us"`
+	P95Us    *float64 `json:"p95_us"`
+	MinUs    *float64 `json:"min_us"`
+	MaxUs    *float64 `json:"max_us"`
 }
 
 // EnergyModel is the paper's datasheet power model: E = P x t with

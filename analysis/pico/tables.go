@@ -85,6 +85,12 @@ func opsTable(r *Results) (string, error) {
 	if r.Emulated {
 		t.Notes += " Emulated: no bus contention or wait states are modelled."
 	}
+	if r.Host != nil {
+		t.Align += "r"
+		t.Header = append(t.Header, "Host ($\\mu$s)")
+		t.Notes += fmt.Sprintf(" Host: mean on %s (%d cores), cloudflare/circl for ML-KEM and ML-DSA, Go's crypto for the classical schemes.",
+			render.Escape(r.Host.CPU), r.Host.Cores)
+	}
 	for _, s := range schemeOrder(r) {
 		sc := r.Schemes[s]
 		for i, op := range opOrder(sc) {
@@ -97,8 +103,16 @@ func opsTable(r *Results) (string, error) {
 			if o.CV != nil {
 				cv = render.Fixed(100**o.CV, 1)
 			}
-			t.Rows = append(t.Rows, []string{name, render.Escape(op), fmt.Sprint(o.N), ms(o.MeanMs), ms(o.SDMs),
-				ms(o.P95Ms), ms(o.P99Ms), cv, kb(o.PeakStackBytes), ms(o.EnergyMJ)})
+			row := []string{name, render.Escape(op), fmt.Sprint(o.N), ms(o.MeanMs), ms(o.SDMs),
+				ms(o.P95Ms), ms(o.P99Ms), cv, kb(o.PeakStackBytes), ms(o.EnergyMJ)}
+			if r.Host != nil {
+				if v, _, ok := r.HostMean(s, op); ok {
+					row = append(row, ms(&v))
+				} else {
+					row = append(row, "---")
+				}
+			}
+			t.Rows = append(t.Rows, row)
 		}
 	}
 	return t.Latex()
@@ -236,6 +250,9 @@ func numbers(r *Results) (string, error) {
 			}
 			set(p+"StackKB", kb(o.PeakStackBytes))
 			set(p+"EnergyMJ", ms(o.EnergyMJ))
+			if v, _, ok := r.HostMean(s, op); ok {
+				set(p+"HostUs", ms(&v))
+			}
 		}
 	}
 	for _, s := range sortedKeys(r.Exchanges) {

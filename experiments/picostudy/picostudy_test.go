@@ -126,6 +126,46 @@ func TestMeasurementsRoundTrip(t *testing.T) {
 	}
 }
 
+func TestHostTimingsRoundTrip(t *testing.T) {
+	hs := []pico.HostTiming{
+		{Scheme: "ml-kem-512", Op: "keygen", Lib: "circl", N: 2, Durations: []time.Duration{20000, 21000}},
+		{Scheme: "ml-kem-512", Op: "keygen", Lib: "crypto/mlkem", N: 1, Durations: []time.Duration{15000}},
+	}
+	b, err := EncodeHostTimings(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeHostTimings(bytes.NewReader(b))
+	if err != nil || !reflect.DeepEqual(got, hs) {
+		t.Errorf("round trip %+v (%v)", got, err)
+	}
+	head := strings.Join(HostTimingsHeader, ",") + "\n"
+	for name, in := range map[string][]byte{
+		"not gzip": []byte("x"), "bad header": gz("a,b\n"), "negative": gz(head + "a,b,c,0,-1\n"),
+		"no library": gz(head + "a,b,,0,1\n"), "short": gz(head + "a,b,c,0\n"),
+	} {
+		if _, err := DecodeHostTimings(bytes.NewReader(in)); !errors.Is(err, ErrRecords) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func FuzzDecodeHostTimings(f *testing.F) {
+	b, _ := EncodeHostTimings([]pico.HostTiming{{Scheme: "a", Op: "b", Lib: "c", N: 1, Durations: []time.Duration{5}}})
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hs, err := DecodeHostTimings(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		for _, h := range hs {
+			if h.N != len(h.Durations) || h.N == 0 {
+				t.Fatalf("inconsistent %+v", h)
+			}
+		}
+	})
+}
+
 func gz(s string) []byte {
 	var b bytes.Buffer
 	w := gzip.NewWriter(&b)
@@ -393,8 +433,8 @@ func TestRunQuickMLKEM(t *testing.T) {
 	if mk["simulated_mhz"] == nil || mk["wall_seconds"] == nil {
 		t.Errorf("measured %v", meta.Measured)
 	}
-	if len(meta.Files) != 5 {
-		t.Errorf("meta.json lists %d files, want the 5 image files", len(meta.Files))
+	if len(meta.Files) != 6 || meta.Files[HostTimingsFile] == "" {
+		t.Errorf("meta.json lists %d files, want the 5 image files and the host timings", len(meta.Files))
 	}
 	for f, sum := range meta.Files {
 		got, err := repro.HashFile(filepath.Join(dir, filepath.FromSlash(f)))
@@ -413,9 +453,15 @@ func TestRunQuickMLKEM(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(ms, ds.Measurements) || len(ms) != 18 {
 		t.Errorf("%d records, %d in the log (%v)", len(ms), len(ds.Measurements), err)
 	}
+	hb, _ := os.ReadFile(filepath.Join(dir, HostTimingsFile))
+	hs, err := DecodeHostTimings(bytes.NewReader(hb))
+	if err != nil || len(hs) == 0 || hs[0].Scheme != "ml-kem-512" || hs[0].N != 2 {
+		t.Errorf("host timings %+v (%v)", hs, err)
+	}
 	var rec ImageRecord
 	b, _ := os.ReadFile(filepath.Join(dir, "mlkem", "image.json"))
-	if err := json.Unmarshal(b, &rec); err != nil || !rec.Emulated || rec.Header.ClockHz != 133000000 || rec.Checks == 0 {
+	if err := json.Unmarshal(b, &rec); err != nil || !rec.Emulated || rec.Header.ClockHz != 133000000 || rec.Checks == 0 ||
+		rec.Provenance["firmware_id"] != rec.FirmwareID {
 		t.Errorf("image.json %+v (%v)", rec, err)
 	}
 	if bytes.Contains(b, []byte(dataDir)) || bytes.Contains(b, []byte(".cache")) {

@@ -23,6 +23,14 @@ const (
 	ImageFile        = "image.json"          // ImageRecord: build provenance and run status
 )
 
+// HostTimingsFile, at the top of a run folder, holds the same operations
+// timed on the host CPU (pico.HostTimings), HostTimingsHeader columns: one
+// row per repetition, ns is its wall-clock duration.
+const HostTimingsFile = "host-timings.csv.gz"
+
+// HostTimingsHeader is the column list of host-timings.csv.gz.
+var HostTimingsHeader = []string{"scheme", "op", "library", "i", "ns"}
+
 // MeasurementsHeader is the column list of measurements.csv.gz: one row per
 // timed operation, in the order the firmware sent them. us is the 1 MHz
 // TIMER (RP2040 datasheet 4.6), cycles the clk_sys SysTick count, stack
@@ -30,10 +38,8 @@ const (
 // ok 1 when the on-device check passed.
 var MeasurementsHeader = []string{"scheme", "op", "i", "us", "cycles", "stack", "heap", "ok"}
 
-// EncodeMeasurements writes ms as CSV compressed with a deterministic gzip
-// header (no name, zero modification time, RFC 1952 section 2.3), so that
-// the same records always give the same bytes and the same SHA-256.
-func EncodeMeasurements(ms []pico.Measurement) ([]byte, error) {
+// gzipCSV writes rows as CSV compressed with a deterministic gzip header.
+func gzipCSV(header []string, rows func(w *csv.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {
@@ -43,20 +49,11 @@ func EncodeMeasurements(ms []pico.Measurement) ([]byte, error) {
 	zw.Header.Name = ""
 	zw.Header.OS = 255 // unknown: the bytes do not depend on the host
 	w := csv.NewWriter(zw)
-	if err := w.Write(MeasurementsHeader); err != nil {
+	if err := w.Write(header); err != nil {
 		return nil, err
 	}
-	for _, m := range ms {
-		ok := "0"
-		if m.OK {
-			ok = "1"
-		}
-		rec := []string{m.Scheme, m.Op, strconv.Itoa(m.Iter), strconv.FormatUint(m.Micros, 10),
-			strconv.FormatUint(m.Cycles, 10), strconv.FormatUint(uint64(m.Stack), 10),
-			strconv.FormatUint(uint64(m.Heap), 10), ok}
-		if err := w.Write(rec); err != nil {
-			return nil, err
-		}
+	if err := rows(w); err != nil {
+		return nil, err
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -66,6 +63,84 @@ func EncodeMeasurements(ms []pico.Measurement) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// EncodeHostTimings writes host timings as host-timings.csv.gz.
+func EncodeHostTimings(hs []pico.HostTiming) ([]byte, error) {
+	return gzipCSV(HostTimingsHeader, func(w *csv.Writer) error {
+		for _, h := range hs {
+			for i, d := range h.Durations {
+				if err := w.Write([]string{h.Scheme, h.Op, h.Lib, strconv.Itoa(i), strconv.FormatInt(d.Nanoseconds(), 10)}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// DecodeHostTimings reads host-timings.csv.gz back, one HostTiming per
+// scheme, op and library in file order.
+func DecodeHostTimings(r io.Reader) ([]pico.HostTiming, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not gzip: %v", ErrRecords, err)
+	}
+	cr := csv.NewReader(zr)
+	cr.FieldsPerRecord = len(HostTimingsHeader)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrRecords, err)
+	}
+	if !slices.Equal(head, HostTimingsHeader) {
+		return nil, fmt.Errorf("%w: header %q, want %q", ErrRecords, head, HostTimingsHeader)
+	}
+	var out []pico.HostTiming
+	idx := map[[3]string]int{}
+	for row := 2; ; row++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, err)
+		}
+		ns, err := strconv.ParseInt(rec[4], 10, 64)
+		if err != nil || ns < 0 || rec[0] == "" || rec[1] == "" || rec[2] == "" {
+			return nil, fmt.Errorf("%w: row %d: bad row %q", ErrRecords, row, rec)
+		}
+		k := [3]string{rec[0], rec[1], rec[2]}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, pico.HostTiming{Scheme: rec[0], Op: rec[1], Lib: rec[2]})
+		}
+		out[i].Durations = append(out[i].Durations, time.Duration(ns))
+		out[i].N = len(out[i].Durations)
+	}
+	return out, nil
+}
+
+// EncodeMeasurements writes ms as CSV compressed with a deterministic gzip
+// header (no name, zero modification time, RFC 1952 section 2.3), so that
+// the same records always give the same bytes and the same SHA-256.
+func EncodeMeasurements(ms []pico.Measurement) ([]byte, error) {
+	return gzipCSV(MeasurementsHeader, func(w *csv.Writer) error {
+		for _, m := range ms {
+			ok := "0"
+			if m.OK {
+				ok = "1"
+			}
+			rec := []string{m.Scheme, m.Op, strconv.Itoa(m.Iter), strconv.FormatUint(m.Micros, 10),
+				strconv.FormatUint(m.Cycles, 10), strconv.FormatUint(uint64(m.Stack), 10),
+				strconv.FormatUint(uint64(m.Heap), 10), ok}
+			if err := w.Write(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // ErrRecords is wrapped by every DecodeMeasurements error.

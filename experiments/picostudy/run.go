@@ -67,6 +67,10 @@ type ImageRecord struct {
 	EndMicros    uint64            `json:"end_us"`
 	Emulated     bool              `json:"emulated"`
 	Emulator     *EmulatorRecord   `json:"emulator,omitempty"`
+	// Provenance is pico.Image.Provenance: firmware ID, output hashes,
+	// compiler, flags, defines, seed, memory layout, source tree hashes,
+	// PQClean and mbedTLS versions.
+	Provenance   map[string]string `json:"provenance"`
 	BuildSeconds float64           `json:"build_seconds"`
 	WallSeconds  float64           `json:"wall_seconds"`
 }
@@ -282,6 +286,29 @@ feed:
 		return fmt.Errorf("pico run interrupted: %w", err)
 	}
 
+	hostRows := 0
+	if s.HostTimings {
+		var schemes []string
+		for _, img := range built {
+			schemes = append(schemes, img.Schemes...)
+		}
+		logf("timing %s on the host CPU (circl and Go crypto, the profile's counts)", strings.Join(schemes, ", "))
+		t0 := now()
+		hs, err := pico.HostTimings(ctx, pico.HostConfig{Profile: prof.Firmware(cfg.Profile), Schemes: schemes, Seed: s.Seed})
+		if err != nil {
+			return fmt.Errorf("host timings: %w", err)
+		}
+		b, err := EncodeHostTimings(hs)
+		if err != nil {
+			return fmt.Errorf("encode host timings: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(r.Dir, HostTimingsFile), b, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", HostTimingsFile, err)
+		}
+		hostRows = len(hs)
+		logf("host timings: %d scheme/operation/library series in %v", len(hs), now().Sub(t0).Round(100*time.Millisecond))
+	}
+
 	end := now()
 	meta := provenance.Collect(ctx, provenance.Options{Root: root, Tools: map[string][]string{
 		"arm-none-eabi-gcc": {"arm-none-eabi-gcc", "--version"},
@@ -303,12 +330,11 @@ feed:
 	meta.Start = start.UTC()
 	meta.End = end.UTC()
 	meta.Board = boardLabel
-	measured := map[string]any{"wall_seconds": end.Sub(start).Seconds(), "workers": workers,
+	measured := map[string]any{"wall_seconds": end.Sub(start).Seconds(), "workers": workers, "host_timing_series": hostRows,
 		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}}
 	for name, rec := range records {
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
-			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "firmware_id": rec.FirmwareID,
-			"compiler": rec.Compiler, "cflags": rec.CFlags, "sources": rec.Sources}
+			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance}
 		if e := rec.Emulator; e != nil {
 			m["simulated_mhz"] = e.SimMHz
 			m["simulated_seconds"] = e.SimSeconds
@@ -426,7 +452,7 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 		Compiler: img.Compiler, CFlags: img.CFlags, Defines: img.Defines, Sources: img.Sources,
 		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
 		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Emulated: ds.Emulated,
-		Emulator: emu, BuildSeconds: img.BuildTime.Seconds(), WallSeconds: env.now().Sub(start).Seconds()}
+		Emulator: emu, Provenance: img.Provenance(), BuildSeconds: img.BuildTime.Seconds(), WallSeconds: env.now().Sub(start).Seconds()}
 	if err := writeJSON(filepath.Join(env.dir, ImageFile), rec); err != nil {
 		return ImageRecord{}, err
 	}

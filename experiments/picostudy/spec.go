@@ -26,11 +26,14 @@ type Spec struct {
 	Seed uint64 `toml:"seed"`
 	// Workers is how many images run at once on the emulator (the
 	// machine's 2 cores); a real board always runs one.
-	Workers  int                    `toml:"workers"`
-	Board    BoardSpec              `toml:"board"`
-	Build    BuildSpec              `toml:"build"`
-	Profiles map[string]ProfileSpec `toml:"profiles"`
-	Runs     spec.Runs              `toml:"runs"`
+	Workers int `toml:"workers"`
+	// HostTimings also times every operation on the host CPU (circl and
+	// Go's crypto, pico.HostTimings) after the images, for a host column.
+	HostTimings bool                   `toml:"host_timings"`
+	Board       BoardSpec              `toml:"board"`
+	Build       BuildSpec              `toml:"build"`
+	Profiles    map[string]ProfileSpec `toml:"profiles"`
+	Runs        spec.Runs              `toml:"runs"`
 }
 
 // BoardSpec says where the firmware runs.
@@ -69,10 +72,11 @@ func (p ProfileSpec) Firmware(name string) pico.Profile {
 // uses it, and a test keeps the two equal.
 func DefaultSpec() Spec {
 	return Spec{
-		Seed:    pico.DefaultSeed,
-		Workers: 2,
-		Board:   BoardSpec{Kind: BoardEmulator, Baud: pico.DefaultBaud, IdleTimeout: "120s"},
-		Build:   BuildSpec{CFlags: slices.Clone(pico.DefaultCFlags)},
+		Seed:        pico.DefaultSeed,
+		Workers:     2,
+		HostTimings: true,
+		Board:       BoardSpec{Kind: BoardEmulator, Baud: pico.DefaultBaud, IdleTimeout: "120s"},
+		Build:       BuildSpec{CFlags: slices.Clone(pico.DefaultCFlags)},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, Images: []string{}, ImageTimeout: "10m"},
 			"full":  {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 3, RSA: 20, ECC: 20, Images: []string{}, ImageTimeout: "60m"},
