@@ -185,6 +185,8 @@ func TestStageThroughEngine(t *testing.T) {
 		t.Errorf("counts = %v", rep.Counts)
 	}
 	tex, _ := os.ReadFile(filepath.Join(root, LatexFile))
+	nums, _ := os.ReadFile(filepath.Join(root, NumbersFile))
+	tex = append(tex, nums...)
 	for _, want := range []string{`\newcommand{\ClaimsReproduced}{13}`, `\label{tab:claims}`, "A3b &"} {
 		if !strings.Contains(string(tex), want) {
 			t.Errorf("claims.tex lacks %q", want)

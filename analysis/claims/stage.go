@@ -14,8 +14,9 @@ import (
 
 // Output files of the claims stage.
 const (
-	JSONFile  = "results/claims.json"
-	LatexFile = "paper/generated/claims.tex"
+	JSONFile    = "results/claims.json"
+	LatexFile   = "paper/generated/claims.tex"
+	NumbersFile = "paper/generated/claims-numbers.tex"
 )
 
 // Evaluated is one row of results/claims.json.
@@ -71,7 +72,7 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 		Code:    []string{"analysis/claims"},
 		Inputs:  inputs,
 		Params:  params,
-		Outputs: []string{JSONFile, LatexFile},
+		Outputs: []string{JSONFile, LatexFile, NumbersFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			files := map[string][]byte{}
 			for study, p := range results {
@@ -97,14 +98,32 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 			if err != nil {
 				return err
 			}
+			if err := env.WriteFile(NumbersFile, []byte(Numbers(rep))); err != nil {
+				return err
+			}
 			return env.WriteFile(LatexFile, []byte(tex))
 		},
 	}
 }
 
-// Latex renders the verdict table for the paper, with the counts as
-// \newcommand macros (\ClaimsReproduced, \ClaimsDirectionOnly,
-// \ClaimsNotReproduced, \ClaimsNotMeasurable, \ClaimsTotal).
+// Numbers renders the verdict counts as \newcommand macros
+// (\ClaimsReproduced, \ClaimsDirectionOnly, \ClaimsNotReproduced,
+// \ClaimsNotMeasurable, \ClaimsTotal).
+func Numbers(rep Report) string {
+	var n render.Numbers
+	total := 0
+	for _, v := range []struct {
+		name string
+		v    Verdict
+	}{{"ClaimsReproduced", Reproduced}, {"ClaimsDirectionOnly", DirectionOnly}, {"ClaimsNotReproduced", NotReproduced}, {"ClaimsNotMeasurable", NotMeasurable}} {
+		n.Set(v.name, fmt.Sprint(rep.Counts[v.v]))
+		total += rep.Counts[v.v]
+	}
+	n.Set("ClaimsTotal", fmt.Sprint(total))
+	return n.Latex()
+}
+
+// Latex renders the verdict table for the paper.
 func Latex(rep Report) (string, error) {
 	t := render.Table{
 		Label:   "tab:claims",
@@ -122,21 +141,7 @@ func Latex(rep Report) (string, error) {
 		}
 	}
 	t.Notes = strings.Join(notes, "; ")
-	tab, err := t.Latex()
-	if err != nil {
-		return "", err
-	}
-	var n render.Numbers
-	total := 0
-	for _, v := range []struct {
-		name string
-		v    Verdict
-	}{{"ClaimsReproduced", Reproduced}, {"ClaimsDirectionOnly", DirectionOnly}, {"ClaimsNotReproduced", NotReproduced}, {"ClaimsNotMeasurable", NotMeasurable}} {
-		n.Set(v.name, fmt.Sprint(rep.Counts[v.v]))
-		total += rep.Counts[v.v]
-	}
-	n.Set("ClaimsTotal", fmt.Sprint(total))
-	return n.Latex() + tab, nil
+	return t.Latex()
 }
 
 func studyLabel(s string) string {
