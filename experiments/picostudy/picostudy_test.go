@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -475,11 +476,73 @@ func TestRunQuickMLKEM(t *testing.T) {
 	if runs["quick"] != id {
 		t.Errorf("pinned %v, want quick = %s", runs, id)
 	}
+	t.Run("replayed on a serial port", func(t *testing.T) { testSerialBoard(t, raw) })
+
 	l := log.String()
 	for _, want := range []string{"plan: profile quick, 1 images (mlkem)", "[1/1] mlkem started (elapsed", "[1/1] mlkem finished in", "ETA", "pinned for the quick profile"} {
 		if !strings.Contains(l, want) {
 			t.Errorf("log lacks %q:\n%s", want, l)
 		}
+	}
+}
+
+// testSerialBoard runs the real-board path: the serial log an emulator run
+// produced is played into a pseudo-terminal after some noise, as a board
+// that was already running would send it, and Run reads it with
+// go.bug.st/serial, checks it and records it as a board run.
+func testSerialBoard(t *testing.T, raw []byte) {
+	master, slave, err := pico.OpenPTY()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer master.Close()
+	// Put the slave into raw mode before anything is written, as a board's
+	// USB-UART adapter would be; keep it open (unread) until the end.
+	hold, err := pico.OpenSerial(slave, pico.DefaultBaud)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	body := strings.Replace(committedSpec(t), "kem = 5", "kem = 2", 1)
+	body = strings.Replace(body, `kind = "emulator"`, `kind = "serial"`, 1)
+	body = strings.Replace(body, `port = ""`, fmt.Sprintf("port = %q", slave), 1)
+	body = strings.Replace(body, `idle_timeout = "120s"`, `idle_timeout = "20s"`, 1)
+	specPath := writeSpec(t, body)
+	dataDir := t.TempDir()
+	var log syncBuffer
+	log.on = func(line string) {
+		if strings.Contains(line, "started") {
+			go func() {
+				master.Write([]byte("boot noise \x00\xff\r\nPQ 9 m scheme=x *00000000\r\n"))
+				master.Write(raw)
+			}()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Log: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	runs := runDirs(t, dataDir)
+	if len(runs) != 1 {
+		t.Fatalf("runs %v", runs)
+	}
+	dir := filepath.Join(dataDir, Study, runs[0])
+	meta, err := provenance.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(meta.Board, "Raspberry Pi Pico (RP2040) on pts/") || meta.Measured["emulated"] != false || meta.Tools["rp2040js"] != "" {
+		t.Errorf("board %q, measured %v, tools %v", meta.Board, meta.Measured, meta.Tools)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "mlkem", "serial.log"))
+	if !bytes.HasPrefix(got, []byte("boot noise")) || !bytes.HasSuffix(got, raw) {
+		t.Error("the board's serial log is not kept verbatim (noise first)")
+	}
+	var rec ImageRecord
+	b, _ := os.ReadFile(filepath.Join(dir, "mlkem", "image.json"))
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Emulated || rec.Emulator != nil || rec.Skipped < 1 {
+		t.Errorf("image.json %+v (%v)", rec, err)
 	}
 }
 

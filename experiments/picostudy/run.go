@@ -200,7 +200,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		tools["rp2040js"] = ver
 		boardLabel = "rp2040js " + ver + " (emulated)"
 	} else {
-		boardLabel = "Raspberry Pi Pico (RP2040) on " + filepath.Base(board.Port)
+		boardLabel = "Raspberry Pi Pico (RP2040) on " + strings.TrimPrefix(board.Port, "/dev/")
 	}
 
 	// Build every image before running any: a compile error stops the run
@@ -249,8 +249,14 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 					continue
 				}
 				logf("%s", tr.begin(img.Name))
+				imgIdle := idle
+				if prof.RSAKeygen > 0 && slices.Contains(img.Schemes, "rsa-2048") {
+					// An RSA-2048 keygen is silent for minutes in rp2040js:
+					// only the image's time limit bounds it.
+					imgIdle = max(idle, timeout)
+				}
 				rec, err := runImage(runCtx, img, imageEnv{root: root, dir: filepath.Join(r.Dir, img.Name),
-					board: board, modules: modules, idle: idle, timeout: timeout, log: log, tamper: cfg.tamper, now: now})
+					board: board, modules: modules, idle: imgIdle, timeout: timeout, log: log, tamper: cfg.tamper, now: now})
 				if err != nil {
 					if runCtx.Err() != nil && context.Cause(runCtx) != err {
 						continue // stopped because another image failed or ctx ended
