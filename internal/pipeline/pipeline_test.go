@@ -28,9 +28,11 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	t.Cleanup(func() { studies, withClaims = saved, savedClaims })
 	withClaims = false
 	studies = []Study{{
-		Name:     "fake",
-		Title:    "a study for tests",
-		EstimateFor: func(_, p string) time.Duration { return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p] },
+		Name:  "fake",
+		Title: "a study for tests",
+		EstimateFor: func(_, p string) time.Duration {
+			return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p]
+		},
 		Requirements: func(string) []deps.Requirement {
 			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
 		},

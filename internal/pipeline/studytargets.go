@@ -10,7 +10,6 @@ import (
 
 var errNotYet = errors.New("not built yet: this target belongs to a study that has not landed (see the open issues)")
 
-
 // PicoBuild, PicoEmulate, PicoFlash and PicoRead are the RP2040 targets.
 var (
 	PicoBuild   = func(ctx context.Context, cfg Config) error { return errNotYet }
