@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
-	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/experiments/tlsrecords"
 )
 
 // methods are the definitions the results follow, repeated in the JSON so
@@ -33,8 +33,8 @@ var methods = map[string]string{
 
 // measured is one configuration's valid measured connections.
 type measured struct {
-	id      tlsmatrix.ConfigID
-	recs    []*tlsmatrix.Record
+	id      tlsrecords.ConfigID
+	recs    []*tlsrecords.Record
 	ths     []float64 // ms
 	warmups int
 }
@@ -42,15 +42,15 @@ type measured struct {
 // Analyze computes the results of a dataset. in describes the dataset
 // (path and hash); its row counts are filled in here. The error names the
 // first problems found (configuration and seq) and says what to do.
-func Analyze(recs []tlsmatrix.Record, p Params, in Input) (*Results, error) {
+func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	byID := map[string]*measured{}
-	get := func(r *tlsmatrix.Record) *measured {
+	get := func(r *tlsrecords.Record) *measured {
 		m := byID[r.Config]
 		if m == nil {
-			id, _ := tlsmatrix.ParseConfigID(r.Config) // the reader checked it
+			id, _ := tlsrecords.ParseConfigID(r.Config) // the reader checked it
 			m = &measured{id: id}
 			byID[r.Config] = m
 		}
@@ -157,7 +157,7 @@ func Analyze(recs []tlsmatrix.Record, p Params, in Input) (*Results, error) {
 }
 
 // invalid says why a measured connection is not a valid sample, or "".
-func invalid(r *tlsmatrix.Record, id tlsmatrix.ConfigID) string {
+func invalid(r *tlsrecords.Record, id tlsrecords.ConfigID) string {
 	var why []string
 	if !r.Complete || r.ThsNs == nil {
 		why = append(why, "incomplete handshake in the capture (no ClientHello, ServerHello or client Finished)")
@@ -183,10 +183,10 @@ func invalid(r *tlsmatrix.Record, id tlsmatrix.ConfigID) string {
 
 // compareConfigs orders configurations as tables list them: cert key,
 // group (each in the order of the experiment's lists), chain, HRR.
-func compareConfigs(a, b tlsmatrix.ConfigID) int {
+func compareConfigs(a, b tlsrecords.ConfigID) int {
 	return cmp.Or(
-		cmp.Compare(slices.Index(tlsmatrix.KnownCertKeys, a.CertKey), slices.Index(tlsmatrix.KnownCertKeys, b.CertKey)),
-		cmp.Compare(slices.Index(tlsmatrix.KnownGroups, a.Group), slices.Index(tlsmatrix.KnownGroups, b.Group)),
+		cmp.Compare(slices.Index(tlsrecords.KnownCertKeys, a.CertKey), slices.Index(tlsrecords.KnownCertKeys, b.CertKey)),
+		cmp.Compare(slices.Index(tlsrecords.KnownGroups, a.Group), slices.Index(tlsrecords.KnownGroups, b.Group)),
 		boolCmp(a.Chain, b.Chain), boolCmp(a.HRR, b.HRR))
 }
 
@@ -208,15 +208,15 @@ func groupLabel(g string) string   { return cmp.Or(groupLabels[g], g) }
 
 // rowLabel is the cert key part of a label with the options, e.g.
 // "ML-DSA-87 (chain)".
-func rowLabel(id tlsmatrix.ConfigID) string { return certKeyLabel(id.CertKey) + options(id) }
+func rowLabel(id tlsrecords.ConfigID) string { return certKeyLabel(id.CertKey) + options(id) }
 
 // Label is the human name of a configuration, e.g. "ML-DSA-87 + X25519"
 // or "ECDSA P-256 + X25519MLKEM768 (chain)".
-func Label(id tlsmatrix.ConfigID) string {
+func Label(id tlsrecords.ConfigID) string {
 	return certKeyLabel(id.CertKey) + " + " + groupLabel(id.Group) + options(id)
 }
 
-func options(id tlsmatrix.ConfigID) string {
+func options(id tlsrecords.ConfigID) string {
 	var opts []string
 	if id.Chain {
 		opts = append(opts, "chain")
@@ -240,7 +240,7 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 	for i := range ecdf {
 		ecdf[i] = Num(stats.QuantileSorted(sorted, float64(i)/100))
 	}
-	col := func(f func(r *tlsmatrix.Record) float64) Num {
+	col := func(f func(r *tlsrecords.Record) float64) Num {
 		x := make([]float64, len(m.recs))
 		for i, r := range m.recs {
 			x[i] = f(r)
@@ -248,8 +248,8 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 		v, _ := stats.Median(x) // len >= MinConnections
 		return Num(v)
 	}
-	dirs := func(c2s, s2c func(r *tlsmatrix.Record) float64) Directions {
-		return Directions{C2S: col(c2s), S2C: col(s2c), Total: col(func(r *tlsmatrix.Record) float64 { return c2s(r) + s2c(r) })}
+	dirs := func(c2s, s2c func(r *tlsrecords.Record) float64) Directions {
+		return Directions{C2S: col(c2s), S2C: col(s2c), Total: col(func(r *tlsrecords.Record) float64 { return c2s(r) + s2c(r) })}
 	}
 	var rt Retransmissions
 	var client, server []float64
@@ -274,10 +274,10 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 			Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)},
 		ECDFMs: ecdf,
 		Bytes: Bytes{
-			Frame:      dirs(func(r *tlsmatrix.Record) float64 { return float64(r.FrameBytesC2S) }, func(r *tlsmatrix.Record) float64 { return float64(r.FrameBytesS2C) }),
-			TCPPayload: dirs(func(r *tlsmatrix.Record) float64 { return float64(r.TCPPayloadBytesC2S) }, func(r *tlsmatrix.Record) float64 { return float64(r.TCPPayloadBytesS2C) }),
+			Frame:      dirs(func(r *tlsrecords.Record) float64 { return float64(r.FrameBytesC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.FrameBytesS2C) }),
+			TCPPayload: dirs(func(r *tlsrecords.Record) float64 { return float64(r.TCPPayloadBytesC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.TCPPayloadBytesS2C) }),
 		},
-		Packets:         dirs(func(r *tlsmatrix.Record) float64 { return float64(r.PacketsC2S) }, func(r *tlsmatrix.Record) float64 { return float64(r.PacketsS2C) }),
+		Packets:         dirs(func(r *tlsrecords.Record) float64 { return float64(r.PacketsC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.PacketsS2C) }),
 		Retransmissions: rt,
 		Agreement:       Agreement{Ths: agreementStat(d), SynToFinished: agreementStat(ds)},
 		InprocClientMs:  medianOrNaN(client),
@@ -295,7 +295,7 @@ func medianOrNaN(x []float64) Num {
 
 // agreementDiffs returns, in ms, inproc_client - Ths and inproc_client -
 // (client Finished - SYN) for the connections that have the values.
-func agreementDiffs(recs []*tlsmatrix.Record) (ths, syn []float64) {
+func agreementDiffs(recs []*tlsrecords.Record) (ths, syn []float64) {
 	for _, r := range recs {
 		if r.InprocClientNs == nil {
 			continue

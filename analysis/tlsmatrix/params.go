@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/experiments/tlsrecords"
 )
 
 // Roles of the paper's four configurations, in the order Params.Paper
@@ -23,7 +23,7 @@ type Params struct {
 	// results, not used for any decision.
 	Profile string
 	// Baseline is the config ID every target is compared with, e.g.
-	// "ed25519/X25519" (experiments/tlsmatrix.ParseConfigID).
+	// "ed25519/X25519" (experiments/tlsrecords.ParseConfigID).
 	Baseline string
 	// Paper are the paper's four configuration IDs in the order of Roles:
 	// baseline (must equal Baseline), PQ signature only, PQ KEM only,
@@ -67,7 +67,7 @@ func (p Params) Validate() error {
 	if p.Profile == "" {
 		errs = append(errs, errors.New("profile is empty"))
 	}
-	if _, err := tlsmatrix.ParseConfigID(p.Baseline); err != nil {
+	if _, err := tlsrecords.ParseConfigID(p.Baseline); err != nil {
 		errs = append(errs, fmt.Errorf("baseline: %w", err))
 	}
 	if len(p.Paper) != len(Roles) {
@@ -78,7 +78,7 @@ func (p Params) Validate() error {
 		}
 		seen := map[string]bool{}
 		for i, id := range p.Paper {
-			if _, err := tlsmatrix.ParseConfigID(id); err != nil {
+			if _, err := tlsrecords.ParseConfigID(id); err != nil {
 				errs = append(errs, fmt.Errorf("paper %s: %w", Roles[i], err))
 			}
 			if seen[id] {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/experiments/tlsrecords"
 	"pqrepro/internal/repro"
 )
 
@@ -27,7 +27,7 @@ const (
 	stageAnalyze  = "tls:analyze"
 	stageFigures  = "tls:figures"
 	stageTables   = "tls:tables"
-	recordsInFile = tlsmatrix.RecordsFile
+	recordsInFile = tlsrecords.RecordsFile
 )
 
 // Stages returns the analysis and render stages of Study A for the pinned
@@ -65,7 +65,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", records, err)
 			}
-			recs, err := tlsmatrix.ReadRecords(bytes.NewReader(b), records)
+			recs, err := tlsrecords.ReadRecords(bytes.NewReader(b), records)
 			if err != nil {
 				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
 			}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/experiments/tlsrecords"
 )
 
 // The synthetic dataset stands in for a real run: a seeded PCG draws every
@@ -68,7 +68,7 @@ func (s synthSpec) configs() []string {
 
 // records draws the dataset: every configuration's warm-ups and measured
 // connections in one seeded random interleaving.
-func (s synthSpec) records() []tlsmatrix.Record {
+func (s synthSpec) records() []tlsrecords.Record {
 	rng := rand.New(rand.NewPCG(s.seed, 0x5eed))
 	type slot struct {
 		id     string
@@ -82,9 +82,9 @@ func (s synthSpec) records() []tlsmatrix.Record {
 	}
 	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
 	t := int64(1_796_000_000_000_000_000) // 2026-11-30
-	out := make([]tlsmatrix.Record, len(plan))
+	out := make([]tlsrecords.Record, len(plan))
 	for i, sl := range plan {
-		id, err := tlsmatrix.ParseConfigID(sl.id)
+		id, err := tlsrecords.ParseConfigID(sl.id)
 		if err != nil {
 			panic(err)
 		}
@@ -115,7 +115,7 @@ func (s synthSpec) records() []tlsmatrix.Record {
 			cert *= 2
 		}
 		payS := 130 + serverShare[id.Group] + cert + sigBytes[id.CertKey] + 74 + 60 + rng.Int64N(2)
-		r := tlsmatrix.Record{
+		r := tlsrecords.Record{
 			Seq: i, Config: id.ID(), CertKey: id.CertKey, Group: id.Group, Chain: id.Chain, Warmup: sl.warmup,
 			Client: fmt.Sprintf("127.0.0.1:%d", 32768+i%28000), Server: "127.0.0.1:8443",
 			SynNs: ptr(syn), ClientHelloNs: ptr(ch), ServerHelloNs: ptr(sh), ServerFlightEndNs: ptr(sh + 30_000 + rng.Int64N(20_000)),
@@ -143,7 +143,7 @@ const testRunDir = "data/tls/20261130T120000Z-quick"
 
 // writeTree makes a repository tree holding the dataset and returns its
 // root.
-func writeTree(t testing.TB, recs []tlsmatrix.Record) string {
+func writeTree(t testing.TB, recs []tlsrecords.Record) string {
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, filepath.FromSlash(testRunDir))
@@ -151,10 +151,10 @@ func writeTree(t testing.TB, recs []tlsmatrix.Record) string {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := tlsmatrix.WriteRecords(&b, recs); err != nil {
+	if err := tlsrecords.WriteRecords(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, tlsmatrix.RecordsFile), b.Bytes(), 0o444); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, tlsrecords.RecordsFile), b.Bytes(), 0o444); err != nil {
 		t.Fatal(err)
 	}
 	return root
