@@ -1,10 +1,14 @@
-// The dataset format of Study A: a run folder data/tls/<run-id>/ holds
-// records.csv.gz, one row per connection in the order the interleaved run
-// made them, warm-ups included but flagged. The analysis
+// Package tlsrecords is the dataset format of Study A: a run folder
+// data/tls/<run-id>/ holds records.csv.gz, one row per connection in the
+// order the interleaved run made them, warm-ups included but flagged. The
+// runner (experiments/tlsmatrix) writes it; the analysis
 // (analysis/tlsmatrix) reads it with ReadRecords and assumes nothing else
 // about a run folder.
-
-package tlsmatrix
+//
+// It is a leaf package on purpose: the analysis depends on the format,
+// not on the runner, so that a change to the runner, the handshake or the
+// capture code does not change the analysis stages' code version.
+package tlsrecords
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package tlsmatrix
+package tlsrecords
 
 import (
 	"bytes"
