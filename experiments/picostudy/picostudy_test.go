@@ -476,7 +476,8 @@ func TestRunQuickMLKEM(t *testing.T) {
 	if runs["quick"] != id {
 		t.Errorf("pinned %v, want quick = %s", runs, id)
 	}
-	t.Run("replayed on a serial port", func(t *testing.T) { testSerialBoard(t, raw) })
+	t.Run("replayed on a serial port", func(t *testing.T) { testSerialBoard(t, raw, false) })
+	t.Run("flashed through BOOTSEL, then replayed", func(t *testing.T) { testSerialBoard(t, raw, true) })
 
 	l := log.String()
 	for _, want := range []string{"plan: profile quick, 1 images (mlkem)", "[1/1] mlkem started (elapsed", "[1/1] mlkem finished in", "ETA", "pinned for the quick profile"} {
@@ -490,7 +491,10 @@ func TestRunQuickMLKEM(t *testing.T) {
 // produced is played into a pseudo-terminal after some noise, as a board
 // that was already running would send it, and Run reads it with
 // go.bug.st/serial, checks it and records it as a board run.
-func testSerialBoard(t *testing.T, raw []byte) {
+//
+// With bootsel, the UF2 is first copied to a fake RPI-RP2 drive that
+// "appears" (is listed in the mount table) only after a second.
+func testSerialBoard(t *testing.T, raw []byte, bootsel bool) {
 	master, slave, err := pico.OpenPTY()
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -507,11 +511,29 @@ func testSerialBoard(t *testing.T, raw []byte) {
 	body = strings.Replace(body, `kind = "emulator"`, `kind = "serial"`, 1)
 	body = strings.Replace(body, `port = ""`, fmt.Sprintf("port = %q", slave), 1)
 	body = strings.Replace(body, `idle_timeout = "120s"`, `idle_timeout = "20s"`, 1)
-	specPath := writeSpec(t, body)
+	cfg := RunConfig{Profile: "quick", Images: []string{"mlkem"}}
+	var drive string
+	if bootsel {
+		body = strings.Replace(body, `bootsel = ""`, `bootsel = "auto"`, 1)
+		drive = t.TempDir()
+		os.WriteFile(filepath.Join(drive, "INFO_UF2.TXT"), []byte("UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\nBoard-ID: RPI-RP2\n"), 0o644)
+		cfg.mountsFile = filepath.Join(t.TempDir(), "mounts")
+		os.WriteFile(cfg.mountsFile, []byte("proc /proc proc rw 0 0\n"), 0o644)
+		cfg.bootselWait = 30 * time.Second
+		time.AfterFunc(time.Second, func() {
+			os.WriteFile(cfg.mountsFile, []byte("proc /proc proc rw 0 0\n/dev/sdz1 "+drive+" vfat rw 0 0\n"), 0o644)
+		})
+	}
+	cfg.SpecPath = writeSpec(t, body)
 	dataDir := t.TempDir()
+	cfg.DataDir = dataDir
 	var log syncBuffer
+	trigger := "started"
+	if bootsel {
+		trigger = "the board runs it"
+	}
 	log.on = func(line string) {
-		if strings.Contains(line, "started") {
+		if strings.Contains(line, trigger) {
 			go func() {
 				master.Write([]byte("boot noise \x00\xff\r\nPQ 9 m scheme=x *00000000\r\n"))
 				master.Write(raw)
@@ -520,8 +542,21 @@ func testSerialBoard(t *testing.T, raw []byte) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Log: &log}); err != nil {
+	cfg.Log = &log
+	if err := Run(ctx, cfg); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if bootsel {
+		uf2, err := os.ReadFile(filepath.Join(drive, "mlkem.uf2"))
+		if err != nil {
+			t.Fatalf("nothing flashed: %v\n%s", err, log.String())
+		}
+		if _, err := pico.DecodeUF2(uf2); err != nil {
+			t.Error(err)
+		}
+		if !strings.Contains(log.String(), "waiting up to 30s for the RPI-RP2 drive") {
+			t.Errorf("no BOOTSEL instruction in the log:\n%s", log.String())
+		}
 	}
 	runs := runDirs(t, dataDir)
 	if len(runs) != 1 {

@@ -1,6 +1,7 @@
 package picostudy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,7 +46,15 @@ type RunConfig struct {
 	// tamper, in tests, changes a dataset after it is read and before it
 	// is checked, to prove that a failed check fails the run.
 	tamper func(image string, ds *pico.Dataset)
+	// mountsFile replaces /proc/self/mounts when looking for the BOOTSEL
+	// drive; bootselWait how long to wait for it (0: DefaultBootselWait).
+	mountsFile  string
+	bootselWait time.Duration
 }
+
+// DefaultBootselWait is how long Run waits for a board's RPI-RP2 drive to
+// appear before each image (someone has to hold BOOTSEL and replug it).
+const DefaultBootselWait = 2 * time.Minute
 
 // ImageRecord is image.json: how one image was built and how its run went.
 // It holds no path of the machine that made it.
@@ -256,7 +265,8 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 					imgIdle = max(idle, timeout)
 				}
 				rec, err := runImage(runCtx, img, imageEnv{root: root, dir: filepath.Join(r.Dir, img.Name),
-					board: board, modules: modules, idle: imgIdle, timeout: timeout, log: log, tamper: cfg.tamper, now: now})
+					board: board, modules: modules, idle: imgIdle, timeout: timeout, log: log, tamper: cfg.tamper, now: now,
+					mounts: cfg.mountsFile, bootselWait: cmp.Or(cfg.bootselWait, DefaultBootselWait)})
 				if err != nil {
 					if runCtx.Err() != nil && context.Cause(runCtx) != err {
 						continue // stopped because another image failed or ctx ended
@@ -383,6 +393,8 @@ type imageEnv struct {
 	log                io.Writer
 	tamper             func(string, *pico.Dataset)
 	now                func() time.Time
+	mounts             string
+	bootselWait        time.Duration
 }
 
 // runImage runs one image and writes its files into env.dir.
@@ -465,24 +477,47 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 	return rec, nil
 }
 
-// readBoard flashes the image through the BOOTSEL drive when configured
-// and reads one whole run from the board's serial port.
+// readBoard copies the image to the board's BOOTSEL drive when configured
+// (waiting for the drive to appear) and reads one whole run from the
+// board's serial port. The firmware repeats its run, so the reader may
+// start after the board did: it waits for the next start line.
 func readBoard(ctx context.Context, img pico.Image, env imageEnv, rawPath string) (*pico.Dataset, error) {
 	if env.board.Bootsel != "" {
 		drive := env.board.Bootsel
 		if drive == "auto" {
 			drive = ""
 		}
-		fmt.Fprintf(env.log, "pico: %s: copying %s to the RPI-RP2 drive (hold BOOTSEL while plugging the board in)\n", img.Name, filepath.Base(img.UF2))
-		if _, err := pico.Flash(img.UF2, pico.FlashConfig{Drive: drive}); err != nil {
+		if err := flashWhenReady(ctx, img, drive, env); err != nil {
 			return nil, err
 		}
 	}
-	ds, err := pico.Read(ctx, env.board.Port, pico.ReadConfig{Baud: env.board.Baud, IdleTimeout: env.idle, RawLogPath: rawPath})
-	if err != nil {
-		return nil, err
+	return pico.Read(ctx, env.board.Port, pico.ReadConfig{Baud: env.board.Baud, IdleTimeout: env.idle, RawLogPath: rawPath})
+}
+
+// flashWhenReady retries pico.Flash while no BOOTSEL drive is mounted, for
+// up to env.bootselWait, saying once what to do.
+func flashWhenReady(ctx context.Context, img pico.Image, drive string, env imageEnv) error {
+	deadline := time.Now().Add(env.bootselWait)
+	told := false
+	for {
+		dst, err := pico.Flash(img.UF2, pico.FlashConfig{Drive: drive, MountsFile: env.mounts})
+		if err == nil {
+			fmt.Fprintf(env.log, "pico: %s: copied %s to %s; the board runs it from SRAM now\n", img.Name, filepath.Base(img.UF2), filepath.Dir(dst))
+			return nil
+		}
+		if !errors.Is(err, pico.ErrNoBootselDrive) || time.Now().After(deadline) {
+			return fmt.Errorf("flash %s: %w", img.Name, err)
+		}
+		if !told {
+			fmt.Fprintf(env.log, "pico: %s: waiting up to %v for the RPI-RP2 drive: hold BOOTSEL while plugging the board in\n", img.Name, env.bootselWait)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return ds, nil
 }
 
 // CheckDataset fails when a run is not whole and clean: an incomplete
