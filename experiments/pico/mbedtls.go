@@ -216,27 +216,15 @@ func checkPinnedFiles(dir string, pins map[string]string) error {
 }
 
 // EnsureDebSrc makes sure apt has deb-src entries for the system's Debian
-// archive: if no file in sourcesDir (or sourcesList) declares deb-src, it
-// writes sourcesDir/pqrepro-debian-src.sources, a copy of
-// sourcesDir/debian.sources (deb822, the Debian 12 default) or of the
-// one-line sourcesList with every "deb" type turned into "deb-src", and
-// returns its path. It writes no host name of its own: the archives are
-// the system's. It returns "" when deb-src entries already exist. Needs
-// root; run 'apt-get update' afterwards.
+// archives: it derives them from sourcesDir/debian.sources (deb822, the
+// Debian 12 default) or, failing that, from the one-line sourcesList, with
+// every "deb" type turned into "deb-src", and writes them to
+// sourcesDir/pqrepro-debian-src.sources (or .list) unless every archive
+// URI there already has a deb-src entry in some sources file. It returns
+// the path written, or "" when nothing was needed. It writes no host name
+// of its own: the archives are the system's. Needs root; run
+// 'apt-get update' afterwards.
 func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
-	ents, _ := os.ReadDir(sourcesDir)
-	for _, e := range ents {
-		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".sources") || strings.HasSuffix(e.Name(), ".list")) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(sourcesDir, e.Name()))
-		if err == nil && hasDebSrc(b) {
-			return "", nil
-		}
-	}
-	if b, err := os.ReadFile(sourcesList); err == nil && hasDebSrc(b) {
-		return "", nil
-	}
 	var out []byte
 	name := mbedtlsSourcesName
 	if b, err := os.ReadFile(filepath.Join(sourcesDir, "debian.sources")); err == nil {
@@ -251,6 +239,34 @@ func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
 	if len(out) == 0 {
 		return "", fmt.Errorf("no Debian 'deb' sources found in %s/debian.sources or %s to derive deb-src entries from; add a deb-src line for bookworm by hand", sourcesDir, sourcesList)
 	}
+	// Existing deb-src entries, from every sources file.
+	var have []string
+	files := []string{sourcesList}
+	ents, _ := os.ReadDir(sourcesDir)
+	for _, e := range ents {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".sources") || strings.HasSuffix(e.Name(), ".list")) {
+			files = append(files, filepath.Join(sourcesDir, e.Name()))
+		}
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			have = append(have, debSrcEntries(b)...)
+		}
+	}
+	missing := false
+	for _, uri := range archiveURIs(out) {
+		found := false
+		for _, h := range have {
+			if strings.Contains(h, uri) {
+				found = true
+				break
+			}
+		}
+		missing = missing || !found
+	}
+	if !missing {
+		return "", nil
+	}
 	path := filepath.Join(sourcesDir, name)
 	if err := writeFileAtomic(path, out, 0o644); err != nil {
 		if errors.Is(err, os.ErrPermission) {
@@ -259,6 +275,55 @@ func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// debSrcEntries returns the enabled deb-src entries of a sources file: the
+// text of each deb822 stanza whose Types has deb-src, and each one-line
+// "deb-src" line.
+func debSrcEntries(b []byte) []string {
+	var out []string
+	for _, st := range splitStanzas(string(b)) {
+		text := strings.Join(st, "\n")
+		deb822 := false
+		for _, l := range st {
+			if k, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Types") {
+				deb822 = true
+			}
+		}
+		if deb822 {
+			if hasDebSrc([]byte(text)) && !strings.Contains(strings.ToLower(text), "enabled: no") {
+				out = append(out, text)
+			}
+			continue
+		}
+		for _, l := range st {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "deb-src ") || strings.HasPrefix(t, "deb-src\t") {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// archiveURIs lists the archive URIs of deb-src entries we would write.
+func archiveURIs(b []byte) []string {
+	var uris []string
+	for _, l := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(l)
+		if k, v, ok := strings.Cut(t, ":"); ok && strings.EqualFold(k, "URIs") {
+			uris = append(uris, strings.Fields(v)...)
+			continue
+		}
+		if f := strings.Fields(t); len(f) >= 2 && f[0] == "deb-src" {
+			for _, x := range f[1:] {
+				if !strings.HasPrefix(x, "[") && !strings.HasSuffix(x, "]") && strings.Contains(x, ":") {
+					uris = append(uris, x)
+					break
+				}
+			}
+		}
+	}
+	return uris
 }
 
 // hasDebSrc reports whether a sources file (deb822 or one-line) has an

@@ -75,8 +75,11 @@ func TestEnsureDebSrc(t *testing.T) {
 		wantErr  bool
 	}{
 		{name: "deb822", files: map[string]string{"debian.sources": deb822}, wantFile: mbedtlsSourcesName},
-		{name: "already", files: map[string]string{"debian.sources": deb822, "src.sources": "Types: deb-src\nURIs: x\n"}},
-		{name: "already in list", files: map[string]string{"debian.sources": deb822}, list: "deb-src http://a.example/ bookworm main\n"},
+		{name: "already", files: map[string]string{"debian.sources": deb822, "src.sources": "Types: deb-src\nURIs: http://archive.example/debian\nSuites: bookworm\n"}},
+		{name: "already in list", files: map[string]string{"debian.sources": deb822}, list: "deb-src http://archive.example/debian bookworm main\n"},
+		{name: "unrelated deb-src", files: map[string]string{"debian.sources": deb822, "other.sources": "Types: deb-src\nURIs: http://other.example/\n"}, wantFile: mbedtlsSourcesName},
+		{name: "disabled deb-src", files: map[string]string{"debian.sources": deb822, "src.sources": "Types: deb-src\nEnabled: no\nURIs: http://archive.example/debian\n"}, wantFile: mbedtlsSourcesName},
+		{name: "deb line next to deb", files: map[string]string{"debian.sources": deb822}, list: "deb http://archive.example/debian bookworm main\n", wantFile: mbedtlsSourcesName},
 		{name: "one-line", list: "deb http://a.example/ bookworm main\n", wantFile: "pqrepro-debian-src.list"},
 		{name: "nothing", wantErr: true},
 		{name: "no deb", files: map[string]string{"debian.sources": "Types: deb\nEnabled: no\nURIs: x\n"}, wantErr: true},
@@ -227,4 +230,31 @@ func needMbedTLS(t testing.TB) {
 	if os.Geteuid() != 0 && !aptHasSource(context.Background(), systemApt) {
 		t.Skip("mbedTLS source not cached, apt has no deb-src for it and adding one needs root")
 	}
+}
+
+// FuzzDebSrc feeds arbitrary sources files to the deb-src derivation: it
+// must not panic, every derived stanza must be a deb-src one, and the
+// derived text must itself derive to nothing (it has no "deb" left).
+func FuzzDebSrc(f *testing.F) {
+	f.Add("Types: deb\nURIs: http://a.example/\nSuites: bookworm\nComponents: main\n")
+	f.Add("deb [signed-by=/k] http://a.example/ bookworm main\n# deb x\n")
+	f.Add("Types: deb deb-src\nEnabled: no\n\n\nTypes:deb\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		out := DebSrcFromDeb822([]byte(in))
+		for _, st := range splitStanzas(string(out)) {
+			if !hasDebSrc([]byte(strings.Join(st, "\n"))) {
+				t.Fatalf("stanza without deb-src: %q", st)
+			}
+		}
+		if again := DebSrcFromDeb822(out); len(again) != 0 {
+			t.Fatalf("derived text still has deb: %q", again)
+		}
+		for _, l := range strings.Split(string(DebSrcFromOneLine([]byte(in))), "\n") {
+			if l != "" && !strings.HasPrefix(l, "deb-src") {
+				t.Fatalf("line %q", l)
+			}
+		}
+		debSrcEntries([]byte(in))
+		archiveURIs([]byte(in))
+	})
 }
