@@ -110,7 +110,8 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 		Energy: EnergyModel{Volts: 3.3, Milliamps: in.power / 3.3, Milliwatts: in.power,
 			Formula: fmt.Sprintf("E[mJ] = t[ms] x %s mW / 1000 (datasheet power model, P = V x I)", strconv.FormatFloat(in.power, 'f', -1, 64))},
 		SRAMBytes: pico.SRAMSize, Schemes: map[string]*Scheme{}, Exchanges: map[string]*Exchange{},
-		Versus: map[string]*Versus{}, SignVerify: map[string]*Cost{}, NotMeasured: map[string]string{}}
+		Versus: map[string]*Versus{}, SignVerify: map[string]*Cost{}, SignVerifyVsECDSA: map[string]float64{},
+		NotMeasured: map[string]string{}}
 	for _, img := range images {
 		if img.header.ClockHz != h.ClockHz || img.header.CFlags != h.CFlags || img.header.Seed != h.Seed {
 			return nil, fmt.Errorf("%w: image %s ran at %d Hz with %q and seed %d, image %s at %d Hz with %q and seed %d: one run must use one clock, flag set and seed",
@@ -364,6 +365,15 @@ func exchanges(res *Results, power float64) {
 		} else if slices.Contains(pico.ClassicalSchemes, s) {
 			res.NotMeasured[s+" sign_verify"] = s + " is not in this run"
 		}
+	}
+	if e := res.SignVerify["ecdsa-p256"]; e != nil {
+		for _, s := range pico.DSASchemes {
+			if c := res.SignVerify[s]; c != nil {
+				res.SignVerifyVsECDSA[s] = round(c.EnergyMJ / e.EnergyMJ)
+			}
+		}
+	} else {
+		res.NotMeasured["sign_verify_energy_vs_ecdsa"] = "ECDSA P-256 is not in this run"
 	}
 }
 

@@ -206,6 +206,10 @@ func TestResultsContent(t *testing.T) {
 	if v := r.Versus["ml-kem-512"]; v == nil || !near(v.Speedup, e.Ms/x.Ms) || !near(v.EnergySaving, 1-x.EnergyMJ/e.EnergyMJ) {
 		t.Errorf("versus %+v", v)
 	}
+	// The paper: an ML-DSA-44 sign cycle uses less energy than ECDSA P-256's.
+	if v, ok := r.SignVerifyVsECDSA["ml-dsa-44"]; !ok || !near(v, r.SignVerify["ml-dsa-44"].EnergyMJ/r.SignVerify["ecdsa-p256"].EnergyMJ) {
+		t.Errorf("sign+verify vs ECDSA %v", r.SignVerifyVsECDSA)
+	}
 	if r.Host == nil || r.Host.Ops["ml-kem-512"]["keygen"]["circl"] == nil || r.NotMeasured["host"] != "" {
 		t.Errorf("host block %+v, not measured %v", r.Host, r.NotMeasured)
 	}

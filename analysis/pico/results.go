@@ -30,10 +30,14 @@ type Results struct {
 	Versus map[string]*Versus `json:"mlkem_vs_ecdh"`
 	// SignVerify is the time and energy of one sign plus one verify, per
 	// signature scheme (the paper's "sign cycle").
-	SignVerify  map[string]*Cost  `json:"sign_verify"`
-	Published   []PublishedValue  `json:"published"`
-	M4          M4Comparison      `json:"cortex_m4"`
-	NotMeasured map[string]string `json:"not_measured"`
+	SignVerify map[string]*Cost `json:"sign_verify"`
+	// SignVerifyVsECDSA is each ML-DSA parameter set's sign+verify energy
+	// divided by ECDSA P-256's (the paper: ML-DSA-44's is lower); absent
+	// when ECDSA did not run.
+	SignVerifyVsECDSA map[string]float64 `json:"sign_verify_energy_vs_ecdsa"`
+	Published         []PublishedValue   `json:"published"`
+	M4                M4Comparison       `json:"cortex_m4"`
+	NotMeasured       map[string]string  `json:"not_measured"`
 	// Host is the same operations timed on the host CPU, when the run
 	// has host timings.
 	Host *Host `json:"host,omitempty"`

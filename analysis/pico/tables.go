@@ -275,6 +275,9 @@ func numbers(r *Results) (string, error) {
 		set(macroWord(s)+"SignVerifyMs", ms(ptr(c.Ms)))
 		set(macroWord(s)+"SignVerifyMJ", ms(ptr(c.EnergyMJ)))
 	}
+	for _, s := range sortedKeys(r.SignVerifyVsECDSA) {
+		set(macroWord(s)+"SignVerifyEnergyVsEcdsa", render.Fixed(r.SignVerifyVsECDSA[s], 2))
+	}
 	if len(r.M4.Rows) > 0 {
 		set("MFourRatioMin", render.Fixed(r.M4.RatioMin, 2))
 		set("MFourRatioMax", render.Fixed(r.M4.RatioMax, 2))
