@@ -220,7 +220,9 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		c.Profile = prof.Firmware(cfg.Profile)
 		c.Seed = s.Seed
 		c.CFlags = slices.Clone(s.Build.CFlags)
-		c.OutDir = filepath.Join(root, ".cache", "pico", "study", cfg.Profile)
+		// One folder per firmware configuration: a run with other counts (a
+		// test's) never overwrites the images this one is about to run.
+		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
 		c.Log = log
 		img, err := pico.Build(ctx, c)
 		if err != nil {
@@ -626,6 +628,12 @@ func hashTree(dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("hash run files: %w", err)
 	}
 	return out, nil
+}
+
+// buildKey names a firmware configuration: profile name, counts, seed and
+// flags, hashed.
+func buildKey(c pico.BuildConfig) string {
+	return c.Profile.Name + "-" + repro.HashBytes([]byte(fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)))[:12]
 }
 
 // specRel names the spec in meta.json without a path of this machine.
