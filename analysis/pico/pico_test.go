@@ -153,6 +153,14 @@ func TestStagesGolden(t *testing.T) {
 			t.Errorf("%s differs between two builds", f)
 		}
 	}
+	// The engine's verification re-derives every output in another tree.
+	rep0, err := engine(t, root, Params{}).Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep0.Problems) > 0 || rep0.Rederived != len(allOutputs) {
+		t.Errorf("verify: %d re-derived, problems %v", rep0.Rederived, rep0.Problems)
+	}
 	// A second build in the same tree runs nothing.
 	rep, err := engine(t, root, Params{}).Build(ctx)
 	if err != nil {

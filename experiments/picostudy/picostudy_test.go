@@ -659,3 +659,15 @@ func TestRunRejectsUnknownImage(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+func BenchmarkEncodeMeasurements(b *testing.B) {
+	ms := make([]pico.Measurement, 1000)
+	for i := range ms {
+		ms[i] = pico.Measurement{Scheme: "ml-dsa-87", Op: "sign", Iter: i, Micros: uint64(300000 + i), Cycles: uint64(39900000 + i), Stack: 122000, Heap: 424, OK: true}
+	}
+	for b.Loop() {
+		if _, err := EncodeMeasurements(ms); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
