@@ -79,7 +79,7 @@ func DefaultSpec() Spec {
 		Build:       BuildSpec{CFlags: slices.Clone(pico.DefaultCFlags)},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, Images: []string{}, ImageTimeout: "10m"},
-			"full":  {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 3, RSA: 20, ECC: 20, Images: []string{}, ImageTimeout: "60m"},
+			"full":  {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, Images: []string{}, ImageTimeout: "60m"},
 		},
 	}
 }
