@@ -81,15 +81,15 @@ type Pico mg.Namespace
 // Run builds the firmware and benchmarks it on a Pico if one is attached, else in rp2040js, into data/pico.
 func (Pico) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "pico") }
 
-// Build compiles the RP2040 benchmark firmware (ELF and UF2) with gcc-arm-none-eabi.
-func (Pico) Build(ctx context.Context) error { return pipeline.PicoBuild(ctx, config(pipeline.Full)) }
+// Build compiles the RP2040 benchmark firmware images (ELF and RAM-only UF2) with gcc-arm-none-eabi (profile default quick).
+func (Pico) Build(ctx context.Context) error { return pipeline.PicoBuild(ctx, config("")) }
 
-// Emulate runs the firmware in rp2040js at its own 133 MHz clock and prints the measurements.
-func (Pico) Emulate(ctx context.Context) error { return pipeline.PicoEmulate(ctx, config(pipeline.Full)) }
+// Emulate runs the firmware in rp2040js at its own 133 MHz clock, verifies it on the host, writes .cache/pico/emulate.
+func (Pico) Emulate(ctx context.Context) error { return pipeline.PicoEmulate(ctx, config("")) }
 
-// Flash copies the firmware UF2 to a Pico in BOOTSEL mode (the RPI-RP2 drive).
-func (Pico) Flash(ctx context.Context) error { return pipeline.PicoFlash(ctx, config(pipeline.Full)) }
+// Flash copies a UF2 (PQREPRO_PICO_UF2) to a Pico in BOOTSEL mode (RPI-RP2 drive; untested on hardware).
+func (Pico) Flash(ctx context.Context) error { return pipeline.PicoFlash(ctx, config("")) }
 
-// Read reads the benchmark output of a flashed Pico over its serial port.
-func (Pico) Read(ctx context.Context) error { return pipeline.PicoRead(ctx, config(pipeline.Full)) }
+// Read reads a run from a flashed Pico's serial port PQREPRO_PICO_PORT into .cache/pico/read (untested on hardware).
+func (Pico) Read(ctx context.Context) error { return pipeline.PicoRead(ctx, config("")) }
 

@@ -41,7 +41,7 @@ func PDF(p *plot.Plot, w, h vg.Length, date time.Time) ([]byte, error) {
 	fpdf.SetDefaultCatalogSort(true)
 	fpdf.SetDefaultCompression(true)
 	c := vgpdf.New(w, h)
-	c.EmbedFonts(false)
+	c.EmbedFonts(true)
 	p.Draw(drawCanvas(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {

@@ -1,0 +1,116 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apico "pqrepro/analysis/pico"
+	"pqrepro/experiments/picostudy"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+const picoStudy = "pico"
+
+func init() {
+	studies = append(studies, Study{
+		Name:         picoStudy,
+		Title:        "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
+		Requirements: picostudy.Requirements,
+		EstimateFor:  func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
+		Pinned: func(root, profile string) (string, error) {
+			return spec.PinnedRun(root, picoStudy, profile)
+		},
+		Run: func(ctx context.Context, cfg Config) error {
+			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now})
+		},
+		Stages: func(root, profile string) ([]*repro.Stage, error) {
+			run, err := spec.PinnedRun(root, picoStudy, profile)
+			if err != nil || run == "" {
+				return nil, err
+			}
+			return apico.Stages(run, apico.Params{}), nil
+		},
+	})
+}
+
+// picoCommand runs `pqrepro pico <action>` (cmd/pqrepro/pico.go) with the
+// profile and the board settings from the environment, so that the Mage
+// targets and the command share one implementation.
+func picoCommand(ctx context.Context, cfg Config, action string, args ...string) error {
+	if cfg.Profile == "" {
+		cfg.Profile = Quick
+	}
+	if err := cfg.installer().Ensure(ctx, picostudy.Requirements(cfg.Root)); err != nil {
+		return err
+	}
+	argv := append([]string{"run", "./cmd/pqrepro", "pico", action}, args...)
+	cfg.printf("pico:%s: go %s", action, strings.Join(argv, " "))
+	cmd := exec.CommandContext(ctx, "go", argv...)
+	cmd.Dir = cfg.Root
+	cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("pico:%s: %w", action, err)
+	}
+	return nil
+}
+
+// PicoBuild builds every standard firmware image (ELF and RAM-only UF2)
+// for the profile (PQREPRO_PROFILE, default quick).
+func PicoBuild(ctx context.Context, cfg Config) error {
+	return picoCommand(ctx, cfg, "build", "-profile", profileOr(cfg, Quick))
+}
+
+// PicoEmulate builds the images and runs them in rp2040js, verifying
+// every result on the host, into .cache/pico/emulate/ (no dataset is
+// registered: `mage pico:run` does that).
+func PicoEmulate(ctx context.Context, cfg Config) error {
+	out := filepath.Join(cfg.Root, ".cache", "pico", "emulate")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	return picoCommand(ctx, cfg, "emulate", "-profile", profileOr(cfg, Quick), "-out", out)
+}
+
+// PicoFlash copies an image's UF2 (PQREPRO_PICO_UF2, default the
+// ML-KEM image of the profile) to a Pico in BOOTSEL mode; the RPI-RP2
+// drive is found automatically or named by PQREPRO_PICO_DRIVE.
+// Untested on hardware: tested against a directory holding INFO_UF2.TXT.
+func PicoFlash(ctx context.Context, cfg Config) error {
+	uf2 := os.Getenv("PQREPRO_PICO_UF2")
+	if uf2 == "" {
+		uf2 = filepath.Join(cfg.Root, ".cache", "pico", "images", "mlkem.uf2")
+		if err := PicoBuild(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	return picoCommand(ctx, cfg, "flash", "-uf2", uf2, "-drive", os.Getenv("PQREPRO_PICO_DRIVE"))
+}
+
+// PicoRead reads one benchmark run from a flashed Pico's serial port
+// (PQREPRO_PICO_PORT, for example /dev/ttyUSB0 for a USB-UART adapter on
+// GP0/GP1) into .cache/pico/read/, keeping the raw log verbatim.
+// Untested on hardware: tested against a pseudo-terminal.
+func PicoRead(ctx context.Context, cfg Config) error {
+	port := os.Getenv("PQREPRO_PICO_PORT")
+	if port == "" {
+		return fmt.Errorf("pico:read: set PQREPRO_PICO_PORT to the board's serial port (for example /dev/ttyUSB0)")
+	}
+	out := filepath.Join(cfg.Root, ".cache", "pico", "read")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	return picoCommand(ctx, cfg, "read", "-port", port, "-out", out)
+}
+
+func profileOr(cfg Config, def string) string {
+	if cfg.Profile != "" {
+		return cfg.Profile
+	}
+	return def
+}
