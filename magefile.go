@@ -51,6 +51,9 @@ func Paper(ctx context.Context) error { return pipeline.Paper(ctx, config("")) }
 // Claims evaluates every published claim on the current results and prints claim, published, ours, verdict.
 func Claims(ctx context.Context) error { return pipeline.Claims(ctx, config("")) }
 
+// Reproduce reruns the experiments into .cache/reproduce (data untouched) and compares them with the reference runs (PQREPRO_STUDIES=tls,... limits).
+func Reproduce(ctx context.Context) error { return pipeline.Reproduce(ctx, config("")) }
+
 // Bundle writes the deterministic artifact archive of the current commit to .cache/dist and prints its SHA-256 and size.
 func Bundle(ctx context.Context) error { return pipeline.Bundle(ctx, config("")) }
 

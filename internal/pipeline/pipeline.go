@@ -94,9 +94,16 @@ type Study struct {
 	Pinned func(root, profile string) (string, error)
 	// Run runs the experiment into a new run folder and pins it.
 	Run func(ctx context.Context, cfg Config) error
+	// RunInto runs the experiment with the spec at specPath (where it is
+	// pinned) into dataDir/<study>/<run-id>/; `mage reproduce` uses it to
+	// run again without touching the committed data or spec.
+	RunInto func(ctx context.Context, cfg Config, specPath, dataDir string) error
 	// Stages returns the study's analysis and render stages for the
 	// pinned run of the profile.
 	Stages func(root, profile string) ([]*repro.Stage, error)
+	// StagesFor returns the same stages over any run folder (relative to
+	// root); `mage reproduce` analyses new runs with it.
+	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
 }
 
 // studies is the registry; studies.go fills it.

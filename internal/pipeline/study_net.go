@@ -35,11 +35,17 @@ func init() {
 		Run: func(ctx context.Context, cfg Config) error {
 			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now})
 		},
+		RunInto: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+		},
 		Stages: func(root, profile string) ([]*repro.Stage, error) {
 			run, err := spec.PinnedRun(root, netStudy, profile)
 			if err != nil || run == "" {
 				return nil, err
 			}
+			return anet.Stages(run, anet.Params{}), nil
+		},
+		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return anet.Stages(run, anet.Params{}), nil
 		},
 	})

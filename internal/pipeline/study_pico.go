@@ -29,11 +29,17 @@ func init() {
 		Run: func(ctx context.Context, cfg Config) error {
 			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now})
 		},
+		RunInto: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+		},
 		Stages: func(root, profile string) ([]*repro.Stage, error) {
 			run, err := spec.PinnedRun(root, picoStudy, profile)
 			if err != nil || run == "" {
 				return nil, err
 			}
+			return apico.Stages(run, apico.Params{}), nil
+		},
+		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return apico.Stages(run, apico.Params{}), nil
 		},
 	})

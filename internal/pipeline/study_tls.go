@@ -28,7 +28,12 @@ func init() {
 			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now})
 			return err
 		},
-		Stages: tlsStages,
+		RunInto: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return err
+		},
+		Stages:    tlsStages,
+		StagesFor: tlsStagesFor,
 	})
 }
 
@@ -39,6 +44,11 @@ func tlsStages(root, profile string) ([]*repro.Stage, error) {
 	if err != nil || run == "" {
 		return nil, err
 	}
+	return tlsStagesFor(root, profile, run)
+}
+
+// tlsStagesFor are the stages over any run folder of Study A.
+func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	s, err := tlsmatrix.LoadSpec(filepath.Join(root, spec.Path(tlsmatrix.Study)))
 	if err != nil {
 		return nil, err

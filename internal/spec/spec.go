@@ -148,3 +148,19 @@ func Pin(path, profile, runID string) error {
 	}
 	return atomicfile.WriteFile(path, out, 0o644)
 }
+
+// PinnedIn returns the run ID pinned for profile in the spec file at
+// path, or "" when none is.
+func PinnedIn(path, profile string) (string, error) {
+	var s struct {
+		Runs Runs `toml:"runs"`
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read spec: %w", err)
+	}
+	if _, err := toml.Decode(string(b), &s); err != nil {
+		return "", fmt.Errorf("spec %s: %w", path, err)
+	}
+	return s.Runs[profile], nil
+}

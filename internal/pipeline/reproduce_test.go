@@ -1,0 +1,60 @@
+package pipeline
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestCompareStudy(t *testing.T) {
+	tlsJSON := func(diff, p, median float64) []byte {
+		return []byte(strings.NewReplacer("DIFF", ftoa(diff), "P", ftoa(p), "MED", ftoa(median)).Replace(
+			`{"families":{"matrix":{"comparisons":[{"target":"mldsa87/X25519","median_diff_ms":DIFF,"p_holm":P,"median_target_ms":MED}]}}}`))
+	}
+	for _, tc := range []struct {
+		name     string
+		now      []byte
+		disagree int
+		why      string
+	}{
+		{"same", tlsJSON(0.8, 1e-9, 1.3), 0, ""},
+		{"reversed", tlsJSON(-0.1, 1e-9, 1.3), 1, "direction differs"},
+		{"not significant", tlsJSON(0.8, 0.2, 1.3), 1, "significance differs"},
+		{"slower", tlsJSON(0.8, 1e-9, 2.0), 1, "more than 20 %"},
+	} {
+		rows, err := compareStudy("tls", tlsJSON(0.8, 1e-9, 1.3), tc.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for _, r := range rows {
+			if !r.agrees {
+				bad++
+				if !strings.Contains(r.why, tc.why) {
+					t.Errorf("%s: why = %q, want %q", tc.name, r.why, tc.why)
+				}
+			}
+		}
+		if bad != tc.disagree {
+			t.Errorf("%s: %d rows disagree, want %d: %+v", tc.name, bad, tc.disagree, rows)
+		}
+	}
+	pico := func(v float64) []byte {
+		return []byte(`{"published":[{"key":"mlkem512_exchange_ms","ours":` + ftoa(v) + `}]}`)
+	}
+	rows, err := compareStudy("pico", pico(32.46), pico(32.47))
+	if err != nil || len(rows) != 1 || !rows[0].agrees {
+		t.Errorf("pico same: %+v %v", rows, err)
+	}
+	rows, _ = compareStudy("pico", pico(32.46), pico(40))
+	if rows[0].agrees {
+		t.Error("pico 23 % slower agrees")
+	}
+	if _, err := compareStudy("tls", []byte(`{}`), []byte(`{}`)); err == nil {
+		t.Error("empty results compared without error")
+	}
+}
+
+func ftoa(f float64) string { return strings.TrimRight(strings.TrimRight(fmtG(f), "0"), ".") }
+
+func fmtG(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
