@@ -278,7 +278,8 @@ func TestRunInterleavedParallel(t *testing.T) {
 	var keys []string
 	index := map[string][]int{}
 	for _, r := range rows[1:] {
-		keys = append(keys, r[0]+","+r[2]+","+fmt.Sprintf("%02s", r[3]))
+		seq, _ := strconv.Atoi(r[3])
+		keys = append(keys, fmt.Sprintf("%s,%s,%02d", r[0], r[2], seq))
 		i, _ := strconv.Atoi(r[4])
 		index[r[0]] = append(index[r[0]], i)
 		if r[6] != "true" || r[9] == "" {
