@@ -50,7 +50,7 @@ func studyA() []Claim {
 					if err != nil {
 						return unmeasurable(err)
 					}
-					o := Outcome{Ours: fmt.Sprintf("%+.3f ms, p_Holm = %.2g", d, p)}
+					o := Outcome{Ours: fmt.Sprintf("%+.3f ms, p_Holm %s", d, pval(p))}
 					switch {
 					case d > 0 && p < Alpha:
 						o.Verdict = Reproduced
@@ -168,7 +168,7 @@ func studyA() []Claim {
 				if err != nil {
 					return unmeasurable(err)
 				}
-				o := Outcome{Ours: fmt.Sprintf("p = %.2g, epsilon2 = %.2f", p, e2), Verdict: Reproduced}
+				o := Outcome{Ours: fmt.Sprintf("p %s, epsilon2 = %.2f", pval(p), e2), Verdict: Reproduced}
 				if !(p < Alpha) {
 					o.Verdict, o.Reason = NotReproduced, "not significant"
 				}
@@ -350,6 +350,15 @@ func studyB() []Claim {
 			},
 		},
 	}
+}
+
+// pval formats a p-value; values below the smallest normal double are
+// shown as a bound (the normal approximation underflows for large n).
+func pval(p float64) string {
+	if p < 1e-300 {
+		return "< 1e-300"
+	}
+	return fmt.Sprintf("= %.2g", p)
 }
 
 // finite reports whether x is a usable number.

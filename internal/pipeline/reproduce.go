@@ -46,6 +46,8 @@ type reproduceRow struct {
 // table and fails if anything disagrees. PQREPRO_STUDIES=tls,pico limits
 // it to some studies.
 func Reproduce(ctx context.Context, cfg Config) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -77,6 +77,8 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 // every stale stage. With every dataset committed it only rebuilds, which
 // on an up-to-date tree is a no-op that reads no large file.
 func All(ctx context.Context, cfg Config) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
 	if cfg.Profile == "" {
 		cfg.Profile = Full
 	}
@@ -115,6 +117,8 @@ func All(ctx context.Context, cfg Config) error {
 
 // RunStudy runs one study's experiment into a new run folder.
 func RunStudy(ctx context.Context, cfg Config, name string) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
 	if cfg.Profile == "" {
 		cfg.Profile = Full
 	}
