@@ -52,9 +52,12 @@ func isSHA256(s string) bool {
 // The convention (internal/provenance) is: meta.json `files` maps each
 // file of the dataset to its SHA-256; a file that is committed in the run
 // folder is data, any other is a large capture kept in the content store
-// by that hash. Any SHA-256 value in `measured` (at any depth, for example
-// "capture_sha256") names a store blob too, unless it is the hash of a
-// committed file of the run. A committed file whose hash differs from the
+// by that hash. A SHA-256 value in `measured` (at any depth) names a store
+// blob too when its key says it is a capture or a stored file (the key
+// contains "pcap", "capture" or "store", for example "capture_sha256"),
+// unless it is the hash of a committed file of the run; other hashes in
+// `measured` (a firmware image's uf2_sha256, say) describe build products
+// that are not kept. A committed file whose hash differs from the
 // one meta.json lists is an error: the bundle must not archive data that
 // no longer matches its own provenance.
 //
@@ -88,7 +91,9 @@ func blobRefs(metaPath string, m provenance.Meta, sums map[string]string) (map[s
 		refs[want] = append(refs[want], dir+": "+name)
 	}
 	walkStrings("measured", m.Measured, func(key, v string) {
-		if isSHA256(v) && !inRun[v] {
+		k := strings.ToLower(key)
+		stored := strings.Contains(k, "pcap") || strings.Contains(k, "capture") || strings.Contains(k, "store")
+		if stored && isSHA256(v) && !inRun[v] {
 			refs[v] = append(refs[v], dir+": "+key)
 		}
 	})

@@ -515,3 +515,26 @@ func TestGNUTar(t *testing.T) {
 		}
 	}
 }
+
+func TestBlobRefsOnlyStoredHashesInMeasured(t *testing.T) {
+	h := func(c byte) string { return strings.Repeat(string(c), 64) }
+	m := provenance.Meta{
+		Files: map[string]string{"records.csv.gz": h('a'), "capture.pcapng": h('b')},
+		Measured: map[string]any{
+			"capture_sha256": h('c'),
+			"images":         map[string]any{"mlkem": map[string]any{"uf2_sha256": h('d')}},
+		},
+	}
+	refs, err := blobRefs("data/x/run/meta.json", m, map[string]string{"data/x/run/records.csv.gz": h('a')})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{h('b'), h('c')} {
+		if _, ok := refs[want]; !ok {
+			t.Errorf("blob %s… not referenced: %v", want[:4], refs)
+		}
+	}
+	if _, ok := refs[h('d')]; ok {
+		t.Error("a firmware image hash in measured was taken for a store blob")
+	}
+}
