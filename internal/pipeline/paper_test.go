@@ -18,7 +18,7 @@ func TestPaperStage(t *testing.T) {
 	}
 	build := func() []byte {
 		cfg, log, _ := fakeStudy(t)
-		for _, d := range []string{"internal/pipeline", "internal/latex"} {
+		for _, d := range []string{"internal/paperbuild"} {
 			os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
 			os.WriteFile(filepath.Join(cfg.Root, d, "x.go"), []byte("package x\n"), 0o644)
 		}

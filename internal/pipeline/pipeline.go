@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"pqrepro/internal/deps"
+	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/repro"
 )
 
@@ -137,10 +138,10 @@ func Engine(cfg Config) (*repro.Engine, error) {
 	if c := claimsStage(stages); c != nil && withClaims {
 		stages = append(stages, c)
 	}
-	if f := figSourceStage(stages); f != nil {
+	if f := paperbuild.FigureSources(stages); f != nil {
 		stages = append(stages, f)
 	}
-	if p := paperStage(cfg.Root, stages); p != nil {
+	if p := paperbuild.Stage(cfg.Root, stages); p != nil {
 		stages = append(stages, p)
 	}
 	return &repro.Engine{

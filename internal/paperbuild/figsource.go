@@ -1,4 +1,4 @@
-package pipeline
+package paperbuild
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 // data (with SHA-256) it came from, for the figure captions.
 const FigSourceFile = "paper/generated/figure-sources.tex"
 
-// figSourceStage writes, for every PDF figure a stage makes, a macro
+// FigureSources writes, for every PDF figure a stage makes, a macro
 // \FigSource<Name> (figures/tls-ths.pdf -> \FigSourceTlsThs) that says
 // which code made it from which raw data files, with their hashes. The
 // stage declares the figures and the raw data files as inputs, so any
 // change to either rewrites the captions.
-func figSourceStage(stages []*repro.Stage) *repro.Stage {
+func FigureSources(stages []*repro.Stage) *repro.Stage {
 	producer := map[string]*repro.Stage{}
 	for _, s := range stages {
 		for _, o := range s.Outputs {
@@ -74,7 +74,7 @@ func figSourceStage(stages []*repro.Stage) *repro.Stage {
 	return &repro.Stage{
 		Name:    "paper:figure-sources",
 		Doc:     "name the code and data hash of every figure for its caption",
-		Code:    []string{"internal/pipeline"},
+		Code:    []string{"internal/paperbuild"},
 		Inputs:  inputs,
 		Outputs: []string{FigSourceFile},
 		Run: func(ctx context.Context, env *repro.Env) error {

@@ -1,4 +1,8 @@
-package pipeline
+// Package paperbuild makes the stages that turn the generated outputs into
+// the paper: the PDF itself (pdflatex over paper/main.tex and exactly the
+// generated files) and the figure-source captions. It is its own package
+// so that the paper's code version covers only what builds the paper.
+package paperbuild
 
 import (
 	"context"
@@ -9,15 +13,16 @@ import (
 	"strings"
 
 	"pqrepro/internal/latex"
+	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 )
 
-// paperStage builds paper/main.pdf from paper/main.tex and exactly the
+// Stage builds paper/main.pdf from paper/main.tex and exactly the
 // generated files the other stages write for it: tables and numbers under
 // paper/generated/ and PDF figures under figures/. Declaring them one by
 // one (not the folders) makes the paper depend on every stage that feeds
 // it and on nothing else.
-func paperStage(root string, others []*repro.Stage) *repro.Stage {
+func Stage(root string, others []*repro.Stage) *repro.Stage {
 	if _, err := os.Stat(filepath.Join(root, "paper", "main.tex")); err != nil {
 		return nil
 	}
@@ -41,12 +46,15 @@ func paperStage(root string, others []*repro.Stage) *repro.Stage {
 	return &repro.Stage{
 		Name:    "paper",
 		Doc:     "build paper/main.pdf with pdflatex",
-		Code:    []string{"internal/pipeline", "internal/latex"},
+		Code:    []string{"internal/paperbuild"},
 		Inputs:  inputs,
 		Params:  map[string]string{"SOURCE_DATE_EPOCH": epoch},
 		Outputs: []string{"paper/main.pdf"},
 		Tools: func(ctx context.Context) map[string]string {
-			return toolVersions(ctx, map[string][]string{"pdflatex": {"pdflatex", "--version"}})
+			if v, err := provenance.ToolVersion(ctx, "pdflatex", "--version"); err == nil {
+				return map[string]string{"pdflatex": v}
+			}
+			return nil
 		},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			if err != nil {
