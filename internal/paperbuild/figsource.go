@@ -17,7 +17,11 @@ const FigSourceFile = "paper/generated/figure-sources.tex"
 
 // FigureSources writes, for every PDF figure a stage makes, a macro
 // \FigSource<Name> (figures/tls-ths.pdf -> \FigSourceTlsThs) that says
-// which code made it from which raw data files, with their hashes. The
+// which code made it from which raw data, with hashes: a single file by
+// its SHA-256, a run folder of several files by its tree hash (the
+// SHA-256 of the `sha256sum` lines of its files, sorted by path, relative
+// to the folder; `cd data/pico/<run> && sha256sum $(find . -type f ! -name
+// meta.json | LC_ALL=C sort | sed 's|^./||') | sha256sum` reproduces it). The
 // stage declares the figures and the raw data files as inputs, so any
 // change to either rewrites the captions.
 func FigureSources(stages []*repro.Stage) *repro.Stage {
@@ -94,11 +98,33 @@ func FigureSources(stages []*repro.Stage) *repro.Stage {
 			slices.Sort(names)
 			for _, fig := range names {
 				o := figures[fig]
-				var data []string
+				// Group the data files by run folder: one file is named
+				// with its hash; a folder of several with its tree hash,
+				// the SHA-256 of its files' `sha256sum` lines (sorted).
+				groups := map[string][]string{}
+				var dirs []string
 				for _, f := range env.Inputs() {
 					if slices.ContainsFunc(o.data, func(p string) bool { return repro.Covers(p, f) }) && !strings.HasSuffix(f, "/meta.json") {
-						data = append(data, fmt.Sprintf(`\texttt{%s} (SHA-256 \texttt{%s})`, texPath(f), hashes[f][:16]))
+						dir := runDir(f)
+						if _, ok := groups[dir]; !ok {
+							dirs = append(dirs, dir)
+						}
+						groups[dir] = append(groups[dir], f)
 					}
+				}
+				var data []string
+				for _, dir := range dirs {
+					files := groups[dir]
+					if len(files) == 1 {
+						data = append(data, fmt.Sprintf(`\texttt{%s} (SHA-256 \texttt{%s})`, texPath(files[0]), hashes[files[0]][:16]))
+						continue
+					}
+					var lines strings.Builder
+					for _, f := range files {
+						fmt.Fprintf(&lines, "%s  %s\n", hashes[f], strings.TrimPrefix(f, dir+"/"))
+					}
+					data = append(data, fmt.Sprintf(`the %d files of \texttt{%s/} (tree SHA-256 \texttt{%s})`,
+						len(files), texPath(dir), repro.HashBytes([]byte(lines.String()))[:16]))
 				}
 				code := make([]string, len(o.code))
 				for i, c := range o.code {
@@ -113,6 +139,15 @@ func FigureSources(stages []*repro.Stage) *repro.Stage {
 			return env.WriteFile(FigSourceFile, []byte(n.Latex()))
 		},
 	}
+}
+
+// runDir is the run folder of a raw data file: data/<study>/<run-id>.
+func runDir(f string) string {
+	parts := strings.SplitN(f, "/", 4)
+	if len(parts) < 4 {
+		return path.Dir(f)
+	}
+	return strings.Join(parts[:3], "/")
 }
 
 // texPath makes a path safe in \texttt: underscores escaped, and break
