@@ -219,6 +219,11 @@ func Verify(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	for _, s := range e.Stages {
+		if s.Name == "paper" && !reqLatex.Present() {
+			return fmt.Errorf("verify re-builds paper/main.pdf and needs pdflatex: install it with `apt-get install %s` (or run `go run mage.go all`, which installs it)", strings.Join(reqLatex.Apt, " "))
+		}
+	}
 	start := cfg.now()
 	cfg.printf("verify: checking %s and re-deriving %d stages in a temporary tree", repro.SumsFile, len(e.Stages))
 	rep, err := e.Verify(ctx)

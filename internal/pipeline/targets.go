@@ -63,6 +63,9 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 			reqs = append(reqs, s.Requirements(cfg.Root)...)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(cfg.Root, "paper", "main.tex")); err == nil {
+		reqs = append(reqs, reqLatex)
+	}
 	steps = append(steps, step{
 		what:     "analyse, render figures, tables and numbers, build the paper (stale stages only)",
 		estimate: buildEstimate,
