@@ -54,6 +54,10 @@ type RunConfig struct {
 	afterAttempt func(done int, link *linkemu.Link, kill func(error))
 }
 
+// geteuid is os.Geteuid; tests replace it to exercise the not-root path
+// when they run as root.
+var geteuid = os.Geteuid
+
 // ErrNeedRoot is returned before anything is created when the process is
 // not root.
 var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces and TUN devices and captures packets; run it as root (sudo -E mage net:run)")
@@ -64,7 +68,7 @@ var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces 
 // failure, cancellation (Ctrl-C) or a link that stops mid-run, the
 // namespaces are removed, the run folder is aborted and nothing is pinned.
 func Run(ctx context.Context, cfg RunConfig) (err error) {
-	if os.Geteuid() != 0 {
+	if geteuid() != 0 {
 		return ErrNeedRoot
 	}
 	if cfg.Root == "" {
