@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,7 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 			reqs = append(reqs, s.Requirements(cfg.Root)...)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Root, "paper", "main.tex")); err == nil {
+	if paperNeedsBuild(cfg, len(reqs) > 0 || hasRuns(steps)) {
 		reqs = append(reqs, reqLatex)
 	}
 	steps = append(steps, step{
@@ -248,4 +249,42 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Minute)
 	}
 	return d.Round(time.Second)
+}
+
+func hasRuns(steps []step) bool {
+	for _, s := range steps {
+		if s.run != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// paperNeedsBuild reports whether the paper stage will run: when an
+// experiment runs first (its outputs change), or when it is stale now.
+// An up-to-date tree needs no pdflatex, so `all` on a complete clone
+// installs nothing.
+func paperNeedsBuild(cfg Config, experimentsRun bool) bool {
+	if _, err := os.Stat(filepath.Join(cfg.Root, "paper", "main.tex")); err != nil {
+		return false
+	}
+	if experimentsRun {
+		return true
+	}
+	quiet := cfg
+	quiet.Log = io.Discard
+	e, err := Engine(quiet)
+	if err != nil {
+		return true
+	}
+	st, err := e.Status(context.Background())
+	if err != nil {
+		return true
+	}
+	for _, s := range st {
+		if s.Name == "paper" {
+			return s.Stale
+		}
+	}
+	return false
 }
