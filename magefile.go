@@ -67,13 +67,17 @@ func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config("")) }
 type TLS mg.Namespace
 
 // Run captures TLS 1.3 handshakes into a new dataset under data/tls (PQREPRO_PROFILE=quick|full).
-func (TLS) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "tls") }
+func (TLS) Run(ctx context.Context) error {
+	return pipeline.RunStudy(ctx, config(pipeline.Full), "tls")
+}
 
 // Net holds Study B: X25519 vs X25519MLKEM768 across emulated networks.
 type Net mg.Namespace
 
 // Run captures handshakes across the emulated links into a new dataset under data/net.
-func (Net) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "net") }
+func (Net) Run(ctx context.Context) error {
+	return pipeline.RunStudy(ctx, config(pipeline.Full), "net")
+}
 
 // Clean removes network namespaces and TUN devices left behind by a crashed run.
 func (Net) Clean(ctx context.Context) error { return pipeline.NetClean(ctx, config(pipeline.Full)) }
@@ -82,7 +86,9 @@ func (Net) Clean(ctx context.Context) error { return pipeline.NetClean(ctx, conf
 type Pico mg.Namespace
 
 // Run builds the firmware and benchmarks it on a Pico if one is attached, else in rp2040js, into data/pico.
-func (Pico) Run(ctx context.Context) error { return pipeline.RunStudy(ctx, config(pipeline.Full), "pico") }
+func (Pico) Run(ctx context.Context) error {
+	return pipeline.RunStudy(ctx, config(pipeline.Full), "pico")
+}
 
 // Build compiles the RP2040 benchmark firmware images (ELF and RAM-only UF2) with gcc-arm-none-eabi (profile default quick).
 func (Pico) Build(ctx context.Context) error { return pipeline.PicoBuild(ctx, config("")) }
@@ -95,4 +101,3 @@ func (Pico) Flash(ctx context.Context) error { return pipeline.PicoFlash(ctx, co
 
 // Read reads a run from a flashed Pico's serial port PQREPRO_PICO_PORT into .cache/pico/read (untested on hardware).
 func (Pico) Read(ctx context.Context) error { return pipeline.PicoRead(ctx, config("")) }
-
