@@ -210,7 +210,10 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w", strings.Join(vet, " "), err)
 	}
-	argv := append([]string{"go", "test", "-json", "-count=1"}, append(args, "./...")...)
+	// -p 1: one package at a time. The link-emulator and Study B tests
+	// measure delays in milliseconds, and the RP2040 emulator tests keep
+	// both cores busy; run together, the first fail for want of CPU.
+	argv := append([]string{"go", "test", "-json", "-count=1", "-p", "1"}, append(args, "./...")...)
 	cfg.printf("test: %s", strings.Join(argv, " "))
 	cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = cfg.Root
