@@ -29,10 +29,10 @@ func TestPaperStage(t *testing.T) {
 \end{document}
 `), 0o644)
 		// The fake study also writes a number for the paper.
-		saved := studies[0].Stages
-		studies[0].Stages = func(root, profile string) ([]*repro.Stage, error) {
-			st, err := saved(root, profile)
-			if err != nil || len(st) == 0 {
+		saved := studies[0].StagesFor
+		studies[0].StagesFor = func(root, profile, run string) ([]*repro.Stage, error) {
+			st, err := saved(root, profile, run)
+			if err != nil {
 				return st, err
 			}
 			st = append(st, &repro.Stage{Name: "fake:tables", Code: []string{"analysis"},

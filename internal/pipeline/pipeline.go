@@ -22,6 +22,7 @@ import (
 	"pqrepro/internal/deps"
 	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
 )
 
 // Profile names: quick runs in minutes (CI), full uses the studies'
@@ -91,19 +92,18 @@ type Study struct {
 	// machine (2 cores); nil or 0 means unknown.
 	EstimateFor func(root, profile string) time.Duration
 	// Pinned returns the run folder (relative to the root) that the
-	// study's analysis uses for the profile, or "" if there is none yet.
+	// study's analysis uses for the profile, or "" if there is none yet;
+	// nil means the [runs] table of experiments/<Name>.toml.
 	Pinned func(root, profile string) (string, error)
-	// Run runs the experiment into a new run folder and pins it.
-	Run func(ctx context.Context, cfg Config) error
-	// RunInto runs the experiment with the spec at specPath (where it is
-	// pinned) into dataDir/<study>/<run-id>/; `mage reproduce` uses it to
-	// run again without touching the committed data or spec.
-	RunInto func(ctx context.Context, cfg Config, specPath, dataDir string) error
-	// Stages returns the study's analysis and render stages for the
-	// pinned run of the profile.
-	Stages func(root, profile string) ([]*repro.Stage, error)
-	// StagesFor returns the same stages over any run folder (relative to
-	// root); `mage reproduce` analyses new runs with it.
+	// Run runs the experiment with the spec at specPath into a new run
+	// folder dataDir/<study>/<run-id>/ and pins it in that spec; empty
+	// paths mean experiments/<Name>.toml and data/. `mage reproduce` passes
+	// copies, so that it runs again without touching the committed data
+	// or spec.
+	Run func(ctx context.Context, cfg Config, specPath, dataDir string) error
+	// StagesFor returns the study's analysis and render stages over a run
+	// folder (relative to root): the pinned run for the build, a new run
+	// for `mage reproduce`.
 	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
 }
 
@@ -122,14 +122,21 @@ func Studies() []Study {
 func Engine(cfg Config) (*repro.Engine, error) {
 	var stages []*repro.Stage
 	for _, s := range Studies() {
-		if s.Stages == nil {
+		if s.StagesFor == nil {
 			continue
 		}
 		profile, err := cfg.stageProfile(s)
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
-		st, err := s.Stages(cfg.Root, profile)
+		run, err := s.pinned(cfg.Root, profile)
+		if err != nil {
+			return nil, fmt.Errorf("study %s: %w", s.Name, err)
+		}
+		if run == "" {
+			continue
+		}
+		st, err := s.StagesFor(cfg.Root, profile, run)
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
@@ -166,12 +173,10 @@ func Status(ctx context.Context, cfg Config) error {
 		pinned := "no dataset yet: run `mage " + s.Name + ":run`"
 		if err != nil {
 			pinned = "error: " + err.Error()
-		} else if s.Pinned != nil {
-			if p, err := s.Pinned(cfg.Root, profile); err != nil {
-				pinned = "error: " + err.Error()
-			} else if p != "" {
-				pinned = p
-			}
+		} else if p, err := s.pinned(cfg.Root, profile); err != nil {
+			pinned = "error: " + err.Error()
+		} else if p != "" {
+			pinned = p
 		}
 		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, profile, pinned)
 	}
@@ -265,14 +270,11 @@ func Build(ctx context.Context, cfg Config, names ...string) error {
 // the configured one, or with none configured the full run when pinned,
 // else the quick run.
 func (c *Config) stageProfile(s Study) (string, error) {
-	if c.Profile != "" || s.Pinned == nil {
-		if c.Profile == "" {
-			return Full, nil
-		}
+	if c.Profile != "" {
 		return c.Profile, nil
 	}
 	for _, p := range []string{Full, Quick} {
-		run, err := s.Pinned(c.Root, p)
+		run, err := s.pinned(c.Root, p)
 		if err != nil {
 			return "", err
 		}
@@ -281,4 +283,13 @@ func (c *Config) stageProfile(s Study) (string, error) {
 		}
 	}
 	return Full, nil
+}
+
+// pinned is the run folder pinned for the profile: Pinned when the study
+// sets it, else the [runs] table of experiments/<name>.toml.
+func (s Study) pinned(root, profile string) (string, error) {
+	if s.Pinned != nil {
+		return s.Pinned(root, profile)
+	}
+	return spec.PinnedRun(root, s.Name, profile)
 }

@@ -43,21 +43,18 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			}
 			return p, nil
 		},
-		Run: func(ctx context.Context, cfg Config) error {
+		Run: func(ctx context.Context, cfg Config, _, _ string) error {
 			runs++
 			dir := filepath.Join(cfg.Root, "data", "fake", cfg.Profile)
 			os.MkdirAll(dir, 0o755)
 			return os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644)
 		},
-		Stages: func(root, profile string) ([]*repro.Stage, error) {
-			if _, err := os.Stat(filepath.Join(root, "data", "fake", profile)); err != nil {
-				return nil, nil
-			}
+		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return []*repro.Stage{{
 				Name: "fake:analyze", Doc: "double it", Code: []string{"analysis"},
-				Inputs: []string{"data/fake/" + profile}, Outputs: []string{"results/fake.txt"},
+				Inputs: []string{run}, Outputs: []string{"results/fake.txt"},
 				Run: func(ctx context.Context, env *repro.Env) error {
-					b, err := env.ReadFile("data/fake/" + profile + "/x.txt")
+					b, err := env.ReadFile(run + "/x.txt")
 					if err != nil {
 						return err
 					}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -73,11 +72,11 @@ func Reproduce(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		ref, err := s.Pinned(cfg.Root, profile)
+		ref, err := s.pinned(cfg.Root, profile)
 		if err != nil {
 			return err
 		}
-		if ref == "" || s.RunInto == nil || s.StagesFor == nil {
+		if ref == "" || s.Run == nil || s.StagesFor == nil {
 			cfg.printf("reproduce: %s has no reference run to compare with; skipped", s.Name)
 			continue
 		}
@@ -131,10 +130,13 @@ func reproduceStudy(ctx context.Context, cfg Config, s Study, profile, out strin
 	if err := os.WriteFile(specCopy, b, 0o644); err != nil {
 		return nil, err
 	}
-	dataDir := filepath.Join(out, "data")
+	// The new run is recorded straight into a tree of its own, which then
+	// gets every other source input the stages read (specs, reference
+	// tables) from the repository.
+	tree := filepath.Join(out, "tree-"+s.Name)
 	run := cfg
 	run.Profile = profile
-	if err := s.RunInto(ctx, run, specCopy, dataDir); err != nil {
+	if err := s.Run(ctx, run, specCopy, filepath.Join(tree, "data")); err != nil {
 		return nil, err
 	}
 	id, err := spec.PinnedIn(specCopy, profile)
@@ -146,44 +148,13 @@ func reproduceStudy(ctx context.Context, cfg Config, s Study, profile, out strin
 	if err != nil {
 		return nil, err
 	}
-	// A tree with the new run and every other input the stages read.
-	tree := filepath.Join(out, "tree-"+s.Name)
-	if err := os.CopyFS(filepath.Join(tree, rel), os.DirFS(filepath.Join(dataDir, s.Name, id))); err != nil {
-		return nil, fmt.Errorf("copy the new run: %w", err)
+	repo := &repro.Engine{Root: cfg.Root, Stages: stages}
+	sources, err := repo.Sources(func(p string) bool { return repro.Covers(rel, p) || repro.Covers(p, rel) })
+	if err != nil {
+		return nil, err
 	}
-	produced := map[string]bool{}
-	for _, st := range stages {
-		for _, o := range st.Outputs {
-			produced[o] = true
-		}
-	}
-	for _, st := range stages {
-		for _, in := range st.Inputs {
-			if strings.HasPrefix(in, rel) || slices.ContainsFunc(st.Outputs, func(o string) bool { return repro.Covers(in, o) }) {
-				continue
-			}
-			isOutput := false
-			for o := range produced {
-				if repro.Covers(in, o) {
-					isOutput = true
-				}
-			}
-			if isOutput {
-				continue
-			}
-			src := filepath.Join(cfg.Root, filepath.FromSlash(in))
-			if err := os.CopyFS(filepath.Join(tree, filepath.FromSlash(in)), os.DirFS(src)); err != nil {
-				// A file, not a directory.
-				b, rerr := os.ReadFile(src)
-				if rerr != nil {
-					return nil, fmt.Errorf("copy input %s: %w", in, rerr)
-				}
-				os.MkdirAll(filepath.Dir(filepath.Join(tree, filepath.FromSlash(in))), 0o755)
-				if err := os.WriteFile(filepath.Join(tree, filepath.FromSlash(in)), b, 0o644); err != nil {
-					return nil, err
-				}
-			}
-		}
+	if err := repo.CopyFiles(tree, sources); err != nil {
+		return nil, fmt.Errorf("build the tree of the new run: %w", err)
 	}
 	e := &repro.Engine{Root: tree, CodeRoot: cfg.Root, Stages: stages, Log: cfg.log(), Verbose: cfg.Verbose}
 	if _, err := e.Build(ctx); err != nil {
@@ -244,8 +215,6 @@ func compareStudy(study string, ref, now []byte) ([]reproduceRow, error) {
 	case "net":
 		for _, c := range list("ref", "comparisons") {
 			m := c.(map[string]any)
-			key := fmt.Sprintf("comparisons[scenario=%v]", m["scenario"])
-			_ = key
 			item := fmt.Sprintf("%v round %v", m["scenario"], m["round"])
 			var nm map[string]any
 			for _, d := range list("new", "comparisons") {

@@ -29,21 +29,8 @@ func init() {
 			}
 			return e.Expected
 		},
-		Pinned: func(root, profile string) (string, error) {
-			return spec.PinnedRun(root, netStudy, profile)
-		},
-		Run: func(ctx context.Context, cfg Config) error {
-			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now})
-		},
-		RunInto: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
-		},
-		Stages: func(root, profile string) ([]*repro.Stage, error) {
-			run, err := spec.PinnedRun(root, netStudy, profile)
-			if err != nil || run == "" {
-				return nil, err
-			}
-			return anet.Stages(run, anet.Params{}), nil
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return anet.Stages(run, anet.Params{}), nil

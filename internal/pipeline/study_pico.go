@@ -12,7 +12,6 @@ import (
 	apico "pqrepro/analysis/pico"
 	"pqrepro/experiments/picostudy"
 	"pqrepro/internal/repro"
-	"pqrepro/internal/spec"
 )
 
 const picoStudy = "pico"
@@ -23,21 +22,8 @@ func init() {
 		Title:        "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
 		Requirements: picostudy.Requirements,
 		EstimateFor:  func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
-		Pinned: func(root, profile string) (string, error) {
-			return spec.PinnedRun(root, picoStudy, profile)
-		},
-		Run: func(ctx context.Context, cfg Config) error {
-			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now})
-		},
-		RunInto: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
-		},
-		Stages: func(root, profile string) ([]*repro.Stage, error) {
-			run, err := spec.PinnedRun(root, picoStudy, profile)
-			if err != nil || run == "" {
-				return nil, err
-			}
-			return apico.Stages(run, apico.Params{}), nil
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return apico.Stages(run, apico.Params{}), nil

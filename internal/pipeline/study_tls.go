@@ -21,33 +21,16 @@ func init() {
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsmatrix.Estimates(root)[profile]
 		},
-		Pinned: func(root, profile string) (string, error) {
-			return spec.PinnedRun(root, tlsmatrix.Study, profile)
-		},
-		Run: func(ctx context.Context, cfg Config) error {
-			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now})
-			return err
-		},
-		RunInto: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 			return err
 		},
-		Stages:    tlsStages,
 		StagesFor: tlsStagesFor,
 	})
 }
 
-// tlsStages are Study A's analysis stages over the pinned run, with the
+// tlsStagesFor are Study A's analysis stages over a run folder, with the
 // paper's configurations taken from experiments/tls.toml.
-func tlsStages(root, profile string) ([]*repro.Stage, error) {
-	run, err := spec.PinnedRun(root, tlsmatrix.Study, profile)
-	if err != nil || run == "" {
-		return nil, err
-	}
-	return tlsStagesFor(root, profile, run)
-}
-
-// tlsStagesFor are the stages over any run folder of Study A.
 func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	s, err := tlsmatrix.LoadSpec(filepath.Join(root, spec.Path(tlsmatrix.Study)))
 	if err != nil {

@@ -38,13 +38,9 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 	var steps []step
 	var reqs []deps.Requirement
 	for _, s := range Studies() {
-		pinned := ""
-		if s.Pinned != nil {
-			p, err := s.Pinned(cfg.Root, cfg.Profile)
-			if err != nil {
-				return nil, nil, fmt.Errorf("study %s: %w", s.Name, err)
-			}
-			pinned = p
+		pinned, err := s.pinned(cfg.Root, cfg.Profile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
 		if pinned != "" {
 			steps = append(steps, step{what: fmt.Sprintf("%s: use the committed dataset %s", s.Name, pinned)})
@@ -58,7 +54,7 @@ func plan(cfg Config) ([]step, []deps.Requirement, error) {
 		steps = append(steps, step{
 			what:     fmt.Sprintf("%s: run the experiment (%s profile): %s", s.Name, cfg.Profile, s.Title),
 			estimate: s.estimate(cfg.Root, cfg.Profile),
-			run:      func(ctx context.Context) error { return s.Run(ctx, cfg) },
+			run:      func(ctx context.Context) error { return s.Run(ctx, cfg, "", "") },
 		})
 		if s.Requirements != nil {
 			reqs = append(reqs, s.Requirements(cfg.Root)...)
@@ -142,7 +138,7 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 			}
 		}
 		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
-		return s.Run(ctx, cfg)
+		return s.Run(ctx, cfg, "", "")
 	}
 	return fmt.Errorf("study %q is not built yet: see the open issues (tls: Study A, net: Study B, pico: Study C)", name)
 }

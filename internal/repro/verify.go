@@ -94,37 +94,14 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 		return nil, fmt.Errorf("create temporary tree: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	produced := map[string]bool{}
-	for _, s := range stages {
-		for _, o := range s.Outputs {
-			produced[o] = true
-		}
+	sources, err := e.Sources(nil)
+	if err != nil {
+		return nil, err
 	}
-	sources := map[string]bool{}
-	for _, s := range stages {
-		var own []string
-		for _, p := range s.Inputs {
-			if !slices.ContainsFunc(s.Outputs, func(o string) bool { return covers(p, o) }) {
-				own = append(own, p)
-			}
-		}
-		files, err := expandInputs(e.Root, own)
-		if err != nil {
-			return nil, fmt.Errorf("stage %s: %w", s.Name, err)
-		}
-		for _, f := range files {
-			if !produced[f] {
-				sources[f] = true
-			}
-		}
-	}
-	for _, f := range raw {
-		sources[f] = true
-	}
-	for _, f := range slices.Sorted(maps.Keys(sources)) {
-		if err := copyFile(e.abs(f), filepath.Join(tmp, filepath.FromSlash(f))); err != nil {
-			return nil, fmt.Errorf("copy source %s into the verification tree: %w", f, err)
-		}
+	sources = append(sources, raw...)
+	slices.Sort(sources)
+	if err := e.CopyFiles(tmp, slices.Compact(sources)); err != nil {
+		return nil, fmt.Errorf("build the verification tree: %w", err)
 	}
 	// Code versions are computed from the real tree (CodeRoot): the code
 	// that runs is the code compiled into this binary.
@@ -190,6 +167,55 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return n
+}
+
+// Sources returns the pipeline's source files: every file a stage reads
+// that no stage writes, expanded against Root, sorted. Input patterns for
+// which skip returns true are left out (skip may be nil).
+func (e *Engine) Sources(skip func(pattern string) bool) ([]string, error) {
+	stages, _, err := e.order()
+	if err != nil {
+		return nil, err
+	}
+	produced := map[string]bool{}
+	for _, s := range stages {
+		for _, o := range s.Outputs {
+			produced[o] = true
+		}
+	}
+	sources := map[string]bool{}
+	for _, s := range stages {
+		var own []string
+		for _, p := range s.Inputs {
+			if skip != nil && skip(p) {
+				continue
+			}
+			if !slices.ContainsFunc(s.Outputs, func(o string) bool { return covers(p, o) }) {
+				own = append(own, p)
+			}
+		}
+		files, err := expandInputs(e.Root, own)
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: %w", s.Name, err)
+		}
+		for _, f := range files {
+			if !produced[f] {
+				sources[f] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(sources)), nil
+}
+
+// CopyFiles copies the given files (slash-separated, relative to Root) to
+// the same relative paths below dst, hard-linking where it can.
+func (e *Engine) CopyFiles(dst string, files []string) error {
+	for _, f := range files {
+		if err := copyFile(e.abs(f), filepath.Join(dst, filepath.FromSlash(f))); err != nil {
+			return fmt.Errorf("copy %s: %w", f, err)
+		}
+	}
+	return nil
 }
 
 // copyFile copies src to dst (creating parent directories), preferring a
