@@ -137,14 +137,11 @@ func studyA() []Claim {
 			Published: "+5.072 ms (ML-KEM-1024) > +4.651 ms (ML-DSA-87)",
 			Agreement: "our pq-kem increase exceeds our pq-sig increase",
 			Eval: func(r *Results) Outcome {
-				kem, err := r.Num("tls", "families.paper.comparisons[role=pq-kem].median_diff_ms")
+				v, err := r.Nums("tls", "families.paper.comparisons[role=pq-kem].median_diff_ms", "families.paper.comparisons[role=pq-sig].median_diff_ms")
 				if err != nil {
 					return unmeasurable(err)
 				}
-				sig, err := r.Num("tls", "families.paper.comparisons[role=pq-sig].median_diff_ms")
-				if err != nil {
-					return unmeasurable(err)
-				}
+				kem, sig := v[0], v[1]
 				o := Outcome{Ours: fmt.Sprintf("%+.3f vs %+.3f ms", kem, sig)}
 				if kem > sig {
 					o.Verdict = Reproduced
@@ -160,14 +157,11 @@ func studyA() []Claim {
 			Published: "significant",
 			Agreement: fmt.Sprintf("p < %.2f", Alpha),
 			Eval: func(r *Results) Outcome {
-				p, err := r.Num("tls", "families.paper.kruskal_wallis.p")
+				v, err := r.Nums("tls", "families.paper.kruskal_wallis.p", "families.paper.kruskal_wallis.epsilon2")
 				if err != nil {
 					return unmeasurable(err)
 				}
-				e2, err := r.Num("tls", "families.paper.kruskal_wallis.epsilon2")
-				if err != nil {
-					return unmeasurable(err)
-				}
+				p, e2 := v[0], v[1]
 				o := Outcome{Ours: fmt.Sprintf("p %s, epsilon2 = %.2f", pval(p), e2), Verdict: Reproduced}
 				if !(p < Alpha) {
 					o.Verdict, o.Reason = NotReproduced, "not significant"
@@ -207,14 +201,11 @@ func studyB() []Claim {
 			Published: "higher in all nine comparisons",
 			Agreement: "higher in all of our comparisons (nine in the full profile)",
 			Eval: func(r *Results) Outcome {
-				n, err := num(r, "comparisons")
+				v, err := r.Nums("net", "reproduced.comparisons", "reproduced.target_higher_latency")
 				if err != nil {
 					return unmeasurable(err)
 				}
-				h, err := num(r, "target_higher_latency")
-				if err != nil {
-					return unmeasurable(err)
-				}
+				n, h := v[0], v[1]
 				o := Outcome{Ours: fmt.Sprintf("higher in %.0f of %.0f", h, n)}
 				switch {
 				case h == n && n == 9:
@@ -235,14 +226,11 @@ func studyB() []Claim {
 			Published: "higher volume in all nine comparisons",
 			Agreement: "higher in all of our comparisons",
 			Eval: func(r *Results) Outcome {
-				n, err := num(r, "comparisons")
+				v, err := r.Nums("net", "reproduced.comparisons", "reproduced.target_higher_bytes")
 				if err != nil {
 					return unmeasurable(err)
 				}
-				h, err := num(r, "target_higher_bytes")
-				if err != nil {
-					return unmeasurable(err)
-				}
+				n, h := v[0], v[1]
 				o := Outcome{Ours: fmt.Sprintf("higher in %.0f of %.0f", h, n), Verdict: Reproduced}
 				if h != n {
 					o.Verdict, o.Reason = NotReproduced, "not in every comparison"
@@ -308,14 +296,11 @@ func studyB() []Claim {
 			Published: "46.98 % to 2.54 %",
 			Agreement: "ours is larger in the fastest scenario than in the slowest",
 			Eval: func(r *Results) Outcome {
-				f, err := num(r, "rel_increase_fastest_pct")
+				v, err := r.Nums("net", "reproduced.rel_increase_fastest_pct", "reproduced.rel_increase_slowest_pct")
 				if err != nil {
 					return unmeasurable(err)
 				}
-				s, err := num(r, "rel_increase_slowest_pct")
-				if err != nil {
-					return unmeasurable(err)
-				}
+				f, s := v[0], v[1]
 				o := Outcome{Ours: fmt.Sprintf("%+.1f %% to %+.1f %%", f, s), Verdict: Reproduced}
 				if !(f > s) {
 					o.Verdict, o.Reason = NotReproduced, "does not fall"
@@ -329,24 +314,12 @@ func studyB() []Claim {
 			Published: "about +100 % to +115 %",
 			Agreement: "our smallest and largest growth within 85-130 % (±15 points)",
 			Eval: func(r *Results) Outcome {
-				lo, err := num(r, "frame_growth_min_pct")
+				v, err := r.Nums("net", "reproduced.frame_growth_min_pct", "reproduced.frame_growth_max_pct")
 				if err != nil {
 					return unmeasurable(err)
 				}
-				hi, err := num(r, "frame_growth_max_pct")
-				if err != nil {
-					return unmeasurable(err)
-				}
-				o := Outcome{Ours: fmt.Sprintf("+%.1f %% to +%.1f %%", lo, hi)}
-				switch {
-				case lo >= 85 && hi <= 130:
-					o.Verdict = Reproduced
-				case lo > 0:
-					o.Verdict, o.Reason = DirectionOnly, "outside 85-130 % (the certificate and the byte basis differ)"
-				default:
-					o.Verdict, o.Reason = NotReproduced, "no growth"
-				}
-				return o
+				return judgeRange(v[0], v[1], 85, 130, 0, fmt.Sprintf("+%.1f %% to +%.1f %%", v[0], v[1]),
+					"outside 85-130 % (the certificate and the byte basis differ)", "no growth")
 			},
 		},
 	}

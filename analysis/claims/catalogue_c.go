@@ -82,24 +82,12 @@ func studyC() []Claim {
 			ID: "C12", Study: "pico", Statement: "ML-DSA signing time varies strongly (rejection sampling)",
 			Published: "coefficient of variation 66-73 %", Agreement: "our CVs within 56-83 % (±10 points); all above 30 %: direction only",
 			Eval: func(r *Results) Outcome {
-				lo, err := r.Num("pico", pub("mldsa_sign_cv_min"))
+				v, err := r.Nums("pico", pub("mldsa_sign_cv_min"), pub("mldsa_sign_cv_max"))
 				if err != nil {
 					return unmeasurable(err)
 				}
-				hi, err := r.Num("pico", pub("mldsa_sign_cv_max"))
-				if err != nil {
-					return unmeasurable(err)
-				}
-				o := Outcome{Ours: fmt.Sprintf("%.1f-%.1f %%", lo, hi)}
-				switch {
-				case lo >= 56 && hi <= 83:
-					o.Verdict = Reproduced
-				case lo > 30:
-					o.Verdict, o.Reason = DirectionOnly, "high but outside 56-83 %"
-				default:
-					o.Verdict, o.Reason = NotReproduced, "not highly variable"
-				}
-				return o
+				return judgeRange(v[0], v[1], 56, 83, 30, fmt.Sprintf("%.1f-%.1f %%", v[0], v[1]),
+					"high but outside 56-83 %", "not highly variable")
 			},
 		},
 		{
@@ -124,24 +112,12 @@ func studyC() []Claim {
 			ID: "C17", Study: "pico", Statement: "the same C code on a Cortex-M4 (pqm4) is only modestly faster than on the M0+",
 			Published: "1.8-1.9x", Agreement: "our cycle ratios M0+/M4 within 1.5-2.3; all above 1: direction only",
 			Eval: func(r *Results) Outcome {
-				lo, err := r.Num("pico", pub("m4_speedup_min"))
+				v, err := r.Nums("pico", pub("m4_speedup_min"), pub("m4_speedup_max"))
 				if err != nil {
 					return unmeasurable(err)
 				}
-				hi, err := r.Num("pico", pub("m4_speedup_max"))
-				if err != nil {
-					return unmeasurable(err)
-				}
-				o := Outcome{Ours: fmt.Sprintf("%.2f-%.2fx", lo, hi)}
-				switch {
-				case lo >= 1.5 && hi <= 2.3:
-					o.Verdict = Reproduced
-				case lo > 1:
-					o.Verdict, o.Reason = DirectionOnly, "the ratios spread beyond 1.5-2.3x"
-				default:
-					o.Verdict, o.Reason = NotReproduced, "the M4 is not faster"
-				}
-				return o
+				return judgeRange(v[0], v[1], 1.5, 2.3, 1, fmt.Sprintf("%.2f-%.2fx", v[0], v[1]),
+					"the ratios spread beyond 1.5-2.3x", "the M4 is not faster")
 			},
 		},
 	}

@@ -184,6 +184,20 @@ func (r *Results) Num(study, path string) (float64, error) {
 	return 0, &errMissing{study, path, fmt.Sprintf("the value %v is not a number", v)}
 }
 
+// Nums returns the numbers at several paths of a study's results, or the
+// first error.
+func (r *Results) Nums(study string, paths ...string) ([]float64, error) {
+	out := make([]float64, len(paths))
+	for i, p := range paths {
+		v, err := r.Num(study, p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
 // Evaluate runs every claim of the catalogue on the results, in order.
 func Evaluate(r *Results, catalogue []Claim) []Outcome {
 	out := make([]Outcome, len(catalogue))
@@ -243,6 +257,23 @@ func judgeMagnitude(ours, published, tol float64, format func(float64) string) O
 	if !within(ours, published, tol) {
 		o.Verdict = NotReproduced
 		o.Reason = fmt.Sprintf("outside the %.0f %% tolerance (ours/published = %.2f)", 100*tol, ours/published)
+	}
+	return o
+}
+
+// judgeRange is for a claim about a published range: our smallest and
+// largest values both inside [min, max]: reproduced; the smallest above
+// floor (the effect is there): direction only, with outside as the
+// reason; otherwise not reproduced, with none as the reason.
+func judgeRange(lo, hi, min, max, floor float64, ours, outside, none string) Outcome {
+	o := Outcome{Ours: ours}
+	switch {
+	case lo >= min && hi <= max:
+		o.Verdict = Reproduced
+	case lo > floor:
+		o.Verdict, o.Reason = DirectionOnly, outside
+	default:
+		o.Verdict, o.Reason = NotReproduced, none
 	}
 	return o
 }
