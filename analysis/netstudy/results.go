@@ -1,41 +1,13 @@
 package netstudy
 
 import (
-	"encoding/json"
-	"math"
-	"strconv"
-
 	"pqrepro/analysis/stats"
+	"pqrepro/internal/jsonnum"
 )
 
-// Num is a float64 that encodes NaN and infinities as JSON null (a value
-// that is undefined, such as the SD of one value, says so instead of
-// breaking the encoder) and decodes null back to NaN.
-type Num float64
-
-// MarshalJSON writes the shortest decimal that reads back to the same
-// float64, or null.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads a number or null (NaN).
-func (n *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = Num(math.NaN())
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*n = Num(f)
-	return nil
-}
+// Num is internal/jsonnum's: rounded to 12 significant digits so that
+// results/net.json is the same on every platform, null for NaN.
+type Num = jsonnum.Num
 
 // Results is results/net.json.
 type Results struct {
@@ -67,25 +39,9 @@ type ResultParams struct {
 }
 
 // Summary is stats.Summary with JSON names.
-type Summary struct {
-	N      int `json:"n"`
-	Mean   Num `json:"mean"`
-	SD     Num `json:"sd"`
-	CV     Num `json:"cv"`
-	Min    Num `json:"min"`
-	Q1     Num `json:"q1"`
-	Median Num `json:"median"`
-	Q3     Num `json:"q3"`
-	IQR    Num `json:"iqr"`
-	P95    Num `json:"p95"`
-	P99    Num `json:"p99"`
-	Max    Num `json:"max"`
-}
+type Summary = jsonnum.Summary
 
-func summary(s stats.Summary) Summary {
-	return Summary{N: s.N, Mean: Num(s.Mean), SD: Num(s.SD), CV: Num(s.CV), Min: Num(s.Min), Q1: Num(s.Q1),
-		Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)}
-}
+func summary(s stats.Summary) Summary { return jsonnum.FromStats(s) }
 
 // Series is one scenario x round x group: its handshakes in time order.
 type Series struct {

@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/analysis/stats"
 	"pqrepro/experiments/tlsrecords"
+	"pqrepro/internal/jsonnum"
 )
 
 // methods are the definitions the results follow, repeated in the JSON so
@@ -270,8 +271,7 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 	return ConfigResult{
 		Config: id, Label: Label(m.id), CertKey: m.id.CertKey, Group: m.id.Group, Chain: m.id.Chain, HRR: m.id.HRR,
 		N: len(m.recs), Warmups: m.warmups,
-		ThsMs: Summary{N: s.N, Mean: Num(s.Mean), SD: Num(s.SD), CV: Num(s.CV), Min: Num(s.Min), Q1: Num(s.Q1),
-			Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)},
+		ThsMs:  jsonnum.FromStats(s),
 		ECDFMs: ecdf,
 		Bytes: Bytes{
 			Frame:      dirs(func(r *tlsrecords.Record) float64 { return float64(r.FrameBytesC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.FrameBytesS2C) }),

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"pqrepro/internal/jsonnum"
 )
 
 // Schema is the version of the results/tls.json layout.
@@ -92,20 +91,7 @@ type ConfigResult struct {
 }
 
 // Summary is stats.Summary in ms.
-type Summary struct {
-	N      int `json:"n"`
-	Mean   Num `json:"mean"`
-	SD     Num `json:"sd"`
-	CV     Num `json:"cv"`
-	Min    Num `json:"min"`
-	Q1     Num `json:"q1"`
-	Median Num `json:"median"`
-	Q3     Num `json:"q3"`
-	IQR    Num `json:"iqr"`
-	P95    Num `json:"p95"`
-	P99    Num `json:"p99"`
-	Max    Num `json:"max"`
-}
+type Summary = jsonnum.Summary
 
 // Bytes are per-connection median byte counts.
 type Bytes struct {
@@ -223,42 +209,12 @@ type Bootstrap struct {
 	Seed      uint64 `json:"seed"`
 }
 
-// Num is a float64 in the results. It is written rounded to
-// NumDigits significant digits, so that a last-bit difference between
-// platforms (Go may fuse x*y+z into one FMA instruction on arm64, ppc64
-// and s390x, not on amd64) does not change the bytes of results/tls.json
-// or anything rendered from it, and as null when it is NaN or infinite
-// (encoding/json refuses those); null reads back as NaN.
-type Num float64
+// Num and NumDigits are those of internal/jsonnum: numbers rounded to
+// NumDigits significant digits, null for NaN.
+type Num = jsonnum.Num
 
-// NumDigits is the number of significant digits results keep: far more
-// than any measurement here supports (1 ns in 10 s is 1e-10).
-const NumDigits = 12
-
-// MarshalJSON writes the value rounded to NumDigits significant digits in
-// encoding/json's float64 form.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', NumDigits, 64), 64)
-	return json.Marshal(f)
-}
-
-// UnmarshalJSON reads null as NaN.
-func (n *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = Num(math.NaN())
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*n = Num(f)
-	return nil
-}
+// NumDigits is the number of significant digits results keep.
+const NumDigits = jsonnum.Digits
 
 // MarshalResults encodes r canonically: indented JSON with every object's
 // keys sorted (struct fields included), numbers exactly as encoding/json

@@ -1,0 +1,72 @@
+// Package jsonnum is how results files write numbers: a float64 rounded
+// to Digits significant digits, and null where it is NaN or infinite.
+//
+// Rounding makes results portable byte for byte: Go may fuse x*y+z into
+// one FMA instruction on arm64, ppc64 and s390x but not on amd64, and a
+// last-bit difference would otherwise change results/<study>.json and
+// everything rendered from it. Null says that a statistic is undefined
+// (the SD of one value) instead of breaking encoding/json, which refuses
+// NaN; null reads back as NaN.
+package jsonnum
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"pqrepro/analysis/stats"
+)
+
+// Digits is the number of significant digits kept: far more than any
+// measurement here supports (1 ns in 10 s is 1e-10).
+const Digits = 12
+
+// Num is a float64 in a results file.
+type Num float64
+
+// MarshalJSON writes the value rounded to Digits significant digits in
+// encoding/json's float64 form, or null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', Digits, 64), 64)
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads a number, or null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Summary is stats.Summary with JSON names.
+type Summary struct {
+	N      int `json:"n"`
+	Mean   Num `json:"mean"`
+	SD     Num `json:"sd"`
+	CV     Num `json:"cv"`
+	Min    Num `json:"min"`
+	Q1     Num `json:"q1"`
+	Median Num `json:"median"`
+	Q3     Num `json:"q3"`
+	IQR    Num `json:"iqr"`
+	P95    Num `json:"p95"`
+	P99    Num `json:"p99"`
+	Max    Num `json:"max"`
+}
+
+// FromStats converts a stats.Summary.
+func FromStats(s stats.Summary) Summary {
+	return Summary{N: s.N, Mean: Num(s.Mean), SD: Num(s.SD), CV: Num(s.CV), Min: Num(s.Min), Q1: Num(s.Q1),
+		Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)}
+}
