@@ -18,6 +18,7 @@ import (
 	"pqrepro/analysis/stats"
 	"pqrepro/experiments/pico"
 	"pqrepro/experiments/picostudy"
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/provenance"
 )
 
@@ -545,25 +546,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// Marshal encodes results canonically: indented JSON with every object's
-// keys sorted and a final newline.
-func (r *Results) Marshal() ([]byte, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	var generic any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // keep the numbers' text exactly
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	out, err := json.MarshalIndent(generic, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(out, '\n'), nil
-}
+// Marshal encodes results canonically (internal/jsonnum): indented JSON
+// with every object's keys sorted, numbers rounded to 12 significant
+// digits so the file is the same on every platform, a final newline.
+func (r *Results) Marshal() ([]byte, error) { return jsonnum.Marshal(r) }
 
 // ParseResults reads results/pico.json.
 func ParseResults(b []byte) (*Results, error) {

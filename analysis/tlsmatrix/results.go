@@ -219,28 +219,7 @@ const NumDigits = jsonnum.Digits
 // MarshalResults encodes r canonically: indented JSON with every object's
 // keys sorted (struct fields included), numbers exactly as encoding/json
 // writes them, and a final newline.
-func MarshalResults(r *Results) ([]byte, error) {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode results: %w", err)
-	}
-	// Decoding into maps and encoding again sorts every object's keys;
-	// UseNumber keeps each number's text unchanged.
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("canonicalise results: %w", err)
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("canonicalise results: %w", err)
-	}
-	return out.Bytes(), nil
-}
+func MarshalResults(r *Results) ([]byte, error) { return jsonnum.Marshal(r) }
 
 // UnmarshalResults decodes results/tls.json and checks its schema.
 func UnmarshalResults(name string, b []byte) (*Results, error) {

@@ -10,7 +10,9 @@
 package jsonnum
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -69,4 +71,57 @@ type Summary struct {
 func FromStats(s stats.Summary) Summary {
 	return Summary{N: s.N, Mean: Num(s.Mean), SD: Num(s.SD), CV: Num(s.CV), Min: Num(s.Min), Q1: Num(s.Q1),
 		Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)}
+}
+
+// Marshal encodes v canonically for a results file: indented JSON with
+// every object's keys sorted (struct fields included), every number
+// rounded to Digits significant digits (so plain float64 fields are as
+// portable as Num ones), no HTML escaping, and a final newline.
+func Marshal(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode results: %w", err)
+	}
+	// Decoding into maps and encoding again sorts every object's keys;
+	// UseNumber keeps each number's text for round to work on.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var g any
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("canonicalise results: %w", err)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(round(g)); err != nil {
+		return nil, fmt.Errorf("canonicalise results: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// round rounds every non-integer number below v to Digits significant
+// digits; integers are kept exactly.
+func round(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = round(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = round(e)
+		}
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return x
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return x
+		}
+		b, _ := Num(f).MarshalJSON()
+		return json.Number(b)
+	}
+	return v
 }

@@ -30,3 +30,27 @@ func TestNum(t *testing.T) {
 		t.Error("a string was read as a number")
 	}
 }
+
+func TestMarshal(t *testing.T) {
+	type inner struct {
+		B float64 `json:"b"`
+		A int     `json:"a"`
+	}
+	v := struct {
+		Z   string  `json:"z"`
+		Y   Num     `json:"y"`
+		In  inner   `json:"in"`
+		Big float64 `json:"big"`
+	}{Z: "<&>", Y: Num(math.NaN()), In: inner{B: 1.5056695000000002, A: 133000000}, Big: 1e21}
+	b, err := Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"big\": 1e+21,\n  \"in\": {\n    \"a\": 133000000,\n    \"b\": 1.5056695\n  },\n  \"y\": null,\n  \"z\": \"<&>\"\n}\n"
+	if string(b) != want {
+		t.Errorf("got\n%s\nwant\n%s", b, want)
+	}
+	if _, err := Marshal(func() {}); err == nil {
+		t.Error("a func was encoded")
+	}
+}
