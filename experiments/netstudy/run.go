@@ -779,6 +779,11 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 
 	stopSrv()
 	srvWG.Wait()
+	// A dead link is the cause of whatever else failed after it (server
+	// reads, the capture's "network is down"): report it first.
+	if lerr := link.Err(); lerr != nil {
+		return res, fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
+	}
 	for k, e := range srvErrs {
 		if e != nil {
 			return res, fmt.Errorf("server for %s: %w", r.plan.Groups[s.Groups[k]], e)
@@ -789,14 +794,14 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	}
 	capStopped = true
 	cst, err := capt.Stop()
+	if lerr := link.Err(); lerr != nil {
+		return res, fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
+	}
 	if err != nil {
 		return res, err
 	}
 	if err := cst.Valid(); err != nil {
 		return res, err
-	}
-	if lerr := link.Err(); lerr != nil {
-		return res, fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
 	}
 	if err := context.Cause(scCtx); scCtx.Err() != nil {
 		return res, err
