@@ -1,7 +1,9 @@
 // Package claims writes down, once, every numeric claim of the three
-// reproduced studies (../shared/SEEDS.md) with the kind of agreement that
-// counts, and evaluates them on the pipeline's results. A verdict is
-// computed from results/<study>.json, never typed:
+// reproduced studies (Hara, Kawashima and Saito, IPSJ SIG Technical Report
+// 2026-IOT-73 no. 15; Marques and Zavan 2026; the RP2040 benchmark of
+// ML-KEM and ML-DSA) with the kind of agreement that counts, and
+// evaluates them on the pipeline's results. A verdict is computed from
+// results/<study>.json, never typed:
 //
 //   - reproduced: our value agrees within the claim's stated tolerance
 //     (or, for a qualitative claim, holds as stated, with significance
@@ -10,7 +12,17 @@
 //     misses the tolerance or the significance;
 //   - not reproduced: the effect is absent or reversed;
 //   - not measurable here: the study has no dataset, or the results lack
-//     what the claim needs (the reason says which).
+//     what the claim needs (the reason says which);
+//   - not assessable (calibrated): one of our conditions was chosen from
+//     the very published value the claim states (Claim.Calibrated says
+//     which), so agreement would confirm nothing; the value is shown.
+//
+// Every rule must be one a wrong result could fail: Claim.Rationale says
+// why the tolerance is what it is and what result would fail it. A claim
+// that is computed from another claim's measurement (a constant factor, a
+// ratio of the same numbers) is marked derived (Claim.DerivedFrom): it is
+// shown with its verdict but not counted in the totals, so one measurement
+// is never counted twice.
 //
 // Tolerances are relative to the published value unless stated; they are
 // the project's choices, stated with each claim and in the paper, and
@@ -35,7 +47,11 @@ const (
 	DirectionOnly Verdict = "direction only"
 	NotReproduced Verdict = "not reproduced"
 	NotMeasurable Verdict = "not measurable here"
+	NotAssessable Verdict = "not assessable (calibrated)"
 )
+
+// Verdicts lists every verdict in the order tables count them.
+var Verdicts = []Verdict{Reproduced, DirectionOnly, NotReproduced, NotAssessable, NotMeasurable}
 
 // A Claim is one published statement with the rule that judges it.
 type Claim struct {
@@ -45,8 +61,19 @@ type Claim struct {
 	Statement string
 	// Published is the paper's value as it states it.
 	Published string
-	// Agreement says what counts as reproduced, in words.
+	// Agreement says what counts as reproduced, in words: the rule and
+	// its tolerance, as the paper's claims table shows them.
 	Agreement string
+	// Rationale says why the rule and its tolerance are what they are and
+	// which result would fail it.
+	Rationale string
+	// DerivedFrom names the claims whose measurements this one is computed
+	// from; a derived claim is shown but not counted in the totals.
+	DerivedFrom []string
+	// Calibrated, when set, says which of our conditions were chosen from
+	// the published value this claim states; the verdict is then
+	// NotAssessable whatever the numbers say.
+	Calibrated string
 	// Eval computes our value and the verdict from the results.
 	Eval func(r *Results) Outcome
 }
@@ -213,7 +240,11 @@ func safeEval(c Claim, r *Results) (o Outcome) {
 			o = Outcome{Ours: "---", Verdict: NotMeasurable, Reason: fmt.Sprintf("evaluation failed: %v", p)}
 		}
 	}()
-	return c.Eval(r)
+	o = c.Eval(r)
+	if c.Calibrated != "" && o.Verdict != NotMeasurable {
+		o.Verdict, o.Reason = NotAssessable, c.Calibrated
+	}
+	return o
 }
 
 // unmeasurable turns an error from the accessors into an outcome.

@@ -18,7 +18,12 @@ func tlsResults(t *testing.T, base float64, inc map[string][3]float64, kwP float
 	var comps []map[string]any
 	for _, role := range []string{"pq-sig", "pq-kem", "hybrid"} {
 		v := inc[role]
-		comps = append(comps, map[string]any{"role": role, "median_diff_ms": v[0], "median_diff_pct": v[1], "p_holm": v[2], "median_baseline_ms": base})
+		delta := 0.9
+		if v[0] < 0 {
+			delta = -0.9
+		}
+		comps = append(comps, map[string]any{"role": role, "median_diff_ms": v[0], "median_diff_pct": v[1], "p_holm": v[2],
+			"median_baseline_ms": base, "cliff_delta": map[string]any{"delta": delta}})
 	}
 	b, err := json.Marshal(map[string]any{"families": map[string]any{"paper": map[string]any{
 		"comparisons": comps, "kruskal_wallis": map[string]any{"p": kwP, "epsilon2": 0.7}}}})
@@ -53,9 +58,11 @@ func TestStudyAVerdicts(t *testing.T) {
 	r, _ = NewResults(map[string][]byte{"tls": tlsResults(t, 0.45, map[string][3]float64{
 		"pq-sig": {1.07, 237, 1e-9}, "pq-kem": {0.08, 18, 0.2}, "hybrid": {1.31, 290, 1e-9}}, 1e-12)}, nil)
 	got = byID(Run(r, studyA()))
+	// +290 % against +228 % is outside the ±25 % window (A3b was
+	// reproduced under the former ±50 %).
 	want := map[string]Verdict{
 		"A1a": Reproduced, "A1b": DirectionOnly, "A1c": DirectionOnly,
-		"A2a": DirectionOnly, "A2b": DirectionOnly, "A3a": Reproduced, "A3b": Reproduced,
+		"A2a": DirectionOnly, "A2b": DirectionOnly, "A3a": Reproduced, "A3b": DirectionOnly,
 		"A4": NotReproduced, "A5": Reproduced, "A6": NotReproduced, "A7": Reproduced,
 	}
 	for id, v := range want {
@@ -91,7 +98,7 @@ func TestMissingStudyAndMissingValues(t *testing.T) {
 	if !strings.Contains(m["A1a"].Reason, "no element with role=pq-sig") {
 		t.Errorf("A1a reason = %q, want the missing path", m["A1a"].Reason)
 	}
-	if rep.Counts[NotMeasurable] != len(rep.Claims) {
+	if rep.Counts[NotMeasurable] != rep.Independent() {
 		t.Errorf("counts %v", rep.Counts)
 	}
 }
@@ -181,18 +188,19 @@ func TestStageThroughEngine(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Counts[Reproduced] != 13 {
-		t.Errorf("counts = %v", rep.Counts)
+	// 13 Study A claims, of which A4 is derived: 12 counted.
+	if rep.Counts[Reproduced] != 12 || rep.Derived != 1+5 {
+		t.Errorf("counts = %v, derived %d", rep.Counts, rep.Derived)
 	}
 	tex, _ := os.ReadFile(filepath.Join(root, LatexFile))
 	nums, _ := os.ReadFile(filepath.Join(root, NumbersFile))
 	tex = append(tex, nums...)
-	for _, want := range []string{`\newcommand{\ClaimsReproduced}{13}`, `\label{tab:claims}`, "A3b &"} {
+	for _, want := range []string{`\newcommand{\ClaimsReproduced}{12}`, `\newcommand{\ClaimsDerived}{6}`, "from A1b, A1c", `\label{tab:claims-A}`, "A3b &"} {
 		if !strings.Contains(string(tex), want) {
 			t.Errorf("claims.tex lacks %q", want)
 		}
 	}
-	if !strings.Contains(Text(rep), "13 reproduced") {
+	if !strings.Contains(Text(rep), "12 reproduced") {
 		t.Errorf("text table:\n%s", Text(rep))
 	}
 }
@@ -214,10 +222,94 @@ func TestStudyCOnRecordedResults(t *testing.T) {
 	}
 	// The recorded quick run: ML-KEM-512 32.5 ms (35.7), ECDH 710 ms (617),
 	// ML-DSA-87 stack 119.6 KB (119.6), M4 ratios 1.94-3.11 (1.8-1.9); ECDH
-	// is 15.1 % slower than published, just outside the 15 % tolerance.
-	for id, want := range map[string]Verdict{"C1": Reproduced, "C3": NotReproduced, "C4": DirectionOnly, "C15": Reproduced, "C17": DirectionOnly, "C13": Reproduced} {
+	// is 15.1 % slower than published, just outside the 15 % tolerance; a
+	// ratio above 3 is no longer a modest advantage.
+	for id, want := range map[string]Verdict{"C1": Reproduced, "C3": NotReproduced, "C4": DirectionOnly, "C15": Reproduced, "C17": NotReproduced, "C13": Reproduced} {
 		if got[id].Verdict != want {
 			t.Errorf("%s = %s (%s: %s), want %s", id, got[id].Verdict, got[id].Ours, got[id].Reason, want)
 		}
+	}
+}
+
+// TestEveryRuleStatesItsRationale: a rule without a stated reason and a
+// derived claim whose sources do not exist are catalogue bugs.
+func TestEveryRuleStatesItsRationale(t *testing.T) {
+	ids := map[string]bool{}
+	for _, c := range Catalogue() {
+		if ids[c.ID] {
+			t.Errorf("%s: duplicate ID", c.ID)
+		}
+		ids[c.ID] = true
+	}
+	for _, c := range Catalogue() {
+		if strings.TrimSpace(c.Rationale) == "" || strings.TrimSpace(c.Agreement) == "" {
+			t.Errorf("%s: no rationale or rule", c.ID)
+		}
+		for _, d := range c.DerivedFrom {
+			if !ids[d] || d == c.ID {
+				t.Errorf("%s: derived from unknown claim %q", c.ID, d)
+			}
+		}
+	}
+}
+
+// TestCalibratedAndDerivedAreNotCounted: a calibrated claim is not
+// assessable whatever its numbers, a derived one is shown, not counted.
+func TestCalibratedAndDerivedAreNotCounted(t *testing.T) {
+	r, _ := NewResults(nil, nil)
+	ok := func(*Results) Outcome { return Outcome{Ours: "1", Verdict: Reproduced} }
+	rep := Run(r, []Claim{
+		{ID: "X1", Eval: ok},
+		{ID: "X2", Eval: ok, DerivedFrom: []string{"X1"}},
+		{ID: "X3", Eval: ok, Calibrated: "chosen from it"},
+		{ID: "X4", Eval: func(*Results) Outcome { return Outcome{Verdict: NotMeasurable, Reason: "no data"} }, Calibrated: "chosen"},
+	})
+	m := byID(rep)
+	if m["X3"].Verdict != NotAssessable || !strings.Contains(m["X3"].Reason, "chosen from it") || m["X3"].Ours != "1" {
+		t.Errorf("calibrated: %+v", m["X3"])
+	}
+	if m["X4"].Verdict != NotMeasurable {
+		t.Errorf("calibrated without data: %s, want not measurable", m["X4"].Verdict)
+	}
+	if rep.Counts[Reproduced] != 1 || rep.Counts[NotAssessable] != 1 || rep.Derived != 1 || rep.Independent() != 3 {
+		t.Errorf("counts %v, derived %d", rep.Counts, rep.Derived)
+	}
+	if !strings.Contains(Numbers(rep), `\newcommand{\ClaimsTotal}{3}`) {
+		t.Errorf("numbers:\n%s", Numbers(rep))
+	}
+}
+
+// TestFallingRule: B7 needs the relative increase to fall at every step
+// of RTT, not only from first to last.
+func TestFallingRule(t *testing.T) {
+	mk := func(pcts ...float64) *Results {
+		var comps []map[string]any
+		for i, p := range pcts {
+			comps = append(comps, map[string]any{"round": 10000.0, "rtt_ms": float64(10 * (i + 1)), "diff_pct": p},
+				map[string]any{"round": 1000.0, "rtt_ms": float64(10 * (i + 1)), "diff_pct": 100 - p})
+		}
+		b, _ := json.Marshal(map[string]any{"comparisons": comps, "reproduced": map[string]any{"round": 10000}})
+		r, err := NewResults(map[string][]byte{"net": b}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		pcts []float64
+		want Verdict
+	}{
+		{[]float64{47, 10, 2.5}, Reproduced},
+		{[]float64{15.8, 1.6, 2.3}, DirectionOnly},
+		{[]float64{2, 3, 4}, NotReproduced},
+		{[]float64{5, 5, 1}, DirectionOnly},
+	} {
+		o := judgeFalling(mk(tc.pcts...))
+		if o.Verdict != tc.want {
+			t.Errorf("%v: %s (%s), want %s", tc.pcts, o.Verdict, o.Reason, tc.want)
+		}
+	}
+	if o := judgeFalling(mk(3)); o.Verdict != NotMeasurable {
+		t.Errorf("one scenario: %s, want not measurable", o.Verdict)
 	}
 }

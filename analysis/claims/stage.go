@@ -21,21 +21,35 @@ const (
 
 // Evaluated is one row of results/claims.json.
 type Evaluated struct {
-	ID        string  `json:"id"`
-	Study     string  `json:"study"`
-	Statement string  `json:"statement"`
-	Published string  `json:"published"`
-	Agreement string  `json:"agreement"`
-	Ours      string  `json:"ours"`
-	Verdict   Verdict `json:"verdict"`
-	Reason    string  `json:"reason,omitempty"`
+	ID        string `json:"id"`
+	Study     string `json:"study"`
+	Statement string `json:"statement"`
+	Published string `json:"published"`
+	Agreement string `json:"agreement"`
+	Rationale string `json:"rationale"`
+	// DerivedFrom names the claims this one is computed from; a derived
+	// claim is not counted in Report.Counts.
+	DerivedFrom []string `json:"derived_from,omitempty"`
+	Calibrated  string   `json:"calibrated,omitempty"`
+	Ours        string   `json:"ours"`
+	Verdict     Verdict  `json:"verdict"`
+	Reason      string   `json:"reason,omitempty"`
 }
+
+// Derived reports whether the claim is computed from other claims.
+func (e Evaluated) Derived() bool { return len(e.DerivedFrom) > 0 }
 
 // Report is results/claims.json.
 type Report struct {
-	Claims []Evaluated     `json:"claims"`
+	Claims []Evaluated `json:"claims"`
+	// Counts counts the verdicts of the independent claims only.
 	Counts map[Verdict]int `json:"counts"`
+	// Derived is the number of derived claims, shown but not counted.
+	Derived int `json:"derived"`
 }
+
+// Independent is the number of claims Counts covers.
+func (rep Report) Independent() int { return len(rep.Claims) - rep.Derived }
 
 // Run evaluates the catalogue and builds the report.
 func Run(r *Results, catalogue []Claim) Report {
@@ -43,8 +57,15 @@ func Run(r *Results, catalogue []Claim) Report {
 	rep := Report{Counts: map[Verdict]int{}}
 	for i, c := range catalogue {
 		o := outs[i]
-		rep.Claims = append(rep.Claims, Evaluated{ID: c.ID, Study: c.Study, Statement: c.Statement,
-			Published: c.Published, Agreement: c.Agreement, Ours: o.Ours, Verdict: o.Verdict, Reason: o.Reason})
+		e := Evaluated{ID: c.ID, Study: c.Study, Statement: c.Statement,
+			Published: c.Published, Agreement: c.Agreement, Rationale: c.Rationale,
+			DerivedFrom: c.DerivedFrom, Calibrated: c.Calibrated,
+			Ours: o.Ours, Verdict: o.Verdict, Reason: o.Reason}
+		rep.Claims = append(rep.Claims, e)
+		if e.Derived() {
+			rep.Derived++
+			continue
+		}
 		rep.Counts[o.Verdict]++
 	}
 	return rep
@@ -106,42 +127,80 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 	}
 }
 
-// Numbers renders the verdict counts as \newcommand macros
-// (\ClaimsReproduced, \ClaimsDirectionOnly, \ClaimsNotReproduced,
-// \ClaimsNotMeasurable, \ClaimsTotal).
+// Numbers renders the verdict counts of the independent claims as
+// \newcommand macros (\ClaimsReproduced, \ClaimsDirectionOnly,
+// \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
+// \ClaimsTotal) and the number of derived claims (\ClaimsDerived).
 func Numbers(rep Report) string {
 	var n render.Numbers
 	total := 0
 	for _, v := range []struct {
 		name string
 		v    Verdict
-	}{{"ClaimsReproduced", Reproduced}, {"ClaimsDirectionOnly", DirectionOnly}, {"ClaimsNotReproduced", NotReproduced}, {"ClaimsNotMeasurable", NotMeasurable}} {
+	}{{"ClaimsReproduced", Reproduced}, {"ClaimsDirectionOnly", DirectionOnly}, {"ClaimsNotReproduced", NotReproduced},
+		{"ClaimsNotAssessable", NotAssessable}, {"ClaimsNotMeasurable", NotMeasurable}} {
 		n.Set(v.name, fmt.Sprint(rep.Counts[v.v]))
 		total += rep.Counts[v.v]
 	}
 	n.Set("ClaimsTotal", fmt.Sprint(total))
+	n.Set("ClaimsDerived", fmt.Sprint(rep.Derived))
 	return n.Latex()
 }
 
-// Latex renders the verdict table for the paper.
+// label is the claim's ID as tables show it: a derived claim carries the
+// IDs it comes from.
+func (e Evaluated) label() string {
+	if !e.Derived() {
+		return e.ID
+	}
+	return e.ID + " (from " + strings.Join(e.DerivedFrom, ", ") + ")"
+}
+
+// Latex renders the verdict tables for the paper, one per study
+// (labels tab:claims-A, tab:claims-B, tab:claims-C), so that each fits a
+// page.
 func Latex(rep Report) (string, error) {
-	t := render.Table{
-		Label:   "tab:claims",
-		Caption: "Every numeric claim of the three studies, evaluated on our results by \\texttt{analysis/claims} (verdicts are computed, not typed).",
-		Align:   "llp{0.2\\linewidth}p{0.2\\linewidth}l",
-		Header:  []string{"claim", "study", "published", "ours", "verdict"},
-	}
+	const rag = `>{\raggedright\arraybackslash}`
+	var out strings.Builder
+	var studies []string
 	for _, c := range rep.Claims {
-		t.Rows = append(t.Rows, []string{c.ID, studyLabel(c.Study), render.Escape(c.Published), render.Escape(c.Ours), render.Escape(string(c.Verdict))})
-	}
-	var notes []string
-	for _, c := range rep.Claims {
-		if c.Reason != "" {
-			notes = append(notes, c.ID+": "+render.Escape(c.Reason))
+		if !slices.Contains(studies, c.Study) {
+			studies = append(studies, c.Study)
 		}
 	}
-	t.Notes = strings.Join(notes, "; ")
-	return t.Latex()
+	for _, study := range studies {
+		label := studyLabel(study)
+		t := render.Table{
+			Label: "tab:claims-" + label,
+			Caption: "Study " + label + ": every numeric claim with the rule that judges it, evaluated on our results by " +
+				"\\texttt{analysis/claims} (verdicts are computed, not typed). A claim marked ``from'' is derived from " +
+				"the claims it names: shown, not counted in the totals.",
+			Align:  "l" + rag + "p{0.17\\linewidth}" + rag + "p{0.3\\linewidth}" + rag + "p{0.2\\linewidth}" + rag + "p{0.14\\linewidth}",
+			Header: []string{"claim", "published", "rule", "ours", "verdict"},
+		}
+		var notes []string
+		for _, c := range rep.Claims {
+			if c.Study != study {
+				continue
+			}
+			id := render.Escape(c.ID)
+			if c.Derived() {
+				id += " \\newline {\\footnotesize from " + render.Escape(strings.Join(c.DerivedFrom, ", ")) + "}"
+				id = "\\parbox[t]{4.5em}{\\raggedright " + id + "}"
+			}
+			t.Rows = append(t.Rows, []string{id, render.Escape(c.Published), render.Escape(c.Agreement), render.Escape(c.Ours), render.Escape(string(c.Verdict))})
+			if c.Reason != "" {
+				notes = append(notes, c.ID+": "+render.Escape(c.Reason))
+			}
+		}
+		t.Notes = strings.Join(notes, "; ")
+		tex, err := t.Latex()
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(tex)
+	}
+	return out.String(), nil
 }
 
 func studyLabel(s string) string {
@@ -160,16 +219,16 @@ func studyLabel(s string) string {
 func Text(rep Report) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "claim\tstudy\tpublished\tours\tverdict")
+	fmt.Fprintln(w, "claim\tstudy\tpublished\trule\tours\tverdict")
 	for _, c := range rep.Claims {
 		v := string(c.Verdict)
 		if c.Reason != "" {
 			v += " (" + c.Reason + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.ID, studyLabel(c.Study), c.Published, c.Ours, v)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.label(), studyLabel(c.Study), c.Published, c.Agreement, c.Ours, v)
 	}
 	w.Flush()
-	fmt.Fprintf(&b, "%d reproduced, %d direction only, %d not reproduced, %d not measurable here\n",
-		rep.Counts[Reproduced], rep.Counts[DirectionOnly], rep.Counts[NotReproduced], rep.Counts[NotMeasurable])
+	fmt.Fprintf(&b, "%d independent claims: %d reproduced, %d direction only, %d not reproduced, %d not assessable (calibrated), %d not measurable here; %d derived claims shown, not counted\n",
+		rep.Independent(), rep.Counts[Reproduced], rep.Counts[DirectionOnly], rep.Counts[NotReproduced], rep.Counts[NotAssessable], rep.Counts[NotMeasurable], rep.Derived)
 	return b.String()
 }
