@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -17,8 +18,8 @@ import (
 // Colours: Okabe-Ito blue for the baseline group, vermilion for the
 // hybrid (colour-blind safe), lighter tints for the payload basis.
 var (
-	baseColor   = color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}
-	targetColor = color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}
+	baseColor   = render.Blue
+	targetColor = render.Vermilion
 	baseTint    = color.RGBA{R: 0x9e, G: 0xca, B: 0xe9, A: 0xff}
 	targetTint  = color.RGBA{R: 0xf2, G: 0xbf, B: 0x99, A: 0xff}
 	greyColor   = color.Gray{Y: 0x70}
@@ -35,35 +36,35 @@ var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2.5)}, {vg.Points(1.2),
 // Figures renders the outputs of net:figures, keyed by output path. date
 // is the PDF creation date (SOURCE_DATE_EPOCH).
 func Figures(res *Results, date time.Time) (map[string][]byte, error) {
-	out := map[string][]byte{}
+	figs, err := figureList(res)
+	if err != nil {
+		return nil, err
+	}
+	return render.Files(figs, date)
+}
+
+// figureList builds every figure of the study, in the paper's style.
+func figureList(res *Results) ([]render.Figure, error) {
+	var figs []render.Figure
+	lat, panels, err := latencyPlot(res)
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", FigLatency, err)
+	}
+	figs = append(figs, render.Figure{Base: FigLatency, Plot: lat, W: render.TextWidth, H: 2.8 * vg.Inch, Panels: panels})
 	for _, f := range []struct {
 		base string
 		make func(*Results) (*plot.Plot, error)
-		w, h vg.Length
-	}{{FigLatency, latencyPlot, 6.5 * vg.Inch, 2.6 * vg.Inch}, {FigDiffVsRTT, diffPlot, figW, figH}, {FigBytes, bytesPlot, figW, figH}} {
+	}{{FigDiffVsRTT, diffPlot}, {FigBytes, bytesPlot}} {
 		p, err := f.make(res)
 		if err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.base, err)
 		}
-		if out[f.base+".pdf"], err = render.PDF(p, f.w, f.h, date); err != nil {
-			return nil, fmt.Errorf("figure %s: %w", f.base, err)
-		}
-		if out[f.base+".svg"], err = render.SVG(p, f.w, f.h); err != nil {
-			return nil, fmt.Errorf("figure %s: %w", f.base, err)
-		}
+		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figW, H: figH})
 	}
-	return out, nil
+	return figs, nil
 }
 
-func style(p *plot.Plot) {
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Tick.Label.Font.Size = vg.Points(8.5)
-		a.Label.TextStyle.Font.Size = vg.Points(9.5)
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(8.5)
-	p.Legend.Padding = vg.Points(2)
-	p.Legend.ThumbnailWidth = vg.Points(18)
-}
+func style(p *plot.Plot) { render.Style(p) }
 
 func groupColor(res *Results, g string) color.Color {
 	if g == res.Design.Groups[0] {
@@ -81,79 +82,145 @@ func scenarioIndex(res *Results, name string) int {
 	return 0
 }
 
-// latencyPlot draws the empirical CDF of the handshake latency of both
-// groups (largest round, 1st to 99th percentile, axis to the 90th), one panel per scenario
-// with its own linear axis: the scenarios differ by factors, the groups by
-// a fraction of a millisecond to a few milliseconds.
-func latencyPlot(res *Results) (*plot.Plot, error) {
-	var panels []*plot.Plot
+// latencyPlot draws the handshake latency of both groups in the largest
+// round, one column per scenario with its own axes (the scenarios differ
+// by factors, the groups by a fraction of a millisecond to a few
+// milliseconds). The top row is the body of the distribution, the
+// empirical CDF from the 1st to the 95th percentile on a linear axis; the
+// bottom row is its tail, the fraction of handshakes slower than x from
+// the 90th to the 99th percentile on a log axis, where retransmissions
+// after a loss show up. The key sits above the panels.
+func latencyPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
+	var body, tail []*plot.Plot
+	var legend []legendEntry
 	for si, sc := range res.Design.Scenarios {
-		p := plot.New()
-		style(p)
-		p.Title.Text = fmt.Sprintf("%s (RTT %g ms)", sc.Name, sc.RTTms)
-		p.Title.TextStyle.Font.Size = vg.Points(9.5)
-		p.X.Label.Text = "Ths (ms), to the 90th percentile"
-		p.X.Tick.Marker = plot.TickerFunc(thinTicks)
+		b, t := plot.New(), plot.New()
+		render.Style(b)
+		render.Style(t)
+		b.Title.Text = fmt.Sprintf("%s (RTT %g ms)", sc.Name, sc.RTTms)
+		b.X.Label.Text = "Ths (ms), p1 to p95"
+		t.X.Label.Text = "Ths (ms), p90 to p99"
+		b.X.Tick.Marker = plot.TickerFunc(thinTicks)
+		t.X.Tick.Marker = plot.TickerFunc(thinTicks)
 		if si == 0 {
-			p.Y.Label.Text = "Cumulative fraction"
+			b.Y.Label.Text = "fraction <= x"
+			t.Y.Label.Text = "fraction > x"
 		}
-		p.Y.Min, p.Y.Max = 0, 1
-		g := plotter.NewGrid()
-		g.Vertical.Color = nil
-		p.Add(g)
-		p.Legend.Top, p.Legend.Left = false, false
-		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(2), vg.Points(2)
-		p.Legend.TextStyle.Font.Size = vg.Points(7.5)
-		p.Legend.ThumbnailWidth = vg.Points(12)
-		xmin, xmax := math.Inf(1), math.Inf(-1)
+		b.Y.Min, b.Y.Max = 0, 1
+		t.Y.Scale = plot.LogScale{}
+		t.Y.Min, t.Y.Max = 0.01, 0.1
+		t.Y.Tick.Marker = plot.ConstantTicks{{Value: 0.01, Label: "0.01"}, {Value: 0.02}, {Value: 0.05, Label: "0.05"}, {Value: 0.1, Label: "0.1"}}
+		for _, p := range []*plot.Plot{b, t} {
+			g := plotter.NewGrid()
+			g.Vertical.Color = nil
+			p.Add(g)
+		}
+		bmin, bmax, tmin, tmax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 		for _, d := range res.Distributions {
 			if d.Scenario != sc.Name {
 				continue
 			}
-			xmin = math.Min(xmin, float64(d.QuantilesMs[0]))
-			xmax = math.Max(xmax, float64(d.QuantilesMs[89])) // p90
-			xy := make(plotter.XYs, 0, len(d.Probs))
+			var bodyXY, tailXY plotter.XYs
 			for i, q := range d.QuantilesMs {
-				if f := float64(q); !math.IsNaN(f) {
-					xy = append(xy, plotter.XY{X: f, Y: d.Probs[i]})
+				f, pr := float64(q), d.Probs[i]
+				if math.IsNaN(f) {
+					continue
+				}
+				if pr <= 0.95+1e-9 {
+					bodyXY = append(bodyXY, plotter.XY{X: f, Y: pr})
+					bmin, bmax = math.Min(bmin, f), math.Max(bmax, f)
+				}
+				if pr >= 0.90-1e-9 && pr <= 0.99+1e-9 {
+					tailXY = append(tailXY, plotter.XY{X: f, Y: 1 - pr})
+					tmin, tmax = math.Min(tmin, f), math.Max(tmax, f)
 				}
 			}
-			if len(xy) == 0 {
-				return nil, fmt.Errorf("%s %s: no latency quantiles", d.Scenario, d.Group)
+			if len(bodyXY) == 0 || len(tailXY) == 0 {
+				return nil, nil, fmt.Errorf("%s %s: no latency quantiles", d.Scenario, d.Group)
 			}
-			l, err := plotter.NewLine(xy)
-			if err != nil {
-				return nil, err
-			}
-			l.Color = groupColor(res, d.Group)
-			l.Width = vg.Points(1.4)
-			if d.Group != res.Design.Groups[0] {
-				l.Dashes = dashes[1]
-			}
-			p.Add(l)
-			if si == len(res.Design.Scenarios)-1 {
-				p.Legend.Add(d.Group, l)
+			for _, part := range []struct {
+				p  *plot.Plot
+				xy plotter.XYs
+			}{{b, bodyXY}, {t, tailXY}} {
+				l, err := plotter.NewLine(part.xy)
+				if err != nil {
+					return nil, nil, err
+				}
+				l.Color = groupColor(res, d.Group)
+				l.Width = vg.Points(1.4)
+				if d.Group != res.Design.Groups[0] {
+					l.Dashes = dashes[1]
+				}
+				part.p.Add(l)
+				if si == 0 && part.p == b {
+					legend = append(legend, legendEntry{d.Group, l})
+				}
 			}
 		}
-		if xmax > xmin {
-			pad := (xmax - xmin) * 0.05
-			p.X.Min, p.X.Max = xmin-pad, xmax+pad
+		pad := func(p *plot.Plot, lo, hi float64) {
+			if hi > lo {
+				d := (hi - lo) * 0.04
+				p.X.Min, p.X.Max = lo-d, hi+d
+			}
 		}
-		panels = append(panels, p)
+		pad(b, bmin, bmax)
+		pad(t, tmin, tmax)
+		body, tail = append(body, b), append(tail, t)
 	}
 	outer := plot.New()
 	outer.HideAxes()
-	outer.Add(panelRow{panels: panels})
-	return outer, nil
+	outer.Add(panelGrid{rows: [][]*plot.Plot{body, tail}, legend: legend})
+	return outer, append(body, tail...), nil
 }
 
-// panelRow draws plots side by side in the outer plot's data area.
-type panelRow struct{ panels []*plot.Plot }
+// A legendEntry is one line of a composite figure's key.
+type legendEntry struct {
+	name  string
+	thumb plot.Thumbnailer
+}
 
-func (r panelRow) Plot(c draw.Canvas, _ *plot.Plot) {
-	tiles := plot.Align([][]*plot.Plot{r.panels}, draw.Tiles{Rows: 1, Cols: len(r.panels), PadX: vg.Points(6)}, c)
-	for i, p := range r.panels {
-		p.Draw(tiles[0][i])
+// panelGrid draws plots in a grid in the outer plot's data area, with a
+// one-line key centred above them, outside every panel's data.
+type panelGrid struct {
+	rows   [][]*plot.Plot
+	legend []legendEntry
+}
+
+func (g panelGrid) Plot(c draw.Canvas, _ *plot.Plot) {
+	keyH := vg.Points(render.LegendSize + 6)
+	grid := c
+	grid.Max.Y -= keyH
+	if len(g.legend) > 0 {
+		key := plot.NewLegend()
+		key.TextStyle.Font.Size = vg.Points(render.LegendSize)
+		key.ThumbnailWidth = vg.Points(18)
+		for _, e := range g.legend {
+			key.Add(e.name, e.thumb)
+		}
+		// One entry per column of the key, side by side.
+		w := (c.Max.X - c.Min.X) / vg.Length(len(g.legend)+2)
+		for i := range g.legend {
+			one := plot.NewLegend()
+			one.TextStyle = key.TextStyle
+			one.ThumbnailWidth = key.ThumbnailWidth
+			one.Add(g.legend[i].name, g.legend[i].thumb)
+			cell := c
+			cell.Min.Y = c.Max.Y - keyH
+			cell.Min.X = c.Min.X + w*vg.Length(i+1)
+			cell.Max.X = cell.Min.X + w
+			one.Left = true
+			one.Draw(cell)
+		}
+	}
+	cols := 0
+	for _, r := range g.rows {
+		cols = max(cols, len(r))
+	}
+	tiles := plot.Align(g.rows, draw.Tiles{Rows: len(g.rows), Cols: cols, PadX: vg.Points(8), PadY: vg.Points(6)}, grid)
+	for i, r := range g.rows {
+		for j, p := range r {
+			p.Draw(tiles[i][j])
+		}
 	}
 }
 
@@ -184,7 +251,8 @@ func thinTicks(min, max float64) []plot.Tick {
 
 // diffPlot draws the median difference (target - baseline) against the
 // scenario's RTT, one series per round with its 95 % bootstrap interval,
-// and the published range of the differences as a shaded band.
+// and the published values where they belong: the smallest difference at
+// the fastest scenario, the largest at the slowest.
 func diffPlot(res *Results) (*plot.Plot, error) {
 	p := plot.New()
 	style(p)
@@ -200,7 +268,7 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = rttTicks{res.Design.Scenarios}
 	}
-	p.Y.Label.Text = fmt.Sprintf("Median Ths difference, %s - %s (ms)", res.Design.Groups[1], res.Design.Groups[0])
+	p.Y.Label.Text = fmt.Sprintf("Median Ths difference (ms)\n%s - %s", res.Design.Groups[1], res.Design.Groups[0])
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil
 	p.Add(grid)
@@ -217,15 +285,31 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 		pad := math.Max(1, (hi-lo)*0.1)
 		lo, hi = lo-pad, hi+pad
 	}
+	// The published smallest difference belongs to the fastest scenario
+	// and the largest to the slowest: each is drawn at that scenario only.
 	pub := res.Published
-	band, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: pub.DiffMsMin}, {X: hi, Y: pub.DiffMsMin}, {X: hi, Y: pub.DiffMsMax}, {X: lo, Y: pub.DiffMsMax}})
+	fast, slow := res.Design.Scenarios[0], res.Design.Scenarios[0]
+	for _, s := range res.Design.Scenarios {
+		if s.RTTms < fast.RTTms {
+			fast = s
+		}
+		if s.RTTms > slow.RTTms {
+			slow = s
+		}
+	}
+	pubPts := plotter.XYs{{X: fast.RTTms, Y: pub.DiffMsMin}, {X: slow.RTTms, Y: pub.DiffMsMax}}
+	pubSc, err := plotter.NewScatter(pubPts)
 	if err != nil {
 		return nil, err
 	}
-	band.Color = color.Gray{Y: 0xec}
-	band.LineStyle.Width = 0
-	p.Add(band)
-	p.Legend.Add(fmt.Sprintf("published range, round %s", intPlain(pub.Round)), band)
+	pubSc.GlyphStyle = draw.GlyphStyle{Color: targetColor, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
+	p.Add(pubSc)
+	p.Legend.Add(fmt.Sprintf("published, round %s (fastest: min, slowest: max)", intPlain(pub.Round)), pubSc)
+	ymax := math.Max(pub.DiffMsMin, pub.DiffMsMax)
+	for _, c := range res.Comparisons {
+		ymax = math.Max(ymax, float64(c.DiffUpperMs))
+	}
+	p.Y.Max = ymax * 1.45 // headroom for the key
 	zero, _ := plotter.NewLine(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}})
 	zero.Color, zero.Width = greyColor, vg.Points(0.6)
 	p.Add(zero)
@@ -335,14 +419,4 @@ func bytesPlot(res *Results) (*plot.Plot, error) {
 	return p, nil
 }
 
-func intPlain(n int) string {
-	s := fmt.Sprint(n)
-	out := ""
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out += ","
-		}
-		out += string(c)
-	}
-	return out
-}
+func intPlain(n int) string { return render.GroupDigits(strconv.Itoa(n), ",") }

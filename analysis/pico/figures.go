@@ -18,15 +18,25 @@ import (
 	"pqrepro/internal/render"
 )
 
-// Okabe-Ito colours: distinguishable with the common colour-vision
-// deficiencies and in greyscale by their lightness.
+// The paper's palette (render): ML-KEM blue, ML-DSA vermilion, the
+// classical baselines green.
 var (
-	colBlue   = color.RGBA{0x00, 0x72, 0xB2, 0xff}
-	colOrange = color.RGBA{0xD5, 0x5E, 0x00, 0xff}
-	colGreen  = color.RGBA{0x00, 0x9E, 0x73, 0xff}
-	colGrey   = color.RGBA{0x55, 0x55, 0x55, 0xff}
-	colLight  = color.RGBA{0x99, 0x99, 0x99, 0xff}
+	colBlue   = render.Blue
+	colOrange = render.Vermilion
+	colGreen  = render.Green
+	colGrey   = render.Grey
+	colLight  = render.LightGrey
 )
+
+// publishedValue is the paper's value for a key of published.
+func publishedValue(key string) (float64, bool) {
+	for _, p := range published {
+		if p.key == key {
+			return p.paper, true
+		}
+	}
+	return 0, false
+}
 
 // displayName is a scheme as the paper writes it.
 func displayName(s string) string {
@@ -83,56 +93,38 @@ func schemeColour(s string) color.Color {
 	return colGreen
 }
 
-func newPlot(title string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(9)
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font.Size = vg.Points(8)
-		a.Tick.Label.Font.Size = vg.Points(7)
-	}
-	p.Legend.TextStyle.Font.Size = vg.Points(7)
-	return p
-}
+func newPlot(title string) *plot.Plot { return render.NewPlot(title) }
 
 // Figures draws the three figures as PDF (dated date) and SVG, keyed by
 // their output paths.
 func Figures(r *Results, date time.Time) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	add := func(base string, p *plot.Plot, w, h vg.Length) error {
-		pdf, err := render.PDF(p, w, h, date)
-		if err != nil {
-			return fmt.Errorf("%s: %w", base, err)
-		}
-		svg, err := render.SVG(p, w, h)
-		if err != nil {
-			return fmt.Errorf("%s: %w", base, err)
-		}
-		out[base+".pdf"], out[base+".svg"] = pdf, svg
-		return nil
-	}
-	p, err := signFigure(r)
+	figs, err := figureList(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := add(FigureSignBase, p, 3.5*vg.Inch, 2.5*vg.Inch); err != nil {
-		return nil, err
-	}
-	p, rows, err := opsFigure(r)
+	return render.Files(figs, date)
+}
+
+// figureList builds every figure of the study, in the paper's style.
+func figureList(r *Results) ([]render.Figure, error) {
+	sign, err := signFigure(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := add(FigureOpsBase, p, 3.5*vg.Inch, vg.Length(rows)*0.16*vg.Inch+0.9*vg.Inch); err != nil {
-		return nil, err
-	}
-	p, rows, err = stackFigure(r)
+	ops, rows, err := opsFigure(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := add(FigureStackBase, p, 3.5*vg.Inch, vg.Length(rows)*0.16*vg.Inch+0.9*vg.Inch); err != nil {
+	stack, _, err := stackFigure(r)
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	rowsH := vg.Length(rows)*0.16*vg.Inch + 1.1*vg.Inch
+	return []render.Figure{
+		{Base: FigureSignBase, Plot: sign, W: render.TextWidth * 0.7, H: 2.9 * vg.Inch},
+		{Base: FigureOpsBase, Plot: ops, W: render.TextWidth * 0.8, H: rowsH},
+		{Base: FigureStackBase, Plot: stack, W: render.TextWidth * 0.8, H: rowsH},
+	}, nil
 }
 
 func boardNote(r *Results) string {
@@ -150,6 +142,7 @@ func signFigure(r *Results) (*plot.Plot, error) {
 	p.Add(&plotter.Grid{Horizontal: draw.LineStyle{Color: color.Gray{0xdd}, Width: vg.Points(0.4)}})
 	var names []string
 	top := 0.0
+	pubMean, pubP99 := false, false
 	const half = 0.22 // half width of a box, in category units
 	for _, s := range pico.DSASchemes {
 		sc := r.Schemes[s]
@@ -158,7 +151,7 @@ func signFigure(r *Results) (*plot.Plot, error) {
 		}
 		o := sc.Ops["sign"]
 		x := float64(len(names))
-		names = append(names, fmt.Sprintf("%s (n=%d)", displayName(s), o.N))
+		names = append(names, fmt.Sprintf("%s\nn = %d", displayName(s), o.N))
 		c := colOrange
 		var pts plotter.XYs
 		for i, v := range o.SamplesMs {
@@ -190,22 +183,45 @@ func signFigure(r *Results) (*plot.Plot, error) {
 		mean.GlyphStyle = draw.GlyphStyle{Color: colBlue, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
 		p.Add(whisk, box, medLine, p99Line, dots, mean)
 		if len(names) == 1 {
-			p.Legend.Add("signature", dots)
-			p.Legend.Add("median, quartile box, min-max", medLine)
+			p.Legend.Add("one signature", dots)
+			p.Legend.Add("median, quartiles, min-max", medLine)
 			p.Legend.Add("mean", mean)
 			p.Legend.Add("p99 (R type 7)", p99Line)
+		}
+		// The published mean and p99, where the paper gives them.
+		key := strings.ReplaceAll(strings.TrimPrefix(s, "ml-dsa-"), "-", "")
+		if pm, ok := publishedValue("mldsa" + key + "_sign_mean_ms"); ok {
+			pub, _ := plotter.NewScatter(plotter.XYs{{X: x + half + 0.25, Y: pm}})
+			pub.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: draw.CrossGlyph{}}
+			p.Add(pub)
+			if !pubMean {
+				p.Legend.Add("published mean", pub)
+				pubMean = true
+			}
+			top = max(top, pm)
+		}
+		if pp, ok := publishedValue("mldsa" + key + "_sign_p99_ms"); ok {
+			pl, _ := plotter.NewLine(plotter.XYs{{X: x - half/2, Y: pp}, {X: x + half/2, Y: pp}})
+			pl.Color, pl.Width = color.Black, vg.Points(1.2)
+			pl.Dashes = []vg.Length{vg.Points(2), vg.Points(1.5)}
+			p.Add(pl)
+			if !pubP99 {
+				p.Legend.Add("published p99", pl)
+				pubP99 = true
+			}
+			top = max(top, pp)
 		}
 	}
 	if len(names) == 0 {
 		return nil, fmt.Errorf("sign figure: no ML-DSA signing samples in the results")
 	}
 	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	// Headroom above the tallest whisker for the legend.
-	p.Y.Min, p.Y.Max = 0, top*1.55
-	p.Y.Tick.Marker = linearTicks(top * 1.55)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), -vg.Points(2)
+	// A column to the right of the data is kept free for the legend.
+	p.X.Min, p.X.Max = -0.6, float64(len(names))+1.1
+	p.Y.Min, p.Y.Max = 0, top*1.08
+	p.Y.Tick.Marker = linearTicks(top * 1.08)
+	p.Legend.Top, p.Legend.Left = true, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(2), -vg.Points(2)
 	return p, nil
 }
 
@@ -257,7 +273,7 @@ func opsFigure(r *Results) (*plot.Plot, int, error) {
 	p := newPlot("Time per operation\n" + boardNote(r))
 	p.X.Label.Text = "time per operation (ms, log scale; dot = mean, bar = min to max)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = decadeTicks{}
 	p.Add(&plotter.Grid{Vertical: draw.LineStyle{Color: color.Gray{0xdd}, Width: vg.Points(0.4)}})
 	lo, hi := 0.0, 0.0
 	for i, k := range keys {
@@ -292,9 +308,41 @@ func opsFigure(r *Results) (*plot.Plot, int, error) {
 	}
 	p.X.Min, p.X.Max = lo/1.6, hi*1.6
 	p.NominalY(reversed(labels)...)
-	p.Y.Tick.Label.Font.Size = vg.Points(6.5)
 	p.Y.Padding = vg.Points(6)
+	// The fastest operations (ML-KEM) are the top rows, so the top right
+	// is free for the colour key.
+	for _, k := range []struct {
+		name string
+		c    color.Color
+	}{{"ML-KEM (FIPS 203)", colBlue}, {"ML-DSA (FIPS 204)", colOrange}, {"classical (mbedTLS)", colGreen}} {
+		g, _ := plotter.NewScatter(plotter.XYs{{}})
+		g.GlyphStyle = draw.GlyphStyle{Color: k.c, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
+		p.Legend.Add(k.name, g)
+	}
+	p.Legend.Top, p.Legend.Left = true, false
 	return p, n, nil
+}
+
+// decadeTicks labels a log axis at every power of ten, written out
+// (0.1, 1, 10, 1,000), with unlabelled ticks at 2 and 5 times each.
+type decadeTicks struct{}
+
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 {
+				t.Label = render.Thousands(v)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // stackFigure shows each operation's painted peak stack against the
@@ -323,7 +371,7 @@ func stackFigure(r *Results) (*plot.Plot, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	limit.Color, limit.Width = colGrey, vg.Points(1)
+	limit.Color, limit.Width = colOrange, vg.Points(1)
 	limit.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
 	p.Add(limit)
 	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: sram, Y: float64(n) - 0.4}},
@@ -372,7 +420,6 @@ func stackFigure(r *Results) (*plot.Plot, int, error) {
 	p.X.Min, p.X.Max = 0, sram*1.04
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.NominalY(reversed(labels)...)
-	p.Y.Tick.Label.Font.Size = vg.Points(6.5)
 	return p, n, nil
 }
 

@@ -27,22 +27,7 @@ func ptr(x float64) *float64 { return &x }
 
 func kb(bytes uint32) string { return render.Fixed(float64(bytes)/1024, 1) }
 
-func thousands(x float64) string {
-	s := render.Fixed(x, 0)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteString("{,}")
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(x float64) string { return render.GroupDigits(render.Fixed(x, 0), "{,}") }
 
 // caption tail shared by the tables: where the numbers come from.
 func source(r *Results) string {

@@ -27,7 +27,7 @@ var (
 	markerColor = color.RGBA{R: 0xcc, G: 0x33, B: 0x11, A: 0xff}
 )
 
-const figureWidth = 6.5 * vg.Inch
+const figureWidth = render.TextWidth
 
 // figureHeight grows with the number of configurations (plus the rows of
 // headroom kept free for the legend) so that every row keeps a readable
@@ -45,7 +45,16 @@ const (
 // Figures renders the outputs of tls:figures from the results, keyed by
 // output path. date is the PDF creation date (SOURCE_DATE_EPOCH).
 func Figures(r *Results, date time.Time) (map[string][]byte, error) {
-	out := map[string][]byte{}
+	figs, err := figureList(r)
+	if err != nil {
+		return nil, err
+	}
+	return render.Files(figs, date)
+}
+
+// figureList builds every figure of the study, in the paper's style.
+func figureList(r *Results) ([]render.Figure, error) {
+	var figs []render.Figure
 	for _, f := range []struct {
 		base     string
 		make     func(*Results) (*plot.Plot, error)
@@ -55,15 +64,9 @@ func Figures(r *Results, date time.Time) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.base, err)
 		}
-		h := figureHeight(len(r.Configs), f.headroom)
-		if out[f.base+".pdf"], err = render.PDF(p, figureWidth, h, date); err != nil {
-			return nil, fmt.Errorf("figure %s: %w", f.base, err)
-		}
-		if out[f.base+".svg"], err = render.SVG(p, figureWidth, h); err != nil {
-			return nil, fmt.Errorf("figure %s: %w", f.base, err)
-		}
+		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figureWidth, H: figureHeight(len(r.Configs), f.headroom)})
 	}
-	return out, nil
+	return figs, nil
 }
 
 // rowOrder lists the configurations from the top row down (table order)
