@@ -130,7 +130,8 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 // Numbers renders the verdict counts of the independent claims as
 // \newcommand macros (\ClaimsReproduced, \ClaimsDirectionOnly,
 // \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
-// \ClaimsTotal) and the number of derived claims (\ClaimsDerived).
+// \ClaimsTotal), the number of derived claims (\ClaimsDerived) and the
+// rules' thresholds the paper's text quotes.
 func Numbers(rep Report) string {
 	var n render.Numbers
 	total := 0
@@ -144,6 +145,11 @@ func Numbers(rep Report) string {
 	}
 	n.Set("ClaimsTotal", fmt.Sprint(total))
 	n.Set("ClaimsDerived", fmt.Sprint(rep.Derived))
+	// The rules' constants, so that the paper's text cannot drift from
+	// the code that applies them.
+	n.Set("ClaimsLargeCliffDelta", render.Fixed(LargeCliffDelta, 3))
+	n.Set("ClaimsLargeEpsilonSq", render.Fixed(LargeEpsilon2, 2))
+	n.Set("ClaimsStudyATolPct", render.Fixed(100*studyATol, 0))
 	return n.Latex()
 }
 

@@ -76,9 +76,9 @@ func comparisonTable(res *Results) (string, error) {
 	b, t := res.Design.Groups[0], res.Design.Groups[1]
 	tab := render.Table{
 		Label:   "tab:net-comparisons",
-		Caption: fmt.Sprintf("Handshake latency of %s against %s: the %d comparisons (scenario $\\times$ round). Medians of $T_{hs}$ in ms, difference with its 95\\,\\%% percentile bootstrap interval (%d resamples, seed %d), Vargha--Delaney $A_{12}$ = P(%s slower).", groupTeX(t), groupTeX(b), len(res.Comparisons), res.Params.BootstrapResamples, res.Params.BootstrapSeed, groupTeX(t)),
-		Align:   "lrrrrrrrl",
-		Header:  []string{"Scenario", "RTT", "Round", "Failed", groupTeX(b), groupTeX(t), "$\\Delta$ ms [95\\,\\% CI]", "$\\Delta$ \\%", "$A_{12}$"},
+		Caption: fmt.Sprintf("Handshake latency of %s against %s: the %d comparisons (scenario $\\times$ round). Medians of $T_{hs}$ in ms, difference with its 95\\,\\%% percentile bootstrap interval (%d resamples, seed %d), Vargha--Delaney $A_{12}$ = P(%s slower), and the two-sided Mann--Whitney $p$ Bonferroni-adjusted over the %d comparisons (a supplement: the series are serially dependent).", groupTeX(t), groupTeX(b), len(res.Comparisons), res.Params.BootstrapResamples, res.Params.BootstrapSeed, groupTeX(t), len(res.Comparisons)),
+		Align:   "lrrrrrrrlr",
+		Header:  []string{"Scenario", "RTT", "Round", "Failed", groupTeX(b), groupTeX(t), "$\\Delta$ ms [95\\,\\% CI]", "$\\Delta$ \\%", "$A_{12}$", "$p_{\\mathrm{Bonf}}$"},
 	}
 	for _, c := range res.Comparisons {
 		fb, ft := 0, 0
@@ -92,7 +92,7 @@ func comparisonTable(res *Results) (string, error) {
 			render.Escape(c.Scenario), render.Fixed(c.RTTms, 1), intTeX(c.Round), fmt.Sprintf("%d/%d", fb, ft),
 			ms(c.BaseMedianMs), ms(c.TargetMedianMs),
 			fmt.Sprintf("%s [%s, %s]", signed(c.DiffMs, 3), signed(c.DiffLowerMs, 3), signed(c.DiffUpperMs, 3)),
-			signed(c.DiffPct, 2), render.Fixed(float64(c.A12), 3) + " " + render.Escape(c.A12Magnitude),
+			signed(c.DiffPct, 2), render.Fixed(float64(c.A12), 3) + " " + render.Escape(c.A12Magnitude), pval(c.MWUPAdj),
 		})
 	}
 	p := res.Published

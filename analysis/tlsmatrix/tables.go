@@ -42,14 +42,16 @@ func signed(x float64, d int) string {
 
 // pMath formats a p-value as LaTeX math content (no dollars): three
 // decimals down to 0.001, below that m\times10^{e} with two significant
-// digits, and <10^{-300} for a p that underflowed to 0.
+// digits, and <10^{-300} below 10^{-300}: there the normal approximation
+// has underflowed (to 0 or to a subnormal such as 3.7e-320) and no digit
+// of the value means anything.
 func pMath(p float64) string {
 	switch {
 	case math.IsNaN(p):
 		return `\text{---}`
 	case p >= 0.001:
 		return render.Fixed(p, 3)
-	case p == 0:
+	case p < 1e-300:
 		return `<10^{-300}`
 	}
 	s := strconv.FormatFloat(p, 'e', 1, 64) // "3.2e-85"
@@ -271,6 +273,7 @@ func numbers(r *Results) (string, error) {
 		f := r.Families[fam.name]
 		set(fam.macro+"KruskalH", render.Fixed(float64(f.Kruskal.H), 1))
 		set(fam.macro+"KruskalP", pValue(float64(f.Kruskal.P)))
+		set(fam.macro+"KruskalPIs", pIs(float64(f.Kruskal.P)))
 		set(fam.macro+"EpsilonSq", render.Fixed(float64(f.Kruskal.Epsilon2), 3))
 		set(fam.macro+"Configs", strconv.Itoa(len(f.Configs)))
 		set(fam.macro+"Comparisons", strconv.Itoa(len(f.Comparisons)))

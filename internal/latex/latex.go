@@ -39,6 +39,8 @@ type Options struct {
 	Passes int
 	// Engine is the program; "" means pdflatex.
 	Engine string
+	// Log, when set, receives the last pass's log, for Problems.
+	Log *[]byte
 }
 
 // Error is a failed LaTeX build; Excerpt holds the relevant lines of the
@@ -100,7 +102,22 @@ func Build(ctx context.Context, opt Options) ([]byte, error) {
 		"TZ=UTC",
 		"max_print_line=10000",
 	)
+	// With a bibliography database among the sources, BibTeX runs after
+	// the first pass (which writes the citations into the .aux file), and
+	// two more passes resolve the citations and the references to them.
+	bib := false
+	for name := range opt.Files {
+		bib = bib || strings.HasSuffix(name, ".bib")
+	}
+	if bib {
+		passes = max(passes, 3)
+	}
 	for i := range passes {
+		if bib && i == 1 {
+			if err := runBibtex(ctx, src, job, env); err != nil {
+				return nil, err
+			}
+		}
 		cmd := exec.CommandContext(ctx, path,
 			"-interaction=nonstopmode", "-halt-on-error", "-file-line-error",
 			`\pdftrailerid{}\input{`+opt.Main+`}`)
@@ -120,7 +137,73 @@ func Build(ctx context.Context, opt Options) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("latex: no PDF produced: %w", err)
 	}
+	if opt.Log != nil {
+		if *opt.Log, err = os.ReadFile(filepath.Join(src, job+".log")); err != nil {
+			return nil, fmt.Errorf("latex: read the log: %w", err)
+		}
+	}
 	return pdf, nil
+}
+
+// runBibtex runs BibTeX on the job's .aux file. Its output (.bbl) depends
+// only on the .aux and the .bib, so it is as reproducible as the rest.
+func runBibtex(ctx context.Context, dir, job string, env []string) error {
+	path, err := exec.LookPath("bibtex")
+	if err != nil {
+		return errors.New("bibtex not found: install it with `apt-get install texlive-binaries` (texlive-latex-base brings it)")
+	}
+	cmd := exec.CommandContext(ctx, path, job)
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return &Error{Err: fmt.Errorf("bibtex: %w", err), Excerpt: out.String()}
+	}
+	if bytes.Contains(out.Bytes(), []byte("Warning--")) {
+		return &Error{Err: errors.New("bibtex warned (a missing field or an undefined citation): fix the entry in the .bib file"), Excerpt: out.String()}
+	}
+	return nil
+}
+
+// Problems lists what a finished build's log says is wrong with the
+// document although a PDF was produced: undefined references and
+// citations, multiply defined labels, and overfull boxes wider than 1 pt
+// (text running into the margin). A paper with any of these is not
+// finished.
+func Problems(log []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.Contains(l, "LaTeX Warning: Reference") && strings.Contains(l, "undefined"),
+			strings.Contains(l, "LaTeX Warning: Citation") && strings.Contains(l, "undefined"),
+			strings.Contains(l, "multiply defined"),
+			strings.Contains(l, "There were undefined references"):
+			out = append(out, strings.TrimSpace(l))
+		case strings.HasPrefix(l, "Overfull \\hbox") || strings.HasPrefix(l, "Overfull \\vbox"):
+			if overfullPoints(l) > 1 {
+				out = append(out, strings.TrimSpace(l))
+			}
+		}
+	}
+	return out
+}
+
+// overfullPoints reads "Overfull \hbox (12.3pt too wide) in paragraph".
+func overfullPoints(l string) float64 {
+	_, rest, ok := strings.Cut(l, "(")
+	if !ok {
+		return 0
+	}
+	num, _, _ := strings.Cut(rest, "pt")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // Excerpt returns the lines of a LaTeX log that explain a failure: every

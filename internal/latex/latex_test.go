@@ -100,3 +100,42 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("no error lines: %q", got)
 	}
 }
+
+func TestProblems(t *testing.T) {
+	log := []byte(`LaTeX Warning: Reference ` + "`fig:x'" + ` on page 1 undefined on input line 5.
+Overfull \hbox (0.4pt too wide) in paragraph at lines 3--4
+Overfull \hbox (12.5pt too wide) in paragraph at lines 7--9
+LaTeX Warning: Citation ` + "`nope'" + ` on page 2 undefined on input line 9.
+LaTeX Warning: Label ` + "`a'" + ` multiply defined.
+`)
+	got := strings.Join(Problems(log), "\n")
+	for _, want := range []string{"fig:x", "12.5pt", "nope", "multiply defined"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Problems misses %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "0.4pt") {
+		t.Errorf("an overfull box under 1 pt is a problem:\n%s", got)
+	}
+}
+
+func TestBuildReportsUndefinedReferenceAndRunsBibtex(t *testing.T) {
+	if _, err := exec.LookPath("pdflatex"); err != nil {
+		t.Skip("pdflatex is not installed: `go run mage.go test` installs it")
+	}
+	var log []byte
+	_, err := Build(context.Background(), Options{Main: "main.tex", Date: time.Unix(0, 0).UTC(), Log: &log, Files: map[string][]byte{
+		"main.tex": []byte(`\documentclass{article}\begin{document}See \ref{nope} and \cite{k}.\bibliographystyle{plain}\bibliography{refs}\end{document}`),
+		"refs.bib": []byte(`@misc{k, author={A. Author}, title={T}, year={2020}}`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(Problems(log), "\n")
+	if !strings.Contains(got, "nope") {
+		t.Errorf("undefined reference not reported:\n%s", got)
+	}
+	if strings.Contains(got, "Citation") {
+		t.Errorf("the citation was not resolved by BibTeX:\n%s", got)
+	}
+}

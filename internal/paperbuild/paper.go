@@ -6,6 +6,7 @@ package paperbuild
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,9 @@ import (
 	"pqrepro/internal/repro"
 )
 
+// BibFile is the paper's bibliography database, relative to paper/.
+const BibFile = "references.bib"
+
 // Stage builds paper/main.pdf from paper/main.tex and exactly the
 // generated files the other stages write for it: tables and numbers under
 // paper/generated/ and PDF figures under figures/. Declaring them one by
@@ -27,8 +31,10 @@ func Stage(root string, others []*repro.Stage) *repro.Stage {
 		return nil
 	}
 	inputs := []string{"paper/main.tex"}
-	if _, err := os.Stat(filepath.Join(root, "paper", "sections")); err == nil {
-		inputs = append(inputs, "paper/sections")
+	for _, extra := range []string{"sections", BibFile} {
+		if _, err := os.Stat(filepath.Join(root, "paper", extra)); err == nil {
+			inputs = append(inputs, "paper/"+extra)
+		}
 	}
 	for _, s := range others {
 		for _, o := range s.Outputs {
@@ -69,9 +75,16 @@ func Stage(root string, others []*repro.Stage) *repro.Stage {
 				// paper/x -> x, figures/x -> figures/x
 				files[strings.TrimPrefix(in, "paper/")] = b
 			}
-			pdf, err := latex.Build(ctx, latex.Options{Main: "main.tex", Files: files, Date: date})
+			if p := CheckSources(files); len(p) > 0 {
+				return fmt.Errorf("the paper's sources are not finished (fix them, then build again):\n  %s", strings.Join(p, "\n  "))
+			}
+			var log []byte
+			pdf, err := latex.Build(ctx, latex.Options{Main: "main.tex", Files: files, Date: date, Log: &log})
 			if err != nil {
 				return err
+			}
+			if p := latex.Problems(log); len(p) > 0 {
+				return fmt.Errorf("the paper built but is not finished (fix the sources, then build again):\n  %s", strings.Join(p, "\n  "))
 			}
 			return env.WriteFile("paper/main.pdf", pdf)
 		},

@@ -1,0 +1,106 @@
+package paperbuild
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// A paper's sources are checked before pdflatex runs, so that a build
+// fails on what the log does not show: a float that no text refers to,
+// and a measured number typed into the text by hand instead of coming
+// from a generated macro (which would not change when the data do).
+
+var (
+	labelRe = regexp.MustCompile(`\\label\{((?:fig|tab):[^}]*)\}`)
+	refRe   = regexp.MustCompile(`\\(?:ref|autoref|cref|pageref)\{([^}]*)\}`)
+	// What a measurement looks like in running text: a decimal number, or
+	// a number followed by a unit or a percent sign.
+	numberRe = regexp.MustCompile(`\d[\d.,{}]*\s*(?:~|\\,)?\s*(?:\\%|ms\b|kB\b|KB\b|MB\b|mJ\b|mW\b|bytes\b)|\d+\.\d+`)
+	// Arguments that name things rather than say them.
+	skipArgRe = regexp.MustCompile(`\\(?:cite|citep|citet|ref|label|input|include|includegraphics|bibliography|bibliographystyle|usepackage|documentclass|texttt|url|studyslot|optinput|IfFileExists)(?:\[[^\]]*\])?\{[^}]*\}`)
+)
+
+// handTyped lists the numbers the text may state literally, each a fact of
+// a setup or a convention, not a measurement: software versions and the
+// conventional thresholds of the statistics (their definitions).
+var handTyped = []string{
+	"1.3",                    // TLS 1.3
+	"1.27",                   // Go 1.27
+	"1.24",                   // Go 1.24 of Study B's original
+	"3.5.2",                  // OpenSSL 3.5.2 of Study A's original
+	"3.5",                    // OpenSSL 3.5
+	"2.28",                   // Mbed TLS 2.28
+	"2~MB",                   // the Pico's flash (RP2040 datasheet)
+	"1.10",                   // SciPy 1.10 conventions
+	"0.147", "0.33", "0.474", // Cliff's delta magnitude thresholds (Romano et al.)
+}
+
+// CheckSources returns every problem of the paper's sources: a figure or
+// table label that no \ref names, and a number in the hand-written text
+// (main.tex and sections/, not generated/) that looks measured. files maps
+// paths relative to paper/ to their content.
+func CheckSources(files map[string][]byte) []string {
+	var problems []string
+	labels := map[string]string{}
+	refs := map[string]bool{}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".tex") {
+			continue
+		}
+		text := stripComments(string(files[name]))
+		for _, m := range labelRe.FindAllStringSubmatch(text, -1) {
+			labels[m[1]] = name
+		}
+		for _, m := range refRe.FindAllStringSubmatch(text, -1) {
+			for _, r := range strings.Split(m[1], ",") {
+				refs[strings.TrimSpace(r)] = true
+			}
+		}
+		if strings.HasPrefix(name, "generated/") {
+			continue
+		}
+		for i, line := range strings.Split(text, "\n") {
+			line = skipArgRe.ReplaceAllString(line, "")
+			for _, num := range numberRe.FindAllString(line, -1) {
+				if slices.Contains(handTyped, strings.TrimSpace(num)) {
+					continue
+				}
+				problems = append(problems, fmt.Sprintf("%s:%d: %q typed by hand: use a generated macro (or add it to paperbuild.handTyped with the reason it is not a measurement)", name, i+1, num))
+			}
+		}
+	}
+	var unref []string
+	for l := range labels {
+		if !refs[l] {
+			unref = append(unref, fmt.Sprintf("%s: float %s is never referenced in the text", labels[l], l))
+		}
+	}
+	slices.Sort(unref)
+	return append(problems, unref...)
+}
+
+// stripComments removes LaTeX comments (an unescaped % to the end of the
+// line).
+func stripComments(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		for j := 0; j < len(l); j++ {
+			if l[j] == '\\' {
+				j++
+				continue
+			}
+			if l[j] == '%' {
+				lines[i] = l[:j]
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
