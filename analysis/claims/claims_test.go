@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -178,6 +179,7 @@ func TestStageThroughEngine(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "results"), 0o755)
 	os.WriteFile(filepath.Join(root, "results", "tls.json"), tlsResults(t, 3.9, map[string][3]float64{
 		"pq-sig": {4.651, 120, 1e-9}, "pq-kem": {5.072, 128, 1e-9}, "hybrid": {9.048, 228, 1e-9}}, 1e-12), 0o644)
+	os.WriteFile(filepath.Join(root, PreregistrationFile), []byte("b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n"), 0o644)
 	st := Stage(map[string]string{"tls": "results/tls.json"}, map[string]string{"net": "no dataset", "pico": "no dataset"})
 	e := &repro.Engine{Root: root, Stages: []*repro.Stage{st}}
 	if _, err := e.Build(context.Background()); err != nil {
@@ -311,5 +313,49 @@ func TestFallingRule(t *testing.T) {
 	}
 	if o := judgeFalling(mk(3)); o.Verdict != NotMeasurable {
 		t.Errorf("one scenario: %s, want not measurable", o.Verdict)
+	}
+}
+
+func TestPreregistration(t *testing.T) {
+	r, err := ParsePreregistration([]byte("# c\nb324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n"))
+	if err != nil || r.Commit[:7] != "b324b49" || r.Date.Hour() != 5 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	for _, bad := range []string{"", "# only\n", "b324 2026-12-01T05:09:46Z", "b324b49942fa2187e9ea974fdb2394b90285d70b yesterday"} {
+		if _, err := ParsePreregistration([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	before, _ := judgedRun("tls", []byte(`{"input":{"path":"data/tls/20261130T124752Z-full/records.csv.gz"}}`), r)
+	after, _ := judgedRun("net", []byte(`{"run":"20261201T090000Z-quick"}`), r)
+	if before.AfterRules || !after.AfterRules || before.Run != "20261130T124752Z-full" {
+		t.Errorf("before %+v, after %+v", before, after)
+	}
+	if _, err := judgedRun("x", []byte(`{}`), r); err == nil {
+		t.Error("results without a run accepted")
+	}
+}
+
+// TestPreregistrationMatchesHistory: the recorded commit is the last one
+// that changed the rules, so a rule edit without updating the record (and
+// so the paper's statement about which runs were judged blind) fails.
+func TestPreregistrationMatchesHistory(t *testing.T) {
+	b, err := os.ReadFile("preregistration.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := ParsePreregistration(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "log", "-1", "--format=%H", "--", "catalogue.go", "catalogue_c.go", "claims.go").Output()
+	if err != nil || len(strings.TrimSpace(string(out))) != 40 {
+		t.Skipf("not a git checkout with history (%v): cannot compare the recorded rules commit with the history", err)
+	}
+	if dirty, _ := exec.Command("git", "status", "--porcelain", "--", "catalogue.go", "catalogue_c.go", "claims.go").Output(); len(dirty) > 0 {
+		t.Skip("the rules have uncommitted changes: commit them, then record the commit in preregistration.txt")
+	}
+	if got := strings.TrimSpace(string(out)); got != rules.Commit {
+		t.Errorf("preregistration.txt names %s, but the rules were last changed in %s: record that commit and its date", rules.Commit, got)
 	}
 }

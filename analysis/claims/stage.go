@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -46,6 +47,10 @@ type Report struct {
 	Counts map[Verdict]int `json:"counts"`
 	// Derived is the number of derived claims, shown but not counted.
 	Derived int `json:"derived"`
+	// Rules is the commit that fixed the rules; Runs the judged runs,
+	// each with whether it was recorded after that commit.
+	Rules Rules       `json:"rules"`
+	Runs  []JudgedRun `json:"runs"`
 }
 
 // Independent is the number of claims Counts covers.
@@ -86,6 +91,7 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 	for study, why := range missing {
 		params["missing."+study] = why
 	}
+	inputs = append(inputs, PreregistrationFile)
 	slices.Sort(inputs)
 	return &repro.Stage{
 		Name:    "claims",
@@ -108,6 +114,22 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 				return err
 			}
 			rep := Run(r, Catalogue())
+			pb, err := env.ReadFile(PreregistrationFile)
+			if err != nil {
+				return err
+			}
+			if rep.Rules, err = ParsePreregistration(pb); err != nil {
+				return err
+			}
+			for _, study := range slices.Sorted(maps.Keys(files)) {
+				jr, err := judgedRun(study, files[study], rep.Rules)
+				if err != nil {
+					// Not counted as judged blind: nothing shows when the
+					// data were recorded.
+					jr = JudgedRun{Study: study, Run: "unknown (" + err.Error() + ")"}
+				}
+				rep.Runs = append(rep.Runs, jr)
+			}
 			b, err := json.MarshalIndent(rep, "", "  ")
 			if err != nil {
 				return err
@@ -150,6 +172,18 @@ func Numbers(rep Report) string {
 	n.Set("ClaimsLargeCliffDelta", render.Fixed(LargeCliffDelta, 3))
 	n.Set("ClaimsLargeEpsilonSq", render.Fixed(LargeEpsilon2, 2))
 	n.Set("ClaimsStudyATolPct", render.Fixed(100*studyATol, 0))
+	if rep.Rules.Commit != "" {
+		n.Set("ClaimsRulesCommit", rep.Rules.Commit[:12])
+		n.Set("ClaimsRulesDate", rep.Rules.Date.Format("2006-01-02"))
+		after := 0
+		for _, r := range rep.Runs {
+			if r.AfterRules {
+				after++
+			}
+		}
+		n.Set("ClaimsRunsJudged", fmt.Sprint(len(rep.Runs)))
+		n.Set("ClaimsRunsAfterRules", fmt.Sprint(after))
+	}
 	return n.Latex()
 }
 

@@ -1,0 +1,72 @@
+package claims
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// PreregistrationFile records which commit fixed the claim rules, so that
+// the paper can say which judged runs were recorded after the rules (a
+// pre-registered test) and which before (rules written with the data in
+// view).
+const PreregistrationFile = "analysis/claims/preregistration.txt"
+
+// Rules is the commit and date of the rules.
+type Rules struct {
+	Commit string    `json:"commit"`
+	Date   time.Time `json:"date"`
+}
+
+// ParsePreregistration reads PreregistrationFile: comment lines (#) and
+// one line "<40-hex commit> <RFC 3339 date>".
+func ParsePreregistration(b []byte) (Rules, error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		commit, date, ok := strings.Cut(line, " ")
+		if !ok || !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(commit) {
+			return Rules{}, fmt.Errorf("%s:%d: want \"<40 hex digits> <RFC 3339 date>\", got %q", PreregistrationFile, n, line)
+		}
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(date))
+		if err != nil {
+			return Rules{}, fmt.Errorf("%s:%d: %w", PreregistrationFile, n, err)
+		}
+		return Rules{Commit: commit, Date: t.UTC()}, nil
+	}
+	return Rules{}, fmt.Errorf("%s: no commit line", PreregistrationFile)
+}
+
+// A JudgedRun is the run a study's verdicts come from, and whether it was
+// recorded after the rules.
+type JudgedRun struct {
+	Study string    `json:"study"`
+	Run   string    `json:"run"`
+	Start time.Time `json:"start"`
+	// AfterRules is true when the run started after the rules' commit.
+	AfterRules bool `json:"after_rules"`
+}
+
+// runIDRe is the run folder name repro.NewRun gives: UTC start time and
+// profile.
+var runIDRe = regexp.MustCompile(`\b(\d{8}T\d{6}Z)-[a-z0-9-]+`)
+
+// judgedRun finds the run a study's results were computed from (the
+// first run folder name the results mention).
+func judgedRun(study string, results []byte, rules Rules) (JudgedRun, error) {
+	m := runIDRe.FindSubmatch(results)
+	if m == nil {
+		return JudgedRun{}, fmt.Errorf("results of study %s name no run folder", study)
+	}
+	start, err := time.Parse("20060102T150405Z", string(m[1]))
+	if err != nil {
+		return JudgedRun{}, err
+	}
+	return JudgedRun{Study: study, Run: string(m[0]), Start: start, AfterRules: start.After(rules.Date)}, nil
+}
