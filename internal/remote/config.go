@@ -11,9 +11,11 @@ import (
 )
 
 // ConfigFile is where the repository names its data remote, relative to
-// the repository root. The environment variable PQREPRO_REMOTE names
-// another file (a personal mirror, a test server) without editing it.
-const ConfigFile = "data/remote.toml"
+// the repository root. It is not under data/, whose every file is raw
+// data listed in SHA256SUMS. The environment variable PQREPRO_REMOTE
+// names another file (a personal mirror, a test server) without editing
+// it.
+const ConfigFile = "remote.toml"
 
 // A Config names a data remote. It is committed, so it never holds
 // credentials: S3 keys come from the environment (see [OpenS3]).
@@ -42,7 +44,7 @@ type Config struct {
 }
 
 // LoadConfig reads the remote configuration of the repository at root:
-// $PQREPRO_REMOTE if set, else data/remote.toml. It returns an error
+// $PQREPRO_REMOTE if set, else remote.toml. It returns an error
 // wrapping os.ErrNotExist when there is none.
 func LoadConfig(root string) (Config, string, error) {
 	p := filepath.Join(root, ConfigFile)

@@ -27,6 +27,19 @@ type Dir struct {
 
 func (d *Dir) String() string { return "dir " + filepath.Join(d.Root, d.Prefix) }
 
+// checkRoot fails unless Root is a directory: an unmounted share must not
+// look like an empty remote, nor be written into.
+func (d *Dir) checkRoot() error {
+	fi, err := os.Stat(d.Root)
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: the remote's folder %s: %w (mount the share, create the folder, or fix url in %s)", d, d.Root, err, ConfigFile)
+	}
+	return nil
+}
+
 func (d *Dir) path(sum string) string {
 	return filepath.Join(d.Root, filepath.FromSlash(Key(d.Prefix, sum)))
 }
@@ -34,6 +47,9 @@ func (d *Dir) path(sum string) string {
 // Stat implements Remote.
 func (d *Dir) Stat(ctx context.Context, sum string) (int64, error) {
 	if err := checkSum(sum); err != nil {
+		return 0, err
+	}
+	if err := d.checkRoot(); err != nil {
 		return 0, err
 	}
 	fi, err := os.Stat(d.path(sum))
@@ -49,6 +65,9 @@ func (d *Dir) Stat(ctx context.Context, sum string) (int64, error) {
 // Get implements Remote.
 func (d *Dir) Get(ctx context.Context, sum string, off int64) (io.ReadCloser, int64, error) {
 	if err := checkSum(sum); err != nil {
+		return nil, 0, err
+	}
+	if err := d.checkRoot(); err != nil {
 		return nil, 0, err
 	}
 	f, err := os.Open(d.path(sum))
@@ -74,6 +93,9 @@ func (d *Dir) Put(ctx context.Context, sum string, r io.Reader, size int64) erro
 	}
 	if d.ReadOnly {
 		return fmt.Errorf("%s: %w (read_only = true in the remote's configuration): push to a writable remote, or set PQREPRO_REMOTE to another configuration", d, ErrReadOnly)
+	}
+	if err := d.checkRoot(); err != nil {
+		return err
 	}
 	dst := d.path(sum)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -120,6 +142,9 @@ func (d *Dir) writeErr(err error) error {
 
 // List implements Remote.
 func (d *Dir) List(ctx context.Context) ([]string, error) {
+	if err := d.checkRoot(); err != nil {
+		return nil, err
+	}
 	base := filepath.Join(d.Root, filepath.FromSlash(d.Prefix))
 	var sums []string
 	err := filepath.WalkDir(filepath.Join(base, "sha256"), func(p string, e fs.DirEntry, err error) error {
