@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestDirPushPull(t *testing.T) {
@@ -72,7 +76,7 @@ func TestDirPushCorruptLocal(t *testing.T) {
 	}
 }
 
-func TestDirReadOnly(t *testing.T) {
+func TestDirReadOnlyFlag(t *testing.T) {
 	local := newStore(t)
 	b, _ := blob(5000, 21)
 	sum := storeBlob(t, local, b)
@@ -82,9 +86,14 @@ func TestDirReadOnly(t *testing.T) {
 		t.Fatalf("push to read_only dir: %v, want ErrReadOnly", err)
 	}
 	t.Log(err)
+}
 
+func TestDirReadOnlyPermissions(t *testing.T) {
+	local := newStore(t)
+	b, _ := blob(5000, 21)
+	sum := storeBlob(t, local, b)
 	if os.Geteuid() == 0 {
-		t.Skip("running as root: file permissions do not stop root, so a chmod 0555 remote cannot be tested (the read_only flag above was)")
+		t.Skip("running as root: file permissions do not stop root, so a chmod 0555 remote cannot be tested (TestDirReadOnlyFlag tests the read_only flag)")
 	}
 	root := t.TempDir()
 	os.Chmod(root, 0o555)
@@ -191,3 +200,60 @@ func (c *cancelAfter) Get(ctx context.Context, sum string, off int64) (io.ReadCl
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestPullProgress: with Verbose, a pull prints progress lines with the
+// share done, MB/s and ETA while the blob arrives, and one line when done.
+func TestPullProgress(t *testing.T) {
+	b, sum := blob(1<<20, 24)
+	src := &Dir{Root: t.TempDir()}
+	if err := src.Put(context.Background(), sum, bytes.NewReader(b), int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	sawETA := make(chan struct{})
+	var once sync.Once
+	o := Options{Verbose: true, Interval: time.Millisecond, Logf: func(f string, a ...any) {
+		l := fmt.Sprintf(f, a...)
+		mu.Lock()
+		lines = append(lines, l)
+		mu.Unlock()
+		if strings.Contains(l, "ETA") {
+			once.Do(func() { close(sawETA) })
+		}
+	}}
+	// The blob's second half is held back until a progress line appeared.
+	rem := &gated{Remote: src, half: len(b) / 2, gate: sawETA}
+	if _, err := Pull(context.Background(), newStore(t), rem, []string{sum}, o); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "pulled "+sum[:12]) || !strings.Contains(last, "MB/s") {
+		t.Errorf("last line %q, want the per-blob summary", last)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "50% of 1.0 MB") {
+		t.Errorf("no progress line at the half:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+type gated struct {
+	Remote
+	half int
+	gate chan struct{}
+}
+
+func (g *gated) Get(ctx context.Context, sum string, off int64) (io.ReadCloser, int64, error) {
+	rc, from, err := g.Remote.Get(ctx, sum, off)
+	if err != nil {
+		return nil, 0, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(io.LimitReader(rc, int64(g.half)), readFunc(func([]byte) (int, error) {
+		<-g.gate
+		return 0, io.EOF
+	}), rc), rc}, from, nil
+}

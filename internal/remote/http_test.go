@@ -188,6 +188,34 @@ func TestHTTPSlow(t *testing.T) {
 	}
 }
 
+// TestHTTPStallRetried: a server that stops sending mid-body is given up
+// on after Options.Stall, and the retry resumes where it stopped.
+func TestHTTPStallRetried(t *testing.T) {
+	data, sum := blob(200_000, 10)
+	srv := &server{data: data, sum: sum}
+	srv.fault = func(n int, w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Range") != "" {
+			return false
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data[:7000])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // stalls until the client gives up
+		return true
+	}
+	st := newStore(t)
+	o := fast(t)
+	o.Stall = 50 * time.Millisecond
+	res, err := Pull(context.Background(), st, startHTTP(t, srv), []string{sum}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertStored(t, st, sum, data)
+	if res[0].Resumed != 7000 {
+		t.Errorf("resumed after %d bytes, want 7000", res[0].Resumed)
+	}
+}
+
 // TestHTTPResume: a pull interrupted mid-blob leaves a partial file, and
 // the next pull asks only for the rest.
 func TestHTTPResume(t *testing.T) {

@@ -32,6 +32,11 @@ type Options struct {
 	Logf     func(format string, args ...any)
 	Verbose  bool
 	Interval time.Duration // 0: 2 s
+	// Stall ends a download attempt (to be retried and resumed) when no
+	// byte arrived for this long, including while waiting for the remote
+	// to answer; 0 means one minute. The context's deadline, if any, bounds
+	// the whole pull.
+	Stall time.Duration
 }
 
 func (o Options) retries() int {
@@ -55,6 +60,8 @@ func (o Options) logf(format string, args ...any) {
 var (
 	ErrCorrupt   = errors.New("downloaded bytes do not match the SHA-256")
 	ErrTruncated = errors.New("download ended early")
+	// ErrStalled means no byte arrived for Options.Stall.
+	ErrStalled = errors.New("no data arrived for too long")
 	// ErrBusy means another process is downloading the same blob.
 	ErrBusy = errors.New("another pull is downloading this blob")
 )
@@ -154,7 +161,14 @@ func each(ctx context.Context, sums []string, f func(string) Result) ([]Result, 
 }
 
 // fetch makes one attempt at downloading sum into the partial file.
-func fetch(ctx context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result) error {
+func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result) (err error) {
+	ctx, w := watch(parent, o.Stall)
+	defer func() {
+		w.stop()
+		if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), ErrStalled) {
+			err = fmt.Errorf("pull %s from %s: %w (%v): %w", short(sum), rem, ErrStalled, w.after, err)
+		}
+	}()
 	size, err := rem.Stat(ctx, sum)
 	if err != nil {
 		return err
@@ -194,7 +208,7 @@ func fetch(ctx context.Context, store *repro.Store, rem Remote, sum string, o Op
 		}
 		r.Resumed = have
 		p := newProgress(o, "pull", sum, have, size)
-		n, err := io.Copy(io.MultiWriter(f, h, p), ctxReader{ctx, rc})
+		n, err := io.Copy(io.MultiWriter(f, h, p, w), ctxReader{ctx, rc})
 		p.stop()
 		r.Bytes += n
 		if err != nil {
@@ -218,6 +232,48 @@ func fetch(ctx context.Context, store *repro.Store, rem Remote, sum string, o Op
 	}
 	return store.Adopt(part, sum)
 }
+
+// A watchdog cancels its context with ErrStalled when nothing was
+// written to it for after.
+type watchdog struct {
+	n     atomic.Int64
+	after time.Duration
+	done  chan struct{}
+}
+
+func watch(parent context.Context, after time.Duration) (context.Context, *watchdog) {
+	if after <= 0 {
+		after = time.Minute
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	w := &watchdog{after: after, done: make(chan struct{})}
+	go func() {
+		defer cancel(nil)
+		t := time.NewTicker(after / 4)
+		defer t.Stop()
+		last, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if n := w.n.Load(); n != last {
+					last, since = n, now
+				} else if now.Sub(since) >= after {
+					cancel(ErrStalled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, w
+}
+
+func (w *watchdog) Write(b []byte) (int, error) { w.n.Add(int64(len(b))); return len(b), nil }
+
+func (w *watchdog) stop() { close(w.done) }
 
 // restart empties the partial file and the hash.
 func restart(f *os.File, h hash.Hash) (int64, error) {
