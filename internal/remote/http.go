@@ -3,6 +3,7 @@ package remote
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,14 +91,49 @@ func (e *statusError) Error() string {
 
 func (e *statusError) Temporary() bool { return e.code >= 500 || e.code == http.StatusTooManyRequests }
 
-// Stat implements Remote with a HEAD request.
+// Stat implements Remote with a HEAD request, or, for a server that does
+// not allow HEAD (405, 501), a GET of the first byte.
 func (h *HTTP) Stat(ctx context.Context, sum string) (int64, error) {
 	resp, err := h.do(ctx, http.MethodHead, sum, 0)
+	var se *statusError
+	if errors.As(err, &se) && (se.code == http.StatusMethodNotAllowed || se.code == http.StatusNotImplemented) {
+		return h.statByGet(ctx, sum)
+	}
 	if err != nil {
 		return 0, err
 	}
 	resp.Body.Close()
 	return resp.ContentLength, nil
+}
+
+func (h *HTTP) statByGet(ctx context.Context, sum string) (int64, error) {
+	u, err := h.URL(sum)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", h, err)
+	}
+	req.Header.Set("Range", "bytes=0-0")
+	resp, err := h.client().Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s: GET %s: %w", h, short(sum), err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return 0, fmt.Errorf("%s: %s: %s: %w", h, short(sum), resp.Status, ErrNotFound)
+	case resp.StatusCode == http.StatusPartialContent:
+		_, total, ok := strings.Cut(resp.Header.Get("Content-Range"), "/")
+		if n, err := strconv.ParseInt(total, 10, 64); ok && err == nil {
+			return n, nil
+		}
+		return -1, nil
+	case resp.StatusCode < 300:
+		return resp.ContentLength, nil
+	}
+	return 0, &statusError{remote: h.String(), sum: sum, status: resp.Status, code: resp.StatusCode}
 }
 
 // Get implements Remote.

@@ -295,6 +295,33 @@ func TestHTTPStalePartial(t *testing.T) {
 	assertStored(t, st, sum, data)
 }
 
+// TestHTTPNoHead: a server that refuses HEAD is asked for the first byte.
+func TestHTTPNoHead(t *testing.T) {
+	data, sum := blob(50_000, 11)
+	srv := &server{data: data, sum: sum}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			http.Error(w, "no HEAD here", http.StatusMethodNotAllowed)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	rem := &HTTP{Base: ts.URL}
+	if n, err := rem.Stat(context.Background(), sum); err != nil || n != int64(len(data)) {
+		t.Fatalf("Stat = %d, %v; want %d", n, err, len(data))
+	}
+	_, other := blob(1, 12)
+	if _, err := rem.Stat(context.Background(), other); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Stat of a missing blob: %v", err)
+	}
+	st := newStore(t)
+	if _, err := Pull(context.Background(), st, rem, []string{sum}, fast(t)); err != nil {
+		t.Fatal(err)
+	}
+	assertStored(t, st, sum, data)
+}
+
 func TestHTTPIndexAndReadOnly(t *testing.T) {
 	data, sum := blob(10_000, 9)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

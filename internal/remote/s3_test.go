@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -20,7 +19,7 @@ import (
 
 // The S3 tests run against a real S3-compatible server started on
 // loopback: versitygw with its posix backend, pinned as a tool of the
-// module in testdata/s3server and built once per test binary.
+// module in testdata/s3server.
 const (
 	s3Access = "pqrepro-test"
 	s3Secret = "pqrepro-test-secret"
@@ -31,19 +30,11 @@ var (
 	buildOnce sync.Once
 	gwBin     string
 	gwErr     error
-	gwDir     string
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if gwDir != "" {
-		os.RemoveAll(gwDir)
-	}
-	os.Exit(code)
-}
-
-// versitygw builds the server (from the Go build cache after the first
-// time) or skips the test, saying why.
+// versitygw returns the server's executable, built by `go tool` (which
+// keeps it in the Go build cache, so only the first run of the tests on a
+// machine pays for the build), or skips the test, saying why.
 func versitygw(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -51,15 +42,15 @@ func versitygw(t testing.TB) string {
 		if err != nil {
 			gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		if gwDir, gwErr = os.MkdirTemp("", "pqrepro-versitygw-"); gwErr != nil {
+		cmd := exec.Command(gobin, "-C", filepath.Join("testdata", "s3server"), "tool", "-n", "versitygw")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			gwErr = fmt.Errorf("go tool -n versitygw: %w\n%s", err, stderr.String())
 			return
 		}
-		gwBin = filepath.Join(gwDir, "versitygw")
-		cmd := exec.Command(gobin, "build", "-C", filepath.Join("testdata", "s3server"), "-o", gwBin, "github.com/versity/versitygw/cmd/versitygw")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			gwErr = fmt.Errorf("go build versitygw: %w\n%s", err, out)
-		}
+		gwBin = strings.TrimSpace(string(out))
 	})
 	if gwErr != nil {
 		t.Skipf("cannot build the S3 test server (needs the Go toolchain and the module proxy or a filled module cache): %v", gwErr)

@@ -163,8 +163,12 @@ func each(ctx context.Context, sums []string, f func(string) Result) ([]Result, 
 // fetch makes one attempt at downloading sum into the partial file.
 func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result) (err error) {
 	ctx, w := watch(parent, o.Stall)
+	part := store.PartialPath(sum)
 	defer func() {
 		w.stop()
+		if fi, e := os.Stat(part); err != nil && e == nil && fi.Size() == 0 {
+			os.Remove(part) // nothing to resume from
+		}
 		if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), ErrStalled) {
 			err = fmt.Errorf("pull %s from %s: %w (%v): %w", short(sum), rem, ErrStalled, w.after, err)
 		}
@@ -173,7 +177,6 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 	if err != nil {
 		return err
 	}
-	part := store.PartialPath(sum)
 	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 		return fmt.Errorf("pull %s: %w", short(sum), err)
 	}
