@@ -161,7 +161,7 @@ func TestPullInterruptedDir(t *testing.T) {
 	}
 	st := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	rem := &cancelAfter{Remote: src, n: 1 << 20, cancel: cancel}
+	rem := cancelAfter(src, 1<<20, cancel)
 	if _, err := Pull(ctx, st, rem, []string{sum}, fast(t)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("pull: %v, want context.Canceled", err)
 	}
@@ -176,25 +176,34 @@ func TestPullInterruptedDir(t *testing.T) {
 	}
 }
 
-// cancelAfter cancels a context once n bytes of a Get were read.
-type cancelAfter struct {
+// midway wraps a remote so that each Get yields n bytes, then calls mid:
+// if mid returns an error the read fails with it (a ^C, a lost link),
+// else the rest follows (mid may block to hold it back).
+type midway struct {
 	Remote
-	n      int
-	cancel func()
+	n   int
+	mid func() error
 }
 
-func (c *cancelAfter) Get(ctx context.Context, sum string, off int64) (io.ReadCloser, int64, error) {
-	rc, from, err := c.Remote.Get(ctx, sum, off)
+// cancelAfter cancels a pull once n bytes of it were read.
+func cancelAfter(rem Remote, n int, cancel func()) *midway {
+	return &midway{Remote: rem, n: n, mid: func() error { cancel(); return context.Canceled }}
+}
+
+func (m *midway) Get(ctx context.Context, sum string, off int64) (io.ReadCloser, int64, error) {
+	rc, from, err := m.Remote.Get(ctx, sum, off)
 	if err != nil {
 		return nil, 0, err
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(io.LimitReader(rc, int64(c.n)), readFunc(func([]byte) (int, error) {
-		c.cancel()
-		return 0, context.Canceled
-	})), rc}, from, nil
+	}{io.MultiReader(io.LimitReader(rc, int64(m.n)), readFunc(func([]byte) (int, error) {
+		if err := m.mid(); err != nil {
+			return 0, err
+		}
+		return 0, io.EOF
+	}), rc), rc}, from, nil
 }
 
 type readFunc func([]byte) (int, error)
@@ -223,7 +232,7 @@ func TestPullProgress(t *testing.T) {
 		}
 	}}
 	// The blob's second half is held back until a progress line appeared.
-	rem := &gated{Remote: src, half: len(b) / 2, gate: sawETA}
+	rem := &midway{Remote: src, n: len(b) / 2, mid: func() error { <-sawETA; return nil }}
 	if _, err := Pull(context.Background(), newStore(t), rem, []string{sum}, o); err != nil {
 		t.Fatal(err)
 	}
@@ -236,24 +245,4 @@ func TestPullProgress(t *testing.T) {
 	if !strings.Contains(strings.Join(lines, "\n"), "50% of 1.0 MB") {
 		t.Errorf("no progress line at the half:\n%s", strings.Join(lines, "\n"))
 	}
-}
-
-type gated struct {
-	Remote
-	half int
-	gate chan struct{}
-}
-
-func (g *gated) Get(ctx context.Context, sum string, off int64) (io.ReadCloser, int64, error) {
-	rc, from, err := g.Remote.Get(ctx, sum, off)
-	if err != nil {
-		return nil, 0, err
-	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(io.LimitReader(rc, int64(g.half)), readFunc(func([]byte) (int, error) {
-		<-g.gate
-		return 0, io.EOF
-	}), rc), rc}, from, nil
 }

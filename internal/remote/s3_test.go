@@ -182,7 +182,7 @@ func TestS3Resume(t *testing.T) {
 	}
 	st := newStore(t)
 	cctx, cancel := context.WithCancel(ctx)
-	if _, err := Pull(cctx, st, &cancelAfter{Remote: rem, n: 1 << 20, cancel: cancel}, []string{sum}, fast(t)); !errors.Is(err, context.Canceled) {
+	if _, err := Pull(cctx, st, cancelAfter(rem, 1<<20, cancel), []string{sum}, fast(t)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("pull: %v, want context.Canceled", err)
 	}
 	assertNotStored(t, st, sum)
