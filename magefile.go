@@ -63,7 +63,7 @@ func Clean() error { return pipeline.Clean(config("")) }
 // Bench runs every Go benchmark and times a no-op build; prints the figures.
 func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config("")) }
 
-// Data holds the transfers between the content store (.store) and the data remote named in data/remote.toml.
+// Data holds the transfers between the content store (.store) and the data remote named in remote.toml.
 type Data mg.Namespace
 
 // Pull fetches the stored blobs the runs refer to from the data remote, checking every SHA-256; resumes an interrupted pull.

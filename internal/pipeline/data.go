@@ -11,7 +11,7 @@ import (
 	"pqrepro/internal/repro"
 )
 
-// openRemote loads data/remote.toml (or $PQREPRO_REMOTE) and connects.
+// openRemote loads remote.toml (or $PQREPRO_REMOTE) and connects.
 func openRemote(cfg Config) (remote.Remote, error) {
 	c, _, err := remote.LoadConfig(cfg.Root)
 	if err != nil {

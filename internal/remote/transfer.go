@@ -166,7 +166,7 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 	part := store.PartialPath(sum)
 	defer func() {
 		w.stop()
-		if fi, e := os.Stat(part); err != nil && e == nil && fi.Size() == 0 {
+		if fi, e := os.Stat(part); err != nil && !errors.Is(err, ErrBusy) && e == nil && fi.Size() == 0 {
 			os.Remove(part) // nothing to resume from
 		}
 		if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), ErrStalled) {
@@ -300,6 +300,7 @@ func Push(ctx context.Context, store *repro.Store, rem Remote, sums []string, o 
 		}
 		if !store.Has(sum) {
 			r.Skipped = "not in the local store"
+			o.logf("skipped %s: not in the local store, so not pushed (pull it first, or push from the machine that has it)", short(sum))
 			return r
 		}
 		fi, err := os.Stat(store.Path(sum))
