@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"pqrepro/internal/remote"
@@ -55,13 +56,21 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	cfg.printf("data:%s: %d referenced blobs, store %s, remote %s", verb, len(refs), store.Dir, rem)
 	start := time.Now()
 	res, err := do(ctx, store, rem, remote.Sums(refs), cfg.dataOptions())
+	by := map[string][]string{}
+	for _, r := range refs {
+		by[r.Sum] = r.By
+	}
 	var moved, failed int
 	var bytes int64
+	var errs []error
+	notFound := false
 	skipped := map[string]int{}
 	for _, r := range res {
 		switch {
 		case r.Err != nil:
 			failed++
+			errs = append(errs, fmt.Errorf("%s (%s): %w", r.Sum[:12], strings.Join(by[r.Sum], ", "), r.Err))
+			notFound = notFound || errors.Is(r.Err, remote.ErrNotFound)
 		case r.Skipped != "":
 			skipped[r.Skipped]++
 		default:
@@ -72,8 +81,14 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	cfg.printf("data:%s: %d transferred (%.1f MB in %v), %d already local, %d already on the remote, %d not in the local store, %d failed",
 		verb, moved, float64(bytes)/1e6, time.Since(start).Round(time.Millisecond),
 		skipped["present"], skipped["on remote"], skipped["not in the local store"], failed)
-	if err != nil {
-		return fmt.Errorf("data:%s: %w", verb, err)
+	if notFound {
+		errs = append(errs, errors.New("a blob that is not on the remote must be pushed from the machine that has it (mage data:push there), or its run redone (mage <study>:run)"))
+	}
+	if len(errs) == 0 && err != nil { // cancelled before any blob failed
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("data:%s: %w", verb, errors.Join(errs...))
 	}
 	return nil
 }
