@@ -63,6 +63,15 @@ func Clean() error { return pipeline.Clean(config("")) }
 // Bench runs every Go benchmark and times a no-op build; prints the figures.
 func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config("")) }
 
+// Data holds the transfers between the content store (.store) and the data remote named in remote.toml.
+type Data mg.Namespace
+
+// Pull fetches the stored blobs the runs refer to from the data remote, checking every SHA-256; resumes an interrupted pull.
+func (Data) Pull(ctx context.Context) error { return pipeline.DataPull(ctx, config("")) }
+
+// Push uploads the stored blobs the runs refer to that the data remote lacks; a blob appears there only whole.
+func (Data) Push(ctx context.Context) error { return pipeline.DataPush(ctx, config("")) }
+
 // TLS holds Study A: TLS 1.3 signature x key-exchange matrix on one host.
 type TLS mg.Namespace
 

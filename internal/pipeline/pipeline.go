@@ -180,6 +180,7 @@ func Status(ctx context.Context, cfg Config) error {
 		}
 		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, profile, pinned)
 	}
+	printDataStatus(ctx, cfg)
 	e, err := Engine(cfg)
 	if err != nil {
 		return err

@@ -93,3 +93,35 @@ func (s *Store) Check(sum string) error {
 	}
 	return nil
 }
+
+// Has reports whether the blob with the given hash is in the store (it is
+// not re-hashed: Check does that).
+func (s *Store) Has(sum string) bool {
+	fi, err := os.Stat(s.Path(sum))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// PartialPath is where an unfinished download of the blob is kept so that
+// it can be resumed: <Dir>/partial/<hash>.part, outside the sha256 tree
+// and with a suffix, so it is never mistaken for a blob.
+func (s *Store) PartialPath(sum string) string {
+	return filepath.Join(s.Dir, "partial", sum+".part")
+}
+
+// Adopt moves the file at tmp, which the caller has hashed to sum while
+// writing it, to its address in the store, read-only. tmp must be on the
+// store's file system (PartialPath is), so the rename is atomic: a reader
+// sees the whole blob or none.
+func (s *Store) Adopt(tmp, sum string) error {
+	if err := os.Chmod(tmp, 0o444); err != nil {
+		return fmt.Errorf("store %s: %w", short(sum), err)
+	}
+	dst := s.Path(sum)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("store %s: %w", short(sum), err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("store %s: %w", short(sum), err)
+	}
+	return nil
+}

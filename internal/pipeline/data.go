@@ -1,0 +1,164 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"pqrepro/internal/remote"
+	"pqrepro/internal/repro"
+)
+
+// openRemote loads remote.toml (or $PQREPRO_REMOTE) and connects.
+func openRemote(cfg Config) (remote.Remote, error) {
+	c, _, err := remote.LoadConfig(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	return remote.Open(cfg.Root, c)
+}
+
+func (c *Config) dataOptions() remote.Options {
+	return remote.Options{Logf: c.printf, Verbose: c.Verbose}
+}
+
+// DataPull fetches every blob the runs under data/ refer to and the store
+// lacks from the data remote, checking each SHA-256 before storing it; an
+// interrupted pull resumes where it stopped.
+func DataPull(ctx context.Context, cfg Config) error {
+	return dataTransfer(ctx, cfg, "pull", remote.Pull)
+}
+
+// DataPush uploads every blob the runs under data/ refer to and the data
+// remote lacks, re-hashing each one first.
+func DataPush(ctx context.Context, cfg Config) error {
+	return dataTransfer(ctx, cfg, "push", remote.Push)
+}
+
+type transferFunc func(context.Context, *repro.Store, remote.Remote, []string, remote.Options) ([]remote.Result, error)
+
+func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	refs, err := remote.Referenced(cfg.Root)
+	if err != nil {
+		return fmt.Errorf("data:%s: %w", verb, err)
+	}
+	rem, err := openRemote(cfg)
+	if err != nil {
+		return fmt.Errorf("data:%s: %w", verb, err)
+	}
+	store := repro.OpenStore(cfg.Root)
+	cfg.printf("data:%s: %d referenced blobs, store %s, remote %s", verb, len(refs), store.Dir, rem)
+	start := time.Now()
+	res, err := do(ctx, store, rem, remote.Sums(refs), cfg.dataOptions())
+	by := map[string][]string{}
+	for _, r := range refs {
+		by[r.Sum] = r.By
+	}
+	var moved, failed int
+	var bytes int64
+	var errs []error
+	notFound := false
+	skipped := map[string]int{}
+	for _, r := range res {
+		switch {
+		case r.Err != nil:
+			failed++
+			errs = append(errs, fmt.Errorf("%s (%s): %w", r.Sum[:12], strings.Join(by[r.Sum], ", "), r.Err))
+			notFound = notFound || errors.Is(r.Err, remote.ErrNotFound)
+		case r.Skipped != "":
+			skipped[r.Skipped]++
+		default:
+			moved++
+			bytes += r.Bytes
+		}
+	}
+	cfg.printf("data:%s: %d transferred (%.1f MB in %v), %d already local, %d already on the remote, %d not in the local store, %d failed",
+		verb, moved, float64(bytes)/1e6, time.Since(start).Round(time.Millisecond),
+		skipped["present"], skipped["on remote"], skipped["not in the local store"], failed)
+	if notFound {
+		errs = append(errs, errors.New("a blob that is not on the remote must be pushed from the machine that has it (mage data:push there), or its run redone (mage <study>:run)"))
+	}
+	if len(errs) == 0 && err != nil { // cancelled before any blob failed
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("data:%s: %w", verb, errors.Join(errs...))
+	}
+	return nil
+}
+
+// DataStatus says, for each blob the runs under data/ refer to, whether
+// it is present in the local store, remote-only (mage data:pull fetches
+// it) or absent. A missing or unreachable remote is not an error: the
+// blobs it would be asked about are reported absent or unknown with the
+// reason in remoteErr.
+func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remoteName string, remoteErr error, err error) {
+	refs, err := remote.Referenced(cfg.Root)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	rem, remoteErr := openRemote(cfg)
+	if remoteErr == nil {
+		remoteName = rem.String()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return remote.Survey(ctx, repro.OpenStore(cfg.Root), rem, refs), remoteName, remoteErr, nil
+}
+
+// printDataStatus is the data part of mage status: one summary line, and
+// a line per blob that is not present (every blob with -v).
+func printDataStatus(ctx context.Context, cfg Config) {
+	sts, name, remErr, err := DataStatus(ctx, cfg)
+	if err != nil {
+		cfg.printf("data   error: %v", err)
+		return
+	}
+	switch {
+	case remErr != nil && errors.Is(remErr, os.ErrNotExist):
+		name = "none configured (" + remote.ConfigFile + ")"
+	case remErr != nil:
+		name = "error: " + remErr.Error()
+	}
+	cfg.printf("data   %s [remote: %s]", remote.Summary(sts), name)
+	for _, s := range sts {
+		if s.State == remote.Present && !cfg.Verbose {
+			continue
+		}
+		line := fmt.Sprintf("  %-11s %s", s.State, s.Sum[:12])
+		if s.Size >= 0 {
+			line += fmt.Sprintf(" %9.1f MB", float64(s.Size)/1e6)
+		}
+		line += "  " + s.By[0]
+		if len(s.By) > 1 {
+			line += fmt.Sprintf(" (+%d more)", len(s.By)-1)
+		}
+		cfg.printf("%s", line)
+	}
+	seen := map[string]bool{} // an unreachable remote fails every lookup alike: say it once
+	for _, s := range sts {
+		if s.Err != nil && !seen[s.Err.Error()] {
+			seen[s.Err.Error()] = true
+			cfg.printf("  unknown: %v", s.Err)
+		}
+	}
+	if n := countState(sts, remote.RemoteOnly); n > 0 {
+		cfg.printf("  %d blobs are on the remote only: `mage data:pull` fetches them", n)
+	}
+}
+
+func countState(sts []remote.BlobStatus, st remote.State) int {
+	n := 0
+	for _, s := range sts {
+		if s.State == st {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/internal/repro"
+)
+
+// dataRepo makes a repository root with one run that refers to a stored
+// capture, a dir remote configured in remote.toml, and returns the root,
+// the remote's folder and the capture's hash and bytes.
+func dataRepo(t *testing.T) (root, remoteDir, sum string, capture []byte) {
+	t.Helper()
+	root = t.TempDir()
+	remoteDir = filepath.Join(t.TempDir(), "share")
+	os.MkdirAll(remoteDir, 0o755)
+	t.Setenv("PQREPRO_STORE", "")
+	t.Setenv("PQREPRO_REMOTE", "")
+	capture = bytes.Repeat([]byte("pcapng "), 50_000)
+	h := sha256.Sum256(capture)
+	sum = hex.EncodeToString(h[:])
+	run := filepath.Join(root, "data", "tls", "20260101T000000Z-quick")
+	os.MkdirAll(run, 0o755)
+	meta, _ := json.Marshal(map[string]any{"study": "tls", "files": map[string]string{"capture.pcapng": sum}})
+	os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644)
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "remote.toml"), []byte("kind = \"dir\"\nurl = \""+remoteDir+"\"\n"), 0o644)
+	return root, remoteDir, sum, capture
+}
+
+func TestDataPushPullStatus(t *testing.T) {
+	root, remoteDir, sum, capture := dataRepo(t)
+	ctx := context.Background()
+	var out bytes.Buffer
+	cfg := Config{Root: root, Log: &out}
+
+	printDataStatus(ctx, cfg)
+	if !strings.Contains(out.String(), "1 blobs: 1 absent") {
+		t.Errorf("status before anything:\n%s", out.String())
+	}
+
+	src := filepath.Join(t.TempDir(), "capture")
+	os.WriteFile(src, capture, 0o644)
+	store := repro.OpenStore(root)
+	if _, err := store.Put(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := DataPush(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(remoteDir, "sha256", sum[:2], sum[2:])); err != nil {
+		t.Fatalf("not pushed: %v", err)
+	}
+
+	os.RemoveAll(store.Dir) // a fresh clone
+	out.Reset()
+	printDataStatus(ctx, cfg)
+	if s := out.String(); !strings.Contains(s, "1 remote-only") || !strings.Contains(s, "data/tls/20260101T000000Z-quick: capture.pcapng") || !strings.Contains(s, "mage data:pull") {
+		t.Errorf("status after push, store emptied:\n%s", s)
+	}
+	out.Reset()
+	if err := DataPull(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Check(sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "pulled "+sum[:12]) {
+		t.Errorf("pull printed no line for the blob:\n%s", out.String())
+	}
+	out.Reset()
+	printDataStatus(ctx, cfg)
+	if !strings.Contains(out.String(), "1 blobs: 1 present") {
+		t.Errorf("status after pull:\n%s", out.String())
+	}
+}
+
+func TestDataNoRemote(t *testing.T) {
+	root, _, _, _ := dataRepo(t)
+	os.Remove(filepath.Join(root, "remote.toml"))
+	var out bytes.Buffer
+	cfg := Config{Root: root, Log: &out}
+	printDataStatus(context.Background(), cfg)
+	if !strings.Contains(out.String(), "none configured") {
+		t.Errorf("status without remote.toml:\n%s", out.String())
+	}
+	err := DataPull(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "remote.toml") {
+		t.Errorf("pull without remote.toml: %v, want it to name the file to write", err)
+	}
+}

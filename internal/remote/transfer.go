@@ -1,0 +1,408 @@
+package remote
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"pqrepro/internal/repro"
+)
+
+// Options tune Pull and Push. The zero value is usable.
+type Options struct {
+	// Retries is how many times a failed transfer of one blob is retried
+	// (a corrupt, truncated or interrupted download, a 5xx answer);
+	// 0 means 4, negative means none. "Not found" and "read-only" are
+	// never retried.
+	Retries int
+	// Backoff is the wait before the first retry, doubled for each next
+	// one; 0 means one second.
+	Backoff time.Duration
+	// Logf receives one line per blob (and, with Verbose, progress lines
+	// every Interval). nil discards them.
+	Logf     func(format string, args ...any)
+	Verbose  bool
+	Interval time.Duration // 0: 2 s
+	// Stall ends a download attempt (to be retried and resumed) when no
+	// byte arrived for this long, including while waiting for the remote
+	// to answer; 0 means one minute. The context's deadline, if any, bounds
+	// the whole pull.
+	Stall time.Duration
+}
+
+func (o Options) retries() int {
+	switch {
+	case o.Retries < 0:
+		return 0
+	case o.Retries == 0:
+		return 4
+	}
+	return o.Retries
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}
+
+// ErrCorrupt means bytes arrived that do not hash to the blob's SHA-256;
+// ErrTruncated means fewer bytes arrived than the remote announced.
+var (
+	ErrCorrupt   = errors.New("downloaded bytes do not match the SHA-256")
+	ErrTruncated = errors.New("download ended early")
+	// ErrStalled means no byte arrived for Options.Stall.
+	ErrStalled = errors.New("no data arrived for too long")
+	// ErrBusy means another process is downloading the same blob.
+	ErrBusy = errors.New("another pull is downloading this blob")
+)
+
+// retryable reports whether another attempt may succeed.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrReadOnly) || errors.Is(err, ErrUnsupported) || errors.Is(err, ErrBusy) {
+		return false
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.Temporary()
+	}
+	return true // network errors, truncated or corrupt bodies
+}
+
+// retry runs op until it succeeds, fails for good or runs out of
+// retries, waiting Backoff, 2·Backoff, ... between attempts.
+func retry(ctx context.Context, o Options, what string, op func() error) error {
+	wait := o.Backoff
+	if wait <= 0 {
+		wait = time.Second
+	}
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil || !retryable(ctx, err) {
+			return err
+		}
+		if attempt >= o.retries() {
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+		}
+		o.logf("%s: %v; retrying in %v", what, err, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// A Result says what happened to one blob.
+type Result struct {
+	Sum     string
+	Bytes   int64 // transferred by this call (a resumed download counts the rest only)
+	Resumed int64 // bytes a download found already there and kept
+	Took    time.Duration
+	Skipped string // why nothing was transferred ("present", "on remote", ...), or ""
+	Err     error
+}
+
+// Pull copies the blobs sums from rem into store, skipping those it has.
+// Every download is written to store.PartialPath, hashed while written,
+// and moved to its address only when its SHA-256 matches; a truncated or
+// interrupted download stays there and the next attempt (or the next
+// Pull) continues from its end. It tries every blob and returns the
+// results in order with the errors joined.
+func Pull(ctx context.Context, store *repro.Store, rem Remote, sums []string, o Options) ([]Result, error) {
+	return each(ctx, sums, func(sum string) Result {
+		if err := checkSum(sum); err != nil {
+			return Result{Sum: sum, Err: err}
+		}
+		if store.Has(sum) {
+			return Result{Sum: sum, Skipped: "present"}
+		}
+		r := Result{Sum: sum}
+		start := time.Now()
+		r.Err = retry(ctx, o, "pull "+short(sum), func() error { return fetch(ctx, store, rem, sum, o, &r) })
+		r.Took = time.Since(start)
+		if r.Err == nil {
+			o.logf("pulled %s  %s", short(sum), rate(r.Bytes, r.Took, r.Resumed))
+		}
+		return r
+	})
+}
+
+func each(ctx context.Context, sums []string, f func(string) Result) ([]Result, error) {
+	var res []Result
+	var errs []error
+	for _, s := range sums {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		r := f(s)
+		res = append(res, r)
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// fetch makes one attempt at downloading sum into the partial file.
+func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result) (err error) {
+	ctx, w := watch(parent, o.Stall)
+	part := store.PartialPath(sum)
+	defer func() {
+		w.stop()
+		if fi, e := os.Stat(part); err != nil && !errors.Is(err, ErrBusy) && e == nil && fi.Size() == 0 {
+			os.Remove(part) // nothing to resume from
+		}
+		if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), ErrStalled) {
+			err = fmt.Errorf("pull %s from %s: %w (%v): %w", short(sum), rem, ErrStalled, w.after, err)
+		}
+	}()
+	size, err := rem.Stat(ctx, sum)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
+		return fmt.Errorf("pull %s: %w", short(sum), err)
+	}
+	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", short(sum), err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("pull %s: %s is locked: %w", short(sum), part, ErrBusy)
+	}
+	h := sha256.New()
+	have, err := io.Copy(h, f) // resume: the bytes already there
+	if err != nil {
+		return fmt.Errorf("pull %s: reading %s: %w", short(sum), part, err)
+	}
+	if size >= 0 && have > size {
+		if have, err = restart(f, h); err != nil {
+			return err
+		}
+	}
+	if size < 0 || have < size {
+		rc, got, err := rem.Get(ctx, sum, have)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		if got != have { // the remote cannot resume
+			if have, err = restart(f, h); err != nil {
+				return err
+			}
+		}
+		r.Resumed = have
+		p := newProgress(o, "pull", sum, have, size)
+		n, err := io.Copy(io.MultiWriter(f, h, p, w), ctxReader{ctx, rc})
+		p.stop()
+		r.Bytes += n
+		if err != nil {
+			return fmt.Errorf("pull %s: %w after %d of %s bytes (the partial file is kept; pull again to resume)", short(sum), err, have+n, sizeText(size))
+		}
+		have += n
+	}
+	if size >= 0 && have < size {
+		return fmt.Errorf("pull %s: %w: %d of %d bytes", short(sum), ErrTruncated, have, size)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		f.Close()
+		os.Remove(part) // never resume from bytes that are wrong
+		return fmt.Errorf("pull %s from %s: %w: the %d bytes hash to %s; discarded", short(sum), rem, ErrCorrupt, have, short(got))
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("pull %s: %w", short(sum), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("pull %s: %w", short(sum), err)
+	}
+	return store.Adopt(part, sum)
+}
+
+// A watchdog cancels its context with ErrStalled when nothing was
+// written to it for after.
+type watchdog struct {
+	n     atomic.Int64
+	after time.Duration
+	done  chan struct{}
+}
+
+func watch(parent context.Context, after time.Duration) (context.Context, *watchdog) {
+	if after <= 0 {
+		after = time.Minute
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	w := &watchdog{after: after, done: make(chan struct{})}
+	go func() {
+		defer cancel(nil)
+		t := time.NewTicker(after / 4)
+		defer t.Stop()
+		last, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if n := w.n.Load(); n != last {
+					last, since = n, now
+				} else if now.Sub(since) >= after {
+					cancel(ErrStalled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, w
+}
+
+func (w *watchdog) Write(b []byte) (int, error) { w.n.Add(int64(len(b))); return len(b), nil }
+
+func (w *watchdog) stop() { close(w.done) }
+
+// restart empties the partial file and the hash.
+func restart(f *os.File, h hash.Hash) (int64, error) {
+	h.Reset()
+	if err := f.Truncate(0); err != nil {
+		return 0, err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return 0, err
+}
+
+// Push copies the blobs sums from store to rem, skipping those the remote
+// has (same size). Each blob is re-hashed before it leaves, so a corrupt
+// local blob is never published; the remote makes it visible only whole.
+func Push(ctx context.Context, store *repro.Store, rem Remote, sums []string, o Options) ([]Result, error) {
+	return each(ctx, sums, func(sum string) Result {
+		r := Result{Sum: sum}
+		if err := checkSum(sum); err != nil {
+			r.Err = err
+			return r
+		}
+		if !store.Has(sum) {
+			r.Skipped = "not in the local store"
+			o.logf("skipped %s: not in the local store, so not pushed (pull it first, or push from the machine that has it)", short(sum))
+			return r
+		}
+		fi, err := os.Stat(store.Path(sum))
+		if err != nil {
+			r.Err = err
+			return r
+		}
+		size := fi.Size()
+		got, err := rem.Stat(ctx, sum)
+		switch {
+		case err == nil && got == size:
+			r.Skipped = "on remote"
+			return r
+		case err != nil && !errors.Is(err, ErrNotFound):
+			r.Err = err
+			return r
+		}
+		if err := store.Check(sum); err != nil {
+			r.Err = fmt.Errorf("push %s: %w: not uploaded", short(sum), err)
+			return r
+		}
+		start := time.Now()
+		r.Err = retry(ctx, o, "push "+short(sum), func() error {
+			f, err := os.Open(store.Path(sum))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			p := newProgress(o, "push", sum, 0, size)
+			defer p.stop()
+			return rem.Put(ctx, sum, io.TeeReader(f, p), size)
+		})
+		r.Took = time.Since(start)
+		if r.Err == nil {
+			r.Bytes = size
+			o.logf("pushed %s  %s", short(sum), rate(size, r.Took, 0))
+		}
+		return r
+	})
+}
+
+// A progress counts bytes and, when verbose, prints a line every
+// Interval: done/total, MB/s and ETA.
+type progress struct {
+	n    atomic.Int64
+	done chan struct{}
+}
+
+func newProgress(o Options, verb, sum string, have, size int64) *progress {
+	p := &progress{done: make(chan struct{})}
+	if !o.Verbose || o.Logf == nil {
+		return p
+	}
+	every := o.Interval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+				n := p.n.Load()
+				el := time.Since(start)
+				line := fmt.Sprintf("  %s %s  %s", verb, short(sum), rate(n, el, have))
+				if size > 0 && n > 0 {
+					left := time.Duration(float64(size-have-n) / float64(n) * float64(el))
+					line += fmt.Sprintf("  %.0f%% of %.1f MB, ETA %v", 100*float64(have+n)/float64(size), float64(size)/1e6, left.Round(time.Second))
+				}
+				o.Logf("%s", line)
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) Write(b []byte) (int, error) { p.n.Add(int64(len(b))); return len(b), nil }
+
+func (p *progress) stop() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
+// rate formats "12.3 MB in 1.2s, 10.2 MB/s" (MB = 10^6 bytes).
+func rate(n int64, d time.Duration, resumed int64) string {
+	s := fmt.Sprintf("%.1f MB in %v, %.1f MB/s", float64(n)/1e6, d.Round(time.Millisecond), float64(n)/1e6/max(d.Seconds(), 1e-9))
+	if resumed > 0 {
+		s += fmt.Sprintf(" (resumed after %.1f MB)", float64(resumed)/1e6)
+	}
+	return s
+}
+
+func sizeText(size int64) string {
+	if size < 0 {
+		return "?"
+	}
+	return fmt.Sprint(size)
+}
