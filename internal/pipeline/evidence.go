@@ -23,7 +23,7 @@ import (
 // ErrEvidence is returned when a pinned run differs from its sealed
 // manifest (or the pin from the manifest): the raw data the paper is
 // built from was altered, and nothing is built from it.
-var ErrEvidence = errors.New("the pinned raw data differs from its sealed manifest")
+var ErrEvidence = errors.New("the pinned raw data does not match its seal")
 
 // A pinnedRun is one run some study pins for some profile.
 type pinnedRun struct {
@@ -128,7 +128,7 @@ func requireEvidence(cfg Config, h *repro.Hasher, target string) error {
 	for _, p := range rep.Problems {
 		cfg.printf("FAIL %s", p)
 	}
-	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: raw data is immutable and the outputs must not be rebuilt from altered data. Restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run`, which seals and pins it)",
+	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: raw data is immutable, and outputs are never rebuilt from altered data. Restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run` seals and pins it)",
 		ErrEvidence, len(rep.Problems), target)
 }
 
@@ -166,7 +166,7 @@ func Seal(ctx context.Context, cfg Config, dirs ...string) error {
 		return err
 	}
 	if len(dirs) == 0 {
-		return errors.New("seal: name the run folders to seal (data/<study>/<run-id>)")
+		return errors.New("name the run folders to seal (data/<study>/<run-id>)")
 	}
 	lists, from, err := committedSums(ctx, cfg.Root)
 	if err != nil {
@@ -196,7 +196,7 @@ func committedSums(ctx context.Context, root string) ([]map[string]string, strin
 	}
 	b, err := os.ReadFile(filepath.Join(root, repro.SumsFile))
 	if err != nil {
-		return nil, "", fmt.Errorf("seal: %w: the runs are checked against it", err)
+		return nil, "", fmt.Errorf("%w: the runs are checked against it", err)
 	}
 	work, err := read(repro.SumsFile, b)
 	if err != nil {
@@ -211,7 +211,7 @@ func committedSums(ctx context.Context, root string) ([]map[string]string, strin
 		}
 		commit, _ := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
 		lists = append(lists, committed)
-		from = fmt.Sprintf("%s in the working tree and as committed at %s", repro.SumsFile, bytes.TrimSpace(commit))
+		from = fmt.Sprintf("%s (in the working tree and\nas committed at %s)", repro.SumsFile, bytes.TrimSpace(commit))
 	}
 	return lists, from, nil
 }
@@ -220,16 +220,16 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	dir = path.Clean(filepath.ToSlash(dir))
 	parts := strings.Split(dir, "/")
 	if len(parts) != 3 || parts[0] != "data" {
-		return fmt.Errorf("seal: %q is not a run folder (data/<study>/<run-id>)", dir)
+		return fmt.Errorf("%q is not a run folder (data/<study>/<run-id>)", dir)
 	}
 	abs := filepath.Join(cfg.Root, filepath.FromSlash(dir))
 	name := parts[1] + "/" + parts[2]
 	if _, err := os.Lstat(filepath.Join(abs, repro.ManifestFile)); err == nil {
-		return fmt.Errorf("seal: %s is sealed already (%s exists); a manifest is written once", dir, repro.ManifestFile)
+		return fmt.Errorf("%s is sealed already (%s exists); a manifest is written once", dir, repro.ManifestFile)
 	}
 	m, err := repro.NewManifest(abs, name) // also checks meta.json against the files
 	if err != nil {
-		return fmt.Errorf("seal: %w", err)
+		return err
 	}
 	meta, err := provenance.Read(abs)
 	if err != nil {
@@ -263,20 +263,20 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	}
 	if len(bad) > 0 {
 		slices.Sort(bad)
-		return fmt.Errorf("seal: %s does not match what was recorded, so it is not sealed; restore it with `git checkout -- %s`:\n  %s", dir, dir, strings.Join(slices.Compact(bad), "\n  "))
+		return fmt.Errorf("%s does not match what was recorded, so it is not sealed; restore it with `git checkout -- %s`:\n  %s", dir, dir, strings.Join(slices.Compact(bad), "\n  "))
 	}
 	date := cfg.now().UTC().Format("2006-01-02")
-	note := fmt.Sprintf(`## %s (added %s)
-
-This run was committed before pqrepro sealed runs when committing them
-(repro.Run.Commit now writes the manifest). %s was added on %s by
-`+"`pqrepro seal`"+`, after checking every file of this folder against the
-SHA-256 that the run's meta.json ("files") and %s give it;
-no file was changed. It lists every file of the folder (this README.md
-included) and the %d content-store blob(s) meta.json refers to, and
-experiments/%s.toml pins the manifest's own SHA-256. The build, paper and
-verify targets refuse to run when any file here differs from it.
-`, repro.ManifestFile, date, repro.ManifestFile, date, from, len(m.Blobs), parts[1])
+	note := fmt.Sprintf("## %s (added %s)\n\n", repro.ManifestFile, date) +
+		"This run was committed before runs were sealed when committed\n" +
+		"(repro.Run.Commit now writes the manifest). `pqrepro seal` added\n" +
+		repro.ManifestFile + " on " + date + ", after checking every file of\n" +
+		"this folder against the SHA-256 that the run's meta.json (\"files\") and\n" +
+		from + " give it.\n" +
+		"No data file was changed. The manifest lists every file of the folder\n" +
+		fmt.Sprintf("(this README.md included) and the %d content-store blob(s) that\n", len(m.Blobs)) +
+		"meta.json refers to; experiments/" + parts[1] + ".toml pins the manifest's own\n" +
+		"SHA-256. build, all, quick, paper and verify refuse to run when any\n" +
+		"file here differs from it.\n"
 	notes := filepath.Join(abs, repro.NotesFile)
 	old, err := os.ReadFile(notes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -292,7 +292,7 @@ verify targets refuse to run when any file here differs from it.
 	}
 	sum, err := repro.WriteManifest(abs, name)
 	if err != nil {
-		return fmt.Errorf("seal: %w", err)
+		return err
 	}
 	specPath := filepath.Join(cfg.Root, spec.Path(parts[1]))
 	var pinned []string
@@ -317,7 +317,7 @@ verify targets refuse to run when any file here differs from it.
 	if _, ok := m.Files[repro.NotesFile]; ok {
 		checked--
 	}
-	cfg.printf("seal: %s: %d files checked against meta.json and %s; %s sha256 %s, %s", dir, checked, from, repro.ManifestFile, sum, where)
+	cfg.printf("seal: %s: %d files checked against meta.json and %s; %s sha256 %s, %s", dir, checked, strings.ReplaceAll(from, "\n", " "), repro.ManifestFile, sum, where)
 	return nil
 }
 
