@@ -76,13 +76,26 @@ type evidenceReport struct {
 }
 
 // checkEvidence checks every pinned run against its MANIFEST.sha256 and
-// every pin against the manifest's SHA-256. h is the hasher (nil: every
-// file is read again, as verify does); content-store blobs are checked
-// when the store holds them.
+// every pin against the manifest's SHA-256; with h set (the builds' hash
+// cache) also every file of a pinned run that SHA256SUMS lists against
+// that list, so that editing the data, meta.json, the manifest and the
+// pin together is caught too. With h nil (verify) every file is read
+// again and the SHA256SUMS comparison is left to repro.Engine.Verify.
+// Content-store blobs are checked when the store holds them.
 func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 	runs, err := pinnedRuns(cfg)
 	if err != nil {
 		return nil, err
+	}
+	var sums []repro.SumEntry
+	if h != nil {
+		b, err := os.ReadFile(filepath.Join(cfg.Root, repro.SumsFile))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if sums, err = repro.ParseSums(repro.SumsFile, b); err != nil {
+			return nil, fmt.Errorf("%w: restore it with `git checkout -- %s`", err, repro.SumsFile)
+		}
 	}
 	rep := &evidenceReport{}
 	store := repro.OpenStore(cfg.Root)
@@ -109,6 +122,20 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		rep.Blobs += rc.Blobs
 		rep.BlobsAbsent += rc.BlobsAbsent
 		rep.Problems = append(rep.Problems, rc.Problems...)
+		for _, ent := range sums {
+			if !strings.HasPrefix(ent.Path, r.dir+"/") {
+				continue
+			}
+			got, err := h.Hash(filepath.Join(cfg.Root, filepath.FromSlash(ent.Path)))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				rep.Problems = append(rep.Problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("missing (listed in %s line %d)", repro.SumsFile, ent.Line)})
+			case err != nil:
+				rep.Problems = append(rep.Problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("unreadable: %v", err)})
+			case got != ent.SHA256:
+				rep.Problems = append(rep.Problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("content differs from %s: listed sha256 %s, file has %s", repro.SumsFile, ent.SHA256[:12], got[:12])})
+			}
+		}
 	}
 	rep.Problems = repro.MergeProblems(rep.Problems)
 	return rep, nil
