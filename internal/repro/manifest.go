@@ -326,6 +326,22 @@ func CheckRun(root, runRel, pinnedSHA, pinnedBy string, h *Hasher, store *Store)
 			problem(p, "missing (listed in %s); %s", ManifestFile, restore(p))
 		}
 	}
+	// The run's own record must agree with its seal: a manifest written
+	// by hand to match altered data is caught unless meta.json is
+	// altered too.
+	meta, err := metaFiles(dir)
+	if err != nil {
+		problem(runRel+"/"+metaFile, "%v", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(meta)) {
+		sealed, ok := m.Files[path.Clean(name)]
+		if !ok {
+			sealed, ok = m.Blobs[name]
+		}
+		if ok && sealed != meta[name] {
+			problem(runRel+"/"+path.Clean(name), "meta.json lists sha256 %s, %s %s; %s", short(meta[name]), ManifestFile, short(sealed), restore(runRel+"/"+metaFile))
+		}
+	}
 	if store == nil {
 		store = OpenStore(root)
 	}

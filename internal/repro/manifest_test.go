@@ -116,6 +116,12 @@ func TestCheckRun(t *testing.T) {
 			os.WriteFile(filepath.Join(run, ManifestFile), bytes.Replace(b, []byte("tls/"), []byte("net/"), 1), 0o644)
 		}, func(string) string { return "" }, "seals net/"},
 		{"wrong pin", func(*testing.T, string) {}, func(good string) string { return strings.Repeat("0", 64) }, "altered: sha256"},
+		{"data and manifest edited together", func(t *testing.T, run string) {
+			os.WriteFile(filepath.Join(run, "records.csv"), []byte("1\n3\n"), 0o644)
+			b, _ := os.ReadFile(filepath.Join(run, ManifestFile))
+			b = bytes.Replace(b, []byte(HashBytes([]byte("1\n2\n"))), []byte(HashBytes([]byte("1\n3\n"))), 1)
+			os.WriteFile(filepath.Join(run, ManifestFile), b, 0o644)
+		}, func(string) string { return "" }, "records.csv: meta.json lists sha256"},
 		{"a blob in the store is corrupt", func(t *testing.T, run string) {
 			s := OpenStore(filepath.Dir(filepath.Dir(filepath.Dir(run))))
 			p := s.Path(HashBytes([]byte("capture")))
