@@ -30,6 +30,10 @@ type RunConfig struct {
 	// Root is the repository root. meta.json names the spec relative to it
 	// and the content store defaults to repro.OpenStore(Root).
 	Root string
+	// Git is the state of the repository the run was started from
+	// (provenance.RepoGit at the repository root, taken by the pipeline
+	// when the run starts); nil means the state of Root.
+	Git *provenance.Git
 	// Profile is "quick" or "full" (any [profiles.*] of the spec).
 	Profile string
 	// SpecPath is the spec; empty means Root/experiments/net.toml. On
@@ -208,7 +212,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	measured["rtts_per_connection"] = RTTsPerConnection
 
-	m := provenance.Collect(ctx, provenance.Options{Root: cfg.Root})
+	m := provenance.Collect(ctx, provenance.Options{Root: cfg.Root, Git: cfg.Git})
 	m.Study, m.RunID, m.Profile = Study, run.ID, cfg.Profile
 	if rel, err := filepath.Rel(cfg.Root, cfg.SpecPath); err == nil && filepath.IsLocal(rel) {
 		m.Spec = filepath.ToSlash(rel)
@@ -242,8 +246,8 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err := run.Commit(); err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
-	if err := spec.Pin(cfg.SpecPath, cfg.Profile, run.ID); err != nil {
-		return fmt.Errorf("net:run: run %s is committed but could not be pinned: %w (add %s = %q under [runs] by hand)", run.ID, err, cfg.Profile, run.ID)
+	if err := spec.Pin(cfg.SpecPath, cfg.Profile, spec.Sealed(run.ID, run.Manifest)); err != nil {
+		return fmt.Errorf("net:run: run %s is committed but could not be pinned: %w (add %s = %q under [runs] by hand)", run.ID, err, cfg.Profile, spec.Sealed(run.ID, run.Manifest))
 	}
 	wall := time.Duration(sched.WallS * 1e9)
 	fmt.Fprintf(cfg.Log, "net:run: %d of %d handshakes ok; wall %v, theoretical minimum %v serial (ratio %.3f), %v as scheduled (ratio %.3f); run %s pinned for %s\n",

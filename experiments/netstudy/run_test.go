@@ -181,9 +181,14 @@ func TestRunEndToEnd(t *testing.T) {
 	if m.Files[RecordsFile] != sum {
 		t.Errorf("meta.json records hash %s, file has %s", m.Files[RecordsFile], sum)
 	}
+	// Sealed at commit, and the pin carries the manifest's SHA-256.
+	manifest, err := repro.HashFile(filepath.Join(dir, repro.ManifestFile))
+	if err != nil {
+		t.Fatalf("the run has no manifest: %v", err)
+	}
 	spec, _ := os.ReadFile(cfg.SpecPath)
-	if !strings.Contains(string(spec), `test = "`+dirs[0]+`"`) {
-		t.Errorf("spec not pinned to %s:\n%s", dirs[0], spec)
+	if !strings.Contains(string(spec), `test = "`+dirs[0]+`@sha256:`+manifest+`"`) {
+		t.Errorf("spec not pinned to %s with its manifest %s:\n%s", dirs[0], manifest, spec)
 	}
 }
 

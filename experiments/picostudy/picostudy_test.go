@@ -472,9 +472,13 @@ func TestRunQuickMLKEM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	manifest, err := repro.HashFile(filepath.Join(dir, repro.ManifestFile))
+	if err != nil {
+		t.Fatalf("the run is not sealed: %v", err)
+	}
 	runs := after.Runs
-	if runs["quick"] != id {
-		t.Errorf("pinned %v, want quick = %s", runs, id)
+	if runs["quick"] != id+"@sha256:"+manifest {
+		t.Errorf("pinned %v, want quick = %s@sha256:%s", runs, id, manifest)
 	}
 	t.Run("replayed on a serial port", func(t *testing.T) { testSerialBoard(t, raw, false) })
 	t.Run("flashed through BOOTSEL, then replayed", func(t *testing.T) { testSerialBoard(t, raw, true) })

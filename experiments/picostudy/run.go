@@ -25,6 +25,10 @@ import (
 type RunConfig struct {
 	// Root is the repository root; "" finds it from the working directory.
 	Root string
+	// Git is the state of the repository the run was started from
+	// (provenance.RepoGit at the repository root, taken by the pipeline
+	// when the run starts); nil means the state of Root.
+	Git *provenance.Git
 	// Profile names a [profiles.*] table of the spec ("quick" or "full").
 	Profile string
 	// SpecPath is the spec; "" means <Root>/experiments/pico.toml. The run
@@ -328,7 +332,7 @@ feed:
 	}
 
 	end := now()
-	meta := provenance.Collect(ctx, provenance.Options{Root: root, Tools: map[string][]string{
+	meta := provenance.Collect(ctx, provenance.Options{Root: root, Git: cfg.Git, Tools: map[string][]string{
 		"arm-none-eabi-gcc": {"arm-none-eabi-gcc", "--version"},
 		"node":              {"node", "--version"},
 		"npm":               {"npm", "--version"},
@@ -379,8 +383,8 @@ feed:
 	if err := r.Commit(); err != nil {
 		return err
 	}
-	if err := spec.Pin(specPath, cfg.Profile, r.ID); err != nil {
-		return fmt.Errorf("run %s is recorded in %s but could not be pinned: %w (add %s = %q under [runs] by hand)", r.ID, r.Final, err, cfg.Profile, r.ID)
+	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest)); err != nil {
+		return fmt.Errorf("run %s is recorded in %s but could not be pinned: %w (add %s = %q under [runs] by hand)", r.ID, r.Final, err, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
 	}
 	logf("run %s recorded (%d images, %v) and pinned for the %s profile in %s", r.ID, len(records),
 		end.Sub(start).Round(time.Second), cfg.Profile, meta.Spec)

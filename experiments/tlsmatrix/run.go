@@ -50,6 +50,10 @@ type RunConfig struct {
 	// Root is the repository root; the spec, data/ and the store are
 	// below it unless overridden.
 	Root string
+	// Git is the state of the repository the run was started from
+	// (provenance.RepoGit at the repository root, taken by the pipeline
+	// when the run starts); nil means the state of Root.
+	Git *provenance.Git
 	// Profile names the spec's profile (quick, full).
 	Profile string
 	// Log receives one line per step and throttled progress; nil is
@@ -308,7 +312,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	files[CaptureName] = sum
 	r.logf("capture: %d bytes stored as sha256:%s in %s", fi.Size(), sum, store.Dir)
 
-	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root})
+	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root, Git: cfg.Git})
 	meta.Study = Study
 	meta.RunID = run.ID
 	meta.Spec = spec.Path(Study)
@@ -363,10 +367,10 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.measured,
 		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: fi.Size(),
 	}
-	if err := spec.Pin(specPath, cfg.Profile, run.ID); err != nil {
+	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(run.ID, run.Manifest)); err != nil {
 		// The run is committed and stays; only the pin is missing.
 		return res, fmt.Errorf("tls run %s is in %s but could not be pinned: %w; add %s = %q under [runs] in %s by hand",
-			run.ID, run.Final, err, cfg.Profile, run.ID, specPath)
+			run.ID, run.Final, err, cfg.Profile, spec.Sealed(run.ID, run.Manifest), specPath)
 	}
 	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, specPath, res.Total.Round(time.Second))
 	return res, nil

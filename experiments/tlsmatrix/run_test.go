@@ -93,7 +93,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if got := entries(t, filepath.Join(e.root, "data", "tls")); got != id {
 		t.Errorf("data/tls holds %q, want only the run (no .incomplete leftovers)", got)
 	}
-	if got := entries(t, wantDir); got != "configs.json meta.json records.csv.gz" {
+	if got := entries(t, wantDir); got != "MANIFEST.sha256 configs.json meta.json records.csv.gz" {
 		t.Errorf("run folder holds %q", got)
 	}
 
@@ -211,9 +211,14 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Errorf("capture holds %d packets, %d of them in %d connections: want only the run's 16 connections (%d noise exchanges ran)", res.Capture.Packets, inConns, len(cres.Records), *noise)
 	}
 
-	// The pin, and nothing else in the spec changed.
+	// The pin (with the SHA-256 of the manifest Commit wrote), and
+	// nothing else in the spec changed.
+	manifest, err := repro.HashFile(filepath.Join(wantDir, repro.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	after, _ := os.ReadFile(e.spec)
-	if want := strings.Replace(string(specBefore), "[runs]\n", "[runs]\nquick = \""+id+"\"\n", 1); string(after) != want {
+	if want := strings.Replace(string(specBefore), "[runs]\n", "[runs]\nquick = \""+id+"@sha256:"+manifest+"\"\n", 1); string(after) != want {
 		t.Errorf("spec after the run:\n%s\nwant:\n%s", after, want)
 	}
 	for _, line := range []string{"plan: profile quick, 2 configurations", "capture: started on lo", "0 kernel drops", "committed in", "pinned for the quick profile"} {

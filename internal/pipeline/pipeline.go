@@ -21,6 +21,7 @@ import (
 
 	"pqrepro/internal/deps"
 	"pqrepro/internal/paperbuild"
+	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	Installer *deps.Installer
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Git is the repository's state for the provenance of new runs,
+	// taken at Root when an experiment target starts (withGit), so that
+	// runs working in another tree (mage reproduce) record it too.
+	Git *provenance.Git
 }
 
 func (c *Config) log() io.Writer {
@@ -101,6 +106,10 @@ type Study struct {
 	// copies, so that it runs again without touching the committed data
 	// or spec.
 	Run func(ctx context.Context, cfg Config, specPath, dataDir string) error
+	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
+	// that the pin records ("" if it records none); nil means the [runs]
+	// table of experiments/<Name>.toml (spec.PinnedSeal).
+	Manifest func(root, profile string) (string, error)
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
 	// for `mage reproduce`.
@@ -162,8 +171,10 @@ func Engine(cfg Config) (*repro.Engine, error) {
 	}, nil
 }
 
-// Status prints every stage and, for stale ones, why. It always returns
-// nil unless the status cannot be computed (a corrupt lock file).
+// Status prints every stage and, for stale ones, why. A pinned run that
+// differs from its sealed manifest is an error (ERROR lines, non-nil
+// result), not a reason to rebuild; otherwise it returns nil unless the
+// status cannot be computed (a corrupt lock file).
 func Status(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -185,6 +196,13 @@ func Status(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	ev, err := checkEvidence(cfg, e.Hasher)
+	if err != nil {
+		return err
+	}
+	for _, p := range ev.Problems {
+		cfg.printf("  ERROR  %s", p)
+	}
 	st, err := e.Status(ctx)
 	if err != nil {
 		return err
@@ -202,6 +220,9 @@ func Status(ctx context.Context, cfg Config) error {
 		}
 	}
 	switch {
+	case len(ev.Problems) > 0:
+		cfg.printf("%d of %d stages are stale, but do NOT rebuild: the pinned raw data does not match its seal (ERROR lines above)", stale, len(st))
+		return fmt.Errorf("%w: %d problems; restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run`) and pin it", ErrEvidence, len(ev.Problems))
 	case len(st) == 0:
 		cfg.printf("no stages: no study has a pinned dataset yet")
 	case stale == 0:
@@ -231,31 +252,50 @@ func Verify(ctx context.Context, cfg Config) error {
 		}
 	}
 	start := cfg.now()
+	// 1. Every pinned run against its manifest, re-reading every file.
+	ev, err := checkEvidence(cfg, nil)
+	if err != nil {
+		return err
+	}
+	cfg.printf("%s", ev.line(cfg.now().Sub(start)))
+	// 2. SHA256SUMS and the re-derivation of every output.
 	cfg.printf("verify: checking %s and re-deriving %d stages in a temporary tree", repro.SumsFile, len(e.Stages))
 	rep, err := e.Verify(ctx)
 	if err != nil {
 		return err
 	}
-	for _, p := range rep.Problems {
+	// Every file-level finding first, one line per file, then the
+	// stages that failed: a failing stage never hides a FAIL line.
+	problems := repro.MergeProblems(append(ev.Problems, rep.Problems...))
+	for _, p := range problems {
 		cfg.printf("FAIL %s", p)
 	}
-	cfg.printf("verify: %d files hashed, %d outputs re-derived, %d problems (%v)",
-		rep.Checked, rep.Rederived, len(rep.Problems), cfg.now().Sub(start).Round(time.Millisecond))
-	if len(rep.Problems) > 0 {
-		return fmt.Errorf("%w: %d problems (listed above)", ErrVerify, len(rep.Problems))
+	for _, se := range rep.StageErrors {
+		cfg.printf("ERROR stage %s: %v", se.Stage, se.Err)
+	}
+	cfg.printf("verify: %d files hashed, %d outputs re-derived, %d problems, %d failed stages (%v)",
+		rep.Checked, rep.Rederived, len(problems), len(rep.StageErrors), cfg.now().Sub(start).Round(time.Millisecond))
+	if len(problems) > 0 || len(rep.StageErrors) > 0 {
+		return fmt.Errorf("%w: %d problems and %d failed stages (listed above)", ErrVerify, len(problems), len(rep.StageErrors))
 	}
 	cfg.printf("verify: OK, every output follows byte for byte from the committed data")
 	return nil
 }
 
 // Build brings every stage up to date (or the named ones and what they
-// depend on).
+// depend on), after checking every pinned run against its manifest
+// (through the hash cache, whose key includes the status-change time, so
+// an in-place edit with the modification time set back is seen).
 func Build(ctx context.Context, cfg Config, names ...string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	e, err := Engine(cfg)
 	if err != nil {
+		return err
+	}
+	if err := requireEvidence(cfg, e.Hasher, "build"); err != nil {
+		e.Hasher.Save()
 		return err
 	}
 	start := cfg.now()

@@ -24,6 +24,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	os.WriteFile(filepath.Join(root, "analysis", "a.go"), []byte("package analysis\n"), 0o644)
 	runs := 0
 	installed := false
+	manifests := map[string]string{} // profile -> SHA-256 of the run's manifest, the fake's pin
 	saved, savedClaims := studies, withClaims
 	t.Cleanup(func() { studies, withClaims = saved, savedClaims })
 	withClaims = false
@@ -43,11 +44,17 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			}
 			return p, nil
 		},
+		Manifest: func(root, profile string) (string, error) { return manifests[profile], nil },
 		Run: func(ctx context.Context, cfg Config, _, _ string) error {
 			runs++
 			dir := filepath.Join(cfg.Root, "data", "fake", cfg.Profile)
 			os.MkdirAll(dir, 0o755)
-			return os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644)
+			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644); err != nil {
+				return err
+			}
+			sum, err := repro.WriteManifest(dir, "fake/"+cfg.Profile)
+			manifests[cfg.Profile] = sum
+			return err
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return []*repro.Stage{{
@@ -124,10 +131,12 @@ func TestAllPlansInstallsRunsAndBuilds(t *testing.T) {
 	if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), "FAIL data/fake/quick/x.txt: content differs") {
 		t.Errorf("Verify after tampering: %v\n%s", err, log)
 	}
+	// Altered raw data is an error for status, never advice to rebuild.
 	log.Reset()
-	Status(context.Background(), cfg)
-	if !strings.Contains(log.String(), "stale  fake:analyze") || !strings.Contains(log.String(), "input data/fake/quick/x.txt changed") {
-		t.Errorf("Status after tampering:\n%s", log)
+	err = Status(context.Background(), cfg)
+	if !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "ERROR  data/fake/quick/x.txt: content differs from the sealed run") ||
+		strings.Contains(log.String(), "mage all") || !strings.Contains(log.String(), "do NOT rebuild") {
+		t.Errorf("Status after tampering: %v\n%s", err, log)
 	}
 }
 

@@ -50,6 +50,12 @@ func Reproduce(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// The new runs are made in a tree of their own: their provenance is
+	// the repository's state, taken here at the repository root.
+	cfg, err := cfg.withGit(ctx)
+	if err != nil {
+		return err
+	}
 	only := map[string]bool{}
 	for _, s := range strings.Split(os.Getenv("PQREPRO_STUDIES"), ",") {
 		if s = strings.TrimSpace(s); s != "" {

@@ -30,7 +30,7 @@ func init() {
 			return e.Expected
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return anet.Stages(run, anet.Params{}), nil

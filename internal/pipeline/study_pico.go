@@ -23,7 +23,7 @@ func init() {
 		Requirements: picostudy.Requirements,
 		EstimateFor:  func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return apico.Stages(run, apico.Params{}), nil

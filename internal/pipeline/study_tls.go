@@ -22,7 +22,7 @@ func init() {
 			return tlsmatrix.Estimates(root)[profile]
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 			return err
 		},
 		StagesFor: tlsStagesFor,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"pqrepro/internal/deps"
+	"pqrepro/internal/repro"
 )
 
 // buildEstimate is the expected time of the analysis and render stages
@@ -85,9 +86,20 @@ func All(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	h := repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json"))
+	err := requireEvidence(cfg, h, "all")
+	h.Save()
+	if err != nil {
+		return err
+	}
 	steps, reqs, err := plan(cfg)
 	if err != nil {
 		return err
+	}
+	if hasRuns(steps) {
+		if cfg, err = cfg.withGit(ctx); err != nil {
+			return err
+		}
 	}
 	var total time.Duration
 	cfg.printf("plan (%s profile):", cfg.Profile)
@@ -136,6 +148,10 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 			if err := cfg.installer().Ensure(ctx, s.Requirements(cfg.Root)); err != nil {
 				return err
 			}
+		}
+		cfg, err := cfg.withGit(ctx)
+		if err != nil {
+			return err
 		}
 		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
 		return s.Run(ctx, cfg, "", "")

@@ -11,6 +11,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -84,10 +86,20 @@ type GoInfo struct {
 	Settings map[string]string `json:"settings"`
 }
 
-// Git describes the source tree.
+// Git describes the source tree the run was made from.
 type Git struct {
+	// Commit is the full hash of HEAD, or "unknown" when the run was not
+	// started from a git checkout (WhyUnknown says why).
 	Commit string `json:"commit"`
-	Dirty  bool   `json:"dirty"`
+	// Dirty is true when tracked files differ from HEAD (untracked files,
+	// such as a new run folder, do not count: `git describe --dirty`).
+	Dirty bool `json:"dirty"`
+	// DiffSHA256 is, when Dirty, the SHA-256 of the output of `git diff
+	// HEAD --binary`: whoever holds that patch can prove it is the one
+	// the run was made with, and apply it to Commit to get the tree.
+	DiffSHA256 string `json:"diff_sha256,omitempty"`
+	// WhyUnknown says why Commit is "unknown".
+	WhyUnknown string `json:"why_unknown,omitempty"`
 }
 
 // Options say what Collect should look at. Tools maps a tool's name to
@@ -95,7 +107,15 @@ type Git struct {
 // {"arm-none-eabi-gcc", "--version"}); the first line of its output is
 // recorded.
 type Options struct {
-	Root  string
+	// Root is the tree the run works in (spec, data, store).
+	Root string
+	// Git is the state of the repository the run was started from, as
+	// RepoGit found it at the repository root when the run started; the
+	// pipeline passes it, so that a run working in a temporary tree (mage
+	// reproduce) records the repository's commit, not the temporary
+	// tree's. Nil means RepoGit(Root), and "unknown" with the reason when
+	// Root is not a git checkout.
+	Git   *Git
 	Tools map[string][]string
 }
 
@@ -111,7 +131,11 @@ func Collect(ctx context.Context, opt Options) Meta {
 	}
 	m.Host = collectHost()
 	m.Go = collectGo()
-	m.Git = collectGit(ctx, opt.Root)
+	if opt.Git != nil {
+		m.Git = *opt.Git
+	} else {
+		m.Git = collectGit(ctx, opt.Root)
+	}
 	for _, name := range slices.Sorted(maps.Keys(opt.Tools)) {
 		if v, err := ToolVersion(ctx, opt.Tools[name]...); err == nil {
 			m.Tools[name] = v
@@ -195,18 +219,48 @@ func collectGo() GoInfo {
 }
 
 func collectGit(ctx context.Context, root string) Git {
-	g := Git{Commit: "unknown"}
-	if root == "" {
-		return g
-	}
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output()
+	g, err := RepoGit(ctx, root)
 	if err != nil {
-		return g
+		return Git{Commit: "unknown", WhyUnknown: err.Error()}
 	}
-	g.Commit = strings.TrimSpace(string(out))
-	st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output()
-	g.Dirty = err != nil || len(bytes.TrimSpace(st)) > 0
 	return g
+}
+
+// RepoGit returns the commit of the git checkout at dir, whether tracked
+// files differ from it and, if so, the SHA-256 of `git diff HEAD
+// --binary`. It fails when dir is not a git checkout or git cannot say.
+func RepoGit(ctx context.Context, dir string) (Git, error) {
+	if dir == "" {
+		return Git{}, fmt.Errorf("git: no repository directory given")
+	}
+	git := func(args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("git %s in %s: %w: %s", strings.Join(args, " "), dir, err, bytes.TrimSpace(stderr.Bytes()))
+		}
+		return out, nil
+	}
+	out, err := git("rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return Git{}, err
+	}
+	g := Git{Commit: strings.TrimSpace(string(out))}
+	st, err := git("status", "--porcelain", "--untracked-files=no")
+	if err != nil {
+		return Git{}, err
+	}
+	if len(bytes.TrimSpace(st)) > 0 {
+		diff, err := git("diff", "HEAD", "--binary", "--no-ext-diff", "--no-color")
+		if err != nil {
+			return Git{}, err
+		}
+		sum := sha256.Sum256(diff)
+		g.Dirty, g.DiffSHA256 = true, hex.EncodeToString(sum[:])
+	}
+	return g, nil
 }
 
 // Write writes meta.json into dir atomically, as indented JSON with

@@ -2,6 +2,8 @@ package provenance
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -95,5 +97,52 @@ func TestReadErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, FileName), []byte("{"), 0o644)
 	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "not valid provenance JSON") {
 		t.Errorf("Read of corrupt meta.json: %v", err)
+	}
+}
+
+// TestRepoGit: the commit, the dirty flag and the SHA-256 of the diff of
+// a checkout; untracked files do not make it dirty.
+func TestRepoGit(t *testing.T) {
+	if exec.Command("git", "--version").Run() != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644)
+	git("add", ".")
+	git("commit", "-q", "-m", "x")
+	head := strings.TrimSpace(git("rev-parse", "HEAD"))
+	ctx := context.Background()
+	if g, err := RepoGit(ctx, root); err != nil || g != (Git{Commit: head}) {
+		t.Errorf("clean: %+v, %v", g, err)
+	}
+	os.WriteFile(filepath.Join(root, "new.txt"), []byte("untracked\n"), 0o644)
+	if g, _ := RepoGit(ctx, root); g.Dirty {
+		t.Errorf("an untracked file made the tree dirty: %+v", g)
+	}
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("two\n"), 0o644)
+	g, err := RepoGit(ctx, root)
+	want := sha256.Sum256([]byte(git("diff", "HEAD", "--binary")))
+	if err != nil || g.Commit != head || !g.Dirty || g.DiffSHA256 != hex.EncodeToString(want[:]) {
+		t.Errorf("dirty: %+v, %v; want diff %x", g, err, want)
+	}
+	// A run in another tree records the state it is given.
+	other := t.TempDir()
+	if m := Collect(ctx, Options{Root: other, Git: &g}); m.Git != g {
+		t.Errorf("Collect with Git: %+v", m.Git)
+	}
+	if m := Collect(ctx, Options{Root: other}); m.Git.Commit != "unknown" || !strings.Contains(m.Git.WhyUnknown, "git") {
+		t.Errorf("Collect outside a checkout: %+v", m.Git)
+	}
+	if _, err := RepoGit(ctx, other); err == nil {
+		t.Error("RepoGit outside a checkout succeeded")
 	}
 }

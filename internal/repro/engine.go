@@ -44,6 +44,11 @@ type Engine struct {
 	Verbose bool
 	// Now is the clock used for durations in messages; nil is time.Now.
 	Now func() time.Time
+	// KeepGoing makes Build run every stage it can after one fails,
+	// skipping only the stages downstream of the failure, and report
+	// every failure in BuildReport.Failed (verification uses it so that
+	// one failing stage does not hide the other outputs' comparisons).
+	KeepGoing bool
 }
 
 func (e *Engine) logf(format string, args ...any) {
@@ -299,7 +304,19 @@ func (e *Engine) codeRoot() string {
 // BuildReport says what a build did.
 type BuildReport struct {
 	Ran, UpToDate []string
+	// Failed lists the stages that failed, in order, with KeepGoing;
+	// Skipped the stages not run because a stage upstream failed.
+	Failed  []StageError
+	Skipped []string
 }
+
+// A StageError is a stage that failed and why.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (s StageError) Error() string { return s.Err.Error() }
 
 // Build brings the named stages and everything upstream of them up to
 // date (all stages when names is empty), then rewrites SHA256SUMS. A stage
@@ -327,8 +344,18 @@ func (e *Engine) Build(ctx context.Context, names ...string) (*BuildReport, erro
 	if err != nil {
 		return nil, err
 	}
-	rep := &BuildReport{}
 	defer e.hasher().Save()
+	// Raw data that differs from SHA256SUMS stops the build before any
+	// stage runs on it (WriteSums would refuse at the end anyway).
+	raw, err := e.sumsContent(NewLock(), e.hasher().Hash)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkRawUnchanged(raw); err != nil {
+		return nil, err
+	}
+	rep := &BuildReport{}
+	broken := map[string]bool{} // failed or skipped, with KeepGoing
 	for _, s := range stages {
 		if !want[s.Name] {
 			continue
@@ -336,8 +363,18 @@ func (e *Engine) Build(ctx context.Context, names ...string) (*BuildReport, erro
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("build interrupted before %s: %w", s.Name, err)
 		}
+		if slices.ContainsFunc(deps[s.Name], func(d *Stage) bool { return broken[d.Name] }) {
+			broken[s.Name] = true
+			rep.Skipped = append(rep.Skipped, s.Name)
+			continue
+		}
 		cur, err := e.currentState(ch, s)
 		if err != nil {
+			if e.KeepGoing {
+				broken[s.Name] = true
+				rep.Failed = append(rep.Failed, StageError{s.Name, err})
+				continue
+			}
 			return rep, err
 		}
 		why := e.staleness(s, cur, lock.Stages[s.Name])
@@ -356,6 +393,11 @@ func (e *Engine) Build(ctx context.Context, names ...string) (*BuildReport, erro
 		}
 		start := e.now()
 		rec, err := e.runStage(ctx, s, cur)
+		if err != nil && e.KeepGoing && ctx.Err() == nil {
+			broken[s.Name] = true
+			rep.Failed = append(rep.Failed, StageError{s.Name, err})
+			continue
+		}
 		if err != nil {
 			return rep, err
 		}
@@ -367,6 +409,13 @@ func (e *Engine) Build(ctx context.Context, names ...string) (*BuildReport, erro
 		if e.Verbose {
 			e.logf("  %-22s done in %v", s.Name, e.now().Sub(start).Round(time.Millisecond))
 		}
+	}
+	if len(rep.Failed) > 0 {
+		errs := make([]error, len(rep.Failed))
+		for i, f := range rep.Failed {
+			errs[i] = f
+		}
+		return rep, errors.Join(errs...)
 	}
 	if len(names) == 0 {
 		// Drop lock entries of stages that no longer exist.

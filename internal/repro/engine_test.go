@@ -47,6 +47,22 @@ func (tr *tree) write(rel, content string) {
 	}
 }
 
+// replaceRaw replaces a raw data file as if it were new data: raw data
+// listed in SHA256SUMS is immutable (TestRawDataIsImmutable), so the list
+// is dropped first. The staleness tests use it.
+func (tr *tree) replaceRaw(rel, content string) {
+	tr.t.Helper()
+	tr.forgetSums()
+	tr.write(rel, content)
+}
+
+func (tr *tree) forgetSums() {
+	tr.t.Helper()
+	if err := os.Remove(filepath.Join(tr.root, SumsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		tr.t.Fatal(err)
+	}
+}
+
 func (tr *tree) read(rel string) string {
 	tr.t.Helper()
 	b, err := os.ReadFile(filepath.Join(tr.root, rel))
@@ -220,7 +236,7 @@ func TestBuildRunsOnlyWhatChanged(t *testing.T) {
 
 	// A real change reruns the stage, and the downstream stage only
 	// because its input changed.
-	tr.write("data/b/records.csv", "20\n")
+	tr.replaceRaw("data/b/records.csv", "20\n")
 	st := tr.status()
 	if len(st["sum"]) != 1 || !strings.Contains(st["sum"][0], "input data/b/records.csv changed: sha256 ") {
 		t.Errorf("status of sum = %q, want the changed input with old and new hash", st["sum"])
@@ -248,7 +264,10 @@ func TestStaleReasons(t *testing.T) {
 		{"dependency", func(tr *tree, e *Engine) { tr.write("go.mod", "module example\n\ngo 1.27.3\n") }, "code changed: "},
 		{"parameter", func(tr *tree, e *Engine) { e.Stages[1].Params["scale"] = "2" }, `parameter scale changed: "1" -> "2"`},
 		{"new input", func(tr *tree, e *Engine) { tr.write("data/c/records.csv", "5\n") }, "input data/c/records.csv added"},
-		{"removed input", func(tr *tree, e *Engine) { os.Remove(filepath.Join(tr.root, "data/b/records.csv")) }, "input data/b/records.csv removed"},
+		{"removed input", func(tr *tree, e *Engine) {
+			tr.forgetSums()
+			os.Remove(filepath.Join(tr.root, "data/b/records.csv"))
+		}, "input data/b/records.csv removed"},
 		{"modified output", func(tr *tree, e *Engine) { tr.write("results/count.txt", "5\n") }, "output results/count.txt was modified"},
 		{"missing output", func(tr *tree, e *Engine) { os.Remove(filepath.Join(tr.root, "results/count.txt")) }, "output results/count.txt is missing"},
 	} {
@@ -286,7 +305,7 @@ func TestFailedStageKeepsPreviousOutputsAndLock(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			tr := newTree(t)
 			tr.build()
-			tr.write("data/b/records.csv", "99\n")
+			tr.replaceRaw("data/b/records.csv", "99\n")
 			before := snapshot(t, tr.root)
 
 			ctx, cancel := context.WithCancel(context.Background())
@@ -393,7 +412,7 @@ func TestBuildOneStageBuildsUpstream(t *testing.T) {
 	if rep := tr.build("report"); strings.Join(rep.Ran, ",") != "sum,report" {
 		t.Fatalf("building report ran %v", rep.Ran)
 	}
-	tr.write("data/a/records.csv", "0\n")
+	tr.replaceRaw("data/a/records.csv", "0\n")
 	if rep := tr.build("sum"); strings.Join(rep.Ran, ",") != "sum" {
 		t.Fatalf("building sum ran %v", rep.Ran)
 	}

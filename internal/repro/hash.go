@@ -39,12 +39,16 @@ func HashBytes(b []byte) string {
 
 // A Hasher hashes files. The zero value re-reads every file; a Hasher
 // opened with OpenHashCache remembers hashes by (size, modification time,
-// inode), so that a build in which nothing changed reads no large file.
+// inode, status-change time), so that a build in which nothing changed
+// reads no large file.
 //
-// The cache key is the same one Git and Make-like tools trust: a file
-// rewritten with the same size in the same nanosecond on the same inode
-// would be missed, which does not happen with atomic writes (rename gives
-// a new inode). Verification never uses the cache.
+// The key is the one Git's index trusts. The status-change time (ctime)
+// is in it because the modification time is not evidence: anyone can set
+// it back (touch -d, os.Chtimes) after editing a file in place, while the
+// kernel sets ctime to the current time on every write, chmod or link
+// and offers no call to set it back. A hard link (verification copies
+// the tree that way) changes ctime too, which costs one re-read.
+// Verification never uses the cache.
 type Hasher struct {
 	mu      sync.Mutex
 	path    string // cache file; empty: no cache
@@ -58,6 +62,7 @@ type cacheEntry struct {
 	Size    int64  `json:"size"`
 	MtimeNs int64  `json:"mtime_ns"`
 	Inode   uint64 `json:"inode"`
+	CtimeNs int64  `json:"ctime_ns"`
 	SHA256  string `json:"sha256"`
 }
 
@@ -86,14 +91,14 @@ func (h *Hasher) Hash(path string) (string, error) {
 		return "", fmt.Errorf("hash %s: is a directory", path)
 	}
 	key, _ := filepath.Abs(path)
-	var ino uint64
+	want := cacheEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano()}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ino = sys.Ino
+		want.Inode = sys.Ino
+		want.CtimeNs = sys.Ctim.Nano()
 	}
-	want := cacheEntry{Size: st.Size(), MtimeNs: st.ModTime().UnixNano(), Inode: ino}
 	h.mu.Lock()
 	if h.entries != nil {
-		if e, ok := h.entries[key]; ok && e.Size == want.Size && e.MtimeNs == want.MtimeNs && e.Inode == want.Inode {
+		if e, ok := h.entries[key]; ok && e.Size == want.Size && e.MtimeNs == want.MtimeNs && e.Inode == want.Inode && e.CtimeNs == want.CtimeNs && want.CtimeNs != 0 {
 			h.mu.Unlock()
 			return e.SHA256, nil
 		}

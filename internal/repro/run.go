@@ -24,7 +24,10 @@ type Run struct {
 	Dir string
 	// Final is where the run will live after Commit.
 	Final string
-	done  bool
+	// Manifest is the SHA-256 of the run's MANIFEST.sha256, set by
+	// Commit: the value the spec's pin records (spec.Sealed).
+	Manifest string
+	done     bool
 }
 
 var runIDPart = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -51,12 +54,20 @@ func NewRun(dataDir, study, profile string, start time.Time) (*Run, error) {
 	return &Run{ID: id, Dir: dir, Final: final}, nil
 }
 
-// Commit publishes the run. It fails, leaving the temporary folder for
-// inspection, if a run of the same name appeared meanwhile.
+// Commit seals the run with its MANIFEST.sha256 (every file of the
+// folder and every content-store blob its meta.json names, by SHA-256;
+// see ManifestFile), then publishes it. It fails, leaving the temporary
+// folder for inspection, if the folder cannot be sealed (meta.json
+// disagrees with a file) or a run of the same name appeared meanwhile.
 func (r *Run) Commit() error {
 	if r.done {
 		return errors.New("run already committed or aborted")
 	}
+	sum, err := WriteManifest(r.Dir, filepath.Base(filepath.Dir(r.Final))+"/"+r.ID)
+	if err != nil {
+		return fmt.Errorf("commit run %s: %w", r.ID, err)
+	}
+	r.Manifest = sum
 	if err := syncTree(r.Dir); err != nil {
 		return fmt.Errorf("commit run %s: %w", r.ID, err)
 	}

@@ -30,6 +30,10 @@ type Stage struct {
 	// Inputs are files, directories (all regular files below them) or
 	// glob patterns (path.Match syntax), slash-separated and relative to
 	// the repository root. A pattern that matches nothing is an error.
+	// A directory or glob leaves out hidden files and, in a sealed run
+	// folder (one holding ManifestFile), the manifest and the README.md
+	// notes: they describe the data and are checked before any build,
+	// so sealing a run or adding a note does not change what stages read.
 	Inputs []string
 	// Params are the stage's parameters. A changed value reruns it.
 	Params map[string]string
@@ -133,6 +137,12 @@ func (e *Env) Logf(format string, args ...any) {
 // expandInputs resolves the stage's input patterns against root into a
 // sorted list of slash-separated relative file paths.
 func expandInputs(root string, patterns []string) ([]string, error) {
+	return expandFiles(root, patterns, false)
+}
+
+// expandFiles is expandInputs; with seals, directories also yield the
+// manifests and notes of sealed run folders (SHA256SUMS lists them).
+func expandFiles(root string, patterns []string, seals bool) ([]string, error) {
 	seen := map[string]bool{}
 	var files []string
 	add := func(rel string) {
@@ -153,7 +163,7 @@ func expandInputs(root string, patterns []string) ([]string, error) {
 				return nil, fmt.Errorf("input pattern %q matches no file", p)
 			}
 			for _, m := range matches {
-				if err := addTree(root, m, add); err != nil {
+				if err := addTree(root, m, seals, add); err != nil {
 					return nil, err
 				}
 			}
@@ -162,7 +172,7 @@ func expandInputs(root string, patterns []string) ([]string, error) {
 		if _, err := os.Stat(abs); err != nil {
 			return nil, fmt.Errorf("input %s: %w", p, err)
 		}
-		if err := addTree(root, abs, add); err != nil {
+		if err := addTree(root, abs, seals, add); err != nil {
 			return nil, err
 		}
 	}
@@ -172,8 +182,9 @@ func expandInputs(root string, patterns []string) ([]string, error) {
 
 // addTree adds the file at abs, or every regular file below it if it is a
 // directory. Hidden entries (names starting with a dot, such as the
-// temporary files of atomic writes) are skipped.
-func addTree(root, abs string, add func(string)) error {
+// temporary files of atomic writes) are skipped, and so, unless seals is
+// set, are the manifest and notes of a sealed run folder below abs.
+func addTree(root, abs string, seals bool, add func(string)) error {
 	return filepath.WalkDir(abs, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -186,6 +197,11 @@ func addTree(root, abs string, add func(string)) error {
 		}
 		if !d.Type().IsRegular() {
 			return nil
+		}
+		if !seals && p != abs && (d.Name() == ManifestFile || d.Name() == NotesFile) {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), ManifestFile)); err == nil {
+				return nil
+			}
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {

@@ -22,7 +22,7 @@ func (e *Engine) rawFiles() ([]string, error) {
 		if _, err := os.Stat(e.abs(d)); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		fs, err := expandInputs(e.Root, []string{d})
+		fs, err := expandFiles(e.Root, []string{d}, true)
 		if err != nil {
 			return nil, err
 		}
@@ -60,10 +60,18 @@ func (e *Engine) sumsContent(lock *Lock, hash func(string) (string, error)) ([]b
 	return b.Bytes(), nil
 }
 
-// WriteSums rewrites SHA256SUMS from the raw data and the lock.
+// WriteSums rewrites SHA256SUMS from the raw data and the lock. Raw data
+// is immutable: lines for new raw files are added, and the lines of a run
+// folder that was removed as a whole are dropped, but a listed raw file
+// whose content changed, or that disappeared from a run that is still
+// there, makes WriteSums refuse, naming each file, so that a build never
+// blesses altered evidence.
 func (e *Engine) WriteSums(lock *Lock) error {
 	b, err := e.sumsContent(lock, e.hasher().Hash)
 	if err != nil {
+		return err
+	}
+	if err := e.checkRawUnchanged(b); err != nil {
 		return err
 	}
 	if _, err := atomicfile.WriteIfChanged(e.abs(SumsFile), b, 0o644); err != nil {
@@ -107,4 +115,66 @@ func ParseSums(name string, b []byte) ([]SumEntry, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return out, nil
+}
+
+// checkRawUnchanged compares the raw data lines of the SHA256SUMS on disk
+// with those of next, the content about to be written.
+func (e *Engine) checkRawUnchanged(next []byte) error {
+	old, err := os.ReadFile(e.abs(SumsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", SumsFile, err)
+	}
+	was, err := ParseSums(SumsFile, old)
+	if err != nil {
+		return fmt.Errorf("%w: restore it with `git checkout -- %s`", err, SumsFile)
+	}
+	nowList, err := ParseSums(SumsFile, next)
+	if err != nil {
+		return err
+	}
+	now := map[string]string{}
+	for _, ent := range nowList {
+		now[ent.Path] = ent.SHA256
+	}
+	var bad []string
+	for _, ent := range was {
+		folder, raw := e.runFolder(ent.Path)
+		if !raw {
+			continue
+		}
+		got, ok := now[ent.Path]
+		switch {
+		case ok && got != ent.SHA256:
+			bad = append(bad, fmt.Sprintf("%s: content differs: %s lists sha256 %s, file has %s", ent.Path, SumsFile, short(ent.SHA256), short(got)))
+		case !ok:
+			if _, err := os.Stat(e.abs(folder)); err == nil {
+				bad = append(bad, fmt.Sprintf("%s: missing (listed in %s line %d) from run %s", ent.Path, SumsFile, ent.Line, folder))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("refusing to rewrite %s over altered raw data (raw data is immutable; restore each file with `git checkout -- <path>`, or record a new run):\n  %s", SumsFile, strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// runFolder returns the run folder (<raw dir>/<study>/<run-id>) of a path
+// under one of the raw data directories, and whether it is under one.
+func (e *Engine) runFolder(p string) (string, bool) {
+	for _, d := range e.RawDirs {
+		d = path.Clean(d)
+		rest, ok := strings.CutPrefix(p, d+"/")
+		if !ok {
+			continue
+		}
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) < 3 {
+			return path.Dir(p), true
+		}
+		return d + "/" + parts[0] + "/" + parts[1], true
+	}
+	return "", false
 }

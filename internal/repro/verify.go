@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // A Problem is one finding of Verify: a file and what is wrong with it.
@@ -21,11 +22,33 @@ type Problem struct {
 func (p Problem) String() string { return p.Path + ": " + p.What }
 
 // VerifyReport lists everything Verify found; it is clean when Problems
-// is empty.
+// and StageErrors are empty.
 type VerifyReport struct {
 	Checked   int // files whose hash was checked against SHA256SUMS
 	Rederived int // outputs re-derived and compared
-	Problems  []Problem
+	// Problems has one entry per file, sorted by path (MergeProblems).
+	Problems []Problem
+	// StageErrors are the stages that failed on the committed data; the
+	// outputs they (and the stages after them) make are in Problems as
+	// not re-derived.
+	StageErrors []StageError
+}
+
+// MergeProblems returns one Problem per path, sorted by path, joining
+// the findings about one file with "; " in the order given.
+func MergeProblems(ps []Problem) []Problem {
+	byPath := map[string]int{}
+	var out []Problem
+	for _, p := range ps {
+		if i, ok := byPath[p.Path]; ok {
+			out[i].What += "; " + p.What
+			continue
+		}
+		byPath[p.Path] = len(out)
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }
 
 // Verify proves that the committed outputs follow from the committed raw
@@ -39,9 +62,11 @@ type VerifyReport struct {
 //  3. the SHA256SUMS the re-derived tree would have is compared with the
 //     committed one.
 //
-// It returns a report naming each differing or missing file. The error
-// is for failures to verify at all (for example a stage that fails on the
-// committed data), not for differences.
+// It returns a report naming each differing or missing file, one entry
+// per file, and the stages that failed on the committed data: a failing
+// stage does not stop the others (Engine.KeepGoing), and its outputs are
+// reported as not re-derived. The error is for failures to verify at all
+// (an unreadable SHA256SUMS, a temporary tree that cannot be made).
 func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 	rep := &VerifyReport{}
 	problem := func(p, format string, args ...any) {
@@ -106,21 +131,35 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 	// Code versions are computed from the real tree (CodeRoot): the code
 	// that runs is the code compiled into this binary.
 	fresh := &Engine{
-		Root:     tmp,
-		CodeRoot: e.codeRoot(),
-		Stages:   e.Stages,
-		RawDirs:  e.RawDirs,
-		Log:      io.Discard,
-		Now:      e.Now,
+		Root:      tmp,
+		CodeRoot:  e.codeRoot(),
+		Stages:    e.Stages,
+		RawDirs:   e.RawDirs,
+		Log:       io.Discard,
+		Now:       e.Now,
+		KeepGoing: true,
 	}
 	if e.Verbose {
 		fresh.Log, fresh.Verbose = e.Log, true
 	}
-	if _, err := fresh.Build(ctx); err != nil {
+	built, err := fresh.Build(ctx)
+	if err != nil && (built == nil || len(built.Failed) == 0 || ctx.Err() != nil) {
 		return nil, fmt.Errorf("re-derive outputs from the committed data: %w", err)
+	}
+	notBuilt := map[string]string{}
+	for _, f := range built.Failed {
+		notBuilt[f.Stage] = "stage " + f.Stage + " failed on the committed data (its error is below)"
+		rep.StageErrors = append(rep.StageErrors, f)
+	}
+	for _, name := range built.Skipped {
+		notBuilt[name] = "stage " + name + " did not run: a stage it depends on failed (below)"
 	}
 	for _, s := range stages {
 		for _, o := range s.Outputs {
+			if why, ok := notBuilt[s.Name]; ok {
+				problem(o, "not re-derived: %s", why)
+				continue
+			}
 			rep.Rederived++
 			want, err := os.ReadFile(filepath.Join(tmp, filepath.FromSlash(o)))
 			if err != nil {
@@ -139,23 +178,17 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 		}
 	}
 
-	// 3. The checksum list itself.
-	wantSums, err := os.ReadFile(filepath.Join(tmp, SumsFile))
-	if err != nil {
-		return nil, fmt.Errorf("read re-derived %s: %w", SumsFile, err)
-	}
-	if !bytes.Equal(wantSums, sumsBytes) {
-		problem(SumsFile, "out of date: it is not the list the re-derived tree has (run `mage all` and commit it)")
-	}
-	slices.SortStableFunc(rep.Problems, func(a, b Problem) int {
-		switch {
-		case a.Path < b.Path:
-			return -1
-		case a.Path > b.Path:
-			return 1
+	// 3. The checksum list itself (only a complete build writes it).
+	if len(built.Failed) == 0 {
+		wantSums, err := os.ReadFile(filepath.Join(tmp, SumsFile))
+		if err != nil {
+			return nil, fmt.Errorf("read re-derived %s: %w", SumsFile, err)
 		}
-		return 0
-	})
+		if !bytes.Equal(wantSums, sumsBytes) {
+			problem(SumsFile, "out of date: it is not the list the re-derived tree has (if it is the only FAIL line, `mage build` rewrites it: commit that)")
+		}
+	}
+	rep.Problems = MergeProblems(rep.Problems)
 	return rep, nil
 }
 

@@ -46,49 +46,96 @@ func Load(path string, v any) error {
 	return nil
 }
 
-// Runs is the [runs] table: profile name -> run ID.
+// Runs is the [runs] table: profile name -> pin. A pin is a run ID
+// followed by the SHA-256 of the run's MANIFEST.sha256 (the seal that
+// lists every file of the run, internal/repro), as written by Sealed:
+//
+//	full = "20261130T124752Z-full@sha256:<64 hex digits>"
+//
+// so that a pinned run cannot change without its manifest changing, nor
+// its manifest without the pin changing. A pin without the hash (from
+// before manifests) still names a run, and the build refuses it until
+// the run is sealed (`pqrepro seal`).
 type Runs map[string]string
 
-var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[a-z0-9-]+$`)
+var (
+	runIDPattern  = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[a-z0-9-]+$`)
+	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// sealSep separates a pin's run ID from its manifest hash.
+const sealSep = "@sha256:"
+
+// Sealed returns the pin of the run runID whose manifest hashes to
+// manifest ("" gives the bare run ID).
+func Sealed(runID, manifest string) string {
+	if manifest == "" {
+		return runID
+	}
+	return runID + sealSep + manifest
+}
+
+// ParsePin splits a pin into its run ID and manifest SHA-256 ("" when the
+// pin has none), rejecting anything else.
+func ParsePin(pin string) (runID, manifest string, err error) {
+	runID, manifest, sealed := strings.Cut(pin, sealSep)
+	if !runIDPattern.MatchString(runID) {
+		return "", "", fmt.Errorf("%q is not a run ID (like 20261130T120000Z-quick), optionally followed by %s<manifest SHA-256>", runID, sealSep)
+	}
+	if sealed && !sha256Pattern.MatchString(manifest) {
+		return "", "", fmt.Errorf("pin %q: %q after %s is not a lower-case hex SHA-256", pin, manifest, sealSep)
+	}
+	return runID, manifest, nil
+}
 
 // PinnedRun returns the folder, relative to root, of the run pinned for
 // profile in the study's spec, or "" when none is pinned. A pinned run
 // that does not exist is an error: the spec and data/ disagree.
 func PinnedRun(root, study, profile string) (string, error) {
+	dir, _, err := PinnedSeal(root, study, profile)
+	return dir, err
+}
+
+// PinnedSeal is PinnedRun, and also returns the manifest SHA-256 the pin
+// records ("" when it records none).
+func PinnedSeal(root, study, profile string) (dir, manifest string, err error) {
 	var s struct {
 		Runs Runs `toml:"runs"`
 	}
 	b, err := os.ReadFile(filepath.Join(root, Path(study)))
 	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read spec: %w", err)
+		return "", "", fmt.Errorf("read spec: %w", err)
 	}
 	if _, err := toml.Decode(string(b), &s); err != nil {
-		return "", fmt.Errorf("spec %s: %w", Path(study), err)
+		return "", "", fmt.Errorf("spec %s: %w", Path(study), err)
 	}
-	id := s.Runs[profile]
-	if id == "" {
-		return "", nil
+	pin := s.Runs[profile]
+	if pin == "" {
+		return "", "", nil
 	}
-	if !runIDPattern.MatchString(id) {
-		return "", fmt.Errorf("spec %s: [runs] %s = %q is not a run ID (like 20261130T120000Z-%s)", Path(study), profile, id, profile)
+	id, manifest, err := ParsePin(pin)
+	if err != nil {
+		return "", "", fmt.Errorf("spec %s: [runs] %s: %w; restore it with `git checkout -- %s`", Path(study), profile, err, Path(study))
 	}
 	rel := "data/" + study + "/" + id
 	if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
-		return "", fmt.Errorf("spec %s pins %s for the %s profile, but %s does not exist: restore it (git checkout) or rerun `mage %s:run`", Path(study), id, profile, rel, study)
+		return "", "", fmt.Errorf("spec %s pins %s for the %s profile, but %s does not exist: restore it (git checkout) or rerun `mage %s:run`", Path(study), id, profile, rel, study)
 	}
-	return rel, nil
+	return rel, manifest, nil
 }
 
-// Pin sets profile = "runID" in the [runs] table of the spec at path,
-// changing only that line (comments and layout are kept), and writes the
-// file atomically.
-func Pin(path, profile, runID string) error {
-	if !runIDPattern.MatchString(runID) {
-		return fmt.Errorf("pin: %q is not a run ID", runID)
+// Pin sets profile = "pin" in the [runs] table of the spec at path (pin
+// is a run ID or, for a sealed run, Sealed(runID, manifest)), changing
+// only that line (comments and layout are kept), and writes the file
+// atomically.
+func Pin(path, profile, pin string) error {
+	if _, _, err := ParsePin(pin); err != nil {
+		return fmt.Errorf("pin: %w", err)
 	}
+	runID := pin
 	if !regexp.MustCompile(`^[a-z][a-z0-9_-]*$`).MatchString(profile) {
 		return fmt.Errorf("pin: %q is not a profile name", profile)
 	}
@@ -150,7 +197,7 @@ func Pin(path, profile, runID string) error {
 }
 
 // PinnedIn returns the run ID pinned for profile in the spec file at
-// path, or "" when none is.
+// path (without the manifest hash), or "" when none is.
 func PinnedIn(path, profile string) (string, error) {
 	var s struct {
 		Runs Runs `toml:"runs"`
@@ -162,5 +209,12 @@ func PinnedIn(path, profile string) (string, error) {
 	if _, err := toml.Decode(string(b), &s); err != nil {
 		return "", fmt.Errorf("spec %s: %w", path, err)
 	}
-	return s.Runs[profile], nil
+	if s.Runs[profile] == "" {
+		return "", nil
+	}
+	id, _, err := ParsePin(s.Runs[profile])
+	if err != nil {
+		return "", fmt.Errorf("spec %s: [runs] %s: %w", path, profile, err)
+	}
+	return id, nil
 }

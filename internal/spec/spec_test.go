@@ -109,3 +109,53 @@ func FuzzPin(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePin(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		pin, id, manifest string
+		ok                bool
+	}{
+		{"20261130T120000Z-quick", "20261130T120000Z-quick", "", true},
+		{"20261130T120000Z-quick@sha256:" + sum, "20261130T120000Z-quick", sum, true},
+		{"20261130T120000Z-quick@sha256:" + sum[:63], "", "", false},
+		{"20261130T120000Z-quick@sha256:" + strings.ToUpper(sum), "", "", false},
+		{"20261130T120000Z-quick@sha256:", "", "", false},
+		{"20261130T120000Z-quick@md5:" + sum, "", "", false},
+		{"../x@sha256:" + sum, "", "", false},
+	} {
+		id, m, err := ParsePin(tc.pin)
+		if (err == nil) != tc.ok || id != tc.id || m != tc.manifest {
+			t.Errorf("ParsePin(%q) = %q, %q, %v", tc.pin, id, m, err)
+		}
+	}
+	if got := Sealed("20261130T120000Z-quick", sum); got != "20261130T120000Z-quick@sha256:"+sum {
+		t.Errorf("Sealed = %q", got)
+	}
+}
+
+func TestPinSealed(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "experiments"), 0o755)
+	os.MkdirAll(filepath.Join(root, "data/tls/20261130T120000Z-quick"), 0o755)
+	p := filepath.Join(root, Path("tls"))
+	os.WriteFile(p, []byte("[runs]\n"), 0o644)
+	sum := strings.Repeat("0", 64)
+	if err := Pin(p, "quick", Sealed("20261130T120000Z-quick", sum)); err != nil {
+		t.Fatal(err)
+	}
+	dir, m, err := PinnedSeal(root, "tls", "quick")
+	if dir != "data/tls/20261130T120000Z-quick" || m != sum || err != nil {
+		t.Errorf("PinnedSeal = %q, %q, %v", dir, m, err)
+	}
+	if id, err := PinnedIn(p, "quick"); id != "20261130T120000Z-quick" || err != nil {
+		t.Errorf("PinnedIn = %q, %v (want the run ID without the hash)", id, err)
+	}
+	if err := Pin(p, "quick", "20261130T120000Z-quick@sha256:xyz"); err == nil {
+		t.Error("pinned a malformed manifest hash")
+	}
+	os.WriteFile(p, []byte("[runs]\nquick = \"20261130T120000Z-quick@sha256:nothex\"\n"), 0o644)
+	if _, _, err := PinnedSeal(root, "tls", "quick"); err == nil || !strings.Contains(err.Error(), "git checkout") {
+		t.Errorf("malformed pin: %v", err)
+	}
+}

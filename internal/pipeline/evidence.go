@@ -1,0 +1,358 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/internal/atomicfile"
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// ErrEvidence is returned when a pinned run differs from its sealed
+// manifest (or the pin from the manifest): the raw data the paper is
+// built from was altered, and nothing is built from it.
+var ErrEvidence = errors.New("the pinned raw data does not match its seal")
+
+// A pinnedRun is one run some study pins for some profile.
+type pinnedRun struct {
+	study, dir string
+	// manifest is the SHA-256 the pin records for the run's manifest
+	// ("" if none); pinnedBy says where (spec file and key), specFile is
+	// the spec ("" when the study pins its runs itself).
+	manifest, pinnedBy, specFile string
+}
+
+// manifestPin is the manifest SHA-256 the study's pin for profile records.
+func (s Study) manifestPin(root, profile string) (string, error) {
+	if s.Manifest != nil {
+		return s.Manifest(root, profile)
+	}
+	_, m, err := spec.PinnedSeal(root, s.Name, profile)
+	return m, err
+}
+
+// pinnedRuns lists every run that any study pins, for every profile.
+func pinnedRuns(cfg Config) ([]pinnedRun, error) {
+	var out []pinnedRun
+	for _, s := range Studies() {
+		for _, profile := range []string{Full, Quick} {
+			dir, err := s.pinned(cfg.Root, profile)
+			if err != nil {
+				return nil, fmt.Errorf("study %s: %w", s.Name, err)
+			}
+			if dir == "" {
+				continue
+			}
+			m, err := s.manifestPin(cfg.Root, profile)
+			if err != nil {
+				return nil, fmt.Errorf("study %s: %w", s.Name, err)
+			}
+			r := pinnedRun{study: s.Name, dir: dir, manifest: m, specFile: spec.Path(s.Name), pinnedBy: spec.Path(s.Name) + " [runs] " + profile}
+			if s.Pinned != nil {
+				r.specFile, r.pinnedBy = "", "the "+profile+" pin of study "+s.Name
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// evidenceReport is what checkEvidence found.
+type evidenceReport struct {
+	Runs, Files, Blobs, BlobsAbsent int
+	Problems                        []repro.Problem
+}
+
+// checkEvidence checks every pinned run against its MANIFEST.sha256 and
+// every pin against the manifest's SHA-256; with h set (the builds' hash
+// cache) also every file of a pinned run that SHA256SUMS lists against
+// that list, so that editing the data, meta.json, the manifest and the
+// pin together is caught too. With h nil (verify) every file is read
+// again and the SHA256SUMS comparison is left to repro.Engine.Verify.
+// Content-store blobs are checked when the store holds them.
+func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
+	runs, err := pinnedRuns(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var sums []repro.SumEntry
+	if h != nil {
+		b, err := os.ReadFile(filepath.Join(cfg.Root, repro.SumsFile))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if sums, err = repro.ParseSums(repro.SumsFile, b); err != nil {
+			return nil, fmt.Errorf("%w: restore it with `git checkout -- %s`", err, repro.SumsFile)
+		}
+	}
+	rep := &evidenceReport{}
+	store := repro.OpenStore(cfg.Root)
+	seen := map[pinnedRun]bool{}
+	for _, r := range runs {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		rep.Runs++
+		by := r.pinnedBy
+		if r.manifest == "" {
+			p, restore := r.specFile, "if the spec was edited, restore it with `git checkout -- "+r.specFile+"`; "
+			if p == "" {
+				p, restore = r.dir+"/"+repro.ManifestFile, ""
+			}
+			rep.Problems = append(rep.Problems, repro.Problem{Path: p, What: fmt.Sprintf(
+				"%s names %s without the SHA-256 of its %s (a pin is <run-id>@sha256:<manifest SHA-256>); %sa run committed before manifests existed is sealed once with `go run ./cmd/pqrepro seal %s`",
+				r.pinnedBy, r.dir, repro.ManifestFile, restore, r.dir)})
+			by = "" // still check the folder against its own manifest
+		}
+		rc := repro.CheckRun(cfg.Root, r.dir, r.manifest, by, h, store)
+		rep.Files += rc.Files
+		rep.Blobs += rc.Blobs
+		rep.BlobsAbsent += rc.BlobsAbsent
+		rep.Problems = append(rep.Problems, rc.Problems...)
+		for _, ent := range sums {
+			if !strings.HasPrefix(ent.Path, r.dir+"/") {
+				continue
+			}
+			got, err := h.Hash(filepath.Join(cfg.Root, filepath.FromSlash(ent.Path)))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				rep.Problems = append(rep.Problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("missing (listed in %s line %d)", repro.SumsFile, ent.Line)})
+			case err != nil:
+				rep.Problems = append(rep.Problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("unreadable: %v", err)})
+			case got != ent.SHA256:
+				rep.Problems = append(rep.Problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("content differs from %s: listed sha256 %s, file has %s", repro.SumsFile, ent.SHA256[:12], got[:12])})
+			}
+		}
+	}
+	rep.Problems = repro.MergeProblems(rep.Problems)
+	return rep, nil
+}
+
+// requireEvidence runs checkEvidence before a target does anything else
+// and refuses, printing one FAIL line per altered, missing or extra file,
+// when any pinned run differs from its seal.
+func requireEvidence(cfg Config, h *repro.Hasher, target string) error {
+	rep, err := checkEvidence(cfg, h)
+	if err != nil {
+		return err
+	}
+	if len(rep.Problems) == 0 {
+		return nil
+	}
+	for _, p := range rep.Problems {
+		cfg.printf("FAIL %s", p)
+	}
+	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: raw data is immutable, and outputs are never rebuilt from altered data. Restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run` seals and pins it)",
+		ErrEvidence, len(rep.Problems), target)
+}
+
+// withGit fills cfg.Git with the state of the repository at cfg.Root,
+// for the provenance of the runs the target is about to start. A tree
+// that is a git checkout must say its commit: if git cannot, the target
+// stops rather than record "unknown". A tree that is not a checkout (an
+// unpacked artifact bundle) records "unknown" with the reason.
+func (c Config) withGit(ctx context.Context) (Config, error) {
+	if c.Git != nil {
+		return c, nil
+	}
+	g, err := provenance.RepoGit(ctx, c.Root)
+	if err != nil {
+		if _, serr := os.Stat(filepath.Join(c.Root, ".git")); serr == nil {
+			return c, fmt.Errorf("provenance: %w: a run must record the commit it was made from; fix the checkout (`git status`) and start again", err)
+		}
+		g = provenance.Git{Commit: "unknown", WhyUnknown: fmt.Sprintf("%s is not a git checkout: %v", c.Root, err)}
+	}
+	c.Git = &g
+	return c, nil
+}
+
+// Seal writes the MANIFEST.sha256 of runs committed before pqrepro sealed
+// runs at commit time, once, and pins its SHA-256 wherever the run is
+// pinned. It refuses a run that is sealed already, and a run any file of
+// which differs from what the run's own meta.json ("files") and
+// SHA256SUMS (the working copy and, in a git checkout, the committed one)
+// say, or that holds a file neither lists: the manifest must seal the
+// data as it was recorded, not as it is. The folder's README.md (notes
+// for people, listed nowhere) is allowed; Seal appends a note saying when
+// and why the manifest was added, and seals it with the rest.
+func Seal(ctx context.Context, cfg Config, dirs ...string) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return errors.New("name the run folders to seal (data/<study>/<run-id>)")
+	}
+	lists, from, err := committedSums(ctx, cfg.Root)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if err := sealOne(cfg, d, lists, from); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committedSums reads SHA256SUMS from the working tree and, in a git
+// checkout, from HEAD; it says where the lists came from.
+func committedSums(ctx context.Context, root string) ([]map[string]string, string, error) {
+	read := func(name string, b []byte) (map[string]string, error) {
+		ents, err := repro.ParseSums(name, b)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		for _, e := range ents {
+			m[e.Path] = e.SHA256
+		}
+		return m, nil
+	}
+	b, err := os.ReadFile(filepath.Join(root, repro.SumsFile))
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: the runs are checked against it", err)
+	}
+	work, err := read(repro.SumsFile, b)
+	if err != nil {
+		return nil, "", err
+	}
+	lists, from := []map[string]string{work}, repro.SumsFile
+	head, err := exec.CommandContext(ctx, "git", "-C", root, "show", "HEAD:"+repro.SumsFile).Output()
+	if err == nil {
+		committed, err := read("HEAD:"+repro.SumsFile, head)
+		if err != nil {
+			return nil, "", err
+		}
+		commit, _ := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
+		lists = append(lists, committed)
+		from = fmt.Sprintf("%s (in the working tree and\nas committed at %s)", repro.SumsFile, bytes.TrimSpace(commit))
+	}
+	return lists, from, nil
+}
+
+func sealOne(cfg Config, dir string, lists []map[string]string, from string) error {
+	dir = path.Clean(filepath.ToSlash(dir))
+	parts := strings.Split(dir, "/")
+	if len(parts) != 3 || parts[0] != "data" {
+		return fmt.Errorf("%q is not a run folder (data/<study>/<run-id>)", dir)
+	}
+	abs := filepath.Join(cfg.Root, filepath.FromSlash(dir))
+	name := parts[1] + "/" + parts[2]
+	if _, err := os.Lstat(filepath.Join(abs, repro.ManifestFile)); err == nil {
+		return fmt.Errorf("%s is sealed already (%s exists); a manifest is written once", dir, repro.ManifestFile)
+	}
+	m, err := repro.NewManifest(abs, name) // also checks meta.json against the files
+	if err != nil {
+		return err
+	}
+	meta, err := provenance.Read(abs)
+	if err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	var bad []string
+	for _, f := range slices.Sorted(maps.Keys(m.Files)) {
+		if f == repro.NotesFile {
+			continue
+		}
+		p := dir + "/" + f
+		for _, l := range lists {
+			want, ok := l[p]
+			switch {
+			case !ok:
+				bad = append(bad, p+": not listed in "+repro.SumsFile+" (added after the run was committed?)")
+			case want != m.Files[f]:
+				bad = append(bad, fmt.Sprintf("%s: sha256 %s, but %s lists %s", p, m.Files[f][:12], repro.SumsFile, want[:12]))
+			}
+		}
+	}
+	for _, l := range lists {
+		for p := range l {
+			if rest, ok := strings.CutPrefix(p, dir+"/"); ok && m.Files[rest] == "" {
+				bad = append(bad, p+": listed in "+repro.SumsFile+" but missing")
+			}
+		}
+	}
+	if _, ok := meta.Files[provenance.FileName]; ok {
+		bad = append(bad, dir+"/meta.json lists itself")
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return fmt.Errorf("%s does not match what was recorded, so it is not sealed; restore it with `git checkout -- %s`:\n  %s", dir, dir, strings.Join(slices.Compact(bad), "\n  "))
+	}
+	date := cfg.now().UTC().Format("2006-01-02")
+	note := fmt.Sprintf("## %s (added %s)\n\n", repro.ManifestFile, date) +
+		"This run was committed before runs were sealed when committed\n" +
+		"(repro.Run.Commit now writes the manifest). `pqrepro seal` added\n" +
+		repro.ManifestFile + " on " + date + ", after checking every file of\n" +
+		"this folder against the SHA-256 that the run's meta.json (\"files\") and\n" +
+		from + " give it.\n" +
+		"No data file was changed. The manifest lists every file of the folder\n" +
+		fmt.Sprintf("(this README.md included) and the %d content-store blob(s) that\n", len(m.Blobs)) +
+		"meta.json refers to; experiments/" + parts[1] + ".toml pins the manifest's own\n" +
+		"SHA-256. build, all, quick, paper and verify refuse to run when any\n" +
+		"file here differs from it.\n"
+	notes := filepath.Join(abs, repro.NotesFile)
+	old, err := os.ReadFile(notes)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	if len(old) > 0 {
+		note = strings.TrimRight(string(old), "\n") + "\n\n" + note
+	} else {
+		note = "# Run " + name + "\n\n" + note
+	}
+	if err := atomicfile.WriteFile(notes, []byte(note), 0o644); err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	sum, err := repro.WriteManifest(abs, name)
+	if err != nil {
+		return err
+	}
+	specPath := filepath.Join(cfg.Root, spec.Path(parts[1]))
+	var pinned []string
+	for _, profile := range []string{Full, Quick} {
+		id, err := spec.PinnedIn(specPath, profile)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("seal %s: %w", dir, err)
+		}
+		if id != parts[2] {
+			continue
+		}
+		if err := spec.Pin(specPath, profile, spec.Sealed(id, sum)); err != nil {
+			return fmt.Errorf("seal %s: sealed, but could not pin the manifest: %w", dir, err)
+		}
+		pinned = append(pinned, spec.Path(parts[1])+" [runs] "+profile)
+	}
+	where := "not pinned anywhere"
+	if len(pinned) > 0 {
+		where = "pinned in " + strings.Join(pinned, ", ")
+	}
+	checked := len(m.Files)
+	if _, ok := m.Files[repro.NotesFile]; ok {
+		checked--
+	}
+	cfg.printf("seal: %s: %d files checked against meta.json and %s; %s sha256 %s, %s", dir, checked, strings.ReplaceAll(from, "\n", " "), repro.ManifestFile, sum, where)
+	return nil
+}
+
+// evidenceLine is the one-line summary of a check, for verify's output.
+func (r *evidenceReport) line(d time.Duration) string {
+	blobs := fmt.Sprintf("%d content-store blobs re-hashed", r.Blobs)
+	if r.BlobsAbsent > 0 {
+		blobs += fmt.Sprintf(", %d not in the local store (not checked)", r.BlobsAbsent)
+	}
+	return fmt.Sprintf("verify: %d pinned runs checked against their manifests: %d files, %s (%v)", r.Runs, r.Files, blobs, d.Round(time.Millisecond))
+}

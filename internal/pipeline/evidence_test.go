@@ -1,0 +1,481 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// evidenceRepo is a repository with one study, "ev", whose spec pins a
+// run recorded by repro.NewRun and Run.Commit (so sealed) holding a
+// gzipped CSV, meta.json and one content-store blob, and whose stage sums
+// the CSV; it is built once, so that the lock, SHA256SUMS and the hash
+// cache exist. It returns the config, the log and the run folder.
+func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("PQREPRO_STORE", "")
+	write := func(rel string, b []byte) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", []byte("module fake\n"))
+	write("analysis/a.go", []byte("package analysis\n"))
+	write("experiments/ev.toml", []byte("# spec\n[runs]\n"))
+	saved, savedClaims := studies, withClaims
+	t.Cleanup(func() { studies, withClaims = saved, savedClaims })
+	withClaims = false
+	studies = []Study{{
+		Name:  "ev",
+		Title: "evidence tests",
+		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
+			return []*repro.Stage{{
+				Name: "ev:analyze", Doc: "sum the records", Code: []string{"analysis"},
+				Inputs: []string{run}, Outputs: []string{"results/ev.txt"},
+				Run: func(ctx context.Context, env *repro.Env) error {
+					f, err := env.Open(run + "/records.csv.gz")
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					zr, err := gzip.NewReader(f)
+					if err != nil {
+						return fmt.Errorf("read records: %w", err)
+					}
+					sum := 0
+					sc := bufio.NewScanner(zr)
+					for sc.Scan() {
+						n, err := strconv.Atoi(sc.Text())
+						if err != nil {
+							return fmt.Errorf("read records: %w", err)
+						}
+						sum += n
+					}
+					if err := sc.Err(); err != nil {
+						return fmt.Errorf("read records: %w", err)
+					}
+					return env.WriteFile("results/ev.txt", []byte(strconv.Itoa(sum)+"\n"))
+				},
+			}}, nil
+		},
+	}}
+
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv bytes.Buffer
+	zw := gzip.NewWriter(&csv)
+	for i := range 2000 {
+		fmt.Fprintf(zw, "%d\n", i)
+	}
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(r.Dir, "records.csv.gz"), csv.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(t.TempDir(), "capture.pcapng")
+	os.WriteFile(blob, []byte("a capture"), 0o644)
+	blobSum, err := repro.OpenStore(root).Put(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := provenance.Meta{Study: "ev", RunID: r.ID, Files: map[string]string{
+		"records.csv.gz": repro.HashBytes(csv.Bytes()), "capture.pcapng": blobSum}}
+	if err := provenance.Write(r.Dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Pin(filepath.Join(root, "experiments/ev.toml"), Quick, spec.Sealed(r.ID, r.Manifest)); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	cfg := Config{Root: root, Log: &log}
+	if err := Build(context.Background(), cfg); err != nil {
+		t.Fatalf("first build: %v\n%s", err, &log)
+	}
+	if err := Verify(context.Background(), cfg); err != nil {
+		t.Fatalf("verify of the untouched tree: %v\n%s", err, &log)
+	}
+	log.Reset()
+	return cfg, &log, "data/ev/" + r.ID
+}
+
+// snapshotFiles reads the files a refused build must leave alone.
+func snapshotFiles(t *testing.T, root string) map[string]string {
+	out := map[string]string{}
+	for _, f := range []string{repro.SumsFile, repro.LockFile, "results/ev.txt"} {
+		b, _ := os.ReadFile(filepath.Join(root, f))
+		out[f] = string(b)
+	}
+	return out
+}
+
+func TestAlteredRunIsRefusedAndReported(t *testing.T) {
+	edit := func(t *testing.T, p string, f func([]byte) []byte) {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flip := func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, root, run string)
+		fail   string // the FAIL line (prefix) every target must print
+	}{
+		{"byte flip", func(t *testing.T, root, run string) {
+			edit(t, filepath.Join(root, run, "records.csv.gz"), flip)
+		}, "FAIL RUN/records.csv.gz: content differs from the sealed run"},
+		{"same-size edit with the modification time set back", func(t *testing.T, root, run string) {
+			p := filepath.Join(root, run, "records.csv.gz")
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(t, p, flip) // in place: same inode, same size
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if st2, _ := os.Stat(p); st2.Size() != st.Size() || !st2.ModTime().Equal(st.ModTime()) {
+				t.Fatal("the edit changed size or mtime")
+			}
+		}, "FAIL RUN/records.csv.gz: content differs from the sealed run"},
+		{"truncated gzip", func(t *testing.T, root, run string) {
+			edit(t, filepath.Join(root, run, "records.csv.gz"), func(b []byte) []byte { return b[:len(b)/2] })
+		}, "FAIL RUN/records.csv.gz: content differs from the sealed run"},
+		{"extra file", func(t *testing.T, root, run string) {
+			os.WriteFile(filepath.Join(root, run, "more.csv"), []byte("1\n"), 0o644)
+		}, "FAIL RUN/more.csv: extra file: not in MANIFEST.sha256"},
+		{"hidden extra file", func(t *testing.T, root, run string) {
+			os.WriteFile(filepath.Join(root, run, ".x"), []byte("1\n"), 0o644)
+		}, "FAIL RUN/.x: extra file"},
+		{"deleted file", func(t *testing.T, root, run string) {
+			os.Remove(filepath.Join(root, run, "records.csv.gz"))
+		}, "FAIL RUN/records.csv.gz: missing (listed in MANIFEST.sha256)"},
+		{"edited manifest", func(t *testing.T, root, run string) {
+			edit(t, filepath.Join(root, run, repro.ManifestFile), func(b []byte) []byte { return append(b, "# a comment\n"...) })
+		}, "FAIL RUN/MANIFEST.sha256: altered: sha256"},
+		{"edited pin", func(t *testing.T, root, run string) {
+			edit(t, filepath.Join(root, "experiments/ev.toml"), func(b []byte) []byte {
+				i := bytes.Index(b, []byte("@sha256:")) + len("@sha256:")
+				if b[i] == '0' {
+					b[i] = '1'
+				} else {
+					b[i] = '0'
+				}
+				return b
+			})
+		}, "FAIL RUN/MANIFEST.sha256: altered: sha256"},
+		{"pin without the manifest hash", func(t *testing.T, root, run string) {
+			edit(t, filepath.Join(root, "experiments/ev.toml"), func(b []byte) []byte {
+				i := bytes.Index(b, []byte("@sha256:"))
+				return append(b[:i:i], "\"\n"...)
+			})
+		}, "FAIL experiments/ev.toml: experiments/ev.toml [runs] quick names RUN without the SHA-256"},
+		{"data, meta.json, manifest and pin edited to agree", func(t *testing.T, root, run string) {
+			p := filepath.Join(root, run, "records.csv.gz")
+			edit(t, p, flip)
+			m, err := provenance.Read(filepath.Dir(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(p)
+			m.Files["records.csv.gz"] = repro.HashBytes(b)
+			provenance.Write(filepath.Dir(p), m)
+			os.Remove(filepath.Join(root, run, repro.ManifestFile))
+			sum, err := repro.WriteManifest(filepath.Join(root, run), "ev/"+filepath.Base(run))
+			if err == nil {
+				err = spec.Pin(filepath.Join(root, "experiments/ev.toml"), Quick, spec.Sealed(filepath.Base(run), sum))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, "FAIL RUN/records.csv.gz: content differs from SHA256SUMS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, log, run := evidenceRepo(t)
+			tc.tamper(t, cfg.Root, run)
+			want := strings.ReplaceAll(tc.fail, "RUN", run)
+			before := snapshotFiles(t, cfg.Root)
+
+			// build, paper, all and quick refuse before doing anything.
+			for name, target := range map[string]func() error{
+				"build": func() error { return Build(context.Background(), cfg) },
+				"paper": func() error { return Build(context.Background(), cfg, "ev:analyze") },
+				"all":   func() error { c := cfg; c.Profile = Full; return All(context.Background(), c) },
+				"quick": func() error { c := cfg; c.Profile = Quick; return All(context.Background(), c) },
+			} {
+				log.Reset()
+				err := target()
+				if err == nil || !strings.Contains(log.String()+err.Error(), want) {
+					t.Errorf("%s: err = %v, want a refusal printing %q:\n%s", name, err, want, log)
+				}
+				if strings.Contains(log.String(), "plan (") || strings.Contains(log.String(), "stages ran") {
+					t.Errorf("%s did work before refusing:\n%s", name, log)
+				}
+				if after := snapshotFiles(t, cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
+					t.Errorf("%s changed SHA256SUMS, the lock or an output", name)
+				}
+			}
+
+			// status: an error, never advice to rebuild.
+			log.Reset()
+			err := Status(context.Background(), cfg)
+			if err == nil || !strings.Contains(log.String(), strings.Replace(want, "FAIL ", "ERROR  ", 1)) || strings.Contains(log.String(), "mage all") {
+				t.Errorf("status: err = %v:\n%s", err, log)
+			}
+
+			// verify: every FAIL line, then the stage errors.
+			log.Reset()
+			err = Verify(context.Background(), cfg)
+			if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), want) {
+				t.Errorf("verify: err = %v, want %q:\n%s", err, want, log)
+			}
+			checkFailsFirst(t, log.String())
+		})
+	}
+}
+
+// checkFailsFirst checks that no FAIL line follows an ERROR line and that
+// no file has two FAIL lines.
+func checkFailsFirst(t *testing.T, out string) {
+	t.Helper()
+	seenError := false
+	files := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "ERROR") {
+			seenError = true
+		}
+		if p, ok := strings.CutPrefix(line, "FAIL "); ok {
+			if seenError {
+				t.Errorf("FAIL line after a stage error: %q\n%s", line, out)
+			}
+			file, _, _ := strings.Cut(p, ": ")
+			if files[file] {
+				t.Errorf("two FAIL lines for %s:\n%s", file, out)
+			}
+			files[file] = true
+		}
+	}
+}
+
+func TestVerifyListsFilesBeforeStageErrors(t *testing.T) {
+	cfg, log, run := evidenceRepo(t)
+	// Not gzip at all: the stage fails, and a blob in the store is corrupt.
+	os.WriteFile(filepath.Join(cfg.Root, run, "records.csv.gz"), []byte("not gzip\n"), 0o644)
+	m, _ := provenance.Read(filepath.Join(cfg.Root, run))
+	blob := repro.OpenStore(cfg.Root).Path(m.Files["capture.pcapng"])
+	os.Chmod(blob, 0o644)
+	os.WriteFile(blob, []byte("another capture"), 0o644)
+	err := Verify(context.Background(), cfg)
+	out := log.String()
+	if !errors.Is(err, ErrVerify) {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"FAIL " + run + "/records.csv.gz: content differs from the sealed run",
+		"content differs from SHA256SUMS",
+		"FAIL .store/sha256/" + m.Files["capture.pcapng"][:2] + "/",
+		"FAIL results/ev.txt: not re-derived: stage ev:analyze failed",
+		"ERROR stage ev:analyze: ",
+		"read records: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("verify output lacks %q:\n%s", want, out)
+		}
+	}
+	checkFailsFirst(t, out)
+}
+
+func TestBuildAddsNewRunsToSums(t *testing.T) {
+	cfg, log, _ := evidenceRepo(t)
+	// A second, unpinned run: its lines are added; nothing else changes.
+	r, err := repro.NewRun(filepath.Join(cfg.Root, "data"), "ev", Full, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, "x.txt"), []byte("1\n"), 0o644)
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(context.Background(), cfg); err != nil {
+		t.Fatalf("build: %v\n%s", err, log)
+	}
+	sums, _ := os.ReadFile(filepath.Join(cfg.Root, repro.SumsFile))
+	for _, f := range []string{"x.txt", repro.ManifestFile} {
+		if !bytes.Contains(sums, []byte("data/ev/"+r.ID+"/"+f+"\n")) {
+			t.Errorf("SHA256SUMS lacks the new run's %s:\n%s", f, sums)
+		}
+	}
+	// Altering the unpinned run is refused by the engine (SHA256SUMS).
+	os.WriteFile(filepath.Join(r.Final, "x.txt"), []byte("2\n"), 0o644)
+	if err := Build(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "refusing to rewrite SHA256SUMS") {
+		t.Errorf("build over an altered unpinned run: %v", err)
+	}
+}
+
+func TestSeal(t *testing.T) {
+	cfg, log, run := evidenceRepo(t)
+	// Make the run look like one from before manifests: no manifest, a
+	// bare pin.
+	abs := filepath.Join(cfg.Root, run)
+	id := filepath.Base(run)
+	os.Remove(filepath.Join(abs, repro.ManifestFile))
+	sumsPath := filepath.Join(cfg.Root, repro.SumsFile)
+	sums, _ := os.ReadFile(sumsPath)
+	var kept []string
+	for _, line := range strings.SplitAfter(string(sums), "\n") {
+		if !strings.Contains(line, repro.ManifestFile) {
+			kept = append(kept, line)
+		}
+	}
+	os.WriteFile(sumsPath, []byte(strings.Join(kept, "")), 0o644)
+	specPath := filepath.Join(cfg.Root, "experiments/ev.toml")
+	if err := spec.Pin(specPath, Quick, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := Build(context.Background(), cfg); err == nil || !strings.Contains(log.String(), "is sealed once with `go run ./cmd/pqrepro seal "+run+"`") {
+		t.Fatalf("build of an unsealed run: %v\n%s", err, log)
+	}
+
+	// A run that differs from its meta.json or SHA256SUMS is not sealed.
+	rec := filepath.Join(abs, "records.csv.gz")
+	good, _ := os.ReadFile(rec)
+	os.WriteFile(rec, append([]byte{}, good[:len(good)-1]...), 0o644)
+	if err := Seal(context.Background(), cfg, run); err == nil || !strings.Contains(err.Error(), "meta.json lists records.csv.gz") {
+		t.Errorf("seal of an altered run: %v", err)
+	}
+	os.WriteFile(rec, good, 0o644)
+	os.WriteFile(filepath.Join(abs, "late.csv"), []byte("1\n"), 0o644)
+	if err := Seal(context.Background(), cfg, run); err == nil || !strings.Contains(err.Error(), "late.csv: not listed in SHA256SUMS") {
+		t.Errorf("seal of a run with an added file: %v", err)
+	}
+	os.Remove(filepath.Join(abs, "late.csv"))
+	if _, err := os.Stat(filepath.Join(abs, repro.ManifestFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a refused seal wrote a manifest")
+	}
+
+	// A README.md note written first is sealed with the run.
+	os.WriteFile(filepath.Join(abs, repro.NotesFile), []byte("# Run\n\nA note.\n"), 0o644)
+	log.Reset()
+	if err := Seal(context.Background(), cfg, run); err != nil {
+		t.Fatalf("seal: %v", err)
+	}
+	notes, _ := os.ReadFile(filepath.Join(abs, repro.NotesFile))
+	if !strings.HasPrefix(string(notes), "# Run\n\nA note.\n\n## MANIFEST.sha256 (added ") || !strings.Contains(string(notes), "`pqrepro seal` added") {
+		t.Errorf("README.md after seal:\n%s", notes)
+	}
+	_, manifest, err := spec.PinnedSeal(cfg.Root, "ev", Quick)
+	b, _ := os.ReadFile(filepath.Join(abs, repro.ManifestFile))
+	if err != nil || manifest != repro.HashBytes(b) || !strings.Contains(log.String(), "pinned in experiments/ev.toml [runs] quick") {
+		t.Errorf("pin after seal: %q, %v\n%s", manifest, err, log)
+	}
+	if !bytes.Contains(b, []byte("  README.md\n")) {
+		t.Errorf("the manifest does not seal README.md:\n%s", b)
+	}
+	// Sealed: the build runs (README.md and the manifest are no stage
+	// input: nothing reruns), and a second seal is refused.
+	log.Reset()
+	if err := Build(context.Background(), cfg); err != nil || !strings.Contains(log.String(), "0 stages ran") {
+		t.Errorf("build after seal: %v\n%s", err, log)
+	}
+	if err := Seal(context.Background(), cfg, run); err == nil || !strings.Contains(err.Error(), "sealed already") {
+		t.Errorf("second seal: %v", err)
+	}
+}
+
+// gitRepo makes dir a git repository with one commit of file.txt.
+func gitRepo(t *testing.T, dir string) string {
+	t.Helper()
+	if exec.Command("git", "--version").Run() != nil {
+		t.Skip("git is not installed: the provenance of a checkout cannot be tested")
+	}
+	os.WriteFile(filepath.Join(dir, "file.txt"), []byte("one\n"), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestReproduceRecordsTheRepositorysCommit: a run that works in another
+// tree (mage reproduce) records the repository's commit and dirty state,
+// passed through Config, not "unknown" from the tree it works in.
+func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
+	cfg, _, _ := fakeStudy(t)
+	os.MkdirAll(filepath.Join(cfg.Root, "experiments"), 0o755)
+	os.WriteFile(filepath.Join(cfg.Root, "experiments/fake.toml"), []byte("[runs]\n"), 0o644)
+	head := gitRepo(t, cfg.Root)
+	os.WriteFile(filepath.Join(cfg.Root, "file.txt"), []byte("two\n"), 0o644) // dirty
+	var got provenance.Meta
+	studies[0].Pinned = func(string, string) (string, error) { return "data/fake/quick", nil }
+	studies[0].Run = func(ctx context.Context, c Config, specPath, dataDir string) error {
+		// As a runner does: provenance of the tree it works in.
+		tree := filepath.Dir(dataDir)
+		if _, err := os.Stat(filepath.Join(tree, ".git")); err == nil {
+			t.Errorf("the run's tree %s is a checkout", tree)
+		}
+		got = provenance.Collect(ctx, provenance.Options{Root: tree, Git: c.Git})
+		return errors.New("stop here")
+	}
+	err := Reproduce(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "stop here") {
+		t.Fatalf("Reproduce: %v", err)
+	}
+	diff, _ := exec.Command("git", "-C", cfg.Root, "diff", "HEAD", "--binary", "--no-ext-diff", "--no-color").Output()
+	if got.Git.Commit != head || !got.Git.Dirty || got.Git.DiffSHA256 != repro.HashBytes(diff) {
+		t.Errorf("git = %+v, want commit %s, dirty, diff %s", got.Git, head, repro.HashBytes(diff))
+	}
+}
+
+func TestWithGit(t *testing.T) {
+	// Not a checkout: "unknown", with the reason.
+	c, err := Config{Root: t.TempDir()}.withGit(context.Background())
+	if err != nil || c.Git.Commit != "unknown" || !strings.Contains(c.Git.WhyUnknown, "not a git checkout") {
+		t.Errorf("outside a checkout: %+v, %v", c.Git, err)
+	}
+	// A checkout git cannot read is an error, not "unknown".
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: /nonexistent\n"), 0o644)
+	if _, err := (Config{Root: root}).withGit(context.Background()); err == nil || !strings.Contains(err.Error(), "must record the commit") {
+		t.Errorf("broken checkout: %v", err)
+	}
+	// A clean checkout.
+	root = t.TempDir()
+	head := gitRepo(t, root)
+	c, err = Config{Root: root}.withGit(context.Background())
+	if err != nil || c.Git.Commit != head || c.Git.Dirty || c.Git.DiffSHA256 != "" {
+		t.Errorf("clean checkout: %+v, %v", c.Git, err)
+	}
+}
