@@ -111,6 +111,7 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 		Stages:   e.Stages,
 		RawDirs:  e.RawDirs,
 		Log:      io.Discard,
+		Notices:  e.notices(),
 		Now:      e.Now,
 	}
 	if e.Verbose {
