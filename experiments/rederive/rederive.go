@@ -331,8 +331,17 @@ func Run(ctx context.Context, env *repro.Env, s Spec) ([]byte, error) {
 	if err := Compare(recPath, recorded, derived); err != nil {
 		return nil, err
 	}
-	env.Logf("%s: %d captures re-derived, records equal byte for byte", s.RunDir, len(caps))
+	env.Notef("%s: records re-derived from %s: equal to the recorded ones byte for byte", s.RunDir, captureCount(caps))
 	return derived, nil
+}
+
+// captureCount names the captures in a notice: "capture sha256:<16 hex>"
+// or "12 captures (sha256:<16 hex>, ...)".
+func captureCount(caps []Capture) string {
+	if len(caps) == 1 {
+		return "capture sha256:" + caps[0].SHA256[:min(16, len(caps[0].SHA256))]
+	}
+	return fmt.Sprintf("%d captures (sha256:%s, ...)", len(caps), caps[0].SHA256[:min(16, len(caps[0].SHA256))])
 }
 
 // absentLine is the notice for absent captures: the hash of one, or the
