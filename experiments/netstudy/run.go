@@ -42,6 +42,10 @@ type RunConfig struct {
 	DataDir string
 	// Store keeps the packet captures; nil means repro.OpenStore(Root).
 	Store *repro.Store
+	// CaptureInRepoMax: captures of at most this many bytes in total
+	// (uncompressed) are committed gzip'd in the run folder, larger ones go
+	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
+	CaptureInRepoMax int64
 	// Log receives the plan and progress lines; nil means os.Stdout.
 	Log io.Writer
 	// ProgressEvery throttles progress lines; 0 means 5 s.
@@ -190,7 +194,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	// Small captures are committed with the run, compressed; large ones go
 	// to the content store. meta.json names each by the SHA-256 of its
 	// uncompressed bytes either way.
-	inRepo := capBytes <= rederive.InRepoMaxBytes
+	inRepo := capBytes <= rederive.InRepoLimit(cfg.CaptureInRepoMax)
 	for _, se := range est.Series {
 		p := capPaths[se.ID]
 		if inRepo {

@@ -67,6 +67,18 @@ const (
 // store. A quick run of Study A (about 8 MB) and of Study B are below it.
 const InRepoMaxBytes = 16 << 20
 
+// InRepoLimit is a runner's limit for committing captures: max, or
+// InRepoMaxBytes when max is 0; negative max means never (-1).
+func InRepoLimit(max int64) int64 {
+	switch {
+	case max == 0:
+		return InRepoMaxBytes
+	case max < 0:
+		return -1
+	}
+	return max
+}
+
 // A Capture is one capture a run refers to: its name in meta.json's files
 // (relative to the run folder) and the SHA-256 of its uncompressed bytes.
 type Capture struct {

@@ -73,6 +73,10 @@ type RunConfig struct {
 	DataDir string
 	// Store receives the capture; nil is repro.OpenStore(Root).
 	Store *repro.Store
+	// CaptureInRepoMax: captures of at most this many bytes in total
+	// (uncompressed) are committed gzip'd in the run folder, larger ones go
+	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
+	CaptureInRepoMax int64
 	// Progress, when set, is called after every connection (done counts
 	// warm-ups too).
 	Progress func(done, total int)
@@ -325,7 +329,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	// goes to the content store. meta.json names it by the SHA-256 of its
 	// uncompressed bytes either way.
 	where := ""
-	if fi.Size() <= rederive.InRepoMaxBytes {
+	if fi.Size() <= rederive.InRepoLimit(cfg.CaptureInRepoMax) {
 		gzSum, err := rederive.Gzip(capPath, capPath+rederive.GzipExt)
 		if err != nil {
 			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
