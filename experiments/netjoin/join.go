@@ -9,11 +9,7 @@
 package netjoin
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +17,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"pqrepro/experiments/capture"
@@ -119,37 +114,12 @@ func (r Row) inprocCells() []string {
 	}
 }
 
-// encode renders a gzip'd CSV whose bytes depend only on the rows: the
-// gzip header carries no name and a zero modification time (RFC 1952
-// section 2.3.1: MTIME = 0 means no time stamp).
 func encode(header []string, rows []Row, cells func(Row) []string) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = cells(r)
 	}
-	zw.Header = gzip.Header{OS: 255}
-	bw := bufio.NewWriter(zw)
-	w := csv.NewWriter(bw)
-	if err := w.Write(header); err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		if err := w.Write(cells(r)); err != nil {
-			return nil, err
-		}
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return nil, err
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return rederive.GzipCSV(header, out)
 }
 
 // EncodeRecords renders rows as records.csv.gz.
@@ -160,19 +130,12 @@ func EncodeInproc(rows []Row) ([]byte, error) { return encode(InprocColumns, row
 
 // ReadInproc parses inproc.csv.gz; name is for messages.
 func ReadInproc(b []byte, name string) ([]Row, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	recs, err := rederive.ReadGzipCSV(b, name, InprocColumns)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	recs, err := csv.NewReader(zr).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(recs) == 0 || !slices.Equal(recs[0], InprocColumns) {
-		return nil, fmt.Errorf("%s: header is not %s", name, strings.Join(InprocColumns, ","))
-	}
-	rows := make([]Row, 0, len(recs)-1)
-	for i, c := range recs[1:] {
+	rows := make([]Row, 0, len(recs))
+	for i, c := range recs {
 		var errs []error
 		num := func(s string) int64 {
 			if s == "" {

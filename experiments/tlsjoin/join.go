@@ -8,11 +8,7 @@
 package tlsjoin
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,47 +58,22 @@ var InprocColumns = []string{"seq", "config", "warmup", "client", "server", "sta
 // no name and no time stamp in the header, so the bytes depend only on the
 // rows.
 func MarshalInproc(conns []Conn) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
+	rows := make([][]string, len(conns))
+	for i, c := range conns {
+		rows[i] = []string{strconv.Itoa(c.Seq), c.Config, strconv.FormatBool(c.Warmup), c.Client, c.Server,
+			strconv.FormatInt(c.StartNs, 10), strconv.FormatInt(c.ClientNs, 10), strconv.FormatInt(c.ServerNs, 10)}
 	}
-	zw.Header = gzip.Header{OS: 255}
-	bw := bufio.NewWriter(zw)
-	w := csv.NewWriter(bw)
-	w.Write(InprocColumns)
-	for _, c := range conns {
-		w.Write([]string{strconv.Itoa(c.Seq), c.Config, strconv.FormatBool(c.Warmup), c.Client, c.Server,
-			strconv.FormatInt(c.StartNs, 10), strconv.FormatInt(c.ClientNs, 10), strconv.FormatInt(c.ServerNs, 10)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return nil, err
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return rederive.GzipCSV(InprocColumns, rows)
 }
 
 // ReadInproc parses inproc.csv.gz; name is for messages.
 func ReadInproc(b []byte, name string) ([]Conn, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	rows, err := rederive.ReadGzipCSV(b, name, InprocColumns)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	rows, err := csv.NewReader(zr).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(rows) == 0 || !slices.Equal(rows[0], InprocColumns) {
-		return nil, fmt.Errorf("%s: header is not %s", name, strings.Join(InprocColumns, ","))
-	}
-	out := make([]Conn, 0, len(rows)-1)
-	for i, r := range rows[1:] {
+	out := make([]Conn, 0, len(rows))
+	for i, r := range rows {
 		var c Conn
 		var errs []error
 		num := func(s string) int64 {
