@@ -70,8 +70,12 @@ var geteuid = os.Geteuid
 var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces and TUN devices and captures packets; run it as root (sudo -E mage net:run)")
 
 // Run runs the profile's scenarios and writes a new run folder
-// data/net/<run-id>/ with records.csv.gz and meta.json, puts one pcapng per
-// scenario into the content store, and pins the run in the spec. On any
+// data/net/<run-id>/ with inproc.csv.gz (what the process measured),
+// records.csv.gz (derived from it and the captures by netjoin.DeriveRows,
+// the function the build's net:records stage calls again) and meta.json;
+// keeps one pcapng per series gzip'd in the run folder when they are small
+// (rederive.InRepoMaxBytes in all) or in the content store; and pins the
+// run in the spec. On any
 // failure, cancellation (Ctrl-C) or a link that stops mid-run, the
 // namespaces are removed, the run folder is aborted and nothing is pinned.
 func Run(ctx context.Context, cfg RunConfig) (err error) {

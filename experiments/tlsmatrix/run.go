@@ -95,8 +95,8 @@ type RunResult struct {
 	Rate        float64       // Connections / Wall, handshakes per second
 	Total       time.Duration // the whole run, certificates to pin
 	Capture     capture.Stats
-	CaptureSHA  string // SHA-256 of the pcapng in the store
-	CaptureSize int64  // bytes
+	CaptureSHA  string // SHA-256 of the pcapng (uncompressed), as meta.json names it
+	CaptureSize int64  // bytes, uncompressed
 }
 
 // Requirements lists what Run needs installed: nothing beyond Go and root
@@ -147,11 +147,14 @@ func (r *runner) vlogf(format string, a ...any) {
 // configuration on its own 127.0.0.1 port (all up for the whole run), then
 // creates the run folder, starts ONE capture on lo, makes every connection
 // of Plan one after another (one client, sequential, like the paper's
-// repeated connections), stops the capture, joins its records with the
-// in-process ones, writes records.csv.gz, configs.json and meta.json, puts
-// the pcapng (with the key log as a Decryption Secrets Block) into the
-// content store, commits the run folder to data/tls/<run-id>/ and pins the
-// run for the profile in the spec.
+// repeated connections), stops the capture, writes what the process
+// measured (inproc.csv.gz) and configs.json, derives records.csv.gz from
+// them and the capture with tlsjoin.DeriveRecords (the function the
+// build's tls:records stage calls again), keeps the pcapng (with the key
+// log as a Decryption Secrets Block) gzip'd in the run folder when it is
+// small (rederive.InRepoMaxBytes) or in the content store, writes
+// meta.json, commits the run folder to data/tls/<run-id>/ and pins the run
+// for the profile in the spec.
 //
 // Any failure, a kernel packet drop, a connection the capture does not
 // match, or the end of ctx (Ctrl-C) removes the incomplete run folder: no
