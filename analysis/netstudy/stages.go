@@ -26,7 +26,14 @@ const codeDir = "analysis/netstudy"
 //	net:figures  results/net.json            -> figures/net-{latency,diff-vs-rtt,bytes}.{pdf,svg}
 //	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,numbers}.tex
 func Stages(runDir string, params Params) []*repro.Stage {
-	records := path.Join(runDir, "records.csv.gz")
+	return StagesFrom(runDir, path.Join(runDir, "records.csv.gz"), params)
+}
+
+// StagesFrom is Stages with net:analyze reading the records from the file
+// derived, a byte-for-byte copy of <runDir>/records.csv.gz made by the
+// build's net:records stage (experiments/rederive).
+func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
+	records := derived
 	metaFile := path.Join(runDir, "meta.json")
 	analyze := &repro.Stage{
 		Name:    StageAnalyze,

@@ -45,12 +45,20 @@ const (
 // Invalid params or runDir are reported when tls:analyze runs (Stages
 // itself cannot fail); call Params.Validate first to report them earlier.
 func Stages(runDir string, params Params) []*repro.Stage {
+	return StagesFrom(runDir, path.Join(runDir, recordsInFile), params)
+}
+
+// StagesFrom is Stages with tls:analyze reading the records from the file
+// derived, a byte-for-byte copy of <runDir>/records.csv.gz made by the
+// build's tls:records stage (experiments/rederive). results/tls.json still
+// names the run's records file, whose bytes they are.
+func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	records := path.Join(runDir, recordsInFile)
 	analyze := &repro.Stage{
 		Name:    stageAnalyze,
 		Doc:     "Study A statistics: Ths per configuration, tests vs baseline",
 		Code:    []string{codeDir},
-		Inputs:  []string{records},
+		Inputs:  []string{derived},
 		Params:  params.stageParams(),
 		Outputs: []string{ResultsFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
@@ -61,9 +69,9 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			b, err := env.ReadFile(records)
+			b, err := env.ReadFile(derived)
 			if err != nil {
-				return fmt.Errorf("read %s: %w", records, err)
+				return fmt.Errorf("read %s: %w", derived, err)
 			}
 			recs, err := tlsrecords.ReadRecords(bytes.NewReader(b), records)
 			if err != nil {

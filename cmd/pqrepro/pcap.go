@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -9,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"pqrepro/experiments/capture"
 )
@@ -30,7 +33,7 @@ func runPcap(args []string, stdout, stderr io.Writer) int {
 	asCSV := fs.Bool("csv", false, "print CSV (the default)")
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pqrepro pcap [--keylog FILE] [--csv|--json] CAPTURE")
+		fmt.Fprintln(stderr, "usage: pqrepro pcap [--keylog FILE] [--csv|--json] CAPTURE (.gz: gunzipped first)")
 		fmt.Fprintln(stderr, "Prints one record per TCP connection that carried a TLS handshake; times are Unix ns, absent ones empty (CSV) or null (JSON).")
 		fs.PrintDefaults()
 	}
@@ -57,7 +60,16 @@ func runPcap(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer f.Close()
-	res, err := capture.Read(f, opt)
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") { // a capture committed in a run folder
+		zr, err := gzip.NewReader(bufio.NewReader(f))
+		if err != nil {
+			fmt.Fprintf(stderr, "pqrepro pcap: %s: %v\n", path, err)
+			return 1
+		}
+		r = zr
+	}
+	res, err := capture.Read(r, opt)
 	var damage *capture.DamageError
 	if err != nil && !errors.As(err, &damage) {
 		fmt.Fprintf(stderr, "pqrepro pcap: read %s: %v\n", path, err)

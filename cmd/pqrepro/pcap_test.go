@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -55,5 +56,28 @@ func TestPcapCommandBadInput(t *testing.T) {
 		if code := runPcap(args, &out, &errb); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// A capture committed gzip'd in a run folder reads like the plain one.
+func TestPcapCommandGzip(t *testing.T) {
+	raw, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(raw)
+	zw.Close()
+	gz := filepath.Join(t.TempDir(), "capture.pcapng.gz")
+	os.WriteFile(gz, zb.Bytes(), 0o644)
+	var plain, out, errb bytes.Buffer
+	runPcap([]string{golden}, &plain, &errb)
+	if code := runPcap([]string{gz}, &out, &errb); code != 0 || out.String() != plain.String() {
+		t.Fatalf("exit %d, same output %v: %s", code, out.String() == plain.String(), errb.String())
+	}
+	os.WriteFile(gz, []byte("not gzip"), 0o644)
+	if code := runPcap([]string{gz}, &out, &errb); code != 1 {
+		t.Errorf("not gzip: exit %d", code)
 	}
 }

@@ -53,8 +53,9 @@
 // in that order (within an interleaved series, in time order). The
 // analysis (analysis/netstudy) reads it and measured.design unchanged.
 // meta.json's measured.selftest, measured.link_stats and measured.capture
-// are keyed by series ID ("far-10000-X25519"), one capture per series goes
-// to the content store (captures/<series>.pcapng), and measured.schedule
+// are keyed by series ID ("far-10000-X25519"), one capture per series is
+// kept (captures/<series>.pcapng: gzip'd in the run folder when the run's
+// captures are small, else in the content store), and measured.schedule
 // says which series ran when (seconds from the first series' start), with
 // which others their handshake phases overlapped, how many ran at once, and
 // each series' handshake time against its theoretical minimum.

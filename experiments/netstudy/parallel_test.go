@@ -39,6 +39,7 @@ func TestRunParallelMatchesSerial(t *testing.T) {
 	keys := map[int][]string{}
 	for _, par := range []int{1, 4} {
 		cfg, log := tree(t, twoScenarioSpec(par, "[10]"))
+		cfg.CaptureInRepoMax = -1 // the content-store path of the runner
 		start := time.Now()
 		if err := Run(context.Background(), cfg); err != nil {
 			t.Fatalf("parallel %d: Run: %v\n%s", par, err, log)

@@ -20,6 +20,9 @@ import (
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/netjoin"
+	"pqrepro/experiments/rederive"
+	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
@@ -43,6 +46,10 @@ type RunConfig struct {
 	DataDir string
 	// Store keeps the packet captures; nil means repro.OpenStore(Root).
 	Store *repro.Store
+	// CaptureInRepoMax: captures of at most this many bytes in total
+	// (uncompressed) are committed gzip'd in the run folder, larger ones go
+	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
+	CaptureInRepoMax int64
 	// Log receives the plan and progress lines; nil means os.Stdout.
 	Log io.Writer
 	// ProgressEvery throttles progress lines; 0 means 5 s.
@@ -67,8 +74,12 @@ var geteuid = os.Geteuid
 var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces and TUN devices and captures packets; run it as root (sudo -E mage net:run)")
 
 // Run runs the profile's scenarios and writes a new run folder
-// data/net/<run-id>/ with records.csv.gz and meta.json, puts one pcapng per
-// scenario into the content store, and pins the run in the spec. On any
+// data/net/<run-id>/ with inproc.csv.gz (what the process measured),
+// records.csv.gz (derived from it and the captures by netjoin.DeriveRows,
+// the function the build's net:records stage calls again) and meta.json;
+// keeps one pcapng per series gzip'd in the run folder when they are small
+// (rederive.InRepoMaxBytes in all) or in the content store; and pins the
+// run in the spec. On any
 // failure, cancellation (Ctrl-C) or a link that stops mid-run, the
 // namespaces are removed, the run folder is aborted and nothing is pinned.
 func Run(ctx context.Context, cfg RunConfig) (err error) {
@@ -148,20 +159,74 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	linkStats := map[string]linkemu.Stats{}
 	captures := map[string]captureInfo{}
 	files := map[string]string{}
+	capPaths := map[string]string{}
+	var capBytes int64
 	for i, se := range est.Series {
 		res := results[i]
 		rows = append(rows, res.rows...)
 		selfTests[se.ID] = res.selfTest
 		linkStats[se.ID] = res.linkStats
-		captures[se.ID] = res.capture
-		files["captures/"+se.ID+".pcapng"] = res.capture.SHA256
+		capPaths[se.ID] = res.capPath
+		capBytes += res.capBytes
+		files[netjoin.CaptureName(se.ID)] = res.capture.SHA256
 	}
 	sched := r.scheduleMeta(results)
-	recSum, err := writeRecords(filepath.Join(run.Dir, RecordsFile), rows)
+
+	// What the process measured (inproc.csv.gz), then the records derived
+	// from it and the captures by netjoin.DeriveRows: the function the
+	// build's net:records stage calls on the committed run.
+	inproc, err := netjoin.EncodeInproc(rows)
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
-	files[RecordsFile] = recSum
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, rederive.InprocFile), inproc, 0o644); err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
+	files[rederive.InprocFile] = repro.HashBytes(inproc)
+	recBytes, joins, err := netjoin.DeriveRows(ctx, inproc, plan.Timeout, func(series string) (io.ReadCloser, error) {
+		return rederive.OpenFile(capPaths[series], files[netjoin.CaptureName(series)])
+	})
+	if err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
+	for i, se := range est.Series {
+		ci, ji := results[i].capture, joins[se.ID]
+		ci.Connections, ci.Joined, ci.Unmatched = ji.Connections, ji.Joined, ji.Unmatched
+		captures[se.ID] = ci
+	}
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, RecordsFile), recBytes, 0o644); err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
+	files[RecordsFile] = repro.HashBytes(recBytes)
+
+	// Small captures are committed with the run, compressed; large ones go
+	// to the content store. meta.json names each by the SHA-256 of its
+	// uncompressed bytes either way.
+	inRepo := capBytes <= rederive.InRepoLimit(cfg.CaptureInRepoMax)
+	for _, se := range est.Series {
+		p := capPaths[se.ID]
+		if inRepo {
+			name := netjoin.CaptureName(se.ID) + rederive.GzipExt
+			dst := filepath.Join(run.Dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("net:run: %w", err)
+			}
+			sum, err := rederive.Gzip(p, dst)
+			if err != nil {
+				return fmt.Errorf("net:run: %w", err)
+			}
+			files[name] = sum
+		} else if _, err := r.cfg.Store.Put(p); err != nil {
+			return fmt.Errorf("net:run: store the capture of %s: %w", se.ID, err)
+		}
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("net:run: %w", err)
+		}
+	}
+	where := "in the content store under their SHA-256 (repro.Store)"
+	if inRepo {
+		where = "committed in the run folder as captures/<series>.pcapng.gz (meta.json names the uncompressed bytes' SHA-256)"
+	}
 
 	scen := make([]scenarioMeta, len(plan.Scenarios))
 	for i, sc := range plan.Scenarios {
@@ -232,7 +297,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	m.Measured = measured
 	m.Files = files
 	m.Notes = []string{
-		"captures/<series>.pcapng are in the content store under their SHA-256 (repro.Store), one per series (scenario-round-group), each from its own link; they hold the client key log as a Decryption Secrets Block",
+		"captures/<series>.pcapng are " + where + ", one per series (scenario-round-group), each from its own link; they hold the client key log as a Decryption Secrets Block; records.csv.gz is derived from them and inproc.csv.gz by experiments/netjoin (the build's net:records stage re-derives it)",
 		"latency ths_ns: capture on namespace A's TUN device (the client side), first segment of the ClientHello to first segment of the client Finished",
 		"selftest, link_stats and capture are keyed by series; link-<series> seeds are SeriesSeed(scenario seed, round, group code point)",
 		fmt.Sprintf("wall_time_s: first series' link start to last series' end (self-tests, capture joins included); handshake_work_s: sum of the series' handshake phases; theoretical_min_s = sum over connections of %d x RTT; scheduled_min_s: the schedule's makespan at that minimum; schedule: which series ran when, with which", RTTsPerConnection),
@@ -327,7 +392,9 @@ type seriesResult struct {
 	rows           []Row
 	selfTest       linkemu.SelfTestReport
 	linkStats      linkemu.Stats
-	capture        captureInfo
+	capture        captureInfo // SHA256 and the capture's own counts; the join's are filled by Run
+	capPath        string      // the capture, in the run folder until Run places it
+	capBytes       int64
 	start, end     time.Time
 	hsStart, hsEnd time.Time
 }
@@ -662,8 +729,15 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 
 	// Capture on A's TUN device for the whole series. On TUN every
 	// packet is seen once, so the loopback outgoing filter must be off.
+	// Hidden until Run places it (committed gzip'd or in the store); a
+	// failed series removes it, a failed run removes the run folder.
 	capPath := filepath.Join(r.dir, ".capture-"+s.ID+".pcapng")
-	defer os.Remove(capPath)
+	keepCapture := false
+	defer func() {
+		if !keepCapture {
+			os.Remove(capPath)
+		}
+	}()
 	var capt *capture.Capture
 	off := false
 	th.do(func() {
@@ -697,7 +771,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		t0 := time.Now()
 		th.do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
 		r.quiet.RUnlock()
-		row := Row{Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs}
+		row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs}
 		if scCtx.Err() != nil {
 			return row, context.Cause(scCtx)
 		}
@@ -814,17 +888,17 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	if err := link.Close(); err != nil {
 		return res, err
 	}
-	ci, err := joinCapture(capPath, rows, r.plan.Timeout)
+	sum, err := repro.HashFile(capPath)
+	if err != nil {
+		return res, fmt.Errorf("hash the capture: %w", err)
+	}
+	fi, err := os.Stat(capPath)
 	if err != nil {
 		return res, err
 	}
-	ci.Packets, ci.KernelSeen, ci.KernelDrops, ci.Truncated = cst.Packets, cst.KernelSeen, cst.KernelDrops, cst.Truncated
-	sum, err := r.cfg.Store.Put(capPath)
-	if err != nil {
-		return res, fmt.Errorf("store the capture: %w", err)
-	}
-	ci.SHA256 = sum
-	res.capture = ci
+	keepCapture = true
+	res.capPath, res.capBytes = capPath, fi.Size()
+	res.capture = captureInfo{SHA256: sum, Packets: cst.Packets, KernelSeen: cst.KernelSeen, KernelDrops: cst.KernelDrops, Truncated: cst.Truncated}
 	// Record order inside the series: by group (spec order), then seq.
 	// A serial series is already in it; an interleaved one is in time order.
 	slices.SortStableFunc(rows, func(a, b Row) int {

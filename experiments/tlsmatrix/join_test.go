@@ -84,8 +84,8 @@ func TestJoinReusedTuple(t *testing.T) {
 			t.Errorf("record %d: %+v", i, rec)
 		}
 	}
-	if !recs[1].Warmup || recs[0].Warmup || js.measured != 3 {
-		t.Errorf("warm-up flags wrong: %v %v, measured %d", recs[0].Warmup, recs[1].Warmup, js.measured)
+	if !recs[1].Warmup || recs[0].Warmup || js.Measured != 3 {
+		t.Errorf("warm-up flags wrong: %v %v, measured %d", recs[0].Warmup, recs[1].Warmup, js.Measured)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/tlsjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/provenance"
@@ -28,9 +30,11 @@ const (
 	// ConfigsFile lists the run's configurations (name, key, group, chain,
 	// the paper's label, baseline) as JSON, in Spec.Configs order.
 	ConfigsFile = "configs.json"
-	// CaptureName is the capture's name in meta.json Files; the file
-	// itself is in the content store, under its SHA-256.
-	CaptureName = "capture.pcapng"
+	// CaptureName is the capture's name in meta.json Files (the SHA-256
+	// of its uncompressed bytes); the file is committed in the run folder
+	// as CaptureName.gz when it is small (rederive.InRepoMaxBytes), else
+	// kept in the content store under that SHA-256.
+	CaptureName = tlsjoin.CaptureName
 )
 
 // Interface is where the run captures: all servers listen on 127.0.0.1.
@@ -73,6 +77,10 @@ type RunConfig struct {
 	DataDir string
 	// Store receives the capture; nil is repro.OpenStore(Root).
 	Store *repro.Store
+	// CaptureInRepoMax: captures of at most this many bytes in total
+	// (uncompressed) are committed gzip'd in the run folder, larger ones go
+	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
+	CaptureInRepoMax int64
 	// Progress, when set, is called after every connection (done counts
 	// warm-ups too).
 	Progress func(done, total int)
@@ -91,8 +99,8 @@ type RunResult struct {
 	Rate        float64       // Connections / Wall, handshakes per second
 	Total       time.Duration // the whole run, certificates to pin
 	Capture     capture.Stats
-	CaptureSHA  string // SHA-256 of the pcapng in the store
-	CaptureSize int64  // bytes
+	CaptureSHA  string // SHA-256 of the pcapng (uncompressed), as meta.json names it
+	CaptureSize int64  // bytes, uncompressed
 }
 
 // Requirements lists what Run needs installed: nothing beyond Go and root
@@ -143,11 +151,14 @@ func (r *runner) vlogf(format string, a ...any) {
 // configuration on its own 127.0.0.1 port (all up for the whole run), then
 // creates the run folder, starts ONE capture on lo, makes every connection
 // of Plan one after another (one client, sequential, like the paper's
-// repeated connections), stops the capture, joins its records with the
-// in-process ones, writes records.csv.gz, configs.json and meta.json, puts
-// the pcapng (with the key log as a Decryption Secrets Block) into the
-// content store, commits the run folder to data/tls/<run-id>/ and pins the
-// run for the profile in the spec.
+// repeated connections), stops the capture, writes what the process
+// measured (inproc.csv.gz) and configs.json, derives records.csv.gz from
+// them and the capture with tlsjoin.DeriveRecords (the function the
+// build's tls:records stage calls again), keeps the pcapng (with the key
+// log as a Decryption Secrets Block) gzip'd in the run folder when it is
+// small (rederive.InRepoMaxBytes) or in the content store, writes
+// meta.json, commits the run folder to data/tls/<run-id>/ and pins the run
+// for the profile in the spec.
 //
 // Any failure, a kernel packet drop, a connection the capture does not
 // match, or the end of ctx (Ctrl-C) removes the incomplete run folder: no
@@ -263,54 +274,86 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	rate := float64(len(conns)) / wall.Seconds()
 	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
 
-	// 4. Read the capture back and join it with the in-process records.
-	capRes, err := readCapture(capPath)
+	// 4. What the process measured (inproc.csv.gz) and the configurations,
+	// then the records derived from them and the capture by
+	// tlsjoin.DeriveRecords: the function the build's tls:records stage
+	// calls on the committed run, so the two cannot disagree.
+	files := map[string]string{}
+	write := func(name string, b []byte) error {
+		if err := atomicfile.WriteFile(filepath.Join(run.Dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		files[name] = repro.HashBytes(b)
+		return nil
+	}
+	inproc, err := tlsjoin.MarshalInproc(r.inproc(conns))
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	if err := write(tlsjoin.InprocFile, inproc); err != nil {
+		return nil, err
+	}
+	cj, err := json.MarshalIndent(r.configs, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := write(ConfigsFile, append(cj, '\n')); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(capPath)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	sum, err := repro.HashFile(capPath)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	rc, err := rederive.OpenFile(capPath, sum)
+	if err != nil {
+		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	}
+	recs, js, err := tlsjoin.DeriveRecords(append(cj, '\n'), inproc, rc)
+	rc.Close()
 	if err != nil {
 		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("tls run %s: %w (%w)", run.ID, ErrInterrupted, err)
 	}
-	recs, js, err := r.join(conns, capRes.Records)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
-	}
-	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", len(capRes.Records), len(recs), js.verified)
+	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", js.CaptureConnections, len(recs), js.Verified)
 
 	// 5. The dataset.
-	files := map[string]string{}
 	recBytes, err := MarshalRecords(recs)
 	if err != nil {
 		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(run.Dir, RecordsFile), recBytes, 0o644); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	files[RecordsFile] = repro.HashBytes(recBytes)
-	cj, err := json.MarshalIndent(r.configs, "", "  ")
-	if err != nil {
+	if err := write(RecordsFile, recBytes); err != nil {
 		return nil, err
 	}
-	cj = append(cj, '\n')
-	if err := atomicfile.WriteFile(filepath.Join(run.Dir, ConfigsFile), cj, 0o644); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	files[ConfigsFile] = repro.HashBytes(cj)
-	r.logf("wrote %s (%d rows) and %s", RecordsFile, len(recs), ConfigsFile)
+	r.logf("wrote %s (%d rows), %s and %s", RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
 
-	fi, err := os.Stat(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	sum, err := store.Put(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	// A small capture is committed with the run, compressed; a large one
+	// goes to the content store. meta.json names it by the SHA-256 of its
+	// uncompressed bytes either way.
+	where := ""
+	if fi.Size() <= rederive.InRepoLimit(cfg.CaptureInRepoMax) {
+		gzSum, err := rederive.Gzip(capPath, capPath+rederive.GzipExt)
+		if err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		files[CaptureName+rederive.GzipExt] = gzSum
+		where = "in the run folder as " + CaptureName + rederive.GzipExt
+	} else {
+		if _, err := store.Put(capPath); err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		where = fmt.Sprintf("in the content store under sha256/%s/%s", sum[:2], sum[2:])
 	}
 	if err := os.Remove(capPath); err != nil {
 		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
 	}
 	files[CaptureName] = sum
-	r.logf("capture: %d bytes stored as sha256:%s in %s", fi.Size(), sum, store.Dir)
+	r.logf("capture: %d bytes, sha256:%s, %s", fi.Size(), sum, where)
 
 	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root, Git: cfg.Git})
 	meta.Study = Study
@@ -334,11 +377,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		"key_log_bytes":            st.SecretBytes,
 		"capture_sha256":           sum,
 		"capture_bytes":            fi.Size(),
-		"capture_connections":      len(capRes.Records),
+		"capture_connections":      js.CaptureConnections,
 		"connections":              len(recs),
-		"connections_measured":     js.measured,
-		"retransmissions":          js.retrans,
-		"client_finished_verified": js.verified,
+		"connections_measured":     js.Measured,
+		"retransmissions":          js.Retrans,
+		"client_finished_verified": js.Verified,
 		"handshake_wall_s":         round3(wall.Seconds()),
 		"handshake_rate_per_s":     round3(rate),
 		"interface":                Interface,
@@ -346,7 +389,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
 		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo",
-		fmt.Sprintf("capture: %s is in the content store under sha256/%s/%s", CaptureName, sum[:2], sum[2:]),
+		fmt.Sprintf("capture: %s is %s; records.csv.gz is derived from it and %s by experiments/tlsjoin (the build's tls:records stage re-derives it)", CaptureName, where, tlsjoin.InprocFile),
 	}
 	if err := provenance.Write(run.Dir, meta); err != nil {
 		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
@@ -364,7 +407,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("tls run: %w", err)
 	}
 	res = &RunResult{
-		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.measured,
+		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
 		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: fi.Size(),
 	}
 	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(run.ID, run.Manifest)); err != nil {
@@ -383,19 +426,6 @@ func relOrBase(root, p string) string {
 		return rel
 	}
 	return filepath.Base(p)
-}
-
-func readCapture(path string) (*capture.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read capture: %w", err)
-	}
-	defer f.Close()
-	res, err := capture.Read(f, capture.ReadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("read capture %s: %w", filepath.Base(path), err)
-	}
-	return res, nil
 }
 
 // server is one configuration's server and client, up for the whole run.

@@ -18,6 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pqrepro/experiments/capture"
+	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/tlsjoin"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 )
@@ -93,7 +95,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if got := entries(t, filepath.Join(e.root, "data", "tls")); got != id {
 		t.Errorf("data/tls holds %q, want only the run (no .incomplete leftovers)", got)
 	}
-	if got := entries(t, wantDir); got != "MANIFEST.sha256 configs.json meta.json records.csv.gz" {
+	if got := entries(t, wantDir); got != "MANIFEST.sha256 capture.pcapng.gz configs.json inproc.csv.gz meta.json records.csv.gz" {
 		t.Errorf("run folder holds %q", got)
 	}
 
@@ -176,30 +178,36 @@ func TestRunEndToEnd(t *testing.T) {
 	if m.Measured["kernel_drops"] != float64(0) || m.Measured["connections"] != float64(16) {
 		t.Errorf("meta measured %v", m.Measured)
 	}
-	for _, name := range []string{RecordsFile, ConfigsFile} {
+	for _, name := range []string{RecordsFile, ConfigsFile, tlsjoin.InprocFile, CaptureName + rederive.GzipExt} {
 		sum, err := repro.HashFile(filepath.Join(wantDir, name))
 		if err != nil || m.Files[name] != sum {
 			t.Errorf("meta files[%s] = %s, file hashes to %s (%v)", name, m.Files[name], sum, err)
 		}
 	}
 
-	// The capture: in the store under the recorded hash, with the key log.
+	// The capture: small, so committed gzip'd in the run folder and not
+	// in the store; its uncompressed bytes have the recorded hash and
+	// hold the key log.
 	sum := m.Files[CaptureName]
 	if sum != res.CaptureSHA || m.Measured["capture_sha256"] != sum {
 		t.Fatalf("capture hash: files %s, measured %v, result %s", sum, m.Measured["capture_sha256"], res.CaptureSHA)
 	}
-	if err := e.store.Check(sum); err != nil {
+	if got := entries(t, filepath.Join(e.store.Dir, "sha256")); got != "" {
+		t.Errorf("the store holds %q; a small capture belongs in the run folder", got)
+	}
+	if m.Measured["capture_bytes"] != float64(res.CaptureSize) {
+		t.Errorf("capture size %d, recorded %v", res.CaptureSize, m.Measured["capture_bytes"])
+	}
+	cf, err := rederive.OpenFile(filepath.Join(wantDir, CaptureName+rederive.GzipExt), sum)
+	if err != nil {
 		t.Fatal(err)
 	}
-	fi, _ := os.Stat(e.store.Path(sum))
-	if fi.Size() != res.CaptureSize || m.Measured["capture_bytes"] != float64(fi.Size()) {
-		t.Errorf("capture size %d, recorded %d / %v", fi.Size(), res.CaptureSize, m.Measured["capture_bytes"])
-	}
-	cf, _ := os.Open(e.store.Path(sum))
 	cres, err := capture.Read(cf, capture.ReadOptions{})
-	cf.Close()
+	if cerr := cf.Close(); cerr != nil {
+		t.Fatal(cerr)
+	}
 	if err != nil || len(cres.Secrets) == 0 {
-		t.Fatalf("stored capture: %v, %d secret bytes (want the key log as a DSB)", err, len(cres.Secrets))
+		t.Fatalf("committed capture: %v, %d secret bytes (want the key log as a DSB)", err, len(cres.Secrets))
 	}
 	// Only the run's connections are in it: every packet belongs to one of
 	// the 16 TLS connections, none to the noise made on another port.
@@ -226,6 +234,8 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", line, e.log.String())
 		}
 	}
+
+	checkRederive(t, e.root, "data/tls/"+id)
 
 	// A second run in the same second: refused, the first untouched.
 	recBefore, _ := os.ReadFile(filepath.Join(wantDir, RecordsFile))
@@ -463,4 +473,74 @@ func loopbackNoise(t *testing.T) (*int, func()) {
 		}
 	}()
 	return n, func() { close(quit); <-done; ln.Close() }
+}
+
+// checkRederive runs the build's records stage (experiments/rederive with
+// tlsjoin.Derive, what internal/pipeline builds) on a run the runner made:
+// it must re-derive the recorded records byte for byte from the committed
+// capture; records that the capture does not give must fail naming the
+// file and the record; a truncated capture must fail as such.
+func checkRederive(t *testing.T, root, runDir string) {
+	t.Helper()
+	const out = "results/records/tls-quick.csv.gz"
+	var notes bytes.Buffer
+	build := func() error {
+		st := rederive.Stage(rederive.Spec{Name: "tls:records-quick", RunDir: runDir, Out: out, Derive: tlsjoin.Derive, Code: []string{"experiments/tlsjoin"}})
+		e := &repro.Engine{Root: root, CodeRoot: repoRoot(t), Stages: []*repro.Stage{st}, Log: &notes}
+		_, err := e.Build(context.Background())
+		return err
+	}
+	if err := build(); err != nil {
+		t.Fatalf("records stage on the runner's run: %v", err)
+	}
+	rec, _ := os.ReadFile(filepath.Join(root, runDir, RecordsFile))
+	got, _ := os.ReadFile(filepath.Join(root, out))
+	if !bytes.Equal(rec, got) || !strings.Contains(notes.String(), "re-derived from capture sha256:") {
+		t.Fatalf("records stage: output equal %v, notes:\n%s", bytes.Equal(rec, got), notes.String())
+	}
+
+	// The instrument changed (simulated by records the packets do not
+	// give: one Ths off by a nanosecond).
+	recs, err := ReadRecords(bytes.NewReader(rec), RecordsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*recs[3].ThsNs++
+	*recs[3].ClientFinishedNs++
+	bad, _ := MarshalRecords(recs)
+	recPath := filepath.Join(root, runDir, RecordsFile)
+	os.Chmod(recPath, 0o644)
+	if err := os.WriteFile(recPath, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = build()
+	var me *rederive.MismatchError
+	if !errors.As(err, &me) || me.Path != runDir+"/"+RecordsFile || me.Line != 5 || !strings.Contains(err.Error(), "instrument") {
+		t.Errorf("records that the capture does not give: err = %v, want a mismatch at record 4 (line 5) of %s", err, RecordsFile)
+	}
+	if err := os.WriteFile(recPath, rec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// A truncated capture in git: a clear error, not other records.
+	capPath := filepath.Join(root, runDir, CaptureName+rederive.GzipExt)
+	whole, _ := os.ReadFile(capPath)
+	if err := os.WriteFile(capPath, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = build()
+	var ce *rederive.CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "truncated or corrupt") || !strings.Contains(err.Error(), CaptureName) {
+		t.Errorf("truncated capture: err = %v, want a *rederive.CorruptError", err)
+	}
+	if err := os.WriteFile(capPath, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// repoRoot is the module root, for the stage's code hash.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	return filepath.Join(wd, "..", "..")
 }

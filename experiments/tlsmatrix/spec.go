@@ -1,14 +1,16 @@
 // Package tlsmatrix is the experiment runner of Study A: it runs the TLS 1.3
 // certificate-key x key-exchange-group matrix of experiments/tls.toml on one
 // host, captures every packet on the loopback interface, joins the capture's
-// per-connection records with the in-process timers and writes the raw
-// dataset data/tls/<run-id>/ (records.csv.gz, configs.json, meta.json); the
-// pcapng goes to the content store, referenced by its SHA-256.
+// per-connection records with the in-process timers (experiments/tlsjoin)
+// and writes the raw dataset data/tls/<run-id>/ (inproc.csv.gz,
+// records.csv.gz, configs.json, meta.json); the pcapng is kept gzip'd in
+// the run folder when small, else in the content store, referenced by its
+// SHA-256 either way.
 //
 // The design choices the paper leaves open, and how this package settles
 // them, are stated in experiments/tls.toml and in the doc comments of
 // Plan (the interleaved block order), Run (one capture, one server per
-// configuration) and join (matching capture and in-process records).
+// configuration) and tlsjoin.Join (matching capture and in-process records).
 package tlsmatrix
 
 import (

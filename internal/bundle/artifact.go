@@ -34,11 +34,16 @@ type Manifest struct {
 	FilesBytes      int64             `json:"committed_bytes"`
 	Blobs           []Blob            `json:"store_blobs"`
 	BlobsBytes      int64             `json:"store_bytes"`
+	AbsentBlobs     []Blob            `json:"absent_store_blobs"`
 	Runs            []Run             `json:"runs"`
 	Tools           map[string]string `json:"tools"`
 	Format          string            `json:"format"`
 	Generated       []string          `json:"generated"`
 }
+
+// FetchCommand fetches the content-store blobs a clone lacks from the
+// project's data remote.
+const FetchCommand = "go run mage.go data:pull"
 
 // archiveFormat describes the archive for BUNDLE.json and ARTIFACT.md.
 const archiveFormat = "tar (POSIX.1-1988 ustar; pax extended headers only for paths ustar cannot hold), entries sorted by path, " +
@@ -180,6 +185,18 @@ func artifactMD(in artifactInput) []byte {
 	p("")
 	p("Archive format: %s.", archiveFormat)
 	p("")
+	if len(m.AbsentBlobs) > 0 {
+		p("### Captures not in this bundle")
+		p("")
+		p("The machine that wrote this bundle did not have these %d content-store blobs, so the bundle goes without them. Everything still builds and verifies: each study's records stage takes a run's records as recorded when its captures are absent (and says so), and re-derives them from the packets when they are present. To add them, fetch them into `%s/` with `%s` and run `go run mage.go bundle` again.", len(m.AbsentBlobs), repro.DefaultStoreDir, FetchCommand)
+		p("")
+		p("| SHA-256 | referenced by |")
+		p("|---|---|")
+		for _, b := range m.AbsentBlobs {
+			p("| `%s` | %s |", b.SHA256, cell(strings.Join(b.Refs, "; ")))
+		}
+		p("")
+	}
 
 	p("## Hardware and software needed")
 	p("")
@@ -328,6 +345,9 @@ func (e *entry) content() []byte {
 
 // manifestJSON encodes the manifest as indented JSON with sorted keys.
 func manifestJSON(m *Manifest) []byte {
+	if m.AbsentBlobs == nil {
+		m.AbsentBlobs = []Blob{}
+	}
 	if m.Blobs == nil {
 		m.Blobs = []Blob{}
 	}

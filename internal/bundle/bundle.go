@@ -74,6 +74,7 @@ type Report struct {
 	Dirty    bool
 	Files    int // committed files archived
 	Blobs    int // store blobs archived
+	Absent   int // store blobs referenced but not in the store, so not archived
 	Warnings []string
 }
 
@@ -215,9 +216,12 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 
 	// The content store: every blob a run refers to, checked.
-	blobs, runs, err := collectRuns(ctx, files, sums, store, logf)
+	blobs, absent, runs, err := collectRuns(ctx, files, sums, store, logf)
 	if err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	if len(absent) > 0 {
+		warn("%d content-store blobs referenced by the runs are not in %s: the bundle goes without them and its %s lists them (fetch them with `%s`, then bundle again)", len(absent), store.Dir, ArtifactFile, FetchCommand)
 	}
 	all := append([]*entry(nil), files...)
 	var blobBytes int64
@@ -230,7 +234,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	m := &Manifest{
 		Name: name, Version: version, Commit: tree.Commit, Dirty: rep.Dirty, DirtyFiles: tree.Dirty,
 		SourceDateEpoch: epoch.Unix(), Files: len(files), FilesBytes: filesBytes,
-		Blobs: blobs, BlobsBytes: blobBytes, Runs: runs, Format: archiveFormat,
+		Blobs: blobs, BlobsBytes: blobBytes, AbsentBlobs: absent, Runs: runs, Format: archiveFormat,
 		Tools:     map[string]string{"go": runtime.Version(), "git": gitVersion(ctx)},
 		Generated: []string{ArtifactFile, BundleSums, ManifestFile},
 	}
@@ -277,7 +281,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
 	rep.Path, rep.SHA256, rep.Size = out, hex.EncodeToString(h.Sum(nil)), cw.n
-	rep.Files, rep.Blobs = len(files), len(blobs)
+	rep.Files, rep.Blobs, rep.Absent = len(files), len(blobs), len(absent)
 	logf("bundle: %s before compression, %s after", size(total), size(rep.Size))
 	return rep, nil
 }

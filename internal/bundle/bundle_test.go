@@ -187,21 +187,63 @@ func TestEntries(t *testing.T) {
 	}
 }
 
+// A clone has no content store: the bundle must still be written, list
+// the absent blobs in its appendix and manifest with how to fetch them,
+// and be the same bytes when written twice.
 func TestMissingBlob(t *testing.T) {
 	f := newFixture(t)
 	if err := os.Remove(f.Store.Path(f.Capture)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Write(context.Background(), f.opts())
-	if err == nil {
-		t.Fatal("a bundle without its capture was written")
+	rep := mustWrite(t, f.opts())
+	if rep.Blobs != 0 || rep.Absent != 1 {
+		t.Errorf("report: %d blobs, %d absent; want 0 and 1", rep.Blobs, rep.Absent)
 	}
-	for _, want := range []string{f.RunDir, "capture.pcapng", "measured.capture_sha256", "rerun", "mage <study>:run", f.StoreDir} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
+	_, ms := readArchive(t, rep.Path)
+	byName := map[string]member{}
+	for _, m := range ms {
+		byName[strings.SplitN(m.Hdr.Name, "/", 2)[1]] = m
+		if strings.Contains(m.Hdr.Name, f.Capture[2:]) {
+			t.Errorf("the archive holds %s, a blob that is not in the store", m.Hdr.Name)
 		}
 	}
-	assertNoArchive(t, f.Out)
+	art := string(byName[ArtifactFile].Data)
+	for _, want := range []string{"### Captures not in this bundle", f.Capture, f.RunDir + ": capture.pcapng", FetchCommand} {
+		if !strings.Contains(art, want) {
+			t.Errorf("ARTIFACT.md lacks %q", want)
+		}
+	}
+	var man Manifest
+	if err := json.Unmarshal(byName[ManifestFile].Data, &man); err != nil {
+		t.Fatal(err)
+	}
+	if len(man.AbsentBlobs) != 1 || man.AbsentBlobs[0].SHA256 != f.Capture || len(man.Blobs) != 0 {
+		t.Errorf("manifest: blobs %+v, absent %+v", man.Blobs, man.AbsentBlobs)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, FetchCommand) }) {
+		t.Errorf("warnings %q do not say how to fetch the absent blob", rep.Warnings)
+	}
+	o := f.opts()
+	o.OutDir = t.TempDir()
+	if again := mustWrite(t, o); again.SHA256 != rep.SHA256 {
+		t.Errorf("two bundles without the blob differ: %s, %s", rep.SHA256, again.SHA256)
+	}
+}
+
+// A capture committed compressed in its run folder (name.gz) is data of
+// the commit, not a store blob: it is neither archived from the store nor
+// listed as absent.
+func TestCommittedCapture(t *testing.T) {
+	f := newFixture(t)
+	if err := os.Remove(f.Store.Path(f.Capture)); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, f.Root, f.RunDir+"/capture.pcapng.gz", "gzip'd capture bytes", 0o644)
+	f.commit(t, "capture in git")
+	rep := mustWrite(t, f.opts())
+	if rep.Blobs != 0 || rep.Absent != 0 {
+		t.Errorf("report: %d blobs, %d absent; want 0 and 0 (the capture is committed)", rep.Blobs, rep.Absent)
+	}
 }
 
 func TestCorruptBlob(t *testing.T) {

@@ -6,6 +6,13 @@
 // hardware and software needed, time and disk per target, and which
 // published claims each target bears on).
 //
+// A clone has no content store: blobs the runs refer to that are not in
+// the store are left out, not an error. The bundle is still written; its
+// ARTIFACT.md and BUNDLE.json list each absent blob, the runs that refer to
+// it and how to fetch it (FetchCommand). A blob that is present but does
+// not hash to its name is an error. Captures committed gzip'd in a run
+// folder (experiments/rederive) are files of the commit, not blobs.
+//
 // Determinism follows reproducible-builds.org's archive guidance: entries
 // sorted by path; owner and group 0 without names; modes reduced to 0644,
 // or 0755 for directories and files Git records as executable (mode

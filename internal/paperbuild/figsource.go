@@ -43,6 +43,10 @@ func FigureSources(stages []*repro.Stage) *repro.Stage {
 			return
 		}
 		seen[s.Name] = true
+		if s.Confirms != "" {
+			o.data = append(o.data, s.Confirms) // a confirmed copy of raw data
+			return
+		}
 		o.code = append(o.code, s.Code...)
 		for _, in := range s.Inputs {
 			if strings.HasPrefix(in, "data/") {

@@ -83,8 +83,8 @@ func Bundle(ctx context.Context, cfg Config) error {
 	if rep.Dirty {
 		dirty = " (DIRTY: not a clean checkout of the commit)"
 	}
-	cfg.printf("bundle: %s%s\nbundle: commit %s, %d files, %d store blobs, %d warnings, %v",
-		rep.Path, dirty, rep.Commit, rep.Files, rep.Blobs, len(rep.Warnings), cfg.now().Sub(start).Round(time.Millisecond))
+	cfg.printf("bundle: %s%s\nbundle: commit %s, %d files, %d store blobs, %d absent (listed in its %s), %d warnings, %v",
+		rep.Path, dirty, rep.Commit, rep.Files, rep.Blobs, rep.Absent, bundle.ArtifactFile, len(rep.Warnings), cfg.now().Sub(start).Round(time.Millisecond))
 	cfg.printf("%s  %s\nsize %d bytes", rep.SHA256, filepath.Base(rep.Path), rep.Size)
 	return nil
 }

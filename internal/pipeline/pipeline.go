@@ -114,6 +114,12 @@ type Study struct {
 	// folder (relative to root): the pinned run for the build, a new run
 	// for `mage reproduce`.
 	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
+	// Records, when set, returns the stage that re-derives a run's records
+	// from its packet captures (StagesFor includes it for its own run).
+	// The engine adds it for the runs pinned for the other profiles too,
+	// so that verify re-derives every pinned run whose captures are
+	// present, the quick runs' committed ones included.
+	Records func(root, profile, run string) *repro.Stage
 }
 
 // studies is the registry; studies.go fills it.
@@ -150,6 +156,21 @@ func Engine(cfg Config) (*repro.Engine, error) {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
 		stages = append(stages, st...)
+		if s.Records == nil {
+			continue
+		}
+		for _, other := range []string{Full, Quick} {
+			if other == profile {
+				continue
+			}
+			run, err := s.pinned(cfg.Root, other)
+			if err != nil {
+				return nil, fmt.Errorf("study %s: %w", s.Name, err)
+			}
+			if run != "" {
+				stages = append(stages, s.Records(cfg.Root, other, run))
+			}
+		}
 	}
 	if c := claimsStage(stages); c != nil && withClaims {
 		stages = append(stages, c)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	anet "pqrepro/analysis/netstudy"
+	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/netstudy"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
@@ -33,7 +34,13 @@ func init() {
 			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return anet.Stages(run, anet.Params{}), nil
+			return append([]*repro.Stage{netRecords(root, profile, run)}, anet.StagesFrom(run, recordsOut(netStudy, profile), anet.Params{})...), nil
 		},
+		Records: netRecords,
 	})
+}
+
+// netRecords re-derives a Study B run's records from its captures.
+func netRecords(root, profile, run string) *repro.Stage {
+	return recordsStage(root, netStudy, profile, run, "experiments/netjoin", netjoin.Derive)
 }

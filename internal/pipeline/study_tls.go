@@ -8,6 +8,7 @@ import (
 
 	atls "pqrepro/analysis/tlsmatrix"
 	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/tlsjoin"
 	"pqrepro/experiments/tlsmatrix"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
@@ -26,6 +27,7 @@ func init() {
 			return err
 		},
 		StagesFor: tlsStagesFor,
+		Records:   tlsRecords,
 	})
 }
 
@@ -62,5 +64,10 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return atls.Stages(run, p), nil
+	return append([]*repro.Stage{tlsRecords(root, profile, run)}, atls.StagesFrom(run, recordsOut(tlsmatrix.Study, profile), p)...), nil
+}
+
+// tlsRecords re-derives a Study A run's records from its capture.
+func tlsRecords(root, profile, run string) *repro.Stage {
+	return recordsStage(root, tlsmatrix.Study, profile, run, "experiments/tlsjoin", tlsjoin.Derive)
 }

@@ -42,6 +42,10 @@ type Engine struct {
 	// Log receives one line per step; Verbose adds detail.
 	Log     io.Writer
 	Verbose bool
+	// Notices receives what stages report with Env.Notef, whatever the
+	// verbosity; nil means Log. Verify sets it so that a stage's notices
+	// show even though the stage's other output is discarded.
+	Notices io.Writer
 	// Now is the clock used for durations in messages; nil is time.Now.
 	Now func() time.Time
 	// KeepGoing makes Build run every stage it can after one fails,
@@ -55,6 +59,17 @@ func (e *Engine) logf(format string, args ...any) {
 	if e.Log != nil {
 		fmt.Fprintf(e.Log, format+"\n", args...)
 	}
+}
+
+// notices is where Env.Notef lines go: Notices, else Log, else nowhere.
+func (e *Engine) notices() io.Writer {
+	switch {
+	case e.Notices != nil:
+		return e.Notices
+	case e.Log != nil:
+		return e.Log
+	}
+	return io.Discard
 }
 
 func (e *Engine) now() time.Time {
@@ -481,10 +496,14 @@ func (e *Engine) runStage(ctx context.Context, s *Stage, cur *current) (*StageSt
 		inputs:  map[string]bool{},
 		written: map[string]bool{},
 		log:     e.Log,
+		notices: e.Notices,
 		verbose: e.Verbose,
 	}
 	if env.log == nil {
 		env.log = io.Discard
+	}
+	if env.notices == nil {
+		env.notices = env.log
 	}
 	for f := range cur.inputs {
 		env.inputs[f] = true

@@ -39,6 +39,12 @@ type Stage struct {
 	Params map[string]string
 	// Outputs are the files the stage writes, relative to the root.
 	Outputs []string
+	// Confirms, when set, names the input file of which the stage's one
+	// output is a byte-for-byte copy that the stage has confirmed (records
+	// re-derived from packet captures must equal the recorded ones).
+	// Provenance shown to readers, such as figure captions, names that
+	// input instead of looking through the stage.
+	Confirms string
 	// Tools returns the versions of external tools the stage uses, to be
 	// recorded in the lock file. It may be nil.
 	Tools func(ctx context.Context) map[string]string
@@ -58,6 +64,7 @@ type Env struct {
 	inputs  map[string]bool
 	written map[string]bool
 	log     io.Writer
+	notices io.Writer
 	verbose bool
 }
 
@@ -132,6 +139,14 @@ func (e *Env) Logf(format string, args ...any) {
 	if e.verbose {
 		fmt.Fprintf(e.log, "    "+format+"\n", args...)
 	}
+}
+
+// Notef prints a line that the reader of a build or of verify must see
+// whatever the verbosity: a fact about the outputs that is not visible in
+// them (for example that records were taken as recorded because a capture
+// is absent). It is prefixed with the stage's name.
+func (e *Env) Notef(format string, args ...any) {
+	fmt.Fprintf(e.notices, "  %s: "+format+"\n", append([]any{e.stage.Name}, args...)...)
 }
 
 // expandInputs resolves the stage's input patterns against root into a

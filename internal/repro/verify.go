@@ -136,6 +136,7 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 		Stages:    e.Stages,
 		RawDirs:   e.RawDirs,
 		Log:       io.Discard,
+		Notices:   e.notices(),
 		Now:       e.Now,
 		KeepGoing: true,
 	}

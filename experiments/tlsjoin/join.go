@@ -1,0 +1,302 @@
+// Package tlsjoin derives Study A's records (experiments/tlsrecords) from
+// what a run measured: its packet capture, read by experiments/capture,
+// joined with the connections the process made (inproc.csv.gz). The
+// runner (experiments/tlsmatrix) calls Derive when it records a run and
+// the build's tls:records stage (experiments/rederive) calls the same
+// Derive on the committed run, so the capture reader and this join are
+// under that stage's code hash like any analysis code.
+package tlsjoin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"pqrepro/experiments/capture"
+	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/tlsrecords"
+)
+
+// Files of a run folder this package reads.
+const (
+	InprocFile  = rederive.InprocFile
+	ConfigsFile = "configs.json"
+	// CaptureName is the capture's name in meta.json's files.
+	CaptureName = "capture.pcapng"
+)
+
+// Config is one configuration of configs.json, as the join needs it.
+type Config struct {
+	Name    string `json:"config"`
+	CertKey string `json:"cert_key"`
+	Group   string `json:"group"`
+	Chain   bool   `json:"chain"`
+}
+
+// Conn is one connection as the process saw it: one row of inproc.csv.gz.
+type Conn struct {
+	Seq      int    // position in the run, warm-ups included
+	Config   string // Config.Name
+	Warmup   bool
+	Client   string // the client's ip:port
+	Server   string // the server's ip:port
+	StartNs  int64  // dial start, Unix nanoseconds (wall clock)
+	ClientNs int64  // dial start to client handshake complete
+	ServerNs int64  // accept to server handshake complete
+}
+
+// InprocColumns is the header of inproc.csv.gz.
+var InprocColumns = []string{"seq", "config", "warmup", "client", "server", "start_unix_ns", "client_ns", "server_ns"}
+
+// MarshalInproc renders the connections as inproc.csv.gz: gzip'd CSV with
+// no name and no time stamp in the header, so the bytes depend only on the
+// rows.
+func MarshalInproc(conns []Conn) ([]byte, error) {
+	rows := make([][]string, len(conns))
+	for i, c := range conns {
+		rows[i] = []string{strconv.Itoa(c.Seq), c.Config, strconv.FormatBool(c.Warmup), c.Client, c.Server,
+			strconv.FormatInt(c.StartNs, 10), strconv.FormatInt(c.ClientNs, 10), strconv.FormatInt(c.ServerNs, 10)}
+	}
+	return rederive.GzipCSV(InprocColumns, rows)
+}
+
+// ReadInproc parses inproc.csv.gz; name is for messages.
+func ReadInproc(b []byte, name string) ([]Conn, error) {
+	rows, err := rederive.ReadGzipCSV(b, name, InprocColumns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Conn, 0, len(rows))
+	for i, r := range rows {
+		var c Conn
+		var errs []error
+		num := func(s string) int64 {
+			v, err := strconv.ParseInt(s, 10, 64)
+			errs = append(errs, err)
+			return v
+		}
+		c.Seq = int(num(r[0]))
+		c.Config = r[1]
+		w, err := strconv.ParseBool(r[2])
+		errs = append(errs, err)
+		c.Warmup, c.Client, c.Server = w, r[3], r[4]
+		c.StartNs, c.ClientNs, c.ServerNs = num(r[5]), num(r[6]), num(r[7])
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Stats counts what Join matched.
+type Stats struct {
+	Measured, Retrans, Verified int
+	CaptureConnections          int // connections the capture holds, all of lo
+}
+
+// joinSlack widens a connection's time window when no capture record's SYN
+// lies strictly inside it, for a wall clock stepped by NTP during the run.
+const joinSlack = 5 * time.Millisecond
+
+// Join matches every connection the process made with its record in the
+// capture and returns the dataset's rows in run order.
+//
+// The key is the TCP 4-tuple (client ip:port, server ip:port), but on lo
+// the kernel reuses a 4-tuple within milliseconds (tcp_tw_reuse), so a
+// 4-tuple can occur several times in one capture: among the capture
+// records of the tuple, the match is the one whose client SYN lies in the
+// connection's in-process interval [dial start, dial start + client timer]
+// (both on the wall clock; connections are sequential, so at most one SYN
+// of a tuple can lie there). If none does, the interval is widened by
+// joinSlack on both sides, and it must then hold exactly one. A capture
+// record is used at most once.
+//
+// It fails loudly, naming the connection, when a connection has no match
+// or an ambiguous one; when its capture record is not complete, shows a
+// HelloRetryRequest or another group than configured; and when the
+// capture holds a connection to one of the run's servers (servers) that no
+// client of the run made.
+func Join(configs []Config, servers []string, conns []Conn, caps []capture.Record) ([]tlsrecords.Record, Stats, error) {
+	type tuple struct{ client, server string }
+	byName := map[string]Config{}
+	for _, c := range configs {
+		byName[c.Name] = c
+	}
+	byTuple := map[tuple][]int{}
+	isServer := map[string]bool{}
+	for _, s := range servers {
+		isServer[s] = true
+	}
+	for i, c := range caps {
+		if isServer[c.Server] {
+			byTuple[tuple{c.Client, c.Server}] = append(byTuple[tuple{c.Client, c.Server}], i)
+		}
+	}
+	used := make([]bool, len(caps))
+	js := Stats{CaptureConnections: len(caps)}
+	var errs []error
+	out := make([]tlsrecords.Record, 0, len(conns))
+	for _, cn := range conns {
+		cfg, ok := byName[cn.Config]
+		what := fmt.Sprintf("connection seq %d (%s, %s -> %s)", cn.Seq, cn.Config, cn.Client, cn.Server)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: configuration not in %s", what, ConfigsFile))
+			continue
+		}
+		lo := cn.StartNs
+		hi := lo + cn.ClientNs
+		cands := byTuple[tuple{cn.Client, cn.Server}]
+		pick := func(lo, hi int64) []int {
+			var in []int
+			for _, i := range cands {
+				if !used[i] && caps[i].SynNs != nil && *caps[i].SynNs >= lo && *caps[i].SynNs <= hi {
+					in = append(in, i)
+				}
+			}
+			return in
+		}
+		in := pick(lo, hi)
+		if len(in) == 0 {
+			in = pick(lo-int64(joinSlack), hi+int64(joinSlack))
+		}
+		switch {
+		case len(in) == 0:
+			errs = append(errs, fmt.Errorf("%s: not in the capture (%d capture records with this 4-tuple, none with its SYN in the connection's time window)", what, len(cands)))
+			continue
+		case len(in) > 1:
+			errs = append(errs, fmt.Errorf("%s: %d capture records match its 4-tuple and time window; cannot tell them apart", what, len(in)))
+			continue
+		}
+		used[in[0]] = true
+		c := caps[in[0]]
+		switch {
+		case !c.Complete:
+			errs = append(errs, fmt.Errorf("%s: the capture's record is incomplete (SYN, ClientHello, ServerHello or client Finished missing, or a hole in the stream)", what))
+		case c.HRR:
+			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; none was expected", what))
+		case c.Group != cfg.Group:
+			errs = append(errs, fmt.Errorf("%s: the capture's ServerHello negotiated %q, configured %s", what, c.Group, cfg.Group))
+		case c.ThsNs == nil || *c.ThsNs <= 0:
+			errs = append(errs, fmt.Errorf("%s: Ths from the capture is not positive", what))
+		}
+		if !cn.Warmup {
+			js.Measured++
+		}
+		js.Retrans += c.Retransmissions
+		if c.ClientFinishedVerified {
+			js.Verified++
+		}
+		cl, sv := cn.ClientNs, cn.ServerNs
+		out = append(out, tlsrecords.Record{
+			Seq: cn.Seq, Config: cfg.Name, CertKey: cfg.CertKey, Group: cfg.Group, Chain: cfg.Chain, Warmup: cn.Warmup,
+			Client: c.Client, Server: c.Server,
+			SynNs: c.SynNs, ClientHelloNs: c.ClientHelloNs, ServerHelloNs: c.ServerHelloNs, ServerFlightEndNs: c.ServerFlightEndNs,
+			ClientFinishedNs: c.ClientFinishedNs, FinNs: c.FinNs, HRR: c.HRR, NegotiatedGroup: c.Group,
+			Retransmissions: c.Retransmissions, PacketsC2S: c.PacketsC2S, PacketsS2C: c.PacketsS2C,
+			FrameBytesC2S: c.FrameBytesC2S, FrameBytesS2C: c.FrameBytesS2C,
+			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
+			ThsNs: c.ThsNs, Complete: c.Complete,
+			InprocClientNs: &cl, InprocServerNs: &sv,
+		})
+	}
+	var stray []string
+	for i, c := range caps {
+		if isServer[c.Server] && !used[i] {
+			stray = append(stray, c.Client+" -> "+c.Server)
+		}
+	}
+	if len(stray) > 0 {
+		errs = append(errs, fmt.Errorf("the capture holds %d connections to the run's servers that the run did not make (first: %s)", len(stray), stray[0]))
+	}
+	if len(errs) > 0 {
+		return nil, js, joinError(errs)
+	}
+	return out, js, nil
+}
+
+// joinError keeps the first problems readable: a run with thousands of
+// failed matches reports the first ten and a count.
+func joinError(errs []error) error {
+	const show = 10
+	if len(errs) <= show {
+		return fmt.Errorf("capture and run disagree: %w", errors.Join(errs...))
+	}
+	var b strings.Builder
+	for _, e := range errs[:show] {
+		b.WriteString("\n" + e.Error())
+	}
+	return fmt.Errorf("capture and run disagree on %d connections:%s\n... and %d more", len(errs), b.String(), len(errs)-show)
+}
+
+// Servers are the distinct server addresses of the connections, sorted:
+// the run's servers, each of which every configuration connects to.
+func Servers(conns []Conn) []string {
+	var s []string
+	for _, c := range conns {
+		s = append(s, c.Server)
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// DeriveRecords reads the capture and joins it with the run's
+// connections; it returns the records, the join's statistics and the
+// capture reader's result (for the runner's meta.json).
+func DeriveRecords(configsJSON, inproc []byte, capture io.Reader) ([]tlsrecords.Record, Stats, error) {
+	var configs []Config
+	if err := json.Unmarshal(configsJSON, &configs); err != nil {
+		return nil, Stats{}, fmt.Errorf("%s: %w", ConfigsFile, err)
+	}
+	conns, err := ReadInproc(inproc, InprocFile)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	res, err := readCapture(capture)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	return Join(configs, Servers(conns), conns, res.Records)
+}
+
+func readCapture(r io.Reader) (*capture.Result, error) {
+	res, err := capture.Read(r, capture.ReadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", CaptureName, err)
+	}
+	return res, nil
+}
+
+// Derive is rederive.Derive for Study A: configs.json, inproc.csv.gz and
+// the one capture -> records.csv.gz bytes.
+func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
+	if len(caps) != 1 || caps[0].Name != CaptureName {
+		return nil, fmt.Errorf("meta.json names %d captures; a Study A run has one, %s", len(caps), CaptureName)
+	}
+	cj, err := read(ConfigsFile)
+	if err != nil {
+		return nil, err
+	}
+	in, err := read(InprocFile)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := open(caps[0])
+	if err != nil {
+		return nil, err
+	}
+	recs, _, err := DeriveRecords(cj, in, rc)
+	if cerr := rc.Close(); cerr != nil {
+		return nil, cerr // a corrupt capture explains any other error
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tlsrecords.MarshalRecords(recs)
+}

@@ -1,0 +1,27 @@
+package pipeline
+
+import (
+	"pqrepro/experiments/rederive"
+	"pqrepro/internal/repro"
+)
+
+// recordsOut is where a study's records stage writes the records of the
+// run pinned for a profile, for the analysis to read.
+func recordsOut(study, profile string) string {
+	return "results/records/" + study + "-" + profile + ".csv.gz"
+}
+
+// recordsStage is the stage "captures -> records" of a study's run
+// (experiments/rederive): code is the study's join package, whose Derive
+// the runner called when it recorded the run.
+func recordsStage(root, study, profile, run, code string, derive rederive.Derive) *repro.Stage {
+	return rederive.Stage(rederive.Spec{
+		Name:   study + ":records-" + profile,
+		Doc:    "re-derive the " + profile + " run's records from its packet captures (or take them as recorded when the captures are absent)",
+		Code:   []string{code},
+		RunDir: run,
+		Out:    recordsOut(study, profile),
+		Store:  repro.OpenStore(root),
+		Derive: derive,
+	})
+}
