@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/capture"
+	"pqrepro/experiments/handshake"
 )
 
 // joinSlack widens a connection's time window when no capture record's SYN
@@ -84,8 +85,10 @@ func (r *runner) join(conns []conn, caps []capture.Record) ([]Record, joinStats,
 		switch {
 		case !c.Complete:
 			errs = append(errs, fmt.Errorf("%s: the capture's record is incomplete (SYN, ClientHello, ServerHello or client Finished missing, or a hole in the stream)", what))
-		case c.HRR:
+		case c.HRR && cfg.KeyShare != handshake.HRR:
 			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; none was expected", what))
+		case !c.HRR && cfg.KeyShare == handshake.HRR:
+			errs = append(errs, fmt.Errorf("%s: the capture shows no HelloRetryRequest; the hrr key-share mode expects one", what))
 		case c.Group != cfg.GroupName:
 			errs = append(errs, fmt.Errorf("%s: the capture's ServerHello negotiated %q, configured %s", what, c.Group, cfg.GroupName))
 		case c.ThsNs == nil || *c.ThsNs <= 0:
@@ -108,7 +111,7 @@ func (r *runner) join(conns []conn, caps []capture.Record) ([]Record, joinStats,
 			FrameBytesC2S: c.FrameBytesC2S, FrameBytesS2C: c.FrameBytesS2C,
 			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
 			ThsNs: c.ThsNs, Complete: c.Complete,
-			InprocClientNs: &cl, InprocServerNs: &sv,
+			InprocClientNs: &cl, InprocServerNs: &sv, Stack: cfg.stackName(),
 		})
 	}
 	var stray []string
