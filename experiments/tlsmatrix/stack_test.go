@@ -11,6 +11,7 @@ import (
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/openssl"
+	"pqrepro/internal/repro"
 )
 
 func TestSpecStacks(t *testing.T) {
@@ -139,5 +140,66 @@ func TestRunOpenSSL(t *testing.T) {
 	}
 	if n[StackGo] != 32 || n[StackOpenSSL] != 32 {
 		t.Fatalf("records per stack %v, want 32 each", n)
+	}
+}
+
+// BenchmarkRunStack records a 6-configuration matrix (Ed25519 and
+// ML-DSA-87 x X25519, MLKEM1024, SecP384r1MLKEM1024; 4 blocks of 50 + 3
+// warm-ups each, 1,272 connections) with each stack, one capture per run,
+// and reports the handshake rate of the run and the kernel's
+// packet drops, which must be zero for a valid run. Needs root and, for
+// openssl, the build in the cache.
+//
+//	go test -run '^$' -bench RunStack -benchtime 1x ./experiments/tlsmatrix
+func BenchmarkRunStack(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root for the capture")
+	}
+	root, _ := filepath.Abs("../..")
+	const spec = `
+[seeds]
+order = 1
+certificates = 1
+
+[matrix]
+groups = ["X25519", "MLKEM1024", "SecP384r1MLKEM1024"]
+cert_keys = ["ed25519", "mldsa87"]
+stacks = ["STACK"]
+
+[paper]
+baseline = "baseline"
+
+[[paper.configs]]
+name = "baseline"
+cert_key = "ed25519"
+group = "X25519"
+
+[profiles.quick]
+n = 200
+block = 50
+warmup = 3
+`
+	for _, stack := range []string{StackGo, StackOpenSSL} {
+		b.Run(stack, func(b *testing.B) {
+			if stack == StackOpenSSL {
+				if _, err := openssl.Cached(root); err != nil {
+					b.Skipf("the OpenSSL build is not in the cache: %v", err)
+				}
+			}
+			for b.Loop() {
+				dir := b.TempDir()
+				e := &testEnv{root: dir, spec: writeSpec(b, dir, strings.Replace(spec, "STACK", stack, 1)), store: &repro.Store{Dir: filepath.Join(dir, "store")}}
+				cfg := e.config(time.Now())
+				cfg.Now, cfg.Verbose = nil, false
+				cfg.BuildRoot = root
+				res, err := Run(context.Background(), cfg)
+				if err != nil {
+					b.Fatalf("%v\n%s", err, e.log.String())
+				}
+				b.ReportMetric(res.Rate, "handshakes/s")
+				b.ReportMetric(float64(res.Capture.KernelDrops), "kernel-drops")
+				b.ReportMetric(float64(res.Connections), "connections")
+			}
+		})
 	}
 }
