@@ -260,7 +260,7 @@ static int client(const char *ca, const char *groups, const char *name)
             fprintf(stderr, "pqssl: %s is not an IPv4 address\n", host);
             return 2;
         }
-        char local[80] = "", remote[80] = "", msg[400] = "", key[64] = "";
+        char local[80] = "", remote[256] = "", msg[400] = "", key[64] = "";
         int64_t wall = now_ns(CLOCK_REALTIME), t0 = now_ns(CLOCK_MONOTONIC);
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         snprintf(remote, sizeof remote, "%s:%d", host, port);
