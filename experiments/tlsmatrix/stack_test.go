@@ -2,6 +2,7 @@ package tlsmatrix
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,18 @@ func stackRun(t *testing.T, add string, buildRoot string) []Record {
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	// Every client Finished, of both stacks, confirmed by decrypting it
+	// with the key log the clients wrote.
+	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", res.Connections)) {
+		t.Errorf("not every client Finished was decrypted:\n%s", e.log.String())
+	}
+	meta, err := os.ReadFile(filepath.Join(res.Dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(add, StackOpenSSL) != strings.Contains(string(meta), `"openssl.dsc_sha256": "`+openssl.DscSHA256+`"`) {
+		t.Errorf("meta.json and the OpenSSL build:\n%s", meta)
 	}
 	f, err := os.Open(filepath.Join(res.Dir, RecordsFile))
 	if err != nil {
