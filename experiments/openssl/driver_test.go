@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,10 +197,57 @@ func BenchmarkHandshake(b *testing.B) {
 	bin := harness(b)
 	exp := handshake.Expect{Group: tls.X25519, Key: handshake.Ed25519}
 	p := startPair(b, bin, handshake.Ed25519, false, tls.X25519, "X25519", exp)
+	var ns []int64
 	for b.Loop() {
-		if _, cerr, serr := p.dial(b); cerr != nil || serr != nil {
+		cr, cerr, serr := p.dial(b)
+		if cerr != nil || serr != nil {
 			b.Fatalf("client: %v; server: %v", cerr, serr)
 		}
+		ns = append(ns, cr.DurationNs)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handshakes/s")
+	b.ReportMetric(medianUs(ns), "client-median-µs")
+}
+
+// BenchmarkHandshakeGo is BenchmarkHandshake with Go's crypto/tls on both
+// ends (experiments/handshake), for comparison on the same machine.
+func BenchmarkHandshakeGo(b *testing.B) {
+	bundle, err := handshake.MakeCerts(handshake.CertConfig{Key: handshake.Ed25519, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	exp := handshake.Expect{Group: tls.X25519, Key: handshake.Ed25519}
+	srv := &handshake.Server{TLS: handshake.ServerTLSConfig(bundle, tls.X25519, nil), Expect: exp}
+	cli := &handshake.Client{TLS: handshake.ClientTLSConfig(bundle.Roots, "localhost", []tls.CurveID{tls.X25519}, nil), Expect: exp}
+	results := make(chan handshake.ServerRecord, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, func(r handshake.ServerRecord) { results <- r }) }()
+	defer func() { cancel(); <-done }()
+	var ns []int64
+	for b.Loop() {
+		cr, err := cli.Dial(context.Background(), ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := <-results; r.Err != nil {
+			b.Fatal(r.Err)
+		}
+		ns = append(ns, cr.DurationNs)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handshakes/s")
+	b.ReportMetric(medianUs(ns), "client-median-µs")
+}
+
+// medianUs is the median of ns in microseconds.
+func medianUs(ns []int64) float64 {
+	if len(ns) == 0 {
+		return 0
+	}
+	slices.Sort(ns)
+	return float64(ns[len(ns)/2]) / 1e3
 }
