@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"pqrepro/internal/deps"
 )
 
 // ConfigureArgs is the Configure line of the build: static libraries
@@ -239,4 +241,16 @@ func headerVersion(path string) (string, error) {
 		return "", errors.New("opensslv.h defines no OPENSSL_FULL_VERSION_STR")
 	}
 	return string(m[1]), nil
+}
+
+// Requirements are the programs Ensure and Harness need (Debian
+// packages); apt-get itself is the system's.
+func Requirements() []deps.Requirement {
+	const why = "build OpenSSL 3.5 from Debian's source package (tls stack openssl)"
+	return []deps.Requirement{
+		{Name: "dpkg-source", Why: why, Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}},
+		{Name: "gcc", Why: why, Present: deps.Command("gcc"), Apt: []string{"gcc"}},
+		{Name: "make", Why: why, Present: deps.Command("make"), Apt: []string{"make"}},
+		{Name: "perl", Why: why, Present: deps.Command("perl"), Apt: []string{"perl"}},
+	}
 }

@@ -96,8 +96,10 @@ type RunResult struct {
 
 // Requirements lists what Run needs installed: nothing beyond Go and root
 // (or CAP_NET_RAW) for the AF_PACKET capture, which is not something a
-// package installs, so Run checks it itself (CheckPermission).
-func Requirements(root string) []deps.Requirement { return nil }
+// package installs, so Run checks it itself (CheckPermission); and when
+// the spec under root measures the openssl stack, what building OpenSSL
+// needs (stack.go).
+func Requirements(root string) []deps.Requirement { return stackRequirements(root) }
 
 // CheckPermission returns a clear error (wrapping capture.ErrNeedRoot) when
 // the process may not open an AF_PACKET socket. It opens one with protocol

@@ -13,6 +13,8 @@ import (
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/openssl"
 	"pqrepro/experiments/tlsrecords"
+	"pqrepro/internal/deps"
+	"pqrepro/internal/spec"
 )
 
 // The stacks a run can measure: both ends of every connection are the
@@ -216,4 +218,15 @@ func (c Config) stackName() string {
 		return StackGo
 	}
 	return c.Stack
+}
+
+// stackRequirements are the OpenSSL build's requirements when the spec
+// under root lists the openssl stack (an unreadable spec needs nothing
+// here: Run reports it).
+func stackRequirements(root string) []deps.Requirement {
+	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
+	if err != nil || !slices.Contains(s.Matrix.Stacks, StackOpenSSL) {
+		return nil
+	}
+	return openssl.Requirements()
 }

@@ -216,3 +216,15 @@ warmup = 3
 		})
 	}
 }
+
+func TestRequirementsFollowStacks(t *testing.T) {
+	dir := t.TempDir()
+	writeSpec(t, dir, tinySpec)
+	if r := Requirements(dir); len(r) != 0 {
+		t.Fatalf("go-only spec requires %v", r)
+	}
+	writeSpec(t, dir, strings.Replace(tinySpec, `cert_keys = ["ed25519"]`, "cert_keys = [\"ed25519\"]\nstacks = [\"go\", \"openssl\"]", 1))
+	if r := Requirements(dir); len(r) == 0 || r[0].Name != "dpkg-source" {
+		t.Fatalf("openssl spec requires %v", r)
+	}
+}

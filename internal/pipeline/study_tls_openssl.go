@@ -13,6 +13,9 @@ import (
 // make once (minutes; a later call reuses the build), then the C harness.
 // It prints what meta.json will record about the build.
 func TLSOpenSSL(ctx context.Context, cfg Config) error {
+	if err := cfg.installer().Ensure(ctx, openssl.Requirements()); err != nil {
+		return fmt.Errorf("tls:openssl: %w", err)
+	}
 	t0 := time.Now()
 	b, err := openssl.Ensure(ctx, cfg.Root, cfg.log())
 	if err != nil {
