@@ -80,6 +80,9 @@ func (TLS) Run(ctx context.Context) error {
 	return pipeline.RunStudy(ctx, config(pipeline.Full), "tls")
 }
 
+// OpenSSL builds OpenSSL 3.5 from Debian's source package into .cache/openssl, once, and its handshake harness.
+func (TLS) OpenSSL(ctx context.Context) error { return pipeline.TLSOpenSSL(ctx, config("")) }
+
 // Net holds Study B: X25519 vs X25519MLKEM768 across emulated networks.
 type Net mg.Namespace
 

@@ -209,3 +209,23 @@ func ExampleRun() {
 	// 1 X25519MLKEM768 mldsa65 false
 	// 2 X25519MLKEM768 mldsa65 false
 }
+
+// TestGoHRRGroups runs one handshake per group the HRR key-share mode
+// supports for Go and checks that each takes the HelloRetryRequest path.
+func TestGoHRRGroups(t *testing.T) {
+	for _, g := range Groups {
+		groups, err := GoHRRGroups(g)
+		if g == tls.X25519MLKEM768 {
+			if err == nil {
+				t.Fatalf("GoHRRGroups(%s) = %v, want an error", g, groups)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), Config{Group: g, ClientGroups: groups, ExpectHRR: true, Cert: CertConfig{Key: Ed25519}, N: 1}); err != nil {
+			t.Errorf("%s via %v: %v", g, groups, err)
+		}
+	}
+}

@@ -37,6 +37,24 @@ type Config struct {
 	CertKey string `json:"cert_key"`
 	Group   string `json:"group"`
 	Chain   bool   `json:"chain"`
+	// Stack is the TLS implementation ("" or "go": crypto/tls; "openssl");
+	// KeyShare is "hrr" when every connection must take the
+	// HelloRetryRequest path, "" or "direct" when none may. Runs recorded
+	// before these factors have neither in configs.json.
+	Stack    string `json:"stack,omitempty"`
+	KeyShare string `json:"keyshare,omitempty"`
+}
+
+// wantHRR reports whether the configuration's connections must show a
+// HelloRetryRequest.
+func (c Config) wantHRR() bool { return c.KeyShare == "hrr" }
+
+// stack is the records' stack column value.
+func (c Config) stack() string {
+	if c.Stack == "" {
+		return tlsrecords.StackGo
+	}
+	return c.Stack
 }
 
 // Conn is one connection as the process saw it: one row of inproc.csv.gz.
@@ -179,8 +197,10 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 		switch {
 		case !c.Complete:
 			errs = append(errs, fmt.Errorf("%s: the capture's record is incomplete (SYN, ClientHello, ServerHello or client Finished missing, or a hole in the stream)", what))
-		case c.HRR:
+		case c.HRR && !cfg.wantHRR():
 			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; none was expected", what))
+		case !c.HRR && cfg.wantHRR():
+			errs = append(errs, fmt.Errorf("%s: the capture shows no HelloRetryRequest; the hrr key-share mode expects one", what))
 		case c.Group != cfg.Group:
 			errs = append(errs, fmt.Errorf("%s: the capture's ServerHello negotiated %q, configured %s", what, c.Group, cfg.Group))
 		case c.ThsNs == nil || *c.ThsNs <= 0:
@@ -203,7 +223,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			FrameBytesC2S: c.FrameBytesC2S, FrameBytesS2C: c.FrameBytesS2C,
 			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
 			ThsNs: c.ThsNs, Complete: c.Complete,
-			InprocClientNs: &cl, InprocServerNs: &sv,
+			InprocClientNs: &cl, InprocServerNs: &sv, Stack: cfg.stack(),
 		})
 	}
 	var stray []string

@@ -24,7 +24,8 @@ func (r *runner) inproc(conns []conn) []tlsjoin.Conn {
 func (r *runner) joinConfigs() []tlsjoin.Config {
 	out := make([]tlsjoin.Config, len(r.configs))
 	for i, c := range r.configs {
-		out[i] = tlsjoin.Config{Name: c.Name, CertKey: string(c.Key), Group: c.GroupName, Chain: c.Chain}
+		out[i] = tlsjoin.Config{Name: c.Name, CertKey: string(c.Key), Group: c.GroupName, Chain: c.Chain,
+			Stack: c.stackName(), KeyShare: string(c.KeyShare)}
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package tlsmatrix
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +85,10 @@ type RunConfig struct {
 	Progress func(done, total int)
 	// ProgressEvery is the interval of progress lines; 0 is 2 s.
 	ProgressEvery time.Duration
+	// BuildRoot is the root whose .cache/openssl holds the OpenSSL build
+	// (experiments/openssl) when a configuration uses that stack; "" is
+	// Root.
+	BuildRoot string
 }
 
 // RunResult describes a committed run.
@@ -105,8 +108,10 @@ type RunResult struct {
 
 // Requirements lists what Run needs installed: nothing beyond Go and root
 // (or CAP_NET_RAW) for the AF_PACKET capture, which is not something a
-// package installs, so Run checks it itself (CheckPermission).
-func Requirements(root string) []deps.Requirement { return nil }
+// package installs, so Run checks it itself (CheckPermission); and when
+// the spec under root measures the openssl stack, what building OpenSSL
+// needs (stack.go).
+func Requirements(root string) []deps.Requirement { return stackRequirements(root) }
 
 // CheckPermission returns a clear error (wrapping capture.ErrNeedRoot) when
 // the process may not open an AF_PACKET socket. It opens one with protocol
@@ -136,6 +141,7 @@ type runner struct {
 	configs []Config
 	plan    []Step
 	servers []*server
+	stk     stackState // stack.go
 }
 
 func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
@@ -213,7 +219,16 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
 		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
 
-	// 2. Certificates and servers (CPU and sockets, no files).
+	for _, s := range r.spec.Skipped() {
+		r.logf("left out: %s", s)
+	}
+
+	// 2. Certificates and servers (CPU and sockets; the OpenSSL build
+	// in the cache when a configuration uses it).
+	if err := r.prepareStacks(ctx); err != nil {
+		return nil, err
+	}
+	defer r.stopStacks()
 	if err := r.startServers(); err != nil {
 		return nil, err
 	}
@@ -368,6 +383,12 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	meta.Start = start.UTC()
 	meta.End = r.now().UTC()
 	meta.Board = "host"
+	for k, v := range r.stackMeta() {
+		if meta.Tools == nil {
+			meta.Tools = map[string]string{}
+		}
+		meta.Tools[k] = v
+	}
 	meta.Files = files
 	meta.Measured = map[string]any{
 		"kernel_drops":             st.KernelDrops,
@@ -433,8 +454,10 @@ type server struct {
 	cfg     Config
 	ln      net.Listener
 	addr    string
-	srv     *handshake.Server
-	cli     *handshake.Client
+	expect  handshake.Expect
+	serve   func(context.Context, net.Listener, func(handshake.ServerRecord)) error
+	client  func(keyLog io.Writer) dialer // stack.go
+	cli     dialer
 	results chan handshake.ServerRecord
 	done    chan error
 	stop    context.CancelFunc
@@ -452,10 +475,14 @@ func (r *runner) startServers() error {
 		if err != nil {
 			return fmt.Errorf("tls run: listen for %s: %w", c.Name, err)
 		}
-		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain}
+		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain, HRR: c.KeyShare == handshake.HRR}
+		serve, client, err := r.newEnds(len(r.servers), c, b, exp)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("tls run: %s: %w", c.Name, err)
+		}
 		s := &server{
-			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b,
-			srv:     &handshake.Server{TLS: handshake.ServerTLSConfig(b, c.Group, nil), Expect: exp},
+			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b, expect: exp, serve: serve, client: client,
 			results: make(chan handshake.ServerRecord, 8),
 			done:    make(chan error, 1),
 		}
@@ -473,7 +500,7 @@ func (r *runner) startServers() error {
 			case <-ctx.Done():
 			}
 		}
-		go func() { s.done <- s.srv.Serve(ctx, ln, report) }()
+		go func() { s.done <- s.serve(ctx, ln, report) }()
 		r.servers = append(r.servers, s)
 		r.vlogf("server %-32s on %s (certificates %d bytes)", c.Name, s.addr, s.certLen)
 	}
@@ -521,12 +548,9 @@ type conn struct {
 // or during connections.
 func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Duration, error) {
 	for _, s := range r.servers {
-		// Exactly one group offered, the server's: no HelloRetryRequest
-		// (handshake.Config documents Go's key-share choice).
-		s.cli = &handshake.Client{
-			TLS:    handshake.ClientTLSConfig(s.bundle.Roots, "localhost", []tls.CurveID{s.cfg.Group}, keyLog),
-			Expect: s.srv.Expect,
-		}
+		// Direct: exactly one group offered, the server's, so no
+		// HelloRetryRequest; hrr: a decoy's key share first (stack.go).
+		s.cli = s.client(keyLog)
 	}
 	every := r.cfg.ProgressEvery
 	if every <= 0 {

@@ -59,6 +59,13 @@ type Matrix struct {
 	// Chain makes the server send leaf + CA certificate in every matrix
 	// configuration instead of a self-signed leaf.
 	Chain bool `toml:"chain"`
+	// Stacks are the TLS implementations of both ends (stack.go): "go"
+	// (crypto/tls) and "openssl" (experiments/openssl); empty means
+	// ["go"]. The matrix is repeated per stack.
+	Stacks []string `toml:"stacks"`
+	// KeyShares are the key-share modes (handshake.KeyShare): "direct"
+	// and "hrr"; empty means ["direct"]. The matrix is repeated per mode.
+	KeyShares []string `toml:"keyshares"`
 }
 
 // Paper lists the paper's configurations (each must be in the matrix, or is
@@ -96,6 +103,9 @@ type Config struct {
 	// Paper is the paper's label when this is one of its configurations.
 	Paper    string `json:"paper,omitempty"`
 	Baseline bool   `json:"baseline,omitempty"`
+	// Stack and KeyShare: see Matrix.Stacks and Matrix.KeyShares.
+	Stack    string             `json:"stack"`
+	KeyShare handshake.KeyShare `json:"keyshare"`
 }
 
 // ConfigName is the canonical name of a configuration, the records'
@@ -216,6 +226,7 @@ func (s *Spec) Validate() error {
 			bad("[profiles.%s] warmup = %d: must be 0..%d", name, p.Warmup, maxWarmup)
 		}
 	}
+	errs = append(errs, s.validateStacks()...)
 	for prof := range s.Runs {
 		if _, ok := s.Profiles[prof]; !ok {
 			bad("[runs] pins profile %q, which has no [profiles.%s] table", prof, prof)
@@ -245,14 +256,19 @@ func (s *Spec) Profile(name string) (Profile, error) {
 // Configs returns the run's configurations in a fixed order: the matrix in
 // the order of cert_keys x groups as written in the spec, then paper
 // configurations not in the matrix, then the chain variants of the paper's
-// configurations. Paper labels are attached to the matching matrix entry.
+// configurations; the matrix is repeated per stack, then per key-share
+// mode (in the spec's order), leaving out combinations a stack cannot make
+// (Skipped). The paper's configurations are those of the first stack and
+// key-share mode. Paper labels are attached to the matching matrix entry.
 // The spec must be valid.
 func (s *Spec) Configs() []Config {
 	var out []Config
 	index := map[string]int{}
+	stacks, keyShares := s.stacks(), s.keyShares()
+	first := func(c Config) Config { c.Stack, c.KeyShare = stacks[0], keyShares[0]; return c }
 	add := func(c Config) int {
 		c.GroupName = c.Group.String()
-		c.Name = ConfigName(c.Key, c.Group, c.Chain)
+		c.Name = c.id()
 		if i, ok := index[c.Name]; ok {
 			return i
 		}
@@ -260,17 +276,23 @@ func (s *Spec) Configs() []Config {
 		out = append(out, c)
 		return len(out) - 1
 	}
-	for _, k := range s.Matrix.CertKeys {
-		key, _ := handshake.ParseCertKey(k)
-		for _, g := range s.Matrix.Groups {
-			id, _ := parseGroup(g)
-			add(Config{Key: key, Group: id, Chain: s.Matrix.Chain})
+	for _, st := range stacks {
+		for _, ks := range keyShares {
+			for _, k := range s.Matrix.CertKeys {
+				key, _ := handshake.ParseCertKey(k)
+				for _, g := range s.Matrix.Groups {
+					id, _ := parseGroup(g)
+					if supported(st, ks, id) == nil {
+						add(Config{Key: key, Group: id, Chain: s.Matrix.Chain, Stack: st, KeyShare: ks})
+					}
+				}
+			}
 		}
 	}
 	for _, p := range s.Paper.Configs {
 		key, _ := handshake.ParseCertKey(p.CertKey)
 		id, _ := parseGroup(p.Group)
-		i := add(Config{Key: key, Group: id, Chain: s.Matrix.Chain})
+		i := add(first(Config{Key: key, Group: id, Chain: s.Matrix.Chain}))
 		out[i].Paper = p.Name
 		out[i].Baseline = p.Name == s.Paper.Baseline
 	}
@@ -278,7 +300,7 @@ func (s *Spec) Configs() []Config {
 		for _, p := range s.Paper.Configs {
 			key, _ := handshake.ParseCertKey(p.CertKey)
 			id, _ := parseGroup(p.Group)
-			i := add(Config{Key: key, Group: id, Chain: !s.Matrix.Chain})
+			i := add(first(Config{Key: key, Group: id, Chain: !s.Matrix.Chain}))
 			suffix := "-chain"
 			if s.Matrix.Chain {
 				suffix = "-leaf"

@@ -40,6 +40,9 @@ const RecordsFile = "records.csv.gz"
 //   - inproc_client_ns, inproc_server_ns: the in-process timers of
 //     experiments/handshake (dial start to client handshake complete,
 //     accept to server handshake complete), in nanoseconds.
+//   - stack: the TLS implementation of both ends, "go" (crypto/tls) or
+//     "openssl" (experiments/openssl). Files written before the column
+//     existed have the header ColumnsV1 and are read as stack "go".
 //
 // Absent values are empty cells: times the capture did not see, an
 // unknown negotiated group, a timer that was not taken.
@@ -50,8 +53,21 @@ var Columns = []string{
 	"negotiated_group", "retransmissions", "packets_c2s", "packets_s2c",
 	"frame_bytes_c2s", "frame_bytes_s2c", "tcp_payload_bytes_c2s",
 	"tcp_payload_bytes_s2c", "ths_ns", "complete",
-	"inproc_client_ns", "inproc_server_ns",
+	"inproc_client_ns", "inproc_server_ns", "stack",
 }
+
+// ColumnsV1 is the header of Go-only runs: files written before the stack
+// column, and every file whose records are all Go's (see writeCSV).
+var ColumnsV1 = Columns[:len(Columns)-1]
+
+// Stacks are the TLS implementations a record's stack may name; StackGo
+// is the default of ConfigID and of files without the column.
+var Stacks = []string{StackGo, StackOpenSSL}
+
+const (
+	StackGo      = "go"
+	StackOpenSSL = "openssl"
+)
 
 // KnownCertKeys are the certificate key names a config may use, as
 // experiments/handshake.CertKey prints them, in the order tables list them.
@@ -64,7 +80,7 @@ var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLK
 
 // ConfigID is one configuration of the matrix, as named by its ID
 //
-//	<cert_key>/<group>[/chain][/hrr]
+//	<cert_key>/<group>[/chain][/hrr][/openssl]
 //
 // for example "ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024",
 // "ed25519/SecP384r1MLKEM1024" or "ecdsa-p256/X25519MLKEM768/chain". The
@@ -74,12 +90,23 @@ var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLK
 // its CA certificate after the leaf; "hrr" means the client deliberately
 // offers a key share the server lacks, so every connection of the
 // configuration is expected to have a HelloRetryRequest (RFC 8446 4.1.4)
-// and any other connection is expected to have none.
+// and any other connection is expected to have none; "openssl" means both
+// ends are the OpenSSL harness (Stack "openssl"); without it the stack is
+// Go's crypto/tls ("go").
 type ConfigID struct {
 	CertKey string
 	Group   string
 	Chain   bool
 	HRR     bool
+	Stack   string // "" (Go, the default; ParseConfigID leaves it empty) or StackOpenSSL
+}
+
+// StackName is the stack column's value for c: StackGo or StackOpenSSL.
+func (c ConfigID) StackName() string {
+	if c.Stack == "" {
+		return StackGo
+	}
+	return c.Stack
 }
 
 // ID returns the canonical config ID.
@@ -91,6 +118,9 @@ func (c ConfigID) ID() string {
 	if c.HRR {
 		s += "/hrr"
 	}
+	if c.Stack == StackOpenSSL {
+		s += "/openssl"
+	}
 	return s
 }
 
@@ -98,8 +128,8 @@ func (c ConfigID) ID() string {
 // options in the order chain, hrr) so that one configuration has one ID.
 func ParseConfigID(id string) (ConfigID, error) {
 	parts := strings.Split(id, "/")
-	if len(parts) < 2 || len(parts) > 4 {
-		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr]", id)
+	if len(parts) < 2 || len(parts) > 5 {
+		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr][/openssl]", id)
 	}
 	c := ConfigID{CertKey: parts[0], Group: parts[1]}
 	if !slices.Contains(KnownCertKeys, c.CertKey) {
@@ -110,12 +140,14 @@ func ParseConfigID(id string) (ConfigID, error) {
 	}
 	for _, o := range parts[2:] {
 		switch {
-		case o == "chain" && !c.Chain && !c.HRR:
+		case o == "chain" && !c.Chain && !c.HRR && c.Stack == "":
 			c.Chain = true
-		case o == "hrr" && !c.HRR:
+		case o == "hrr" && !c.HRR && c.Stack == "":
 			c.HRR = true
+		case o == "openssl" && c.Stack == "":
+			c.Stack = StackOpenSSL
 		default:
-			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain then /hrr, each at most once", id, o)
+			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain, /hrr, /openssl in this order, each at most once", id, o)
 		}
 	}
 	return c, nil
@@ -155,6 +187,18 @@ type Record struct {
 	// In-process timers of experiments/handshake.ConnRecord.
 	InprocClientNs *int64 // ClientNs: dial start to client handshake complete
 	InprocServerNs *int64 // ServerNs: accept to server handshake complete
+
+	// Stack is the TLS implementation, StackGo or StackOpenSSL (= the
+	// config's); "" means StackGo.
+	Stack string
+}
+
+// StackName is r.Stack with "" read as StackGo.
+func (r *Record) StackName() string {
+	if r.Stack == "" {
+		return StackGo
+	}
+	return r.Stack
 }
 
 // Check reports whether r is internally consistent: a valid config ID that
@@ -172,6 +216,9 @@ func (r *Record) Check() error {
 	}
 	if c.CertKey != r.CertKey || c.Group != r.Group || c.Chain != r.Chain {
 		return fmt.Errorf("config %s disagrees with cert_key=%s group=%s chain=%v", r.Config, r.CertKey, r.Group, r.Chain)
+	}
+	if st := r.StackName(); st != c.StackName() {
+		return fmt.Errorf("config %s disagrees with stack=%s (want %s)", r.Config, st, c.StackName())
 	}
 	for _, n := range []struct {
 		name string
@@ -221,7 +268,18 @@ func WriteRecords(w io.Writer, rs []Record) error {
 
 func writeCSV(w io.Writer, rs []Record) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns); err != nil {
+	// A run whose every record is Go's is written with the ColumnsV1
+	// header, as before the stack column existed, so that its bytes are
+	// those the records of a Go-only run have always had (a re-derivation
+	// from the capture must match the recorded file byte for byte).
+	header := ColumnsV1
+	for i := range rs {
+		if rs[i].StackName() != StackGo {
+			header = Columns
+			break
+		}
+	}
+	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write records: %w", err)
 	}
 	row := make([]string, len(Columns))
@@ -242,6 +300,9 @@ func writeCSV(w io.Writer, rs []Record) error {
 			strconv.FormatInt(r.TCPPayloadBytesC2S, 10), strconv.FormatInt(r.TCPPayloadBytesS2C, 10),
 			optInt(r.ThsNs), strconv.FormatBool(r.Complete),
 			optInt(r.InprocClientNs), optInt(r.InprocServerNs))
+		if len(header) == len(Columns) {
+			row = append(row, r.StackName())
+		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write records: %w", err)
 		}
@@ -307,7 +368,7 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 		in = zr
 	}
 	cr := csv.NewReader(in)
-	cr.FieldsPerRecord = len(Columns)
+	cr.FieldsPerRecord = 0 // the header's count, checked below
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
@@ -316,7 +377,11 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	if !slices.Equal(header, Columns) {
+	if len(header) != len(Columns) && len(header) != len(ColumnsV1) {
+		return nil, &ParseError{File: name, Line: 1, Err: csv.ErrFieldCount}
+	}
+	v1 := slices.Equal(header, ColumnsV1)
+	if !v1 && !slices.Equal(header, Columns) {
 		return nil, &ParseError{File: name, Line: 1, Err: headerError(header)}
 	}
 	var out []Record
@@ -329,7 +394,7 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 			return nil, csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		rec, col, err := parseRow(row)
+		rec, col, err := parseRow(row, v1)
 		if err != nil {
 			return nil, &ParseError{File: name, Line: line, Column: col, Err: err}
 		}
@@ -365,8 +430,9 @@ func headerError(got []string) error {
 	return fmt.Errorf("header has %d columns, want %d", len(got), len(Columns))
 }
 
-// parseRow parses one data row; on error it returns the column at fault.
-func parseRow(row []string) (Record, string, error) {
+// parseRow parses one data row (of a ColumnsV1 file when v1); on error
+// it returns the column at fault.
+func parseRow(row []string, v1 bool) (Record, string, error) {
 	var r Record
 	p := rowParser{row: row}
 	r.Seq = int(p.int("seq", 0, 1<<31-1))
@@ -396,6 +462,10 @@ func parseRow(row []string) (Record, string, error) {
 	r.Complete = p.bool("complete")
 	r.InprocClientNs = p.opt("inproc_client_ns")
 	r.InprocServerNs = p.opt("inproc_server_ns")
+	r.Stack = StackGo
+	if !v1 {
+		r.Stack = p.str("stack", false)
+	}
 	if p.err != nil {
 		return Record{}, p.col, p.err
 	}

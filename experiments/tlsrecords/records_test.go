@@ -27,6 +27,7 @@ func sampleRecords(n int, seed uint64) []Record {
 		{CertKey: "mldsa87", Group: "X25519"},
 		{CertKey: "ecdsa-p256", Group: "X25519MLKEM768", Chain: true},
 		{CertKey: "ed25519", Group: "MLKEM1024", HRR: true},
+		{CertKey: "mldsa65", Group: "SecP384r1MLKEM1024", HRR: true, Stack: StackOpenSSL},
 	}
 	out := make([]Record, n)
 	t := int64(1_780_000_000_000_000_000)
@@ -43,6 +44,7 @@ func sampleRecords(n int, seed uint64) []Record {
 			PacketsC2S: 6, PacketsS2C: 7, FrameBytesC2S: 1800, FrameBytesS2C: 9000,
 			TCPPayloadBytesC2S: 1400, TCPPayloadBytesS2C: 8600, ThsNs: i64(ths), Complete: true,
 			InprocClientNs: i64(ths + 150_000), InprocServerNs: i64(ths - 100_000),
+			Stack: c.StackName(),
 		}
 		if i%7 == 3 { // a connection the capture saw only partly
 			r.ClientFinishedNs, r.ThsNs, r.FinNs, r.Complete = nil, nil, nil, false
@@ -90,7 +92,13 @@ func TestPlainCSVIsRead(t *testing.T) {
 	if err := writeCSV(&b, rs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(b.String(), strings.Join(Columns, ",")+"\n") {
+	want := ColumnsV1
+	for _, r := range rs {
+		if r.StackName() != StackGo {
+			want = Columns
+		}
+	}
+	if !strings.HasPrefix(b.String(), strings.Join(want, ",")+"\n") {
 		t.Fatalf("header line is %q", strings.SplitN(b.String(), "\n", 2)[0])
 	}
 	got, err := ReadRecords(&b, "r.csv")
@@ -173,7 +181,7 @@ func TestParseConfig(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	header := strings.Join(Columns, ",") + "\n"
-	good := "0,ed25519/X25519,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,false,X25519,0,6,7,100,200,80,180,3,true,10,9\n"
+	good := "0,ed25519/X25519,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,false,X25519,0,6,7,100,200,80,180,3,true,10,9,go\n"
 	if _, err := ReadRecords(strings.NewReader(header+good), "ok.csv"); err != nil {
 		t.Fatalf("good row refused: %v", err)
 	}
@@ -197,6 +205,8 @@ func TestReadErrors(t *testing.T) {
 		{"bad bool", header + mutate("warmup", "yes"), "r.csv:2: column warmup: \"yes\", want true or false"},
 		{"empty config", header + mutate("config", ""), "r.csv:2: column config: empty"},
 		{"bad config", header + mutate("config", "rsa/X25519"), "r.csv:2: config \"rsa/X25519\": unknown cert key"},
+		{"stack disagrees", header + mutate("stack", "openssl"), "r.csv:2: config ed25519/X25519 disagrees with stack=openssl (want go)"},
+		{"empty stack", header + mutate("stack", ""), "r.csv:2: column stack: empty"},
 		{"config disagrees", header + mutate("config", "mldsa87/X25519"), "r.csv:2: config mldsa87/X25519 disagrees with cert_key=ed25519"},
 		{"chain disagrees", header + mutate("chain", "true"), "disagrees with cert_key=ed25519 group=X25519 chain=true"},
 		{"ths mismatch", header + mutate("ths_ns", "4"), "r.csv:2: ths_ns 4 is not client_finished_ns - client_hello_ns = 3"},
@@ -306,4 +316,68 @@ func ExampleReadRecords() {
 	// Output:
 	// ed25519/X25519 X25519 true 3900000 true
 	// bad.csv:2: wrong number of fields
+}
+
+// TestReadV1 reads a file written before the stack column: every record
+// is a Go one, and the header without the column is still refused when
+// it is not exactly the old one.
+func TestReadV1(t *testing.T) {
+	header := strings.Join(ColumnsV1, ",") + "\n"
+	row := "0,ed25519/X25519/hrr,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,true,X25519,0,6,7,100,200,80,180,3,true,10,9\n"
+	rs, err := ReadRecords(strings.NewReader(header+row), "v1.csv")
+	if err != nil || len(rs) != 1 || rs[0].Stack != StackGo {
+		t.Fatalf("%+v, %v", rs, err)
+	}
+	if _, err := ReadRecords(strings.NewReader(header+strings.Replace(row, "ed25519/X25519/hrr", "ed25519/X25519/hrr/openssl", 1)), "v1.csv"); err == nil || !strings.Contains(err.Error(), "disagrees with stack=go") {
+		t.Fatalf("an openssl config in a file without a stack column: %v", err)
+	}
+	if _, err := ReadRecords(strings.NewReader(strings.Replace(header, "seq", "sequence", 1)+row), "v1.csv"); err == nil {
+		t.Fatal("a renamed column in an old header was accepted")
+	}
+}
+
+func TestParseConfigIDStack(t *testing.T) {
+	c, err := ParseConfigID("mldsa87/MLKEM1024/chain/hrr/openssl")
+	if err != nil || c != (ConfigID{CertKey: "mldsa87", Group: "MLKEM1024", Chain: true, HRR: true, Stack: StackOpenSSL}) || c.ID() != "mldsa87/MLKEM1024/chain/hrr/openssl" {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	for _, id := range []string{"ed25519/X25519/openssl/hrr", "ed25519/X25519/openssl/openssl", "ed25519/X25519/go"} {
+		if _, err := ParseConfigID(id); err == nil {
+			t.Errorf("ParseConfigID(%q) accepted", id)
+		}
+	}
+}
+
+// TestGoOnlyRunsKeepTheirBytes: a run whose records are all Go's is
+// written without the stack column, exactly as before the column existed,
+// and one with an OpenSSL record carries it; both read back the same.
+func TestGoOnlyRunsKeepTheirBytes(t *testing.T) {
+	var goOnly, mixed []Record
+	for _, r := range sampleRecords(40, 3) {
+		if r.StackName() == StackGo {
+			goOnly = append(goOnly, r)
+		}
+		mixed = append(mixed, r)
+	}
+	for _, tc := range []struct {
+		rs     []Record
+		header []string
+	}{{goOnly, ColumnsV1}, {mixed, Columns}} {
+		var b bytes.Buffer
+		if err := writeCSV(&b, tc.rs); err != nil {
+			t.Fatal(err)
+		}
+		if first := strings.SplitN(b.String(), "\n", 2)[0]; first != strings.Join(tc.header, ",") {
+			t.Errorf("header %q, want %q", first, strings.Join(tc.header, ","))
+		}
+		got, err := ReadRecords(&b, "r.csv")
+		if err != nil || len(got) != len(tc.rs) {
+			t.Fatalf("read back: %d records, %v", len(got), err)
+		}
+		for i := range got {
+			if got[i].StackName() != tc.rs[i].StackName() {
+				t.Errorf("record %d: stack %s, want %s", i, got[i].StackName(), tc.rs[i].StackName())
+			}
+		}
+	}
 }
