@@ -99,8 +99,11 @@ const (
 func NewSource(r io.Reader) (*Source, error) {
 	s := &Source{r: bufio.NewReaderSize(r, 1<<20)}
 	magic, err := s.r.Peek(4)
-	if err != nil {
+	if err == io.EOF || err == io.ErrUnexpectedEOF || (err == nil && len(magic) < 4) {
 		return nil, &DamageError{0, "file shorter than a capture header (4 bytes); is it a pcap or pcapng file?"}
+	}
+	if err != nil {
+		return nil, err // an I/O error (a directory, a device), not damage
 	}
 	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
 	switch {

@@ -18,8 +18,12 @@ type KeyLogStats struct {
 	Unusable int // lines that are not "LABEL <64 hex digits> <hex secret>"
 	Secrets  int // distinct CLIENT_HANDSHAKE_TRAFFIC_SECRET client randoms
 	Matched  int // of those, the ones whose client random is a record's
-	Verified int // records whose client Finished decrypted as a Finished
-	Failed   int // records with a secret whose client Finished did not decrypt
+	// Conflicts counts client randoms for which the given key log and the
+	// capture's Decryption Secrets Blocks hold different secrets; the
+	// capture's are used (they were written with the packets).
+	Conflicts int
+	Verified  int // records whose client Finished decrypted as a Finished
+	Failed    int // records with a secret whose client Finished did not decrypt
 }
 
 // Finished check outcomes (Record.FinishedCheck).
@@ -65,9 +69,23 @@ func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
 }
 
 // checkFinished fills FinishedCheck and ClientFinishedVerified of every
-// record from the key log and returns the key log's statistics.
-func checkFinished(rs []Record, keylog []byte) KeyLogStats {
-	keys, st := parseKeyLog(keylog)
+// record from the given key log and the capture's own secrets (dsb), and
+// returns the key logs' statistics.
+func checkFinished(rs []Record, given, dsb []byte) KeyLogStats {
+	keys, st := parseKeyLog(dsb)
+	gk, gst := parseKeyLog(given)
+	st.Lines += gst.Lines
+	st.Unusable += gst.Unusable
+	for cr, sec := range gk {
+		if have, ok := keys[cr]; ok {
+			if !bytes.Equal(have, sec) {
+				st.Conflicts++
+			}
+			continue
+		}
+		keys[cr] = sec
+	}
+	st.Secrets = len(keys)
 	matched := map[[32]byte]bool{}
 	for i := range rs {
 		r := &rs[i]

@@ -171,7 +171,7 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 	}
 	res.Secrets = src.Secrets
 	res.Records = t.finish()
-	res.KeyLog = checkFinished(res.Records, append(slices.Clone(opt.KeyLog), src.Secrets...))
+	res.KeyLog = checkFinished(res.Records, opt.KeyLog, src.Secrets)
 	if res.Damage != nil {
 		return res, res.Damage
 	}
@@ -266,58 +266,69 @@ type conn struct {
 	payloadBytes    [2]int64
 }
 
-// pend is a segment that arrived ahead of the next expected byte. Its
-// place in the stream is abs, a 64-bit stream offset (see dirState.abs), so
-// ordering needs no sequence-number wraparound logic.
+// pend is a segment that arrived ahead of the next expected byte. abs is
+// its 64-bit stream offset (see dirState.abs), so ordering needs no
+// wraparound logic; id grows with arrival and breaks ties; its captured
+// bytes are arena[off:off+n] of its direction. Kept small and inline (no
+// pointers): the heap below moves these.
 type pend struct {
 	abs     int64
-	order   int // arrival order, to break ties
-	data    []byte
-	unknown int // bytes after data that the capture cut (snap length)
 	ns      int64
+	id      uint32
+	off, n  uint32
+	unknown uint32 // bytes after the captured ones that the snap length cut
 }
 
-func (p *pend) before(q *pend) bool {
-	return p.abs < q.abs || (p.abs == q.abs && p.order < q.order)
+func (e *pend) before(f *pend) bool {
+	return e.abs < f.abs || (e.abs == f.abs && e.id < f.id)
 }
 
-// pendHeap is a binary min-heap of pending segments by stream offset: a
-// segment is added and removed in O(log n) whatever the arrival order.
+// pendHeap is a 4-ary min-heap of pending segments by stream offset: a
+// segment is added and removed in O(log n) whatever the arrival order (4
+// children per node: half the depth of a binary heap, fewer cache misses).
 type pendHeap []pend
 
-func (h *pendHeap) push(p pend) {
-	*h = append(*h, p)
+func (h *pendHeap) push(e pend) {
+	*h = append(*h, e)
 	s := *h
-	for i := len(s) - 1; i > 0; {
-		up := (i - 1) / 2
-		if !s[i].before(&s[up]) {
+	i := len(s) - 1
+	for i > 0 {
+		up := (i - 1) / 4
+		if !e.before(&s[up]) {
 			break
 		}
-		s[i], s[up] = s[up], s[i]
+		s[i] = s[up]
 		i = up
 	}
+	s[i] = e
 }
 
 func (h *pendHeap) pop() pend {
 	s := *h
 	top := s[0]
 	n := len(s) - 1
-	s[0] = s[n]
-	s[n] = pend{}
+	e := s[n]
 	s = s[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && s[l].before(&s[m]) {
-			m = l
-		}
-		if r := l + 1; r < n && s[r].before(&s[m]) {
-			m = r
-		}
-		if m == i {
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		s[i], s[m] = s[m], s[i]
+		m := c
+		for j := c + 1; j < min(c+4, n); j++ {
+			if s[j].before(&s[m]) {
+				m = j
+			}
+		}
+		if !s[m].before(&e) {
+			break
+		}
+		s[i] = s[m]
 		i = m
+	}
+	if n > 0 {
+		s[i] = e
 	}
 	*h = s
 	return top
@@ -335,9 +346,34 @@ type dirState struct {
 	finSeq    uint32
 	finSeen   bool
 	pending   pendHeap
-	pendN     int // bytes held in pending
-	order     int
+	ids       uint32 // pending segments held since the heap was last empty
+	arena     []byte // their captured bytes
+	pendN     int    // captured bytes of the live pending segments
 	p         tlsParser
+}
+
+// hold keeps a segment that arrived ahead of the stream.
+func (d *dirState) hold(abs int64, data []byte, unknown int, ns int64) {
+	if len(d.arena) > 2*d.pendN+64<<10 {
+		d.compact()
+	}
+	d.ids++
+	d.pending.push(pend{abs: abs, ns: ns, id: d.ids, off: uint32(len(d.arena)), n: uint32(len(data)), unknown: uint32(unknown)})
+	d.arena = append(d.arena, data...)
+	d.pendN += len(data)
+}
+
+// compact drops the bytes of segments already delivered, so a stream that
+// never drains completely keeps O(live bytes) memory.
+func (d *dirState) compact() {
+	arena := make([]byte, 0, d.pendN)
+	for i := range d.pending {
+		p := &d.pending[i]
+		off := uint32(len(arena))
+		arena = append(arena, d.arena[p.off:p.off+p.n]...)
+		p.off = off
+	}
+	d.arena = arena
 }
 
 // setNext moves the next expected sequence number, keeping abs in step.
@@ -459,13 +495,12 @@ func (t *tracker) data(c *conn, dir int, seq uint32, payload []byte, unknown int
 			d.gap, d.reorderOv = true, true
 			return
 		}
-		d.order++
-		d.pending.push(pend{abs: d.abs + int64(diff), order: d.order, data: bytes.Clone(payload), unknown: unknown, ns: ns})
-		d.pendN += len(payload)
+		d.hold(d.abs+int64(diff), payload, unknown, ns)
 		return
 	}
 	t.drain(c, dir)
 }
+
 // cut drops the first k bytes of a segment of known then unknown bytes.
 func cut(known []byte, unknown, k int) ([]byte, int) {
 	if k <= len(known) {
@@ -480,17 +515,20 @@ func (t *tracker) drain(c *conn, dir int) {
 	d := &c.d[dir]
 	for len(d.pending) > 0 && d.pending[0].abs <= d.abs {
 		p := d.pending.pop()
-		d.pendN -= len(p.data)
+		d.pendN -= int(p.n)
 		over := int(d.abs - p.abs) // bytes already delivered
-		if over >= len(p.data)+p.unknown {
+		if over >= int(p.n+p.unknown) {
 			c.retrans++
 			continue
 		}
-		known, unknown := cut(p.data, p.unknown, over)
+		known, unknown := cut(d.arena[p.off:p.off+p.n], int(p.unknown), over)
 		t.deliver(c, dir, known, unknown, p.ns)
 	}
-	if len(d.pending) == 0 && cap(d.pending) > 1024 {
-		d.pending = nil // let a large heap go
+	if len(d.pending) == 0 {
+		d.arena, d.ids = d.arena[:0], 0
+		if cap(d.arena) > 1<<20 || cap(d.pending) > 1<<12 {
+			d.pending, d.arena = nil, nil // let large buffers go
+		}
 	}
 }
 
@@ -572,19 +610,19 @@ func (d *dirState) pendingDuplicates() int {
 
 // Reasons, in the order they appear in Record.Reason.
 const (
-	ReasonNoSYN            = "no_syn"              // the client's SYN is not in the capture
-	ReasonNoClientHello    = "no_client_hello"     // the ClientHello was not seen
-	ReasonNoServerHello    = "no_server_hello"     // no ServerHello (other than a HelloRetryRequest) was seen
-	ReasonNoClientFinished = "no_client_finished"  // the client's Finished was not seen
-	ReasonGapC2S           = "gap_c2s"             // a hole in the client's byte stream was never filled
-	ReasonGapS2C           = "gap_s2c"             // a hole in the server's byte stream was never filled
-	ReasonReorderC2S       = "reorder_limit_c2s"   // too much client data waited behind a hole; given up
-	ReasonReorderS2C       = "reorder_limit_s2c"   // the same for the server
-	ReasonSnapC2S          = "snaplen_c2s"         // the snap length cut client bytes the parser needed
-	ReasonSnapS2C          = "snaplen_s2c"         // the snap length cut server bytes the parser needed
-	ReasonGroupNotCaptured = "group_not_captured"  // the ServerHello's key_share lies beyond the captured bytes
-	ReasonServerNotTLS     = "server_not_tls"      // the server's stream did not parse as TLS records
-	ReasonOrigLen          = "orig_len_corrected"  // some frames' original length disagreed with the captured data; frame bytes use the IP length
+	ReasonNoSYN            = "no_syn"             // the client's SYN is not in the capture
+	ReasonNoClientHello    = "no_client_hello"    // the ClientHello was not seen
+	ReasonNoServerHello    = "no_server_hello"    // no ServerHello (other than a HelloRetryRequest) was seen
+	ReasonNoClientFinished = "no_client_finished" // the client's Finished was not seen
+	ReasonGapC2S           = "gap_c2s"            // a hole in the client's byte stream was never filled
+	ReasonGapS2C           = "gap_s2c"            // a hole in the server's byte stream was never filled
+	ReasonReorderC2S       = "reorder_limit_c2s"  // too much client data waited behind a hole; given up
+	ReasonReorderS2C       = "reorder_limit_s2c"  // the same for the server
+	ReasonSnapC2S          = "snaplen_c2s"        // the snap length cut client bytes the parser needed
+	ReasonSnapS2C          = "snaplen_s2c"        // the snap length cut server bytes the parser needed
+	ReasonGroupNotCaptured = "group_not_captured" // the ServerHello's key_share lies beyond the captured bytes
+	ReasonServerNotTLS     = "server_not_tls"     // the server's stream did not parse as TLS records
+	ReasonOrigLen          = "orig_len_corrected" // some frames' original length disagreed with the captured data; frame bytes use the IP length
 )
 
 func (c *conn) reason() string {
@@ -794,8 +832,12 @@ func (p *tlsParser) parseHandshake(c *conn, dir int) {
 	}
 }
 
+// wantPlainHandshake reports whether direction dir's handshake records are
+// still plaintext of interest: everything before the ServerHello, the
+// client's TLS 1.2 messages up to its Finished, and a ClientHello that the
+// capture delivers only after the ServerHello (reordered in the capture).
 func (c *conn) wantPlainHandshake(dir int) bool {
-	return !c.finalSH || (dir == 0 && !c.tls13 && !c.cf.ok)
+	return !c.finalSH || (dir == 0 && ((!c.tls13 && !c.cf.ok) || !c.ch.ok))
 }
 
 func (c *conn) recordStart(dir int, typ byte, ns int64, p *tlsParser) {
@@ -855,9 +897,9 @@ type serverHello struct {
 	hrr          bool
 	versionKnown bool // the extensions were complete, so version is final
 	version      uint16
-	suite     uint16
-	group     uint16
-	haveGroup bool
+	suite        uint16
+	group        uint16
+	haveGroup    bool
 }
 
 // parseServerHello reads the fields of RFC 8446 4.1.3 the reader needs:
