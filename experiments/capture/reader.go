@@ -940,13 +940,14 @@ func parseServerHello(b []byte, cut bool) (serverHello, bool) {
 	b = b[:n]
 	for len(b) >= 4 {
 		typ, l := binary.BigEndian.Uint16(b), int(binary.BigEndian.Uint16(b[2:]))
+		v := b[4:]
 		if 4+l > len(b) {
-			if cut {
-				return sh, true
+			if !cut {
+				return sh, false
 			}
-			return sh, false
+			l = len(v) // the captured prefix of the last extension
 		}
-		v := b[4 : 4+l]
+		v = v[:l]
 		switch typ {
 		case 43: // supported_versions
 			if l >= 2 {
