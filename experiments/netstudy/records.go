@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -162,7 +163,10 @@ func joinCapture(path string, rows []Row, timeout time.Duration) (captureInfo, e
 		if rec.SynNs != nil {
 			return *rec.SynNs
 		}
-		return *rec.ClientHelloNs
+		if rec.ClientHelloNs != nil {
+			return *rec.ClientHelloNs
+		}
+		return math.MinInt64 // an incomplete record with neither (capture.Record.Reason): joins nothing
 	}
 	ci := captureInfo{Connections: len(res.Records)}
 	slack := int64(time.Millisecond)
