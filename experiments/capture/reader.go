@@ -35,6 +35,17 @@ import (
 //
 // Complete means SYN, ClientHello, ServerHello and client Finished were all
 // seen, in both directions without a hole in the byte stream before them.
+// A connection is a record when its ClientHello was seen, or when its
+// client sent payload the capture could not show in full (a hole never
+// filled, bytes cut by the snap length): then it is incomplete and Reason
+// says why, instead of vanishing from the output.
+//
+// Snap-length-cut frames (captured length < original length) still count
+// fully: frame bytes are original lengths and TCP payload bytes come from
+// the IP length fields; the TLS parser follows record and handshake
+// lengths across the cut bytes and reads what the captured prefixes hold,
+// so a cut capture usually still shows every time (tcpdump -s 128 does)
+// and only lacks what lies beyond the cut, e.g. the negotiated group.
 // Retransmissions counts segments (data, SYN or FIN) that repeat sequence
 // space already seen. Packet and byte counts include retransmissions; frame
 // bytes are the frames' original lengths including the link header.

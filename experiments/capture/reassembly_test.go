@@ -92,16 +92,20 @@ func reference(ss segStream, segs []synthSeg, ts []int64, cfOff, shLen int) refR
 	return r
 }
 
+// readSegments writes one connection's segments (segments) and reads it
+// back: the segments' capture times and the one record.
+func readSegments(t *testing.T, ss segStream, segs []synthSeg) ([]int64, Record) {
+	t.Helper()
+	sy := newSynth(LinkEthernet)
+	ts := sy.segments(ss, segs)
+	_, r := readOne(t, sy.buf.Bytes(), ReadOptions{})
+	return ts, r
+}
+
 func checkReassembly(t *testing.T, data []byte) {
 	d := decisions(data)
 	ss, segs, cfOff := reassemblyCase(&d)
-	sy := newSynth(LinkEthernet)
-	ts := sy.segments(ss, segs)
-	res, err := Read(bytes.NewReader(sy.buf.Bytes()), ReadOptions{})
-	if err != nil || len(res.Records) != 1 {
-		t.Fatalf("err %v, %d records", err, len(res.Records))
-	}
-	r := res.Records[0]
+	ts, r := readSegments(t, ss, segs)
 	want := reference(ss, segs, ts, cfOff, len(synthServerHello(0x11ec, false, 1120)))
 	got := refRecord{val(r.ClientHelloNs), val(r.ServerHelloNs), val(r.ServerFlightEndNs), val(r.ClientFinishedNs), r.Retransmissions}
 	if got != want {
@@ -172,13 +176,7 @@ func FuzzReassemblyOverlap(f *testing.F) {
 			n := 1 + d.next(len(ss.streams[dir])-a)
 			segs = slices.Insert(segs, d.next(len(segs)+1), synthSeg{dir, a, n})
 		}
-		sy := newSynth(LinkEthernet)
-		ts := sy.segments(ss, segs)
-		res, err := Read(bytes.NewReader(sy.buf.Bytes()), ReadOptions{})
-		if err != nil || len(res.Records) != 1 {
-			t.Fatalf("err %v, %d records", err, len(res.Records))
-		}
-		r := res.Records[0]
+		ts, r := readSegments(t, ss, segs)
 		if r.ClientHelloNs == nil || r.ServerHelloNs == nil || r.Group != "X25519MLKEM768" {
 			t.Fatalf("record %v reason %q", r, r.Reason)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"strings"
@@ -201,21 +200,14 @@ func goldenWithoutSecrets(t *testing.T) ([]byte, []byte) {
 	var out bytes.Buffer
 	w := pcapgo.NewWriterNanos(&out)
 	first := true
-	for {
-		p, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachPacket(t, src, func(p Packet) {
 		if first {
 			w.WriteFileHeader(262144, layers.LinkType(p.LinkType))
 			first = false
 		}
 		binary.Write(&out, binary.LittleEndian, [4]uint32{uint32(p.TsNs / 1e9), uint32(p.TsNs % 1e9), uint32(len(p.Data)), uint32(p.OrigLen)})
 		out.Write(p.Data)
-	}
+	})
 	return out.Bytes(), src.Secrets
 }
 
