@@ -194,7 +194,9 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 // capture is cut it must match the end of the IP packet (up to Ethernet
 // padding to 60 bytes and a 4-byte FCS). A length that fails is replaced by
 // the IP packet's end (or the captured length) and flagged, so one flipped
-// byte in a record header cannot add gigabytes to a connection.
+// byte in a record header cannot add gigabytes to a connection. A frame
+// captured whole whose IP length claims more than it holds is flagged too,
+// and its payload counts what the frame holds.
 func checkWireLen(seg *segment, orig, captured int) {
 	seg.wireLen = orig
 	switch {
@@ -204,6 +206,13 @@ func checkWireLen(seg *segment, orig, captured int) {
 		seg.origLenBad = orig < seg.ipEnd || orig > max(seg.ipEnd, 60)+4
 	case orig > captured:
 		seg.origLenBad = orig > maxFrame
+	}
+	if orig == captured && seg.payloadTruncated {
+		// The whole frame was captured but its IP length claims more: the
+		// IP header lies, so count the bytes the frame has.
+		seg.origLenBad, seg.payloadTruncated = true, false
+		seg.payloadLen = len(seg.payload)
+		return
 	}
 	if seg.origLenBad {
 		seg.wireLen = max(captured, seg.ipEnd)

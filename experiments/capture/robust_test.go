@@ -128,6 +128,16 @@ func TestOrigLenChecked(t *testing.T) {
 			t.Errorf("orig %d: frame bytes %d (want %d), reason %q, corrected %d", orig, r.FrameBytesC2S, want.FrameBytesC2S, r.Reason, res.OrigLenCorrected)
 		}
 	}
+	// An IP total length beyond a wholly captured frame.
+	bad := bytes.Clone(good)
+	ipTotal := off + 16 + 14 + 2
+	binary.BigEndian.PutUint16(bad[ipTotal:], binary.BigEndian.Uint16(bad[ipTotal:])+1000)
+	res, r := readOne(t, bad, ReadOptions{})
+	if r.TCPPayloadBytesC2S != want.TCPPayloadBytesC2S || r.FrameBytesC2S != want.FrameBytesC2S || r.Reason != ReasonOrigLen ||
+		res.OrigLenCorrected != 1 || res.SnapCut != 0 || !r.Complete {
+		t.Errorf("IP length +1000: payload %d (want %d), reason %q, corrected %d, cut %d, complete %v",
+			r.TCPPayloadBytesC2S, want.TCPPayloadBytesC2S, r.Reason, res.OrigLenCorrected, res.SnapCut, r.Complete)
+	}
 }
 
 // TestTimestampOverflow: pcapng timestamps, offsets and resolutions whose
