@@ -72,7 +72,7 @@ The output is written once the capture has been read, so stdout is empty
 whenever the exit code is 2.
 
 Exit codes:
-  0  the capture was read to its end
+  0  the capture was read to its end (or -h)
   1  the capture is damaged after some packets: the records built before the
      damage are printed and stderr says where the damage is
   2  bad usage, or an input that cannot be read at all (missing, a directory,
@@ -84,6 +84,9 @@ Flags:
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return pcapOK // asked for: -h prints the usage on stderr
+		}
 		return pcapUsage
 	}
 	if fs.NArg() != 1 || (*asCSV && *asJSON) {

@@ -94,7 +94,7 @@ func TestPcapExitCodes(t *testing.T) {
 		{"missing key log", []string{"--keylog", filepath.Join(dir, "nokeys"), golden}, 2, false, "read key log"},
 		{"no file", nil, 2, false, "usage"},
 		{"two formats", []string{"--csv", "--json", golden}, 2, false, "usage"},
-		{"help", []string{"-h"}, 2, false, "Exit codes:"},
+		{"help", []string{"-h"}, 0, false, "Exit codes:"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
