@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/netip"
 	"slices"
 	"strings"
@@ -303,55 +304,114 @@ func (e *pend) before(f *pend) bool {
 	return e.abs < f.abs || (e.abs == f.abs && e.id < f.id)
 }
 
-// pendHeap is a 4-ary min-heap of pending segments by stream offset: a
-// segment is added and removed in O(log n) whatever the arrival order (4
-// children per node: half the depth of a binary heap, fewer cache misses).
-type pendHeap []pend
-
-func (h *pendHeap) push(e pend) {
-	*h = append(*h, e)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		up := (i - 1) / 4
-		if !e.before(&s[up]) {
-			break
-		}
-		s[i] = s[up]
-		i = up
-	}
-	s[i] = e
+// pendQueue holds the pending segments of a direction by stream offset: a
+// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
+// the shortest path problem", J. ACM 37(2), 1990). It fits because the
+// queue is monotone: a segment is held only when it starts beyond the next
+// expected byte, and segments leave only once the stream reaches them, so
+// no key is ever below the last one taken. A push costs O(1), a segment
+// moves down at most 64 buckets in its life, and buckets are scanned
+// sequentially: O(n log C) for any arrival order, with few cache misses.
+type pendQueue struct {
+	last int64      // keys held are >= last; last only grows (see push)
+	b    [65][]pend // b[i] holds keys whose highest bit differing from last is bit i-1; b[0] keys == last, by id
+	lo   [65]int64  // smallest key in each non-empty bucket
+	used uint64     // bit i set: b[i] is not empty (i < 64); b[64] is tracked by n
+	n    int
 }
 
-func (h *pendHeap) pop() pend {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	e := s[n]
-	s = s[:n]
-	i := 0
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for j := c + 1; j < min(c+4, n); j++ {
-			if s[j].before(&s[m]) {
-				m = j
-			}
-		}
-		if !s[m].before(&e) {
-			break
-		}
-		s[i] = s[m]
-		i = m
+func (q *pendQueue) len() int {
+	if q == nil {
+		return 0
 	}
-	if n > 0 {
-		s[i] = e
+	return q.n
+}
+
+func bucketOf(k, last int64) int { return bits.Len64(uint64(k ^ last)) }
+
+func (q *pendQueue) file(p pend) {
+	i := bucketOf(p.abs, q.last)
+	if len(q.b[i]) == 0 || p.abs < q.lo[i] {
+		q.lo[i] = p.abs
 	}
-	*h = s
-	return top
+	q.b[i] = append(q.b[i], p)
+	if i < 64 {
+		q.used |= 1 << i
+	}
+}
+
+func (q *pendQueue) push(p pend) {
+	if p.abs < q.last {
+		// The stream's next byte moved back (a new SYN): re-file all.
+		all := q.all()
+		slices.SortFunc(all, func(a, b pend) int { return cmp.Compare(a.id, b.id) })
+		*q = pendQueue{last: p.abs, n: len(all)}
+		for _, e := range all {
+			q.file(e)
+		}
+	}
+	q.file(p)
+	q.n++
+}
+
+// popAtMost removes and returns the segment with the smallest key (the
+// earliest of equal keys) if that key is at most limit.
+func (q *pendQueue) popAtMost(limit int64) (pend, bool) {
+	if q == nil || q.n == 0 {
+		return pend{}, false
+	}
+	if len(q.b[0]) == 0 {
+		i := 64
+		if q.used != 0 {
+			i = bits.TrailingZeros64(q.used)
+		}
+		m := q.lo[i]
+		if m > limit {
+			return pend{}, false
+		}
+		old := q.b[i]
+		q.b[i] = old[:0]
+		q.used &^= 1 << i
+		q.last = m
+		for _, p := range old {
+			q.file(p) // into buckets below i
+		}
+		slices.SortFunc(q.b[0], func(a, b pend) int { return cmp.Compare(a.id, b.id) })
+	} else if q.last > limit {
+		return pend{}, false
+	}
+	p := q.b[0][0]
+	q.b[0] = q.b[0][1:]
+	if len(q.b[0]) == 0 {
+		q.b[0] = q.b[0][:0:0]
+		q.used &^= 1
+	}
+	q.n--
+	return p, true
+}
+
+// all returns every held segment (in no order).
+func (q *pendQueue) all() []pend {
+	if q == nil {
+		return nil
+	}
+	out := make([]pend, 0, q.n)
+	for i := range q.b {
+		out = append(out, q.b[i]...)
+	}
+	return out
+}
+
+// update calls fn on every held segment; fn must not change keys.
+func (q *pendQueue) update(fn func(*pend)) {
+	if q == nil {
+		return
+	}
+	for i := range q.b {
+		for j := range q.b[i] {
+			fn(&q.b[i][j])
+		}
+	}
 }
 
 type dirState struct {
@@ -365,10 +425,10 @@ type dirState struct {
 	reorderOv bool // the hole was given up on because too much data waited behind it
 	finSeq    uint32
 	finSeen   bool
-	pending   pendHeap
-	ids       uint32 // pending segments held since the heap was last empty
-	arena     []byte // their captured bytes
-	pendN     int    // captured bytes of the live pending segments
+	pending   *pendQueue // nil until a segment waits (2 KB: most connections never need one)
+	ids       uint32     // pending segments held since the queue was last empty
+	arena     []byte     // their captured bytes
+	pendN     int        // captured bytes of the live pending segments
 	p         tlsParser
 }
 
@@ -378,6 +438,9 @@ func (d *dirState) hold(abs int64, data []byte, unknown int, ns int64) {
 		d.compact()
 	}
 	d.ids++
+	if d.pending == nil {
+		d.pending = new(pendQueue)
+	}
 	d.pending.push(pend{abs: abs, ns: ns, id: d.ids, off: uint32(len(d.arena)), n: uint32(len(data)), unknown: uint32(unknown)})
 	d.arena = append(d.arena, data...)
 	d.pendN += len(data)
@@ -387,12 +450,11 @@ func (d *dirState) hold(abs int64, data []byte, unknown int, ns int64) {
 // never drains completely keeps O(live bytes) memory.
 func (d *dirState) compact() {
 	arena := make([]byte, 0, d.pendN)
-	for i := range d.pending {
-		p := &d.pending[i]
+	d.pending.update(func(p *pend) {
 		off := uint32(len(arena))
 		arena = append(arena, d.arena[p.off:p.off+p.n]...)
 		p.off = off
-	}
+	})
 	d.arena = arena
 }
 
@@ -511,7 +573,7 @@ func (t *tracker) data(c *conn, dir int, seq uint32, payload []byte, unknown int
 		if d.gap {
 			return // given up on this stream: sequence tracking only
 		}
-		if d.pendN+len(payload) > maxPending || len(d.pending) >= maxPendingSegs {
+		if d.pendN+len(payload) > maxPending || d.pending.len() >= maxPendingSegs {
 			d.gap, d.reorderOv = true, true
 			return
 		}
@@ -533,8 +595,11 @@ func cut(known []byte, unknown, k int) ([]byte, int) {
 // contiguous, smallest stream offset first.
 func (t *tracker) drain(c *conn, dir int) {
 	d := &c.d[dir]
-	for len(d.pending) > 0 && d.pending[0].abs <= d.abs {
-		p := d.pending.pop()
+	for {
+		p, ok := d.pending.popAtMost(d.abs)
+		if !ok {
+			break
+		}
 		d.pendN -= int(p.n)
 		over := int(d.abs - p.abs) // bytes already delivered
 		if over >= int(p.n+p.unknown) {
@@ -544,10 +609,12 @@ func (t *tracker) drain(c *conn, dir int) {
 		known, unknown := cut(d.arena[p.off:p.off+p.n], int(p.unknown), over)
 		t.deliver(c, dir, known, unknown, p.ns)
 	}
-	if len(d.pending) == 0 {
-		d.arena, d.ids = d.arena[:0], 0
-		if cap(d.arena) > 1<<20 || cap(d.pending) > 1<<12 {
-			d.pending, d.arena = nil, nil // let large buffers go
+	if d.pending != nil && d.pending.len() == 0 {
+		// Nothing waits: drop the queue (2 KB, kept by open connections).
+		d.pending, d.ids = nil, 0
+		d.arena = d.arena[:0]
+		if cap(d.arena) > 1<<20 {
+			d.arena = nil // let a large buffer go
 		}
 	}
 }
@@ -569,7 +636,7 @@ func (t *tracker) deliver(c *conn, dir int, known []byte, unknown int, ns int64)
 // length cut where the parser needed it.
 func (c *conn) lost(dir int) bool {
 	d := &c.d[dir]
-	return len(d.pending) > 0 || d.gap || d.p.lost
+	return d.pending.len() > 0 || d.gap || d.p.lost
 }
 
 func (t *tracker) close(c *conn) {
@@ -611,12 +678,12 @@ func (t *tracker) close(c *conn) {
 // another waiting segment starts: retransmissions of data behind a hole
 // that never filled (when the hole fills, the drain counts them).
 func (d *dirState) pendingDuplicates() int {
-	if len(d.pending) < 2 {
+	if d.pending.len() < 2 {
 		return 0
 	}
-	offs := make([]int64, len(d.pending))
-	for i, p := range d.pending {
-		offs[i] = p.abs
+	var offs []int64
+	for _, p := range d.pending.all() {
+		offs = append(offs, p.abs)
 	}
 	slices.Sort(offs)
 	n := 0
@@ -656,7 +723,7 @@ func (c *conn) reason() string {
 	add(!c.ch.ok, ReasonNoClientHello)
 	add(!c.sh.ok, ReasonNoServerHello)
 	add(!c.cf.ok, ReasonNoClientFinished)
-	gap := func(dir int) bool { d := &c.d[dir]; return len(d.pending) > 0 && !d.gap && !d.p.done() }
+	gap := func(dir int) bool { d := &c.d[dir]; return d.pending.len() > 0 && !d.gap && !d.p.done() }
 	add(gap(0), ReasonGapC2S)
 	add(gap(1), ReasonGapS2C)
 	add(c.d[0].reorderOv, ReasonReorderC2S)

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -209,4 +210,48 @@ func countSegs(segs []synthSeg, dir int) int {
 		}
 	}
 	return n
+}
+
+// TestPendQueue checks the radix heap against a sorted-slice model on
+// random pushes (also below the last key taken, which re-files) and takes.
+func TestPendQueue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 200 {
+		var q pendQueue
+		var model []pend
+		id := uint32(0)
+		base := int64(rng.IntN(1<<20)) - 1<<19
+		for range 500 {
+			if rng.IntN(3) > 0 {
+				id++
+				k := base + int64(rng.IntN(1<<(1+rng.IntN(20))))
+				if rng.IntN(50) == 0 {
+					k = base - int64(rng.IntN(100)) // the stream moved back
+				}
+				p := pend{abs: k, id: id}
+				q.push(p)
+				model = append(model, p)
+				continue
+			}
+			limit := base + int64(rng.IntN(1<<20))
+			slices.SortFunc(model, func(a, b pend) int {
+				if a.abs != b.abs {
+					return cmp.Compare(a.abs, b.abs)
+				}
+				return cmp.Compare(a.id, b.id)
+			})
+			got, ok := q.popAtMost(limit)
+			wantOK := len(model) > 0 && model[0].abs <= limit
+			if ok != wantOK || (ok && got != model[0]) {
+				t.Fatalf("round %d: popAtMost(%d) = %+v %v, want %v %v", round, limit, got, ok, model, wantOK)
+			}
+			if ok {
+				model = model[1:]
+				base = got.abs
+			}
+			if q.len() != len(model) {
+				t.Fatalf("round %d: len %d, want %d", round, q.len(), len(model))
+			}
+		}
+	}
 }
