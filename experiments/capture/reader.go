@@ -291,7 +291,7 @@ type conn struct {
 // its 64-bit stream offset (see dirState.abs), so ordering needs no
 // wraparound logic; id grows with arrival and breaks ties; its captured
 // bytes are arena[off:off+n] of its direction. Kept small and inline (no
-// pointers): the heap below moves these.
+// pointers): the queue below copies these between its buckets.
 type pend struct {
 	abs     int64
 	ns      int64
@@ -465,7 +465,7 @@ func (d *dirState) setNext(seq uint32) {
 }
 
 // maxPending bounds out-of-order bytes held per direction; maxPendingSegs
-// bounds the segments (each costs a heap entry even when it is one byte).
+// bounds the segments (each costs a queue entry even when it is one byte).
 const (
 	maxPending     = 4 << 20
 	maxPendingSegs = 1 << 20
@@ -547,11 +547,11 @@ func (t *tracker) packet(s *segment, ns int64) {
 // data handles one segment's payload (the captured bytes, then unknown
 // bytes the snap length cut) with a small reassembler: in-order bytes go to
 // the TLS parser, old bytes are retransmissions, bytes beyond a hole wait
-// in a heap by stream offset until the hole is filled, and the drain
-// continues from the filled point only, so any arrival order costs
-// O(log n) per segment. A full reassembly library is not needed for a
-// one-way record parser, and this one gives the per-byte arrival time the
-// record times need.
+// in a radix heap by stream offset until the hole is filled, and the drain
+// continues from the filled point only, so any arrival order costs O(log C)
+// per segment (C: the range of stream offsets). A full reassembly library
+// is not needed for a one-way record parser, and this one gives the
+// per-byte arrival time the record times need.
 func (t *tracker) data(c *conn, dir int, seq uint32, payload []byte, unknown int, ns int64) {
 	d := &c.d[dir]
 	if !d.started {
