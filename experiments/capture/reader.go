@@ -564,10 +564,11 @@ func (t *tracker) data(c *conn, dir int, seq uint32, payload []byte, unknown int
 		t.deliver(c, dir, payload, unknown, ns)
 	case diff < 0:
 		c.retrans++
-		if int(-diff) >= n {
+		over := -int(diff) // in int: -int32(-1<<31) would overflow
+		if over >= n {
 			return
 		}
-		payload, unknown = cut(payload, unknown, int(-diff))
+		payload, unknown = cut(payload, unknown, over)
 		t.deliver(c, dir, payload, unknown, ns)
 	default:
 		if d.gap {

@@ -308,3 +308,17 @@ func TestDirectoryIsNotDamage(t *testing.T) {
 		t.Errorf("directory: err %v, want an I/O error", err)
 	}
 }
+
+// TestHalfSequenceSpaceAway: a segment exactly 2^31 bytes behind the next
+// expected one (the serial-number distance int32 cannot negate) is an old
+// retransmission, not a panic.
+func TestHalfSequenceSpaceAway(t *testing.T) {
+	sy := newSynth(LinkEthernet)
+	sy.frame(cli4, srv4, 1000, 0, flagSYN, nil)
+	sy.frame(cli4, srv4, 1001+1<<31, 0, flagACK, clientHello(300))
+	sy.frame(cli4, srv4, 1001, 0, flagACK, clientHello(300))
+	_, r := readOne(t, sy.buf.Bytes(), ReadOptions{})
+	if r.Retransmissions != 1 || r.ClientHelloNs == nil {
+		t.Errorf("record %v, retransmissions %d", r, r.Retransmissions)
+	}
+}
