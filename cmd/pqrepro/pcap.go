@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
@@ -20,11 +21,21 @@ func init() {
 	register("pcap", "per-connection TLS handshake records from a pcap/pcapng capture", runPcap)
 }
 
-// pcapColumns are the CSV header and the JSON keys, in order.
+// pcapColumns are the CSV header and the JSON keys, in order: the
+// capture.Record fields the studies' records share, then reason,
+// finished_verified and finished_check, which only this command prints.
 var pcapColumns = []string{"client", "server", "syn_ns", "client_hello_ns", "server_hello_ns",
 	"server_flight_end_ns", "client_finished_ns", "fin_ns", "hrr", "group", "retransmissions",
 	"packets_c2s", "packets_s2c", "frame_bytes_c2s", "frame_bytes_s2c",
-	"tcp_payload_bytes_c2s", "tcp_payload_bytes_s2c", "ths_ns", "complete"}
+	"tcp_payload_bytes_c2s", "tcp_payload_bytes_s2c", "ths_ns", "complete",
+	"reason", "finished_verified", "finished_check"}
+
+// Exit codes of pqrepro pcap.
+const (
+	pcapOK      = 0 // the capture was read to its end
+	pcapDamaged = 1 // damaged after some packets: the records before the damage were printed
+	pcapUsage   = 2 // bad usage, or an input that could not be read at all: nothing printed
+)
 
 func runPcap(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pcap", flag.ContinueOnError)
@@ -33,62 +44,118 @@ func runPcap(args []string, stdout, stderr io.Writer) int {
 	asCSV := fs.Bool("csv", false, "print CSV (the default)")
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pqrepro pcap [--keylog FILE] [--csv|--json] CAPTURE (.gz: gunzipped first)")
-		fmt.Fprintln(stderr, "Prints one record per TCP connection that carried a TLS handshake; times are Unix ns, absent ones empty (CSV) or null (JSON).")
+		fmt.Fprint(stderr, `usage: pqrepro pcap [--keylog FILE] [--csv|--json] CAPTURE (a .gz file is gunzipped first)
+
+Prints one record per TCP connection that carried a TLS handshake (or whose
+client bytes may have held one the capture cannot show: such records are
+incomplete and say why). Times are Unix ns; absent values are empty (CSV) or
+null (JSON).
+
+  reason             why a record is incomplete or which fields are empty
+                     or corrected, ";"-separated: no_syn, no_client_hello,
+                     no_server_hello, no_client_finished, gap_c2s, gap_s2c
+                     (a hole never filled), reorder_limit_c2s/s2c,
+                     snaplen_c2s/s2c (bytes cut by the snap length were
+                     needed), group_not_captured, server_not_tls,
+                     orig_len_corrected
+  finished_verified  true when the key log decrypted the client Finished;
+                     false when a secret was known but did not confirm it;
+                     empty when not checked
+  finished_check     verified, no_secret, decrypt_failed, not_finished,
+                     unsupported_suite, record_not_captured; empty without
+                     any key log secrets
+
+Snap-length-cut captures (tcpdump -s 128) are read: times, packets, frame
+bytes (original length) and TCP payload bytes (IP length) come from the
+headers. Skipped packets, corrected lengths and key log problems (malformed
+lines, secrets matching no connection, secrets that do not decrypt) are
+reported on stderr.
+
+The output is written once the capture has been read, so stdout is empty
+whenever the exit code is 2.
+
+Exit codes:
+  0  the capture was read to its end (or -h)
+  1  the capture is damaged after some packets: the records built before the
+     damage are printed and stderr says where the damage is
+  2  bad usage, or an input that cannot be read at all (missing, a directory,
+     not a pcap/pcapng file, damaged before its first packet, unreadable key
+     log): nothing is printed
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		if errors.Is(err, flag.ErrHelp) {
+			return pcapOK // asked for: -h prints the usage on stderr
+		}
+		return pcapUsage
 	}
 	if fs.NArg() != 1 || (*asCSV && *asJSON) {
 		fs.Usage()
-		return 2
+		return pcapUsage
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "pqrepro pcap: "+format+"\n", a...)
+		return pcapUsage
 	}
 	var opt capture.ReadOptions
 	if *keylog != "" {
 		b, err := os.ReadFile(*keylog)
 		if err != nil {
-			fmt.Fprintf(stderr, "pqrepro pcap: read key log: %v\n", err)
-			return 2
+			return fail("read key log: %v", err)
 		}
 		opt.KeyLog = b
 	}
 	path := fs.Arg(0)
+	if st, err := os.Stat(path); err != nil {
+		return fail("%v", err)
+	} else if st.IsDir() {
+		return fail("%s is a directory; give a pcap or pcapng file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "pqrepro pcap: %v\n", err)
-		return 2
+		return fail("%v", err)
 	}
 	defer f.Close()
 	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") { // a capture committed in a run folder
+	if strings.HasSuffix(path, ".gz") { // a capture committed gzip'd in a run folder
 		zr, err := gzip.NewReader(bufio.NewReader(f))
 		if err != nil {
-			fmt.Fprintf(stderr, "pqrepro pcap: %s: %v\n", path, err)
-			return 1
+			return fail("%s: not a gzip file: %v", path, err)
 		}
 		r = zr
 	}
 	res, err := capture.Read(r, opt)
 	var damage *capture.DamageError
 	if err != nil && !errors.As(err, &damage) {
-		fmt.Fprintf(stderr, "pqrepro pcap: read %s: %v\n", path, err)
-		return 1
+		return fail("read %s: %v", path, err)
 	}
+	if damage != nil && res.Packets == 0 {
+		return fail("%s: %v; nothing could be read", path, damage)
+	}
+	var out bytes.Buffer
 	if *asJSON {
-		err = writeRecordsJSON(stdout, res.Records)
+		err = writeRecordsJSON(&out, res.Records)
 	} else {
-		err = writeRecordsCSV(stdout, res.Records)
+		err = writeRecordsCSV(&out, res.Records)
+	}
+	if err == nil {
+		_, err = stdout.Write(out.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pqrepro pcap: write: %v\n", err)
-		return 1
+		return pcapDamaged
+	}
+	for _, w := range res.Warnings() {
+		fmt.Fprintf(stderr, "pqrepro pcap: %s: %s\n", path, w)
 	}
 	if damage != nil {
-		fmt.Fprintf(stderr, "pqrepro pcap: %s: %v\n", path, damage)
-		return 1
+		fmt.Fprintf(stderr, "pqrepro pcap: %s: %v; printed the %d records read before it\n", path, damage, len(res.Records))
+		return pcapDamaged
 	}
-	return 0
+	return pcapOK
 }
 
 func optNs(p *int64) string {
@@ -96,6 +163,27 @@ func optNs(p *int64) string {
 		return ""
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// finishedVerified is the finished_verified value: "true", "false" or ""
+// (not checked: no secret for the connection, or nothing to decrypt).
+func finishedVerified(r capture.Record) *bool {
+	switch r.FinishedCheck {
+	case capture.CheckVerified:
+		v := true
+		return &v
+	case capture.CheckDecryptFailed, capture.CheckNotFinished:
+		v := false
+		return &v
+	}
+	return nil
+}
+
+func optBool(p *bool) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatBool(*p)
 }
 
 func writeRecordsCSV(w io.Writer, rs []capture.Record) error {
@@ -107,17 +195,27 @@ func writeRecordsCSV(w io.Writer, rs []capture.Record) error {
 			strconv.Itoa(r.Retransmissions), strconv.Itoa(r.PacketsC2S), strconv.Itoa(r.PacketsS2C),
 			strconv.FormatInt(r.FrameBytesC2S, 10), strconv.FormatInt(r.FrameBytesS2C, 10),
 			strconv.FormatInt(r.TCPPayloadBytesC2S, 10), strconv.FormatInt(r.TCPPayloadBytesS2C, 10),
-			optNs(r.ThsNs), strconv.FormatBool(r.Complete)})
+			optNs(r.ThsNs), strconv.FormatBool(r.Complete),
+			r.Reason, optBool(finishedVerified(r)), r.FinishedCheck})
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
+// pcapJSONRecord is a record with the command's own fields.
+type pcapJSONRecord struct {
+	capture.Record
+	Reason           string `json:"reason"`
+	FinishedVerified *bool  `json:"finished_verified"`
+	FinishedCheck    string `json:"finished_check"`
+}
+
 func writeRecordsJSON(w io.Writer, rs []capture.Record) error {
-	if rs == nil {
-		rs = []capture.Record{}
+	out := make([]pcapJSONRecord, len(rs))
+	for i, r := range rs {
+		out[i] = pcapJSONRecord{r, r.Reason, finishedVerified(r), r.FinishedCheck}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rs)
+	return enc.Encode(out)
 }

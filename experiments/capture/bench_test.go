@@ -1,13 +1,18 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +69,26 @@ func BenchmarkRead(b *testing.B) {
 	b.ReportMetric(50000/sec, "conns/s")
 }
 
+// BenchmarkCatSameFile copies the same file to /dev/null with cat: the I/O
+// floor the reader's MB/s compares with.
+func BenchmarkCatSameFile(b *testing.B) {
+	path := benchCapture(b)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	for b.Loop() {
+		cmd := exec.Command("cat", path)
+		cmd.Stdout = null
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkTsharkSameFile runs tshark over the same file extracting the
 // same handshake fields, for the speed ratio.
 func BenchmarkTsharkSameFile(b *testing.B) {
@@ -116,4 +141,59 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(benchDir)
 	}
 	os.Exit(code)
+}
+
+// orderCapture is one connection whose client sends n one-byte segments
+// (a ClientHello, then application records) in the given order.
+func orderCapture(n int, order string) []byte {
+	stream := clientHello(300)
+	for len(stream) < n {
+		stream = append(stream, tlsRecord(23, make([]byte, min(16000, n-len(stream))))...)
+	}
+	stream = stream[:n]
+	segs := make([]synthSeg, n)
+	for i := range segs {
+		segs[i] = synthSeg{0, i, 1}
+	}
+	switch order {
+	case "reversed":
+		slices.Reverse(segs)
+	case "shuffled":
+		rng := rand.New(rand.NewPCG(uint64(n), 1))
+		rng.Shuffle(len(segs), func(i, j int) { segs[i], segs[j] = segs[j], segs[i] })
+	}
+	sy := newSynth(LinkEthernet)
+	sy.segments(segStream{c: cli4, s: srv4, streams: [2][]byte{stream, nil}}, segs)
+	return sy.buf.Bytes()
+}
+
+// cpuNs is the process's user+system CPU time: on a machine shared with
+// other work, CPU time per operation is steadier than wall time.
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkReadSegmentOrder reads n one-byte segments of one connection in
+// order, reversed and shuffled: reassembly costs O(log n) per segment
+// whatever the order, so the three stay close (issue 14: reversed order
+// used to take 48 s for 160k segments).
+func BenchmarkReadSegmentOrder(b *testing.B) {
+	for _, n := range []int{40_000, 80_000, 160_000} {
+		for _, order := range []string{"inorder", "reversed", "shuffled"} {
+			b.Run(fmt.Sprintf("%s/%dk", order, n/1000), func(b *testing.B) {
+				data := orderCapture(n, order)
+				b.SetBytes(int64(len(data)))
+				cpu0 := cpuNs()
+				for b.Loop() {
+					res, err := Read(bytes.NewReader(data), ReadOptions{})
+					if err != nil || len(res.Records) != 1 || res.Records[0].ClientHelloNs == nil {
+						b.Fatalf("err %v, records %v", err, res.Records)
+					}
+				}
+				b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
 }

@@ -27,19 +27,27 @@ func toPcapng(t testing.TB, pcap []byte, secrets []byte) []byte {
 	if err := WriteDSB(&out, secrets); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		p, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachPacket(t, src, func(p Packet) {
 		ci := gopacket.CaptureInfo{Timestamp: time.Unix(0, p.TsNs), CaptureLength: len(p.Data), Length: p.OrigLen}
 		if err := w.WritePacket(ci, p.Data); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	w.Flush()
 	return out.Bytes()
+}
+
+// eachPacket calls fn with every packet of src; damage fails the test.
+func eachPacket(t testing.TB, src *Source, fn func(Packet)) {
+	t.Helper()
+	for {
+		p, err := src.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(p)
+	}
 }

@@ -18,9 +18,12 @@ type segment struct {
 	src, dst         netip.AddrPort
 	seq, ack         uint32
 	flags            uint8
-	payload          []byte
-	wireLen          int // the frame's length on the wire
-	payloadTruncated bool
+	payload          []byte // captured payload bytes
+	payloadLen       int    // payload length from the IP header (>= len(payload))
+	ipEnd            int    // frame offset where the IP packet ends by its length field; 0 if unknown
+	wireLen          int    // the frame's length on the wire
+	payloadTruncated bool   // the capture holds fewer payload bytes than the IP header says
+	origLenBad       bool   // the frame's original length was corrected (checkWireLen)
 }
 
 // decodeResult says why a packet was not a usable TCP segment.
@@ -40,6 +43,7 @@ const (
 // than tshark, and gopacket's layer decoding allocates per packet.
 func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 	*seg = segment{}
+	frame := len(b)
 	var ethType uint16
 	switch linkType {
 	case LinkEthernet:
@@ -114,13 +118,16 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 		if fo := binary.BigEndian.Uint16(b[6:]); fo&0x3fff != 0 { // MF or offset
 			return decFragment
 		}
+		seg.ipEnd = frame - len(b) + total
 		if total > len(b) {
 			seg.payloadTruncated = true
+			seg.payloadLen = total // minus the headers below
 			total = len(b)
 		}
 		if ihl > total {
 			return decMalformed
 		}
+		seg.payloadLen -= ihl
 		src, _ := netip.AddrFromSlice(b[12:16])
 		dst, _ := netip.AddrFromSlice(b[16:20])
 		seg.src, seg.dst = netip.AddrPortFrom(src, 0), netip.AddrPortFrom(dst, 0)
@@ -138,11 +145,16 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 		dst := netip.AddrFrom16(a16)
 		seg.src, seg.dst = netip.AddrPortFrom(src, 0), netip.AddrPortFrom(dst, 0)
 		b = b[40:]
+		if plen > 0 { // 0: a jumbogram (RFC 2675), its length is in an option
+			seg.ipEnd = frame - len(b) + plen
+		}
 		if plen > len(b) {
 			seg.payloadTruncated = true
+			seg.payloadLen = plen // minus the headers below
 			plen = len(b)
 		}
 		b = b[:plen]
+		tail := len(b) // bytes of the IPv6 payload captured
 		for next != 6 {
 			switch next {
 			case 0, 43, 60: // hop-by-hop, routing, destination options
@@ -166,6 +178,7 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 				return decNotTCP
 			}
 		}
+		seg.payloadLen -= tail - len(b) // extension headers
 		tcp = b
 	default:
 		return decNotIP
@@ -183,5 +196,13 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 	seg.ack = binary.BigEndian.Uint32(tcp[8:])
 	seg.flags = tcp[13]
 	seg.payload = tcp[off:]
+	if seg.payloadTruncated {
+		seg.payloadLen -= off
+		if seg.payloadLen < len(seg.payload) {
+			return decMalformed
+		}
+	} else {
+		seg.payloadLen = len(seg.payload)
+	}
 	return decOK
 }

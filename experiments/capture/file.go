@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 )
 
@@ -98,8 +99,11 @@ const (
 func NewSource(r io.Reader) (*Source, error) {
 	s := &Source{r: bufio.NewReaderSize(r, 1<<20)}
 	magic, err := s.r.Peek(4)
-	if err != nil {
+	if err == io.EOF || err == io.ErrUnexpectedEOF || (err == nil && len(magic) < 4) {
 		return nil, &DamageError{0, "file shorter than a capture header (4 bytes); is it a pcap or pcapng file?"}
+	}
+	if err != nil {
+		return nil, err // an I/O error (a directory, a device), not damage
 	}
 	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
 	switch {
@@ -167,9 +171,6 @@ func (s *Source) nextPcap() (Packet, error) {
 	ns := int64(frac)
 	if !s.nanos {
 		ns *= 1000
-	}
-	if orig < incl {
-		orig = incl
 	}
 	return Packet{TsNs: int64(sec)*1e9 + ns, LinkType: s.linkType, OrigLen: int(orig), Data: data, Offset: start}, nil
 }
@@ -258,10 +259,11 @@ func (s *Source) nextNg() (Packet, error) {
 			if uint64(incl) > uint64(len(body)-20) {
 				return Packet{}, &DamageError{start, fmt.Sprintf("packet block claims %d bytes, holds %d", incl, len(body)-20)}
 			}
-			if orig < incl {
-				orig = incl
+			tsNs, ok := ifc.ns(ts)
+			if !ok {
+				return Packet{}, &DamageError{start, fmt.Sprintf("packet timestamp %d (interface resolution %s, offset %d s) is beyond the int64 nanosecond range (years 1678-2262)", ts, ifc.resolution(), ifc.tsOffset)}
 			}
-			return Packet{TsNs: ifc.ns(ts), LinkType: ifc.linkType, OrigLen: int(orig), Data: body[20 : 20+incl], Offset: start}, nil
+			return Packet{TsNs: tsNs, LinkType: ifc.linkType, OrigLen: int(orig), Data: body[20 : 20+incl], Offset: start}, nil
 		case ngSPB:
 			if len(body) < 4 || len(s.ifaces) == 0 {
 				return Packet{}, &DamageError{start, "simple packet block without interface or length"}
@@ -317,6 +319,9 @@ func (s *Source) parseIDB(b []byte) (ngIface, error) {
 		case 14: // if_tsoffset, seconds
 			if n >= 8 {
 				ifc.tsOffset = int64(s.bo.Uint64(v))
+				if ifc.tsOffset > maxTsOffset || ifc.tsOffset < -maxTsOffset {
+					return ngIface{}, fmt.Errorf("interface timestamp offset %d s is beyond the int64 nanosecond range", ifc.tsOffset)
+				}
 			}
 		}
 		opts = opts[min(4+(n+3)&^3, len(opts)):]
@@ -324,29 +329,56 @@ func (s *Source) parseIDB(b []byte) (ngIface, error) {
 	return ifc, nil
 }
 
+// maxTsOffset is the largest if_tsoffset whose nanoseconds fit an int64.
+const maxTsOffset = math.MaxInt64 / int64(1e9)
+
 // ns converts a pcapng timestamp in the interface's units to Unix ns:
-// 10^-k units are scaled by 10^(9-k); 2^-k units by 1e9/2^k (128-bit product).
-func (ifc ngIface) ns(ts uint64) int64 {
-	var v int64
+// 10^-k units are scaled by 10^(9-k); 2^-k units by 1e9/2^k (128-bit
+// product). ok is false when the result does not fit an int64 (a damaged
+// timestamp, offset or resolution), never a wrapped number.
+func (ifc ngIface) ns(ts uint64) (v int64, ok bool) {
 	if ifc.tsPow2 {
-		if ifc.tsShift == 0 {
-			v = int64(ts * 1e9)
-		} else {
-			hi, lo := bits.Mul64(ts, 1e9)
-			v = int64(hi<<(64-ifc.tsShift) | lo>>ifc.tsShift)
+		hi, lo := bits.Mul64(ts, 1e9)
+		if ifc.tsShift > 0 {
+			lo = hi<<(64-ifc.tsShift) | lo>>ifc.tsShift
+			hi >>= ifc.tsShift
 		}
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		v = int64(lo)
 	} else {
 		k := ifc.tsShift
 		switch {
 		case k == 9:
+			if ts > math.MaxInt64 {
+				return 0, false
+			}
 			v = int64(ts)
 		case k < 9:
-			v = int64(ts) * pow10[9-k]
+			m := uint64(pow10[9-k])
+			hi, lo := bits.Mul64(ts, m)
+			if hi != 0 || lo > math.MaxInt64 {
+				return 0, false
+			}
+			v = int64(lo)
 		default:
-			v = int64(ts) / pow10[k-9]
+			v = int64(ts / uint64(pow10[k-9]))
 		}
 	}
-	return v + ifc.tsOffset*1e9
+	off := ifc.tsOffset * 1e9 // |tsOffset| <= maxTsOffset: no overflow
+	if (off > 0 && v > math.MaxInt64-off) || (off < 0 && v < math.MinInt64-off) {
+		return 0, false
+	}
+	return v + off, true
 }
 
-var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
+// resolution formats if_tsresol for messages.
+func (ifc ngIface) resolution() string {
+	if ifc.tsPow2 {
+		return fmt.Sprintf("2^-%d s", ifc.tsShift)
+	}
+	return fmt.Sprintf("10^-%d s", ifc.tsShift)
+}
+
+var pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}

@@ -3,11 +3,13 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 )
 
 // FuzzRead: any input must give a result without panicking; damage offsets
-// lie inside the input; only connections with a ClientHello are records.
+// lie inside the input; a record without a ClientHello says why; no frame
+// adds more bytes than a frame can have.
 func FuzzRead(f *testing.F) {
 	full := threeConns()
 	f.Add(full)
@@ -15,6 +17,10 @@ func FuzzRead(f *testing.F) {
 	f.Add(toPcapng(f, full, []byte("x\n")))
 	sy := newSynth(LinkSLL2)
 	sy.conn(cli6, srv6, synthOpts{group: 0x11ed, hrr: true, reorder: true, retransmitCH: true})
+	f.Add(sy.buf.Bytes())
+	sy = newSynth(LinkEthernet)
+	sy.snap = 104
+	sy.conn(cli4, srv4, synthOpts{group: 0x11ec, reorder: true})
 	f.Add(sy.buf.Bytes())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -27,8 +33,15 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("damage offset %d outside input of %d bytes", d.Offset, len(data))
 		}
 		for _, r := range res.Records {
-			if r.ClientHelloNs == nil {
-				t.Fatalf("record without ClientHello: %v", r)
+			if r.ClientHelloNs == nil && !strings.Contains(r.Reason, ReasonNoClientHello) {
+				t.Fatalf("record without ClientHello and reason: %v %q", r, r.Reason)
+			}
+			if r.Complete != (r.SynNs != nil && r.ClientHelloNs != nil && r.ServerHelloNs != nil && r.ClientFinishedNs != nil) {
+				t.Fatalf("complete %v disagrees with the times: %v", r.Complete, r)
+			}
+			if r.FrameBytesC2S > int64(r.PacketsC2S)*(maxFrame+64) || r.FrameBytesS2C > int64(r.PacketsS2C)*(maxFrame+64) ||
+				r.FrameBytesC2S < 0 || r.FrameBytesS2C < 0 {
+				t.Fatalf("frame bytes %d/%d for %d/%d packets", r.FrameBytesC2S, r.FrameBytesS2C, r.PacketsC2S, r.PacketsS2C)
 			}
 			if r.Complete && r.ThsNs == nil {
 				t.Fatalf("complete record without Ths: %v", r)

@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
@@ -12,26 +11,101 @@ import (
 	"hash"
 )
 
+// KeyLogStats says what the key log (the --keylog file plus the capture's
+// Decryption Secrets Blocks) held and what it confirmed.
+type KeyLogStats struct {
+	Lines    int // non-empty lines that are not comments
+	Unusable int // lines that are not "LABEL <64 hex digits> <hex secret>"
+	Secrets  int // distinct CLIENT_HANDSHAKE_TRAFFIC_SECRET client randoms
+	Matched  int // of those, the ones whose client random is a record's
+	// Conflicts counts client randoms for which the given key log and the
+	// capture's Decryption Secrets Blocks hold different secrets; the
+	// capture's are used (they were written with the packets).
+	Conflicts int
+	Verified  int // records whose client Finished decrypted as a Finished
+	Failed    int // records with a secret whose client Finished did not decrypt
+}
+
+// Finished check outcomes (Record.FinishedCheck).
+const (
+	CheckVerified         = "verified"            // decrypted with the key log secret and was a Finished message
+	CheckNoSecret         = "no_secret"           // the key log has no secret for this client random
+	CheckDecryptFailed    = "decrypt_failed"      // the secret did not decrypt the record: a wrong or foreign key log
+	CheckNotFinished      = "not_finished"        // decrypted, but not a Finished message
+	CheckUnsupportedSuite = "unsupported_suite"   // not an AES-GCM suite (ChaCha20-Poly1305 is not checked)
+	CheckNotCaptured      = "record_not_captured" // no client random or no complete client Finished record in the capture
+)
+
 // parseKeyLog reads NSS key log lines and keeps, per client random, the
 // CLIENT_HANDSHAKE_TRAFFIC_SECRET (the key of the client's encrypted
-// handshake messages, RFC 8446 7.1).
-func parseKeyLog(b []byte) map[[32]byte][]byte {
+// handshake messages, RFC 8446 7.1). Lines of other labels are valid but
+// unused; malformed lines are counted.
+func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
+	var st KeyLogStats
 	m := make(map[[32]byte][]byte)
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) != 3 || string(f[0]) != "CLIENT_HANDSHAKE_TRAFFIC_SECRET" {
+	for line := range bytes.Lines(b) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		st.Lines++
+		f := bytes.Fields(line)
+		if len(f) != 3 {
+			st.Unusable++
 			continue
 		}
 		cr, err1 := hex.DecodeString(string(f[1]))
 		sec, err2 := hex.DecodeString(string(f[2]))
-		if err1 != nil || err2 != nil || len(cr) != 32 {
+		if err1 != nil || err2 != nil || len(cr) != 32 || len(sec) == 0 {
+			st.Unusable++
 			continue
 		}
-		m[[32]byte(cr)] = sec
+		if string(f[0]) == "CLIENT_HANDSHAKE_TRAFFIC_SECRET" {
+			m[[32]byte(cr)] = sec
+		}
 	}
-	return m
+	st.Secrets = len(m)
+	return m, st
+}
+
+// checkFinished fills FinishedCheck and ClientFinishedVerified of every
+// record from the given key log and the capture's own secrets (dsb), and
+// returns the key logs' statistics.
+func checkFinished(rs []Record, given, dsb []byte) KeyLogStats {
+	keys, st := parseKeyLog(dsb)
+	gk, gst := parseKeyLog(given)
+	st.Lines += gst.Lines
+	st.Unusable += gst.Unusable
+	for cr, sec := range gk {
+		if have, ok := keys[cr]; ok {
+			if !bytes.Equal(have, sec) {
+				st.Conflicts++
+			}
+			continue
+		}
+		keys[cr] = sec
+	}
+	st.Secrets = len(keys)
+	matched := map[[32]byte]bool{}
+	for i := range rs {
+		r := &rs[i]
+		if len(keys) > 0 {
+			if r.haveCR && keys[r.cr] != nil {
+				matched[r.cr] = true
+			}
+			r.FinishedCheck = verifyFinished(r, keys)
+			r.ClientFinishedVerified = r.FinishedCheck == CheckVerified
+			switch r.FinishedCheck {
+			case CheckVerified:
+				st.Verified++
+			case CheckDecryptFailed, CheckNotFinished:
+				st.Failed++
+			}
+		}
+		r.cfinRec = nil
+	}
+	st.Matched = len(matched)
+	return st
 }
 
 // hkdfExpandLabel is HKDF-Expand-Label of RFC 8446 7.1 with an empty context.
@@ -50,14 +124,17 @@ func hkdfExpandLabel(h func() hash.Hash, secret []byte, label string, n int) ([]
 // that its inner plaintext is a Finished message (type 20, length = hash
 // length; RFC 8446 4.4.4). Only the AES-GCM suites are supported (the
 // standard library exposes no ChaCha20-Poly1305); other suites stay
-// unverified.
-func verifyFinished(r *Record, keys map[[32]byte][]byte) {
-	if len(keys) == 0 || !r.haveCR || len(r.cfinRec) < 5+16 {
-		return
+// unverified. It returns one of the Check* outcomes.
+func verifyFinished(r *Record, keys map[[32]byte][]byte) string {
+	if !r.haveCR {
+		return CheckNotCaptured
 	}
 	secret := keys[r.cr]
 	if secret == nil {
-		return
+		return CheckNoSecret
+	}
+	if r.cfinCut || len(r.cfinRec) < 5+16 {
+		return CheckNotCaptured
 	}
 	var h func() hash.Hash
 	var keyLen int
@@ -67,35 +144,38 @@ func verifyFinished(r *Record, keys map[[32]byte][]byte) {
 	case 0x1302: // TLS_AES_256_GCM_SHA384
 		h, keyLen = sha512.New384, 32
 	default:
-		return
+		return CheckUnsupportedSuite
 	}
 	key, err := hkdfExpandLabel(h, secret, "key", keyLen)
 	if err != nil {
-		return
+		return CheckDecryptFailed
 	}
 	iv, err := hkdfExpandLabel(h, secret, "iv", 12)
 	if err != nil {
-		return
+		return CheckDecryptFailed
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return
+		return CheckDecryptFailed
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return
+		return CheckDecryptFailed
 	}
 	pt, err := aead.Open(nil, iv, r.cfinRec[5:], r.cfinRec[:5])
 	if err != nil {
-		return
+		return CheckDecryptFailed
 	}
 	i := len(pt) - 1
 	for i >= 0 && pt[i] == 0 {
 		i--
 	}
 	if i < 4 || pt[i] != recHandshake || pt[0] != 20 {
-		return
+		return CheckNotFinished
 	}
 	n := int(pt[1])<<16 | int(pt[2])<<8 | int(pt[3])
-	r.ClientFinishedVerified = n == h().Size() && 4+n <= i
+	if n != h().Size() || 4+n > i {
+		return CheckNotFinished
+	}
+	return CheckVerified
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // Record is one TCP connection that carried a TLS handshake. Times are Unix
@@ -34,6 +36,17 @@ import (
 //
 // Complete means SYN, ClientHello, ServerHello and client Finished were all
 // seen, in both directions without a hole in the byte stream before them.
+// A connection is a record when its ClientHello was seen, or when its
+// client sent payload the capture could not show in full (a hole never
+// filled, bytes cut by the snap length): then it is incomplete and Reason
+// says why, instead of vanishing from the output.
+//
+// Snap-length-cut frames (captured length < original length) still count
+// fully: frame bytes are original lengths and TCP payload bytes come from
+// the IP length fields; the TLS parser follows record and handshake
+// lengths across the cut bytes and reads what the captured prefixes hold,
+// so a cut capture usually still shows every time (tcpdump -s 128 does)
+// and only lacks what lies beyond the cut, e.g. the negotiated group.
 // Retransmissions counts segments (data, SYN or FIN) that repeat sequence
 // space already seen. Packet and byte counts include retransmissions; frame
 // bytes are the frames' original lengths including the link header.
@@ -58,14 +71,25 @@ type Record struct {
 	ThsNs              *int64 `json:"ths_ns"`
 	Complete           bool   `json:"complete"`
 	// ClientFinishedVerified is true when a key log decrypted the record
-	// at ClientFinishedNs and it was a Finished message. Not a CSV column.
+	// at ClientFinishedNs and it was a Finished message. Not a column of
+	// the studies' records (the fields below neither); `pqrepro pcap`
+	// prints them.
 	ClientFinishedVerified bool `json:"-"`
+	// FinishedCheck says what the key log check of the client Finished
+	// found: one of the Check* constants; empty when no key log secrets
+	// were available at all.
+	FinishedCheck string `json:"-"`
+	// Reason lists, separated by ";", why the record is incomplete or which
+	// of its fields are empty or corrected (the Reason* constants, in their
+	// order); empty for a complete record with every field filled.
+	Reason string `json:"-"`
 
 	firstNs int64
 	seq     int
 	cr      [32]byte // client random, for key log lookups
 	suite   uint16
 	cfinRec []byte // the client Finished record, kept for decryption
+	cfinCut bool   // the snap length cut that record
 	haveCR  bool
 }
 
@@ -73,9 +97,21 @@ type Record struct {
 type Result struct {
 	Records []Record
 	Packets int64 // packets read
+	// Skipped counts packets that are no usable TCP segment, by reason.
 	Skipped struct {
 		NotIP, NotTCP, Fragments, Malformed, UnknownLink int64
 	}
+	// UnknownLinkTypes counts the packets of each link type the reader
+	// cannot decode (they are in Skipped.UnknownLink).
+	UnknownLinkTypes map[uint32]int64
+	// OrigLenCorrected counts frames whose original (wire) length was less
+	// than the captured length or disagreed with the IP length field; their
+	// frame bytes are counted from the IP length (or the captured length)
+	// and their records carry ReasonOrigLen.
+	OrigLenCorrected int64
+	// SnapCut counts frames whose TCP payload the snap length cut.
+	SnapCut int64
+	KeyLog  KeyLogStats
 	Secrets []byte       // key log lines from the file's Decryption Secrets Blocks
 	Damage  *DamageError // nil when the file was read to its end
 }
@@ -121,9 +157,12 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 		res.Packets++
 		switch decode(p.LinkType, p.Data, &seg) {
 		case decOK:
-			seg.wireLen = p.OrigLen
-			if p.OrigLen > len(p.Data) {
-				seg.payloadTruncated = true
+			checkWireLen(&seg, p.OrigLen, len(p.Data))
+			if seg.origLenBad {
+				res.OrigLenCorrected++
+			}
+			if seg.payloadTruncated {
+				res.SnapCut++
 			}
 			t.packet(&seg, p.TsNs)
 		case decNotIP:
@@ -136,20 +175,55 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 			res.Skipped.Malformed++
 		case decUnknownLink:
 			res.Skipped.UnknownLink++
+			if res.UnknownLinkTypes == nil {
+				res.UnknownLinkTypes = map[uint32]int64{}
+			}
+			res.UnknownLinkTypes[p.LinkType]++
 		}
 	}
 	res.Secrets = src.Secrets
 	res.Records = t.finish()
-	keys := parseKeyLog(append(slices.Clone(opt.KeyLog), src.Secrets...))
-	for i := range res.Records {
-		verifyFinished(&res.Records[i], keys)
-		res.Records[i].cfinRec = nil
-	}
+	res.KeyLog = checkFinished(res.Records, opt.KeyLog, src.Secrets)
 	if res.Damage != nil {
 		return res, res.Damage
 	}
 	return res, nil
 }
+
+// checkWireLen validates a frame's original length against what the
+// capture holds: it can be no less than the captured length, and when the
+// capture is cut it must match the end of the IP packet (up to Ethernet
+// padding to 60 bytes and a 4-byte FCS). A length that fails is replaced by
+// the IP packet's end (or the captured length) and flagged, so one flipped
+// byte in a record header cannot add gigabytes to a connection. A frame
+// captured whole whose IP length claims more than it holds is flagged too,
+// and its payload counts what the frame holds.
+func checkWireLen(seg *segment, orig, captured int) {
+	seg.wireLen = orig
+	switch {
+	case orig < captured:
+		seg.origLenBad = true
+	case orig > captured && seg.ipEnd > 0:
+		seg.origLenBad = orig < seg.ipEnd || orig > max(seg.ipEnd, 60)+4
+	case orig > captured:
+		seg.origLenBad = orig > maxFrame
+	}
+	if orig == captured && seg.payloadTruncated {
+		// The whole frame was captured but its IP length claims more: the
+		// IP header lies, so count the bytes the frame has.
+		seg.origLenBad, seg.payloadTruncated = true, false
+		seg.payloadLen = len(seg.payload)
+		return
+	}
+	if seg.origLenBad {
+		seg.wireLen = max(captured, seg.ipEnd)
+	}
+}
+
+// maxFrame bounds a frame's original length when no IP length field can
+// check it: 64 KiB IP packets plus any link header, or a jumbogram's
+// worth of GSO (Linux BIG TCP reaches 512 KiB).
+const maxFrame = 1 << 20
 
 type flowKey struct {
 	a, b netip.AddrPort
@@ -203,31 +277,199 @@ type conn struct {
 	cr              [32]byte
 	haveCR          bool
 	cfinRec         []byte
+	cfinCut         bool // the snap length cut the client Finished record
+	verKnown        bool // the ServerHello's version was captured
+	shCut           bool // the snap length cut the ServerHello
+	origLenBad      int  // frames whose original length was corrected
 	retrans         int
 	packets         [2]int
 	frameBytes      [2]int64
 	payloadBytes    [2]int64
 }
 
+// pend is a segment that arrived ahead of the next expected byte. abs is
+// its 64-bit stream offset (see dirState.abs), so ordering needs no
+// wraparound logic; id grows with arrival and breaks ties; its captured
+// bytes are arena[off:off+n] of its direction. Kept small and inline (no
+// pointers): the queue below copies these between its buckets.
 type pend struct {
-	seq  uint32
-	data []byte
-	ns   int64
+	abs     int64
+	ns      int64
+	id      uint32
+	off, n  uint32
+	unknown uint32 // bytes after the captured ones that the snap length cut
+}
+
+func (e *pend) before(f *pend) bool {
+	return e.abs < f.abs || (e.abs == f.abs && e.id < f.id)
+}
+
+// pendQueue holds the pending segments of a direction by stream offset: a
+// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
+// the shortest path problem", J. ACM 37(2), 1990). It fits because the
+// queue is monotone: a segment is held only when it starts beyond the next
+// expected byte, and segments leave only once the stream reaches them, so
+// no key is ever below the last one taken. A push costs O(1), a segment
+// moves down at most 64 buckets in its life, and buckets are scanned
+// sequentially: O(n log C) for any arrival order, with few cache misses.
+type pendQueue struct {
+	last int64      // keys held are >= last; last only grows (see push)
+	b    [65][]pend // b[i] holds keys whose highest bit differing from last is bit i-1; b[0] keys == last, by id
+	lo   [65]int64  // smallest key in each non-empty bucket
+	used uint64     // bit i set: b[i] is not empty (i < 64); b[64] is tracked by n
+	n    int
+}
+
+func (q *pendQueue) len() int {
+	if q == nil {
+		return 0
+	}
+	return q.n
+}
+
+func bucketOf(k, last int64) int { return bits.Len64(uint64(k ^ last)) }
+
+func (q *pendQueue) file(p pend) {
+	i := bucketOf(p.abs, q.last)
+	if len(q.b[i]) == 0 || p.abs < q.lo[i] {
+		q.lo[i] = p.abs
+	}
+	q.b[i] = append(q.b[i], p)
+	if i < 64 {
+		q.used |= 1 << i
+	}
+}
+
+func (q *pendQueue) push(p pend) {
+	if p.abs < q.last {
+		// The stream's next byte moved back (a new SYN): re-file all.
+		all := q.all()
+		slices.SortFunc(all, func(a, b pend) int { return cmp.Compare(a.id, b.id) })
+		*q = pendQueue{last: p.abs, n: len(all)}
+		for _, e := range all {
+			q.file(e)
+		}
+	}
+	q.file(p)
+	q.n++
+}
+
+// popAtMost removes and returns the segment with the smallest key (the
+// earliest of equal keys) if that key is at most limit.
+func (q *pendQueue) popAtMost(limit int64) (pend, bool) {
+	if q == nil || q.n == 0 {
+		return pend{}, false
+	}
+	if len(q.b[0]) == 0 {
+		i := 64
+		if q.used != 0 {
+			i = bits.TrailingZeros64(q.used)
+		}
+		m := q.lo[i]
+		if m > limit {
+			return pend{}, false
+		}
+		old := q.b[i]
+		q.b[i] = old[:0]
+		q.used &^= 1 << i
+		q.last = m
+		for _, p := range old {
+			q.file(p) // into buckets below i
+		}
+		slices.SortFunc(q.b[0], func(a, b pend) int { return cmp.Compare(a.id, b.id) })
+	} else if q.last > limit {
+		return pend{}, false
+	}
+	p := q.b[0][0]
+	q.b[0] = q.b[0][1:]
+	if len(q.b[0]) == 0 {
+		q.b[0] = q.b[0][:0:0]
+		q.used &^= 1
+	}
+	q.n--
+	return p, true
+}
+
+// all returns every held segment (in no order).
+func (q *pendQueue) all() []pend {
+	if q == nil {
+		return nil
+	}
+	out := make([]pend, 0, q.n)
+	for i := range q.b {
+		out = append(out, q.b[i]...)
+	}
+	return out
+}
+
+// update calls fn on every held segment; fn must not change keys.
+func (q *pendQueue) update(fn func(*pend)) {
+	if q == nil {
+		return
+	}
+	for i := range q.b {
+		for j := range q.b[i] {
+			fn(&q.b[i][j])
+		}
+	}
 }
 
 type dirState struct {
 	started bool
-	next    uint32
-	gap     bool // a hole or a truncated segment: the stream cannot be parsed further
-	finSeq  uint32
-	finSeen bool
-	pending []pend
-	pendN   int
-	p       tlsParser
+	next    uint32 // next expected sequence number
+	// abs is next as a 64-bit stream offset: it moves with next (by the
+	// signed RFC 1982 serial-number distance), so a pending segment's place
+	// is abs + int32(seq-next) when it arrives and stays valid afterwards.
+	abs       int64
+	gap       bool // a hole was given up on: the stream cannot be parsed further
+	reorderOv bool // the hole was given up on because too much data waited behind it
+	finSeq    uint32
+	finSeen   bool
+	pending   *pendQueue // nil until a segment waits (2 KB: most connections never need one)
+	ids       uint32     // pending segments held since the queue was last empty
+	arena     []byte     // their captured bytes
+	pendN     int        // captured bytes of the live pending segments
+	p         tlsParser
 }
 
-// maxPending bounds out-of-order bytes held per direction.
-const maxPending = 4 << 20
+// hold keeps a segment that arrived ahead of the stream.
+func (d *dirState) hold(abs int64, data []byte, unknown int, ns int64) {
+	if len(d.arena) > 2*d.pendN+64<<10 {
+		d.compact()
+	}
+	d.ids++
+	if d.pending == nil {
+		d.pending = new(pendQueue)
+	}
+	d.pending.push(pend{abs: abs, ns: ns, id: d.ids, off: uint32(len(d.arena)), n: uint32(len(data)), unknown: uint32(unknown)})
+	d.arena = append(d.arena, data...)
+	d.pendN += len(data)
+}
+
+// compact drops the bytes of segments already delivered, so a stream that
+// never drains completely keeps O(live bytes) memory.
+func (d *dirState) compact() {
+	arena := make([]byte, 0, d.pendN)
+	d.pending.update(func(p *pend) {
+		off := uint32(len(arena))
+		arena = append(arena, d.arena[p.off:p.off+p.n]...)
+		p.off = off
+	})
+	d.arena = arena
+}
+
+// setNext moves the next expected sequence number, keeping abs in step.
+func (d *dirState) setNext(seq uint32) {
+	d.abs += int64(int32(seq - d.next))
+	d.next = seq
+}
+
+// maxPending bounds out-of-order bytes held per direction; maxPendingSegs
+// bounds the segments (each costs a queue entry even when it is one byte).
+const (
+	maxPending     = 4 << 20
+	maxPendingSegs = 1 << 20
+)
 
 func (t *tracker) packet(s *segment, ns int64) {
 	c := t.conns[flowKey{s.src, s.dst}]
@@ -256,15 +498,16 @@ func (t *tracker) packet(s *segment, ns int64) {
 	d := &c.d[dir]
 	c.packets[dir]++
 	c.frameBytes[dir] += int64(s.wireLen)
-	c.payloadBytes[dir] += int64(len(s.payload))
+	c.payloadBytes[dir] += int64(s.payloadLen)
+	if s.origLenBad {
+		c.origLenBad++
+	}
 	if s.flags&flagSYN != 0 {
-		if dir == 0 && !syn {
-			// SYN+ACK from the "client" side: we guessed the roles wrong; ignore.
-		}
 		if d.started && d.next == s.seq+1 && !c.closed {
 			c.retrans++ // SYN or SYN+ACK sent again
-		} else if !d.started || len(s.payload) == 0 {
-			d.started, d.next = true, s.seq+1
+		} else if !d.started || s.payloadLen == 0 {
+			d.started = true
+			d.setNext(s.seq + 1)
 		}
 		if dir == 0 && syn {
 			c.syn.setOnce(ns)
@@ -274,26 +517,26 @@ func (t *tracker) packet(s *segment, ns int64) {
 	if s.flags&flagRST != 0 {
 		c.closed = true
 	}
-	if len(s.payload) > 0 {
+	if s.payloadLen > 0 {
 		seq := s.seq
 		if s.flags&flagSYN != 0 {
 			seq++
 		}
-		t.data(c, dir, seq, s.payload, ns, s.payloadTruncated)
+		t.data(c, dir, seq, s.payload, s.payloadLen-len(s.payload), ns)
 		if dir == 1 && c.finalSH && !c.cf.ok && !d.gap {
 			c.sfe.ns, c.sfe.ok = ns, true
 		}
 	}
 	if s.flags&flagFIN != 0 {
-		fs := s.seq + uint32(len(s.payload))
+		fs := s.seq + uint32(s.payloadLen)
 		if d.finSeen && d.finSeq == fs {
-			if len(s.payload) == 0 {
+			if s.payloadLen == 0 {
 				c.retrans++
 			}
 		} else {
 			d.finSeen, d.finSeq = true, fs
 			if d.started && d.next == fs {
-				d.next++
+				d.setNext(d.next + 1)
 			}
 		}
 		c.fin.setOnce(ns)
@@ -301,86 +544,113 @@ func (t *tracker) packet(s *segment, ns int64) {
 	}
 }
 
-// data handles one segment's payload with a simple in-order reassembler:
-// in-order bytes go to the TLS parser, old bytes are retransmissions, bytes
-// beyond a hole wait (bounded) until the hole is filled. A full reassembly
-// library is not needed for a one-way record parser, and this one gives the
+// data handles one segment's payload (the captured bytes, then unknown
+// bytes the snap length cut) with a small reassembler: in-order bytes go to
+// the TLS parser, old bytes are retransmissions, bytes beyond a hole wait
+// in a radix heap by stream offset until the hole is filled, and the drain
+// continues from the filled point only, so any arrival order costs O(log C)
+// per segment (C: the range of stream offsets). A full reassembly library
+// is not needed for a one-way record parser, and this one gives the
 // per-byte arrival time the record times need.
-func (t *tracker) data(c *conn, dir int, seq uint32, payload []byte, ns int64, truncated bool) {
+func (t *tracker) data(c *conn, dir int, seq uint32, payload []byte, unknown int, ns int64) {
 	d := &c.d[dir]
 	if !d.started {
 		d.started, d.next = true, seq // capture began mid-stream
 	}
-	if truncated {
-		// Snap length cut the segment: its bytes are unknown.
-		if int32(seq-d.next) <= 0 && int32(seq+uint32(len(payload))-d.next) > 0 {
-			d.gap = true
-		}
-		return
-	}
-	diff := int32(seq - d.next)
-	end := seq + uint32(len(payload))
+	diff := int32(seq - d.next) // RFC 1982 serial-number comparison
+	n := len(payload) + unknown
 	switch {
 	case diff == 0:
-		t.deliver(c, dir, payload, ns)
+		t.deliver(c, dir, payload, unknown, ns)
 	case diff < 0:
 		c.retrans++
-		if int32(end-d.next) > 0 {
-			t.deliver(c, dir, payload[-diff:], ns)
-		} else {
+		over := -int(diff) // in int: -int32(-1<<31) would overflow
+		if over >= n {
 			return
 		}
+		payload, unknown = cut(payload, unknown, over)
+		t.deliver(c, dir, payload, unknown, ns)
 	default:
-		for _, p := range d.pending {
-			if p.seq == seq {
-				c.retrans++
-				return
-			}
+		if d.gap {
+			return // given up on this stream: sequence tracking only
 		}
-		if d.pendN+len(payload) > maxPending {
-			d.gap = true
+		if d.pendN+len(payload) > maxPending || d.pending.len() >= maxPendingSegs {
+			d.gap, d.reorderOv = true, true
 			return
 		}
-		d.pending = append(d.pending, pend{seq, bytes.Clone(payload), ns})
-		d.pendN += len(payload)
+		d.hold(d.abs+int64(diff), payload, unknown, ns)
 		return
 	}
-	// Drain waiting segments that are now in order.
-	for progress := true; progress && len(d.pending) > 0; {
-		progress = false
-		for i := 0; i < len(d.pending); i++ {
-			p := d.pending[i]
-			pd := int32(p.seq - d.next)
-			if pd > 0 {
-				continue
-			}
-			pend := p.seq + uint32(len(p.data))
-			if int32(pend-d.next) > 0 {
-				t.deliver(c, dir, p.data[-pd:], p.ns)
-			} else {
-				c.retrans++
-			}
-			d.pendN -= len(p.data)
-			d.pending = slices.Delete(d.pending, i, i+1)
-			progress = true
+	t.drain(c, dir)
+}
+
+// cut drops the first k bytes of a segment of known then unknown bytes.
+func cut(known []byte, unknown, k int) ([]byte, int) {
+	if k <= len(known) {
+		return known[k:], unknown
+	}
+	return nil, unknown - (k - len(known))
+}
+
+// drain delivers the waiting segments that the last delivery made
+// contiguous, smallest stream offset first.
+func (t *tracker) drain(c *conn, dir int) {
+	d := &c.d[dir]
+	for {
+		p, ok := d.pending.popAtMost(d.abs)
+		if !ok {
 			break
+		}
+		d.pendN -= int(p.n)
+		over := int(d.abs - p.abs) // bytes already delivered
+		if over >= int(p.n+p.unknown) {
+			c.retrans++
+			continue
+		}
+		known, unknown := cut(d.arena[p.off:p.off+p.n], int(p.unknown), over)
+		t.deliver(c, dir, known, unknown, p.ns)
+	}
+	if d.pending != nil && d.pending.len() == 0 {
+		// Nothing waits: drop the queue (2 KB, kept by open connections).
+		d.pending, d.ids = nil, 0
+		d.arena = d.arena[:0]
+		if cap(d.arena) > 1<<20 {
+			d.arena = nil // let a large buffer go
 		}
 	}
 }
 
-func (t *tracker) deliver(c *conn, dir int, b []byte, ns int64) {
+func (t *tracker) deliver(c *conn, dir int, known []byte, unknown int, ns int64) {
 	d := &c.d[dir]
-	d.next += uint32(len(b))
+	d.setNext(d.next + uint32(len(known)+unknown))
 	if d.gap || d.p.bad || d.p.stop {
 		return
 	}
-	d.p.feed(c, dir, b, ns)
+	d.p.feed(c, dir, known, ns)
+	if unknown > 0 {
+		d.p.feedUnknown(c, dir, unknown)
+	}
+}
+
+// lost reports whether direction dir's stream may hold bytes the parser
+// never saw: a hole left unfilled, a hole given up on, or payload the snap
+// length cut where the parser needed it.
+func (c *conn) lost(dir int) bool {
+	d := &c.d[dir]
+	return d.pending.len() > 0 || d.gap || d.p.lost
 }
 
 func (t *tracker) close(c *conn) {
 	delete(t.conns, flowKey{c.client, c.server})
-	if !c.ch.ok {
+	// A connection is a record when its ClientHello was seen, or when the
+	// client sent payload that may have been one but could not be read (a
+	// hole never filled, bytes cut by the snap length): such a connection is
+	// reported incomplete with the reason rather than dropped.
+	if !c.ch.ok && (c.payloadBytes[0] == 0 || c.d[0].p.bad || !c.lost(0)) {
 		return
+	}
+	for i := range c.d {
+		c.retrans += c.d[i].pendingDuplicates()
 	}
 	r := Record{
 		Client: c.client.String(), Server: c.server.String(),
@@ -391,6 +661,7 @@ func (t *tracker) close(c *conn) {
 		FrameBytesC2S: c.frameBytes[0], FrameBytesS2C: c.frameBytes[1],
 		TCPPayloadBytesC2S: c.payloadBytes[0], TCPPayloadBytesS2C: c.payloadBytes[1],
 		firstNs: c.firstNs, seq: c.seq, cr: c.cr, haveCR: c.haveCR, suite: c.suite, cfinRec: c.cfinRec,
+		cfinCut: c.cfinCut,
 	}
 	if c.haveGroup {
 		r.Group = tls.CurveID(c.group).String()
@@ -400,7 +671,70 @@ func (t *tracker) close(c *conn) {
 		r.ThsNs = &v
 	}
 	r.Complete = c.syn.ok && c.ch.ok && c.sh.ok && c.cf.ok
+	r.Reason = c.reason()
 	t.done = append(t.done, r)
+}
+
+// pendingDuplicates counts the segments left waiting that start where
+// another waiting segment starts: retransmissions of data behind a hole
+// that never filled (when the hole fills, the drain counts them).
+func (d *dirState) pendingDuplicates() int {
+	if d.pending.len() < 2 {
+		return 0
+	}
+	var offs []int64
+	for _, p := range d.pending.all() {
+		offs = append(offs, p.abs)
+	}
+	slices.Sort(offs)
+	n := 0
+	for i := 1; i < len(offs); i++ {
+		if offs[i] == offs[i-1] {
+			n++
+		}
+	}
+	return n
+}
+
+// Reasons, in the order they appear in Record.Reason.
+const (
+	ReasonNoSYN            = "no_syn"             // the client's SYN is not in the capture
+	ReasonNoClientHello    = "no_client_hello"    // the ClientHello was not seen
+	ReasonNoServerHello    = "no_server_hello"    // no ServerHello (other than a HelloRetryRequest) was seen
+	ReasonNoClientFinished = "no_client_finished" // the client's Finished was not seen
+	ReasonGapC2S           = "gap_c2s"            // a hole in the client's byte stream was never filled
+	ReasonGapS2C           = "gap_s2c"            // a hole in the server's byte stream was never filled
+	ReasonReorderC2S       = "reorder_limit_c2s"  // too much client data waited behind a hole; given up
+	ReasonReorderS2C       = "reorder_limit_s2c"  // the same for the server
+	ReasonSnapC2S          = "snaplen_c2s"        // the snap length cut client bytes the parser needed
+	ReasonSnapS2C          = "snaplen_s2c"        // the snap length cut server bytes the parser needed
+	ReasonGroupNotCaptured = "group_not_captured" // the ServerHello's key_share lies beyond the captured bytes
+	ReasonServerNotTLS     = "server_not_tls"     // the server's stream did not parse as TLS records
+	ReasonOrigLen          = "orig_len_corrected" // some frames' original length disagreed with the captured data; frame bytes use the IP length
+)
+
+func (c *conn) reason() string {
+	var rs []string
+	add := func(cond bool, r string) {
+		if cond {
+			rs = append(rs, r)
+		}
+	}
+	add(!c.syn.ok, ReasonNoSYN)
+	add(!c.ch.ok, ReasonNoClientHello)
+	add(!c.sh.ok, ReasonNoServerHello)
+	add(!c.cf.ok, ReasonNoClientFinished)
+	gap := func(dir int) bool { d := &c.d[dir]; return d.pending.len() > 0 && !d.gap && !d.p.done() }
+	add(gap(0), ReasonGapC2S)
+	add(gap(1), ReasonGapS2C)
+	add(c.d[0].reorderOv, ReasonReorderC2S)
+	add(c.d[1].reorderOv, ReasonReorderS2C)
+	add(c.d[0].p.lost, ReasonSnapC2S)
+	add(c.d[1].p.lost, ReasonSnapS2C)
+	add(c.sh.ok && !c.haveGroup && c.shCut, ReasonGroupNotCaptured)
+	add(c.d[1].p.bad && !c.sh.ok, ReasonServerNotTLS)
+	add(c.origLenBad > 0, ReasonOrigLen)
+	return strings.Join(rs, ";")
 }
 
 // finish closes every open connection and sorts the records by the time of
@@ -442,9 +776,70 @@ type tlsParser struct {
 	recNs   int64
 	hs      []byte // plaintext handshake bytes not yet parsed
 	hsNs    int64  // time of the first byte in hs
+	hsSkip  int    // bytes of a cut handshake message still to pass
 	keepRec bool   // collecting the current record (client Finished)
 	bad     bool   // not TLS
 	stop    bool   // nothing more of interest in this direction
+	lost    bool   // the snap length cut bytes the parser needed: it stopped
+}
+
+// done reports whether the parser needs no more bytes.
+func (p *tlsParser) done() bool { return p.bad || p.stop || p.lost }
+
+// feedUnknown passes n stream bytes the capture does not hold (cut by the
+// snap length). Inside a record the record layer still knows where the next
+// header is, and inside a handshake message the message's length says where
+// the next one starts; the message itself is handled with its captured
+// prefix. Unknown bytes where a record header is due lose the framing: the
+// parser stops and says so (lost).
+func (p *tlsParser) feedUnknown(c *conn, dir int, n int) {
+	for n > 0 && !p.done() {
+		if p.recLeft == 0 {
+			p.lost = true
+			return
+		}
+		m := min(p.recLeft, n)
+		p.recLeft -= m
+		n -= m
+		if p.keepRec {
+			c.cfinCut = true
+		}
+		if p.recType == recHandshake && c.wantPlainHandshake(dir) {
+			p.skipHandshake(c, dir, m)
+		}
+		p.recordEnd(c, dir)
+	}
+}
+
+// skipHandshake passes m unknown handshake bytes: the message they fall in
+// is handled with its captured prefix and the rest of it is skipped.
+func (p *tlsParser) skipHandshake(c *conn, dir int, m int) {
+	for m > 0 && !p.done() {
+		if p.hsSkip > 0 {
+			k := min(m, p.hsSkip)
+			p.hsSkip -= k
+			m -= k
+			continue
+		}
+		if len(p.hs) < 4 {
+			p.lost = true // the message header itself was cut
+			return
+		}
+		typ := p.hs[0]
+		n := int(p.hs[1])<<16 | int(p.hs[2])<<8 | int(p.hs[3])
+		body, ns := p.hs[4:], p.hsNs
+		p.hs = nil
+		p.hsSkip = 4 + n - 4 - len(body)
+		c.handshake(dir, typ, body, ns, true)
+	}
+}
+
+// recordEnd stops the client's parser after its Finished record: nothing
+// later is of interest.
+func (p *tlsParser) recordEnd(c *conn, dir int) {
+	if p.recLeft == 0 && dir == 0 && c.cf.ok {
+		p.stop = true
+	}
 }
 
 func (p *tlsParser) feed(c *conn, dir int, b []byte, ns int64) {
@@ -481,6 +876,11 @@ func (p *tlsParser) feed(c *conn, dir int, b []byte, ns int64) {
 			c.cfinRec = append(c.cfinRec, chunk...)
 		}
 		if p.recType == recHandshake && c.wantPlainHandshake(dir) {
+			if p.hsSkip > 0 {
+				k := min(p.hsSkip, len(chunk))
+				p.hsSkip -= k
+				chunk = chunk[k:]
+			}
 			if len(p.hs) == 0 {
 				p.hsNs = p.recNs
 			}
@@ -491,6 +891,7 @@ func (p *tlsParser) feed(c *conn, dir int, b []byte, ns int64) {
 			p.hs = append(p.hs, chunk...)
 			p.parseHandshake(c, dir)
 		}
+		p.recordEnd(c, dir)
 	}
 }
 
@@ -512,15 +913,19 @@ func (p *tlsParser) parseHandshake(c *conn, dir int) {
 		} else {
 			p.hsNs = p.recNs // later messages of the same record
 		}
-		c.handshake(dir, typ, body, ns)
+		c.handshake(dir, typ, body, ns, false)
 		if p.bad || p.stop {
 			return
 		}
 	}
 }
 
+// wantPlainHandshake reports whether direction dir's handshake records are
+// still plaintext of interest: everything before the ServerHello, the
+// client's TLS 1.2 messages up to its Finished, and a ClientHello that the
+// capture delivers only after the ServerHello (reordered in the capture).
 func (c *conn) wantPlainHandshake(dir int) bool {
-	return !c.finalSH || (dir == 0 && !c.tls13 && !c.cf.ok)
+	return !c.finalSH || (dir == 0 && ((!c.tls13 && !c.cf.ok) || !c.ch.ok))
 }
 
 func (c *conn) recordStart(dir int, typ byte, ns int64, p *tlsParser) {
@@ -530,15 +935,17 @@ func (c *conn) recordStart(dir int, typ byte, ns int64, p *tlsParser) {
 	switch {
 	case typ == recCCS:
 		c.ccsC2S = true
-	case c.tls13 && typ == recAppData:
+	case (c.tls13 || !c.verKnown) && typ == recAppData:
 		c.cf.setOnce(ns)
 		p.keepRec = true
-	case !c.tls13 && typ == recHandshake && c.ccsC2S:
+	case (!c.tls13 || !c.verKnown) && typ == recHandshake && c.ccsC2S:
 		c.cf.setOnce(ns) // TLS 1.2: the encrypted Finished follows ChangeCipherSpec
 	}
 }
 
-func (c *conn) handshake(dir int, typ byte, body []byte, ns int64) {
+// handshake handles one handshake message; cut means body is only the
+// captured prefix of the message (the snap length cut the rest).
+func (c *conn) handshake(dir int, typ byte, body []byte, ns int64, cut bool) {
 	switch {
 	case dir == 0 && typ == 1: // ClientHello
 		if !c.ch.ok && len(body) >= 34 {
@@ -547,7 +954,12 @@ func (c *conn) handshake(dir int, typ byte, body []byte, ns int64) {
 		}
 		c.ch.setOnce(ns)
 	case dir == 1 && typ == 2: // ServerHello or HelloRetryRequest
-		sh, ok := parseServerHello(body)
+		sh, ok := parseServerHello(body, cut)
+		if cut && len(body) < 34 { // cannot tell a HelloRetryRequest from a ServerHello
+			c.d[1].p.lost = true
+			return
+		}
+		c.shCut = c.shCut || cut
 		if !ok {
 			c.d[1].p.bad = true
 			return
@@ -559,6 +971,7 @@ func (c *conn) handshake(dir int, typ byte, body []byte, ns int64) {
 		c.finalSH = true
 		c.sh.setOnce(ns)
 		c.tls13 = sh.version == 0x0304
+		c.verKnown = sh.versionKnown
 		c.suite = sh.suite
 		if sh.haveGroup {
 			c.group, c.haveGroup = sh.group, true
@@ -569,50 +982,64 @@ func (c *conn) handshake(dir int, typ byte, body []byte, ns int64) {
 }
 
 type serverHello struct {
-	hrr       bool
-	version   uint16
-	suite     uint16
-	group     uint16
-	haveGroup bool
+	hrr          bool
+	versionKnown bool // the extensions were complete, so version is final
+	version      uint16
+	suite        uint16
+	group        uint16
+	haveGroup    bool
 }
 
 // parseServerHello reads the fields of RFC 8446 4.1.3 the reader needs:
 // random (HRR marker), cipher_suite, supported_versions and key_share
-// (ServerHello: KeyShareEntry; HRR: selected_group only).
-func parseServerHello(b []byte) (serverHello, bool) {
+// (ServerHello: KeyShareEntry; HRR: selected_group only). With cut, b is
+// only a captured prefix: it reads what the prefix holds and reports
+// success once the random is there.
+func parseServerHello(b []byte, cut bool) (serverHello, bool) {
 	var sh serverHello
-	if len(b) < 38 {
+	if len(b) < 34 {
 		return sh, false
 	}
 	sh.version = binary.BigEndian.Uint16(b)
 	sh.hrr = bytes.Equal(b[2:34], hrrRandom[:])
+	if len(b) < 38 {
+		return sh, cut
+	}
 	sid := int(b[34])
 	b = b[35:]
 	if len(b) < sid+3 {
-		return sh, false
+		return sh, cut
 	}
 	b = b[sid:]
 	sh.suite = binary.BigEndian.Uint16(b)
 	b = b[3:]
 	if len(b) < 2 {
+		sh.versionKnown = !cut
 		return sh, true // no extensions: TLS 1.2 without any
 	}
 	n := int(binary.BigEndian.Uint16(b))
 	b = b[2:]
 	if n > len(b) {
-		return sh, false
+		if !cut {
+			return sh, false
+		}
+		n = len(b)
 	}
 	b = b[:n]
 	for len(b) >= 4 {
 		typ, l := binary.BigEndian.Uint16(b), int(binary.BigEndian.Uint16(b[2:]))
+		v := b[4:]
 		if 4+l > len(b) {
-			return sh, false
+			if !cut {
+				return sh, false
+			}
+			l = len(v) // the captured prefix of the last extension
 		}
-		v := b[4 : 4+l]
+		v = v[:l]
 		switch typ {
 		case 43: // supported_versions
 			if l >= 2 {
-				sh.version = binary.BigEndian.Uint16(v)
+				sh.version, sh.versionKnown = binary.BigEndian.Uint16(v), true
 			}
 		case 51: // key_share
 			if l >= 2 {
@@ -621,6 +1048,7 @@ func parseServerHello(b []byte) (serverHello, bool) {
 		}
 		b = b[4+l:]
 	}
+	sh.versionKnown = sh.versionKnown || !cut
 	return sh, true
 }
 

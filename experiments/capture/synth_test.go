@@ -12,6 +12,7 @@ type synth struct {
 	link uint32
 	buf  bytes.Buffer
 	ts   int64
+	snap int // when > 0, frames are cut to this many bytes (tcpdump -s)
 }
 
 func newSynth(link uint32) *synth {
@@ -84,11 +85,15 @@ func (s *synth) frame(src, dst netip.AddrPort, seq, ack uint32, flags uint8, pay
 		}
 	}
 	data := append(l, ip...)
+	orig := len(data)
+	if s.snap > 0 && len(data) > s.snap {
+		data = data[:s.snap]
+	}
 	rec := make([]byte, 16)
 	binary.LittleEndian.PutUint32(rec[0:], uint32(s.ts/1e9))
 	binary.LittleEndian.PutUint32(rec[4:], uint32(s.ts%1e9))
 	binary.LittleEndian.PutUint32(rec[8:], uint32(len(data)))
-	binary.LittleEndian.PutUint32(rec[12:], uint32(len(data)))
+	binary.LittleEndian.PutUint32(rec[12:], uint32(orig))
 	s.buf.Write(rec)
 	s.buf.Write(data)
 }
@@ -206,4 +211,45 @@ func (s *synth) conn(c, sv netip.AddrPort, o synthOpts) synthWant {
 	ss++
 	s.frame(c, sv, cs, ss, A, nil)
 	return w
+}
+
+// segStream is one connection's two byte streams (client to server, server
+// to client) after the handshake's SYNs.
+type segStream struct {
+	c, s    netip.AddrPort
+	streams [2][]byte
+}
+
+// synthSeg is one data segment: bytes [off, off+n) of direction dir.
+type synthSeg struct{ dir, off, n int }
+
+// handshakeStreams are the byte streams of conn's TLS 1.3 handshake
+// (ClientHello; ServerHello, CCS, encrypted flight; CCS, client Finished)
+// and the stream offsets the record times refer to.
+func handshakeStreams(group uint16) (st [2][]byte, cfOff int) {
+	ch := clientHello(300)
+	fin := append(tlsRecord(20, []byte{1}), tlsRecord(23, make([]byte, 53))...)
+	st[0] = append(append([]byte{}, ch...), fin...)
+	flight := append(synthServerHello(group, false, 1120), tlsRecord(20, []byte{1})...)
+	st[1] = append(flight, tlsRecord(23, make([]byte, 3000))...)
+	return st, len(ch) + 6
+}
+
+// segments writes a connection: SYN, SYN+ACK, ACK, then segs in the given
+// order, then FINs. It returns each data segment's capture time.
+func (s *synth) segments(ss segStream, segs []synthSeg) []int64 {
+	cs, sv := uint32(1000), uint32(5000)
+	s.frame(ss.c, ss.s, cs, 0, flagSYN, nil)
+	s.frame(ss.s, ss.c, sv, cs+1, flagSYN|flagACK, nil)
+	s.frame(ss.c, ss.s, cs+1, sv+1, flagACK, nil)
+	isn := [2]uint32{cs + 1, sv + 1}
+	ends := [2]netip.AddrPort{ss.c, ss.s}
+	ts := make([]int64, len(segs))
+	for i, g := range segs {
+		s.frame(ends[g.dir], ends[1-g.dir], isn[g.dir]+uint32(g.off), isn[1-g.dir], flagACK, ss.streams[g.dir][g.off:g.off+g.n])
+		ts[i] = s.ts
+	}
+	s.frame(ss.c, ss.s, isn[0]+uint32(len(ss.streams[0])), isn[1], flagFIN|flagACK, nil)
+	s.frame(ss.s, ss.c, isn[1]+uint32(len(ss.streams[1])), isn[0]+uint32(len(ss.streams[0]))+1, flagFIN|flagACK, nil)
+	return ts
 }

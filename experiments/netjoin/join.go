@@ -186,7 +186,10 @@ func Join(rows []*Row, caps []capture.Record, timeout time.Duration) JoinInfo {
 		if rec.SynNs != nil {
 			return *rec.SynNs
 		}
-		return *rec.ClientHelloNs
+		if rec.ClientHelloNs != nil {
+			return *rec.ClientHelloNs
+		}
+		return math.MinInt64 // an incomplete record with neither (capture.Record.Reason): joins nothing
 	}
 	ji := JoinInfo{Connections: len(caps)}
 	slack := int64(time.Millisecond)
