@@ -287,6 +287,17 @@ func TestHodgesLehmannLarge(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	x, y := randSample(r, 3000, 0, false), randSample(r, 2000, 0.3, false)
 	d := newDiffMatrix(x, y)
+	all := bruteDiffs(x, y)
+	for _, k := range []int64{1, 2, 1000, 3_000_000, 3_000_001, 5_999_999, 6_000_000} {
+		if got := d.kth(k); got != all[k-1] {
+			t.Fatalf("kth(%d) = %v, want %v", k, got, all[k-1])
+		}
+	}
+}
+
+// bruteDiffs returns every y_j - x_i, sorted: the O(mn log mn) reference
+// for the selection in diffMatrix.
+func bruteDiffs(x, y []float64) []float64 {
 	all := make([]float64, 0, len(x)*len(y))
 	for _, xv := range x {
 		for _, yv := range y {
@@ -294,9 +305,81 @@ func TestHodgesLehmannLarge(t *testing.T) {
 		}
 	}
 	slices.Sort(all)
-	for _, k := range []int64{1, 2, 1000, 3_000_000, 3_000_001, 5_999_999, 6_000_000} {
-		if got := d.kth(k); got != all[k-1] {
-			t.Fatalf("kth(%d) = %v, want %v", k, got, all[k-1])
+	return all
+}
+
+// TestDiffMatrixKthBruteForce selects every rank of small random
+// matrices, with and without ties, and with tiny pivot samples so that
+// the pivot rounds (not only the direct selection at the end) run, and
+// requires exactly the brute-force order statistic.
+func TestDiffMatrixKthBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		m, n := 1+r.IntN(30), 1+r.IntN(30)
+		var x, y []float64
+		switch trial % 3 {
+		case 0: // continuous
+			x, y = randSample(r, m, 0, false), randSample(r, n, 0.4, false)
+		case 1: // few distinct values: many equal differences
+			x, y = randSample(r, m, 0, true), randSample(r, n, 1, true)
+		default: // one value everywhere
+			x, y = slices.Repeat([]float64{2}, m), slices.Repeat([]float64{2}, n)
+		}
+		all := bruteDiffs(x, y)
+		d := newDiffMatrix(x, y)
+		d.sampleSize, d.finishAt = 1+r.IntN(12), int64(1+r.IntN(8))
+		for k := int64(1); k <= int64(len(all)); k++ {
+			if got := d.kth(k); got != all[k-1] {
+				t.Fatalf("trial %d (%dx%d, s=%d): kth(%d) = %v, brute force %v", trial, m, n, d.sampleSize, k, got, all[k-1])
+			}
+			if k < int64(len(all)) {
+				if got := d.next(k, all[k-1]); got != all[k] {
+					t.Fatalf("trial %d: next(%d) = %v, brute force %v", trial, k, got, all[k])
+				}
+			}
+		}
+	}
+}
+
+// TestHodgesLehmannBruteForce compares the whole estimate and interval
+// with a brute-force version that sorts all mn differences, on random
+// samples large enough for the default pivot rounds, with ties.
+func TestHodgesLehmannBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for trial := range 12 {
+		m, n := 50+r.IntN(400), 50+r.IntN(400)
+		ties := trial%2 == 0
+		x, y := randSample(r, m, 0, ties), randSample(r, n, 0.7, ties)
+		got, err := HodgesLehmann(x, y, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := bruteDiffs(x, y)
+		mn := len(all)
+		want := all[mn/2]
+		if mn%2 == 0 {
+			want = (all[mn/2-1] + all[mn/2]) / 2
+		}
+		// k from the same normal approximation (both samples >= 50).
+		_, tx := pooledRanks(x)
+		_, ty := pooledRanks(y)
+		N, fmn := float64(m+n), float64(mn)
+		s := math.Sqrt(fmn / 12 * ((N + 1) - (tx+ty)/(N*(N-1))))
+		k := int(math.Max(1, math.Ceil(fmn/2-0.5-1.959963984540054*s)))
+		if got.Shift != want || got.Lower != all[k-1] || got.Upper != all[mn-k] || got.Method != HLAsymptotic {
+			t.Fatalf("trial %d (%dx%d ties=%v): %+v, brute force %v [%v, %v]", trial, m, n, ties, got, want, all[k-1], all[mn-k])
+		}
+	}
+}
+
+func TestTieTermSorted(t *testing.T) {
+	for _, x := range [][]float64{{1}, {1, 1}, {1, 2, 2, 3, 3, 3}, {5, 5, 5, 5, 1, 1}, {}} {
+		_, want := pooledRanks(x)
+		asc := sortedCopy(x)
+		desc := slices.Clone(asc)
+		slices.Reverse(desc)
+		if a, d := tieTermSorted(asc), tieTermSorted(desc); a != want || d != want {
+			t.Errorf("%v: tie term %v (ascending) %v (descending), want %v", x, a, d, want)
 		}
 	}
 }
