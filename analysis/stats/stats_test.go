@@ -492,3 +492,29 @@ func TestBootstrapMethodsAgree(t *testing.T) {
 		t.Error("unknown method: no error")
 	}
 }
+
+// TestSerialMinimumN: below each statistic's minimum n the functions say
+// ErrTooFew instead of returning p = 0 from a zero variance; at the
+// minimum they return finite values.
+func TestSerialMinimumN(t *testing.T) {
+	for _, x := range [][]float64{{1}, {1, 2}} {
+		if _, err := RunsTest(x); !errors.Is(err, ErrTooFew) {
+			t.Errorf("runs test of %v: %v, want ErrTooFew", x, err)
+		}
+	}
+	if r, err := RunsTest([]float64{1, 3, 2}); err != nil || math.IsInf(r.Z, 0) || !(r.P > 0 && r.P <= 1) {
+		t.Errorf("runs test at n = RunsMinN: %+v %v", r, err)
+	}
+	for k := 1; k <= 3; k++ {
+		x := []float64{4, 1, 3, 2, 5}[:ACFMinN(k)]
+		if _, err := ACF(x[:len(x)-1], k); !errors.Is(err, ErrTooFew) {
+			t.Errorf("acf lag %d of %d values: %v, want ErrTooFew", k, len(x)-1, err)
+		}
+		if _, err := LjungBox(x[:len(x)-1], k); !errors.Is(err, ErrTooFew) {
+			t.Errorf("ljung-box lag %d of %d values: %v, want ErrTooFew", k, len(x)-1, err)
+		}
+		if lb, err := LjungBox(x, k); err != nil || !(lb.P > 0 && lb.P <= 1) {
+			t.Errorf("ljung-box lag %d at its minimum n: %+v %v", k, lb, err)
+		}
+	}
+}
