@@ -56,13 +56,11 @@ func LjungBoxMinN(h int) int { return ACFMinN(h) }
 // Where statsmodels returns Inf or NaN because all values are on one
 // side, RunsTest returns ErrOneClass; for fewer than RunsMinN values,
 // where var = 0 and statsmodels gives z = Inf and p = 0, it returns
-// ErrTooFew.
+// ErrTooFew. With either error the counts Runs, Above and Below are still
+// set.
 func RunsTest(x []float64) (RunsResult, error) {
 	if err := checkSample(x); err != nil {
 		return RunsResult{}, fmt.Errorf("runs test: %w", err)
-	}
-	if len(x) < RunsMinN {
-		return RunsResult{}, fmt.Errorf("runs test needs at least %d values, got %d: %w", RunsMinN, len(x), ErrTooFew)
 	}
 	med := medianSorted(sortedCopy(x))
 	var res RunsResult
@@ -79,6 +77,9 @@ func RunsTest(x []float64) (RunsResult, error) {
 			res.Runs++
 			prev = c
 		}
+	}
+	if len(x) < RunsMinN {
+		return res, fmt.Errorf("runs test needs at least %d values, got %d: %w", RunsMinN, len(x), ErrTooFew)
 	}
 	if res.Above == 0 || res.Below == 0 {
 		return res, fmt.Errorf("runs test over %d values: %w", len(x), ErrOneClass)
@@ -162,11 +163,18 @@ func LjungBox(x []float64, lags int) (LjungBoxResult, error) {
 	if err != nil {
 		return LjungBoxResult{}, fmt.Errorf("ljung-box: %w", err)
 	}
-	n := float64(len(x))
+	return LjungBoxACF(r, len(x)), nil
+}
+
+// LjungBoxACF is LjungBox from autocorrelations already computed:
+// r = ACF(x, h) of the n values, with h = len(r)-1 >= 1, so that a caller
+// that needs both does the O(n h) sums once.
+func LjungBoxACF(r []float64, n int) LjungBoxResult {
+	lags, fn := len(r)-1, float64(n)
 	var s float64
 	for k := 1; k <= lags; k++ {
-		s += r[k] * r[k] / (n - float64(k))
+		s += r[k] * r[k] / (fn - float64(k))
 	}
-	q := n * (n + 2) * s
-	return LjungBoxResult{Lags: lags, Q: q, P: distuv.ChiSquared{K: float64(lags)}.Survival(q)}, nil
+	q := fn * (fn + 2) * s
+	return LjungBoxResult{Lags: lags, Q: q, P: distuv.ChiSquared{K: float64(lags)}.Survival(q)}
 }

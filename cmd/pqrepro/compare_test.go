@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeFiles writes name -> content into a temp dir and returns the paths
@@ -249,5 +252,80 @@ func TestParseInterspersed(t *testing.T) {
 	pos, err := parseInterspersed(fs.fs, []string{"a", "--json", "b", "--", "--c"})
 	if err != nil || !slices.Equal(pos, []string{"a", "b", "--c"}) || !*fs.json {
 		t.Fatalf("pos %v err %v json %v", pos, err, *fs.json)
+	}
+}
+
+// fakeClock advances by step on every reading.
+func fakeClock(step time.Duration) func() time.Time {
+	t := time.Date(2026, 4, 3, 12, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		t = t.Add(step)
+		return t
+	}
+}
+
+// TestProgress: with a clock on which every step takes 3 s, every step
+// after the first (whose cost the model alone predicts) is expected to
+// take over a second and prints one progress line with its ETA to
+// stderr; stdout is the same as without progress. With the real clock
+// and small samples nothing is printed.
+func TestProgress(t *testing.T) {
+	p := writeFiles(t, [2]string{"a", "1\n2\n3\n4\n"}, [2]string{"b", "3\n4\n5\n6\n7\n"}, [2]string{"c", "2\n2\n9\n"})
+	for _, c := range []struct {
+		name  string
+		run   func(args []string, stdout, stderr io.Writer, now func() time.Time) int
+		args  []string
+		lines int // progress lines: steps minus the first of each phase
+	}{
+		// read 3 files; describe 3, 4 steps for each of 2 pairs, Kruskal-Wallis.
+		{"compare", runCompareClock, []string{"--resamples", "50", p[0], p[1], p[2]}, 2 + 3 + 8 + 1},
+		{"compare json", runCompareClock, []string{"--json", p[0], p[1], p[2]}, 2 + 3 + 6 + 1},
+		// read 1 file; runs test, ACF and Ljung-Box.
+		{"serial", runSerialClock, []string{"--lags", "2", p[0]}, 0 + 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var quiet, quietErr, out, errb bytes.Buffer
+			if code := c.run(c.args, &quiet, &quietErr, time.Now); code != 0 || quietErr.Len() != 0 {
+				t.Fatalf("real clock: exit %d, stderr %q", code, quietErr.String())
+			}
+			if code := c.run(c.args, &out, &errb, fakeClock(3*time.Second)); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if out.String() != quiet.String() {
+				t.Errorf("stdout differs with progress:\n%s\nvs\n%s", out.String(), quiet.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+			if len(lines) != c.lines {
+				t.Errorf("%d progress lines, want %d:\n%s", len(lines), c.lines, errb.String())
+			}
+			for _, l := range lines {
+				if !strings.HasPrefix(l, "pqrepro ") || !strings.Contains(l, "] ") || !strings.Contains(l, " left)") {
+					t.Errorf("progress line %q", l)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressETA checks the figures of a progress line: the clock
+// advances 2 s per reading, so the first step (cost 1) takes 2 s; the
+// second (cost 2) starts 2 s later, at 12:00:06, and is expected to take
+// 4 s, with the two remaining steps (cost 2 + 1) done 6 s later.
+func TestProgressETA(t *testing.T) {
+	var w bytes.Buffer
+	pr := newProgress(&w, fakeClock(2*time.Second), "pqrepro test")
+	nop := func() error { return nil }
+	err := pr.run([]step{{"one", 1 - stepBase, nop}, {"two", 2 - stepBase, nop}, {"three", 1 - stepBase, nop}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "pqrepro test: [2/3] two: about 4s; all 3 done about 12:00:12 (6s left)\n"
+	if got, _, _ := strings.Cut(w.String(), "pqrepro test: [3/3]"); got != want {
+		t.Errorf("got %q, want %q", w.String(), want)
+	}
+	// A failing step stops the run with its error.
+	boom := errors.New("boom")
+	if err := pr.run([]step{{"bad", 0, func() error { return boom }}, {"never", 0, func() error { t.Fatal("ran after an error"); return nil }}}); err != boom {
+		t.Errorf("err %v, want boom", err)
 	}
 }
