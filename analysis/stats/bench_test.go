@@ -56,8 +56,11 @@ func BenchmarkA12(b *testing.B) {
 	}
 }
 
+// BenchmarkHodgesLehmann covers the sizes of BenchmarkCompare in
+// cmd/pqrepro, whose Hodges-Lehmann step it is; the growth exponent
+// log(t2/t1)/log(n2/n1) between sizes should stay near 1 (n log n).
 func BenchmarkHodgesLehmann(b *testing.B) {
-	for _, n := range sizes {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		x, y := benchSamples(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
@@ -66,5 +69,22 @@ func BenchmarkHodgesLehmann(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkBootstrap compares the two resampling methods at 2,000
+// resamples; ResampleValues is O(B n), ResampleOrderStats O(n log n + B).
+func BenchmarkBootstrap(b *testing.B) {
+	for _, n := range sizes {
+		x, y := benchSamples(n)
+		for _, m := range []BootstrapMethod{ResampleValues, ResampleOrderStats} {
+			b.Run(fmt.Sprintf("%s/%d", m, n), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := BootstrapMedianDiff(x, y, BootstrapConfig{Seed: 1, Resamples: 2000, Level: 0.95, Method: m}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

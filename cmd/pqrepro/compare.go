@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -194,12 +195,19 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 	var det compareDetail
 	var steps []step
 	doc.Samples = make([]sampleJSON, len(data))
+	// Every statistic below except the mean and sd of Describe (float
+	// sums in input order) and the values bootstrap (which draws by
+	// index) is a function of the sorted sample, and each sorts its own
+	// copy; Go's pdqsort takes linear time on sorted input, so handing
+	// them sorted copies saves four sorts per sample and changes no bit.
+	sorted := make([][]float64, len(data))
 	for i, x := range data {
-		steps = append(steps, step{fmt.Sprintf("describe %s", names[i]), costSort(len(x)), func() error {
+		steps = append(steps, step{fmt.Sprintf("describe %s", names[i]), 2 * costSort(len(x)), func() error {
 			s, err := stats.Describe(x)
 			if err != nil {
 				return fmt.Errorf("describe %s: %w", names[i], err)
 			}
+			sorted[i] = slices.Sorted(slices.Values(x))
 			doc.Samples[i] = sampleJSON{
 				Name: names[i], N: s.N, Mean: jnum(s.Mean), SD: jnum(s.SD), CV: jnum(s.CV),
 				Median: jnum(s.Median), Q1: jnum(s.Q1), Q3: jnum(s.Q3), P95: jnum(s.P95), P99: jnum(s.P99),
@@ -207,7 +215,6 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 			return nil
 		}})
 	}
-	a := data[0]
 	npairs := len(data) - 1
 	doc.Pairs = make([]pairJSON, npairs)
 	det.hl = make([]stats.HodgesLehmannResult, npairs)
@@ -216,14 +223,16 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 		det.boot = make([]stats.BootstrapResult, npairs)
 	}
 	for i := 1; i < len(data); i++ {
-		b, pi := data[i], i-1
+		// The closures read sorted[0] and sorted[i] when they run, after
+		// the describe steps have filled them.
+		pi := i - 1
 		pair := fmt.Sprintf("%s vs %s", names[i], names[0])
-		nab := len(a) + len(b)
+		nab := len(data[0]) + len(data[i])
 		p := &doc.Pairs[pi]
 		p.A, p.B = names[0], names[i]
 		steps = append(steps,
 			step{"Mann-Whitney " + pair, costSort(nab), func() error {
-				mw, err := stats.MannWhitneyU(a, b)
+				mw, err := stats.MannWhitneyU(sorted[0], sorted[i])
 				if err != nil {
 					return fmt.Errorf("mann-whitney %s vs %s: %w", names[0], names[i], err)
 				}
@@ -232,7 +241,7 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 				return nil
 			}},
 			step{"Hodges-Lehmann " + pair, costHL * costSort(nab), func() error {
-				hl, err := stats.HodgesLehmann(a, b, 0.95)
+				hl, err := stats.HodgesLehmann(sorted[0], sorted[i], 0.95)
 				if err != nil {
 					return fmt.Errorf("hodges-lehmann %s vs %s: %w", names[0], names[i], err)
 				}
@@ -241,11 +250,11 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 				return nil
 			}},
 			step{"Cliff's delta and A12 " + pair, 2 * costSort(nab), func() error {
-				cd, err := stats.CliffsDelta(a, b, 0.95)
+				cd, err := stats.CliffsDelta(sorted[0], sorted[i], 0.95)
 				if err != nil {
 					return fmt.Errorf("cliff's delta %s vs %s: %w", names[0], names[i], err)
 				}
-				a12, err := stats.VarghaDelaneyA12(a, b)
+				a12, err := stats.VarghaDelaneyA12(sorted[0], sorted[i])
 				if err != nil {
 					return fmt.Errorf("A12 %s vs %s: %w", names[0], names[i], err)
 				}
@@ -256,8 +265,12 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 				return nil
 			}})
 		if boot != nil {
-			steps = append(steps, step{"bootstrap " + pair, costBootstrap(*boot, len(a), len(b)), func() error {
-				br, err := stats.BootstrapMedianDiff(a, b, *boot)
+			steps = append(steps, step{"bootstrap " + pair, costBootstrap(*boot, len(data[0]), len(data[i])), func() error {
+				x, y := sorted[0], sorted[i]
+				if boot.Method == stats.ResampleValues {
+					x, y = data[0], data[i]
+				}
+				br, err := stats.BootstrapMedianDiff(x, y, *boot)
 				if err != nil {
 					return fmt.Errorf("bootstrap %s vs %s: %w", names[0], names[i], err)
 				}
@@ -272,7 +285,7 @@ func compare(pr *progress, names []string, data [][]float64, boot *stats.Bootstr
 			n += len(x)
 		}
 		steps = append(steps, step{"Kruskal-Wallis", costSort(n), func() error {
-			k, err := stats.KruskalWallis(data...)
+			k, err := stats.KruskalWallis(sorted...)
 			switch {
 			case errors.Is(err, stats.ErrAllTied):
 				// All values equal: H is undefined; say so with nulls.

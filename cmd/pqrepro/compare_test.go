@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,12 @@ import (
 // writeFiles writes name -> content into a temp dir and returns the paths
 // in the order given.
 func writeFiles(t *testing.T, files ...[2]string) []string {
+	t.Helper()
+	return writeFilesB(t, files...)
+}
+
+// writeFilesB is writeFiles for tests and benchmarks.
+func writeFilesB(t testing.TB, files ...[2]string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string
@@ -327,5 +336,39 @@ func TestProgressETA(t *testing.T) {
 	boom := errors.New("boom")
 	if err := pr.run([]step{{"bad", 0, func() error { return boom }}, {"never", 0, func() error { t.Fatal("ran after an error"); return nil }}}); err != boom {
 		t.Errorf("err %v, want boom", err)
+	}
+}
+
+// BenchmarkCompare runs `pqrepro compare` end to end (reading the files
+// included) on two samples of n exponential values each, in both output
+// modes:
+//
+//	go test -run '^$' -bench Compare -benchtime 1x ./cmd/pqrepro
+func BenchmarkCompare(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		r := rand.New(rand.NewPCG(11, 12))
+		var files [][2]string
+		for _, name := range []string{"a", "b"} {
+			var sb strings.Builder
+			for range n {
+				sb.WriteString(strconv.FormatFloat(3.9+r.ExpFloat64(), 'g', -1, 64))
+				sb.WriteByte('\n')
+			}
+			files = append(files, [2]string{name, sb.String()})
+		}
+		paths := writeFilesB(b, files...)
+		for _, mode := range []string{"table", "json"} {
+			args := paths
+			if mode == "json" {
+				args = append([]string{"--json"}, paths...)
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				for b.Loop() {
+					if code := runCompareClock(args, io.Discard, io.Discard, time.Now); code != 0 {
+						b.Fatalf("exit %d", code)
+					}
+				}
+			})
+		}
 	}
 }
