@@ -518,3 +518,49 @@ func TestSerialMinimumN(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHodgesLehmann decodes two small samples from the input (one byte a
+// value, so ties are common; the first byte splits them) and requires the
+// selection to agree with brute force on the estimate, the interval
+// limits' ranks and every order statistic, with a tiny pivot sample so
+// that the pivot rounds run.
+func FuzzHodgesLehmann(f *testing.F) {
+	f.Add([]byte{3, 1, 2, 3, 4, 5, 6})
+	f.Add([]byte{1, 7, 7, 7, 7})
+	f.Add([]byte{5, 0, 255, 128, 128, 1, 2, 3, 250, 9, 9, 9})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) < 3 || len(in) > 80 {
+			return
+		}
+		split := 1 + int(in[0])%(len(in)-2)
+		var x, y []float64
+		for i, b := range in[1:] {
+			v := float64(int(b)-128) / 4
+			if i < split {
+				x = append(x, v)
+			} else {
+				y = append(y, v)
+			}
+		}
+		all := bruteDiffs(x, y)
+		d := newDiffMatrix(x, y)
+		d.sampleSize, d.finishAt = 1+int(in[len(in)-1])%9, 1+int64(in[0])%5
+		for k := int64(1); k <= int64(len(all)); k++ {
+			if got := d.kth(k); got != all[k-1] {
+				t.Fatalf("x %v y %v: kth(%d) = %v, brute force %v", x, y, k, got, all[k-1])
+			}
+		}
+		hl, err := HodgesLehmann(x, y, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mn := len(all)
+		want := all[mn/2]
+		if mn%2 == 0 {
+			want = (all[mn/2-1] + want) / 2
+		}
+		if hl.Shift != want || !slices.Contains(all, hl.Lower) || !slices.Contains(all, hl.Upper) || hl.Lower > hl.Shift || hl.Upper < hl.Shift {
+			t.Fatalf("x %v y %v: %+v, brute-force median %v", x, y, hl, want)
+		}
+	})
+}

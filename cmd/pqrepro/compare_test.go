@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -341,7 +342,8 @@ func TestProgressETA(t *testing.T) {
 
 // BenchmarkCompare runs `pqrepro compare` end to end (reading the files
 // included) on two samples of n exponential values each, in both output
-// modes:
+// modes. cpu-s/op is the process's CPU time (user + system) per run,
+// steadier than ns/op on a shared machine:
 //
 //	go test -run '^$' -bench Compare -benchtime 1x ./cmd/pqrepro
 func BenchmarkCompare(b *testing.B) {
@@ -363,11 +365,16 @@ func BenchmarkCompare(b *testing.B) {
 				args = append([]string{"--json"}, paths...)
 			}
 			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				var ru0, ru syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 				for b.Loop() {
 					if code := runCompareClock(args, io.Discard, io.Discard, time.Now); code != 0 {
 						b.Fatalf("exit %d", code)
 					}
 				}
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+				cpu := ru.Utime.Nano() + ru.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+				b.ReportMetric(float64(cpu)/1e9/float64(b.N), "cpu-s/op")
 			})
 		}
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func serialCmd(args []string, out, errb *bytes.Buffer) int { return runSerial(args, out, errb) }
@@ -217,4 +220,52 @@ func checkUndefined(t *testing.T, what string, m map[string]any, fields []string
 			t.Errorf("%s.%s = %v reason %q, want null and a reason with %q", what, f, m[f], reason, want)
 		}
 	}
+}
+
+// FuzzSerial: for any sample and lag, every statistic is either a number
+// (a p-value in [0, 1]) with no reason, or null with a reason; the ACF
+// lags the sample is long enough for are numbers unless it is constant.
+func FuzzSerial(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint8(1))
+	f.Add([]byte{5}, uint8(3))
+	f.Add([]byte{4, 4, 4, 4}, uint8(2))
+	f.Add([]byte{1, 9, 1, 9, 1, 9, 2}, uint8(20))
+	f.Fuzz(func(t *testing.T, in []byte, lags uint8) {
+		if len(in) == 0 || lags == 0 {
+			return
+		}
+		x := make([]float64, len(in))
+		for i, b := range in {
+			x[i] = float64(b % 16)
+		}
+		pr := newProgress(io.Discard, time.Now, "fuzz")
+		doc, err := serial(pr, "x", x, int(lags))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, p jnum, reason string) {
+			f := float64(p)
+			switch {
+			case math.IsNaN(f) && reason == "":
+				t.Fatalf("%v lags %d: %s null without a reason", x, lags, what)
+			case !math.IsNaN(f) && (reason != "" || f < 0 || f > 1):
+				t.Fatalf("%v lags %d: %s p = %v, reason %q", x, lags, what, f, reason)
+			}
+		}
+		check("runs", doc.Runs.P, doc.Runs.Reason)
+		check("ljung-box", doc.LjungBox.P, doc.LjungBox.Reason)
+		if len(x) < 3 && doc.Runs.Reason == "" {
+			t.Fatalf("%v: runs test defined for %d values", x, len(x))
+		}
+		if len(doc.ACF) != int(lags) {
+			t.Fatalf("%d acf values for lags %d", len(doc.ACF), lags)
+		}
+		constant := slices.Min(x) == slices.Max(x)
+		for k, v := range doc.ACF {
+			undefined := math.IsNaN(float64(v))
+			if undefined != (constant || k+1 > len(x)-1) || (undefined && doc.ACFReason == "") {
+				t.Fatalf("%v: acf lag %d = %v (reason %q)", x, k+1, v, doc.ACFReason)
+			}
+		}
+	})
 }
