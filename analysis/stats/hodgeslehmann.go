@@ -148,13 +148,15 @@ func qwilcox(p float64, m, n int) int {
 // arrays: if k' = k - (cells left of the active ranges) is the rank
 // wanted among A active cells, the pivots are the sample's order
 // statistics at s k'/A -+ 2 sqrt(s), and about a 4/sqrt(s) fraction of
-// the active cells survives a round. With s = min(2^14, m+n) a round
-// keeps at most about 1/11 of them once m+n >= 2000, so that
+// the active cells survives a round. With s = (m+n)/16 clamped to
+// [2^10, 2^14] (the sample's cost, s log m to place the cells and O(s) to
+// select the two pivots, stays below the two O(m+n) counts) a round keeps
+// at most about 1/8 of them, so that
 //
 //	rounds ~ log(mn/(m+n)) / log(sqrt(s)/4)
 //
-// is 3 to 4 for samples of 10^4 to 10^6 values; each round costs
-// O(m + n + s log s), and the last O(m+n) active cells are selected
+// is 3 to 5 for samples of 10^4 to 10^6 values; each round costs
+// O(m + n + s log m), and the last O(m+n) active cells are selected
 // directly. With the two sorts that set the matrix up, the total is
 // O((m+n) log(m+n)) time and O(m+n) memory; the m n differences are never
 // built. Whatever the random draws, the answer is the exact order
@@ -167,12 +169,12 @@ type diffMatrix struct {
 	cum    []int64   // scratch: cumulative active cells before row r
 	sample []float64 // scratch: the pivot sample
 
-	sampleSize int   // s, cells sampled per round: min(pivotSample, m+n)
+	sampleSize int   // s, cells sampled per round
 	finishAt   int64 // select directly once this few cells are active
 }
 
-// pivotSample is s, the number of active cells sampled per round (m+n
-// when that is smaller, so that a round stays O(m+n)).
+// pivotSample is the largest s, the number of active cells sampled per
+// round.
 const pivotSample = 1 << 14
 
 func newDiffMatrix(x, y []float64) *diffMatrix {
@@ -187,7 +189,7 @@ func newDiffMatrix(x, y []float64) *diffMatrix {
 		lo:  make([]int, m), hi: make([]int, m),
 		lt: make([]int, m), le: make([]int, m),
 		cum:        make([]int64, m+1),
-		sampleSize: min(pivotSample, m+len(y)),
+		sampleSize: min(pivotSample, max((m+len(y))/16, 1<<10)),
 		finishAt:   int64(max(m+len(y), 2*pivotSample)),
 	}
 }
@@ -284,20 +286,21 @@ func (d *diffMatrix) pivots(k, active int64) (lo, hi float64, okLo, okHi bool) {
 		s = append(s, d.ys[j]-d.xd[r])
 	}
 	d.sample = s
-	slices.Sort(s)
 	at := float64(k) / float64(active) * float64(len(s))
 	spread := 2 * math.Sqrt(float64(len(s)))
 	il, ih := int(math.Floor(at-spread)), int(math.Ceil(at+spread))
+	// Two selections instead of a sort: O(s).
 	if il >= 0 {
-		lo, okLo = s[il], true
+		lo, okLo = selectK(s, il), true
 	}
 	if ih < len(s) {
-		hi, okHi = s[ih], true
+		from := max(il+1, 0) // after selectK(s, il), s[il+1:] holds the larger values
+		hi, okHi = selectK(s[from:], ih-from), true
 	}
 	if !okLo && !okHi {
 		// A sample too small to bracket the rank: one pivot near it
 		// still discards at least itself, so every round progresses.
-		lo, okLo = s[min(max(int(at), 0), len(s)-1)], true
+		lo, okLo = selectK(s, min(max(int(at), 0), len(s)-1)), true
 	}
 	return lo, hi, okLo, okHi
 }
