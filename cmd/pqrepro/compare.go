@@ -477,7 +477,7 @@ func roundDuration(d time.Duration) time.Duration {
 const (
 	stepBase      = 1e-4 // every step: allocation and bookkeeping
 	nsPerSortOp   = 5e-9
-	costHL        = 6     // Hodges-Lehmann: a few selection passes per order statistic
+	costHL        = 3     // Hodges-Lehmann: a few selection passes per order statistic
 	nsPerReadByte = 15e-9 // parsing one byte of a sample file
 	sPerResample  = 2e-6  // one order-statistics resample (two Beta variates)
 	nsPerDraw     = 10e-9 // one value drawn in a values resample
