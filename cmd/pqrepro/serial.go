@@ -41,7 +41,8 @@ type ljungBoxJSON struct {
 // serialJSON is the --json document of pqrepro serial. ACF holds the
 // autocorrelations at lags 1..K (lag 0 is always 1 and is left out); a
 // lag the sample is too short for, or every lag of a constant sample, is
-// null, and ACFReason says why.
+// null, and ACFReason says why. Of the lags n..K, all undefined for n
+// values, only lag n is listed, so ACF has min(K, n) entries.
 type serialJSON struct {
 	Name      string       `json:"name"`
 	N         int          `json:"n"`
@@ -129,7 +130,9 @@ func serial(pr *progress, name string, x []float64, maxLag int) (serialJSON, err
 		Name: name, N: n,
 		Runs:     runsJSON{Z: nan, P: nan},
 		LjungBox: ljungBoxJSON{Lags: maxLag, Q: nan, P: nan},
-		ACF:      slices.Repeat([]jnum{nan}, maxLag),
+		// Lags 1..K, but only the first undefined one past n-1 (lag n):
+		// listing K nulls would let --lags 1e9 fill memory.
+		ACF: slices.Repeat([]jnum{nan}, min(maxLag, n)),
 	}
 	// The lags this sample supports: k <= n-1.
 	defined := min(maxLag, n-1)
@@ -149,7 +152,7 @@ func serial(pr *progress, name string, x []float64, maxLag int) (serialJSON, err
 			}
 			return nil
 		}},
-		{fmt.Sprintf("ACF and Ljung-Box at lags 1..%d", defined), nsPerACFTerm * float64(n) * float64(max(defined, 1)), func() error {
+		{fmt.Sprintf("ACF and Ljung-Box at lags 1..%d", max(defined, 0)), nsPerACFTerm * float64(n) * float64(max(defined, 1)), func() error {
 			if defined < maxLag {
 				which := fmt.Sprintf("lags %d..%d are", defined+1, maxLag)
 				if defined+1 == maxLag {
