@@ -38,5 +38,7 @@
 //   - Runs test about the median (statsmodels runstest_1samp(x,
 //     cutoff='median', correction=True)), autocorrelation (statsmodels acf,
 //     adjusted=False, fft=False) and Ljung-Box Q (statsmodels
-//     acorr_ljungbox, model_df=0).
+//     acorr_ljungbox, model_df=0). Minimum n: 3 for the runs test (below
+//     it var(R) = 0), k+1 for the ACF at lag k and for Ljung-Box at lag k;
+//     fewer values give ErrTooFew rather than an infinite z or p = 0.
 package stats

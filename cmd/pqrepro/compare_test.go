@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pqrepro/analysis/stats"
 )
 
 // writeFiles writes name -> content into a temp dir and returns the paths
@@ -196,6 +198,37 @@ func TestCompareTable(t *testing.T) {
 	}
 }
 
+// TestCompareBootstrapMethods: the table's interval is the one
+// stats.BootstrapMedianDiff gives for the method chosen, on the samples in
+// file order (the values method draws by index, so handing it sorted
+// samples would change its numbers).
+func TestCompareBootstrapMethods(t *testing.T) {
+	x := []float64{4.1, 3.2, 5.9, 3.3, 4.8, 3.9, 6.2, 3.1, 4.4}
+	y := []float64{5.2, 4.9, 7.1, 4.2, 6.6, 5.5, 4.7, 6.0}
+	var a, b strings.Builder
+	for _, v := range x {
+		fmt.Fprintln(&a, v)
+	}
+	for _, v := range y {
+		fmt.Fprintln(&b, v)
+	}
+	p := writeFiles(t, [2]string{"a", a.String()}, [2]string{"b", b.String()})
+	for _, m := range []stats.BootstrapMethod{stats.ResampleOrderStats, stats.ResampleValues} {
+		want, err := stats.BootstrapMedianDiff(x, y, stats.BootstrapConfig{Seed: 5, Resamples: 400, Level: 0.95, Method: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := run(t, compareCmd, "--seed", "5", "--resamples", "400", "--bootstrap", string(m), p[0], p[1])
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		line := fmt.Sprintf("bootstrap CI [%s, %s] (400 resamples, %s, seed 5)", fmtNum(jnum(want.Lower)), fmtNum(jnum(want.Upper)), m)
+		if !strings.Contains(out, line) {
+			t.Errorf("%s: table lacks %q:\n%s", m, line, out)
+		}
+	}
+}
+
 func TestCompareBadInput(t *testing.T) {
 	good := "1\n2\n3\n"
 	for _, c := range []struct {
@@ -213,6 +246,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad flag", [][2]string{{"a", good}, {"b", good}}, []string{"--nope"}, "flag provided but not defined"},
 		{"bad resamples", [][2]string{{"a", good}, {"b", good}}, []string{"--resamples", "0"}, "--resamples"},
 		{"bad seed", [][2]string{{"a", good}, {"b", good}}, []string{"--seed", "-1"}, "invalid value"},
+		{"bad bootstrap", [][2]string{{"a", good}, {"b", good}}, []string{"--bootstrap", "jackknife"}, `--bootstrap "jackknife": want order-statistics or values`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			paths := writeFiles(t, c.files...)
