@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -64,7 +65,11 @@ type BootstrapResult struct {
 // cfg.Method:
 //
 //   - ResampleValues draws every value, x[rng.IntN(|X|)] |X| times, then
-//     y likewise, and finds both medians by O(n) selection.
+//     y likewise, and takes both medians. It counts the draws by the rank
+//     of the value drawn and finds the middle order statistics with one
+//     pass over the counts (O(n) per round, like selection, but without
+//     moving the values), which gives the same values as sorting the
+//     resample.
 //   - ResampleOrderStats draws the medians alone. With x_(1) <= ... <=
 //     x_(n) sorted, a resample value is x_(ceil(n U)) for U uniform on
 //     (0, 1], and ceil(n u) is non-decreasing in u, so the k-th smallest
@@ -102,18 +107,12 @@ func BootstrapMedianDiff(x, y []float64, cfg BootstrapConfig) (BootstrapResult, 
 	var est float64
 	switch method {
 	case ResampleValues:
-		bx := make([]float64, len(x))
-		by := make([]float64, len(y))
+		rx, ry := newRankCounter(x), newRankCounter(y)
 		for b := range diffs {
-			for i := range bx {
-				bx[i] = x[rng.IntN(len(x))]
-			}
-			for i := range by {
-				by[i] = y[rng.IntN(len(y))]
-			}
-			diffs[b] = medianInPlace(by) - medianInPlace(bx)
+			mx := rx.resampleMedian(rng)
+			diffs[b] = ry.resampleMedian(rng) - mx
 		}
-		est = medianInPlace(slices.Clone(y)) - medianInPlace(slices.Clone(x))
+		est = medianSorted(ry.sorted) - medianSorted(rx.sorted)
 	case ResampleOrderStats:
 		xs, ys := sortedCopy(x), sortedCopy(y)
 		for b := range diffs {
@@ -186,4 +185,57 @@ func gammaVariate(rng *rand.Rand, a float64) float64 {
 			return d * v
 		}
 	}
+}
+
+// rankCounter resamples a sample in the rank domain (ResampleValues):
+// a draw of index i counts one at rank[i], the position of x[i] in the
+// sorted sample.
+type rankCounter struct {
+	sorted []float64
+	rank   []int32
+	count  []int32
+}
+
+func newRankCounter(x []float64) *rankCounter {
+	order := make([]int32, len(x))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(x[a], x[b]) })
+	rc := &rankCounter{sorted: make([]float64, len(x)), rank: make([]int32, len(x)), count: make([]int32, len(x))}
+	for j, i := range order {
+		rc.sorted[j], rc.rank[i] = x[i], int32(j)
+	}
+	return rc
+}
+
+// resampleMedian draws n indices with rng.IntN(n), in the order the
+// values method always has, and returns the median of the values drawn:
+// the order statistic n/2 (0-based), averaged with n/2-1 for an even n.
+func (rc *rankCounter) resampleMedian(rng *rand.Rand) float64 {
+	n := len(rc.rank)
+	for range n {
+		rc.count[rc.rank[rng.IntN(n)]]++
+	}
+	k := n / 2
+	var lo, hi float64
+	cum := 0
+	for j, c := range rc.count {
+		if c == 0 {
+			continue
+		}
+		if cum <= k-1 && k-1 < cum+int(c) {
+			lo = rc.sorted[j]
+		}
+		if cum+int(c) > k {
+			hi = rc.sorted[j]
+			break
+		}
+		cum += int(c)
+	}
+	clear(rc.count)
+	if n%2 == 1 {
+		return hi
+	}
+	return (lo + hi) / 2
 }

@@ -564,3 +564,41 @@ func FuzzHodgesLehmann(f *testing.F) {
 		}
 	})
 }
+
+// bootstrapValuesReference is ResampleValues as first written: copy the
+// drawn values and take the medians by selection.
+func bootstrapValuesReference(x, y []float64, cfg BootstrapConfig) (lo, hi float64) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, BootstrapStream))
+	bx, by := make([]float64, len(x)), make([]float64, len(y))
+	diffs := make([]float64, cfg.Resamples)
+	for b := range diffs {
+		for i := range bx {
+			bx[i] = x[rng.IntN(len(x))]
+		}
+		for i := range by {
+			by[i] = y[rng.IntN(len(y))]
+		}
+		diffs[b] = medianInPlace(by) - medianInPlace(bx)
+	}
+	slices.Sort(diffs)
+	return QuantileSorted(diffs, (1-cfg.Level)/2), QuantileSorted(diffs, (1+cfg.Level)/2)
+}
+
+// TestBootstrapValuesRankDomain: counting draws by rank gives bit for bit
+// the interval of copying the values and selecting, for odd and even
+// sizes, with and without ties.
+func TestBootstrapValuesRankDomain(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for trial := range 60 {
+		x, y := randSample(r, 1+r.IntN(60), 0, trial%2 == 0), randSample(r, 1+r.IntN(60), 0.3, trial%3 == 0)
+		cfg := BootstrapConfig{Seed: uint64(trial), Resamples: 1 + r.IntN(300), Level: 0.9}
+		got, err := BootstrapMedianDiff(x, y, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := bootstrapValuesReference(x, y, cfg)
+		if got.Lower != lo || got.Upper != hi {
+			t.Fatalf("trial %d (%d, %d values): [%v, %v], reference [%v, %v]", trial, len(x), len(y), got.Lower, got.Upper, lo, hi)
+		}
+	}
+}
