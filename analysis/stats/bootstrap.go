@@ -17,7 +17,7 @@ type BootstrapMethod string
 
 const (
 	// ResampleValues draws all |X| and |Y| values of every resample,
-	// rng.IntN per value, and takes the medians by selection:
+	// rng.IntN per value, and reads the medians off counts by rank:
 	// O(B (|X|+|Y|)). The zero Method means this one; the studies'
 	// recorded results use it.
 	ResampleValues BootstrapMethod = "values"
