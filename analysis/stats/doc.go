@@ -32,9 +32,13 @@
 //     selection without materialising them, with the distribution-free
 //     interval of R's wilcox.test(y, x, conf.int=TRUE).
 //   - Bootstrap percentile interval for median(Y) - median(X) from a seeded
-//     PCG (math/rand/v2); the seed is part of the result.
+//     PCG (math/rand/v2); the seed and the resampling method (every value,
+//     or each resample's medians drawn as order statistics of uniforms,
+//     the same estimator in O(1) per resample) are part of the result.
 //   - Runs test about the median (statsmodels runstest_1samp(x,
 //     cutoff='median', correction=True)), autocorrelation (statsmodels acf,
 //     adjusted=False, fft=False) and Ljung-Box Q (statsmodels
-//     acorr_ljungbox, model_df=0).
+//     acorr_ljungbox, model_df=0). Minimum n: 3 for the runs test (below
+//     it var(R) = 0), k+1 for the ACF at lag k and for Ljung-Box at lag k;
+//     fewer values give ErrTooFew rather than an infinite z or p = 0.
 package stats

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -19,7 +20,27 @@ type RunsResult struct {
 
 // ErrOneClass is returned by RunsTest when every value falls on the same
 // side of the median, so the runs count has no variance.
-var ErrOneClass = fmt.Errorf("stats: runs test needs values on both sides of the median")
+var ErrOneClass = errors.New("stats: runs test needs values on both sides of the median")
+
+// ErrTooFew is returned when a sample has fewer values than a statistic
+// needs (see RunsMinN, ACFMinN, LjungBoxMinN).
+var ErrTooFew = errors.New("stats: too few values")
+
+// RunsMinN is the fewest values for which the runs test is defined: with
+// n0 and n1 values on each side of the median, var(R) > 0 needs
+// 2 n0 n1 > n, which with n0, n1 >= 1 holds exactly when n >= 3 (for
+// n = 2 the variance is 0 and z would be infinite).
+const RunsMinN = 3
+
+// ACFMinN returns the fewest values for which the autocorrelation at lag
+// k is defined: c_k sums the n-k products x_t x_{t-k}, so n >= k+1; n >= 2
+// besides, since c_0 = 0 for one value.
+func ACFMinN(k int) int { return max(k+1, 2) }
+
+// LjungBoxMinN returns the fewest values for which the Ljung-Box Q at
+// lag h is defined: every r_k for k <= h, and the divisors n-k > 0, so
+// n >= h+1 (and n >= 2).
+func LjungBoxMinN(h int) int { return ACFMinN(h) }
 
 // RunsTest is the runs test for randomness about the median, as
 // statsmodels' runstest_1samp(x, cutoff='median', correction=True):
@@ -33,7 +54,10 @@ var ErrOneClass = fmt.Errorf("stats: runs test needs values on both sides of the
 // else 0 (sic: statsmodels compares with +0.5 in both branches; kept here
 // so that results agree). z = that / sqrt(var), p = 2(1 - Phi(|z|)).
 // Where statsmodels returns Inf or NaN because all values are on one
-// side, RunsTest returns ErrOneClass.
+// side, RunsTest returns ErrOneClass; for fewer than RunsMinN values,
+// where var = 0 and statsmodels gives z = Inf and p = 0, it returns
+// ErrTooFew. With either error the counts Runs, Above and Below are still
+// set.
 func RunsTest(x []float64) (RunsResult, error) {
 	if err := checkSample(x); err != nil {
 		return RunsResult{}, fmt.Errorf("runs test: %w", err)
@@ -53,6 +77,9 @@ func RunsTest(x []float64) (RunsResult, error) {
 			res.Runs++
 			prev = c
 		}
+	}
+	if len(x) < RunsMinN {
+		return res, fmt.Errorf("runs test needs at least %d values, got %d: %w", RunsMinN, len(x), ErrTooFew)
 	}
 	if res.Above == 0 || res.Below == 0 {
 		return res, fmt.Errorf("runs test over %d values: %w", len(x), ErrOneClass)
@@ -80,15 +107,19 @@ func RunsTest(x []float64) (RunsResult, error) {
 // ACF returns the sample autocorrelations r_0..r_maxLag of x as
 // statsmodels acf(x, nlags=maxLag, adjusted=False, fft=False):
 // with xbar the mean and c_k = sum_{t=k}^{n-1} (x_t - xbar)(x_{t-k} - xbar)/n,
-// r_k = c_k / c_0 (r_0 = 1). It needs 0 <= maxLag <= n-1 and a non-constant
-// x. O(n maxLag).
+// r_k = c_k / c_0 (r_0 = 1). It needs 0 <= maxLag <= n-1 (n >=
+// ACFMinN(maxLag); else ErrTooFew) and a non-constant x (else ErrAllTied).
+// O(n maxLag).
 func ACF(x []float64, maxLag int) ([]float64, error) {
 	if err := checkSample(x); err != nil {
 		return nil, fmt.Errorf("acf: %w", err)
 	}
 	n := len(x)
-	if maxLag < 0 || maxLag > n-1 {
-		return nil, fmt.Errorf("stats: acf lag %d outside [0, %d] for %d values", maxLag, n-1, n)
+	if maxLag < 0 {
+		return nil, fmt.Errorf("stats: acf lag %d is negative", maxLag)
+	}
+	if maxLag > n-1 {
+		return nil, fmt.Errorf("acf at lag %d needs at least %d values, got %d: %w", maxLag, ACFMinN(maxLag), n, ErrTooFew)
 	}
 	m := Mean(x)
 	xo := make([]float64, n)
@@ -123,7 +154,7 @@ type LjungBoxResult struct {
 // LjungBox returns the Ljung-Box (1978) statistic
 // Q = n(n+2) sum_{k=1}^{h} r_k^2/(n-k) with r_k from ACF, and its p-value
 // P(chi2_h >= Q), as statsmodels acorr_ljungbox(x, lags=[h], model_df=0).
-// It needs 1 <= h <= n-1.
+// It needs h >= 1 and n >= LjungBoxMinN(h) = h+1 (else ErrTooFew).
 func LjungBox(x []float64, lags int) (LjungBoxResult, error) {
 	if lags < 1 {
 		return LjungBoxResult{}, fmt.Errorf("stats: Ljung-Box needs at least 1 lag, got %d", lags)
@@ -132,11 +163,18 @@ func LjungBox(x []float64, lags int) (LjungBoxResult, error) {
 	if err != nil {
 		return LjungBoxResult{}, fmt.Errorf("ljung-box: %w", err)
 	}
-	n := float64(len(x))
+	return LjungBoxACF(r, len(x)), nil
+}
+
+// LjungBoxACF is LjungBox from autocorrelations already computed:
+// r = ACF(x, h) of the n values, with h = len(r)-1 >= 1, so that a caller
+// that needs both does the O(n h) sums once.
+func LjungBoxACF(r []float64, n int) LjungBoxResult {
+	lags, fn := len(r)-1, float64(n)
 	var s float64
 	for k := 1; k <= lags; k++ {
-		s += r[k] * r[k] / (n - float64(k))
+		s += r[k] * r[k] / (fn - float64(k))
 	}
-	q := n * (n + 2) * s
-	return LjungBoxResult{Lags: lags, Q: q, P: distuv.ChiSquared{K: float64(lags)}.Survival(q)}, nil
+	q := fn * (fn + 2) * s
+	return LjungBoxResult{Lags: lags, Q: q, P: distuv.ChiSquared{K: float64(lags)}.Survival(q)}
 }

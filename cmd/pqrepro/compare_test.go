@@ -3,18 +3,33 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"pqrepro/analysis/stats"
 )
 
 // writeFiles writes name -> content into a temp dir and returns the paths
 // in the order given.
 func writeFiles(t *testing.T, files ...[2]string) []string {
+	t.Helper()
+	return writeFilesB(t, files...)
+}
+
+// writeFilesB is writeFiles for tests and benchmarks.
+func writeFilesB(t testing.TB, files ...[2]string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	var paths []string
@@ -183,6 +198,37 @@ func TestCompareTable(t *testing.T) {
 	}
 }
 
+// TestCompareBootstrapMethods: the table's interval is the one
+// stats.BootstrapMedianDiff gives for the method chosen, on the samples in
+// file order (the values method draws by index, so handing it sorted
+// samples would change its numbers).
+func TestCompareBootstrapMethods(t *testing.T) {
+	x := []float64{4.1, 3.2, 5.9, 3.3, 4.8, 3.9, 6.2, 3.1, 4.4}
+	y := []float64{5.2, 4.9, 7.1, 4.2, 6.6, 5.5, 4.7, 6.0}
+	var a, b strings.Builder
+	for _, v := range x {
+		fmt.Fprintln(&a, v)
+	}
+	for _, v := range y {
+		fmt.Fprintln(&b, v)
+	}
+	p := writeFiles(t, [2]string{"a", a.String()}, [2]string{"b", b.String()})
+	for _, m := range []stats.BootstrapMethod{stats.ResampleOrderStats, stats.ResampleValues} {
+		want, err := stats.BootstrapMedianDiff(x, y, stats.BootstrapConfig{Seed: 5, Resamples: 400, Level: 0.95, Method: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := run(t, compareCmd, "--seed", "5", "--resamples", "400", "--bootstrap", string(m), p[0], p[1])
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		line := fmt.Sprintf("bootstrap CI [%s, %s] (400 resamples, %s, seed 5)", fmtNum(jnum(want.Lower)), fmtNum(jnum(want.Upper)), m)
+		if !strings.Contains(out, line) {
+			t.Errorf("%s: table lacks %q:\n%s", m, line, out)
+		}
+	}
+}
+
 func TestCompareBadInput(t *testing.T) {
 	good := "1\n2\n3\n"
 	for _, c := range []struct {
@@ -200,6 +246,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad flag", [][2]string{{"a", good}, {"b", good}}, []string{"--nope"}, "flag provided but not defined"},
 		{"bad resamples", [][2]string{{"a", good}, {"b", good}}, []string{"--resamples", "0"}, "--resamples"},
 		{"bad seed", [][2]string{{"a", good}, {"b", good}}, []string{"--seed", "-1"}, "invalid value"},
+		{"bad bootstrap", [][2]string{{"a", good}, {"b", good}}, []string{"--bootstrap", "jackknife"}, `--bootstrap "jackknife": want order-statistics or values`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			paths := writeFiles(t, c.files...)
@@ -249,5 +296,120 @@ func TestParseInterspersed(t *testing.T) {
 	pos, err := parseInterspersed(fs.fs, []string{"a", "--json", "b", "--", "--c"})
 	if err != nil || !slices.Equal(pos, []string{"a", "b", "--c"}) || !*fs.json {
 		t.Fatalf("pos %v err %v json %v", pos, err, *fs.json)
+	}
+}
+
+// fakeClock advances by step on every reading.
+func fakeClock(step time.Duration) func() time.Time {
+	t := time.Date(2026, 4, 3, 12, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		t = t.Add(step)
+		return t
+	}
+}
+
+// TestProgress: with a clock on which every step takes 3 s, every step
+// after the first (whose cost the model alone predicts) is expected to
+// take over a second and prints one progress line with its ETA to
+// stderr; stdout is the same as without progress. With the real clock
+// and small samples nothing is printed.
+func TestProgress(t *testing.T) {
+	p := writeFiles(t, [2]string{"a", "1\n2\n3\n4\n"}, [2]string{"b", "3\n4\n5\n6\n7\n"}, [2]string{"c", "2\n2\n9\n"})
+	for _, c := range []struct {
+		name  string
+		run   func(args []string, stdout, stderr io.Writer, now func() time.Time) int
+		args  []string
+		lines int // progress lines: steps minus the first of each phase
+	}{
+		// read 3 files; describe 3, 4 steps for each of 2 pairs, Kruskal-Wallis.
+		{"compare", runCompareClock, []string{"--resamples", "50", p[0], p[1], p[2]}, 2 + 3 + 8 + 1},
+		{"compare json", runCompareClock, []string{"--json", p[0], p[1], p[2]}, 2 + 3 + 6 + 1},
+		// read 1 file; runs test, ACF and Ljung-Box.
+		{"serial", runSerialClock, []string{"--lags", "2", p[0]}, 0 + 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var quiet, quietErr, out, errb bytes.Buffer
+			if code := c.run(c.args, &quiet, &quietErr, time.Now); code != 0 || quietErr.Len() != 0 {
+				t.Fatalf("real clock: exit %d, stderr %q", code, quietErr.String())
+			}
+			if code := c.run(c.args, &out, &errb, fakeClock(3*time.Second)); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if out.String() != quiet.String() {
+				t.Errorf("stdout differs with progress:\n%s\nvs\n%s", out.String(), quiet.String())
+			}
+			lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+			if len(lines) != c.lines {
+				t.Errorf("%d progress lines, want %d:\n%s", len(lines), c.lines, errb.String())
+			}
+			for _, l := range lines {
+				if !strings.HasPrefix(l, "pqrepro ") || !strings.Contains(l, "] ") || !strings.Contains(l, " left)") {
+					t.Errorf("progress line %q", l)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressETA checks the figures of a progress line: the clock
+// advances 2 s per reading, so the first step (cost 1) takes 2 s; the
+// second (cost 2) starts 2 s later, at 12:00:06, and is expected to take
+// 4 s, with the two remaining steps (cost 2 + 1) done 6 s later.
+func TestProgressETA(t *testing.T) {
+	var w bytes.Buffer
+	pr := newProgress(&w, fakeClock(2*time.Second), "pqrepro test")
+	nop := func() error { return nil }
+	err := pr.run([]step{{"one", 1 - stepBase, nop}, {"two", 2 - stepBase, nop}, {"three", 1 - stepBase, nop}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "pqrepro test: [2/3] two: about 4s; all 3 done about 12:00:12 (6s left)\n"
+	if got, _, _ := strings.Cut(w.String(), "pqrepro test: [3/3]"); got != want {
+		t.Errorf("got %q, want %q", w.String(), want)
+	}
+	// A failing step stops the run with its error.
+	boom := errors.New("boom")
+	if err := pr.run([]step{{"bad", 0, func() error { return boom }}, {"never", 0, func() error { t.Fatal("ran after an error"); return nil }}}); err != boom {
+		t.Errorf("err %v, want boom", err)
+	}
+}
+
+// BenchmarkCompare runs `pqrepro compare` end to end (reading the files
+// included) on two samples of n exponential values each, in both output
+// modes. cpu-s/op is the process's CPU time (user + system) per run,
+// steadier than ns/op on a shared machine:
+//
+//	go test -run '^$' -bench Compare -benchtime 1x ./cmd/pqrepro
+func BenchmarkCompare(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		r := rand.New(rand.NewPCG(11, 12))
+		var files [][2]string
+		for _, name := range []string{"a", "b"} {
+			var sb strings.Builder
+			for range n {
+				sb.WriteString(strconv.FormatFloat(3.9+r.ExpFloat64(), 'g', -1, 64))
+				sb.WriteByte('\n')
+			}
+			files = append(files, [2]string{name, sb.String()})
+		}
+		paths := writeFilesB(b, files...)
+		for _, mode := range []string{"table", "json"} {
+			args := paths
+			if mode == "json" {
+				args = append([]string{"--json"}, paths...)
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
+				var ru0, ru syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				for b.Loop() {
+					if code := runCompareClock(args, io.Discard, io.Discard, time.Now); code != 0 {
+						b.Fatalf("exit %d", code)
+					}
+				}
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+				cpu := ru.Utime.Nano() + ru.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+				b.ReportMetric(float64(cpu)/1e9/float64(b.N), "cpu-s/op")
+			})
+		}
 	}
 }

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func serialCmd(args []string, out, errb *bytes.Buffer) int { return runSerial(args, out, errb) }
@@ -113,9 +116,8 @@ func TestSerialBadInput(t *testing.T) {
 		{"empty", "", nil, "FILE: no values"},
 		{"non-numeric", "1\n2\nabc\n", nil, "FILE:3:"},
 		{"nan", "1\nnan\n3\n", nil, "FILE:2:"},
-		{"too many lags", "1\n2\n3\n", []string{"--lags", "3"}, "between 1 and n-1 = 2"},
 		{"zero lags", "1\n2\n3\n", []string{"--lags", "0"}, "--lags 0"},
-		{"constant", "4\n4\n4\n4\n", []string{"--lags", "1"}, "one side of the median"},
+		{"negative lags", "1\n2\n3\n", []string{"--lags", "-2"}, "at least 1"},
 		{"missing column", "a\n1\n", []string{"--column", "b"}, "FILE:1: no column"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,4 +135,140 @@ func TestSerialBadInput(t *testing.T) {
 	if code != 2 || out != "" {
 		t.Errorf("two files: exit %d", code)
 	}
+}
+
+// TestSerialDegenerate: samples too short (or too flat) for a statistic
+// report it as "-" / null with the reason, keep the statistics they do
+// support, exit 0, never print p = 0 for an undefined test, and never
+// advise a smaller --lags that would not help.
+func TestSerialDegenerate(t *testing.T) {
+	for _, c := range []struct {
+		name, content string
+		lags          int
+		table         []string // substrings of the table
+		runsReason    string   // substring; "" means the runs test is defined
+		lbReason      string   // substring; "" means Ljung-Box is defined
+		acf           []any    // the JSON acf array: float64 or nil
+	}{
+		{"one value", "5\n", 3,
+			[]string{"runs test about the median: - (the runs test needs at least 3 values, got 1)", "Ljung-Box at lag 3: - (Ljung-Box at lag 3 needs at least 4 values, got 1)", "  1  - ("},
+			"needs at least 3 values, got 1", "needs at least 4 values, got 1", []any{nil}},
+		{"two values", "1\n2\n", 1,
+			[]string{"runs test about the median: - (", "Ljung-Box at lag 1: Q = 2, p = 0.157299", "  1  -0.5"},
+			"needs at least 3 values, got 2", "", []any{-0.5}},
+		{"three values, lag 3", "1\n2\n3\n", 3,
+			[]string{"2 runs (2 >= median, 1 below)", "got 3; --lags 2 is the largest that 3 values allow", "  2  -0.5", "  3  - (the autocorrelation at lag k needs at least k+1 values; with 3, lag 3 is undefined)"},
+			"", "needs at least 4 values, got 3", []any{0.0, -0.5, nil}},
+		{"huge lag", "1\n2\n", 1_000_000_000,
+			[]string{"Ljung-Box at lag 1000000000: - (", "--lags 1 is the largest that 2 values allow", "  1  -0.5", "  2  - (the autocorrelation at lag k needs at least k+1 values; with 2, lags 2..1000000000 are undefined)"},
+			"needs at least 3 values, got 2", "needs at least 1000000001 values, got 2", []any{-0.5, nil}},
+		{"constant", "4\n4\n4\n4\n", 2,
+			[]string{"runs test about the median: - (all 4 values are on one side of the median", "Ljung-Box at lag 2: - (all values are equal"},
+			"one side of the median", "all values are equal", []any{nil, nil}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeFiles(t, [2]string{"s.txt", c.content})
+			lags := fmt.Sprint(c.lags)
+			code, out, errs := run(t, serialCmd, "--lags", lags, p[0])
+			if code != 0 {
+				t.Fatalf("table: exit %d: %s", code, errs)
+			}
+			for _, want := range c.table {
+				if !strings.Contains(out, want) {
+					t.Errorf("table lacks %q:\n%s", want, out)
+				}
+			}
+			for _, bad := range []string{"p = 0,", "p = 0\n", "smaller --lags", "NaN", "Inf"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("table holds %q:\n%s", bad, out)
+				}
+			}
+			code, out, errs = run(t, serialCmd, "--json", "--lags", lags, p[0])
+			if code != 0 {
+				t.Fatalf("json: exit %d: %s", code, errs)
+			}
+			var doc struct {
+				Runs     map[string]any `json:"runs"`
+				ACF      []any          `json:"acf"`
+				LjungBox map[string]any `json:"ljung_box"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			checkUndefined(t, "runs", doc.Runs, []string{"z", "p"}, c.runsReason)
+			checkUndefined(t, "ljung_box", doc.LjungBox, []string{"q", "p"}, c.lbReason)
+			if !reflect.DeepEqual(doc.ACF, c.acf) {
+				t.Errorf("acf %v, want %v", doc.ACF, c.acf)
+			}
+			if strings.Contains(out, "smaller --lags") {
+				t.Errorf("JSON advises a smaller --lags:\n%s", out)
+			}
+		})
+	}
+}
+
+// checkUndefined requires the fields to be null with a reason holding
+// want, or, for want "", numbers in [0, Inf) with no reason.
+func checkUndefined(t *testing.T, what string, m map[string]any, fields []string, want string) {
+	t.Helper()
+	reason, _ := m["reason"].(string)
+	for _, f := range fields {
+		v, isNum := m[f].(float64)
+		switch {
+		case want == "" && (!isNum || reason != ""):
+			t.Errorf("%s.%s = %v (reason %q), want a number", what, f, m[f], reason)
+		case want == "" && f == "p" && !(v > 0 && v <= 1):
+			t.Errorf("%s.p = %v outside (0, 1]", what, v)
+		case want != "" && (m[f] != nil || !strings.Contains(reason, want)):
+			t.Errorf("%s.%s = %v reason %q, want null and a reason with %q", what, f, m[f], reason, want)
+		}
+	}
+}
+
+// FuzzSerial: for any sample and lag, every statistic is either a number
+// (a p-value in [0, 1]) with no reason, or null with a reason; the ACF
+// lags the sample is long enough for are numbers unless it is constant.
+func FuzzSerial(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint8(1))
+	f.Add([]byte{5}, uint8(3))
+	f.Add([]byte{4, 4, 4, 4}, uint8(2))
+	f.Add([]byte{1, 9, 1, 9, 1, 9, 2}, uint8(20))
+	f.Fuzz(func(t *testing.T, in []byte, lags uint8) {
+		if len(in) == 0 || lags == 0 {
+			return
+		}
+		x := make([]float64, len(in))
+		for i, b := range in {
+			x[i] = float64(b % 16)
+		}
+		pr := newProgress(io.Discard, time.Now, "fuzz")
+		doc, err := serial(pr, "x", x, int(lags))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, p jnum, reason string) {
+			f := float64(p)
+			switch {
+			case math.IsNaN(f) && reason == "":
+				t.Fatalf("%v lags %d: %s null without a reason", x, lags, what)
+			case !math.IsNaN(f) && (reason != "" || f < 0 || f > 1):
+				t.Fatalf("%v lags %d: %s p = %v, reason %q", x, lags, what, f, reason)
+			}
+		}
+		check("runs", doc.Runs.P, doc.Runs.Reason)
+		check("ljung-box", doc.LjungBox.P, doc.LjungBox.Reason)
+		if len(x) < 3 && doc.Runs.Reason == "" {
+			t.Fatalf("%v: runs test defined for %d values", x, len(x))
+		}
+		if len(doc.ACF) != min(int(lags), len(x)) {
+			t.Fatalf("%d acf values for lags %d and %d values", len(doc.ACF), lags, len(x))
+		}
+		constant := slices.Min(x) == slices.Max(x)
+		for k, v := range doc.ACF {
+			undefined := math.IsNaN(float64(v))
+			if undefined != (constant || k+1 > len(x)-1) || (undefined && doc.ACFReason == "") {
+				t.Fatalf("%v: acf lag %d = %v (reason %q)", x, k+1, v, doc.ACFReason)
+			}
+		}
+	})
 }
