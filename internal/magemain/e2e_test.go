@@ -252,9 +252,9 @@ type tree struct {
 	goRun, entry, target int // go run, mage.go, the compiled magefile
 }
 
-func startRun(t *testing.T, root string) *tree {
+func startRun(t *testing.T, root, target string) *tree {
 	t.Helper()
-	c := exec.Command("go", "run", "mage.go", "tls:run")
+	c := exec.Command("go", "run", "mage.go", target)
 	c.Dir = root
 	c.Env = append(os.Environ(), "PQREPRO_PROFILE=quick")
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a group of its own, as in a terminal
@@ -355,7 +355,7 @@ func TestSignalsStopTheRunCleanly(t *testing.T) {
 		{"group", syscall.SIGTERM, early}, // kill -TERM -PGID, timeout(1)
 	} {
 		t.Run(fmt.Sprintf("%s-%s-%s", strings.ReplaceAll(tc.to, " ", ""), tc.sig, map[string]string{early: "early", mid: "recording"}[tc.when]), func(t *testing.T) {
-			tr := startRun(t, root)
+			tr := startRun(t, root, "tls:run")
 			tr.waitFor(t, tc.when)
 			pid := map[string]int{"group": -tr.goRun, "go run": tr.goRun, "mage.go": tr.entry, "magefile": tr.target}[tc.to]
 			if err := syscall.Kill(pid, tc.sig); err != nil {
@@ -374,7 +374,7 @@ func TestSignalsStopTheRunCleanly(t *testing.T) {
 // names clean, which removes them.
 func TestStatusReportsWhatAKillLeaves(t *testing.T) {
 	root, _ := tlsTree(t)
-	tr := startRun(t, root)
+	tr := startRun(t, root, "tls:run")
 	tr.waitFor(t, "tls: handshakes")
 	if err := syscall.Kill(-tr.target, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -395,5 +395,56 @@ func TestStatusReportsWhatAKillLeaves(t *testing.T) {
 	out, _ = goRunMage(context.Background(), root, nil, "status")
 	if strings.Contains(out, "leftovers") {
 		t.Errorf("status after clean still reports leftovers:\n%s", out)
+	}
+}
+
+// net:run stopped while its links are up removes its namespaces, commits
+// and pins nothing, whichever way it is stopped.
+func TestNetRunStopsCleanly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: net:run creates network namespaces")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("no TUN device: %v", err)
+	}
+	root := clone(t)
+	spec, err := os.ReadFile(filepath.Join(root, "experiments", "net.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsBefore, _ := filepath.Glob(filepath.Join(root, "data", "net", "*"))
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+	}{{"group", syscall.SIGINT}, {"go run", syscall.SIGTERM}} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "")+"-"+tc.sig.String(), func(t *testing.T) {
+			tr := startRun(t, root, "net:run")
+			tr.waitFor(t, "self-test RTT")
+			ns := fmt.Sprintf("/run/netns/pqr-%d-*", tr.target)
+			if m, _ := filepath.Glob(ns); len(m) == 0 {
+				t.Skipf("no namespace %s while a link is up (the run failed by itself?):\n%s", ns, tr.log.String())
+			}
+			pid := map[string]int{"group": -tr.goRun, "go run": tr.goRun}[tc.name]
+			if err := syscall.Kill(pid, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			tr.end(t)
+			if m, _ := filepath.Glob(ns); len(m) > 0 {
+				t.Errorf("namespaces left: %v", m)
+			}
+			runs, _ := filepath.Glob(filepath.Join(root, "data", "net", "*"))
+			if fmt.Sprint(runs) != fmt.Sprint(runsBefore) {
+				t.Errorf("data/net now holds %v, before %v", runs, runsBefore)
+			}
+			if m, _ := filepath.Glob(filepath.Join(root, "data", "*", ".incomplete-*")); len(m) > 0 {
+				t.Errorf("left behind: %v", m)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, "experiments", "net.toml")); !bytes.Equal(b, spec) {
+				t.Error("experiments/net.toml changed: the interrupted run was pinned")
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", tr.log.String())
+			}
+		})
 	}
 }

@@ -53,6 +53,11 @@ func Main() int {
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGTERM), 0, 0, 0)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, os.Interrupt, unix.SIGTERM, unix.SIGHUP)
+	// The magefile runs in a process group of its own, in the background
+	// of a terminal: with these ignored (and inherited as ignored) it may
+	// write to the terminal under `stty tostop` and change its settings
+	// instead of being stopped.
+	signal.Ignore(unix.SIGTTOU, unix.SIGTTIN)
 	if os.Getppid() != ppid { // the parent died before the prctl
 		sigs <- unix.SIGTERM
 	}

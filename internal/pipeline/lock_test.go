@@ -199,3 +199,17 @@ func TestLeftoverNamespace(t *testing.T) {
 type lines chan string
 
 func (l lines) Write(p []byte) (int, error) { l <- string(p); return len(p), nil }
+
+func TestRunsReportLeftoversWhenTheyStart(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	os.MkdirAll(filepath.Join(cfg.Root, "data/fake/.incomplete-x"), 0o755)
+	for target, want := range map[string]bool{"tls:run": true, "quick": true, "build": false} {
+		log.Reset()
+		if err := Locked(context.Background(), cfg, target, func(context.Context, Config) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(log.String(), "data/fake/.incomplete-x"); got != want {
+			t.Errorf("%s reports leftovers: %v, want %v\n%s", target, got, want, log)
+		}
+	}
+}
