@@ -38,13 +38,15 @@ func Quick(ctx context.Context) error {
 }
 
 // Test installs what the tests need, then runs go vet and go test ./... .
-func Test(ctx context.Context) error { return pipeline.Test(ctx, config(pipeline.Quick)) }
+func Test(ctx context.Context) error {
+	return pipeline.Signalled(ctx, config(pipeline.Quick), func(ctx context.Context, cfg pipeline.Config) error { return pipeline.Test(ctx, cfg) })
+}
 
 // Status lists every stage and, for stale ones, which input changed (old and new hash).
 func Status(ctx context.Context) error { return pipeline.Status(ctx, config("")) }
 
 // Verify checks every raw data hash and re-derives every output from the committed data, byte for byte.
-func Verify(ctx context.Context) error { return pipeline.Verify(ctx, config("")) }
+func Verify(ctx context.Context) error { return pipeline.Signalled(ctx, config(""), pipeline.Verify) }
 
 // Build rebuilds every stale analysis, figure, table and paper stage from the pinned datasets.
 func Build(ctx context.Context) error { return pipeline.Locked(ctx, config(""), "build", build) }

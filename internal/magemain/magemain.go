@@ -70,7 +70,7 @@ func run(args []string, sigs chan os.Signal, stdin io.Reader, stdout, stderr io.
 		// Nothing runs a target: Mage's own path (which prints its usage
 		// and errors). -compile writes the main file too.
 		if cmd == mage.CompileStatic {
-			l, err := compileLock(inv.Dir, stderr)
+			l, err := compileLock(inv.Dir)
 			if err != nil {
 				fmt.Fprintln(stderr, "Error:", err)
 				return 1
@@ -97,7 +97,7 @@ func run(args []string, sigs chan os.Signal, stdin io.Reader, stdout, stderr io.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	l, err := compileLock(inv.Dir, stderr)
+	l, err := compileLock(inv.Dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "Error:", err)
 		return 1
@@ -142,11 +142,13 @@ func dirOf(inv mage.Invocation) string {
 	return inv.Dir
 }
 
-func compileLock(dir string, stderr io.Writer) (*treelock.Lock, error) {
+func compileLock(dir string) (*treelock.Lock, error) {
 	if dir == "" {
 		dir = "."
 	}
-	return treelock.Acquire(context.Background(), dir, treelock.Compile, "compile", treelock.Wait, stderr)
+	// No message: the wait is another command's compile, a second or two
+	// on a warm cache.
+	return treelock.Acquire(context.Background(), dir, treelock.Compile, "compile", treelock.Wait, nil)
 }
 
 // compile generates Mage's main file and compiles the magefile into exe;

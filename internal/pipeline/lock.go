@@ -50,3 +50,12 @@ func Locked(ctx context.Context, cfg Config, target string, fn func(context.Cont
 	}
 	return fn(ctx, cfg)
 }
+
+// Signalled runs fn, a target that writes nothing in the tree but may
+// leave temporary files or processes (verify, test), with ctx cancelled
+// on SIGINT and SIGTERM, so that it cleans up whichever signal stops it.
+func Signalled(ctx context.Context, cfg Config, fn func(context.Context, Config) error) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	return fn(ctx, cfg)
+}
