@@ -107,6 +107,7 @@ func run(args []string, sigs chan os.Signal, stdin io.Reader, stdout, stderr io.
 	if code != 0 || ctx.Err() != nil {
 		l.Release()
 		if code == 0 {
+			fmt.Fprintln(stderr, "mage: stopped before the targets started")
 			code = 1
 		}
 		return code
