@@ -120,9 +120,6 @@ func run(args []string, sigs chan os.Signal, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	s.started(c.Process)
-	if ctx.Err() != nil { // a signal came while it was starting
-		s.signal(unix.SIGTERM)
-	}
 	if inv.Timeout > 0 {
 		t := time.AfterFunc(inv.Timeout, func() {
 			fmt.Fprintf(stderr, "mage: timeout %v: stopping the targets\n", inv.Timeout)
@@ -198,13 +195,19 @@ type stopper struct {
 	p      *os.Process
 	n      int // signals received
 	first  time.Time
+	now    func() time.Time // nil is time.Now
 	exited bool
 }
 
+// started records the magefile's process; a signal that came while it
+// was starting is passed on now.
 func (s *stopper) started(p *os.Process) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.p = p
+	if s.n > 0 {
+		p.Signal(unix.SIGTERM)
+	}
 }
 
 func (s *stopper) done() {
@@ -217,6 +220,9 @@ func (s *stopper) signal(sig os.Signal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
+	if s.now != nil {
+		now = s.now()
+	}
 	if s.n > 0 && now.Sub(s.first) < time.Second {
 		// One stop, delivered twice: Ctrl-C reaches this process and `go
 		// run` (which may pass it on), SIGTERM to `go run` arrives again
