@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/linkemu"
 	"pqrepro/internal/treelock"
 )
 
@@ -363,8 +364,8 @@ func TestSignalsStopTheRunCleanly(t *testing.T) {
 			}
 			tr.end(t)
 			assertNothingLeft(t, root, spec, runsBefore, tr.log.String())
-			if !strings.Contains(tr.log.String(), "interrupted") {
-				t.Errorf("the run did not say it was interrupted:\n%s", tr.log.String())
+			if out := tr.log.String(); !strings.Contains(out, "interrupted") && !strings.Contains(out, "canceled") {
+				t.Errorf("the run did not say it was interrupted:\n%s", out)
 			}
 		})
 	}
@@ -420,7 +421,7 @@ func TestNetRunStopsCleanly(t *testing.T) {
 		t.Run(strings.ReplaceAll(tc.name, " ", "")+"-"+tc.sig.String(), func(t *testing.T) {
 			tr := startRun(t, root, "net:run")
 			tr.waitFor(t, "self-test RTT")
-			ns := fmt.Sprintf("/run/netns/pqr-%d-*", tr.target)
+			ns := filepath.Join(linkemu.DefaultNetnsDir, fmt.Sprintf("%s%d-*", linkemu.DefaultPrefix, tr.target))
 			if m, _ := filepath.Glob(ns); len(m) == 0 {
 				t.Skipf("no namespace %s while a link is up (the run failed by itself?):\n%s", ns, tr.log.String())
 			}
