@@ -449,3 +449,59 @@ func TestNetRunStopsCleanly(t *testing.T) {
 		})
 	}
 }
+
+// A signal that kills an experiment's child process (rp2040js under node)
+// fails the run like any other stop: nothing committed, pinned or left
+// running.
+func TestPicoRunChildSignalled(t *testing.T) {
+	for _, tool := range []string{"node", "npm", "arm-none-eabi-gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("pico:run needs %s (go run mage.go pico:run installs it): %v", tool, err)
+		}
+	}
+	root := clone(t)
+	spec, err := os.ReadFile(filepath.Join(root, "experiments", "pico.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsBefore, _ := filepath.Glob(filepath.Join(root, "data", "pico", "*"))
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tr := startRun(t, root, "pico:run")
+			tr.waitFor(t, "pico:run: ")
+			var node int
+			deadline := time.Now().Add(5 * time.Minute)
+			for node == 0 {
+				for _, c := range children(tr.target) {
+					if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c)); bytes.Contains(b, []byte("emulator/run.js")) {
+						node = c
+					}
+				}
+				if !alive(tr.target) || time.Now().After(deadline) {
+					t.Fatalf("no rp2040js child appeared:\n%s", tr.log.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := syscall.Kill(node, sig); err != nil {
+				t.Fatal(err)
+			}
+			tr.end(t)
+			if alive(node) {
+				t.Errorf("rp2040js (PID %d) still runs", node)
+			}
+			runs, _ := filepath.Glob(filepath.Join(root, "data", "pico", "*"))
+			if fmt.Sprint(runs) != fmt.Sprint(runsBefore) {
+				t.Errorf("data/pico now holds %v, before %v", runs, runsBefore)
+			}
+			if m, _ := filepath.Glob(filepath.Join(root, "data", "*", ".incomplete-*")); len(m) > 0 {
+				t.Errorf("left behind: %v", m)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, "experiments", "pico.toml")); !bytes.Equal(b, spec) {
+				t.Error("experiments/pico.toml changed: the failed run was pinned")
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", tr.log.String())
+			}
+		})
+	}
+}
