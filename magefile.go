@@ -28,40 +28,63 @@ func config(defaultProfile string) pipeline.Config {
 }
 
 // All reproduces every study at the full profile: installs what is missing, runs experiments without a dataset, rebuilds stale outputs.
-func All(ctx context.Context) error { return pipeline.All(ctx, config(pipeline.Full)) }
+func All(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(pipeline.Full), "all", pipeline.All)
+}
 
 // Quick runs the same pipeline as all at the quick profile (minutes; what CI runs).
-func Quick(ctx context.Context) error { return pipeline.All(ctx, config(pipeline.Quick)) }
+func Quick(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(pipeline.Quick), "quick", pipeline.All)
+}
 
 // Test installs what the tests need, then runs go vet and go test ./... .
-func Test(ctx context.Context) error { return pipeline.Test(ctx, config(pipeline.Quick)) }
+func Test(ctx context.Context) error {
+	return pipeline.Signalled(ctx, config(pipeline.Quick), func(ctx context.Context, cfg pipeline.Config) error { return pipeline.Test(ctx, cfg) })
+}
 
 // Status lists every stage and, for stale ones, which input changed (old and new hash).
 func Status(ctx context.Context) error { return pipeline.Status(ctx, config("")) }
 
 // Verify checks every raw data hash and re-derives every output from the committed data, byte for byte.
-func Verify(ctx context.Context) error { return pipeline.Verify(ctx, config("")) }
+func Verify(ctx context.Context) error { return pipeline.Signalled(ctx, config(""), pipeline.Verify) }
 
 // Build rebuilds every stale analysis, figure, table and paper stage from the pinned datasets.
-func Build(ctx context.Context) error { return pipeline.Build(ctx, config("")) }
+func Build(ctx context.Context) error { return pipeline.Locked(ctx, config(""), "build", build) }
+
+func build(ctx context.Context, cfg pipeline.Config) error { return pipeline.Build(ctx, cfg) }
 
 // Paper builds paper/main.pdf and every stale output it includes.
-func Paper(ctx context.Context) error { return pipeline.Paper(ctx, config("")) }
+func Paper(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "paper", pipeline.Paper)
+}
 
 // Claims evaluates every published claim on the current results and prints claim, published, ours, verdict.
 func Claims(ctx context.Context) error { return pipeline.Claims(ctx, config("")) }
 
 // Reproduce reruns the experiments into .cache/reproduce (data untouched) and compares them with the reference runs (PQREPRO_STUDIES=tls,... limits).
-func Reproduce(ctx context.Context) error { return pipeline.Reproduce(ctx, config("")) }
+func Reproduce(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "reproduce", pipeline.Reproduce)
+}
 
 // Bundle writes the deterministic artifact archive of the current commit to .cache/dist and prints its SHA-256 and size.
-func Bundle(ctx context.Context) error { return pipeline.Bundle(ctx, config("")) }
+func Bundle(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "bundle", pipeline.Bundle)
+}
 
 // Clean removes build caches and leftovers of interrupted runs; keeps data, the content store and committed outputs.
-func Clean() error { return pipeline.Clean(config("")) }
+func Clean(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "clean", func(_ context.Context, cfg pipeline.Config) error { return pipeline.Clean(cfg) })
+}
 
 // Bench runs every Go benchmark and times a no-op build; prints the figures.
-func Bench(ctx context.Context) error { return pipeline.Bench(ctx, config("")) }
+func Bench(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "bench", pipeline.Bench)
+}
+
+// study is a study's run target, for pipeline.Locked.
+func study(name string) func(context.Context, pipeline.Config) error {
+	return func(ctx context.Context, cfg pipeline.Config) error { return pipeline.RunStudy(ctx, cfg, name) }
+}
 
 // Data holds the transfers between the content store (.store) and the data remote named in remote.toml.
 type Data mg.Namespace
@@ -77,7 +100,7 @@ type TLS mg.Namespace
 
 // Run captures TLS 1.3 handshakes into a new dataset under data/tls (PQREPRO_PROFILE=quick|full).
 func (TLS) Run(ctx context.Context) error {
-	return pipeline.RunStudy(ctx, config(pipeline.Full), "tls")
+	return pipeline.Locked(ctx, config(pipeline.Full), "tls:run", study("tls"))
 }
 
 // OpenSSL builds OpenSSL 3.5 from Debian's source package into .cache/openssl, once, and its handshake harness.
@@ -88,28 +111,38 @@ type Net mg.Namespace
 
 // Run captures handshakes across the emulated links into a new dataset under data/net.
 func (Net) Run(ctx context.Context) error {
-	return pipeline.RunStudy(ctx, config(pipeline.Full), "net")
+	return pipeline.Locked(ctx, config(pipeline.Full), "net:run", study("net"))
 }
 
 // Clean removes network namespaces and TUN devices left behind by a crashed run.
-func (Net) Clean(ctx context.Context) error { return pipeline.NetClean(ctx, config(pipeline.Full)) }
+func (Net) Clean(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(pipeline.Full), "net:clean", pipeline.NetClean)
+}
 
 // Pico holds Study C: ML-KEM and ML-DSA on the RP2040.
 type Pico mg.Namespace
 
 // Run builds the firmware and benchmarks it on a Pico if one is attached, else in rp2040js, into data/pico.
 func (Pico) Run(ctx context.Context) error {
-	return pipeline.RunStudy(ctx, config(pipeline.Full), "pico")
+	return pipeline.Locked(ctx, config(pipeline.Full), "pico:run", study("pico"))
 }
 
 // Build compiles the RP2040 benchmark firmware images (ELF and RAM-only UF2) with gcc-arm-none-eabi (profile default quick).
-func (Pico) Build(ctx context.Context) error { return pipeline.PicoBuild(ctx, config("")) }
+func (Pico) Build(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "pico:build", pipeline.PicoBuild)
+}
 
 // Emulate runs the firmware in rp2040js at its own 133 MHz clock, verifies it on the host, writes .cache/pico/emulate.
-func (Pico) Emulate(ctx context.Context) error { return pipeline.PicoEmulate(ctx, config("")) }
+func (Pico) Emulate(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "pico:emulate", pipeline.PicoEmulate)
+}
 
 // Flash copies a UF2 (PQREPRO_PICO_UF2) to a Pico in BOOTSEL mode (RPI-RP2 drive; untested on hardware).
-func (Pico) Flash(ctx context.Context) error { return pipeline.PicoFlash(ctx, config("")) }
+func (Pico) Flash(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "pico:flash", pipeline.PicoFlash)
+}
 
 // Read reads a run from a flashed Pico's serial port PQREPRO_PICO_PORT into .cache/pico/read (untested on hardware).
-func (Pico) Read(ctx context.Context) error { return pipeline.PicoRead(ctx, config("")) }
+func (Pico) Read(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(""), "pico:read", pipeline.PicoRead)
+}

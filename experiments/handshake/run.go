@@ -221,6 +221,11 @@ func (c *Client) Dial(ctx context.Context, addr string) (ClientRecord, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		raw.SetDeadline(dl)
 	}
+	// Cancelling ctx ends every read and write at once, including the
+	// wait for the server's close after the handshake: an interrupted run
+	// must not wait out the per-connection timeout (Mage gives a
+	// cancelled target 5 s in all).
+	defer context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })()
 	rec.Local, rec.Server = raw.LocalAddr().String(), raw.RemoteAddr().String()
 	tc := tls.Client(raw, c.TLS)
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -240,6 +240,23 @@ func Clean(dir, prefix string, force bool) (CleanReport, error) {
 	return rep, errors.Join(errs...)
 }
 
+// Orphaned returns the names in dir (DefaultNetnsDir when empty) that
+// start with prefix and whose creator is no longer running: what Clean
+// would remove. `mage status` reports them as leftovers of a killed run.
+func Orphaned(dir, prefix string) ([]string, error) {
+	names, err := ListNamespaces(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if !processAlive(ownerPID(n)) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
 // ownerPID parses the creator's PID from a name "<prefix><pid>-<n>-<side>"
 // (reading from the right, so any prefix works); 0 if the name has another
 // form.

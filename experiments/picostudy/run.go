@@ -380,6 +380,9 @@ feed:
 	if err := provenance.Write(r.Dir, meta); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil { // the last moment to stop: after this the run is published
+		return fmt.Errorf("pico run interrupted: %w", err)
+	}
 	if err := r.Commit(); err != nil {
 		return err
 	}

@@ -29,13 +29,21 @@ func (c *Config) dataOptions() remote.Options {
 // lacks from the data remote, checking each SHA-256 before storing it; an
 // interrupted pull resumes where it stopped.
 func DataPull(ctx context.Context, cfg Config) error {
-	return dataTransfer(ctx, cfg, "pull", remote.Pull)
+	// It writes into the content store that build and verify read: under
+	// the tree's write lock, waiting for a command that holds it.
+	return Locked(ctx, cfg, "data:pull", func(ctx context.Context, cfg Config) error {
+		return dataTransfer(ctx, cfg, "pull", remote.Pull)
+	})
 }
 
 // DataPush uploads every blob the runs under data/ refer to and the data
 // remote lacks, re-hashing each one first.
 func DataPush(ctx context.Context, cfg Config) error {
-	return dataTransfer(ctx, cfg, "push", remote.Push)
+	// Under the write lock, so that a run committing new blobs or a pull
+	// adopting one is not half seen.
+	return Locked(ctx, cfg, "data:push", func(ctx context.Context, cfg Config) error {
+		return dataTransfer(ctx, cfg, "push", remote.Push)
+	})
 }
 
 type transferFunc func(context.Context, *repro.Store, remote.Remote, []string, remote.Options) ([]remote.Result, error)

@@ -251,6 +251,7 @@ func Status(ctx context.Context, cfg Config) error {
 	default:
 		cfg.printf("%d of %d stages are stale: `mage all` (or `mage quick`) rebuilds them", stale, len(st))
 	}
+	reportLeftovers(cfg)
 	return nil
 }
 

@@ -172,13 +172,18 @@ func TestCorruptLockIsAClearError(t *testing.T) {
 
 func TestClean(t *testing.T) {
 	cfg, log, _ := fakeStudy(t)
-	for _, d := range []string{".cache/x", ".stage-123", "data/fake/.incomplete-1", "data/fake/quick"} {
+	for _, d := range []string{".cache/x", ".cache/locks", ".cache/mage", ".stage-123", "data/fake/.incomplete-1", "data/fake/quick"} {
 		os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
 	}
 	if err := Clean(cfg); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{".cache", ".stage-123", "data/fake/.incomplete-1"} {
+	for _, kept := range []string{".cache/locks", ".cache/mage"} { // the lock clean holds, the binary running it
+		if _, err := os.Stat(filepath.Join(cfg.Root, kept)); err != nil {
+			t.Errorf("clean removed %s: %v", kept, err)
+		}
+	}
+	for _, gone := range []string{".cache/x", ".stage-123", "data/fake/.incomplete-1"} {
 		if _, err := os.Stat(filepath.Join(cfg.Root, gone)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s survived clean", gone)
 		}

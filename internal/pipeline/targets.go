@@ -13,6 +13,7 @@ import (
 
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/treelock"
 )
 
 // buildEstimate is the expected time of the analysis and render stages
@@ -168,7 +169,7 @@ func Paper(ctx context.Context, cfg Config) error {
 }
 
 // Clean removes build caches and the leftovers of interrupted runs:
-// .cache/, staging folders of interrupted stages and incomplete run
+// .cache/ (but its locks and the compiled magefile), staging folders of interrupted stages and incomplete run
 // folders under data/. It keeps raw data, the content store and the
 // committed outputs (they are artifacts; delete pqrepro.lock to force a
 // full rebuild).
@@ -182,13 +183,20 @@ func Clean(cfg Config) error {
 		removed = append(removed, rel)
 		return nil
 	}
-	patterns := []string{".cache", ".stage-*", "data/*/.incomplete-*"}
+	// .cache/locks and .cache/mage stay: the lock this command holds and
+	// the compiled magefile it runs (and that another command may be
+	// compiling right now).
+	keep := map[string]bool{filepath.Join(cfg.Root, treelock.Dir): true, filepath.Join(cfg.Root, ".cache", "mage"): true}
+	patterns := []string{".cache/*", ".stage-*", "data/*/.incomplete-*"}
 	for _, pat := range patterns {
 		matches, err := filepath.Glob(filepath.Join(cfg.Root, pat))
 		if err != nil {
 			return err
 		}
 		for _, m := range matches {
+			if keep[m] {
+				continue
+			}
 			if err := remove(m); err != nil {
 				return err
 			}

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"pqrepro/experiments/linkemu"
+	"pqrepro/internal/treelock"
+)
+
+// Leftovers are what a command killed by SIGKILL (or a crash) leaves
+// behind, where no cleanup path could run.
+type Leftovers struct {
+	// Writer is the writing command running now, if any: while it runs,
+	// its incomplete and stage folders are its own, not leftovers.
+	Writer string
+	// Incomplete and Stages are folders relative to the root.
+	Incomplete, Stages []string
+	// Namespaces are pqr-* network namespaces whose creator is dead.
+	Namespaces []string
+	// StaleLocks are lock files that still name a killed command.
+	StaleLocks []string
+}
+
+// FindLeftovers looks for leftovers of killed commands in the tree and
+// for orphaned network namespaces on the host.
+func FindLeftovers(root string) Leftovers {
+	var l Leftovers
+	for _, name := range []string{treelock.Write, treelock.Compile} {
+		st, h, err := treelock.Inspect(root, name)
+		switch {
+		case err != nil:
+		case st == treelock.Stale:
+			l.StaleLocks = append(l.StaleLocks, filepath.Join(treelock.Dir, name)+" names "+h.String()+", which was killed")
+		case st == treelock.Held && name == treelock.Write && h.PID != os.Getpid():
+			l.Writer = h.String()
+		}
+	}
+	if l.Writer == "" {
+		l.Incomplete = globRel(root, "data/*/.incomplete-*")
+		l.Stages = globRel(root, ".stage-*")
+	}
+	l.Namespaces, _ = linkemu.Orphaned("", linkemu.DefaultPrefix)
+	return l
+}
+
+func globRel(root, pattern string) []string {
+	m, _ := filepath.Glob(filepath.Join(root, pattern))
+	for i := range m {
+		m[i], _ = filepath.Rel(root, m[i])
+	}
+	return m
+}
+
+// Lines says what is left and the command that removes it; none when
+// nothing is.
+func (l Leftovers) Lines() []string {
+	var out []string
+	if len(l.Incomplete)+len(l.Stages)+len(l.StaleLocks) > 0 {
+		out = append(out, "leftovers of a killed command (`go run mage.go clean` removes them; data and outputs are intact):")
+		for _, s := range append(append(l.Incomplete, l.Stages...), l.StaleLocks...) {
+			out = append(out, "  "+s)
+		}
+	}
+	if len(l.Namespaces) > 0 {
+		out = append(out, "network namespaces of a killed net:run (`go run mage.go net:clean` removes them): "+strings.Join(l.Namespaces, ", "))
+	}
+	if l.Writer != "" {
+		out = append(out, "running now: "+l.Writer)
+	}
+	return out
+}
+
+// reportLeftovers prints Lines, if any.
+func reportLeftovers(cfg Config) {
+	for _, s := range FindLeftovers(cfg.Root).Lines() {
+		cfg.printf("%s", s)
+	}
+}

@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"context"
+
+	"pqrepro/internal/treelock"
+)
+
+// refusing lists the targets that refuse to start while another command
+// writes in the tree; every other writing target waits for it. Runs
+// refuse: they measure, and a run queued behind a build or another run
+// would start unattended at some later time, or (without the lock) run
+// under the other's CPU load and race it for the pin. Builds, clean and
+// the rest wait: they are deterministic and short, and the second one
+// finds the first one's work done.
+var refusing = map[string]bool{
+	"tls:run":   true,
+	"net:run":   true,
+	"pico:run":  true,
+	"reproduce": true,
+}
+
+// runs lists the targets that report leftovers of killed commands when
+// they start (status reports them too).
+var runs = map[string]bool{
+	"tls:run": true, "net:run": true, "pico:run": true,
+	"reproduce": true, "all": true, "quick": true,
+}
+
+// Locked runs fn, a target that writes in the tree, under the tree's
+// write lock (internal/treelock): another writing command makes it wait
+// with one line saying for whom, or refuse (see refusing). It cancels
+// ctx on SIGINT and SIGTERM, so that every writing target takes its
+// cleanup path whichever signal stops it. Read-only targets (status,
+// verify, claims, -l) take no lock and run alongside.
+func Locked(ctx context.Context, cfg Config, target string, fn func(context.Context, Config) error) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	policy := treelock.Wait
+	if refusing[target] {
+		policy = treelock.Refuse
+	}
+	l, err := treelock.Acquire(ctx, cfg.Root, treelock.Write, target, policy, cfg.log())
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	if runs[target] {
+		reportLeftovers(cfg)
+	}
+	return fn(ctx, cfg)
+}
+
+// Signalled runs fn, a target that writes nothing in the tree but may
+// leave temporary files or processes (verify, test), with ctx cancelled
+// on SIGINT and SIGTERM, so that it cleans up whichever signal stops it.
+func Signalled(ctx context.Context, cfg Config, fn func(context.Context, Config) error) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	return fn(ctx, cfg)
+}

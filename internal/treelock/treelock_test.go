@@ -1,0 +1,188 @@
+package treelock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func init() { poll = 5 * time.Millisecond }
+
+// lines is a log that hands each write to the test.
+type lines chan string
+
+func (l lines) Write(p []byte) (int, error) { l <- string(p); return len(p), nil }
+
+func TestRefuseNamesTheHolder(t *testing.T) {
+	root := t.TempDir()
+	l, err := Acquire(context.Background(), root, Write, "build", Wait, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	_, err = Acquire(context.Background(), root, Write, "tls:run", Refuse, nil)
+	var be *BusyError
+	if !errors.As(err, &be) {
+		t.Fatalf("second Acquire: %v, want a *BusyError", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"tls:run refuses", "build (PID " + itoa(os.Getpid()) + ", started "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("message is more than one line: %q", msg)
+	}
+}
+
+func TestWaitSaysForWhomThenGetsIt(t *testing.T) {
+	root := t.TempDir()
+	first, err := Acquire(context.Background(), root, Write, "build", Wait, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := make(lines, 4)
+	got := make(chan *Lock)
+	go func() {
+		l, err := Acquire(context.Background(), root, Write, "clean", Wait, log)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	var line string
+	select {
+	case line = <-log:
+	case l := <-got:
+		t.Fatalf("second Acquire returned %v while the first holds the lock", l)
+	}
+	first.Release()
+	second := <-got
+	defer second.Release()
+	want := "clean: waiting for build (PID " + itoa(os.Getpid()) + ", started "
+	if !strings.HasPrefix(line, want) || strings.Count(line, "\n") != 1 || len(log) != 0 {
+		t.Errorf("log %q (and %d more): want one line starting %q", line, len(log), want)
+	}
+	if st, h, _ := Inspect(root, Write); st != Held || h.Target != "clean" {
+		t.Errorf("Inspect after the hand-over: %v %+v, want held by clean", st, h)
+	}
+}
+
+func TestWaitStopsWithTheContext(t *testing.T) {
+	root := t.TempDir()
+	l, err := Acquire(context.Background(), root, Write, "build", Wait, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := Acquire(ctx, root, Write, "paper", Wait, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Acquire after cancel: %v, want context.Canceled", err)
+	}
+}
+
+// deadPID is the PID of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	c := exec.Command("true")
+	if err := c.Run(); err != nil {
+		t.Skipf("no `true` to make a dead PID: %v", err)
+	}
+	return c.Process.Pid
+}
+
+func TestStaleLockIsReportedAndTakenOver(t *testing.T) {
+	root := t.TempDir()
+	pid := deadPID(t)
+	stale := Holder{PID: pid, Target: "net:run", Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if err := os.MkdirAll(filepath.Join(root, Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(Path(root, Write), stale.encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, h, err := Inspect(root, Write)
+	if err != nil || st != Stale || h.PID != pid || h.Target != "net:run" {
+		t.Fatalf("Inspect: %v %+v %v, want stale net:run PID %d", st, h, err, pid)
+	}
+	l, err := Acquire(context.Background(), root, Write, "tls:run", Refuse, nil)
+	if err != nil {
+		t.Fatalf("Acquire over a dead holder: %v", err)
+	}
+	if st, h, _ := Inspect(root, Write); st != Held || h.Target != "tls:run" || h.PID != os.Getpid() {
+		t.Errorf("after take-over: %v %+v", st, h)
+	}
+	l.Release()
+	if st, _, _ := Inspect(root, Write); st != Free {
+		t.Errorf("after Release: %v, want Free", st)
+	}
+}
+
+// A lock file removed while held (clean of an older version, a hand rm)
+// must not let two holders in.
+func TestRemovedLockFileIsNotShared(t *testing.T) {
+	root := t.TempDir()
+	a, err := Acquire(context.Background(), root, Write, "a", Wait, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	b, err := Acquire(context.Background(), root, Write, "b", Refuse, nil)
+	if err == nil {
+		b.Release()
+		t.Fatal("b got the lock while a holds it")
+	}
+	if err := os.Remove(Path(root, Write)); err != nil {
+		t.Fatal(err)
+	}
+	// a now holds a lock on an unlinked file; a newcomer gets the new
+	// file. That is the documented limit: clean keeps the lock files.
+	c, err := Acquire(context.Background(), root, Write, "c", Refuse, nil)
+	if err != nil {
+		t.Fatalf("c: %v", err)
+	}
+	c.Release()
+}
+
+func TestParseHolder(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{"", false},
+		{"\n", false},
+		{"12 2026-01-02T03:04:05Z build\n", true},
+		{"12 2026-01-02T03:04:05Z pico:run with spaces\n", true},
+		{"-3 2026-01-02T03:04:05Z build", false},
+		{"x 2026-01-02T03:04:05Z build", false},
+		{"12 yesterday build", false},
+		{"12 2026-01-02T03:04:05Z", false},
+	} {
+		if _, ok := parseHolder([]byte(tc.in)); ok != tc.ok {
+			t.Errorf("parseHolder(%q) ok = %v, want %v", tc.in, ok, tc.ok)
+		}
+	}
+}
+
+func FuzzParseHolder(f *testing.F) {
+	f.Add([]byte("12 2026-01-02T03:04:05Z build\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, ok := parseHolder(b)
+		if !ok {
+			return
+		}
+		if h2, ok2 := parseHolder(h.encode()); !ok2 || h2.PID != h.PID || !h2.Start.Equal(h.Start) {
+			t.Errorf("round trip of %q: %+v -> %+v", b, h, h2)
+		}
+	})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
