@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/openssl"
 	"pqrepro/internal/deps"
 )
 
@@ -24,11 +25,13 @@ var (
 		Apt:     []string{"texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended", "lmodern"}}
 	reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinned mbedTLS source package (apt-get source)",
 		Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}}
+	reqTcpdump = deps.Requirement{Name: "tcpdump", Why: "the snap-length capture test (tcpdump -s 128 read by our reader)",
+		Present: deps.Command("tcpdump"), Apt: []string{"tcpdump"}}
 )
 
 func init() {
 	testRequirements = func(root string) []deps.Requirement {
-		return []deps.Requirement{reqTshark, reqArmGCC, reqNode, reqLatex, reqDpkgDev}
+		return append([]deps.Requirement{reqTshark, reqArmGCC, reqNode, reqLatex, reqDpkgDev, reqTcpdump}, openssl.Requirements()...)
 	}
 }
 

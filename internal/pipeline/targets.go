@@ -222,6 +222,17 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 	if err := cfg.installer().Ensure(ctx, testRequirements(cfg.Root)); err != nil {
 		return err
 	}
+	if testOpenSSL {
+		// The OpenSSL stack's tests need the build; it is made once into
+		// .cache/openssl (minutes) and reused.
+		cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
+		if err := TLSOpenSSL(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	if err := boundedFuzz(ctx, cfg); err != nil {
+		return err
+	}
 	vet := []string{"go", "vet", "./..."}
 	cfg.printf("test: %s", strings.Join(vet, " "))
 	cmd := exec.CommandContext(ctx, vet[0], vet[1:]...)
@@ -310,4 +321,63 @@ func paperNeedsBuild(cfg Config, experimentsRun bool) bool {
 		}
 	}
 	return false
+}
+
+// testOpenSSL is false in tests of Test itself, which fake the tree.
+var testOpenSSL = true
+
+// FuzzListFile names, in a package folder, the bounded fuzz runs of that
+// package: one `go test -fuzz` command per line, # for comments.
+const FuzzListFile = "fuzz.txt"
+
+// boundedFuzz runs every command of every fuzz.txt in the tree (each a
+// fuzzer for a few seconds) when CI is set or PQREPRO_FUZZ=1, before the
+// tests, so that the test run's summary stays the last line. Otherwise it
+// says how to run them.
+func boundedFuzz(ctx context.Context, cfg Config) error {
+	var lists []string
+	err := filepath.WalkDir(cfg.Root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != cfg.Root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && d.Name() == FuzzListFile {
+			lists = append(lists, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("find %s files: %w", FuzzListFile, err)
+	}
+	var cmds []string
+	for _, l := range lists {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				cmds = append(cmds, line)
+			}
+		}
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	if os.Getenv("CI") == "" && os.Getenv("PQREPRO_FUZZ") != "1" {
+		cfg.printf("test: %d bounded fuzz runs (%s files) not run: set PQREPRO_FUZZ=1 (CI runs them)", len(cmds), FuzzListFile)
+		return nil
+	}
+	for i, c := range cmds {
+		cfg.printf("test: fuzz %d/%d: %s", i+1, len(cmds), c)
+		cmd := exec.CommandContext(ctx, "sh", "-c", c)
+		cmd.Dir = cfg.Root
+		cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("bounded fuzzing: %s: %w (the failing input is under the package's testdata/fuzz: commit it as a regression case)", c, err)
+		}
+	}
+	return nil
 }
