@@ -71,7 +71,7 @@ func pinnedRuns(cfg Config) ([]pinnedRun, error) {
 
 // evidenceReport is what checkEvidence found.
 type evidenceReport struct {
-	Runs, Files, Blobs, BlobsAbsent int
+	Runs, Files, Blobs, BlobsAbsent, BlobsInRun int
 	Problems                        []repro.Problem
 }
 
@@ -121,6 +121,7 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		rep.Files += rc.Files
 		rep.Blobs += rc.Blobs
 		rep.BlobsAbsent += rc.BlobsAbsent
+		rep.BlobsInRun += rc.BlobsInRun
 		rep.Problems = append(rep.Problems, rc.Problems...)
 		for _, ent := range sums {
 			if !strings.HasPrefix(ent.Path, r.dir+"/") {
@@ -351,6 +352,9 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 // evidenceLine is the one-line summary of a check, for verify's output.
 func (r *evidenceReport) line(d time.Duration) string {
 	blobs := fmt.Sprintf("%d content-store blobs re-hashed", r.Blobs)
+	if r.BlobsInRun > 0 {
+		blobs += fmt.Sprintf(", %d committed gzip'd in their run (content re-hashed when the records are re-derived)", r.BlobsInRun)
+	}
 	if r.BlobsAbsent > 0 {
 		blobs += fmt.Sprintf(", %d not in the local store (not checked)", r.BlobsAbsent)
 	}

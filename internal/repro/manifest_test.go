@@ -269,3 +269,27 @@ func TestVerifyKeepsGoingPastAFailingStage(t *testing.T) {
 		t.Errorf("stage errors = %v", rep.StageErrors)
 	}
 }
+
+// TestBlobCommittedGzippedInTheRun: a capture committed as <name>.gz in
+// its run is counted as such, not as absent from the store.
+func TestBlobCommittedGzippedInTheRun(t *testing.T) {
+	data := t.TempDir()
+	r, err := NewRun(data, "net", "quick", mustTime(t, "2026-11-30T12:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := []byte("gzip bytes")
+	os.WriteFile(filepath.Join(r.Dir, "capture.pcapng.gz"), gz, 0o644)
+	meta := `{"files": {"capture.pcapng.gz": "` + HashBytes(gz) + `", "capture.pcapng": "` + HashBytes([]byte("capture")) + `", "other.pcapng": "` + HashBytes([]byte("other")) + `"}}`
+	os.WriteFile(filepath.Join(r.Dir, metaFile), []byte(meta), 0o644)
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rc := CheckRun(filepath.Dir(data), filepath.Base(data)+"/net/"+r.ID, r.Manifest, "test", nil, &Store{Dir: t.TempDir()})
+	if len(rc.Problems) != 0 {
+		t.Fatalf("problems: %v", rc.Problems)
+	}
+	if rc.BlobsInRun != 1 || rc.BlobsAbsent != 1 {
+		t.Errorf("in run %d (want 1: capture.pcapng.gz), absent %d (want 1: other.pcapng)", rc.BlobsInRun, rc.BlobsAbsent)
+	}
+}
