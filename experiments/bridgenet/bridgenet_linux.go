@@ -209,7 +209,7 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 					}
 				}
 				var off Offload
-				if off, ferr = readOffload(d); ferr != nil {
+				if off, ferr = ReadOffload(d); ferr != nil {
 					return
 				}
 				n.Info.Offloads[sd.side+"/"+d] = off
@@ -502,7 +502,9 @@ func ethtoolSet(dev string, cmd, data uint32) error {
 	return err
 }
 
-func readOffload(dev string) (Offload, error) {
+// ReadOffload reads dev's TSO, GSO and GRO in the calling thread's
+// network namespace.
+func ReadOffload(dev string) (Offload, error) {
 	var o Offload
 	for _, f := range []struct {
 		cmd uint32

@@ -108,7 +108,7 @@ func (r *runner) join(conns []conn, caps []capture.Record) ([]Record, joinStats,
 			FrameBytesC2S: c.FrameBytesC2S, FrameBytesS2C: c.FrameBytesS2C,
 			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
 			ThsNs: c.ThsNs, Complete: c.Complete,
-			InprocClientNs: &cl, InprocServerNs: &sv,
+			InprocClientNs: &cl, InprocServerNs: &sv, Path: cfg.Path,
 		})
 	}
 	var stray []string

@@ -10,10 +10,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
 	"pqrepro/internal/atomicfile"
@@ -91,10 +93,23 @@ type RunResult struct {
 	CaptureSize int64  // bytes
 }
 
-// Requirements lists what Run needs installed: nothing beyond Go and root
-// (or CAP_NET_RAW) for the AF_PACKET capture, which is not something a
-// package installs, so Run checks it itself (CheckPermission).
-func Requirements(root string) []deps.Requirement { return nil }
+// Requirements lists what Run needs installed: iproute2 when a profile of
+// the spec under root runs the bridge path (bridgenet.Requirements), and
+// beyond that Go and root (or CAP_NET_RAW) for the AF_PACKET capture,
+// which is not something a package installs, so Run checks it itself
+// (CheckPermission).
+func Requirements(root string) []deps.Requirement {
+	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
+	if err != nil {
+		return nil // Run reports the spec's problem
+	}
+	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+		if slices.Contains(s.Paths(p), PathBridge) {
+			return bridgenet.Requirements()
+		}
+	}
+	return nil
+}
 
 // CheckPermission returns a clear error (wrapping capture.ErrNeedRoot) when
 // the process may not open an AF_PACKET socket. It opens one with protocol
@@ -124,6 +139,7 @@ type runner struct {
 	configs []Config
 	plan    []Step
 	servers []*server
+	net     *bridgenet.Net // the bridge path's network, nil without one
 }
 
 func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
@@ -189,7 +205,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
 		return nil, fmt.Errorf("tls run: %w", err)
 	}
-	r.configs = r.spec.Configs()
+	r.configs = r.spec.Units(cfg.Profile)
 	prof, _ := r.spec.Profile(cfg.Profile)
 	if err := CheckPermission(); err != nil {
 		return nil, err
@@ -198,7 +214,12 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
 		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
 
-	// 2. Certificates and servers (CPU and sockets, no files).
+	// 2. The bridge path's namespaces (removed on every path out), then
+	// certificates and servers (CPU and sockets, no files).
+	if err := r.startBridge(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeBridge()
 	if err := r.startServers(); err != nil {
 		return nil, err
 	}
@@ -218,34 +239,52 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}()
 	r.logf("run %s: recording into %s", run.ID, run.Dir)
 
-	capPath := filepath.Join(run.Dir, CaptureName)
-	// The capture gets a context that is not cancelled with ctx, so that
+	// The captures get a context that is not cancelled with ctx, so that
 	// Stop (below, on every path) drains the socket and writes a
-	// complete file even after Ctrl-C.
-	// Only the servers' ports: lo carries every process's loopback
-	// traffic, which would bloat the file and could cause drops.
-	ports := r.serverPorts()
-	if len(ports) > capture.MaxPorts {
-		ports = nil // too many for one filter: the reader ignores the rest
-	}
-	c, err := capture.Start(context.WithoutCancel(ctx), capture.Options{Interface: Interface, Path: capPath, Ports: ports})
+	// complete file even after Ctrl-C. One capture per path.
+	caps, err := r.startCaptures(context.WithoutCancel(ctx), run.Dir)
+	defer stopCaptures(caps)
 	if err != nil {
-		return nil, fmt.Errorf("tls run: %w", err)
-	}
-	if ports != nil {
-		r.logf("capture: started on %s, TCP ports %s only", Interface, r.portRange())
-	} else {
-		r.logf("capture: started on %s, all traffic (%d servers exceed the filter's %d ports)", Interface, len(r.servers), capture.MaxPorts)
+		return nil, err
 	}
 
-	conns, wall, loopErr := r.connect(ctx, c.KeyLog())
-	st, capErr := c.Stop()
-	if testHookCaptureStats != nil {
-		testHookCaptureStats(&st)
+	// A bridge network that someone else removes ends the connections.
+	connCtx, stopConns := context.WithCancelCause(ctx)
+	defer stopConns(nil)
+	if r.net != nil {
+		go func() {
+			select {
+			case <-r.net.Done():
+				stopConns(r.net.Err())
+			case <-connCtx.Done():
+			}
+		}()
 	}
-	r.logf("capture: stopped: %d packets, %d kernel drops, %d key log bytes", st.Packets, st.KernelDrops, st.SecretBytes)
+	conns, wall, loopErr := r.connect(connCtx, keyLogs(caps))
+	stopCaptures(caps)
+	var st capture.Stats
+	var capErr error
+	for _, pc := range caps {
+		if testHookCaptureStats != nil {
+			testHookCaptureStats(&pc.st)
+		}
+		st.Packets += pc.st.Packets
+		st.KernelSeen += pc.st.KernelSeen
+		st.KernelDrops += pc.st.KernelDrops
+		st.Truncated += pc.st.Truncated
+		st.SecretBytes += pc.st.SecretBytes
+		if pc.err != nil && capErr == nil {
+			capErr = fmt.Errorf("%s: %w", pc.iface, pc.err)
+		}
+		r.logf("capture: stopped on %s: %d packets, %d kernel drops, %d key log bytes", pc.iface, pc.st.Packets, pc.st.KernelDrops, pc.st.SecretBytes)
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("tls run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
+	}
+	if r.net != nil {
+		if err := r.net.Err(); err != nil {
+			return nil, fmt.Errorf("tls run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+		}
 	}
 	if loopErr != nil {
 		return nil, fmt.Errorf("tls run %s: %w; the run was removed", run.ID, loopErr)
@@ -259,19 +298,23 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	rate := float64(len(conns)) / wall.Seconds()
 	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
 
-	// 4. Read the capture back and join it with the in-process records.
-	capRes, err := readCapture(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+	// 4. Read the captures back and join them with the in-process records.
+	var capRecs []capture.Record
+	for _, pc := range caps {
+		capRes, err := readCapture(pc.file)
+		if err != nil {
+			return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+		}
+		capRecs = append(capRecs, capRes.Records...)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("tls run %s: %w (%w)", run.ID, ErrInterrupted, err)
 	}
-	recs, js, err := r.join(conns, capRes.Records)
+	recs, js, err := r.join(conns, capRecs)
 	if err != nil {
 		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
-	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", len(capRes.Records), len(recs), js.verified)
+	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", len(capRecs), len(recs), js.verified)
 
 	// 5. The dataset.
 	files := map[string]string{}
@@ -294,19 +337,26 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	files[ConfigsFile] = repro.HashBytes(cj)
 	r.logf("wrote %s (%d rows) and %s", RecordsFile, len(recs), ConfigsFile)
 
-	fi, err := os.Stat(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	var sum string // the first capture's: loopback's when the run has that path
+	var capBytes int64
+	for _, pc := range caps {
+		fi, err := os.Stat(pc.file)
+		if err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		s, err := store.Put(pc.file)
+		if err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		if err := os.Remove(pc.file); err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		files[pc.name] = s
+		if sum == "" {
+			sum, capBytes = s, fi.Size()
+		}
+		r.logf("capture %s: %d bytes stored as sha256:%s in %s", pc.name, fi.Size(), s, store.Dir)
 	}
-	sum, err := store.Put(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	if err := os.Remove(capPath); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	files[CaptureName] = sum
-	r.logf("capture: %d bytes stored as sha256:%s in %s", fi.Size(), sum, store.Dir)
 
 	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root})
 	meta.Study = Study
@@ -329,20 +379,24 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		"packets_truncated":        st.Truncated,
 		"key_log_bytes":            st.SecretBytes,
 		"capture_sha256":           sum,
-		"capture_bytes":            fi.Size(),
-		"capture_connections":      len(capRes.Records),
+		"capture_bytes":            capBytes,
+		"capture_connections":      len(capRecs),
 		"connections":              len(recs),
 		"connections_measured":     js.measured,
 		"retransmissions":          js.retrans,
 		"client_finished_verified": js.verified,
 		"handshake_wall_s":         round3(wall.Seconds()),
 		"handshake_rate_per_s":     round3(rate),
-		"interface":                Interface,
+		"interface":                caps[0].iface,
+		"paths":                    r.pathsMeta(caps, files),
 	}
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
-		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo",
-		fmt.Sprintf("capture: %s is in the content store under sha256/%s/%s", CaptureName, sum[:2], sum[2:]),
+		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
+	}
+	for _, pc := range caps {
+		s := files[pc.name]
+		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s is in the content store under sha256/%s/%s", pc.name, s[:2], s[2:]))
 	}
 	if err := provenance.Write(run.Dir, meta); err != nil {
 		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
@@ -361,7 +415,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	res = &RunResult{
 		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.measured,
-		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: fi.Size(),
+		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: capBytes,
 	}
 	if err := spec.Pin(specPath, cfg.Profile, run.ID); err != nil {
 		// The run is committed and stays; only the pin is missing.
@@ -414,7 +468,7 @@ func (r *runner) startServers() error {
 		if err != nil {
 			return fmt.Errorf("tls run: certificates for %s: %w", c.Name, err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := r.listen(c)
 		if err != nil {
 			return fmt.Errorf("tls run: listen for %s: %w", c.Name, err)
 		}
@@ -455,11 +509,14 @@ func (r *runner) stopServers() {
 	}
 }
 
-// serverPorts lists the servers' listening ports, for the capture filter.
-func (r *runner) serverPorts() []uint16 {
-	ports := make([]uint16, len(r.servers))
-	for i, s := range r.servers {
-		ports[i] = uint16(s.ln.Addr().(*net.TCPAddr).Port)
+// serverPorts lists the listening ports of the servers on path, for the
+// capture filter.
+func (r *runner) serverPorts(path string) []uint16 {
+	var ports []uint16
+	for _, s := range r.servers {
+		if s.cfg.Path == path {
+			ports = append(ports, uint16(s.ln.Addr().(*net.TCPAddr).Port))
+		}
 	}
 	return ports
 }
@@ -485,12 +542,12 @@ type conn struct {
 // connections made, the wall time from the first dial to the end of the
 // last connection, and the first error; a cancelled ctx stops it between
 // or during connections.
-func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Duration, error) {
+func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]conn, time.Duration, error) {
 	for _, s := range r.servers {
 		// Exactly one group offered, the server's: no HelloRetryRequest
 		// (handshake.Config documents Go's key-share choice).
 		s.cli = &handshake.Client{
-			TLS:    handshake.ClientTLSConfig(s.bundle.Roots, "localhost", []tls.CurveID{s.cfg.Group}, keyLog),
+			TLS:    handshake.ClientTLSConfig(s.bundle.Roots, "localhost", []tls.CurveID{s.cfg.Group}, keyLogs[s.cfg.Path]),
 			Expect: s.srv.Expect,
 		}
 	}
@@ -507,7 +564,7 @@ func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Du
 			return conns, time.Since(begin), err
 		}
 		s := r.servers[st.Config]
-		cr, err := s.cli.Dial(ctx, s.addr)
+		cr, err := r.dial(ctx, s)
 		if err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, err)
 		}
@@ -517,7 +574,7 @@ func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Du
 		case err := <-s.done:
 			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server stopped: %v", i+1, s.cfg.Name, err)
 		case <-ctx.Done():
-			return conns, time.Since(begin), ctx.Err()
+			return conns, time.Since(begin), context.Cause(ctx)
 		}
 		if sr.Err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, sr.Err)

@@ -42,6 +42,18 @@ type Spec struct {
 	Profiles map[string]Profile `toml:"profiles"`
 	// Runs pins the run the paper uses per profile (written by spec.Pin).
 	Runs spec.Runs `toml:"runs"`
+	// Bridge configures the bridge path (path.go, experiments/bridgenet).
+	Bridge BridgeSpec `toml:"bridge"`
+}
+
+// BridgeSpec is the [bridge] table: how the bridge path is built.
+type BridgeSpec struct {
+	// MTU of the bridge and its veth devices; 0 is 1500, Docker's.
+	MTU int `toml:"mtu"`
+	// Offloads keeps the veth devices' TSO/GSO/GRO as the kernel and
+	// Docker leave them; false (the default) turns them off so that the
+	// capture sees frames of at most MTU bytes, not GSO super-frames.
+	Offloads bool `toml:"offloads"`
 }
 
 // Seeds are the run's seeds, recorded in meta.json.
@@ -57,6 +69,10 @@ type Matrix struct {
 	// Chain makes the server send leaf + CA certificate in every matrix
 	// configuration instead of a self-signed leaf.
 	Chain bool `toml:"chain"`
+	// Paths are the network paths every configuration runs on
+	// (tlsrecords.KnownPaths); empty is ["loopback"]. A profile's own
+	// paths replace them.
+	Paths []string `toml:"paths"`
 }
 
 // Paper lists the paper's configurations (each must be in the matrix, or is
@@ -81,6 +97,8 @@ type Profile struct {
 	N      int `toml:"n"`      // measured connections per configuration
 	Block  int `toml:"block"`  // measured connections per block (see Plan)
 	Warmup int `toml:"warmup"` // discarded connections before every block
+	// Paths, when set, replace [matrix] paths for this profile.
+	Paths []string `toml:"paths"`
 }
 
 // Config is one configuration of the run.
@@ -94,6 +112,9 @@ type Config struct {
 	// Paper is the paper's label when this is one of its configurations.
 	Paper    string `json:"paper,omitempty"`
 	Baseline bool   `json:"baseline,omitempty"`
+	// Path is the network path the configuration runs on (Spec.Units);
+	// empty in Spec.Configs.
+	Path string `json:"path,omitempty"`
 }
 
 // ConfigName is the canonical name of a configuration, the records'
@@ -213,6 +234,13 @@ func (s *Spec) Validate() error {
 		if p.Warmup < 0 || p.Warmup > maxWarmup {
 			bad("[profiles.%s] warmup = %d: must be 0..%d", name, p.Warmup, maxWarmup)
 		}
+	}
+	errs = append(errs, validPaths("[matrix] paths", s.Matrix.Paths))
+	for _, name := range sortedKeys(s.Profiles) {
+		errs = append(errs, validPaths("[profiles."+name+"] paths", s.Profiles[name].Paths))
+	}
+	if m := s.Bridge.MTU; m != 0 && (m < 1280 || m > 65535) {
+		bad("[bridge] mtu = %d: want 1280..65535 (0 is 1500)", m)
 	}
 	for prof := range s.Runs {
 		if _, ok := s.Profiles[prof]; !ok {

@@ -40,6 +40,9 @@ const RecordsFile = "records.csv.gz"
 //   - inproc_client_ns, inproc_server_ns: the in-process timers of
 //     experiments/handshake (dial start to client handshake complete,
 //     accept to server handshake complete), in nanoseconds.
+//   - path: the network path between client and server, one of
+//     KnownPaths. Files written before the column existed (LegacyColumns)
+//     are read with path = DefaultPath.
 //
 // Absent values are empty cells: times the capture did not see, an
 // unknown negotiated group, a timer that was not taken.
@@ -50,8 +53,22 @@ var Columns = []string{
 	"negotiated_group", "retransmissions", "packets_c2s", "packets_s2c",
 	"frame_bytes_c2s", "frame_bytes_s2c", "tcp_payload_bytes_c2s",
 	"tcp_payload_bytes_s2c", "ths_ns", "complete",
-	"inproc_client_ns", "inproc_server_ns",
+	"inproc_client_ns", "inproc_server_ns", "path",
 }
+
+// LegacyColumns is the header of records files written before the path
+// column: Columns without its last entry. ReadRecords reads them with
+// Path = DefaultPath, so committed runs keep their meaning.
+var LegacyColumns = Columns[:len(Columns)-1]
+
+// KnownPaths are the network paths a record may name: "loopback" (client
+// and server in one namespace, on lo) and "bridge" (two namespaces joined
+// by veth pairs through a Linux bridge, MTU 1500, like Docker's default
+// bridge network; experiments/bridgenet).
+var KnownPaths = []string{"loopback", "bridge"}
+
+// DefaultPath is the path of records that do not name one.
+const DefaultPath = "loopback"
 
 // KnownCertKeys are the certificate key names a config may use, as
 // experiments/handshake.CertKey prints them, in the order tables list them.
@@ -155,6 +172,18 @@ type Record struct {
 	// In-process timers of experiments/handshake.ConnRecord.
 	InprocClientNs *int64 // ClientNs: dial start to client handshake complete
 	InprocServerNs *int64 // ServerNs: accept to server handshake complete
+
+	// Path is the network path (KnownPaths); "" is written and read as
+	// DefaultPath.
+	Path string
+}
+
+// PathOrDefault returns r.Path, or DefaultPath when it is empty.
+func (r *Record) PathOrDefault() string {
+	if r.Path == "" {
+		return DefaultPath
+	}
+	return r.Path
 }
 
 // Check reports whether r is internally consistent: a valid config ID that
@@ -169,6 +198,9 @@ func (r *Record) Check() error {
 	c, err := ParseConfigID(r.Config)
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(KnownPaths, r.PathOrDefault()) {
+		return fmt.Errorf("path %q: want one of %s", r.Path, strings.Join(KnownPaths, ", "))
 	}
 	if c.CertKey != r.CertKey || c.Group != r.Group || c.Chain != r.Chain {
 		return fmt.Errorf("config %s disagrees with cert_key=%s group=%s chain=%v", r.Config, r.CertKey, r.Group, r.Chain)
@@ -241,7 +273,7 @@ func writeCSV(w io.Writer, rs []Record) error {
 			strconv.FormatInt(r.FrameBytesC2S, 10), strconv.FormatInt(r.FrameBytesS2C, 10),
 			strconv.FormatInt(r.TCPPayloadBytesC2S, 10), strconv.FormatInt(r.TCPPayloadBytesS2C, 10),
 			optInt(r.ThsNs), strconv.FormatBool(r.Complete),
-			optInt(r.InprocClientNs), optInt(r.InprocServerNs))
+			optInt(r.InprocClientNs), optInt(r.InprocServerNs), r.PathOrDefault())
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write records: %w", err)
 		}
@@ -307,7 +339,7 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 		in = zr
 	}
 	cr := csv.NewReader(in)
-	cr.FieldsPerRecord = len(Columns)
+	cr.FieldsPerRecord = 0 // every row as wide as the header, checked below
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
@@ -316,7 +348,8 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	if !slices.Equal(header, Columns) {
+	legacy := slices.Equal(header, LegacyColumns)
+	if !legacy && !slices.Equal(header, Columns) {
 		return nil, &ParseError{File: name, Line: 1, Err: headerError(header)}
 	}
 	var out []Record
@@ -396,6 +429,10 @@ func parseRow(row []string) (Record, string, error) {
 	r.Complete = p.bool("complete")
 	r.InprocClientNs = p.opt("inproc_client_ns")
 	r.InprocServerNs = p.opt("inproc_server_ns")
+	r.Path = DefaultPath
+	if len(row) > len(LegacyColumns) {
+		r.Path = p.str("path", false)
+	}
 	if p.err != nil {
 		return Record{}, p.col, p.err
 	}

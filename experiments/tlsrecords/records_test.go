@@ -43,6 +43,7 @@ func sampleRecords(n int, seed uint64) []Record {
 			PacketsC2S: 6, PacketsS2C: 7, FrameBytesC2S: 1800, FrameBytesS2C: 9000,
 			TCPPayloadBytesC2S: 1400, TCPPayloadBytesS2C: 8600, ThsNs: i64(ths), Complete: true,
 			InprocClientNs: i64(ths + 150_000), InprocServerNs: i64(ths - 100_000),
+			Path: KnownPaths[i%len(KnownPaths)],
 		}
 		if i%7 == 3 { // a connection the capture saw only partly
 			r.ClientFinishedNs, r.ThsNs, r.FinNs, r.Complete = nil, nil, nil, false
@@ -173,9 +174,14 @@ func TestParseConfig(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	header := strings.Join(Columns, ",") + "\n"
-	good := "0,ed25519/X25519,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,false,X25519,0,6,7,100,200,80,180,3,true,10,9\n"
+	good := "0,ed25519/X25519,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,false,X25519,0,6,7,100,200,80,180,3,true,10,9,bridge\n"
 	if _, err := ReadRecords(strings.NewReader(header+good), "ok.csv"); err != nil {
 		t.Fatalf("good row refused: %v", err)
+	}
+	// A file of before the path column: read, as loopback.
+	legacy := strings.Join(LegacyColumns, ",") + "\n" + strings.TrimSuffix(good, ",bridge\n") + "\n"
+	if rs, err := ReadRecords(strings.NewReader(legacy), "old.csv"); err != nil || rs[0].Path != "loopback" {
+		t.Fatalf("legacy file: %v, %+v", err, rs)
 	}
 	// mutate replaces column col of the good row.
 	mutate := func(col, v string) string {
@@ -189,7 +195,10 @@ func TestReadErrors(t *testing.T) {
 		{"empty file", "", "r.csv: empty file"},
 		{"header only", header, "r.csv: no records"},
 		{"wrong header", strings.Replace(header, "ths_ns", "ths", 1) + good, "r.csv:1: header column 24 is \"ths\", want \"ths_ns\""},
-		{"short header", "seq,config\n", "r.csv:1: wrong number of fields"},
+		{"short header", "seq,config\n", "r.csv:1: header column 3 is (missing)"},
+		{"bad path", header + mutate("path", "wifi"), "r.csv:2: path \"wifi\": want one of loopback, bridge"},
+		{"empty path", header + mutate("path", ""), "r.csv:2: column path: empty"},
+		{"legacy header, new row", strings.Join(LegacyColumns, ",") + "\n" + good, "r.csv:2: wrong number of fields"},
 		{"short row", header + "0,ed25519/X25519\n", "r.csv:2: wrong number of fields"},
 		{"bad seq", header + mutate("seq", "x"), "r.csv:2: column seq: \"x\" is not a whole number"},
 		{"negative seq", header + mutate("seq", "-1"), "r.csv:2: column seq: -1 out of range"},
