@@ -897,7 +897,10 @@ func (r *runner) progress(idx int) int {
 // error is not one a lossy link explains (a configuration error).
 func classify(err error) string {
 	var ne net.Error
+	var ee *endpointError
 	switch {
+	case errors.As(err, &ee): // the endpoint classified it the same way
+		return ee.class
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return "timeout"
 	case errors.As(err, &ne) && ne.Timeout():
