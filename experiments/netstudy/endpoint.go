@@ -355,4 +355,3 @@ func (c *epClient) dial(ctx context.Context, addr, group string) (handshake.Clie
 }
 
 func (c *epClient) close() error { return c.p.stop(10 * time.Second) }
-
