@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,7 +266,7 @@ func startEndpointServer(ctx context.Context, ep *Endpoint, cert, key string, ti
 			break
 		}
 		s.addrs[l[2]] = l[1]
-		_, port, _ := strings.Cut(l[1], ":")
+		_, port, _ := net.SplitHostPort(l[1])
 		s.expect[port] = l[2]
 	}
 	s.wg.Add(1)
@@ -280,16 +281,20 @@ func (s *epServer) read() {
 		if err != nil {
 			return
 		}
-		if l[0] != "accept" || len(l) != 7 {
+		if l[0] != "accept" || len(l) != 8 {
 			continue
 		}
 		rec := handshake.ServerRecord{Client: l[1]}
-		if ns, err := strconv.ParseInt(l[2], 10, 64); err == nil {
+		if ns, err := strconv.ParseInt(l[3], 10, 64); err == nil {
 			rec.Accept = time.Unix(0, ns)
 		}
-		rec.DurationNs, _ = strconv.ParseInt(l[3], 10, 64)
-		if l[6] != "" {
-			rec.Err = fmt.Errorf("endpoint server: connection from %s: %s", l[1], l[6])
+		rec.DurationNs, _ = strconv.ParseInt(l[4], 10, 64)
+		_, port, _ := net.SplitHostPort(l[2])
+		switch want := s.expect[port]; {
+		case l[7] != "":
+			rec.Err = fmt.Errorf("endpoint server: connection from %s: %s", l[1], l[7])
+		case l[5] != want || l[6] != "false":
+			rec.Err = fmt.Errorf("endpoint server: connection from %s to %s negotiated %s (HelloRetryRequest %s), want %s without one", l[1], l[2], l[5], l[6], want)
 		}
 		s.report(rec)
 	}

@@ -35,13 +35,22 @@ const RecordsFile = "records.csv.gz"
 //     datagram lengths (TUN has no link header), payload bytes are TCP
 //     payload; a connection's counts run from SYN to the last FIN/ACK
 //   - client_ns: dial start to client handshake complete (in process);
-//     server_ns: accept to server handshake complete (in process)
+//     server_ns: accept to server handshake complete (in process; in the
+//     endpoint process for an endpoint series)
+//   - toolchain: the Go release that ran the handshakes: the endpoint
+//     build's (runtime version from its build info) or, for series run in
+//     process, the runner's. Files of before the column are of runs made
+//     in process with go1.27.3 (LegacyToolchain).
 var Columns = []string{
 	"scenario", "round", "group", "seq", "index", "start_unix_ns", "ok", "failure", "client",
 	"ths_ns", "cap_complete", "cap_group", "hrr", "retransmissions",
 	"packets_c2s", "packets_s2c", "frame_bytes_c2s", "frame_bytes_s2c", "payload_bytes_c2s", "payload_bytes_s2c",
-	"client_ns", "server_ns",
+	"client_ns", "server_ns", "toolchain",
 }
+
+// LegacyToolchain is the toolchain of the rows of runs recorded before the
+// toolchain column: all ran in process with Go 1.27.3.
+const LegacyToolchain = "go1.27.3"
 
 // Row is one recorded handshake attempt.
 type Row struct {
@@ -58,6 +67,9 @@ type Row struct {
 	Cap      *capture.Record // nil when the capture has no record of it
 	ClientNs int64           // 0 when not measured
 	ServerNs int64
+	// Toolchain is the Go release that ran the handshake (the toolchain
+	// column).
+	Toolchain string
 }
 
 func (r Row) cells() []string {
@@ -83,7 +95,7 @@ func (r Row) cells() []string {
 	} else {
 		c = append(c, "", "", "", "", "", "", "", "", "", "", "")
 	}
-	return append(c, opt(r.ClientNs), opt(r.ServerNs))
+	return append(c, opt(r.ClientNs), opt(r.ServerNs), r.Toolchain)
 }
 
 // encodeRecords renders rows as a gzip'd CSV whose bytes depend only on the

@@ -8,7 +8,7 @@
 //
 //	endpoint server -cert F -key F -timeout D -listen ADDR=GROUP ...
 //	    prints  ready,ADDR,GROUP   per listener, then  ready
-//	    then    accept,CLIENT,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR
+//	    then    accept,CLIENT,LOCAL,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR
 //	            per connection; runs until stdin is closed
 //	endpoint client -roots F -servername S -timeout D
 //	    reads   dial ADDR GROUP   lines on stdin, makes one connection
@@ -182,7 +182,7 @@ func serve(o *out, ln net.Listener, cfg *tls.Config, timeout time.Duration) {
 					msg = serr.Error()
 				}
 			}
-			o.line("accept", raw.RemoteAddr().String(), strconv.FormatInt(t0.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), msg)
+			o.line("accept", raw.RemoteAddr().String(), raw.LocalAddr().String(), strconv.FormatInt(t0.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), msg)
 			if err == nil {
 				io.Copy(io.Discard, tc) // until the client's close_notify/FIN
 				tc.Close()
