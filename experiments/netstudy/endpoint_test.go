@@ -3,7 +3,6 @@ package netstudy
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -32,23 +31,7 @@ func buildOrSkip(t *testing.T, root, toolchain string) *Endpoint {
 func endpointRoot(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	dst := filepath.Join(root, EndpointDir)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir("endpoint")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("endpoint", e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyEndpoint(t, root)
 	return root
 }
 
