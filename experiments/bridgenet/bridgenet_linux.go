@@ -98,6 +98,9 @@ type Info struct {
 	ClientAddr        string            `json:"client_addr"`
 	ServerAddr        string            `json:"server_addr"`
 	ClientIface       string            `json:"client_iface"`
+	// TCPNoDelay is TCP_NODELAY as read from a connection the client
+	// namespace dialled with Go's net package (which sets it by default).
+	TCPNoDelay bool `json:"tcp_nodelay"`
 }
 
 // Net is a running bridge network.
@@ -286,8 +289,9 @@ func (n *Net) probe(ctx context.Context) error {
 			c, err = d.DialContext(ctx, "tcp", ln.Addr().String())
 		})
 		if err == nil {
+			n.Info.TCPNoDelay, err = NoDelay(c)
 			c.Close()
-			return nil
+			return err
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			return fmt.Errorf("bridge network: the server namespace is not reachable from the client's: %w", err)
@@ -352,6 +356,27 @@ func (n *Net) Err() error {
 		return *p
 	}
 	return nil
+}
+
+// NoDelay reads TCP_NODELAY of a TCP connection from the kernel.
+func NoDelay(c net.Conn) (bool, error) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return false, fmt.Errorf("not a TCP connection: %T", c)
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var v int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { v, gerr = unix.GetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY) }); err != nil {
+		return false, err
+	}
+	if gerr != nil {
+		return false, fmt.Errorf("getsockopt TCP_NODELAY: %w", gerr)
+	}
+	return v != 0, nil
 }
 
 // Names returns the namespaces' names (client, bridge, server).

@@ -62,6 +62,9 @@ func TestStartClose(t *testing.T) {
 					t.Errorf("%s: offloads %+v, want the kernel's default TSO and GSO on", dev, o)
 				}
 			}
+			if !n.Info.TCPNoDelay {
+				t.Error("TCP_NODELAY read as off; Go sets it on every TCP connection")
+			}
 			if cc := n.Info.CongestionControl["c"]; cc == "" {
 				t.Errorf("no congestion control read: %v", n.Info.CongestionControl)
 			}

@@ -163,8 +163,26 @@ func loopbackInfo() map[string]any {
 	if cc, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control"); err == nil {
 		info["congestion_control"] = strings.TrimSpace(string(cc))
 	}
-	info["tcp_nodelay"] = true
+	if nd, err := loopbackNoDelay(); err == nil {
+		info["tcp_nodelay"] = nd
+	}
 	return info
+}
+
+// loopbackNoDelay reads TCP_NODELAY from a loopback connection made the
+// way the runner's clients make theirs (Go's net.Dialer).
+func loopbackNoDelay() (bool, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return false, err
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	return bridgenet.NoDelay(c)
 }
 
 // pathsMeta is meta.json's measured.paths: per path, MTU, offloads,
@@ -179,7 +197,7 @@ func (r *runner) pathsMeta(caps []*pathCapture, sums map[string]string) map[stri
 				"path": PathBridge, "interface": i.ClientIface, "namespaces": i.Namespaces, "bridge": i.Bridge,
 				"mtu": i.MTU, "offloads": i.Offloads, "offloads_kernel_default": i.OffloadsDefault,
 				"congestion_control": i.CongestionControl["c"], "congestion_control_server": i.CongestionControl["s"],
-				"client_addr": i.ClientAddr, "server_addr": i.ServerAddr, "tcp_nodelay": true,
+				"client_addr": i.ClientAddr, "server_addr": i.ServerAddr, "tcp_nodelay": i.TCPNoDelay,
 			}
 		} else {
 			info = loopbackInfo()
