@@ -3,6 +3,7 @@ package netstudy
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -113,6 +114,24 @@ func TestEndpointToolchains(t *testing.T) {
 			}
 			if ok != 2 || bad != 1 {
 				t.Errorf("server reported %d good and %d failed connections, want 2 and 1: %+v", ok, bad, srecs)
+			}
+		})
+	}
+}
+
+// TestEndpointModuleTests runs the endpoint module's own tests (its
+// ServerHello reader) with both toolchains: the main module's
+// `go test ./...` does not enter a nested module.
+func TestEndpointModuleTests(t *testing.T) {
+	root := endpointRoot(t)
+	for _, tc := range []string{"go1.24.4", "go1.27.3"} {
+		t.Run(tc, func(t *testing.T) {
+			buildOrSkip(t, root, tc) // skips when the toolchain cannot be fetched
+			cmd := exec.Command("go", "test", "-count=1", ".")
+			cmd.Dir = "endpoint" // the test runs in experiments/netstudy
+			cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+tc, "GOFLAGS=", "GOWORK=off")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("go test in %s with %s: %v\n%s", EndpointDir, tc, err, out)
 			}
 		})
 	}
