@@ -35,7 +35,8 @@ const (
 	CaptureName = "capture.pcapng"
 )
 
-// Interface is where the run captures: all servers listen on 127.0.0.1.
+// Interface is where the loopback path captures: its servers listen on
+// 127.0.0.1. The bridge path captures on bridgenet.Info.ClientIface.
 const Interface = "lo"
 
 // ErrInterrupted is returned (wrapped, with the context's error) when the
@@ -151,21 +152,26 @@ func (r *runner) vlogf(format string, a ...any) {
 }
 
 // Run records one Study A dataset: it validates the spec, checks the
-// permission to capture, makes the certificates and starts one server per
-// configuration on its own 127.0.0.1 port (all up for the whole run), then
-// creates the run folder, starts ONE capture on lo, makes every connection
+// permission to capture, builds the bridge network when the profile runs
+// the bridge path (bridgepath.go), makes the certificates and starts one
+// server per configuration and path on its own port (127.0.0.1 on
+// loopback, the server namespace's address on the bridge; all up for the
+// whole run), then creates the run folder, starts ONE capture per path (on
+// lo; on the client's veth in its namespace), makes every connection
 // of Plan one after another (one client, sequential, like the paper's
-// repeated connections), stops the capture, joins its records with the
+// repeated connections), stops the captures, joins their records with the
 // in-process ones, writes records.csv.gz, configs.json and meta.json, puts
-// the pcapng (with the key log as a Decryption Secrets Block) into the
+// the pcapngs (with the key log as a Decryption Secrets Block) into the
 // content store, commits the run folder to data/tls/<run-id>/ and pins the
 // run for the profile in the spec.
 //
 // Any failure, a kernel packet drop, a connection the capture does not
-// match, or the end of ctx (Ctrl-C) removes the incomplete run folder: no
-// run is registered, the spec's pins and earlier runs are untouched.
-// Errors before the run folder exists (spec, profile, permission, port)
-// leave nothing behind at all.
+// match, the end of ctx (Ctrl-C; the pipeline cancels it on SIGINT and
+// SIGTERM), or a bridge network that someone removes mid-run (the error
+// wraps bridgenet.ErrRemoved) removes the incomplete run folder: no run is
+// registered, the spec's pins and earlier runs are untouched, and every
+// namespace and device the run made is deleted. Errors before the run
+// folder exists (spec, profile, permission, port) leave nothing behind.
 func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if cfg.Root == "" {
 		cfg.Root = "."
