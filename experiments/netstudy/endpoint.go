@@ -98,7 +98,9 @@ func BuildEndpoint(ctx context.Context, root, toolchain string, log io.Writer) (
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("endpoint cache: %w", err)
 		}
-		tmp := filepath.Join(dir, ".endpoint.tmp")
+		// A name of this process's own, so that two runs building at
+		// once do not write into one file; the rename is atomic.
+		tmp := filepath.Join(dir, fmt.Sprintf(".endpoint-%d.tmp", os.Getpid()))
 		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", tmp, ".")
 		cmd.Dir = src
 		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+toolchain, "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
