@@ -16,6 +16,7 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	rows, _ = d.Primary(rows)
 	if err := checkRows(d, rows); err != nil {
 		return nil, fmt.Errorf("the dataset does not match its design: %w", err)
 	}

@@ -24,6 +24,30 @@ type Design struct {
 	Warmup    int        `json:"warmup"`
 	TimeoutMs float64    `json:"timeout_ms"`
 	Scenarios []Scenario `json:"scenarios"`
+	// Toolchains are the Go releases of the run's endpoint builds, the
+	// primary first; absent for runs made in process (one toolchain).
+	Toolchains []string `json:"toolchains,omitempty"`
+}
+
+// LegacyToolchain is the toolchain of rows without a toolchain column:
+// runs of before the column ran in process with Go 1.27.3.
+const LegacyToolchain = "go1.27.3"
+
+// Primary returns the rows of the design's primary toolchain (all rows
+// when the design lists none) and how many rows of other toolchains it
+// left out. The study's comparisons are within one toolchain.
+func (d *Design) Primary(rows []Row) (kept []Row, others int) {
+	if len(d.Toolchains) == 0 {
+		return rows, 0
+	}
+	for _, r := range rows {
+		if r.Toolchain == d.Toolchains[0] {
+			kept = append(kept, r)
+		} else {
+			others++
+		}
+	}
+	return kept, others
 }
 
 // Scenario is one emulated network as the run recorded it.
@@ -91,6 +115,9 @@ type Row struct {
 	Frame    [2]float64 // client->server, server->client
 	Payload  [2]float64
 	Retrans  int
+	// Toolchain is the Go release that ran the handshake (LegacyToolchain
+	// for files without the column).
+	Toolchain string
 }
 
 var requiredColumns = []string{"scenario", "round", "group", "seq", "ok", "failure", "ths_ns",
@@ -147,7 +174,12 @@ func parseCSV(body []byte, name string) ([]Row, error) {
 
 func parseRow(rec []string, col map[string]int) (Row, error) {
 	get := func(c string) string { return rec[col[c]] }
-	r := Row{Scenario: get("scenario"), Group: get("group"), Failure: get("failure")}
+	r := Row{Scenario: get("scenario"), Group: get("group"), Failure: get("failure"), Toolchain: LegacyToolchain}
+	if i, ok := col["toolchain"]; ok {
+		if r.Toolchain = rec[i]; r.Toolchain == "" {
+			return r, errors.New("empty toolchain")
+		}
+	}
 	var err error
 	if r.Round, err = strconv.Atoi(get("round")); err != nil || r.Round < 1 {
 		return r, fmt.Errorf("round %q: want a positive integer", get("round"))

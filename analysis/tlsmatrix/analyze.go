@@ -64,6 +64,10 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 		if err := r.Check(); err != nil {
 			return nil, fmt.Errorf("%s: seq %d: %w", in.Path, r.Seq, err)
 		}
+		if r.PathOrDefault() != tlsrecords.DefaultPath {
+			in.OtherPaths++
+			continue
+		}
 		m := get(r)
 		if r.Warmup {
 			in.Warmups++

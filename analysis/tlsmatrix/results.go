@@ -44,6 +44,12 @@ type Input struct {
 	Rows     int    `json:"rows"`
 	Warmups  int    `json:"warmups"`
 	Measured int    `json:"measured"`
+	// OtherPaths counts rows of another network path than loopback
+	// (experiments/bridgenet's bridge), which this analysis leaves out:
+	// the paper's comparisons are within one path, and pooling two would
+	// mix two distributions under one config ID. Absent when zero, so the
+	// results of single-path runs are unchanged.
+	OtherPaths int `json:"other_path_rows,omitempty"`
 }
 
 // ResultParams are the parameters of the analysis as used.

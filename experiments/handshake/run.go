@@ -127,7 +127,8 @@ type Server struct {
 
 // Serve runs until ctx is cancelled or ln fails. Each connection's record is
 // passed to report (from the connection's goroutine). Serve closes ln when
-// ctx ends and waits for its connections to finish.
+// ctx ends, closes the connections still open and waits for their
+// goroutines to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, report func(ServerRecord)) error {
 	clock := s.Clock
 	if clock == nil {
@@ -154,6 +155,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, report func(ServerR
 		go func() {
 			defer wg.Done()
 			defer raw.Close()
+			// When Serve stops, a connection still open is closed rather
+			// than left to its deadline: its client may be gone for good
+			// (a network removed mid-run), and its FIN with it.
+			defer context.AfterFunc(ctx, func() { raw.Close() })()
 			raw.SetDeadline(time.Now().Add(timeout)) // real time, whatever the injected clock says
 			tc := tls.Server(raw, s.TLS)
 			rec := ServerRecord{Client: raw.RemoteAddr().String(), Accept: t0}
@@ -218,6 +223,9 @@ func (c *Client) Dial(ctx context.Context, addr string) (ClientRecord, error) {
 		return rec, fmt.Errorf("dial %s: %w (is the server running?)", addr, err)
 	}
 	defer raw.Close()
+	// Cancelling ctx ends the connection at once, also while it waits for
+	// the server's close (which no deadline but the timeout would end).
+	defer context.AfterFunc(ctx, func() { raw.Close() })()
 	if dl, ok := ctx.Deadline(); ok {
 		raw.SetDeadline(dl)
 	}

@@ -46,21 +46,43 @@ func CaptureName(series string) string { return "captures/" + series + rederive.
 //     datagram lengths (TUN has no link header), payload bytes are TCP
 //     payload; a connection's counts run from SYN to the last FIN/ACK
 //   - client_ns: dial start to client handshake complete (in process);
-//     server_ns: accept to server handshake complete (in process)
+//     server_ns: accept to server handshake complete (in process; in the
+//     endpoint process for an endpoint series)
+//   - toolchain: the Go release that ran the handshakes: the endpoint
+//     build's (runtime version from its build info) or, for series run in
+//     process, the runner's.
+//
+// A run whose every row has toolchain LegacyToolchain (every run before
+// the column: all ran in process with Go 1.27.3) is written with the
+// header ColumnsV1, without the column, so that it keeps the bytes it has
+// always had; readers take rows of such files as LegacyToolchain.
 var Columns = []string{
 	"scenario", "round", "group", "seq", "index", "start_unix_ns", "ok", "failure", "client",
 	"ths_ns", "cap_complete", "cap_group", "hrr", "retransmissions",
 	"packets_c2s", "packets_s2c", "frame_bytes_c2s", "frame_bytes_s2c", "payload_bytes_c2s", "payload_bytes_s2c",
-	"client_ns", "server_ns",
+	"client_ns", "server_ns", "toolchain",
 }
+
+// ColumnsV1 is the header of records.csv.gz without the toolchain column
+// (see Columns).
+var ColumnsV1 = Columns[:len(Columns)-1]
+
+// LegacyToolchain is the toolchain of the rows of runs recorded before
+// the toolchain column: all ran in process with Go 1.27.3.
+const LegacyToolchain = "go1.27.3"
 
 // InprocColumns is the header of inproc.csv.gz: what the process knew
 // about every recorded attempt, in the order of records.csv.gz. series
-// names the capture (CaptureName); server is the server's ip:port.
+// names the capture (CaptureName); server is the server's ip:port;
+// toolchain as in Columns. Like records.csv.gz, a run whose every row is
+// LegacyToolchain's has the header InprocColumnsV1, without toolchain.
 var InprocColumns = []string{
 	"series", "scenario", "round", "group", "seq", "index", "start_unix_ns", "ok", "failure", "client", "server",
-	"client_ns", "server_ns",
+	"client_ns", "server_ns", "toolchain",
 }
+
+// InprocColumnsV1 is InprocColumns without the toolchain column.
+var InprocColumnsV1 = InprocColumns[:len(InprocColumns)-1]
 
 // Row is one recorded handshake attempt.
 type Row struct {
@@ -78,6 +100,28 @@ type Row struct {
 	Cap      *capture.Record // nil when the capture has no record of it
 	ClientNs int64           // 0 when not measured
 	ServerNs int64
+	// Toolchain is the Go release that ran the handshake (the toolchain
+	// column); "" is LegacyToolchain.
+	Toolchain string
+}
+
+// ToolchainName is r.Toolchain with "" read as LegacyToolchain.
+func (r Row) ToolchainName() string {
+	if r.Toolchain == "" {
+		return LegacyToolchain
+	}
+	return r.Toolchain
+}
+
+// legacy reports whether every row is LegacyToolchain's, so that the
+// files are written without the toolchain column.
+func legacy(rows []Row) bool {
+	for _, r := range rows {
+		if r.ToolchainName() != LegacyToolchain {
+			return false
+		}
+	}
+	return true
 }
 
 func opt(v int64) string {
@@ -104,33 +148,42 @@ func (r Row) cells() []string {
 	} else {
 		c = append(c, "", "", "", "", "", "", "", "", "", "", "")
 	}
-	return append(c, opt(r.ClientNs), opt(r.ServerNs))
+	return append(c, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName())
 }
 
 func (r Row) inprocCells() []string {
 	return []string{
 		r.Series, r.Scenario, strconv.Itoa(r.Round), r.Group, strconv.Itoa(r.Seq), strconv.Itoa(r.Index), strconv.FormatInt(r.StartNs, 10),
-		strconv.FormatBool(r.OK), r.Failure, r.Client, r.Server, opt(r.ClientNs), opt(r.ServerNs),
+		strconv.FormatBool(r.OK), r.Failure, r.Client, r.Server, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName(),
 	}
 }
 
-func encode(header []string, rows []Row, cells func(Row) []string) ([]byte, error) {
+// encode renders rows under header, or under v1 (the header without the
+// last, toolchain, column: cells cut to its width) when every row is
+// LegacyToolchain's.
+func encode(header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
+	if legacy(rows) {
+		header = v1
+	}
 	out := make([][]string, len(rows))
 	for i, r := range rows {
-		out[i] = cells(r)
+		out[i] = cells(r)[:len(header)]
 	}
 	return rederive.GzipCSV(header, out)
 }
 
 // EncodeRecords renders rows as records.csv.gz.
-func EncodeRecords(rows []Row) ([]byte, error) { return encode(Columns, rows, Row.cells) }
+func EncodeRecords(rows []Row) ([]byte, error) { return encode(Columns, ColumnsV1, rows, Row.cells) }
 
 // EncodeInproc renders rows as inproc.csv.gz (their capture records left out).
-func EncodeInproc(rows []Row) ([]byte, error) { return encode(InprocColumns, rows, Row.inprocCells) }
+func EncodeInproc(rows []Row) ([]byte, error) {
+	return encode(InprocColumns, InprocColumnsV1, rows, Row.inprocCells)
+}
 
-// ReadInproc parses inproc.csv.gz; name is for messages.
+// ReadInproc parses inproc.csv.gz (either header); name is for messages.
+// Rows of a file without the toolchain column are LegacyToolchain's.
 func ReadInproc(b []byte, name string) ([]Row, error) {
-	recs, err := rederive.ReadGzipCSV(b, name, InprocColumns)
+	_, recs, err := rederive.ReadGzipCSVOf(b, name, InprocColumnsV1, InprocColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +201,13 @@ func ReadInproc(b []byte, name string) ([]Row, error) {
 		ok, err := strconv.ParseBool(c[7])
 		errs = append(errs, err)
 		r := Row{Series: c[0], Scenario: c[1], Round: int(num(c[2])), Group: c[3], Seq: int(num(c[4])), Index: int(num(c[5])),
-			StartNs: num(c[6]), OK: ok, Failure: c[8], Client: c[9], Server: c[10], ClientNs: num(c[11]), ServerNs: num(c[12])}
+			StartNs: num(c[6]), OK: ok, Failure: c[8], Client: c[9], Server: c[10], ClientNs: num(c[11]), ServerNs: num(c[12]),
+			Toolchain: LegacyToolchain}
+		if len(c) == len(InprocColumns) {
+			if r.Toolchain = c[13]; r.Toolchain == "" {
+				errs = append(errs, errors.New("empty toolchain"))
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
 		}

@@ -45,6 +45,27 @@
 // full profile takes about 49 min instead of 3 h 25 min serially (run
 // `go test -run ExampleEstimate -v` for the plan).
 //
+// # Toolchain
+//
+// The original measured Go 1.24's crypto/tls. The spec's toolchains (per
+// profile) list Go releases whose builds of the endpoint program
+// (EndpointDir: a module of its own, go 1.24, standard library only) run
+// the handshakes; each toolchain is a series of its own with the same link
+// seed as the other toolchains' series of that (scenario, round, group),
+// so both see the same loss and jitter draws. BuildEndpoint builds the
+// same source with `GOTOOLCHAIN=<release> go build` (the go command fetches
+// the release from the module proxy) into .cache/netstudy-endpoint/,
+// keyed by release and source hash, and checks the binary's build info.
+// The server process is started on a thread in namespace B and the client
+// process on one in namespace A (a child inherits the forking thread's
+// network namespace); the runner drives them over a CSV line protocol
+// (endpoint/main.go), one dial per recorded attempt, so warm-ups, order,
+// progress and the quiet lock work as in process. The endpoint reads the
+// negotiated group and HelloRetryRequest from the ServerHello on the wire
+// (Go 1.24's ConnectionState has neither); a group other than configured
+// fails the run like in process. Without toolchains the handshakes run in
+// process (experiments/handshake), as before the factor.
+//
 // # Outputs
 //
 // records.csv.gz has one row per recorded attempt in record order —

@@ -60,6 +60,7 @@ func TestQuickProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	copyEndpoint(t, cfg.Root)
 	cfg.Profile = profile
 	cfg.Log = os.Stdout
 	cfg.ProgressEvery = 30 * time.Second
@@ -97,7 +98,8 @@ func TestQuickProfile(t *testing.T) {
 			continue
 		}
 		v, _ := strconv.ParseFloat(r[9], 64)
-		for _, k := range []string{r[0] + " " + r[2] + " all", r[0] + " " + r[2] + " " + r[1]} {
+		tc := r[len(r)-1] // toolchain
+		for _, k := range []string{r[0] + " " + r[2] + " " + tc + " all", r[0] + " " + r[2] + " " + tc + " " + r[1]} {
 			if _, ok := ths[k]; !ok {
 				keys = append(keys, k)
 			}

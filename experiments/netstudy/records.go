@@ -10,5 +10,13 @@ type Row = netjoin.Row
 // RecordsFile is the dataset's table, one row per recorded handshake attempt.
 const RecordsFile = netjoin.RecordsFile
 
-// Columns are the header of records.csv.gz (netjoin.Columns).
-var Columns = netjoin.Columns
+// Columns are the header of records.csv.gz (netjoin.Columns); ColumnsV1
+// is the header of runs whose every row is LegacyToolchain's.
+var (
+	Columns   = netjoin.Columns
+	ColumnsV1 = netjoin.ColumnsV1
+)
+
+// LegacyToolchain is the toolchain of rows of runs recorded before the
+// toolchain column (netjoin.LegacyToolchain).
+const LegacyToolchain = netjoin.LegacyToolchain

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -64,6 +65,10 @@ type RunConfig struct {
 	// and a function that stops it as if the forwarder had died.
 	afterAttempt func(done int, link *linkemu.Link, kill func(error))
 }
+
+// testHookDialGroup, when set, changes the group an endpoint client offers
+// (tests: a client and server that disagree must fail the run).
+var testHookDialGroup func(string) string
 
 // geteuid is os.Geteuid; tests replace it to exercise the not-root path
 // when they run as root.
@@ -137,6 +142,22 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err != nil {
 		return fmt.Errorf("net:run: certificates: %w", err)
 	}
+	// The endpoint builds (cached) and their certificate files, before
+	// the run folder exists: a build that fails creates no run.
+	eps := map[string]*Endpoint{}
+	var pemDir string
+	if len(plan.Toolchains) > 0 {
+		for _, tc := range plan.Toolchains {
+			if eps[tc], err = BuildEndpoint(ctx, cfg.Root, tc, cfg.Log); err != nil {
+				return fmt.Errorf("net:run: %w", err)
+			}
+			fmt.Fprintf(cfg.Log, "net:run: endpoint %s: %s (source sha256 %s)\n", tc, eps[tc].Path, eps[tc].SourceSHA[:16])
+		}
+		if pemDir, err = os.MkdirTemp("", "pqrepro-net-pem-"); err != nil {
+			return fmt.Errorf("net:run: %w", err)
+		}
+		defer os.RemoveAll(pemDir)
+	}
 	start := now()
 	run, err := repro.NewRun(cfg.DataDir, Study, cfg.Profile, start)
 	if err != nil {
@@ -148,7 +169,12 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		}
 	}()
 
-	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series))}
+	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series)), eps: eps}
+	if pemDir != "" {
+		if r.pem.cert, r.pem.key, r.pem.roots, err = endpointFiles(pemDir, bundle); err != nil {
+			return fmt.Errorf("net:run: %w", err)
+		}
+	}
 	results, err := r.runAll(ctx)
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -256,7 +282,16 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		}
 		f[rk][row.Group]++
 	}
-	measured["design"] = designMeta{Order: plan.Order, Groups: groups, Rounds: plan.Rounds, CertKey: string(plan.CertKey), CertChain: sp.CertChain, Warmup: plan.Warmup, TimeoutMs: float64(plan.Timeout) / 1e6, Scenarios: scen}
+	measured["design"] = designMeta{Order: plan.Order, Groups: groups, Rounds: plan.Rounds, CertKey: string(plan.CertKey), CertChain: sp.CertChain, Warmup: plan.Warmup, TimeoutMs: float64(plan.Timeout) / 1e6, Scenarios: scen, Toolchains: plan.Toolchains}
+	if len(eps) > 0 {
+		em := map[string]any{}
+		for tc, ep := range eps {
+			em[tc] = map[string]string{"go_version": ep.GoVersion, "source_sha256": ep.SourceSHA, "source": EndpointDir}
+		}
+		measured["endpoints"] = em
+	} else {
+		measured["endpoints"] = map[string]any{InProcess: map[string]string{"go_version": runtime.Version(), "source": "experiments/handshake (in process)"}}
+	}
 	measured["selftest"] = selfTests
 	measured["link_stats"] = linkStats
 	measured["capture"] = captures
@@ -332,6 +367,9 @@ type designMeta struct {
 	Warmup    int            `json:"warmup"`
 	TimeoutMs float64        `json:"timeout_ms"`
 	Scenarios []scenarioMeta `json:"scenarios"`
+	// Toolchains of the endpoint builds, the primary first; absent when
+	// the handshakes ran in process.
+	Toolchains []string `json:"toolchains,omitempty"`
 }
 
 type scenarioMeta struct {
@@ -364,6 +402,8 @@ type runner struct {
 	bundle  *handshake.Bundle
 	dir     string
 	started time.Time
+	eps     map[string]*Endpoint // endpoint builds by toolchain
+	pem     struct{ cert, key, roots string }
 
 	// quiet keeps a link's self-test free of the other series' traffic:
 	// StartVerified takes it exclusively, every attempt (warm-up included)
@@ -695,17 +735,40 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	port := func(gi int) string {
 		return net.JoinHostPort(epB.Addr.String(), strconv.Itoa(r.spec.Port+gi))
 	}
-	lns := make([]net.Listener, len(s.Groups))
-	err = link.RunIn(linkemu.B, func() error {
-		for k, gi := range s.Groups {
-			ln, err := net.Listen("tcp", port(gi))
-			if err != nil {
-				return fmt.Errorf("listen %s in %s: %w", port(gi), epB.Namespace, err)
-			}
-			lns[k] = ln
+	slog := &serverLog{recs: map[string][]handshake.ServerRecord{}}
+	ep := r.eps[s.Toolchain] // nil: in process
+	var epSrv *epServer
+	var epCli *epClient
+	if ep != nil {
+		// The endpoint's server process in B: a child is in the network
+		// namespace of the thread that forks it.
+		var listen []string
+		for _, gi := range s.Groups {
+			listen = append(listen, port(gi)+"="+r.plan.Groups[gi].String())
 		}
-		return nil
-	})
+		inB := func(fn func()) { link.RunIn(linkemu.B, func() error { fn(); return nil }) }
+		if epSrv, err = startEndpointServer(scCtx, ep, r.pem.cert, r.pem.key, r.plan.Timeout, listen, inB, slog.add); err != nil {
+			return res, fmt.Errorf("%s in %s: %w", s.ID, epB.Namespace, err)
+		}
+		defer func() {
+			if epSrv != nil {
+				epSrv.close()
+			}
+		}()
+	}
+	lns := make([]net.Listener, len(s.Groups))
+	if ep == nil {
+		err = link.RunIn(linkemu.B, func() error {
+			for k, gi := range s.Groups {
+				ln, err := net.Listen("tcp", port(gi))
+				if err != nil {
+					return fmt.Errorf("listen %s in %s: %w", port(gi), epB.Namespace, err)
+				}
+				lns[k] = ln
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		for _, ln := range lns {
 			if ln != nil {
@@ -714,12 +777,14 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		}
 		return res, err
 	}
-	slog := &serverLog{recs: map[string][]handshake.ServerRecord{}}
 	srvCtx, stopSrv := context.WithCancel(context.Background())
 	var srvWG sync.WaitGroup
 	srvErrs := make([]error, len(lns))
 	defer func() { stopSrv(); srvWG.Wait() }()
 	for k, gi := range s.Groups {
+		if ep != nil {
+			break
+		}
 		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
 		srv := &handshake.Server{TLS: handshake.ServerTLSConfig(r.bundle, g, nil), Expect: exp, Timeout: r.plan.Timeout}
@@ -753,6 +818,16 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		}
 	}()
 
+	if ep != nil {
+		if epCli, err = startEndpointClient(ep, r.pem.roots, r.plan.Timeout, capt.KeyLog(), th.do); err != nil {
+			return res, fmt.Errorf("%s in %s: %w", s.ID, epA.Namespace, err)
+		}
+		defer epCli.close()
+	}
+	toolchain := runtime.Version()
+	if ep != nil {
+		toolchain = ep.GoVersion
+	}
 	clients := make([]*handshake.Client, len(r.plan.Groups))
 	for _, gi := range s.Groups {
 		g := r.plan.Groups[gi]
@@ -769,9 +844,17 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		var derr error
 		r.quiet.RLock()
 		t0 := time.Now()
-		th.do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
+		if epCli != nil {
+			g := r.plan.Groups[gi].String()
+			if testHookDialGroup != nil {
+				g = testHookDialGroup(g)
+			}
+			cr, derr = epCli.dial(scCtx, port(gi), g)
+		} else {
+			th.do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
+		}
 		r.quiet.RUnlock()
-		row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs}
+		row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs, Toolchain: toolchain}
 		if scCtx.Err() != nil {
 			return row, context.Cause(scCtx)
 		}
@@ -857,6 +940,13 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 
 	stopSrv()
 	srvWG.Wait()
+	if epSrv != nil {
+		err := epSrv.close()
+		epSrv = nil
+		if err != nil && link.Err() == nil {
+			return res, fmt.Errorf("endpoint server: %w", err)
+		}
+	}
 	// A dead link is the cause of whatever else failed after it (server
 	// reads, the capture's "network is down"): report it first.
 	if lerr := link.Err(); lerr != nil {
@@ -975,7 +1065,10 @@ func (r *runner) progress(idx int) int {
 // error is not one a lossy link explains (a configuration error).
 func classify(err error) string {
 	var ne net.Error
+	var ee *endpointError
 	switch {
+	case errors.As(err, &ee): // the endpoint classified it the same way
+		return ee.class
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return "timeout"
 	case errors.As(err, &ne) && ne.Timeout():

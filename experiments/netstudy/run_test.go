@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,16 +187,7 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("capture of %s in the run folder: %v", id, err)
 		}
 	}
-	runDir := "data/net/" + filepath.Base(dir)
-	var notes bytes.Buffer
-	stage := rederive.Stage(rederive.Spec{Name: "net:records-test", RunDir: runDir, Out: "results/records/net-test.csv.gz", Derive: netjoin.Derive, Code: []string{"experiments/netjoin"}})
-	wd, _ := os.Getwd()
-	eng := &repro.Engine{Root: cfg.Root, CodeRoot: filepath.Join(wd, "..", ".."), Stages: []*repro.Stage{stage}, Log: &notes}
-	if _, err := eng.Build(context.Background()); err != nil {
-		t.Errorf("records stage on the runner's run: %v", err)
-	} else if got, want := mustRead(t, filepath.Join(cfg.Root, "results/records/net-test.csv.gz")), mustRead(t, filepath.Join(dir, RecordsFile)); !bytes.Equal(got, want) || !strings.Contains(notes.String(), "re-derived from 2 captures") {
-		t.Errorf("records stage: output equal %v; notes:\n%s", bytes.Equal(got, want), notes.String())
-	}
+	checkRederive(t, cfg.Root, dir, 2)
 	sum, _ := repro.HashFile(filepath.Join(dir, RecordsFile))
 	if m.Files[RecordsFile] != sum {
 		t.Errorf("meta.json records hash %s, file has %s", m.Files[RecordsFile], sum)
@@ -208,6 +200,23 @@ func TestRunEndToEnd(t *testing.T) {
 	spec, _ := os.ReadFile(cfg.SpecPath)
 	if !strings.Contains(string(spec), `test = "`+dirs[0]+`@sha256:`+manifest+`"`) {
 		t.Errorf("spec not pinned to %s with its manifest %s:\n%s", dirs[0], manifest, spec)
+	}
+}
+
+// checkRederive runs the build's records stage (experiments/rederive with
+// netjoin.Derive) on the run folder dir under root: it must re-derive the
+// recorded records from the run's captures (n of them) byte for byte.
+func checkRederive(t *testing.T, root, dir string, n int) {
+	t.Helper()
+	runDir := "data/net/" + filepath.Base(dir)
+	var notes bytes.Buffer
+	stage := rederive.Stage(rederive.Spec{Name: "net:records-test", RunDir: runDir, Out: "results/records/net-test.csv.gz", Derive: netjoin.Derive, Code: []string{"experiments/netjoin"}})
+	wd, _ := os.Getwd()
+	eng := &repro.Engine{Root: root, CodeRoot: filepath.Join(wd, "..", ".."), Stages: []*repro.Stage{stage}, Log: &notes}
+	if _, err := eng.Build(context.Background()); err != nil {
+		t.Errorf("records stage on the runner's run: %v", err)
+	} else if got, want := mustRead(t, filepath.Join(root, "results/records/net-test.csv.gz")), mustRead(t, filepath.Join(dir, RecordsFile)); !bytes.Equal(got, want) || !strings.Contains(notes.String(), fmt.Sprintf("re-derived from %d captures", n)) {
+		t.Errorf("records stage: output equal %v; notes:\n%s", bytes.Equal(got, want), notes.String())
 	}
 }
 

@@ -13,13 +13,16 @@ import (
 // (scenario, round) with its groups alternating on that link). Its
 // warm-up, its handshakes, its capture and its server belong to it alone.
 type Series struct {
-	ID        string           // "<scenario>-<round>-<group>"; interleaved: "<scenario>-<round>"
+	ID        string           // "<scenario>-<round>-<group>"; interleaved: "<scenario>-<round>"; then "-<toolchain>" with endpoint builds
 	Scenario  int              // index into Plan.Scenarios
 	Round     int              // the round's size
 	Groups    []int            // indices into Plan.Groups measured in this series
 	Link      linkemu.Scenario // the scenario with the series' own seed (SeriesSeed)
 	Offset    int              // index column of the series' first recorded attempt
 	Exclusive bool             // runs with no other series at the same time
+	// Toolchain is the Go release of the endpoint build that runs the
+	// series' handshakes (Plan.Toolchains); InProcess for the runner's.
+	Toolchain string
 }
 
 // Handshakes is the number of recorded attempts of the series.
@@ -65,12 +68,19 @@ func (p Plan) Series() []Series {
 	for si, sc := range p.Scenarios {
 		offset := 0
 		excl := si < len(p.Exclusive) && p.Exclusive[si]
+		// One series per toolchain, innermost, with the same link seed:
+		// both toolchains see the same loss and jitter draws.
 		add := func(round int, groups []int, id string, g tls.CurveID) {
 			ls := sc
 			ls.Seed = SeriesSeed(sc.Seed, round, g)
-			s := Series{ID: id, Scenario: si, Round: round, Groups: groups, Link: ls, Offset: offset, Exclusive: excl}
-			offset += s.Handshakes()
-			out = append(out, s)
+			for _, tc := range p.toolchains() {
+				s := Series{ID: id, Scenario: si, Round: round, Groups: groups, Link: ls, Offset: offset, Exclusive: excl, Toolchain: tc}
+				if tc != InProcess {
+					s.ID += "-" + tc
+				}
+				offset += s.Handshakes()
+				out = append(out, s)
+			}
 		}
 		for _, round := range p.Rounds {
 			if p.Order == Interleaved {

@@ -36,6 +36,12 @@ type Spec struct {
 	Scenarios map[string]ScenarioSpec `toml:"scenarios"`
 	Profiles  map[string]ProfileSpec  `toml:"profiles"`
 	Runs      spec.Runs               `toml:"runs"`
+	// Toolchains are the Go releases whose builds of the endpoint program
+	// (EndpointDir) run the handshakes, the first the primary one (the
+	// analysis uses its rows); empty runs them in process, with the
+	// runner's own Go, as before the factor existed. A profile's own
+	// toolchains replace these.
+	Toolchains []string `toml:"toolchains"`
 }
 
 // Seeds are the run's seeds by purpose; the link seeds are per scenario.
@@ -71,6 +77,8 @@ type ProfileSpec struct {
 	Warmup    *int     `toml:"warmup"`
 	TimeoutMs float64  `toml:"timeout_ms"`
 	Order     string   `toml:"order"`
+	// Toolchains, when set, replace the spec's toolchains.
+	Toolchains []string `toml:"toolchains"`
 	// ParallelSeries caps how many series run at once, each on its own
 	// link; 0 or 1 runs them one after the other (see the package doc).
 	ParallelSeries int `toml:"parallel_series"`
@@ -140,8 +148,10 @@ func (s *Spec) Validate() error {
 	if len(s.Profiles) == 0 {
 		errs = append(errs, errors.New("profiles: none defined"))
 	}
+	errs = append(errs, validToolchains("toolchains", s.Toolchains))
 	for _, p := range sortedKeys(s.Profiles) {
 		ps := s.Profiles[p]
+		errs = append(errs, validToolchains("profiles."+p+".toolchains", ps.Toolchains))
 		if len(ps.Scenarios) == 0 {
 			errs = append(errs, fmt.Errorf("profiles.%s.scenarios: none listed", p))
 		}
@@ -221,6 +231,35 @@ type Plan struct {
 	Exclusive []bool
 	// Parallel is the most series running at once (>= 1).
 	Parallel int
+	// Toolchains whose endpoint builds run the handshakes, the primary
+	// first; empty: in process (InProcess).
+	Toolchains []string
+}
+
+// InProcess is the toolchain of a series that runs its handshakes inside
+// the runner (experiments/handshake) rather than in an endpoint build:
+// the runner's own Go, runtime.Version().
+const InProcess = ""
+
+// toolchains returns the plan's toolchains, [InProcess] when none.
+func (p Plan) toolchains() []string {
+	if len(p.Toolchains) == 0 {
+		return []string{InProcess}
+	}
+	return p.Toolchains
+}
+
+func validToolchains(where string, ts []string) error {
+	var errs []error
+	for i, t := range ts {
+		if !toolchainRE.MatchString(t) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a Go release (want e.g. go1.24.4)", where, t))
+		}
+		if slices.Index(ts, t) != i {
+			errs = append(errs, fmt.Errorf("%s: %q listed twice", where, t))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Handshakes is the number of recorded handshake attempts of the plan:
@@ -230,7 +269,7 @@ func (p Plan) Handshakes() int {
 	for _, r := range p.Rounds {
 		sum += r
 	}
-	return len(p.Scenarios) * len(p.Groups) * sum
+	return len(p.Scenarios) * len(p.Groups) * sum * len(p.toolchains())
 }
 
 // Plan resolves a profile.
@@ -250,6 +289,10 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 		p.Order = ps.Order
 	}
 	p.Parallel = max(1, ps.ParallelSeries)
+	p.Toolchains = slices.Clone(s.Toolchains)
+	if len(ps.Toolchains) > 0 {
+		p.Toolchains = slices.Clone(ps.Toolchains)
+	}
 	for _, g := range s.Groups {
 		id, err := handshake.ParseGroup(g)
 		if err != nil {

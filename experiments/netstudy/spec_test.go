@@ -16,8 +16,11 @@ func TestCommittedSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := full.Handshakes(); n != 96000 {
-		t.Errorf("full profile: %d handshakes, the paper has 96,000", n)
+	if n := full.Handshakes() / len(full.toolchains()); n != 96000 {
+		t.Errorf("full profile: %d handshakes per toolchain, the paper has 96,000", n)
+	}
+	if len(full.Toolchains) == 0 || !strings.HasPrefix(full.Toolchains[0], "go1.24.") {
+		t.Errorf("full profile toolchains %v: the primary must be Go 1.24, the original's", full.Toolchains)
 	}
 	if full.Parallel < 2 || !full.Exclusive[0] {
 		t.Errorf("full profile: parallel %d, lan exclusive %v: want series in parallel, lan alone", full.Parallel, full.Exclusive)
@@ -41,6 +44,8 @@ func TestSpecRejectsBadInput(t *testing.T) {
 		{"zero timeout", "timeout_ms = 5000", "timeout_ms = 0", "timeout_ms"},
 		{"negative parallel", "rounds = [10]", "rounds = [10]\nparallel_series = -1", "parallel_series"},
 		{"too parallel", "rounds = [10]", "rounds = [10]\nparallel_series = 1000", "parallel_series"},
+		{"bad toolchain", "rounds = [10]", "rounds = [10]\ntoolchains = [\"1.24\"]", `"1.24" is not a Go release`},
+		{"toolchain twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\", \"go1.24.4\"]", "listed twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.from) {

@@ -1,6 +1,7 @@
 // Package tlsjoin derives Study A's records (experiments/tlsrecords) from
-// what a run measured: its packet capture, read by experiments/capture,
-// joined with the connections the process made (inproc.csv.gz). The
+// what a run measured: its packet captures (one per network path the run
+// used), read by experiments/capture, joined with the connections the
+// process made (inproc.csv.gz). The
 // runner (experiments/tlsmatrix) calls Derive when it records a run and
 // the build's tls:records stage (experiments/rederive) calls the same
 // Derive on the committed run, so the capture reader and this join are
@@ -27,9 +28,30 @@ import (
 const (
 	InprocFile  = rederive.InprocFile
 	ConfigsFile = "configs.json"
-	// CaptureName is the capture's name in meta.json's files.
+	// CaptureName is the loopback path's capture in meta.json's files
+	// (the only capture of runs before the path factor).
 	CaptureName = "capture.pcapng"
+	// BridgeCaptureName is the bridge path's capture (CaptureFor).
+	BridgeCaptureName = "capture-bridge.pcapng"
 )
+
+// CaptureFor is the name of path's capture in meta.json's files:
+// CaptureName for loopback (and ""), capture-<path>.pcapng for any other.
+func CaptureFor(path string) string {
+	if p := pathOf(path); p != tlsrecords.DefaultPath {
+		return "capture-" + p + rederive.CaptureExt
+	}
+	return CaptureName
+}
+
+// pathOf is path with "" (runs before the path factor) read as
+// tlsrecords.DefaultPath.
+func pathOf(path string) string {
+	if path == "" {
+		return tlsrecords.DefaultPath
+	}
+	return path
+}
 
 // Config is one configuration of configs.json, as the join needs it.
 type Config struct {
@@ -43,6 +65,10 @@ type Config struct {
 	// before these factors have neither in configs.json.
 	Stack    string `json:"stack,omitempty"`
 	KeyShare string `json:"keyshare,omitempty"`
+	// Path is the network path (tlsrecords.KnownPaths) the configuration
+	// ran on; a run on several paths lists every configuration once per
+	// path. "" (runs before the path factor) is loopback.
+	Path string `json:"path,omitempty"`
 }
 
 // wantHRR reports whether the configuration's connections must show a
@@ -67,26 +93,43 @@ type Conn struct {
 	StartNs  int64  // dial start, Unix nanoseconds (wall clock)
 	ClientNs int64  // dial start to client handshake complete
 	ServerNs int64  // accept to server handshake complete
+	// Path is the network path of the connection (Config.Path): which
+	// capture holds it. "" is loopback.
+	Path string
 }
 
-// InprocColumns is the header of inproc.csv.gz.
+// InprocColumns is the header of inproc.csv.gz of a run whose every
+// connection is on loopback (every run before the path factor).
 var InprocColumns = []string{"seq", "config", "warmup", "client", "server", "start_unix_ns", "client_ns", "server_ns"}
+
+// InprocColumnsPath is the header of inproc.csv.gz of a run with
+// connections on another path: InprocColumns and the path.
+var InprocColumnsPath = append(slices.Clip(InprocColumns), "path")
 
 // MarshalInproc renders the connections as inproc.csv.gz: gzip'd CSV with
 // no name and no time stamp in the header, so the bytes depend only on the
-// rows.
+// rows. The path column is written only when a connection is not on
+// loopback, so a loopback run's file is the one it has always been.
 func MarshalInproc(conns []Conn) ([]byte, error) {
+	header := InprocColumns
+	if slices.ContainsFunc(conns, func(c Conn) bool { return pathOf(c.Path) != tlsrecords.DefaultPath }) {
+		header = InprocColumnsPath
+	}
 	rows := make([][]string, len(conns))
 	for i, c := range conns {
 		rows[i] = []string{strconv.Itoa(c.Seq), c.Config, strconv.FormatBool(c.Warmup), c.Client, c.Server,
 			strconv.FormatInt(c.StartNs, 10), strconv.FormatInt(c.ClientNs, 10), strconv.FormatInt(c.ServerNs, 10)}
+		if len(header) == len(InprocColumnsPath) {
+			rows[i] = append(rows[i], pathOf(c.Path))
+		}
 	}
-	return rederive.GzipCSV(InprocColumns, rows)
+	return rederive.GzipCSV(header, rows)
 }
 
-// ReadInproc parses inproc.csv.gz; name is for messages.
+// ReadInproc parses inproc.csv.gz (either header); name is for messages.
+// Connections of a file without the path column are on loopback.
 func ReadInproc(b []byte, name string) ([]Conn, error) {
-	rows, err := rederive.ReadGzipCSV(b, name, InprocColumns)
+	_, rows, err := rederive.ReadGzipCSVOf(b, name, InprocColumns, InprocColumnsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +148,13 @@ func ReadInproc(b []byte, name string) ([]Conn, error) {
 		errs = append(errs, err)
 		c.Warmup, c.Client, c.Server = w, r[3], r[4]
 		c.StartNs, c.ClientNs, c.ServerNs = num(r[5]), num(r[6]), num(r[7])
+		c.Path = tlsrecords.DefaultPath
+		if len(r) == len(InprocColumnsPath) {
+			c.Path = r[8]
+			if !slices.Contains(tlsrecords.KnownPaths, c.Path) {
+				errs = append(errs, fmt.Errorf("path %q: want one of %s", c.Path, strings.Join(tlsrecords.KnownPaths, ", ")))
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
 		}
@@ -116,15 +166,23 @@ func ReadInproc(b []byte, name string) ([]Conn, error) {
 // Stats counts what Join matched.
 type Stats struct {
 	Measured, Retrans, Verified int
-	CaptureConnections          int // connections the capture holds, all of lo
+	CaptureConnections          int // connections the captures hold, all of them
+}
+
+func (s *Stats) add(o Stats) {
+	s.Measured += o.Measured
+	s.Retrans += o.Retrans
+	s.Verified += o.Verified
+	s.CaptureConnections += o.CaptureConnections
 }
 
 // joinSlack widens a connection's time window when no capture record's SYN
 // lies strictly inside it, for a wall clock stepped by NTP during the run.
 const joinSlack = 5 * time.Millisecond
 
-// Join matches every connection the process made with its record in the
-// capture and returns the dataset's rows in run order.
+// Join matches every connection the process made on one network path
+// with its record in that path's capture and returns the dataset's rows
+// in run order (JoinPaths joins a run of several paths).
 //
 // The key is the TCP 4-tuple (client ip:port, server ip:port), but on lo
 // the kernel reuses a 4-tuple within milliseconds (tcp_tw_reuse), so a
@@ -143,9 +201,10 @@ const joinSlack = 5 * time.Millisecond
 // client of the run made.
 func Join(configs []Config, servers []string, conns []Conn, caps []capture.Record) ([]tlsrecords.Record, Stats, error) {
 	type tuple struct{ client, server string }
-	byName := map[string]Config{}
+	type unit struct{ name, path string }
+	byName := map[unit]Config{}
 	for _, c := range configs {
-		byName[c.Name] = c
+		byName[unit{c.Name, pathOf(c.Path)}] = c
 	}
 	byTuple := map[tuple][]int{}
 	isServer := map[string]bool{}
@@ -162,10 +221,10 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 	var errs []error
 	out := make([]tlsrecords.Record, 0, len(conns))
 	for _, cn := range conns {
-		cfg, ok := byName[cn.Config]
+		cfg, ok := byName[unit{cn.Config, pathOf(cn.Path)}]
 		what := fmt.Sprintf("connection seq %d (%s, %s -> %s)", cn.Seq, cn.Config, cn.Client, cn.Server)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s: configuration not in %s", what, ConfigsFile))
+			errs = append(errs, fmt.Errorf("%s: configuration not in %s for path %s", what, ConfigsFile, pathOf(cn.Path)))
 			continue
 		}
 		lo := cn.StartNs
@@ -223,7 +282,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			FrameBytesC2S: c.FrameBytesC2S, FrameBytesS2C: c.FrameBytesS2C,
 			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
 			ThsNs: c.ThsNs, Complete: c.Complete,
-			InprocClientNs: &cl, InprocServerNs: &sv, Stack: cfg.stack(),
+			InprocClientNs: &cl, InprocServerNs: &sv, Stack: cfg.stack(), Path: pathOf(cn.Path),
 		})
 	}
 	var stray []string
@@ -266,10 +325,64 @@ func Servers(conns []Conn) []string {
 	return slices.Compact(s)
 }
 
-// DeriveRecords reads the capture and joins it with the run's
-// connections; it returns the records, the join's statistics and the
-// capture reader's result (for the runner's meta.json).
-func DeriveRecords(configsJSON, inproc []byte, capture io.Reader) ([]tlsrecords.Record, Stats, error) {
+// Paths are the distinct network paths of the connections, sorted.
+func Paths(conns []Conn) []string {
+	var p []string
+	for _, c := range conns {
+		p = append(p, pathOf(c.Path))
+	}
+	slices.Sort(p)
+	return slices.Compact(p)
+}
+
+// JoinPaths joins a run's connections path by path: the connections of
+// each path with the records of its own capture (caps, by path), by Join
+// with that path's servers; on loopback and on the bridge the 4-tuples
+// differ anyway, but a connection can only be in its path's capture. It
+// returns the rows of every path in run order (seq) and the statistics
+// summed over the paths. A path with connections but no capture is an
+// error.
+func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record) ([]tlsrecords.Record, Stats, error) {
+	var out []tlsrecords.Record
+	var js Stats
+	var errs []error
+	paths := Paths(conns)
+	for _, p := range paths {
+		var sub []Conn
+		for _, c := range conns {
+			if pathOf(c.Path) == p {
+				sub = append(sub, c)
+			}
+		}
+		recs, ok := caps[p]
+		if !ok {
+			errs = append(errs, fmt.Errorf("path %s: %d connections, but no capture (%s)", p, len(sub), CaptureFor(p)))
+			continue
+		}
+		rs, st, err := Join(configs, Servers(sub), sub, recs)
+		js.add(st)
+		if err != nil {
+			if len(paths) > 1 {
+				err = fmt.Errorf("path %s: %w", p, err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, rs...)
+	}
+	if len(errs) > 0 {
+		return nil, js, errors.Join(errs...)
+	}
+	slices.SortStableFunc(out, func(a, b tlsrecords.Record) int { return a.Seq - b.Seq })
+	return out, js, nil
+}
+
+// DeriveRecords reads the capture of every path the run's connections
+// used (open returns the capture named CaptureFor(path), its uncompressed
+// bytes) and joins them with the connections by JoinPaths; it returns the
+// records, the join's statistics and the capture reader's result per
+// capture name (for the runner's meta.json).
+func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCloser, error)) ([]tlsrecords.Record, Stats, error) {
 	var configs []Config
 	if err := json.Unmarshal(configsJSON, &configs); err != nil {
 		return nil, Stats{}, fmt.Errorf("%s: %w", ConfigsFile, err)
@@ -278,26 +391,42 @@ func DeriveRecords(configsJSON, inproc []byte, capture io.Reader) ([]tlsrecords.
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	res, err := readCapture(capture)
-	if err != nil {
-		return nil, Stats{}, err
+	caps := map[string][]capture.Record{}
+	for _, p := range Paths(conns) {
+		name := CaptureFor(p)
+		rc, err := open(name)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		res, err := readCapture(rc, name)
+		if cerr := rc.Close(); cerr != nil {
+			return nil, Stats{}, cerr // a corrupt capture explains any other error
+		}
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		caps[p] = res.Records
 	}
-	return Join(configs, Servers(conns), conns, res.Records)
+	return JoinPaths(configs, conns, caps)
 }
 
-func readCapture(r io.Reader) (*capture.Result, error) {
+func readCapture(r io.Reader, name string) (*capture.Result, error) {
 	res, err := capture.Read(r, capture.ReadOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", CaptureName, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return res, nil
 }
 
 // Derive is rederive.Derive for Study A: configs.json, inproc.csv.gz and
-// the one capture -> records.csv.gz bytes.
+// the captures, one per path of the run (capture.pcapng for loopback,
+// capture-bridge.pcapng for the bridge) -> records.csv.gz bytes. Every
+// capture meta.json names must be one a path of the run's connections
+// needs.
 func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
-	if len(caps) != 1 || caps[0].Name != CaptureName {
-		return nil, fmt.Errorf("meta.json names %d captures; a Study A run has one, %s", len(caps), CaptureName)
+	byName := map[string]rederive.Capture{}
+	for _, c := range caps {
+		byName[c.Name] = c
 	}
 	cj, err := read(ConfigsFile)
 	if err != nil {
@@ -307,16 +436,22 @@ func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	rc, err := open(caps[0])
+	used := map[string]bool{}
+	recs, _, err := DeriveRecords(cj, in, func(name string) (io.ReadCloser, error) {
+		c, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("%s has connections whose capture is %s, but meta.json names no such capture", InprocFile, name)
+		}
+		used[name] = true
+		return open(c)
+	})
 	if err != nil {
 		return nil, err
 	}
-	recs, _, err := DeriveRecords(cj, in, rc)
-	if cerr := rc.Close(); cerr != nil {
-		return nil, cerr // a corrupt capture explains any other error
-	}
-	if err != nil {
-		return nil, err
+	for _, c := range caps {
+		if !used[c.Name] {
+			return nil, fmt.Errorf("meta.json names capture %s, but no connection of %s is on its path", c.Name, InprocFile)
+		}
 	}
 	return tlsrecords.MarshalRecords(recs)
 }

@@ -38,6 +38,11 @@ var (
 	costChain = 400 * time.Microsecond
 	// costRead is reading the capture back and joining, per connection.
 	costRead = 100 * time.Microsecond
+	// costBridge is the bridge path's extra cost per connection (veth,
+	// bridge and MTU-sized segments instead of lo's 64 KiB ones), and
+	// costBridgeSetup its namespaces; see BenchmarkPaths.
+	costBridge      = 300 * time.Microsecond
+	costBridgeSetup = 300 * time.Millisecond
 	// costFixed is certificates, servers, provenance and the store.
 	costFixed = 500 * time.Millisecond
 )
@@ -49,15 +54,21 @@ func Estimate(s *Spec, profile string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	cfgs := s.Configs()
+	cfgs := s.Units(profile)
 	per := make([]time.Duration, len(cfgs))
+	d := costFixed
 	for i, c := range cfgs {
 		per[i] = costBase + costKey[c.Key] + costGroup[c.Group] + costRead
 		if c.Chain {
 			per[i] += costChain
 		}
+		if c.Path == PathBridge {
+			per[i] += costBridge
+		}
 	}
-	d := costFixed
+	if hasPath(cfgs, PathBridge) {
+		d += costBridgeSetup
+	}
 	for _, st := range plan {
 		d += per[st.Config]
 	}

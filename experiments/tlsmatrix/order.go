@@ -7,7 +7,7 @@ import (
 
 // A Step is one connection of the run.
 type Step struct {
-	Config int  // index into Spec.Configs()
+	Config int  // index into Spec.Units(profile)
 	Round  int  // 0-based round of blocks
 	Warmup bool // discarded: made to warm the configuration's code paths up
 	// Index counts the configuration's measured connections (0-based) for
@@ -49,7 +49,7 @@ func Plan(s *Spec, profile string) ([]Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc := len(s.Configs())
+	nc := len(s.Units(profile))
 	if nc == 0 {
 		return nil, fmt.Errorf("plan: the spec has no configurations")
 	}

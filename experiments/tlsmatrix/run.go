@@ -9,10 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/rederive"
@@ -36,7 +39,8 @@ const (
 	CaptureName = tlsjoin.CaptureName
 )
 
-// Interface is where the run captures: all servers listen on 127.0.0.1.
+// Interface is where the loopback path captures: its servers listen on
+// 127.0.0.1. The bridge path captures on bridgenet.Info.ClientIface.
 const Interface = "lo"
 
 // ErrInterrupted is returned (wrapped, with the context's error) when the
@@ -106,12 +110,25 @@ type RunResult struct {
 	CaptureSize int64  // bytes, uncompressed
 }
 
-// Requirements lists what Run needs installed: nothing beyond Go and root
-// (or CAP_NET_RAW) for the AF_PACKET capture, which is not something a
-// package installs, so Run checks it itself (CheckPermission); and when
-// the spec under root measures the openssl stack, what building OpenSSL
-// needs (stack.go).
-func Requirements(root string) []deps.Requirement { return stackRequirements(root) }
+// Requirements lists what Run needs installed: iproute2 when a profile of
+// the spec under root runs the bridge path (bridgenet.Requirements); what
+// building OpenSSL needs when the spec measures the openssl stack
+// (stack.go); beyond that Go and root (or CAP_NET_RAW) for the AF_PACKET
+// capture, which is not something a package installs, so Run checks it
+// itself (CheckPermission).
+func Requirements(root string) []deps.Requirement {
+	reqs := stackRequirements(root)
+	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
+	if err != nil {
+		return reqs // Run reports the spec's problem
+	}
+	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+		if slices.Contains(s.Paths(p), PathBridge) {
+			return append(reqs, bridgenet.Requirements()...)
+		}
+	}
+	return reqs
+}
 
 // CheckPermission returns a clear error (wrapping capture.ErrNeedRoot) when
 // the process may not open an AF_PACKET socket. It opens one with protocol
@@ -141,7 +158,8 @@ type runner struct {
 	configs []Config
 	plan    []Step
 	servers []*server
-	stk     stackState // stack.go
+	stk     stackState     // stack.go
+	net     *bridgenet.Net // the bridge path's network, nil without one
 }
 
 func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
@@ -153,24 +171,31 @@ func (r *runner) vlogf(format string, a ...any) {
 }
 
 // Run records one Study A dataset: it validates the spec, checks the
-// permission to capture, makes the certificates and starts one server per
-// configuration on its own 127.0.0.1 port (all up for the whole run), then
-// creates the run folder, starts ONE capture on lo, makes every connection
+// permission to capture, builds the bridge network when the profile runs
+// the bridge path (bridgepath.go), makes the certificates and starts one
+// server per configuration and path on its own port (127.0.0.1 on
+// loopback, the server namespace's address on the bridge; all up for the
+// whole run), then creates the run folder, starts ONE capture per path (on
+// lo; on the client's veth in its namespace), makes every connection
 // of Plan one after another (one client, sequential, like the paper's
-// repeated connections), stops the capture, writes what the process
-// measured (inproc.csv.gz) and configs.json, derives records.csv.gz from
-// them and the capture with tlsjoin.DeriveRecords (the function the
-// build's tls:records stage calls again), keeps the pcapng (with the key
-// log as a Decryption Secrets Block) gzip'd in the run folder when it is
-// small (rederive.InRepoMaxBytes) or in the content store, writes
-// meta.json, commits the run folder to data/tls/<run-id>/ and pins the run
-// for the profile in the spec.
+// repeated connections), stops the captures, writes what the process
+// measured (inproc.csv.gz, with each connection's path) and configs.json,
+// derives records.csv.gz from them and the captures with
+// tlsjoin.DeriveRecords (the function the build's tls:records stage calls
+// again; each path's connections are joined with that path's capture),
+// keeps the pcapngs (with the key log as a Decryption Secrets Block)
+// gzip'd in the run folder when they are small together
+// (rederive.InRepoMaxBytes) or in the content store, writes meta.json,
+// commits the run folder to data/tls/<run-id>/ and pins the run for the
+// profile in the spec.
 //
 // Any failure, a kernel packet drop, a connection the capture does not
-// match, or the end of ctx (Ctrl-C) removes the incomplete run folder: no
-// run is registered, the spec's pins and earlier runs are untouched.
-// Errors before the run folder exists (spec, profile, permission, port)
-// leave nothing behind at all.
+// match, the end of ctx (Ctrl-C; the pipeline cancels it on SIGINT and
+// SIGTERM), or a bridge network that someone removes mid-run (the error
+// wraps bridgenet.ErrRemoved) removes the incomplete run folder: no run is
+// registered, the spec's pins and earlier runs are untouched, and every
+// namespace and device the run made is deleted. Errors before the run
+// folder exists (spec, profile, permission, port) leave nothing behind.
 func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if cfg.Root == "" {
 		cfg.Root = "."
@@ -210,7 +235,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
 		return nil, fmt.Errorf("tls run: %w", err)
 	}
-	r.configs = r.spec.Configs()
+	r.configs = r.spec.Units(cfg.Profile)
 	prof, _ := r.spec.Profile(cfg.Profile)
 	if err := CheckPermission(); err != nil {
 		return nil, err
@@ -223,17 +248,29 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		r.logf("left out: %s", s)
 	}
 
-	// 2. Certificates and servers (CPU and sockets; the OpenSSL build
-	// in the cache when a configuration uses it).
+	// 2. The OpenSSL build in the cache when a configuration uses it, the
+	// bridge path's namespaces (removed on every path out), then
+	// certificates and servers (CPU and sockets, no files).
 	if err := r.prepareStacks(ctx); err != nil {
 		return nil, err
 	}
 	defer r.stopStacks()
+	if err := r.startBridge(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeBridge()
 	if err := r.startServers(); err != nil {
 		return nil, err
 	}
 	defer r.stopServers()
-	r.logf("servers: %d on 127.0.0.1 (ports %s)", len(r.servers), r.portRange())
+	var addrs []string
+	if hasPath(r.configs, PathLoopback) {
+		addrs = append(addrs, "127.0.0.1")
+	}
+	if r.net != nil {
+		addrs = append(addrs, bridgenet.ServerAddr)
+	}
+	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
 
 	// 3. The run folder: removed on every path that does not commit it.
 	start := r.now()
@@ -248,34 +285,52 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}()
 	r.logf("run %s: recording into %s", run.ID, run.Dir)
 
-	capPath := filepath.Join(run.Dir, CaptureName)
-	// The capture gets a context that is not cancelled with ctx, so that
+	// The captures get a context that is not cancelled with ctx, so that
 	// Stop (below, on every path) drains the socket and writes a
-	// complete file even after Ctrl-C.
-	// Only the servers' ports: lo carries every process's loopback
-	// traffic, which would bloat the file and could cause drops.
-	ports := r.serverPorts()
-	if len(ports) > capture.MaxPorts {
-		ports = nil // too many for one filter: the reader ignores the rest
-	}
-	c, err := capture.Start(context.WithoutCancel(ctx), capture.Options{Interface: Interface, Path: capPath, Ports: ports})
+	// complete file even after Ctrl-C. One capture per path.
+	caps, err := r.startCaptures(context.WithoutCancel(ctx), run.Dir)
+	defer stopCaptures(caps)
 	if err != nil {
-		return nil, fmt.Errorf("tls run: %w", err)
-	}
-	if ports != nil {
-		r.logf("capture: started on %s, TCP ports %s only", Interface, r.portRange())
-	} else {
-		r.logf("capture: started on %s, all traffic (%d servers exceed the filter's %d ports)", Interface, len(r.servers), capture.MaxPorts)
+		return nil, err
 	}
 
-	conns, wall, loopErr := r.connect(ctx, c.KeyLog())
-	st, capErr := c.Stop()
-	if testHookCaptureStats != nil {
-		testHookCaptureStats(&st)
+	// A bridge network that someone else removes ends the connections.
+	connCtx, stopConns := context.WithCancelCause(ctx)
+	defer stopConns(nil)
+	if r.net != nil {
+		go func() {
+			select {
+			case <-r.net.Done():
+				stopConns(r.net.Err())
+			case <-connCtx.Done():
+			}
+		}()
 	}
-	r.logf("capture: stopped: %d packets, %d kernel drops, %d key log bytes", st.Packets, st.KernelDrops, st.SecretBytes)
+	conns, wall, loopErr := r.connect(connCtx, keyLogs(caps))
+	stopCaptures(caps)
+	var st capture.Stats
+	var capErr error
+	for _, pc := range caps {
+		if testHookCaptureStats != nil {
+			testHookCaptureStats(&pc.st)
+		}
+		st.Packets += pc.st.Packets
+		st.KernelSeen += pc.st.KernelSeen
+		st.KernelDrops += pc.st.KernelDrops
+		st.Truncated += pc.st.Truncated
+		st.SecretBytes += pc.st.SecretBytes
+		if pc.err != nil && capErr == nil {
+			capErr = fmt.Errorf("%s: %w", pc.iface, pc.err)
+		}
+		r.logf("capture: stopped on %s: %d packets, %d kernel drops, %d key log bytes", pc.iface, pc.st.Packets, pc.st.KernelDrops, pc.st.SecretBytes)
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("tls run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
+	}
+	if r.net != nil {
+		if err := r.net.Err(); err != nil {
+			return nil, fmt.Errorf("tls run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+		}
 	}
 	if loopErr != nil {
 		return nil, fmt.Errorf("tls run %s: %w; the run was removed", run.ID, loopErr)
@@ -290,7 +345,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
 
 	// 4. What the process measured (inproc.csv.gz) and the configurations,
-	// then the records derived from them and the capture by
+	// then the records derived from them and the captures by
 	// tlsjoin.DeriveRecords: the function the build's tls:records stage
 	// calls on the committed run, so the two cannot disagree.
 	files := map[string]string{}
@@ -315,20 +370,26 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err := write(ConfigsFile, append(cj, '\n')); err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	var capTotal int64 // bytes of every capture, uncompressed
+	for _, pc := range caps {
+		fi, err := os.Stat(pc.file)
+		if err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
+		pc.size = fi.Size()
+		capTotal += pc.size
+		if pc.sum, err = repro.HashFile(pc.file); err != nil {
+			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		}
 	}
-	sum, err := repro.HashFile(capPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	rc, err := rederive.OpenFile(capPath, sum)
-	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	recs, js, err := tlsjoin.DeriveRecords(append(cj, '\n'), inproc, rc)
-	rc.Close()
+	recs, js, err := tlsjoin.DeriveRecords(append(cj, '\n'), inproc, func(name string) (io.ReadCloser, error) {
+		for _, pc := range caps {
+			if pc.name == name {
+				return rederive.OpenFile(pc.file, pc.sum)
+			}
+		}
+		return nil, fmt.Errorf("no capture %s was made", name)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
@@ -347,28 +408,34 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	r.logf("wrote %s (%d rows), %s and %s", RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
 
-	// A small capture is committed with the run, compressed; a large one
-	// goes to the content store. meta.json names it by the SHA-256 of its
-	// uncompressed bytes either way.
-	where := ""
-	if fi.Size() <= rederive.InRepoLimit(cfg.CaptureInRepoMax) {
-		gzSum, err := rederive.Gzip(capPath, capPath+rederive.GzipExt)
-		if err != nil {
+	// Small captures are committed with the run, compressed; large ones
+	// go to the content store (the rule is on their total, so a run's
+	// captures are all in one place). meta.json names each by the SHA-256
+	// of its uncompressed bytes either way.
+	inRepo := capTotal <= rederive.InRepoLimit(cfg.CaptureInRepoMax)
+	for _, pc := range caps {
+		if inRepo {
+			gzSum, err := rederive.Gzip(pc.file, pc.file+rederive.GzipExt)
+			if err != nil {
+				return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+			}
+			files[pc.name+rederive.GzipExt] = gzSum
+			pc.where = "in the run folder as " + pc.name + rederive.GzipExt
+		} else {
+			if _, err := store.Put(pc.file); err != nil {
+				return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+			}
+			pc.where = fmt.Sprintf("in the content store under sha256/%s/%s", pc.sum[:2], pc.sum[2:])
+		}
+		if err := os.Remove(pc.file); err != nil {
 			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
 		}
-		files[CaptureName+rederive.GzipExt] = gzSum
-		where = "in the run folder as " + CaptureName + rederive.GzipExt
-	} else {
-		if _, err := store.Put(capPath); err != nil {
-			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-		}
-		where = fmt.Sprintf("in the content store under sha256/%s/%s", sum[:2], sum[2:])
+		files[pc.name] = pc.sum
+		r.logf("capture %s: %d bytes, sha256:%s, %s", pc.name, pc.size, pc.sum, pc.where)
 	}
-	if err := os.Remove(capPath); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	files[CaptureName] = sum
-	r.logf("capture: %d bytes, sha256:%s, %s", fi.Size(), sum, where)
+	// The first capture's (loopback's when the run has that path) in the
+	// run-wide fields; measured.paths has every path's.
+	sum, capBytes := caps[0].sum, caps[0].size
 
 	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root, Git: cfg.Git})
 	meta.Study = Study
@@ -397,7 +464,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		"packets_truncated":        st.Truncated,
 		"key_log_bytes":            st.SecretBytes,
 		"capture_sha256":           sum,
-		"capture_bytes":            fi.Size(),
+		"capture_bytes":            capBytes,
 		"capture_connections":      js.CaptureConnections,
 		"connections":              len(recs),
 		"connections_measured":     js.Measured,
@@ -405,12 +472,15 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		"client_finished_verified": js.Verified,
 		"handshake_wall_s":         round3(wall.Seconds()),
 		"handshake_rate_per_s":     round3(rate),
-		"interface":                Interface,
+		"interface":                caps[0].iface,
+		"paths":                    r.pathsMeta(caps, files),
 	}
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
-		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo",
-		fmt.Sprintf("capture: %s is %s; records.csv.gz is derived from it and %s by experiments/tlsjoin (the build's tls:records stage re-derives it)", CaptureName, where, tlsjoin.InprocFile),
+		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
+	}
+	for _, pc := range caps {
+		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
 	}
 	if err := provenance.Write(run.Dir, meta); err != nil {
 		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
@@ -429,7 +499,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	res = &RunResult{
 		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
-		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: fi.Size(),
+		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: capBytes,
 	}
 	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(run.ID, run.Manifest)); err != nil {
 		// The run is committed and stays; only the pin is missing.
@@ -471,7 +541,7 @@ func (r *runner) startServers() error {
 		if err != nil {
 			return fmt.Errorf("tls run: certificates for %s: %w", c.Name, err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := r.listen(c)
 		if err != nil {
 			return fmt.Errorf("tls run: listen for %s: %w", c.Name, err)
 		}
@@ -516,11 +586,14 @@ func (r *runner) stopServers() {
 	}
 }
 
-// serverPorts lists the servers' listening ports, for the capture filter.
-func (r *runner) serverPorts() []uint16 {
-	ports := make([]uint16, len(r.servers))
-	for i, s := range r.servers {
-		ports[i] = uint16(s.ln.Addr().(*net.TCPAddr).Port)
+// serverPorts lists the listening ports of the servers on path, for the
+// capture filter.
+func (r *runner) serverPorts(path string) []uint16 {
+	var ports []uint16
+	for _, s := range r.servers {
+		if s.cfg.Path == path {
+			ports = append(ports, uint16(s.ln.Addr().(*net.TCPAddr).Port))
+		}
 	}
 	return ports
 }
@@ -546,11 +619,12 @@ type conn struct {
 // connections made, the wall time from the first dial to the end of the
 // last connection, and the first error; a cancelled ctx stops it between
 // or during connections.
-func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Duration, error) {
+func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]conn, time.Duration, error) {
 	for _, s := range r.servers {
 		// Direct: exactly one group offered, the server's, so no
 		// HelloRetryRequest; hrr: a decoy's key share first (stack.go).
-		s.cli = s.client(keyLog)
+		// Each path's clients log their keys into that path's capture.
+		s.cli = s.client(keyLogs[s.cfg.Path])
 	}
 	every := r.cfg.ProgressEvery
 	if every <= 0 {
@@ -565,7 +639,7 @@ func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Du
 			return conns, time.Since(begin), err
 		}
 		s := r.servers[st.Config]
-		cr, err := s.cli.Dial(ctx, s.addr)
+		cr, err := r.dial(ctx, s)
 		if err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, err)
 		}
@@ -575,7 +649,7 @@ func (r *runner) connect(ctx context.Context, keyLog io.Writer) ([]conn, time.Du
 		case err := <-s.done:
 			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server stopped: %v", i+1, s.cfg.Name, err)
 		case <-ctx.Done():
-			return conns, time.Since(begin), ctx.Err()
+			return conns, time.Since(begin), context.Cause(ctx)
 		}
 		if sr.Err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, sr.Err)

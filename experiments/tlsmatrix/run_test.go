@@ -100,15 +100,7 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 
 	// records.csv.gz: 2 configurations x 3 rounds x (1 warm-up) + 2 x 5 measured.
-	f, err := os.Open(filepath.Join(wantDir, RecordsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := ReadRecords(f, RecordsFile)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readRunRecords(t, wantDir)
 	if len(recs) != 16 || res.Connections != 16 || res.Measured != 10 {
 		t.Fatalf("%d records (result: %d, %d measured), want 16 with 10 measured", len(recs), res.Connections, res.Measured)
 	}
@@ -495,7 +487,7 @@ func checkRederive(t *testing.T, root, runDir string) {
 	}
 	rec, _ := os.ReadFile(filepath.Join(root, runDir, RecordsFile))
 	got, _ := os.ReadFile(filepath.Join(root, out))
-	if !bytes.Equal(rec, got) || !strings.Contains(notes.String(), "re-derived from capture sha256:") {
+	if !bytes.Equal(rec, got) || !strings.Contains(notes.String(), "re-derived from ") || !strings.Contains(notes.String(), "byte for byte") {
 		t.Fatalf("records stage: output equal %v, notes:\n%s", bytes.Equal(rec, got), notes.String())
 	}
 
@@ -536,6 +528,21 @@ func checkRederive(t *testing.T, root, runDir string) {
 	if err := os.WriteFile(capPath, whole, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// readRunRecords reads the records.csv.gz of the run folder dir.
+func readRunRecords(t *testing.T, dir string) []Record {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := ReadRecords(f, RecordsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
 
 // repoRoot is the module root, for the stage's code hash.

@@ -44,6 +44,18 @@ type Spec struct {
 	Profiles map[string]Profile `toml:"profiles"`
 	// Runs pins the run the paper uses per profile (written by spec.Pin).
 	Runs spec.Runs `toml:"runs"`
+	// Bridge configures the bridge path (path.go, experiments/bridgenet).
+	Bridge BridgeSpec `toml:"bridge"`
+}
+
+// BridgeSpec is the [bridge] table: how the bridge path is built.
+type BridgeSpec struct {
+	// MTU of the bridge and its veth devices; 0 is 1500, Docker's.
+	MTU int `toml:"mtu"`
+	// Offloads keeps the veth devices' TSO/GSO/GRO as the kernel and
+	// Docker leave them; false (the default) turns them off so that the
+	// capture sees frames of at most MTU bytes, not GSO super-frames.
+	Offloads bool `toml:"offloads"`
 }
 
 // Seeds are the run's seeds, recorded in meta.json.
@@ -66,6 +78,10 @@ type Matrix struct {
 	// KeyShares are the key-share modes (handshake.KeyShare): "direct"
 	// and "hrr"; empty means ["direct"]. The matrix is repeated per mode.
 	KeyShares []string `toml:"keyshares"`
+	// Paths are the network paths every configuration runs on
+	// (tlsrecords.KnownPaths); empty is ["loopback"]. A profile's own
+	// paths replace them.
+	Paths []string `toml:"paths"`
 }
 
 // Paper lists the paper's configurations (each must be in the matrix, or is
@@ -90,6 +106,8 @@ type Profile struct {
 	N      int `toml:"n"`      // measured connections per configuration
 	Block  int `toml:"block"`  // measured connections per block (see Plan)
 	Warmup int `toml:"warmup"` // discarded connections before every block
+	// Paths, when set, replace [matrix] paths for this profile.
+	Paths []string `toml:"paths"`
 }
 
 // Config is one configuration of the run.
@@ -106,6 +124,9 @@ type Config struct {
 	// Stack and KeyShare: see Matrix.Stacks and Matrix.KeyShares.
 	Stack    string             `json:"stack"`
 	KeyShare handshake.KeyShare `json:"keyshare"`
+	// Path is the network path the configuration runs on (Spec.Units);
+	// empty in Spec.Configs.
+	Path string `json:"path,omitempty"`
 }
 
 // ConfigName is the canonical name of a configuration, the records'
@@ -227,6 +248,13 @@ func (s *Spec) Validate() error {
 		}
 	}
 	errs = append(errs, s.validateStacks()...)
+	errs = append(errs, validPaths("[matrix] paths", s.Matrix.Paths))
+	for _, name := range sortedKeys(s.Profiles) {
+		errs = append(errs, validPaths("[profiles."+name+"] paths", s.Profiles[name].Paths))
+	}
+	if m := s.Bridge.MTU; m != 0 && (m < 1280 || m > 65535) {
+		bad("[bridge] mtu = %d: want 1280..65535 (0 is 1500)", m)
+	}
 	for prof := range s.Runs {
 		if _, ok := s.Profiles[prof]; !ok {
 			bad("[runs] pins profile %q, which has no [profiles.%s] table", prof, prof)

@@ -149,6 +149,9 @@ func TestSpecErrors(t *testing.T) {
 		{"bad profile name", "[profiles.quick]", "[profiles.Quick]", "lower-case"},
 		{"pin of unknown profile", "[runs]", "[runs]\nfull = \"20260101T000000Z-full\"", `pins profile "full"`},
 		{"syntax", "n = 5", "n = ", "tls.toml"},
+		{"unknown path", `cert_keys = ["ed25519"]`, `cert_keys = ["ed25519"]` + "\npaths = [\"wifi\"]", `[matrix] paths: "wifi" is not a path`},
+		{"duplicate path", "warmup = 1", "warmup = 1\npaths = [\"bridge\", \"bridge\"]", `[profiles.quick] paths: "bridge" listed twice`},
+		{"bridge mtu", "[runs]", "[bridge]\nmtu = 9\n[runs]", "[bridge] mtu = 9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := strings.Replace(tinySpec, tc.old, tc.new, 1)
@@ -163,6 +166,34 @@ func TestSpecErrors(t *testing.T) {
 	}
 	if _, err := LoadSpec(filepath.Join(t.TempDir(), "none.toml")); err == nil {
 		t.Error("a missing spec was accepted")
+	}
+}
+
+// Paths: a profile's replace the matrix's; one path plans as before.
+func TestPathsAndUnits(t *testing.T) {
+	s, err := LoadSpec(writeSpec(t, t.TempDir(), strings.Replace(tinySpec, "warmup = 1\n", "warmup = 1\npaths = [\"loopback\", \"bridge\"]\n[profiles.one]\nn = 5\nblock = 2\nwarmup = 1\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Paths("one"); len(got) != 1 || got[0] != PathLoopback {
+		t.Errorf("Paths(one) = %v, want the default [loopback]", got)
+	}
+	u := s.Units("quick")
+	if len(u) != 4 || u[0].Path != PathLoopback || u[2].Path != PathBridge || u[2].Name != u[0].Name {
+		t.Errorf("Units(quick) = %+v", u)
+	}
+	one, _ := Plan(s, "one")
+	tiny, _ := Plan(loadTiny(t, tinySpec), "quick")
+	if len(one) != len(tiny) {
+		t.Fatalf("one path: %d steps, tiny spec %d", len(one), len(tiny))
+	}
+	for i := range one {
+		if one[i] != tiny[i] {
+			t.Fatalf("step %d: %+v, without paths %+v", i, one[i], tiny[i])
+		}
+	}
+	if two, _ := Plan(s, "quick"); len(two) != 2*len(tiny) {
+		t.Errorf("two paths: %d steps, want %d", len(two), 2*len(tiny))
 	}
 }
 

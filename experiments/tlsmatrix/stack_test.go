@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/openssl"
@@ -154,6 +155,50 @@ func TestRunOpenSSL(t *testing.T) {
 	if n[StackGo] != 32 || n[StackOpenSSL] != 32 {
 		t.Fatalf("records per stack %v, want 32 each", n)
 	}
+}
+
+// TestRunOpenSSLBridge runs both stacks and both key-share modes on both
+// paths: the OpenSSL harness's client process is started from the client
+// namespace and its server serves the listener made in the server
+// namespace; each path's records are joined with its own capture, and
+// the build's records stage re-derives all of them byte for byte.
+func TestRunOpenSSLBridge(t *testing.T) {
+	needBridge(t)
+	useTestPrefix(t)
+	root, _ := filepath.Abs("../..")
+	if _, err := openssl.Cached(root); err != nil {
+		t.Skipf("the OpenSSL build is not in the cache (go run mage.go tls:openssl makes it once): %v", err)
+	}
+	add := "stacks = [\"go\", \"openssl\"]\nkeyshares = [\"direct\", \"hrr\"]\npaths = [\"loopback\", \"bridge\"]"
+	e := newEnv(t, strings.Replace(tinySpec, `cert_keys = ["ed25519"]`, "cert_keys = [\"ed25519\"]\n"+add, 1))
+	cfg := e.config(time.Date(2026, 11, 30, 12, 30, 0, 0, time.UTC))
+	cfg.BuildRoot = root
+	res, err := Run(context.Background(), cfg)
+	checkNoLeftovers(t)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", res.Connections)) {
+		t.Errorf("not every client Finished was decrypted:\n%s", e.log.String())
+	}
+	recs := readRunRecords(t, res.Dir)
+	n := map[string]int{}
+	for _, r := range recs {
+		n[r.Stack+"/"+r.Path]++
+		if r.HRR != strings.Contains(r.Config, "/hrr") || !r.Complete || r.NegotiatedGroup != r.Group {
+			t.Errorf("row %d (%s on %s): hrr=%v complete=%v group %s", r.Seq, r.Config, r.Path, r.HRR, r.Complete, r.NegotiatedGroup)
+		}
+		if (r.Path == PathBridge) != strings.HasPrefix(r.Server, bridgenet.ServerAddr+":") {
+			t.Errorf("row %d on %s: server %s", r.Seq, r.Path, r.Server)
+		}
+	}
+	for _, k := range []string{"go/loopback", "go/bridge", "openssl/loopback", "openssl/bridge"} {
+		if n[k] != 32 {
+			t.Errorf("%s: %d records, want 32 (all: %v)", k, n[k], n)
+		}
+	}
+	rel, _ := filepath.Rel(e.root, res.Dir)
+	checkRederive(t, e.root, filepath.ToSlash(rel))
 }
 
 // BenchmarkRunStack records a 6-configuration matrix (Ed25519 and

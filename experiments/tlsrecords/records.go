@@ -41,8 +41,14 @@ const RecordsFile = "records.csv.gz"
 //     experiments/handshake (dial start to client handshake complete,
 //     accept to server handshake complete), in nanoseconds.
 //   - stack: the TLS implementation of both ends, "go" (crypto/tls) or
-//     "openssl" (experiments/openssl). Files written before the column
-//     existed have the header ColumnsV1 and are read as stack "go".
+//     "openssl" (experiments/openssl).
+//   - path: the network path between client and server, one of
+//     KnownPaths.
+//
+// Files written before the stack and path columns existed have the header
+// ColumnsV1 and are read as stack "go", path "loopback"; WriteRecords
+// writes that header too whenever every record is Go's on loopback, so
+// such a run keeps the bytes it has always had.
 //
 // Absent values are empty cells: times the capture did not see, an
 // unknown negotiated group, a timer that was not taken.
@@ -53,12 +59,14 @@ var Columns = []string{
 	"negotiated_group", "retransmissions", "packets_c2s", "packets_s2c",
 	"frame_bytes_c2s", "frame_bytes_s2c", "tcp_payload_bytes_c2s",
 	"tcp_payload_bytes_s2c", "ths_ns", "complete",
-	"inproc_client_ns", "inproc_server_ns", "stack",
+	"inproc_client_ns", "inproc_server_ns", "stack", "path",
 }
 
-// ColumnsV1 is the header of Go-only runs: files written before the stack
-// column, and every file whose records are all Go's (see writeCSV).
-var ColumnsV1 = Columns[:len(Columns)-1]
+// ColumnsV1 is the header of runs whose every record is Go's on loopback:
+// files written before the stack and path columns, and every file
+// WriteRecords writes for such a run (see writeCSV). ReadRecords reads
+// them with Stack = StackGo and Path = DefaultPath.
+var ColumnsV1 = Columns[:len(Columns)-2]
 
 // Stacks are the TLS implementations a record's stack may name; StackGo
 // is the default of ConfigID and of files without the column.
@@ -68,6 +76,15 @@ const (
 	StackGo      = "go"
 	StackOpenSSL = "openssl"
 )
+
+// KnownPaths are the network paths a record may name: "loopback" (client
+// and server in one namespace, on lo) and "bridge" (two namespaces joined
+// by veth pairs through a Linux bridge, MTU 1500, like Docker's default
+// bridge network; experiments/bridgenet).
+var KnownPaths = []string{"loopback", "bridge"}
+
+// DefaultPath is the path of records that do not name one.
+const DefaultPath = "loopback"
 
 // KnownCertKeys are the certificate key names a config may use, as
 // experiments/handshake.CertKey prints them, in the order tables list them.
@@ -191,6 +208,10 @@ type Record struct {
 	// Stack is the TLS implementation, StackGo or StackOpenSSL (= the
 	// config's); "" means StackGo.
 	Stack string
+
+	// Path is the network path (KnownPaths); "" is written and read as
+	// DefaultPath.
+	Path string
 }
 
 // StackName is r.Stack with "" read as StackGo.
@@ -199,6 +220,14 @@ func (r *Record) StackName() string {
 		return StackGo
 	}
 	return r.Stack
+}
+
+// PathOrDefault returns r.Path, or DefaultPath when it is empty.
+func (r *Record) PathOrDefault() string {
+	if r.Path == "" {
+		return DefaultPath
+	}
+	return r.Path
 }
 
 // Check reports whether r is internally consistent: a valid config ID that
@@ -213,6 +242,9 @@ func (r *Record) Check() error {
 	c, err := ParseConfigID(r.Config)
 	if err != nil {
 		return err
+	}
+	if !slices.Contains(KnownPaths, r.PathOrDefault()) {
+		return fmt.Errorf("path %q: want one of %s", r.Path, strings.Join(KnownPaths, ", "))
 	}
 	if c.CertKey != r.CertKey || c.Group != r.Group || c.Chain != r.Chain {
 		return fmt.Errorf("config %s disagrees with cert_key=%s group=%s chain=%v", r.Config, r.CertKey, r.Group, r.Chain)
@@ -268,13 +300,14 @@ func WriteRecords(w io.Writer, rs []Record) error {
 
 func writeCSV(w io.Writer, rs []Record) error {
 	cw := csv.NewWriter(w)
-	// A run whose every record is Go's is written with the ColumnsV1
-	// header, as before the stack column existed, so that its bytes are
-	// those the records of a Go-only run have always had (a re-derivation
-	// from the capture must match the recorded file byte for byte).
+	// A run whose every record is Go's on loopback is written with the
+	// ColumnsV1 header, as before the stack and path columns existed, so
+	// that its bytes are those the records of such a run have always had
+	// (a re-derivation from the capture must match the recorded file byte
+	// for byte).
 	header := ColumnsV1
 	for i := range rs {
-		if rs[i].StackName() != StackGo {
+		if rs[i].StackName() != StackGo || rs[i].PathOrDefault() != DefaultPath {
 			header = Columns
 			break
 		}
@@ -301,7 +334,7 @@ func writeCSV(w io.Writer, rs []Record) error {
 			optInt(r.ThsNs), strconv.FormatBool(r.Complete),
 			optInt(r.InprocClientNs), optInt(r.InprocServerNs))
 		if len(header) == len(Columns) {
-			row = append(row, r.StackName())
+			row = append(row, r.StackName(), r.PathOrDefault())
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write records: %w", err)
@@ -462,9 +495,10 @@ func parseRow(row []string, v1 bool) (Record, string, error) {
 	r.Complete = p.bool("complete")
 	r.InprocClientNs = p.opt("inproc_client_ns")
 	r.InprocServerNs = p.opt("inproc_server_ns")
-	r.Stack = StackGo
+	r.Stack, r.Path = StackGo, DefaultPath
 	if !v1 {
 		r.Stack = p.str("stack", false)
+		r.Path = p.str("path", false)
 	}
 	if p.err != nil {
 		return Record{}, p.col, p.err

@@ -44,7 +44,7 @@ func sampleRecords(n int, seed uint64) []Record {
 			PacketsC2S: 6, PacketsS2C: 7, FrameBytesC2S: 1800, FrameBytesS2C: 9000,
 			TCPPayloadBytesC2S: 1400, TCPPayloadBytesS2C: 8600, ThsNs: i64(ths), Complete: true,
 			InprocClientNs: i64(ths + 150_000), InprocServerNs: i64(ths - 100_000),
-			Stack: c.StackName(),
+			Stack: c.StackName(), Path: KnownPaths[i%len(KnownPaths)],
 		}
 		if i%7 == 3 { // a connection the capture saw only partly
 			r.ClientFinishedNs, r.ThsNs, r.FinNs, r.Complete = nil, nil, nil, false
@@ -94,7 +94,7 @@ func TestPlainCSVIsRead(t *testing.T) {
 	}
 	want := ColumnsV1
 	for _, r := range rs {
-		if r.StackName() != StackGo {
+		if r.StackName() != StackGo || r.PathOrDefault() != DefaultPath {
 			want = Columns
 		}
 	}
@@ -181,9 +181,14 @@ func TestParseConfig(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	header := strings.Join(Columns, ",") + "\n"
-	good := "0,ed25519/X25519,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,false,X25519,0,6,7,100,200,80,180,3,true,10,9,go\n"
+	good := "0,ed25519/X25519,ed25519,X25519,false,false,127.0.0.1:1,127.0.0.1:2,1,2,3,4,5,6,false,X25519,0,6,7,100,200,80,180,3,true,10,9,go,bridge\n"
 	if _, err := ReadRecords(strings.NewReader(header+good), "ok.csv"); err != nil {
 		t.Fatalf("good row refused: %v", err)
+	}
+	// A file of before the stack and path columns: read, as Go on loopback.
+	legacy := strings.Join(ColumnsV1, ",") + "\n" + strings.TrimSuffix(good, ",go,bridge\n") + "\n"
+	if rs, err := ReadRecords(strings.NewReader(legacy), "old.csv"); err != nil || rs[0].Path != "loopback" || rs[0].Stack != StackGo {
+		t.Fatalf("legacy file: %v, %+v", err, rs)
 	}
 	// mutate replaces column col of the good row.
 	mutate := func(col, v string) string {
@@ -198,6 +203,10 @@ func TestReadErrors(t *testing.T) {
 		{"header only", header, "r.csv: no records"},
 		{"wrong header", strings.Replace(header, "ths_ns", "ths", 1) + good, "r.csv:1: header column 24 is \"ths\", want \"ths_ns\""},
 		{"short header", "seq,config\n", "r.csv:1: wrong number of fields"},
+		{"stack-only header", strings.Join(Columns[:len(Columns)-1], ",") + "\n", "r.csv:1: wrong number of fields"},
+		{"bad path", header + mutate("path", "wifi"), "r.csv:2: path \"wifi\": want one of loopback, bridge"},
+		{"empty path", header + mutate("path", ""), "r.csv:2: column path: empty"},
+		{"legacy header, new row", strings.Join(ColumnsV1, ",") + "\n" + good, "r.csv:2: wrong number of fields"},
 		{"short row", header + "0,ed25519/X25519\n", "r.csv:2: wrong number of fields"},
 		{"bad seq", header + mutate("seq", "x"), "r.csv:2: column seq: \"x\" is not a whole number"},
 		{"negative seq", header + mutate("seq", "-1"), "r.csv:2: column seq: -1 out of range"},
@@ -348,13 +357,14 @@ func TestParseConfigIDStack(t *testing.T) {
 	}
 }
 
-// TestGoOnlyRunsKeepTheirBytes: a run whose records are all Go's is
-// written without the stack column, exactly as before the column existed,
-// and one with an OpenSSL record carries it; both read back the same.
+// TestGoOnlyRunsKeepTheirBytes: a run whose records are all Go's on
+// loopback is written without the stack and path columns, exactly as
+// before the columns existed, and one with an OpenSSL or a bridge record
+// carries them; both read back the same.
 func TestGoOnlyRunsKeepTheirBytes(t *testing.T) {
 	var goOnly, mixed []Record
 	for _, r := range sampleRecords(40, 3) {
-		if r.StackName() == StackGo {
+		if r.StackName() == StackGo && r.PathOrDefault() == DefaultPath {
 			goOnly = append(goOnly, r)
 		}
 		mixed = append(mixed, r)
@@ -375,8 +385,8 @@ func TestGoOnlyRunsKeepTheirBytes(t *testing.T) {
 			t.Fatalf("read back: %d records, %v", len(got), err)
 		}
 		for i := range got {
-			if got[i].StackName() != tc.rs[i].StackName() {
-				t.Errorf("record %d: stack %s, want %s", i, got[i].StackName(), tc.rs[i].StackName())
+			if got[i].StackName() != tc.rs[i].StackName() || got[i].PathOrDefault() != tc.rs[i].PathOrDefault() {
+				t.Errorf("record %d: stack %s path %s, want %s %s", i, got[i].StackName(), got[i].PathOrDefault(), tc.rs[i].StackName(), tc.rs[i].PathOrDefault())
 			}
 		}
 	}

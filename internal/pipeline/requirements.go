@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/openssl"
+	"pqrepro/experiments/tlsmatrix"
 	"pqrepro/internal/deps"
 )
 
@@ -31,21 +33,32 @@ var (
 
 func init() {
 	testRequirements = func(root string) []deps.Requirement {
-		return append([]deps.Requirement{reqTshark, reqArmGCC, reqNode, reqLatex, reqDpkgDev, reqTcpdump}, openssl.Requirements()...)
+		reqs := append([]deps.Requirement{reqTshark, reqArmGCC, reqNode, reqLatex, reqDpkgDev, reqTcpdump}, openssl.Requirements()...)
+		return append(reqs, bridgenet.Requirements()...) // the bridge path's tests
 	}
 }
 
-// NetClean removes the network namespaces (and with them the TUN
-// devices) that crashed link-emulator runs left behind; those of running
-// processes are kept.
+// NetClean removes the network namespaces (and with them the TUN, veth
+// and bridge devices) that crashed link-emulator runs and Study A bridge
+// runs (tlsmatrix.NetnsPrefix) left behind; those of running processes
+// are kept.
 func NetClean(ctx context.Context, cfg Config) error {
-	rep, err := linkemu.Clean("", linkemu.DefaultPrefix, false)
+	for _, prefix := range []string{linkemu.DefaultPrefix, tlsmatrix.NetnsPrefix} {
+		if err := netClean(cfg, prefix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func netClean(cfg Config, prefix string) error {
+	rep, err := linkemu.Clean("", prefix, false)
 	if err != nil {
 		return fmt.Errorf("net:clean: %w", err)
 	}
 	switch {
 	case len(rep.Removed) == 0 && len(rep.InUse) == 0:
-		cfg.printf("net:clean: no namespace named %s* left behind", linkemu.DefaultPrefix)
+		cfg.printf("net:clean: no namespace named %s* left behind", prefix)
 	default:
 		if len(rep.Removed) > 0 {
 			cfg.printf("net:clean: removed %s", strings.Join(rep.Removed, ", "))

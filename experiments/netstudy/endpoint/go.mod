@@ -1,0 +1,3 @@
+module netstudyendpoint
+
+go 1.24
