@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -111,6 +112,9 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 			}})
 	}
 	catalogue = func() []claims.Claim { return cat }
+	if newReproRepoHook != nil {
+		newReproRepoHook(root)
+	}
 	rr.log = &bytes.Buffer{}
 	rr.cfg = Config{Root: root, Log: rr.log, Installer: &deps.Installer{Root: root, Log: rr.log,
 		IsRoot: func() bool { return false }, HaveSudo: func() bool { return false },
@@ -131,6 +135,10 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 	rr.log.Reset()
 	return rr
 }
+
+// newReproRepoHook, when set, changes the repository and the studies
+// before the reference runs are recorded and built.
+var newReproRepoHook func(root string)
 
 // fakeRecord records a sealed run holding value and pins it in specPath.
 func fakeRecord(cfg Config, study, specPath, dataDir string, value int) error {
@@ -426,4 +434,69 @@ func TestAllRefusesWhileBuildWrites(t *testing.T) {
 			t.Errorf("%s while build holds the lock: ran %v, %v", target, ran, err)
 		}
 	}
+}
+
+func TestAllBuildsThePaperFromTheNewRuns(t *testing.T) {
+	if _, err := exec.LookPath("pdflatex"); err != nil {
+		t.Skip("pdflatex is not installed: `go run mage.go test` installs it (texlive-latex-base); skipping the paper-in-the-tree test")
+	}
+	// The paper says the value of alpha's results; the committed paper is
+	// built from the reference run (42), the new run records 22 (44).
+	write := func(root, rel, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755)
+		os.WriteFile(filepath.Join(root, rel), []byte(s), 0o644)
+	}
+	rr := newReproRepoWithPaper(t, write)
+	rr.values["alpha/quick"] = 22
+	before := treeFiles(t, rr.cfg.Root)
+	err := rr.all(t, Quick)
+	if !errors.Is(err, ErrNotReproduced) {
+		t.Fatalf("All: %v\n%s", err, rr.log)
+	}
+	if after := treeFiles(t, rr.cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Error("all changed the committed tree (the committed paper included)")
+	}
+	final := filepath.Join(rr.cfg.Root, ReproduceDir, Quick)
+	if !strings.Contains(rr.log.String(), "paper built from the new runs: .cache/reproduce/quick/paper/main.pdf") {
+		t.Errorf("no paper line:\n%s", rr.log)
+	}
+	tex, err := os.ReadFile(filepath.Join(final, "paper/generated/alpha.tex"))
+	if err != nil || !strings.Contains(string(tex), `"value": 44`) {
+		t.Errorf("the tree's paper input is %q (%v), want the new run's value 44", tex, err)
+	}
+	if _, err := os.Stat(filepath.Join(final, "paper/main.pdf")); err != nil {
+		t.Error(err)
+	}
+	committed, _ := os.ReadFile(filepath.Join(rr.cfg.Root, "paper/generated/alpha.tex"))
+	if !strings.Contains(string(committed), `"value": 42`) {
+		t.Errorf("committed paper input: %q", committed)
+	}
+}
+
+// newReproRepoWithPaper is newReproRepo over alpha (quick reference run
+// 21) with a paper that prints alpha's results.
+func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *reproRepo {
+	t.Helper()
+	var root string
+	orig := newReproRepoHook
+	newReproRepoHook = func(r string) {
+		root = r
+		write(root, "internal/paperbuild/x.go", "package x\n")
+		write(root, "paper/main.tex", "\\documentclass{article}\n\\begin{document}\n\\input{generated/alpha.tex}\n\\end{document}\n")
+		s := studies[0].StagesFor
+		studies[0].StagesFor = func(root, profile, run string) ([]*repro.Stage, error) {
+			st, err := s(root, profile, run)
+			return append(st, &repro.Stage{Name: "alpha:tables", Code: []string{"analysis"},
+				Inputs: []string{"results/alpha.json"}, Outputs: []string{"paper/generated/alpha.tex"},
+				Run: func(ctx context.Context, env *repro.Env) error {
+					b, err := env.ReadFile("results/alpha.json")
+					if err != nil {
+						return err
+					}
+					return env.WriteFile("paper/generated/alpha.tex", []byte("The result is "+strings.NewReplacer("{", "(", "}", ")").Replace(string(b))))
+				}}), err
+		}
+	}
+	defer func() { newReproRepoHook = orig }()
+	return newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
 }

@@ -265,7 +265,7 @@ func Status(ctx context.Context, cfg Config) error {
 	case stale == 0:
 		cfg.printf("all %d stages are up to date", len(st))
 	default:
-		cfg.printf("%d of %d stages are stale: `mage all` (or `mage quick`) rebuilds them", stale, len(st))
+		cfg.printf("%d of %d stages are stale: `mage build` rebuilds them", stale, len(st))
 	}
 	reportLeftovers(cfg)
 	return nil
