@@ -120,6 +120,7 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	began := cfg.now()
 	plans, err := planReproduction(cfg)
 	if err != nil {
 		return err
@@ -221,11 +222,13 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 		return err
 	}
 	if paperErr != nil {
-		paperWhy = "the paper stage failed: " + paperErr.Error()
+		first, _, _ := strings.Cut(paperErr.Error(), "\n")
+		paperWhy = "the paper stage failed (its error is above and at the end): " + first
 	}
 
 	// 6. Compare, write the summary, make the tree final.
 	sum := summarize(cfg.Profile, plans)
+	sum.took = cfg.now().Sub(began)
 	pdf := ""
 	if paperWhy == "" {
 		pdf = filepath.Join(final, "paper", "main.pdf")
@@ -513,6 +516,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree s
 		names[i] = p.s.Name + " " + p.ref
 	}
 	cfg.printf("reference: analysing the %s reference runs not behind the committed outputs (%s) in %s", cfg.Profile, strings.Join(names, ", "), filepath.Join(ReproduceDir, cfg.Profile, ".reference"))
+	start := cfg.now()
 	rep, err := analyseIn(ctx, cfg, tree, stages, nil)
 	if err != nil {
 		return fmt.Errorf("analyse the reference runs: %w", err)
@@ -520,6 +524,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree s
 	for _, f := range rep.Failed {
 		cfg.printf("reference: stage %s FAILED: %v", f.Stage, f.Err)
 	}
+	cfg.printf("reference: %d stages ran, %d failed (%v)", len(rep.Ran), len(rep.Failed), cfg.now().Sub(start).Round(time.Millisecond))
 	for _, p := range analysed {
 		if b, err := os.ReadFile(filepath.Join(tree, "results", p.s.Name+".json")); err == nil {
 			p.refResults = b
@@ -630,6 +635,7 @@ type summary struct {
 	plans   []studyPlan
 	claims  []claimRow
 	items   []itemRow
+	took    time.Duration // wall time of the whole command
 }
 
 // summarize compares the plans' reference and new results: every study's
@@ -793,9 +799,9 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 	case len(skipped)+len(failed) > 0 || notCompared > 0:
 		verdict = "REPRODUCED WHERE COMPARED"
 	}
-	fmt.Fprintf(&b, "%s: %s: re-run %s; skipped %s; failed %s; claims: %d same verdict, %d differ, %d not compared (%d derived, not counted); study items: %d agree, %d inconclusive, %d differ (all in %s)\n",
+	fmt.Fprintf(&b, "%s: %s: re-run %s; skipped %s; failed %s; claims: %d same verdict, %d differ, %d not compared (%d derived, not counted); study items: %d agree, %d inconclusive, %d differ (all in %s); %v in all\n",
 		target, verdict, listOrNone(rerun), listOrNone(skipped), listOrNone(failed), same, diff, notCompared, derived,
-		counts[agrees], counts[inconclusive], counts[differs], rel(filepath.Join(final, "SUMMARY.txt")))
+		counts[agrees], counts[inconclusive], counts[differs], rel(filepath.Join(final, "SUMMARY.txt")), s.took.Round(time.Second))
 	return b.String()
 }
 
