@@ -227,7 +227,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 		"3. beta: re-run fake study beta at the quick profile [about 1s]; no quick reference run: its results are shown, not compared",
 		"quick: estimated time about 32s (experiments at the quick profile: about 2s; at the full profile: about 2m0s)",
 		"quick: verified the committed data: 3 pinned runs against their manifests",
-		"reference: analysing the quick reference runs not behind the committed outputs (alpha data/alpha/20261201T050000Z-quick)",
+		"reference: analysing the quick reference runs that the committed outputs are not built from, or not with the current code (alpha data/alpha/20261201T050000Z-quick)",
 		"paper: not built: this tree has no paper/main.tex",
 		"quick: REPRODUCED WHERE COMPARED: re-run alpha 0s, beta 0s; skipped none; failed none; claims: 1 same verdict, 0 differ, 1 not compared",
 	} {
@@ -278,6 +278,16 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 	}
 	if after := treeFiles(t, rr.cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Error("all at the full profile changed the committed tree")
+	}
+
+	// With the analysis code changed since the committed outputs were
+	// built, the reference run is analysed again by the current code.
+	os.WriteFile(filepath.Join(rr.cfg.Root, "analysis", "b.go"), []byte("package analysis\n\n// changed\n"), 0o644)
+	if err := rr.all(t, Full); err != nil {
+		t.Fatalf("All full, stale: %v\n%s", err, rr.log)
+	}
+	if out := rr.log.String(); !strings.Contains(out, "reference: analysing the full reference runs that the committed outputs are not built from, or not with the current code (alpha data/alpha/20261201T050000Z-full, beta data/beta/20261201T050000Z-full)") {
+		t.Errorf("stale committed results taken as the reference:\n%s", out)
 	}
 }
 

@@ -271,6 +271,7 @@ func planReproduction(cfg Config) ([]studyPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	stale := staleStudies(cfg)
 	var plans []studyPlan
 	for _, s := range Studies() {
 		if s.StagesFor == nil {
@@ -284,7 +285,7 @@ func planReproduction(cfg Config) ([]studyPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
-		p.committed = p.ref != "" && committedProfile == cfg.Profile
+		p.committed = p.ref != "" && committedProfile == cfg.Profile && !stale[s.Name]
 		switch {
 		case len(only) > 0 && !only[s.Name]:
 			p.skip = "not in PQREPRO_STUDIES"
@@ -299,6 +300,37 @@ func planReproduction(cfg Config) ([]studyPlan, error) {
 		return nil, errors.New("no study has analysis stages: nothing to reproduce")
 	}
 	return plans, nil
+}
+
+// staleStudies lists the studies whose stages in the committed tree are
+// not up to date (code, parameters or inputs changed since the committed
+// outputs were built): their committed results are not what the current
+// code makes of the reference run, so All analyses the reference run
+// again rather than compare new results made by one version of the
+// analysis with reference results made by another. When the status
+// cannot be computed, every study counts as stale.
+func staleStudies(cfg Config) map[string]bool {
+	stale := map[string]bool{}
+	quiet := cfg
+	quiet.Profile, quiet.Log = "", io.Discard
+	st, err := func() ([]repro.StageStatus, error) {
+		e, err := Engine(quiet)
+		if err != nil {
+			return nil, err
+		}
+		return e.Status(context.Background())
+	}()
+	for _, s := range Studies() {
+		for _, ss := range st {
+			if ss.Stale && strings.HasPrefix(ss.Name, s.Name+":") {
+				stale[s.Name] = true
+			}
+		}
+		if err != nil {
+			stale[s.Name] = true
+		}
+	}
+	return stale
 }
 
 // studiesFromEnv reads PQREPRO_STUDIES (comma-separated study names);
@@ -515,7 +547,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree s
 	for i, p := range analysed {
 		names[i] = p.s.Name + " " + p.ref
 	}
-	cfg.printf("reference: analysing the %s reference runs not behind the committed outputs (%s) in %s", cfg.Profile, strings.Join(names, ", "), filepath.Join(ReproduceDir, cfg.Profile, ".reference"))
+	cfg.printf("reference: analysing the %s reference runs that the committed outputs are not built from, or not with the current code (%s), in %s", cfg.Profile, strings.Join(names, ", "), filepath.Join(ReproduceDir, cfg.Profile, ".reference"))
 	start := cfg.now()
 	rep, err := analyseIn(ctx, cfg, tree, stages, nil)
 	if err != nil {
