@@ -194,6 +194,16 @@ func (rr *reproRepo) all(t *testing.T, profile string) error {
 	return All(context.Background(), c)
 }
 
+// mustContain reports each of wants that out lacks.
+func mustContain(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // claimLine is the table line of a claim.
 func claimLine(t *testing.T, out, id string) string {
 	t.Helper()
@@ -220,7 +230,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 	if after := treeFiles(t, rr.cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("all changed the committed tree:\nbefore %v\nafter  %v", before, after)
 	}
-	for _, want := range []string{
+	mustContain(t, out,
 		"quick: plan (quick profile), into .cache/reproduce/quick",
 		"1. verify the committed data",
 		"2. alpha: re-run fake study alpha at the quick profile [about 1s]; compare with the quick reference run data/alpha/20261201T050000Z-quick",
@@ -230,11 +240,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 		"reference: analysing the quick reference runs that the committed outputs are not built from, or not with the current code (alpha data/alpha/20261201T050000Z-quick)",
 		"paper: not built: this tree has no paper/main.tex",
 		"quick: REPRODUCED WHERE COMPARED: re-run alpha 0s, beta 0s; skipped none; failed none; claims: 1 same verdict, 0 differ, 1 not compared",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Index(out, "estimated time") > strings.Index(out, "verified the committed data") {
 		t.Error("verified before printing the plan")
 	}
@@ -306,16 +312,12 @@ func TestAllSkipsWhatCannotRunHere(t *testing.T) {
 	if rr.runs["alpha"]+rr.runs["beta"] != 0 {
 		t.Errorf("ran %v", rr.runs)
 	}
-	for _, want := range []string{
+	mustContain(t, out,
 		"2. alpha: NOT re-run here: not root: it captures packets; its claims are shown from the quick reference run",
 		"quick: beta: not re-run: cannot install what it needs: need the Debian packages faketool and cannot install them (not root, no password-less sudo)",
 		"alpha enters the tree's paper with its committed quick run",
 		"quick: NOTHING RE-RUN: re-run none; skipped alpha, beta; failed none; claims: 0 same verdict, 0 differ, 2 not compared",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if l := claimLine(t, out, "F-alpha"); l != "F-alpha alpha 42 value 42 reproduced - (not re-run here: not root: it captures packets) not compared: not re-run here: not root: it captures packets" {
 		t.Errorf("F-alpha line: %q", l)
 	}
