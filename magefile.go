@@ -1,6 +1,6 @@
 //go:build mage
 
-// pqrepro reproduces three PQC performance studies. PQREPRO_PROFILE=quick|full picks the profile of experiments (default full) and of the datasets the outputs are built from (default: each study's full run if pinned, else its quick run); -v adds detail.
+// pqrepro reproduces three PQC performance studies. PQREPRO_PROFILE=quick|full picks the profile of experiments (default full) and of the datasets the outputs are built from (default: each study's full run if pinned, else its quick run); PQREPRO_STUDIES=tls,net limits the studies all re-runs; -v adds detail.
 package main
 
 import (
@@ -27,12 +27,12 @@ func config(defaultProfile string) pipeline.Config {
 	return pipeline.Config{Root: root, Profile: profile, Verbose: mg.Verbose()}
 }
 
-// All reproduces every study at the full profile: installs what is missing, runs experiments without a dataset, rebuilds stale outputs.
+// All reproduces everything at the full profile (PQREPRO_PROFILE=quick: minutes) into .cache/reproduce/<profile> without touching the committed tree: plan and estimate, verify the committed data, re-run every experiment that can run here, paper from the new runs, one table of every claim against the reference run of the same profile.
 func All(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(pipeline.Full), "all", pipeline.All)
 }
 
-// Quick runs the same pipeline as all at the quick profile (minutes; what CI runs).
+// Quick is all at the quick profile (minutes): new quick runs compared with the quick reference runs.
 func Quick(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(pipeline.Quick), "quick", pipeline.All)
 }
@@ -61,9 +61,9 @@ func Paper(ctx context.Context) error {
 // Claims evaluates every published claim on the current results and prints claim, published, ours, verdict.
 func Claims(ctx context.Context) error { return pipeline.Claims(ctx, config("")) }
 
-// Reproduce reruns the experiments into .cache/reproduce (data untouched) and compares them with the reference runs (PQREPRO_STUDIES=tls,... limits).
+// Reproduce is all under its former name (PQREPRO_STUDIES=tls,... limits the studies re-run, as it does for all).
 func Reproduce(ctx context.Context) error {
-	return pipeline.Locked(ctx, config(""), "reproduce", pipeline.Reproduce)
+	return pipeline.Locked(ctx, config(pipeline.Full), "reproduce", pipeline.Reproduce)
 }
 
 // Bundle writes the deterministic artifact archive of the current commit to .cache/dist and prints its SHA-256 and size.

@@ -10,7 +10,7 @@ import (
 )
 
 // Bench prints the pipeline's performance figures: the wall time of a
-// no-op build of the current tree (what `mage all` costs beyond compiling
+// no-op build of the current tree (what `mage build` costs beyond compiling
 // the magefile when nothing is stale), then every Go benchmark of the
 // module (go test -bench, one run each; use benchstat over several runs
 // to compare two versions).

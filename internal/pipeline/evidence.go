@@ -150,14 +150,20 @@ func requireEvidence(cfg Config, h *repro.Hasher, target string) error {
 	if err != nil {
 		return err
 	}
-	if len(rep.Problems) == 0 {
+	return refuseAltered(cfg, rep.Problems, target)
+}
+
+// refuseAltered prints one FAIL line per problem and returns ErrEvidence
+// saying that target did nothing; nil when there is no problem.
+func refuseAltered(cfg Config, problems []repro.Problem, target string) error {
+	if len(problems) == 0 {
 		return nil
 	}
-	for _, p := range rep.Problems {
+	for _, p := range problems {
 		cfg.printf("FAIL %s", p)
 	}
 	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: raw data is immutable, and outputs are never rebuilt from altered data. Restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run` seals and pins it)",
-		ErrEvidence, len(rep.Problems), target)
+		ErrEvidence, len(problems), target)
 }
 
 // withGit fills cfg.Git with the state of the repository at cfg.Root,

@@ -236,7 +236,7 @@ func TestAlteredRunIsRefusedAndReported(t *testing.T) {
 				if err == nil || !strings.Contains(log.String()+err.Error(), want) {
 					t.Errorf("%s: err = %v, want a refusal printing %q:\n%s", name, err, want, log)
 				}
-				if strings.Contains(log.String(), "plan (") || strings.Contains(log.String(), "stages ran") {
+				if strings.Contains(log.String(), "new quick run") || strings.Contains(log.String(), "new full run") || strings.Contains(log.String(), "stages ran") {
 					t.Errorf("%s did work before refusing:\n%s", name, log)
 				}
 				if after := snapshotFiles(t, cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -438,8 +438,8 @@ func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
 	os.WriteFile(filepath.Join(cfg.Root, "experiments/fake.toml"), []byte("[runs]\n"), 0o644)
 	head := gitRepo(t, cfg.Root)
 	os.WriteFile(filepath.Join(cfg.Root, "file.txt"), []byte("two\n"), 0o644) // dirty
+	os.WriteFile(filepath.Join(cfg.Root, repro.SumsFile), nil, 0o644)         // nothing committed yet
 	var got provenance.Meta
-	studies[0].Pinned = func(string, string) (string, error) { return "data/fake/quick", nil }
 	studies[0].Run = func(ctx context.Context, c Config, specPath, dataDir string) error {
 		// As a runner does: provenance of the tree it works in.
 		tree := filepath.Dir(dataDir)

@@ -40,6 +40,9 @@ func FindLeftovers(root string) Leftovers {
 	if l.Writer == "" {
 		l.Incomplete = globRel(root, "data/*/.incomplete-*")
 		l.Stages = globRel(root, ".stage-*")
+		// A reproduction tree that never became complete, or a replaced
+		// one (.incomplete-*.old) that was not removed yet (ReproduceDir).
+		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
 	l.Namespaces, _ = linkemu.Orphaned("", linkemu.DefaultPrefix)
 	return l

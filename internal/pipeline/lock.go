@@ -10,14 +10,21 @@ import (
 // writes in the tree; every other writing target waits for it. Runs
 // refuse: they measure, and a run queued behind a build or another run
 // would start unattended at some later time, or (without the lock) run
-// under the other's CPU load and race it for the pin. Builds, clean and
-// the rest wait: they are deterministic and short, and the second one
+// under the other's CPU load and race it for the pin. all, quick and
+// reproduce run every experiment again, so they refuse too; they write
+// only under .cache/reproduce/, but hold the write lock from start to end
+// all the same, because they read the committed outputs, specs and pins
+// as their reference (a build must not rewrite them halfway) and their
+// timings must not share the CPU with another run or build. Builds, clean
+// and the rest wait: they are deterministic and short, and the second one
 // finds the first one's work done.
 var refusing = map[string]bool{
 	"tls:run":   true,
 	"net:run":   true,
 	"pico:run":  true,
 	"reproduce": true,
+	"all":       true,
+	"quick":     true,
 }
 
 // runs lists the targets that report leftovers of killed commands when

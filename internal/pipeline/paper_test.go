@@ -46,8 +46,11 @@ func TestPaperStage(t *testing.T) {
 				}})
 			return st, nil
 		}
-		if err := All(context.Background(), cfg); err != nil {
-			t.Fatalf("All: %v\n%s", err, log)
+		if err := RunStudy(context.Background(), cfg, "fake"); err != nil {
+			t.Fatalf("RunStudy: %v\n%s", err, log)
+		}
+		if err := Build(context.Background(), cfg); err != nil {
+			t.Fatalf("Build: %v\n%s", err, log)
 		}
 		if !strings.Contains(log.String(), "build paper/main.pdf") {
 			t.Errorf("the paper stage did not run:\n%s", log)

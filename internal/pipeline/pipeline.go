@@ -114,6 +114,12 @@ type Study struct {
 	// folder (relative to root): the pinned run for the build, a new run
 	// for `mage reproduce`.
 	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
+	// CannotRun, when set, says why the experiment cannot run on this
+	// machine ("" when it can), for example "not root" for a study that
+	// captures packets; `mage all` then skips it with that reason instead
+	// of failing. Missing packages are not a reason: all installs them,
+	// and skips the study only when it cannot.
+	CannotRun func(root string) string
 	// Records, when set, returns the stage that re-derives a run's records
 	// from its packet captures (StagesFor includes it for its own run).
 	// The engine adds it for the runs pinned for the other profiles too,
@@ -172,24 +178,34 @@ func Engine(cfg Config) (*repro.Engine, error) {
 			}
 		}
 	}
-	if c := claimsStage(stages); c != nil && withClaims {
-		stages = append(stages, c)
-	}
-	if f := paperbuild.FigureSources(stages); f != nil {
-		stages = append(stages, f)
-	}
-	if p := paperbuild.Stage(cfg.Root, stages); p != nil {
-		stages = append(stages, p)
-	}
 	return &repro.Engine{
 		Root:    cfg.Root,
-		Stages:  stages,
+		Stages:  finishStages(cfg.Root, stages, true),
 		RawDirs: []string{"data"},
 		Hasher:  repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json")),
 		Log:     cfg.log(),
 		Verbose: cfg.Verbose,
 		Now:     cfg.Now,
 	}, nil
+}
+
+// finishStages appends to the studies' stages the ones over all of them:
+// the claims, the figure-source captions and, with paper set and
+// paper/main.tex present under root, the paper.
+func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage {
+	if c := claimsStage(stages); c != nil && withClaims {
+		stages = append(stages, c)
+	}
+	if f := paperbuild.FigureSources(stages); f != nil {
+		stages = append(stages, f)
+	}
+	if !paper {
+		return stages
+	}
+	if p := paperbuild.Stage(root, stages); p != nil {
+		stages = append(stages, p)
+	}
+	return stages
 }
 
 // Status prints every stage and, for stale ones, why. A pinned run that
@@ -249,7 +265,7 @@ func Status(ctx context.Context, cfg Config) error {
 	case stale == 0:
 		cfg.printf("all %d stages are up to date", len(st))
 	default:
-		cfg.printf("%d of %d stages are stale: `mage all` (or `mage quick`) rebuilds them", stale, len(st))
+		cfg.printf("%d of %d stages are stale: `mage build` rebuilds them", stale, len(st))
 	}
 	reportLeftovers(cfg)
 	return nil

@@ -1,60 +1,105 @@
 package pipeline
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
 )
+
+func TestCompareEffect(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name           string
+		rd, rp, nd, np float64
+		want           outcome
+		why            string
+	}{
+		{"same direction, both significant", 0.8, 1e-9, 0.7, 1e-6, agrees, "same direction"},
+		{"reversed, both significant", 0.8, 1e-9, -0.1, 1e-3, differs, "direction differs"},
+		{"both not significant, signs differ", 0.009, 0.4, -0.038, 0.53, agrees, "not significant in either run"},
+		// Issue 13: a new -0.038 ms at p = 0.53 against a significant
+		// reference +0.009 ms is not a difference in direction.
+		{"reference significant only, signs differ", 0.009, 1e-3, -0.038, 0.53, inconclusive, "significant in the reference run only"},
+		{"reference significant only, same sign", 0.8, 1e-9, 0.1, 0.2, inconclusive, "reference run only"},
+		{"new significant only", 0.01, 0.3, 0.5, 1e-4, inconclusive, "significant in the new run only"},
+		{"at alpha is not significant", 0.8, 0.05, -0.8, 0.05, agrees, "not significant"},
+		{"just below alpha", 0.8, 0.0499, -0.8, 0.0499, differs, "direction differs"},
+		{"missing p counts as not significant", 0.8, 1e-9, -0.8, nan, inconclusive, "reference run only"},
+		{"zero against a significant negative", 0, 1e-9, -0.2, 1e-9, differs, "direction differs"},
+	} {
+		got, why := compareEffect(tc.rd, tc.rp, tc.nd, tc.np)
+		if got != tc.want || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: compareEffect(%v, %v, %v, %v) = %v (%s), want %v (%s)", tc.name, tc.rd, tc.rp, tc.nd, tc.np, got, why, tc.want, tc.why)
+		}
+	}
+}
 
 func TestCompareStudy(t *testing.T) {
 	tlsJSON := func(diff, p, median float64) []byte {
 		return []byte(strings.NewReplacer("DIFF", ftoa(diff), "P", ftoa(p), "MED", ftoa(median)).Replace(
 			`{"families":{"matrix":{"comparisons":[{"target":"mldsa87/X25519","median_diff_ms":DIFF,"p_holm":P,"median_target_ms":MED}]}}}`))
 	}
+	netJSON := func(diff, p float64) []byte {
+		return []byte(`{"comparisons":[{"scenario":"lan","round":1000,"diff_ms":` + ftoa(diff) + `,"mwu_p":0.000001,"mwu_p_bonferroni":` + ftoa(p) + `,"baseline_median_ms":1.77}]}`)
+	}
 	for _, tc := range []struct {
-		name     string
-		now      []byte
-		disagree int
-		why      string
+		name      string
+		study     string
+		ref, now  []byte
+		bad, inc  int
+		why, item string
 	}{
-		{"same", tlsJSON(0.8, 1e-9, 1.3), 0, ""},
-		{"reversed", tlsJSON(-0.1, 1e-9, 1.3), 1, "direction differs"},
-		{"not significant", tlsJSON(0.8, 0.2, 1.3), 1, "significance differs"},
-		{"slower", tlsJSON(0.8, 1e-9, 2.0), 1, "more than 20 %"},
+		{"tls same", "tls", tlsJSON(0.8, 1e-9, 1.3), tlsJSON(0.8, 1e-9, 1.3), 0, 0, "", ""},
+		{"tls reversed", "tls", tlsJSON(0.8, 1e-9, 1.3), tlsJSON(-0.1, 1e-9, 1.3), 1, 0, "direction differs", ""},
+		{"tls not significant now", "tls", tlsJSON(0.8, 1e-9, 1.3), tlsJSON(0.8, 0.2, 1.3), 0, 1, "", "reference run only"},
+		{"tls not significant now, reversed", "tls", tlsJSON(0.009, 1e-3, 1.3), tlsJSON(-0.038, 0.53, 1.3), 0, 1, "", "reference run only"},
+		{"tls slower", "tls", tlsJSON(0.8, 1e-9, 1.3), tlsJSON(0.8, 1e-9, 2.0), 1, 0, "more than 20 %", ""},
+		{"net same", "net", netJSON(0.16, 1e-100), netJSON(0.15, 1e-90), 0, 0, "", ""},
+		{"net reversed, both significant", "net", netJSON(0.16, 1e-100), netJSON(-0.15, 1e-9), 1, 0, "direction differs", ""},
+		// The Bonferroni-corrected p decides, not the uncorrected one.
+		{"net reversed, not significant after correction", "net", netJSON(0.16, 1e-100), netJSON(-0.01, 0.6), 0, 1, "", "reference run only"},
 	} {
-		rows, err := compareStudy("tls", tlsJSON(0.8, 1e-9, 1.3), tc.now)
+		rows, err := compareStudy(tc.study, tc.ref, tc.now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bad := 0
+		bad, inc := 0, 0
 		for _, r := range rows {
-			if !r.agrees {
+			switch r.outcome {
+			case differs:
 				bad++
 				if !strings.Contains(r.why, tc.why) {
 					t.Errorf("%s: why = %q, want %q", tc.name, r.why, tc.why)
 				}
+			case inconclusive:
+				inc++
+				if !strings.Contains(r.why, tc.item) {
+					t.Errorf("%s: why = %q, want %q", tc.name, r.why, tc.item)
+				}
 			}
 		}
-		if bad != tc.disagree {
-			t.Errorf("%s: %d rows disagree, want %d: %+v", tc.name, bad, tc.disagree, rows)
+		if bad != tc.bad || inc != tc.inc {
+			t.Errorf("%s: %d rows differ and %d are inconclusive, want %d and %d: %+v", tc.name, bad, inc, tc.bad, tc.inc, rows)
 		}
 	}
 	pico := func(v float64) []byte {
 		return []byte(`{"published":[{"key":"mlkem512_exchange_ms","ours":` + ftoa(v) + `}]}`)
 	}
 	rows, err := compareStudy("pico", pico(32.46), pico(32.47))
-	if err != nil || len(rows) != 1 || !rows[0].agrees {
+	if err != nil || len(rows) != 1 || rows[0].outcome != agrees {
 		t.Errorf("pico same: %+v %v", rows, err)
 	}
 	rows, _ = compareStudy("pico", pico(32.46), pico(40))
-	if rows[0].agrees {
+	if rows[0].outcome != differs {
 		t.Error("pico 23 % slower agrees")
 	}
 	if _, err := compareStudy("tls", []byte(`{}`), []byte(`{}`)); err == nil {
 		t.Error("empty results compared without error")
 	}
+	if rows, err := compareStudy("other", []byte(`{}`), []byte(`{}`)); err != nil || rows != nil {
+		t.Errorf("a study without item rules: %v, %v", rows, err)
+	}
 }
 
-func ftoa(f float64) string { return strings.TrimRight(strings.TrimRight(fmtG(f), "0"), ".") }
-
-func fmtG(f float64) string { return strconv.FormatFloat(f, 'f', 6, 64) }
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -37,6 +38,13 @@ func init() {
 			return append([]*repro.Stage{netRecords(root, profile, run)}, anet.StagesFrom(run, recordsOut(netStudy, profile), anet.Params{})...), nil
 		},
 		Records: netRecords,
+		// The same check netstudy.Run makes before it creates anything.
+		CannotRun: func(string) string {
+			if os.Geteuid() != 0 {
+				return "not root: " + netstudy.ErrNeedRoot.Error()
+			}
+			return ""
+		},
 	})
 }
 

@@ -28,6 +28,13 @@ func init() {
 		},
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
+		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
+		CannotRun: func(string) string {
+			if err := tlsmatrix.CheckPermission(); err != nil {
+				return "cannot capture packets (AF_PACKET needs root or CAP_NET_RAW): " + err.Error()
+			}
+			return ""
+		},
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,120 +11,14 @@ import (
 	"time"
 
 	"pqrepro/internal/deps"
-	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
 )
-
-// buildEstimate is the expected time of the analysis and render stages
-// when everything is stale, on the reference machine.
-const buildEstimate = 30 * time.Second
 
 func (c *Config) installer() *deps.Installer {
 	if c.Installer != nil {
 		return c.Installer
 	}
 	return &deps.Installer{Root: c.Root, Log: c.log()}
-}
-
-// A step of a plan.
-type step struct {
-	what     string
-	estimate time.Duration
-	run      func(ctx context.Context) error
-}
-
-// plan works out what All would do: which experiments must run (no
-// pinned dataset for the profile) and what must be installed for them.
-func plan(cfg Config) ([]step, []deps.Requirement, error) {
-	var steps []step
-	var reqs []deps.Requirement
-	for _, s := range Studies() {
-		pinned, err := s.pinned(cfg.Root, cfg.Profile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("study %s: %w", s.Name, err)
-		}
-		if pinned != "" {
-			steps = append(steps, step{what: fmt.Sprintf("%s: use the committed dataset %s", s.Name, pinned)})
-			continue
-		}
-		if s.Run == nil {
-			steps = append(steps, step{what: fmt.Sprintf("%s: no dataset and no experiment yet", s.Name)})
-			continue
-		}
-		s := s
-		steps = append(steps, step{
-			what:     fmt.Sprintf("%s: run the experiment (%s profile): %s", s.Name, cfg.Profile, s.Title),
-			estimate: s.estimate(cfg.Root, cfg.Profile),
-			run:      func(ctx context.Context) error { return s.Run(ctx, cfg, "", "") },
-		})
-		if s.Requirements != nil {
-			reqs = append(reqs, s.Requirements(cfg.Root)...)
-		}
-	}
-	if paperNeedsBuild(cfg, len(reqs) > 0 || hasRuns(steps)) {
-		reqs = append(reqs, reqLatex)
-	}
-	steps = append(steps, step{
-		what:     "analyse, render figures, tables and numbers, build the paper (stale stages only)",
-		estimate: buildEstimate,
-		run:      func(ctx context.Context) error { return Build(ctx, cfg) },
-	})
-	return steps, reqs, nil
-}
-
-// All reproduces every study at the configured profile: it prints its
-// plan and estimated time, installs what is missing (after saying what),
-// runs every experiment that has no pinned dataset yet, then rebuilds
-// every stale stage. With every dataset committed it only rebuilds, which
-// on an up-to-date tree is a no-op that reads no large file.
-func All(ctx context.Context, cfg Config) error {
-	ctx, stop := withSignals(ctx)
-	defer stop()
-	if cfg.Profile == "" {
-		cfg.Profile = Full
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	h := repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json"))
-	err := requireEvidence(cfg, h, "all")
-	h.Save()
-	if err != nil {
-		return err
-	}
-	steps, reqs, err := plan(cfg)
-	if err != nil {
-		return err
-	}
-	if hasRuns(steps) {
-		if cfg, err = cfg.withGit(ctx); err != nil {
-			return err
-		}
-	}
-	var total time.Duration
-	cfg.printf("plan (%s profile):", cfg.Profile)
-	for i, s := range steps {
-		est := ""
-		if s.estimate > 0 {
-			est = fmt.Sprintf(" [about %v]", roundDuration(s.estimate))
-		}
-		cfg.printf("  %d. %s%s", i+1, s.what, est)
-		total += s.estimate
-	}
-	cfg.printf("estimated time: %v at most (less when stages are up to date)", roundDuration(total))
-	if err := cfg.installer().Ensure(ctx, reqs); err != nil {
-		return err
-	}
-	for i, s := range steps {
-		if s.run == nil {
-			continue
-		}
-		cfg.printf("step %d/%d: %s", i+1, len(steps), s.what)
-		if err := s.run(ctx); err != nil {
-			return fmt.Errorf("step %d (%s): %w", i+1, s.what, err)
-		}
-	}
-	return nil
 }
 
 // RunStudy runs one study's experiment into a new run folder.
@@ -283,44 +176,6 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Minute)
 	}
 	return d.Round(time.Second)
-}
-
-func hasRuns(steps []step) bool {
-	for _, s := range steps {
-		if s.run != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// paperNeedsBuild reports whether the paper stage will run: when an
-// experiment runs first (its outputs change), or when it is stale now.
-// An up-to-date tree needs no pdflatex, so `all` on a complete clone
-// installs nothing.
-func paperNeedsBuild(cfg Config, experimentsRun bool) bool {
-	if _, err := os.Stat(filepath.Join(cfg.Root, "paper", "main.tex")); err != nil {
-		return false
-	}
-	if experimentsRun {
-		return true
-	}
-	quiet := cfg
-	quiet.Log = io.Discard
-	e, err := Engine(quiet)
-	if err != nil {
-		return true
-	}
-	st, err := e.Status(context.Background())
-	if err != nil {
-		return true
-	}
-	for _, s := range st {
-		if s.Name == "paper" {
-			return s.Stale
-		}
-	}
-	return false
 }
 
 // testOpenSSL is false in tests of Test itself, which fake the tree.
