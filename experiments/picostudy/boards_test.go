@@ -328,3 +328,14 @@ func TestRunReplicatedEmulator(t *testing.T) {
 		t.Error("two emulator instances recorded different measurements of one image")
 	}
 }
+
+// TestRunRejectsBoardWithoutBootsel: a board without a BOOTSEL drive can
+// run only the image it already has, so a run of several images is
+// refused before anything is built.
+func TestRunRejectsBoardWithoutBootsel(t *testing.T) {
+	body := boardsSpec(t, false, []string{"/dev/ttyUSB0", "/dev/ttyUSB1"}, []string{"/media/a", ""})
+	err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: t.TempDir(), Images: []string{"mlkem", "classic"}})
+	if err == nil || !strings.Contains(err.Error(), "board 2 (/dev/ttyUSB1) has no bootsel") {
+		t.Errorf("error %v", err)
+	}
+}
