@@ -302,7 +302,14 @@ func boardsTable(r *Results) (string, error) {
 		Header:  []string{"Scheme", "Operation", "Boards", "Median range", "$H$", "$p$ (Holm)", "$\\varepsilon^2$", ""},
 		Notes: fmt.Sprintf("Boards: %s. Kruskal-Wallis $H$ per operation (tie-corrected), $p$ Holm-adjusted over the %d operations, "+
 			"$\\varepsilon^2 = H/(N-1)$; ``identical'': every board gave the same times.", render.Escape(joinComma(ids)), len(f.Ops))}
-	for _, o := range f.Ops {
+	ops := slices.Clone(f.Ops)
+	order := schemeOrder(r) // the operations table's order: ML-KEM, ML-DSA, classical
+	slices.SortStableFunc(ops, func(a, b BoardOp) int { return slices.Index(order, a.Scheme) - slices.Index(order, b.Scheme) })
+	for i, o := range ops {
+		name := ""
+		if i == 0 || ops[i-1].Scheme != o.Scheme {
+			name = render.Escape(displayName(o.Scheme))
+		}
 		lo, hi := slices.Min(o.MedianMs), slices.Max(o.MedianMs)
 		rng := ms(&lo)
 		if hi != lo {
@@ -312,7 +319,7 @@ func boardsTable(r *Results) (string, error) {
 		if o.Identical {
 			mark = "identical"
 		}
-		t.Rows = append(t.Rows, []string{render.Escape(displayName(o.Scheme)), render.Escape(o.Op), fmt.Sprint(len(o.Boards)), rng,
+		t.Rows = append(t.Rows, []string{name, render.Escape(o.Op), fmt.Sprint(len(o.Boards)), rng,
 			render.Fixed(o.H, 2), pval(o.PHolm), render.Fixed(o.Epsilon2, 3), mark})
 	}
 	return t.Latex()
