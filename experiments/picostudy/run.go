@@ -195,6 +195,8 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if dataDir == "" {
 		dataDir = filepath.Join(root, "data")
 	}
+	// Replicating on one board is spreading: plain <image> folders.
+	replicate := board.Replicate && len(slots) > 1
 	// Order longest first, so the boards finish close together.
 	est := map[string]time.Duration{}
 	for _, c := range imgs {
@@ -202,14 +204,14 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	slices.SortStableFunc(imgs, func(a, b pico.BuildConfig) int { return int(est[b.Name] - est[a.Name]) })
 	planImgs := imgs
-	if board.Replicate {
+	if replicate {
 		planImgs = nil
 		for range slots {
 			planImgs = append(planImgs, imgs...)
 		}
 	}
 	sched := "spread over"
-	if board.Replicate {
+	if replicate {
 		sched = "each on every one of"
 	}
 	logf("plan: profile %s, %d images (%s) on %s, %s %d board(s) (%s), about %v",
@@ -274,12 +276,12 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	shared := make(chan job)
 	for i := range slots {
 		queues[i] = shared
-		if board.Replicate {
+		if replicate {
 			queues[i] = make(chan job)
 		}
 	}
 	var plan [][]job // per queue, in order
-	if board.Replicate {
+	if replicate {
 		for _, sl := range slots {
 			var q []job
 			for _, img := range built {
@@ -355,7 +357,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	var feeders sync.WaitGroup
 	for qi, q := range plan {
 		ch := shared
-		if board.Replicate {
+		if replicate {
 			ch = queues[qi]
 		}
 		feeders.Add(1)
@@ -425,7 +427,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	meta.End = end.UTC()
 	meta.Board = boardLabel
 	measured := map[string]any{"wall_seconds": end.Sub(start).Seconds(), "workers": workers, "host_timing_series": hostRows,
-		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}, "replicate": board.Replicate, "boards": ids.record(slots, records)}
+		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}, "replicate": replicate, "boards": ids.record(slots, records)}
 	for name, rec := range records {
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
 			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board}
