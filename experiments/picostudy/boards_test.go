@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/pico"
+	"pqrepro/experiments/pico/picotest"
 	"pqrepro/internal/provenance"
 )
 
@@ -240,27 +241,31 @@ func testSeveralBoards(t *testing.T, raw []byte) {
 	// no run folder.
 	faults := []struct {
 		name   string
-		setup  func(boards []*fakeBoard)
+		setup  func(t *testing.T, boards []*fakeBoard)
 		target error
 		want   []string
 	}{
-		{"a board disappears mid-run", func(b []*fakeBoard) {
+		{"a board disappears mid-run", func(t *testing.T, b []*fakeBoard) {
 			b[0].send = raw
 			b[1].send, b[1].cut = raw, true
 		}, nil, []string{"image mlkem on board 2 (", "Port has been closed"}},
-		{"two boards report the same ID", func(b []*fakeBoard) {
+		{"two boards report the same ID", func(t *testing.T, b []*fakeBoard) {
 			b[0].send = withUID(t, raw, "e6614103e73f2c2a")
 			b[1].send = b[0].send
 		}, ErrSameBoard, []string{"both report e6614103e73f2c2a"}},
-		{"a BOOTSEL directory is missing", func(b []*fakeBoard) {
+		{"a BOOTSEL directory is missing", func(t *testing.T, b []*fakeBoard) {
 			b[0].send, b[1].send = raw, raw
 			b[1].drive = filepath.Join(t.TempDir(), "not-mounted")
 		}, pico.ErrNoBootselDrive, []string{"on board 2 (", "not-mounted holds no INFO_UF2.TXT"}},
+		{"a BOOTSEL directory is read-only", func(t *testing.T, b []*fakeBoard) {
+			b[0].send, b[1].send = raw, raw
+			picotest.ReadOnly(t, b[1].drive)
+		}, nil, []string{"on board 2 (", "is not writable", "remount it read-write"}},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			boards := newFakeBoards(t, 2)
-			f.setup(boards)
+			f.setup(t, boards)
 			dataDir, log, err := runBoards(t, boards, true)
 			if err == nil || (f.target != nil && !errors.Is(err, f.target)) {
 				t.Fatalf("error %v, want %v\n%s", err, f.target, log)
