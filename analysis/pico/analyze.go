@@ -55,7 +55,9 @@ type input struct {
 }
 
 type imageData struct {
-	name   string
+	name   string // the run folder: <image>, or <image>@<board number> when replicated
+	image  string // the image: the folder name without @<n>
+	board  string // image.json's board; "" in runs made before boards were recorded
 	header pico.Header
 	ms     []pico.Measurement
 	size   pico.SizeReport
@@ -104,6 +106,11 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 	if emulated {
 		label = "emulated"
 	}
+	for i := range images {
+		if images[i].board == "" {
+			images[i].board = DefaultBoard(emulated)
+		}
+	}
 	h := images[0].header
 	res := &Results{Study: picostudy.Study, Run: meta.RunID, Profile: meta.Profile, Board: meta.Board,
 		Emulated: emulated, Label: label, ClockHz: h.ClockHz, Compiler: h.CC, CFlags: h.CFlags, Seed: h.Seed,
@@ -118,9 +125,9 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 			return nil, fmt.Errorf("%w: image %s ran at %d Hz with %q and seed %d, image %s at %d Hz with %q and seed %d: one run must use one clock, flag set and seed",
 				ErrInput, images[0].name, h.ClockHz, h.CFlags, h.Seed, img.name, img.header.ClockHz, img.header.CFlags, img.header.Seed)
 		}
-		if err := addImage(res, img, in.power); err != nil {
-			return nil, err
-		}
+	}
+	if err := addImages(res, images, in.power); err != nil {
+		return nil, err
 	}
 	for _, s := range in.require {
 		if res.Schemes[s] == nil {
@@ -163,6 +170,7 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 // readImage reads and cross-checks one image's files.
 func readImage(ctx context.Context, in input, dir string, have map[string]bool) (imageData, error) {
 	img := imageData{name: path.Base(dir)}
+	img.image, _, _ = strings.Cut(img.name, "@")
 	need := func(name string) ([]byte, error) {
 		rel := path.Join(dir, name)
 		if !have[rel] {
@@ -210,6 +218,19 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 		}
 	}
 	img.header = ds.Header
+	if rel := path.Join(dir, picostudy.ImageFile); have[rel] {
+		b, err := in.read(rel)
+		if err != nil {
+			return img, fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
+		}
+		var rec struct {
+			Board string `json:"board"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return img, fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
+		}
+		img.board = rec.Board
+	}
 	if b, err = need(picostudy.SizeFile); err != nil {
 		return img, err
 	}
@@ -244,22 +265,50 @@ func family(scheme string) string {
 	return "signature"
 }
 
-// addImage adds one image's schemes to res.
-func addImage(res *Results, img imageData, power float64) error {
-	by := map[string]map[string][]pico.Measurement{}
-	var order []string
-	for _, m := range img.ms {
-		if by[m.Scheme] == nil {
-			by[m.Scheme] = map[string][]pico.Measurement{}
-			order = append(order, m.Scheme)
-		}
-		by[m.Scheme][m.Op] = append(by[m.Scheme][m.Op], m)
+// addImages adds the images' schemes to res. A replicated run has one
+// folder per image and board: their measurements are pooled per
+// operation, and the board factor (boards.go) compares them.
+func addImages(res *Results, images []imageData, power float64) error {
+	type pooled struct {
+		image   string
+		first   imageData
+		byOp    map[string][]pico.Measurement
+		byBoard map[string]map[string][]pico.Measurement // op -> board -> measurements
 	}
-	for _, s := range order {
-		if res.Schemes[s] != nil {
-			return fmt.Errorf("%w: scheme %s appears in images %s and %s", ErrInput, s, res.Schemes[s].Image, img.name)
+	pools := map[string]*pooled{}
+	ran := map[[2]string]string{} // image, board -> folder
+	for _, img := range images {
+		k := [2]string{img.image, img.board}
+		if prev, ok := ran[k]; ok {
+			return fmt.Errorf("%w: image %s ran twice on board %s (folders %s and %s)", ErrInput, img.image, img.board, prev, img.name)
 		}
-		sc := &Scheme{Family: family(s), Image: img.name, Ops: map[string]*Op{},
+		ran[k] = img.name
+		for _, m := range img.ms {
+			p := pools[m.Scheme]
+			if p == nil {
+				p = &pooled{image: img.image, first: img, byOp: map[string][]pico.Measurement{}, byBoard: map[string]map[string][]pico.Measurement{}}
+				pools[m.Scheme] = p
+			}
+			if p.image != img.image {
+				return fmt.Errorf("%w: scheme %s appears in images %s and %s", ErrInput, m.Scheme, p.image, img.image)
+			}
+			if img.header.FirmwareID != p.first.header.FirmwareID {
+				return fmt.Errorf("%w: image %s ran as firmware %s in %s and %s in %s: one run must run one build of each image",
+					ErrInput, img.image, p.first.header.FirmwareID, p.first.name, img.header.FirmwareID, img.name)
+			}
+			p.byOp[m.Op] = append(p.byOp[m.Op], m)
+			if p.byBoard[m.Op] == nil {
+				p.byBoard[m.Op] = map[string][]pico.Measurement{}
+			}
+			p.byBoard[m.Op][img.board] = append(p.byBoard[m.Op][img.board], m)
+		}
+	}
+	byBoard := map[string]map[string]map[string][]pico.Measurement{}
+	for _, s := range sortedKeys(pools) {
+		p := pools[s]
+		byBoard[s] = p.byBoard
+		img := p.first
+		sc := &Scheme{Family: family(s), Image: img.image, Ops: map[string]*Op{},
 			ImageFlashBytes: img.size.Image, ImageStaticRAMBytes: img.size.StaticRAM}
 		for _, o := range img.size.Owners {
 			if o.Owner == s {
@@ -267,13 +316,14 @@ func addImage(res *Results, img imageData, power float64) error {
 					FlashBytes: o.Text + o.Rodata + o.Data, RAMBytes: o.Data + o.Bss}
 			}
 		}
-		for _, op := range sortedKeys(by[s]) {
-			o, err := describe(by[s][op], power)
+		for _, op := range sortedKeys(p.byOp) {
+			ms := p.byOp[op]
+			o, err := describe(ms, power)
 			if err != nil {
 				return fmt.Errorf("%w: %s %s: %v", ErrInput, s, op, err)
 			}
 			if op == "sign" {
-				for _, m := range by[s][op] {
+				for _, m := range ms {
 					o.SamplesMs = append(o.SamplesMs, float64(m.Micros)/1000)
 				}
 			}
@@ -283,6 +333,17 @@ func addImage(res *Results, img imageData, power float64) error {
 			}
 		}
 		res.Schemes[s] = sc
+	}
+	boards := map[string][]string{}
+	for _, img := range images {
+		boards[img.board] = append(boards[img.board], img.name)
+	}
+	if len(boards) > 1 {
+		f, err := boardFactor(boards, byBoard)
+		if err != nil {
+			return err
+		}
+		res.Boards = f
 	}
 	return nil
 }

@@ -41,6 +41,9 @@ type Results struct {
 	// Host is the same operations timed on the host CPU, when the run
 	// has host timings.
 	Host *Host `json:"host,omitempty"`
+	// Boards is the board as a factor, when the run used more than one
+	// board (emulator instance or real board); absent otherwise.
+	Boards *BoardFactor `json:"boards,omitempty"`
 }
 
 // Host is the host-CPU column: scheme -> operation -> library.

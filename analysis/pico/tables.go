@@ -3,6 +3,7 @@ package pico
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -42,6 +43,16 @@ func Tables(r *Results) (map[string]string, error) {
 	t, err := opsTable(r)
 	if err != nil {
 		return nil, err
+	}
+	// A run that compared boards gets the between-board table after the
+	// operations (in the same file, so the paper picks it up without a new
+	// \input); a single-board run's file is unchanged.
+	if r.Boards != nil && len(r.Boards.Ops) > 0 {
+		b, err := boardsTable(r)
+		if err != nil {
+			return nil, err
+		}
+		t += "\n" + b
 	}
 	out[TableOps] = t
 	if t, err = paperTable(r); err != nil {
@@ -273,3 +284,45 @@ func numbers(r *Results) (string, error) {
 	}
 	return n.Latex(), nil
 }
+
+// pval formats a p-value: three decimals, or "<0.001".
+func pval(p float64) string {
+	if p < 0.001 {
+		return "$<$0.001"
+	}
+	return render.Fixed(p, 3)
+}
+
+// boardsTable is the between-board test per operation (BoardFactor).
+func boardsTable(r *Results) (string, error) {
+	f := r.Boards
+	ids := sortedKeys(f.Boards)
+	t := render.Table{Label: "tab:pico-boards", Align: "llrrrrrl",
+		Caption: fmt.Sprintf("Between-board comparison: median time per board (ms) over %d boards (%s)", len(ids), source(r)),
+		Header:  []string{"Scheme", "Operation", "Boards", "Median range", "$H$", "$p$ (Holm)", "$\\varepsilon^2$", ""},
+		Notes: fmt.Sprintf("Boards: %s. Kruskal-Wallis $H$ per operation (tie-corrected), $p$ Holm-adjusted over the %d operations, "+
+			"$\\varepsilon^2 = H/(N-1)$; ``identical'': every board gave the same times.", render.Escape(joinComma(ids)), len(f.Ops))}
+	ops := slices.Clone(f.Ops)
+	order := schemeOrder(r) // the operations table's order: ML-KEM, ML-DSA, classical
+	slices.SortStableFunc(ops, func(a, b BoardOp) int { return slices.Index(order, a.Scheme) - slices.Index(order, b.Scheme) })
+	for i, o := range ops {
+		name := ""
+		if i == 0 || ops[i-1].Scheme != o.Scheme {
+			name = render.Escape(displayName(o.Scheme))
+		}
+		lo, hi := slices.Min(o.MedianMs), slices.Max(o.MedianMs)
+		rng := ms(&lo)
+		if hi != lo {
+			rng += "--" + ms(&hi)
+		}
+		mark := ""
+		if o.Identical {
+			mark = "identical"
+		}
+		t.Rows = append(t.Rows, []string{name, render.Escape(o.Op), fmt.Sprint(len(o.Boards)), rng,
+			render.Fixed(o.H, 2), pval(o.PHolm), render.Fixed(o.Epsilon2, 3), mark})
+	}
+	return t.Latex()
+}
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }

@@ -21,6 +21,12 @@ type Header struct {
 	HeapCap    uint32   `json:"heap_capacity"`
 	CC         string   `json:"cc"`
 	CFlags     string   `json:"cflags"`
+	// UID is the board's unique ID when the firmware reports one (an
+	// optional uid=<hex> field of the start line: the 64-bit flash unique
+	// ID, READ_UNIQUE_ID 0x4B, as pico_get_unique_board_id reads it). The
+	// current firmware does not send it; the reader accepts it so that
+	// several boards can be told apart by the board itself.
+	UID string `json:"uid,omitempty"`
 }
 
 // A Measurement is one timed operation on the device.
@@ -195,6 +201,7 @@ func parseHeader(l Line) (Header, error) {
 	h.Profile, _ = l.Get("profile")
 	h.CC, _ = l.Get("cc")
 	h.CFlags, _ = l.Get("cflags")
+	h.UID, _ = l.Get("uid")
 	h.CC = strings.ReplaceAll(h.CC, ",", " ")
 	h.CFlags = strings.ReplaceAll(h.CFlags, ",", " ")
 	if s, _ := l.Get("schemes"); s != "" {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ErrNoBootselDrive is returned when no RPI-RP2 drive is mounted.
@@ -102,6 +104,9 @@ func Flash(uf2Path string, cfg FlashConfig) (string, error) {
 	dst := filepath.Join(drive, filepath.Base(uf2Path))
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return "", fmt.Errorf("flash: %s is not writable (%w): the RPI-RP2 drive is mounted read-only or for another user; remount it read-write (e.g. mount -o remount,rw %s)", drive, err, drive)
+		}
 		return "", fmt.Errorf("flash: open %s: %w", dst, err)
 	}
 	if _, err := io.Copy(out, bytes.NewReader(data)); err != nil {

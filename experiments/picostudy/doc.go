@@ -13,12 +13,18 @@
 //	                               (cloudflare/circl, crypto/mlkem, crypto/mldsa)
 //	  <image>/size.json            ELF sections and bytes per scheme
 //	  <image>/image.json           build provenance (firmware ID, compiler,
-//	                               flags, source hashes) and run status
+//	                               flags, source hashes), run status and the
+//	                               board that ran it
+//
+// With [board] replicate = true every image runs on every board, into
+// <image>@<board number>/ (same files); meta.json's measured.boards lists
+// each board's ID, slot, kind, port and folders.
 //
 // The firmware, emulator, serial reader and host checks are
 // experiments/pico; this package decides what to run (profiles, images,
-// seed, board), runs independent images in parallel on the machine's two
-// cores, refuses a run whose device or host checks failed, and registers a
+// seed, boards), runs images on the boards at once (emulator instances on
+// the machine's two cores, or several real boards; spread or replicated),
+// tags each with its board (boards.go), refuses a run whose device or host checks failed, and registers a
 // good run atomically (repro.NewRun/Commit) before pinning it in the spec.
 // The analysis (analysis/pico) reads only the pinned run.
 package picostudy

@@ -44,7 +44,7 @@ func writeSpec(t *testing.T, body string) string {
 	return p
 }
 
-func committedSpec(t *testing.T) string {
+func committedSpec(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "pico.toml"))
 	if err != nil {
@@ -337,7 +337,7 @@ func TestRequirements(t *testing.T) {
 
 // needTools skips the end-to-end tests when the firmware toolchain or
 // node is missing.
-func needTools(t *testing.T) {
+func needTools(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"arm-none-eabi-gcc", "node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -482,6 +482,7 @@ func TestRunQuickMLKEM(t *testing.T) {
 	}
 	t.Run("replayed on a serial port", func(t *testing.T) { testSerialBoard(t, raw, false) })
 	t.Run("flashed through BOOTSEL, then replayed", func(t *testing.T) { testSerialBoard(t, raw, true) })
+	t.Run("several boards", func(t *testing.T) { testSeveralBoards(t, raw) })
 
 	l := log.String()
 	for _, want := range []string{"plan: profile quick, 1 images (mlkem)", "[1/1] mlkem started (elapsed", "[1/1] mlkem finished in", "ETA", "pinned for the quick profile"} {

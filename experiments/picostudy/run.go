@@ -51,9 +51,11 @@ type RunConfig struct {
 	// is checked, to prove that a failed check fails the run.
 	tamper func(image string, ds *pico.Dataset)
 	// mountsFile replaces /proc/self/mounts when looking for the BOOTSEL
-	// drive; bootselWait how long to wait for it (0: DefaultBootselWait).
+	// drive; bootselWait how long to wait for it (0: DefaultBootselWait);
+	// sysRoot replaces /sys when reading a port's USB serial number.
 	mountsFile  string
 	bootselWait time.Duration
+	sysRoot     string
 }
 
 // DefaultBootselWait is how long Run waits for a board's RPI-RP2 drive to
@@ -78,8 +80,14 @@ type ImageRecord struct {
 	Checks       int               `json:"host_checks"`
 	Skipped      int               `json:"skipped_lines"`
 	EndMicros    uint64            `json:"end_us"`
-	Emulated     bool              `json:"emulated"`
-	Emulator     *EmulatorRecord   `json:"emulator,omitempty"`
+	// Board is the ID of the board that ran the image: the unique ID the
+	// firmware reported (Header.UID), else the USB serial number of the
+	// board's serial port, else pico-<n> (the n-th board of the spec); an
+	// emulator instance is rp2040js-<n>. Runs made before boards were
+	// recorded lack it: they ran on one board (analysis/pico).
+	Board    string          `json:"board,omitempty"`
+	Emulated bool            `json:"emulated"`
+	Emulator *EmulatorRecord `json:"emulator,omitempty"`
 	// Provenance is pico.Image.Provenance: firmware ID, output hashes,
 	// compiler, flags, defines, seed, memory layout, source tree hashes,
 	// PQClean and mbedTLS versions.
@@ -107,17 +115,22 @@ var ErrCheck = errors.New("pico run check failed")
 //
 //  1. load the spec strictly, start a run folder with repro.NewRun;
 //  2. build every image (cached by firmware ID);
-//  3. run the images, Workers at a time on the emulator (longest first), or
-//     one at a time on a real board; write per image the serial log
-//     verbatim, measurements.csv.gz, verify.json (host checks with circl
-//     and Go's crypto), size.json and image.json;
+//  3. run the images on the boards (Spec.Board.Slots: Workers emulator
+//     instances, or the real boards, one image at a time each), longest
+//     first; spread (each image once, on the next free board) or, with
+//     replicate, every image on every board into <image>@<board number>;
+//     write per image the serial log verbatim, measurements.csv.gz,
+//     verify.json (host checks with circl and Go's crypto), size.json and
+//     image.json, which names the board (ImageRecord.Board);
 //  4. write meta.json, commit the run, and pin it in the spec for the
 //     profile.
 //
 // An incomplete read, a device check that failed ("err" line), a fault or
 // a host verification that failed fails the run with the image, scheme and
-// check named; the run folder is then removed (never registered), as it is
-// when ctx is cancelled.
+// check named, as do a board that disappears, a BOOTSEL drive that does
+// not appear or cannot be written, and two boards reporting one ID
+// (ErrSameBoard); the run folder is then removed (never registered), as it
+// is when ctx is cancelled.
 func Run(ctx context.Context, cfg RunConfig) (err error) {
 	now := cfg.Now
 	if now == nil {
@@ -165,10 +178,15 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		workers = cfg.Workers
 	}
 	board := s.Board
+	slots := board.Slots(workers)
 	if board.Kind == BoardSerial {
-		workers = 1
-		if board.Bootsel == "" && len(imgs) > 1 {
-			return fmt.Errorf(`a real board without [board] bootsel runs only the image it already has; set bootsel = "auto" or run one image (%d selected)`, len(imgs))
+		workers = len(slots) // one image at a time per board
+		for _, sl := range slots {
+			// Spread, a free board takes any image: each one needs a way
+			// to load it unless only one image runs.
+			if sl.Bootsel == "" && len(imgs) > 1 {
+				return fmt.Errorf(`board %d (%s) has no bootsel and runs only the image it already has; set its bootsel (the RPI-RP2 mount point, or "auto" with one board) or run one image (%d selected)`, sl.N, sl.Port, len(imgs))
+			}
 		}
 	}
 	idle, _ := parsePositive(board.IdleTimeout)
@@ -177,16 +195,28 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if dataDir == "" {
 		dataDir = filepath.Join(root, "data")
 	}
-	// Order longest first, so the two workers finish close together.
+	// Replicating on one board is spreading: plain <image> folders.
+	replicate := board.Replicate && len(slots) > 1
+	// Order longest first, so the boards finish close together.
 	est := map[string]time.Duration{}
 	for _, c := range imgs {
 		est[c.Name] = imageEstimate(c, prof)
 	}
 	slices.SortStableFunc(imgs, func(a, b pico.BuildConfig) int { return int(est[b.Name] - est[a.Name]) })
-	logf("plan: profile %s, %d images (%s) on %s, %d at a time, about %v",
-		cfg.Profile, len(imgs), strings.Join(imageNames(imgs), ", "), board.Kind, workers,
-		estimateFor(imgs, prof, workers).Round(time.Second))
-
+	planImgs := imgs
+	if replicate {
+		planImgs = nil
+		for range slots {
+			planImgs = append(planImgs, imgs...)
+		}
+	}
+	sched := "spread over"
+	if replicate {
+		sched = "each on every one of"
+	}
+	logf("plan: profile %s, %d images (%s) on %s, %s %d board(s) (%s), about %v",
+		cfg.Profile, len(imgs), strings.Join(imageNames(imgs), ", "), board.Kind, sched, len(slots),
+		strings.Join(slotNames(slots), ", "), estimateFor(planImgs, prof, workers).Round(time.Second))
 	start := now()
 	r, err := repro.NewRun(dataDir, Study, cfg.Profile, start)
 	if err != nil {
@@ -213,34 +243,66 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		tools["rp2040js"] = ver
 		boardLabel = "rp2040js " + ver + " (emulated)"
 	} else {
-		boardLabel = "Raspberry Pi Pico (RP2040) on " + strings.TrimPrefix(board.Port, "/dev/")
+		var ports []string
+		for _, sl := range slots {
+			ports = append(ports, strings.TrimPrefix(sl.Port, "/dev/"))
+		}
+		boardLabel = "Raspberry Pi Pico (RP2040) on " + strings.Join(ports, ", ")
+		if len(slots) > 1 {
+			boardLabel = fmt.Sprintf("%d Raspberry Pi Picos (RP2040) on %s", len(slots), strings.Join(ports, ", "))
+		}
+	}
+	ids := newBoardIDs(slots, cfg.sysRoot)
+	if err := ids.preflight(); err != nil {
+		return err
 	}
 
 	// Build every image before running any: a compile error stops the run
 	// before minutes of emulation.
-	built := make([]pico.Image, len(imgs))
-	for i, c := range imgs {
-		c.Root = root
-		c.Profile = prof.Firmware(cfg.Profile)
-		c.Seed = s.Seed
-		c.CFlags = slices.Clone(s.Build.CFlags)
-		// One folder per firmware configuration: a run with other counts (a
-		// test's) never overwrites the images this one is about to run.
-		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
-		c.Log = log
-		img, err := pico.Build(ctx, c)
-		if err != nil {
-			return fmt.Errorf("build image %s: %w", c.Name, err)
-		}
-		logf("built %s (firmware %s, %.1f s)", img.Name, img.FirmwareID, img.BuildTime.Seconds())
-		built[i] = img
+	built, err := buildImages(ctx, root, s, cfg.Profile, prof, imgs, log)
+	if err != nil {
+		return err
 	}
 
-	tr := &tracker{now: now, start: now(), est: est, workers: workers, total: len(built),
+	// The jobs: every image once (spread: any free board takes the next),
+	// or every image on every board (replicate: one queue per board, run
+	// folders <image>@<board number>).
+	type job struct {
+		key string // run folder and progress name
+		img pico.Image
+	}
+	jobEst := map[string]time.Duration{}
+	queues := make([]chan job, len(slots))
+	shared := make(chan job)
+	for i := range slots {
+		queues[i] = shared
+		if replicate {
+			queues[i] = make(chan job)
+		}
+	}
+	var plan [][]job // per queue, in order
+	if replicate {
+		for _, sl := range slots {
+			var q []job
+			for _, img := range built {
+				j := job{key: fmt.Sprintf("%s@%d", img.Name, sl.N), img: img}
+				jobEst[j.key] = est[img.Name]
+				q = append(q, j)
+			}
+			plan = append(plan, q)
+		}
+	} else {
+		var q []job
+		for _, img := range built {
+			q = append(q, job{key: img.Name, img: img})
+			jobEst[img.Name] = est[img.Name]
+		}
+		plan = [][]job{q}
+	}
+	tr := &tracker{now: now, start: now(), est: jobEst, workers: workers, total: len(jobEst),
 		started: map[string]time.Time{}, done: map[string]bool{}, scale: 1}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	jobs := make(chan pico.Image)
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -255,51 +317,63 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		mu.Unlock()
 	}
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for i, sl := range slots {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for img := range jobs {
+			for j := range queues[i] {
+				img := j.img
 				if runCtx.Err() != nil {
 					continue
 				}
-				logf("%s", tr.begin(img.Name))
+				logf("%s on %s", tr.begin(j.key), sl.Name())
 				imgIdle := idle
 				if prof.RSAKeygen > 0 && slices.Contains(img.Schemes, "rsa-2048") {
 					// An RSA-2048 keygen is silent for minutes in rp2040js:
 					// only the image's time limit bounds it.
 					imgIdle = max(idle, timeout)
 				}
-				rec, err := runImage(runCtx, img, imageEnv{root: root, dir: filepath.Join(r.Dir, img.Name),
-					board: board, modules: modules, idle: imgIdle, timeout: timeout, log: log, tamper: cfg.tamper, now: now,
+				rec, err := runImage(runCtx, img, imageEnv{root: root, dir: filepath.Join(r.Dir, j.key),
+					board: board, slot: sl, ids: ids, modules: modules, idle: imgIdle, timeout: timeout, log: log, tamper: cfg.tamper, now: now,
 					mounts: cfg.mountsFile, bootselWait: cmp.Or(cfg.bootselWait, DefaultBootselWait)})
 				if err != nil {
 					if runCtx.Err() != nil && context.Cause(runCtx) != err {
 						continue // stopped because another image failed or ctx ended
 					}
-					fail(fmt.Errorf("image %s: %w", img.Name, err))
+					fail(fmt.Errorf("image %s on board %d (%s): %w", img.Name, sl.N, sl.describe(), err))
 					continue
 				}
 				mu.Lock()
-				records[img.Name] = rec
+				records[j.key] = rec
 				mu.Unlock()
-				detail := fmt.Sprintf("%d measurements, %d host checks passed", rec.Measurements, rec.Checks)
+				detail := fmt.Sprintf("%d measurements, %d host checks passed, board %s", rec.Measurements, rec.Checks, rec.Board)
 				if rec.Emulator != nil {
 					detail += fmt.Sprintf(", %.1f simulated MHz", rec.Emulator.SimMHz)
 				}
-				logf("%s", tr.finish(img.Name, detail))
+				logf("%s", tr.finish(j.key, detail))
 			}
 		}()
 	}
-feed:
-	for _, img := range built {
-		select {
-		case jobs <- img:
-		case <-runCtx.Done():
-			break feed
+	var feeders sync.WaitGroup
+	for qi, q := range plan {
+		ch := shared
+		if replicate {
+			ch = queues[qi]
 		}
+		feeders.Add(1)
+		go func() {
+			defer feeders.Done()
+			defer close(ch)
+			for _, j := range q {
+				select {
+				case ch <- j:
+				case <-runCtx.Done():
+					return
+				}
+			}
+		}()
 	}
-	close(jobs)
+	feeders.Wait()
 	wg.Wait()
 	if firstErr != nil {
 		return firstErr
@@ -311,7 +385,7 @@ feed:
 	hostRows := 0
 	if s.HostTimings {
 		var schemes []string
-		for _, img := range built {
+		for _, img := range built { // each image once, also when replicated
 			schemes = append(schemes, img.Schemes...)
 		}
 		logf("timing %s on the host CPU (circl and Go crypto, the profile's counts)", strings.Join(schemes, ", "))
@@ -353,10 +427,10 @@ feed:
 	meta.End = end.UTC()
 	meta.Board = boardLabel
 	measured := map[string]any{"wall_seconds": end.Sub(start).Seconds(), "workers": workers, "host_timing_series": hostRows,
-		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}}
+		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}, "replicate": replicate, "boards": ids.record(slots, records)}
 	for name, rec := range records {
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
-			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance}
+			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board}
 		if e := rec.Emulator; e != nil {
 			m["simulated_mhz"] = e.SimMHz
 			m["simulated_seconds"] = e.SimSeconds
@@ -394,10 +468,36 @@ feed:
 	return nil
 }
 
+// buildImages builds the images with the spec's seed and flags and the
+// profile's counts, one folder per firmware configuration under
+// .cache/pico/study (cached by firmware ID).
+func buildImages(ctx context.Context, root string, s Spec, profile string, prof ProfileSpec, imgs []pico.BuildConfig, log io.Writer) ([]pico.Image, error) {
+	built := make([]pico.Image, len(imgs))
+	for i, c := range imgs {
+		c.Root = root
+		c.Profile = prof.Firmware(profile)
+		c.Seed = s.Seed
+		c.CFlags = slices.Clone(s.Build.CFlags)
+		// One folder per firmware configuration: a run with other counts (a
+		// test's) never overwrites the images this one is about to run.
+		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
+		c.Log = log
+		img, err := pico.Build(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("build image %s: %w", c.Name, err)
+		}
+		fmt.Fprintf(log, "pico: built %s (firmware %s, %.1f s)\n", img.Name, img.FirmwareID, img.BuildTime.Seconds())
+		built[i] = img
+	}
+	return built, nil
+}
+
 // imageEnv is what runImage needs besides the image.
 type imageEnv struct {
 	root, dir, modules string
 	board              BoardSpec
+	slot               Slot
+	ids                *boardIDs
 	idle, timeout      time.Duration
 	log                io.Writer
 	tamper             func(string, *pico.Dataset)
@@ -444,6 +544,10 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 	if err := CheckDataset(img, ds); err != nil {
 		return ImageRecord{}, err
 	}
+	boardID, err := env.ids.identify(env.slot, ds.Header.UID)
+	if err != nil {
+		return ImageRecord{}, err
+	}
 	checks, verr := pico.VerifyVectors(ds)
 	if b, err := json.MarshalIndent(checks, "", "  "); err == nil {
 		if err := os.WriteFile(filepath.Join(env.dir, VerifyFile), append(b, '\n'), 0o644); err != nil {
@@ -478,7 +582,7 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 	rec := ImageRecord{Name: img.Name, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
 		Compiler: img.Compiler, CFlags: img.CFlags, Defines: img.Defines, Sources: img.Sources,
 		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
-		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Emulated: ds.Emulated,
+		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Board: boardID, Emulated: ds.Emulated,
 		Emulator: emu, Provenance: img.Provenance(), BuildSeconds: img.BuildTime.Seconds(), WallSeconds: env.now().Sub(start).Seconds()}
 	if err := writeJSON(filepath.Join(env.dir, ImageFile), rec); err != nil {
 		return ImageRecord{}, err
@@ -491,8 +595,8 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 // board's serial port. The firmware repeats its run, so the reader may
 // start after the board did: it waits for the next start line.
 func readBoard(ctx context.Context, img pico.Image, env imageEnv, rawPath string) (*pico.Dataset, error) {
-	if env.board.Bootsel != "" {
-		drive := env.board.Bootsel
+	if env.slot.Bootsel != "" {
+		drive := env.slot.Bootsel
 		if drive == "auto" {
 			drive = ""
 		}
@@ -500,7 +604,7 @@ func readBoard(ctx context.Context, img pico.Image, env imageEnv, rawPath string
 			return nil, err
 		}
 	}
-	return pico.Read(ctx, env.board.Port, pico.ReadConfig{Baud: env.board.Baud, IdleTimeout: env.idle, RawLogPath: rawPath})
+	return pico.Read(ctx, env.slot.Port, pico.ReadConfig{Baud: env.board.Baud, IdleTimeout: env.idle, RawLogPath: rawPath})
 }
 
 // flashWhenReady retries pico.Flash while no BOOTSEL drive is mounted, for

@@ -2,6 +2,7 @@ package picostudy
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -24,8 +25,9 @@ const (
 type Spec struct {
 	// Seed seeds the firmware's deterministic randombytes.
 	Seed uint64 `toml:"seed"`
-	// Workers is how many images run at once on the emulator (the
-	// machine's 2 cores); a real board always runs one.
+	// Workers is how many rp2040js instances run at once (the machine's 2
+	// cores), each a board rp2040js-<n>; real boards run one image at a
+	// time each.
 	Workers int `toml:"workers"`
 	// HostTimings also times every operation on the host CPU (circl and
 	// Go's crypto, pico.HostTimings) after the images, for a host column.
@@ -36,13 +38,65 @@ type Spec struct {
 	Runs        spec.Runs              `toml:"runs"`
 }
 
-// BoardSpec says where the firmware runs.
+// BoardSpec says where the firmware runs: on Workers rp2040js instances
+// (boards rp2040js-1 .. rp2040js-<workers>), or on one or more real boards
+// (Port and Bootsel, then one [[board.devices]] table per further board).
 type BoardSpec struct {
 	Kind        string `toml:"kind"`    // BoardEmulator or BoardSerial
 	Port        string `toml:"port"`    // serial port of a real board
 	Bootsel     string `toml:"bootsel"` // "", "auto" or the RPI-RP2 mount point
 	Baud        int    `toml:"baud"`
 	IdleTimeout string `toml:"idle_timeout"` // Go duration
+	// Replicate runs every image on every board (emulator instance or
+	// real board), so that each operation is measured on each board and
+	// the analysis can test the board as a factor. false (the default)
+	// spreads the images: each runs once, on the next free board.
+	Replicate bool `toml:"replicate"`
+	// Devices are further real boards (kind = "serial"), after the one
+	// that Port and Bootsel name.
+	Devices []DeviceSpec `toml:"devices"`
+}
+
+// DeviceSpec is one more real board: its serial port and BOOTSEL drive.
+type DeviceSpec struct {
+	Port    string `toml:"port"`
+	Bootsel string `toml:"bootsel"` // "" or the RPI-RP2 mount point ("auto" only with one board)
+}
+
+// A Slot is one board a run uses, numbered from 1 in spec order.
+type Slot struct {
+	N       int
+	Kind    string
+	Port    string // real boards only
+	Bootsel string // real boards only
+}
+
+// Name is the board's name before it reports its own ID: rp2040js-<n> for
+// an emulator instance, pico-<n> for a real board.
+func (s Slot) Name() string {
+	if s.Kind == BoardEmulator {
+		return fmt.Sprintf("rp2040js-%d", s.N)
+	}
+	return fmt.Sprintf("pico-%d", s.N)
+}
+
+// Slots lists the boards of the spec: workers emulator instances, or the
+// real boards in spec order.
+func (b BoardSpec) Slots(workers int) []Slot {
+	var out []Slot
+	if b.Kind == BoardEmulator {
+		for i := 1; i <= workers; i++ {
+			out = append(out, Slot{N: i, Kind: BoardEmulator})
+		}
+		return out
+	}
+	if b.Port != "" {
+		out = append(out, Slot{N: 1, Kind: BoardSerial, Port: b.Port, Bootsel: b.Bootsel})
+	}
+	for _, d := range b.Devices {
+		out = append(out, Slot{N: len(out) + 1, Kind: BoardSerial, Port: d.Port, Bootsel: d.Bootsel})
+	}
+	return out
 }
 
 // BuildSpec is how the firmware is compiled.
@@ -105,14 +159,8 @@ func (s Spec) Validate() error {
 	if s.Workers < 1 || s.Workers > 16 {
 		return fmt.Errorf("workers = %d: want 1..16 (this machine has 2 cores)", s.Workers)
 	}
-	switch s.Board.Kind {
-	case BoardEmulator:
-	case BoardSerial:
-		if s.Board.Port == "" {
-			return fmt.Errorf(`[board] kind = "serial" needs port (the board's USB-UART device)`)
-		}
-	default:
-		return fmt.Errorf("[board] kind = %q: want %q or %q", s.Board.Kind, BoardEmulator, BoardSerial)
+	if err := s.Board.validate(); err != nil {
+		return err
 	}
 	if s.Board.Baud <= 0 {
 		return fmt.Errorf("[board] baud = %d must be positive", s.Board.Baud)
@@ -147,6 +195,51 @@ func (s Spec) Validate() error {
 			if !known[img] {
 				return fmt.Errorf("[profiles.%s] images: unknown image %q (standard images: %s)", name, img, strings.Join(imageNames(pico.StandardImages()), ", "))
 			}
+		}
+	}
+	return nil
+}
+
+// validate checks the board list: a real board needs a port, no port or
+// BOOTSEL drive is listed twice, and "auto" (search the mount table) is
+// only allowed with one board, as it cannot tell two drives apart.
+func (b BoardSpec) validate() error {
+	switch b.Kind {
+	case BoardEmulator:
+		if len(b.Devices) > 0 {
+			return fmt.Errorf(`[[board.devices]] lists real boards, but [board] kind = "emulator": set kind = "serial", or use workers for more emulator instances`)
+		}
+		return nil
+	case BoardSerial:
+	default:
+		return fmt.Errorf("[board] kind = %q: want %q or %q", b.Kind, BoardEmulator, BoardSerial)
+	}
+	if b.Port == "" {
+		return fmt.Errorf(`[board] kind = "serial" needs port (the first board's USB-UART device; further boards go in [[board.devices]])`)
+	}
+	slots := b.Slots(0)
+	ports, drives := map[string]int{}, map[string]int{}
+	for _, sl := range slots {
+		where := "[board]"
+		if sl.N > 1 {
+			where = fmt.Sprintf("[[board.devices]] #%d", sl.N-1)
+		}
+		if sl.Port == "" {
+			return fmt.Errorf("%s: port is empty (the board's serial device, e.g. /dev/ttyUSB1)", where)
+		}
+		if n, dup := ports[sl.Port]; dup {
+			return fmt.Errorf("%s: port %s is already board %d's: each board needs its own serial port", where, sl.Port, n)
+		}
+		ports[sl.Port] = sl.N
+		if sl.Bootsel == "auto" && len(slots) > 1 {
+			return fmt.Errorf(`%s: bootsel = "auto" cannot tell %d boards' drives apart: give each board its RPI-RP2 mount point`, where, len(slots))
+		}
+		if sl.Bootsel != "" && sl.Bootsel != "auto" {
+			d := filepath.Clean(sl.Bootsel)
+			if n, dup := drives[d]; dup {
+				return fmt.Errorf("%s: bootsel %s is already board %d's: each board mounts its own RPI-RP2 drive", where, sl.Bootsel, n)
+			}
+			drives[d] = sl.N
 		}
 	}
 	return nil

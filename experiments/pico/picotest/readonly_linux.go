@@ -1,0 +1,48 @@
+//go:build linux
+
+// Package picotest holds test helpers shared by the Study C packages'
+// tests: stand-ins for a board's hardware that cannot be attached here.
+package picotest
+
+import (
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// fsImmutableFL is FS_IMMUTABLE_FL of linux/fs.h (chattr +i).
+const fsImmutableFL = 0x00000010
+
+// ReadOnly makes dir refuse new files until the test ends, as a BOOTSEL
+// drive mounted read-only does: mode 0555, and, for root (whom modes do
+// not stop), the immutable attribute (chattr +i). It skips the test when
+// neither can be had.
+func ReadOnly(t testing.TB, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+	if err == nil {
+		err = unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags|fsImmutableFL))
+	}
+	if err != nil {
+		t.Skipf("running as root and the file system of %s has no immutable attribute (%v): cannot make a read-only drive", dir, err)
+	}
+	t.Cleanup(func() {
+		if f, err := os.Open(dir); err == nil {
+			unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags))
+			f.Close()
+		}
+	})
+}
