@@ -438,7 +438,7 @@ func TestMissingAndCorruptLock(t *testing.T) {
 			"build":  func() error { _, err := e.Build(context.Background()); return err },
 		} {
 			err := op()
-			if err == nil || !strings.Contains(err.Error(), "mage all") {
+			if err == nil || !strings.Contains(err.Error(), "mage build") {
 				t.Errorf("%s with lock %q: err = %v, want an error that says how to rebuild", name, bad, err)
 			}
 		}

@@ -52,7 +52,7 @@ var ErrNoLock = errors.New("no lock file")
 func ReadLock(path string) (*Lock, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w (run `mage all` or `mage quick` to create it)", path, ErrNoLock)
+		return nil, fmt.Errorf("%s: %w (run `mage build` to create it)", path, ErrNoLock)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read lock file: %w", err)
@@ -62,7 +62,7 @@ func ReadLock(path string) (*Lock, error) {
 
 // ParseLock parses the content of a lock file; name is used in errors.
 func ParseLock(name string, b []byte) (*Lock, error) {
-	rebuild := "delete it and run `mage all` (or `git checkout " + name + "` to restore the committed one)"
+	rebuild := "delete it and run `mage build` (or `git checkout " + name + "` to restore the committed one)"
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var l Lock

@@ -76,7 +76,7 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 	// 1. Hashes of everything listed, and completeness of the list.
 	sumsBytes, err := os.ReadFile(e.abs(SumsFile))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w (run `mage all` to create it, or restore it with git checkout)", SumsFile, err)
+		return nil, fmt.Errorf("read %s: %w (run `mage build` to create it, or restore it with git checkout)", SumsFile, err)
 	}
 	entries, err := ParseSums(SumsFile, sumsBytes)
 	if err != nil {
