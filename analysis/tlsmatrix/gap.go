@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -310,23 +309,25 @@ func factorEffect(p Params, boot *bootMedians, a, b *CellResult, role string) (F
 		ChangeHodgesLehmannMs: Num(float64(cb.HodgesLehmann.Shift) - float64(ca.HodgesLehmann.Shift)),
 		ChangePctPoints:       Num(float64(cb.MedianDiffPct) - float64(ca.MedianDiffPct)),
 	}
-	ta, ba := boot.get(a.Cell, ca.Target), boot.get(a.Cell, ca.Baseline)
-	tb, bb := boot.get(b.Cell, cb.Target), boot.get(b.Cell, cb.Baseline)
-	d := make([]float64, len(ta))
-	for i := range d {
-		d[i] = (tb[i] - bb[i]) - (ta[i] - ba[i])
-	}
-	slices.Sort(d)
-	e.Lower = Num(stats.QuantileSorted(d, (1-Level)/2))
-	e.Upper = Num(stats.QuantileSorted(d, (1+Level)/2))
-	e.SE = Num(sd(d))
-	e.P = Num(math.Erfc(math.Abs(float64(e.ChangeMs)/float64(e.SE)) / math.Sqrt2))
-	if math.IsNaN(float64(e.P)) { // se 0: two constant samples
-		e.P = 1
-		if e.ChangeMs != 0 {
-			e.P = 0
+	var reps [4][]float64
+	for i, k := range []struct {
+		c  Cell
+		id string
+	}{{a.Cell, ca.Target}, {a.Cell, ca.Baseline}, {b.Cell, cb.Target}, {b.Cell, cb.Baseline}} {
+		var err error
+		if reps[i], err = boot.get(k.c, k.id); err != nil {
+			return FactorEffect{}, fmt.Errorf("cell %s config %s: %w", k.c, k.id, err)
 		}
 	}
+	d := make([]float64, len(reps[0]))
+	for i := range d {
+		d[i] = (reps[2][i] - reps[3][i]) - (reps[0][i] - reps[1][i])
+	}
+	rs, err := stats.BootstrapReplicates(float64(e.ChangeMs), d, Level)
+	if err != nil {
+		return FactorEffect{}, err
+	}
+	e.Lower, e.Upper, e.SE, e.P = Num(rs.Lower), Num(rs.Upper), Num(rs.SE), Num(rs.P)
 	if pub, ok := Published.Increases[role]; ok {
 		from := math.Abs(pub.IncreaseMs - float64(ca.MedianDiffMs))
 		to := math.Abs(pub.IncreaseMs - float64(cb.MedianDiffMs))
@@ -339,20 +340,10 @@ func factorEffect(p Params, boot *bootMedians, a, b *CellResult, role string) (F
 	return e, nil
 }
 
-// sd is the standard deviation with divisor n-1.
-func sd(x []float64) float64 {
-	m := stats.Mean(x)
-	var ss float64
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return math.Sqrt(ss / float64(len(x)-1))
-}
-
 // bootMedians draws, once per cell and configuration, the medians of
 // BootstrapResamples resamples (with replacement, the sample's size) of
-// its Ths, so that any difference of increases is a difference of stored
-// medians: the samples are independent, so resampling each on its own is
+// its Ths (stats.BootstrapMedians), so that any difference of increases
+// is a difference of stored medians: the samples are independent, so resampling each on its own is
 // the stratified bootstrap of the difference. Each sample's stream is
 // PCG(BootstrapSeed, FNV-1a 64 of "<cell>|<config>"), so a sample's draws
 // do not depend on which other samples the run has.
@@ -366,49 +357,14 @@ func newBootMedians(p Params, cells cellSamples) *bootMedians {
 	return &bootMedians{p: p, cells: cells, memo: map[string][]float64{}}
 }
 
-func (b *bootMedians) get(c Cell, id string) []float64 {
+func (b *bootMedians) get(c Cell, id string) ([]float64, error) {
 	key := c.String() + "|" + id
 	if v, ok := b.memo[key]; ok {
-		return v
+		return v, nil
 	}
 	h := fnv.New64a()
 	h.Write([]byte(key))
-	v := resampleMedians(b.cells[c][id].ths, b.p.BootstrapSeed, h.Sum64(), b.p.resamples())
+	v, err := stats.BootstrapMedians(b.cells[c][id].ths, b.p.BootstrapSeed, h.Sum64(), b.p.resamples())
 	b.memo[key] = v
-	return v
-}
-
-// resampleMedians returns the medians (R type 7) of B resamples of x: the
-// draws are counted per rank of the sorted sample and the middle order
-// statistics read off the counts, O(B n).
-func resampleMedians(x []float64, seed, stream uint64, B int) []float64 {
-	s := slices.Sorted(slices.Values(x))
-	n := len(s)
-	rng := rand.New(rand.NewPCG(seed, stream))
-	counts := make([]int, n)
-	out := make([]float64, B)
-	lo, hi := (n-1)/2, n/2 // 0-based ranks of the middle order statistics
-	for b := range out {
-		clear(counts)
-		for range n {
-			counts[rng.IntN(n)]++
-		}
-		var vlo, vhi float64
-		cum := 0
-		for i, k := range counts {
-			if k == 0 {
-				continue
-			}
-			if cum <= lo && lo < cum+k {
-				vlo = s[i]
-			}
-			if cum <= hi && hi < cum+k {
-				vhi = s[i]
-				break
-			}
-			cum += k
-		}
-		out[b] = (vlo + vhi) / 2
-	}
-	return out
+	return v, err
 }

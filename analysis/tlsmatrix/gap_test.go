@@ -2,12 +2,10 @@ package tlsmatrix
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
-	"pqrepro/analysis/stats"
 	"pqrepro/experiments/tlsrecords"
 )
 
@@ -190,29 +188,4 @@ func TestGapBadInput(t *testing.T) {
 			t.Errorf("Validate: %v", err)
 		}
 	})
-}
-
-// resampleMedians reads the medians off the counts; sorting each
-// resample drawn with the same stream gives the same medians.
-func TestResampleMedians(t *testing.T) {
-	for _, n := range []int{2, 3, 10, 11} {
-		rng := rand.New(rand.NewPCG(1, uint64(n)))
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = math.Round(rng.NormFloat64()*10) / 10 // ties too
-		}
-		got := resampleMedians(x, 5, 9, 50)
-		s := slices.Sorted(slices.Values(x))
-		draw := rand.New(rand.NewPCG(5, 9))
-		for b := range got {
-			r := make([]float64, n)
-			for i := range r {
-				r[i] = s[draw.IntN(n)]
-			}
-			want, _ := stats.Median(r)
-			if got[b] != want {
-				t.Fatalf("n=%d resample %d: median %v, want %v", n, b, got[b], want)
-			}
-		}
-	}
 }
