@@ -325,6 +325,9 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	for i := math.Ceil(lo / step * 2); i/2*step <= hi; i++ {
 		v, _ := strconv.ParseFloat(strconv.FormatFloat(i/2*step, 'g', 12, 64), 64)
+		if v == 0 {
+			v = 0 // not -0, which would be labelled "-0"
+		}
 		t := plot.Tick{Value: v}
 		if math.Mod(i, 2) == 0 {
 			t.Label = strconv.FormatFloat(v, 'g', -1, 64)

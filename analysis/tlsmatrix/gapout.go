@@ -239,7 +239,7 @@ func gapNumbers(r *Results, set func(name, v string)) {
 			set(m+"ExplainedPct", "---")
 		} else {
 			set(m+"RemainingMs", signed(pub.IncreaseMs-float64(c.MedianDiffMs), 3))
-			set(m+"ExplainedPct", render.Percent(float64(c.MedianDiffMs)/pub.IncreaseMs, 0))
+			set(m+"ExplainedPct", render.Fixed(100*float64(c.MedianDiffMs)/pub.IncreaseMs, 0)+`\,\%`)
 		}
 		best, bestD := (*CellResult)(nil), math.Inf(1)
 		for i := range r.Gap.Cells {
@@ -303,7 +303,7 @@ func gapPlot(r *Results) (*plot.Plot, error) {
 	grid.Horizontal.Color = nil
 	grid.Vertical.Color = color.Gray{Y: 0xe4}
 	p.Add(grid)
-	lo, hi := 0.0, 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for k, role := range Roles[1:] {
 		d := &intervalDots{Color: roleColors[role], Shape: roleShapes[role]}
 		for i, c := range order {
@@ -321,7 +321,7 @@ func gapPlot(r *Results) (*plot.Plot, error) {
 			lo, hi = min(lo, l), max(hi, u)
 		}
 		pub := r.Published.Increases[role].IncreaseMs
-		hi = max(hi, pub)
+		lo, hi = min(lo, pub), max(hi, pub)
 		// Up to the top row only: the headroom above is the legend's.
 		pl, err := plotter.NewLine(plotter.XYs{{X: pub, Y: p.Y.Min}, {X: pub, Y: float64(n) - 0.5}})
 		if err != nil {
@@ -331,16 +331,18 @@ func gapPlot(r *Results) (*plot.Plot, error) {
 		p.Add(pl, d)
 		p.Legend.Add(Published.Increases[role].Config, d)
 	}
-	zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: p.Y.Min}, {X: 0, Y: float64(n) - 0.5}})
-	if err != nil {
-		return nil, err
-	}
-	zero.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x80}, Width: vg.Points(0.5)}
-	p.Add(zero)
 	pad := 0.04 * (hi - lo)
 	p.X.Min, p.X.Max = lo-pad, hi+pad
-	if lo >= 0 {
+	if lo >= 0 && lo-pad < 0 {
 		p.X.Min = 0 // no "-0" tick
+	}
+	if p.X.Min < 0 { // no change: a grey line at zero
+		zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: p.Y.Min}, {X: 0, Y: float64(n) - 0.5}})
+		if err != nil {
+			return nil, err
+		}
+		zero.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x80}, Width: vg.Points(0.5)}
+		p.Add(zero)
 	}
 	p.X.Tick.Marker = linearTicks{}
 	return p, nil
