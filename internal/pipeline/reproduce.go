@@ -218,6 +218,7 @@ func compareStudy(study string, ref, now []byte) ([]reproduceRow, error) {
 			nm, _ := r.Num("new", path+"median_target_ms")
 			rows = append(rows, medianRow(target+" median ms", rm, nm, reproduceMedianTol))
 		}
+		rows = append(rows, compareGap(study, list("ref", "gap.cells"), list("new", "gap.cells"), list("ref", "gap.factors"), list("new", "gap.factors"))...)
 	case "net":
 		for _, c := range list("ref", "comparisons") {
 			m := c.(map[string]any)
@@ -260,6 +261,83 @@ func compareStudy(study string, ref, now []byte) ([]reproduceRow, error) {
 		return nil, fmt.Errorf("reproduce %s: nothing to compare in the results", study)
 	}
 	return rows, nil
+}
+
+// compareGap compares Study A's gap analysis (analysis/tlsmatrix): every
+// cell's increases (direction and significance, as the matrix's), and
+// every factor change the reference finds significant (direction).
+func compareGap(study string, refCells, newCells, refFactors, newFactors []any) []reproduceRow {
+	var rows []reproduceRow
+	cellName := func(m map[string]any) string { return fmt.Sprintf("%v/%v/%v", m["stack"], m["path"], m["keyshare"]) }
+	find := func(l []any, match func(map[string]any) bool) map[string]any {
+		for _, v := range l {
+			if m, ok := v.(map[string]any); ok && match(m) {
+				return m
+			}
+		}
+		return nil
+	}
+	num := func(m map[string]any, k string) float64 { v, _ := m[k].(float64); return v }
+	for _, c := range refCells {
+		rc := c.(map[string]any)
+		name := cellName(rc)
+		nc := find(newCells, func(m map[string]any) bool { return cellName(m) == name })
+		comps, _ := rc["comparisons"].([]any)
+		for _, x := range comps {
+			ro := x.(map[string]any)
+			item := fmt.Sprintf("cell %s %v vs baseline", name, ro["role"])
+			var no map[string]any
+			if nc != nil {
+				ncomps, _ := nc["comparisons"].([]any)
+				no = find(ncomps, func(m map[string]any) bool { return m["role"] == ro["role"] })
+			}
+			if no == nil {
+				rows = append(rows, reproduceRow{study: study, item: item, reference: "present", now: "missing", why: "not in the new run"})
+				continue
+			}
+			rd, nd, rp, np := num(ro, "median_diff_ms"), num(no, "median_diff_ms"), num(ro, "p_holm"), num(no, "p_holm")
+			row := reproduceRow{study: study, item: item, reference: fmt.Sprintf("%+.3f ms, p_Holm %.2g", rd, rp), now: fmt.Sprintf("%+.3f ms, p_Holm %.2g", nd, np), agrees: true}
+			switch {
+			case math.Signbit(rd) != math.Signbit(nd):
+				row.agrees, row.why = false, "direction differs"
+			case (rp < claims.Alpha) != (np < claims.Alpha):
+				row.agrees, row.why = false, "significance differs"
+			}
+			rows = append(rows, row)
+		}
+	}
+	for _, f := range refFactors {
+		rf := f.(map[string]any)
+		nf := find(newFactors, func(m map[string]any) bool { return m["factor"] == rf["factor"] })
+		effects, _ := rf["effects"].([]any)
+		for _, e := range effects {
+			re := e.(map[string]any)
+			if num(re, "p_holm") >= claims.Alpha {
+				continue // no direction to reproduce
+			}
+			from, to := re["from_cell"].(map[string]any), re["to_cell"].(map[string]any)
+			item := fmt.Sprintf("%v %s -> %s %v change", rf["factor"], cellName(from), cellName(to), re["role"])
+			var ne map[string]any
+			if nf != nil {
+				neffects, _ := nf["effects"].([]any)
+				ne = find(neffects, func(m map[string]any) bool {
+					nfrom, _ := m["from_cell"].(map[string]any)
+					return m["role"] == re["role"] && nfrom != nil && cellName(nfrom) == cellName(from)
+				})
+			}
+			if ne == nil {
+				rows = append(rows, reproduceRow{study: study, item: item, reference: "present", now: "missing", why: "not in the new run"})
+				continue
+			}
+			rd, nd := num(re, "change_ms"), num(ne, "change_ms")
+			row := reproduceRow{study: study, item: item, reference: fmt.Sprintf("%+.3f ms", rd), now: fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, num(ne, "lower"), num(ne, "upper")), agrees: true}
+			if math.Signbit(rd) != math.Signbit(nd) {
+				row.agrees, row.why = false, "direction differs"
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
 
 // compareClaims evaluates every claim on the reference and the new
