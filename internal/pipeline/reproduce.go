@@ -265,7 +265,10 @@ func compareStudy(study string, ref, now []byte) ([]reproduceRow, error) {
 
 // compareGap compares Study A's gap analysis (analysis/tlsmatrix): every
 // cell's increases (direction and significance, as the matrix's), and
-// every factor change the reference finds significant (direction).
+// every factor change the reference finds significant: the new run
+// contradicts it when its interval lies wholly on the other side of zero
+// (a quick run's intervals are wide; a change it cannot resolve is not a
+// contradiction).
 func compareGap(study string, refCells, newCells, refFactors, newFactors []any) []reproduceRow {
 	var rows []reproduceRow
 	cellName := func(m map[string]any) string { return fmt.Sprintf("%v/%v/%v", m["stack"], m["path"], m["keyshare"]) }
@@ -329,10 +332,10 @@ func compareGap(study string, refCells, newCells, refFactors, newFactors []any) 
 				rows = append(rows, reproduceRow{study: study, item: item, reference: "present", now: "missing", why: "not in the new run"})
 				continue
 			}
-			rd, nd := num(re, "change_ms"), num(ne, "change_ms")
-			row := reproduceRow{study: study, item: item, reference: fmt.Sprintf("%+.3f ms", rd), now: fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, num(ne, "lower"), num(ne, "upper")), agrees: true}
-			if math.Signbit(rd) != math.Signbit(nd) {
-				row.agrees, row.why = false, "direction differs"
+			rd, nd, lo, hi := num(re, "change_ms"), num(ne, "change_ms"), num(ne, "lower"), num(ne, "upper")
+			row := reproduceRow{study: study, item: item, reference: fmt.Sprintf("%+.3f ms", rd), now: fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), agrees: true}
+			if (rd > 0 && hi < 0) || (rd < 0 && lo > 0) {
+				row.agrees, row.why = false, "the new interval excludes the reference's direction"
 			}
 			rows = append(rows, row)
 		}

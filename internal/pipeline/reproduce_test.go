@@ -42,10 +42,10 @@ func TestCompareStudy(t *testing.T) {
 	// The gap analysis: each cell's increases, and each factor change the
 	// reference finds significant.
 	gapJSON := func(inc, p, change float64) []byte {
-		return []byte(strings.NewReplacer("INC", ftoa(inc), "PH", ftoa(p), "CH", ftoa(change)).Replace(
+		return []byte(strings.NewReplacer("INC", ftoa(inc), "PH", ftoa(p), "CH", ftoa(change), "LO", ftoa(change-0.1), "HI", ftoa(change+0.1)).Replace(
 			`{"families":{"matrix":{"comparisons":[]}},"gap":{` +
 				`"cells":[{"stack":"go","path":"loopback","keyshare":"direct","comparisons":[{"role":"hybrid","median_diff_ms":INC,"p_holm":PH}]}],` +
-				`"factors":[{"factor":"stack","effects":[{"role":"hybrid","from_cell":{"stack":"go","path":"bridge","keyshare":"direct"},"to_cell":{"stack":"openssl","path":"bridge","keyshare":"direct"},"change_ms":CH,"p_holm":0.001},` +
+				`"factors":[{"factor":"stack","effects":[{"role":"hybrid","from_cell":{"stack":"go","path":"bridge","keyshare":"direct"},"to_cell":{"stack":"openssl","path":"bridge","keyshare":"direct"},"change_ms":CH,"lower":LO,"upper":HI,"p_holm":0.001},` +
 				`{"role":"pq-kem","from_cell":{"stack":"go","path":"bridge","keyshare":"direct"},"to_cell":{"stack":"openssl","path":"bridge","keyshare":"direct"},"change_ms":-0.01,"p_holm":0.5}]}]}}`))
 	}
 	for _, tc := range []struct {
@@ -56,7 +56,8 @@ func TestCompareStudy(t *testing.T) {
 	}{
 		{"gap same", gapJSON(1.3, 1e-9, 1.0), 0, ""},
 		{"gap cell not significant", gapJSON(1.3, 0.3, 1.0), 1, "significance differs"},
-		{"gap change reversed", gapJSON(1.3, 1e-9, -0.2), 1, "direction differs"},
+		{"gap change reversed", gapJSON(1.3, 1e-9, -0.2), 1, "excludes the reference's direction"},
+		{"gap change unresolved", gapJSON(1.3, 1e-9, -0.05), 0, ""},
 		{"gap cell missing", []byte(`{"families":{"matrix":{"comparisons":[]}},"gap":{"cells":[],"factors":[]}}`), 2, "not in the new run"},
 	} {
 		rows, err := compareStudy("tls", gapJSON(1.3, 1e-9, 1.0), tc.now)
