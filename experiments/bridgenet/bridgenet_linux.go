@@ -157,9 +157,12 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 	base := fmt.Sprintf("%s%d-%d-", o.Prefix, os.Getpid(), seq.Add(1))
 	n = &Net{opts: o, names: [3]string{base + "c", base + "b", base + "s"}, stop: make(chan struct{}), done: make(chan struct{})}
 	n.dev.br, n.dev.vc, n.dev.vs, n.dev.eth = o.Prefix+"-br0", o.Prefix+"-vc", o.Prefix+"-vs", o.Prefix+"-eth0"
+	// The deferred cleanup holds its own pointer: a `return nil, err`
+	// sets the result n to nil before deferred calls run.
+	made := n
 	defer func() {
 		if err != nil {
-			n.teardown()
+			made.teardown()
 			n = nil
 		}
 	}()
