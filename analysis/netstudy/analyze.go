@@ -16,6 +16,7 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	all := rows
 	rows, _ = d.Primary(rows)
 	if err := checkRows(d, rows); err != nil {
 		return nil, fmt.Errorf("the dataset does not match its design: %w", err)
@@ -56,23 +57,10 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 			}
 		}
 	}
-	base, target := d.Groups[0], d.Groups[1]
-	var ps []float64
-	for _, sc := range d.Scenarios {
-		for _, rd := range d.Rounds {
-			x, y := samples[key{sc.Name, base, rd}], samples[key{sc.Name, target, rd}]
-			c, err := compare(x, y, p)
-			if err != nil {
-				return nil, fmt.Errorf("scenario %s round %d: %w", sc.Name, rd, err)
-			}
-			c.Scenario, c.RTTms, c.Round, c.Baseline, c.Target = sc.Name, sc.RTTms, rd, base, target
-			res.Comparisons = append(res.Comparisons, c)
-			ps = append(ps, float64(c.MWUP))
-		}
-	}
-	for i, padj := range stats.Bonferroni(ps) {
-		res.Comparisons[i].MWUPAdj = Num(padj)
-		res.Comparisons[i].Significant = padj < p.Alpha
+	var err error
+	res.Comparisons, err = comparisons(d, func(sc string, rd int, g string) *sample { return samples[key{sc, g, rd}] }, p)
+	if err != nil {
+		return nil, err
 	}
 	largest := slices.Max(d.Rounds)
 	probs := make([]float64, 99)
@@ -92,7 +80,35 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 		}
 	}
 	res.Reproduced.fill(d, res.Comparisons, largest)
+	if res.Toolchains, err = toolchainFactor(d, all, p); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// comparisons compares the target group with the baseline group in every
+// scenario and round of the design, the samples from get, with the
+// Mann-Whitney p Bonferroni-adjusted over them.
+func comparisons(d *Design, get func(scenario string, round int, group string) *sample, p Params) ([]Comparison, error) {
+	base, target := d.Groups[0], d.Groups[1]
+	var out []Comparison
+	var ps []float64
+	for _, sc := range d.Scenarios {
+		for _, rd := range d.Rounds {
+			c, err := compare(get(sc.Name, rd, base), get(sc.Name, rd, target), p)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s round %d: %w", sc.Name, rd, err)
+			}
+			c.Scenario, c.RTTms, c.Round, c.Baseline, c.Target = sc.Name, sc.RTTms, rd, base, target
+			out = append(out, c)
+			ps = append(ps, float64(c.MWUP))
+		}
+	}
+	for i, padj := range stats.Bonferroni(ps) {
+		out[i].MWUPAdj = Num(padj)
+		out[i].Significant = padj < p.Alpha
+	}
+	return out, nil
 }
 
 // sample is one series' values in time order.

@@ -61,6 +61,7 @@ const (
 	TexComparison = "paper/generated/net-comparisons.tex"
 	TexBytes      = "paper/generated/net-bytes.tex"
 	TexSerial     = "paper/generated/net-serial.tex"
+	TexToolchains = "paper/generated/net-toolchains.tex"
 	TexNumbers    = "paper/generated/net-numbers.tex"
 )
 

@@ -25,6 +25,10 @@ type Results struct {
 	Distributions []Distribution `json:"distributions"`
 	Published     Published      `json:"published"`
 	Reproduced    Reproduced     `json:"reproduced"`
+	// Toolchains is the toolchain factor (toolchain.go): every toolchain's
+	// comparisons and the changes from the primary one. The fields above
+	// are the primary toolchain's.
+	Toolchains *Toolchains `json:"toolchains"`
 }
 
 // ResultParams records the analysis parameters.

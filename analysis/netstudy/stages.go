@@ -24,7 +24,7 @@ const codeDir = "analysis/netstudy"
 //
 //	net:analyze  records.csv.gz + meta.json  -> results/net.json
 //	net:figures  results/net.json            -> figures/net-{latency,diff-vs-rtt,bytes}.{pdf,svg}
-//	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,numbers}.tex
+//	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,toolchains,numbers}.tex
 func Stages(runDir string, params Params) []*repro.Stage {
 	return StagesFrom(runDir, path.Join(runDir, "records.csv.gz"), params)
 }
@@ -111,7 +111,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			return nil
 		},
 	}
-	texOut := []string{TexComparison, TexBytes, TexSerial, TexNumbers}
+	texOut := []string{TexComparison, TexBytes, TexSerial, TexToolchains, TexNumbers}
 	tables := &repro.Stage{
 		Name:    StageTables,
 		Doc:     "Study B LaTeX tables and number macros",
@@ -151,6 +151,9 @@ func readResults(env *repro.Env) (*Results, error) {
 	}
 	if len(res.Comparisons) == 0 || len(res.Design.Groups) != 2 {
 		return nil, fmt.Errorf("%s: no comparisons (rerun %s)", ResultsFile, StageAnalyze)
+	}
+	if res.Toolchains == nil || len(res.Toolchains.PerToolchain) != len(res.Toolchains.Levels) || len(res.Toolchains.Levels) == 0 {
+		return nil, fmt.Errorf("%s: no toolchain results (rerun %s)", ResultsFile, StageAnalyze)
 	}
 	return &res, nil
 }

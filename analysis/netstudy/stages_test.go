@@ -47,8 +47,12 @@ func synthDesign() Design {
 // loss a retransmission penalty of 200 ms + RTT. Bytes: X25519 about 1,923
 // frame / 1,179 payload, the hybrid +2,376 / +2,272, with +-1 jitter of the
 // ACK pattern. Every 37th attempt of the far scenario fails with a timeout.
-func synthRows(d Design) [][]string {
-	rng := rand.New(rand.NewPCG(42, 7))
+func synthRows(d Design) [][]string { return synthRowsWith(d, 42, 0.35) }
+
+// synthRowsWith is synthRows with its seed and the hybrid's extra CPU
+// time (ms) as parameters.
+func synthRowsWith(d Design, seed uint64, hybridCPU float64) [][]string {
+	rng := rand.New(rand.NewPCG(seed, 7))
 	var out [][]string
 	for _, sc := range d.Scenarios {
 		idx := 0
@@ -65,7 +69,7 @@ func synthRows(d Design) [][]string {
 						frame[1] += 1192
 						payload[0] += 1184
 						payload[1] += 1088
-						cpu += 0.35
+						cpu += hybridCPU
 					}
 					ser := float64(frame[1]*8) / float64(sc.RateBps) * 1e3
 					ths := sc.RTTms + cpu + ser + math.Abs(noise)
@@ -156,13 +160,13 @@ func build(t testing.TB, root string) error {
 	return err
 }
 
-var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexNumbers,
+var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexNumbers,
 	FigLatency + ".pdf", FigLatency + ".svg", FigDiffVsRTT + ".pdf", FigDiffVsRTT + ".svg", FigBytes + ".pdf", FigBytes + ".svg"}
 
 // golden are the outputs compared with testdata (the SVGs and PDFs are
 // compared by the second run only: their bytes depend on gonum's
 // renderer, the golden text files pin the numbers).
-var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexNumbers}
+var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexNumbers}
 
 func TestStagesGoldenAndDeterministic(t *testing.T) {
 	d := synthDesign()

@@ -27,6 +27,8 @@ func Tables(res *Results) (map[string]string, error) {
 	add(TexBytes, s, err)
 	s, err = serialTable(res)
 	add(TexSerial, s, err)
+	s, err = toolchainTable(res)
+	add(TexToolchains, s, err)
 	s, err = numbers(res)
 	add(TexNumbers, s, err)
 	return out, errors.Join(errs...)
@@ -223,6 +225,7 @@ func numbers(res *Results) (string, error) {
 		set("RTT"+suf, render.Fixed(s.RTTms, 1))
 		set("Loss"+suf, render.Fixed(s.LossPct, 1))
 	}
+	toolchainNumbers(res, set)
 	for _, c := range res.Comparisons {
 		if c.Round != r.Round {
 			continue

@@ -29,7 +29,9 @@ var methods = map[string]string{
 	"hodges_lehmann": "Hodges-Lehmann shift = median of all target - baseline differences, with the distribution-free interval of R's wilcox.test(conf.int=TRUE)",
 	"bootstrap":      "percentile bootstrap of median(target) - median(baseline), resampling each sample independently; PCG(seed, stream) from math/rand/v2, the same seed for every comparison",
 	"agreement":      "in-process client timer (dial start to handshake complete) minus capture Ths (and minus client Finished - SYN): median of the differences and 95th percentile of their absolute values, over connections with both values",
-	"families":       "paper: the paper's four configurations vs its baseline; matrix: every configuration in the dataset vs the same baseline; each family is corrected separately",
+	"families":       "paper: the paper's four configurations vs its baseline; matrix: every configuration in the dataset vs the same baseline; both within the primary cell (params.primary_cell, stack/path/keyshare); each family is corrected separately",
+	"cells":          "gap.cells: the paper's four configurations in every cell (stack x path x key-share mode) of the run, each target vs the cell's own baseline with the statistics of the paper family (Holm over the cell's three comparisons); the primary cell's comparisons are families.paper's",
+	"factors":        "gap.factors: for each factor (stack go->openssl, path loopback->bridge, keyshare direct->hrr) and each pair of complete cells that differ in that factor only, the change of each role's increase (median_t - median_b in the To cell minus in the From cell), with a 95 % percentile bootstrap interval and the two-sided p of the bootstrap z test (z = change / standard deviation of the bootstrap changes, normal reference) from B resamples of every sample drawn independently (PCG(bootstrap seed, FNV-1a 64 of \"<cell>|<config>\")), Holm over all effects; toward_ms = |published - from increase| - |published - to increase| (positive: the switch moves the increase toward the published one), closed_pct = 100 toward_ms / |published - from increase|",
 }
 
 // measured is one configuration's valid measured connections.
@@ -47,15 +49,20 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	byID := map[string]*measured{}
-	get := func(r *tlsrecords.Record) *measured {
-		m := byID[r.Config]
-		if m == nil {
-			id, _ := tlsrecords.ParseConfigID(r.Config) // the reader checked it
-			m = &measured{id: id}
-			byID[r.Config] = m
+	primary := p.Cell.orDefault()
+	cells := cellSamples{}
+	get := func(r *tlsrecords.Record) (*measured, Cell) {
+		id, _ := tlsrecords.ParseConfigID(r.Config) // the reader checked it
+		c := recordCell(r, id)
+		if cells[c] == nil {
+			cells[c] = map[string]*measured{}
 		}
-		return m
+		m := cells[c][r.Config]
+		if m == nil {
+			m = &measured{id: id}
+			cells[c][r.Config] = m
+		}
+		return m, c
 	}
 	var bad []string
 	in.Rows = len(recs)
@@ -64,11 +71,10 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 		if err := r.Check(); err != nil {
 			return nil, fmt.Errorf("%s: seq %d: %w", in.Path, r.Seq, err)
 		}
-		if r.PathOrDefault() != tlsrecords.DefaultPath {
-			in.OtherPaths++
-			continue
+		m, c := get(r)
+		if c != primary {
+			in.OtherCells++
 		}
-		m := get(r)
 		if r.Warmup {
 			in.Warmups++
 			m.warmups++
@@ -96,7 +102,31 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 		return nil, fmt.Errorf("%s: no measured connections (%d rows, all warm-ups): record a run with measured connections", in.Path, in.Rows)
 	}
 
-	// Configurations in table order; each must have enough connections.
+	// The primary cell's configurations in table order; each must have
+	// enough connections.
+	byID := cells[primary]
+	if len(byID) == 0 {
+		var have []string
+		for c := range cells {
+			have = append(have, c.String())
+		}
+		slices.Sort(have)
+		return nil, fmt.Errorf("%s: the primary cell %s (stack/path/keyshare) has no connections; the run has %s: record a run that includes it, or set the cell in [paper.cell]",
+			in.Path, primary, strings.Join(have, ", "))
+	}
+	for c, ms := range cells {
+		for id, m := range ms {
+			if c != primary && len(m.recs) > 0 && len(m.recs) < MinConnections {
+				return nil, fmt.Errorf("%s: cell %s: config %s has %d measured connection(s), at least %d are needed: record a run with more connections",
+					in.Path, c, id, len(m.recs), MinConnections)
+			}
+		}
+	}
+	paper := make([]string, len(p.Paper))
+	for i, id := range p.Paper {
+		paper[i] = inCell(id, primary)
+	}
+	baseline := paper[0]
 	var ids []string
 	for id, m := range byID {
 		if len(m.recs) == 0 {
@@ -109,24 +139,24 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b string) int { return compareConfigs(byID[a].id, byID[b].id) })
-	for i, id := range p.Paper {
+	for i, id := range paper {
 		if m := byID[id]; m == nil || len(m.recs) == 0 {
-			return nil, fmt.Errorf("%s: the paper's %s configuration %s has no measured connections (the dataset has %s): record a run that includes it, or fix the parameters",
-				in.Path, Roles[i], id, strings.Join(ids, ", "))
+			return nil, fmt.Errorf("%s: the paper's %s configuration %s has no measured connections in the primary cell %s (it has %s): record a run that includes it, or fix the parameters",
+				in.Path, Roles[i], id, primary, strings.Join(ids, ", "))
 		}
 	}
 
 	res := &Results{
 		Schema: Schema, Study: "tls", Profile: p.Profile, Input: in, Methods: methods,
 		Params: ResultParams{
-			Baseline: p.Baseline, Paper: map[string]string{},
+			Baseline: baseline, Paper: map[string]string{}, Cell: primary,
 			Bootstrap: BootstrapParams{Seed: p.BootstrapSeed, Stream: fmt.Sprintf("%#x", uint64(stats.BootstrapStream)), Resamples: p.resamples(), Level: Level},
 			Level:     Level, MinN: MinConnections,
 		},
 		Families:  map[string]*Family{},
 		Published: Published,
 	}
-	for i, id := range p.Paper {
+	for i, id := range paper {
 		res.Params.Paper[Roles[i]] = id
 	}
 	var allInproc, allInprocSyn []float64
@@ -147,16 +177,19 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 		samples[id] = m.ths
 	}
 	roles := map[string]string{}
-	for i, id := range p.Paper {
+	for i, id := range paper {
 		roles[id] = Roles[i]
 	}
 	var err error
-	if res.Families["paper"], err = family(p, p.Paper, samples, roles); err != nil {
+	if res.Families["paper"], err = family(p, paper, samples, roles); err != nil {
 		return nil, fmt.Errorf("%s: paper family: %w", in.Path, err)
 	}
-	matrix := append([]string{p.Baseline}, slices.DeleteFunc(slices.Clone(ids), func(s string) bool { return s == p.Baseline })...)
+	matrix := append([]string{baseline}, slices.DeleteFunc(slices.Clone(ids), func(s string) bool { return s == baseline })...)
 	if res.Families["matrix"], err = family(p, matrix, samples, nil); err != nil {
 		return nil, fmt.Errorf("%s: matrix family: %w", in.Path, err)
+	}
+	if res.Gap, err = gapAnalysis(p, cells, primary); err != nil {
+		return nil, fmt.Errorf("%s: gap analysis: %w", in.Path, err)
 	}
 	return res, nil
 }

@@ -317,6 +317,10 @@ func TestTicks(t *testing.T) {
 	if got, want := labels(linearTicks{}.Ticks(0, 5.3)), []string{"0", "1", "2", "3", "4", "5"}; !slices.Equal(got, want) {
 		t.Errorf("linear ticks %v, want %v", got, want)
 	}
+	// A range that starts just below zero labels zero "0", not "-0".
+	if got, want := labels(linearTicks{}.Ticks(-0.3, 9.4)), []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}; !slices.Equal(got, want) {
+		t.Errorf("linear ticks %v, want %v", got, want)
+	}
 }
 
 // FuzzResults: whatever UnmarshalResults accepts, the table renderer

@@ -59,12 +59,13 @@ func figureList(r *Results) ([]render.Figure, error) {
 		base     string
 		make     func(*Results) (*plot.Plot, error)
 		headroom float64
-	}{{FigureThs, thsPlot, thsHeadroom}, {FigureBytes, bytesPlot, bytesHeadroom}} {
+		rows     int
+	}{{FigureThs, thsPlot, thsHeadroom, len(r.Configs)}, {FigureBytes, bytesPlot, bytesHeadroom, len(r.Configs)}, {FigureGap, gapPlot, gapHeadroom, len(r.Gap.Cells)}} {
 		p, err := f.make(r)
 		if err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.base, err)
 		}
-		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figureWidth, H: figureHeight(len(r.Configs), f.headroom)})
+		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figureWidth, H: figureHeight(f.rows, f.headroom)})
 	}
 	return figs, nil
 }
@@ -87,17 +88,7 @@ func rowOrder(r *Results) (ys map[string]float64, names []string) {
 func basePlot(r *Results, headroom float64) (*plot.Plot, map[string]float64) {
 	p := plot.New()
 	ys, names := rowOrder(r)
-	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = vg.Points(8.5)
-	p.X.Tick.Label.Font.Size = vg.Points(8.5)
-	p.X.Label.TextStyle.Font.Size = vg.Points(9.5)
-	p.Legend.TextStyle.Font.Size = vg.Points(8.5)
-	p.Y.Padding = 0
-	p.Y.Min, p.Y.Max = -0.7, float64(len(r.Configs))-0.3+headroom
-	p.Legend.Top = true
-	p.Legend.Padding = vg.Points(2.5)
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(4), -vg.Points(2)
-	p.Legend.ThumbnailWidth = vg.Points(14)
+	rowStyle(p, names, headroom)
 	// Thin lines between certificate keys group the rows.
 	var sep []float64
 	for i := 1; i < len(r.Configs); i++ {
@@ -107,6 +98,22 @@ func basePlot(r *Results, headroom float64) (*plot.Plot, map[string]float64) {
 	}
 	p.Add(hlines{Y: sep, Style: draw.LineStyle{Color: color.Gray{Y: 0xb0}, Width: vg.Points(0.4)}})
 	return p, ys
+}
+
+// rowStyle gives a plot of one row per name (bottom-up) the study's
+// fonts, the legend in the headroom above the rows, and the y range.
+func rowStyle(p *plot.Plot, names []string, headroom float64) {
+	p.NominalY(names...)
+	p.Y.Tick.Label.Font.Size = vg.Points(8.5)
+	p.X.Tick.Label.Font.Size = vg.Points(8.5)
+	p.X.Label.TextStyle.Font.Size = vg.Points(9.5)
+	p.Legend.TextStyle.Font.Size = vg.Points(8.5)
+	p.Y.Padding = 0
+	p.Y.Min, p.Y.Max = -0.7, float64(len(names))-0.3+headroom
+	p.Legend.Top = true
+	p.Legend.Padding = vg.Points(2.5)
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(4), -vg.Points(2)
+	p.Legend.ThumbnailWidth = vg.Points(14)
 }
 
 func isPaper(r *Results, id string) bool {
@@ -318,6 +325,9 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	for i := math.Ceil(lo / step * 2); i/2*step <= hi; i++ {
 		v, _ := strconv.ParseFloat(strconv.FormatFloat(i/2*step, 'g', 12, 64), 64)
+		if v == 0 {
+			v = 0 // not -0, which would be labelled "-0"
+		}
 		t := plot.Tick{Value: v}
 		if math.Mod(i, 2) == 0 {
 			t.Label = strconv.FormatFloat(v, 'g', -1, 64)

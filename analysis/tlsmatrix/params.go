@@ -36,6 +36,13 @@ type Params struct {
 	// BootstrapResamples is the number of bootstrap resamples; 0 means
 	// DefaultResamples.
 	BootstrapResamples int
+	// Cell is the primary cell: the paper and matrix families compare the
+	// configurations of this stack, path and key-share mode, the paper's
+	// IDs (Go, direct, e.g. "ed25519/X25519") named as the cell names them
+	// ("ed25519/X25519/openssl"). Zero fields are the records' defaults
+	// (Go, loopback, direct). The pipeline sets it from [paper.cell] of
+	// experiments/tls.toml.
+	Cell Cell
 }
 
 // DefaultResamples is the bootstrap size when Params leaves it 0.
@@ -87,6 +94,14 @@ func (p Params) Validate() error {
 			seen[id] = true
 		}
 	}
+	if err := p.Cell.orDefault().validate(); err != nil {
+		errs = append(errs, fmt.Errorf("primary %w", err))
+	}
+	for _, id := range p.Paper {
+		if c, err := tlsrecords.ParseConfigID(id); err == nil && (c.HRR || c.Stack != "") {
+			errs = append(errs, fmt.Errorf("paper %s: name it without /hrr and /openssl; the primary cell adds them", id))
+		}
+	}
 	if p.BootstrapResamples < 0 || p.BootstrapResamples > 1_000_000 {
 		errs = append(errs, fmt.Errorf("bootstrap resamples %d: want 0 (default %d) to 1000000", p.BootstrapResamples, DefaultResamples))
 	}
@@ -110,6 +125,7 @@ const (
 	paramPaper     = "paper"
 	paramSeed      = "bootstrap_seed"
 	paramResamples = "bootstrap_resamples"
+	paramCell      = "primary_cell"
 )
 
 func (p Params) stageParams() map[string]string {
@@ -119,6 +135,7 @@ func (p Params) stageParams() map[string]string {
 		paramPaper:     strings.Join(p.Paper, ","),
 		paramSeed:      strconv.FormatUint(p.BootstrapSeed, 10),
 		paramResamples: strconv.Itoa(p.resamples()),
+		paramCell:      p.Cell.orDefault().String(),
 	}
 }
 
@@ -135,6 +152,11 @@ func paramsFrom(get func(string) string) (Params, error) {
 	}
 	if p.BootstrapResamples, err = strconv.Atoi(get(paramResamples)); err != nil {
 		return p, fmt.Errorf("parameter %s=%q: want an integer", paramResamples, get(paramResamples))
+	}
+	if s := get(paramCell); s != "" {
+		if p.Cell, err = ParseCell(s); err != nil {
+			return p, fmt.Errorf("parameter %s: %w", paramCell, err)
+		}
 	}
 	return p, p.Validate()
 }

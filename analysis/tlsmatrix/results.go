@@ -35,6 +35,9 @@ type Results struct {
 	Families map[string]*Family `json:"families"`
 	// Published are the study's own numbers, for side-by-side tables.
 	Published PublishedResults `json:"published"`
+	// Gap sets the paper's four configurations of every cell beside the
+	// published increases, and estimates each factor's effect (gap.go).
+	Gap *Gap `json:"gap"`
 }
 
 // Input describes the raw dataset.
@@ -44,21 +47,22 @@ type Input struct {
 	Rows     int    `json:"rows"`
 	Warmups  int    `json:"warmups"`
 	Measured int    `json:"measured"`
-	// OtherPaths counts rows of another network path than loopback
-	// (experiments/bridgenet's bridge), which this analysis leaves out:
-	// the paper's comparisons are within one path, and pooling two would
-	// mix two distributions under one config ID. Absent when zero, so the
-	// results of single-path runs are unchanged.
-	OtherPaths int `json:"other_path_rows,omitempty"`
+	// OtherCells counts rows outside the primary cell (another stack,
+	// path or key-share mode), which only the gap analysis reads: the
+	// paper's comparisons are within one cell, and pooling two would mix
+	// two distributions under one config ID. Absent when zero.
+	OtherCells int `json:"other_cell_rows,omitempty"`
 }
 
 // ResultParams are the parameters of the analysis as used.
 type ResultParams struct {
-	Baseline  string            `json:"baseline"`
-	Paper     map[string]string `json:"paper"` // role -> config ID
-	Bootstrap BootstrapParams   `json:"bootstrap"`
-	Level     float64           `json:"level"`
-	MinN      int               `json:"min_connections"`
+	Baseline string            `json:"baseline"`
+	Paper    map[string]string `json:"paper"`        // role -> config ID in the primary cell
+	Cell     Cell              `json:"primary_cell"` // the cell of the families
+
+	Bootstrap BootstrapParams `json:"bootstrap"`
+	Level     float64         `json:"level"`
+	MinN      int             `json:"min_connections"`
 }
 
 // BootstrapParams are what is needed to rerun the bootstrap.
@@ -250,6 +254,26 @@ func UnmarshalResults(name string, b []byte) (*Results, error) {
 func (r *Results) check() error {
 	if len(r.Configs) == 0 {
 		return errors.New("no configurations")
+	}
+	if r.Gap == nil {
+		return errors.New("no gap analysis")
+	}
+	primaries := 0
+	for _, c := range r.Gap.Cells {
+		if c.Primary {
+			primaries++
+		}
+		for _, cmp := range c.Comparisons {
+			if roleMacro[cmp.Role] == "" {
+				return fmt.Errorf("gap cell %s: target %s has role %q, want one of %v", c.Cell, cmp.Target, cmp.Role, Roles)
+			}
+		}
+	}
+	if primaries != 1 {
+		return fmt.Errorf("gap: %d primary cells, want 1", primaries)
+	}
+	if len(r.Gap.Factors) != len(Factors) {
+		return fmt.Errorf("gap: %d factors, want %d", len(r.Gap.Factors), len(Factors))
 	}
 	for _, c := range r.Configs {
 		if len(c.ECDFMs) != 101 {

@@ -18,6 +18,9 @@ const (
 	ResultsFile   = "results/tls.json"
 	FigureThs     = "figures/tls-ths"   // .pdf and .svg
 	FigureBytes   = "figures/tls-bytes" // .pdf and .svg
+	FigureGap     = "figures/tls-gap"   // .pdf and .svg
+	TableGap      = "paper/generated/tls-gap.tex"
+	TableFactors  = "paper/generated/tls-factors.tex"
 	TablePaper    = "paper/generated/tls-paper.tex"
 	TableMatrix   = "paper/generated/tls-matrix.tex"
 	TableBytes    = "paper/generated/tls-bytes.tex"
@@ -36,11 +39,11 @@ const (
 //
 //   - tls:analyze reads <runDir>/records.csv.gz and writes results/tls.json;
 //   - tls:figures reads results/tls.json and writes figures/tls-ths.{pdf,svg}
-//     and figures/tls-bytes.{pdf,svg}, dated SOURCE_DATE_EPOCH (a stage
-//     parameter, from repro.SourceDateEpoch);
+//     figures/tls-bytes.{pdf,svg} and figures/tls-gap.{pdf,svg}, dated
+//     SOURCE_DATE_EPOCH (a stage parameter, from repro.SourceDateEpoch);
 //   - tls:tables reads results/tls.json and writes the LaTeX tables
-//     paper/generated/tls-{paper,matrix,bytes}.tex and the \newcommand
-//     numbers paper/generated/tls-numbers.tex.
+//     paper/generated/tls-{paper,matrix,bytes,gap,factors}.tex and the
+//     \newcommand numbers paper/generated/tls-numbers.tex.
 //
 // Invalid params or runDir are reported when tls:analyze runs (Stages
 // itself cannot fail); call Params.Validate first to report them earlier.
@@ -100,7 +103,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
 		Params:  map[string]string{paramEpoch: epoch},
-		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg"},
+		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			date, err := parseEpoch(env.Param(paramEpoch))
 			if err != nil {
@@ -123,7 +126,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Doc:     "Study A LaTeX tables and numbers",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
-		Outputs: []string{TablePaper, TableMatrix, TableBytes, NumbersFile},
+		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			res, err := readResults(env)
 			if err != nil {

@@ -20,13 +20,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // outputs are every file the three stages write.
 var outputs = []string{
 	ResultsFile,
-	FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg",
-	TablePaper, TableMatrix, TableBytes, NumbersFile,
+	FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg",
+	TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile,
 }
 
 // goldens are the outputs compared with testdata/ (the figures are checked
 // for determinism instead: their bytes follow gonum/plot's drawing code).
-var goldens = []string{ResultsFile, TablePaper, TableMatrix, TableBytes, NumbersFile}
+var goldens = []string{ResultsFile, TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile}
 
 func codeRoot(t testing.TB) string {
 	t.Helper()

@@ -28,7 +28,39 @@ type synthSpec struct {
 	extra    []string // further config IDs, e.g. with /chain or /hrr
 	n        int      // measured connections per configuration
 	warmups  int      // warm-up connections per configuration
+	// cells adds the paper's four configurations in the 7 other cells
+	// (stack x path x key-share mode) beside the default Go, loopback,
+	// direct one, with cellN measured connections each.
+	cells bool
+	cellN int
 }
+
+// The synthetic cells' model: OpenSSL adds 0.2 ms to every handshake and
+// makes the hybrid's group 30 % dearer (its increase grows by about
+// 2.7 ms); the bridge adds 0.3 ms and the HelloRetryRequest 0.15 ms to
+// every handshake (neither changes an increase).
+const (
+	synthOpenSSLMs       = 0.2
+	synthOpenSSLHybrid   = 1.3
+	synthBridgeMs        = 0.3
+	synthHRRMs           = 0.15
+	synthHybridGroupName = "SecP384r1MLKEM1024"
+)
+
+// synthCells are every cell but the default one.
+var synthCells = func() []Cell {
+	var out []Cell
+	for _, st := range tlsrecords.Stacks {
+		for _, p := range tlsrecords.KnownPaths {
+			for _, ks := range []string{KeyShareDirect, KeyShareHRR} {
+				if c := (Cell{st, p, ks}); c != (Cell{}).orDefault() {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}()
 
 // matrixSpec is the full matrix of the issue: 5 cert keys x 4 groups.
 var matrixSpec = synthSpec{
@@ -38,6 +70,8 @@ var matrixSpec = synthSpec{
 	extra:    []string{"mldsa87/X25519/chain"},
 	n:        200,
 	warmups:  10,
+	cells:    true,
+	cellN:    120,
 }
 
 // paperSpec is a small dataset of the paper's four configurations.
@@ -73,14 +107,30 @@ func (s synthSpec) records() []tlsrecords.Record {
 	type slot struct {
 		id     string
 		warmup bool
+		path   string
 	}
 	var plan []slot
 	for _, id := range s.configs() {
 		for i := range s.n + s.warmups {
-			plan = append(plan, slot{id, i < s.warmups})
+			plan = append(plan, slot{id, i < s.warmups, ""})
 		}
 	}
 	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
+	// The other cells' connections follow, in an order of their own, so
+	// that the default cell's records are those of a spec without cells.
+	if s.cells {
+		var more []slot
+		for _, c := range synthCells {
+			for _, base := range DefaultParams("x").Paper {
+				for i := range s.cellN + s.warmups {
+					more = append(more, slot{inCell(base, c), i < s.warmups, c.Path})
+				}
+			}
+		}
+		r2 := rand.New(rand.NewPCG(s.seed, 0xce11))
+		r2.Shuffle(len(more), func(i, j int) { more[i], more[j] = more[j], more[i] })
+		plan = append(plan, more...)
+	}
 	t := int64(1_796_000_000_000_000_000) // 2026-11-30
 	out := make([]tlsrecords.Record, len(plan))
 	for i, sl := range plan {
@@ -89,7 +139,20 @@ func (s synthSpec) records() []tlsrecords.Record {
 			panic(err)
 		}
 		ms := 3.9 * math.Exp(0.10*rng.NormFloat64())
-		ms += certCostMs[id.CertKey]*math.Exp(0.08*rng.NormFloat64()) + groupCostMs[id.Group]*math.Exp(0.08*rng.NormFloat64())
+		group := groupCostMs[id.Group]
+		if id.Stack == tlsrecords.StackOpenSSL {
+			ms += synthOpenSSLMs
+			if id.Group == synthHybridGroupName {
+				group *= synthOpenSSLHybrid
+			}
+		}
+		if sl.path == "bridge" {
+			ms += synthBridgeMs
+		}
+		if id.HRR {
+			ms += synthHRRMs
+		}
+		ms += certCostMs[id.CertKey]*math.Exp(0.08*rng.NormFloat64()) + group*math.Exp(0.08*rng.NormFloat64())
 		if id.Chain {
 			ms += 0.6 * math.Exp(0.1*rng.NormFloat64())
 		}
@@ -124,7 +187,7 @@ func (s synthSpec) records() []tlsrecords.Record {
 			PacketsC2S: pc, PacketsS2C: ps,
 			FrameBytesC2S: payC + 66*int64(pc), FrameBytesS2C: payS + 66*int64(ps),
 			TCPPayloadBytesC2S: payC, TCPPayloadBytesS2C: payS,
-			ThsNs: ptr(ths), Complete: true,
+			ThsNs: ptr(ths), Complete: true, Stack: id.StackName(), Path: sl.path,
 			InprocClientNs: ptr(ths + (ch - syn) + 60_000 + int64(20_000*rng.ExpFloat64())),
 			InprocServerNs: ptr(int64(0.93*float64(ths)) + rng.Int64N(30_000)),
 		}

@@ -20,7 +20,7 @@ func Tables(r *Results) (map[string][]byte, error) {
 		path string
 		make func(*Results) (string, error)
 	}{
-		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {NumbersFile, numbers},
+		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {NumbersFile, numbers},
 	} {
 		s, err := t.make(r)
 		if err != nil {
@@ -314,6 +314,7 @@ func numbers(r *Results) (string, error) {
 	set("AgreementMaxPNinetyFiveMs", render.Fixed(maxP95, 3))
 	set("AgreementSynMedianMs", render.Fixed(float64(r.Agreement.SynToFinished.MedianDiffMs), 3))
 	set("AgreementSynPNinetyFiveMs", render.Fixed(float64(r.Agreement.SynToFinished.P95AbsDiffMs), 3))
+	gapNumbers(r, set)
 	if len(errs) > 0 {
 		return "", errs[0]
 	}

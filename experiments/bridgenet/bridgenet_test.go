@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,30 @@ func TestStartClose(t *testing.T) {
 				t.Fatalf("namespaces left after Close: %v", l)
 			}
 		})
+	}
+}
+
+// A Start cancelled while it builds the network (a Ctrl-C early in a
+// run) returns an error and leaves no namespace behind (it used to
+// dereference the nil result it was returning).
+func TestStartCancelled(t *testing.T) {
+	needRoot(t)
+	for _, after := range []time.Duration{0, 20 * time.Millisecond, 60 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), after)
+		before := seq.Load()
+		n, err := Start(ctx, Options{Prefix: testPrefix})
+		cancel()
+		if err == nil {
+			n.Close() // fast enough to finish: nothing to check
+			continue
+		}
+		if n != nil {
+			t.Errorf("cancelled after %v: a network with the error %v", after, err)
+		}
+		base := testPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(before+1, 10) + "-"
+		if l := leftovers(t, []string{base + "c", base + "b", base + "s"}); len(l) > 0 {
+			t.Errorf("cancelled after %v: namespaces left: %v", after, l)
+		}
 	}
 }
 

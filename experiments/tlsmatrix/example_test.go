@@ -32,6 +32,6 @@ func ExampleEstimate() {
 	}
 	steps, _ := tlsmatrix.Plan(s, "quick")
 	d, _ := tlsmatrix.Estimate(s, "quick")
-	fmt.Println(len(s.Configs()), "configurations on", len(s.Paths("quick")), "paths,", len(steps), "connections, estimate under a minute:", d.Minutes() < 1)
-	// Output: 20 configurations on 2 paths, 1440 connections, estimate under a minute: true
+	fmt.Println(len(s.Configs()), "configurations,", len(s.Units("quick")), "of them run on", len(s.Paths("quick")), "paths,", len(steps), "connections, estimate under a minute:", d.Minutes() < 1)
+	// Output: 75 configurations, 48 of them run on 2 paths, 1728 connections, estimate under a minute: true
 }

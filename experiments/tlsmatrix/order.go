@@ -3,6 +3,7 @@ package tlsmatrix
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // A Step is one connection of the run.
@@ -27,6 +28,12 @@ type Step struct {
 //
 //	connections = configs x (rounds x warmup + n),  rounds = ceil(n / block).
 //
+// A profile with other_cells_n gives the configurations outside the
+// primary cell ([paper.cell]) that many measured connections, cut into
+// blocks of ceil(other_cells_n / rounds) so that they too run in every
+// round (unitN); a configuration whose connections are used up sits the
+// last rounds out. Without other_cells_n the plan is as above.
+//
 // Why blocks rather than one connection per configuration in turn: the
 // paper ran each configuration's connections back to back, so its Ths is
 // a steady-state time with that configuration's code and keys hot in the
@@ -49,9 +56,14 @@ func Plan(s *Spec, profile string) ([]Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc := len(s.Units(profile))
+	units := s.Units(profile)
+	nc := len(units)
 	if nc == 0 {
 		return nil, fmt.Errorf("plan: the spec has no configurations")
+	}
+	primary := s.PrimaryCell(profile)
+	if p.OtherCellsN > 0 && !slices.ContainsFunc(units, func(c Config) bool { return cellOf(c) == primary }) {
+		return nil, fmt.Errorf("plan: profile %s sets other_cells_n but runs nothing in the primary cell %s ([paper.cell]): add its path to the profile or fix the cell", profile, primary)
 	}
 	rounds := (p.N + p.Block - 1) / p.Block
 	rng := rand.NewPCG(s.Seeds.Order, orderStream)
@@ -62,13 +74,17 @@ func Plan(s *Spec, profile string) ([]Step, error) {
 			perm[i] = i
 		}
 		shuffle(rng, perm)
-		m := min(p.Block, p.N-r*p.Block)
 		for _, c := range perm {
+			n, block := unitN(p, primary, units[c])
+			m := min(block, n-r*block)
+			if m <= 0 {
+				continue
+			}
 			for w := 0; w < p.Warmup; w++ {
 				steps = append(steps, Step{Config: c, Round: r, Warmup: true, Index: r*p.Warmup + w})
 			}
 			for k := 0; k < m; k++ {
-				steps = append(steps, Step{Config: c, Round: r, Index: r*p.Block + k})
+				steps = append(steps, Step{Config: c, Round: r, Index: r*block + k})
 			}
 		}
 	}

@@ -101,10 +101,12 @@ func TestPlanDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The oracle's 20 configurations: the quick profile on one path.
+	// The oracle's 20 configurations: the quick profile on one path, one
+	// stack, one key-share mode, every configuration.
 	q := s.Profiles["quick"]
-	q.Paths = nil
+	q.Paths, q.OtherCells = nil, ""
 	s.Profiles["quick"] = q
+	s.Matrix.Paths, s.Matrix.Stacks, s.Matrix.KeyShares, s.Paper.Cell = nil, []string{"go"}, []string{"direct"}, Cell{}
 	a, _ := Plan(s, "quick")
 	b, _ := Plan(s, "quick")
 	if !reflect.DeepEqual(a, b) {

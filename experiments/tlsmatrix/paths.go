@@ -49,13 +49,19 @@ func (s *Spec) Paths(profile string) []string {
 // Configs() on the first path, then Configs() on the next, and so on, each
 // with Path set. Plan's steps index into it. With one path, unit i is
 // Configs()[i], so single-path runs are planned exactly as before paths
-// existed.
+// existed. A profile with other_cells = "paper" keeps, outside the
+// primary cell, only the paper's configurations.
 func (s *Spec) Units(profile string) []Config {
 	cs := s.Configs()
+	prof := s.Profiles[profile]
+	primary := s.PrimaryCell(profile)
 	var out []Config
 	for _, p := range s.Paths(profile) {
 		for _, c := range cs {
 			c.Path = p
+			if prof.OtherCells == OtherCellsPaper && cellOf(c) != primary && !s.isPaperConfig(c) {
+				continue
+			}
 			out = append(out, c)
 		}
 	}

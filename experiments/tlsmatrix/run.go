@@ -1,6 +1,7 @@
 package tlsmatrix
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -244,6 +245,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
 		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
 
+	if prof.OtherCellsN > 0 || prof.OtherCells == OtherCellsPaper {
+		r.logf("plan: primary cell %s at n = %d; other cells: %s configurations at n = %d", r.spec.PrimaryCell(cfg.Profile), prof.N, cmp.Or(prof.OtherCells, OtherCellsMatrix), cmp.Or(prof.OtherCellsN, prof.N))
+	}
 	for _, s := range r.spec.Skipped() {
 		r.logf("left out: %s", s)
 	}
@@ -477,6 +481,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
+		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(cfg.Profile)),
 		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
 	}
 	for _, pc := range caps {

@@ -92,7 +92,23 @@ type Paper struct {
 	// ChainVariants adds, for each paper configuration, a variant whose
 	// server sends leaf + CA certificate (the opposite of Matrix.Chain).
 	ChainVariants bool `toml:"chain_variants"`
+	// Cell is the primary cell: the stack, path and key-share mode whose
+	// configurations the paper's claims are judged on (the one closest to
+	// the original study). Empty fields are the first stack, the
+	// profile's first path and the first key-share mode (Spec.PrimaryCell).
+	Cell Cell `toml:"cell"`
 }
+
+// Cell is one combination of the run's factors other than the
+// configuration: stack x path x key-share mode.
+type Cell struct {
+	Stack    string `toml:"stack" json:"stack"`
+	Path     string `toml:"path" json:"path"`
+	KeyShare string `toml:"keyshare" json:"keyshare"`
+}
+
+// String is "stack/path/keyshare", e.g. "openssl/bridge/direct".
+func (c Cell) String() string { return c.Stack + "/" + c.Path + "/" + c.KeyShare }
 
 // PaperConfig is one of the paper's configurations.
 type PaperConfig struct {
@@ -108,7 +124,21 @@ type Profile struct {
 	Warmup int `toml:"warmup"` // discarded connections before every block
 	// Paths, when set, replace [matrix] paths for this profile.
 	Paths []string `toml:"paths"`
+	// OtherCellsN, when set, is the number of measured connections of
+	// every configuration outside the primary cell ([paper.cell]), spread
+	// over the same rounds as the primary cell's (Plan); 0 means N.
+	OtherCellsN int `toml:"other_cells_n"`
+	// OtherCells says which configurations run outside the primary cell:
+	// "matrix" (every one, the default when empty) or "paper" (only those
+	// whose certificate key and group are one of [[paper.configs]]).
+	OtherCells string `toml:"other_cells"`
 }
+
+// Values of Profile.OtherCells.
+const (
+	OtherCellsMatrix = "matrix"
+	OtherCellsPaper  = "paper"
+)
 
 // Config is one configuration of the run.
 type Config struct {
@@ -246,12 +276,19 @@ func (s *Spec) Validate() error {
 		if p.Warmup < 0 || p.Warmup > maxWarmup {
 			bad("[profiles.%s] warmup = %d: must be 0..%d", name, p.Warmup, maxWarmup)
 		}
+		if p.OtherCellsN < 0 || p.OtherCellsN > maxN {
+			bad("[profiles.%s] other_cells_n = %d: must be 0 (= n) to %d", name, p.OtherCellsN, maxN)
+		}
+		if p.OtherCells != "" && p.OtherCells != OtherCellsMatrix && p.OtherCells != OtherCellsPaper {
+			bad("[profiles.%s] other_cells = %q: use %q or %q", name, p.OtherCells, OtherCellsMatrix, OtherCellsPaper)
+		}
 	}
 	errs = append(errs, s.validateStacks()...)
 	errs = append(errs, validPaths("[matrix] paths", s.Matrix.Paths))
 	for _, name := range sortedKeys(s.Profiles) {
 		errs = append(errs, validPaths("[profiles."+name+"] paths", s.Profiles[name].Paths))
 	}
+	errs = append(errs, s.validateCell()...)
 	if m := s.Bridge.MTU; m != 0 && (m < 1280 || m > 65535) {
 		bad("[bridge] mtu = %d: want 1280..65535 (0 is 1500)", m)
 	}

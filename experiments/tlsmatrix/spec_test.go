@@ -62,8 +62,13 @@ func TestRepositorySpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgs := s.Configs()
-	if len(cfgs) != 20 {
-		t.Fatalf("%d configurations, want the 4 x 5 matrix", len(cfgs))
+	// The 4 x 5 matrix per stack and key-share mode, less Go's HRR path
+	// for X25519MLKEM768 (5 cert keys).
+	if len(cfgs) != 2*2*20-5 {
+		t.Fatalf("%d configurations, want 2 stacks x 2 key-share modes x the 4 x 5 matrix - 5", len(cfgs))
+	}
+	if got := s.PrimaryCell("full").String(); got != "openssl/bridge/direct" {
+		t.Errorf("primary cell %s, want openssl/bridge/direct (the closest to the original)", got)
 	}
 	paper := map[string]string{}
 	for _, c := range cfgs {
@@ -79,15 +84,15 @@ func TestRepositorySpec(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"baseline": "ed25519/X25519", "pq-sig": "mldsa87/X25519",
-		"pq-kem": "ed25519/MLKEM1024", "hybrid": "ed25519/SecP384r1MLKEM1024",
+		"baseline": "ed25519/X25519/openssl", "pq-sig": "mldsa87/X25519/openssl",
+		"pq-kem": "ed25519/MLKEM1024/openssl", "hybrid": "ed25519/SecP384r1MLKEM1024/openssl",
 	}
 	for k, v := range want {
 		if paper[k] != v {
 			t.Errorf("paper config %s = %q, want %q", k, paper[k], v)
 		}
 	}
-	if !cfgs[0].Baseline || cfgs[0].Name != "ed25519/X25519" {
+	if !cfgs[0].Baseline || cfgs[0].Name != "ed25519/X25519/openssl" {
 		t.Errorf("first configuration %+v, want the baseline", cfgs[0])
 	}
 	for _, p := range []string{"quick", "full"} {

@@ -132,6 +132,7 @@ func compareStudy(study string, ref, now []byte) ([]itemRow, error) {
 			nm, _ := r.Num("new", path+"median_target_ms")
 			median(target+" median ms", rm, nm, reproduceMedianTol)
 		}
+		rows = append(rows, compareGap(study, list("ref", "gap.cells"), list("new", "gap.cells"), list("ref", "gap.factors"), list("new", "gap.factors"))...)
 	case "net":
 		for _, c := range list("ref", "comparisons") {
 			m := c.(map[string]any)
@@ -185,4 +186,90 @@ func netEffect(m map[string]any) (diff, p float64) {
 		}
 	}
 	return diff, p
+}
+
+// compareGap compares Study A's gap analysis (analysis/tlsmatrix): every
+// cell's increases of the paper's configurations, by compareEffect; and
+// every factor change the reference finds significant, which the new run
+// contradicts only when its interval lies wholly on the other side of
+// zero (a quick run's intervals are wide: a change it cannot resolve is
+// inconclusive, not a contradiction).
+func compareGap(study string, refCells, newCells, refFactors, newFactors []any) []itemRow {
+	var rows []itemRow
+	add := func(item, refText, nowText string, o outcome, why string) {
+		rows = append(rows, itemRow{study: study, item: item, reference: refText, now: nowText, outcome: o, why: why})
+	}
+	cellName := func(m map[string]any) string { return fmt.Sprintf("%v/%v/%v", m["stack"], m["path"], m["keyshare"]) }
+	find := func(l []any, match func(map[string]any) bool) map[string]any {
+		for _, v := range l {
+			if m, ok := v.(map[string]any); ok && match(m) {
+				return m
+			}
+		}
+		return nil
+	}
+	num := func(m map[string]any, k string) float64 {
+		if v, ok := m[k].(float64); ok {
+			return v
+		}
+		return math.NaN()
+	}
+	for _, c := range refCells {
+		rc, _ := c.(map[string]any)
+		name := cellName(rc)
+		nc := find(newCells, func(m map[string]any) bool { return cellName(m) == name })
+		comps, _ := rc["comparisons"].([]any)
+		for _, x := range comps {
+			ro, _ := x.(map[string]any)
+			item := fmt.Sprintf("cell %s %v vs baseline", name, ro["role"])
+			var no map[string]any
+			if nc != nil {
+				ncomps, _ := nc["comparisons"].([]any)
+				no = find(ncomps, func(m map[string]any) bool { return m["role"] == ro["role"] })
+			}
+			if no == nil {
+				add(item, "present", "missing", differs, "not in the new run")
+				continue
+			}
+			rd, nd, rp, np := num(ro, "median_diff_ms"), num(no, "median_diff_ms"), num(ro, "p_holm"), num(no, "p_holm")
+			o, why := compareEffect(rd, rp, nd, np)
+			add(item, fmt.Sprintf("%+.3f ms, p_Holm %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p_Holm %.2g", nd, np), o, why)
+		}
+	}
+	for _, f := range refFactors {
+		rf, _ := f.(map[string]any)
+		nf := find(newFactors, func(m map[string]any) bool { return m["factor"] == rf["factor"] })
+		effects, _ := rf["effects"].([]any)
+		for _, e := range effects {
+			re, _ := e.(map[string]any)
+			if !(num(re, "p_holm") < claims.Alpha) {
+				continue // the reference finds no change: no direction to reproduce
+			}
+			from, _ := re["from_cell"].(map[string]any)
+			to, _ := re["to_cell"].(map[string]any)
+			item := fmt.Sprintf("%v %s -> %s %v change", rf["factor"], cellName(from), cellName(to), re["role"])
+			var ne map[string]any
+			if nf != nil {
+				neffects, _ := nf["effects"].([]any)
+				ne = find(neffects, func(m map[string]any) bool {
+					nfrom, _ := m["from_cell"].(map[string]any)
+					return m["role"] == re["role"] && nfrom != nil && cellName(nfrom) == cellName(from)
+				})
+			}
+			if ne == nil {
+				add(item, "present", "missing", differs, "not in the new run")
+				continue
+			}
+			rd, nd, lo, hi := num(re, "change_ms"), num(ne, "change_ms"), num(ne, "lower"), num(ne, "upper")
+			o, why := agrees, "the new interval includes the reference's direction"
+			switch {
+			case (rd > 0 && hi < 0) || (rd < 0 && lo > 0):
+				o, why = differs, "the new interval lies wholly on the other side of zero"
+			case lo <= 0 && hi >= 0:
+				o, why = inconclusive, "the new interval includes zero"
+			}
+			add(item, fmt.Sprintf("%+.3f ms", rd), fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), o, why)
+		}
+	}
+	return rows
 }

@@ -83,6 +83,44 @@ func TestCompareStudy(t *testing.T) {
 			t.Errorf("%s: %d rows differ and %d are inconclusive, want %d and %d: %+v", tc.name, bad, inc, tc.bad, tc.inc, rows)
 		}
 	}
+	// The gap analysis: each cell's increases, and each factor change the
+	// reference finds significant.
+	gapJSON := func(inc, p, change float64) []byte {
+		return []byte(strings.NewReplacer("INC", ftoa(inc), "PH", ftoa(p), "CH", ftoa(change), "LO", ftoa(change-0.1), "HI", ftoa(change+0.1)).Replace(
+			`{"families":{"matrix":{"comparisons":[]}},"gap":{` +
+				`"cells":[{"stack":"go","path":"loopback","keyshare":"direct","comparisons":[{"role":"hybrid","median_diff_ms":INC,"p_holm":PH}]}],` +
+				`"factors":[{"factor":"stack","effects":[{"role":"hybrid","from_cell":{"stack":"go","path":"bridge","keyshare":"direct"},"to_cell":{"stack":"openssl","path":"bridge","keyshare":"direct"},"change_ms":CH,"lower":LO,"upper":HI,"p_holm":0.001},` +
+				`{"role":"pq-kem","from_cell":{"stack":"go","path":"bridge","keyshare":"direct"},"to_cell":{"stack":"openssl","path":"bridge","keyshare":"direct"},"change_ms":-0.01,"p_holm":0.5}]}]}}`))
+	}
+	for _, tc := range []struct {
+		name string
+		now  []byte
+		want []outcome // the cell row, then the factor row
+		why  string
+	}{
+		{"gap same", gapJSON(1.3, 1e-9, 1.0), []outcome{agrees, agrees}, ""},
+		{"gap cell not significant", gapJSON(1.3, 0.3, 1.0), []outcome{inconclusive, agrees}, "significant in the reference run only"},
+		{"gap change reversed", gapJSON(1.3, 1e-9, -0.2), []outcome{agrees, differs}, "wholly on the other side of zero"},
+		{"gap change unresolved", gapJSON(1.3, 1e-9, -0.05), []outcome{agrees, inconclusive}, "includes zero"},
+		{"gap cell missing", []byte(`{"families":{"matrix":{"comparisons":[]}},"gap":{"cells":[],"factors":[]}}`), []outcome{differs, differs}, "not in the new run"},
+	} {
+		rows, err := compareStudy("tls", gapJSON(1.3, 1e-9, 1.0), tc.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 1 cell row + 1 factor row (the non-significant change is skipped).
+		if len(rows) != 2 {
+			t.Fatalf("%s: %d rows, want 2: %+v", tc.name, len(rows), rows)
+		}
+		for i, r := range rows {
+			if r.outcome != tc.want[i] {
+				t.Errorf("%s: row %q is %v (%s), want %v", tc.name, r.item, r.outcome, r.why, tc.want[i])
+			}
+			if r.outcome != agrees && !strings.Contains(r.why, tc.why) {
+				t.Errorf("%s: why = %q, want %q", tc.name, r.why, tc.why)
+			}
+		}
+	}
 	pico := func(v float64) []byte {
 		return []byte(`{"published":[{"key":"mlkem512_exchange_ms","ours":` + ftoa(v) + `}]}`)
 	}

@@ -68,6 +68,8 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 		p.Paper = append(p.Paper, tlsmatrix.ConfigName(key, group, s.Matrix.Chain))
 	}
 	p.Baseline = p.Paper[0]
+	c := s.PrimaryCell(profile)
+	p.Cell = atls.Cell{Stack: c.Stack, Path: c.Path, KeyShare: c.KeyShare}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
