@@ -131,7 +131,7 @@ func studyA() []Claim {
 				}
 				o := judgeMagnitude(v, 3.9, studyATol, ms)
 				if o.Verdict == NotReproduced {
-					o.Reason += "; Go on loopback vs OpenSSL in Docker Compose"
+					o.Reason += "; absolute times depend on the host and the setup (see the gap analysis)"
 				}
 				return o
 			},
