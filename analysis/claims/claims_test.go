@@ -321,7 +321,14 @@ func TestPreregistration(t *testing.T) {
 	if err != nil || r.Commit[:7] != "b324b49" || r.Date.Hour() != 5 {
 		t.Fatalf("%+v %v", r, err)
 	}
-	for _, bad := range []string{"", "# only\n", "b324 2026-12-01T05:09:46Z", "b324b49942fa2187e9ea974fdb2394b90285d70b yesterday"} {
+	am, err := ParsePreregistration([]byte("b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\namend 6cb7dbf2fd529d56b0c69be3f7a74fe3fcf18b77 wording only\n"))
+	if err != nil || len(am.Amendments) != 1 || am.Amendments[0].Reason != "wording only" {
+		t.Errorf("amendment: %+v %v", am, err)
+	}
+	for _, bad := range []string{"", "# only\n", "b324 2026-12-01T05:09:46Z", "b324b49942fa2187e9ea974fdb2394b90285d70b yesterday",
+		"b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\namend 6cb7dbf2fd529d56b0c69be3f7a74fe3fcf18b77\n",
+		"b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n6cb7dbf2fd529d56b0c69be3f7a74fe3fcf18b77 2026-12-01T06:31:42Z\n",
+		"amend 6cb7dbf2fd529d56b0c69be3f7a74fe3fcf18b77 why\n"} {
 		if _, err := ParsePreregistration([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -336,9 +343,10 @@ func TestPreregistration(t *testing.T) {
 	}
 }
 
-// TestPreregistrationMatchesHistory: the recorded commit is the last one
-// that changed the rules, so a rule edit without updating the record (and
-// so the paper's statement about which runs were judged blind) fails.
+// TestPreregistrationMatchesHistory: every commit that touched the rules'
+// files since the recorded rules commit is a recorded amendment, so a
+// rule edit cannot slip in under the old date (which decides which runs
+// the paper calls pre-registered).
 func TestPreregistrationMatchesHistory(t *testing.T) {
 	b, err := os.ReadFile("preregistration.txt")
 	if err != nil {
@@ -348,14 +356,31 @@ func TestPreregistrationMatchesHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("git", "log", "-1", "--format=%H", "--", "catalogue.go", "catalogue_c.go", "claims.go").Output()
-	if err != nil || len(strings.TrimSpace(string(out))) != 40 {
-		t.Skipf("not a git checkout with history (%v): cannot compare the recorded rules commit with the history", err)
+	files := []string{"catalogue.go", "catalogue_c.go", "claims.go"}
+	if err := exec.Command("git", "cat-file", "-e", rules.Commit+"^{commit}").Run(); err != nil {
+		t.Skipf("not a git checkout with the rules commit %s (%v): cannot compare the record with the history", rules.Commit[:12], err)
 	}
 	if dirty, _ := exec.Command("git", "status", "--porcelain", "--", "catalogue.go", "catalogue_c.go", "claims.go").Output(); len(dirty) > 0 {
 		t.Skip("the rules have uncommitted changes: commit them, then record the commit in preregistration.txt")
 	}
-	if got := strings.TrimSpace(string(out)); got != rules.Commit {
-		t.Errorf("preregistration.txt names %s, but the rules were last changed in %s: record that commit and its date", rules.Commit, got)
+	if err := exec.Command("git", "merge-base", "--is-ancestor", rules.Commit, "HEAD").Run(); err != nil {
+		t.Fatalf("the rules commit %s is not in this history: %v", rules.Commit, err)
+	}
+	first, err := exec.Command("git", "log", "-1", "--format=%H", rules.Commit, "--", "catalogue.go", "catalogue_c.go", "claims.go").Output()
+	if err != nil || strings.TrimSpace(string(first)) != rules.Commit {
+		t.Errorf("the rules commit %s did not change the rules' files (last change at or before it: %q)", rules.Commit, strings.TrimSpace(string(first)))
+	}
+	out, err := exec.Command("git", append([]string{"log", "--format=%H", rules.Commit + "..HEAD", "--"}, files...)...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	amended := map[string]bool{}
+	for _, a := range rules.Amendments {
+		amended[a.Commit] = true
+	}
+	for _, c := range strings.Fields(string(out)) {
+		if !amended[c] {
+			t.Errorf("commit %s changed the rules' files after the recorded rules commit %s: record it as \"amend %s <why no rule changed>\", or, if a rule changed, make it the rules commit (the runs recorded before it are then not pre-registered)", c[:12], rules.Commit[:12], c)
+		}
 	}
 }

@@ -15,32 +15,59 @@ import (
 // view).
 const PreregistrationFile = "analysis/claims/preregistration.txt"
 
-// Rules is the commit and date of the rules.
+// Rules is the commit and date of the rules, and the later commits that
+// touched the rules' files without changing a rule (an amendment, as a
+// pre-registration records one: the commit and why it changes no rule).
 type Rules struct {
-	Commit string    `json:"commit"`
-	Date   time.Time `json:"date"`
+	Commit     string      `json:"commit"`
+	Date       time.Time   `json:"date"`
+	Amendments []Amendment `json:"amendments,omitempty"`
 }
 
-// ParsePreregistration reads PreregistrationFile: comment lines (#) and
-// one line "<40-hex commit> <RFC 3339 date>".
+// An Amendment is a later commit to the rules' files that changed no rule.
+type Amendment struct {
+	Commit string `json:"commit"`
+	Reason string `json:"reason"`
+}
+
+var hexCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// ParsePreregistration reads PreregistrationFile: comment lines (#), one
+// line "<40-hex commit> <RFC 3339 date>", and any number of lines
+// "amend <40-hex commit> <reason>".
 func ParsePreregistration(b []byte) (Rules, error) {
+	var r Rules
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, "amend "); ok {
+			commit, reason, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			if !hexCommit.MatchString(commit) || strings.TrimSpace(reason) == "" {
+				return Rules{}, fmt.Errorf("%s:%d: want \"amend <40 hex digits> <why it changes no rule>\", got %q", PreregistrationFile, n, line)
+			}
+			r.Amendments = append(r.Amendments, Amendment{Commit: commit, Reason: strings.TrimSpace(reason)})
+			continue
+		}
+		if r.Commit != "" {
+			return Rules{}, fmt.Errorf("%s:%d: a second rules commit %q: record later changes that keep the rules as \"amend\" lines, or replace the commit when a rule changed", PreregistrationFile, n, line)
+		}
 		commit, date, ok := strings.Cut(line, " ")
-		if !ok || !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(commit) {
+		if !ok || !hexCommit.MatchString(commit) {
 			return Rules{}, fmt.Errorf("%s:%d: want \"<40 hex digits> <RFC 3339 date>\", got %q", PreregistrationFile, n, line)
 		}
 		t, err := time.Parse(time.RFC3339, strings.TrimSpace(date))
 		if err != nil {
 			return Rules{}, fmt.Errorf("%s:%d: %w", PreregistrationFile, n, err)
 		}
-		return Rules{Commit: commit, Date: t.UTC()}, nil
+		r.Commit, r.Date = commit, t.UTC()
 	}
-	return Rules{}, fmt.Errorf("%s: no commit line", PreregistrationFile)
+	if r.Commit == "" {
+		return Rules{}, fmt.Errorf("%s: no commit line", PreregistrationFile)
+	}
+	return r, nil
 }
 
 // A JudgedRun is the run a study's verdicts come from, and whether it was

@@ -183,6 +183,7 @@ func Numbers(rep Report) string {
 		}
 		n.Set("ClaimsRunsJudged", fmt.Sprint(len(rep.Runs)))
 		n.Set("ClaimsRunsAfterRules", fmt.Sprint(after))
+		n.Set("ClaimsRulesAmendments", fmt.Sprint(len(rep.Rules.Amendments)))
 	}
 	return n.Latex()
 }
