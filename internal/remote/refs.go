@@ -46,6 +46,9 @@ func Referenced(root string) ([]Ref, error) {
 			if err == nil {
 				continue // committed with the run
 			}
+			if _, gzErr := os.Lstat(filepath.Join(dir, filepath.FromSlash(name)+".gz")); gzErr == nil {
+				continue // committed gzip'd with the run (a small capture)
+			}
 			if !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 				continue

@@ -17,6 +17,7 @@ func writeRun(t *testing.T, root, study, run string, files map[string]string, co
 	dir := filepath.Join(root, "data", study, run)
 	os.MkdirAll(dir, 0o755)
 	for _, c := range committed {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, c)), 0o755)
 		os.WriteFile(filepath.Join(dir, c), []byte("x"), 0o644)
 	}
 	b, _ := json.Marshal(map[string]any{"study": study, "run_id": run, "files": files})
@@ -76,5 +77,22 @@ func TestReferencedAndSurvey(t *testing.T) {
 	writeRun(t, root, "tls", "bad", map[string]string{"capture.pcapng": "not-a-hash"})
 	if _, err := Referenced(root); err == nil {
 		t.Error("a missing file whose hash is not a SHA-256 was accepted")
+	}
+}
+
+// A capture committed gzip'd beside the records is part of the run, not a
+// blob of the store.
+func TestReferencedSkipsCapturesCommittedGzipped(t *testing.T) {
+	root := t.TempDir()
+	_, s1 := blob(100, 50)
+	_, s2 := blob(100, 51)
+	_, gz := blob(10, 52)
+	writeRun(t, root, "net", "q", map[string]string{"captures/a.pcapng": s1, "captures/a.pcapng.gz": gz, "captures/b.pcapng": s2}, "captures/a.pcapng.gz")
+	refs, err := Referenced(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 1 || refs[0].Sum != s2 {
+		t.Errorf("refs = %+v, want only captures/b.pcapng", refs)
 	}
 }
