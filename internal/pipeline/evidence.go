@@ -72,7 +72,7 @@ func pinnedRuns(cfg Config) ([]pinnedRun, error) {
 // evidenceReport is what checkEvidence found.
 type evidenceReport struct {
 	Runs, Files, Blobs, BlobsAbsent, BlobsInRun int
-	Problems                        []repro.Problem
+	Problems                                    []repro.Problem
 }
 
 // checkEvidence checks every pinned run against its MANIFEST.sha256 and
