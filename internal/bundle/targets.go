@@ -26,7 +26,7 @@ type Target struct {
 	// Estimate is the expected wall time per profile from the study
 	// registry (constants, not measurements); may be empty.
 	Estimate map[string]time.Duration
-	// Claims are the published claims (../shared/SEEDS.md, by a
+	// Claims are the published claims (the three papers' values, by a
 	// provisional ID) that the target's output bears on. Which claim each
 	// number supports, and whether it is reproduced, is the claims
 	// engine's job (`mage claims`); this is only the map from targets to
