@@ -44,7 +44,12 @@ func FindLeftovers(root string) Leftovers {
 		// one (.incomplete-*.old) that was not removed yet (ReproduceDir).
 		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
-	l.Namespaces, _ = linkemu.Orphaned("", linkemu.DefaultPrefix)
+	// The link emulator's (Study B) and the bridge path's (Study A)
+	// namespaces: the prefixes net:clean removes.
+	for _, prefix := range netnsPrefixes {
+		orphans, _ := linkemu.Orphaned("", prefix)
+		l.Namespaces = append(l.Namespaces, orphans...)
+	}
 	return l
 }
 

@@ -43,13 +43,17 @@ func init() {
 // runs (tlsmatrix.NetnsPrefix) left behind; those of running processes
 // are kept.
 func NetClean(ctx context.Context, cfg Config) error {
-	for _, prefix := range []string{linkemu.DefaultPrefix, tlsmatrix.NetnsPrefix} {
+	for _, prefix := range netnsPrefixes {
 		if err := netClean(cfg, prefix); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// netnsPrefixes name the network namespaces the runners create: the link
+// emulator's (Study B) and the bridge path's (Study A).
+var netnsPrefixes = []string{linkemu.DefaultPrefix, tlsmatrix.NetnsPrefix}
 
 func netClean(cfg Config, prefix string) error {
 	rep, err := linkemu.Clean("", prefix, false)
