@@ -80,6 +80,46 @@ func TestTcpdumpSnaplen(t *testing.T) {
 	if len(b.Leaf.DNSNames) > 0 {
 		name = b.Leaf.DNSNames[0]
 	}
+	// tcpdump is the reference here: when its whole capture misses
+	// packets (it drops under load; seen once in CI), the comparison says
+	// nothing about our reader, so the capture is taken again, at most
+	// three times.
+	var fr, cr *Result
+	for attempt := 1; ; attempt++ {
+		fr, cr = tcpdumpTwice(t, bin, b, name)
+		whole := len(fr.Records) == 3
+		for _, f := range fr.Records {
+			whole = whole && f.Complete
+		}
+		if whole || attempt == 3 {
+			break
+		}
+		t.Logf("attempt %d: tcpdump's whole capture missed packets (%d records, not all complete); capturing again", attempt, len(fr.Records))
+	}
+	if len(fr.Records) != 3 || len(cr.Records) != 3 || cr.SnapCut == 0 {
+		t.Fatalf("records: whole %d, cut %d (%d frames cut)", len(fr.Records), len(cr.Records), cr.SnapCut)
+	}
+	for i, f := range fr.Records {
+		c := cr.Records[i]
+		if !f.Complete || f.Group != "X25519MLKEM768" || f.FinishedCheck != CheckVerified || f.Reason != "" {
+			t.Errorf("whole capture record %d: %v reason %q check %q", i, f, f.Reason, f.FinishedCheck)
+		}
+		if !c.Complete || c.Group != "" || c.Reason != ReasonGroupNotCaptured || c.FinishedCheck != CheckNotCaptured {
+			t.Errorf("cut capture record %d: %v reason %q check %q", i, c, c.Reason, c.FinishedCheck)
+		}
+		if c.Client != f.Client || c.PacketsC2S != f.PacketsC2S || c.PacketsS2C != f.PacketsS2C ||
+			c.FrameBytesC2S != f.FrameBytesC2S || c.FrameBytesS2C != f.FrameBytesS2C ||
+			c.TCPPayloadBytesC2S != f.TCPPayloadBytesC2S || c.TCPPayloadBytesS2C != f.TCPPayloadBytesS2C ||
+			c.Retransmissions != f.Retransmissions || c.HRR != f.HRR {
+			t.Errorf("record %d: header fields differ:\nwhole %+v\ncut   %+v", i, f, c)
+		}
+	}
+}
+
+// tcpdumpTwice makes three handshakes on lo of a fresh namespace while
+// tcpdump captures them whole and cut to 128 bytes, and reads both.
+func tcpdumpTwice(t *testing.T, bin string, b *handshake.Bundle, name string) (*Result, *Result) {
+	t.Helper()
 	dir := t.TempDir()
 	full, cut := filepath.Join(dir, "full.pcap"), filepath.Join(dir, "cut.pcap")
 	var keylog bytes.Buffer
@@ -159,24 +199,5 @@ func TestTcpdumpSnaplen(t *testing.T) {
 		cmds = nil
 		return nil
 	})
-	fr := readFile(t, full, ReadOptions{KeyLog: keylog.Bytes()})
-	cr := readFile(t, cut, ReadOptions{KeyLog: keylog.Bytes()})
-	if len(fr.Records) != 3 || len(cr.Records) != 3 || cr.SnapCut == 0 {
-		t.Fatalf("records: whole %d, cut %d (%d frames cut)", len(fr.Records), len(cr.Records), cr.SnapCut)
-	}
-	for i, f := range fr.Records {
-		c := cr.Records[i]
-		if !f.Complete || f.Group != "X25519MLKEM768" || f.FinishedCheck != CheckVerified || f.Reason != "" {
-			t.Errorf("whole capture record %d: %v reason %q check %q", i, f, f.Reason, f.FinishedCheck)
-		}
-		if !c.Complete || c.Group != "" || c.Reason != ReasonGroupNotCaptured || c.FinishedCheck != CheckNotCaptured {
-			t.Errorf("cut capture record %d: %v reason %q check %q", i, c, c.Reason, c.FinishedCheck)
-		}
-		if c.Client != f.Client || c.PacketsC2S != f.PacketsC2S || c.PacketsS2C != f.PacketsS2C ||
-			c.FrameBytesC2S != f.FrameBytesC2S || c.FrameBytesS2C != f.FrameBytesS2C ||
-			c.TCPPayloadBytesC2S != f.TCPPayloadBytesC2S || c.TCPPayloadBytesS2C != f.TCPPayloadBytesS2C ||
-			c.Retransmissions != f.Retransmissions || c.HRR != f.HRR {
-			t.Errorf("record %d: header fields differ:\nwhole %+v\ncut   %+v", i, f, c)
-		}
-	}
+	return readFile(t, full, ReadOptions{KeyLog: keylog.Bytes()}), readFile(t, cut, ReadOptions{KeyLog: keylog.Bytes()})
 }
