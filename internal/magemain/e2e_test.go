@@ -85,17 +85,29 @@ func makeClone() (string, string) {
 			return "", fmt.Sprintf("copy the tree: %v", err)
 		}
 	}
-	// Study A's quick profile runs the OpenSSL stack: the copy uses the
-	// tree's build (made once by `mage test` or `mage tls:openssl`, keyed
-	// by the source hash) instead of building it again for minutes.
-	if fi, err := os.Stat(filepath.Join(src, ".cache", "openssl")); err == nil && fi.IsDir() {
-		os.MkdirAll(filepath.Join(dst, ".cache"), 0o755)
-		if err := os.Symlink(filepath.Join(src, ".cache", "openssl"), filepath.Join(dst, ".cache", "openssl")); err != nil {
-			os.RemoveAll(dst)
-			return "", fmt.Sprintf("link the OpenSSL build: %v", err)
-		}
-	}
 	return dst, ""
+}
+
+// linkOpenSSL makes the copy use the source tree's OpenSSL build (made
+// once by `mage test` or `mage tls:openssl`, keyed by the source hash)
+// instead of building it again for minutes: Study A's quick profile runs
+// the OpenSSL stack. It links again after a test's `mage clean` removed
+// the link. It reports whether the copy has a build.
+func linkOpenSSL(root string) bool {
+	dst := filepath.Join(root, ".cache", "openssl")
+	if _, err := os.Stat(dst); err == nil {
+		return true
+	}
+	src, err := filepath.Abs(filepath.Join("..", "..", ".cache", "openssl"))
+	if err != nil {
+		return false
+	}
+	if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+		return false
+	}
+	os.Remove(dst) // a dangling link
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	return os.Symlink(src, dst) == nil
 }
 
 // mage runs `go run mage.go args...` in root and returns its output.
@@ -235,7 +247,7 @@ func tlsTree(t *testing.T) (root string, spec []byte) {
 		t.Skip("needs root: tls:run captures on lo")
 	}
 	root = clone(t)
-	if _, err := os.Stat(filepath.Join(root, ".cache", "openssl")); err != nil {
+	if !linkOpenSSL(root) {
 		t.Skip("Study A's quick profile runs the OpenSSL stack, whose build is not in .cache/openssl: `go run mage.go tls:openssl` makes it (minutes, once; `go run mage.go test` does it first)")
 	}
 	p := filepath.Join(root, "experiments", "tls.toml")
