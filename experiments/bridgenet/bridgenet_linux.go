@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pqrepro/experiments/netns"
 	"runtime"
 	"strconv"
 	"strings"
@@ -436,54 +437,11 @@ func ip(args ...string) error {
 }
 
 // Thread is a goroutine locked to an OS thread that joined a network
-// namespace for good; functions given to Do run there. The thread is never
-// unlocked, so Go destroys it when Close ends the goroutine instead of
-// reusing a thread that sits in another namespace.
-type Thread struct {
-	work chan func()
-	done chan struct{}
-}
+// namespace for good (netns.Thread).
+type Thread = netns.Thread
 
 // NewThread starts a Thread in the namespace at nsPath.
-func NewThread(nsPath string) (*Thread, error) {
-	t := &Thread{work: make(chan func()), done: make(chan struct{})}
-	ready := make(chan error, 1)
-	go func() {
-		defer close(t.done)
-		runtime.LockOSThread()
-		fd, err := unix.Open(nsPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = unix.Setns(fd, unix.CLONE_NEWNET)
-			unix.Close(fd)
-		}
-		if err != nil {
-			ready <- fmt.Errorf("join namespace %s: %w", nsPath, err)
-			return
-		}
-		ready <- nil
-		for fn := range t.work {
-			fn()
-		}
-	}()
-	if err := <-ready; err != nil {
-		<-t.done
-		return nil, err
-	}
-	return t, nil
-}
-
-// Do runs fn on the thread and waits for it.
-func (t *Thread) Do(fn func()) {
-	ch := make(chan struct{})
-	t.work <- func() { defer close(ch); fn() }
-	<-ch
-}
-
-// Close ends the thread; it must not be used afterwards.
-func (t *Thread) Close() {
-	close(t.work)
-	<-t.done
-}
+func NewThread(nsPath string) (*Thread, error) { return netns.NewThread(nsPath) }
 
 // Legacy ethtool commands (linux/ethtool.h); the kernel maps them onto
 // the netdev features tx-tcp-segmentation, tx-generic-segmentation and

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"pqrepro/experiments/netns"
 	"runtime"
 	"slices"
 	"strconv"
@@ -724,11 +725,11 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	}()
 
 	epA, epB := link.Endpoint(linkemu.A), link.Endpoint(linkemu.B)
-	th, err := newNSThread(epA.Path)
+	th, err := netns.NewThread(epA.Path)
 	if err != nil {
 		return res, fmt.Errorf("client thread in %s: %w", epA.Namespace, err)
 	}
-	defer th.close()
+	defer th.Close()
 
 	// Servers in B, one per group of the series, on port + the group's
 	// index in the spec (the same address as in a serial run).
@@ -805,7 +806,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	}()
 	var capt *capture.Capture
 	off := false
-	th.do(func() {
+	th.Do(func() {
 		capt, err = capture.Start(scCtx, capture.Options{Interface: epA.Iface, Path: capPath, DropOutgoing: &off})
 	})
 	if err != nil {
@@ -819,7 +820,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	}()
 
 	if ep != nil {
-		if epCli, err = startEndpointClient(ep, r.pem.roots, r.plan.Timeout, capt.KeyLog(), th.do); err != nil {
+		if epCli, err = startEndpointClient(ep, r.pem.roots, r.plan.Timeout, capt.KeyLog(), th.Do); err != nil {
 			return res, fmt.Errorf("%s in %s: %w", s.ID, epA.Namespace, err)
 		}
 		defer epCli.close()
@@ -851,7 +852,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 			}
 			cr, derr = epCli.dial(scCtx, port(gi), g)
 		} else {
-			th.do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
+			th.Do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
 		}
 		r.quiet.RUnlock()
 		row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs, Toolchain: toolchain}
