@@ -319,3 +319,24 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// A link that misses its self-test is tested once more on a fresh link,
+// then the run is refused; nothing is committed and no namespace is left.
+func TestRunSelfTestRetriedOnceThenRefused(t *testing.T) {
+	needRoot(t)
+	// A tolerance no emulated link meets: both self-tests miss.
+	cfg, log := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "tolerance_ms = 1.5", "tolerance_ms = 0.000001", 1))
+	err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "self-test failed twice") {
+		t.Fatalf("err = %v, want the run refused after two self-tests", err)
+	}
+	if n := strings.Count(log.String(), "testing a fresh link once more"); n != 1 {
+		t.Errorf("the self-test was retried %d times, want once:\n%s", n, log.String())
+	}
+	if runs, _ := filepath.Glob(filepath.Join(cfg.Root, "data", "net", "*")); len(runs) != 0 {
+		t.Errorf("a refused run left %v", runs)
+	}
+	if l := leftovers(t); len(l) != 0 {
+		t.Errorf("namespaces left: %v", l)
+	}
+}
