@@ -1,37 +1,18 @@
 package pico
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"pqrepro/experiments/runlife"
 )
 
 // FindRoot walks up from dir to the directory whose go.mod declares module
 // pqrepro: the firmware sources, the emulator runner and the .cache build
-// cache are found relative to it.
-func FindRoot(dir string) (string, error) {
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("find repository root: %w", err)
-		}
-		dir = wd
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("find repository root: %w", err)
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module pqrepro")) {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod of module pqrepro above %s: run from inside the repository", dir)
-		}
-	}
-}
+// cache are found relative to it. It is runlife.FindRoot, the rule every
+// runner uses for an empty root.
+func FindRoot(dir string) (string, error) { return runlife.FindRoot(dir) }
 
 // writeFileAtomic writes via a temporary file and rename, so a reader never
 // sees half a file.
