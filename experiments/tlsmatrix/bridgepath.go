@@ -45,7 +45,7 @@ func (r *runner) startBridge(ctx context.Context) error {
 	}
 	n, err := bridgenet.Start(ctx, bridgenet.Options{Prefix: NetnsPrefix, MTU: r.spec.Bridge.MTU, Offloads: r.spec.Bridge.Offloads})
 	if err != nil {
-		return fmt.Errorf("tls run: %w", err)
+		return fmt.Errorf("tls:run: %w", err)
 	}
 	r.net = n
 	r.logf("bridge path: namespaces %s, bridge %s, MTU %d, offloads %s, congestion control %s",
@@ -107,7 +107,7 @@ func (r *runner) startCaptures(ctx context.Context, dir string) ([]*pathCapture,
 		pc := &pathCapture{path: PathLoopback, iface: Interface, name: CaptureName, file: filepath.Join(dir, CaptureName)}
 		c, err := capture.Start(ctx, capture.Options{Interface: Interface, Path: pc.file, Ports: ports})
 		if err != nil {
-			return caps, fmt.Errorf("tls run: %w", err)
+			return caps, fmt.Errorf("tls:run: %w", err)
 		}
 		pc.c = c
 		caps = append(caps, pc)
@@ -129,7 +129,7 @@ func (r *runner) startCaptures(ctx context.Context, dir string) ([]*pathCapture,
 			pc.c, err = capture.Start(ctx, capture.Options{Interface: iface, Path: pc.file, DropOutgoing: &keep})
 		})
 		if err != nil {
-			return caps, fmt.Errorf("tls run: bridge path: %w", err)
+			return caps, fmt.Errorf("tls:run: bridge path: %w", err)
 		}
 		caps = append(caps, pc)
 		r.logf("capture: started on %s in namespace %s", iface, r.net.Names()[0])

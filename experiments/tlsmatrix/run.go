@@ -20,6 +20,7 @@ import (
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/runlife"
 	"pqrepro/experiments/tlsjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/deps"
@@ -45,8 +46,10 @@ const (
 const Interface = "lo"
 
 // ErrInterrupted is returned (wrapped, with the context's error) when the
-// run's context ends before the run is complete.
-var ErrInterrupted = errors.New("run interrupted: the capture was closed, the incomplete run removed and not registered; earlier runs and the spec are untouched")
+// run's context ends before the run is complete: the capture was closed,
+// the incomplete run removed and not registered. It is
+// runlife.ErrInterrupted, the same for every study.
+var ErrInterrupted = runlife.ErrInterrupted
 
 // ErrInvalid is returned (wrapped) when the run completed but its data
 // cannot be used (kernel packet drops, a connection missing from the
@@ -56,7 +59,8 @@ var ErrInvalid = errors.New("run invalid, removed and not registered")
 // RunConfig configures Run.
 type RunConfig struct {
 	// Root is the repository root; the spec, data/ and the store are
-	// below it unless overridden.
+	// below it unless overridden. "" is the repository root above the
+	// working directory (runlife.FindRoot).
 	Root string
 	// Git is the state of the repository the run was started from
 	// (provenance.RepoGit at the repository root, taken by the pipeline
@@ -138,9 +142,9 @@ func CheckPermission() error {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-			return fmt.Errorf("tls run: %w (for example `sudo -E mage tls:run`); nothing was created", capture.ErrNeedRoot)
+			return fmt.Errorf("tls:run: %w (for example `sudo -E mage tls:run`); nothing was created", capture.ErrNeedRoot)
 		}
-		return fmt.Errorf("tls run: open a packet socket: %w; nothing was created", err)
+		return fmt.Errorf("tls:run: open a packet socket: %w; nothing was created", err)
 	}
 	unix.Close(fd)
 	return nil
@@ -154,7 +158,6 @@ var testHookCaptureStats func(*capture.Stats)
 type runner struct {
 	cfg     RunConfig
 	log     io.Writer
-	now     func() time.Time
 	spec    *Spec
 	configs []Config
 	plan    []Step
@@ -188,7 +191,8 @@ func (r *runner) vlogf(format string, a ...any) {
 // gzip'd in the run folder when they are small together
 // (rederive.InRepoMaxBytes) or in the content store, writes meta.json,
 // commits the run folder to data/tls/<run-id>/ and pins the run for the
-// profile in the spec.
+// profile in the spec (the lifecycle is experiments/runlife's, shared
+// with the other studies).
 //
 // Any failure, a kernel packet drop, a connection the capture does not
 // match, the end of ctx (Ctrl-C; the pipeline cancels it on SIGINT and
@@ -198,24 +202,13 @@ func (r *runner) vlogf(format string, a ...any) {
 // namespace and device the run made is deleted. Errors before the run
 // folder exists (spec, profile, permission, port) leave nothing behind.
 func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
-	if cfg.Root == "" {
-		cfg.Root = "."
+	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
+		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+	if err != nil {
+		return nil, err
 	}
-	r := &runner{cfg: cfg, log: cfg.Log, now: cfg.Now}
-	if r.log == nil {
-		r.log = io.Discard
-	}
-	if r.now == nil {
-		r.now = time.Now
-	}
-	specPath := cfg.SpecPath
-	if specPath == "" {
-		specPath = filepath.Join(cfg.Root, spec.Path(Study))
-	}
-	dataDir := cfg.DataDir
-	if dataDir == "" {
-		dataDir = filepath.Join(cfg.Root, "data")
-	}
+	cfg.Root = l.Root
+	r := &runner{cfg: cfg, log: l.Log}
 	store := cfg.Store
 	if store == nil {
 		store = repro.OpenStore(cfg.Root)
@@ -223,18 +216,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	t0 := time.Now()
 
 	// 1. Everything that can fail without creating anything.
-	specBytes, err := os.ReadFile(specPath)
-	if err != nil {
-		return nil, fmt.Errorf("tls run: read spec: %w", err)
-	}
-	if r.spec, err = LoadSpec(specPath); err != nil {
-		return nil, fmt.Errorf("tls run: %w", err)
-	}
-	if cfg.Profile == "" {
-		return nil, errors.New("tls run: no profile given: use quick or full")
+	if r.spec, err = LoadSpec(l.SpecPath); err != nil {
+		return nil, l.Wrap(err)
 	}
 	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
-		return nil, fmt.Errorf("tls run: %w", err)
+		return nil, l.Wrap(err)
 	}
 	r.configs = r.spec.Units(cfg.Profile)
 	prof, _ := r.spec.Profile(cfg.Profile)
@@ -277,16 +263,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
 
 	// 3. The run folder: removed on every path that does not commit it.
-	start := r.now()
-	run, err := repro.NewRun(dataDir, Study, cfg.Profile, start)
-	if err != nil {
-		return nil, fmt.Errorf("tls run: %w", err)
+	if err := l.Begin(ctx); err != nil {
+		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			run.Abort()
-		}
-	}()
+	defer l.Abort()
+	run := l.Run
 	r.logf("run %s: recording into %s", run.ID, run.Dir)
 
 	// The captures get a context that is not cancelled with ctx, so that
@@ -329,21 +310,21 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		r.logf("capture: stopped on %s: %d packets, %d kernel drops, %d key log bytes", pc.iface, pc.st.Packets, pc.st.KernelDrops, pc.st.SecretBytes)
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("tls run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
+		return nil, l.Errorf("run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
 	}
 	if r.net != nil {
 		if err := r.net.Err(); err != nil {
-			return nil, fmt.Errorf("tls run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+			return nil, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
 		}
 	}
 	if loopErr != nil {
-		return nil, fmt.Errorf("tls run %s: %w; the run was removed", run.ID, loopErr)
+		return nil, l.Errorf("run %s: %w; the run was removed", run.ID, loopErr)
 	}
 	if capErr != nil {
-		return nil, fmt.Errorf("tls run %s: capture: %w; the run was removed", run.ID, capErr)
+		return nil, l.Errorf("run %s: capture: %w; the run was removed", run.ID, capErr)
 	}
 	if err := st.Valid(); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+		return nil, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
 	rate := float64(len(conns)) / wall.Seconds()
 	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
@@ -355,14 +336,14 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	files := map[string]string{}
 	write := func(name string, b []byte) error {
 		if err := atomicfile.WriteFile(filepath.Join(run.Dir, name), b, 0o644); err != nil {
-			return fmt.Errorf("tls run %s: %w", run.ID, err)
+			return l.Errorf("run %s: %w", run.ID, err)
 		}
 		files[name] = repro.HashBytes(b)
 		return nil
 	}
 	inproc, err := tlsjoin.MarshalInproc(r.inproc(conns))
 	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		return nil, l.Errorf("run %s: %w", run.ID, err)
 	}
 	if err := write(tlsjoin.InprocFile, inproc); err != nil {
 		return nil, err
@@ -378,12 +359,12 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	for _, pc := range caps {
 		fi, err := os.Stat(pc.file)
 		if err != nil {
-			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+			return nil, l.Errorf("run %s: %w", run.ID, err)
 		}
 		pc.size = fi.Size()
 		capTotal += pc.size
 		if pc.sum, err = repro.HashFile(pc.file); err != nil {
-			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+			return nil, l.Errorf("run %s: %w", run.ID, err)
 		}
 	}
 	recs, js, err := tlsjoin.DeriveRecords(append(cj, '\n'), inproc, func(name string) (io.ReadCloser, error) {
@@ -395,17 +376,17 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("no capture %s was made", name)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w: %w", run.ID, ErrInvalid, err)
+		return nil, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w (%w)", run.ID, ErrInterrupted, err)
+	if err := l.Interrupted(ctx); err != nil {
+		return nil, err
 	}
 	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", js.CaptureConnections, len(recs), js.Verified)
 
 	// 5. The dataset.
 	recBytes, err := MarshalRecords(recs)
 	if err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+		return nil, l.Errorf("run %s: %w", run.ID, err)
 	}
 	if err := write(RecordsFile, recBytes); err != nil {
 		return nil, err
@@ -421,18 +402,18 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		if inRepo {
 			gzSum, err := rederive.Gzip(pc.file, pc.file+rederive.GzipExt)
 			if err != nil {
-				return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+				return nil, l.Errorf("run %s: %w", run.ID, err)
 			}
 			files[pc.name+rederive.GzipExt] = gzSum
 			pc.where = "in the run folder as " + pc.name + rederive.GzipExt
 		} else {
 			if _, err := store.Put(pc.file); err != nil {
-				return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+				return nil, l.Errorf("run %s: %w", run.ID, err)
 			}
 			pc.where = fmt.Sprintf("in the content store under sha256/%s/%s", pc.sum[:2], pc.sum[2:])
 		}
 		if err := os.Remove(pc.file); err != nil {
-			return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+			return nil, l.Errorf("run %s: %w", run.ID, err)
 		}
 		files[pc.name] = pc.sum
 		r.logf("capture %s: %d bytes, sha256:%s, %s", pc.name, pc.size, pc.sum, pc.where)
@@ -441,18 +422,8 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	// run-wide fields; measured.paths has every path's.
 	sum, capBytes := caps[0].sum, caps[0].size
 
-	meta := provenance.Collect(ctx, provenance.Options{Root: cfg.Root, Git: cfg.Git})
-	meta.Study = Study
-	meta.RunID = run.ID
-	meta.Spec = spec.Path(Study)
-	if cfg.SpecPath != "" {
-		meta.Spec = filepath.ToSlash(relOrBase(cfg.Root, specPath))
-	}
-	meta.SpecSHA = repro.HashBytes(specBytes)
-	meta.Profile = cfg.Profile
+	meta := l.Meta(ctx, nil)
 	meta.Seeds = map[string]uint64{"order": r.spec.Seeds.Order, "certificates": r.spec.Seeds.Certificates}
-	meta.Start = start.UTC()
-	meta.End = r.now().UTC()
 	meta.Board = "host"
 	for k, v := range r.stackMeta() {
 		if meta.Tools == nil {
@@ -487,42 +458,23 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	for _, pc := range caps {
 		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
 	}
-	if err := provenance.Write(run.Dir, meta); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w (%w)", run.ID, ErrInterrupted, err)
-	}
 
-	// 6. Register: commit, then pin. NewRun's folder is private (0700)
-	// while it is written; a published run is readable like the rest of data/.
-	if err := os.Chmod(run.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("tls run %s: %w", run.ID, err)
+	// 6. Register: meta.json, commit, then pin.
+	err = l.Commit(ctx, meta)
+	if l.Committed() {
+		res = &RunResult{
+			RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
+			Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: capBytes,
+		}
 	}
-	if err := run.Commit(); err != nil {
-		return nil, fmt.Errorf("tls run: %w", err)
+	if err != nil {
+		return res, err // a run that is committed but not pinned stays
 	}
-	res = &RunResult{
-		RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
-		Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: capBytes,
-	}
-	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(run.ID, run.Manifest)); err != nil {
-		// The run is committed and stays; only the pin is missing.
-		return res, fmt.Errorf("tls run %s is in %s but could not be pinned: %w; add %s = %q under [runs] in %s by hand",
-			run.ID, run.Final, err, cfg.Profile, spec.Sealed(run.ID, run.Manifest), specPath)
-	}
-	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, specPath, res.Total.Round(time.Second))
+	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, l.SpecPath, res.Total.Round(time.Second))
 	return res, nil
 }
 
 func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
-
-func relOrBase(root, p string) string {
-	if rel, err := filepath.Rel(root, p); err == nil && !filepath.IsAbs(rel) && (len(rel) < 2 || rel[:2] != "..") {
-		return rel
-	}
-	return filepath.Base(p)
-}
 
 // server is one configuration's server and client, up for the whole run.
 type server struct {
@@ -544,17 +496,17 @@ func (r *runner) startServers() error {
 	for _, c := range r.configs {
 		b, err := handshake.MakeCerts(handshake.CertConfig{Key: c.Key, Chain: c.Chain, Seed: r.spec.Seeds.Certificates})
 		if err != nil {
-			return fmt.Errorf("tls run: certificates for %s: %w", c.Name, err)
+			return fmt.Errorf("tls:run: certificates for %s: %w", c.Name, err)
 		}
 		ln, err := r.listen(c)
 		if err != nil {
-			return fmt.Errorf("tls run: listen for %s: %w", c.Name, err)
+			return fmt.Errorf("tls:run: listen for %s: %w", c.Name, err)
 		}
 		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain, HRR: c.KeyShare == handshake.HRR}
 		serve, client, err := r.newEnds(len(r.servers), c, b, exp)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("tls run: %s: %w", c.Name, err)
+			return fmt.Errorf("tls:run: %s: %w", c.Name, err)
 		}
 		s := &server{
 			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b, expect: exp, serve: serve, client: client,

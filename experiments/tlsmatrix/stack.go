@@ -140,15 +140,15 @@ func (r *runner) prepareStacks(ctx context.Context) error {
 	}
 	b, err := openssl.Ensure(ctx, root, r.log)
 	if err != nil {
-		return fmt.Errorf("tls run: %w", err)
+		return fmt.Errorf("tls:run: %w", err)
 	}
 	bin, err := b.Harness(ctx, r.log)
 	if err != nil {
-		return fmt.Errorf("tls run: %w", err)
+		return fmt.Errorf("tls:run: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "pqrepro-tls-openssl-*")
 	if err != nil {
-		return fmt.Errorf("tls run: %w", err)
+		return fmt.Errorf("tls:run: %w", err)
 	}
 	r.stk = stackState{build: b, harness: bin, certDir: dir}
 	r.logf("openssl: OpenSSL %s (Debian %s, %s) harness %s", b.OpenSSLVersion, b.Version, b.Configure, filepath.Base(filepath.Dir(bin)))
