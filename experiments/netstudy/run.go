@@ -24,16 +24,17 @@ import (
 	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/runlife"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
-	"pqrepro/internal/spec"
 )
 
 // RunConfig says where and how to run the experiment.
 type RunConfig struct {
 	// Root is the repository root. meta.json names the spec relative to it
-	// and the content store defaults to repro.OpenStore(Root).
+	// and the content store defaults to repro.OpenStore(Root); "" is the
+	// repository root above the working directory (runlife.FindRoot).
 	Root string
 	// Git is the state of the repository the run was started from
 	// (provenance.RepoGit at the repository root, taken by the pipeline
@@ -52,7 +53,7 @@ type RunConfig struct {
 	// (uncompressed) are committed gzip'd in the run folder, larger ones go
 	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
 	CaptureInRepoMax int64
-	// Log receives the plan and progress lines; nil means os.Stdout.
+	// Log receives the plan and progress lines; nil discards them.
 	Log io.Writer
 	// ProgressEvery throttles progress lines; 0 means 5 s.
 	ProgressEvery time.Duration
@@ -92,32 +93,18 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if geteuid() != 0 {
 		return ErrNeedRoot
 	}
-	if cfg.Root == "" {
-		return errors.New("net:run: RunConfig.Root is empty: give the repository root")
+	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
+		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+	if err != nil {
+		return err
 	}
-	if cfg.SpecPath == "" {
-		cfg.SpecPath = filepath.Join(cfg.Root, spec.Path(Study))
-	}
-	if cfg.DataDir == "" {
-		cfg.DataDir = filepath.Join(cfg.Root, "data")
-	}
+	cfg.Root, cfg.SpecPath, cfg.DataDir = l.Root, l.SpecPath, l.DataDir
 	if cfg.Store == nil {
 		cfg.Store = repro.OpenStore(cfg.Root)
 	}
-	if cfg.Log == nil {
-		cfg.Log = os.Stdout
-	}
-	cfg.Log = &lockedWriter{w: cfg.Log} // series log from their own goroutines
+	cfg.Log = &lockedWriter{w: l.Log} // series log from their own goroutines
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = 5 * time.Second
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	specBytes, err := os.ReadFile(cfg.SpecPath)
-	if err != nil {
-		return fmt.Errorf("net:run: %w", err)
 	}
 	sp, err := LoadSpec(cfg.SpecPath)
 	if err != nil {
@@ -159,16 +146,11 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		}
 		defer os.RemoveAll(pemDir)
 	}
-	start := now()
-	run, err := repro.NewRun(cfg.DataDir, Study, cfg.Profile, start)
-	if err != nil {
-		return fmt.Errorf("net:run: %w", err)
+	if err := l.Begin(ctx); err != nil {
+		return err
 	}
-	defer func() {
-		if err != nil {
-			run.Abort()
-		}
-	}()
+	defer l.Abort()
+	run := l.Run
 
 	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series)), eps: eps}
 	if pemDir != "" {
@@ -313,14 +295,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	measured["rtts_per_connection"] = RTTsPerConnection
 
-	m := provenance.Collect(ctx, provenance.Options{Root: cfg.Root, Git: cfg.Git})
-	m.Study, m.RunID, m.Profile = Study, run.ID, cfg.Profile
-	if rel, err := filepath.Rel(cfg.Root, cfg.SpecPath); err == nil && filepath.IsLocal(rel) {
-		m.Spec = filepath.ToSlash(rel)
-	} else {
-		m.Spec = filepath.Base(cfg.SpecPath)
-	}
-	m.SpecSHA = repro.HashBytes(specBytes)
+	m := l.Meta(ctx, nil)
 	m.Seeds = map[string]uint64{"certificates": sp.Seeds.Certificates, "order": sp.Seeds.Order}
 	for _, sc := range plan.Scenarios {
 		m.Seeds["link-"+sc.Name] = sc.Seed
@@ -328,7 +303,6 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	for _, se := range est.Series {
 		m.Seeds["link-"+se.ID] = se.Link.Seed
 	}
-	m.Start, m.End = start.UTC(), now().UTC()
 	m.Board = "host: linkemu userspace link between two network namespaces"
 	m.Measured = measured
 	m.Files = files
@@ -338,17 +312,8 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		"selftest, link_stats and capture are keyed by series; link-<series> seeds are SeriesSeed(scenario seed, round, group code point)",
 		fmt.Sprintf("wall_time_s: first series' link start to last series' end (self-tests, capture joins included); handshake_work_s: sum of the series' handshake phases; theoretical_min_s = sum over connections of %d x RTT; scheduled_min_s: the schedule's makespan at that minimum; schedule: which series ran when, with which", RTTsPerConnection),
 	}
-	if err := provenance.Write(run.Dir, m); err != nil {
-		return fmt.Errorf("net:run: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("net:run: %w", err)
-	}
-	if err := run.Commit(); err != nil {
-		return fmt.Errorf("net:run: %w", err)
-	}
-	if err := spec.Pin(cfg.SpecPath, cfg.Profile, spec.Sealed(run.ID, run.Manifest)); err != nil {
-		return fmt.Errorf("net:run: run %s is committed but could not be pinned: %w (add %s = %q under [runs] by hand)", run.ID, err, cfg.Profile, spec.Sealed(run.ID, run.Manifest))
+	if err := l.Commit(ctx, m); err != nil {
+		return err
 	}
 	wall := time.Duration(sched.WallS * 1e9)
 	fmt.Fprintf(cfg.Log, "net:run: %d of %d handshakes ok; wall %v, theoretical minimum %v serial (ratio %.3f), %v as scheduled (ratio %.3f); run %s pinned for %s\n",
@@ -684,48 +649,131 @@ func (s *serverLog) err() error {
 // series runs one series on a link of its own: start and self-test the
 // link (alone, see runner.quiet), servers in B, a capture on A's TUN
 // device, the warm-up and the recorded attempts, then join the capture and
-// store it. Everything it created is removed when it returns.
+// store it. Everything it created is removed when it returns. Each step is
+// a method of seriesRun below.
 func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResult, err error) {
 	res.start = time.Now()
-	sc := s.Link
 	scCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	linkCtx, killLink := context.WithCancelCause(scCtx)
 	defer killLink(nil)
-	stc := linkemu.SelfTestConfig{Probes: r.spec.SelfTest.Probes, Tolerance: msDur(r.spec.SelfTest.ToleranceMs)}
-	n := len(r.est.Series)
-	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: starting its link (seed %d) and the self-test\n", idx+1, n, s.ID, sc.Seed)
-	// A self-test that misses the delay is taken once more (a fresh link,
-	// the same seed) before the run is refused: one stall of the machine
-	// during the probes should not end a run, a link that is wrong twice
-	// should. The first miss is logged.
-	var link *linkemu.Link
-	var rep linkemu.SelfTestReport
-	for attempt := 1; ; attempt++ {
-		r.quiet.Lock()
-		link, rep, err = linkemu.StartVerified(linkCtx, sc, r.cfg.LinkOptions, stc)
-		r.quiet.Unlock()
-		var ae *linkemu.AccuracyError
-		if err == nil || !errors.As(err, &ae) {
-			break
-		}
-		if attempt == 2 || linkCtx.Err() != nil {
-			return res, fmt.Errorf("the link self-test failed twice, so the run does not start: %w", err)
-		}
-		fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: the self-test missed (%v); testing a fresh link once more\n", idx+1, n, s.ID, err)
-	}
-	if err != nil {
+	sr := &seriesRun{r: r, idx: idx, s: s, ctx: scCtx, kill: killLink, ep: r.eps[s.Toolchain]}
+	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: starting its link (seed %d) and the self-test\n", idx+1, len(r.est.Series), s.ID, s.Link.Seed)
+	if res.selfTest, err = sr.setUpLink(linkCtx); err != nil {
 		return res, err
 	}
-	defer link.Close()
-	res.selfTest = rep
-	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: self-test RTT p50 %.3f ms (expected %.3f, error %+.3f ms), loss %.3f\n",
-		idx+1, n, s.ID, rep.P50Ms, rep.ExpectedRTTms, rep.ErrorP50Ms, rep.Loss)
-
+	defer sr.link.Close()
 	// A link that stops by itself (the forwarder died) ends the series,
 	// and through runAll the run.
+	defer watchLink(sr.link, cancel)()
+	defer sr.close()
+	if err := sr.startServers(); err != nil {
+		return res, err
+	}
+	if err := sr.startCapture(); err != nil {
+		return res, err
+	}
+	if err := sr.startClients(); err != nil {
+		return res, err
+	}
+	res.hsStart = time.Now()
+	r.mu.Lock()
+	r.progs[idx].hsStart = res.hsStart
+	r.mu.Unlock()
+	steps := seriesSteps(r.plan.Order, s.Groups, s.Round, r.plan.Warmup, r.spec.Seeds.Order, s.Link.Seed)
+	if err := sr.measure(steps); err != nil {
+		return res, err
+	}
+	res.hsEnd = time.Now()
+	if err := sr.finish(&res); err != nil {
+		return res, err
+	}
+	res.end = time.Now()
+	r.mu.Lock()
+	r.progs[idx].finished = true
+	r.mu.Unlock()
+	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: done, %d handshakes in %v (minimum %v)\n",
+		idx+1, len(r.est.Series), s.ID, len(res.rows), res.hsEnd.Sub(res.hsStart).Round(time.Millisecond), r.est.Series[idx].Minimum.Round(time.Millisecond))
+	return res, nil
+}
+
+// seriesRun is the state of one series while it runs; its fields are set
+// by the steps in order (setUpLink, startServers, startCapture,
+// startClients, measure, finish), and close removes whatever they set up.
+type seriesRun struct {
+	r    *runner
+	idx  int
+	s    Series
+	ctx  context.Context // the series' context: cancelled with the run, or when the link dies
+	kill func(error)     // stops the link as if its forwarder had died (tests)
+	ep   *Endpoint       // nil: the handshakes run in process
+
+	link *linkemu.Link
+	th   *netns.Thread // the client thread in namespace A
+	slog *serverLog
+
+	epSrv   *epServer // the endpoint's server process in B
+	lns     []net.Listener
+	stopSrv context.CancelFunc // the in-process servers
+	srvWG   sync.WaitGroup
+	srvErrs []error
+
+	capPath     string
+	capt        *capture.Capture
+	capStopped  bool
+	keepCapture bool
+
+	epCli     *epClient
+	clients   []*handshake.Client // in-process clients by group index
+	toolchain string
+
+	rows []Row // recorded attempts, time order
+}
+
+// setUpLink starts the series' link and self-tests it (selfTestTwice),
+// holding runner.quiet so that no other series' handshake runs meanwhile.
+func (sr *seriesRun) setUpLink(ctx context.Context) (linkemu.SelfTestReport, error) {
+	r, s := sr.r, sr.s
+	stc := linkemu.SelfTestConfig{Probes: r.spec.SelfTest.Probes, Tolerance: msDur(r.spec.SelfTest.ToleranceMs)}
+	link, rep, err := selfTestTwice(func() (*linkemu.Link, linkemu.SelfTestReport, error) {
+		r.quiet.Lock()
+		defer r.quiet.Unlock()
+		return linkemu.StartVerified(ctx, s.Link, r.cfg.LinkOptions, stc)
+	}, func() bool { return ctx.Err() != nil }, func(err error) {
+		fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: the self-test missed (%v); testing a fresh link once more\n", sr.idx+1, len(r.est.Series), s.ID, err)
+	})
+	if err != nil {
+		return rep, err
+	}
+	sr.link = link
+	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: self-test RTT p50 %.3f ms (expected %.3f, error %+.3f ms), loss %.3f\n",
+		sr.idx+1, len(r.est.Series), s.ID, rep.P50Ms, rep.ExpectedRTTms, rep.ErrorP50Ms, rep.Loss)
+	return rep, nil
+}
+
+// selfTestTwice calls start (a link and its self-test) and, when the
+// self-test misses the delay (a linkemu.AccuracyError) and stopped is
+// false, tells missed and calls it once more: one stall of the machine
+// during the probes should not end a run, a link that is wrong twice
+// should. Any other error is returned at once.
+func selfTestTwice[L any](start func() (L, linkemu.SelfTestReport, error), stopped func() bool, missed func(error)) (L, linkemu.SelfTestReport, error) {
+	for attempt := 1; ; attempt++ {
+		link, rep, err := start()
+		var ae *linkemu.AccuracyError
+		if err == nil || !errors.As(err, &ae) {
+			return link, rep, err
+		}
+		if attempt == 2 || stopped() {
+			return link, rep, fmt.Errorf("the link self-test failed twice, so the run does not start: %w", err)
+		}
+		missed(err)
+	}
+}
+
+// watchLink cancels the series with the link's error when the link stops
+// by itself; the returned function ends the watch.
+func watchLink(link *linkemu.Link, cancel context.CancelCauseFunc) (stop func()) {
 	watchStop := make(chan struct{})
-	defer close(watchStop)
 	go func() {
 		select {
 		case <-link.Done():
@@ -735,286 +783,327 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		case <-watchStop:
 		}
 	}()
+	return func() { close(watchStop) }
+}
 
-	epA, epB := link.Endpoint(linkemu.A), link.Endpoint(linkemu.B)
+// port is the address of the server for the group of index gi in the
+// spec: port + gi on B's address (the same address as in a serial run).
+func (sr *seriesRun) port(gi int) string {
+	return net.JoinHostPort(sr.link.Endpoint(linkemu.B).Addr.String(), strconv.Itoa(sr.r.spec.Port+gi))
+}
+
+// startServers starts the client thread in A and the servers in B, one
+// per group of the series: the endpoint's server process (a child is in
+// the network namespace of the thread that forks it) or in-process
+// handshake.Servers.
+func (sr *seriesRun) startServers() error {
+	r, s := sr.r, sr.s
+	epA, epB := sr.link.Endpoint(linkemu.A), sr.link.Endpoint(linkemu.B)
 	th, err := netns.NewThread(epA.Path)
 	if err != nil {
-		return res, fmt.Errorf("client thread in %s: %w", epA.Namespace, err)
+		return fmt.Errorf("client thread in %s: %w", epA.Namespace, err)
 	}
-	defer th.Close()
-
-	// Servers in B, one per group of the series, on port + the group's
-	// index in the spec (the same address as in a serial run).
-	port := func(gi int) string {
-		return net.JoinHostPort(epB.Addr.String(), strconv.Itoa(r.spec.Port+gi))
-	}
-	slog := &serverLog{recs: map[string][]handshake.ServerRecord{}}
-	ep := r.eps[s.Toolchain] // nil: in process
-	var epSrv *epServer
-	var epCli *epClient
-	if ep != nil {
-		// The endpoint's server process in B: a child is in the network
-		// namespace of the thread that forks it.
+	sr.th = th
+	sr.slog = &serverLog{recs: map[string][]handshake.ServerRecord{}}
+	if sr.ep != nil {
 		var listen []string
 		for _, gi := range s.Groups {
-			listen = append(listen, port(gi)+"="+r.plan.Groups[gi].String())
+			listen = append(listen, sr.port(gi)+"="+r.plan.Groups[gi].String())
 		}
-		inB := func(fn func()) { link.RunIn(linkemu.B, func() error { fn(); return nil }) }
-		if epSrv, err = startEndpointServer(scCtx, ep, r.pem.cert, r.pem.key, r.plan.Timeout, listen, inB, slog.add); err != nil {
-			return res, fmt.Errorf("%s in %s: %w", s.ID, epB.Namespace, err)
+		inB := func(fn func()) { sr.link.RunIn(linkemu.B, func() error { fn(); return nil }) }
+		if sr.epSrv, err = startEndpointServer(sr.ctx, sr.ep, r.pem.cert, r.pem.key, r.plan.Timeout, listen, inB, sr.slog.add); err != nil {
+			return fmt.Errorf("%s in %s: %w", s.ID, epB.Namespace, err)
 		}
-		defer func() {
-			if epSrv != nil {
-				epSrv.close()
-			}
-		}()
+		return nil
 	}
 	lns := make([]net.Listener, len(s.Groups))
-	if ep == nil {
-		err = link.RunIn(linkemu.B, func() error {
-			for k, gi := range s.Groups {
-				ln, err := net.Listen("tcp", port(gi))
-				if err != nil {
-					return fmt.Errorf("listen %s in %s: %w", port(gi), epB.Namespace, err)
-				}
-				lns[k] = ln
+	err = sr.link.RunIn(linkemu.B, func() error {
+		for k, gi := range s.Groups {
+			ln, err := net.Listen("tcp", sr.port(gi))
+			if err != nil {
+				return fmt.Errorf("listen %s in %s: %w", sr.port(gi), epB.Namespace, err)
 			}
-			return nil
-		})
-	}
+			lns[k] = ln
+		}
+		return nil
+	})
 	if err != nil {
 		for _, ln := range lns {
 			if ln != nil {
 				ln.Close()
 			}
 		}
-		return res, err
+		return err
 	}
 	srvCtx, stopSrv := context.WithCancel(context.Background())
-	var srvWG sync.WaitGroup
-	srvErrs := make([]error, len(lns))
-	defer func() { stopSrv(); srvWG.Wait() }()
+	sr.lns, sr.stopSrv, sr.srvErrs = lns, stopSrv, make([]error, len(lns))
 	for k, gi := range s.Groups {
-		if ep != nil {
-			break
-		}
 		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
 		srv := &handshake.Server{TLS: handshake.ServerTLSConfig(r.bundle, g, nil), Expect: exp, Timeout: r.plan.Timeout}
-		srvWG.Add(1)
-		go func() { defer srvWG.Done(); srvErrs[k] = srv.Serve(srvCtx, lns[k], slog.add) }()
+		sr.srvWG.Add(1)
+		go func() { defer sr.srvWG.Done(); sr.srvErrs[k] = srv.Serve(srvCtx, lns[k], sr.slog.add) }()
 	}
+	return nil
+}
 
-	// Capture on A's TUN device for the whole series. On TUN every
-	// packet is seen once, so the loopback outgoing filter must be off.
-	// Hidden until Run places it (committed gzip'd or in the store); a
-	// failed series removes it, a failed run removes the run folder.
-	capPath := filepath.Join(r.dir, ".capture-"+s.ID+".pcapng")
-	keepCapture := false
-	defer func() {
-		if !keepCapture {
-			os.Remove(capPath)
-		}
-	}()
-	var capt *capture.Capture
+// startCapture captures on A's TUN device for the whole series. On TUN
+// every packet is seen once, so the loopback outgoing filter must be off.
+// The file is hidden until Run places it (committed gzip'd or in the
+// store); a failed series removes it, a failed run the run folder.
+func (sr *seriesRun) startCapture() error {
+	sr.capPath = filepath.Join(sr.r.dir, ".capture-"+sr.s.ID+".pcapng")
+	var err error
 	off := false
-	th.Do(func() {
-		capt, err = capture.Start(scCtx, capture.Options{Interface: epA.Iface, Path: capPath, DropOutgoing: &off})
+	sr.th.Do(func() {
+		sr.capt, err = capture.Start(sr.ctx, capture.Options{Interface: sr.link.Endpoint(linkemu.A).Iface, Path: sr.capPath, DropOutgoing: &off})
 	})
-	if err != nil {
-		return res, err
-	}
-	capStopped := false
-	defer func() {
-		if !capStopped {
-			capt.Stop()
-		}
-	}()
+	return err
+}
 
-	if ep != nil {
-		if epCli, err = startEndpointClient(ep, r.pem.roots, r.plan.Timeout, capt.KeyLog(), th.Do); err != nil {
-			return res, fmt.Errorf("%s in %s: %w", s.ID, epA.Namespace, err)
+// startClients makes the series' clients in A, which log their keys into
+// the capture: the endpoint's client process, or one in-process
+// handshake.Client per group.
+func (sr *seriesRun) startClients() error {
+	r, s := sr.r, sr.s
+	sr.toolchain = runtime.Version()
+	if sr.ep != nil {
+		var err error
+		if sr.epCli, err = startEndpointClient(sr.ep, r.pem.roots, r.plan.Timeout, sr.capt.KeyLog(), sr.th.Do); err != nil {
+			return fmt.Errorf("%s in %s: %w", s.ID, sr.link.Endpoint(linkemu.A).Namespace, err)
 		}
-		defer epCli.close()
+		sr.toolchain = sr.ep.GoVersion
+		return nil
 	}
-	toolchain := runtime.Version()
-	if ep != nil {
-		toolchain = ep.GoVersion
-	}
-	clients := make([]*handshake.Client, len(r.plan.Groups))
+	sr.clients = make([]*handshake.Client, len(r.plan.Groups))
 	for _, gi := range s.Groups {
 		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
-		clients[gi] = &handshake.Client{TLS: handshake.ClientTLSConfig(r.bundle.Roots, "localhost", []tls.CurveID{g}, capt.KeyLog()), Expect: exp, Timeout: r.plan.Timeout}
+		sr.clients[gi] = &handshake.Client{TLS: handshake.ClientTLSConfig(r.bundle.Roots, "localhost", []tls.CurveID{g}, sr.capt.KeyLog()), Expect: exp, Timeout: r.plan.Timeout}
 	}
+	return nil
+}
 
-	se := r.est.Series[idx]
-	attempt := func(gi int) (Row, error) {
-		if err := context.Cause(scCtx); err != nil && scCtx.Err() != nil {
-			return Row{}, err
-		}
-		var cr handshake.ClientRecord
-		var derr error
-		r.quiet.RLock()
-		t0 := time.Now()
-		if epCli != nil {
-			g := r.plan.Groups[gi].String()
-			if testHookDialGroup != nil {
-				g = testHookDialGroup(g)
-			}
-			cr, derr = epCli.dial(scCtx, port(gi), g)
-		} else {
-			th.Do(func() { cr, derr = clients[gi].Dial(scCtx, port(gi)) })
-		}
-		r.quiet.RUnlock()
-		row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: port(gi), ClientNs: cr.DurationNs, Toolchain: toolchain}
-		if scCtx.Err() != nil {
-			return row, context.Cause(scCtx)
-		}
-		if err := slog.err(); err != nil {
-			return row, err
-		}
-		row.OK = derr == nil
-		if derr != nil {
-			class := classify(derr)
-			switch {
-			case class == "":
-				return row, fmt.Errorf("handshake %s/%d: %w (not a network failure: fix the configuration)", row.Group, len(res.rows)+1, derr)
-			case cr.DurationNs > 0:
-				row.OK, row.Failure = true, "close-"+class // handshake done, the close timed out
-			default:
-				row.Failure = class
-			}
-		}
-		if row.Client != "" {
-			row.ServerNs = slog.take(row.Client, t0)
-		}
-		return row, nil
-	}
+// step is one connection of a series: a warm-up (not recorded) or the
+// recorded attempt seq of the group of index gi.
+type step struct {
+	gi, seq int
+	warm    bool
+}
 
-	var rows []Row // time order
-	record := func(gi, seq int) error {
-		row, err := attempt(gi)
-		if err != nil {
-			return err
+// seriesSteps lists a series' connections in the order they are made.
+// Serial: per group (spec order) its warm-ups, then its round recorded
+// attempts. Interleaved: every group's warm-ups, then round rounds of one
+// attempt per group in an order shuffled per round by PCG(orderSeed,
+// linkSeed), so that it too is independent of the schedule.
+func seriesSteps(order string, groups []int, round, warmup int, orderSeed, linkSeed uint64) []step {
+	var steps []step
+	warm := func(gi int) {
+		for range warmup {
+			steps = append(steps, step{gi: gi, warm: true})
 		}
-		row.Seq, row.Index = seq, s.Offset+len(rows)
-		rows = append(rows, row)
-		done := r.progress(idx)
-		if r.cfg.afterAttempt != nil {
-			r.cfg.afterAttempt(done, link, func(e error) { killLink(e) })
-		}
-		return nil
 	}
-	warm := func(gi int) error {
-		for range r.plan.Warmup {
-			if _, err := attempt(gi); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	res.hsStart = time.Now()
-	r.mu.Lock()
-	r.progs[idx].hsStart = res.hsStart
-	r.mu.Unlock()
-	switch r.plan.Order {
+	switch order {
 	case Serial:
-		for _, gi := range s.Groups {
-			if err := warm(gi); err != nil {
-				return res, err
-			}
-			for seq := range s.Round {
-				if err := record(gi, seq); err != nil {
-					return res, err
-				}
+		for _, gi := range groups {
+			warm(gi)
+			for seq := range round {
+				steps = append(steps, step{gi: gi, seq: seq})
 			}
 		}
 	case Interleaved:
-		for _, gi := range s.Groups {
-			if err := warm(gi); err != nil {
-				return res, err
-			}
+		for _, gi := range groups {
+			warm(gi)
 		}
-		// The pair order of an interleaved series: PCG(seeds.order, the
-		// series' seed), so it too is independent of the schedule.
-		rng := rand.New(rand.NewPCG(r.spec.Seeds.Order, sc.Seed))
-		order := slices.Clone(s.Groups)
-		for seq := range s.Round {
+		rng := rand.New(rand.NewPCG(orderSeed, linkSeed))
+		order := slices.Clone(groups)
+		for seq := range round {
 			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 			for _, gi := range order {
-				if err := record(gi, seq); err != nil {
-					return res, err
-				}
+				steps = append(steps, step{gi: gi, seq: seq})
 			}
 		}
 	}
-	res.hsEnd = time.Now()
+	return steps
+}
 
-	stopSrv()
-	srvWG.Wait()
-	if epSrv != nil {
-		err := epSrv.close()
-		epSrv = nil
+// measure makes the steps' connections one after the other, recording
+// the attempts (not the warm-ups) in sr.rows; the first error ends it.
+func (sr *seriesRun) measure(steps []step) error {
+	for _, st := range steps {
+		row, err := sr.attempt(st.gi)
+		if err != nil {
+			return err
+		}
+		if st.warm {
+			continue
+		}
+		row.Seq, row.Index = st.seq, sr.s.Offset+len(sr.rows)
+		sr.rows = append(sr.rows, row)
+		done := sr.r.progress(sr.idx)
+		if sr.r.cfg.afterAttempt != nil {
+			sr.r.cfg.afterAttempt(done, sr.link, func(e error) { sr.kill(e) })
+		}
+	}
+	return nil
+}
+
+// attempt makes one connection to the server of group gi and returns its
+// row; an error ends the series (the series was stopped, a server saw a
+// connection that is not what the configuration says, or the handshake
+// failed for a reason a lossy link does not explain).
+func (sr *seriesRun) attempt(gi int) (Row, error) {
+	r, s := sr.r, sr.s
+	if err := context.Cause(sr.ctx); err != nil && sr.ctx.Err() != nil {
+		return Row{}, err
+	}
+	var cr handshake.ClientRecord
+	var derr error
+	r.quiet.RLock()
+	t0 := time.Now()
+	if sr.epCli != nil {
+		g := r.plan.Groups[gi].String()
+		if testHookDialGroup != nil {
+			g = testHookDialGroup(g)
+		}
+		cr, derr = sr.epCli.dial(sr.ctx, sr.port(gi), g)
+	} else {
+		sr.th.Do(func() { cr, derr = sr.clients[gi].Dial(sr.ctx, sr.port(gi)) })
+	}
+	r.quiet.RUnlock()
+	row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
+	if sr.ctx.Err() != nil {
+		return row, context.Cause(sr.ctx)
+	}
+	if err := sr.slog.err(); err != nil {
+		return row, err
+	}
+	if err := judgeAttempt(&row, cr, derr, len(sr.rows)+1); err != nil {
+		return row, err
+	}
+	if row.Client != "" {
+		row.ServerNs = sr.slog.take(row.Client, t0)
+	}
+	return row, nil
+}
+
+// judgeAttempt sets row.OK and row.Failure from the client's record and
+// dial error: no error is a success; a network failure (classify) is a
+// failure of that class, or a success whose close failed ("close-<class>")
+// when the handshake completed; any other error is returned, naming the
+// group and the attempt n: it is a configuration error, not a sample.
+func judgeAttempt(row *Row, cr handshake.ClientRecord, derr error, n int) error {
+	row.OK = derr == nil
+	if derr == nil {
+		return nil
+	}
+	class := classify(derr)
+	switch {
+	case class == "":
+		return fmt.Errorf("handshake %s/%d: %w (not a network failure: fix the configuration)", row.Group, n, derr)
+	case cr.DurationNs > 0:
+		row.OK, row.Failure = true, "close-"+class // handshake done, the close timed out
+	default:
+		row.Failure = class
+	}
+	return nil
+}
+
+// finish stops the servers and the capture and checks that nothing
+// failed on the way (a dead link first: it is the cause of whatever else
+// failed after it, server reads or the capture's "network is down"), then
+// records the link's counters, closes the link, keeps the capture (its
+// SHA-256 and size in res) and puts the rows in record order.
+func (sr *seriesRun) finish(res *seriesResult) error {
+	link := sr.link
+	if sr.stopSrv != nil {
+		sr.stopSrv()
+	}
+	sr.srvWG.Wait()
+	if sr.epSrv != nil {
+		err := sr.epSrv.close()
+		sr.epSrv = nil
 		if err != nil && link.Err() == nil {
-			return res, fmt.Errorf("endpoint server: %w", err)
+			return fmt.Errorf("endpoint server: %w", err)
 		}
 	}
-	// A dead link is the cause of whatever else failed after it (server
-	// reads, the capture's "network is down"): report it first.
 	if lerr := link.Err(); lerr != nil {
-		return res, fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
+		return fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
 	}
-	for k, e := range srvErrs {
+	for k, e := range sr.srvErrs {
 		if e != nil {
-			return res, fmt.Errorf("server for %s: %w", r.plan.Groups[s.Groups[k]], e)
+			return fmt.Errorf("server for %s: %w", sr.r.plan.Groups[sr.s.Groups[k]], e)
 		}
 	}
-	if err := slog.err(); err != nil {
-		return res, err
+	if err := sr.slog.err(); err != nil {
+		return err
 	}
-	capStopped = true
-	cst, err := capt.Stop()
+	sr.capStopped = true
+	cst, err := sr.capt.Stop()
 	if lerr := link.Err(); lerr != nil {
-		return res, fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
+		return fmt.Errorf("the link emulator stopped mid-run: %w", lerr)
 	}
 	if err != nil {
-		return res, err
+		return err
 	}
 	if err := cst.Valid(); err != nil {
-		return res, err
+		return err
 	}
-	if err := context.Cause(scCtx); scCtx.Err() != nil {
-		return res, err
+	if err := context.Cause(sr.ctx); sr.ctx.Err() != nil {
+		return err
 	}
 	res.linkStats = link.Stats()
 	if err := link.Close(); err != nil {
-		return res, err
+		return err
 	}
-	sum, err := repro.HashFile(capPath)
+	sum, err := repro.HashFile(sr.capPath)
 	if err != nil {
-		return res, fmt.Errorf("hash the capture: %w", err)
+		return fmt.Errorf("hash the capture: %w", err)
 	}
-	fi, err := os.Stat(capPath)
+	fi, err := os.Stat(sr.capPath)
 	if err != nil {
-		return res, err
+		return err
 	}
-	keepCapture = true
-	res.capPath, res.capBytes = capPath, fi.Size()
+	sr.keepCapture = true
+	res.capPath, res.capBytes = sr.capPath, fi.Size()
 	res.capture = captureInfo{SHA256: sum, Packets: cst.Packets, KernelSeen: cst.KernelSeen, KernelDrops: cst.KernelDrops, Truncated: cst.Truncated}
-	// Record order inside the series: by group (spec order), then seq.
-	// A serial series is already in it; an interleaved one is in time order.
+	res.rows = sortRows(sr.rows, sr.r.groupIndex)
+	return nil
+}
+
+// sortRows puts a series' rows in record order: by group (spec order,
+// groupIndex), then seq. A serial series is already in it; an interleaved
+// one is in time order.
+func sortRows(rows []Row, groupIndex func(string) int) []Row {
 	slices.SortStableFunc(rows, func(a, b Row) int {
-		return cmp.Or(cmp.Compare(r.groupIndex(a.Group), r.groupIndex(b.Group)), cmp.Compare(a.Seq, b.Seq))
+		return cmp.Or(cmp.Compare(groupIndex(a.Group), groupIndex(b.Group)), cmp.Compare(a.Seq, b.Seq))
 	})
-	res.rows = rows
-	res.end = time.Now()
-	r.mu.Lock()
-	r.progs[idx].finished = true
-	r.mu.Unlock()
-	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: done, %d handshakes in %v (minimum %v)\n",
-		idx+1, n, s.ID, len(rows), res.hsEnd.Sub(res.hsStart).Round(time.Millisecond), se.Minimum.Round(time.Millisecond))
-	return res, nil
+	return rows
+}
+
+// close removes what the steps set up and finish did not: the endpoint's
+// client, the capture (and its file unless finish kept it), the servers
+// and the client thread.
+func (sr *seriesRun) close() {
+	if sr.epCli != nil {
+		sr.epCli.close()
+	}
+	if sr.capt != nil && !sr.capStopped {
+		sr.capt.Stop()
+	}
+	if sr.capPath != "" && !sr.keepCapture {
+		os.Remove(sr.capPath)
+	}
+	if sr.stopSrv != nil {
+		sr.stopSrv()
+	}
+	sr.srvWG.Wait()
+	if sr.epSrv != nil {
+		sr.epSrv.close()
+	}
+	if sr.th != nil {
+		sr.th.Close()
+	}
 }
 
 func (r *runner) groupIndex(name string) int {
