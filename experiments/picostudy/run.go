@@ -16,14 +16,15 @@ import (
 	"time"
 
 	"pqrepro/experiments/pico"
+	"pqrepro/experiments/runlife"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
-	"pqrepro/internal/spec"
 )
 
 // RunConfig says which profile to run and where.
 type RunConfig struct {
-	// Root is the repository root; "" finds it from the working directory.
+	// Root is the repository root; "" finds it from the working directory
+	// (runlife.FindRoot).
 	Root string
 	// Git is the state of the repository the run was started from
 	// (provenance.RepoGit at the repository root, taken by the pipeline
@@ -111,19 +112,26 @@ type EmulatorRecord struct {
 // failed.
 var ErrCheck = errors.New("pico run check failed")
 
-// Run runs the profile's firmware images and records a raw dataset:
+// Run runs the profile's firmware images and records a raw dataset. The
+// lifecycle (defaults, spec, run folder, meta.json, commit, pin) is
+// experiments/runlife's; the steps between are this package's:
 //
-//  1. load the spec strictly, start a run folder with repro.NewRun;
-//  2. build every image (cached by firmware ID);
-//  3. run the images on the boards (Spec.Board.Slots: Workers emulator
-//     instances, or the real boards, one image at a time each), longest
-//     first; spread (each image once, on the next free board) or, with
-//     replicate, every image on every board into <image>@<board number>;
-//     write per image the serial log verbatim, measurements.csv.gz,
-//     verify.json (host checks with circl and Go's crypto), size.json and
-//     image.json, which names the board (ImageRecord.Board);
-//  4. write meta.json, commit the run, and pin it in the spec for the
-//     profile.
+//  1. load the spec strictly and plan the run (newPlan: images, boards,
+//     workers), then start a run folder (runlife.Life.Begin);
+//  2. install the emulator or name the real boards (prepareBoards);
+//  3. build every image (buildImages, cached by firmware ID);
+//  4. run the images on the boards (planJobs, runJobs, runImage:
+//     Spec.Board.Slots: Workers emulator instances, or the real boards,
+//     one image at a time each), longest first; spread (each image once,
+//     on the next free board) or, with replicate, every image on every
+//     board into <image>@<board number>; write per image the serial log
+//     verbatim, measurements.csv.gz, verify.json (host checks with circl
+//     and Go's crypto), size.json and image.json, which names the board
+//     (ImageRecord.Board);
+//  5. time the schemes on the host CPU when the spec asks
+//     (writeHostTimings);
+//  6. write meta.json (measuredMeta, runNotes), commit the run, and pin
+//     it in the spec for the profile (runlife.Life.Commit).
 //
 // An incomplete read, a device check that failed ("err" line), a fault or
 // a host verification that failed fails the run with the image, scheme and
@@ -132,146 +140,283 @@ var ErrCheck = errors.New("pico run check failed")
 // (ErrSameBoard); the run folder is then removed (never registered), as it
 // is when ctx is cancelled.
 func Run(ctx context.Context, cfg RunConfig) (err error) {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	log := cfg.Log
-	if log == nil {
-		log = io.Discard
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(log, "pico: "+format+"\n", args...) }
-
 	root, err := pico.FindRoot(cfg.Root)
 	if err != nil {
-		return err
+		return fmt.Errorf("pico:run: %w", err)
 	}
-	specPath := cfg.SpecPath
-	if specPath == "" {
-		specPath = filepath.Join(root, spec.Path(Study))
-	}
-	s, err := LoadSpec(specPath)
+	l, err := runlife.New(runlife.Config{Study: Study, Root: root, Git: cfg.Git, Profile: cfg.Profile,
+		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
 	if err != nil {
 		return err
 	}
-	prof, err := s.Profile(cfg.Profile)
+	defer func() { err = l.Wrap(err) }()
+	log, now := l.Log, l.Now
+	logf := func(format string, args ...any) { fmt.Fprintf(log, "pico: "+format+"\n", args...) }
+
+	// 1. The spec and what it asks for; nothing is created yet.
+	s, err := LoadSpec(l.SpecPath)
 	if err != nil {
 		return err
 	}
-	specSHA, err := repro.HashFile(specPath)
+	p, err := newPlan(s, cfg.Profile, cfg.Images, cfg.Workers)
 	if err != nil {
-		return fmt.Errorf("hash spec: %w", err)
+		return err
+	}
+	logf("%s", p.describe(cfg.Profile))
+
+	// 2. The run folder, removed on every path that does not commit it.
+	if err := l.Begin(ctx); err != nil {
+		return err
+	}
+	defer l.Abort()
+	defer func() {
+		if err != nil {
+			logf("run %s failed, nothing recorded: %v", l.Run.ID, firstLine(err))
+		}
+	}()
+
+	// 3. Tools and the board label first: a missing emulator fails early.
+	bs, err := prepareBoards(ctx, root, p, cfg.sysRoot, log)
+	if err != nil {
+		return err
+	}
+
+	// 4. Build every image before running any: a compile error stops the
+	// run before minutes of emulation.
+	built, err := buildImages(ctx, root, s, cfg.Profile, p.prof, p.imgs, log)
+	if err != nil {
+		return err
+	}
+
+	// 5. Run the images on the boards.
+	queues, jobEst := planJobs(built, p.slots, p.replicate, p.est)
+	tr := &tracker{now: now, start: now(), est: jobEst, workers: p.workers, total: len(jobEst),
+		started: map[string]time.Time{}, done: map[string]bool{}, scale: 1}
+	records, err := runJobs(ctx, p.slots, queues, p.replicate, func(ctx context.Context, j job, sl Slot) (ImageRecord, error) {
+		img := j.img
+		logf("%s on %s", tr.begin(j.key), sl.Name())
+		rec, err := runImage(ctx, img, imageEnv{root: root, dir: filepath.Join(l.Run.Dir, j.key),
+			board: p.board, slot: sl, ids: bs.ids, modules: bs.modules, idle: p.imageIdle(img), timeout: p.timeout, log: log, tamper: cfg.tamper, now: now,
+			mounts: cfg.mountsFile, bootselWait: cmp.Or(cfg.bootselWait, DefaultBootselWait)})
+		if err != nil {
+			return rec, fmt.Errorf("image %s on board %d (%s): %w", img.Name, sl.N, sl.describe(), err)
+		}
+		detail := fmt.Sprintf("%d measurements, %d host checks passed, board %s", rec.Measurements, rec.Checks, rec.Board)
+		if rec.Emulator != nil {
+			detail += fmt.Sprintf(", %.1f simulated MHz", rec.Emulator.SimMHz)
+		}
+		logf("%s", tr.finish(j.key, detail))
+		return rec, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := l.Interrupted(ctx); err != nil {
+		return err
+	}
+
+	// 6. The same schemes timed on the host CPU.
+	hostRows := 0
+	if s.HostTimings {
+		if hostRows, err = writeHostTimings(ctx, l.Run.Dir, s, cfg.Profile, p.prof, built, now, logf); err != nil {
+			return err
+		}
+	}
+
+	// 7. meta.json, commit and pin.
+	meta := l.Meta(ctx, map[string][]string{
+		"arm-none-eabi-gcc": {"arm-none-eabi-gcc", "--version"},
+		"node":              {"node", "--version"},
+		"npm":               {"npm", "--version"},
+	})
+	for k, v := range bs.tools {
+		meta.Tools[k] = v
+	}
+	meta.Seeds = map[string]uint64{"firmware_randombytes": s.Seed}
+	meta.Board = bs.label
+	meta.Measured = measuredMeta(p, meta.End.Sub(meta.Start), hostRows, bs.ids.record(p.slots, records), records)
+	meta.Notes = runNotes(p.board.Kind == BoardEmulator)
+	if meta.Files, err = hashTree(l.Run.Dir); err != nil {
+		return err
+	}
+	if err := l.Commit(ctx, meta); err != nil {
+		return err
+	}
+	logf("run %s recorded (%d images, %v) and pinned for the %s profile in %s", l.Run.ID, len(records),
+		meta.End.Sub(meta.Start).Round(time.Second), cfg.Profile, meta.Spec)
+	return nil
+}
+
+// runPlan is what a run does, decided from the spec and RunConfig before
+// anything is created.
+type runPlan struct {
+	prof          ProfileSpec
+	imgs          []pico.BuildConfig // each image once, longest first
+	est           map[string]time.Duration
+	workers       int // boards running at once
+	board         BoardSpec
+	slots         []Slot
+	replicate     bool // every image on every board
+	idle, timeout time.Duration
+}
+
+// newPlan selects the profile's images (or images, when given), the
+// boards and the workers (or workers, when positive), orders the images
+// longest first so the boards finish close together, and refuses a set of
+// real boards that cannot run it.
+func newPlan(s Spec, profile string, images []string, workers int) (runPlan, error) {
+	prof, err := s.Profile(profile)
+	if err != nil {
+		return runPlan{}, err
 	}
 	names := prof.Images
-	if len(cfg.Images) > 0 {
-		names = cfg.Images
+	if len(images) > 0 {
+		names = images
 	}
 	all := pico.StandardImages()
 	for _, n := range names {
 		if !slices.ContainsFunc(all, func(c pico.BuildConfig) bool { return c.Name == n }) {
-			return fmt.Errorf("unknown image %q (standard images: %s)", n, strings.Join(imageNames(all), ", "))
+			return runPlan{}, fmt.Errorf("unknown image %q (standard images: %s)", n, strings.Join(imageNames(all), ", "))
 		}
 	}
-	imgs := selectImages(all, names)
-	workers := s.Workers
-	if cfg.Workers > 0 {
-		workers = cfg.Workers
+	p := runPlan{prof: prof, imgs: selectImages(all, names), workers: s.Workers, board: s.Board}
+	if workers > 0 {
+		p.workers = workers
 	}
-	board := s.Board
-	slots := board.Slots(workers)
-	if board.Kind == BoardSerial {
-		workers = len(slots) // one image at a time per board
-		for _, sl := range slots {
+	p.slots = p.board.Slots(p.workers)
+	if p.board.Kind == BoardSerial {
+		p.workers = len(p.slots) // one image at a time per board
+		for _, sl := range p.slots {
 			// Spread, a free board takes any image: each one needs a way
 			// to load it unless only one image runs.
-			if sl.Bootsel == "" && len(imgs) > 1 {
-				return fmt.Errorf(`board %d (%s) has no bootsel and runs only the image it already has; set its bootsel (the RPI-RP2 mount point, or "auto" with one board) or run one image (%d selected)`, sl.N, sl.Port, len(imgs))
+			if sl.Bootsel == "" && len(p.imgs) > 1 {
+				return runPlan{}, fmt.Errorf(`board %d (%s) has no bootsel and runs only the image it already has; set its bootsel (the RPI-RP2 mount point, or "auto" with one board) or run one image (%d selected)`, sl.N, sl.Port, len(p.imgs))
 			}
 		}
 	}
-	idle, _ := parsePositive(board.IdleTimeout)
-	timeout, _ := parsePositive(prof.ImageTimeout)
-	dataDir := cfg.DataDir
-	if dataDir == "" {
-		dataDir = filepath.Join(root, "data")
-	}
+	p.idle, _ = parsePositive(p.board.IdleTimeout)
+	p.timeout, _ = parsePositive(prof.ImageTimeout)
 	// Replicating on one board is spreading: plain <image> folders.
-	replicate := board.Replicate && len(slots) > 1
-	// Order longest first, so the boards finish close together.
-	est := map[string]time.Duration{}
-	for _, c := range imgs {
-		est[c.Name] = imageEstimate(c, prof)
+	p.replicate = p.board.Replicate && len(p.slots) > 1
+	p.est = map[string]time.Duration{}
+	for _, c := range p.imgs {
+		p.est[c.Name] = imageEstimate(c, prof)
 	}
-	slices.SortStableFunc(imgs, func(a, b pico.BuildConfig) int { return int(est[b.Name] - est[a.Name]) })
-	planImgs := imgs
-	if replicate {
-		planImgs = nil
-		for range slots {
-			planImgs = append(planImgs, imgs...)
-		}
-	}
+	slices.SortStableFunc(p.imgs, func(a, b pico.BuildConfig) int { return int(p.est[b.Name] - p.est[a.Name]) })
+	return p, nil
+}
+
+// describe is the plan's log line.
+func (p runPlan) describe(profile string) string {
+	planImgs := p.imgs
 	sched := "spread over"
-	if replicate {
+	if p.replicate {
+		planImgs = nil
+		for range p.slots {
+			planImgs = append(planImgs, p.imgs...)
+		}
 		sched = "each on every one of"
 	}
-	logf("plan: profile %s, %d images (%s) on %s, %s %d board(s) (%s), about %v",
-		cfg.Profile, len(imgs), strings.Join(imageNames(imgs), ", "), board.Kind, sched, len(slots),
-		strings.Join(slotNames(slots), ", "), estimateFor(planImgs, prof, workers).Round(time.Second))
-	start := now()
-	r, err := repro.NewRun(dataDir, Study, cfg.Profile, start)
-	if err != nil {
-		return err
-	}
-	defer r.Abort() // no-op after Commit
-	defer func() {
-		if err != nil {
-			logf("run %s failed, nothing recorded: %v", r.ID, firstLine(err))
-		}
-	}()
+	return fmt.Sprintf("plan: profile %s, %d images (%s) on %s, %s %d board(s) (%s), about %v",
+		profile, len(p.imgs), strings.Join(imageNames(p.imgs), ", "), p.board.Kind, sched, len(p.slots),
+		strings.Join(slotNames(p.slots), ", "), estimateFor(planImgs, p.prof, p.workers).Round(time.Second))
+}
 
-	// Tools and the board label first: a missing emulator fails early.
-	tools := map[string]string{}
-	var boardLabel, modules string
-	if board.Kind == BoardEmulator {
-		if modules, err = pico.EnsureEmulator(ctx, root, log); err != nil {
-			return err
+// imageIdle is how long img may stay silent on the serial line.
+func (p runPlan) imageIdle(img pico.Image) time.Duration {
+	if p.prof.RSAKeygen > 0 && slices.Contains(img.Schemes, "rsa-2048") {
+		// An RSA-2048 keygen is silent for minutes in rp2040js: only the
+		// image's time limit bounds it.
+		return max(p.idle, p.timeout)
+	}
+	return p.idle
+}
+
+// boardSetup is what the boards need before the first image: the
+// emulator's install (modules) and version, meta.json's board label, and
+// the board IDs.
+type boardSetup struct {
+	tools   map[string]string
+	label   string
+	modules string
+	ids     *boardIDs
+}
+
+// prepareBoards installs rp2040js for an emulated run (its version is
+// recorded) or names the serial ports of real boards, and checks that no
+// two ports are one board (boardIDs.preflight).
+func prepareBoards(ctx context.Context, root string, p runPlan, sysRoot string, log io.Writer) (boardSetup, error) {
+	bs := boardSetup{tools: map[string]string{}}
+	if p.board.Kind == BoardEmulator {
+		var err error
+		if bs.modules, err = pico.EnsureEmulator(ctx, root, log); err != nil {
+			return bs, err
 		}
-		ver, err := packageVersion(filepath.Join(modules, "rp2040js", "package.json"))
+		ver, err := packageVersion(filepath.Join(bs.modules, "rp2040js", "package.json"))
 		if err != nil {
-			return fmt.Errorf("rp2040js version: %w (delete .cache/pico/npm-emu and retry)", err)
+			return bs, fmt.Errorf("rp2040js version: %w (delete .cache/pico/npm-emu and retry)", err)
 		}
-		tools["rp2040js"] = ver
-		boardLabel = "rp2040js " + ver + " (emulated)"
+		bs.tools["rp2040js"] = ver
+		bs.label = "rp2040js " + ver + " (emulated)"
 	} else {
-		var ports []string
-		for _, sl := range slots {
-			ports = append(ports, strings.TrimPrefix(sl.Port, "/dev/"))
-		}
-		boardLabel = "Raspberry Pi Pico (RP2040) on " + strings.Join(ports, ", ")
-		if len(slots) > 1 {
-			boardLabel = fmt.Sprintf("%d Raspberry Pi Picos (RP2040) on %s", len(slots), strings.Join(ports, ", "))
-		}
+		bs.label = serialBoardLabel(p.slots)
 	}
-	ids := newBoardIDs(slots, cfg.sysRoot)
-	if err := ids.preflight(); err != nil {
-		return err
-	}
+	bs.ids = newBoardIDs(p.slots, sysRoot)
+	return bs, bs.ids.preflight()
+}
 
-	// Build every image before running any: a compile error stops the run
-	// before minutes of emulation.
-	built, err := buildImages(ctx, root, s, cfg.Profile, prof, imgs, log)
-	if err != nil {
-		return err
+// serialBoardLabel is meta.json's board for real boards: the model and
+// their ports.
+func serialBoardLabel(slots []Slot) string {
+	var ports []string
+	for _, sl := range slots {
+		ports = append(ports, strings.TrimPrefix(sl.Port, "/dev/"))
 	}
+	if len(slots) > 1 {
+		return fmt.Sprintf("%d Raspberry Pi Picos (RP2040) on %s", len(slots), strings.Join(ports, ", "))
+	}
+	return "Raspberry Pi Pico (RP2040) on " + strings.Join(ports, ", ")
+}
 
-	// The jobs: every image once (spread: any free board takes the next),
-	// or every image on every board (replicate: one queue per board, run
-	// folders <image>@<board number>).
-	type job struct {
-		key string // run folder and progress name
-		img pico.Image
-	}
+// job is one image to run on one board.
+type job struct {
+	key string // run folder and progress name
+	img pico.Image
+}
+
+// planJobs lists the jobs per queue, in order: every image once in one
+// queue that every board takes from (spread), or every image once per
+// board in a queue of its own (replicate: run folders <image>@<board
+// number>); and each job's estimate.
+func planJobs(built []pico.Image, slots []Slot, replicate bool, est map[string]time.Duration) ([][]job, map[string]time.Duration) {
 	jobEst := map[string]time.Duration{}
+	if !replicate {
+		var q []job
+		for _, img := range built {
+			q = append(q, job{key: img.Name, img: img})
+			jobEst[img.Name] = est[img.Name]
+		}
+		return [][]job{q}, jobEst
+	}
+	var plan [][]job
+	for _, sl := range slots {
+		var q []job
+		for _, img := range built {
+			j := job{key: fmt.Sprintf("%s@%d", img.Name, sl.N), img: img}
+			jobEst[j.key] = est[img.Name]
+			q = append(q, j)
+		}
+		plan = append(plan, q)
+	}
+	return plan, jobEst
+}
+
+// runJobs runs the jobs on the boards, one at a time per board: with
+// replicate, board i takes queue i; else every board takes the next job of
+// the one queue. The first job that fails stops the others (a job stopped
+// by it is not an error of its own) and is the error; a job that ctx
+// stops is not recorded. It returns the records by job key.
+func runJobs(ctx context.Context, slots []Slot, plan [][]job, replicate bool, run func(context.Context, job, Slot) (ImageRecord, error)) (map[string]ImageRecord, error) {
 	queues := make([]chan job, len(slots))
 	shared := make(chan job)
 	for i := range slots {
@@ -280,27 +425,6 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 			queues[i] = make(chan job)
 		}
 	}
-	var plan [][]job // per queue, in order
-	if replicate {
-		for _, sl := range slots {
-			var q []job
-			for _, img := range built {
-				j := job{key: fmt.Sprintf("%s@%d", img.Name, sl.N), img: img}
-				jobEst[j.key] = est[img.Name]
-				q = append(q, j)
-			}
-			plan = append(plan, q)
-		}
-	} else {
-		var q []job
-		for _, img := range built {
-			q = append(q, job{key: img.Name, img: img})
-			jobEst[img.Name] = est[img.Name]
-		}
-		plan = [][]job{q}
-	}
-	tr := &tracker{now: now, start: now(), est: jobEst, workers: workers, total: len(jobEst),
-		started: map[string]time.Time{}, done: map[string]bool{}, scale: 1}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -322,35 +446,20 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		go func() {
 			defer wg.Done()
 			for j := range queues[i] {
-				img := j.img
 				if runCtx.Err() != nil {
 					continue
 				}
-				logf("%s on %s", tr.begin(j.key), sl.Name())
-				imgIdle := idle
-				if prof.RSAKeygen > 0 && slices.Contains(img.Schemes, "rsa-2048") {
-					// An RSA-2048 keygen is silent for minutes in rp2040js:
-					// only the image's time limit bounds it.
-					imgIdle = max(idle, timeout)
-				}
-				rec, err := runImage(runCtx, img, imageEnv{root: root, dir: filepath.Join(r.Dir, j.key),
-					board: board, slot: sl, ids: ids, modules: modules, idle: imgIdle, timeout: timeout, log: log, tamper: cfg.tamper, now: now,
-					mounts: cfg.mountsFile, bootselWait: cmp.Or(cfg.bootselWait, DefaultBootselWait)})
+				rec, err := run(runCtx, j, sl)
 				if err != nil {
-					if runCtx.Err() != nil && context.Cause(runCtx) != err {
+					if runCtx.Err() != nil && !errors.Is(err, context.Cause(runCtx)) {
 						continue // stopped because another image failed or ctx ended
 					}
-					fail(fmt.Errorf("image %s on board %d (%s): %w", img.Name, sl.N, sl.describe(), err))
+					fail(err)
 					continue
 				}
 				mu.Lock()
 				records[j.key] = rec
 				mu.Unlock()
-				detail := fmt.Sprintf("%d measurements, %d host checks passed, board %s", rec.Measurements, rec.Checks, rec.Board)
-				if rec.Emulator != nil {
-					detail += fmt.Sprintf(", %.1f simulated MHz", rec.Emulator.SimMHz)
-				}
-				logf("%s", tr.finish(j.key, detail))
 			}
 		}()
 	}
@@ -375,59 +484,42 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	feeders.Wait()
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("pico run interrupted: %w", err)
-	}
+	return records, firstErr
+}
 
-	hostRows := 0
-	if s.HostTimings {
-		var schemes []string
-		for _, img := range built { // each image once, also when replicated
-			schemes = append(schemes, img.Schemes...)
-		}
-		logf("timing %s on the host CPU (circl and Go crypto, the profile's counts)", strings.Join(schemes, ", "))
-		t0 := now()
-		hs, err := pico.HostTimings(ctx, pico.HostConfig{Profile: prof.Firmware(cfg.Profile), Schemes: schemes, Seed: s.Seed})
-		if err != nil {
-			return fmt.Errorf("host timings: %w", err)
-		}
-		b, err := EncodeHostTimings(hs)
-		if err != nil {
-			return fmt.Errorf("encode host timings: %w", err)
-		}
-		if err := os.WriteFile(filepath.Join(r.Dir, HostTimingsFile), b, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", HostTimingsFile, err)
-		}
-		hostRows = len(hs)
-		logf("host timings: %d scheme/operation/library series in %v", len(hs), now().Sub(t0).Round(100*time.Millisecond))
+// writeHostTimings times the built images' schemes on the host CPU
+// (circl and Go crypto, the profile's counts; each image once, also when
+// replicated) into dir/HostTimingsFile and returns the number of series.
+func writeHostTimings(ctx context.Context, dir string, s Spec, profile string, prof ProfileSpec, built []pico.Image, now func() time.Time, logf func(string, ...any)) (int, error) {
+	var schemes []string
+	for _, img := range built {
+		schemes = append(schemes, img.Schemes...)
 	}
+	logf("timing %s on the host CPU (circl and Go crypto, the profile's counts)", strings.Join(schemes, ", "))
+	t0 := now()
+	hs, err := pico.HostTimings(ctx, pico.HostConfig{Profile: prof.Firmware(profile), Schemes: schemes, Seed: s.Seed})
+	if err != nil {
+		return 0, fmt.Errorf("host timings: %w", err)
+	}
+	b, err := EncodeHostTimings(hs)
+	if err != nil {
+		return 0, fmt.Errorf("encode host timings: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, HostTimingsFile), b, 0o644); err != nil {
+		return 0, fmt.Errorf("write %s: %w", HostTimingsFile, err)
+	}
+	logf("host timings: %d scheme/operation/library series in %v", len(hs), now().Sub(t0).Round(100*time.Millisecond))
+	return len(hs), nil
+}
 
-	end := now()
-	meta := provenance.Collect(ctx, provenance.Options{Root: root, Git: cfg.Git, Tools: map[string][]string{
-		"arm-none-eabi-gcc": {"arm-none-eabi-gcc", "--version"},
-		"node":              {"node", "--version"},
-		"npm":               {"npm", "--version"},
-	}})
-	if meta.Tools == nil {
-		meta.Tools = map[string]string{}
-	}
-	for k, v := range tools {
-		meta.Tools[k] = v
-	}
-	meta.Study = Study
-	meta.RunID = r.ID
-	meta.Spec = specRel(root, specPath)
-	meta.SpecSHA = specSHA
-	meta.Profile = cfg.Profile
-	meta.Seeds = map[string]uint64{"firmware_randombytes": s.Seed}
-	meta.Start = start.UTC()
-	meta.End = end.UTC()
-	meta.Board = boardLabel
-	measured := map[string]any{"wall_seconds": end.Sub(start).Seconds(), "workers": workers, "host_timing_series": hostRows,
-		"emulated": board.Kind == BoardEmulator, "images": map[string]any{}, "replicate": replicate, "boards": ids.record(slots, records)}
+// measuredMeta is meta.json's measured: the run's wall time, workers,
+// host timing series, whether it was emulated or replicated, the boards
+// (boardIDs.record) and per image its times, counts, clock, provenance
+// and board (and the emulator's figures).
+func measuredMeta(p runPlan, wall time.Duration, hostRows int, boards map[string]any, records map[string]ImageRecord) map[string]any {
+	images := map[string]any{}
+	measured := map[string]any{"wall_seconds": wall.Seconds(), "workers": p.workers, "host_timing_series": hostRows,
+		"emulated": p.board.Kind == BoardEmulator, "images": images, "replicate": p.replicate, "boards": boards}
 	for name, rec := range records {
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
 			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board}
@@ -436,36 +528,21 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 			m["simulated_seconds"] = e.SimSeconds
 			m["cycles"] = e.Cycles
 		}
-		measured["images"].(map[string]any)[name] = m
+		images[name] = m
 	}
-	meta.Measured = measured
-	meta.Notes = []string{
+	return measured
+}
+
+// runNotes are meta.json's notes.
+func runNotes(emulated bool) []string {
+	notes := []string{
 		"Times are from the RP2040's 1 MHz TIMER and clk_sys cycles from SysTick, at the firmware's 133 MHz (12 MHz crystal, PLL).",
 		"Peak stack is measured by painting the stack before each operation and finding the lowest overwritten word.",
 	}
-	if board.Kind == BoardEmulator {
-		meta.Notes = append(meta.Notes, "EMULATED: rp2040js executes the same RAM-only image cycle by cycle but models no bus contention, wait states or flash cache; label every result as emulated.")
+	if emulated {
+		notes = append(notes, "EMULATED: rp2040js executes the same RAM-only image cycle by cycle but models no bus contention, wait states or flash cache; label every result as emulated.")
 	}
-	files, err := hashTree(r.Dir)
-	if err != nil {
-		return err
-	}
-	meta.Files = files
-	if err := provenance.Write(r.Dir, meta); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil { // the last moment to stop: after this the run is published
-		return fmt.Errorf("pico run interrupted: %w", err)
-	}
-	if err := r.Commit(); err != nil {
-		return err
-	}
-	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest)); err != nil {
-		return fmt.Errorf("run %s is recorded in %s but could not be pinned: %w (add %s = %q under [runs] by hand)", r.ID, r.Final, err, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
-	}
-	logf("run %s recorded (%d images, %v) and pinned for the %s profile in %s", r.ID, len(records),
-		end.Sub(start).Round(time.Second), cfg.Profile, meta.Spec)
-	return nil
+	return notes
 }
 
 // buildImages builds the images with the spec's seed and flags and the
@@ -745,14 +822,6 @@ func hashTree(dir string) (map[string]string, error) {
 // flags, hashed.
 func buildKey(c pico.BuildConfig) string {
 	return c.Profile.Name + "-" + repro.HashBytes([]byte(fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)))[:12]
-}
-
-// specRel names the spec in meta.json without a path of this machine.
-func specRel(root, path string) string {
-	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return filepath.Base(path)
 }
 
 func firstLine(err error) string {
