@@ -117,10 +117,11 @@ var ErrCheck = errors.New("pico run check failed")
 // experiments/runlife's; the steps between are this package's:
 //
 //  1. load the spec strictly and plan the run (newPlan: images, boards,
-//     workers), then start a run folder (runlife.Life.Begin);
-//  2. install the emulator or name the real boards (prepareBoards);
-//  3. build every image (buildImages, cached by firmware ID);
-//  4. run the images on the boards (planJobs, runJobs, runImage:
+//     workers);
+//  2. start a run folder (runlife.Life.Begin);
+//  3. install the emulator or name the real boards (prepareBoards);
+//  4. build every image (buildImages, cached by firmware ID);
+//  5. run the images on the boards (planJobs, runJobs, runImage:
 //     Spec.Board.Slots: Workers emulator instances, or the real boards,
 //     one image at a time each), longest first; spread (each image once,
 //     on the next free board) or, with replicate, every image on every
@@ -128,9 +129,9 @@ var ErrCheck = errors.New("pico run check failed")
 //     verbatim, measurements.csv.gz, verify.json (host checks with circl
 //     and Go's crypto), size.json and image.json, which names the board
 //     (ImageRecord.Board);
-//  5. time the schemes on the host CPU when the spec asks
+//  6. time the schemes on the host CPU when the spec asks
 //     (writeHostTimings);
-//  6. write meta.json (measuredMeta, runNotes), commit the run, and pin
+//  7. write meta.json (measuredMeta, runNotes), commit the run, and pin
 //     it in the spec for the profile (runlife.Life.Commit).
 //
 // An incomplete read, a device check that failed ("err" line), a fault or
