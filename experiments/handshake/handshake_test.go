@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -226,6 +228,90 @@ func TestGoHRRGroups(t *testing.T) {
 		}
 		if _, err := Run(context.Background(), Config{Group: g, ClientGroups: groups, ExpectHRR: true, Cert: CertConfig{Key: Ed25519}, N: 1}); err != nil {
 			t.Errorf("%s via %v: %v", g, groups, err)
+		}
+	}
+}
+
+// TestCauseOfClosedByContext: a read that fails with net.ErrClosed because
+// Dial's context closed the connection carries the context's error, so that
+// a caller classifies a per-connection timeout as a timeout (the race of the
+// AfterFunc close against the deadline once made a lossy-link test fail with
+// "use of closed network connection").
+func TestCauseOfClosedByContext(t *testing.T) {
+	closed := fmt.Errorf("read tcp: %w", net.ErrClosed)
+	expired, cancel := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel()
+	cancelled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	other := errors.New("bad record MAC")
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want []error
+	}{
+		{"timeout closed the connection", expired, closed, []error{context.DeadlineExceeded, net.ErrClosed}},
+		{"cancel closed the connection", cancelled, closed, []error{context.Canceled, net.ErrClosed}},
+		{"live context keeps the error", context.Background(), closed, []error{net.ErrClosed}},
+		{"other error untouched", expired, other, []error{other}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := causeOf(tc.ctx, tc.err)
+			for _, w := range tc.want {
+				if !errors.Is(got, w) {
+					t.Errorf("causeOf = %v, want it to wrap %v", got, w)
+				}
+			}
+			if tc.ctx == context.Background() && errors.Is(got, context.DeadlineExceeded) {
+				t.Errorf("causeOf = %v wraps a deadline the context never had", got)
+			}
+		})
+	}
+}
+
+// TestDialTimeoutWaitingForClose: a server that completes the handshake and
+// never closes makes Dial fail after its timeout with an error that is a
+// deadline, whichever of the deadline and the context's close wins.
+func TestDialTimeoutWaitingForClose(t *testing.T) {
+	b, err := MakeCerts(CertConfig{Key: Ed25519, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			tc := tls.Server(c, ServerTLSConfig(b, tls.X25519, nil))
+			go tc.Handshake() // then hold the connection open: no close_notify, no FIN
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		cl := Client{Timeout: 50 * time.Millisecond, TLS: ClientTLSConfig(b.Roots, "localhost", []tls.CurveID{tls.X25519}, nil), Expect: Expect{Group: tls.X25519, Key: Ed25519}}
+		_, err := cl.Dial(context.Background(), ln.Addr().String())
+		if err == nil {
+			t.Fatal("Dial returned without the server's close")
+		}
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("attempt %d: %v is not a deadline", i, err)
 		}
 	}
 }

@@ -237,7 +237,7 @@ func (c *Client) Dial(ctx context.Context, addr string) (ClientRecord, error) {
 	rec.Local, rec.Server = raw.LocalAddr().String(), raw.RemoteAddr().String()
 	tc := tls.Client(raw, c.TLS)
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return rec, fmt.Errorf("client handshake %s -> %s: %w", rec.Local, addr, err)
+		return rec, fmt.Errorf("client handshake %s -> %s: %w", rec.Local, addr, causeOf(ctx, err))
 	}
 	t1 := clock.Now()
 	rec.DurationNs = t1.Sub(rec.Start).Nanoseconds()
@@ -265,7 +265,20 @@ func (c *Client) Dial(ctx context.Context, addr string) (ClientRecord, error) {
 		return rec, fmt.Errorf("close_notify to %s: %w", addr, err)
 	}
 	if _, err := io.Copy(io.Discard, tc); err != nil {
-		return rec, fmt.Errorf("wait for server close %s: %w", addr, err)
+		return rec, fmt.Errorf("wait for server close %s: %w", addr, causeOf(ctx, err))
 	}
 	return rec, nil
+}
+
+// causeOf names why a read or write on a connection that Dial's context
+// closed failed: when the context ended (the per-connection timeout or the
+// caller's cancellation) and its AfterFunc closed the connection before
+// the deadline fired, the read returns net.ErrClosed, which says nothing
+// about the cause; the context's error (context.DeadlineExceeded for the
+// timeout) is wrapped with it so that callers can classify the failure.
+func causeOf(ctx context.Context, err error) error {
+	if ce := ctx.Err(); ce != nil && errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("%w (%w)", ce, err)
+	}
+	return err
 }
