@@ -21,6 +21,13 @@ func (c *Config) installer() *deps.Installer {
 	return &deps.Installer{Root: c.Root, Log: c.log()}
 }
 
+// RunTarget is a study's <name>:run target: it takes the tree's write
+// lock (refusing to start while another command writes), then RunStudy.
+// Each study's Mage namespace calls it with the study's name.
+func RunTarget(ctx context.Context, cfg Config, name string) error {
+	return Locked(ctx, cfg, name+":run", func(ctx context.Context, cfg Config) error { return RunStudy(ctx, cfg, name) })
+}
+
 // RunStudy runs one study's experiment into a new run folder.
 func RunStudy(ctx context.Context, cfg Config, name string) error {
 	ctx, stop := withSignals(ctx)
@@ -50,7 +57,11 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
 		return s.Run(ctx, cfg, "", "")
 	}
-	return fmt.Errorf("study %q is not built yet: see the open issues (tls: Study A, net: Study B, pico: Study C)", name)
+	var known []string
+	for _, s := range Studies() {
+		known = append(known, fmt.Sprintf("%s (Study %s)", s.Name, s.Label))
+	}
+	return fmt.Errorf("study %q is not registered: the studies are %s", name, strings.Join(known, ", "))
 }
 
 // Paper builds paper/main.pdf and everything it depends on.
@@ -160,13 +171,6 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 		return errors.New("go test ran no test")
 	}
 	return nil
-}
-
-func (s Study) estimate(root, profile string) time.Duration {
-	if s.EstimateFor == nil {
-		return 0
-	}
-	return s.EstimateFor(root, profile)
 }
 
 // roundDuration rounds an estimate to what a person reads: seconds below
