@@ -46,6 +46,17 @@ type Study struct {
 	Hardware  string
 	// Requirements lists what the study's experiment needs installed.
 	Requirements func(root string) []deps.Requirement
+	// TestRequirements lists what the study's tests need installed
+	// beyond Go: mage test installs them, so that no test skips in CI
+	// for want of a tool.
+	TestRequirements func(root string) []deps.Requirement
+	// BeforeTests, when set, prepares what the study's tests need that
+	// no package provides (Study A's OpenSSL build); mage test runs it
+	// before the tests.
+	BeforeTests func(ctx context.Context, cfg Config) error
+	// NetnsPrefixes name the network namespaces the experiment creates:
+	// net:clean removes those a crashed run left, status lists them.
+	NetnsPrefixes []string
 	// EstimateFor is the expected wall time of the experiment for a
 	// profile, from the study's cost model measured on the reference
 	// machine (2 cores); nil or 0 means unknown.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	anet "pqrepro/analysis/netstudy"
+	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/netstudy"
 	"pqrepro/internal/repro"
@@ -32,8 +33,9 @@ func init() {
 				Does: "removes the network namespaces and TUN devices a crashed `net:run` left",
 				Time: "under a second"},
 		},
-		NeedsRoot:    true,
-		Requirements: netstudy.Requirements,
+		NeedsRoot:     true,
+		Requirements:  netstudy.Requirements,
+		NetnsPrefixes: []string{linkemu.DefaultPrefix},
 		EstimateFor: func(root, profile string) time.Duration {
 			s, err := netstudy.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	apico "pqrepro/analysis/pico"
 	"pqrepro/experiments/picostudy"
+	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 )
 
@@ -33,7 +34,10 @@ func init() {
 		},
 		Hardware:     "optional: a Raspberry Pi Pico (RP2040) on USB; without one the firmware runs in the rp2040js emulator",
 		Requirements: picostudy.Requirements,
-		EstimateFor:  func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
+		TestRequirements: func(root string) []deps.Requirement {
+			return append(picostudy.Requirements(root), reqDpkgDev)
+		},
+		EstimateFor: func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
@@ -44,6 +48,11 @@ func init() {
 		Compare: comparePico,
 	})
 }
+
+// reqDpkgDev is what the tests of the mbedTLS comparison need: they
+// unpack the pinned mbedTLS source package (apt-get source).
+var reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinned mbedTLS source package (apt-get source)",
+	Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}}
 
 // reproducePicoTol is how far a new run's values may be from the
 // reference run's, relative: the emulator is deterministic, but ML-DSA

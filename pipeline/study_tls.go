@@ -9,9 +9,12 @@ import (
 
 	"pqrepro/analysis/claims"
 	atls "pqrepro/analysis/tlsmatrix"
+	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/openssl"
 	"pqrepro/experiments/tlsjoin"
 	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -33,6 +36,17 @@ func init() {
 		},
 		NeedsRoot:    true,
 		Requirements: tlsmatrix.Requirements,
+		// The OpenSSL stack's and the bridge path's tests.
+		TestRequirements: func(string) []deps.Requirement {
+			return append(openssl.Requirements(), bridgenet.Requirements()...)
+		},
+		// The OpenSSL stack's tests need the build; it is made once into
+		// .cache/openssl (minutes) and reused.
+		BeforeTests: func(ctx context.Context, cfg Config) error {
+			cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
+			return TLSOpenSSL(ctx, cfg)
+		},
+		NetnsPrefixes: []string{tlsmatrix.NetnsPrefix},
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsmatrix.Estimates(root)[profile]
 		},

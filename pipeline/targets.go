@@ -126,11 +126,11 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 	if err := cfg.installer().Ensure(ctx, testRequirements(cfg.Root)); err != nil {
 		return err
 	}
-	if testOpenSSL {
-		// The OpenSSL stack's tests need the build; it is made once into
-		// .cache/openssl (minutes) and reused.
-		cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
-		if err := TLSOpenSSL(ctx, cfg); err != nil {
+	for _, s := range Studies() {
+		if s.BeforeTests == nil || !withBeforeTests {
+			continue
+		}
+		if err := s.BeforeTests(ctx, cfg); err != nil {
 			return err
 		}
 	}
@@ -182,8 +182,8 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Second)
 }
 
-// testOpenSSL is false in tests of Test itself, which fake the tree.
-var testOpenSSL = true
+// withBeforeTests is false in tests of Test itself, which fake the tree.
+var withBeforeTests = true
 
 // FuzzListFile names, in a package folder, the bounded fuzz runs of that
 // package: one `go test -fuzz` command per line, # for comments.
