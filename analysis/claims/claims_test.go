@@ -245,8 +245,8 @@ func TestStageKnowsNoStudy(t *testing.T) {
 	if text := Text(rep, nil); !regexp.MustCompile(`D1 +quux`).MatchString(text) {
 		t.Errorf("Text without labels shows the name:\n%s", text)
 	}
-	st := Stage([]StudyClaims{{Name: "quux", Label: "D", Missing: "no run", Code: []string{"analysis/quux"}}})
-	if !slices.Equal(st.Code, []string{"analysis/claims", "analysis/quux"}) || st.Params["label.quux"] != "D" || st.Params["missing.quux"] != "no run" {
+	st := Stage([]StudyClaims{{Name: "quux", Label: "D", Missing: "no run", Code: []string{"analysis/quux"}, Claims: []Claim{{ID: "D1"}, {ID: "D2"}}}})
+	if !slices.Equal(st.Code, []string{"analysis/claims", "analysis/quux"}) || st.Params["label.quux"] != "D" || st.Params["missing.quux"] != "no run" || st.Params["claims.quux"] != "D1 D2" {
 		t.Errorf("stage code %v, params %v", st.Code, st.Params)
 	}
 }

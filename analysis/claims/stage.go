@@ -99,8 +99,8 @@ type StudyClaims struct {
 
 // Stage evaluates every study's claims on the results files it is given
 // and writes results/claims.json and the paper's claims tables. A
-// study's missing reason and label are parameters, so a study that gains
-// a dataset, or is renamed, reruns the stage.
+// study's missing reason, label and claim IDs are parameters, so a study
+// that gains a dataset, is relabelled or gains a claim reruns the stage.
 func Stage(studies []StudyClaims) *repro.Stage {
 	params := map[string]string{}
 	results, missing, labels := map[string]string{}, map[string]string{}, map[string]string{}
@@ -118,6 +118,14 @@ func Stage(studies []StudyClaims) *repro.Stage {
 		}
 		labels[s.Name] = s.Label
 		params["label."+s.Name] = s.Label
+		// Which claims, in which order: the caller chooses them, in code
+		// the stage's code hash does not cover (ClaimsCode covers where
+		// they are defined).
+		var ids []string
+		for _, c := range s.Claims {
+			ids = append(ids, c.ID)
+		}
+		params["claims."+s.Name] = strings.Join(ids, " ")
 		catalogue = append(catalogue, s.Claims...)
 		code = append(code, s.Code...)
 	}
