@@ -9,7 +9,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"pqrepro/internal/pipeline"
+	"pqrepro/pipeline"
 )
 
 // Default is what `mage` with no target runs.
@@ -81,11 +81,6 @@ func Bench(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(""), "bench", pipeline.Bench)
 }
 
-// study is a study's run target, for pipeline.Locked.
-func study(name string) func(context.Context, pipeline.Config) error {
-	return func(ctx context.Context, cfg pipeline.Config) error { return pipeline.RunStudy(ctx, cfg, name) }
-}
-
 // Data holds the transfers between the content store (.store) and the data remote named in remote.toml.
 type Data mg.Namespace
 
@@ -100,7 +95,7 @@ type TLS mg.Namespace
 
 // Run captures TLS 1.3 handshakes into a new dataset under data/tls (PQREPRO_PROFILE=quick|full).
 func (TLS) Run(ctx context.Context) error {
-	return pipeline.Locked(ctx, config(pipeline.Full), "tls:run", study("tls"))
+	return pipeline.RunTarget(ctx, config(pipeline.Full), "tls")
 }
 
 // OpenSSL builds OpenSSL 3.5 from Debian's source package into .cache/openssl, once, and its handshake harness.
@@ -111,7 +106,7 @@ type Net mg.Namespace
 
 // Run captures handshakes across the emulated links into a new dataset under data/net.
 func (Net) Run(ctx context.Context) error {
-	return pipeline.Locked(ctx, config(pipeline.Full), "net:run", study("net"))
+	return pipeline.RunTarget(ctx, config(pipeline.Full), "net")
 }
 
 // Clean removes network namespaces and TUN devices left behind by a crashed run.
@@ -124,7 +119,7 @@ type Pico mg.Namespace
 
 // Run builds the firmware and benchmarks it on a Pico if one is attached, else in rp2040js, into data/pico.
 func (Pico) Run(ctx context.Context) error {
-	return pipeline.Locked(ctx, config(pipeline.Full), "pico:run", study("pico"))
+	return pipeline.RunTarget(ctx, config(pipeline.Full), "pico")
 }
 
 // Build compiles the RP2040 benchmark firmware images (ELF and RAM-only UF2) with gcc-arm-none-eabi (profile default quick).

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,7 +182,7 @@ func TestStageThroughEngine(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "results", "tls.json"), tlsResults(t, 3.9, map[string][3]float64{
 		"pq-sig": {4.651, 120, 1e-9}, "pq-kem": {5.072, 128, 1e-9}, "hybrid": {9.048, 228, 1e-9}}, 1e-12), 0o644)
 	os.WriteFile(filepath.Join(root, PreregistrationFile), []byte("b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n"), 0o644)
-	st := Stage(map[string]string{"tls": "results/tls.json"}, map[string]string{"net": "no dataset", "pico": "no dataset"})
+	st := Stage(testStudies(map[string]string{"tls": "results/tls.json"}, "no dataset"))
 	e := &repro.Engine{Root: root, Stages: []*repro.Stage{st}}
 	if _, err := e.Build(context.Background()); err != nil {
 		t.Fatal(err)
@@ -202,8 +204,50 @@ func TestStageThroughEngine(t *testing.T) {
 			t.Errorf("claims.tex lacks %q", want)
 		}
 	}
-	if !strings.Contains(Text(rep), "12 reproduced") {
-		t.Errorf("text table:\n%s", Text(rep))
+	if text := Text(rep, testLabels); !strings.Contains(text, "12 reproduced") || !regexp.MustCompile(`(?m)^A1a +A +`).MatchString(text) {
+		t.Errorf("text table:\n%s", text)
+	}
+}
+
+// testLabels are the three studies' labels as the pipeline registers them.
+var testLabels = map[string]string{"tls": "A", "net": "B", "pico": "C"}
+
+// testStudies is the three studies with the catalogue's claims, each with
+// the results file given for it or, without one, missing for why.
+func testStudies(results map[string]string, why string) []StudyClaims {
+	var out []StudyClaims
+	for _, name := range []string{"tls", "net", "pico"} {
+		s := StudyClaims{Name: name, Label: testLabels[name], Results: results[name]}
+		if s.Results == "" {
+			s.Missing = why
+		}
+		for _, c := range Catalogue() {
+			if c.Study == name {
+				s.Claims = append(s.Claims, c)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestStageKnowsNoStudy: labels and the catalogue come from the caller;
+// a study the stage has never heard of gets its tables.
+func TestStageKnowsNoStudy(t *testing.T) {
+	rep := Report{Claims: []Evaluated{{ID: "D1", Study: "quux", Published: "1 ms", Verdict: NotMeasurable}}}
+	tex, err := Latex(rep, map[string]string{"quux": "D"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tex, `\label{tab:claims-D}`) || !strings.Contains(tex, "Study D:") {
+		t.Errorf("Latex with label D:\n%s", tex)
+	}
+	if text := Text(rep, nil); !regexp.MustCompile(`D1 +quux`).MatchString(text) {
+		t.Errorf("Text without labels shows the name:\n%s", text)
+	}
+	st := Stage([]StudyClaims{{Name: "quux", Label: "D", Missing: "no run", Code: []string{"analysis/quux"}, Claims: []Claim{{ID: "D1"}, {ID: "D2"}}}})
+	if !slices.Equal(st.Code, []string{"analysis/claims", "analysis/quux"}) || st.Params["label.quux"] != "D" || st.Params["missing.quux"] != "no run" || st.Params["claims.quux"] != "D1 D2" {
+		t.Errorf("stage code %v, params %v", st.Code, st.Params)
 	}
 }
 

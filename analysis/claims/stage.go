@@ -76,27 +76,66 @@ func Run(r *Results, catalogue []Claim) Report {
 	return rep
 }
 
-// Stage evaluates every claim on the results files it is given (study ->
-// path of results/<study>.json, each the output of that study's analysis
-// stage) and writes results/claims.json and the paper's claims table.
-// missing gives, for each study without results, the reason; it is a
-// parameter, so a study that gains a dataset reruns the stage.
-func Stage(results map[string]string, missing map[string]string) *repro.Stage {
+// A StudyClaims is one study as the claims stage sees it. The stage
+// knows no study by name: the composition root (package pipeline) passes
+// every registered study, in the paper's order.
+type StudyClaims struct {
+	// Name is the study's short name, the key of its claims' Study field.
+	Name string
+	// Label is how the paper names the study ("A" for Study A): the
+	// tables' labels (tab:claims-A) and captions.
+	Label string
+	// Results is the path of results/<Name>.json, the output of the
+	// study's analysis stage; "" when the study has none.
+	Results string
+	// Missing says why Results is "" (the claims are then not measurable).
+	Missing string
+	// Claims are the study's published claims as code, in the paper's order.
+	Claims []Claim
+	// Code lists the package folders that define Claims beyond
+	// analysis/claims, so that the stage's code hash covers them.
+	Code []string
+}
+
+// Stage evaluates every study's claims on the results files it is given
+// and writes results/claims.json and the paper's claims tables. A
+// study's missing reason, label and claim IDs are parameters, so a study
+// that gains a dataset, is relabelled or gains a claim reruns the stage.
+func Stage(studies []StudyClaims) *repro.Stage {
 	params := map[string]string{}
+	results, missing, labels := map[string]string{}, map[string]string{}, map[string]string{}
 	var inputs []string
-	for study, p := range results {
-		params["results."+study] = p
-		inputs = append(inputs, p)
-	}
-	for study, why := range missing {
-		params["missing."+study] = why
+	var catalogue []Claim
+	code := []string{"analysis/claims"}
+	for _, s := range studies {
+		if s.Results != "" {
+			results[s.Name] = s.Results
+			params["results."+s.Name] = s.Results
+			inputs = append(inputs, s.Results)
+		} else {
+			missing[s.Name] = s.Missing
+			params["missing."+s.Name] = s.Missing
+		}
+		labels[s.Name] = s.Label
+		params["label."+s.Name] = s.Label
+		// Which claims, in which order: the caller chooses them, in code
+		// the stage's code hash does not cover (ClaimsCode covers where
+		// they are defined).
+		var ids []string
+		for _, c := range s.Claims {
+			ids = append(ids, c.ID)
+		}
+		params["claims."+s.Name] = strings.Join(ids, " ")
+		catalogue = append(catalogue, s.Claims...)
+		code = append(code, s.Code...)
 	}
 	inputs = append(inputs, PreregistrationFile)
 	slices.Sort(inputs)
+	slices.Sort(code)
 	return &repro.Stage{
 		Name:    "claims",
 		Doc:     "evaluate every published claim on the results",
-		Code:    []string{"analysis/claims"},
+		Code:    slices.Compact(code),
 		Inputs:  inputs,
 		Params:  params,
 		Outputs: []string{JSONFile, LatexFile, NumbersFile},
@@ -113,7 +152,7 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			rep := Run(r, Catalogue())
+			rep := Run(r, catalogue)
 			pb, err := env.ReadFile(PreregistrationFile)
 			if err != nil {
 				return err
@@ -137,7 +176,7 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 			if err := env.WriteFile(JSONFile, append(b, '\n')); err != nil {
 				return err
 			}
-			tex, err := Latex(rep)
+			tex, err := Latex(rep, labels)
 			if err != nil {
 				return err
 			}
@@ -198,9 +237,9 @@ func (e Evaluated) label() string {
 }
 
 // Latex renders the verdict tables for the paper, one per study
-// (labels tab:claims-A, tab:claims-B, tab:claims-C), so that each fits a
-// page.
-func Latex(rep Report) (string, error) {
+// (labels tab:claims-A, tab:claims-B, ... from labels, study -> label),
+// so that each fits a page.
+func Latex(rep Report, labels map[string]string) (string, error) {
 	const rag = `>{\raggedright\arraybackslash}`
 	var out strings.Builder
 	var studies []string
@@ -210,7 +249,7 @@ func Latex(rep Report) (string, error) {
 		}
 	}
 	for _, study := range studies {
-		label := studyLabel(study)
+		label := studyLabel(labels, study)
 		t := render.Table{
 			Label: "tab:claims-" + label,
 			Caption: "Study " + label + ": every numeric claim with the rule that judges it, evaluated on our results by " +
@@ -244,20 +283,17 @@ func Latex(rep Report) (string, error) {
 	return out.String(), nil
 }
 
-func studyLabel(s string) string {
-	switch s {
-	case "tls":
-		return "A"
-	case "net":
-		return "B"
-	case "pico":
-		return "C"
+// studyLabel is the study's label, or its name when it has none.
+func studyLabel(labels map[string]string, study string) string {
+	if l := labels[study]; l != "" {
+		return l
 	}
-	return s
+	return study
 }
 
-// Text renders the report as a plain table for the terminal.
-func Text(rep Report) string {
+// Text renders the report as a plain table for the terminal, each study
+// shown by its label (study -> label).
+func Text(rep Report, labels map[string]string) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "claim\tstudy\tpublished\trule\tours\tverdict")
@@ -266,7 +302,7 @@ func Text(rep Report) string {
 		if c.Reason != "" {
 			v += " (" + c.Reason + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.label(), studyLabel(c.Study), c.Published, c.Agreement, c.Ours, v)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.label(), studyLabel(labels, c.Study), c.Published, c.Agreement, c.Ours, v)
 	}
 	w.Flush()
 	fmt.Fprintf(&b, "%d independent claims: %d reproduced, %d direction only, %d not reproduced, %d not assessable (calibrated), %d not measurable here; %d derived claims shown, not counted\n",

@@ -8,7 +8,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"pqrepro/internal/pipeline"
+	"pqrepro/pipeline"
 )
 
 func init() {

@@ -468,7 +468,7 @@ func loopbackNoise(t *testing.T) (*int, func()) {
 }
 
 // checkRederive runs the build's records stage (experiments/rederive with
-// tlsjoin.Derive, what internal/pipeline builds) on a run the runner made:
+// tlsjoin.Derive, what pipeline builds) on a run the runner made:
 // it must re-derive the recorded records byte for byte from the committed
 // capture; records that the capture does not give must fail naming the
 // file and the record; a truncated capture must fail as such.

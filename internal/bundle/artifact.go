@@ -321,7 +321,7 @@ func artifactMD(in artifactInput) []byte {
 	for _, t := range in.Targets {
 		study := "all"
 		if t.Study != "" {
-			study = studyTitles[t.Study]
+			study = t.StudyTitle
 			if study == "" {
 				study = t.Study
 			}

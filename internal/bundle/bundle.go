@@ -52,7 +52,7 @@ type Options struct {
 	// dirty tree is refused, because a bundle must be one commit.
 	AllowDirty bool
 	// Targets describe the targets for the artifact appendix; nil is
-	// DefaultTargets().
+	// CommonTargets() (no study's run target: the caller adds those).
 	Targets []Target
 	// TimingsFile is the committed file with the measured times of
 	// build, verify and paper, relative to Root; empty is
@@ -125,7 +125,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	targets := opt.Targets
 	if targets == nil {
-		targets = DefaultTargets()
+		targets = CommonTargets()
 	}
 
 	tree, err := readTree(ctx, root)

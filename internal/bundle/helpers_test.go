@@ -130,7 +130,14 @@ func newFixture(t testing.TB) *fixture {
 }
 
 func (f *fixture) opts() Options {
-	return Options{Root: f.Root, OutDir: f.Out, Epoch: testEpoch, Store: f.Store}
+	return Options{Root: f.Root, OutDir: f.Out, Epoch: testEpoch, Store: f.Store, Targets: testTargets()}
+}
+
+// testTargets are a study's run target, as the pipeline describes it from
+// its registration, and the common targets.
+func testTargets() []Target {
+	return append([]Target{{Name: "tls:run", Study: "tls", StudyTitle: `Study A: "A Test Paper" (Authors)`,
+		Doc: "capture handshakes", Root: true, Claims: SeedClaims("tls")}}, CommonTargets()...)
 }
 
 func (f *fixture) commit(t testing.TB, msg string) {

@@ -8,8 +8,9 @@ type Target struct {
 	// Name is what follows `mage` (or `go run mage.go`), e.g. "tls:run".
 	Name string
 	// Study is the study's short name (tls, net, pico), or "" for a
-	// target over every study.
-	Study string
+	// target over every study; StudyTitle is how the appendix names the
+	// study (its label and the paper it reproduces), "" for the name.
+	Study, StudyTitle string
 	// Doc says in one line what the target does.
 	Doc string
 	// Root is set when the target needs root (packet capture, network
@@ -32,13 +33,6 @@ type Target struct {
 	// engine's job (`mage claims`); this is only the map from targets to
 	// claims.
 	Claims []string
-}
-
-// Study titles, as the studies are cited in CITATION.cff.
-var studyTitles = map[string]string{
-	"tls":  `Study A: "Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
-	"net":  `Study B: "Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3" (Marques, Zavan, 2026)`,
-	"pico": `Study C: "Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"`,
 }
 
 // seedClaims lists each study's published numeric claims, as SEEDS.md
@@ -75,16 +69,13 @@ var seedClaims = map[string][]string{
 // (nil for an unknown study).
 func SeedClaims(study string) []string { return append([]string(nil), seedClaims[study]...) }
 
-// DefaultTargets describes the targets as the README documents them. The
-// pipeline fills in each study's Debian and npm packages from its
-// requirements; what is known without them is here.
-func DefaultTargets() []Target {
-	all := []string{"all claims of Studies A, B and C: the outputs every claim is evaluated on"}
+// CommonTargets describes the targets over every study as the README
+// documents them. The bundle knows no study: the composition root
+// (package pipeline) adds each registered study's run target, with its
+// Debian and npm packages, and the packages of these.
+func CommonTargets() []Target {
+	all := []string{"all claims of every study: the outputs every claim is evaluated on"}
 	return []Target{
-		{Name: "tls:run", Study: "tls", Doc: "Study A: capture TLS 1.3 handshakes on lo into a new dataset under data/tls", Root: true, Claims: SeedClaims("tls")},
-		{Name: "net:run", Study: "net", Doc: "Study B: handshakes across emulated links (network namespaces, TUN) into data/net", Root: true, Claims: SeedClaims("net")},
-		{Name: "pico:run", Study: "pico", Doc: "Study C: build the RP2040 firmware, run it on a Pico if attached, else in rp2040js, into data/pico",
-			Hardware: "optional: a Raspberry Pi Pico (RP2040) on USB; without one the firmware runs in the rp2040js emulator", Claims: SeedClaims("pico")},
 		{Name: "build", Doc: "rebuild the stale analysis, figure, table and paper stages from the pinned datasets", Claims: all},
 		{Name: "verify", Doc: "re-hash SHA256SUMS and re-derive every output from the committed data in a temporary tree, byte for byte", Claims: all},
 		{Name: "paper", Doc: "build paper/main.pdf and what it includes", Claims: all},

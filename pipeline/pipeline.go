@@ -1,6 +1,25 @@
-// Package pipeline assembles the studies into one build and implements
-// the Mage targets: it is the only package that knows every study. Each
-// target of magefile.go calls one function here.
+// Package pipeline is the composition root: it assembles the studies
+// into one build and implements the Mage targets. It is the only package
+// (with the binaries that call it: cmd/pqrepro and the magefile) that
+// knows every study. Each target of magefile.go calls one function here.
+//
+// A study is one registration (Study, in study_<name>.go): its name and
+// label, the paper it reproduces, its requirements and estimate, its
+// experiment, its stages, its claims and how to compare two of its runs.
+// The targets, the claims stage, the artifact bundle and the README's
+// target table are built from the registry; nothing outside the
+// registration names a study.
+//
+// The module's layers, which layering_test.go enforces:
+//
+//	internal/     the bottom: libraries that know no study (repro,
+//	              atomicfile, jsonnum, spec, provenance, treelock, remote,
+//	              render, latex, paperbuild, bundle, deps, magemain)
+//	datasets/     each study's dataset format (its experiment writes it,
+//	              its analysis reads it)
+//	experiments/  how raw data is made; imports no analysis
+//	analysis/     raw data -> results and claims; imports no experiment
+//	pipeline/     this package, with cmd/ and the magefile: imports anything
 //
 // The data flow is one way: a study's experiment writes a raw dataset
 // (data/<study>/<run-id>/), its analysis stages turn the pinned dataset
@@ -15,7 +34,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,60 +100,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%s is not the repository root (no go.mod): run mage from the repository root", c.Root)
 	}
 	return nil
-}
-
-// A Study is one reproduced paper, as the pipeline sees it.
-type Study struct {
-	// Name is the study's short name and Mage namespace (tls, net, pico).
-	Name string
-	// Title is one line for plans and status.
-	Title string
-	// Requirements lists what the study's experiment needs installed.
-	Requirements func(root string) []deps.Requirement
-	// EstimateFor is the expected wall time of the experiment for a
-	// profile, from the study's cost model measured on the reference
-	// machine (2 cores); nil or 0 means unknown.
-	EstimateFor func(root, profile string) time.Duration
-	// Pinned returns the run folder (relative to the root) that the
-	// study's analysis uses for the profile, or "" if there is none yet;
-	// nil means the [runs] table of experiments/<Name>.toml.
-	Pinned func(root, profile string) (string, error)
-	// Run runs the experiment with the spec at specPath into a new run
-	// folder dataDir/<study>/<run-id>/ and pins it in that spec; empty
-	// paths mean experiments/<Name>.toml and data/. `mage reproduce` passes
-	// copies, so that it runs again without touching the committed data
-	// or spec.
-	Run func(ctx context.Context, cfg Config, specPath, dataDir string) error
-	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
-	// that the pin records ("" if it records none); nil means the [runs]
-	// table of experiments/<Name>.toml (spec.PinnedSeal).
-	Manifest func(root, profile string) (string, error)
-	// StagesFor returns the study's analysis and render stages over a run
-	// folder (relative to root): the pinned run for the build, a new run
-	// for `mage reproduce`.
-	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
-	// CannotRun, when set, says why the experiment cannot run on this
-	// machine ("" when it can), for example "not root" for a study that
-	// captures packets; `mage all` then skips it with that reason instead
-	// of failing. Missing packages are not a reason: all installs them,
-	// and skips the study only when it cannot.
-	CannotRun func(root string) string
-	// Records, when set, returns the stage that re-derives a run's records
-	// from its packet captures (StagesFor includes it for its own run).
-	// The engine adds it for the runs pinned for the other profiles too,
-	// so that verify re-derives every pinned run whose captures are
-	// present, the quick runs' committed ones included.
-	Records func(root, profile, run string) *repro.Stage
-}
-
-// studies is the registry; studies.go fills it.
-var studies []Study
-
-// Studies returns the registered studies, sorted by name.
-func Studies() []Study {
-	out := slices.Clone(studies)
-	slices.SortFunc(out, func(a, b Study) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // Engine returns the stage engine over every study's stages for the

@@ -2,13 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"strings"
 
 	"pqrepro/internal/treelock"
 )
 
 // refusing lists the targets that refuse to start while another command
-// writes in the tree; every other writing target waits for it. Runs
-// refuse: they measure, and a run queued behind a build or another run
+// writes in the tree, beside every study's run target (<study>:run, see
+// runTarget); every other writing target waits for it. Runs refuse: they measure, and a run queued behind a build or another run
 // would start unattended at some later time, or (without the lock) run
 // under the other's CPU load and race it for the pin. all, quick and
 // reproduce run every experiment again, so they refuse too; they write
@@ -19,20 +20,20 @@ import (
 // and the rest wait: they are deterministic and short, and the second one
 // finds the first one's work done.
 var refusing = map[string]bool{
-	"tls:run":   true,
-	"net:run":   true,
-	"pico:run":  true,
 	"reproduce": true,
 	"all":       true,
 	"quick":     true,
 }
 
 // runs lists the targets that report leftovers of killed commands when
-// they start (status reports them too).
+// they start (status reports them too), beside every study's run target.
 var runs = map[string]bool{
-	"tls:run": true, "net:run": true, "pico:run": true,
 	"reproduce": true, "all": true, "quick": true,
 }
+
+// runTarget reports whether the target is a study's run target: the Run
+// of a study's Mage namespace (RunTarget), <study>:run.
+func runTarget(target string) bool { return strings.HasSuffix(target, ":run") }
 
 // Locked runs fn, a target that writes in the tree, under the tree's
 // write lock (internal/treelock): another writing command makes it wait
@@ -44,7 +45,7 @@ func Locked(ctx context.Context, cfg Config, target string, fn func(context.Cont
 	ctx, stop := withSignals(ctx)
 	defer stop()
 	policy := treelock.Wait
-	if refusing[target] {
+	if refusing[target] || runTarget(target) {
 		policy = treelock.Refuse
 	}
 	l, err := treelock.Acquire(ctx, cfg.Root, treelock.Write, target, policy, cfg.log())
@@ -52,7 +53,7 @@ func Locked(ctx context.Context, cfg Config, target string, fn func(context.Cont
 		return err
 	}
 	defer l.Release()
-	if runs[target] {
+	if runs[target] || runTarget(target) {
 		reportLeftovers(cfg)
 	}
 	return fn(ctx, cfg)

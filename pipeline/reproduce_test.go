@@ -60,7 +60,7 @@ func TestCompareStudy(t *testing.T) {
 		// The Bonferroni-corrected p decides, not the uncorrected one.
 		{"net reversed, not significant after correction", "net", netJSON(0.16, 1e-100), netJSON(-0.01, 0.6), 0, 1, "", "reference run only"},
 	} {
-		rows, err := compareStudy(tc.study, tc.ref, tc.now)
+		rows, err := compareStudy(registered(tc.study), tc.ref, tc.now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestCompareStudy(t *testing.T) {
 		{"gap change unresolved", gapJSON(1.3, 1e-9, -0.05), []outcome{agrees, inconclusive}, "includes zero"},
 		{"gap cell missing", []byte(`{"families":{"matrix":{"comparisons":[]}},"gap":{"cells":[],"factors":[]}}`), []outcome{differs, differs}, "not in the new run"},
 	} {
-		rows, err := compareStudy("tls", gapJSON(1.3, 1e-9, 1.0), tc.now)
+		rows, err := compareStudy(registered("tls"), gapJSON(1.3, 1e-9, 1.0), tc.now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,20 +124,31 @@ func TestCompareStudy(t *testing.T) {
 	pico := func(v float64) []byte {
 		return []byte(`{"published":[{"key":"mlkem512_exchange_ms","ours":` + ftoa(v) + `}]}`)
 	}
-	rows, err := compareStudy("pico", pico(32.46), pico(32.47))
+	rows, err := compareStudy(registered("pico"), pico(32.46), pico(32.47))
 	if err != nil || len(rows) != 1 || rows[0].outcome != agrees {
 		t.Errorf("pico same: %+v %v", rows, err)
 	}
-	rows, _ = compareStudy("pico", pico(32.46), pico(40))
+	rows, _ = compareStudy(registered("pico"), pico(32.46), pico(40))
 	if rows[0].outcome != differs {
 		t.Error("pico 23 % slower agrees")
 	}
-	if _, err := compareStudy("tls", []byte(`{}`), []byte(`{}`)); err == nil {
+	if _, err := compareStudy(registered("tls"), []byte(`{}`), []byte(`{}`)); err == nil {
 		t.Error("empty results compared without error")
 	}
-	if rows, err := compareStudy("other", []byte(`{}`), []byte(`{}`)); err != nil || rows != nil {
+	if rows, err := compareStudy(registered("other"), []byte(`{}`), []byte(`{}`)); err != nil || rows != nil {
 		t.Errorf("a study without item rules: %v, %v", rows, err)
 	}
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// registered is the registered study of that name, or a study with only
+// the name when there is none.
+func registered(name string) Study {
+	for _, s := range Studies() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return Study{Name: name}
+}

@@ -21,6 +21,13 @@ func (c *Config) installer() *deps.Installer {
 	return &deps.Installer{Root: c.Root, Log: c.log()}
 }
 
+// RunTarget is a study's <name>:run target: it takes the tree's write
+// lock (refusing to start while another command writes), then RunStudy.
+// Each study's Mage namespace calls it with the study's name.
+func RunTarget(ctx context.Context, cfg Config, name string) error {
+	return Locked(ctx, cfg, name+":run", func(ctx context.Context, cfg Config) error { return RunStudy(ctx, cfg, name) })
+}
+
 // RunStudy runs one study's experiment into a new run folder.
 func RunStudy(ctx context.Context, cfg Config, name string) error {
 	ctx, stop := withSignals(ctx)
@@ -50,7 +57,11 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
 		return s.Run(ctx, cfg, "", "")
 	}
-	return fmt.Errorf("study %q is not built yet: see the open issues (tls: Study A, net: Study B, pico: Study C)", name)
+	var known []string
+	for _, s := range Studies() {
+		known = append(known, fmt.Sprintf("%s (Study %s)", s.Name, s.Label))
+	}
+	return fmt.Errorf("study %q is not registered: the studies are %s", name, strings.Join(known, ", "))
 }
 
 // Paper builds paper/main.pdf and everything it depends on.
@@ -115,11 +126,11 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 	if err := cfg.installer().Ensure(ctx, testRequirements(cfg.Root)); err != nil {
 		return err
 	}
-	if testOpenSSL {
-		// The OpenSSL stack's tests need the build; it is made once into
-		// .cache/openssl (minutes) and reused.
-		cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
-		if err := TLSOpenSSL(ctx, cfg); err != nil {
+	for _, s := range Studies() {
+		if s.BeforeTests == nil || !withBeforeTests {
+			continue
+		}
+		if err := s.BeforeTests(ctx, cfg); err != nil {
 			return err
 		}
 	}
@@ -162,13 +173,6 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 	return nil
 }
 
-func (s Study) estimate(root, profile string) time.Duration {
-	if s.EstimateFor == nil {
-		return 0
-	}
-	return s.EstimateFor(root, profile)
-}
-
 // roundDuration rounds an estimate to what a person reads: seconds below
 // an hour, minutes above.
 func roundDuration(d time.Duration) time.Duration {
@@ -178,8 +182,8 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Second)
 }
 
-// testOpenSSL is false in tests of Test itself, which fake the tree.
-var testOpenSSL = true
+// withBeforeTests is false in tests of Test itself, which fake the tree.
+var withBeforeTests = true
 
 // FuzzListFile names, in a package folder, the bounded fuzz runs of that
 // package: one `go test -fuzz` command per line, # for comments.

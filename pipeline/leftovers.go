@@ -44,9 +44,8 @@ func FindLeftovers(root string) Leftovers {
 		// one (.incomplete-*.old) that was not removed yet (ReproduceDir).
 		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
-	// The link emulator's (Study B) and the bridge path's (Study A)
-	// namespaces: the prefixes net:clean removes.
-	for _, prefix := range netnsPrefixes {
+	// The studies' namespaces: the prefixes net:clean removes.
+	for _, prefix := range netnsPrefixes() {
 		orphans, _ := linkemu.Orphaned("", prefix)
 		l.Namespaces = append(l.Namespaces, orphans...)
 	}

@@ -1,4 +1,4 @@
-package bundle_test
+package pipeline_test
 
 import (
 	"bytes"
@@ -14,12 +14,12 @@ import (
 	"testing"
 
 	"pqrepro/internal/bundle"
-	"pqrepro/internal/pipeline"
+	"pqrepro/pipeline"
 )
 
-// gitRepo makes a minimal committed repository that passes
+// committedRepo makes a minimal committed repository that passes
 // pipeline.Config.Validate and carries what a bundle must.
-func gitRepo(t *testing.T) string {
+func committedRepo(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: the bundle reads the commit from Git (Debian package git)")
@@ -45,7 +45,7 @@ func gitRepo(t *testing.T) string {
 
 // TestPipelineBundle runs the function `mage bundle` calls.
 func TestPipelineBundle(t *testing.T) {
-	root := gitRepo(t)
+	root := committedRepo(t)
 	t.Setenv("PQREPRO_STORE", t.TempDir())
 	t.Setenv("PQREPRO_BUNDLE_DIRTY", "")
 	t.Setenv("PQREPRO_BUNDLE_MEASURE", "")
@@ -88,7 +88,7 @@ func TestPipelineBundle(t *testing.T) {
 // TestPipelineMeasure: PQREPRO_BUNDLE_MEASURE=1 times verify, paper and
 // build and writes the timings file instead of a bundle.
 func TestPipelineMeasure(t *testing.T) {
-	root := gitRepo(t)
+	root := committedRepo(t)
 	t.Setenv("PQREPRO_BUNDLE_MEASURE", "1")
 	var log bytes.Buffer
 	if err := pipeline.Bundle(context.Background(), pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/linkemu"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
 )
@@ -184,6 +185,7 @@ func TestLeftoverNamespace(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	cfg, _, _ := fakeStudy(t)
+	studies[0].NetnsPrefixes = []string{linkemu.DefaultPrefix} // as Study B registers it
 	l := FindLeftovers(cfg.Root)
 	found := false
 	for _, n := range l.Namespaces {

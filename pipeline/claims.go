@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/repro"
@@ -15,29 +16,29 @@ import (
 // over a fake study turn it off (the claims are tested in analysis/claims).
 var withClaims = true
 
-// claimsStage evaluates the published claims on the results of every
-// study whose analysis is in the pipeline; the others are reported as not
-// measurable, with the command that would make them measurable.
+// claimsStage evaluates the published claims of every registered study
+// on the results of every study whose analysis is in the pipeline; the
+// others are reported as not measurable, with the command that would make
+// them measurable.
 func claimsStage(stages []*repro.Stage) *repro.Stage {
-	results := map[string]string{}
-	missing := map[string]string{}
-	for _, s := range Studies() {
+	var in []claims.StudyClaims
+	for _, s := range paperOrder() {
+		c := claims.StudyClaims{Name: s.Name, Label: s.Label, Code: s.ClaimsCode}
+		if s.Claims != nil {
+			c.Claims = s.Claims()
+		}
 		p := "results/" + s.Name + ".json"
-		found := false
 		for _, st := range stages {
-			for _, o := range st.Outputs {
-				if o == p {
-					found = true
-				}
+			if slices.Contains(st.Outputs, p) {
+				c.Results = p
 			}
 		}
-		if found {
-			results[s.Name] = p
-		} else {
-			missing[s.Name] = fmt.Sprintf("no dataset pinned for %s: run `mage %s:run`", s.Title, s.Name)
+		if c.Results == "" {
+			c.Missing = fmt.Sprintf("no dataset pinned for %s: run `mage %s:run`", s.Title, s.Name)
 		}
+		in = append(in, c)
 	}
-	return claims.Stage(results, missing)
+	return claims.Stage(in)
 }
 
 // Claims brings the claims stage up to date and prints the verdict table.
@@ -53,6 +54,6 @@ func Claims(ctx context.Context, cfg Config) error {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return fmt.Errorf("read %s: %w", claims.JSONFile, err)
 	}
-	fmt.Fprint(cfg.log(), claims.Text(rep))
+	fmt.Fprint(cfg.log(), claims.Text(rep, labels()))
 	return nil
 }

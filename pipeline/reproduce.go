@@ -33,7 +33,7 @@ var ErrNotReproduced = errors.New("the new runs do not reproduce the reference r
 const ReproduceDir = ".cache/reproduce"
 
 // catalogue is the claims the summary evaluates; tests replace it.
-var catalogue = claims.Catalogue
+var catalogue = registryCatalogue
 
 // buildEstimate is the expected time of the analysis, render and paper
 // stages when everything is stale, on the reference machine.
@@ -694,7 +694,7 @@ func summarize(profile string, plans []studyPlan) *summary {
 			nowMissing[p.s.Name] = "not re-run here: " + p.skip
 		}
 		if p.refResults != nil && p.newResults != nil {
-			rows, err := compareStudy(p.s.Name, p.refResults, p.newResults)
+			rows, err := compareStudy(p.s, p.refResults, p.newResults)
 			if err != nil {
 				rows = []itemRow{{study: p.s.Name, item: "results", outcome: differs, why: err.Error()}}
 			}

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/linkemu"
-	"pqrepro/experiments/openssl"
-	"pqrepro/experiments/tlsmatrix"
 	"pqrepro/internal/deps"
 )
 
@@ -17,33 +14,30 @@ import (
 var (
 	reqTshark = deps.Requirement{Name: "tshark", Why: "the capture cross-check test (Wireshark's decoder vs ours)",
 		Present: deps.Command("tshark"), Apt: []string{"tshark"}}
-	reqArmGCC = deps.Requirement{Name: "arm-none-eabi-gcc with newlib", Why: "the RP2040 firmware (pico:build)",
-		Present: func() bool { return deps.Command("arm-none-eabi-gcc")() && newlibPresent() },
-		Apt:     []string{"gcc-arm-none-eabi", "libnewlib-arm-none-eabi"}}
-	reqNode = deps.Requirement{Name: "node and npm", Why: "the rp2040js emulator and the PQClean sources (npm packages)",
-		Present: func() bool { return deps.Command("node")() && deps.Command("npm")() }, Apt: []string{"nodejs", "npm"}}
 	reqLatex = deps.Requirement{Name: "pdflatex", Why: "the paper (paper stage)",
 		Present: deps.Command("pdflatex"),
 		Apt:     []string{"texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended", "lmodern"}}
-	reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinned mbedTLS source package (apt-get source)",
-		Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}}
 	reqTcpdump = deps.Requirement{Name: "tcpdump", Why: "the snap-length capture test (tcpdump -s 128 read by our reader)",
 		Present: deps.Command("tcpdump"), Apt: []string{"tcpdump"}}
 )
 
 func init() {
 	testRequirements = func(root string) []deps.Requirement {
-		reqs := append([]deps.Requirement{reqTshark, reqArmGCC, reqNode, reqLatex, reqDpkgDev, reqTcpdump}, openssl.Requirements()...)
-		return append(reqs, bridgenet.Requirements()...) // the bridge path's tests
+		reqs := []deps.Requirement{reqTshark, reqLatex, reqTcpdump}
+		for _, s := range Studies() {
+			if s.TestRequirements != nil {
+				reqs = append(reqs, s.TestRequirements(root)...)
+			}
+		}
+		return reqs
 	}
 }
 
 // NetClean removes the network namespaces (and with them the TUN, veth
-// and bridge devices) that crashed link-emulator runs and Study A bridge
-// runs (tlsmatrix.NetnsPrefix) left behind; those of running processes
-// are kept.
+// and bridge devices) that crashed runs of the studies' experiments left
+// behind (Study.NetnsPrefixes); those of running processes are kept.
 func NetClean(ctx context.Context, cfg Config) error {
-	for _, prefix := range netnsPrefixes {
+	for _, prefix := range netnsPrefixes() {
 		if err := netClean(cfg, prefix); err != nil {
 			return err
 		}
@@ -51,9 +45,15 @@ func NetClean(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// netnsPrefixes name the network namespaces the runners create: the link
-// emulator's (Study B) and the bridge path's (Study A).
-var netnsPrefixes = []string{linkemu.DefaultPrefix, tlsmatrix.NetnsPrefix}
+// netnsPrefixes name the network namespaces the studies' experiments
+// create.
+func netnsPrefixes() []string {
+	var out []string
+	for _, s := range Studies() {
+		out = append(out, s.NetnsPrefixes...)
+	}
+	return out
+}
 
 func netClean(cfg Config, prefix string) error {
 	rep, err := linkemu.Clean("", prefix, false)

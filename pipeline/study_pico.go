@@ -11,6 +11,7 @@ import (
 
 	apico "pqrepro/analysis/pico"
 	"pqrepro/experiments/picostudy"
+	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 )
 
@@ -18,17 +19,57 @@ const picoStudy = "pico"
 
 func init() {
 	studies = append(studies, Study{
-		Name:         picoStudy,
-		Title:        "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
+		Name:     picoStudy,
+		Label:    "C",
+		Title:    "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
+		Citation: `"Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"`,
+		Packages: []string{"experiments/picostudy", "experiments/pico", "analysis/pico"},
+		Targets: []TargetDoc{
+			{Names: []string{"pico:run"},
+				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`",
+				Time: "quick 1.5 minutes; full about 15 minutes"},
+			{Names: []string{"pico:build", "pico:emulate", "pico:flash", "pico:read"},
+				Does: "Study C pieces: images, an emulator run into `.cache/pico/emulate`, a BOOTSEL copy, a serial read",
+				Time: "seconds to minutes"},
+		},
+		Hardware:     "optional: a Raspberry Pi Pico (RP2040) on USB; without one the firmware runs in the rp2040js emulator",
 		Requirements: picostudy.Requirements,
-		EstimateFor:  func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
+		TestRequirements: func(root string) []deps.Requirement {
+			return append(picostudy.Requirements(root), reqDpkgDev)
+		},
+		EstimateFor: func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return apico.Stages(run, apico.Params{}), nil
 		},
+		Claims:  catalogueClaims(picoStudy),
+		Compare: comparePico,
 	})
+}
+
+// reqDpkgDev is what the tests of the mbedTLS comparison need: they
+// unpack the pinned mbedTLS source package (apt-get source).
+var reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinned mbedTLS source package (apt-get source)",
+	Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}}
+
+// reproducePicoTol is how far a new run's values may be from the
+// reference run's, relative: the emulator is deterministic, but ML-DSA
+// timings depend on the seeded messages, which are the same.
+const reproducePicoTol = 0.02
+
+// comparePico compares two Study C runs: every published value's "ours".
+func comparePico(c *itemComparer) {
+	for _, p := range c.list("ref", "published") {
+		key := fmt.Sprint(p.(map[string]any)["key"])
+		a, err1 := c.r.Num("ref", "published[key="+key+"].ours")
+		b, err2 := c.r.Num("new", "published[key="+key+"].ours")
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		c.median(key, a, b, reproducePicoTol)
+	}
 }
 
 // picoCommand runs `pqrepro pico <action>` (cmd/pqrepro/pico.go) with the

@@ -1,0 +1,268 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The module's layers, bottom to top, as the folders show them:
+//
+//	internal/     the bottom: study-agnostic libraries (stages and hashing,
+//	              atomic writes, specs, provenance, rendering, LaTeX,
+//	              bundling, locks, remotes, installers)
+//	datasets/     each study's dataset format, read by its experiment
+//	              (writing) and its analysis (reading)
+//	experiments/  how raw data is made        } siblings: neither
+//	analysis/     raw data -> results, claims } imports the other
+//	pipeline/, cmd/, the magefile   the composition root: imports anything
+//
+// A package may import its own layer and the layers below; experiments
+// and analysis may not import each other. And only the composition root
+// may import the packages of every registered study (Study.Packages).
+type layer int
+
+const (
+	bottom layer = iota
+	datasets
+	experiments
+	analysis
+	root
+)
+
+func (l layer) String() string {
+	return [...]string{"internal/ (bottom)", "datasets/", "experiments/", "analysis/", "the composition root"}[l]
+}
+
+// may lists, per layer, the layers its packages may import.
+var may = map[layer][]layer{
+	bottom:      {bottom},
+	datasets:    {bottom, datasets},
+	experiments: {bottom, datasets, experiments},
+	analysis:    {bottom, datasets, analysis},
+	root:        {bottom, datasets, experiments, analysis, root},
+}
+
+// layerOf is the layer of a package folder relative to the module root
+// ("" is the root folder: the magefile's package main).
+func layerOf(dir string) (layer, bool) {
+	top, _, _ := strings.Cut(dir, "/")
+	switch top {
+	case "internal":
+		return bottom, true
+	case "datasets":
+		return datasets, true
+	case "experiments":
+		return experiments, true
+	case "analysis":
+		return analysis, true
+	case "pipeline", "cmd", "":
+		return root, true
+	}
+	return 0, false
+}
+
+// A goPackage is what the layering rules need of `go list -json`: the
+// folder relative to the module root, the module's packages it imports
+// directly and all it depends on.
+type goPackage struct {
+	Dir     string
+	Imports []string
+	Deps    []string
+}
+
+// checkLayers returns one message per violation, naming the importing
+// package and the offending import.
+func checkLayers(pkgs []goPackage, studyPackages map[string][]string) []string {
+	var bad []string
+	for _, p := range pkgs {
+		from, ok := layerOf(p.Dir)
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s is in no layer: put it under internal/, datasets/, experiments/, analysis/ or pipeline/", p.Dir))
+			continue
+		}
+		for _, imp := range p.Imports {
+			to, ok := layerOf(imp)
+			if ok && !slices.Contains(may[from], to) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s may not import %s", p.Dir, imp, from, to))
+			}
+		}
+		if from == root || len(studyPackages) < 2 {
+			continue
+		}
+		var via []string
+		for _, name := range slices.Sorted(maps.Keys(studyPackages)) {
+			for _, sp := range studyPackages[name] {
+				if p.Dir == sp || slices.Contains(p.Deps, sp) {
+					via = append(via, name+" via "+sp)
+					break
+				}
+			}
+		}
+		if len(via) == len(studyPackages) {
+			bad = append(bad, fmt.Sprintf("%s depends on the packages of every study (%s): only the composition root (pipeline/, cmd/, the magefile) may", p.Dir, strings.Join(via, ", ")))
+		}
+	}
+	return bad
+}
+
+// goList runs `go list -deps -json` with args in the module root and
+// returns the module's packages, folders relative to the root.
+func goList(t *testing.T, modRoot string, args ...string) []goPackage {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps", "-json"}, args...)...)
+	cmd.Dir = modRoot
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr.String())
+	}
+	const module = "pqrepro"
+	rel := func(path string) (string, bool) {
+		if path == module {
+			return "", true
+		}
+		r, ok := strings.CutPrefix(path, module+"/")
+		return r, ok
+	}
+	var pkgs []goPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Module     *struct{ Path string }
+			Imports    []string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		dir, ok := rel(p.ImportPath)
+		if !ok || p.Module == nil || p.Module.Path != module {
+			continue
+		}
+		gp := goPackage{Dir: dir}
+		for _, i := range p.Imports {
+			if r, ok := rel(i); ok {
+				gp.Imports = append(gp.Imports, r)
+			}
+		}
+		for _, d := range p.Deps {
+			if r, ok := rel(d); ok {
+				gp.Deps = append(gp.Deps, r)
+			}
+		}
+		pkgs = append(pkgs, gp)
+	}
+	return pkgs
+}
+
+// TestLayering checks every package of the module, the magefile's
+// included, against the layering rules.
+func TestLayering(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: the layering test runs go list")
+	}
+	modRoot, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs := goList(t, modRoot, "./...")
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		seen[p.Dir] = true
+	}
+	for _, p := range goList(t, modRoot, "-tags", "mage", ".") {
+		if !seen[p.Dir] {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if !seen["pipeline"] || !seen["internal/repro"] {
+		t.Fatalf("go list found %d packages, not this module's", len(pkgs))
+	}
+	studyPackages := map[string][]string{}
+	for _, s := range Studies() {
+		for _, sp := range s.Packages {
+			if !seen[sp] {
+				t.Errorf("study %s lists package %s, which does not exist", s.Name, sp)
+			}
+		}
+		studyPackages[s.Name] = s.Packages
+	}
+	found := map[string]bool{}
+	for _, msg := range checkLayers(pkgs, studyPackages) {
+		edge, _, _ := strings.Cut(msg, ":")
+		if pending[edge] != "" {
+			found[edge] = true
+			continue
+		}
+		t.Error(msg)
+	}
+	for edge, why := range pending {
+		if !found[edge] {
+			t.Errorf("%q is listed as pending (%s) but is no longer a violation: remove it from pending", edge, why)
+		}
+	}
+}
+
+// pending are the violations that a change under way removes: each
+// study's dataset format moves from experiments/ to datasets/, so that
+// its analysis stops importing its experiment. Each entry is the
+// violation's "<package> imports <import>"; the test fails when one is
+// gone, so that the list only shrinks.
+var pending = map[string]string{
+	"analysis/pico imports experiments/pico":            "Study C's dataset format moves to datasets/picodata",
+	"analysis/pico imports experiments/picostudy":       "Study C's dataset format moves to datasets/picodata",
+	"analysis/tlsmatrix imports experiments/tlsrecords": "Study A's dataset format moves to datasets/tlsdata",
+}
+
+// TestCheckLayersCatches feeds the rules a synthetic module with one
+// violation of each kind, and one that keeps every rule.
+func TestCheckLayersCatches(t *testing.T) {
+	studies := map[string][]string{"a": {"experiments/a", "analysis/a"}, "b": {"experiments/b", "analysis/b"}}
+	for _, tc := range []struct {
+		name string
+		pkg  goPackage
+		want string // "" is no violation
+	}{
+		{"analysis imports experiments", goPackage{Dir: "analysis/a", Imports: []string{"experiments/a"}, Deps: []string{"experiments/a"}},
+			"analysis/a imports experiments/a: analysis/ may not import experiments/"},
+		{"experiments import analysis", goPackage{Dir: "experiments/a", Imports: []string{"analysis/stats"}},
+			"experiments/a imports analysis/stats: experiments/ may not import analysis/"},
+		{"bottom imports analysis", goPackage{Dir: "internal/jsonnum", Imports: []string{"analysis/stats"}},
+			"internal/jsonnum imports analysis/stats: internal/ (bottom) may not import analysis/"},
+		{"bottom imports the root", goPackage{Dir: "internal/bundle", Imports: []string{"pipeline"}},
+			"internal/bundle imports pipeline: internal/ (bottom) may not import the composition root"},
+		{"bottom imports a dataset", goPackage{Dir: "internal/repro", Imports: []string{"datasets/adata"}},
+			"internal/repro imports datasets/adata: internal/ (bottom) may not import datasets/"},
+		{"dataset imports experiments", goPackage{Dir: "datasets/adata", Imports: []string{"experiments/capture"}},
+			"datasets/adata imports experiments/capture: datasets/ may not import experiments/"},
+		{"every study outside the root", goPackage{Dir: "analysis/claims", Imports: []string{"analysis/a", "analysis/b"}, Deps: []string{"analysis/a", "analysis/b", "internal/repro"}},
+			"analysis/claims depends on the packages of every study (a via analysis/a, b via analysis/b): only the composition root"},
+		{"no layer", goPackage{Dir: "tools/x"}, "tools/x is in no layer"},
+		{"the root imports every study", goPackage{Dir: "pipeline", Imports: []string{"analysis/a", "experiments/b"}, Deps: []string{"analysis/a", "experiments/b"}}, ""},
+		{"one study's analysis", goPackage{Dir: "analysis/a", Imports: []string{"datasets/adata", "analysis/stats", "internal/repro"}, Deps: []string{"datasets/adata", "analysis/stats", "internal/repro"}}, ""},
+		{"the magefile", goPackage{Dir: "", Imports: []string{"pipeline"}, Deps: []string{"pipeline", "analysis/a", "analysis/b"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := checkLayers([]goPackage{tc.pkg}, studies)
+			switch {
+			case tc.want == "" && len(bad) > 0:
+				t.Errorf("violations %q, want none", bad)
+			case tc.want != "" && (len(bad) != 1 || !strings.HasPrefix(bad[0], tc.want)):
+				t.Errorf("violations %q, want one starting %q", bad, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,187 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/analysis/claims"
+	"pqrepro/internal/deps"
+	"pqrepro/internal/repro"
+)
+
+// A Study is one reproduced paper, as the pipeline sees it: everything
+// the targets, the claims stage, the artifact bundle and the README's
+// target table need to know about it. Each study registers one, in its
+// own file (study_<name>.go); nothing outside that file names the study.
+type Study struct {
+	// Name is the study's short name and Mage namespace (tls, net, pico):
+	// data/<Name>/, experiments/<Name>.toml, results/<Name>.json.
+	Name string
+	// Label is the letter the paper calls the study by ("A" for Study
+	// A); it orders the studies in the paper, the claims tables
+	// (tab:claims-<Label>) and the artifact appendix.
+	Label string
+	// Title is one line for plans and status.
+	Title string
+	// Citation is the original paper the study reproduces, as
+	// CITATION.cff cites it (the artifact appendix shows it).
+	Citation string
+	// Packages are the module's package folders that belong to this
+	// study alone: its experiment, its dataset format and its analysis.
+	// The layering test (layering_test.go) lets no package but the
+	// composition root import the packages of every study.
+	Packages []string
+	// Targets are the study's rows of the README's target table, the
+	// first one its <Name>:run target (whose Does the artifact appendix
+	// shows too). The magefile has one namespace per study holding them.
+	Targets []TargetDoc
+	// NeedsRoot is set when the experiment needs root (packet capture,
+	// network namespaces, TUN devices); Hardware names hardware beyond a
+	// Linux host the experiment can use, if any.
+	NeedsRoot bool
+	Hardware  string
+	// Requirements lists what the study's experiment needs installed.
+	Requirements func(root string) []deps.Requirement
+	// TestRequirements lists what the study's tests need installed
+	// beyond Go: mage test installs them, so that no test skips in CI
+	// for want of a tool.
+	TestRequirements func(root string) []deps.Requirement
+	// BeforeTests, when set, prepares what the study's tests need that
+	// no package provides (Study A's OpenSSL build); mage test runs it
+	// before the tests.
+	BeforeTests func(ctx context.Context, cfg Config) error
+	// NetnsPrefixes name the network namespaces the experiment creates:
+	// net:clean removes those a crashed run left, status lists them.
+	NetnsPrefixes []string
+	// EstimateFor is the expected wall time of the experiment for a
+	// profile, from the study's cost model measured on the reference
+	// machine (2 cores); nil or 0 means unknown.
+	EstimateFor func(root, profile string) time.Duration
+	// Pinned returns the run folder (relative to the root) that the
+	// study's analysis uses for the profile, or "" if there is none yet;
+	// nil means the [runs] table of experiments/<Name>.toml.
+	Pinned func(root, profile string) (string, error)
+	// Run runs the experiment with the spec at specPath into a new run
+	// folder dataDir/<study>/<run-id>/ and pins it in that spec; empty
+	// paths mean experiments/<Name>.toml and data/. `mage reproduce` passes
+	// copies, so that it runs again without touching the committed data
+	// or spec.
+	Run func(ctx context.Context, cfg Config, specPath, dataDir string) error
+	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
+	// that the pin records ("" if it records none); nil means the [runs]
+	// table of experiments/<Name>.toml (spec.PinnedSeal).
+	Manifest func(root, profile string) (string, error)
+	// StagesFor returns the study's analysis and render stages over a run
+	// folder (relative to root): the pinned run for the build, a new run
+	// for `mage reproduce`.
+	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
+	// CannotRun, when set, says why the experiment cannot run on this
+	// machine ("" when it can), for example "not root" for a study that
+	// captures packets; `mage all` then skips it with that reason instead
+	// of failing. Missing packages are not a reason: all installs them,
+	// and skips the study only when it cannot.
+	CannotRun func(root string) string
+	// Records, when set, returns the stage that re-derives a run's records
+	// from its packet captures (StagesFor includes it for its own run).
+	// The engine adds it for the runs pinned for the other profiles too,
+	// so that verify re-derives every pinned run whose captures are
+	// present, the quick runs' committed ones included.
+	Records func(root, profile, run string) *repro.Stage
+	// Claims returns the study's published claims as code, in the paper's
+	// order; the claims stage and `mage all` evaluate them.
+	Claims func() []claims.Claim
+	// ClaimsCode lists the package folders that define Claims beyond
+	// analysis/claims, for the claims stage's code hash.
+	ClaimsCode []string
+	// Compare compares the items of a reference run's and a new run's
+	// results/<Name>.json for `mage all` (see compareStudy); nil compares
+	// the claims only.
+	Compare func(c *itemComparer)
+}
+
+// A TargetDoc is one row of the README's target table.
+type TargetDoc struct {
+	// Names are the row's targets, e.g. "pico:build", "pico:emulate".
+	Names []string
+	// Does says what they do; Time how long they take, as measured.
+	Does, Time string
+}
+
+// studies is the registry; each study_<name>.go adds its study.
+var studies []Study
+
+// Studies returns the registered studies, sorted by name.
+func Studies() []Study {
+	out := slices.Clone(studies)
+	slices.SortFunc(out, func(a, b Study) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// paperOrder returns the registered studies in the paper's order (by
+// Label: Study A, B, C), the order of the claims and the appendix.
+func paperOrder() []Study {
+	out := slices.Clone(studies)
+	slices.SortFunc(out, func(a, b Study) int {
+		return cmp.Or(strings.Compare(a.Label, b.Label), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// registryCatalogue is every registered study's claims, in the paper's
+// order.
+func registryCatalogue() []claims.Claim {
+	var out []claims.Claim
+	for _, s := range paperOrder() {
+		if s.Claims != nil {
+			out = append(out, s.Claims()...)
+		}
+	}
+	return out
+}
+
+// labels maps each registered study's name to its label.
+func labels() map[string]string {
+	out := map[string]string{}
+	for _, s := range studies {
+		out[s.Name] = s.Label
+	}
+	return out
+}
+
+// catalogueClaims is the adapter from the registry to the claims
+// catalogue as analysis/claims holds it today (claims.Catalogue, every
+// study's claims in one list): the claims of one study. When each study's
+// analysis package exports its own claims, a registration names that
+// function instead (and its folder in ClaimsCode).
+func catalogueClaims(study string) func() []claims.Claim {
+	return func() []claims.Claim {
+		var out []claims.Claim
+		for _, c := range claims.Catalogue() {
+			if c.Study == study {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+}
+
+func (s Study) estimate(root, profile string) time.Duration {
+	if s.EstimateFor == nil {
+		return 0
+	}
+	return s.EstimateFor(root, profile)
+}
+
+// runDoc is what the study's run target does, for the artifact appendix.
+func (s Study) runDoc() string {
+	for _, t := range s.Targets {
+		if slices.Contains(t.Names, s.Name+":run") {
+			return t.Does
+		}
+	}
+	return fmt.Sprintf("Study %s: run the experiment into a new dataset under data/%s", s.Label, s.Name)
+}
