@@ -45,7 +45,7 @@ type ResultParams struct {
 // Summary is stats.Summary with JSON names.
 type Summary = jsonnum.Summary
 
-func summary(s stats.Summary) Summary { return jsonnum.FromStats(s) }
+func summary(s stats.Summary) Summary { return s.JSON() }
 
 // Series is one scenario x round x group: its handshakes in time order.
 type Series struct {

@@ -9,7 +9,6 @@ import (
 
 	"pqrepro/analysis/stats"
 	"pqrepro/datasets/tlsdata"
-	"pqrepro/internal/jsonnum"
 )
 
 // methods are the definitions the results follow, repeated in the JSON so
@@ -308,7 +307,7 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 	return ConfigResult{
 		Config: id, Label: Label(m.id), CertKey: m.id.CertKey, Group: m.id.Group, Chain: m.id.Chain, HRR: m.id.HRR,
 		N: len(m.recs), Warmups: m.warmups,
-		ThsMs:  jsonnum.FromStats(s),
+		ThsMs:  s.JSON(),
 		ECDFMs: ecdf,
 		Bytes: Bytes{
 			Frame:      dirs(func(r *tlsdata.Record) float64 { return float64(r.FrameBytesC2S) }, func(r *tlsdata.Record) float64 { return float64(r.FrameBytesS2C) }),

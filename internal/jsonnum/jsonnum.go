@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-
-	"pqrepro/analysis/stats"
 )
 
 // Digits is the number of significant digits kept: far more than any
@@ -51,7 +49,8 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Summary is stats.Summary with JSON names.
+// Summary is a sample's descriptive statistics as results files write
+// them (analysis/stats.Summary.JSON makes one): JSON names, numbers as Num.
 type Summary struct {
 	N      int `json:"n"`
 	Mean   Num `json:"mean"`
@@ -65,12 +64,6 @@ type Summary struct {
 	P95    Num `json:"p95"`
 	P99    Num `json:"p99"`
 	Max    Num `json:"max"`
-}
-
-// FromStats converts a stats.Summary.
-func FromStats(s stats.Summary) Summary {
-	return Summary{N: s.N, Mean: Num(s.Mean), SD: Num(s.SD), CV: Num(s.CV), Min: Num(s.Min), Q1: Num(s.Q1),
-		Median: Num(s.Median), Q3: Num(s.Q3), IQR: Num(s.IQR), P95: Num(s.P95), P99: Num(s.P99), Max: Num(s.Max)}
 }
 
 // Marshal encodes v canonically for a results file: indented JSON with
