@@ -21,6 +21,7 @@ import (
 
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/rederive"
+	"pqrepro/internal/gzcsv"
 )
 
 // RecordsFile is the dataset's table, one row per recorded handshake attempt.
@@ -169,7 +170,7 @@ func encode(header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, 
 	for i, r := range rows {
 		out[i] = cells(r)[:len(header)]
 	}
-	return rederive.GzipCSV(header, out)
+	return gzcsv.Marshal(header, out)
 }
 
 // EncodeRecords renders rows as records.csv.gz.
@@ -183,7 +184,7 @@ func EncodeInproc(rows []Row) ([]byte, error) {
 // ReadInproc parses inproc.csv.gz (either header); name is for messages.
 // Rows of a file without the toolchain column are LegacyToolchain's.
 func ReadInproc(b []byte, name string) ([]Row, error) {
-	_, recs, err := rederive.ReadGzipCSVOf(b, name, InprocColumnsV1, InprocColumns)
+	_, recs, err := gzcsv.Unmarshal(b, name, InprocColumnsV1, InprocColumns)
 	if err != nil {
 		return nil, err
 	}

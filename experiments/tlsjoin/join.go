@@ -22,6 +22,7 @@ import (
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/rederive"
+	"pqrepro/internal/gzcsv"
 )
 
 // Files of a run folder this package reads.
@@ -123,13 +124,13 @@ func MarshalInproc(conns []Conn) ([]byte, error) {
 			rows[i] = append(rows[i], pathOf(c.Path))
 		}
 	}
-	return rederive.GzipCSV(header, rows)
+	return gzcsv.Marshal(header, rows)
 }
 
 // ReadInproc parses inproc.csv.gz (either header); name is for messages.
 // Connections of a file without the path column are on loopback.
 func ReadInproc(b []byte, name string) ([]Conn, error) {
-	_, rows, err := rederive.ReadGzipCSVOf(b, name, InprocColumns, InprocColumnsPath)
+	_, rows, err := gzcsv.Unmarshal(b, name, InprocColumns, InprocColumnsPath)
 	if err != nil {
 		return nil, err
 	}
