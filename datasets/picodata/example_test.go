@@ -2,9 +2,13 @@ package picodata_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"pqrepro/datasets/picodata"
+	"pqrepro/datasets/picodata/picodatatest"
 )
 
 func ExampleFormatLine() {
@@ -31,4 +35,23 @@ func ExampleEncodeMeasurements() {
 	back, _ := picodata.DecodeMeasurements(bytes.NewReader(a))
 	fmt.Println(bytes.Equal(a, b), back[0].Scheme, back[0].Op, back[0].Micros)
 	// Output: true ml-kem-512 keygen 8968
+}
+
+// ReadRun reads one whole run of the serial protocol, as the board or the
+// emulator printed it, from any reader: here a run of two measurements.
+func ExampleReadRun() {
+	log := strings.Join(picodatatest.Run(2), "\n") + "\n"
+	ds, err := picodata.ReadRun(context.Background(), strings.NewReader(log), picodata.ReadOptions{IdleTimeout: time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ds.Complete, ds.Header.ClockHz, ds.Header.Schemes, len(ds.Measurements))
+	for _, m := range ds.Measurements {
+		fmt.Println(m.Scheme, m.Op, m.Iter, m.Micros, m.Cycles, m.OK)
+	}
+	// Output:
+	// true 133000000 [ml-kem-512] 2
+	// ml-kem-512 keygen 0 100 13300 true
+	// ml-kem-512 keygen 1 100 13300 true
 }
