@@ -161,7 +161,7 @@ func paramsFrom(get func(string) string) (Params, error) {
 	return p, p.Validate()
 }
 
-// Published are Study A's own results (SEEDS.md; Hara, Kawashima and
+// Published are Study A's own results (Hara, Kawashima and
 // Saito, IPSJ SIG Technical Report 2026-IOT-73 no. 15): the median Ths
 // increase of each target over the Ed25519 + X25519 baseline. They are
 // attached to the paper family's comparisons by role for side-by-side
