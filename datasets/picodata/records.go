@@ -82,13 +82,13 @@ func EncodeHostTimings(hs []HostTiming) ([]byte, error) {
 func DecodeHostTimings(r io.Reader) ([]HostTiming, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not gzip: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: not gzip: %w", ErrRecords, err)
 	}
 	cr := csv.NewReader(zr)
 	cr.FieldsPerRecord = len(HostTimingsHeader)
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrRecords, err)
 	}
 	if !slices.Equal(head, HostTimingsHeader) {
 		return nil, fmt.Errorf("%w: header %q, want %q", ErrRecords, head, HostTimingsHeader)
@@ -101,7 +101,7 @@ func DecodeHostTimings(r io.Reader) ([]HostTiming, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, err)
+			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, err)
 		}
 		ns, err := strconv.ParseInt(rec[4], 10, 64)
 		if err != nil || ns < 0 || rec[0] == "" || rec[1] == "" || rec[2] == "" {
@@ -141,7 +141,8 @@ func EncodeMeasurements(ms []Measurement) ([]byte, error) {
 	})
 }
 
-// ErrRecords is wrapped by every DecodeMeasurements error.
+// ErrRecords is wrapped by every DecodeMeasurements and DecodeHostTimings
+// error, together with the underlying gzip, CSV or number error.
 var ErrRecords = errors.New("bad measurements file")
 
 // DecodeMeasurements reads a measurements.csv.gz written by
@@ -150,14 +151,14 @@ var ErrRecords = errors.New("bad measurements file")
 func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not gzip: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: not gzip: %w", ErrRecords, err)
 	}
 	cr := csv.NewReader(zr)
 	cr.FieldsPerRecord = len(MeasurementsHeader)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrRecords, err)
 	}
 	if !slices.Equal(head, MeasurementsHeader) {
 		return nil, fmt.Errorf("%w: header %q, want %q", ErrRecords, head, MeasurementsHeader)
@@ -169,7 +170,7 @@ func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, err)
+			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, err)
 		}
 		var m Measurement
 		var perr error
@@ -194,7 +195,7 @@ func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 			perr = fmt.Errorf("ok = %q, want 0 or 1", rec[7])
 		}
 		if perr != nil {
-			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, perr)
+			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, perr)
 		}
 		if m.Scheme == "" || m.Op == "" {
 			return nil, fmt.Errorf("%w: row %d: empty scheme or op", ErrRecords, row)

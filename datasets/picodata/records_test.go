@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +135,26 @@ func FuzzDecodeMeasurements(f *testing.F) {
 			t.Fatalf("re-encoding changed the records: %v", err)
 		}
 	})
+}
+
+// The decoders' errors wrap the cause as well as ErrRecords, so that a
+// caller can tell a truncated file from a damaged row.
+func TestDecodeErrorsWrapTheCause(t *testing.T) {
+	good, _ := picodata.EncodeMeasurements([]picodata.Measurement{{Scheme: "a", Op: "b", OK: true}})
+	head := strings.Join(picodata.MeasurementsHeader, ",") + "\n"
+	for _, tc := range []struct {
+		name  string
+		in    []byte
+		cause error
+		text  string
+	}{
+		{"truncated gzip", good[:len(good)-6], io.ErrUnexpectedEOF, "bad measurements file: row 3: unexpected EOF"},
+		{"not gzip", []byte("scheme,op,i,us,cycles,stack,heap,ok\n"), gzip.ErrHeader, "bad measurements file: not gzip: gzip: invalid header"},
+		{"bad number", gz(head + "a,b,1,2,x,4,5,1\n"), strconv.ErrSyntax, `bad measurements file: row 2: strconv.ParseUint: parsing "x": invalid syntax`},
+	} {
+		_, err := picodata.DecodeMeasurements(bytes.NewReader(tc.in))
+		if !errors.Is(err, picodata.ErrRecords) || !errors.Is(err, tc.cause) || err.Error() != tc.text {
+			t.Errorf("%s: error %v, want %q wrapping ErrRecords and %v", tc.name, err, tc.text, tc.cause)
+		}
+	}
 }
