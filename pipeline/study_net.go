@@ -24,7 +24,7 @@ func init() {
 		Label:    "B",
 		Title:    "Study B: X25519 vs X25519MLKEM768 across emulated networks",
 		Citation: `"Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3" (Marques, Zavan, 2026)`,
-		Packages: []string{"experiments/netstudy", "analysis/netstudy"},
+		Packages: []string{"experiments/netstudy", "datasets/netdata", "analysis/netstudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"net:run"},
 				Does: "Study B: handshakes across emulated links (network namespaces, TUN; root), with the endpoint built by each toolchain of the profile, into a new run under `data/net/`",

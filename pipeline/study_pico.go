@@ -23,7 +23,7 @@ func init() {
 		Label:    "C",
 		Title:    "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
 		Citation: `"Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"`,
-		Packages: []string{"experiments/picostudy", "experiments/pico", "analysis/pico"},
+		Packages: []string{"experiments/picostudy", "experiments/pico", "datasets/picodata", "analysis/pico"},
 		Targets: []TargetDoc{
 			{Names: []string{"pico:run"},
 				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`",

@@ -25,7 +25,7 @@ func init() {
 		Label:    "A",
 		Title:    "Study A: TLS 1.3 signature x key-exchange matrix on one host",
 		Citation: `"Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
-		Packages: []string{"experiments/tlsmatrix", "experiments/tlsrecords", "analysis/tlsmatrix"},
+		Packages: []string{"experiments/tlsmatrix", "datasets/tlsdata", "analysis/tlsmatrix"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
 				Does: "Study A: TLS 1.3 handshakes in 8 cells (Go or OpenSSL, loopback or a Docker-like bridge, direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)",

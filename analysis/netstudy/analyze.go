@@ -17,7 +17,7 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 		return nil, err
 	}
 	all := rows
-	rows, _ = d.Primary(rows)
+	rows, _ = primary(d, rows)
 	if err := checkRows(d, rows); err != nil {
 		return nil, fmt.Errorf("the dataset does not match its design: %w", err)
 	}

@@ -1,8 +1,9 @@
 // Package netstudy is the analysis of Study B (Marques and Zavan 2026):
 // X25519 against X25519MLKEM768 across three emulated networks and rounds
 // of handshakes. It turns a run folder written by experiments/netstudy
-// (records.csv.gz and meta.json) into results/net.json, the figures and the
-// LaTeX tables and numbers of the paper, as three repro stages.
+// (records.csv.gz and meta.json, read with datasets/netdata) into
+// results/net.json, the figures and the LaTeX tables and numbers of the
+// paper, as three repro stages.
 //
 // The analysis follows the paper: descriptive statistics per scenario,
 // round and group, median differences in ms and percent, Vargha-Delaney

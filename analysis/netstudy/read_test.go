@@ -1,33 +1,40 @@
 package netstudy
 
 import (
-	"strings"
+	"reflect"
 	"testing"
+
+	"pqrepro/datasets/netdata"
 )
 
-// Files of before the toolchain column read as go1.27.3; with the column,
-// Primary keeps the design's first toolchain.
-func TestToolchainColumn(t *testing.T) {
-	head := strings.Join(requiredColumns, ",")
-	row := "lan,10,X25519,0,true,,1000000,100,200,50,150,0"
-	old, err := parseCSV([]byte(head+"\n"+row+"\n"), "old.csv")
-	if err != nil || len(old) != 1 || old[0].Toolchain != LegacyToolchain {
-		t.Fatalf("legacy file: %v, %+v", err, old)
+// fromRecord: milliseconds and byte counts from the capture's record; a
+// row without one has neither a latency nor bytes; a file without the
+// toolchain column reads as netdata.LegacyToolchain.
+func TestFromRecord(t *testing.T) {
+	ths := int64(1500000)
+	joined := netdata.Row{Scenario: "lan", Round: 10, Group: "X25519", Seq: 3, OK: true, Toolchain: "go1.24.4",
+		Cap: &netdata.Capture{ThsNs: &ths, Retransmissions: 2, FrameBytesC2S: 100, FrameBytesS2C: 200, PayloadBytesC2S: 50, PayloadBytesS2C: 150}}
+	want := Row{Line: 2, Scenario: "lan", Round: 10, Group: "X25519", Seq: 3, OK: true, HasThs: true, ThsMs: 1.5,
+		HasBytes: true, Frame: [2]float64{100, 200}, Payload: [2]float64{50, 150}, Retrans: 2, Toolchain: "go1.24.4"}
+	if got := fromRecord(joined, 2); !reflect.DeepEqual(got, want) {
+		t.Errorf("joined row\n got %+v\nwant %+v", got, want)
 	}
-	body := head + ",toolchain\n" + row + ",go1.24.4\n" + row + ",go1.27.3\n" + row + ",go1.24.4\n"
-	rows, err := parseCSV([]byte(body), "new.csv")
-	if err != nil {
-		t.Fatal(err)
+	lost := netdata.Row{Scenario: "far", Round: 1, Group: "X25519", Failure: "timeout"}
+	want = Row{Line: 7, Scenario: "far", Round: 1, Group: "X25519", Failure: "timeout", Toolchain: netdata.LegacyToolchain}
+	if got := fromRecord(lost, 7); !reflect.DeepEqual(got, want) {
+		t.Errorf("row without a capture record\n got %+v\nwant %+v", got, want)
 	}
+}
+
+// primary keeps the design's first toolchain; without toolchains, all.
+func TestPrimary(t *testing.T) {
+	rows := []Row{{Toolchain: "go1.24.4"}, {Toolchain: "go1.27.3"}, {Toolchain: "go1.24.4"}}
 	d := &Design{Toolchains: []string{"go1.24.4", "go1.27.3"}}
-	kept, others := d.Primary(rows)
+	kept, others := primary(d, rows)
 	if len(kept) != 2 || others != 1 || kept[0].Toolchain != "go1.24.4" {
-		t.Errorf("Primary kept %d (%+v), left out %d; want 2 and 1", len(kept), kept, others)
+		t.Errorf("primary kept %d (%+v), left out %d; want 2 and 1", len(kept), kept, others)
 	}
-	if all, n := (&Design{}).Primary(rows); len(all) != 3 || n != 0 {
-		t.Errorf("without toolchains Primary kept %d, left out %d; want all", len(all), n)
-	}
-	if _, err := parseCSV([]byte(head+",toolchain\n"+row+",\n"), "bad.csv"); err == nil {
-		t.Error("an empty toolchain cell was accepted")
+	if all, n := primary(&Design{}, rows); len(all) != 3 || n != 0 {
+		t.Errorf("without toolchains primary kept %d, left out %d; want all", len(all), n)
 	}
 }

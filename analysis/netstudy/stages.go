@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/internal/repro"
 )
 
@@ -26,7 +27,7 @@ const codeDir = "analysis/netstudy"
 //	net:figures  results/net.json            -> figures/net-{latency,diff-vs-rtt,bytes}.{pdf,svg}
 //	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,toolchains,numbers}.tex
 func Stages(runDir string, params Params) []*repro.Stage {
-	return StagesFrom(runDir, path.Join(runDir, "records.csv.gz"), params)
+	return StagesFrom(runDir, path.Join(runDir, netdata.RecordsFile), params)
 }
 
 // StagesFrom is Stages with net:analyze reading the records from the file
@@ -34,7 +35,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 // build's net:records stage (experiments/rederive).
 func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	records := derived
-	metaFile := path.Join(runDir, "meta.json")
+	metaFile := path.Join(runDir, netdata.MetaFile)
 	analyze := &repro.Stage{
 		Name:    StageAnalyze,
 		Doc:     "Study B statistics: latency and bytes per scenario, round and group; the nine comparisons",
@@ -54,7 +55,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", metaFile, err)
 			}
-			m, err := parseMeta(metaFile, mb)
+			m, err := netdata.ParseMeta(metaFile, mb)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/internal/repro"
 )
 
@@ -98,14 +99,11 @@ func synthRowsWith(d Design, seed uint64, hybridCPU float64) [][]string {
 	return out
 }
 
-var header = []string{
-	"scenario", "round", "group", "seq", "index", "start_unix_ns", "ok", "failure", "client",
-	"ths_ns", "cap_complete", "cap_group", "hrr", "retransmissions",
-	"packets_c2s", "packets_s2c", "frame_bytes_c2s", "frame_bytes_s2c", "payload_bytes_c2s", "payload_bytes_s2c",
-	"client_ns", "server_ns",
-}
+// gz is rows under the header of runs without the toolchain column, as
+// records.csv.gz bytes.
+func gz(t testing.TB, rows [][]string) []byte { return gzWith(t, netdata.ColumnsV1, rows) }
 
-func gz(t testing.TB, rows [][]string) []byte {
+func gzWith(t testing.TB, header []string, rows [][]string) []byte {
 	t.Helper()
 	var csvb bytes.Buffer
 	w := csv.NewWriter(&csvb)

@@ -2,11 +2,12 @@ package netstudy
 
 import (
 	"bytes"
-	"encoding/csv"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"pqrepro/datasets/netdata"
 )
 
 // twoToolchains is the synthetic design run by two toolchains: the
@@ -16,20 +17,13 @@ func twoToolchains(t *testing.T) (Design, []Row) {
 	t.Helper()
 	d := synthDesign()
 	d.Toolchains = []string{"go1.24.4", "go1.27.3"}
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	w.Write(append(slices.Clone(header), "toolchain"))
+	var cells [][]string
 	for i, tc := range d.Toolchains {
 		for _, r := range synthRowsWith(d, 42+uint64(i), []float64{0.35, 0.15}[i]) {
-			w.Write(append(r, tc))
+			cells = append(cells, append(r, tc))
 		}
 	}
-	w.Flush()
-	rows, err := parseCSV(b.Bytes(), "synthetic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, rows
+	return d, readRows(t, netdata.Columns, cells)
 }
 
 func TestToolchainChanges(t *testing.T) {
@@ -82,10 +76,7 @@ func TestToolchainChanges(t *testing.T) {
 func TestToolchainBadInput(t *testing.T) {
 	t.Run("one toolchain", func(t *testing.T) {
 		d := synthDesign()
-		rows, err := parseCSV(csvOf(synthRows(d)), "synthetic")
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := readRows(t, netdata.ColumnsV1, synthRows(d))
 		res, err := Analyze(&d, rows, Params{}, "data/net/x", "x", "synth")
 		if err != nil {
 			t.Fatal(err)
@@ -116,11 +107,12 @@ func TestToolchainBadInput(t *testing.T) {
 	})
 }
 
-func csvOf(rows [][]string) []byte {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	w.Write(header)
-	w.WriteAll(rows)
-	w.Flush()
-	return b.Bytes()
+// readRows reads rows under header as records.csv.gz.
+func readRows(t *testing.T, header []string, rows [][]string) []Row {
+	t.Helper()
+	out, err := ReadRecords(bytes.NewReader(gzWith(t, header, rows)), "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"pqrepro/analysis/stats"
-	"pqrepro/experiments/pico"
-	"pqrepro/experiments/picostudy"
+	"pqrepro/datasets/picodata"
 	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/provenance"
 )
@@ -33,7 +32,7 @@ const (
 // DefaultRequire are the schemes a run must have for the analysis to run:
 // the post-quantum ones. The classical baselines are compared when present
 // and recorded as not measured when absent.
-var DefaultRequire = append(slices.Clone(pico.KEMSchemes), pico.DSASchemes...)
+var DefaultRequire = append(slices.Clone(picodata.KEMSchemes), picodata.DSASchemes...)
 
 // requiredOps are the operations every post-quantum scheme must have.
 var requiredOps = map[string][]string{
@@ -58,9 +57,9 @@ type imageData struct {
 	name   string // the run folder: <image>, or <image>@<board number> when replicated
 	image  string // the image: the folder name without @<n>
 	board  string // image.json's board; "" in runs made before boards were recorded
-	header pico.Header
-	ms     []pico.Measurement
-	size   pico.SizeReport
+	header picodata.Header
+	ms     []picodata.Measurement
+	size   picodata.SizeReport
 }
 
 // analyze turns a run into Results. It fails, naming the file and what is
@@ -77,19 +76,19 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 	if err := json.Unmarshal(mb, &meta); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInput, metaRel, err)
 	}
-	if meta.Study != picostudy.Study || meta.RunID == "" || meta.Board == "" {
+	if meta.Study != picodata.Study || meta.RunID == "" || meta.Board == "" {
 		return nil, fmt.Errorf("%w: %s: study %q, run %q, board %q: not a pico run's provenance", ErrInput, metaRel, meta.Study, meta.RunID, meta.Board)
 	}
 	have := map[string]bool{}
 	var dirs []string
 	for _, f := range in.files {
 		have[f] = true
-		if path.Base(f) == picostudy.MeasurementsFile && path.Dir(path.Dir(f)) == in.runDir {
+		if path.Base(f) == picodata.MeasurementsFile && path.Dir(path.Dir(f)) == in.runDir {
 			dirs = append(dirs, path.Dir(f))
 		}
 	}
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: no <image>/%s in %s", ErrInput, picostudy.MeasurementsFile, in.runDir)
+		return nil, fmt.Errorf("%w: no <image>/%s in %s", ErrInput, picodata.MeasurementsFile, in.runDir)
 	}
 	slices.Sort(dirs)
 	var images []imageData
@@ -112,12 +111,12 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 		}
 	}
 	h := images[0].header
-	res := &Results{Study: picostudy.Study, Run: meta.RunID, Profile: meta.Profile, Board: meta.Board,
+	res := &Results{Study: picodata.Study, Run: meta.RunID, Profile: meta.Profile, Board: meta.Board,
 		Emulated: emulated, Label: label, ClockHz: h.ClockHz, Compiler: h.CC, CFlags: h.CFlags, Seed: h.Seed,
 		Quantiles: "R type 7 (Hyndman and Fan 1996, definition 7; NumPy's default)",
 		Energy: EnergyModel{Volts: 3.3, Milliamps: in.power / 3.3, Milliwatts: in.power,
 			Formula: fmt.Sprintf("E[mJ] = t[ms] x %s mW / 1000 (datasheet power model, P = V x I)", strconv.FormatFloat(in.power, 'f', -1, 64))},
-		SRAMBytes: pico.SRAMSize, Schemes: map[string]*Scheme{}, Exchanges: map[string]*Exchange{},
+		SRAMBytes: picodata.SRAMSize, Schemes: map[string]*Scheme{}, Exchanges: map[string]*Exchange{},
 		Versus: map[string]*Versus{}, SignVerify: map[string]*Cost{}, SignVerifyVsECDSA: map[string]float64{},
 		NotMeasured: map[string]string{}}
 	for _, img := range images {
@@ -142,7 +141,7 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 			}
 		}
 	}
-	hostRel := path.Join(in.runDir, picostudy.HostTimingsFile)
+	hostRel := path.Join(in.runDir, picodata.HostTimingsFile)
 	if have[hostRel] {
 		if err := hostBlock(res, in, hostRel, meta); err != nil {
 			return nil, err
@@ -182,19 +181,19 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 		}
 		return b, nil
 	}
-	b, err := need(picostudy.MeasurementsFile)
+	b, err := need(picodata.MeasurementsFile)
 	if err != nil {
 		return img, err
 	}
-	if img.ms, err = picostudy.DecodeMeasurements(bytes.NewReader(b)); err != nil {
-		return img, fmt.Errorf("%w: %s: %v", ErrInput, path.Join(dir, picostudy.MeasurementsFile), err)
+	if img.ms, err = picodata.DecodeMeasurements(bytes.NewReader(b)); err != nil {
+		return img, fmt.Errorf("%w: %s: %v", ErrInput, path.Join(dir, picodata.MeasurementsFile), err)
 	}
-	raw, err := need(picostudy.SerialLogFile)
+	raw, err := need(picodata.SerialLogFile)
 	if err != nil {
 		return img, err
 	}
-	logRel := path.Join(dir, picostudy.SerialLogFile)
-	ds, rerr := pico.ReadRun(ctx, bytes.NewReader(raw), pico.ReadOptions{IdleTimeout: 10 * time.Second})
+	logRel := path.Join(dir, picodata.SerialLogFile)
+	ds, rerr := picodata.ReadRun(ctx, bytes.NewReader(raw), picodata.ReadOptions{IdleTimeout: 10 * time.Second})
 	for _, f := range ds.Failures {
 		return img, fmt.Errorf("%w: %s: device failure line: %s %s iteration %d: %s", ErrInput, logRel, f.Scheme, f.Op, f.Iter, f.Msg)
 	}
@@ -210,7 +209,7 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 	}
 	if !slices.Equal(ds.Measurements, img.ms) {
 		return img, fmt.Errorf("%w: %s holds %d records that differ from the %d in %s", ErrInput,
-			path.Join(dir, picostudy.MeasurementsFile), len(img.ms), len(ds.Measurements), logRel)
+			path.Join(dir, picodata.MeasurementsFile), len(img.ms), len(ds.Measurements), logRel)
 	}
 	for _, m := range img.ms {
 		if !m.OK {
@@ -218,7 +217,7 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 		}
 	}
 	img.header = ds.Header
-	if rel := path.Join(dir, picostudy.ImageFile); have[rel] {
+	if rel := path.Join(dir, picodata.ImageFile); have[rel] {
 		b, err := in.read(rel)
 		if err != nil {
 			return img, fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
@@ -231,25 +230,25 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 		}
 		img.board = rec.Board
 	}
-	if b, err = need(picostudy.SizeFile); err != nil {
+	if b, err = need(picodata.SizeFile); err != nil {
 		return img, err
 	}
 	if err := json.Unmarshal(b, &img.size); err != nil {
-		return img, fmt.Errorf("%w: %s: %v", ErrInput, path.Join(dir, picostudy.SizeFile), err)
+		return img, fmt.Errorf("%w: %s: %v", ErrInput, path.Join(dir, picodata.SizeFile), err)
 	}
-	if b, err = need(picostudy.VerifyFile); err != nil {
+	if b, err = need(picodata.VerifyFile); err != nil {
 		return img, err
 	}
-	var checks []pico.Check
+	var checks []picodata.Check
 	if err := json.Unmarshal(b, &checks); err != nil {
-		return img, fmt.Errorf("%w: %s: %v", ErrInput, path.Join(dir, picostudy.VerifyFile), err)
+		return img, fmt.Errorf("%w: %s: %v", ErrInput, path.Join(dir, picodata.VerifyFile), err)
 	}
 	if len(checks) == 0 {
-		return img, fmt.Errorf("%w: %s lists no host checks", ErrInput, path.Join(dir, picostudy.VerifyFile))
+		return img, fmt.Errorf("%w: %s lists no host checks", ErrInput, path.Join(dir, picodata.VerifyFile))
 	}
 	for _, c := range checks {
 		if !c.OK {
-			return img, fmt.Errorf("%w: %s: host check %s %s (%s) failed", ErrInput, path.Join(dir, picostudy.VerifyFile), c.Scheme, c.Name, c.Lib)
+			return img, fmt.Errorf("%w: %s: host check %s %s (%s) failed", ErrInput, path.Join(dir, picodata.VerifyFile), c.Scheme, c.Name, c.Lib)
 		}
 	}
 	return img, nil
@@ -257,7 +256,7 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 
 func family(scheme string) string {
 	switch {
-	case slices.Contains(pico.KEMSchemes, scheme):
+	case slices.Contains(picodata.KEMSchemes, scheme):
 		return "kem"
 	case scheme == "ecdh-p256":
 		return "key-exchange"
@@ -272,8 +271,8 @@ func addImages(res *Results, images []imageData, power float64) error {
 	type pooled struct {
 		image   string
 		first   imageData
-		byOp    map[string][]pico.Measurement
-		byBoard map[string]map[string][]pico.Measurement // op -> board -> measurements
+		byOp    map[string][]picodata.Measurement
+		byBoard map[string]map[string][]picodata.Measurement // op -> board -> measurements
 	}
 	pools := map[string]*pooled{}
 	ran := map[[2]string]string{} // image, board -> folder
@@ -286,7 +285,7 @@ func addImages(res *Results, images []imageData, power float64) error {
 		for _, m := range img.ms {
 			p := pools[m.Scheme]
 			if p == nil {
-				p = &pooled{image: img.image, first: img, byOp: map[string][]pico.Measurement{}, byBoard: map[string]map[string][]pico.Measurement{}}
+				p = &pooled{image: img.image, first: img, byOp: map[string][]picodata.Measurement{}, byBoard: map[string]map[string][]picodata.Measurement{}}
 				pools[m.Scheme] = p
 			}
 			if p.image != img.image {
@@ -298,12 +297,12 @@ func addImages(res *Results, images []imageData, power float64) error {
 			}
 			p.byOp[m.Op] = append(p.byOp[m.Op], m)
 			if p.byBoard[m.Op] == nil {
-				p.byBoard[m.Op] = map[string][]pico.Measurement{}
+				p.byBoard[m.Op] = map[string][]picodata.Measurement{}
 			}
 			p.byBoard[m.Op][img.board] = append(p.byBoard[m.Op][img.board], m)
 		}
 	}
-	byBoard := map[string]map[string]map[string][]pico.Measurement{}
+	byBoard := map[string]map[string]map[string][]picodata.Measurement{}
 	for _, s := range sortedKeys(pools) {
 		p := pools[s]
 		byBoard[s] = p.byBoard
@@ -350,7 +349,7 @@ func addImages(res *Results, images []imageData, power float64) error {
 
 // describe summarises one operation: times from the 1 MHz timer in ms,
 // R type 7 quantiles (analysis/stats), energy = mean time x power.
-func describe(ms []pico.Measurement, power float64) (*Op, error) {
+func describe(ms []picodata.Measurement, power float64) (*Op, error) {
 	x := make([]float64, len(ms))
 	var cyc float64
 	o := &Op{N: len(ms)}
@@ -383,7 +382,7 @@ func exchanges(res *Results, power float64) {
 		}
 		return *sc.Ops[op].MeanMs, true
 	}
-	for _, s := range pico.KEMSchemes {
+	for _, s := range picodata.KEMSchemes {
 		k, ok1 := mean(s, "keygen")
 		e, ok2 := mean(s, "encaps")
 		d, ok3 := mean(s, "decaps")
@@ -405,7 +404,7 @@ func exchanges(res *Results, power float64) {
 		}
 	}
 	if x := res.Exchanges[ecdh]; x != nil {
-		for _, s := range pico.KEMSchemes {
+		for _, s := range picodata.KEMSchemes {
 			if k := res.Exchanges[s]; k != nil {
 				res.Versus[s] = &Versus{Speedup: round(x.Ms / k.Ms), EnergyRatio: round(k.EnergyMJ / x.EnergyMJ),
 					EnergySaving: round(1 - k.EnergyMJ/x.EnergyMJ)}
@@ -419,17 +418,17 @@ func exchanges(res *Results, power float64) {
 		res.NotMeasured["ecdh-p256 exchange"] = why
 		res.NotMeasured["mlkem_vs_ecdh"] = why
 	}
-	for _, s := range append(slices.Clone(pico.DSASchemes), "ecdsa-p256", "rsa-2048") {
+	for _, s := range append(slices.Clone(picodata.DSASchemes), "ecdsa-p256", "rsa-2048") {
 		sg, ok1 := mean(s, "sign")
 		v, ok2 := mean(s, "verify")
 		if ok1 && ok2 {
 			res.SignVerify[s] = &Cost{Ops: []string{"sign", "verify"}, Ms: round(sg + v), EnergyMJ: round((sg + v) * power / 1000)}
-		} else if slices.Contains(pico.ClassicalSchemes, s) {
+		} else if slices.Contains(picodata.ClassicalSchemes, s) {
 			res.NotMeasured[s+" sign_verify"] = s + " is not in this run"
 		}
 	}
 	if e := res.SignVerify["ecdsa-p256"]; e != nil {
-		for _, s := range pico.DSASchemes {
+		for _, s := range picodata.DSASchemes {
 			if c := res.SignVerify[s]; c != nil {
 				res.SignVerifyVsECDSA[s] = round(c.EnergyMJ / e.EnergyMJ)
 			}
@@ -445,7 +444,7 @@ func hostBlock(res *Results, in input, rel string, meta provenance.Meta) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
 	}
-	hs, err := picostudy.DecodeHostTimings(bytes.NewReader(b))
+	hs, err := picodata.DecodeHostTimings(bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
 	}
@@ -618,7 +617,7 @@ func ParseResults(b []byte) (*Results, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("parse results: %w", err)
 	}
-	if r.Study != picostudy.Study || len(r.Schemes) == 0 {
+	if r.Study != picodata.Study || len(r.Schemes) == 0 {
 		return nil, fmt.Errorf("parse results: not pico results (study %q, %d schemes): rerun pico:analyze", r.Study, len(r.Schemes))
 	}
 	return &r, nil

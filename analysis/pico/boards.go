@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"pqrepro/analysis/stats"
-	"pqrepro/experiments/pico"
+	"pqrepro/datasets/picodata"
 )
 
 // DefaultBoard is the board of an image whose image.json names none: runs
@@ -59,7 +59,7 @@ type BoardOp struct {
 // boardFactor tests, per scheme and operation measured on two or more
 // boards, whether the times differ between boards (BoardTest). byBoard is
 // scheme -> op -> board -> measurements.
-func boardFactor(boards map[string][]string, byBoard map[string]map[string]map[string][]pico.Measurement) (*BoardFactor, error) {
+func boardFactor(boards map[string][]string, byBoard map[string]map[string]map[string][]picodata.Measurement) (*BoardFactor, error) {
 	f := &BoardFactor{Boards: map[string][]string{}, Test: BoardTest, Ops: []BoardOp{}}
 	for b, dirs := range boards {
 		f.Boards[b] = slices.Sorted(slices.Values(dirs))

@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/experiments/pico"
-	"pqrepro/experiments/picostudy"
+	"pqrepro/datasets/picodata"
 )
 
 // setBoard writes board into an image folder's image.json.
 func setBoard(t *testing.T, dir, board string) {
 	t.Helper()
-	p := filepath.Join(dir, picostudy.ImageFile)
+	p := filepath.Join(dir, picodata.ImageFile)
 	var rec map[string]any
 	if err := json.Unmarshal(mustRead(t, p), &rec); err != nil {
 		t.Fatal(err)
@@ -58,15 +57,15 @@ func replicate(t *testing.T, runDir string, ids ...string) {
 // offset in an image folder (serial log and records alike).
 func slower(t *testing.T, dir, scheme, op string) {
 	t.Helper()
-	rewriteLog(t, filepath.Join(dir, picostudy.SerialLogFile), func(l pico.Line) []pico.Line {
-		if l.Kind != pico.KindMeasure {
-			return []pico.Line{l}
+	rewriteLog(t, filepath.Join(dir, picodata.SerialLogFile), func(l picodata.Line) []picodata.Line {
+		if l.Kind != picodata.KindMeasure {
+			return []picodata.Line{l}
 		}
 		if s, _ := l.Get("scheme"); s != scheme {
-			return []pico.Line{l}
+			return []picodata.Line{l}
 		}
 		if o, _ := l.Get("op"); o != op {
-			return []pico.Line{l}
+			return []picodata.Line{l}
 		}
 		us, _ := l.Uint("us")
 		i, _ := l.Uint("i")
@@ -75,17 +74,17 @@ func slower(t *testing.T, dir, scheme, op string) {
 				l.Fields[k].Value = strconv.FormatUint(us*11/10+i, 10)
 			}
 		}
-		return []pico.Line{l}
+		return []picodata.Line{l}
 	})
-	ds, err := pico.ReadRun(context.Background(), bytes.NewReader(mustRead(t, filepath.Join(dir, picostudy.SerialLogFile))), pico.ReadOptions{})
+	ds, err := picodata.ReadRun(context.Background(), bytes.NewReader(mustRead(t, filepath.Join(dir, picodata.SerialLogFile))), picodata.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gz, err := picostudy.EncodeMeasurements(ds.Measurements)
+	gz, err := picodata.EncodeMeasurements(ds.Measurements)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(dir, picostudy.MeasurementsFile), gz)
+	mustWrite(t, filepath.Join(dir, picodata.MeasurementsFile), gz)
 }
 
 func analyzeTree(t *testing.T, root string) *Results {
@@ -179,13 +178,13 @@ func TestBoardFactorBadInput(t *testing.T) {
 	}
 	err = badRun(t, func(run string) {
 		replicate(t, run, "a", "b")
-		rewriteLog(t, filepath.Join(run, "mlkem@2", picostudy.SerialLogFile), func(l pico.Line) []pico.Line {
+		rewriteLog(t, filepath.Join(run, "mlkem@2", picodata.SerialLogFile), func(l picodata.Line) []picodata.Line {
 			for k, f := range l.Fields {
 				if f.Key == "fw" {
 					l.Fields[k].Value = "0000000000000000"
 				}
 			}
-			return []pico.Line{l}
+			return []picodata.Line{l}
 		})
 	})
 	if !strings.Contains(err.Error(), "one run must run one build of each image") {

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"pqrepro/experiments/pico"
+	"pqrepro/datasets/picodata"
 	"pqrepro/internal/render"
 )
 
@@ -52,7 +52,7 @@ func displayName(s string) string {
 // schemeOrder lists the run's schemes: ML-KEM, ML-DSA, then classical.
 func schemeOrder(r *Results) []string {
 	var out []string
-	for _, s := range slices.Concat(pico.KEMSchemes, pico.DSASchemes, pico.ClassicalSchemes) {
+	for _, s := range slices.Concat(picodata.KEMSchemes, picodata.DSASchemes, picodata.ClassicalSchemes) {
 		if r.Schemes[s] != nil {
 			out = append(out, s)
 		}
@@ -85,9 +85,9 @@ func opOrder(sc *Scheme) []string {
 // schemeColour: ML-KEM blue, ML-DSA orange, the classical baselines green.
 func schemeColour(s string) color.Color {
 	switch {
-	case slices.Contains(pico.KEMSchemes, s):
+	case slices.Contains(picodata.KEMSchemes, s):
 		return colBlue
-	case slices.Contains(pico.DSASchemes, s):
+	case slices.Contains(picodata.DSASchemes, s):
 		return colOrange
 	}
 	return colGreen
@@ -144,7 +144,7 @@ func signFigure(r *Results) (*plot.Plot, error) {
 	top := 0.0
 	pubMean, pubP99 := false, false
 	const half = 0.22 // half width of a box, in category units
-	for _, s := range pico.DSASchemes {
+	for _, s := range picodata.DSASchemes {
 		sc := r.Schemes[s]
 		if sc == nil || sc.Ops["sign"] == nil || len(sc.Ops["sign"].SamplesMs) == 0 {
 			continue

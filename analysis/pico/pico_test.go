@@ -14,8 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/experiments/pico"
-	"pqrepro/experiments/picostudy"
+	"pqrepro/datasets/picodata"
 	"pqrepro/internal/repro"
 )
 
@@ -288,7 +287,7 @@ func badRun(t *testing.T, edit func(runDir string)) error {
 
 // rewriteLog rewrites an image's serial log line by line through f, with
 // checksums recomputed, so that only the meaning changes.
-func rewriteLog(t *testing.T, path string, f func(l pico.Line) []pico.Line) {
+func rewriteLog(t *testing.T, path string, f func(l picodata.Line) []picodata.Line) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -296,13 +295,13 @@ func rewriteLog(t *testing.T, path string, f func(l pico.Line) []pico.Line) {
 	}
 	var out bytes.Buffer
 	for _, s := range strings.SplitAfter(string(b), "\n") {
-		l, err := pico.ParseLine(strings.TrimRight(s, "\r\n"))
+		l, err := picodata.ParseLine(strings.TrimRight(s, "\r\n"))
 		if err != nil {
 			out.WriteString(s)
 			continue
 		}
 		for _, nl := range f(l) {
-			out.WriteString(pico.FormatLine(nl.Seq, nl.Kind, nl.Fields...) + "\n")
+			out.WriteString(picodata.FormatLine(nl.Seq, nl.Kind, nl.Fields...) + "\n")
 		}
 	}
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
@@ -331,15 +330,15 @@ func TestBadInput(t *testing.T) {
 		{"device failure line", func(t *testing.T, dir string) {
 			// Insert an err line after the first decaps, renumbering the rest.
 			shift := uint64(0)
-			rewriteLog(t, filepath.Join(dir, "mlkem", "serial.log"), func(l pico.Line) []pico.Line {
+			rewriteLog(t, filepath.Join(dir, "mlkem", "serial.log"), func(l picodata.Line) []picodata.Line {
 				l.Seq += shift
-				if op, _ := l.Get("op"); l.Kind == pico.KindMeasure && op == "decaps" && shift == 0 {
+				if op, _ := l.Get("op"); l.Kind == picodata.KindMeasure && op == "decaps" && shift == 0 {
 					shift = 1
-					return []pico.Line{l, {Seq: l.Seq + 1, Kind: pico.KindError, Fields: []pico.Field{
+					return []picodata.Line{l, {Seq: l.Seq + 1, Kind: picodata.KindError, Fields: []picodata.Field{
 						{Key: "scheme", Value: "ml-kem-512"}, {Key: "op", Value: "decaps"}, {Key: "i", Value: "0"},
 						{Key: "msg", Value: "shared_secret_mismatch"}}}}
 				}
-				return []pico.Line{l}
+				return []picodata.Line{l}
 			})
 		}, "device failure line: ml-kem-512 decaps iteration 0: shared_secret_mismatch"},
 		{"records disagree with the log", func(t *testing.T, dir string) {
@@ -475,7 +474,7 @@ func writeClassic(t *testing.T, dir string) {
 	}
 	hdr := mustRead(t, filepath.Join("testdata", "run", "mlkem", "serial.log"))
 	first, _, _ := strings.Cut(string(hdr), "\n")
-	start, err := pico.ParseLine(first)
+	start, err := picodata.ParseLine(first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,20 +484,20 @@ func writeClassic(t *testing.T, dir string) {
 		}
 	}
 	var log bytes.Buffer
-	var ms []pico.Measurement
+	var ms []picodata.Measurement
 	seq := uint64(0)
-	emit := func(kind string, fs ...pico.Field) {
-		log.WriteString(pico.FormatLine(seq, kind, fs...) + "\n")
+	emit := func(kind string, fs ...picodata.Field) {
+		log.WriteString(picodata.FormatLine(seq, kind, fs...) + "\n")
 		seq++
 	}
-	emit(pico.KindStart, start.Fields...)
+	emit(picodata.KindStart, start.Fields...)
 	add := func(s, op string, i int, us uint64) {
-		m := pico.Measurement{Scheme: s, Op: op, Iter: i, Micros: us, Cycles: us * 133, Stack: 3000, Heap: 4000, OK: true}
+		m := picodata.Measurement{Scheme: s, Op: op, Iter: i, Micros: us, Cycles: us * 133, Stack: 3000, Heap: 4000, OK: true}
 		ms = append(ms, m)
-		emit(pico.KindMeasure, pico.Field{Key: "scheme", Value: s}, pico.Field{Key: "op", Value: op},
-			pico.Field{Key: "i", Value: itoa(uint64(i))}, pico.Field{Key: "us", Value: itoa(us)},
-			pico.Field{Key: "cyc", Value: itoa(m.Cycles)}, pico.Field{Key: "stack", Value: "3000"},
-			pico.Field{Key: "heap", Value: "4000"}, pico.Field{Key: "ok", Value: "1"})
+		emit(picodata.KindMeasure, picodata.Field{Key: "scheme", Value: s}, picodata.Field{Key: "op", Value: op},
+			picodata.Field{Key: "i", Value: itoa(uint64(i))}, picodata.Field{Key: "us", Value: itoa(us)},
+			picodata.Field{Key: "cyc", Value: itoa(m.Cycles)}, picodata.Field{Key: "stack", Value: "3000"},
+			picodata.Field{Key: "heap", Value: "4000"}, picodata.Field{Key: "ok", Value: "1"})
 	}
 	for i := 0; i < 3; i++ {
 		add("rsa-2048", "sign", i, 3000000)
@@ -514,10 +513,10 @@ func writeClassic(t *testing.T, dir string) {
 		add("ecdh-p256", "shared", i, 151000)
 		add("ecdh-p256", "exchange", i, 600000)
 	}
-	emit(pico.KindEnd, pico.Field{Key: "run", Value: "0"}, pico.Field{Key: "lines", Value: itoa(seq)},
-		pico.Field{Key: "failures", Value: "0"}, pico.Field{Key: "us", Value: "99999999"})
+	emit(picodata.KindEnd, picodata.Field{Key: "run", Value: "0"}, picodata.Field{Key: "lines", Value: itoa(seq)},
+		picodata.Field{Key: "failures", Value: "0"}, picodata.Field{Key: "us", Value: "99999999"})
 	mustWrite(t, filepath.Join(dir, "serial.log"), log.Bytes())
-	gz, err := picostudy.EncodeMeasurements(ms)
+	gz, err := picodata.EncodeMeasurements(ms)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"pqrepro/internal/jsonnum"
 )
 
 // ErrEmpty is returned for a sample with no values.
@@ -48,6 +50,15 @@ type Summary struct {
 	IQR    float64 // Q3 - Q1
 	P95    float64 // Quantile(0.95), R type 7
 	P99    float64 // Quantile(0.99), R type 7
+}
+
+// JSON returns s as results files write it: JSON names, every number a
+// jsonnum.Num (rounded, null where undefined). It lives here, not in
+// internal/jsonnum, so that the bottom-layer package imports no analysis.
+func (s Summary) JSON() jsonnum.Summary {
+	return jsonnum.Summary{N: s.N, Mean: jsonnum.Num(s.Mean), SD: jsonnum.Num(s.SD), CV: jsonnum.Num(s.CV),
+		Min: jsonnum.Num(s.Min), Q1: jsonnum.Num(s.Q1), Median: jsonnum.Num(s.Median), Q3: jsonnum.Num(s.Q3),
+		IQR: jsonnum.Num(s.IQR), P95: jsonnum.Num(s.P95), P99: jsonnum.Num(s.P99), Max: jsonnum.Num(s.Max)}
 }
 
 // Describe returns the descriptive statistics of x. The mean is computed

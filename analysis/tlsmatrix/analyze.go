@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 )
 
 // methods are the definitions the results follow, repeated in the JSON so
@@ -35,8 +35,8 @@ var methods = map[string]string{
 
 // measured is one configuration's valid measured connections.
 type measured struct {
-	id      tlsrecords.ConfigID
-	recs    []*tlsrecords.Record
+	id      tlsdata.ConfigID
+	recs    []*tlsdata.Record
 	ths     []float64 // ms
 	warmups int
 }
@@ -44,14 +44,14 @@ type measured struct {
 // Analyze computes the results of a dataset. in describes the dataset
 // (path and hash); its row counts are filled in here. The error names the
 // first problems found (configuration and seq) and says what to do.
-func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
+func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	primary := p.Cell.orDefault()
 	cells := cellSamples{}
-	get := func(r *tlsrecords.Record) (*measured, Cell) {
-		id, _ := tlsrecords.ParseConfigID(r.Config) // the reader checked it
+	get := func(r *tlsdata.Record) (*measured, Cell) {
+		id, _ := tlsdata.ParseConfigID(r.Config) // the reader checked it
 		c := recordCell(r, id)
 		if cells[c] == nil {
 			cells[c] = map[string]*measured{}
@@ -194,7 +194,7 @@ func Analyze(recs []tlsrecords.Record, p Params, in Input) (*Results, error) {
 }
 
 // invalid says why a measured connection is not a valid sample, or "".
-func invalid(r *tlsrecords.Record, id tlsrecords.ConfigID) string {
+func invalid(r *tlsdata.Record, id tlsdata.ConfigID) string {
 	var why []string
 	if !r.Complete || r.ThsNs == nil {
 		why = append(why, "incomplete handshake in the capture (no ClientHello, ServerHello or client Finished)")
@@ -220,10 +220,10 @@ func invalid(r *tlsrecords.Record, id tlsrecords.ConfigID) string {
 
 // compareConfigs orders configurations as tables list them: cert key,
 // group (each in the order of the experiment's lists), chain, HRR.
-func compareConfigs(a, b tlsrecords.ConfigID) int {
+func compareConfigs(a, b tlsdata.ConfigID) int {
 	return cmp.Or(
-		cmp.Compare(slices.Index(tlsrecords.KnownCertKeys, a.CertKey), slices.Index(tlsrecords.KnownCertKeys, b.CertKey)),
-		cmp.Compare(slices.Index(tlsrecords.KnownGroups, a.Group), slices.Index(tlsrecords.KnownGroups, b.Group)),
+		cmp.Compare(slices.Index(tlsdata.KnownCertKeys, a.CertKey), slices.Index(tlsdata.KnownCertKeys, b.CertKey)),
+		cmp.Compare(slices.Index(tlsdata.KnownGroups, a.Group), slices.Index(tlsdata.KnownGroups, b.Group)),
 		boolCmp(a.Chain, b.Chain), boolCmp(a.HRR, b.HRR))
 }
 
@@ -245,15 +245,15 @@ func groupLabel(g string) string   { return cmp.Or(groupLabels[g], g) }
 
 // rowLabel is the cert key part of a label with the options, e.g.
 // "ML-DSA-87 (chain)".
-func rowLabel(id tlsrecords.ConfigID) string { return certKeyLabel(id.CertKey) + options(id) }
+func rowLabel(id tlsdata.ConfigID) string { return certKeyLabel(id.CertKey) + options(id) }
 
 // Label is the human name of a configuration, e.g. "ML-DSA-87 + X25519"
 // or "ECDSA P-256 + X25519MLKEM768 (chain)".
-func Label(id tlsrecords.ConfigID) string {
+func Label(id tlsdata.ConfigID) string {
 	return certKeyLabel(id.CertKey) + " + " + groupLabel(id.Group) + options(id)
 }
 
-func options(id tlsrecords.ConfigID) string {
+func options(id tlsdata.ConfigID) string {
 	var opts []string
 	if id.Chain {
 		opts = append(opts, "chain")
@@ -277,7 +277,7 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 	for i := range ecdf {
 		ecdf[i] = Num(stats.QuantileSorted(sorted, float64(i)/100))
 	}
-	col := func(f func(r *tlsrecords.Record) float64) Num {
+	col := func(f func(r *tlsdata.Record) float64) Num {
 		x := make([]float64, len(m.recs))
 		for i, r := range m.recs {
 			x[i] = f(r)
@@ -285,8 +285,8 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 		v, _ := stats.Median(x) // len >= MinConnections
 		return Num(v)
 	}
-	dirs := func(c2s, s2c func(r *tlsrecords.Record) float64) Directions {
-		return Directions{C2S: col(c2s), S2C: col(s2c), Total: col(func(r *tlsrecords.Record) float64 { return c2s(r) + s2c(r) })}
+	dirs := func(c2s, s2c func(r *tlsdata.Record) float64) Directions {
+		return Directions{C2S: col(c2s), S2C: col(s2c), Total: col(func(r *tlsdata.Record) float64 { return c2s(r) + s2c(r) })}
 	}
 	var rt Retransmissions
 	var client, server []float64
@@ -310,10 +310,10 @@ func describeConfig(id string, m *measured) (ConfigResult, error) {
 		ThsMs:  s.JSON(),
 		ECDFMs: ecdf,
 		Bytes: Bytes{
-			Frame:      dirs(func(r *tlsrecords.Record) float64 { return float64(r.FrameBytesC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.FrameBytesS2C) }),
-			TCPPayload: dirs(func(r *tlsrecords.Record) float64 { return float64(r.TCPPayloadBytesC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.TCPPayloadBytesS2C) }),
+			Frame:      dirs(func(r *tlsdata.Record) float64 { return float64(r.FrameBytesC2S) }, func(r *tlsdata.Record) float64 { return float64(r.FrameBytesS2C) }),
+			TCPPayload: dirs(func(r *tlsdata.Record) float64 { return float64(r.TCPPayloadBytesC2S) }, func(r *tlsdata.Record) float64 { return float64(r.TCPPayloadBytesS2C) }),
 		},
-		Packets:         dirs(func(r *tlsrecords.Record) float64 { return float64(r.PacketsC2S) }, func(r *tlsrecords.Record) float64 { return float64(r.PacketsS2C) }),
+		Packets:         dirs(func(r *tlsdata.Record) float64 { return float64(r.PacketsC2S) }, func(r *tlsdata.Record) float64 { return float64(r.PacketsS2C) }),
 		Retransmissions: rt,
 		Agreement:       Agreement{Ths: agreementStat(d), SynToFinished: agreementStat(ds)},
 		InprocClientMs:  medianOrNaN(client),
@@ -331,7 +331,7 @@ func medianOrNaN(x []float64) Num {
 
 // agreementDiffs returns, in ms, inproc_client - Ths and inproc_client -
 // (client Finished - SYN) for the connections that have the values.
-func agreementDiffs(recs []*tlsrecords.Record) (ths, syn []float64) {
+func agreementDiffs(recs []*tlsdata.Record) (ths, syn []float64) {
 	for _, r := range recs {
 		if r.InprocClientNs == nil {
 			continue

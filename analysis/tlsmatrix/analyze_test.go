@@ -12,24 +12,24 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/repro"
 )
 
 // tinyRecords makes complete measured records with the given Ths in ms
 // per config, in config order, plus one warm-up per config that would
 // break every statistic if it were counted.
-func tinyRecords(ths map[string][]float64) []tlsrecords.Record {
-	var out []tlsrecords.Record
+func tinyRecords(ths map[string][]float64) []tlsdata.Record {
+	var out []tlsdata.Record
 	for _, id := range sortedKeys(ths) {
-		c, err := tlsrecords.ParseConfigID(id)
+		c, err := tlsdata.ParseConfigID(id)
 		if err != nil {
 			panic(err)
 		}
-		mk := func(ms float64, warm bool) tlsrecords.Record {
+		mk := func(ms float64, warm bool) tlsdata.Record {
 			t := int64(1_000_000_000) * int64(len(out)+1)
 			ns := int64(math.Round(ms * 1e6))
-			return tlsrecords.Record{
+			return tlsdata.Record{
 				Seq: len(out), Config: id, CertKey: c.CertKey, Group: c.Group, Chain: c.Chain, Warmup: warm,
 				SynNs: ptr(t - 50_000), ClientHelloNs: ptr(t), ServerHelloNs: ptr(t + ns/2), ClientFinishedNs: ptr(t + ns),
 				NegotiatedGroup: c.Group, HRR: c.HRR, PacketsC2S: 5, PacketsS2C: 6,

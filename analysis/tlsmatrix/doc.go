@@ -1,5 +1,6 @@
 // Package tlsmatrix is the analysis of Study A (the TLS 1.3 certificate
-// signature x key-exchange matrix, SEEDS.md): it turns a pinned raw dataset
+// signature x key-exchange matrix of Hara, Kawashima and Saito, IPSJ SIG
+// Technical Report 2026-IOT-73 no. 15): it turns a pinned raw dataset
 // data/tls/<run-id>/records.csv.gz (experiments/tlsmatrix) into
 // results/tls.json, and that into the study's figures, LaTeX tables and
 // \newcommand numbers. Stages returns the three pipeline stages:
@@ -22,7 +23,7 @@
 // percentile bootstrap); Methods in the results repeats them.
 //
 // The dataset format, the config IDs (<cert_key>/<group>[/chain][/hrr])
-// and the reader are defined in experiments/tlsmatrix (record.go). The
+// and the reader are defined in datasets/tlsdata. The
 // pipeline passes the pinned run folder and Params (DefaultParams gives the
 // paper's four configurations with the Ed25519 + X25519 baseline).
 //

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 )
 
 // The gap analysis (issue 11 section 5): the paper's four configurations
@@ -29,8 +29,8 @@ const (
 // configuration. The zero Cell, as Params.Cell, means the records'
 // defaults: Go's stack on loopback, direct.
 type Cell struct {
-	Stack    string `json:"stack"`    // tlsrecords.StackGo or StackOpenSSL
-	Path     string `json:"path"`     // tlsrecords.KnownPaths
+	Stack    string `json:"stack"`    // tlsdata.StackGo or StackOpenSSL
+	Path     string `json:"path"`     // tlsdata.KnownPaths
 	KeyShare string `json:"keyshare"` // KeyShareDirect or KeyShareHRR
 }
 
@@ -39,7 +39,7 @@ func (c Cell) String() string { return c.Stack + "/" + c.Path + "/" + c.KeyShare
 
 // orDefault fills the zero fields with the records' defaults.
 func (c Cell) orDefault() Cell {
-	return Cell{Stack: cmp.Or(c.Stack, tlsrecords.StackGo), Path: cmp.Or(c.Path, tlsrecords.DefaultPath), KeyShare: cmp.Or(c.KeyShare, KeyShareDirect)}
+	return Cell{Stack: cmp.Or(c.Stack, tlsdata.StackGo), Path: cmp.Or(c.Path, tlsdata.DefaultPath), KeyShare: cmp.Or(c.KeyShare, KeyShareDirect)}
 }
 
 // ParseCell parses "stack/path/keyshare".
@@ -54,11 +54,11 @@ func ParseCell(s string) (Cell, error) {
 
 func (c Cell) validate() error {
 	var errs []string
-	if !slices.Contains(tlsrecords.Stacks, c.Stack) {
-		errs = append(errs, fmt.Sprintf("stack %q is not one of %v", c.Stack, tlsrecords.Stacks))
+	if !slices.Contains(tlsdata.Stacks, c.Stack) {
+		errs = append(errs, fmt.Sprintf("stack %q is not one of %v", c.Stack, tlsdata.Stacks))
 	}
-	if !slices.Contains(tlsrecords.KnownPaths, c.Path) {
-		errs = append(errs, fmt.Sprintf("path %q is not one of %v", c.Path, tlsrecords.KnownPaths))
+	if !slices.Contains(tlsdata.KnownPaths, c.Path) {
+		errs = append(errs, fmt.Sprintf("path %q is not one of %v", c.Path, tlsdata.KnownPaths))
 	}
 	if c.KeyShare != KeyShareDirect && c.KeyShare != KeyShareHRR {
 		errs = append(errs, fmt.Sprintf("key-share mode %q is not %s or %s", c.KeyShare, KeyShareDirect, KeyShareHRR))
@@ -70,7 +70,7 @@ func (c Cell) validate() error {
 }
 
 // recordCell is the cell a record belongs to.
-func recordCell(r *tlsrecords.Record, id tlsrecords.ConfigID) Cell {
+func recordCell(r *tlsdata.Record, id tlsdata.ConfigID) Cell {
 	ks := KeyShareDirect
 	if id.HRR {
 		ks = KeyShareHRR
@@ -81,14 +81,14 @@ func recordCell(r *tlsrecords.Record, id tlsrecords.ConfigID) Cell {
 // inCell returns config ID base (a Go, direct ID such as "ed25519/X25519")
 // as cell c names it: "/hrr" for the HRR mode, "/openssl" for OpenSSL.
 func inCell(base string, c Cell) string {
-	id, err := tlsrecords.ParseConfigID(base)
+	id, err := tlsdata.ParseConfigID(base)
 	if err != nil {
 		return base // Params.Validate has rejected it
 	}
 	id.HRR = c.KeyShare == KeyShareHRR
 	id.Stack = ""
-	if c.Stack == tlsrecords.StackOpenSSL {
-		id.Stack = tlsrecords.StackOpenSSL
+	if c.Stack == tlsdata.StackOpenSSL {
+		id.Stack = tlsdata.StackOpenSSL
 	}
 	return id.ID()
 }
@@ -97,8 +97,8 @@ func inCell(base string, c Cell) string {
 // key-share mode, each in the order of its known values.
 func compareCells(a, b Cell) int {
 	return cmp.Or(
-		cmp.Compare(slices.Index(tlsrecords.Stacks, a.Stack), slices.Index(tlsrecords.Stacks, b.Stack)),
-		cmp.Compare(slices.Index(tlsrecords.KnownPaths, a.Path), slices.Index(tlsrecords.KnownPaths, b.Path)),
+		cmp.Compare(slices.Index(tlsdata.Stacks, a.Stack), slices.Index(tlsdata.Stacks, b.Stack)),
+		cmp.Compare(slices.Index(tlsdata.KnownPaths, a.Path), slices.Index(tlsdata.KnownPaths, b.Path)),
 		cmp.Compare(a.KeyShare, b.KeyShare)) // "direct" < "hrr"
 }
 
@@ -114,7 +114,7 @@ type Factor struct {
 
 // Factors are the gap analysis's factors in table order.
 var Factors = []Factor{
-	{Name: "stack", From: tlsrecords.StackGo, To: tlsrecords.StackOpenSSL,
+	{Name: "stack", From: tlsdata.StackGo, To: tlsdata.StackOpenSSL,
 		level: func(c Cell) string { return c.Stack }, set: func(c Cell, v string) Cell { c.Stack = v; return c }},
 	{Name: "path", From: "loopback", To: "bridge",
 		level: func(c Cell) string { return c.Path }, set: func(c Cell, v string) Cell { c.Path = v; return c }},

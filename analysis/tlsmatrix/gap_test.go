@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 )
 
 // gapSpec is the paper's four configurations in all 8 cells.
@@ -22,7 +22,7 @@ func gapParams(c Cell) Params {
 	return p
 }
 
-var primaryCell = Cell{tlsrecords.StackOpenSSL, "bridge", KeyShareDirect}
+var primaryCell = Cell{tlsdata.StackOpenSSL, "bridge", KeyShareDirect}
 
 func TestGapAllCells(t *testing.T) {
 	res, err := Analyze(gapSpec.records(), gapParams(primaryCell), Input{Path: "synthetic"})
@@ -111,15 +111,15 @@ func TestGapAllCells(t *testing.T) {
 // refused.
 func TestGapBadInput(t *testing.T) {
 	recs := gapSpec.records()
-	hrrKem := inCell("ed25519/MLKEM1024", Cell{tlsrecords.StackGo, "loopback", KeyShareHRR})
+	hrrKem := inCell("ed25519/MLKEM1024", Cell{tlsdata.StackGo, "loopback", KeyShareHRR})
 	t.Run("cell missing a configuration", func(t *testing.T) {
-		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsrecords.Record) bool { return r.Config == hrrKem && r.PathOrDefault() == "loopback" })
+		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsdata.Record) bool { return r.Config == hrrKem && r.PathOrDefault() == "loopback" })
 		res, err := Analyze(rs, gapParams(primaryCell), Input{Path: "synthetic"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range res.Gap.Cells {
-			want := c.Cell == Cell{tlsrecords.StackGo, "loopback", KeyShareHRR}
+			want := c.Cell == Cell{tlsdata.StackGo, "loopback", KeyShareHRR}
 			if got := slices.Equal(c.Missing, []string{hrrKem}); got != want {
 				t.Errorf("cell %s: missing %v", c.Cell, c.Missing)
 			}
@@ -137,8 +137,8 @@ func TestGapBadInput(t *testing.T) {
 		}
 	})
 	t.Run("one stack only", func(t *testing.T) {
-		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsrecords.Record) bool { return r.StackName() != tlsrecords.StackGo })
-		res, err := Analyze(rs, gapParams(Cell{tlsrecords.StackGo, "bridge", KeyShareDirect}), Input{Path: "synthetic"})
+		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsdata.Record) bool { return r.StackName() != tlsdata.StackGo })
+		res, err := Analyze(rs, gapParams(Cell{tlsdata.StackGo, "bridge", KeyShareDirect}), Input{Path: "synthetic"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestGapBadInput(t *testing.T) {
 		}
 	})
 	t.Run("primary cell missing", func(t *testing.T) {
-		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsrecords.Record) bool { return r.PathOrDefault() == "bridge" })
+		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsdata.Record) bool { return r.PathOrDefault() == "bridge" })
 		_, err := Analyze(rs, gapParams(primaryCell), Input{Path: "synthetic"})
 		if err == nil || !strings.Contains(err.Error(), "primary cell openssl/bridge/direct") {
 			t.Errorf("error %v, want one naming the primary cell", err)

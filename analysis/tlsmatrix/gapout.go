@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/render"
 )
 
@@ -19,7 +19,7 @@ import (
 // increases (TableGap, FigureGap), the factors' effects (TableFactors)
 // and their \newcommand numbers (gapNumbers, in NumbersFile).
 
-var stackLabels = map[string]string{tlsrecords.StackGo: "Go", tlsrecords.StackOpenSSL: "OpenSSL"}
+var stackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "OpenSSL"}
 
 // cellLabel is e.g. "OpenSSL, bridge, direct" or "Go, loopback, HRR".
 func cellLabel(c Cell) string {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 )
 
 // Roles of the paper's four configurations, in the order Params.Paper
@@ -23,7 +23,7 @@ type Params struct {
 	// results, not used for any decision.
 	Profile string
 	// Baseline is the config ID every target is compared with, e.g.
-	// "ed25519/X25519" (experiments/tlsrecords.ParseConfigID).
+	// "ed25519/X25519" (datasets/tlsdata.ParseConfigID).
 	Baseline string
 	// Paper are the paper's four configuration IDs in the order of Roles:
 	// baseline (must equal Baseline), PQ signature only, PQ KEM only,
@@ -74,7 +74,7 @@ func (p Params) Validate() error {
 	if p.Profile == "" {
 		errs = append(errs, errors.New("profile is empty"))
 	}
-	if _, err := tlsrecords.ParseConfigID(p.Baseline); err != nil {
+	if _, err := tlsdata.ParseConfigID(p.Baseline); err != nil {
 		errs = append(errs, fmt.Errorf("baseline: %w", err))
 	}
 	if len(p.Paper) != len(Roles) {
@@ -85,7 +85,7 @@ func (p Params) Validate() error {
 		}
 		seen := map[string]bool{}
 		for i, id := range p.Paper {
-			if _, err := tlsrecords.ParseConfigID(id); err != nil {
+			if _, err := tlsdata.ParseConfigID(id); err != nil {
 				errs = append(errs, fmt.Errorf("paper %s: %w", Roles[i], err))
 			}
 			if seen[id] {
@@ -98,7 +98,7 @@ func (p Params) Validate() error {
 		errs = append(errs, fmt.Errorf("primary %w", err))
 	}
 	for _, id := range p.Paper {
-		if c, err := tlsrecords.ParseConfigID(id); err == nil && (c.HRR || c.Stack != "") {
+		if c, err := tlsdata.ParseConfigID(id); err == nil && (c.HRR || c.Stack != "") {
 			errs = append(errs, fmt.Errorf("paper %s: name it without /hrr and /openssl; the primary cell adds them", id))
 		}
 	}
@@ -161,7 +161,7 @@ func paramsFrom(get func(string) string) (Params, error) {
 	return p, p.Validate()
 }
 
-// Published are Study A's own results (SEEDS.md; Hara, Kawashima and
+// Published are Study A's own results (Hara, Kawashima and
 // Saito, IPSJ SIG Technical Report 2026-IOT-73 no. 15): the median Ths
 // increase of each target over the Ed25519 + X25519 baseline. They are
 // attached to the paper family's comparisons by role for side-by-side

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/repro"
 )
 
@@ -30,7 +30,7 @@ const (
 	stageAnalyze  = "tls:analyze"
 	stageFigures  = "tls:figures"
 	stageTables   = "tls:tables"
-	recordsInFile = tlsrecords.RecordsFile
+	recordsInFile = tlsdata.RecordsFile
 )
 
 // Stages returns the analysis and render stages of Study A for the pinned
@@ -76,7 +76,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", derived, err)
 			}
-			recs, err := tlsrecords.ReadRecords(bytes.NewReader(b), records)
+			recs, err := tlsdata.ReadRecords(bytes.NewReader(b), records)
 			if err != nil {
 				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
 			}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/repro"
 )
 
@@ -174,7 +174,7 @@ func golden(t *testing.T, name string, got []byte) {
 // the problem, and no output is written.
 func TestBadInput(t *testing.T) {
 	base := paperSpec.records()
-	measuredOf := func(rs []tlsrecords.Record, config string) *tlsrecords.Record {
+	measuredOf := func(rs []tlsdata.Record, config string) *tlsdata.Record {
 		for i := range rs {
 			if rs[i].Config == config && !rs[i].Warmup {
 				return &rs[i]
@@ -185,40 +185,40 @@ func TestBadInput(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		mutate func([]tlsrecords.Record) []tlsrecords.Record
+		mutate func([]tlsdata.Record) []tlsdata.Record
 		raw    []byte // instead of records
 		want   []string
 	}{
-		{name: "incomplete connection", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
+		{name: "incomplete connection", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
 			r := measuredOf(rs, "mldsa87/X25519")
 			r.ClientFinishedNs, r.ThsNs, r.Complete = nil, nil, false
 			return rs
 		}, want: []string{"config mldsa87/X25519 seq ", "incomplete handshake", "not valid samples"}},
-		{name: "wrong negotiated group", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
+		{name: "wrong negotiated group", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
 			measuredOf(rs, "ed25519/MLKEM1024").NegotiatedGroup = "X25519MLKEM768"
 			return rs
 		}, want: []string{"config ed25519/MLKEM1024 seq ", "negotiated group X25519MLKEM768, configured MLKEM1024"}},
-		{name: "unexpected HRR", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
+		{name: "unexpected HRR", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
 			measuredOf(rs, "ed25519/SecP384r1MLKEM1024").HRR = true
 			return rs
 		}, want: []string{"config ed25519/SecP384r1MLKEM1024 seq ", "unexpected HelloRetryRequest"}},
-		{name: "missing config", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
-			return slices.DeleteFunc(rs, func(r tlsrecords.Record) bool { return r.Config == "ed25519/MLKEM1024" })
+		{name: "missing config", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
+			return slices.DeleteFunc(rs, func(r tlsdata.Record) bool { return r.Config == "ed25519/MLKEM1024" })
 		}, want: []string{"the paper's pq-kem configuration ed25519/MLKEM1024 has no measured connections"}},
-		{name: "config with only warm-ups", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
-			return slices.DeleteFunc(rs, func(r tlsrecords.Record) bool { return r.Config == "ed25519/X25519" && !r.Warmup })
+		{name: "config with only warm-ups", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
+			return slices.DeleteFunc(rs, func(r tlsdata.Record) bool { return r.Config == "ed25519/X25519" && !r.Warmup })
 		}, want: []string{"baseline configuration ed25519/X25519 has no measured connections"}},
-		{name: "config with n=1", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
+		{name: "config with n=1", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
 			keep := measuredOf(rs, "mldsa87/X25519").Seq
-			return slices.DeleteFunc(rs, func(r tlsrecords.Record) bool {
+			return slices.DeleteFunc(rs, func(r tlsdata.Record) bool {
 				return r.Config == "mldsa87/X25519" && !r.Warmup && r.Seq != keep
 			})
 		}, want: []string{"config mldsa87/X25519 has 1 measured connection(s), at least 2 are needed"}},
-		{name: "only warm-ups", mutate: func(rs []tlsrecords.Record) []tlsrecords.Record {
-			return slices.DeleteFunc(rs, func(r tlsrecords.Record) bool { return !r.Warmup })
+		{name: "only warm-ups", mutate: func(rs []tlsdata.Record) []tlsdata.Record {
+			return slices.DeleteFunc(rs, func(r tlsdata.Record) bool { return !r.Warmup })
 		}, want: []string{"no measured connections"}},
 		{name: "empty file", raw: []byte{}, want: []string{"records.csv.gz: empty file", "record a new run"}},
-		{name: "header only", raw: []byte(strings.Join(tlsrecords.Columns, ",") + "\n"), want: []string{"records.csv.gz: no records"}},
+		{name: "header only", raw: []byte(strings.Join(tlsdata.Columns, ",") + "\n"), want: []string{"records.csv.gz: no records"}},
 		{name: "garbage", raw: []byte("\x1f\x8b\x08garbage"), want: []string{"records.csv.gz: gzip"}},
 	}
 	for _, c := range cases {
@@ -226,7 +226,7 @@ func TestBadInput(t *testing.T) {
 			var root string
 			if c.raw != nil {
 				root = writeTree(t, base[:1])
-				p := filepath.Join(root, filepath.FromSlash(testRunDir), tlsrecords.RecordsFile)
+				p := filepath.Join(root, filepath.FromSlash(testRunDir), tlsdata.RecordsFile)
 				os.Chmod(p, 0o644)
 				if err := os.WriteFile(p, c.raw, 0o644); err != nil {
 					t.Fatal(err)

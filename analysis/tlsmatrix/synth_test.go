@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 )
 
 // The synthetic dataset stands in for a real run: a seeded PCG draws every
@@ -50,8 +50,8 @@ const (
 // synthCells are every cell but the default one.
 var synthCells = func() []Cell {
 	var out []Cell
-	for _, st := range tlsrecords.Stacks {
-		for _, p := range tlsrecords.KnownPaths {
+	for _, st := range tlsdata.Stacks {
+		for _, p := range tlsdata.KnownPaths {
 			for _, ks := range []string{KeyShareDirect, KeyShareHRR} {
 				if c := (Cell{st, p, ks}); c != (Cell{}).orDefault() {
 					out = append(out, c)
@@ -102,7 +102,7 @@ func (s synthSpec) configs() []string {
 
 // records draws the dataset: every configuration's warm-ups and measured
 // connections in one seeded random interleaving.
-func (s synthSpec) records() []tlsrecords.Record {
+func (s synthSpec) records() []tlsdata.Record {
 	rng := rand.New(rand.NewPCG(s.seed, 0x5eed))
 	type slot struct {
 		id     string
@@ -132,15 +132,15 @@ func (s synthSpec) records() []tlsrecords.Record {
 		plan = append(plan, more...)
 	}
 	t := int64(1_796_000_000_000_000_000) // 2026-11-30
-	out := make([]tlsrecords.Record, len(plan))
+	out := make([]tlsdata.Record, len(plan))
 	for i, sl := range plan {
-		id, err := tlsrecords.ParseConfigID(sl.id)
+		id, err := tlsdata.ParseConfigID(sl.id)
 		if err != nil {
 			panic(err)
 		}
 		ms := 3.9 * math.Exp(0.10*rng.NormFloat64())
 		group := groupCostMs[id.Group]
-		if id.Stack == tlsrecords.StackOpenSSL {
+		if id.Stack == tlsdata.StackOpenSSL {
 			ms += synthOpenSSLMs
 			if id.Group == synthHybridGroupName {
 				group *= synthOpenSSLHybrid
@@ -178,7 +178,7 @@ func (s synthSpec) records() []tlsrecords.Record {
 			cert *= 2
 		}
 		payS := 130 + serverShare[id.Group] + cert + sigBytes[id.CertKey] + 74 + 60 + rng.Int64N(2)
-		r := tlsrecords.Record{
+		r := tlsdata.Record{
 			Seq: i, Config: id.ID(), CertKey: id.CertKey, Group: id.Group, Chain: id.Chain, Warmup: sl.warmup,
 			Client: fmt.Sprintf("127.0.0.1:%d", 32768+i%28000), Server: "127.0.0.1:8443",
 			SynNs: ptr(syn), ClientHelloNs: ptr(ch), ServerHelloNs: ptr(sh), ServerFlightEndNs: ptr(sh + 30_000 + rng.Int64N(20_000)),
@@ -206,7 +206,7 @@ const testRunDir = "data/tls/20261130T120000Z-quick"
 
 // writeTree makes a repository tree holding the dataset and returns its
 // root.
-func writeTree(t testing.TB, recs []tlsrecords.Record) string {
+func writeTree(t testing.TB, recs []tlsdata.Record) string {
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, filepath.FromSlash(testRunDir))
@@ -214,10 +214,10 @@ func writeTree(t testing.TB, recs []tlsrecords.Record) string {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := tlsrecords.WriteRecords(&b, recs); err != nil {
+	if err := tlsdata.WriteRecords(&b, recs); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, tlsrecords.RecordsFile), b.Bytes(), 0o444); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, tlsdata.RecordsFile), b.Bytes(), 0o444); err != nil {
 		t.Fatal(err)
 	}
 	return root

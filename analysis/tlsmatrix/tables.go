@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/render"
 )
 
@@ -163,7 +163,7 @@ func matrixTable(r *Results) (string, error) {
 		}
 	}
 	slices.SortFunc(groups, func(a, b string) int {
-		return slices.Index(tlsrecords.KnownGroups, a) - slices.Index(tlsrecords.KnownGroups, b)
+		return slices.Index(tlsdata.KnownGroups, a) - slices.Index(tlsdata.KnownGroups, b)
 	})
 	pct := map[string]float64{}
 	for _, c := range f.Comparisons {
@@ -181,7 +181,7 @@ func matrixTable(r *Results) (string, error) {
 		t.Header = append(t.Header, render.Escape(groupLabel(g)))
 	}
 	for _, k := range rows {
-		row := []string{render.Escape(rowLabel(tlsrecords.ConfigID{CertKey: k.certKey, Chain: k.chain, HRR: k.hrr}))}
+		row := []string{render.Escape(rowLabel(tlsdata.ConfigID{CertKey: k.certKey, Chain: k.chain, HRR: k.hrr}))}
 		for _, g := range groups {
 			c := cells[k][g]
 			switch {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 )
 
@@ -86,7 +87,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail(err)
 			}
-			run, err := pico.Emulate(ctx, img, pico.RunConfig{RawLog: raw, Log: stderr, Progress: func(m pico.Measurement) {
+			run, err := pico.Emulate(ctx, img, pico.RunConfig{RawLog: raw, Log: stderr, Progress: func(m picodata.Measurement) {
 				if m.Iter == 0 {
 					fmt.Fprintf(stderr, "  %s %s %.3f ms\n", m.Scheme, m.Op, float64(m.Micros)/1000)
 				}
@@ -107,7 +108,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 			b, _ := json.MarshalIndent(struct {
 				Image  pico.Image        `json:"image"`
 				Run    *pico.EmulatedRun `json:"run"`
-				Checks []pico.Check      `json:"checks"`
+				Checks []picodata.Check  `json:"checks"`
 			}{img, run, checks}, "", " ")
 			if err := os.WriteFile(filepath.Join(*out, img.Name+".json"), b, 0o644); err != nil {
 				return fail(err)

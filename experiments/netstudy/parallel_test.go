@@ -59,7 +59,7 @@ func TestRunParallelMatchesSerial(t *testing.T) {
 			t.Fatalf("parallel %d: %d lines, want header + 40", par, len(rows))
 		}
 		// In process with Go 1.27.3: the header of before the toolchain
-		// column (netjoin.ColumnsV1), else the one with it.
+		// column (netdata.ColumnsV1), else the one with it.
 		want := Columns
 		if runtime.Version() == LegacyToolchain {
 			want = ColumnsV1

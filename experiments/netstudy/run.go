@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/netns"
 	"runtime"
 	"slices"
@@ -177,14 +178,14 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		linkStats[se.ID] = res.linkStats
 		capPaths[se.ID] = res.capPath
 		capBytes += res.capBytes
-		files[netjoin.CaptureName(se.ID)] = res.capture.SHA256
+		files[netdata.CaptureName(se.ID)] = res.capture.SHA256
 	}
 	sched := r.scheduleMeta(results)
 
 	// What the process measured (inproc.csv.gz), then the records derived
 	// from it and the captures by netjoin.DeriveRows: the function the
 	// build's net:records stage calls on the committed run.
-	inproc, err := netjoin.EncodeInproc(rows)
+	inproc, err := netdata.EncodeInproc(rows)
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
@@ -193,7 +194,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	files[rederive.InprocFile] = repro.HashBytes(inproc)
 	recBytes, joins, err := netjoin.DeriveRows(ctx, inproc, plan.Timeout, func(series string) (io.ReadCloser, error) {
-		return rederive.OpenFile(capPaths[series], files[netjoin.CaptureName(series)])
+		return rederive.OpenFile(capPaths[series], files[netdata.CaptureName(series)])
 	})
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -215,7 +216,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	for _, se := range est.Series {
 		p := capPaths[se.ID]
 		if inRepo {
-			name := netjoin.CaptureName(se.ID) + rederive.GzipExt
+			name := netdata.CaptureName(se.ID) + rederive.GzipExt
 			dst := filepath.Join(run.Dir, filepath.FromSlash(name))
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return fmt.Errorf("net:run: %w", err)

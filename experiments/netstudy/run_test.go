@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/rederive"
@@ -178,7 +179,7 @@ func TestRunEndToEnd(t *testing.T) {
 	// hash of their uncompressed bytes; the records stage re-derives the
 	// recorded records from them and inproc.csv.gz byte for byte.
 	for _, id := range []string{"tiny-10-X25519", "tiny-10-X25519MLKEM768"} {
-		name := netjoin.CaptureName(id)
+		name := netdata.CaptureName(id)
 		rc, err := rederive.OpenFile(filepath.Join(dir, filepath.FromSlash(name+rederive.GzipExt)), m.Files[name])
 		if err == nil {
 			err = rc.Close()

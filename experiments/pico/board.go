@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"pqrepro/datasets/picodata"
 )
 
 // ReadConfig configures Read.
@@ -13,7 +15,7 @@ type ReadConfig struct {
 	Baud        int           // 0 means DefaultBaud
 	IdleTimeout time.Duration // 0 means 60 s
 	RawLogPath  string        // the serial log, kept verbatim; "" keeps it only in memory
-	Progress    func(Measurement)
+	Progress    func(picodata.Measurement)
 }
 
 // Read opens a real board's serial port (a USB-UART adapter on GP0/GP1)
@@ -22,7 +24,7 @@ type ReadConfig struct {
 // written to RawLogPath as it arrives, so nothing is lost if the run breaks.
 // Untested on hardware here (no board attached); the same reader is tested
 // against a pseudo-terminal and runs every emulator result.
-func Read(ctx context.Context, port string, cfg ReadConfig) (*Dataset, error) {
+func Read(ctx context.Context, port string, cfg ReadConfig) (*picodata.Dataset, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 60 * time.Second
 	}
@@ -40,5 +42,5 @@ func Read(ctx context.Context, port string, cfg ReadConfig) (*Dataset, error) {
 		defer f.Close()
 		raw = f
 	}
-	return ReadRun(ctx, p, ReadOptions{IdleTimeout: cfg.IdleTimeout, RawLog: raw, Progress: cfg.Progress})
+	return picodata.ReadRun(ctx, p, picodata.ReadOptions{IdleTimeout: cfg.IdleTimeout, RawLog: raw, Progress: cfg.Progress})
 }

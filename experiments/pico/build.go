@@ -17,13 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// Scheme names, as the firmware prints them.
-var (
-	KEMSchemes       = []string{"ml-kem-512", "ml-kem-768", "ml-kem-1024"}
-	DSASchemes       = []string{"ml-dsa-44", "ml-dsa-65", "ml-dsa-87"}
-	ClassicalSchemes = []string{"rsa-2048", "ecdsa-p256", "ecdh-p256"}
+	"pqrepro/datasets/picodata"
 )
 
 // pqcleanDir maps a PQ scheme to its PQClean implementation and the
@@ -175,15 +170,15 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 			continue
 		}
 		return Image{}, fmt.Errorf("build: unknown scheme %q (known: %s, %s, %s)", s,
-			strings.Join(KEMSchemes, " "), strings.Join(DSASchemes, " "), strings.Join(ClassicalSchemes, " "))
+			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "))
 	}
 	if len(cfg.Schemes) == 0 {
 		return Image{}, errors.New("build: no schemes")
 	}
 	if classic {
-		for _, s := range ClassicalSchemes {
+		for _, s := range picodata.ClassicalSchemes {
 			if !seen[s] {
-				return Image{}, fmt.Errorf("build: the classical schemes come together (%s); add %s", strings.Join(ClassicalSchemes, ", "), s)
+				return Image{}, fmt.Errorf("build: the classical schemes come together (%s); add %s", strings.Join(picodata.ClassicalSchemes, ", "), s)
 			}
 		}
 	}
@@ -411,7 +406,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, fmt.Errorf("%s: %w", tmpELF, err)
 	}
 	for _, s := range segs {
-		if s.Addr < SRAMStart || uint64(s.Addr)+uint64(len(s.Data)) > SRAMStart+SRAMSize {
+		if s.Addr < picodata.SRAMStart || uint64(s.Addr)+uint64(len(s.Data)) > picodata.SRAMStart+picodata.SRAMSize {
 			return Image{}, fmt.Errorf("%s: segment at 0x%08x is outside SRAM; the image must be RAM-only", tmpELF, s.Addr)
 		}
 	}

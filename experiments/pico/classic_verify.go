@@ -10,10 +10,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math/big"
+
+	"pqrepro/datasets/picodata"
 )
 
 func isClassical(scheme string) bool {
-	for _, s := range ClassicalSchemes {
+	for _, s := range picodata.ClassicalSchemes {
 		if s == scheme {
 			return true
 		}
@@ -45,13 +47,13 @@ var classicalFields = map[string][]string{
 //     rejected.
 //   - ecdh-p256 (SP 800-56A): pub_a = d_a*G and pub_b = d_b*G, and both
 //     sides' ECDH with crypto/ecdh give the device's ss.
-func VerifyClassical(scheme string, v map[string][]byte) []Check {
-	var checks []Check
+func VerifyClassical(scheme string, v map[string][]byte) []picodata.Check {
+	var checks []picodata.Check
 	add := func(name, lib string, ok bool, detail string) {
 		if ok {
 			detail = ""
 		}
-		checks = append(checks, Check{scheme, name, lib, ok, detail})
+		checks = append(checks, picodata.Check{Scheme: scheme, Name: name, Lib: lib, OK: ok, Detail: detail})
 	}
 	fields, known := classicalFields[scheme]
 	if !known {

@@ -17,20 +17,22 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"pqrepro/datasets/picodata"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // classicVectors makes the vectors a correct classic image prints, with
 // the Go standard library (RSA from DeviceRSAKey, as the firmware's key).
-func classicVectors(t testing.TB, keygen bool) *Dataset {
+func classicVectors(t testing.TB, keygen bool) *picodata.Dataset {
 	t.Helper()
 	cacheMu.Lock()
 	defer cacheMu.Unlock()
 	if cached[keygen] == nil {
 		cached[keygen] = makeClassicVectors(t, keygen)
 	}
-	d := &Dataset{Header: cached[keygen].Header, Vectors: map[string]map[string][]byte{}}
+	d := &picodata.Dataset{Header: cached[keygen].Header, Vectors: map[string]map[string][]byte{}}
 	for s, fs := range cached[keygen].Vectors {
 		d.Vectors[s] = map[string][]byte{}
 		for f, b := range fs {
@@ -42,11 +44,11 @@ func classicVectors(t testing.TB, keygen bool) *Dataset {
 
 var (
 	cacheMu sync.Mutex
-	cached  = map[bool]*Dataset{}
+	cached  = map[bool]*picodata.Dataset{}
 )
 
-func makeClassicVectors(t testing.TB, keygen bool) *Dataset {
-	d := &Dataset{Header: Header{Schemes: ClassicalSchemes}, Vectors: map[string]map[string][]byte{}}
+func makeClassicVectors(t testing.TB, keygen bool) *picodata.Dataset {
+	d := &picodata.Dataset{Header: picodata.Header{Schemes: picodata.ClassicalSchemes}, Vectors: map[string]map[string][]byte{}}
 	k, err := DeviceRSAKey(DefaultSeed)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +117,7 @@ func TestVerifyClassical(t *testing.T) {
 // classical vector: each must fail host verification.
 func TestVerifyClassicalFlippedBit(t *testing.T) {
 	base := classicVectors(t, true)
-	for _, scheme := range ClassicalSchemes {
+	for _, scheme := range picodata.ClassicalSchemes {
 		for field := range base.Vectors[scheme] {
 			for _, pos := range []int{0, -1} { // first byte and last byte
 				t.Run(fmt.Sprintf("%s/%s/%d", scheme, field, pos), func(t *testing.T) {

@@ -4,8 +4,8 @@
 // in firmware/ (Build) from PQClean (npm) and mbedTLS (Debian's source
 // package, EnsureMbedTLS), writes it as a RAM-only UF2 (EncodeUF2), runs it
 // in rp2040js (Emulate) or copies it to a board's BOOTSEL drive (Flash) and
-// reads the board's UART (Read), parses the serial line protocol
-// (ParseLine, ReadRun), re-checks the device's test vectors with
+// reads the board's UART (Read) with the serial line protocol's reader
+// (datasets/picodata: ParseLine, ReadRun), re-checks the device's test vectors with
 // cloudflare/circl and Go's crypto/mlkem, crypto/mldsa, crypto/rsa,
 // crypto/ecdsa and crypto/ecdh (VerifyVectors), reports the image's size
 // per section and per scheme from debug/elf (Sizes), times the same
@@ -20,5 +20,5 @@
 // ~120 KB signing stack fits.
 //
 // Emulated results model no bus contention or wait states: label them as
-// emulated (Dataset.Emulated) wherever they are shown.
+// emulated (picodata.Dataset.Emulated) wherever they are shown.
 package pico

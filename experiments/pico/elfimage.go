@@ -6,12 +6,6 @@ import (
 	"sort"
 )
 
-// SRAM of the RP2040 (datasheet 2.6.2): 264 KB at 0x20000000.
-const (
-	SRAMStart = 0x20000000
-	SRAMSize  = 264 * 1024
-)
-
 // LoadSegments returns the bytes an ELF file asks to be loaded (PT_LOAD
 // program headers with file contents, at their physical address), sorted by
 // address. For the RAM-only firmware these all lie in SRAM.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"pqrepro/datasets/picodata"
 )
 
 // RunConfig configures one emulator run.
@@ -23,7 +25,7 @@ type RunConfig struct {
 	MaxCycles   uint64        // simulated-cycle limit; 0 means none
 	IdleTimeout time.Duration // passed to ReadRun; 0 means 60 s, or Timeout for an image with on-device RSA keygens (silent for minutes)
 	RawLog      io.Writer     // receives the UART bytes verbatim
-	Progress    func(Measurement)
+	Progress    func(picodata.Measurement)
 	Log         io.Writer
 }
 
@@ -48,7 +50,7 @@ type EmulatorStatus struct {
 // from SRAM on a board too, but single-cycle timing is idealised): label
 // them as emulated wherever they are shown.
 type EmulatedRun struct {
-	*Dataset
+	*picodata.Dataset
 	Emulator EmulatorStatus `json:"emulator"`
 }
 
@@ -126,7 +128,7 @@ func Emulate(ctx context.Context, img Image, cfg RunConfig) (*EmulatedRun, error
 		// Let the reader drain what the runner wrote, then stop it.
 		time.AfterFunc(2*time.Second, func() { cancel(errors.New("emulator exited")) })
 	}()
-	ds, readErr := ReadRun(runCtx, port, ReadOptions{IdleTimeout: idle, RawLog: cfg.RawLog, Progress: cfg.Progress})
+	ds, readErr := picodata.ReadRun(runCtx, port, picodata.ReadOptions{IdleTimeout: idle, RawLog: cfg.RawLog, Progress: cfg.Progress})
 	ds.Emulated = true
 	if readErr != nil {
 		// The reader gave up first (idle timeout): stop the emulator.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pqrepro/datasets/picodata"
 )
 
 // needToolchain skips a test when the firmware toolchain or node is missing.
@@ -76,7 +78,7 @@ func TestEmulateMLKEM512(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owners := map[string]OwnerSize{}
+	owners := map[string]picodata.OwnerSize{}
 	for _, o := range rep.Owners {
 		owners[o.Owner] = o
 	}
@@ -158,7 +160,7 @@ func TestEmulateClassic(t *testing.T) {
 	defer cancel()
 	p := QuickProfile
 	p.RSA, p.ECC, p.RSAKeygen = 1, 1, 0
-	img, err := Build(ctx, BuildConfig{Name: "test-classic", Schemes: ClassicalSchemes, Profile: p})
+	img, err := Build(ctx, BuildConfig{Name: "test-classic", Schemes: picodata.ClassicalSchemes, Profile: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestEmulateClassic(t *testing.T) {
 	if !run.Complete || len(run.Measurements) != len(want) || len(run.Failures) != 0 {
 		t.Fatalf("complete=%v measurements=%d failures=%v problems=%v", run.Complete, len(run.Measurements), run.Failures, run.Problems)
 	}
-	ms := map[string]Measurement{}
+	ms := map[string]picodata.Measurement{}
 	for _, m := range run.Measurements {
 		key := m.Scheme + "/" + m.Op
 		if !want[key] || !m.OK || m.Micros == 0 || m.Stack < 256 {
@@ -229,7 +231,7 @@ func TestEmulateRSAKeygen(t *testing.T) {
 	defer cancel()
 	p := QuickProfile
 	p.RSA, p.ECC, p.RSAKeygen = 1, 1, 1
-	img, err := Build(ctx, BuildConfig{Name: "test-classic-keygen", Schemes: ClassicalSchemes, Profile: p})
+	img, err := Build(ctx, BuildConfig{Name: "test-classic-keygen", Schemes: picodata.ClassicalSchemes, Profile: p})
 	if err != nil {
 		t.Fatal(err)
 	}

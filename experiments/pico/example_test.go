@@ -8,23 +8,6 @@ import (
 	"pqrepro/experiments/pico"
 )
 
-func ExampleFormatLine() {
-	fmt.Println(pico.FormatLine(2, pico.KindMeasure, pico.Field{Key: "scheme", Value: "ml-kem-512"}, pico.Field{Key: "us", Value: "8967"}))
-	// Output: PQ 2 m scheme=ml-kem-512 us=8967 *73ec0d27
-}
-
-func ExampleParseLine() {
-	l, err := pico.ParseLine("PQ 2 m scheme=ml-kem-512 op=keygen i=0 us=8967 cyc=1192721 stack=6200 heap=208 ok=1 *06c0d177")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	us, _ := l.Uint("us")
-	scheme, _ := l.Get("scheme")
-	fmt.Println(l.Seq, l.Kind, scheme, us)
-	// Output: 2 m ml-kem-512 8967
-}
-
 func ExampleEncodeUF2() {
 	uf2, err := pico.EncodeUF2([]pico.Segment{{Addr: 0x20000000, Data: make([]byte, 300)}}, pico.UF2FamilyRP2040)
 	if err != nil {

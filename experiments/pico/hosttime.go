@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"pqrepro/datasets/picodata"
 )
 
 // HostConfig configures HostTimings.
@@ -31,29 +33,6 @@ type HostConfig struct {
 	// time.Now. Tests inject a fake one.
 	Clock    func() time.Time
 	Progress io.Writer // one line per scheme/op/library when not nil
-}
-
-// HostTiming is one operation timed on the host CPU with one library: n
-// repetitions, each duration separately (so the study computes the same
-// statistics as for the device).
-type HostTiming struct {
-	Scheme    string          `json:"scheme"`
-	Op        string          `json:"op"`
-	Lib       string          `json:"library"` // circl, crypto/mlkem, crypto/mldsa, crypto/rsa, crypto/ecdsa, crypto/ecdh
-	N         int             `json:"n"`
-	Durations []time.Duration `json:"durations_ns"`
-}
-
-// Mean returns the mean duration (0 for no repetitions).
-func (h HostTiming) Mean() time.Duration {
-	if len(h.Durations) == 0 {
-		return 0
-	}
-	var s time.Duration
-	for _, d := range h.Durations {
-		s += d
-	}
-	return s / time.Duration(len(h.Durations))
 }
 
 // HostInfo names the host CPU and Go runtime for the host column's caption.
@@ -261,7 +240,7 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 		}))
 	default:
 		return nil, fmt.Errorf("host timings: unknown scheme %q (known: %s, %s, %s)", scheme,
-			strings.Join(KEMSchemes, " "), strings.Join(DSASchemes, " "), strings.Join(ClassicalSchemes, " "))
+			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "))
 	}
 	return ops, nil
 }
@@ -322,7 +301,7 @@ func addStdKEM(scheme string, seed []byte, add func(string, string, func(Profile
 // profile) is left out. Results come in scheme, op, library order of
 // listing. A failing operation or a cancelled ctx stops the run with an
 // error; the timings so far are returned with it.
-func HostTimings(ctx context.Context, cfg HostConfig) ([]HostTiming, error) {
+func HostTimings(ctx context.Context, cfg HostConfig) ([]picodata.HostTiming, error) {
 	if cfg.Profile.Name == "" {
 		cfg.Profile = QuickProfile
 	}
@@ -334,9 +313,9 @@ func HostTimings(ctx context.Context, cfg HostConfig) ([]HostTiming, error) {
 	}
 	schemes := cfg.Schemes
 	if schemes == nil {
-		schemes = append(append(append([]string{}, KEMSchemes...), DSASchemes...), ClassicalSchemes...)
+		schemes = append(append(append([]string{}, picodata.KEMSchemes...), picodata.DSASchemes...), picodata.ClassicalSchemes...)
 	}
-	var out []HostTiming
+	var out []picodata.HostTiming
 	for _, scheme := range schemes {
 		ops, err := hostOps(scheme, cfg.Seed)
 		if err != nil {
@@ -357,7 +336,7 @@ func HostTimings(ctx context.Context, cfg HostConfig) ([]HostTiming, error) {
 			if err != nil {
 				return out, fmt.Errorf("host timings: %s %s (%s): %w", scheme, op.op, op.lib, err)
 			}
-			t := HostTiming{Scheme: scheme, Op: op.op, Lib: op.lib, N: n, Durations: make([]time.Duration, 0, n)}
+			t := picodata.HostTiming{Scheme: scheme, Op: op.op, Lib: op.lib, N: n, Durations: make([]time.Duration, 0, n)}
 			for i := 0; i < n; i++ {
 				if err := ctx.Err(); err != nil {
 					return out, fmt.Errorf("host timings: %s %s interrupted after %d of %d: %w", scheme, op.op, i, n, err)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"pqrepro/datasets/picodata"
 )
 
 // fakeClock advances by step at every reading.
@@ -31,7 +33,7 @@ func TestHostTimings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{}
-	for _, s := range KEMSchemes {
+	for _, s := range picodata.KEMSchemes {
 		for _, op := range []string{"keygen", "encaps", "decaps"} {
 			want[s+"/"+op+"/circl"] = 2
 			if s != "ml-kem-512" {
@@ -39,7 +41,7 @@ func TestHostTimings(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range DSASchemes {
+	for _, s := range picodata.DSASchemes {
 		for _, lib := range []string{"circl", "crypto/mldsa"} {
 			want[s+"/keygen/"+lib] = 1
 			want[s+"/sign/"+lib] = 2
@@ -118,7 +120,7 @@ func TestHostTimingMean(t *testing.T) {
 		d    []time.Duration
 		want time.Duration
 	}{{nil, 0}, {[]time.Duration{3}, 3}, {[]time.Duration{1, 2, 6}, 3}} {
-		if got := (HostTiming{Durations: tc.d}).Mean(); got != tc.want {
+		if got := (picodata.HostTiming{Durations: tc.d}).Mean(); got != tc.want {
 			t.Errorf("Mean(%v) = %v", tc.d, got)
 		}
 	}
@@ -130,7 +132,7 @@ func TestHostTimingMean(t *testing.T) {
 // BenchmarkHost times every host operation with testing.B (go test -bench
 // Host ./experiments/pico): the same operations HostTimings runs.
 func BenchmarkHost(b *testing.B) {
-	for _, scheme := range append(append(append([]string{}, KEMSchemes...), DSASchemes...), ClassicalSchemes...) {
+	for _, scheme := range append(append(append([]string{}, picodata.KEMSchemes...), picodata.DSASchemes...), picodata.ClassicalSchemes...) {
 		ops, err := hostOps(scheme, DefaultSeed)
 		if err != nil {
 			b.Fatal(err)

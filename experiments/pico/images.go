@@ -1,5 +1,7 @@
 package pico
 
+import "pqrepro/datasets/picodata"
+
 // StandardImages splits Study C into RAM-only images, each small enough to
 // leave its largest operation's stack in the 264 KB of SRAM (ML-DSA-87
 // signing needs ~120 KB), and independent so two can run at once on the
@@ -9,10 +11,10 @@ package pico
 // stack instead.
 func StandardImages() []BuildConfig {
 	return []BuildConfig{
-		{Name: "mlkem", Schemes: KEMSchemes},
+		{Name: "mlkem", Schemes: picodata.KEMSchemes},
 		{Name: "mldsa44", Schemes: []string{"ml-dsa-44"}},
 		{Name: "mldsa65", Schemes: []string{"ml-dsa-65"}},
 		{Name: "mldsa87", Schemes: []string{"ml-dsa-87"}},
-		{Name: "classic", Schemes: ClassicalSchemes},
+		{Name: "classic", Schemes: picodata.ClassicalSchemes},
 	}
 }

@@ -416,3 +416,11 @@ func DebSrcFromOneLine(b []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// trunc shortens s to n bytes for an error message.
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pqrepro/datasets/picodata"
+	"pqrepro/datasets/picodata/picodatatest"
 )
 
 // TestReadOverPTY drives the real serial path: bytes written to a pty master
@@ -23,7 +26,7 @@ func TestReadOverPTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer port.Close()
-	lines := fakeRun(0, 4)
+	lines := picodatatest.Run(4)
 	go func() {
 		// A late host: a partial old run first, then a whole one, in
 		// small writes that split lines.
@@ -37,7 +40,7 @@ func TestReadOverPTY(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := ReadRun(ctx, port, ReadOptions{IdleTimeout: 5 * time.Second})
+	d, err := picodata.ReadRun(ctx, port, picodata.ReadOptions{IdleTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +62,14 @@ func TestReadOverPTYPortGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer port.Close()
-	lines := fakeRun(0, 4)
+	lines := picodatatest.Run(4)
 	master.WriteString(strings.Join(lines[:3], "\n") + "\n")
 	go func() {
 		time.Sleep(200 * time.Millisecond)
 		master.Close()
 	}()
-	d, err := ReadRun(context.Background(), port, ReadOptions{IdleTimeout: 2 * time.Second})
-	if !errors.Is(err, ErrIncomplete) {
+	d, err := picodata.ReadRun(context.Background(), port, picodata.ReadOptions{IdleTimeout: 2 * time.Second})
+	if !errors.Is(err, picodata.ErrIncomplete) {
 		t.Fatalf("err = %v", err)
 	}
 	if len(d.Measurements) != 2 {

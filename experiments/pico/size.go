@@ -4,44 +4,17 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
+
+	"pqrepro/datasets/picodata"
 )
-
-// SectionSize is one allocated ELF section.
-type SectionSize struct {
-	Name string `json:"name"`
-	Addr uint32 `json:"addr"`
-	Size uint32 `json:"size"`
-	Kind string `json:"kind"` // text, rodata, data, bss
-}
-
-// OwnerSize is the bytes one component (a scheme, PQClean's common code,
-// mbedTLS, the firmware, libc) contributes, by kind.
-type OwnerSize struct {
-	Owner  string `json:"owner"`
-	Text   uint32 `json:"text"`
-	Rodata uint32 `json:"rodata"`
-	Data   uint32 `json:"data"`
-	Bss    uint32 `json:"bss"`
-}
-
-// SizeReport is the memory footprint of a firmware image.
-type SizeReport struct {
-	Sections []SectionSize `json:"sections"`
-	Owners   []OwnerSize   `json:"owners"`
-	// Image is what a flash image would hold: text + rodata + data.
-	Image uint32 `json:"image_bytes"`
-	// StaticRAM is data + bss + heap arena; the stack gets the rest of SRAM.
-	StaticRAM uint32 `json:"static_ram_bytes"`
-}
 
 // ownerOf maps a source path (from an STT_FILE symbol or a DWARF compile
 // unit) or a symbol name to its component.
 func ownerOf(path string) string {
 	p := strings.ReplaceAll(path, "\\", "/")
-	for _, s := range append(append([]string{}, KEMSchemes...), DSASchemes...) {
+	for _, s := range append(append([]string{}, picodata.KEMSchemes...), picodata.DSASchemes...) {
 		if strings.Contains(p, "/"+s+"/") {
 			return s
 		}
@@ -76,7 +49,7 @@ var symbolPrefixes = []struct{ prefix, owner string }{
 }
 
 // SizeReportFile reads an ELF file and builds its SizeReport.
-func SizeReportFile(path string) (*SizeReport, error) {
+func SizeReportFile(path string) (*picodata.SizeReport, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("size report: open %s: %w", path, err)
@@ -112,14 +85,14 @@ func sectionKind(s *elf.Section) string {
 // rest by name prefix; the rest of a section (padding, libc objects
 // without symbols sizes) is "other". Text and rodata of an executable
 // section (literal pools) count as text.
-func Sizes(f *elf.File) (*SizeReport, error) {
-	rep := &SizeReport{}
+func Sizes(f *elf.File) (*picodata.SizeReport, error) {
+	rep := &picodata.SizeReport{}
 	for _, s := range f.Sections {
 		k := sectionKind(s)
 		if k == "" || s.Size == 0 {
 			continue
 		}
-		rep.Sections = append(rep.Sections, SectionSize{s.Name, uint32(s.Addr), uint32(s.Size), k})
+		rep.Sections = append(rep.Sections, picodata.SectionSize{Name: s.Name, Addr: uint32(s.Addr), Size: uint32(s.Size), Kind: k})
 		switch k {
 		case "text", "rodata", "data":
 			rep.Image += uint32(s.Size)
@@ -172,10 +145,10 @@ func Sizes(f *elf.File) (*SizeReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read symbols: %w", err)
 	}
-	owners := map[string]*OwnerSize{}
-	get := func(o string) *OwnerSize {
+	owners := map[string]*picodata.OwnerSize{}
+	get := func(o string) *picodata.OwnerSize {
 		if owners[o] == nil {
-			owners[o] = &OwnerSize{Owner: o}
+			owners[o] = &picodata.OwnerSize{Owner: o}
 		}
 		return owners[o]
 	}
@@ -263,17 +236,4 @@ func Sizes(f *elf.File) (*SizeReport, error) {
 	}
 	sort.Slice(rep.Owners, func(i, j int) bool { return rep.Owners[i].Owner < rep.Owners[j].Owner })
 	return rep, nil
-}
-
-// WriteText prints the report as aligned text.
-func (r *SizeReport) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "%-16s %10s %8s %s\n", "section", "addr", "size", "kind")
-	for _, s := range r.Sections {
-		fmt.Fprintf(w, "%-16s 0x%08x %8d %s\n", s.Name, s.Addr, s.Size, s.Kind)
-	}
-	fmt.Fprintf(w, "\n%-16s %8s %8s %8s %8s\n", "owner", "text", "rodata", "data", "bss")
-	for _, o := range r.Owners {
-		fmt.Fprintf(w, "%-16s %8d %8d %8d %8d\n", o.Owner, o.Text, o.Rodata, o.Data, o.Bss)
-	}
-	fmt.Fprintf(w, "\nimage (text+rodata+data) %d bytes; static RAM (data+bss+heap) %d bytes\n", r.Image, r.StaticRAM)
 }

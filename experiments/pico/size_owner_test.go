@@ -1,6 +1,10 @@
 package pico
 
-import "testing"
+import (
+	"testing"
+
+	"pqrepro/datasets/picodata"
+)
 
 func TestOwnerOf(t *testing.T) {
 	for _, tc := range []struct{ path, want string }{
@@ -26,9 +30,9 @@ func TestImageSilentOps(t *testing.T) {
 		img  Image
 		want bool
 	}{
-		{Image{Schemes: ClassicalSchemes, Defines: []string{"REPS_RSA_KEYGEN=3"}}, true},
-		{Image{Schemes: ClassicalSchemes, Defines: []string{"REPS_RSA_KEYGEN=0"}}, false},
-		{Image{Schemes: KEMSchemes, Defines: []string{"REPS_RSA_KEYGEN=3"}}, false},
+		{Image{Schemes: picodata.ClassicalSchemes, Defines: []string{"REPS_RSA_KEYGEN=3"}}, true},
+		{Image{Schemes: picodata.ClassicalSchemes, Defines: []string{"REPS_RSA_KEYGEN=0"}}, false},
+		{Image{Schemes: picodata.KEMSchemes, Defines: []string{"REPS_RSA_KEYGEN=3"}}, false},
 		{Image{}, false},
 	} {
 		if got := tc.img.silentOps(); got != tc.want {

@@ -18,16 +18,9 @@ import (
 	"github.com/cloudflare/circl/sign/mldsa/mldsa44"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
-)
 
-// A Check is one host-side check of a device test vector.
-type Check struct {
-	Scheme string `json:"scheme"`
-	Name   string `json:"check"`
-	Lib    string `json:"library"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail,omitempty"`
-}
+	"pqrepro/datasets/picodata"
+)
 
 // ErrVectorMismatch is returned by VerifyVectors when any check fails.
 var ErrVectorMismatch = errors.New("pico: device test vector disagrees with the host")
@@ -83,10 +76,10 @@ func stdDSA(name string) (mldsa.Parameters, bool) {
 // Go's crypto/rsa, crypto/ecdsa and crypto/ecdh by VerifyClassical. The checks come back
 // sorted; the error wraps ErrVectorMismatch when one fails or a vector is
 // missing.
-func VerifyVectors(d *Dataset) ([]Check, error) {
-	var checks []Check
+func VerifyVectors(d *picodata.Dataset) ([]picodata.Check, error) {
+	var checks []picodata.Check
 	add := func(scheme, name, lib string, ok bool, detail string) {
-		checks = append(checks, Check{scheme, name, lib, ok, detail})
+		checks = append(checks, picodata.Check{Scheme: scheme, Name: name, Lib: lib, OK: ok, Detail: detail})
 	}
 	for _, scheme := range d.Header.Schemes {
 		v := d.Vectors[scheme]

@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+
+	"pqrepro/datasets/picodata"
 )
 
 // hostVectors makes the vectors a correct device would print, with circl.
-func hostVectors(t *testing.T) *Dataset {
+func hostVectors(t *testing.T) *picodata.Dataset {
 	t.Helper()
-	d := &Dataset{Header: Header{Schemes: []string{"ml-kem-768", "ml-dsa-65"}}, Vectors: map[string]map[string][]byte{}}
+	d := &picodata.Dataset{Header: picodata.Header{Schemes: []string{"ml-kem-768", "ml-dsa-65"}}, Vectors: map[string]map[string][]byte{}}
 	ks := circlKEM("ml-kem-768")
 	coins := bytes.Repeat([]byte{7}, 64)
 	m := bytes.Repeat([]byte{9}, 32)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 	"pqrepro/experiments/pico/picotest"
 	"pqrepro/internal/provenance"
@@ -118,12 +119,12 @@ func withUID(t testing.TB, raw []byte, uid string) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	for _, s := range strings.SplitAfter(string(raw), "\n") {
-		l, err := pico.ParseLine(strings.TrimRight(s, "\r\n"))
-		if err != nil || l.Kind != pico.KindStart {
+		l, err := picodata.ParseLine(strings.TrimRight(s, "\r\n"))
+		if err != nil || l.Kind != picodata.KindStart {
 			out.WriteString(s)
 			continue
 		}
-		out.WriteString(pico.FormatLine(l.Seq, l.Kind, append(l.Fields, pico.Field{Key: "uid", Value: uid})...) + "\r\n")
+		out.WriteString(picodata.FormatLine(l.Seq, l.Kind, append(l.Fields, picodata.Field{Key: "uid", Value: uid})...) + "\r\n")
 	}
 	return out.Bytes()
 }
@@ -218,7 +219,7 @@ func testSeveralBoards(t *testing.T, raw []byte) {
 		dir := filepath.Join(dataDir, Study, runs[0])
 		for dirName, want := range map[string]string{"mlkem@1": "e6614103e73f2c2a", "mlkem@2": "pico-2"} {
 			var rec ImageRecord
-			b, err := os.ReadFile(filepath.Join(dir, dirName, ImageFile))
+			b, err := os.ReadFile(filepath.Join(dir, dirName, picodata.ImageFile))
 			if err != nil || json.Unmarshal(b, &rec) != nil || rec.Board != want || rec.Name != "mlkem" {
 				t.Errorf("%s: board %q, want %q (%v)", dirName, rec.Board, want, err)
 			}
@@ -323,11 +324,11 @@ func TestRunReplicatedEmulator(t *testing.T) {
 	for i := range 2 {
 		sub := filepath.Join(dir, fmt.Sprintf("mlkem@%d", i+1))
 		var rec ImageRecord
-		b, _ := os.ReadFile(filepath.Join(sub, ImageFile))
+		b, _ := os.ReadFile(filepath.Join(sub, picodata.ImageFile))
 		if err := json.Unmarshal(b, &rec); err != nil || rec.Board != fmt.Sprintf("rp2040js-%d", i+1) {
 			t.Errorf("%s: board %q (%v)", sub, rec.Board, err)
 		}
-		ms[i], _ = os.ReadFile(filepath.Join(sub, MeasurementsFile))
+		ms[i], _ = os.ReadFile(filepath.Join(sub, picodata.MeasurementsFile))
 	}
 	if len(ms[0]) == 0 || !bytes.Equal(ms[0], ms[1]) {
 		t.Error("two emulator instances recorded different measurements of one image")

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 )
 
@@ -53,9 +54,9 @@ func imageSimMillis(c pico.BuildConfig, p ProfileSpec) float64 {
 	var ms float64
 	for _, s := range c.Schemes {
 		switch {
-		case slices.Contains(pico.KEMSchemes, s):
+		case slices.Contains(picodata.KEMSchemes, s):
 			ms += float64(p.KEM) * (opMs(s, "keygen") + opMs(s, "encaps") + opMs(s, "decaps"))
-		case slices.Contains(pico.DSASchemes, s):
+		case slices.Contains(picodata.DSASchemes, s):
 			ms += float64(p.DSAKeygen)*opMs(s, "keygen") + float64(p.DSASign)*(opMs(s, "sign")+opMs(s, "verify"))
 		case s == "rsa-2048":
 			ms += float64(p.RSAKeygen)*opMs(s, "keygen") + float64(p.RSA)*(opMs(s, "sign")+2*opMs(s, "verify"))

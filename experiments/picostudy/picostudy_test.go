@@ -2,7 +2,6 @@ package picostudy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -94,154 +94,31 @@ func TestLoadSpecRejects(t *testing.T) {
 	}
 }
 
-func TestMeasurementsRoundTrip(t *testing.T) {
-	ms := []pico.Measurement{
-		{Scheme: "ml-kem-512", Op: "keygen", Iter: 0, Micros: 8968, Cycles: 1192716, Stack: 6200, Heap: 208, OK: true},
-		{Scheme: "ml-dsa-87", Op: "sign", Iter: 99, Micros: 1 << 40, Cycles: 1<<64 - 1, Stack: 1<<32 - 1, Heap: 0, OK: false},
-	}
-	a, err := EncodeMeasurements(ms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := EncodeMeasurements(ms)
-	if !bytes.Equal(a, b) {
-		t.Fatal("two encodings differ")
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !zr.ModTime.IsZero() || zr.Name != "" || zr.OS != 255 {
-		t.Errorf("gzip header carries host data: %+v", zr.Header)
-	}
-	got, err := DecodeMeasurements(bytes.NewReader(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, ms) {
-		t.Errorf("round trip:\n got %+v\nwant %+v", got, ms)
-	}
-	empty, _ := EncodeMeasurements(nil)
-	if got, err := DecodeMeasurements(bytes.NewReader(empty)); err != nil || len(got) != 0 {
-		t.Errorf("empty: %v %v", got, err)
-	}
-}
-
-func TestHostTimingsRoundTrip(t *testing.T) {
-	hs := []pico.HostTiming{
-		{Scheme: "ml-kem-512", Op: "keygen", Lib: "circl", N: 2, Durations: []time.Duration{20000, 21000}},
-		{Scheme: "ml-kem-512", Op: "keygen", Lib: "crypto/mlkem", N: 1, Durations: []time.Duration{15000}},
-	}
-	b, err := EncodeHostTimings(hs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodeHostTimings(bytes.NewReader(b))
-	if err != nil || !reflect.DeepEqual(got, hs) {
-		t.Errorf("round trip %+v (%v)", got, err)
-	}
-	head := strings.Join(HostTimingsHeader, ",") + "\n"
-	for name, in := range map[string][]byte{
-		"not gzip": []byte("x"), "bad header": gz("a,b\n"), "negative": gz(head + "a,b,c,0,-1\n"),
-		"no library": gz(head + "a,b,,0,1\n"), "short": gz(head + "a,b,c,0\n"),
-	} {
-		if _, err := DecodeHostTimings(bytes.NewReader(in)); !errors.Is(err, ErrRecords) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
-func FuzzDecodeHostTimings(f *testing.F) {
-	b, _ := EncodeHostTimings([]pico.HostTiming{{Scheme: "a", Op: "b", Lib: "c", N: 1, Durations: []time.Duration{5}}})
-	f.Add(b)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		hs, err := DecodeHostTimings(bytes.NewReader(b))
-		if err != nil {
-			return
-		}
-		for _, h := range hs {
-			if h.N != len(h.Durations) || h.N == 0 {
-				t.Fatalf("inconsistent %+v", h)
-			}
-		}
-	})
-}
-
-func gz(s string) []byte {
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write([]byte(s))
-	w.Close()
-	return b.Bytes()
-}
-
-func TestDecodeMeasurementsRejects(t *testing.T) {
-	head := strings.Join(MeasurementsHeader, ",") + "\n"
-	good, _ := EncodeMeasurements([]pico.Measurement{{Scheme: "a", Op: "b", OK: true}})
-	for name, in := range map[string][]byte{
-		"not gzip":     []byte("scheme,op\n"),
-		"truncated":    good[:len(good)-6],
-		"empty":        gz(""),
-		"wrong header": gz("scheme,op,i,us,cycles,stack,heap\n"),
-		"short row":    gz(head + "a,b,1,2,3,4,5\n"),
-		"bad number":   gz(head + "a,b,1,2,x,4,5,1\n"),
-		"negative":     gz(head + "a,b,-1,2,3,4,5,1\n"),
-		"bad ok":       gz(head + "a,b,1,2,3,4,5,yes\n"),
-		"empty scheme": gz(head + ",b,1,2,3,4,5,1\n"),
-		"stack > 32b":  gz(head + "a,b,1,2,3,4294967296,5,1\n"),
-	} {
-		if _, err := DecodeMeasurements(bytes.NewReader(in)); !errors.Is(err, ErrRecords) {
-			t.Errorf("%s: error %v, want ErrRecords", name, err)
-		}
-	}
-}
-
-func FuzzDecodeMeasurements(f *testing.F) {
-	good, _ := EncodeMeasurements([]pico.Measurement{{Scheme: "ml-kem-512", Op: "keygen", Micros: 1, OK: true}})
-	f.Add(good)
-	f.Add(gz(strings.Join(MeasurementsHeader, ",") + "\na,b,1,2,3,4,5,0\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ms, err := DecodeMeasurements(bytes.NewReader(b))
-		if err != nil {
-			return
-		}
-		// Whatever decodes re-encodes and decodes to the same records.
-		again, err := EncodeMeasurements(ms)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms2, err := DecodeMeasurements(bytes.NewReader(again))
-		if err != nil || !reflect.DeepEqual(ms, ms2) && len(ms) > 0 {
-			t.Fatalf("re-encoding changed the records: %v", err)
-		}
-	})
-}
-
-func cleanDataset() *pico.Dataset {
-	return &pico.Dataset{Header: pico.Header{FirmwareID: "abc"}, Complete: true,
-		Measurements: []pico.Measurement{{Scheme: "ml-kem-512", Op: "keygen", OK: true}}}
+func cleanDataset() *picodata.Dataset {
+	return &picodata.Dataset{Header: picodata.Header{FirmwareID: "abc"}, Complete: true,
+		Measurements: []picodata.Measurement{{Scheme: "ml-kem-512", Op: "keygen", OK: true}}}
 }
 
 func TestCheckDataset(t *testing.T) {
 	img := pico.Image{FirmwareID: "abc", Schemes: []string{"ml-kem-512"}}
 	cases := []struct {
 		name string
-		edit func(d *pico.Dataset)
+		edit func(d *picodata.Dataset)
 		img  pico.Image
 		want string
 	}{
-		{"clean", func(d *pico.Dataset) {}, img, ""},
-		{"fault", func(d *pico.Dataset) { d.Fault = &pico.Fault{Exception: 3, PC: 0x20000100} }, img, "faulted (exception 3 at pc=0x20000100"},
-		{"device failure", func(d *pico.Dataset) {
-			d.Failures = []pico.DeviceFailure{{Scheme: "ml-kem-512", Op: "decaps", Iter: 2, Msg: "shared_secret_mismatch"}}
+		{"clean", func(d *picodata.Dataset) {}, img, ""},
+		{"fault", func(d *picodata.Dataset) { d.Fault = &picodata.Fault{Exception: 3, PC: 0x20000100} }, img, "faulted (exception 3 at pc=0x20000100"},
+		{"device failure", func(d *picodata.Dataset) {
+			d.Failures = []picodata.DeviceFailure{{Scheme: "ml-kem-512", Op: "decaps", Iter: 2, Msg: "shared_secret_mismatch"}}
 		}, img, "device check failed: ml-kem-512 decaps iteration 2: shared_secret_mismatch"},
-		{"ok=0", func(d *pico.Dataset) { d.Measurements[0].OK = false }, img, "ml-kem-512 keygen iteration 0 reported ok=0"},
-		{"incomplete", func(d *pico.Dataset) {
+		{"ok=0", func(d *picodata.Dataset) { d.Measurements[0].OK = false }, img, "ml-kem-512 keygen iteration 0 reported ok=0"},
+		{"incomplete", func(d *picodata.Dataset) {
 			d.Complete = false
-			d.Problems = []pico.Problem{{Line: 7, Msg: "checksum mismatch"}}
+			d.Problems = []picodata.Problem{{Line: 7, Msg: "checksum mismatch"}}
 		}, img, "incomplete serial run (line 7: checksum mismatch)"},
-		{"other firmware", func(d *pico.Dataset) { d.Header.FirmwareID = "def" }, img, "ran firmware def"},
-		{"missing scheme", func(d *pico.Dataset) {}, pico.Image{FirmwareID: "abc", Schemes: []string{"ml-kem-512", "ml-kem-768"}}, "ml-kem-768 has no measurements"},
+		{"other firmware", func(d *picodata.Dataset) { d.Header.FirmwareID = "def" }, img, "ran firmware def"},
+		{"missing scheme", func(d *picodata.Dataset) {}, pico.Image{FirmwareID: "abc", Schemes: []string{"ml-kem-512", "ml-kem-768"}}, "ml-kem-768 has no measurements"},
 	}
 	for _, c := range cases {
 		d := cleanDataset()
@@ -263,11 +140,11 @@ func TestCheckDataset(t *testing.T) {
 }
 
 func TestCheckVerification(t *testing.T) {
-	ok := []pico.Check{{Scheme: "ml-kem-512", Name: "encaps ct", Lib: "circl", OK: true}}
+	ok := []picodata.Check{{Scheme: "ml-kem-512", Name: "encaps ct", Lib: "circl", OK: true}}
 	if err := checkVerification(ok, nil); err != nil {
 		t.Fatal(err)
 	}
-	bad := append(ok, pico.Check{Scheme: "ml-dsa-44", Name: "verify", Lib: "crypto/mldsa", Detail: "rejected"})
+	bad := append(ok, picodata.Check{Scheme: "ml-dsa-44", Name: "verify", Lib: "crypto/mldsa", Detail: "rejected"})
 	err := checkVerification(bad, pico.ErrVectorMismatch)
 	if !errors.Is(err, ErrCheck) || !strings.Contains(err.Error(), "ml-dsa-44 verify (crypto/mldsa): rejected") {
 		t.Errorf("error %v", err)
@@ -434,7 +311,7 @@ func TestRunQuickMLKEM(t *testing.T) {
 	if mk["simulated_mhz"] == nil || mk["wall_seconds"] == nil {
 		t.Errorf("measured %v", meta.Measured)
 	}
-	if len(meta.Files) != 6 || meta.Files[HostTimingsFile] == "" {
+	if len(meta.Files) != 6 || meta.Files[picodata.HostTimingsFile] == "" {
 		t.Errorf("meta.json lists %d files, want the 5 image files and the host timings", len(meta.Files))
 	}
 	for f, sum := range meta.Files {
@@ -445,17 +322,17 @@ func TestRunQuickMLKEM(t *testing.T) {
 	}
 	// The records are the serial log, parsed.
 	raw, _ := os.ReadFile(filepath.Join(dir, "mlkem", "serial.log"))
-	ds, err := pico.ReadRun(ctx, bytes.NewReader(raw), pico.ReadOptions{})
+	ds, err := picodata.ReadRun(ctx, bytes.NewReader(raw), picodata.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gzb, _ := os.ReadFile(filepath.Join(dir, "mlkem", "measurements.csv.gz"))
-	ms, err := DecodeMeasurements(bytes.NewReader(gzb))
+	ms, err := picodata.DecodeMeasurements(bytes.NewReader(gzb))
 	if err != nil || !reflect.DeepEqual(ms, ds.Measurements) || len(ms) != 18 {
 		t.Errorf("%d records, %d in the log (%v)", len(ms), len(ds.Measurements), err)
 	}
-	hb, _ := os.ReadFile(filepath.Join(dir, HostTimingsFile))
-	hs, err := DecodeHostTimings(bytes.NewReader(hb))
+	hb, _ := os.ReadFile(filepath.Join(dir, picodata.HostTimingsFile))
+	hs, err := picodata.DecodeHostTimings(bytes.NewReader(hb))
 	if err != nil || len(hs) == 0 || hs[0].Scheme != "ml-kem-512" || hs[0].N != 2 {
 		t.Errorf("host timings %+v (%v)", hs, err)
 	}
@@ -592,12 +469,12 @@ func TestRunFailedChecks(t *testing.T) {
 	needTools(t)
 	cases := []struct {
 		name   string
-		tamper func(string, *pico.Dataset)
+		tamper func(string, *picodata.Dataset)
 		want   string
 	}{
-		{"host verification", func(_ string, d *pico.Dataset) { d.Vectors["ml-kem-768"]["ct"][0] ^= 1 }, "host verification failed: ml-kem-768"},
-		{"device check", func(_ string, d *pico.Dataset) {
-			d.Failures = append(d.Failures, pico.DeviceFailure{Scheme: "ml-kem-1024", Op: "decaps", Iter: 1, Msg: "shared_secret_mismatch"})
+		{"host verification", func(_ string, d *picodata.Dataset) { d.Vectors["ml-kem-768"]["ct"][0] ^= 1 }, "host verification failed: ml-kem-768"},
+		{"device check", func(_ string, d *picodata.Dataset) {
+			d.Failures = append(d.Failures, picodata.DeviceFailure{Scheme: "ml-kem-1024", Op: "decaps", Iter: 1, Msg: "shared_secret_mismatch"})
 		}, "device check failed: ml-kem-1024 decaps iteration 1: shared_secret_mismatch"},
 	}
 	for _, c := range cases {
@@ -666,12 +543,12 @@ func TestRunRejectsUnknownImage(t *testing.T) {
 }
 
 func BenchmarkEncodeMeasurements(b *testing.B) {
-	ms := make([]pico.Measurement, 1000)
+	ms := make([]picodata.Measurement, 1000)
 	for i := range ms {
-		ms[i] = pico.Measurement{Scheme: "ml-dsa-87", Op: "sign", Iter: i, Micros: uint64(300000 + i), Cycles: uint64(39900000 + i), Stack: 122000, Heap: 424, OK: true}
+		ms[i] = picodata.Measurement{Scheme: "ml-dsa-87", Op: "sign", Iter: i, Micros: uint64(300000 + i), Cycles: uint64(39900000 + i), Stack: 122000, Heap: 424, OK: true}
 	}
 	for b.Loop() {
-		if _, err := EncodeMeasurements(ms); err != nil {
+		if _, err := picodata.EncodeMeasurements(ms); err != nil {
 			b.Fatal(err)
 		}
 	}

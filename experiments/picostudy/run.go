@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 	"pqrepro/experiments/runlife"
 	"pqrepro/internal/provenance"
@@ -50,7 +51,7 @@ type RunConfig struct {
 
 	// tamper, in tests, changes a dataset after it is read and before it
 	// is checked, to prove that a failed check fails the run.
-	tamper func(image string, ds *pico.Dataset)
+	tamper func(image string, ds *picodata.Dataset)
 	// mountsFile replaces /proc/self/mounts when looking for the BOOTSEL
 	// drive; bootselWait how long to wait for it (0: DefaultBootselWait);
 	// sysRoot replaces /sys when reading a port's USB serial number.
@@ -76,7 +77,7 @@ type ImageRecord struct {
 	Sources      map[string]string `json:"sources"`
 	ELFSHA256    string            `json:"elf_sha256"`
 	UF2SHA256    string            `json:"uf2_sha256"`
-	Header       pico.Header       `json:"header"`
+	Header       picodata.Header   `json:"header"`
 	Measurements int               `json:"measurements"`
 	Checks       int               `json:"host_checks"`
 	Skipped      int               `json:"skipped_lines"`
@@ -502,12 +503,12 @@ func writeHostTimings(ctx context.Context, dir string, s Spec, profile string, p
 	if err != nil {
 		return 0, fmt.Errorf("host timings: %w", err)
 	}
-	b, err := EncodeHostTimings(hs)
+	b, err := picodata.EncodeHostTimings(hs)
 	if err != nil {
 		return 0, fmt.Errorf("encode host timings: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, HostTimingsFile), b, 0o644); err != nil {
-		return 0, fmt.Errorf("write %s: %w", HostTimingsFile, err)
+	if err := os.WriteFile(filepath.Join(dir, picodata.HostTimingsFile), b, 0o644); err != nil {
+		return 0, fmt.Errorf("write %s: %w", picodata.HostTimingsFile, err)
 	}
 	logf("host timings: %d scheme/operation/library series in %v", len(hs), now().Sub(t0).Round(100*time.Millisecond))
 	return len(hs), nil
@@ -578,7 +579,7 @@ type imageEnv struct {
 	ids                *boardIDs
 	idle, timeout      time.Duration
 	log                io.Writer
-	tamper             func(string, *pico.Dataset)
+	tamper             func(string, *picodata.Dataset)
 	now                func() time.Time
 	mounts             string
 	bootselWait        time.Duration
@@ -590,8 +591,8 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 	if err := os.MkdirAll(env.dir, 0o755); err != nil {
 		return ImageRecord{}, fmt.Errorf("create %s: %w", env.dir, err)
 	}
-	rawPath := filepath.Join(env.dir, SerialLogFile)
-	var ds *pico.Dataset
+	rawPath := filepath.Join(env.dir, picodata.SerialLogFile)
+	var ds *picodata.Dataset
 	var emu *EmulatorRecord
 	if env.board.Kind == BoardEmulator {
 		raw, err := os.Create(rawPath)
@@ -628,25 +629,25 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 	}
 	checks, verr := pico.VerifyVectors(ds)
 	if b, err := json.MarshalIndent(checks, "", "  "); err == nil {
-		if err := os.WriteFile(filepath.Join(env.dir, VerifyFile), append(b, '\n'), 0o644); err != nil {
-			return ImageRecord{}, fmt.Errorf("write %s: %w", VerifyFile, err)
+		if err := os.WriteFile(filepath.Join(env.dir, picodata.VerifyFile), append(b, '\n'), 0o644); err != nil {
+			return ImageRecord{}, fmt.Errorf("write %s: %w", picodata.VerifyFile, err)
 		}
 	}
 	if err := checkVerification(checks, verr); err != nil {
 		return ImageRecord{}, err
 	}
-	csvgz, err := EncodeMeasurements(ds.Measurements)
+	csvgz, err := picodata.EncodeMeasurements(ds.Measurements)
 	if err != nil {
 		return ImageRecord{}, fmt.Errorf("encode measurements: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(env.dir, MeasurementsFile), csvgz, 0o644); err != nil {
-		return ImageRecord{}, fmt.Errorf("write %s: %w", MeasurementsFile, err)
+	if err := os.WriteFile(filepath.Join(env.dir, picodata.MeasurementsFile), csvgz, 0o644); err != nil {
+		return ImageRecord{}, fmt.Errorf("write %s: %w", picodata.MeasurementsFile, err)
 	}
 	size, err := pico.SizeReportFile(img.ELF)
 	if err != nil {
 		return ImageRecord{}, fmt.Errorf("size report: %w", err)
 	}
-	if err := writeJSON(filepath.Join(env.dir, SizeFile), size); err != nil {
+	if err := writeJSON(filepath.Join(env.dir, picodata.SizeFile), size); err != nil {
 		return ImageRecord{}, err
 	}
 	elfSum, err := repro.HashFile(img.ELF)
@@ -662,7 +663,7 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
 		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Board: boardID, Emulated: ds.Emulated,
 		Emulator: emu, Provenance: img.Provenance(), BuildSeconds: img.BuildTime.Seconds(), WallSeconds: env.now().Sub(start).Seconds()}
-	if err := writeJSON(filepath.Join(env.dir, ImageFile), rec); err != nil {
+	if err := writeJSON(filepath.Join(env.dir, picodata.ImageFile), rec); err != nil {
 		return ImageRecord{}, err
 	}
 	return rec, nil
@@ -672,7 +673,7 @@ func runImage(ctx context.Context, img pico.Image, env imageEnv) (ImageRecord, e
 // (waiting for the drive to appear) and reads one whole run from the
 // board's serial port. The firmware repeats its run, so the reader may
 // start after the board did: it waits for the next start line.
-func readBoard(ctx context.Context, img pico.Image, env imageEnv, rawPath string) (*pico.Dataset, error) {
+func readBoard(ctx context.Context, img pico.Image, env imageEnv, rawPath string) (*picodata.Dataset, error) {
 	if env.slot.Bootsel != "" {
 		drive := env.slot.Bootsel
 		if drive == "auto" {
@@ -715,7 +716,7 @@ func flashWhenReady(ctx context.Context, img pico.Image, drive string, env image
 // read, a problem on the line, a fault, a device check that failed (an
 // "err" line or ok=0), a firmware that is not the image built, or a scheme
 // of the image without measurements. The error names the scheme and check.
-func CheckDataset(img pico.Image, ds *pico.Dataset) error {
+func CheckDataset(img pico.Image, ds *picodata.Dataset) error {
 	if ds == nil {
 		return fmt.Errorf("%w: no data", ErrCheck)
 	}
@@ -741,7 +742,7 @@ func CheckDataset(img pico.Image, ds *pico.Dataset) error {
 		return fmt.Errorf("%w: the board ran firmware %s, not the image built (%s): flash it again", ErrCheck, ds.Header.FirmwareID, img.FirmwareID)
 	}
 	for _, s := range img.Schemes {
-		if !slices.ContainsFunc(ds.Measurements, func(m pico.Measurement) bool { return m.Scheme == s }) {
+		if !slices.ContainsFunc(ds.Measurements, func(m picodata.Measurement) bool { return m.Scheme == s }) {
 			return fmt.Errorf("%w: scheme %s has no measurements", ErrCheck, s)
 		}
 	}
@@ -750,7 +751,7 @@ func CheckDataset(img pico.Image, ds *pico.Dataset) error {
 
 // checkVerification turns VerifyVectors' result into an error naming every
 // failed check.
-func checkVerification(checks []pico.Check, verr error) error {
+func checkVerification(checks []picodata.Check, verr error) error {
 	var bad []string
 	for _, c := range checks {
 		if !c.OK {

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 	"pqrepro/internal/spec"
 )
 
 // Study is the study's name: its spec is experiments/pico.toml and its runs
-// live under data/pico/.
-const Study = "pico"
+// live under data/pico/ (picodata.Study).
+const Study = picodata.Study
 
 // Board kinds.
 const (

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/pico"
 )
 
@@ -234,7 +235,7 @@ func TestRunJobs(t *testing.T) {
 func TestMeasuredMetaAndNotes(t *testing.T) {
 	p := runPlan{workers: 2, board: BoardSpec{Kind: BoardEmulator}, replicate: true}
 	recs := map[string]ImageRecord{
-		"mlkem@1": {WallSeconds: 3, BuildSeconds: 1, Measurements: 18, Header: pico.Header{ClockHz: 133000000}, Board: "rp2040js-1",
+		"mlkem@1": {WallSeconds: 3, BuildSeconds: 1, Measurements: 18, Header: picodata.Header{ClockHz: 133000000}, Board: "rp2040js-1",
 			Emulator: &EmulatorRecord{SimMHz: 40, SimSeconds: 2, Cycles: 7}},
 		"mlkem@2": {WallSeconds: 4, Board: "rp2040js-2"},
 	}

@@ -29,7 +29,6 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -459,63 +458,4 @@ func Gzip(src, dst string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// GzipCSV renders a header and rows as gzip'd CSV whose bytes depend only
-// on them: best compression, no name and no time stamp in the gzip header
-// (RFC 1952 section 2.3.1: MTIME = 0 means no time stamp). The studies'
-// records and in-process files use it.
-func GzipCSV(header []string, rows [][]string) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	zw.Header = gzip.Header{OS: 255}
-	bw := bufio.NewWriter(zw)
-	w := csv.NewWriter(bw)
-	if err := w.Write(header); err != nil {
-		return nil, err
-	}
-	if err := w.WriteAll(rows); err != nil {
-		return nil, err
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// ReadGzipCSV parses gzip'd CSV (name is for messages) whose first line
-// must be header, and returns the rows below it, each as long as header.
-func ReadGzipCSV(b []byte, name string, header []string) ([][]string, error) {
-	_, rows, err := ReadGzipCSVOf(b, name, header)
-	return rows, err
-}
-
-// ReadGzipCSVOf is ReadGzipCSV for a file that may have any of headers
-// (a format that gained columns): it also returns the index of the one
-// it has. Every row has the header's number of cells.
-func ReadGzipCSVOf(b []byte, name string, headers ...[]string) (int, [][]string, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	rows, err := csv.NewReader(zr).ReadAll()
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", name, err)
-	}
-	for i, h := range headers {
-		if len(rows) > 0 && slices.Equal(rows[0], h) {
-			return i, rows[1:], nil
-		}
-	}
-	want := make([]string, len(headers))
-	for i, h := range headers {
-		want[i] = strings.Join(h, ",")
-	}
-	return 0, nil, fmt.Errorf("%s: header is not %s", name, strings.Join(want, " nor "))
 }

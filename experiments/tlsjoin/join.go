@@ -1,4 +1,4 @@
-// Package tlsjoin derives Study A's records (experiments/tlsrecords) from
+// Package tlsjoin derives Study A's records (datasets/tlsdata) from
 // what a run measured: its packet captures (one per network path the run
 // used), read by experiments/capture, joined with the connections the
 // process made (inproc.csv.gz). The
@@ -19,9 +19,10 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/capture"
 	"pqrepro/experiments/rederive"
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/internal/gzcsv"
 )
 
 // Files of a run folder this package reads.
@@ -38,17 +39,17 @@ const (
 // CaptureFor is the name of path's capture in meta.json's files:
 // CaptureName for loopback (and ""), capture-<path>.pcapng for any other.
 func CaptureFor(path string) string {
-	if p := pathOf(path); p != tlsrecords.DefaultPath {
+	if p := pathOf(path); p != tlsdata.DefaultPath {
 		return "capture-" + p + rederive.CaptureExt
 	}
 	return CaptureName
 }
 
 // pathOf is path with "" (runs before the path factor) read as
-// tlsrecords.DefaultPath.
+// tlsdata.DefaultPath.
 func pathOf(path string) string {
 	if path == "" {
-		return tlsrecords.DefaultPath
+		return tlsdata.DefaultPath
 	}
 	return path
 }
@@ -65,7 +66,7 @@ type Config struct {
 	// before these factors have neither in configs.json.
 	Stack    string `json:"stack,omitempty"`
 	KeyShare string `json:"keyshare,omitempty"`
-	// Path is the network path (tlsrecords.KnownPaths) the configuration
+	// Path is the network path (tlsdata.KnownPaths) the configuration
 	// ran on; a run on several paths lists every configuration once per
 	// path. "" (runs before the path factor) is loopback.
 	Path string `json:"path,omitempty"`
@@ -78,7 +79,7 @@ func (c Config) wantHRR() bool { return c.KeyShare == "hrr" }
 // stack is the records' stack column value.
 func (c Config) stack() string {
 	if c.Stack == "" {
-		return tlsrecords.StackGo
+		return tlsdata.StackGo
 	}
 	return c.Stack
 }
@@ -112,7 +113,7 @@ var InprocColumnsPath = append(slices.Clip(InprocColumns), "path")
 // loopback, so a loopback run's file is the one it has always been.
 func MarshalInproc(conns []Conn) ([]byte, error) {
 	header := InprocColumns
-	if slices.ContainsFunc(conns, func(c Conn) bool { return pathOf(c.Path) != tlsrecords.DefaultPath }) {
+	if slices.ContainsFunc(conns, func(c Conn) bool { return pathOf(c.Path) != tlsdata.DefaultPath }) {
 		header = InprocColumnsPath
 	}
 	rows := make([][]string, len(conns))
@@ -123,13 +124,13 @@ func MarshalInproc(conns []Conn) ([]byte, error) {
 			rows[i] = append(rows[i], pathOf(c.Path))
 		}
 	}
-	return rederive.GzipCSV(header, rows)
+	return gzcsv.Marshal(header, rows)
 }
 
 // ReadInproc parses inproc.csv.gz (either header); name is for messages.
 // Connections of a file without the path column are on loopback.
 func ReadInproc(b []byte, name string) ([]Conn, error) {
-	_, rows, err := rederive.ReadGzipCSVOf(b, name, InprocColumns, InprocColumnsPath)
+	_, rows, err := gzcsv.Unmarshal(b, name, InprocColumns, InprocColumnsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -148,11 +149,11 @@ func ReadInproc(b []byte, name string) ([]Conn, error) {
 		errs = append(errs, err)
 		c.Warmup, c.Client, c.Server = w, r[3], r[4]
 		c.StartNs, c.ClientNs, c.ServerNs = num(r[5]), num(r[6]), num(r[7])
-		c.Path = tlsrecords.DefaultPath
+		c.Path = tlsdata.DefaultPath
 		if len(r) == len(InprocColumnsPath) {
 			c.Path = r[8]
-			if !slices.Contains(tlsrecords.KnownPaths, c.Path) {
-				errs = append(errs, fmt.Errorf("path %q: want one of %s", c.Path, strings.Join(tlsrecords.KnownPaths, ", ")))
+			if !slices.Contains(tlsdata.KnownPaths, c.Path) {
+				errs = append(errs, fmt.Errorf("path %q: want one of %s", c.Path, strings.Join(tlsdata.KnownPaths, ", ")))
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -199,7 +200,7 @@ const joinSlack = 5 * time.Millisecond
 // HelloRetryRequest or another group than configured; and when the
 // capture holds a connection to one of the run's servers (servers) that no
 // client of the run made.
-func Join(configs []Config, servers []string, conns []Conn, caps []capture.Record) ([]tlsrecords.Record, Stats, error) {
+func Join(configs []Config, servers []string, conns []Conn, caps []capture.Record) ([]tlsdata.Record, Stats, error) {
 	type tuple struct{ client, server string }
 	type unit struct{ name, path string }
 	byName := map[unit]Config{}
@@ -219,7 +220,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 	used := make([]bool, len(caps))
 	js := Stats{CaptureConnections: len(caps)}
 	var errs []error
-	out := make([]tlsrecords.Record, 0, len(conns))
+	out := make([]tlsdata.Record, 0, len(conns))
 	for _, cn := range conns {
 		cfg, ok := byName[unit{cn.Config, pathOf(cn.Path)}]
 		what := fmt.Sprintf("connection seq %d (%s, %s -> %s)", cn.Seq, cn.Config, cn.Client, cn.Server)
@@ -273,7 +274,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			js.Verified++
 		}
 		cl, sv := cn.ClientNs, cn.ServerNs
-		out = append(out, tlsrecords.Record{
+		out = append(out, tlsdata.Record{
 			Seq: cn.Seq, Config: cfg.Name, CertKey: cfg.CertKey, Group: cfg.Group, Chain: cfg.Chain, Warmup: cn.Warmup,
 			Client: c.Client, Server: c.Server,
 			SynNs: c.SynNs, ClientHelloNs: c.ClientHelloNs, ServerHelloNs: c.ServerHelloNs, ServerFlightEndNs: c.ServerFlightEndNs,
@@ -342,8 +343,8 @@ func Paths(conns []Conn) []string {
 // returns the rows of every path in run order (seq) and the statistics
 // summed over the paths. A path with connections but no capture is an
 // error.
-func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record) ([]tlsrecords.Record, Stats, error) {
-	var out []tlsrecords.Record
+func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record) ([]tlsdata.Record, Stats, error) {
+	var out []tlsdata.Record
 	var js Stats
 	var errs []error
 	paths := Paths(conns)
@@ -373,7 +374,7 @@ func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record)
 	if len(errs) > 0 {
 		return nil, js, errors.Join(errs...)
 	}
-	slices.SortStableFunc(out, func(a, b tlsrecords.Record) int { return a.Seq - b.Seq })
+	slices.SortStableFunc(out, func(a, b tlsdata.Record) int { return a.Seq - b.Seq })
 	return out, js, nil
 }
 
@@ -382,7 +383,7 @@ func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record)
 // bytes) and joins them with the connections by JoinPaths; it returns the
 // records, the join's statistics and the capture reader's result per
 // capture name (for the runner's meta.json).
-func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCloser, error)) ([]tlsrecords.Record, Stats, error) {
+func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCloser, error)) ([]tlsdata.Record, Stats, error) {
 	var configs []Config
 	if err := json.Unmarshal(configsJSON, &configs); err != nil {
 		return nil, Stats{}, fmt.Errorf("%s: %w", ConfigsFile, err)
@@ -453,5 +454,5 @@ func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error
 			return nil, fmt.Errorf("meta.json names capture %s, but no connection of %s is on its path", c.Name, InprocFile)
 		}
 	}
-	return tlsrecords.MarshalRecords(recs)
+	return tlsdata.MarshalRecords(recs)
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	"pqrepro/experiments/tlsrecords"
+	"pqrepro/datasets/tlsdata"
 )
 
-// Network paths of a configuration (tlsrecords.KnownPaths).
+// Network paths of a configuration (tlsdata.KnownPaths).
 const (
 	// PathLoopback: client and server in this process's namespace, on lo
 	// (MTU 65,536), the servers on 127.0.0.1.
@@ -23,8 +23,8 @@ const (
 func validPaths(where string, paths []string) error {
 	var errs []error
 	for i, p := range paths {
-		if !slices.Contains(tlsrecords.KnownPaths, p) {
-			errs = append(errs, fmt.Errorf("%s: %q is not a path: use %v", where, p, tlsrecords.KnownPaths))
+		if !slices.Contains(tlsdata.KnownPaths, p) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a path: use %v", where, p, tlsdata.KnownPaths))
 		}
 		if slices.Contains(paths[:i], p) {
 			errs = append(errs, fmt.Errorf("%s: %q listed twice", where, p))

@@ -1,30 +1,30 @@
 package tlsmatrix
 
-import "pqrepro/experiments/tlsrecords"
+import "pqrepro/datasets/tlsdata"
 
-// The dataset format lives in experiments/tlsrecords; these names keep the
+// The dataset format lives in datasets/tlsdata; these names keep the
 // runner's API as it was.
 type (
-	Record     = tlsrecords.Record
-	ConfigID   = tlsrecords.ConfigID
-	ParseError = tlsrecords.ParseError
+	Record     = tlsdata.Record
+	ConfigID   = tlsdata.ConfigID
+	ParseError = tlsdata.ParseError
 )
 
 // RecordsFile is the name of the records file inside a run folder.
-const RecordsFile = tlsrecords.RecordsFile
+const RecordsFile = tlsdata.RecordsFile
 
 var (
-	Columns       = tlsrecords.Columns
-	KnownCertKeys = tlsrecords.KnownCertKeys
-	KnownGroups   = tlsrecords.KnownGroups
-	ErrNoRecords  = tlsrecords.ErrNoRecords
+	Columns       = tlsdata.Columns
+	KnownCertKeys = tlsdata.KnownCertKeys
+	KnownGroups   = tlsdata.KnownGroups
+	ErrNoRecords  = tlsdata.ErrNoRecords
 )
 
 // ParseConfigID, WriteRecords, ReadRecords and MarshalRecords are those of
-// experiments/tlsrecords.
+// datasets/tlsdata.
 var (
-	ParseConfigID  = tlsrecords.ParseConfigID
-	WriteRecords   = tlsrecords.WriteRecords
-	ReadRecords    = tlsrecords.ReadRecords
-	MarshalRecords = tlsrecords.MarshalRecords
+	ParseConfigID  = tlsdata.ParseConfigID
+	WriteRecords   = tlsdata.WriteRecords
+	ReadRecords    = tlsdata.ReadRecords
+	MarshalRecords = tlsdata.MarshalRecords
 )

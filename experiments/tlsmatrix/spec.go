@@ -79,7 +79,7 @@ type Matrix struct {
 	// and "hrr"; empty means ["direct"]. The matrix is repeated per mode.
 	KeyShares []string `toml:"keyshares"`
 	// Paths are the network paths every configuration runs on
-	// (tlsrecords.KnownPaths); empty is ["loopback"]. A profile's own
+	// (tlsdata.KnownPaths); empty is ["loopback"]. A profile's own
 	// paths replace them.
 	Paths []string `toml:"paths"`
 }

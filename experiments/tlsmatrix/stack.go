@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/openssl"
-	"pqrepro/experiments/tlsrecords"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/spec"
 )
@@ -20,8 +20,8 @@ import (
 // The stacks a run can measure: both ends of every connection are the
 // same implementation.
 const (
-	StackGo      = tlsrecords.StackGo      // Go's crypto/tls (experiments/handshake)
-	StackOpenSSL = tlsrecords.StackOpenSSL // OpenSSL 3.5 built from Debian's source (experiments/openssl)
+	StackGo      = tlsdata.StackGo      // Go's crypto/tls (experiments/handshake)
+	StackOpenSSL = tlsdata.StackOpenSSL // OpenSSL 3.5 built from Debian's source (experiments/openssl)
 )
 
 func (s *Spec) stacks() []string {
@@ -45,8 +45,8 @@ func (s *Spec) keyShares() []handshake.KeyShare {
 func (s *Spec) validateStacks() []error {
 	var errs []error
 	for i, st := range s.Matrix.Stacks {
-		if !slices.Contains(tlsrecords.Stacks, st) {
-			errs = append(errs, fmt.Errorf("[matrix] stacks: unknown stack %q: use %v", st, tlsrecords.Stacks))
+		if !slices.Contains(tlsdata.Stacks, st) {
+			errs = append(errs, fmt.Errorf("[matrix] stacks: unknown stack %q: use %v", st, tlsdata.Stacks))
 		} else if slices.Index(s.Matrix.Stacks, st) != i {
 			errs = append(errs, fmt.Errorf("[matrix] stacks: %s listed twice", st))
 		}
@@ -103,13 +103,13 @@ func (s *Spec) Skipped() []string {
 	return out
 }
 
-// id is the configuration's records ID (tlsrecords.ConfigID).
+// id is the configuration's records ID (tlsdata.ConfigID).
 func (c Config) id() string {
 	st := ""
 	if c.Stack == StackOpenSSL {
 		st = StackOpenSSL
 	}
-	return tlsrecords.ConfigID{CertKey: string(c.Key), Group: c.Group.String(), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Stack: st}.ID()
+	return tlsdata.ConfigID{CertKey: string(c.Key), Group: c.Group.String(), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Stack: st}.ID()
 }
 
 // dialer makes one client connection: handshake.Client and

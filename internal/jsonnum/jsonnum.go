@@ -49,8 +49,8 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Summary is a sample's descriptive statistics (analysis/stats.Summary,
-// whose JSON method converts it) with JSON names.
+// Summary is a sample's descriptive statistics as results files write
+// them (analysis/stats.Summary.JSON makes one): JSON names, numbers as Num.
 type Summary struct {
 	N      int `json:"n"`
 	Mean   Num `json:"mean"`

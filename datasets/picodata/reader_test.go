@@ -1,42 +1,27 @@
-package pico
+package picodata_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"pqrepro/datasets/picodata"
+	"pqrepro/datasets/picodata/picodatatest"
 )
 
-// run builds a protocol stream the way the firmware prints it.
-func fakeRun(seq0 uint64, nMeas int) []string {
-	lines := []string{FormatLine(0, "start", Field{"proto", "1"}, Field{"run", "0"}, Field{"fw", "abc"}, Field{"img", "1"},
-		Field{"clk", "133000000"}, Field{"profile", "quick"}, Field{"schemes", "ml-kem-512"}, Field{"seed", "5"},
-		Field{"stackcap", "1000"}, Field{"heapcap", "100"}, Field{"cc", "gcc"}, Field{"cflags", "-O3,-mthumb"})}
-	seq := uint64(1)
-	for i := 0; i < nMeas; i++ {
-		lines = append(lines, FormatLine(seq, "m", Field{"scheme", "ml-kem-512"}, Field{"op", "keygen"}, Field{"i", fmt.Sprint(i)},
-			Field{"us", "100"}, Field{"cyc", "13300"}, Field{"stack", "64"}, Field{"heap", "0"}, Field{"ok", "1"}))
-		seq++
-	}
-	lines = append(lines, FormatLine(seq, "v", Field{"scheme", "ml-kem-512"}, Field{"field", "ss"}, Field{"off", "0"}, Field{"len", "2"}, Field{"hex", "abcd"}))
-	seq++
-	lines = append(lines, FormatLine(seq, "end", Field{"run", "0"}, Field{"lines", fmt.Sprint(seq)}, Field{"failures", "0"}, Field{"us", "999"}))
-	return lines
-}
-
-func readString(t *testing.T, s string) (*Dataset, error) {
+func readString(t *testing.T, s string) (*picodata.Dataset, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return ReadRun(ctx, strings.NewReader(s), ReadOptions{IdleTimeout: time.Second})
+	return picodata.ReadRun(ctx, strings.NewReader(s), picodata.ReadOptions{IdleTimeout: time.Second})
 }
 
 func TestReadRun(t *testing.T) {
-	good := fakeRun(0, 3)
+	good := picodatatest.Run(3)
 	join := func(ls []string) string { return strings.Join(ls, "\n") + "\n" }
 	replace := func(i int, s string) []string {
 		c := append([]string(nil), good...)
@@ -65,9 +50,9 @@ func TestReadRun(t *testing.T) {
 		{"truncated last line, EOF", join(good[:3]) + good[3][:10], false, 2, "truncated", 4},
 		{"EOF before end", join(good[:3]), false, 2, "EOF", 0},
 		{"no start at all", "nothing\nhere\n", false, 0, "EOF", 0},
-		{"end miscounts", join(replace(len(good)-1, FormatLine(uint64(len(good)-1), "end", Field{"lines", "99"}))), false, 3, "end line counts", 0},
-		{"fault", join(good[:2]) + FormatLine(2, "fault", Field{"exc", "3"}, Field{"pc", "20000100"}, Field{"lr", "0"}, Field{"xpsr", "0"}) + "\n", false, 1, "fault", 3},
-		{"overlong line", join(good[:2]) + strings.Repeat("x", MaxLineLen+10) + "\n" + join(good[2:]), false, 3, "longer than", 3},
+		{"end miscounts", join(replace(len(good)-1, picodata.FormatLine(uint64(len(good)-1), "end", picodata.Field{"lines", "99"}))), false, 3, "end line counts", 0},
+		{"fault", join(good[:2]) + picodata.FormatLine(2, "fault", picodata.Field{"exc", "3"}, picodata.Field{"pc", "20000100"}, picodata.Field{"lr", "0"}, picodata.Field{"xpsr", "0"}) + "\n", false, 1, "fault", 3},
+		{"overlong line", join(good[:2]) + strings.Repeat("x", picodata.MaxLineLen+10) + "\n" + join(good[2:]), false, 3, "longer than", 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,8 +66,8 @@ func TestReadRun(t *testing.T) {
 			if tc.complete != (err == nil) {
 				t.Fatalf("err = %v with complete = %v", err, d.Complete)
 			}
-			if err != nil && !errors.Is(err, ErrIncomplete) {
-				t.Errorf("error %v does not wrap ErrIncomplete", err)
+			if err != nil && !errors.Is(err, picodata.ErrIncomplete) {
+				t.Errorf("error %v does not wrap picodata.ErrIncomplete", err)
 			}
 			if len(d.Measurements) != tc.meas {
 				t.Errorf("kept %d measurements, want %d", len(d.Measurements), tc.meas)
@@ -106,7 +91,7 @@ func TestReadRun(t *testing.T) {
 }
 
 func TestReadRunHeaderAndVectors(t *testing.T) {
-	d, err := readString(t, strings.Join(fakeRun(0, 1), "\n")+"\n")
+	d, err := readString(t, strings.Join(picodatatest.Run(1), "\n")+"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +115,8 @@ func TestReadRunIdleTimeout(t *testing.T) {
 	br := blockingReader{make(chan struct{})}
 	defer close(br.ch)
 	start := time.Now()
-	d, err := ReadRun(context.Background(), br, ReadOptions{IdleTimeout: 200 * time.Millisecond})
-	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "no data") {
+	d, err := picodata.ReadRun(context.Background(), br, picodata.ReadOptions{IdleTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, picodata.ErrIncomplete) || !strings.Contains(err.Error(), "no data") {
 		t.Fatalf("err = %v", err)
 	}
 	if time.Since(start) > 3*time.Second || d == nil {
@@ -144,8 +129,8 @@ func TestReadRunCancel(t *testing.T) {
 	defer close(br.ch)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	_, err := ReadRun(ctx, br, ReadOptions{IdleTimeout: time.Minute})
-	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "stopped before the end") {
+	_, err := picodata.ReadRun(ctx, br, picodata.ReadOptions{IdleTimeout: time.Minute})
+	if !errors.Is(err, picodata.ErrIncomplete) || !strings.Contains(err.Error(), "stopped before the end") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -165,10 +150,10 @@ func (e *errReader) Read(p []byte) (int, error) {
 }
 
 func TestReadRunPortGone(t *testing.T) {
-	good := fakeRun(0, 3)
+	good := picodatatest.Run(3)
 	r := &errReader{[]byte(strings.Join(good[:3], "\n") + "\n"), errors.New("read /dev/ttyUSB0: input/output error")}
-	d, err := ReadRun(context.Background(), r, ReadOptions{IdleTimeout: time.Second})
-	if !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "port gone") {
+	d, err := picodata.ReadRun(context.Background(), r, picodata.ReadOptions{IdleTimeout: time.Second})
+	if !errors.Is(err, picodata.ErrIncomplete) || !strings.Contains(err.Error(), "port gone") {
 		t.Fatalf("err = %v", err)
 	}
 	if len(d.Measurements) != 2 {
@@ -178,10 +163,10 @@ func TestReadRunPortGone(t *testing.T) {
 
 // FuzzReadRun: arbitrary bytes never hang or panic the reader.
 func FuzzReadRun(f *testing.F) {
-	f.Add([]byte(strings.Join(fakeRun(0, 2), "\n") + "\n"))
+	f.Add([]byte(strings.Join(picodatatest.Run(2), "\n") + "\n"))
 	f.Add([]byte("PQ 0 start\n\n\nPQ"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := ReadRun(context.Background(), bytes.NewReader(b), ReadOptions{IdleTimeout: time.Second})
+		d, err := picodata.ReadRun(context.Background(), bytes.NewReader(b), picodata.ReadOptions{IdleTimeout: time.Second})
 		if d == nil || (err == nil) != d.Complete {
 			t.Fatalf("d=%v err=%v", d, err)
 		}

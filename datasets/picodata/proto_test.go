@@ -1,4 +1,4 @@
-package pico
+package picodata
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package tlsrecords
+package tlsdata
 
 import (
 	"bytes"
@@ -10,9 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"pqrepro/experiments/capture"
-	"pqrepro/experiments/handshake"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -107,49 +104,6 @@ func TestPlainCSVIsRead(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, rs) {
 		t.Fatal("plain CSV round trip differs")
-	}
-}
-
-// The cert key and group names are the ones the experiment prints.
-func TestNamesMatchHandshake(t *testing.T) {
-	var keys []string
-	for _, k := range handshake.CertKeys {
-		keys = append(keys, string(k))
-	}
-	slices.Sort(keys)
-	ours := slices.Sorted(slices.Values(KnownCertKeys))
-	if !slices.Equal(keys, ours) {
-		t.Errorf("KnownCertKeys %v, handshake.CertKeys %v", ours, keys)
-	}
-	var groups []string
-	for _, g := range handshake.Groups {
-		groups = append(groups, g.String())
-	}
-	slices.Sort(groups)
-	if og := slices.Sorted(slices.Values(KnownGroups)); !slices.Equal(groups, og) {
-		t.Errorf("KnownGroups %v, handshake.Groups %v", og, groups)
-	}
-}
-
-// The capture columns are capture.Record's JSON fields, in order, with
-// "group" renamed negotiated_group (it is the capture's view, not the
-// configured group).
-func TestCaptureColumnsFollowCaptureRecord(t *testing.T) {
-	var want []string
-	rt := reflect.TypeFor[capture.Record]()
-	for i := range rt.NumField() {
-		tag := strings.Split(rt.Field(i).Tag.Get("json"), ",")[0]
-		if tag == "" || tag == "-" {
-			continue
-		}
-		if tag == "group" {
-			tag = "negotiated_group"
-		}
-		want = append(want, tag)
-	}
-	got := Columns[slices.Index(Columns, "client"):slices.Index(Columns, "inproc_client_ns")]
-	if !slices.Equal(got, want) {
-		t.Fatalf("capture columns\n got %v\nwant %v", got, want)
 	}
 }
 

@@ -1,4 +1,4 @@
-package picostudy
+package picodata
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"pqrepro/experiments/pico"
 )
 
 // Files of one image inside a run folder (data/pico/<run-id>/<image>/).
@@ -19,12 +17,12 @@ const (
 	SerialLogFile    = "serial.log"          // the UART bytes, verbatim
 	MeasurementsFile = "measurements.csv.gz" // parsed records, MeasurementsHeader
 	VerifyFile       = "verify.json"         // host checks of the device's test vectors
-	SizeFile         = "size.json"           // pico.SizeReport of the ELF
+	SizeFile         = "size.json"           // SizeReport of the ELF
 	ImageFile        = "image.json"          // ImageRecord: build provenance and run status
 )
 
 // HostTimingsFile, at the top of a run folder, holds the same operations
-// timed on the host CPU (pico.HostTimings), HostTimingsHeader columns: one
+// timed on the host CPU (experiments/pico.HostTimings), HostTimingsHeader columns: one
 // row per repetition, ns is its wall-clock duration.
 const HostTimingsFile = "host-timings.csv.gz"
 
@@ -66,7 +64,7 @@ func gzipCSV(header []string, rows func(w *csv.Writer) error) ([]byte, error) {
 }
 
 // EncodeHostTimings writes host timings as host-timings.csv.gz.
-func EncodeHostTimings(hs []pico.HostTiming) ([]byte, error) {
+func EncodeHostTimings(hs []HostTiming) ([]byte, error) {
 	return gzipCSV(HostTimingsHeader, func(w *csv.Writer) error {
 		for _, h := range hs {
 			for i, d := range h.Durations {
@@ -81,21 +79,21 @@ func EncodeHostTimings(hs []pico.HostTiming) ([]byte, error) {
 
 // DecodeHostTimings reads host-timings.csv.gz back, one HostTiming per
 // scheme, op and library in file order.
-func DecodeHostTimings(r io.Reader) ([]pico.HostTiming, error) {
+func DecodeHostTimings(r io.Reader) ([]HostTiming, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not gzip: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: not gzip: %w", ErrRecords, err)
 	}
 	cr := csv.NewReader(zr)
 	cr.FieldsPerRecord = len(HostTimingsHeader)
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrRecords, err)
 	}
 	if !slices.Equal(head, HostTimingsHeader) {
 		return nil, fmt.Errorf("%w: header %q, want %q", ErrRecords, head, HostTimingsHeader)
 	}
-	var out []pico.HostTiming
+	var out []HostTiming
 	idx := map[[3]string]int{}
 	for row := 2; ; row++ {
 		rec, err := cr.Read()
@@ -103,7 +101,7 @@ func DecodeHostTimings(r io.Reader) ([]pico.HostTiming, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, err)
+			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, err)
 		}
 		ns, err := strconv.ParseInt(rec[4], 10, 64)
 		if err != nil || ns < 0 || rec[0] == "" || rec[1] == "" || rec[2] == "" {
@@ -114,7 +112,7 @@ func DecodeHostTimings(r io.Reader) ([]pico.HostTiming, error) {
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, pico.HostTiming{Scheme: rec[0], Op: rec[1], Lib: rec[2]})
+			out = append(out, HostTiming{Scheme: rec[0], Op: rec[1], Lib: rec[2]})
 		}
 		out[i].Durations = append(out[i].Durations, time.Duration(ns))
 		out[i].N = len(out[i].Durations)
@@ -125,7 +123,7 @@ func DecodeHostTimings(r io.Reader) ([]pico.HostTiming, error) {
 // EncodeMeasurements writes ms as CSV compressed with a deterministic gzip
 // header (no name, zero modification time, RFC 1952 section 2.3), so that
 // the same records always give the same bytes and the same SHA-256.
-func EncodeMeasurements(ms []pico.Measurement) ([]byte, error) {
+func EncodeMeasurements(ms []Measurement) ([]byte, error) {
 	return gzipCSV(MeasurementsHeader, func(w *csv.Writer) error {
 		for _, m := range ms {
 			ok := "0"
@@ -143,37 +141,38 @@ func EncodeMeasurements(ms []pico.Measurement) ([]byte, error) {
 	})
 }
 
-// ErrRecords is wrapped by every DecodeMeasurements error.
+// ErrRecords is wrapped by every DecodeMeasurements and DecodeHostTimings
+// error, together with the underlying gzip, CSV or number error.
 var ErrRecords = errors.New("bad measurements file")
 
 // DecodeMeasurements reads a measurements.csv.gz written by
 // EncodeMeasurements. A wrong header, a short row, a number that does not
 // parse or a truncated gzip stream is an error naming the row.
-func DecodeMeasurements(r io.Reader) ([]pico.Measurement, error) {
+func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not gzip: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: not gzip: %w", ErrRecords, err)
 	}
 	cr := csv.NewReader(zr)
 	cr.FieldsPerRecord = len(MeasurementsHeader)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrRecords, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrRecords, err)
 	}
 	if !slices.Equal(head, MeasurementsHeader) {
 		return nil, fmt.Errorf("%w: header %q, want %q", ErrRecords, head, MeasurementsHeader)
 	}
-	var out []pico.Measurement
+	var out []Measurement
 	for row := 2; ; row++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, err)
+			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, err)
 		}
-		var m pico.Measurement
+		var m Measurement
 		var perr error
 		num := func(s string, bits int) uint64 {
 			v, err := strconv.ParseUint(s, 10, bits)
@@ -196,7 +195,7 @@ func DecodeMeasurements(r io.Reader) ([]pico.Measurement, error) {
 			perr = fmt.Errorf("ok = %q, want 0 or 1", rec[7])
 		}
 		if perr != nil {
-			return nil, fmt.Errorf("%w: row %d: %v", ErrRecords, row, perr)
+			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, perr)
 		}
 		if m.Scheme == "" || m.Op == "" {
 			return nil, fmt.Errorf("%w: row %d: empty scheme or op", ErrRecords, row)

@@ -1,4 +1,4 @@
-// Package tlsrecords is the dataset format of Study A: a run folder
+// Package tlsdata is the dataset format of Study A: a run folder
 // data/tls/<run-id>/ holds records.csv.gz, one row per connection in the
 // order the interleaved run made them, warm-ups included but flagged. The
 // runner (experiments/tlsmatrix) writes it; the analysis
@@ -8,7 +8,7 @@
 // It is a leaf package on purpose: the analysis depends on the format,
 // not on the runner, so that a change to the runner, the handshake or the
 // capture code does not change the analysis stages' code version.
-package tlsrecords
+package tlsdata
 
 import (
 	"bufio"

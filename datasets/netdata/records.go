@@ -1,0 +1,361 @@
+// Package netdata is the dataset format of Study B (TLS 1.3 handshakes
+// over emulated networks): the only code its runner (experiments/netstudy,
+// with the capture join in experiments/netjoin) and its analysis
+// (analysis/netstudy) share.
+//
+// A run folder data/net/<run-id>/ holds
+//
+//   - inproc.csv.gz (InprocFile): what the process knew about every
+//     recorded attempt (InprocColumns; EncodeInproc, ReadInproc);
+//   - records.csv.gz (RecordsFile): the same attempts joined with their
+//     packet captures (Columns; EncodeRecords, ReadRecords), what the
+//     analysis reads;
+//   - meta.json (MetaFile): the run's provenance, whose measured.design
+//     (Design) says what was run, in which order (ParseMeta);
+//   - captures/<series>.pcapng[.gz] (CaptureName): one capture per series.
+//
+// It depends on the standard library and internal/gzcsv only, so that a
+// change to the runner, the link emulator or the capture reader does not
+// change the analysis stages' code version.
+package netdata
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"pqrepro/internal/gzcsv"
+)
+
+// Files of a run folder.
+const (
+	RecordsFile = "records.csv.gz"
+	InprocFile  = "inproc.csv.gz"
+	MetaFile    = "meta.json"
+)
+
+// CaptureName is the name of a series' capture in the run folder and in
+// meta.json's files (uncompressed; a capture committed with the run has
+// ".gz" appended).
+func CaptureName(series string) string { return "captures/" + series + ".pcapng" }
+
+// Columns are the header of records.csv.gz. Empty cells mean "not
+// observed" (a failed attempt has no Finished, hence no ths_ns).
+//
+//   - scenario, round (its size), group, seq (0-based within the series
+//     scenario x round x group, in time order), index (0-based position of
+//     the attempt within the scenario), start_unix_ns (attempt start, wall
+//     clock)
+//   - ok: the TLS handshake completed and passed every check; failure:
+//     the network failure class (timeout, reset, refused, unreachable, eof;
+//     close-<class> when only the orderly close failed)
+//   - client: the client's ip:port, the key of the join with the capture
+//   - from the capture on A's TUN device (capture.Record): ths_ns =
+//     ClientHello to client Finished, cap_complete, cap_group, hrr,
+//     retransmissions, packets and bytes per direction; frame bytes are IP
+//     datagram lengths (TUN has no link header), payload bytes are TCP
+//     payload; a connection's counts run from SYN to the last FIN/ACK
+//   - client_ns: dial start to client handshake complete (in process);
+//     server_ns: accept to server handshake complete (in process; in the
+//     endpoint process for an endpoint series)
+//   - toolchain: the Go release that ran the handshakes: the endpoint
+//     build's (runtime version from its build info) or, for series run in
+//     process, the runner's.
+//
+// A run whose every row has toolchain LegacyToolchain (every run before
+// the column: all ran in process with Go 1.27.3) is written with the
+// header ColumnsV1, without the column, so that it keeps the bytes it has
+// always had; readers take rows of such files as LegacyToolchain.
+var Columns = []string{
+	"scenario", "round", "group", "seq", "index", "start_unix_ns", "ok", "failure", "client",
+	"ths_ns", "cap_complete", "cap_group", "hrr", "retransmissions",
+	"packets_c2s", "packets_s2c", "frame_bytes_c2s", "frame_bytes_s2c", "payload_bytes_c2s", "payload_bytes_s2c",
+	"client_ns", "server_ns", "toolchain",
+}
+
+// ColumnsV1 is the header of records.csv.gz without the toolchain column
+// (see Columns).
+var ColumnsV1 = Columns[:len(Columns)-1]
+
+// LegacyToolchain is the toolchain of the rows of runs recorded before
+// the toolchain column: all ran in process with Go 1.27.3.
+const LegacyToolchain = "go1.27.3"
+
+// InprocColumns is the header of inproc.csv.gz: what the process knew
+// about every recorded attempt, in the order of records.csv.gz. series
+// names the capture (CaptureName); server is the server's ip:port;
+// toolchain as in Columns. Like records.csv.gz, a run whose every row is
+// LegacyToolchain's has the header InprocColumnsV1, without toolchain.
+var InprocColumns = []string{
+	"series", "scenario", "round", "group", "seq", "index", "start_unix_ns", "ok", "failure", "client", "server",
+	"client_ns", "server_ns", "toolchain",
+}
+
+// InprocColumnsV1 is InprocColumns without the toolchain column.
+var InprocColumnsV1 = InprocColumns[:len(InprocColumns)-1]
+
+// Capture is what the packet capture on the client's TUN device saw of
+// one attempt's connection (the capture reader's record, as far as
+// records.csv.gz keeps it): the cells ths_ns .. payload_bytes_s2c.
+type Capture struct {
+	ThsNs           *int64 // ClientHello to client Finished; nil when not seen
+	Complete        bool   // cap_complete
+	Group           string // cap_group: the negotiated group; "" when no ServerHello was seen
+	HRR             bool
+	Retransmissions int
+	PacketsC2S      int
+	PacketsS2C      int
+	FrameBytesC2S   int64 // IP datagram lengths (TUN has no link header)
+	FrameBytesS2C   int64
+	PayloadBytesC2S int64 // TCP payload
+	PayloadBytesS2C int64
+}
+
+// Row is one recorded handshake attempt.
+type Row struct {
+	Series   string
+	Scenario string
+	Round    int
+	Group    string
+	Seq      int
+	Index    int
+	StartNs  int64
+	OK       bool
+	Failure  string
+	Client   string
+	Server   string
+	Cap      *Capture // nil when the capture has no record of it
+	ClientNs int64    // 0 when not measured
+	ServerNs int64
+	// Toolchain is the Go release that ran the handshake (the toolchain
+	// column); "" is LegacyToolchain.
+	Toolchain string
+}
+
+// ToolchainName is r.Toolchain with "" read as LegacyToolchain.
+func (r Row) ToolchainName() string {
+	if r.Toolchain == "" {
+		return LegacyToolchain
+	}
+	return r.Toolchain
+}
+
+// legacy reports whether every row is LegacyToolchain's, so that the
+// files are written without the toolchain column.
+func legacy(rows []Row) bool {
+	for _, r := range rows {
+		if r.ToolchainName() != LegacyToolchain {
+			return false
+		}
+	}
+	return true
+}
+
+func opt(v int64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func (r Row) cells() []string {
+	c := []string{
+		r.Scenario, strconv.Itoa(r.Round), r.Group, strconv.Itoa(r.Seq), strconv.Itoa(r.Index), strconv.FormatInt(r.StartNs, 10),
+		strconv.FormatBool(r.OK), r.Failure, r.Client,
+	}
+	if cr := r.Cap; cr != nil {
+		ths := ""
+		if cr.ThsNs != nil {
+			ths = strconv.FormatInt(*cr.ThsNs, 10)
+		}
+		c = append(c, ths, strconv.FormatBool(cr.Complete), cr.Group, strconv.FormatBool(cr.HRR), strconv.Itoa(cr.Retransmissions),
+			strconv.Itoa(cr.PacketsC2S), strconv.Itoa(cr.PacketsS2C),
+			strconv.FormatInt(cr.FrameBytesC2S, 10), strconv.FormatInt(cr.FrameBytesS2C, 10),
+			strconv.FormatInt(cr.PayloadBytesC2S, 10), strconv.FormatInt(cr.PayloadBytesS2C, 10))
+	} else {
+		c = append(c, "", "", "", "", "", "", "", "", "", "", "")
+	}
+	return append(c, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName())
+}
+
+func (r Row) inprocCells() []string {
+	return []string{
+		r.Series, r.Scenario, strconv.Itoa(r.Round), r.Group, strconv.Itoa(r.Seq), strconv.Itoa(r.Index), strconv.FormatInt(r.StartNs, 10),
+		strconv.FormatBool(r.OK), r.Failure, r.Client, r.Server, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName(),
+	}
+}
+
+// encode renders rows under header, or under v1 (the header without the
+// last, toolchain, column: cells cut to its width) when every row is
+// LegacyToolchain's.
+func encode(header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
+	if legacy(rows) {
+		header = v1
+	}
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = cells(r)[:len(header)]
+	}
+	return gzcsv.Marshal(header, out)
+}
+
+// EncodeRecords renders rows as records.csv.gz.
+func EncodeRecords(rows []Row) ([]byte, error) { return encode(Columns, ColumnsV1, rows, Row.cells) }
+
+// EncodeInproc renders rows as inproc.csv.gz (their capture records left out).
+func EncodeInproc(rows []Row) ([]byte, error) {
+	return encode(InprocColumns, InprocColumnsV1, rows, Row.inprocCells)
+}
+
+// ReadInproc parses inproc.csv.gz (either header); name is for messages.
+// Rows of a file without the toolchain column are LegacyToolchain's.
+func ReadInproc(b []byte, name string) ([]Row, error) {
+	_, recs, err := gzcsv.Unmarshal(b, name, InprocColumnsV1, InprocColumns)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, 0, len(recs))
+	for i, c := range recs {
+		var errs []error
+		num := func(s string) int64 {
+			if s == "" {
+				return 0
+			}
+			v, err := strconv.ParseInt(s, 10, 64)
+			errs = append(errs, err)
+			return v
+		}
+		ok, err := strconv.ParseBool(c[7])
+		errs = append(errs, err)
+		r := Row{Series: c[0], Scenario: c[1], Round: int(num(c[2])), Group: c[3], Seq: int(num(c[4])), Index: int(num(c[5])),
+			StartNs: num(c[6]), OK: ok, Failure: c[8], Client: c[9], Server: c[10], ClientNs: num(c[11]), ServerNs: num(c[12]),
+			Toolchain: LegacyToolchain}
+		if len(c) == len(InprocColumns) {
+			if r.Toolchain = c[13]; r.Toolchain == "" {
+				errs = append(errs, errors.New("empty toolchain"))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// ReadRecords parses records.csv.gz (either header: Columns or ColumnsV1)
+// from r; name (the file's path) is used in errors. Rows of a file
+// without the toolchain column are LegacyToolchain's. Every cell is
+// checked: numbers are whole and not negative, round is at least 1,
+// scenario and group are present, a failed attempt names its failure,
+// and the capture's cells are all empty (no capture record) or all
+// present but ths_ns and cap_group, which may be empty. The first problem
+// is returned as an error naming the file, its line and the column.
+func ReadRecords(r io.Reader, name string) ([]Row, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	_, recs, err := gzcsv.Unmarshal(b, name, ColumnsV1, Columns)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, len(recs))
+	for i, c := range recs {
+		if err := parseRecord(&rows[i], c); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
+		}
+	}
+	return rows, nil
+}
+
+// parseRecord fills r from the cells c of one records.csv.gz row.
+func parseRecord(r *Row, c []string) error {
+	p := cells{c: c}
+	r.Scenario = p.str(0, true)
+	r.Round = int(p.num(1, 1, false))
+	r.Group = p.str(2, true)
+	r.Seq = int(p.num(3, 0, false))
+	r.Index = int(p.num(4, 0, false))
+	r.StartNs = p.num(5, 0, false)
+	r.OK = p.bool(6)
+	r.Failure = p.str(7, false)
+	r.Client = p.str(8, false)
+	if c[10] != "" {
+		cr := &Capture{Complete: p.bool(10), Group: p.str(11, false), HRR: p.bool(12),
+			Retransmissions: int(p.num(13, 0, false)), PacketsC2S: int(p.num(14, 0, false)), PacketsS2C: int(p.num(15, 0, false)),
+			FrameBytesC2S: p.num(16, 0, false), FrameBytesS2C: p.num(17, 0, false),
+			PayloadBytesC2S: p.num(18, 0, false), PayloadBytesS2C: p.num(19, 0, false)}
+		if c[9] != "" {
+			ths := p.num(9, 1, false)
+			cr.ThsNs = &ths
+		}
+		r.Cap = cr
+	} else {
+		for i := 9; i <= 19; i++ {
+			if c[i] != "" && p.err == nil {
+				p.err = fmt.Errorf("%s %q: the capture's cells must all be empty when cap_complete is (no capture record)", Columns[i], c[i])
+			}
+		}
+	}
+	r.ClientNs = p.num(20, 0, true)
+	r.ServerNs = p.num(21, 0, true)
+	r.Toolchain = LegacyToolchain
+	if len(c) == len(Columns) {
+		r.Toolchain = p.str(22, true)
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if !r.OK && r.Failure == "" {
+		return errors.New("failure is empty: a failed attempt (ok false) must name its failure class")
+	}
+	return nil
+}
+
+// cells parses the cells of one row, keeping the first error, which names
+// the column.
+type cells struct {
+	c   []string
+	err error
+}
+
+func (p *cells) fail(i int, format string, args ...any) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%s %q: "+format, append([]any{Columns[i], p.c[i]}, args...)...)
+	}
+}
+
+func (p *cells) str(i int, required bool) string {
+	if required && p.c[i] == "" {
+		p.fail(i, "empty, want a value")
+	}
+	return p.c[i]
+}
+
+func (p *cells) bool(i int) bool {
+	switch p.c[i] {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	p.fail(i, "want true or false")
+	return false
+}
+
+// num parses a whole number of at least lo; an empty cell is 0 when
+// mayBeEmpty (the writer's spelling of "not measured").
+func (p *cells) num(i int, lo int64, mayBeEmpty bool) int64 {
+	s := p.c[i]
+	if s == "" && mayBeEmpty {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < lo {
+		p.fail(i, "want a whole number of at least %d", lo)
+		return 0
+	}
+	return v
+}
