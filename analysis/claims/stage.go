@@ -76,12 +76,14 @@ func Run(r *Results, catalogue []Claim) Report {
 	return rep
 }
 
-// Stage evaluates every claim on the results files it is given (study ->
-// path of results/<study>.json, each the output of that study's analysis
-// stage) and writes results/claims.json and the paper's claims table.
-// missing gives, for each study without results, the reason; it is a
-// parameter, so a study that gains a dataset reruns the stage.
-func Stage(results map[string]string, missing map[string]string) *repro.Stage {
+// Stage evaluates every claim of the catalogues (in their order) on the
+// results files it is given (study -> path of results/<study>.json, each
+// the output of that study's analysis stage) and writes
+// results/claims.json and the paper's claims table. missing gives, for
+// each study without results, the reason; it is a parameter, so a study
+// that gains a dataset reruns the stage. The packages that state the
+// claims are part of the stage's code, so an edited rule reruns it.
+func Stage(results map[string]string, missing map[string]string, cats []Catalogue) *repro.Stage {
 	params := map[string]string{}
 	var inputs []string
 	for study, p := range results {
@@ -93,10 +95,16 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 	}
 	inputs = append(inputs, PreregistrationFile)
 	slices.Sort(inputs)
+	code := []string{"analysis/claims"}
+	for _, c := range cats {
+		if c.Package != "" && !slices.Contains(code, c.Package) {
+			code = append(code, c.Package)
+		}
+	}
 	return &repro.Stage{
 		Name:    "claims",
 		Doc:     "evaluate every published claim on the results",
-		Code:    []string{"analysis/claims"},
+		Code:    code,
 		Inputs:  inputs,
 		Params:  params,
 		Outputs: []string{JSONFile, LatexFile, NumbersFile},
@@ -113,7 +121,7 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			rep := Run(r, Catalogue())
+			rep := Run(r, All(cats))
 			pb, err := env.ReadFile(PreregistrationFile)
 			if err != nil {
 				return err
@@ -141,7 +149,11 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			if err := env.WriteFile(NumbersFile, []byte(Numbers(rep))); err != nil {
+			nums, err := Numbers(rep, cats...)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(NumbersFile, []byte(nums)); err != nil {
 				return err
 			}
 			return env.WriteFile(LatexFile, []byte(tex))
@@ -153,8 +165,11 @@ func Stage(results map[string]string, missing map[string]string) *repro.Stage {
 // \newcommand macros (\ClaimsReproduced, \ClaimsDirectionOnly,
 // \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
 // \ClaimsTotal), the number of derived claims (\ClaimsDerived) and the
-// rules' thresholds the paper's text quotes.
-func Numbers(rep Report) string {
+// rules' thresholds the paper's text quotes: the engine's and each
+// catalogue's Numbers.
+// A catalogue's macro with a name that is not letters only, or set twice,
+// is an error.
+func Numbers(rep Report, cats ...Catalogue) (string, error) {
 	var n render.Numbers
 	total := 0
 	for _, v := range []struct {
@@ -171,7 +186,13 @@ func Numbers(rep Report) string {
 	// the code that applies them.
 	n.Set("ClaimsLargeCliffDelta", render.Fixed(LargeCliffDelta, 3))
 	n.Set("ClaimsLargeEpsilonSq", render.Fixed(LargeEpsilon2, 2))
-	n.Set("ClaimsStudyATolPct", render.Fixed(100*studyATol, 0))
+	for _, c := range cats {
+		for _, name := range slices.Sorted(maps.Keys(c.Numbers)) {
+			if err := n.Set(name, c.Numbers[name]); err != nil {
+				return "", fmt.Errorf("the claims of study %s: %w", c.Study, err)
+			}
+		}
+	}
 	if rep.Rules.Commit != "" {
 		n.Set("ClaimsRulesCommit", rep.Rules.Commit[:12])
 		n.Set("ClaimsRulesDate", rep.Rules.Date.Format("2006-01-02"))
@@ -185,7 +206,7 @@ func Numbers(rep Report) string {
 		n.Set("ClaimsRunsAfterRules", fmt.Sprint(after))
 		n.Set("ClaimsRulesAmendments", fmt.Sprint(len(rep.Rules.Amendments)))
 	}
-	return n.Latex()
+	return n.Latex(), nil
 }
 
 // label is the claim's ID as tables show it: a derived claim carries the

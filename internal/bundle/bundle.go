@@ -52,8 +52,12 @@ type Options struct {
 	// dirty tree is refused, because a bundle must be one commit.
 	AllowDirty bool
 	// Targets describe the targets for the artifact appendix; nil is
-	// DefaultTargets().
+	// DefaultTargets(Claims).
 	Targets []Target
+	// Claims are the studies' published claims for the appendix when
+	// Targets is nil (the pipeline passes its catalogues'); nil lists
+	// none.
+	Claims []Claim
 	// TimingsFile is the committed file with the measured times of
 	// build, verify and paper, relative to Root; empty is
 	// DefaultTimingsFile.
@@ -125,7 +129,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	targets := opt.Targets
 	if targets == nil {
-		targets = DefaultTargets()
+		targets = DefaultTargets(opt.Claims)
 	}
 
 	tree, err := readTree(ctx, root)

@@ -130,7 +130,8 @@ func newFixture(t testing.TB) *fixture {
 }
 
 func (f *fixture) opts() Options {
-	return Options{Root: f.Root, OutDir: f.Out, Epoch: testEpoch, Store: f.Store}
+	return Options{Root: f.Root, OutDir: f.Out, Epoch: testEpoch, Store: f.Store,
+		Claims: []Claim{{ID: "A1a", Study: "tls", Statement: "ML-DSA-87 + X25519 has a higher median Ths", Published: "higher, significant"}}}
 }
 
 func (f *fixture) commit(t testing.TB, msg string) {

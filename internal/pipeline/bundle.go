@@ -29,7 +29,7 @@ func Bundle(ctx context.Context, cfg Config) error {
 		return err
 	}
 	// The targets as the registered studies describe them.
-	targets := bundle.DefaultTargets()
+	targets := bundle.DefaultTargets(bundleClaims())
 	byName := map[string]Study{}
 	for _, s := range Studies() {
 		byName[s.Name] = s

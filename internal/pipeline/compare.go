@@ -5,6 +5,10 @@ import (
 	"math"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/analysis/netstudy"
+	"pqrepro/analysis/pico"
+	"pqrepro/analysis/tlsmatrix"
+	"pqrepro/internal/jsonnum"
 )
 
 // Tolerances of the comparisons: how far a new run's medians may be from
@@ -86,106 +90,179 @@ type itemRow struct {
 	why                         string
 }
 
-// compareStudy compares a study's reference and new results item by item
-// (results/<study>.json of each): per comparison of two configurations
-// its direction and significance (compareEffect), per configuration its
-// median (compareMedian). A study the pipeline has no item rules for
-// gives no rows; its claims are still compared.
-func compareStudy(study string, ref, now []byte) ([]itemRow, error) {
-	r, err := claims.NewResults(map[string][]byte{"ref": ref, "new": now}, nil)
-	if err != nil {
-		return nil, err
-	}
-	var rows []itemRow
-	add := func(item, refText, nowText string, o outcome, why string) {
-		rows = append(rows, itemRow{study: study, item: item, reference: refText, now: nowText, outcome: o, why: why})
-	}
-	missing := func(item string) { add(item, "present", "missing", differs, "not in the new run") }
-	median := func(item string, a, b, tol float64) {
-		o, why := compareMedian(a, b, tol)
-		add(item, fmt.Sprintf("%.4g", a), fmt.Sprintf("%.4g", b), o, why)
-	}
-	list := func(which, path string) []any {
-		v, err := r.Get(which, path)
-		if err != nil {
-			return nil
+// items collects a study's rows.
+type items struct {
+	study string
+	rows  []itemRow
+}
+
+func (it *items) add(item, refText, nowText string, o outcome, why string) {
+	it.rows = append(it.rows, itemRow{study: it.study, item: item, reference: refText, now: nowText, outcome: o, why: why})
+}
+
+// absent is the row of an item of the reference run that the new run
+// lacks: a finding of the reference not reproduced.
+func (it *items) absent(item string) {
+	it.add(item, "present", "missing", differs, "not in the new run")
+}
+
+// null reports whether one of the values a comparison needs is null (NaN)
+// in either run, and if so adds the row that says which: null in the new
+// run differs (the reference run has it, the new one does not); null in
+// the reference run is inconclusive (nothing to compare with). A missing
+// value is never skipped silently.
+func (it *items) null(item string, fields []string, ref, now []float64) bool {
+	for i, f := range fields {
+		switch {
+		case math.IsNaN(ref[i]) && math.IsNaN(now[i]):
+			it.add(item, "null", "null", inconclusive, f+" is null in both runs (not computable from either dataset)")
+		case math.IsNaN(now[i]):
+			it.add(item, fmt.Sprintf("%.4g", ref[i]), "null", differs, "missing in the new run: "+f+" is null")
+		case math.IsNaN(ref[i]):
+			it.add(item, "null", fmt.Sprintf("%.4g", now[i]), inconclusive, f+" is null in the reference run: nothing to compare with")
+		default:
+			continue
 		}
-		l, _ := v.([]any)
-		return l
+		return true
 	}
+	return false
+}
+
+// median compares a median of the two runs (compareMedian).
+func (it *items) median(item, field string, a, b, tol float64) {
+	if it.null(item, []string{field}, []float64{a}, []float64{b}) {
+		return
+	}
+	o, why := compareMedian(a, b, tol)
+	it.add(item, fmt.Sprintf("%.4g", a), fmt.Sprintf("%.4g", b), o, why)
+}
+
+// effect compares a difference and its p-value (compareEffect); p is the
+// field name of the p-value, for the row of a null value.
+func (it *items) effect(item, p, unit string, rd, rp, nd, np float64) {
+	if it.null(item, []string{"the difference", p}, []float64{rd, rp}, []float64{nd, np}) {
+		return
+	}
+	o, why := compareEffect(rd, rp, nd, np)
+	it.add(item, fmt.Sprintf("%+.3f ms, %s %.2g", rd, unit, rp), fmt.Sprintf("%+.3f ms, %s %.2g", nd, unit, np), o, why)
+}
+
+// compareStudy compares a study's reference and new results item by item
+// (results/<study>.json of each, read into the study's results type, so
+// that a field renamed in the analysis stops the build here): per
+// comparison of two configurations its direction and significance
+// (compareEffect), per configuration its median (compareMedian). An item
+// of the reference run that the new run lacks, or whose value is null in
+// either run, is a row of its own, never skipped. A study the pipeline has
+// no item rules for gives no rows; its claims are still compared.
+func compareStudy(study string, ref, now []byte) ([]itemRow, error) {
+	it := &items{study: study}
+	var err error
 	switch study {
 	case "tls":
-		for _, c := range list("ref", "families.matrix.comparisons") {
-			target := fmt.Sprint(c.(map[string]any)["target"])
-			path := "families.matrix.comparisons[target=" + target + "]."
-			rd, _ := r.Num("ref", path+"median_diff_ms")
-			rp, _ := r.Num("ref", path+"p_holm")
-			nd, err1 := r.Num("new", path+"median_diff_ms")
-			np, err2 := r.Num("new", path+"p_holm")
-			if err1 != nil || err2 != nil {
-				missing(target)
-				continue
-			}
-			o, why := compareEffect(rd, rp, nd, np)
-			add(target+" vs baseline", fmt.Sprintf("%+.3f ms, p_Holm %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p_Holm %.2g", nd, np), o, why)
-			rm, _ := r.Num("ref", path+"median_target_ms")
-			nm, _ := r.Num("new", path+"median_target_ms")
-			median(target+" median ms", rm, nm, reproduceMedianTol)
-		}
-		rows = append(rows, compareGap(study, list("ref", "gap.cells"), list("new", "gap.cells"), list("ref", "gap.factors"), list("new", "gap.factors"))...)
+		err = compareTyped(ref, now, it, compareTLS)
 	case "net":
-		for _, c := range list("ref", "comparisons") {
-			m := c.(map[string]any)
-			item := fmt.Sprintf("%v round %v", m["scenario"], m["round"])
-			var nm map[string]any
-			for _, d := range list("new", "comparisons") {
-				if dm := d.(map[string]any); dm["scenario"] == m["scenario"] && dm["round"] == m["round"] {
-					nm = dm
-				}
-			}
-			if nm == nil {
-				missing(item)
-				continue
-			}
-			rd, rp := netEffect(m)
-			nd, np := netEffect(nm)
-			o, why := compareEffect(rd, rp, nd, np)
-			add(item+" difference", fmt.Sprintf("%+.3f ms, p %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p %.2g", nd, np), o, why)
-			rb, _ := m["baseline_median_ms"].(float64)
-			nb, _ := nm["baseline_median_ms"].(float64)
-			median(item+" X25519 median ms", rb, nb, reproduceMedianTol)
-		}
+		err = compareTyped(ref, now, it, compareNet)
 	case "pico":
-		for _, p := range list("ref", "published") {
-			key := fmt.Sprint(p.(map[string]any)["key"])
-			a, err1 := r.Num("ref", "published[key="+key+"].ours")
-			b, err2 := r.Num("new", "published[key="+key+"].ours")
-			if err1 != nil || err2 != nil {
-				continue
-			}
-			median(key, a, b, reproducePicoTol)
-		}
+		err = compareTyped(ref, now, it, comparePico)
 	default:
 		return nil, nil
 	}
-	if len(rows) == 0 {
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", study, err)
+	}
+	if len(it.rows) == 0 {
 		return nil, fmt.Errorf("compare %s: nothing to compare in the results", study)
 	}
-	return rows, nil
+	return it.rows, nil
 }
 
-// netEffect is a Study B comparison's difference and its p-value as the
-// study tests it (Mann-Whitney U, Bonferroni-corrected; the uncorrected
-// p when the results predate the correction). NaN when absent.
-func netEffect(m map[string]any) (diff, p float64) {
-	diff, _ = m["diff_ms"].(float64)
-	p = math.NaN()
-	for _, k := range []string{"mwu_p_bonferroni", "mwu_p"} {
-		if v, ok := m[k].(float64); ok {
-			return diff, v
+// compareTyped reads both runs' results as T and compares them.
+func compareTyped[T any](ref, now []byte, it *items, compare func(it *items, ref, now *T)) error {
+	name := "results/" + it.study + ".json"
+	r, err := jsonnum.Decode[T]("the reference run's "+name, ref)
+	if err != nil {
+		return err
+	}
+	n, err := jsonnum.Decode[T]("the new run's "+name, now)
+	if err != nil {
+		return err
+	}
+	compare(it, r, n)
+	return nil
+}
+
+// compareTLS compares Study A's matrix family (every configuration
+// against the baseline, Holm) and its gap analysis.
+func compareTLS(it *items, ref, now *tlsmatrix.Results) {
+	if rf := ref.Families["matrix"]; rf != nil {
+		var nc []tlsmatrix.Comparison
+		if nf := now.Families["matrix"]; nf != nil {
+			nc = nf.Comparisons
+		}
+		for _, c := range rf.Comparisons {
+			n := find(nc, func(n *tlsmatrix.Comparison) bool { return n.Target == c.Target })
+			if n == nil {
+				it.absent(c.Target)
+				continue
+			}
+			it.effect(c.Target+" vs baseline", "p_holm", "p_Holm", float64(c.MedianDiffMs), float64(c.PHolm), float64(n.MedianDiffMs), float64(n.PHolm))
+			it.median(c.Target+" median ms", "median_target_ms", float64(c.MedianTargetMs), float64(n.MedianTargetMs), reproduceMedianTol)
 		}
 	}
-	return diff, p
+	if ref.Gap != nil {
+		ng := now.Gap
+		if ng == nil {
+			ng = &tlsmatrix.Gap{}
+		}
+		compareGap(it, ref.Gap, ng)
+	}
+}
+
+// compareNet compares Study B's comparisons, matched by scenario and
+// round: the difference with its Bonferroni-corrected Mann-Whitney p (the
+// study's test), and the X25519 median.
+func compareNet(it *items, ref, now *netstudy.Results) {
+	for _, c := range ref.Comparisons {
+		item := fmt.Sprintf("%s round %d", c.Scenario, c.Round)
+		n := find(now.Comparisons, func(n *netstudy.Comparison) bool { return n.Scenario == c.Scenario && n.Round == c.Round })
+		if n == nil {
+			it.absent(item)
+			continue
+		}
+		it.effect(item+" difference", "mwu_p_bonferroni", "p", float64(c.DiffMs), float64(c.MWUPAdj), float64(n.DiffMs), float64(n.MWUPAdj))
+		it.median(item+" X25519 median ms", "baseline_median_ms", float64(c.BaseMedianMs), float64(n.BaseMedianMs), reproduceMedianTol)
+	}
+}
+
+// comparePico compares Study C's values beside the paper's (results'
+// "published", by key): the emulator is deterministic, so within
+// reproducePicoTol.
+func comparePico(it *items, ref, now *pico.Results) {
+	nanIfNil := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	for _, p := range ref.Published {
+		n := find(now.Published, func(n *pico.PublishedValue) bool { return n.Key == p.Key })
+		if n == nil {
+			it.absent(p.Key)
+			continue
+		}
+		it.median(p.Key, "ours", nanIfNil(p.Ours), nanIfNil(n.Ours), reproducePicoTol)
+	}
+}
+
+// find returns the first element of l that match accepts, or nil.
+func find[T any](l []T, match func(*T) bool) *T {
+	for i := range l {
+		if match(&l[i]) {
+			return &l[i]
+		}
+	}
+	return nil
 }
 
 // compareGap compares Study A's gap analysis (analysis/tlsmatrix): every
@@ -194,73 +271,46 @@ func netEffect(m map[string]any) (diff, p float64) {
 // contradicts only when its interval lies wholly on the other side of
 // zero (a quick run's intervals are wide: a change it cannot resolve is
 // inconclusive, not a contradiction).
-func compareGap(study string, refCells, newCells, refFactors, newFactors []any) []itemRow {
-	var rows []itemRow
-	add := func(item, refText, nowText string, o outcome, why string) {
-		rows = append(rows, itemRow{study: study, item: item, reference: refText, now: nowText, outcome: o, why: why})
-	}
-	cellName := func(m map[string]any) string { return fmt.Sprintf("%v/%v/%v", m["stack"], m["path"], m["keyshare"]) }
-	find := func(l []any, match func(map[string]any) bool) map[string]any {
-		for _, v := range l {
-			if m, ok := v.(map[string]any); ok && match(m) {
-				return m
-			}
-		}
-		return nil
-	}
-	num := func(m map[string]any, k string) float64 {
-		if v, ok := m[k].(float64); ok {
-			return v
-		}
-		return math.NaN()
-	}
-	for _, c := range refCells {
-		rc, _ := c.(map[string]any)
-		name := cellName(rc)
-		nc := find(newCells, func(m map[string]any) bool { return cellName(m) == name })
-		comps, _ := rc["comparisons"].([]any)
-		for _, x := range comps {
-			ro, _ := x.(map[string]any)
-			item := fmt.Sprintf("cell %s %v vs baseline", name, ro["role"])
-			var no map[string]any
+func compareGap(it *items, ref, now *tlsmatrix.Gap) {
+	for _, rc := range ref.Cells {
+		name := rc.Cell.String()
+		nc := find(now.Cells, func(n *tlsmatrix.CellResult) bool { return n.Cell == rc.Cell })
+		for _, ro := range rc.Comparisons {
+			item := fmt.Sprintf("cell %s %s vs baseline", name, ro.Role)
+			var no *tlsmatrix.Comparison
 			if nc != nil {
-				ncomps, _ := nc["comparisons"].([]any)
-				no = find(ncomps, func(m map[string]any) bool { return m["role"] == ro["role"] })
+				no = find(nc.Comparisons, func(n *tlsmatrix.Comparison) bool { return n.Role == ro.Role })
 			}
 			if no == nil {
-				add(item, "present", "missing", differs, "not in the new run")
+				it.absent(item)
 				continue
 			}
-			rd, nd, rp, np := num(ro, "median_diff_ms"), num(no, "median_diff_ms"), num(ro, "p_holm"), num(no, "p_holm")
-			o, why := compareEffect(rd, rp, nd, np)
-			add(item, fmt.Sprintf("%+.3f ms, p_Holm %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p_Holm %.2g", nd, np), o, why)
+			it.effect(item, "p_holm", "p_Holm", float64(ro.MedianDiffMs), float64(ro.PHolm), float64(no.MedianDiffMs), float64(no.PHolm))
 		}
 	}
-	for _, f := range refFactors {
-		rf, _ := f.(map[string]any)
-		nf := find(newFactors, func(m map[string]any) bool { return m["factor"] == rf["factor"] })
-		effects, _ := rf["effects"].([]any)
-		for _, e := range effects {
-			re, _ := e.(map[string]any)
-			if !(num(re, "p_holm") < claims.Alpha) {
-				continue // the reference finds no change: no direction to reproduce
-			}
-			from, _ := re["from_cell"].(map[string]any)
-			to, _ := re["to_cell"].(map[string]any)
-			item := fmt.Sprintf("%v %s -> %s %v change", rf["factor"], cellName(from), cellName(to), re["role"])
-			var ne map[string]any
-			if nf != nil {
-				neffects, _ := nf["effects"].([]any)
-				ne = find(neffects, func(m map[string]any) bool {
-					nfrom, _ := m["from_cell"].(map[string]any)
-					return m["role"] == re["role"] && nfrom != nil && cellName(nfrom) == cellName(from)
-				})
-			}
-			if ne == nil {
-				add(item, "present", "missing", differs, "not in the new run")
+	for _, rf := range ref.Factors {
+		nf := find(now.Factors, func(n *tlsmatrix.FactorResult) bool { return n.Factor == rf.Factor })
+		for _, re := range rf.Effects {
+			item := fmt.Sprintf("%s %s -> %s %s change", rf.Factor, re.From, re.To, re.Role)
+			if math.IsNaN(float64(re.PHolm)) {
+				it.add(item, "p_holm null", "-", inconclusive, "the reference run has no p_holm for the change (null): no direction to reproduce")
 				continue
 			}
-			rd, nd, lo, hi := num(re, "change_ms"), num(ne, "change_ms"), num(ne, "lower"), num(ne, "upper")
+			if !(float64(re.PHolm) < claims.Alpha) {
+				continue // the reference finds no change: no direction to reproduce
+			}
+			var ne *tlsmatrix.FactorEffect
+			if nf != nil {
+				ne = find(nf.Effects, func(n *tlsmatrix.FactorEffect) bool { return n.Role == re.Role && n.From == re.From })
+			}
+			if ne == nil {
+				it.absent(item)
+				continue
+			}
+			rd, nd, lo, hi := float64(re.ChangeMs), float64(ne.ChangeMs), float64(ne.Lower), float64(ne.Upper)
+			if it.null(item, []string{"change_ms", "lower", "upper"}, []float64{rd, 0, 0}, []float64{nd, lo, hi}) {
+				continue
+			}
 			o, why := agrees, "the new interval includes the reference's direction"
 			switch {
 			case (rd > 0 && hi < 0) || (rd < 0 && lo > 0):
@@ -268,8 +318,7 @@ func compareGap(study string, refCells, newCells, refFactors, newFactors []any) 
 			case lo <= 0 && hi >= 0:
 				o, why = inconclusive, "the new interval includes zero"
 			}
-			add(item, fmt.Sprintf("%+.3f ms", rd), fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), o, why)
+			it.add(item, fmt.Sprintf("%+.3f ms", rd), fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), o, why)
 		}
 	}
-	return rows
 }
