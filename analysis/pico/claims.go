@@ -2,6 +2,9 @@ package pico
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"pqrepro/analysis/claims"
 )
@@ -27,6 +30,10 @@ func paper(key string) float64 {
 	}
 	return v
 }
+
+// number is the number in a claim's published text ("about 20 KB",
+// "1,125 ms").
+var number = regexp.MustCompile(`[0-9][0-9,]*(\.[0-9]+)?`)
 
 // ours is our counterpart of a published value, as results/pico.json
 // records it under "published", or the error that names what is missing.
@@ -65,6 +72,9 @@ func on(rule func(r *Results) claims.Outcome) func(*claims.Results) claims.Outco
 func studyCClaims() []claims.Claim {
 	value := func(id, statement, published, key string, tol float64, format func(float64) string) claims.Claim {
 		want := paper(key)
+		if n, err := strconv.ParseFloat(strings.ReplaceAll(number.FindString(published), ",", ""), 64); err != nil || n != want {
+			panic(fmt.Sprintf("pico: claim %s states %q, but the published value %s is %g", id, published, key, want))
+		}
 		return claims.Claim{
 			ID: id, Study: "pico", Statement: statement, Published: published,
 			Agreement: fmt.Sprintf("within ±%.0f %%", 100*tol),

@@ -19,7 +19,8 @@ func TestClaimsGolden(t *testing.T) {
 }
 
 // TestClaimsReadPublishedValues: every published value a claim judges is
-// one of published (paper panics otherwise).
+// one of published, and a claim's published text states that value
+// (studyCClaims panics otherwise).
 func TestClaimsReadPublishedValues(t *testing.T) {
 	defer func() {
 		if p := recover(); p != nil {
