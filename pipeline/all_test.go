@@ -58,11 +58,11 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 	}
 	write("go.mod", "module fake\n")
 	write("analysis/a.go", "package analysis\n")
-	saved, savedClaims, savedCat := studies, withClaims, catalogue
-	t.Cleanup(func() { studies, withClaims, catalogue = saved, savedClaims, savedCat })
+	saved, savedClaims, savedCat := studies, withClaims, catalogues
+	t.Cleanup(func() { studies, withClaims, catalogues = saved, savedClaims, savedCat })
 	withClaims = false
 	studies = nil
-	var cat []claims.Claim
+	var cat []claims.Catalogue
 	for _, name := range names {
 		write(spec.Path(name), "# spec of "+name+"\n[runs]\n")
 		studies = append(studies, Study{
@@ -99,19 +99,17 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 				}}, nil
 			},
 		})
-		cat = append(cat, claims.Claim{ID: "F-" + name, Study: name, Statement: "the value is 42", Published: "42", Agreement: "equal",
-			Eval: func(r *claims.Results) claims.Outcome {
-				v, err := r.Num(name, "value")
-				switch {
-				case err != nil:
-					return claims.Outcome{Ours: "-", Verdict: claims.NotMeasurable, Reason: err.Error()}
-				case v == 42:
-					return claims.Outcome{Ours: "value " + fmt.Sprint(v), Verdict: claims.Reproduced}
+		cat = append(cat, claims.Catalogue{Study: name, Claims: []claims.Claim{{ID: "F-" + name, Study: name, Statement: "the value is 42", Published: "42", Agreement: "equal",
+			Eval: claims.On(name, func(r *struct {
+				Value float64 `json:"value"`
+			}) claims.Outcome {
+				if r.Value == 42 {
+					return claims.Outcome{Ours: "value " + fmt.Sprint(r.Value), Verdict: claims.Reproduced}
 				}
-				return claims.Outcome{Ours: "value " + fmt.Sprint(v), Verdict: claims.NotReproduced}
-			}})
+				return claims.Outcome{Ours: "value " + fmt.Sprint(r.Value), Verdict: claims.NotReproduced}
+			})}}})
 	}
-	catalogue = func() []claims.Claim { return cat }
+	catalogues = func() []claims.Catalogue { return cat }
 	if newReproRepoHook != nil {
 		newReproRepoHook(root)
 	}

@@ -74,9 +74,8 @@ func bundleTargets(root string) []bundle.Target {
 	for _, s := range paperOrder() {
 		t := bundle.Target{Name: s.Name + ":run", Study: s.Name, StudyTitle: "Study " + s.Label + ": " + s.Citation,
 			Doc: s.runDoc(), Root: s.NeedsRoot, Hardware: s.Hardware,
-			// The provisional map from targets to claims (bundle.SeedClaims)
-			// until the claims' IDs are unified with the catalogue's.
-			Claims:   bundle.SeedClaims(s.Name),
+			// The study's claims under the paper's IDs, from its catalogue.
+			Claims:   bundle.ClaimLines(bundleClaims(), s.Name),
 			Estimate: map[string]time.Duration{Quick: s.estimate(root, Quick), Full: s.estimate(root, Full)}}
 		if s.Requirements != nil {
 			fill(&t, s.Requirements(root))

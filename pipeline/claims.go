@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/internal/bundle"
 	"pqrepro/internal/repro"
 )
 
@@ -16,17 +17,43 @@ import (
 // over a fake study turn it off (the claims are tested in analysis/claims).
 var withClaims = true
 
+// catalogues are the registered studies' claims in the order of the
+// paper, each as its analysis package states it beside its published
+// values: the one list of claims and IDs that the claims stage, `mage
+// claims`, `mage all`'s table and the bundle's appendix show. Tests
+// replace it.
+var catalogues = func() []claims.Catalogue {
+	var out []claims.Catalogue
+	for _, s := range paperOrder() {
+		if s.Claims != nil {
+			out = append(out, s.Claims())
+		}
+	}
+	return out
+}
+
+// bundleClaims are the catalogues' claims as the bundle's appendix lists
+// them, under the same IDs.
+func bundleClaims() []bundle.Claim {
+	var out []bundle.Claim
+	for _, c := range claims.All(catalogues()) {
+		out = append(out, bundle.Claim{ID: c.ID, Study: c.Study, Statement: c.Statement, Published: c.Published})
+	}
+	return out
+}
+
 // claimsStage evaluates the published claims of every registered study
 // on the results of every study whose analysis is in the pipeline; the
 // others are reported as not measurable, with the command that would make
 // them measurable.
 func claimsStage(stages []*repro.Stage) *repro.Stage {
+	cats := map[string]claims.Catalogue{}
+	for _, c := range catalogues() {
+		cats[c.Study] = c
+	}
 	var in []claims.StudyClaims
 	for _, s := range paperOrder() {
-		c := claims.StudyClaims{Name: s.Name, Label: s.Label, Code: s.ClaimsCode}
-		if s.Claims != nil {
-			c.Claims = s.Claims()
-		}
+		c := claims.StudyClaims{Name: s.Name, Label: s.Label, Catalogue: cats[s.Name]}
 		p := "results/" + s.Name + ".json"
 		for _, st := range stages {
 			if slices.Contains(st.Outputs, p) {

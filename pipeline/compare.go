@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/internal/jsonnum"
 )
 
 // reproduceMedianTol is how far a new run's timed medians may be from the
@@ -83,55 +84,112 @@ type itemRow struct {
 }
 
 // compareStudy compares a study's reference and new results item by item
-// (results/<study>.json of each) by the study's Compare: per comparison
-// of two configurations its direction and significance (compareEffect),
-// per configuration its median (compareMedian). A study without item
-// rules gives no rows; its claims are still compared.
+// (results/<study>.json of each) by the study's Compare, which reads both
+// into the study's results type (compareWith), so that a field renamed in
+// the analysis stops the build here: per comparison of two configurations
+// its direction and significance (compareEffect), per configuration its
+// median (compareMedian). An item of the reference run that the new run
+// lacks, or whose value is null in either run, is a row of its own, never
+// skipped. A study without item rules gives no rows; its claims are still
+// compared.
 func compareStudy(s Study, ref, now []byte) ([]itemRow, error) {
 	if s.Compare == nil {
 		return nil, nil
 	}
-	r, err := claims.NewResults(map[string][]byte{"ref": ref, "new": now}, nil)
-	if err != nil {
-		return nil, err
+	it := &items{study: s.Name}
+	if err := s.Compare(it, ref, now); err != nil {
+		return nil, fmt.Errorf("compare %s: %w", s.Name, err)
 	}
-	c := &itemComparer{study: s.Name, r: r}
-	s.Compare(c)
-	if len(c.rows) == 0 {
+	if len(it.rows) == 0 {
 		return nil, fmt.Errorf("compare %s: nothing to compare in the results", s.Name)
 	}
-	return c.rows, nil
+	return it.rows, nil
 }
 
-// An itemComparer collects a study's compared items; r holds the
-// reference results as "ref" and the new ones as "new".
-type itemComparer struct {
+// compareWith is a study's Compare from its typed comparison: both runs'
+// results are read as T (strictly: an unknown field is an error).
+func compareWith[T any](compare func(it *items, ref, now *T)) func(it *items, ref, now []byte) error {
+	return func(it *items, ref, now []byte) error { return compareTyped(ref, now, it, compare) }
+}
+
+// compareTyped reads both runs' results as T and compares them.
+func compareTyped[T any](ref, now []byte, it *items, compare func(it *items, ref, now *T)) error {
+	name := "results/" + it.study + ".json"
+	r, err := jsonnum.Decode[T]("the reference run's "+name, ref)
+	if err != nil {
+		return err
+	}
+	n, err := jsonnum.Decode[T]("the new run's "+name, now)
+	if err != nil {
+		return err
+	}
+	compare(it, r, n)
+	return nil
+}
+
+// items collects a study's rows.
+type items struct {
 	study string
-	r     *claims.Results
 	rows  []itemRow
 }
 
-func (c *itemComparer) add(item, refText, nowText string, o outcome, why string) {
-	c.rows = append(c.rows, itemRow{study: c.study, item: item, reference: refText, now: nowText, outcome: o, why: why})
+func (it *items) add(item, refText, nowText string, o outcome, why string) {
+	it.rows = append(it.rows, itemRow{study: it.study, item: item, reference: refText, now: nowText, outcome: o, why: why})
 }
 
-// missing records an item of the reference run the new run lacks.
-func (c *itemComparer) missing(item string) {
-	c.add(item, "present", "missing", differs, "not in the new run")
+// absent is the row of an item of the reference run that the new run
+// lacks: a finding of the reference not reproduced.
+func (it *items) absent(item string) {
+	it.add(item, "present", "missing", differs, "not in the new run")
 }
 
-// median compares a median of the two runs by compareMedian.
-func (c *itemComparer) median(item string, a, b, tol float64) {
-	o, why := compareMedian(a, b, tol)
-	c.add(item, fmt.Sprintf("%.4g", a), fmt.Sprintf("%.4g", b), o, why)
-}
-
-// list is the list at path in the "ref" or "new" results (nil if absent).
-func (c *itemComparer) list(which, path string) []any {
-	v, err := c.r.Get(which, path)
-	if err != nil {
-		return nil
+// null reports whether one of the values a comparison needs is null (NaN)
+// in either run, and if so adds the row that says which: null in the new
+// run differs (the reference run has it, the new one does not); null in
+// the reference run is inconclusive (nothing to compare with). A missing
+// value is never skipped silently.
+func (it *items) null(item string, fields []string, ref, now []float64) bool {
+	for i, f := range fields {
+		switch {
+		case math.IsNaN(ref[i]) && math.IsNaN(now[i]):
+			it.add(item, "null", "null", inconclusive, f+" is null in both runs (not computable from either dataset)")
+		case math.IsNaN(now[i]):
+			it.add(item, fmt.Sprintf("%.4g", ref[i]), "null", differs, "missing in the new run: "+f+" is null")
+		case math.IsNaN(ref[i]):
+			it.add(item, "null", fmt.Sprintf("%.4g", now[i]), inconclusive, f+" is null in the reference run: nothing to compare with")
+		default:
+			continue
+		}
+		return true
 	}
-	l, _ := v.([]any)
-	return l
+	return false
+}
+
+// median compares a median of the two runs (compareMedian).
+func (it *items) median(item, field string, a, b, tol float64) {
+	if it.null(item, []string{field}, []float64{a}, []float64{b}) {
+		return
+	}
+	o, why := compareMedian(a, b, tol)
+	it.add(item, fmt.Sprintf("%.4g", a), fmt.Sprintf("%.4g", b), o, why)
+}
+
+// effect compares a difference and its p-value (compareEffect); p is the
+// field name of the p-value, for the row of a null value.
+func (it *items) effect(item, p, unit string, rd, rp, nd, np float64) {
+	if it.null(item, []string{"the difference", p}, []float64{rd, rp}, []float64{nd, np}) {
+		return
+	}
+	o, why := compareEffect(rd, rp, nd, np)
+	it.add(item, fmt.Sprintf("%+.3f ms, %s %.2g", rd, unit, rp), fmt.Sprintf("%+.3f ms, %s %.2g", nd, unit, np), o, why)
+}
+
+// find returns the first element of l that match accepts, or nil.
+func find[T any](l []T, match func(*T) bool) *T {
+	for i := range l {
+		if match(&l[i]) {
+			return &l[i]
+		}
+	}
+	return nil
 }

@@ -32,9 +32,6 @@ var ErrNotReproduced = errors.New("the new runs do not reproduce the reference r
 // ReproduceDir/.incomplete-<profile>-*.
 const ReproduceDir = ".cache/reproduce"
 
-// catalogue is the claims the summary evaluates; tests replace it.
-var catalogue = registryCatalogue
-
 // buildEstimate is the expected time of the analysis, render and paper
 // stages when everything is stale, on the reference machine.
 const buildEstimate = 30 * time.Second
@@ -706,7 +703,7 @@ func summarize(profile string, plans []studyPlan) *summary {
 		if err != nil {
 			r, _ = claims.NewResults(nil, missing)
 		}
-		return claims.Run(r, catalogue()).Claims
+		return claims.Run(r, claims.All(catalogues())).Claims
 	}
 	a, b := evaluate(ref, refMissing), evaluate(now, nowMissing)
 	for i, c := range a {

@@ -140,6 +140,41 @@ func TestCompareStudy(t *testing.T) {
 	}
 }
 
+// TestCompareStudyMissingValues: a value null in either run, an item the
+// new run lacks and a field renamed in the results are rows or errors of
+// their own, never skipped.
+func TestCompareStudyMissingValues(t *testing.T) {
+	pico := func(ours string) []byte {
+		return []byte(`{"published":[{"key":"mlkem512_exchange_ms","ours":` + ours + `}]}`)
+	}
+	for _, tc := range []struct {
+		name, study string
+		ref, now    []byte
+		want        outcome
+		why         string
+	}{
+		{"pico null in the new run", "pico", pico("32.46"), pico("null"), differs, "missing in the new run: ours is null"},
+		{"pico null in the reference", "pico", pico("null"), pico("32.46"), inconclusive, "null in the reference run"},
+		{"pico null in both", "pico", pico("null"), pico("null"), inconclusive, "null in both runs"},
+		{"pico key absent", "pico", pico("32.46"), []byte(`{"published":[]}`), differs, "not in the new run"},
+		{"tls p null now", "tls", []byte(`{"families":{"matrix":{"comparisons":[{"target":"a","median_diff_ms":1,"p_holm":0.001,"median_target_ms":2}]}}}`),
+			[]byte(`{"families":{"matrix":{"comparisons":[{"target":"a","median_diff_ms":1,"p_holm":null,"median_target_ms":2}]}}}`), differs, "p_holm is null"},
+		{"net comparison absent", "net", []byte(`{"comparisons":[{"scenario":"lan","round":1000,"diff_ms":0.1,"mwu_p_bonferroni":0.001,"baseline_median_ms":1}]}`),
+			[]byte(`{"comparisons":[]}`), differs, "not in the new run"},
+	} {
+		rows, err := compareStudy(registered(tc.study), tc.ref, tc.now)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if rows[0].outcome != tc.want || !strings.Contains(rows[0].why, tc.why) {
+			t.Errorf("%s: %v (%s), want %v (%s)", tc.name, rows[0].outcome, rows[0].why, tc.want, tc.why)
+		}
+	}
+	if _, err := compareStudy(registered("pico"), []byte(`{"publishd":[]}`), pico("1")); err == nil || !strings.Contains(err.Error(), `unknown field "publishd"`) {
+		t.Errorf("a renamed field: %v", err)
+	}
+}
+
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // registered is the registered study of that name, or a study with only

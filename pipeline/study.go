@@ -92,15 +92,14 @@ type Study struct {
 	// present, the quick runs' committed ones included.
 	Records func(root, profile, run string) *repro.Stage
 	// Claims returns the study's published claims as code, in the paper's
-	// order; the claims stage and `mage all` evaluate them.
-	Claims func() []claims.Claim
-	// ClaimsCode lists the package folders that define Claims beyond
-	// analysis/claims, for the claims stage's code hash.
-	ClaimsCode []string
+	// order, with its published values' citation and the package that
+	// states them (its analysis package's Claims); the claims stage, `mage
+	// claims`, `mage all` and the bundle's appendix show them.
+	Claims func() claims.Catalogue
 	// Compare compares the items of a reference run's and a new run's
 	// results/<Name>.json for `mage all` (see compareStudy); nil compares
 	// the claims only.
-	Compare func(c *itemComparer)
+	Compare func(it *items, ref, now []byte) error
 }
 
 // A TargetDoc is one row of the README's target table.
@@ -131,18 +130,6 @@ func paperOrder() []Study {
 	return out
 }
 
-// registryCatalogue is every registered study's claims, in the paper's
-// order.
-func registryCatalogue() []claims.Claim {
-	var out []claims.Claim
-	for _, s := range paperOrder() {
-		if s.Claims != nil {
-			out = append(out, s.Claims()...)
-		}
-	}
-	return out
-}
-
 // labels maps each registered study's name to its label.
 func labels() map[string]string {
 	out := map[string]string{}
@@ -150,23 +137,6 @@ func labels() map[string]string {
 		out[s.Name] = s.Label
 	}
 	return out
-}
-
-// catalogueClaims is the adapter from the registry to the claims
-// catalogue as analysis/claims holds it today (claims.Catalogue, every
-// study's claims in one list): the claims of one study. When each study's
-// analysis package exports its own claims, a registration names that
-// function instead (and its folder in ClaimsCode).
-func catalogueClaims(study string) func() []claims.Claim {
-	return func() []claims.Claim {
-		var out []claims.Claim
-		for _, c := range claims.Catalogue() {
-			if c.Study == study {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
 }
 
 func (s Study) estimate(root, profile string) time.Duration {

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -54,8 +53,8 @@ func init() {
 			return append([]*repro.Stage{netRecords(root, profile, run)}, anet.StagesFrom(run, recordsOut(netStudy, profile), anet.Params{})...), nil
 		},
 		Records: netRecords,
-		Claims:  catalogueClaims(netStudy),
-		Compare: compareNet,
+		Claims:  anet.Claims,
+		Compare: compareWith(compareNet),
 		// The same check netstudy.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {
@@ -66,44 +65,20 @@ func init() {
 	})
 }
 
-// compareNet compares two Study B runs: per scenario and round, the
-// difference's direction and significance and the X25519 median.
-func compareNet(c *itemComparer) {
-	for _, x := range c.list("ref", "comparisons") {
-		m := x.(map[string]any)
-		item := fmt.Sprintf("%v round %v", m["scenario"], m["round"])
-		var nm map[string]any
-		for _, d := range c.list("new", "comparisons") {
-			if dm := d.(map[string]any); dm["scenario"] == m["scenario"] && dm["round"] == m["round"] {
-				nm = dm
-			}
-		}
-		if nm == nil {
-			c.missing(item)
+// compareNet compares Study B's comparisons, matched by scenario and
+// round: the difference with its Bonferroni-corrected Mann-Whitney p (the
+// study's test), and the X25519 median.
+func compareNet(it *items, ref, now *anet.Results) {
+	for _, c := range ref.Comparisons {
+		item := fmt.Sprintf("%s round %d", c.Scenario, c.Round)
+		n := find(now.Comparisons, func(n *anet.Comparison) bool { return n.Scenario == c.Scenario && n.Round == c.Round })
+		if n == nil {
+			it.absent(item)
 			continue
 		}
-		rd, rp := netEffect(m)
-		nd, np := netEffect(nm)
-		o, why := compareEffect(rd, rp, nd, np)
-		c.add(item+" difference", fmt.Sprintf("%+.3f ms, p %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p %.2g", nd, np), o, why)
-		rb, _ := m["baseline_median_ms"].(float64)
-		nb, _ := nm["baseline_median_ms"].(float64)
-		c.median(item+" X25519 median ms", rb, nb, reproduceMedianTol)
+		it.effect(item+" difference", "mwu_p_bonferroni", "p", float64(c.DiffMs), float64(c.MWUPAdj), float64(n.DiffMs), float64(n.MWUPAdj))
+		it.median(item+" X25519 median ms", "baseline_median_ms", float64(c.BaseMedianMs), float64(n.BaseMedianMs), reproduceMedianTol)
 	}
-}
-
-// netEffect is a Study B comparison's difference and its p-value as the
-// study tests it (Mann-Whitney U, Bonferroni-corrected; the uncorrected
-// p when the results predate the correction). NaN when absent.
-func netEffect(m map[string]any) (diff, p float64) {
-	diff, _ = m["diff_ms"].(float64)
-	p = math.NaN()
-	for _, k := range []string{"mwu_p_bonferroni", "mwu_p"} {
-		if v, ok := m[k].(float64); ok {
-			return diff, v
-		}
-	}
-	return diff, p
 }
 
 // netRecords re-derives a Study B run's records from its captures.

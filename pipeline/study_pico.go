@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,8 @@ func init() {
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return apico.Stages(run, apico.Params{}), nil
 		},
-		Claims:  catalogueClaims(picoStudy),
-		Compare: comparePico,
+		Claims:  apico.Claims,
+		Compare: compareWith(comparePico),
 	})
 }
 
@@ -59,16 +60,23 @@ var reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinne
 // timings depend on the seeded messages, which are the same.
 const reproducePicoTol = 0.02
 
-// comparePico compares two Study C runs: every published value's "ours".
-func comparePico(c *itemComparer) {
-	for _, p := range c.list("ref", "published") {
-		key := fmt.Sprint(p.(map[string]any)["key"])
-		a, err1 := c.r.Num("ref", "published[key="+key+"].ours")
-		b, err2 := c.r.Num("new", "published[key="+key+"].ours")
-		if err1 != nil || err2 != nil {
+// comparePico compares Study C's values beside the paper's (results'
+// "published", by key): the emulator is deterministic, so within
+// reproducePicoTol.
+func comparePico(it *items, ref, now *apico.Results) {
+	nanIfNil := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	for _, p := range ref.Published {
+		n := find(now.Published, func(n *apico.PublishedValue) bool { return n.Key == p.Key })
+		if n == nil {
+			it.absent(p.Key)
 			continue
 		}
-		c.median(key, a, b, reproducePicoTol)
+		it.median(p.Key, "ours", nanIfNil(p.Ours), nanIfNil(n.Ours), reproducePicoTol)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"pqrepro/analysis/claims"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,19 +49,22 @@ func TestRegistrations(t *testing.T) {
 			t.Errorf("study %s: Run, StagesFor, Claims and Compare must be set", s.Name)
 		}
 		if s.Claims != nil {
-			cs := s.Claims()
-			if len(cs) == 0 {
+			cat := s.Claims()
+			if cat.Study != s.Name {
+				t.Errorf("study %s registers the claims of study %q", s.Name, cat.Study)
+			}
+			if len(cat.Claims) == 0 {
 				t.Errorf("study %s has no claims", s.Name)
 			}
-			for _, c := range cs {
+			for _, c := range cat.Claims {
 				if c.Study != s.Name {
 					t.Errorf("study %s: claim %s belongs to study %q", s.Name, c.ID, c.Study)
 				}
 			}
 		}
 	}
-	if got := len(registryCatalogue()); got == 0 {
-		t.Error("the registry's catalogue is empty")
+	if got := len(claims.All(catalogues())); got == 0 {
+		t.Error("the registry's catalogues are empty")
 	}
 }
 

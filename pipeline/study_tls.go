@@ -56,8 +56,8 @@ func init() {
 		},
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
-		Claims:    catalogueClaims(tlsmatrix.Study),
-		Compare:   compareTLS,
+		Claims:    atls.Claims,
+		Compare:   compareWith(compareTLS),
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsmatrix.CheckPermission(); err != nil {
@@ -106,28 +106,31 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	return append([]*repro.Stage{tlsRecords(root, profile, run)}, atls.StagesFrom(run, recordsOut(tlsmatrix.Study, profile), p)...), nil
 }
 
-// compareTLS compares two Study A runs: every comparison of the matrix
-// with the baseline (direction and significance, and the target's
-// median), then the gap analysis (compareGap).
-func compareTLS(c *itemComparer) {
-	for _, x := range c.list("ref", "families.matrix.comparisons") {
-		target := fmt.Sprint(x.(map[string]any)["target"])
-		path := "families.matrix.comparisons[target=" + target + "]."
-		rd, _ := c.r.Num("ref", path+"median_diff_ms")
-		rp, _ := c.r.Num("ref", path+"p_holm")
-		nd, err1 := c.r.Num("new", path+"median_diff_ms")
-		np, err2 := c.r.Num("new", path+"p_holm")
-		if err1 != nil || err2 != nil {
-			c.missing(target)
-			continue
+// compareTLS compares Study A's matrix family (every configuration
+// against the baseline, Holm) and its gap analysis.
+func compareTLS(it *items, ref, now *atls.Results) {
+	if rf := ref.Families["matrix"]; rf != nil {
+		var nc []atls.Comparison
+		if nf := now.Families["matrix"]; nf != nil {
+			nc = nf.Comparisons
 		}
-		o, why := compareEffect(rd, rp, nd, np)
-		c.add(target+" vs baseline", fmt.Sprintf("%+.3f ms, p_Holm %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p_Holm %.2g", nd, np), o, why)
-		rm, _ := c.r.Num("ref", path+"median_target_ms")
-		nm, _ := c.r.Num("new", path+"median_target_ms")
-		c.median(target+" median ms", rm, nm, reproduceMedianTol)
+		for _, c := range rf.Comparisons {
+			n := find(nc, func(n *atls.Comparison) bool { return n.Target == c.Target })
+			if n == nil {
+				it.absent(c.Target)
+				continue
+			}
+			it.effect(c.Target+" vs baseline", "p_holm", "p_Holm", float64(c.MedianDiffMs), float64(c.PHolm), float64(n.MedianDiffMs), float64(n.PHolm))
+			it.median(c.Target+" median ms", "median_target_ms", float64(c.MedianTargetMs), float64(n.MedianTargetMs), reproduceMedianTol)
+		}
 	}
-	compareGap(c)
+	if ref.Gap != nil {
+		ng := now.Gap
+		if ng == nil {
+			ng = &atls.Gap{}
+		}
+		compareGap(it, ref.Gap, ng)
+	}
 }
 
 // compareGap compares Study A's gap analysis (analysis/tlsmatrix): every
@@ -136,71 +139,46 @@ func compareTLS(c *itemComparer) {
 // contradicts only when its interval lies wholly on the other side of
 // zero (a quick run's intervals are wide: a change it cannot resolve is
 // inconclusive, not a contradiction).
-func compareGap(c *itemComparer) {
-	refCells, newCells, refFactors, newFactors := c.list("ref", "gap.cells"), c.list("new", "gap.cells"), c.list("ref", "gap.factors"), c.list("new", "gap.factors")
-	add := c.add
-	cellName := func(m map[string]any) string { return fmt.Sprintf("%v/%v/%v", m["stack"], m["path"], m["keyshare"]) }
-	find := func(l []any, match func(map[string]any) bool) map[string]any {
-		for _, v := range l {
-			if m, ok := v.(map[string]any); ok && match(m) {
-				return m
-			}
-		}
-		return nil
-	}
-	num := func(m map[string]any, k string) float64 {
-		if v, ok := m[k].(float64); ok {
-			return v
-		}
-		return math.NaN()
-	}
-	for _, c := range refCells {
-		rc, _ := c.(map[string]any)
-		name := cellName(rc)
-		nc := find(newCells, func(m map[string]any) bool { return cellName(m) == name })
-		comps, _ := rc["comparisons"].([]any)
-		for _, x := range comps {
-			ro, _ := x.(map[string]any)
-			item := fmt.Sprintf("cell %s %v vs baseline", name, ro["role"])
-			var no map[string]any
+func compareGap(it *items, ref, now *atls.Gap) {
+	for _, rc := range ref.Cells {
+		name := rc.Cell.String()
+		nc := find(now.Cells, func(n *atls.CellResult) bool { return n.Cell == rc.Cell })
+		for _, ro := range rc.Comparisons {
+			item := fmt.Sprintf("cell %s %s vs baseline", name, ro.Role)
+			var no *atls.Comparison
 			if nc != nil {
-				ncomps, _ := nc["comparisons"].([]any)
-				no = find(ncomps, func(m map[string]any) bool { return m["role"] == ro["role"] })
+				no = find(nc.Comparisons, func(n *atls.Comparison) bool { return n.Role == ro.Role })
 			}
 			if no == nil {
-				add(item, "present", "missing", differs, "not in the new run")
+				it.absent(item)
 				continue
 			}
-			rd, nd, rp, np := num(ro, "median_diff_ms"), num(no, "median_diff_ms"), num(ro, "p_holm"), num(no, "p_holm")
-			o, why := compareEffect(rd, rp, nd, np)
-			add(item, fmt.Sprintf("%+.3f ms, p_Holm %.2g", rd, rp), fmt.Sprintf("%+.3f ms, p_Holm %.2g", nd, np), o, why)
+			it.effect(item, "p_holm", "p_Holm", float64(ro.MedianDiffMs), float64(ro.PHolm), float64(no.MedianDiffMs), float64(no.PHolm))
 		}
 	}
-	for _, f := range refFactors {
-		rf, _ := f.(map[string]any)
-		nf := find(newFactors, func(m map[string]any) bool { return m["factor"] == rf["factor"] })
-		effects, _ := rf["effects"].([]any)
-		for _, e := range effects {
-			re, _ := e.(map[string]any)
-			if !(num(re, "p_holm") < claims.Alpha) {
-				continue // the reference finds no change: no direction to reproduce
-			}
-			from, _ := re["from_cell"].(map[string]any)
-			to, _ := re["to_cell"].(map[string]any)
-			item := fmt.Sprintf("%v %s -> %s %v change", rf["factor"], cellName(from), cellName(to), re["role"])
-			var ne map[string]any
-			if nf != nil {
-				neffects, _ := nf["effects"].([]any)
-				ne = find(neffects, func(m map[string]any) bool {
-					nfrom, _ := m["from_cell"].(map[string]any)
-					return m["role"] == re["role"] && nfrom != nil && cellName(nfrom) == cellName(from)
-				})
-			}
-			if ne == nil {
-				add(item, "present", "missing", differs, "not in the new run")
+	for _, rf := range ref.Factors {
+		nf := find(now.Factors, func(n *atls.FactorResult) bool { return n.Factor == rf.Factor })
+		for _, re := range rf.Effects {
+			item := fmt.Sprintf("%s %s -> %s %s change", rf.Factor, re.From, re.To, re.Role)
+			if math.IsNaN(float64(re.PHolm)) {
+				it.add(item, "p_holm null", "-", inconclusive, "the reference run has no p_holm for the change (null): no direction to reproduce")
 				continue
 			}
-			rd, nd, lo, hi := num(re, "change_ms"), num(ne, "change_ms"), num(ne, "lower"), num(ne, "upper")
+			if !(float64(re.PHolm) < claims.Alpha) {
+				continue // the reference finds no change: no direction to reproduce
+			}
+			var ne *atls.FactorEffect
+			if nf != nil {
+				ne = find(nf.Effects, func(n *atls.FactorEffect) bool { return n.Role == re.Role && n.From == re.From })
+			}
+			if ne == nil {
+				it.absent(item)
+				continue
+			}
+			rd, nd, lo, hi := float64(re.ChangeMs), float64(ne.ChangeMs), float64(ne.Lower), float64(ne.Upper)
+			if it.null(item, []string{"change_ms", "lower", "upper"}, []float64{rd, 0, 0}, []float64{nd, lo, hi}) {
+				continue
+			}
 			o, why := agrees, "the new interval includes the reference's direction"
 			switch {
 			case (rd > 0 && hi < 0) || (rd < 0 && lo > 0):
@@ -208,7 +186,7 @@ func compareGap(c *itemComparer) {
 			case lo <= 0 && hi >= 0:
 				o, why = inconclusive, "the new interval includes zero"
 			}
-			add(item, fmt.Sprintf("%+.3f ms", rd), fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), o, why)
+			it.add(item, fmt.Sprintf("%+.3f ms", rd), fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), o, why)
 		}
 	}
 }

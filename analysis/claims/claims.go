@@ -1,9 +1,20 @@
-// Package claims writes down, once, every numeric claim of the three
-// reproduced studies (Hara, Kawashima and Saito, IPSJ SIG Technical Report
-// 2026-IOT-73 no. 15; Marques and Zavan 2026; the RP2040 benchmark of
-// ML-KEM and ML-DSA) with the kind of agreement that counts, and
-// evaluates them on the pipeline's results. A verdict is computed from
-// results/<study>.json, never typed:
+// Package claims is the engine that judges the numeric claims of the
+// three reproduced studies (Hara, Kawashima and Saito, IPSJ SIG Technical
+// Report 2026-IOT-73 no. 15; Marques and Zavan 2026; Chhetri 2026,
+// arXiv:2603.19340) on the pipeline's results: the Claim and its
+// Verdict, the judging rules they share, the handling of derived and
+// calibrated claims, the claims stage and the pre-registration record.
+//
+// The claims themselves are not here: each study's analysis package
+// states its own, beside the published values they judge, in its
+// claims.go and published.go (analysis/tlsmatrix for Study A,
+// analysis/netstudy for B, analysis/pico for C), and reads its own typed
+// results (Of, On). The composition root, internal/pipeline, gathers the
+// three catalogues. The claim IDs (A1a, B1, C1, ...) are the ones the
+// paper's claims tables, `mage claims`, `mage all` and the artifact
+// bundle's appendix all show.
+//
+// A verdict is computed from results/<study>.json, never typed:
 //
 //   - reproduced: our value agrees within the claim's stated tolerance
 //     (or, for a qualitative claim, holds as stated, with significance
@@ -12,7 +23,7 @@
 //     misses the tolerance or the significance;
 //   - not reproduced: the effect is absent or reversed;
 //   - not measurable here: the study has no dataset, or the results lack
-//     what the claim needs (the reason says which);
+//     what the claim needs (the reason names the file and the field);
 //   - not assessable (calibrated): one of our conditions was chosen from
 //     the very published value the claim states (Claim.Calibrated says
 //     which), so agreement would confirm nothing; the value is shown.
@@ -35,7 +46,24 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
+
+	"pqrepro/internal/jsonnum"
+)
+
+// Alpha is the significance level of the claims that assert significance.
+const Alpha = 0.05
+
+// Effect-size thresholds that turn "significant" into a claim a wrong
+// result can fail: at n = 1,000 per group any shift is significant.
+const (
+	// LargeCliffDelta is Romano et al.'s (2006) threshold of a large
+	// Cliff's delta, |delta| >= 0.474.
+	LargeCliffDelta = 0.474
+	// LargeEpsilon2 is the threshold of a large epsilon-squared of a
+	// Kruskal-Wallis test, epsilon2 = H/(n-1) >= 0.26 (Mangiafico,
+	// "Summary and Analysis of Extension Program Evaluation in R",
+	// rcompanion, section "Kruskal-Wallis Test").
+	LargeEpsilon2 = 0.26
 )
 
 // Verdict is the outcome class of a claim.
@@ -85,28 +113,120 @@ type Outcome struct {
 	Reason  string  `json:"reason,omitempty"`
 }
 
-// Results holds the decoded results/<study>.json of every study that has
-// them, and for the others why not.
+// A Catalogue is one study's claims as its analysis package states them
+// (analysis/tlsmatrix, analysis/netstudy, analysis/pico: each package's
+// Claims function), beside the published values they judge. This
+// package holds none of them: it is the engine, and the composition root
+// (internal/pipeline) hands it the catalogues in the paper's order.
+type Catalogue struct {
+	// Study is the study's short name (tls, net, pico); its claims read
+	// results/<Study>.json.
+	Study string
+	// Package is the directory of the package that states the claims,
+	// relative to the repository root; the claims stage hashes it as part
+	// of its code, so that an edited rule reruns the stage.
+	Package string
+	// Claims are the study's claims in the order of the paper.
+	Claims []Claim
+	// Source is the paper the published values come from.
+	Source Citation
+	// Numbers are constants of the rules that the paper's text quotes, as
+	// \newcommand name -> value (claims-numbers.tex).
+	Numbers map[string]string
+}
+
+// A Citation says where a study's published values come from.
+type Citation struct {
+	Authors string // as the paper names them
+	Title   string
+	Venue   string // report series and number, or arXiv identifier and version
+	// Where names the parts of the paper the values are taken from
+	// (abstract, results table, ...) and the page where this project
+	// recorded one.
+	Where string
+}
+
+// String is the citation in one line.
+func (c Citation) String() string {
+	return fmt.Sprintf("%s, %q, %s (%s)", c.Authors, c.Title, c.Venue, c.Where)
+}
+
+// All is the claims of the catalogues, in order.
+func All(cats []Catalogue) []Claim {
+	var out []Claim
+	for _, c := range cats {
+		out = append(out, c.Claims...)
+	}
+	return out
+}
+
+// Results holds the results/<study>.json of every study that has them,
+// and for the others why not. Claims read them typed, through Of.
 type Results struct {
-	byStudy map[string]any
+	files   map[string][]byte
+	decoded map[string]any
 	missing map[string]string
 }
 
-// NewResults decodes the given results files (study -> JSON content);
-// missing maps a study without results to the reason.
+// NewResults takes the given results files (study -> JSON content), which
+// must each be one JSON value; missing maps a study without results to
+// the reason.
 func NewResults(files map[string][]byte, missing map[string]string) (*Results, error) {
-	r := &Results{byStudy: map[string]any{}, missing: map[string]string{}}
+	r := &Results{files: map[string][]byte{}, decoded: map[string]any{}, missing: map[string]string{}}
 	for study, b := range files {
-		var v any
-		if err := json.Unmarshal(b, &v); err != nil {
-			return nil, fmt.Errorf("results of study %s: %w", study, err)
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("results of study %s: not valid JSON (rebuild them with `go run mage.go build`)", study)
 		}
-		r.byStudy[study] = v
+		r.files[study] = b
 	}
 	for study, why := range missing {
 		r.missing[study] = why
 	}
 	return r, nil
+}
+
+// Of returns a study's results decoded into its analysis package's
+// results type (tlsmatrix.Results for tls, ...), strictly: a key the type
+// does not have is an error, so a field renamed in the analysis but not
+// in the results (or the other way round) makes every claim of the study
+// not measurable with that error, never a silently zero value. A field
+// the rules read that is renamed in Go stops the build. The error of a
+// study without results is its reason.
+func Of[T any](r *Results, study string) (*T, error) {
+	if v, ok := r.decoded[study]; ok {
+		t, ok := v.(*T)
+		if !ok {
+			return nil, fmt.Errorf("results/%s.json was read as %T, not as %T: a claim names the wrong study", study, v, t)
+		}
+		return t, nil
+	}
+	b, ok := r.files[study]
+	if !ok {
+		why := r.missing[study]
+		if why == "" {
+			why = "no results for study " + study
+		}
+		return nil, &errMissing{study: study, why: why}
+	}
+	t, err := jsonnum.Decode[T]("results/"+study+".json", b)
+	if err != nil {
+		return nil, err
+	}
+	r.decoded[study] = t
+	return t, nil
+}
+
+// On makes a claim's Eval from a rule over a study's typed results: a
+// study without results, or results that do not decode, make the claim
+// not measurable with the reason.
+func On[T any](study string, rule func(*T) Outcome) func(*Results) Outcome {
+	return func(r *Results) Outcome {
+		t, err := Of[T](r, study)
+		if err != nil {
+			return Unmeasurable(err)
+		}
+		return rule(t)
+	}
 }
 
 // errMissing marks a value the results do not have.
@@ -119,108 +239,28 @@ func (e *errMissing) Error() string {
 	return fmt.Sprintf("results/%s.json has no %s (%s)", e.study, e.path, e.why)
 }
 
-// Get returns the value at path in a study's results. A path is a dot-
-// separated list of object keys and list selectors: "families.paper.
-// comparisons[role=pq-sig].median_diff_pct" takes the element of the list
-// whose "role" is "pq-sig"; "[0]" takes an index.
-func (r *Results) Get(study, path string) (any, error) {
-	v, ok := r.byStudy[study]
-	if !ok {
-		why := r.missing[study]
-		if why == "" {
-			why = "no results for study " + study
-		}
-		return nil, &errMissing{study: study, why: why}
-	}
-	for _, part := range splitPath(path) {
-		key, sel, hasSel := strings.Cut(part, "[")
-		if key != "" {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, &errMissing{study, path, key + " is not inside an object"}
-			}
-			if v, ok = m[key]; !ok {
-				return nil, &errMissing{study, path, "no key " + key}
-			}
-		}
-		if !hasSel {
-			continue
-		}
-		sel = strings.TrimSuffix(sel, "]")
-		list, ok := v.([]any)
-		if !ok {
-			return nil, &errMissing{study, path, key + " is not a list"}
-		}
-		if i, err := strconv.Atoi(sel); err == nil {
-			if i < 0 || i >= len(list) {
-				return nil, &errMissing{study, path, fmt.Sprintf("index %d out of range", i)}
-			}
-			v = list[i]
-			continue
-		}
-		k, want, _ := strings.Cut(sel, "=")
-		var found any
-		for _, el := range list {
-			if m, ok := el.(map[string]any); ok && fmt.Sprint(m[k]) == want {
-				if found != nil {
-					return nil, &errMissing{study, path, "more than one element has " + sel}
-				}
-				found = el
-			}
-		}
-		if found == nil {
-			return nil, &errMissing{study, path, "no element with " + sel}
-		}
-		v = found
-	}
-	return v, nil
+// Missing is the error of a value a rule needs and a study's results do
+// not have: path names it as the results file spells it (e.g.
+// "families.paper.comparisons[role=pq-sig]"), why says what is wrong.
+func Missing(study, path, why string) error { return &errMissing{study: study, path: path, why: why} }
+
+// A Field is one number a rule reads, with its path in the results file
+// for the error when it is absent.
+type Field struct {
+	Path  string
+	Value float64
 }
 
-// splitPath splits at dots outside brackets.
-func splitPath(p string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i, c := range p {
-		switch c {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				parts = append(parts, p[start:i])
-				start = i + 1
-			}
+// Need returns the fields' values, or a Missing error naming the first
+// that is NaN (null in the results file: not computable from the
+// dataset).
+func Need(study string, fields ...Field) ([]float64, error) {
+	out := make([]float64, len(fields))
+	for i, f := range fields {
+		if math.IsNaN(f.Value) {
+			return nil, Missing(study, f.Path, "the value is null (not computable from this dataset)")
 		}
-	}
-	return append(parts, p[start:])
-}
-
-// Num returns the number at path.
-func (r *Results) Num(study, path string) (float64, error) {
-	v, err := r.Get(study, path)
-	if err != nil {
-		return 0, err
-	}
-	switch x := v.(type) {
-	case float64:
-		return x, nil
-	case nil:
-		return math.NaN(), &errMissing{study, path, "the value is null (not computable from this dataset)"}
-	}
-	return 0, &errMissing{study, path, fmt.Sprintf("the value %v is not a number", v)}
-}
-
-// Nums returns the numbers at several paths of a study's results, or the
-// first error.
-func (r *Results) Nums(study string, paths ...string) ([]float64, error) {
-	out := make([]float64, len(paths))
-	for i, p := range paths {
-		v, err := r.Num(study, p)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
+		out[i] = f.Value
 	}
 	return out, nil
 }
@@ -247,26 +287,26 @@ func safeEval(c Claim, r *Results) (o Outcome) {
 	return o
 }
 
-// unmeasurable turns an error from the accessors into an outcome.
-func unmeasurable(err error) Outcome {
+// Unmeasurable turns an error of the results into an outcome.
+func Unmeasurable(err error) Outcome {
 	return Outcome{Ours: "---", Verdict: NotMeasurable, Reason: err.Error()}
 }
 
-// within reports whether ours is within tol (relative) of published.
-func within(ours, published, tol float64) bool {
+// Within reports whether ours is within tol (relative) of published.
+func Within(ours, published, tol float64) bool {
 	return math.Abs(ours-published) <= tol*math.Abs(published)
 }
 
-// judgeValue is the rule for a quantitative claim whose sign carries the
+// JudgeValue is the rule for a quantitative claim whose sign carries the
 // direction (an increase, a speed-up above 1 is expressed by the caller):
 // within tolerance: reproduced; same sign as published: direction only;
 // otherwise not reproduced.
-func judgeValue(ours, published, tol float64, format func(float64) string) Outcome {
+func JudgeValue(ours, published, tol float64, format func(float64) string) Outcome {
 	o := Outcome{Ours: format(ours)}
 	switch {
 	case math.IsNaN(ours):
 		return Outcome{Ours: "---", Verdict: NotMeasurable, Reason: "not computable from this dataset"}
-	case within(ours, published, tol):
+	case Within(ours, published, tol):
 		o.Verdict = Reproduced
 	case math.Signbit(ours) == math.Signbit(published) && ours != 0:
 		o.Verdict = DirectionOnly
@@ -278,25 +318,25 @@ func judgeValue(ours, published, tol float64, format func(float64) string) Outco
 	return o
 }
 
-// judgeMagnitude is for a positive quantity (a time, a size): within
+// JudgeMagnitude is for a positive quantity (a time, a size): within
 // tolerance: reproduced; otherwise not reproduced.
-func judgeMagnitude(ours, published, tol float64, format func(float64) string) Outcome {
+func JudgeMagnitude(ours, published, tol float64, format func(float64) string) Outcome {
 	if math.IsNaN(ours) {
 		return Outcome{Ours: "---", Verdict: NotMeasurable, Reason: "not computable from this dataset"}
 	}
 	o := Outcome{Ours: format(ours), Verdict: Reproduced}
-	if !within(ours, published, tol) {
+	if !Within(ours, published, tol) {
 		o.Verdict = NotReproduced
 		o.Reason = fmt.Sprintf("outside the %.0f %% tolerance (ours/published = %.2f)", 100*tol, ours/published)
 	}
 	return o
 }
 
-// judgeRange is for a claim about a published range: our smallest and
+// JudgeRange is for a claim about a published range: our smallest and
 // largest values both inside [min, max]: reproduced; the smallest above
 // floor (the effect is there): direction only, with outside as the
 // reason; otherwise not reproduced, with none as the reason.
-func judgeRange(lo, hi, min, max, floor float64, ours, outside, none string) Outcome {
+func JudgeRange(lo, hi, min, max, floor float64, ours, outside, none string) Outcome {
 	o := Outcome{Ours: ours}
 	switch {
 	case lo >= min && hi <= max:
@@ -309,10 +349,28 @@ func judgeRange(lo, hi, min, max, floor float64, ours, outside, none string) Out
 	return o
 }
 
-func ms(x float64) string   { return strconv.FormatFloat(x, 'f', 3, 64) + " ms" }
-func ms1(x float64) string  { return strconv.FormatFloat(x, 'f', 1, 64) + " ms" }
-func pct(x float64) string  { return fmt.Sprintf("%+.1f %%", x) }
-func pct0(x float64) string { return fmt.Sprintf("%.1f %%", x) }
-func times(x float64) string {
-	return strconv.FormatFloat(x, 'f', 2, 64) + "x"
+// Formats of our values in the verdict tables.
+
+// Ms formats milliseconds with three decimals ("0.742 ms").
+func Ms(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) + " ms" }
+
+// Ms1 formats milliseconds with one decimal ("35.7 ms").
+func Ms1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) + " ms" }
+
+// Pct formats a signed percentage ("+46.9 %").
+func Pct(x float64) string { return fmt.Sprintf("%+.1f %%", x) }
+
+// Pct0 formats an unsigned percentage ("94.1 %").
+func Pct0(x float64) string { return fmt.Sprintf("%.1f %%", x) }
+
+// Times formats a ratio ("17.02x").
+func Times(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) + "x" }
+
+// PValue formats a p-value; values below the smallest normal double are
+// shown as a bound (the normal approximation underflows for large n).
+func PValue(p float64) string {
+	if p < 1e-300 {
+		return "< 1e-300"
+	}
+	return fmt.Sprintf("= %.2g", p)
 }

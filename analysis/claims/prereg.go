@@ -15,6 +15,26 @@ import (
 // view).
 const PreregistrationFile = "analysis/claims/preregistration.txt"
 
+// RulesFiles are the files that state the claim rules, slash-separated
+// and relative to the repository root: the engine's judging rules, and
+// each study's claims with the published values they judge. A commit
+// that touches one after the rules commit is either recorded as an
+// amendment or is the new rules commit (TestPreregistrationMatchesHistory).
+// The first three are where the rules were registered (the catalogue was
+// one file per study group in analysis/claims until the rules moved into
+// the study packages); git's history of a removed file still counts.
+var RulesFiles = []string{
+	"analysis/claims/claims.go",
+	"analysis/claims/catalogue.go",
+	"analysis/claims/catalogue_c.go",
+	"analysis/tlsmatrix/claims.go",
+	"analysis/tlsmatrix/published.go",
+	"analysis/netstudy/claims.go",
+	"analysis/netstudy/published.go",
+	"analysis/pico/claims.go",
+	"analysis/pico/published.go",
+}
+
 // Rules is the commit and date of the rules, and the later commits that
 // touched the rules' files without changing a rule (an amendment, as a
 // pre-registration records one: the commit and why it changes no rule).

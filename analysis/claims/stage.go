@@ -90,11 +90,10 @@ type StudyClaims struct {
 	Results string
 	// Missing says why Results is "" (the claims are then not measurable).
 	Missing string
-	// Claims are the study's published claims as code, in the paper's order.
-	Claims []Claim
-	// Code lists the package folders that define Claims beyond
-	// analysis/claims, so that the stage's code hash covers them.
-	Code []string
+	// Catalogue is the study's published claims as code, in the paper's
+	// order, and the package that states them (part of the stage's code,
+	// so that an edited rule reruns the stage).
+	Catalogue Catalogue
 }
 
 // Stage evaluates every study's claims on the results files it is given
@@ -105,7 +104,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 	params := map[string]string{}
 	results, missing, labels := map[string]string{}, map[string]string{}, map[string]string{}
 	var inputs []string
-	var catalogue []Claim
+	var cats []Catalogue
 	code := []string{"analysis/claims"}
 	for _, s := range studies {
 		if s.Results != "" {
@@ -119,15 +118,17 @@ func Stage(studies []StudyClaims) *repro.Stage {
 		labels[s.Name] = s.Label
 		params["label."+s.Name] = s.Label
 		// Which claims, in which order: the caller chooses them, in code
-		// the stage's code hash does not cover (ClaimsCode covers where
+		// the stage's code hash does not cover (the catalogue's Package covers where
 		// they are defined).
 		var ids []string
-		for _, c := range s.Claims {
+		for _, c := range s.Catalogue.Claims {
 			ids = append(ids, c.ID)
 		}
 		params["claims."+s.Name] = strings.Join(ids, " ")
-		catalogue = append(catalogue, s.Claims...)
-		code = append(code, s.Code...)
+		cats = append(cats, s.Catalogue)
+		if s.Catalogue.Package != "" {
+			code = append(code, s.Catalogue.Package)
+		}
 	}
 	inputs = append(inputs, PreregistrationFile)
 	slices.Sort(inputs)
@@ -152,7 +153,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			rep := Run(r, catalogue)
+			rep := Run(r, All(cats))
 			pb, err := env.ReadFile(PreregistrationFile)
 			if err != nil {
 				return err
@@ -180,7 +181,11 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			if err := env.WriteFile(NumbersFile, []byte(Numbers(rep))); err != nil {
+			nums, err := Numbers(rep, cats...)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(NumbersFile, []byte(nums)); err != nil {
 				return err
 			}
 			return env.WriteFile(LatexFile, []byte(tex))
@@ -192,8 +197,11 @@ func Stage(studies []StudyClaims) *repro.Stage {
 // \newcommand macros (\ClaimsReproduced, \ClaimsDirectionOnly,
 // \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
 // \ClaimsTotal), the number of derived claims (\ClaimsDerived) and the
-// rules' thresholds the paper's text quotes.
-func Numbers(rep Report) string {
+// rules' thresholds the paper's text quotes: the engine's and each
+// catalogue's Numbers.
+// A catalogue's macro with a name that is not letters only, or set twice,
+// is an error.
+func Numbers(rep Report, cats ...Catalogue) (string, error) {
 	var n render.Numbers
 	total := 0
 	for _, v := range []struct {
@@ -210,7 +218,13 @@ func Numbers(rep Report) string {
 	// the code that applies them.
 	n.Set("ClaimsLargeCliffDelta", render.Fixed(LargeCliffDelta, 3))
 	n.Set("ClaimsLargeEpsilonSq", render.Fixed(LargeEpsilon2, 2))
-	n.Set("ClaimsStudyATolPct", render.Fixed(100*studyATol, 0))
+	for _, c := range cats {
+		for _, name := range slices.Sorted(maps.Keys(c.Numbers)) {
+			if err := n.Set(name, c.Numbers[name]); err != nil {
+				return "", fmt.Errorf("the claims of study %s: %w", c.Study, err)
+			}
+		}
+	}
 	if rep.Rules.Commit != "" {
 		n.Set("ClaimsRulesCommit", rep.Rules.Commit[:12])
 		n.Set("ClaimsRulesDate", rep.Rules.Date.Format("2006-01-02"))
@@ -224,7 +238,7 @@ func Numbers(rep Report) string {
 		n.Set("ClaimsRunsAfterRules", fmt.Sprint(after))
 		n.Set("ClaimsRulesAmendments", fmt.Sprint(len(rep.Rules.Amendments)))
 	}
-	return n.Latex()
+	return n.Latex(), nil
 }
 
 // label is the claim's ID as tables show it: a derived claim carries the

@@ -132,31 +132,6 @@ type Distribution struct {
 	QuantilesMs []Num     `json:"quantiles_ms"`
 }
 
-// Published are the paper's numbers (Marques and Zavan 2026, abstract),
-// as the project's study notes give them.
-type Published struct {
-	Source             string  `json:"source"`
-	Handshakes         int     `json:"handshakes"`
-	Comparisons        int     `json:"comparisons"`
-	Round              int     `json:"round"` // the round the differences refer to
-	DiffMsMin          float64 `json:"diff_ms_min"`
-	DiffMsMax          float64 `json:"diff_ms_max"`
-	RelIncFastestPct   float64 `json:"rel_increase_fastest_pct"`
-	RelIncSlowestPct   float64 `json:"rel_increase_slowest_pct"`
-	VolumeGrowthMinPct float64 `json:"volume_growth_min_pct"`
-	VolumeGrowthMaxPct float64 `json:"volume_growth_max_pct"`
-	HybridHigherAll    bool    `json:"hybrid_higher_in_all"`
-}
-
-var published = Published{
-	Source:     "Marques and Zavan (2026), Analise Comparativa de Performance entre Criptografia Classica e Pos-Quantica no TLS 1.3, abstract",
-	Handshakes: 96000, Comparisons: 9, Round: 10000,
-	DiffMsMin: 0.742, DiffMsMax: 2.168,
-	RelIncFastestPct: 46.98, RelIncSlowestPct: 2.54,
-	VolumeGrowthMinPct: 100, VolumeGrowthMaxPct: 115,
-	HybridHigherAll: true,
-}
-
 // Reproduced are this run's numbers in the form of Published.
 type Reproduced struct {
 	Handshakes       int    `json:"handshakes"` // successful, in the sample

@@ -1,13 +1,27 @@
 package pico
 
+import "pqrepro/analysis/claims"
+
 // PaperTitle is the reproduced paper.
 const PaperTitle = "Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"
 
-// published is what the paper reports (its abstract and results as listed
-// in the project's study facts, Study C), with how to find our counterpart
-// in Results. "About" values (about 17x, about 20 KB) are taken at face
-// value. KB is 1024 bytes: 119.6 KB is "about 45 %" of the 264 KB SRAM
-// only with that unit.
+// Source is the paper Study C reproduces, where its published values
+// (published) come from: the first version of the preprint (a later
+// version reports 36.3 ms, 2.87 mJ, 61-71 % and 1,115 ms; we judge the
+// values of the first).
+var Source = claims.Citation{
+	Authors: "Rojin Chhetri",
+	Title:   PaperTitle,
+	Venue:   "arXiv:2603.19340 [cs.CR], version 1, 2026",
+	Where:   "abstract and results tables: exchange times and energy, ML-DSA signing mean, p99 and coefficient of variation, peak stack, Cortex-M4 ratio; page not recorded",
+}
+
+// published is the one copy of what the paper reports (Source), with how
+// to find our counterpart in Results: the claims (claims.go) judge these
+// values, and the analysis writes them beside ours into
+// results/pico.json ("published"). "About" values (about 17x, about
+// 20 KB) are taken at face value. KB is 1024 bytes: 119.6 KB is "about
+// 45 %" of the 264 KB SRAM only with that unit.
 type publishedSpec struct {
 	key, quantity, unit string
 	paper               float64

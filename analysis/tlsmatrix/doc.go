@@ -3,7 +3,10 @@
 // Technical Report 2026-IOT-73 no. 15): it turns a pinned raw dataset
 // data/tls/<run-id>/records.csv.gz (experiments/tlsmatrix) into
 // results/tls.json, and that into the study's figures, LaTeX tables and
-// \newcommand numbers. Stages returns the three pipeline stages:
+// \newcommand numbers. It also holds the study's published values
+// (published.go, the one copy) and its claims with their rules and
+// tolerances (claims.go, Claims), which analysis/claims evaluates.
+// Stages returns the three pipeline stages:
 //
 //	tls:analyze  <run>/records.csv.gz -> results/tls.json
 //	tls:figures  results/tls.json     -> figures/tls-ths.{pdf,svg}, figures/tls-bytes.{pdf,svg}

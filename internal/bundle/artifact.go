@@ -313,8 +313,8 @@ func artifactMD(in artifactInput) []byte {
 
 	p("## Which claims each target supports")
 	p("")
-	p("> **PROVISIONAL MAP, NO VERDICTS.** This table only says which published claims (SEEDS.md, under provisional IDs) each target's output bears on.")
-	p("> Whether a claim is reproduced is computed by `mage claims` from the results, never written here; that engine's table (also in the paper) is authoritative and will replace this map.")
+	p("> **A MAP, NO VERDICTS.** This table only says which published claims each target's output bears on, under the IDs of the paper's claims tables, `mage claims` and `mage all` (one catalogue, in each study's analysis package).")
+	p("> Whether a claim is reproduced is computed by `mage claims` from the results, never written here; that engine's table (also in the paper) is authoritative.")
 	p("")
 	p("| target | study | claims its output bears on |")
 	p("|---|---|---|")

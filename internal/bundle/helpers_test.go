@@ -137,7 +137,7 @@ func (f *fixture) opts() Options {
 // its registration, and the common targets.
 func testTargets() []Target {
 	return append([]Target{{Name: "tls:run", Study: "tls", StudyTitle: `Study A: "A Test Paper" (Authors)`,
-		Doc: "capture handshakes", Root: true, Claims: SeedClaims("tls")}}, CommonTargets()...)
+		Doc: "capture handshakes", Root: true, Claims: ClaimLines([]Claim{{ID: "A1a", Study: "tls", Statement: "ML-DSA-87 + X25519 has a higher median Ths", Published: "higher, significant"}}, "tls")}}, CommonTargets()...)
 }
 
 func (f *fixture) commit(t testing.TB, msg string) {

@@ -27,47 +27,40 @@ type Target struct {
 	// Estimate is the expected wall time per profile from the study
 	// registry (constants, not measurements); may be empty.
 	Estimate map[string]time.Duration
-	// Claims are the published claims (the three papers' values, by a
-	// provisional ID) that the target's output bears on. Which claim each
-	// number supports, and whether it is reproduced, is the claims
-	// engine's job (`mage claims`); this is only the map from targets to
-	// claims.
+	// Claims are the published claims that the target's output bears on,
+	// one line each, under the IDs of the paper's claims tables (A1a, B1,
+	// C1, ...). Whether a claim is reproduced is the claims engine's job
+	// (`mage claims`); this is only the map from targets to claims.
 	Claims []string
 }
 
-// seedClaims lists each study's published numeric claims, as SEEDS.md
-// states them, under provisional IDs. It is a reading aid for reviewers:
-// the verdicts (reproduced, direction only, not reproduced, not
-// measurable) are computed by `mage claims`, never here.
-var seedClaims = map[string][]string{
-	"tls": {
-		"A1: ML-DSA-87 + X25519 vs Ed25519 + X25519: median Ths +4.651 ms (+120 %), significant",
-		"A2: Ed25519 + ML-KEM-1024 vs baseline: median Ths +5.072 ms (+128 %), significant",
-		"A3: Ed25519 + SecP384r1MLKEM1024 vs baseline: median Ths +9.048 ms (+228 %), significant",
-		"A4: implied baseline median Ths about 3.9 ms",
-	},
-	"net": {
-		"B1: X25519MLKEM768 has higher median latency and bytes than X25519 in all nine comparisons",
-		"B2: 10,000-attempt round: median differences 0.742 to 2.168 ms",
-		"B3: relative latency increase from 46.98 % (fastest scenario) to 2.54 % (slowest)",
-		"B4: bytes per connection grow about 100-115 %",
-	},
-	"pico": {
-		"C1: ML-KEM-512 full exchange 35.7 ms vs ECDH P-256 617.0 ms (about 17x faster)",
-		"C2: ML-KEM-512 exchange 2.83 mJ vs ECDH P-256 48.9 mJ (94 % less)",
-		"C3: ML-KEM-1024 full exchange 85.7 ms",
-		"C4: ML-DSA-44 sign mean 158.9 ms, p99 489.9 ms",
-		"C5: ML-DSA-87 sign mean 355.2 ms, p99 1,125 ms",
-		"C6: ML-DSA sign coefficient of variation 66-73 %",
-		"C7: an ML-DSA-44 sign cycle uses less energy than ECDSA P-256",
-		"C8: peak stack ML-KEM-1024 decaps about 20 KB; ML-DSA-87 sign 119.6 KB (about 45 % of SRAM)",
-		"C9: the same C code on Cortex-M4 is only 1.8-1.9x faster than on the M0+",
-	},
+// A Claim is one published claim as the appendix lists it. The list
+// comes from the studies' claim catalogues (each study's analysis
+// package, gathered by the composition root, package pipeline), the one
+// list the paper's claims tables, `mage claims` and `mage all` show, so
+// the IDs agree.
+type Claim struct {
+	ID        string // in the paper's scheme: A1a, B1, C1, ...
+	Study     string // the study's short name (tls, net, pico)
+	Statement string // what the paper claims, in words
+	Published string // the paper's value as it states it
 }
 
-// SeedClaims returns the provisional list of a study's published claims
-// (nil for an unknown study).
-func SeedClaims(study string) []string { return append([]string(nil), seedClaims[study]...) }
+// String is the claim as one line of the appendix.
+func (c Claim) String() string {
+	return c.ID + ": " + c.Statement + " (published: " + c.Published + ")"
+}
+
+// ClaimLines are the lines of one study's claims, in the given order.
+func ClaimLines(claims []Claim, study string) []string {
+	var out []string
+	for _, c := range claims {
+		if c.Study == study {
+			out = append(out, c.String())
+		}
+	}
+	return out
+}
 
 // CommonTargets describes the targets over every study as the README
 // documents them. The bundle knows no study: the composition root

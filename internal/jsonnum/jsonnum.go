@@ -118,3 +118,20 @@ func round(v any) any {
 	}
 	return v
 }
+
+// Decode reads a results file into a new T, strictly: a key T does not
+// have (a field renamed on one side, or a file from another version of
+// the analysis) is an error, not a silently zero value. name is the
+// file's name for the error.
+func Decode[T any](name string, b []byte) (*T, error) {
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("read %s: %w (rebuild it with `go run mage.go build`)", name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("read %s: more than one JSON value (rebuild it with `go run mage.go build`)", name)
+	}
+	return &v, nil
+}

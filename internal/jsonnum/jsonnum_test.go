@@ -54,3 +54,18 @@ func TestMarshal(t *testing.T) {
 		t.Error("a func was encoded")
 	}
 }
+
+func TestDecode(t *testing.T) {
+	type r struct {
+		A Num `json:"a"`
+	}
+	v, err := Decode[r]("x.json", []byte(`{"a": null}`))
+	if err != nil || !math.IsNaN(float64(v.A)) {
+		t.Errorf("null: %v, %v", v, err)
+	}
+	for _, bad := range []string{`{"b": 1}`, `{"a": 1} {}`, `{`, `[]`} {
+		if _, err := Decode[r]("x.json", []byte(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

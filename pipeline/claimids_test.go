@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"pqrepro/analysis/claims"
+)
+
+// TestOneClaimIDScheme: the claims the pipeline gathers from the studies'
+// analysis packages are the one list of IDs that the committed claims
+// table (results/claims.json, rendered into the paper, printed by `mage
+// claims` and `mage all`) and the bundle's appendix show, in the same
+// order, each ID once.
+func TestOneClaimIDScheme(t *testing.T) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range claims.All(catalogues()) {
+		if seen[c.ID] {
+			t.Errorf("claim ID %s appears twice across the studies", c.ID)
+		}
+		seen[c.ID] = true
+		ids = append(ids, c.ID)
+	}
+	var bundled []string
+	for _, c := range bundleClaims() {
+		bundled = append(bundled, c.ID)
+	}
+	if !slices.Equal(bundled, ids) {
+		t.Errorf("the bundle's appendix lists %v, the catalogues %v", bundled, ids)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", claims.JSONFile))
+	if err != nil {
+		t.Skipf("no committed %s to compare with: %v", claims.JSONFile, err)
+	}
+	var rep claims.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var committed []string
+	for _, c := range rep.Claims {
+		committed = append(committed, c.ID)
+	}
+	if !slices.Equal(committed, ids) {
+		t.Errorf("the committed %s has %v, the catalogues %v: rebuild with `go run mage.go build`", claims.JSONFile, committed, ids)
+	}
+}
