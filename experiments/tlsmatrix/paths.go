@@ -18,6 +18,9 @@ const (
 	// joins two containers (experiments/bridgenet); the original study ran
 	// OpenSSL client and server in Docker Compose on such a network.
 	PathBridge = "bridge"
+	// PathRemote: the servers on a second host ([remote] host, reached
+	// over SSH; experiments/sshhost), the client and the capture here.
+	PathRemote = "remote"
 )
 
 func validPaths(where string, paths []string) error {
@@ -59,7 +62,7 @@ func (s *Spec) Units(profile string) []Config {
 	for _, p := range s.Paths(profile) {
 		for _, c := range cs {
 			c.Path = p
-			if prof.OtherCells == OtherCellsPaper && cellOf(c) != primary && !s.isPaperConfig(c) {
+			if prof.OtherCells == OtherCellsPaper && cellOf(c) != primary && !s.isPaperConfig(c) || offPath(c) {
 				continue
 			}
 			out = append(out, c)
