@@ -8,6 +8,7 @@ import (
 	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/openssl"
+	"pqrepro/experiments/sshhost"
 	"pqrepro/experiments/tlsmatrix"
 	"pqrepro/internal/deps"
 )
@@ -34,7 +35,7 @@ var (
 func init() {
 	testRequirements = func(root string) []deps.Requirement {
 		reqs := append([]deps.Requirement{reqTshark, reqArmGCC, reqNode, reqLatex, reqDpkgDev, reqTcpdump}, openssl.Requirements()...)
-		return append(reqs, bridgenet.Requirements()...) // the bridge path's tests
+		return append(append(reqs, bridgenet.Requirements()...), sshhost.TestRequirements()...) // the bridge path's and the remote host's tests (openssh-server)
 	}
 }
 
