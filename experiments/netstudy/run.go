@@ -24,6 +24,7 @@ import (
 	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/sshhost"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -61,6 +62,11 @@ type RunConfig struct {
 	Now func() time.Time
 	// LinkOptions are the emulator's host settings (prefix, netns dir).
 	LinkOptions linkemu.Options
+	// RemoteSSH, when set, replaces how the spec's [remote] host is
+	// reached (tests: a private ssh_config, no agent); BuildRoot is the
+	// module the host's pqrepro is built from ("" is Root).
+	RemoteSSH *sshhost.Options
+	BuildRoot string
 
 	// hooks for tests: called after every recorded attempt with the link
 	// and a function that stops it as if the forwarder had died.
@@ -159,6 +165,28 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		}
 		defer os.RemoveAll(pemDir)
 	}
+	buildRoot := cmp.Or(cfg.BuildRoot, cfg.Root)
+	rem, err := startRemote(ctx, sp, plan, cfg.RemoteSSH, buildRoot, cfg.Log)
+	if err != nil {
+		return fmt.Errorf("net:run: %w; nothing was recorded", err)
+	}
+	defer func() {
+		if serr := rem.stop(); serr != nil {
+			fmt.Fprintf(cfg.Log, "net:run: WARNING: %v\n", serr)
+		}
+	}()
+	if done := rem.done(); done != nil { // a dropped SSH session or a dead remote server ends the run
+		var stopRun context.CancelCauseFunc
+		ctx, stopRun = context.WithCancelCause(ctx)
+		defer stopRun(nil)
+		go func() {
+			select {
+			case <-done:
+				stopRun(rem.err())
+			case <-ctx.Done():
+			}
+		}()
+	}
 	start := now()
 	run, err := repro.NewRun(cfg.DataDir, Study, cfg.Profile, start)
 	if err != nil {
@@ -176,7 +204,11 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 			return fmt.Errorf("net:run: %w", err)
 		}
 	}
+	r.rem = rem
 	results, err := r.runAll(ctx)
+	if rerr := rem.err(); rerr != nil {
+		return fmt.Errorf("net:run: remote host: %w; the run was removed and not registered, the remote servers are stopped", rerr)
+	}
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
@@ -330,6 +362,10 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	m.Start, m.End = start.UTC(), now().UTC()
 	m.Board = "host: linkemu userspace link between two network namespaces"
+	if rem != nil {
+		measured["remote_host"] = rem.srv.Prov
+		measured["remote_ready_s"] = rem.srv.Ready.Seconds()
+	}
 	m.Measured = measured
 	m.Files = files
 	m.Notes = []string{
@@ -337,6 +373,9 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		"latency ths_ns: capture on namespace A's TUN device (the client side), first segment of the ClientHello to first segment of the client Finished",
 		"selftest, link_stats and capture are keyed by series; link-<series> seeds are SeriesSeed(scenario seed, round, group code point)",
 		fmt.Sprintf("wall_time_s: first series' link start to last series' end (self-tests, capture joins included); handshake_work_s: sum of the series' handshake phases; theoretical_min_s = sum over connections of %d x RTT; scheduled_min_s: the schedule's makespan at that minimum; schedule: which series ran when, with which", RTTsPerConnection),
+	}
+	if rem != nil {
+		m.Notes = append(m.Notes, fmt.Sprintf("remote host: the servers ran on %s (pqrepro remote serve, binary sha256:%s); namespace B relayed each connection to them over the real network, so a handshake crossed its emulated link, then that network; server_ns is the remote server's, its accept time this host's", rem.srv.Host.Dest(), rem.srv.Dep.SHA256))
 	}
 	if err := provenance.Write(run.Dir, m); err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -404,6 +443,7 @@ type runner struct {
 	dir     string
 	started time.Time
 	eps     map[string]*Endpoint // endpoint builds by toolchain
+	rem     *remoteServers       // the servers on the remote host, nil without one (remote.go)
 	pem     struct{ cert, key, roots string }
 
 	// quiet keeps a link's self-test free of the other series' traffic:
@@ -752,7 +792,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	ep := r.eps[s.Toolchain] // nil: in process
 	var epSrv *epServer
 	var epCli *epClient
-	if ep != nil {
+	if ep != nil && r.rem == nil {
 		// The endpoint's server process in B: a child is in the network
 		// namespace of the thread that forks it.
 		var listen []string
@@ -770,7 +810,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 		}()
 	}
 	lns := make([]net.Listener, len(s.Groups))
-	if ep == nil {
+	if ep == nil || r.rem != nil {
 		err = link.RunIn(linkemu.B, func() error {
 			for k, gi := range s.Groups {
 				ln, err := net.Listen("tcp", port(gi))
@@ -795,8 +835,13 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	srvErrs := make([]error, len(lns))
 	defer func() { stopSrv(); srvWG.Wait() }()
 	for k, gi := range s.Groups {
-		if ep != nil {
+		if ep != nil && r.rem == nil {
 			break
+		}
+		if r.rem != nil { // B relays to the remote host's server of the group
+			srvWG.Add(1)
+			go func() { defer srvWG.Done(); srvErrs[k] = r.rem.relay(srvCtx, lns[k], gi, slog) }()
+			continue
 		}
 		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
@@ -887,6 +932,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 			}
 		}
 		if row.Client != "" {
+			r.rem.await(slog, row.Client, 2*time.Second)
 			row.ServerNs = slog.take(row.Client, t0)
 		}
 		return row, nil

@@ -44,7 +44,9 @@ func (h *Host) Arch(ctx context.Context) (string, error) {
 // BuildBinary builds the static pqrepro binary (CGO_ENABLED=0, GOOS=linux,
 // -trimpath) for goarch from the module at root into
 // root/.cache/sshhost/pqrepro-linux-<goarch> and returns its path. The go
-// command's build cache makes a rebuild of an unchanged tree fast.
+// command's build cache makes a rebuild of an unchanged tree fast. The
+// binary is built under a temporary name and renamed into place, so a
+// concurrent run never reads a half-written one.
 func BuildBinary(ctx context.Context, root, goarch string) (string, error) {
 	out, err := filepath.Abs(filepath.Join(root, ".cache", "sshhost", "pqrepro-linux-"+goarch))
 	if err != nil {
@@ -53,11 +55,20 @@ func BuildBinary(ctx context.Context, root, goarch string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("build pqrepro for the remote host: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "./cmd/pqrepro")
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".pqrepro-build-*")
+	if err != nil {
+		return "", fmt.Errorf("build pqrepro for the remote host: %w", err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", tmp.Name(), "./cmd/pqrepro")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build pqrepro for the remote host (GOARCH=%s): %w\n%s", goarch, err, b)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return "", fmt.Errorf("build pqrepro for the remote host: %w", err)
 	}
 	return out, nil
 }

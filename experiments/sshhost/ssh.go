@@ -179,3 +179,33 @@ func (h *Host) classify(err error, stderr string) error {
 
 // shq quotes s for a POSIX shell.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Spec is a study spec's [remote] table (experiments/tls.toml and
+// net.toml): the second host. The zero value is "no remote host".
+type Spec struct {
+	// Host is an SSH destination ([user@]host or a Host alias of
+	// ~/.ssh/config), reached with the system's ssh honouring the user's
+	// config, agent and known_hosts; an unknown or changed host key is
+	// refused.
+	Host string `toml:"host"`
+	// SSHConfig is an ssh_config file used instead of ~/.ssh/config
+	// (ssh -F); empty uses ssh's defaults.
+	SSHConfig string `toml:"ssh_config"`
+	// Dir is where the binary is copied on the host, relative to the
+	// remote user's home unless absolute; empty is DefaultDir.
+	Dir string `toml:"dir"`
+}
+
+// Options are the Options of s.
+func (s Spec) Options() Options { return Options{Dest: s.Host, ConfigFile: s.SSHConfig, Dir: s.Dir} }
+
+// Validate checks Host when it is set.
+func (s Spec) Validate() error {
+	if s.Host == "" {
+		return nil
+	}
+	if _, err := New(s.Options()); err != nil {
+		return fmt.Errorf("[remote] host: %w", err)
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package tlsmatrix
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,19 +19,7 @@ import (
 )
 
 // RemoteSpec is the [remote] table: the second host of the remote path.
-type RemoteSpec struct {
-	// Host is an SSH destination ([user@]host or a Host alias of
-	// ~/.ssh/config), reached with the system's ssh honouring the user's
-	// config, agent and known_hosts; an unknown or changed host key is
-	// refused. Empty: no remote host (the remote path is refused).
-	Host string `toml:"host"`
-	// SSHConfig is an ssh_config file used instead of ~/.ssh/config
-	// (ssh -F); empty uses ssh's defaults.
-	SSHConfig string `toml:"ssh_config"`
-	// Dir is where the binary is copied on the host, relative to the
-	// remote user's home unless absolute; empty is sshhost.DefaultDir.
-	Dir string `toml:"dir"`
-}
+type RemoteSpec = sshhost.Spec
 
 // RemoteCaptureName is the remote path's capture in meta.json Files.
 var RemoteCaptureName = tlsjoin.CaptureFor(PathRemote)
@@ -50,10 +37,8 @@ func (s *Spec) usesPath(p string) bool {
 }
 
 func (s *Spec) validateRemote() []error {
-	if s.Remote.Host != "" {
-		if _, err := sshhost.New(sshhost.Options{Dest: s.Remote.Host}); err != nil {
-			return []error{fmt.Errorf("[remote] host: %w", err)}
-		}
+	if err := s.Remote.Validate(); err != nil {
+		return []error{err}
 	}
 	if s.usesPath(PathRemote) && s.Remote.Host == "" {
 		return []error{errors.New(`the "remote" path needs [remote] host = "user@host" (an SSH destination)`)}
@@ -107,8 +92,7 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 	if !hasPath(r.configs, PathRemote) {
 		return nil
 	}
-	t0 := time.Now()
-	opt := sshhost.Options{Dest: r.spec.Remote.Host, ConfigFile: r.spec.Remote.SSHConfig, Dir: r.spec.Remote.Dir}
+	opt := r.spec.Remote.Options()
 	if r.cfg.RemoteSSH != nil {
 		opt = *r.cfg.RemoteSSH
 	}
@@ -116,67 +100,30 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("tls run: %w", err)
 	}
-	rp := &remotePath{host: h}
-	arch, err := h.Arch(ctx)
-	if err != nil {
-		return fmt.Errorf("tls run: remote path: %w", err)
-	}
-	root := r.cfg.BuildRoot
-	if root == "" {
-		root = r.cfg.Root
-	}
-	bin, err := sshhost.BuildBinary(ctx, root, arch)
-	if err != nil {
-		return fmt.Errorf("tls run: remote path: %w", err)
-	}
-	if rp.dep, err = h.Deploy(ctx, bin); err != nil {
-		return fmt.Errorf("tls run: remote path: %w", err)
-	}
-	if rp.prov, err = h.Provenance(ctx, rp.dep, 0); err != nil {
-		return fmt.Errorf("tls run: remote path: %w", err)
-	}
 	var cs []sshhost.ServerConfig
 	for _, c := range r.configs {
 		if c.Path == PathRemote {
 			cs = append(cs, sshhost.ServerConfig{Group: c.Group.String(), Cert: string(c.Key), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Seed: r.spec.Seeds.Certificates})
 		}
 	}
-	js, err := json.Marshal(cs)
-	if err != nil {
-		return err
+	root := r.cfg.BuildRoot
+	if root == "" {
+		root = r.cfg.Root
 	}
-	if rp.proc, err = h.Start(ctx, rp.dep.Path, "serve", "-configs", string(js)); err != nil {
+	srv, err := sshhost.StartServers(ctx, h, root, cs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("tls run: %w (%w)", ErrInterrupted, ctx.Err())
+		}
 		return fmt.Errorf("tls run: remote path: %w", err)
 	}
+	rp := &remotePath{host: h, proc: srv.Proc, prov: srv.Prov, dep: srv.Dep, addrs: srv.Addrs, deploy: srv.Ready}
 	r.rem = rp
 	defer func() {
 		if err != nil {
 			r.closeRemote()
 		}
 	}()
-	rp.addrs = make([]string, len(cs))
-	for ready := false; !ready; {
-		select {
-		case m, ok := <-rp.proc.Msgs():
-			if !ok {
-				<-rp.proc.Done()
-				return fmt.Errorf("tls run: remote path: %w", rp.proc.Err())
-			}
-			switch {
-			case m.Type == "listen" && m.I >= 0 && m.I < len(cs):
-				rp.addrs[m.I] = m.Addr
-			case m.Type == "ready":
-				ready = true
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("tls run: %w (%w)", ErrInterrupted, ctx.Err())
-		}
-	}
-	for i, a := range rp.addrs {
-		if a == "" {
-			return fmt.Errorf("tls run: remote path: server %d did not report its address", i)
-		}
-	}
 	rp.ip, _, _ = net.SplitHostPort(rp.addrs[0])
 	if rp.iface, err = ifaceTo(rp.ip); err != nil {
 		return fmt.Errorf("tls run: remote path: %w", err)
@@ -186,7 +133,6 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 		rp.recs[i] = make(chan handshake.ServerRecord, 8)
 	}
 	go rp.dispatch()
-	rp.deploy = time.Since(t0)
 	copied := "already there"
 	if rp.dep.Copied {
 		copied = "copied"
