@@ -53,7 +53,7 @@ func startRemote(ctx context.Context, sp *Spec, plan Plan, opt *sshhost.Options,
 	for _, g := range plan.Groups {
 		cs = append(cs, sshhost.ServerConfig{Group: g.String(), Cert: string(plan.CertKey), Chain: sp.CertChain, Seed: sp.Seeds.Certificates})
 	}
-	srv, err := sshhost.StartServers(ctx, h, root, cs)
+	srv, err := sshhost.StartServers(ctx, h, root, "", cs)
 	if err != nil {
 		return nil, fmt.Errorf("remote host: %w", err)
 	}
@@ -103,6 +103,27 @@ func (rs *remoteServers) err() error {
 	return rs.srv.Proc.Err()
 }
 
+// failure is the run's error when the remote servers stopped early, nil
+// when they run. After a failure of the run (runErr) it waits up to 10 s
+// for the SSH session to tell: a dead server or link often shows first as
+// a refused relay or a cancelled run, and ssh notices a silent link within
+// ServerAliveInterval x ServerAliveCountMax (6 s).
+func (rs *remoteServers) failure(runErr error) error {
+	if rs == nil {
+		return nil
+	}
+	if runErr != nil {
+		select {
+		case <-rs.done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+	if err := rs.err(); err != nil {
+		return fmt.Errorf("net:run: remote host: %w; the run was removed and not registered, the remote servers are stopped", err)
+	}
+	return nil
+}
+
 // done closes when the SSH session of the servers ends (nil without).
 func (rs *remoteServers) done() <-chan struct{} {
 	if rs == nil {
@@ -133,7 +154,13 @@ func (rs *remoteServers) relay(ctx context.Context, ln net.Listener, gi int, log
 			var d net.Dialer
 			out, err := d.DialContext(ctx, "tcp", rs.srv.Addrs[gi])
 			if err != nil {
-				log.add(handshake.ServerRecord{Client: c.RemoteAddr().String(), Accept: acc, Err: fmt.Errorf("relay to the remote host: %w", err)})
+				// Not a loss on the emulated link: the remote server
+				// is gone, which ends the run.
+				log.mu.Lock()
+				if log.fatal == nil {
+					log.fatal = fmt.Errorf("relay to the remote server %s: %w", rs.srv.Addrs[gi], err)
+				}
+				log.mu.Unlock()
 				return
 			}
 			defer out.Close()

@@ -3,8 +3,11 @@ package netstudy
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,29 +77,53 @@ func TestRunRemote(t *testing.T) {
 	checkRederive(t, cfg.Root, dir, 2)
 }
 
-// The SSH connection drops mid-run: the run stops with the reason,
-// registers nothing, and leaves no namespace and no remote process.
-func TestRunRemoteDropped(t *testing.T) {
+// Faults: the SSH connection drops mid-run, the remote server dies
+// mid-run, the host key changes before the run. Each stops the run with
+// the reason, registers nothing, and leaves no namespace and no remote
+// process.
+func TestRunRemoteFaults(t *testing.T) {
 	needRoot(t)
-	sh := sshtest.Start(t)
-	cfg, log := remoteTree(t, sh)
-	dropped := false
-	cfg.afterAttempt = func(done int, _ *linkemu.Link, _ func(error)) {
-		if done == 5 && !dropped {
-			dropped = true
-			sh.DropSessions()
-		}
+	for _, c := range []struct {
+		name   string
+		before func(sh *sshtest.Host)
+		during func(sh *sshtest.Host)
+		want   error
+	}{
+		{name: "connection dropped", want: sshhost.ErrConnection, during: func(sh *sshtest.Host) { sh.DropSessions() }},
+		{name: "remote server killed", want: sshhost.ErrRemoteExited, during: func(sh *sshtest.Host) {
+			for _, pid := range sshtest.Descendants(sh.SSHDPID()) {
+				if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.HasPrefix(string(comm), "pqrepro") {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}},
+		{name: "host key changed", want: sshhost.ErrHostKey, before: func(sh *sshtest.Host) { sh.Rekey() }},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			sh := sshtest.Start(t)
+			cfg, log := remoteTree(t, sh)
+			if c.before != nil {
+				c.before(sh)
+			}
+			hit := false
+			cfg.afterAttempt = func(done int, _ *linkemu.Link, _ func(error)) {
+				if done == 5 && !hit && c.during != nil {
+					hit = true
+					c.during(sh)
+				}
+			}
+			err := Run(context.Background(), cfg)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "remote host") {
+				t.Fatalf("Run: %v, want %v\n%s", err, c.want, log())
+			}
+			t.Logf("message: %v", err)
+			if d := runDirs(t, cfg); len(d) != 0 {
+				t.Errorf("data/net holds %v, want nothing", d)
+			}
+			if l := leftovers(t); len(l) > 0 {
+				t.Errorf("namespaces left behind: %v", l)
+			}
+			noRemoteProcs(t, sh)
+		})
 	}
-	err := Run(context.Background(), cfg)
-	if !errors.Is(err, sshhost.ErrConnection) || !strings.Contains(err.Error(), "not registered") {
-		t.Fatalf("Run: %v, want the dropped connection\n%s", err, log())
-	}
-	t.Logf("message: %v", err)
-	if d := runDirs(t, cfg); len(d) != 0 {
-		t.Errorf("data/net holds %v, want nothing", d)
-	}
-	if l := leftovers(t); len(l) > 0 {
-		t.Errorf("namespaces left behind: %v", l)
-	}
-	noRemoteProcs(t, sh)
 }

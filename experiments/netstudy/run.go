@@ -206,8 +206,8 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	}
 	r.rem = rem
 	results, err := r.runAll(ctx)
-	if rerr := rem.err(); rerr != nil {
-		return fmt.Errorf("net:run: remote host: %w; the run was removed and not registered, the remote servers are stopped", rerr)
+	if rerr := rem.failure(err); rerr != nil {
+		return rerr
 	}
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
@@ -381,6 +381,9 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		return fmt.Errorf("net:run: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
+		if rerr := rem.failure(err); rerr != nil {
+			return rerr
+		}
 		return fmt.Errorf("net:run: %w", err)
 	}
 	if err := run.Commit(); err != nil {

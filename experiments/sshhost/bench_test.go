@@ -39,7 +39,7 @@ func BenchmarkDeployStart(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				d, err := h.Deploy(context.Background(), bin)
+				d, err := h.Deploy(context.Background(), bin, "")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -98,7 +98,7 @@ func BenchmarkHandshakes(b *testing.B) {
 	})
 	b.Run("remote", func(b *testing.B) {
 		_, h := newHost(b)
-		d, err := h.Deploy(context.Background(), binary(b))
+		d, err := h.Deploy(context.Background(), binary(b), "")
 		if err != nil {
 			b.Fatal(err)
 		}

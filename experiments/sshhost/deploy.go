@@ -75,25 +75,29 @@ func BuildBinary(ctx context.Context, root, goarch string) (string, error) {
 
 // Deployed is a binary on the host.
 type Deployed struct {
-	Path   string // on the host, as the remote shell resolves it
-	SHA256 string // hex, checked on the host
-	Copied bool   // false: an identical binary was already there
-	Bytes  int64
+	Path   string `json:"path"`   // on the host, as the remote shell resolves it
+	SHA256 string `json:"sha256"` // hex, checked on the host
+	Copied bool   `json:"copied"` // false: an identical file was already there
+	Bytes  int64  `json:"bytes"`
 }
 
-// Deploy copies the local file bin to Dir/pqrepro-<first 16 hex of its
-// SHA-256> on the host unless a file with that SHA-256 is already there.
+// Deploy copies the local file bin to Dir/<name>-<first 16 hex of its
+// SHA-256> on the host (name "": "pqrepro") unless a file with that
+// SHA-256 is already there.
 // The copy goes to a temporary name, is hashed on the host with
 // sha256sum, and renamed into place only when the sum matches; a failed
 // copy (a full disk: ErrDiskFull) leaves no file behind.
-func (h *Host) Deploy(ctx context.Context, bin string) (Deployed, error) {
+func (h *Host) Deploy(ctx context.Context, bin, name string) (Deployed, error) {
+	if name == "" {
+		name = "pqrepro"
+	}
 	b, err := os.ReadFile(bin)
 	if err != nil {
 		return Deployed{}, fmt.Errorf("deploy: %w", err)
 	}
 	s := sha256.Sum256(b)
 	sum := hex.EncodeToString(s[:])
-	d := Deployed{Path: h.opt.Dir + "/pqrepro-" + sum[:16], SHA256: sum, Bytes: int64(len(b))}
+	d := Deployed{Path: h.opt.Dir + "/" + name + "-" + sum[:16], SHA256: sum, Bytes: int64(len(b))}
 	f := shq(d.Path)
 	check := fmt.Sprintf(`f=%s; [ -x "$f" ] && [ "$(sha256sum < "$f" | cut -d' ' -f1)" = %s ] && echo present || echo absent`, f, sum)
 	out, err := h.Run(ctx, check, nil)

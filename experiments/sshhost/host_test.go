@@ -57,14 +57,14 @@ func ctx(t testing.TB) context.Context {
 func TestDeployServeStop(t *testing.T) {
 	sh, h := newHost(t)
 	bin := binary(t)
-	d, err := h.Deploy(ctx(t), bin)
+	d, err := h.Deploy(ctx(t), bin, "")
 	if err != nil {
 		t.Fatalf("deploy: %v\nsshd: %s", err, sh.Log())
 	}
 	if !d.Copied || !strings.HasPrefix(d.Path, sh.RemoteDir) {
 		t.Errorf("first deploy: %+v", d)
 	}
-	d2, err := h.Deploy(ctx(t), bin)
+	d2, err := h.Deploy(ctx(t), bin, "")
 	if err != nil || d2.Copied || d2.SHA256 != d.SHA256 {
 		t.Errorf("second deploy: %+v, %v (want found, not copied)", d2, err)
 	}
@@ -172,7 +172,7 @@ func TestFaultsWhileServing(t *testing.T) {
 	} {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			sh, h := newHost(t)
-			d, err := h.Deploy(ctx(t), binary(t))
+			d, err := h.Deploy(ctx(t), binary(t), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +207,7 @@ func TestFaultDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.Deploy(ctx(t), binary(t))
+	_, err = h.Deploy(ctx(t), binary(t), "")
 	if !errors.Is(err, sshhost.ErrDiskFull) {
 		t.Fatalf("deploy to a full disk: %v, want ErrDiskFull", err)
 	}
@@ -221,11 +221,11 @@ func TestFaultDiskFull(t *testing.T) {
 // A changed host key refuses the connection before anything runs.
 func TestFaultHostKeyChanged(t *testing.T) {
 	sh, h := newHost(t)
-	if _, err := h.Deploy(ctx(t), binary(t)); err != nil {
+	if _, err := h.Deploy(ctx(t), binary(t), ""); err != nil {
 		t.Fatal(err)
 	}
 	sh.Rekey()
-	_, err := h.Deploy(ctx(t), binary(t))
+	_, err := h.Deploy(ctx(t), binary(t), "")
 	if !errors.Is(err, sshhost.ErrHostKey) {
 		t.Fatalf("after a rekey: %v, want ErrHostKey", err)
 	}

@@ -58,8 +58,22 @@ func (h *Host) Provenance(ctx context.Context, d Deployed, samples int) (Provena
 	if err != nil {
 		return Provenance{}, fmt.Errorf("provenance of %s: %w", h.opt.Dest, err)
 	}
-	p := Provenance{Dest: h.opt.Dest, Binary: d.Path}
-	for _, line := range strings.Split(string(out), "\n") {
+	p := parseProvenance(string(out))
+	p.Dest, p.Binary = h.opt.Dest, d.Path
+	if p.BinarySHA256 != d.SHA256 {
+		return p, fmt.Errorf("provenance of %s: the binary %s hashes to %q there, not %s: deploy again", h.opt.Dest, d.Path, p.BinarySHA256, d.SHA256)
+	}
+	if p.Clock, err = h.ClockOffset(ctx, d, samples); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// parseProvenance reads provScript's key=value lines; unknown keys and
+// lines without "=" are ignored, a number that does not parse is 0.
+func parseProvenance(out string) Provenance {
+	var p Provenance
+	for _, line := range strings.Split(out, "\n") {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
 			continue
@@ -83,13 +97,7 @@ func (h *Host) Provenance(ctx context.Context, d Deployed, samples int) (Provena
 			p.BinarySHA256 = v
 		}
 	}
-	if p.BinarySHA256 != d.SHA256 {
-		return p, fmt.Errorf("provenance of %s: the binary %s hashes to %q there, not %s: deploy again", h.opt.Dest, d.Path, p.BinarySHA256, d.SHA256)
-	}
-	if p.Clock, err = h.ClockOffset(ctx, d, samples); err != nil {
-		return p, err
-	}
-	return p, nil
+	return p
 }
 
 // ClockOffset estimates the host's clock minus this one's over one SSH

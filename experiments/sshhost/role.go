@@ -3,6 +3,7 @@ package sshhost
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/openssl"
 )
 
 // This file is the remote side: `pqrepro remote <role>` (cmd/pqrepro)
@@ -29,6 +31,10 @@ type ServerConfig struct {
 	Chain bool   `json:"chain"`
 	HRR   bool   `json:"hrr"`
 	Seed  uint64 `json:"seed"`
+	// Stack is "go" (or empty: crypto/tls in the role's process) or
+	// "openssl" (the OpenSSL harness given by -harness, serving the
+	// role's listener: experiments/openssl.Server).
+	Stack string `json:"stack,omitempty"`
 }
 
 // RunRole runs role ("serve" or "clock") with its flags, reading the
@@ -41,6 +47,7 @@ func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	watchdog := fs.Duration("watchdog", 6*time.Second, "exit when stdin brings nothing for this long (the SSH session's heartbeat)")
 	configs := fs.String("configs", "[]", "serve: JSON list of server configurations")
 	addr := fs.String("addr", "", "serve: IP address to listen on (default: this end of $SSH_CONNECTION)")
+	harness := fs.String("harness", "", "serve: the OpenSSL harness (experiments/openssl) for configurations of the openssl stack")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		return 2
 	}
@@ -61,7 +68,7 @@ func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			fmt.Fprintln(stderr, "pqrepro remote serve: no -addr and no SSH_CONNECTION to listen on")
 			return 2
 		}
-		if err := serveRole(stdin, stdout, ip, cs, *watchdog); err != nil {
+		if err := serveRole(stdin, stdout, ip, cs, *harness, *watchdog); err != nil {
 			fmt.Fprintf(stderr, "pqrepro remote serve: %v\n", err)
 			return 1
 		}
@@ -132,7 +139,7 @@ func watch(stdin io.Reader, d time.Duration) <-chan struct{} {
 // serveRole listens once per configuration on ip (port chosen by the
 // kernel), writes its PID, one listen line per server and ready, then one
 // rec line per connection, until the watchdog fires.
-func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, wd time.Duration) error {
+func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, harness string, wd time.Duration) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	emit := func(m Msg) {
@@ -162,16 +169,24 @@ func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, 
 		if err != nil {
 			return fmt.Errorf("config %d: %w", i, err)
 		}
+		exp := handshake.Expect{Group: g, Key: k, Chain: c.Chain, HRR: c.HRR}
+		serve := (&handshake.Server{TLS: handshake.ServerTLSConfig(b, g, nil), Expect: exp}).Serve
+		if c.Stack == "openssl" {
+			if serve, err = opensslServer(harness, i, b, g, exp); err != nil {
+				return fmt.Errorf("config %d: %w", i, err)
+			}
+		} else if c.Stack != "" && c.Stack != "go" {
+			return fmt.Errorf("config %d: unknown stack %q (go, openssl)", i, c.Stack)
+		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 		if err != nil {
 			return fmt.Errorf("config %d: %w", i, err)
 		}
-		srv := &handshake.Server{TLS: handshake.ServerTLSConfig(b, g, nil), Expect: handshake.Expect{Group: g, Key: k, Chain: c.Chain, HRR: c.HRR}}
 		emit(Msg{Type: "listen", I: i, Addr: ln.Addr().String()})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- srv.Serve(ctx, ln, func(r handshake.ServerRecord) {
+			errs <- serve(ctx, ln, func(r handshake.ServerRecord) {
 				m := Msg{Type: "rec", I: i, Client: r.Client, AcceptNs: r.Accept.UnixNano(), ServerNs: r.DurationNs}
 				if r.Err != nil {
 					m.Err = r.Err.Error()
@@ -190,4 +205,27 @@ func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, 
 		}
 	}
 	return errors.Join(all...)
+}
+
+// opensslServer is configuration i's server on the OpenSSL harness, its
+// PEM files in a folder of its own under the system's temporary folder
+// (removed when the role exits normally; the watchdog's exit leaves them,
+// a few kilobytes of deterministic test keys).
+func opensslServer(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (func(context.Context, net.Listener, func(handshake.ServerRecord)) error, error) {
+	if harness == "" {
+		return nil, errors.New("the openssl stack needs -harness (the deployed OpenSSL harness)")
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("pqrepro-remote-%d-", i))
+	if err != nil {
+		return nil, err
+	}
+	files, err := openssl.WriteCerts(dir, b)
+	if err != nil {
+		return nil, err
+	}
+	srv := &openssl.Server{Binary: harness, Files: files, Groups: openssl.ServerGroups(g), Expect: exp}
+	return func(ctx context.Context, ln net.Listener, report func(handshake.ServerRecord)) error {
+		defer os.RemoveAll(dir)
+		return srv.Serve(ctx, ln, report)
+	}, nil
 }

@@ -155,3 +155,24 @@ func TestRunRoleBadUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestParseProvenance(t *testing.T) {
+	p := parseProvenance("hostname=h\nkernel=Linux 6.1.0\narch=x86_64\ncpu=Intel(R) Xeon(R) = fast\ncores=2\nmem_kb=x\nos=Debian GNU/Linux 12 (bookworm)\nsha256=ab\njunk\n")
+	want := Provenance{Hostname: "h", Kernel: "Linux 6.1.0", Arch: "x86_64", CPUModel: "Intel(R) Xeon(R) = fast", Cores: 2, OS: "Debian GNU/Linux 12 (bookworm)", BinarySHA256: "ab"}
+	if p != want {
+		t.Errorf("got %+v\nwant %+v", p, want)
+	}
+}
+
+// FuzzParseProvenance: whatever a remote shell prints, the parser neither
+// panics nor takes a value from a line of another key.
+func FuzzParseProvenance(f *testing.F) {
+	f.Add("hostname=h\ncores=2\nsha256=ab\n")
+	f.Add("=\n==\ncores=-1\nmem_kb=99999999999999999999999\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		p := parseProvenance(s)
+		if p.BinarySHA256 != "" && !strings.Contains(s, "sha256="+p.BinarySHA256) {
+			t.Errorf("sha256 %q not from a sha256 line of %q", p.BinarySHA256, s)
+		}
+	})
+}

@@ -62,7 +62,7 @@ func (s *Spec) Units(profile string) []Config {
 	for _, p := range s.Paths(profile) {
 		for _, c := range cs {
 			c.Path = p
-			if prof.OtherCells == OtherCellsPaper && cellOf(c) != primary && !s.isPaperConfig(c) || offPath(c) {
+			if prof.OtherCells == OtherCellsPaper && cellOf(c) != primary && !s.isPaperConfig(c) {
 				continue
 			}
 			out = append(out, c)

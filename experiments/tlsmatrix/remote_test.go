@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/openssl"
 	"pqrepro/experiments/sshhost"
 	"pqrepro/experiments/sshhost/sshtest"
 	"pqrepro/internal/provenance"
@@ -174,9 +175,8 @@ func TestRunRemoteFaults(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// The openssl stack has no remote path (its harness is not deployed): its
-// units are left out there, kept elsewhere; without a remote path the
-// units are as before.
+// Every stack runs on the remote path (the OpenSSL harness is deployed
+// beside pqrepro).
 func TestRemoteUnits(t *testing.T) {
 	s := loadTiny(t, strings.Replace(remoteSpec, `paths = ["loopback", "remote"]`, `paths = ["loopback", "remote"]
 stacks = ["openssl", "go"]`, 1))
@@ -184,7 +184,53 @@ stacks = ["openssl", "go"]`, 1))
 	for _, u := range s.Units("quick") {
 		n[u.stackName()+"/"+u.Path]++
 	}
-	if n["openssl/remote"] != 0 || n["go/remote"] != 2 || n["openssl/loopback"] != 2 || n["go/loopback"] != 2 {
+	if n["openssl/remote"] != 2 || n["go/remote"] != 2 || n["openssl/loopback"] != 2 || n["go/loopback"] != 2 {
 		t.Errorf("units per stack/path: %v", n)
 	}
+}
+
+// Both stacks and both key-share modes on loopback and the remote path: the
+// OpenSSL harness is copied to the host and serves there; every row of
+// both paths is complete and re-derives from the captures. Needs the
+// OpenSSL build in this repository's cache.
+func TestRunRemoteOpenSSL(t *testing.T) {
+	needRoot(t)
+	root, _ := filepath.Abs("../..")
+	if _, err := openssl.Cached(root); err != nil {
+		t.Skipf("the OpenSSL build is not in the cache (go run mage.go tls:openssl makes it once): %v", err)
+	}
+	sh := sshtest.Start(t)
+	e := newEnv(t, strings.Replace(remoteSpec, `paths = ["loopback", "remote"]`, `paths = ["loopback", "remote"]
+stacks = ["openssl", "go"]
+keyshares = ["direct", "hrr"]`, 1))
+	cfg := e.config(time.Date(2026, 12, 1, 9, 2, 0, 0, time.UTC))
+	o := sh.Options()
+	cfg.RemoteSSH, cfg.BuildRoot = &o, root
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	waitNoRemote(t, sh)
+	n := map[string]int{}
+	for _, r := range readRunRecords(t, res.Dir) {
+		n[r.Stack+"/"+r.Path]++
+		if !r.Complete || r.NegotiatedGroup != r.Group || r.HRR != strings.Contains(r.Config, "/hrr") {
+			t.Errorf("seq %d (%s on %s): %+v", r.Seq, r.Config, r.Path, r)
+		}
+	}
+	for _, k := range []string{"openssl/remote", "go/remote", "openssl/loopback", "go/loopback"} {
+		if n[k] != 32 {
+			t.Errorf("rows per stack/path %v, want 32 each", n)
+			break
+		}
+	}
+	m, err := provenance.Read(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := m.Measured["remote_harness"].(map[string]any); h["sha256"] == "" || h["path"] == "" {
+		t.Errorf("meta remote_harness: %v", m.Measured["remote_harness"])
+	}
+	rel, _ := filepath.Rel(e.root, res.Dir)
+	checkRederive(t, e.root, filepath.ToSlash(rel))
 }

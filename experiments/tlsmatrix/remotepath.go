@@ -46,23 +46,20 @@ func (s *Spec) validateRemote() []error {
 	return nil
 }
 
-// offPath says that c cannot run on its path: the OpenSSL harness is not
-// deployed to a remote host, so the openssl stack has no remote path.
-func offPath(c Config) bool { return c.Path == PathRemote && c.Stack == StackOpenSSL }
-
 // remotePath is a run's remote host: the deployed binary, the serve role
 // with one TLS server per remote configuration, and its records.
 type remotePath struct {
-	host   *sshhost.Host
-	proc   *sshhost.Process
-	prov   sshhost.Provenance
-	dep    sshhost.Deployed
-	ip     string // the servers' address on the host
-	iface  string // the interface here that reaches it (the capture's)
-	addrs  []string
-	recs   []chan handshake.ServerRecord
-	next   int           // the next remote configuration listen hands out
-	deploy time.Duration // build + copy + start until ready
+	host    *sshhost.Host
+	proc    *sshhost.Process
+	prov    sshhost.Provenance
+	dep     sshhost.Deployed
+	harness sshhost.Deployed // the OpenSSL harness there, zero without
+	ip      string           // the servers' address on the host
+	iface   string           // the interface here that reaches it (the capture's)
+	addrs   []string
+	recs    []chan handshake.ServerRecord
+	next    int           // the next remote configuration listen hands out
+	deploy  time.Duration // build + copy + start until ready
 }
 
 // remoteListener stands for a server of the serve role: Addr is where it
@@ -103,21 +100,21 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 	var cs []sshhost.ServerConfig
 	for _, c := range r.configs {
 		if c.Path == PathRemote {
-			cs = append(cs, sshhost.ServerConfig{Group: c.Group.String(), Cert: string(c.Key), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Seed: r.spec.Seeds.Certificates})
+			cs = append(cs, sshhost.ServerConfig{Group: c.Group.String(), Cert: string(c.Key), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Seed: r.spec.Seeds.Certificates, Stack: c.stackName()})
 		}
 	}
 	root := r.cfg.BuildRoot
 	if root == "" {
 		root = r.cfg.Root
 	}
-	srv, err := sshhost.StartServers(ctx, h, root, cs)
+	srv, err := sshhost.StartServers(ctx, h, root, r.stk.harness, cs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("tls run: %w (%w)", ErrInterrupted, ctx.Err())
 		}
 		return fmt.Errorf("tls run: remote path: %w", err)
 	}
-	rp := &remotePath{host: h, proc: srv.Proc, prov: srv.Prov, dep: srv.Dep, addrs: srv.Addrs, deploy: srv.Ready}
+	rp := &remotePath{host: h, proc: srv.Proc, prov: srv.Prov, dep: srv.Dep, harness: srv.Harness, addrs: srv.Addrs, deploy: srv.Ready}
 	r.rem = rp
 	defer func() {
 		if err != nil {
@@ -140,8 +137,8 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 	r.logf("remote path: %s (%s, %s, %s), binary %s (%s, sha256:%s), serve pid %d, %d servers on %s, clock offset %+.3f ms +- %.3f ms, captured on %s; ready in %s",
 		h.Dest(), rp.prov.Hostname, rp.prov.Kernel, rp.prov.OS, rp.dep.Path, copied, rp.dep.SHA256[:16], rp.proc.PID, len(cs), rp.ip,
 		float64(rp.prov.Clock.OffsetNs)/1e6, float64(rp.prov.Clock.BoundNs)/1e6, rp.iface, rp.deploy.Round(time.Millisecond))
-	if slices.Contains(r.spec.stacks(), StackOpenSSL) {
-		r.logf("left out: openssl on the remote path (the OpenSSL harness is not deployed to the remote host; the go stack runs there)")
+	if srv.Harness.Path != "" {
+		r.logf("remote path: OpenSSL harness %s (sha256:%s)", srv.Harness.Path, srv.Harness.SHA256[:16])
 	}
 	return nil
 }
@@ -310,6 +307,9 @@ func (r *runner) remoteMeta(m *provenance.Meta) {
 		return
 	}
 	m.Measured["remote_host"] = r.rem.prov
+	if r.rem.harness.SHA256 != "" {
+		m.Measured["remote_harness"] = r.rem.harness
+	}
 	m.Measured["remote_deploy_s"] = round3(r.rem.deploy.Seconds())
 	m.Notes = append(m.Notes, fmt.Sprintf("remote path: servers on %s over SSH (pqrepro remote serve, binary sha256:%s built for %s here with %s), client and capture on this host; the servers' accept times are the remote clock's (offset estimate in measured.remote_host.clock)",
 		r.rem.host.Dest(), r.rem.dep.SHA256, r.rem.prov.Arch, runtime.Version()))
