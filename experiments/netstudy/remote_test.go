@@ -127,3 +127,38 @@ func TestRunRemoteFaults(t *testing.T) {
 		})
 	}
 }
+
+// The toolchain factor with a remote host: the endpoint clients (Go 1.24
+// and 1.27 builds) in namespace A, the relay in B, the servers remote.
+func TestRunRemoteToolchains(t *testing.T) {
+	needRoot(t)
+	sh := sshtest.Start(t)
+	cfg, log := tree(t, toolchainSpec("[5]")+"[remote]\nhost = \""+sshtest.Alias+"\"\n")
+	o := sh.Options()
+	cfg.RemoteSSH, cfg.BuildRoot = &o, filepath.Join("..", "..")
+	copyEndpoint(t, cfg.Root)
+	skipWithoutToolchains(t, cfg.Root)
+	if err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("Run: %v\n%s", err, log)
+	}
+	noRemoteProcs(t, sh)
+	dirs := runDirs(t, cfg)
+	if len(dirs) != 1 {
+		t.Fatalf("data/net holds %v", dirs)
+	}
+	rows := readRows(t, filepath.Join(cfg.Root, "data", Study, dirs[0], RecordsFile))
+	col := map[string]int{}
+	for i, c := range rows[0] {
+		col[c] = i
+	}
+	n := map[string]int{}
+	for _, r := range rows[1:] {
+		n[r[col["toolchain"]]]++
+		if r[col["ok"]] != "true" || r[col["server_ns"]] == "" || r[col["server_ns"]] == "0" {
+			t.Errorf("row %v: want ok with the remote server's timer", r)
+		}
+	}
+	if len(n) != 2 || len(rows) != 1+2*10 {
+		t.Errorf("rows per toolchain %v (%d rows), want 10 each", n, len(rows)-1)
+	}
+}
