@@ -11,6 +11,8 @@ import (
 	"pqrepro/experiments/linkemu"
 	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/netstudy"
+	"pqrepro/experiments/sshhost"
+	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -35,6 +37,9 @@ func init() {
 		NeedsRoot:     true,
 		Requirements:  netstudy.Requirements,
 		NetnsPrefixes: []string{linkemu.DefaultPrefix},
+		// The remote host's tests (Debian's openssh-server plays the
+		// second host).
+		TestRequirements: func(string) []deps.Requirement { return sshhost.TestRequirements() },
 		EstimateFor: func(root, profile string) time.Duration {
 			s, err := netstudy.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"pqrepro/experiments/bridgenet"
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/openssl"
+	"pqrepro/experiments/sshhost"
 	"pqrepro/experiments/tlsjoin"
 	"pqrepro/experiments/tlsmatrix"
 	"pqrepro/internal/deps"
@@ -36,9 +37,10 @@ func init() {
 		},
 		NeedsRoot:    true,
 		Requirements: tlsmatrix.Requirements,
-		// The OpenSSL stack's and the bridge path's tests.
+		// The OpenSSL stack's, the bridge path's and the remote path's
+		// tests (Debian's openssh-server plays the second host).
 		TestRequirements: func(string) []deps.Requirement {
-			return append(openssl.Requirements(), bridgenet.Requirements()...)
+			return append(append(openssl.Requirements(), bridgenet.Requirements()...), sshhost.TestRequirements()...)
 		},
 		// The OpenSSL stack's tests need the build; it is made once into
 		// .cache/openssl (minutes) and reused.

@@ -80,8 +80,10 @@ const (
 // KnownPaths are the network paths a record may name: "loopback" (client
 // and server in one namespace, on lo) and "bridge" (two namespaces joined
 // by veth pairs through a Linux bridge, MTU 1500, like Docker's default
-// bridge network; experiments/bridgenet).
-var KnownPaths = []string{"loopback", "bridge"}
+// bridge network; experiments/bridgenet) and "remote" (the server on a
+// second host reached over SSH, the client and capture here;
+// experiments/sshhost).
+var KnownPaths = []string{"loopback", "bridge", "remote"}
 
 // DefaultPath is the path of records that do not name one.
 const DefaultPath = "loopback"

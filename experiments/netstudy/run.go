@@ -26,6 +26,7 @@ import (
 	"pqrepro/experiments/netjoin"
 	"pqrepro/experiments/rederive"
 	"pqrepro/experiments/runlife"
+	"pqrepro/experiments/sshhost"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -63,6 +64,11 @@ type RunConfig struct {
 	Now func() time.Time
 	// LinkOptions are the emulator's host settings (prefix, netns dir).
 	LinkOptions linkemu.Options
+	// RemoteSSH, when set, replaces how the spec's [remote] host is
+	// reached (tests: a private ssh_config, no agent); BuildRoot is the
+	// module the host's pqrepro is built from ("" is Root).
+	RemoteSSH *sshhost.Options
+	BuildRoot string
 
 	// hooks for tests: called after every recorded attempt with the link
 	// and a function that stops it as if the forwarder had died.
@@ -147,6 +153,28 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		}
 		defer os.RemoveAll(pemDir)
 	}
+	buildRoot := cmp.Or(cfg.BuildRoot, cfg.Root)
+	rem, err := startRemote(ctx, sp, plan, cfg.RemoteSSH, buildRoot, cfg.Log)
+	if err != nil {
+		return l.Errorf("%w; nothing was recorded", err)
+	}
+	defer func() {
+		if serr := rem.stop(); serr != nil {
+			fmt.Fprintf(cfg.Log, "net:run: WARNING: %v\n", serr)
+		}
+	}()
+	if done := rem.done(); done != nil { // a dropped SSH session or a dead remote server ends the run
+		var stopRun context.CancelCauseFunc
+		ctx, stopRun = context.WithCancelCause(ctx)
+		defer stopRun(nil)
+		go func() {
+			select {
+			case <-done:
+				stopRun(rem.err())
+			case <-ctx.Done():
+			}
+		}()
+	}
 	if err := l.Begin(ctx); err != nil {
 		return err
 	}
@@ -159,7 +187,11 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 			return fmt.Errorf("net:run: %w", err)
 		}
 	}
+	r.rem = rem
 	results, err := r.runAll(ctx)
+	if rerr := rem.failure(err); rerr != nil {
+		return rerr
+	}
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
@@ -305,6 +337,10 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		m.Seeds["link-"+se.ID] = se.Link.Seed
 	}
 	m.Board = "host: linkemu userspace link between two network namespaces"
+	if rem != nil {
+		measured["remote_host"] = rem.srv.Prov
+		measured["remote_ready_s"] = rem.srv.Ready.Seconds()
+	}
 	m.Measured = measured
 	m.Files = files
 	m.Notes = []string{
@@ -312,6 +348,14 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 		"latency ths_ns: capture on namespace A's TUN device (the client side), first segment of the ClientHello to first segment of the client Finished",
 		"selftest, link_stats and capture are keyed by series; link-<series> seeds are SeriesSeed(scenario seed, round, group code point)",
 		fmt.Sprintf("wall_time_s: first series' link start to last series' end (self-tests, capture joins included); handshake_work_s: sum of the series' handshake phases; theoretical_min_s = sum over connections of %d x RTT; scheduled_min_s: the schedule's makespan at that minimum; schedule: which series ran when, with which", RTTsPerConnection),
+	}
+	if rem != nil {
+		m.Notes = append(m.Notes, fmt.Sprintf("remote host: the servers ran on %s (pqrepro remote serve, binary sha256:%s); namespace B relayed each connection to them over the real network, so a handshake crossed its emulated link, then that network; server_ns is the remote server's, its accept time this host's", rem.srv.Host.Dest(), rem.srv.Dep.SHA256))
+	}
+	if err := ctx.Err(); err != nil {
+		if rerr := rem.failure(err); rerr != nil {
+			return rerr
+		}
 	}
 	if err := l.Commit(ctx, m); err != nil {
 		return err
@@ -370,6 +414,7 @@ type runner struct {
 	dir     string
 	started time.Time
 	eps     map[string]*Endpoint // endpoint builds by toolchain
+	rem     *remoteServers       // the servers on the remote host, nil without one (remote.go)
 	pem     struct{ cert, key, roots string }
 
 	// quiet keeps a link's self-test free of the other series' traffic:
@@ -806,7 +851,7 @@ func (sr *seriesRun) startServers() error {
 	}
 	sr.th = th
 	sr.slog = &serverLog{recs: map[string][]handshake.ServerRecord{}}
-	if sr.ep != nil {
+	if sr.ep != nil && r.rem == nil {
 		var listen []string
 		for _, gi := range s.Groups {
 			listen = append(listen, sr.port(gi)+"="+r.plan.Groups[gi].String())
@@ -839,6 +884,11 @@ func (sr *seriesRun) startServers() error {
 	srvCtx, stopSrv := context.WithCancel(context.Background())
 	sr.lns, sr.stopSrv, sr.srvErrs = lns, stopSrv, make([]error, len(lns))
 	for k, gi := range s.Groups {
+		if r.rem != nil { // B relays to the remote host's server of the group
+			sr.srvWG.Add(1)
+			go func() { defer sr.srvWG.Done(); sr.srvErrs[k] = r.rem.relay(srvCtx, lns[k], gi, sr.slog) }()
+			continue
+		}
 		g := r.plan.Groups[gi]
 		exp := handshake.Expect{Group: g, Key: r.plan.CertKey, Chain: r.spec.CertChain}
 		srv := &handshake.Server{TLS: handshake.ServerTLSConfig(r.bundle, g, nil), Expect: exp, Timeout: r.plan.Timeout}
@@ -983,6 +1033,7 @@ func (sr *seriesRun) attempt(gi int) (Row, error) {
 		return row, err
 	}
 	if row.Client != "" {
+		r.rem.await(sr.slog, row.Client, 2*time.Second)
 		row.ServerNs = sr.slog.take(row.Client, t0)
 	}
 	return row, nil

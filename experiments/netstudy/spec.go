@@ -42,6 +42,9 @@ type Spec struct {
 	// runner's own Go, as before the factor existed. A profile's own
 	// toolchains replace these.
 	Toolchains []string `toml:"toolchains"`
+	// Remote, when its host is set, runs the servers on a second host
+	// (remote.go).
+	Remote RemoteSpec `toml:"remote"`
 }
 
 // Seeds are the run's seeds by purpose; the link seeds are per scenario.
@@ -186,6 +189,9 @@ func (s *Spec) Validate() error {
 		if ps.Order != "" && ps.Order != Serial && ps.Order != Interleaved {
 			errs = append(errs, fmt.Errorf("profiles.%s.order = %q: use %q or %q", p, ps.Order, Serial, Interleaved))
 		}
+	}
+	if err := s.Remote.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -75,6 +75,9 @@ func (r *runner) closeBridge() {
 
 // listen opens configuration c's listener on its path.
 func (r *runner) listen(c Config) (net.Listener, error) {
+	if c.Path == PathRemote {
+		return r.listenRemote()
+	}
 	if c.Path != PathBridge {
 		return net.Listen("tcp", "127.0.0.1:0")
 	}
@@ -133,6 +136,13 @@ func (r *runner) startCaptures(ctx context.Context, dir string) ([]*pathCapture,
 		}
 		caps = append(caps, pc)
 		r.logf("capture: started on %s in namespace %s", iface, r.net.Names()[0])
+	}
+	pc, err := r.startRemoteCapture(ctx, dir)
+	if err != nil {
+		return caps, err
+	}
+	if pc != nil {
+		caps = append(caps, pc)
 	}
 	return caps, nil
 }
@@ -205,6 +215,8 @@ func (r *runner) pathsMeta(caps []*pathCapture, sums map[string]string) map[stri
 				"congestion_control": i.CongestionControl["c"], "congestion_control_server": i.CongestionControl["s"],
 				"client_addr": i.ClientAddr, "server_addr": i.ServerAddr, "tcp_nodelay": i.TCPNoDelay,
 			}
+		} else if pc.path == PathRemote {
+			info = r.remoteInfo()
 		} else {
 			info = loopbackInfo()
 		}

@@ -18,6 +18,9 @@ const (
 	// joins two containers (experiments/bridgenet); the original study ran
 	// OpenSSL client and server in Docker Compose on such a network.
 	PathBridge = "bridge"
+	// PathRemote: the servers on a second host ([remote] host, reached
+	// over SSH; experiments/sshhost), the client and the capture here.
+	PathRemote = "remote"
 )
 
 func validPaths(where string, paths []string) error {

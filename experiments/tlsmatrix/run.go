@@ -21,6 +21,7 @@ import (
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/rederive"
 	"pqrepro/experiments/runlife"
+	"pqrepro/experiments/sshhost"
 	"pqrepro/experiments/tlsjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/deps"
@@ -98,6 +99,10 @@ type RunConfig struct {
 	// (experiments/openssl) when a configuration uses that stack; "" is
 	// Root.
 	BuildRoot string
+	// RemoteSSH, when set, replaces how the remote path's host is reached
+	// ([remote] of the spec); tests use it for a private ssh_config and
+	// no agent. The static pqrepro for the host is built from BuildRoot.
+	RemoteSSH *sshhost.Options
 }
 
 // RunResult describes a committed run.
@@ -126,6 +131,12 @@ func Requirements(root string) []deps.Requirement {
 	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
 	if err != nil {
 		return reqs // Run reports the spec's problem
+	}
+	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+		if slices.Contains(s.Paths(p), PathRemote) {
+			reqs = append(reqs, sshhost.Requirements()...)
+			break
+		}
 	}
 	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
 		if slices.Contains(s.Paths(p), PathBridge) {
@@ -164,6 +175,7 @@ type runner struct {
 	servers []*server
 	stk     stackState     // stack.go
 	net     *bridgenet.Net // the bridge path's network, nil without one
+	rem     *remotePath    // the remote path's host (remotepath.go), nil without one
 }
 
 func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
@@ -249,6 +261,10 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	defer r.closeBridge()
+	if err := r.startRemote(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeRemote()
 	if err := r.startServers(); err != nil {
 		return nil, err
 	}
@@ -260,6 +276,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if r.net != nil {
 		addrs = append(addrs, bridgenet.ServerAddr)
 	}
+	addrs = append(addrs, r.remoteAddr()...)
 	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
 
 	// 3. The run folder: removed on every path that does not commit it.
@@ -291,6 +308,15 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 			}
 		}()
 	}
+	if done := r.remoteDone(); done != nil { // a dropped SSH session or a dead remote server
+		go func() {
+			select {
+			case <-done:
+				stopConns(r.remoteErr())
+			case <-connCtx.Done():
+			}
+		}()
+	}
 	conns, wall, loopErr := r.connect(connCtx, keyLogs(caps))
 	stopCaptures(caps)
 	var st capture.Stats
@@ -316,6 +342,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		if err := r.net.Err(); err != nil {
 			return nil, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
 		}
+	}
+	if err := r.remoteFailure(loopErr); err != nil {
+		return nil, l.Errorf("run %s after %d of %d connections: remote path: %w; the run was removed and not registered, the remote server is stopped", run.ID, len(conns), len(r.plan), err)
 	}
 	if loopErr != nil {
 		return nil, l.Errorf("run %s: %w; the run was removed", run.ID, loopErr)
@@ -450,6 +479,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		"interface":                caps[0].iface,
 		"paths":                    r.pathsMeta(caps, files),
 	}
+	r.remoteMeta(&meta)
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
 		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(cfg.Profile)),
@@ -508,6 +538,7 @@ func (r *runner) startServers() error {
 			ln.Close()
 			return fmt.Errorf("tls:run: %s: %w", c.Name, err)
 		}
+		serve = r.remoteServe(ln, serve)
 		s := &server{
 			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b, expect: exp, serve: serve, client: client,
 			results: make(chan handshake.ServerRecord, 8),

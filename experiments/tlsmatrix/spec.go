@@ -46,6 +46,8 @@ type Spec struct {
 	Runs spec.Runs `toml:"runs"`
 	// Bridge configures the bridge path (path.go, experiments/bridgenet).
 	Bridge BridgeSpec `toml:"bridge"`
+	// Remote names the second host of the remote path (remotepath.go).
+	Remote RemoteSpec `toml:"remote"`
 }
 
 // BridgeSpec is the [bridge] table: how the bridge path is built.
@@ -292,6 +294,7 @@ func (s *Spec) Validate() error {
 	if m := s.Bridge.MTU; m != 0 && (m < 1280 || m > 65535) {
 		bad("[bridge] mtu = %d: want 1280..65535 (0 is 1500)", m)
 	}
+	errs = append(errs, s.validateRemote()...)
 	for prof := range s.Runs {
 		if _, ok := s.Profiles[prof]; !ok {
 			bad("[runs] pins profile %q, which has no [profiles.%s] table", prof, prof)

@@ -157,6 +157,9 @@ func TestSpecErrors(t *testing.T) {
 		{"unknown path", `cert_keys = ["ed25519"]`, `cert_keys = ["ed25519"]` + "\npaths = [\"wifi\"]", `[matrix] paths: "wifi" is not a path`},
 		{"duplicate path", "warmup = 1", "warmup = 1\npaths = [\"bridge\", \"bridge\"]", `[profiles.quick] paths: "bridge" listed twice`},
 		{"bridge mtu", "[runs]", "[bridge]\nmtu = 9\n[runs]", "[bridge] mtu = 9"},
+		{"remote path without host", "warmup = 1", "warmup = 1\npaths = [\"remote\"]", `"remote" path needs [remote] host`},
+		{"bad remote host", "[runs]", "[remote]\nhost = \"-oProxyCommand=x\"\n[runs]", "[remote] host"},
+		{"misspelt remote key", "[runs]", "[remote]\nhots = \"h\"\n[runs]", "remote.hots"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := strings.Replace(tinySpec, tc.old, tc.new, 1)

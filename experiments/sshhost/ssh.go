@@ -1,0 +1,211 @@
+package sshhost
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"pqrepro/internal/deps"
+)
+
+// Errors that stop a remote run, each with what to do in its message
+// (match with errors.Is).
+var (
+	// ErrHostKey: the host's key is not in known_hosts, or differs from
+	// the one recorded there. The run refuses it rather than ignoring it.
+	ErrHostKey = errors.New("the remote host's key is unknown or has changed (StrictHostKeyChecking=yes refused it): " +
+		"if the host was re-keyed on purpose, verify the new key's fingerprint out of band, then update known_hosts " +
+		"(ssh-keygen -R HOST, then ssh HOST once); nothing was started remotely")
+	// ErrConnection: ssh could not connect or the connection dropped.
+	ErrConnection = errors.New("the SSH connection failed or dropped: check that `ssh HOST true` works non-interactively (BatchMode=yes: a key in the agent or IdentityFile, no password)")
+	// ErrDiskFull: the remote file system has no room for the binary.
+	ErrDiskFull = errors.New("the remote disk is full: free space there or point [remote] dir at another file system")
+	// ErrRemoteExited: the remote role ended before it was stopped.
+	ErrRemoteExited = errors.New("the remote process ended before the run was complete")
+)
+
+// Options say how to reach the host.
+type Options struct {
+	// Dest is the SSH destination: [user@]host or a Host alias of the
+	// ssh configuration. Required.
+	Dest string
+	// ConfigFile is passed as `ssh -F`; "" uses ssh's defaults
+	// (~/.ssh/config and /etc/ssh/ssh_config).
+	ConfigFile string
+	// Dir is where the binary goes on the host, relative to the remote
+	// user's home unless absolute; "" is DefaultDir.
+	Dir string
+	// SSH is the client program; "" is "ssh" from PATH.
+	SSH string
+	// Env is the environment of the ssh processes (SSH_AUTH_SOCK for the
+	// agent); nil is this process's.
+	Env []string
+	// ConnectTimeout bounds connecting; 0 is 10 s.
+	ConnectTimeout time.Duration
+	// Watchdog: a started role exits when it has had no heartbeat for
+	// this long; 0 is 6 s.
+	Watchdog time.Duration
+}
+
+// DefaultDir is where the binary is copied on the remote host (relative to
+// the remote user's home).
+const DefaultDir = ".cache/pqrepro"
+
+// Requirements lists what a remote run needs here: the OpenSSH client.
+func Requirements() []deps.Requirement {
+	return []deps.Requirement{{Name: "ssh", Why: "a TLS study's remote host ([remote] host): the server role runs there over SSH",
+		Present: deps.Command("ssh"), Apt: []string{"openssh-client"}}}
+}
+
+// TestRequirements lists what this package's tests need besides
+// Requirements: sshd plays the second host inside a network namespace.
+func TestRequirements() []deps.Requirement {
+	return append(Requirements(), deps.Requirement{Name: "sshd", Why: "the two-host tests (a real OpenSSH server in a network namespace)",
+		Present: func() bool { _, err := os.Stat(SSHDPath); return err == nil }, Apt: []string{"openssh-server"}})
+}
+
+// SSHDPath is where Debian's openssh-server installs the server.
+const SSHDPath = "/usr/sbin/sshd"
+
+// Host is one remote machine reached with ssh.
+type Host struct {
+	opt Options
+}
+
+// New checks opt and returns a Host; it does not connect.
+func New(opt Options) (*Host, error) {
+	if opt.Dest == "" {
+		return nil, errors.New("sshhost: no destination: set [remote] host to an SSH destination such as user@host")
+	}
+	if strings.HasPrefix(opt.Dest, "-") || strings.ContainsAny(opt.Dest, " \t\n'\"") {
+		return nil, fmt.Errorf("sshhost: %q is not an SSH destination ([user@]host or a Host alias)", opt.Dest)
+	}
+	if opt.SSH == "" {
+		opt.SSH = "ssh"
+	}
+	if opt.Dir == "" {
+		opt.Dir = DefaultDir
+	}
+	if opt.ConnectTimeout <= 0 {
+		opt.ConnectTimeout = 10 * time.Second
+	}
+	if opt.Watchdog <= 0 {
+		opt.Watchdog = 6 * time.Second
+	}
+	return &Host{opt: opt}, nil
+}
+
+// Dest is the destination as given.
+func (h *Host) Dest() string { return h.opt.Dest }
+
+// Args are the ssh arguments that run remoteCmd (a POSIX sh command line)
+// on the host.
+func (h *Host) Args(remoteCmd string) []string {
+	var a []string
+	if h.opt.ConfigFile != "" {
+		a = append(a, "-F", h.opt.ConfigFile)
+	}
+	a = append(a, "-T",
+		"-o", "BatchMode=yes",
+		"-o", "StrictHostKeyChecking=yes",
+		"-o", "UpdateHostKeys=no",
+		"-o", "ControlMaster=no",
+		"-o", "ControlPath=none",
+		"-o", fmt.Sprintf("ConnectTimeout=%d", max(1, int(h.opt.ConnectTimeout/time.Second))),
+		"-o", "ServerAliveInterval=2",
+		"-o", "ServerAliveCountMax=3",
+		"-o", "LogLevel=INFO", // the host key and connection messages classify needs
+		"--", h.opt.Dest, remoteCmd)
+	return a
+}
+
+func (h *Host) command(ctx context.Context, remoteCmd string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, h.opt.SSH, h.Args(remoteCmd)...)
+	cmd.Env = h.opt.Env
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
+}
+
+// Run runs remoteCmd on the host with stdin (nil: none) and returns its
+// standard output. A failure is classified (ErrHostKey, ErrConnection,
+// ErrDiskFull) and carries ssh's and the command's standard error.
+func (h *Host) Run(ctx context.Context, remoteCmd string, stdin []byte) ([]byte, error) {
+	cmd := h.command(ctx, remoteCmd)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), h.classify(err, errb.String())
+	}
+	return out.Bytes(), nil
+}
+
+// classify wraps a failed ssh's error with the sentinel its standard error
+// and exit status point to.
+func (h *Host) classify(err error, stderr string) error {
+	msg := strings.TrimSpace(stderr)
+	if len(msg) > 600 {
+		msg = "..." + msg[len(msg)-600:]
+	}
+	detail := ""
+	if msg != "" {
+		detail = ": " + strings.ReplaceAll(msg, "\n", " | ")
+	}
+	var ee *exec.ExitError
+	code := -1
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	switch {
+	case strings.Contains(stderr, "Host key verification failed") ||
+		strings.Contains(stderr, "REMOTE HOST IDENTIFICATION HAS CHANGED") ||
+		strings.Contains(stderr, "No matching host key") ||
+		strings.Contains(stderr, "host key") && strings.Contains(stderr, "known"):
+		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrHostKey, err, detail)
+	case strings.Contains(stderr, "No space left on device") || strings.Contains(stderr, "Disk quota exceeded"):
+		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrDiskFull, err, detail)
+	case code == 255 || code == -1:
+		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrConnection, err, detail)
+	}
+	return fmt.Errorf("ssh %s: remote command failed (%v%s)", h.opt.Dest, err, detail)
+}
+
+// shq quotes s for a POSIX shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Spec is a study spec's [remote] table (experiments/tls.toml and
+// net.toml): the second host. The zero value is "no remote host".
+type Spec struct {
+	// Host is an SSH destination ([user@]host or a Host alias of
+	// ~/.ssh/config), reached with the system's ssh honouring the user's
+	// config, agent and known_hosts; an unknown or changed host key is
+	// refused.
+	Host string `toml:"host"`
+	// SSHConfig is an ssh_config file used instead of ~/.ssh/config
+	// (ssh -F); empty uses ssh's defaults.
+	SSHConfig string `toml:"ssh_config"`
+	// Dir is where the binary is copied on the host, relative to the
+	// remote user's home unless absolute; empty is DefaultDir.
+	Dir string `toml:"dir"`
+}
+
+// Options are the Options of s.
+func (s Spec) Options() Options { return Options{Dest: s.Host, ConfigFile: s.SSHConfig, Dir: s.Dir} }
+
+// Validate checks Host when it is set.
+func (s Spec) Validate() error {
+	if s.Host == "" {
+		return nil
+	}
+	if _, err := New(s.Options()); err != nil {
+		return fmt.Errorf("[remote] host: %w", err)
+	}
+	return nil
+}

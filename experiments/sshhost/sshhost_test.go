@@ -1,0 +1,178 @@
+package sshhost
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNewRejectsBadDestinations(t *testing.T) {
+	for _, d := range []string{"", "-oProxyCommand=x", "a b", "host'x", "h\"", "a\nb"} {
+		if _, err := New(Options{Dest: d}); err == nil {
+			t.Errorf("New(%q): no error", d)
+		}
+	}
+	for _, d := range []string{"host", "user@host", "user@10.0.0.1", "alias-1"} {
+		if _, err := New(Options{Dest: d}); err != nil {
+			t.Errorf("New(%q): %v", d, err)
+		}
+	}
+}
+
+// The options that make host keys strict and the run non-interactive come
+// before the destination, where they override any configuration file.
+func TestArgs(t *testing.T) {
+	h, _ := New(Options{Dest: "u@h", ConfigFile: "/c"})
+	a := h.Args("true")
+	if a[0] != "-F" || a[1] != "/c" {
+		t.Errorf("no -F first: %q", a)
+	}
+	for _, o := range []string{"BatchMode=yes", "StrictHostKeyChecking=yes", "ControlMaster=no", "ControlPath=none", "UpdateHostKeys=no"} {
+		if !slices.Contains(a, o) {
+			t.Errorf("missing -o %s: %q", o, a)
+		}
+	}
+	if got := a[len(a)-3:]; got[0] != "--" || got[1] != "u@h" || got[2] != "true" {
+		t.Errorf("tail %q", got)
+	}
+	h, _ = New(Options{Dest: "h"})
+	if a := h.Args("x"); a[0] == "-F" {
+		t.Errorf("-F without a config file: %q", a)
+	}
+}
+
+func exitErr(t *testing.T, code int) error {
+	err := exec.Command("sh", "-c", fmt.Sprintf("exit %d", code)).Run()
+	if err == nil {
+		t.Fatal("no exit error")
+	}
+	return err
+}
+
+func TestClassify(t *testing.T) {
+	h, _ := New(Options{Dest: "h"})
+	for _, c := range []struct {
+		code   int
+		stderr string
+		want   error
+	}{
+		{255, "@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nHost key verification failed.", ErrHostKey},
+		{255, "No ED25519 host key is known for h and you have requested strict checking.\nHost key verification failed.", ErrHostKey},
+		{255, "ssh: connect to host h port 22: Connection refused", ErrConnection},
+		{255, "Connection to h closed by remote host.", ErrConnection},
+		{1, "cat: write error: No space left on device", ErrDiskFull},
+	} {
+		err := h.classify(exitErr(t, c.code), c.stderr)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%q: %v, want %v", c.stderr, err, c.want)
+		}
+	}
+	if err := h.classify(exitErr(t, 3), "sha256 mismatch"); errors.Is(err, ErrConnection) || !strings.Contains(err.Error(), "sha256 mismatch") {
+		t.Errorf("a remote failure: %v", err)
+	}
+}
+
+func TestGOARCH(t *testing.T) {
+	for in, want := range map[string]string{"x86_64\n": "amd64", "aarch64": "arm64", "sparc": ""} {
+		if got := GOARCH(in); got != want {
+			t.Errorf("GOARCH(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSSHServerIP(t *testing.T) {
+	if got := sshServerIP("10.0.0.1 5555 10.0.0.2 22"); got != "10.0.0.2" {
+		t.Errorf("%q", got)
+	}
+	if got := sshServerIP("junk"); got != "" {
+		t.Errorf("%q", got)
+	}
+}
+
+// sampleClock against a clock role whose clock is 1 s ahead: the estimate
+// is within its own bound of 1 s.
+func TestSampleClock(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(inR)
+		for sc.Scan() {
+			fmt.Fprintf(outW, "%d\n", time.Now().Add(time.Second).UnixNano())
+		}
+		outW.Close()
+	}()
+	c, err := sampleClock(inW, bufio.NewReader(outR), 5)
+	inW.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.OffsetNs - int64(time.Second); d > c.BoundNs+int64(time.Millisecond) || -d > c.BoundNs+int64(time.Millisecond) {
+		t.Errorf("offset %d ns +- %d, want 1e9", c.OffsetNs, c.BoundNs)
+	}
+	if c.Samples != 5 {
+		t.Errorf("samples %d", c.Samples)
+	}
+	// A reply that is not a number is an error, not a zero offset.
+	outR2, outW2 := io.Pipe()
+	go func() { fmt.Fprintln(outW2, "banner"); outW2.Close() }()
+	if _, err := sampleClock(io.Discard, bufio.NewReader(outR2), 2); err == nil {
+		t.Error("a junk reply gave no error")
+	}
+}
+
+// The watchdog ends the role when its input ends and when the heartbeat
+// stops without an end (a dead connection).
+func TestWatch(t *testing.T) {
+	r, w := io.Pipe()
+	dead := watch(r, time.Hour)
+	w.Write([]byte{'\n'})
+	w.Close()
+	select {
+	case <-dead:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no exit on EOF")
+	}
+	r2, w2 := io.Pipe()
+	defer w2.Close()
+	dead = watch(r2, 50*time.Millisecond)
+	select {
+	case <-dead:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no exit on silence")
+	}
+}
+
+func TestRunRoleBadUsage(t *testing.T) {
+	for _, args := range [][]string{{"nope"}, {"serve", "-configs", "{"}, {"serve", "extra"}} {
+		if code := RunRole(args[0], args[1:], strings.NewReader(""), io.Discard, io.Discard); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestParseProvenance(t *testing.T) {
+	p := parseProvenance("hostname=h\nkernel=Linux 6.1.0\narch=x86_64\ncpu=Intel(R) Xeon(R) = fast\ncores=2\nmem_kb=x\nos=Debian GNU/Linux 12 (bookworm)\nsha256=ab\njunk\n")
+	want := Provenance{Hostname: "h", Kernel: "Linux 6.1.0", Arch: "x86_64", CPUModel: "Intel(R) Xeon(R) = fast", Cores: 2, OS: "Debian GNU/Linux 12 (bookworm)", BinarySHA256: "ab"}
+	if p != want {
+		t.Errorf("got %+v\nwant %+v", p, want)
+	}
+}
+
+// FuzzParseProvenance: whatever a remote shell prints, the parser neither
+// panics nor takes a value from a line of another key.
+func FuzzParseProvenance(f *testing.F) {
+	f.Add("hostname=h\ncores=2\nsha256=ab\n")
+	f.Add("=\n==\ncores=-1\nmem_kb=99999999999999999999999\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		p := parseProvenance(s)
+		if p.BinarySHA256 != "" && !strings.Contains(s, "sha256="+p.BinarySHA256) {
+			t.Errorf("sha256 %q not from a sha256 line of %q", p.BinarySHA256, s)
+		}
+	})
+}
