@@ -180,7 +180,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
-	var rows []Row
+	var rows, ctlRows []Row
 	measured := map[string]any{}
 	selfTests := map[string]linkemu.SelfTestReport{}
 	linkStats := map[string]linkemu.Stats{}
@@ -190,7 +190,11 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	var capBytes int64
 	for i, se := range est.Series {
 		res := results[i]
-		rows = append(rows, res.rows...)
+		if se.Control {
+			ctlRows = append(ctlRows, res.rows...)
+		} else {
+			rows = append(rows, res.rows...)
+		}
 		selfTests[se.ID] = res.selfTest
 		linkStats[se.ID] = res.linkStats
 		capPaths[se.ID] = res.capPath
@@ -216,9 +220,21 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
+	// Measurement hygiene (hygiene.go): the serial controls' rows and
+	// the late-packet record.
+	ctlJoins, err := r.writeHygiene(ctx, results, ctlRows, capPaths, files, measured)
+	if err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
 	for i, se := range est.Series {
-		ci, ji := results[i].capture, joins[se.ID]
-		ci.Connections, ci.Joined, ci.Unmatched = ji.Connections, ji.Joined, ji.Unmatched
+		ji, ok := joins[se.ID]
+		if se.Control {
+			ji, ok = ctlJoins[se.ID]
+		}
+		ci := results[i].capture
+		if ok {
+			ci.Connections, ci.Joined, ci.Unmatched = ji.Connections, ji.Joined, ji.Unmatched
+		}
 		captures[se.ID] = ci
 	}
 	if err := atomicfile.WriteFile(filepath.Join(run.Dir, RecordsFile), recBytes, 0o644); err != nil {
@@ -438,6 +454,8 @@ type seriesResult struct {
 	capBytes       int64
 	start, end     time.Time
 	hsStart, hsEnd time.Time
+	late           []linkemu.LateEvent // writes past plan.LateBound (hygiene.go)
+	toolchain      string              // the rows' toolchain column
 }
 
 // runAll starts the series in the estimate's dispatch order, at most
@@ -703,7 +721,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	var rep linkemu.SelfTestReport
 	for attempt := 1; ; attempt++ {
 		r.quiet.Lock()
-		link, rep, err = linkemu.StartVerified(linkCtx, sc, r.cfg.LinkOptions, stc)
+		link, rep, err = linkemu.StartVerified(linkCtx, sc, r.linkOptions(), stc)
 		r.quiet.Unlock()
 		var ae *linkemu.AccuracyError
 		if err == nil || !errors.As(err, &ae) {
@@ -991,6 +1009,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	if err := link.Close(); err != nil {
 		return res, err
 	}
+	res.late, res.toolchain = link.LateEvents(), toolchain
 	sum, err := repro.HashFile(capPath)
 	if err != nil {
 		return res, fmt.Errorf("hash the capture: %w", err)
