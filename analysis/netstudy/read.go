@@ -118,6 +118,9 @@ type Row struct {
 	// Toolchain is the Go release that ran the handshake (LegacyToolchain
 	// for files without the column).
 	Toolchain string
+	// Late: a late packet touched the handshake (hygiene.go; set by the
+	// stage from late.csv.gz, never read from the records).
+	Late bool
 }
 
 var requiredColumns = []string{"scenario", "round", "group", "seq", "ok", "failure", "ths_ns",
