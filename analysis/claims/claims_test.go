@@ -384,3 +384,45 @@ func TestPreregistrationMatchesHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestNetWithoutFlagged: the view swaps in the comparisons and summary
+// without the flagged handshakes; a verdict that changes is counted, and
+// results without the view give none.
+func TestNetWithoutFlagged(t *testing.T) {
+	net := func(higher int) map[string]any {
+		return map[string]any{"comparisons": 9, "target_higher_latency": higher, "round": 10000}
+	}
+	doc := map[string]any{
+		"reproduced":  net(9),
+		"comparisons": []any{},
+		"hygiene": map[string]any{"without_flagged": map[string]any{
+			"reproduced":  net(8),
+			"comparisons": []any{},
+		}},
+	}
+	b, _ := json.Marshal(doc)
+	var b1 Claim
+	for _, c := range Catalogue() {
+		if c.ID == "B1" {
+			b1 = c
+		}
+	}
+	rb, err := netWithoutFlagged(map[string][]byte{"net": b}, nil, []Claim{b1})
+	if err != nil || rb == nil {
+		t.Fatalf("view: %v, %v", rb, err)
+	}
+	if len(rb.Claims) != 1 || rb.Claims[0].Verdict != Reproduced || rb.Claims[0].ViewVerdict != DirectionOnly || rb.Changed != 1 {
+		t.Errorf("B1 without flagged: %+v", rb)
+	}
+	delete(doc, "hygiene")
+	b, _ = json.Marshal(doc)
+	if rb, err := netWithoutFlagged(map[string][]byte{"net": b}, nil, Catalogue()); rb != nil || err != nil {
+		t.Errorf("no view: %+v, %v", rb, err)
+	}
+	if rb, err := netWithoutFlagged(map[string][]byte{}, nil, Catalogue()); rb != nil || err != nil {
+		t.Errorf("no net results: %+v, %v", rb, err)
+	}
+	if n := Numbers(Report{Robustness: []Robustness{{Study: "net", Claims: make([]RobustnessItem, 8), Changed: 1}}}); !strings.Contains(n, `\newcommand{\ClaimsNetFlaggedChanged}{1}`) || !strings.Contains(n, `\newcommand{\ClaimsNetFlaggedChecked}{8}`) {
+		t.Errorf("numbers:\n%s", n)
+	}
+}
