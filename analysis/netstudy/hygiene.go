@@ -48,6 +48,13 @@ type Hygiene struct {
 	// Note says what the run lacks (a run recorded before the records
 	// existed), else is empty.
 	Note string `json:"note,omitempty"`
+	// ParallelSeries is the most series the run had at once (1: one at a
+	// time), Exclusive the scenarios whose series ran alone, WallTimeMin
+	// the run's wall time (meta.json measured.schedule); 0 and empty for
+	// runs that do not record them.
+	ParallelSeries int      `json:"parallel_series"`
+	Exclusive      []string `json:"exclusive_scenarios"`
+	WallTimeMin    Num      `json:"wall_time_min"`
 	// LateBoundMs is the run's bound (meta.json measured.late.bound_ns).
 	LateBoundMs Num `json:"late_bound_ms"`
 	// LateEvents counts late.csv.gz's rows; LateTCP those of TCP packets;
@@ -281,12 +288,19 @@ func flagTouched(ws []window, evs []netdata.LateEvent) (flags []bool, touching i
 	return flags, touching
 }
 
-// lateMeta is the part of meta.json's measured.late the analysis reads.
-type lateMeta struct {
+// hygieneMeta is the part of meta.json the hygiene reads: the late bound
+// and the schedule (how many series ran at once, which alone, the wall
+// time).
+type hygieneMeta struct {
 	Measured struct {
 		Late *struct {
 			BoundNs int64 `json:"bound_ns"`
 		} `json:"late"`
+		Schedule *struct {
+			ParallelSeries int      `json:"parallel_series"`
+			Exclusive      []string `json:"exclusive_scenarios"`
+			WallS          float64  `json:"wall_s"`
+		} `json:"schedule"`
 	} `json:"measured"`
 }
 
@@ -301,6 +315,10 @@ type hygieneInput struct {
 	hasLate     bool
 	hasControls bool
 	touching    int // late events that touched a recorded or control handshake
+	// The schedule (meta.json measured.schedule; zero for runs without).
+	parallel  int
+	exclusive []string
+	wallS     float64
 }
 
 // markLate sets Row.Late on rows (and ctl) from the late events; it
@@ -326,7 +344,11 @@ func markLate(d *Design, rows []Row, refs []inprocRef, evs []netdata.LateEvent) 
 // set by markLate), ctl the controls' rows.
 func hygiene(res *Results, d *Design, all []Row, in hygieneInput, p Params) (*Hygiene, error) {
 	p = p.withDefaults()
-	h := &Hygiene{Series: []FlagSeries{}, VerdictChanges: []string{}, WithoutFlagged: WithoutFlagged{Comparisons: []Comparison{}}}
+	h := &Hygiene{Series: []FlagSeries{}, VerdictChanges: []string{}, WithoutFlagged: WithoutFlagged{Comparisons: []Comparison{}},
+		ParallelSeries: in.parallel, Exclusive: slices.Clone(in.exclusive), WallTimeMin: Num(in.wallS / 60)}
+	if h.Exclusive == nil {
+		h.Exclusive = []string{}
+	}
 	var notes []string
 	if in.hasLate {
 		h.LateBoundMs = Num(float64(in.boundNs) / 1e6)
@@ -530,16 +552,21 @@ func control(res *Results, all []Row, in hygieneInput, p Params) (*Control, erro
 	return c, nil
 }
 
-// parseLateBound reads measured.late.bound_ns from meta.json.
-func parseLateBound(mb []byte) (int64, bool, error) {
-	var m lateMeta
+// parseHygieneMeta reads meta.json's late bound (ok: the run has one)
+// and schedule into in.
+func parseHygieneMeta(mb []byte, in *hygieneInput) (ok bool, err error) {
+	var m hygieneMeta
 	if err := json.Unmarshal(mb, &m); err != nil {
-		return 0, false, err
+		return false, err
+	}
+	if s := m.Measured.Schedule; s != nil {
+		in.parallel, in.exclusive, in.wallS = s.ParallelSeries, s.Exclusive, s.WallS
 	}
 	if m.Measured.Late == nil {
-		return 0, false, nil
+		return false, nil
 	}
-	return m.Measured.Late.BoundNs, true, nil
+	in.boundNs = m.Measured.Late.BoundNs
+	return true, nil
 }
 
 // readHygiene reads the run's hygiene files that exist (declared inputs
@@ -560,11 +587,10 @@ func readHygiene(env *repro.Env, runDir string, metaJSON []byte, d *Design, rows
 		defer f.Close()
 		return fn(f, p)
 	}
-	bound, ok, err := parseLateBound(metaJSON)
+	ok, err := parseHygieneMeta(metaJSON, &in)
 	if err != nil {
 		return in, fmt.Errorf("meta.json: %w", err)
 	}
-	in.boundNs = bound
 	in.hasLate = ok && have[path.Join(runDir, netdata.LateFile)]
 	if ok && !in.hasLate {
 		return in, fmt.Errorf("meta.json names a late bound but the run has no %s", netdata.LateFile)

@@ -1,6 +1,7 @@
 package netstudy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -109,6 +110,9 @@ func hygieneNumbers(res *Results, set func(name, v string)) {
 		}
 		return "0"
 	}
+	set("ParallelSeries", strconv.Itoa(max(h.ParallelSeries, 1)))
+	set("ExclusiveScenarios", render.Escape(cmp.Or(strings.Join(h.Exclusive, ", "), "none")))
+	set("WallTimeMin", render.Fixed(float64(h.WallTimeMin), 1))
 	set("LateRecorded", b01(h.LateBoundMs > 0))
 	set("LateBoundMs", render.Fixed(float64(h.LateBoundMs), 1))
 	set("LateEvents", intTeX(h.LateEvents))

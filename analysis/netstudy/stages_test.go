@@ -120,7 +120,8 @@ func gz(t testing.TB, rows [][]string) []byte {
 
 func metaJSON(t testing.TB, d Design) []byte {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"study": "net", "run_id": "20260101T000000Z-synth", "profile": "synth", "measured": map[string]any{"design": d, "late": map[string]any{"bound_ns": 1000000}}})
+	b, err := json.Marshal(map[string]any{"study": "net", "run_id": "20260101T000000Z-synth", "profile": "synth", "measured": map[string]any{"design": d, "late": map[string]any{"bound_ns": 1000000},
+		"schedule": map[string]any{"parallel_series": 6, "exclusive_scenarios": []string{"lan"}, "wall_s": 150.0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
