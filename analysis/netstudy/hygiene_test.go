@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -217,5 +218,46 @@ func writeHygieneFiles(t testing.TB, dir string, rows [][]string) {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestStagesWithoutHygieneFiles: a run recorded before the late-packet
+// record and the controls still builds; the hygiene says so, flags
+// nothing, and the paper's macros and tables are all there. A run whose
+// meta.json names a bound but has no late.csv.gz is refused.
+func TestStagesWithoutHygieneFiles(t *testing.T) {
+	d := synthDesign()
+	root := makeTree(t, d, synthRows(d))
+	dir := filepath.Join(root, filepath.FromSlash(testRunDir))
+	for _, name := range []string{"inproc.csv.gz", netdata.LateFile, netdata.ControlFile, netdata.ControlInprocFile} {
+		os.Remove(filepath.Join(dir, name))
+	}
+	if err := build(t, root); err == nil || !strings.Contains(err.Error(), "names a late bound but the run has no late.csv.gz") {
+		t.Fatalf("bound without the record: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "meta.json"))
+	b = bytes.Replace(b, []byte(`"late":{"bound_ns":1000000},`), nil, 1)
+	os.WriteFile(filepath.Join(dir, "meta.json"), b, 0o644)
+	if err := build(t, root); err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := os.ReadFile(filepath.Join(root, ResultsFile))
+	var res Results
+	if err := json.Unmarshal(rb, &res); err != nil {
+		t.Fatal(err)
+	}
+	h := res.Hygiene
+	if h == nil || h.Note == "" || h.Flagged != 0 || h.Control == nil || len(h.Control.Series) != 0 || len(h.VerdictChanges) != 0 {
+		t.Errorf("hygiene of a run without the records: %+v", h)
+	}
+	nums, _ := os.ReadFile(filepath.Join(root, TexNumbers))
+	for _, m := range []string{`\NetLateRecorded}{0}`, `\NetControlRecorded}{0}`, `\NetFlagged}{0}`, `\NetParallelSeries}{6}`} {
+		if !bytes.Contains(nums, []byte(m)) {
+			t.Errorf("numbers lack %s", m)
+		}
+	}
+	tex, _ := os.ReadFile(filepath.Join(root, TexHygiene))
+	if !bytes.Contains(tex, []byte("tab:net-late")) || !bytes.Contains(tex, []byte("no serial controls")) {
+		t.Errorf("hygiene tables of a run without the records:\n%s", tex)
 	}
 }
