@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,6 +166,28 @@ func hygieneNumbers(res *Results, set func(name, v string)) {
 	set("ControlMaxShiftBoundMs", ms(c.MaxShiftBoundMs))
 	set("ControlExceeds", b01(c.Exceeds))
 	set("ControlExceedsBound", b01(c.ExceedsBound))
+	lo, hi := Num(math.NaN()), Num(math.NaN())
+	for i, x := range c.Series {
+		if i == 0 || x.ShiftMs < lo {
+			lo = x.ShiftMs
+		}
+		if i == 0 || x.ShiftMs > hi {
+			hi = x.ShiftMs
+		}
+	}
+	// The smallest difference among the scenarios whose series ran
+	// concurrently (not exclusive), the one a concurrent shift competes with.
+	conc := math.Inf(1)
+	concAt := ""
+	for _, x := range res.Comparisons {
+		if !slices.Contains(h.Exclusive, x.Scenario) && math.Abs(float64(x.DiffMs)) < conc {
+			conc, concAt = math.Abs(float64(x.DiffMs)), fmt.Sprintf("%s/%d", x.Scenario, x.Round)
+		}
+	}
+	set("ConcurrentSmallestDiffMs", ms(Num(conc)))
+	set("ConcurrentSmallestDiffAt", atTeX(concAt))
+	set("ControlShiftMinMs", signed(lo, 3))
+	set("ControlShiftMaxMs", signed(hi, 3))
 	dbig := Num(math.NaN())
 	for _, d := range c.Diffs {
 		if math.IsNaN(float64(dbig)) || math.Abs(float64(d.ShiftMs)) > math.Abs(float64(dbig)) {
