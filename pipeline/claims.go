@@ -54,6 +54,9 @@ func claimsStage(stages []*repro.Stage) *repro.Stage {
 	var in []claims.StudyClaims
 	for _, s := range paperOrder() {
 		c := claims.StudyClaims{Name: s.Name, Label: s.Label, Catalogue: cats[s.Name]}
+		if s.ClaimViews != nil {
+			c.Views = s.ClaimViews()
+		}
 		p := "results/" + s.Name + ".json"
 		for _, st := range stages {
 			if slices.Contains(st.Outputs, p) {

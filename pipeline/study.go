@@ -96,6 +96,10 @@ type Study struct {
 	// states them (its analysis package's Claims); the claims stage, `mage
 	// claims`, `mage all` and the bundle's appendix show them.
 	Claims func() claims.Catalogue
+	// ClaimViews, when set, returns the other readings of the study's
+	// results on which its claims are re-evaluated as a robustness check
+	// (claims.View); they change no verdict.
+	ClaimViews func() []claims.View
 	// Compare compares the items of a reference run's and a new run's
 	// results/<Name>.json for `mage all` (see compareStudy); nil compares
 	// the claims only.

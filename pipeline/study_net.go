@@ -57,9 +57,10 @@ func init() {
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return append([]*repro.Stage{netRecords(root, profile, run)}, anet.StagesFrom(run, recordsOut(netStudy, profile), anet.Params{})...), nil
 		},
-		Records: netRecords,
-		Claims:  anet.Claims,
-		Compare: compareWith(compareNet),
+		Records:    netRecords,
+		Claims:     anet.Claims,
+		ClaimViews: anet.ClaimViews,
+		Compare:    compareWith(compareNet),
 		// The same check netstudy.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {

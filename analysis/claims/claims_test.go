@@ -3,6 +3,7 @@ package claims
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,7 +168,7 @@ func TestStageKnowsNoStudy(t *testing.T) {
 
 func TestNumbersRefusesBadMacros(t *testing.T) {
 	for _, nums := range []map[string]string{{"Claims1": "x"}, {"ClaimsTotal": "3"}} {
-		if _, err := Numbers(Report{}, Catalogue{Study: "x", Numbers: nums}); err == nil {
+		if _, err := Numbers(Report{}, nil, Catalogue{Study: "x", Numbers: nums}); err == nil {
 			t.Errorf("%v accepted", nums)
 		}
 	}
@@ -194,7 +195,7 @@ func TestCalibratedAndDerivedAreNotCounted(t *testing.T) {
 	if rep.Counts[Reproduced] != 1 || rep.Counts[NotAssessable] != 1 || rep.Derived != 1 || rep.Independent() != 3 {
 		t.Errorf("counts %v, derived %d", rep.Counts, rep.Derived)
 	}
-	if nums, err := Numbers(rep); err != nil || !strings.Contains(nums, `\newcommand{\ClaimsTotal}{3}`) {
+	if nums, err := Numbers(rep, nil); err != nil || !strings.Contains(nums, `\newcommand{\ClaimsTotal}{3}`) {
 		t.Errorf("numbers: %v\n%s", err, nums)
 	}
 }
@@ -283,5 +284,45 @@ func TestRulesFilesExist(t *testing.T) {
 		if _, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(f))); err != nil {
 			t.Errorf("rules file %s: %v", f, err)
 		}
+	}
+}
+
+// TestViews: a view's results re-evaluate the study's claims without
+// changing a verdict; a verdict that would change is counted, results
+// without the view or no results give none, a failing view is an error,
+// and the view's macros are 0 and 0 when it has nothing to say.
+func TestViews(t *testing.T) {
+	cat := fakeCatalogue()
+	v := View{Name: "far", Macro: "ClaimsXFar", Of: func(b []byte) ([]byte, bool, error) {
+		if strings.Contains(string(b), "noview") {
+			return nil, false, nil
+		}
+		if strings.Contains(string(b), "broken") {
+			return nil, false, errors.New("broken view")
+		}
+		return []byte(`{"value": 60}`), true, nil
+	}}
+	files := map[string][]byte{"x": []byte(`{"value": 41.5}`)}
+	rb, err := evalView("x", v, files, nil, cat.Claims)
+	if err != nil || rb == nil {
+		t.Fatalf("view: %v, %v", rb, err)
+	}
+	if len(rb.Claims) != 2 || rb.Claims[0].Verdict != Reproduced || rb.Claims[0].ViewVerdict == Reproduced || rb.Changed != 2 {
+		t.Errorf("the view's re-evaluation: %+v", rb)
+	}
+	for name, f := range map[string]map[string][]byte{"no view": {"x": []byte(`{"value": 41.5, "noview": 1}`)}, "no results": {}} {
+		if rb, err := evalView("x", v, f, nil, cat.Claims); rb != nil || err != nil {
+			t.Errorf("%s: %+v, %v", name, rb, err)
+		}
+	}
+	if _, err := evalView("x", v, map[string][]byte{"x": []byte(`{"broken": 1}`)}, nil, cat.Claims); err == nil || !strings.Contains(err.Error(), "broken view") {
+		t.Errorf("a failing view: %v", err)
+	}
+	n, err := Numbers(Report{Robustness: []Robustness{*rb}}, []View{v})
+	if err != nil || !strings.Contains(n, `\newcommand{\ClaimsXFarChanged}{2}`) || !strings.Contains(n, `\newcommand{\ClaimsXFarChecked}{2}`) {
+		t.Errorf("numbers (%v):\n%s", err, n)
+	}
+	if n, _ := Numbers(Report{}, []View{v}); !strings.Contains(n, `\newcommand{\ClaimsXFarChecked}{0}`) {
+		t.Errorf("numbers without the view's results:\n%s", n)
 	}
 }

@@ -51,6 +51,9 @@ type Report struct {
 	// each with whether it was recorded after that commit.
 	Rules Rules       `json:"rules"`
 	Runs  []JudgedRun `json:"runs"`
+	// Robustness re-evaluates claims on other views of the same results
+	// (robust.go); it changes no verdict above.
+	Robustness []Robustness `json:"robustness,omitempty"`
 }
 
 // Independent is the number of claims Counts covers.
@@ -94,6 +97,10 @@ type StudyClaims struct {
 	// order, and the package that states them (part of the stage's code,
 	// so that an edited rule reruns the stage).
 	Catalogue Catalogue
+	// Views are other readings of the study's results from the same run
+	// on which its claims are re-evaluated as a robustness check
+	// (robust.go); they change no verdict.
+	Views []View
 }
 
 // Stage evaluates every study's claims on the results files it is given
@@ -105,6 +112,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 	results, missing, labels := map[string]string{}, map[string]string{}, map[string]string{}
 	var inputs []string
 	var cats []Catalogue
+	var views []studyView
 	code := []string{"analysis/claims"}
 	for _, s := range studies {
 		if s.Results != "" {
@@ -126,6 +134,14 @@ func Stage(studies []StudyClaims) *repro.Stage {
 		}
 		params["claims."+s.Name] = strings.Join(ids, " ")
 		cats = append(cats, s.Catalogue)
+		var names []string
+		for _, v := range s.Views {
+			views = append(views, studyView{s.Name, v})
+			names = append(names, v.Name)
+		}
+		if len(names) > 0 {
+			params["views."+s.Name] = strings.Join(names, "; ")
+		}
 		if s.Catalogue.Package != "" {
 			code = append(code, s.Catalogue.Package)
 		}
@@ -154,6 +170,15 @@ func Stage(studies []StudyClaims) *repro.Stage {
 				return err
 			}
 			rep := Run(r, All(cats))
+			for _, sv := range views {
+				rb, err := evalView(sv.study, sv.view, files, missing, All(cats))
+				if err != nil {
+					return err
+				}
+				if rb != nil {
+					rep.Robustness = append(rep.Robustness, *rb)
+				}
+			}
 			pb, err := env.ReadFile(PreregistrationFile)
 			if err != nil {
 				return err
@@ -181,7 +206,11 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			nums, err := Numbers(rep, cats...)
+			var all []View
+			for _, sv := range views {
+				all = append(all, sv.view)
+			}
+			nums, err := Numbers(rep, all, cats...)
 			if err != nil {
 				return err
 			}
@@ -198,10 +227,12 @@ func Stage(studies []StudyClaims) *repro.Stage {
 // \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
 // \ClaimsTotal), the number of derived claims (\ClaimsDerived) and the
 // rules' thresholds the paper's text quotes: the engine's and each
-// catalogue's Numbers.
+// catalogue's Numbers, and per view with a Macro the number of claims it
+// re-evaluated and of verdicts that would change (\<Macro>Checked,
+// \<Macro>Changed).
 // A catalogue's macro with a name that is not letters only, or set twice,
 // is an error.
-func Numbers(rep Report, cats ...Catalogue) (string, error) {
+func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 	var n render.Numbers
 	total := 0
 	for _, v := range []struct {
@@ -213,6 +244,25 @@ func Numbers(rep Report, cats ...Catalogue) (string, error) {
 		total += rep.Counts[v.v]
 	}
 	n.Set("ClaimsTotal", fmt.Sprint(total))
+	// Each view's claims re-evaluated and verdicts that would change
+	// (robust.go); 0 and 0 when the results have no such view.
+	for _, v := range views {
+		if v.Macro == "" {
+			continue
+		}
+		checked, changed := 0, 0
+		for _, rb := range rep.Robustness {
+			if rb.View == v.Name {
+				checked, changed = len(rb.Claims), rb.Changed
+			}
+		}
+		if err := n.Set(v.Macro+"Checked", fmt.Sprint(checked)); err != nil {
+			return "", fmt.Errorf("view %q: %w", v.Name, err)
+		}
+		if err := n.Set(v.Macro+"Changed", fmt.Sprint(changed)); err != nil {
+			return "", fmt.Errorf("view %q: %w", v.Name, err)
+		}
+	}
 	n.Set("ClaimsDerived", fmt.Sprint(rep.Derived))
 	// The rules' constants, so that the paper's text cannot drift from
 	// the code that applies them.

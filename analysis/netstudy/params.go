@@ -64,6 +64,7 @@ const (
 	TexSerial     = "paper/generated/net-serial.tex"
 	TexToolchains = "paper/generated/net-toolchains.tex"
 	TexNumbers    = "paper/generated/net-numbers.tex"
+	TexHygiene    = "paper/generated/net-hygiene.tex"
 )
 
 func (p Params) withDefaults() Params {

@@ -53,6 +53,9 @@ type Row struct {
 	// Toolchain is the Go release that ran the handshake
 	// (netdata.LegacyToolchain for files without the column).
 	Toolchain string
+	// Late: a late packet touched the handshake (hygiene.go; set by the
+	// stage from late.csv.gz, never read from the records).
+	Late bool
 }
 
 // ReadRecords reads records.csv.gz with netdata.ReadRecords (name is

@@ -29,6 +29,10 @@ type Results struct {
 	// comparisons and the changes from the primary one. The fields above
 	// are the primary toolchain's.
 	Toolchains *Toolchains `json:"toolchains"`
+	// Hygiene is the measurement hygiene (hygiene.go): handshakes touched
+	// by a late packet, the comparisons without them, and the serial
+	// controls against their concurrent runs.
+	Hygiene *Hygiene `json:"hygiene"`
 }
 
 // ResultParams records the analysis parameters.

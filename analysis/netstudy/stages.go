@@ -23,9 +23,10 @@ const codeDir = "analysis/netstudy"
 // Stages returns the analysis and render stages for the run folder runDir
 // (relative, slash-separated, e.g. data/net/<run-id>):
 //
-//	net:analyze  records.csv.gz + meta.json  -> results/net.json
+//	net:analyze  records.csv.gz + meta.json (+ the run's late.csv.gz, inproc.csv.gz
+//	             and control files: hygiene.go) -> results/net.json
 //	net:figures  results/net.json            -> figures/net-{latency,diff-vs-rtt,bytes}.{pdf,svg}
-//	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,toolchains,numbers}.tex
+//	net:tables   results/net.json            -> paper/generated/net-{comparisons,bytes,serial,toolchains,hygiene,numbers}.tex
 func Stages(runDir string, params Params) []*repro.Stage {
 	return StagesFrom(runDir, path.Join(runDir, netdata.RecordsFile), params)
 }
@@ -40,7 +41,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Name:    StageAnalyze,
 		Doc:     "Study B statistics: latency and bytes per scenario, round and group; the nine comparisons",
 		Code:    []string{codeDir},
-		Inputs:  []string{records, metaFile},
+		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
 		Params:  params.analysisParams(runDir),
 		Outputs: []string{ResultsFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
@@ -69,9 +70,16 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
 			}
 			env.Logf("%s: %d rows", records, len(rows))
+			in, err := readHygiene(env, runDir, mb, m.Measured.Design, rows)
+			if err != nil {
+				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", StageAnalyze, err)
+			}
 			res, err := Analyze(m.Measured.Design, rows, p, runDir, m.RunID, m.Profile)
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", StageAnalyze, runDir, err)
+			}
+			if res.Hygiene, err = hygiene(res, m.Measured.Design, rows, in, p); err != nil {
+				return fmt.Errorf("%s: %s: measurement hygiene: %w", StageAnalyze, runDir, err)
 			}
 			b, err := json.MarshalIndent(res, "", "  ")
 			if err != nil {
@@ -112,7 +120,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			return nil
 		},
 	}
-	texOut := []string{TexComparison, TexBytes, TexSerial, TexToolchains, TexNumbers}
+	texOut := []string{TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexNumbers}
 	tables := &repro.Stage{
 		Name:    StageTables,
 		Doc:     "Study B LaTeX tables and number macros",

@@ -118,7 +118,8 @@ func gzWith(t testing.TB, header []string, rows [][]string) []byte {
 
 func metaJSON(t testing.TB, d Design) []byte {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"study": "net", "run_id": "20260101T000000Z-synth", "profile": "synth", "measured": map[string]any{"design": d}})
+	b, err := json.Marshal(map[string]any{"study": "net", "run_id": "20260101T000000Z-synth", "profile": "synth", "measured": map[string]any{"design": d, "late": map[string]any{"bound_ns": 1000000},
+		"schedule": map[string]any{"parallel_series": 6, "exclusive_scenarios": []string{"lan"}, "wall_s": 150.0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +140,7 @@ func makeTree(t testing.TB, d Design, rows [][]string) string {
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), metaJSON(t, d), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	writeHygieneFiles(t, dir, rows)
 	return root
 }
 
@@ -158,13 +160,13 @@ func build(t testing.TB, root string) error {
 	return err
 }
 
-var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexNumbers,
+var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexNumbers,
 	FigLatency + ".pdf", FigLatency + ".svg", FigDiffVsRTT + ".pdf", FigDiffVsRTT + ".svg", FigBytes + ".pdf", FigBytes + ".svg"}
 
 // golden are the outputs compared with testdata (the SVGs and PDFs are
 // compared by the second run only: their bytes depend on gonum's
 // renderer, the golden text files pin the numbers).
-var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexNumbers}
+var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexNumbers}
 
 func TestStagesGoldenAndDeterministic(t *testing.T) {
 	d := synthDesign()

@@ -29,6 +29,8 @@ func Tables(res *Results) (map[string]string, error) {
 	add(TexSerial, s, err)
 	s, err = toolchainTable(res)
 	add(TexToolchains, s, err)
+	s, err = hygieneTables(res)
+	add(TexHygiene, s, err)
 	s, err = numbers(res)
 	add(TexNumbers, s, err)
 	return out, errors.Join(errs...)
@@ -226,6 +228,7 @@ func numbers(res *Results) (string, error) {
 		set("Loss"+suf, render.Fixed(s.LossPct, 1))
 	}
 	toolchainNumbers(res, set)
+	hygieneNumbers(res, set)
 	for _, c := range res.Comparisons {
 		if c.Round != r.Round {
 			continue

@@ -25,6 +25,7 @@ type dirCounters struct {
 	dropLoss, dropQueue, dropQ atomic.Uint64
 	late                       [lateBuckets]atomic.Uint64
 	lateMax                    atomic.Int64
+	lateEvents, lateDropped    atomic.Uint64 // writes past Options.LateBound: kept, and beyond MaxLateEvents
 }
 
 type packet struct {
@@ -53,11 +54,15 @@ type forwarder struct {
 	rtOK     atomic.Int32 // threads that got SCHED_FIFO
 	c        dirCounters
 	wg       sync.WaitGroup
+	// lateBound and lateEvents: writes later than lateBound past their due
+	// time are kept (Options.LateBound); only the writer appends.
+	lateBound  time.Duration
+	lateEvents []LateEvent
 }
 
 func newForwarder(l *Link, dir int, src, dst int, sh *Shaper, mtu, inflight int, epoch time.Time) (*forwarder, error) {
 	f := &forwarder{l: l, dir: dir, src: src, dst: dst, shaper: sh, queue: make(chan packet, inflight), epoch: epoch,
-		tfd: -1, efd: -1, realtime: !l.opts.NoRealtime}
+		tfd: -1, efd: -1, realtime: !l.opts.NoRealtime, lateBound: l.opts.LateBound}
 	f.pool.New = func() any { b := make([]byte, mtu); return &b }
 	var err error
 	if f.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC); err != nil {
@@ -218,8 +223,14 @@ func (f *forwarder) write() {
 			}
 			continue
 		}
+		if testHookBeforeWrite != nil {
+			testHookBeforeWrite(f.dir, (*p.buf)[:p.n])
+		}
 		_, err := unix.Write(f.dst, (*p.buf)[:p.n])
 		late := time.Since(f.epoch) - p.due
+		if f.lateBound > 0 && late > f.lateBound && err == nil {
+			f.recordLate((*p.buf)[:p.n], p.due, late)
+		}
 		f.pool.Put(p.buf)
 		if err != nil {
 			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ENOBUFS) {
@@ -272,6 +283,11 @@ type DirStats struct {
 	LateP50 time.Duration `json:"late_p50_ns"`
 	LateP99 time.Duration `json:"late_p99_ns"`
 	LateMax time.Duration `json:"late_max_ns"`
+	// LateEvents counts the writes later than Options.LateBound past their
+	// due time that Link.LateEvents returns; LateDropped those beyond
+	// MaxLateEvents, counted but not kept. Both 0 without a bound.
+	LateEvents  uint64 `json:"late_events,omitempty"`
+	LateDropped uint64 `json:"late_events_dropped,omitempty"`
 	// Realtime says whether both of this direction's threads run at
 	// SCHED_FIFO (see Options.NoRealtime).
 	Realtime bool `json:"realtime"`
@@ -297,7 +313,8 @@ func (l *Link) Stats() Stats {
 			RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(),
 			TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(),
 			DropLoss: c.dropLoss.Load(), DropQueue: c.dropQueue.Load(), DropOverflow: c.dropQ.Load(),
-			LateMax:  time.Duration(c.lateMax.Load()),
+			LateMax:    time.Duration(c.lateMax.Load()),
+			LateEvents: c.lateEvents.Load(), LateDropped: c.lateDropped.Load(),
 			Realtime: f.rtOK.Load() == 2,
 		}
 		var hist [lateBuckets]uint64

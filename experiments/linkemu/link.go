@@ -69,6 +69,12 @@ type Options struct {
 	// Shaper and waiting for their due time). Default 16384; a packet that
 	// does not fit is dropped and counted in DirStats.DropOverflow.
 	InFlight int
+	// LateBound, when positive, makes each direction keep every packet it
+	// writes more than LateBound after the packet's due time (the emulator's
+	// own delay beyond the scenario, from a stalled writer thread), with
+	// its flow and times: Link.LateEvents. Zero keeps none (the lateness
+	// histogram in Stats is kept either way).
+	LateBound time.Duration
 }
 
 // MinProcs is the GOMAXPROCS StartWith raises the process to (see
@@ -112,6 +118,9 @@ func (o *Options) fill() error {
 	}
 	if o.InFlight < 0 {
 		return fmt.Errorf("negative InFlight %d", o.InFlight)
+	}
+	if o.LateBound < 0 {
+		return fmt.Errorf("negative LateBound %v", o.LateBound)
 	}
 	return nil
 }

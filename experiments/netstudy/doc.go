@@ -86,6 +86,21 @@
 // minimum (at least 1), work_to_theoretical_ratio the sum of the series'
 // handshake phases over the serial minimum.
 //
+// # Measurement hygiene
+//
+// Two records say how far the machine, not the emulated network, shaped
+// the handshakes (hygiene.go; the file formats are in datasets/netdata).
+// With late_bound_ms > 0 every link keeps each packet its forwarder wrote
+// more than that bound after its due time (linkemu.Options.LateBound) and
+// the run writes them all to late.csv.gz: series, direction, ports, due and
+// write time, so the analysis can flag the handshakes they touched.
+// A profile's serial_control lists series that are run a second time
+// after all the others, each alone (Plan.ControlSeries: same seed, ID
+// <id>-alone); their rows go to control.csv.gz (and control-inproc.csv.gz),
+// never records.csv.gz, and the analysis compares their medians with the
+// concurrent runs'. Estimate and the schedule count them; in the full
+// profile they add about 8 min.
+//
 // # The cost of running series side by side
 //
 // On the 2-core reference machine (shared, load average about 13 from

@@ -100,7 +100,14 @@ func Estimate(s *Spec, profile string) (Estimation, error) {
 		return Estimation{}, err
 	}
 	e := Estimation{Profile: profile, Handshakes: p.Handshakes(), Parallel: p.Parallel}
-	series := p.Series()
+	ctl, err := p.ControlSeries()
+	if err != nil {
+		return Estimation{}, fmt.Errorf("profiles.%s.serial_control: %w", profile, err)
+	}
+	series := append(p.Series(), ctl...)
+	for _, c := range ctl {
+		e.Handshakes += c.Handshakes()
+	}
 	exp := make([]time.Duration, len(series))
 	mins := make([]time.Duration, len(series))
 	e.PerScenario = make([]ScenarioEstimate, len(p.Scenarios))

@@ -29,8 +29,8 @@ func ExampleEstimate() {
 		}
 	}
 	// Output:
-	// quick: 840 handshakes (888 connections with warm-up) in 3 scenarios, 24 series, up to 6 at once: theoretical minimum 28s serial, 6s as scheduled; expected about 18s (serial work 1m3s, longest series 6s)
-	// full: 192000 handshakes (192180 connections with warm-up) in 3 scenarios, 36 series, up to 12 at once: theoretical minimum 5h54m54s serial, 42m34s as scheduled; expected about 52m9s (serial work 6h50m1s, longest series 46m38s)
+	// quick: 880 handshakes (932 connections with warm-up) in 3 scenarios, 26 series, up to 6 at once: theoretical minimum 29s serial, 7s as scheduled; expected about 22s (serial work 1m7s, longest series 6s)
+	// full: 195000 handshakes (195195 connections with warm-up) in 3 scenarios, 39 series, up to 12 at once: theoretical minimum 6h1m58s serial, 49m39s as scheduled; expected about 1h0m12s (serial work 6h58m4s, longest series 46m38s)
 	//   lan-1000-X25519-go1.24.4       1005 connections        0s ..       6s  (expected 6s, minimum 3s, alone)
 	//   lan-1000-X25519-go1.27.3       1005 connections        6s ..      12s  (expected 6s, minimum 3s, alone)
 	//   lan-1000-X25519MLKEM768-go1.24.4   1005 connections       12s ..      18s  (expected 6s, minimum 3s, alone)
@@ -67,4 +67,7 @@ func ExampleEstimate() {
 	//   wan-1000-X25519-go1.27.3       1005 connections    30m19s ..   31m59s  (expected 1m40s, minimum 1m34s)
 	//   wan-1000-X25519MLKEM768-go1.24.4   1005 connections    30m19s ..   31m59s  (expected 1m40s, minimum 1m34s)
 	//   wan-1000-X25519MLKEM768-go1.27.3   1005 connections    30m19s ..   31m59s  (expected 1m40s, minimum 1m34s)
+	//   wan-1000-X25519-go1.24.4-alone   1005 connections     52m9s ..   53m49s  (expected 1m40s, minimum 1m34s, alone)
+	//   wan-1000-X25519MLKEM768-go1.24.4-alone   1005 connections    53m49s ..   55m29s  (expected 1m40s, minimum 1m34s, alone)
+	//   far-1000-X25519MLKEM768-go1.24.4-alone   1005 connections    55m29s ..  1h0m12s  (expected 4m42s, minimum 3m57s, alone)
 }

@@ -195,7 +195,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
-	var rows []Row
+	var rows, ctlRows []Row
 	measured := map[string]any{}
 	selfTests := map[string]linkemu.SelfTestReport{}
 	linkStats := map[string]linkemu.Stats{}
@@ -205,7 +205,11 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	var capBytes int64
 	for i, se := range est.Series {
 		res := results[i]
-		rows = append(rows, res.rows...)
+		if se.Control {
+			ctlRows = append(ctlRows, res.rows...)
+		} else {
+			rows = append(rows, res.rows...)
+		}
 		selfTests[se.ID] = res.selfTest
 		linkStats[se.ID] = res.linkStats
 		capPaths[se.ID] = res.capPath
@@ -231,9 +235,21 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
+	// Measurement hygiene (hygiene.go): the serial controls' rows and
+	// the late-packet record.
+	ctlJoins, err := r.writeHygiene(ctx, results, ctlRows, capPaths, files, measured)
+	if err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
 	for i, se := range est.Series {
-		ci, ji := results[i].capture, joins[se.ID]
-		ci.Connections, ci.Joined, ci.Unmatched = ji.Connections, ji.Joined, ji.Unmatched
+		ji, ok := joins[se.ID]
+		if se.Control {
+			ji, ok = ctlJoins[se.ID]
+		}
+		ci := results[i].capture
+		if ok {
+			ci.Connections, ci.Joined, ci.Unmatched = ji.Connections, ji.Joined, ji.Unmatched
+		}
 		captures[se.ID] = ci
 	}
 	if err := atomicfile.WriteFile(filepath.Join(run.Dir, RecordsFile), recBytes, 0o644); err != nil {
@@ -449,6 +465,8 @@ type seriesResult struct {
 	capBytes       int64
 	start, end     time.Time
 	hsStart, hsEnd time.Time
+	late           []linkemu.LateEvent // writes past plan.LateBound (hygiene.go)
+	toolchain      string              // the rows' toolchain column
 }
 
 // runAll starts the series in the estimate's dispatch order, at most
@@ -784,7 +802,7 @@ func (sr *seriesRun) setUpLink(ctx context.Context) (linkemu.SelfTestReport, err
 	link, rep, err := selfTestTwice(func() (*linkemu.Link, linkemu.SelfTestReport, error) {
 		r.quiet.Lock()
 		defer r.quiet.Unlock()
-		return linkemu.StartVerified(ctx, s.Link, r.cfg.LinkOptions, stc)
+		return linkemu.StartVerified(ctx, s.Link, r.linkOptions(), stc)
 	}, func() bool { return ctx.Err() != nil }, func(err error) {
 		fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: the self-test missed (%v); testing a fresh link once more\n", sr.idx+1, len(r.est.Series), s.ID, err)
 	})
@@ -1108,6 +1126,7 @@ func (sr *seriesRun) finish(res *seriesResult) error {
 	if err := link.Close(); err != nil {
 		return err
 	}
+	res.late, res.toolchain = link.LateEvents(), sr.toolchain
 	sum, err := repro.HashFile(sr.capPath)
 	if err != nil {
 		return fmt.Errorf("hash the capture: %w", err)

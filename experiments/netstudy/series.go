@@ -2,7 +2,9 @@ package netstudy
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"pqrepro/experiments/linkemu"
@@ -23,6 +25,47 @@ type Series struct {
 	// Toolchain is the Go release of the endpoint build that runs the
 	// series' handshakes (Plan.Toolchains); InProcess for the runner's.
 	Toolchain string
+	// Control marks a serial control: a copy of the series ControlOf run
+	// again alone after every other series (Plan.ControlSeries); its rows
+	// go to control.csv.gz. Its ID is ControlOf + ControlSuffix.
+	Control   bool
+	ControlOf string
+}
+
+// ControlSuffix ends the ID of a serial control series.
+const ControlSuffix = "-alone"
+
+// ControlSeries returns the plan's serial controls, in the order the spec
+// lists them: each a copy of the named series (same link seed, so the same
+// loss and jitter draws for the same packets, same offset) marked Control
+// and Exclusive, with ID <id>-alone. An ID that is not one of the plan's
+// series, or is listed twice, is an error.
+func (p Plan) ControlSeries() ([]Series, error) {
+	if len(p.Controls) == 0 {
+		return nil, nil
+	}
+	all := p.Series()
+	var out []Series
+	var errs []error
+	for i, id := range p.Controls {
+		if slices.Index(p.Controls, id) != i {
+			errs = append(errs, fmt.Errorf("%q listed twice", id))
+			continue
+		}
+		k := slices.IndexFunc(all, func(s Series) bool { return s.ID == id })
+		if k < 0 {
+			ids := make([]string, len(all))
+			for j, s := range all {
+				ids[j] = s.ID
+			}
+			errs = append(errs, fmt.Errorf("%q is not a series of profile %s (have %v)", id, p.Profile, ids))
+			continue
+		}
+		s := all[k]
+		s.ID, s.Control, s.ControlOf, s.Exclusive = id+ControlSuffix, true, id, true
+		out = append(out, s)
+	}
+	return out, errors.Join(errs...)
 }
 
 // Handshakes is the number of recorded attempts of the series.
@@ -104,8 +147,10 @@ func (p Plan) Series() []Series {
 // durations: first the exclusive series, one at a time, in record order;
 // then the others longest first (LPT list scheduling, Graham 1969: the
 // makespan is at most 4/3 - 1/(3m) of the optimum for m slots), each
-// started as soon as one of the parallel slots is free. With one slot the
-// order is the record order (scenario by scenario, as the paper ran them).
+// started as soon as one of the parallel slots is free; last the serial
+// controls (Series.Control, listed after the plan's series), each alone,
+// in the spec's order. With one slot the order is the record order
+// (scenario by scenario, as the paper ran them, then the controls).
 func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
 	if parallel <= 1 {
 		all := make([]int, len(series))
@@ -114,11 +159,14 @@ func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
 		}
 		return all
 	}
-	var excl, rest []int
+	var excl, rest, ctl []int
 	for i, s := range series {
-		if s.Exclusive {
+		switch {
+		case s.Control:
+			ctl = append(ctl, i)
+		case s.Exclusive:
 			excl = append(excl, i)
-		} else {
+		default:
 			rest = append(rest, i)
 		}
 	}
@@ -128,7 +176,7 @@ func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
 			rest[j], rest[j-1] = rest[j-1], rest[j]
 		}
 	}
-	return append(excl, rest...)
+	return append(append(excl, rest...), ctl...)
 }
 
 // schedule simulates dispatching order with parallel slots and returns

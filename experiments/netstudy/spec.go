@@ -45,6 +45,11 @@ type Spec struct {
 	// Remote, when its host is set, runs the servers on a second host
 	// (remote.go).
 	Remote RemoteSpec `toml:"remote"`
+	// LateBoundMs is the bound of the late-packet record: every packet the
+	// link emulator writes more than this many milliseconds after its due
+	// time is recorded (datasets/netdata late.csv.gz) and the analysis
+	// flags the handshakes it touched. 0 records none.
+	LateBoundMs float64 `toml:"late_bound_ms"`
 }
 
 // Seeds are the run's seeds by purpose; the link seeds are per scenario.
@@ -85,6 +90,11 @@ type ProfileSpec struct {
 	// ParallelSeries caps how many series run at once, each on its own
 	// link; 0 or 1 runs them one after the other (see the package doc).
 	ParallelSeries int `toml:"parallel_series"`
+	// SerialControl lists series (by Series.ID) that are run a second time
+	// after all the others, each alone: the concurrency control. Their
+	// handshakes go to control.csv.gz, not records.csv.gz; the analysis
+	// compares each one's median with its concurrent run's.
+	SerialControl []string `toml:"serial_control"`
 }
 
 // MaxParallelSeries bounds parallel_series: every concurrent series holds a
@@ -151,6 +161,9 @@ func (s *Spec) Validate() error {
 	if len(s.Profiles) == 0 {
 		errs = append(errs, errors.New("profiles: none defined"))
 	}
+	if !(s.LateBoundMs >= 0) {
+		errs = append(errs, fmt.Errorf("late_bound_ms = %v: must be >= 0 (0 records no late packets)", s.LateBoundMs))
+	}
 	errs = append(errs, validToolchains("toolchains", s.Toolchains))
 	for _, p := range sortedKeys(s.Profiles) {
 		ps := s.Profiles[p]
@@ -188,6 +201,13 @@ func (s *Spec) Validate() error {
 		}
 		if ps.Order != "" && ps.Order != Serial && ps.Order != Interleaved {
 			errs = append(errs, fmt.Errorf("profiles.%s.order = %q: use %q or %q", p, ps.Order, Serial, Interleaved))
+		}
+		if len(ps.SerialControl) > 0 {
+			if plan, err := s.Plan(p); err == nil {
+				if _, err := plan.ControlSeries(); err != nil {
+					errs = append(errs, fmt.Errorf("profiles.%s.serial_control: %w", p, err))
+				}
+			}
 		}
 	}
 	if err := s.Remote.Validate(); err != nil {
@@ -240,6 +260,12 @@ type Plan struct {
 	// Toolchains whose endpoint builds run the handshakes, the primary
 	// first; empty: in process (InProcess).
 	Toolchains []string
+	// LateBound: packets written later than this past their due time are
+	// recorded (linkemu.Options.LateBound); 0 records none.
+	LateBound time.Duration
+	// Controls are the IDs of the series run again, alone, after all the
+	// others (profiles.*.serial_control; see ControlSeries).
+	Controls []string
 }
 
 // InProcess is the toolchain of a series that runs its handshakes inside
@@ -295,6 +321,8 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 		p.Order = ps.Order
 	}
 	p.Parallel = max(1, ps.ParallelSeries)
+	p.LateBound = msDur(s.LateBoundMs)
+	p.Controls = slices.Clone(ps.SerialControl)
 	p.Toolchains = slices.Clone(s.Toolchains)
 	if len(ps.Toolchains) > 0 {
 		p.Toolchains = slices.Clone(ps.Toolchains)

@@ -46,6 +46,9 @@ func TestSpecRejectsBadInput(t *testing.T) {
 		{"too parallel", "rounds = [10]", "rounds = [10]\nparallel_series = 1000", "parallel_series"},
 		{"bad toolchain", "rounds = [10]", "rounds = [10]\ntoolchains = [\"1.24\"]", `"1.24" is not a Go release`},
 		{"toolchain twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\", \"go1.24.4\"]", "listed twice"},
+		{"negative late bound", "warmup = 1", "warmup = 1\nlate_bound_ms = -1", "late_bound_ms"},
+		{"unknown control", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-99-X25519\"]", `"tiny-99-X25519" is not a series of profile test`},
+		{"control twice", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-10-X25519\"]", "listed twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.from) {

@@ -1,0 +1,69 @@
+package netstudy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"pqrepro/analysis/claims"
+)
+
+// TestClaimViewWithoutFlagged: the view swaps in the comparisons and the
+// summary without the flagged handshakes, and B1 judged on it can differ
+// from B1 judged on every handshake; results of a run without a
+// late-packet record have no view.
+func TestClaimViewWithoutFlagged(t *testing.T) {
+	views := ClaimViews()
+	if len(views) != 1 || views[0].Macro != "ClaimsNetFlagged" {
+		t.Fatalf("views = %+v", views)
+	}
+	summary := func(higher int) map[string]any {
+		return map[string]any{"comparisons": 9, "target_higher_latency": higher, "round": 10000}
+	}
+	doc := map[string]any{
+		"reproduced":  summary(9),
+		"comparisons": []any{},
+		"hygiene": map[string]any{"without_flagged": map[string]any{
+			"reproduced":  summary(8),
+			"comparisons": []any{},
+		}},
+	}
+	b, _ := json.Marshal(doc)
+	vb, ok, err := views[0].Of(b)
+	if err != nil || !ok {
+		t.Fatalf("view: ok %v, %v", ok, err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(vb, &got); err != nil {
+		t.Fatal(err)
+	}
+	if h := got["reproduced"].(map[string]any)["target_higher_latency"]; h != 8.0 {
+		t.Errorf("the view's reproduced block has target_higher_latency %v, want the one without flagged (8)", h)
+	}
+	var b1 []claims.Claim
+	for _, c := range Claims().Claims {
+		if c.ID == "B1" {
+			b1 = append(b1, c)
+		}
+	}
+	if len(b1) != 1 {
+		t.Fatal("no claim B1")
+	}
+	on := func(results []byte) claims.Verdict {
+		r, err := claims.NewResults(map[string][]byte{"net": results}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return claims.Run(r, b1).Claims[0].Verdict
+	}
+	if all, view := on(b), on(vb); all != claims.Reproduced || view == claims.Reproduced {
+		t.Errorf("B1: %v on every handshake, %v without the flagged ones; want reproduced and not", all, view)
+	}
+	delete(doc, "hygiene")
+	b, _ = json.Marshal(doc)
+	if _, ok, err := views[0].Of(b); ok || err != nil {
+		t.Errorf("results without the view: ok %v, %v", ok, err)
+	}
+	if _, _, err := views[0].Of([]byte("{")); err == nil {
+		t.Error("broken results: no error")
+	}
+}
