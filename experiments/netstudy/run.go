@@ -450,6 +450,7 @@ type runner struct {
 type seriesProgress struct {
 	done     int       // recorded attempts
 	hsStart  time.Time // zero until its handshakes start
+	hsEnd    time.Time // zero until its handshakes end
 	finished bool
 }
 
@@ -754,7 +755,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	}
 	res.end = time.Now()
 	r.mu.Lock()
-	r.progs[idx].finished = true
+	r.progs[idx].finished, r.progs[idx].hsEnd = true, res.hsEnd
 	r.mu.Unlock()
 	fmt.Fprintf(r.cfg.Log, "net:run: [%d/%d] %s: done, %d handshakes in %v (minimum %v)\n",
 		idx+1, len(r.est.Series), s.ID, len(res.rows), res.hsEnd.Sub(res.hsStart).Round(time.Millisecond), r.est.Series[idx].Minimum.Round(time.Millisecond))
@@ -1206,25 +1207,15 @@ func (r *runner) progress(idx int) int {
 	r.lastPrint = now
 	total := r.est.Handshakes
 	elapsed := now.Sub(r.started)
-	var spent, expected float64
 	left := make([]time.Duration, len(r.est.Series))
 	series := make([]Series, len(r.est.Series))
 	for i, se := range r.est.Series {
 		series[i] = se.Series
-		p := r.progs[i]
-		perConn := float64(se.Expected) / float64(max(1, se.Connections))
-		if !p.hsStart.IsZero() && p.done > 0 {
-			spent += float64(now.Sub(p.hsStart))
-			expected += float64(p.done) * perConn
-		}
-		if !p.finished {
+		if p := r.progs[i]; !p.finished {
 			left[i] = time.Duration(float64(se.Expected) * (1 - float64(p.done)/float64(max(1, se.Handshakes()))))
 		}
 	}
-	speed := 1.0
-	if expected > 0 {
-		speed = min(max(spent/expected, 0.5), 10)
-	}
+	speed := progressSpeed(r.est.Series, r.progs, now)
 	for i := range left {
 		left[i] = time.Duration(float64(left[i]) * speed)
 	}
@@ -1232,6 +1223,31 @@ func (r *runner) progress(idx int) int {
 	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %v (speed %.2f x the model)\n",
 		r.done, total, 100*float64(r.done)/float64(max(total, 1)), r.est.Series[idx].ID, elapsed.Round(time.Second), eta.Round(time.Second), speed)
 	return r.done
+}
+
+// progressSpeed is how much slower than the estimate's model the series
+// run so far: the sum over started series of the time their handshakes
+// took (until now, or until they ended for a finished one) over the sum of
+// the model's time for the attempts they recorded, bounded to [0.5, 10];
+// 1 before any attempt.
+func progressSpeed(series []SeriesEstimate, progs []seriesProgress, now time.Time) float64 {
+	var spent, expected float64
+	for i, se := range series {
+		p := progs[i]
+		if p.hsStart.IsZero() || p.done == 0 {
+			continue
+		}
+		end := now
+		if p.finished && !p.hsEnd.IsZero() {
+			end = p.hsEnd
+		}
+		spent += float64(end.Sub(p.hsStart))
+		expected += float64(p.done) * float64(se.Expected) / float64(max(1, se.Connections))
+	}
+	if expected == 0 {
+		return 1
+	}
+	return min(max(spent/expected, 0.5), 10)
 }
 
 // classify names a network failure of one attempt, or returns "" when the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"pqrepro/experiments/handshake"
 	"pqrepro/experiments/linkemu"
@@ -171,5 +172,31 @@ func TestSelfTestTwice(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestProgressSpeed: a finished series counts the time its handshakes
+// took, not the time since they started (which made the ETA grow with
+// every finished series), and the speed is bounded.
+func TestProgressSpeed(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	se := []SeriesEstimate{{Connections: 100, Expected: 100 * time.Second}, {Connections: 100, Expected: 100 * time.Second}}
+	for _, tc := range []struct {
+		name  string
+		progs []seriesProgress
+		now   time.Time
+		want  float64
+	}{
+		{"nothing started", make([]seriesProgress, 2), t0, 1},
+		{"on the model", []seriesProgress{{done: 10, hsStart: t0}, {}}, t0.Add(10 * time.Second), 1},
+		{"twice as slow", []seriesProgress{{done: 10, hsStart: t0}, {}}, t0.Add(20 * time.Second), 2},
+		{"finished long ago", []seriesProgress{{done: 100, hsStart: t0, hsEnd: t0.Add(100 * time.Second), finished: true}, {done: 10, hsStart: t0.Add(3000 * time.Second)}},
+			t0.Add(3010 * time.Second), 1},
+		{"bounded above", []seriesProgress{{done: 1, hsStart: t0}, {}}, t0.Add(time.Hour), 10},
+		{"bounded below", []seriesProgress{{done: 100, hsStart: t0}, {}}, t0.Add(time.Second), 0.5},
+	} {
+		if got := progressSpeed(se, tc.progs, tc.now); got != tc.want {
+			t.Errorf("%s: speed %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
