@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/treelock"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
 )

@@ -1,7 +1,7 @@
 package pipeline
 
 import (
-	"pqrepro/experiments/rederive"
+	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/internal/repro"
 )
 
@@ -12,7 +12,7 @@ func recordsOut(study, profile string) string {
 }
 
 // recordsStage is the stage "captures -> records" of a study's run
-// (experiments/rederive): code is the study's join package, whose Derive
+// (experiments/instruments/rederive): code is the study's join package, whose Derive
 // the runner called when it recorded the run.
 func recordsStage(root, study, profile, run, code string, derive rederive.Derive) *repro.Stage {
 	return rederive.Stage(rederive.Spec{

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/deps"
 )
 

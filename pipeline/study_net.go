@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
-	anet "pqrepro/analysis/netstudy"
-	"pqrepro/experiments/linkemu"
-	"pqrepro/experiments/netjoin"
-	"pqrepro/experiments/netstudy"
-	"pqrepro/experiments/sshhost"
+	"pqrepro/analysis/netstudy"
+	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/net/netjoin"
+	"pqrepro/experiments/net/netrun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
@@ -25,7 +25,7 @@ func init() {
 		Label:    "B",
 		Title:    "Study B: X25519 vs X25519MLKEM768 across emulated networks",
 		Citation: `"Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3" (Marques, Zavan, 2026)`,
-		Packages: []string{"experiments/netstudy", "datasets/netdata", "analysis/netstudy"},
+		Packages: []string{"experiments/net/netrun", "datasets/netdata", "analysis/netstudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"net:run"},
 				Does: "Study B: handshakes across emulated links (network namespaces, TUN; root), with the endpoint built by each toolchain of the profile, into a new run under `data/net/`",
@@ -35,36 +35,36 @@ func init() {
 				Time: "under a second"},
 		},
 		NeedsRoot:     true,
-		Requirements:  netstudy.Requirements,
+		Requirements:  netrun.Requirements,
 		NetnsPrefixes: []string{linkemu.DefaultPrefix},
 		// The remote host's tests (Debian's openssh-server plays the
 		// second host).
 		TestRequirements: func(string) []deps.Requirement { return sshhost.TestRequirements() },
 		EstimateFor: func(root, profile string) time.Duration {
-			s, err := netstudy.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
+			s, err := netrun.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
 			if err != nil {
 				return 0
 			}
-			e, err := netstudy.Estimate(s, profile)
+			e, err := netrun.Estimate(s, profile)
 			if err != nil {
 				return 0
 			}
 			return e.Expected
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			return netstudy.Run(ctx, netstudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return append([]*repro.Stage{netRecords(root, profile, run)}, anet.StagesFrom(run, recordsOut(netStudy, profile), anet.Params{})...), nil
+			return append([]*repro.Stage{netRecords(root, profile, run)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{})...), nil
 		},
 		Records:    netRecords,
-		Claims:     anet.Claims,
-		ClaimViews: anet.ClaimViews,
+		Claims:     netstudy.Claims,
+		ClaimViews: netstudy.ClaimViews,
 		Compare:    compareWith(compareNet),
-		// The same check netstudy.Run makes before it creates anything.
+		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {
-				return "not root: " + netstudy.ErrNeedRoot.Error()
+				return "not root: " + netrun.ErrNeedRoot.Error()
 			}
 			return ""
 		},
@@ -74,10 +74,10 @@ func init() {
 // compareNet compares Study B's comparisons, matched by scenario and
 // round: the difference with its Bonferroni-corrected Mann-Whitney p (the
 // study's test), and the X25519 median.
-func compareNet(it *items, ref, now *anet.Results) {
+func compareNet(it *items, ref, now *netstudy.Results) {
 	for _, c := range ref.Comparisons {
 		item := fmt.Sprintf("%s round %d", c.Scenario, c.Round)
-		n := find(now.Comparisons, func(n *anet.Comparison) bool { return n.Scenario == c.Scenario && n.Round == c.Round })
+		n := find(now.Comparisons, func(n *netstudy.Comparison) bool { return n.Scenario == c.Scenario && n.Round == c.Round })
 		if n == nil {
 			it.absent(item)
 			continue
@@ -89,5 +89,5 @@ func compareNet(it *items, ref, now *anet.Results) {
 
 // netRecords re-derives a Study B run's records from its captures.
 func netRecords(root, profile, run string) *repro.Stage {
-	return recordsStage(root, netStudy, profile, run, "experiments/netjoin", netjoin.Derive)
+	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive)
 }

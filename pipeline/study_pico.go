@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	apico "pqrepro/analysis/pico"
-	"pqrepro/experiments/picostudy"
+	"pqrepro/analysis/picostudy"
+	"pqrepro/experiments/pico/picorun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 )
@@ -24,7 +24,7 @@ func init() {
 		Label:    "C",
 		Title:    "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
 		Citation: `"Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"`,
-		Packages: []string{"experiments/picostudy", "experiments/pico", "datasets/picodata", "analysis/pico"},
+		Packages: []string{"experiments/pico/picorun", "experiments/pico/picoboard", "datasets/picodata", "analysis/picostudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"pico:run"},
 				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`",
@@ -34,18 +34,18 @@ func init() {
 				Time: "seconds to minutes"},
 		},
 		Hardware:     "optional: a Raspberry Pi Pico (RP2040) on USB; without one the firmware runs in the rp2040js emulator",
-		Requirements: picostudy.Requirements,
+		Requirements: picorun.Requirements,
 		TestRequirements: func(root string) []deps.Requirement {
-			return append(picostudy.Requirements(root), reqDpkgDev)
+			return append(picorun.Requirements(root), reqDpkgDev)
 		},
-		EstimateFor: func(root, profile string) time.Duration { return picostudy.Estimate(profile) },
+		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			return picostudy.Run(ctx, picostudy.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return apico.Stages(run, apico.Params{}), nil
+			return picostudy.Stages(run, picostudy.Params{}), nil
 		},
-		Claims:  apico.Claims,
+		Claims:  picostudy.Claims,
 		Compare: compareWith(comparePico),
 	})
 }
@@ -63,7 +63,7 @@ const reproducePicoTol = 0.02
 // comparePico compares Study C's values beside the paper's (results'
 // "published", by key): the emulator is deterministic, so within
 // reproducePicoTol.
-func comparePico(it *items, ref, now *apico.Results) {
+func comparePico(it *items, ref, now *picostudy.Results) {
 	nanIfNil := func(p *float64) float64 {
 		if p == nil {
 			return math.NaN()
@@ -71,7 +71,7 @@ func comparePico(it *items, ref, now *apico.Results) {
 		return *p
 	}
 	for _, p := range ref.Published {
-		n := find(now.Published, func(n *apico.PublishedValue) bool { return n.Key == p.Key })
+		n := find(now.Published, func(n *picostudy.PublishedValue) bool { return n.Key == p.Key })
 		if n == nil {
 			it.absent(p.Key)
 			continue
@@ -87,7 +87,7 @@ func picoCommand(ctx context.Context, cfg Config, action string, args ...string)
 	if cfg.Profile == "" {
 		cfg.Profile = Quick
 	}
-	if err := cfg.installer().Ensure(ctx, picostudy.Requirements(cfg.Root)); err != nil {
+	if err := cfg.installer().Ensure(ctx, picorun.Requirements(cfg.Root)); err != nil {
 		return err
 	}
 	argv := append([]string{"run", "./cmd/pqrepro", "pico", action}, args...)

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"pqrepro/analysis/claims"
-	atls "pqrepro/analysis/tlsmatrix"
-	"pqrepro/experiments/bridgenet"
-	"pqrepro/experiments/handshake"
-	"pqrepro/experiments/openssl"
-	"pqrepro/experiments/sshhost"
-	"pqrepro/experiments/tlsjoin"
-	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/analysis/tlsstudy"
+	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/tls/bridgenet"
+	"pqrepro/experiments/tls/openssl"
+	"pqrepro/experiments/tls/tlsjoin"
+	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
@@ -22,11 +22,11 @@ import (
 
 func init() {
 	studies = append(studies, Study{
-		Name:     tlsmatrix.Study,
+		Name:     tlsrun.Study,
 		Label:    "A",
 		Title:    "Study A: TLS 1.3 signature x key-exchange matrix on one host",
 		Citation: `"Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
-		Packages: []string{"experiments/tlsmatrix", "datasets/tlsdata", "analysis/tlsmatrix"},
+		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
 				Does: "Study A: TLS 1.3 handshakes in 8 cells (Go or OpenSSL, loopback or a Docker-like bridge, direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)",
@@ -36,7 +36,7 @@ func init() {
 				Time: "16.6 min once (996 s for Configure and make, 2 cores shared with a load of about 17; expect about 6 min on an idle 2-core machine); 0.9 s after (the build and the harness reused)"},
 		},
 		NeedsRoot:    true,
-		Requirements: tlsmatrix.Requirements,
+		Requirements: tlsrun.Requirements,
 		// The OpenSSL stack's, the bridge path's and the remote path's
 		// tests (Debian's openssh-server plays the second host).
 		TestRequirements: func(string) []deps.Requirement {
@@ -48,21 +48,21 @@ func init() {
 			cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
 			return TLSOpenSSL(ctx, cfg)
 		},
-		NetnsPrefixes: []string{tlsmatrix.NetnsPrefix},
+		NetnsPrefixes: []string{tlsrun.NetnsPrefix},
 		EstimateFor: func(root, profile string) time.Duration {
-			return tlsmatrix.Estimates(root)[profile]
+			return tlsrun.Estimates(root)[profile]
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			_, err := tlsmatrix.Run(ctx, tlsmatrix.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			_, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 			return err
 		},
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
-		Claims:    atls.Claims,
+		Claims:    tlsstudy.Claims,
 		Compare:   compareWith(compareTLS),
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
-			if err := tlsmatrix.CheckPermission(); err != nil {
+			if err := tlsrun.CheckPermission(); err != nil {
 				return "cannot capture packets (AF_PACKET needs root or CAP_NET_RAW): " + err.Error()
 			}
 			return ""
@@ -73,21 +73,21 @@ func init() {
 // tlsStagesFor are Study A's analysis stages over a run folder, with the
 // paper's configurations taken from experiments/tls.toml.
 func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
-	s, err := tlsmatrix.LoadSpec(filepath.Join(root, spec.Path(tlsmatrix.Study)))
+	s, err := tlsrun.LoadSpec(filepath.Join(root, spec.Path(tlsrun.Study)))
 	if err != nil {
 		return nil, err
 	}
-	p := atls.DefaultParams(profile)
+	p := tlsstudy.DefaultParams(profile)
 	p.Paper = nil
-	for _, role := range atls.Roles {
-		var found *tlsmatrix.PaperConfig
+	for _, role := range tlsstudy.Roles {
+		var found *tlsrun.PaperConfig
 		for i := range s.Paper.Configs {
 			if s.Paper.Configs[i].Name == role {
 				found = &s.Paper.Configs[i]
 			}
 		}
 		if found == nil {
-			return nil, fmt.Errorf("%s: [[paper.configs]] has no configuration named %q", spec.Path(tlsmatrix.Study), role)
+			return nil, fmt.Errorf("%s: [[paper.configs]] has no configuration named %q", spec.Path(tlsrun.Study), role)
 		}
 		key, err := handshake.ParseCertKey(found.CertKey)
 		if err != nil {
@@ -97,27 +97,27 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Paper = append(p.Paper, tlsmatrix.ConfigName(key, group, s.Matrix.Chain))
+		p.Paper = append(p.Paper, tlsrun.ConfigName(key, group, s.Matrix.Chain))
 	}
 	p.Baseline = p.Paper[0]
 	c := s.PrimaryCell(profile)
-	p.Cell = atls.Cell{Stack: c.Stack, Path: c.Path, KeyShare: c.KeyShare}
+	p.Cell = tlsstudy.Cell{Stack: c.Stack, Path: c.Path, KeyShare: c.KeyShare}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return append([]*repro.Stage{tlsRecords(root, profile, run)}, atls.StagesFrom(run, recordsOut(tlsmatrix.Study, profile), p)...), nil
+	return append([]*repro.Stage{tlsRecords(root, profile, run)}, tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)...), nil
 }
 
 // compareTLS compares Study A's matrix family (every configuration
 // against the baseline, Holm) and its gap analysis.
-func compareTLS(it *items, ref, now *atls.Results) {
+func compareTLS(it *items, ref, now *tlsstudy.Results) {
 	if rf := ref.Families["matrix"]; rf != nil {
-		var nc []atls.Comparison
+		var nc []tlsstudy.Comparison
 		if nf := now.Families["matrix"]; nf != nil {
 			nc = nf.Comparisons
 		}
 		for _, c := range rf.Comparisons {
-			n := find(nc, func(n *atls.Comparison) bool { return n.Target == c.Target })
+			n := find(nc, func(n *tlsstudy.Comparison) bool { return n.Target == c.Target })
 			if n == nil {
 				it.absent(c.Target)
 				continue
@@ -129,27 +129,27 @@ func compareTLS(it *items, ref, now *atls.Results) {
 	if ref.Gap != nil {
 		ng := now.Gap
 		if ng == nil {
-			ng = &atls.Gap{}
+			ng = &tlsstudy.Gap{}
 		}
 		compareGap(it, ref.Gap, ng)
 	}
 }
 
-// compareGap compares Study A's gap analysis (analysis/tlsmatrix): every
+// compareGap compares Study A's gap analysis (analysis/tlsstudy): every
 // cell's increases of the paper's configurations, by compareEffect; and
 // every factor change the reference finds significant, which the new run
 // contradicts only when its interval lies wholly on the other side of
 // zero (a quick run's intervals are wide: a change it cannot resolve is
 // inconclusive, not a contradiction).
-func compareGap(it *items, ref, now *atls.Gap) {
+func compareGap(it *items, ref, now *tlsstudy.Gap) {
 	for _, rc := range ref.Cells {
 		name := rc.Cell.String()
-		nc := find(now.Cells, func(n *atls.CellResult) bool { return n.Cell == rc.Cell })
+		nc := find(now.Cells, func(n *tlsstudy.CellResult) bool { return n.Cell == rc.Cell })
 		for _, ro := range rc.Comparisons {
 			item := fmt.Sprintf("cell %s %s vs baseline", name, ro.Role)
-			var no *atls.Comparison
+			var no *tlsstudy.Comparison
 			if nc != nil {
-				no = find(nc.Comparisons, func(n *atls.Comparison) bool { return n.Role == ro.Role })
+				no = find(nc.Comparisons, func(n *tlsstudy.Comparison) bool { return n.Role == ro.Role })
 			}
 			if no == nil {
 				it.absent(item)
@@ -159,7 +159,7 @@ func compareGap(it *items, ref, now *atls.Gap) {
 		}
 	}
 	for _, rf := range ref.Factors {
-		nf := find(now.Factors, func(n *atls.FactorResult) bool { return n.Factor == rf.Factor })
+		nf := find(now.Factors, func(n *tlsstudy.FactorResult) bool { return n.Factor == rf.Factor })
 		for _, re := range rf.Effects {
 			item := fmt.Sprintf("%s %s -> %s %s change", rf.Factor, re.From, re.To, re.Role)
 			if math.IsNaN(float64(re.PHolm)) {
@@ -169,9 +169,9 @@ func compareGap(it *items, ref, now *atls.Gap) {
 			if !(float64(re.PHolm) < claims.Alpha) {
 				continue // the reference finds no change: no direction to reproduce
 			}
-			var ne *atls.FactorEffect
+			var ne *tlsstudy.FactorEffect
 			if nf != nil {
-				ne = find(nf.Effects, func(n *atls.FactorEffect) bool { return n.Role == re.Role && n.From == re.From })
+				ne = find(nf.Effects, func(n *tlsstudy.FactorEffect) bool { return n.Role == re.Role && n.From == re.From })
 			}
 			if ne == nil {
 				it.absent(item)
@@ -195,7 +195,7 @@ func compareGap(it *items, ref, now *atls.Gap) {
 
 // tlsRecords re-derives a Study A run's records from its capture.
 func tlsRecords(root, profile, run string) *repro.Stage {
-	return recordsStage(root, tlsmatrix.Study, profile, run, "experiments/tlsjoin", tlsjoin.Derive)
+	return recordsStage(root, tlsrun.Study, profile, run, "experiments/tls/tlsjoin", tlsjoin.Derive)
 }
 
 // TLSOpenSSL builds Study A's OpenSSL stack into .cache/openssl: Debian

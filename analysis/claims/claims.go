@@ -7,8 +7,8 @@
 //
 // The claims themselves are not here: each study's analysis package
 // states its own, beside the published values they judge, in its
-// claims.go and published.go (analysis/tlsmatrix for Study A,
-// analysis/netstudy for B, analysis/pico for C), and reads its own typed
+// claims.go and published.go (analysis/tlsstudy for Study A,
+// analysis/netstudy for B, analysis/picostudy for C), and reads its own typed
 // results (Of, On). The composition root, internal/pipeline, gathers the
 // three catalogues. The claim IDs (A1a, B1, C1, ...) are the ones the
 // paper's claims tables, `mage claims`, `mage all` and the artifact
@@ -114,7 +114,7 @@ type Outcome struct {
 }
 
 // A Catalogue is one study's claims as its analysis package states them
-// (analysis/tlsmatrix, analysis/netstudy, analysis/pico: each package's
+// (analysis/tlsstudy, analysis/netstudy, analysis/picostudy: each package's
 // Claims function), beside the published values they judge. This
 // package holds none of them: it is the engine, and the composition root
 // (internal/pipeline) hands it the catalogues in the paper's order.
@@ -186,7 +186,7 @@ func NewResults(files map[string][]byte, missing map[string]string) (*Results, e
 }
 
 // Of returns a study's results decoded into its analysis package's
-// results type (tlsmatrix.Results for tls, ...), strictly: a key the type
+// results type (tlsstudy.Results for tls, ...), strictly: a key the type
 // does not have is an error, so a field renamed in the analysis but not
 // in the results (or the other way round) makes every claim of the study
 // not measurable with that error, never a silently zero value. A field

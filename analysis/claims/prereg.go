@@ -27,12 +27,12 @@ var RulesFiles = []string{
 	"analysis/claims/claims.go",
 	"analysis/claims/catalogue.go",
 	"analysis/claims/catalogue_c.go",
-	"analysis/tlsmatrix/claims.go",
-	"analysis/tlsmatrix/published.go",
+	"analysis/tlsstudy/claims.go",
+	"analysis/tlsstudy/published.go",
 	"analysis/netstudy/claims.go",
 	"analysis/netstudy/published.go",
-	"analysis/pico/claims.go",
-	"analysis/pico/published.go",
+	"analysis/picostudy/claims.go",
+	"analysis/picostudy/published.go",
 }
 
 // Rules is the commit and date of the rules, and the later commits that

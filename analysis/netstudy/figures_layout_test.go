@@ -9,7 +9,7 @@ import (
 	"pqrepro/internal/render/rendertest"
 )
 
-// TestFigureLayout: see analysis/tlsmatrix's.
+// TestFigureLayout: see analysis/tlsstudy's.
 func TestFigureLayout(t *testing.T) {
 	rendertest.CheckLayouts(t, []string{filepath.Join("..", "..", "results", "net.json"), filepath.Join("testdata", "net.json")},
 		func(b []byte) ([]render.Figure, error) {

@@ -162,7 +162,7 @@ type inprocRef struct {
 	start, clientNs         int64
 }
 
-// readInprocRefs parses inproc.csv.gz (gzip'd CSV, experiments/netjoin's
+// readInprocRefs parses inproc.csv.gz (gzip'd CSV, experiments/net/netjoin's
 // InprocColumns) for the series, the client's port and the attempt's
 // times.
 func readInprocRefs(r io.Reader, name string) ([]inprocRef, error) {

@@ -1,6 +1,6 @@
 // Package netstudy is the analysis of Study B (Marques and Zavan 2026):
 // X25519 against X25519MLKEM768 across three emulated networks and rounds
-// of handshakes. It turns a run folder written by experiments/netstudy
+// of handshakes. It turns a run folder written by experiments/net/netrun
 // (records.csv.gz and meta.json, read with datasets/netdata) into
 // results/net.json, the figures and the LaTeX tables and numbers of the
 // paper, as three repro stages.

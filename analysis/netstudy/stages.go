@@ -33,7 +33,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 
 // StagesFrom is Stages with net:analyze reading the records from the file
 // derived, a byte-for-byte copy of <runDir>/records.csv.gz made by the
-// build's net:records stage (experiments/rederive).
+// build's net:records stage (experiments/instruments/rederive).
 func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	records := derived
 	metaFile := path.Join(runDir, netdata.MetaFile)

@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/signal"
 
-	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/instruments/handshake"
 )
 
 func init() {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/net/linkemu"
 )
 
 func init() {

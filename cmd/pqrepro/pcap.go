@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"pqrepro/experiments/capture"
+	"pqrepro/experiments/instruments/capture"
 )
 
 func init() {

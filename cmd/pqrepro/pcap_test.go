@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/experiments/capture"
+	"pqrepro/experiments/instruments/capture"
 )
 
-const golden = "../../experiments/capture/testdata/golden.pcapng"
+const golden = "../../experiments/instruments/capture/testdata/golden.pcapng"
 
 func TestPcapCommand(t *testing.T) {
 	var out, errb bytes.Buffer

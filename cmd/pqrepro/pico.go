@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"pqrepro/datasets/picodata"
-	"pqrepro/experiments/pico"
+	"pqrepro/experiments/pico/picoboard"
 )
 
 func init() {
@@ -49,13 +49,13 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pqrepro pico:", err)
 		return 1
 	}
-	prof, err := pico.ProfileByName(*profile)
+	prof, err := picoboard.ProfileByName(*profile)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	var cfgs []pico.BuildConfig
-	for _, c := range pico.StandardImages() {
+	var cfgs []picoboard.BuildConfig
+	for _, c := range picoboard.StandardImages() {
 		if *images == "" || contains(strings.Split(*images, ","), c.Name) {
 			c.Profile = prof
 			c.Log = stderr
@@ -65,7 +65,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "build":
 		for _, c := range cfgs {
-			img, err := pico.Build(ctx, c)
+			img, err := picoboard.Build(ctx, c)
 			if err != nil {
 				return fail(err)
 			}
@@ -79,7 +79,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 		}
 		status := 0
 		for _, c := range cfgs {
-			img, err := pico.Build(ctx, c)
+			img, err := picoboard.Build(ctx, c)
 			if err != nil {
 				return fail(err)
 			}
@@ -87,7 +87,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail(err)
 			}
-			run, err := pico.Emulate(ctx, img, pico.RunConfig{RawLog: raw, Log: stderr, Progress: func(m picodata.Measurement) {
+			run, err := picoboard.Emulate(ctx, img, picoboard.RunConfig{RawLog: raw, Log: stderr, Progress: func(m picodata.Measurement) {
 				if m.Iter == 0 {
 					fmt.Fprintf(stderr, "  %s %s %.3f ms\n", m.Scheme, m.Op, float64(m.Micros)/1000)
 				}
@@ -100,15 +100,15 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 					continue
 				}
 			}
-			checks, verr := pico.VerifyVectors(run.Dataset)
+			checks, verr := picoboard.VerifyVectors(run.Dataset)
 			if verr != nil {
 				fmt.Fprintln(stderr, verr)
 				status = 1
 			}
 			b, _ := json.MarshalIndent(struct {
-				Image  pico.Image        `json:"image"`
-				Run    *pico.EmulatedRun `json:"run"`
-				Checks []picodata.Check  `json:"checks"`
+				Image  picoboard.Image        `json:"image"`
+				Run    *picoboard.EmulatedRun `json:"run"`
+				Checks []picodata.Check       `json:"checks"`
 			}{img, run, checks}, "", " ")
 			if err := os.WriteFile(filepath.Join(*out, img.Name+".json"), b, 0o644); err != nil {
 				return fail(err)
@@ -118,14 +118,14 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 		}
 		return status
 	case "size":
-		rep, err := pico.SizeReportFile(*elfPath)
+		rep, err := picoboard.SizeReportFile(*elfPath)
 		if err != nil {
 			return fail(err)
 		}
 		rep.WriteText(stdout)
 		return 0
 	case "flash":
-		dst, err := pico.Flash(*uf2, pico.FlashConfig{Drive: *drive})
+		dst, err := picoboard.Flash(*uf2, picoboard.FlashConfig{Drive: *drive})
 		if err != nil {
 			return fail(err)
 		}
@@ -136,7 +136,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "pico read: -port and -out are required")
 			return 2
 		}
-		ds, err := pico.Read(ctx, *port, pico.ReadConfig{IdleTimeout: *timeout, RawLogPath: filepath.Join(*out, "board.serial.log")})
+		ds, err := picoboard.Read(ctx, *port, picoboard.ReadConfig{IdleTimeout: *timeout, RawLogPath: filepath.Join(*out, "board.serial.log")})
 		if ds != nil {
 			b, _ := json.MarshalIndent(ds, "", " ")
 			if werr := os.WriteFile(filepath.Join(*out, "board.json"), b, 0o644); werr != nil {

@@ -4,11 +4,11 @@ import (
 	"io"
 	"os"
 
-	"pqrepro/experiments/sshhost"
+	"pqrepro/experiments/instruments/sshhost"
 )
 
 func init() {
-	register("remote", "a role on a study's remote host, started over SSH (serve, clock; experiments/sshhost)", runRemote)
+	register("remote", "a role on a study's remote host, started over SSH (serve, clock; experiments/instruments/sshhost)", runRemote)
 }
 
 func runRemote(args []string, stdout, stderr io.Writer) int {

@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"time"
 
-	"pqrepro/experiments/handshake"
+	"pqrepro/experiments/instruments/handshake"
 )
 
 func init() {

@@ -10,8 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"pqrepro/experiments/capture"
-	"pqrepro/experiments/tlsmatrix"
+	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/repro"
 )
 
@@ -51,12 +51,12 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 		if p == "" {
 			p = *root + "/experiments/tls.toml"
 		}
-		s, err := tlsmatrix.LoadSpec(p)
+		s, err := tlsrun.LoadSpec(p)
 		if err != nil {
 			fmt.Fprintln(stderr, "pqrepro tlsrun:", err)
 			return 2
 		}
-		d, err := tlsmatrix.Estimate(s, *profile)
+		d, err := tlsrun.Estimate(s, *profile)
 		if err != nil {
 			fmt.Fprintln(stderr, "pqrepro tlsrun:", err)
 			return 2
@@ -64,13 +64,13 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: estimated %s\n", *profile, d.Round(1e9))
 		return 0
 	}
-	cfg := tlsmatrix.RunConfig{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}
+	cfg := tlsrun.RunConfig{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}
 	if *store != "" {
 		cfg.Store = &repro.Store{Dir: *store}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := tlsmatrix.Run(ctx, cfg)
+	res, err := tlsrun.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "pqrepro tlsrun:", err)
 		if errors.Is(err, capture.ErrNeedRoot) {

@@ -257,7 +257,7 @@ func parseLateRow(rec []string) (LateEvent, error) {
 // serial_control in experiments/net.toml): the series re-run alone after
 // the concurrent phase, kept apart from records.csv.gz so that the study's
 // comparisons use each series once. ControlFile has records.csv.gz's
-// columns and is derived the same way (experiments/netjoin) from
+// columns and is derived the same way (experiments/net/netjoin) from
 // ControlInprocFile and the controls' captures; its rows' series are
 // recognised by their scenario, round, group and toolchain, and compared
 // with the records' rows of the same four.

@@ -7,7 +7,7 @@ import (
 )
 
 // Design is measured.design of the run's meta.json, as far as the
-// analysis reads it (the runner, experiments/netstudy, also records each
+// analysis reads it (the runner, experiments/net/netrun, also records each
 // scenario's link seed and description): what was run, in which order.
 type Design struct {
 	Order     string     `json:"order"`
@@ -53,7 +53,7 @@ func ParseMeta(name string, b []byte) (Meta, error) {
 	}
 	d := m.Measured.Design
 	if d == nil {
-		return m, fmt.Errorf("%s: no measured.design: not a Study B run (written by experiments/netstudy)", name)
+		return m, fmt.Errorf("%s: no measured.design: not a Study B run (written by experiments/net/netrun)", name)
 	}
 	var errs []error
 	if len(d.Groups) != 2 {

@@ -1,6 +1,6 @@
 // Package netdata is the dataset format of Study B (TLS 1.3 handshakes
-// over emulated networks): the only code its runner (experiments/netstudy,
-// with the capture join in experiments/netjoin) and its analysis
+// over emulated networks): the only code its runner (experiments/net/netrun,
+// with the capture join in experiments/net/netjoin) and its analysis
 // (analysis/netstudy) share.
 //
 // A run folder data/net/<run-id>/ holds

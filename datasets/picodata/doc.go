@@ -1,6 +1,6 @@
 // Package picodata is the dataset format of Study C (ML-KEM and ML-DSA on
-// the RP2040): the only code its runner (experiments/picostudy, with the
-// host side in experiments/pico) and its analysis (analysis/pico) share.
+// the RP2040): the only code its runner (experiments/pico/picorun, with the
+// host side in experiments/pico/picoboard) and its analysis (analysis/picostudy) share.
 //
 // A run folder data/pico/<run-id>/ holds meta.json, host-timings.csv.gz
 // (HostTimingsFile: the same operations timed on the host CPU) and one

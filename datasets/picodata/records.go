@@ -22,7 +22,7 @@ const (
 )
 
 // HostTimingsFile, at the top of a run folder, holds the same operations
-// timed on the host CPU (experiments/pico.HostTimings), HostTimingsHeader columns: one
+// timed on the host CPU (experiments/pico/picoboard.HostTimings), HostTimingsHeader columns: one
 // row per repetition, ns is its wall-clock duration.
 const HostTimingsFile = "host-timings.csv.gz"
 

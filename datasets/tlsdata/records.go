@@ -1,8 +1,8 @@
 // Package tlsdata is the dataset format of Study A: a run folder
 // data/tls/<run-id>/ holds records.csv.gz, one row per connection in the
 // order the interleaved run made them, warm-ups included but flagged. The
-// runner (experiments/tlsmatrix) writes it; the analysis
-// (analysis/tlsmatrix) reads it with ReadRecords and assumes nothing else
+// runner (experiments/tls/tlsrun) writes it; the analysis
+// (analysis/tlsstudy) reads it with ReadRecords and assumes nothing else
 // about a run folder.
 //
 // It is a leaf package on purpose: the analysis depends on the format,
@@ -35,13 +35,13 @@ const RecordsFile = "records.csv.gz"
 //   - config, cert_key, group, chain: the configuration (see ParseConfigID).
 //   - warmup: true for connections that are made but not analysed.
 //   - client .. complete: the per-connection record of the capture reader
-//     (experiments/capture.Record; `negotiated_group` is its `group`).
+//     (experiments/instruments/capture.Record; `negotiated_group` is its `group`).
 //     Times are Unix nanoseconds of the first captured segment.
 //   - inproc_client_ns, inproc_server_ns: the in-process timers of
-//     experiments/handshake (dial start to client handshake complete,
+//     experiments/instruments/handshake (dial start to client handshake complete,
 //     accept to server handshake complete), in nanoseconds.
 //   - stack: the TLS implementation of both ends, "go" (crypto/tls) or
-//     "openssl" (experiments/openssl).
+//     "openssl" (experiments/tls/openssl).
 //   - path: the network path between client and server, one of
 //     KnownPaths.
 //
@@ -80,20 +80,20 @@ const (
 // KnownPaths are the network paths a record may name: "loopback" (client
 // and server in one namespace, on lo) and "bridge" (two namespaces joined
 // by veth pairs through a Linux bridge, MTU 1500, like Docker's default
-// bridge network; experiments/bridgenet) and "remote" (the server on a
+// bridge network; experiments/tls/bridgenet) and "remote" (the server on a
 // second host reached over SSH, the client and capture here;
-// experiments/sshhost).
+// experiments/instruments/sshhost).
 var KnownPaths = []string{"loopback", "bridge", "remote"}
 
 // DefaultPath is the path of records that do not name one.
 const DefaultPath = "loopback"
 
 // KnownCertKeys are the certificate key names a config may use, as
-// experiments/handshake.CertKey prints them, in the order tables list them.
+// experiments/instruments/handshake.CertKey prints them, in the order tables list them.
 var KnownCertKeys = []string{"ed25519", "ecdsa-p256", "mldsa44", "mldsa65", "mldsa87"}
 
 // KnownGroups are the key-exchange group names a config may use, as Go's
-// crypto/tls CurveID.String prints them (the names experiments/handshake
+// crypto/tls CurveID.String prints them (the names experiments/instruments/handshake
 // and the capture reader use), in the order tables list them.
 var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM1024", "SecP384r1MLKEM1024"}
 
@@ -182,7 +182,7 @@ type Record struct {
 	Chain   bool   // = the config's chain flag
 	Warmup  bool
 
-	// The capture reader's view of the connection (experiments/capture.Record).
+	// The capture reader's view of the connection (experiments/instruments/capture.Record).
 	Client             string
 	Server             string
 	SynNs              *int64
@@ -203,7 +203,7 @@ type Record struct {
 	ThsNs              *int64 // ClientFinishedNs - ClientHelloNs
 	Complete           bool
 
-	// In-process timers of experiments/handshake.ConnRecord.
+	// In-process timers of experiments/instruments/handshake.ConnRecord.
 	InprocClientNs *int64 // ClientNs: dial start to client handshake complete
 	InprocServerNs *int64 // ServerNs: accept to server handshake complete
 
@@ -522,7 +522,7 @@ type rowParser struct {
 
 func (p *rowParser) next(name string) (string, bool) {
 	if Columns[p.i] != name {
-		panic("tlsmatrix: parseRow out of step with Columns at " + name)
+		panic("tlsdata: parseRow out of step with Columns at " + name)
 	}
 	v := p.row[p.i]
 	p.i++

@@ -80,7 +80,7 @@ func blobRefs(metaPath string, m provenance.Meta, sums map[string]string) (map[s
 		want := m.Files[name]
 		p := path.Join(dir, name)
 		if _, ok := sums[p+".gz"]; ok && isSHA256(want) {
-			// Committed compressed (a small capture, experiments/rederive):
+			// Committed compressed (a small capture, experiments/instruments/rederive):
 			// its SHA-256 names the uncompressed bytes, which the build's
 			// records stage checks while it reads them.
 			inRun[want] = true

@@ -11,7 +11,7 @@
 // ARTIFACT.md and BUNDLE.json list each absent blob, the runs that refer to
 // it and how to fetch it (FetchCommand). A blob that is present but does
 // not hash to its name is an error. Captures committed gzip'd in a run
-// folder (experiments/rederive) are files of the commit, not blobs.
+// folder (experiments/instruments/rederive) are files of the commit, not blobs.
 //
 // Determinism follows reproducible-builds.org's archive guidance: entries
 // sorted by path; owner and group 0 without names; modes reduced to 0644,

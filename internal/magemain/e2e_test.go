@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/linkemu"
+	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/treelock"
 )
 

@@ -81,10 +81,18 @@ func FigureSources(stages []*repro.Stage) *repro.Stage {
 	}
 	slices.Sort(inputs)
 	inputs = slices.Compact(inputs)
+	// The captions name the producing packages: they are a parameter, so
+	// that moving or renaming a package rewrites the captions (its code
+	// hash alone would not, when the package's files are unchanged).
+	params := map[string]string{}
+	for fig, o := range figures {
+		params["code "+fig] = strings.Join(o.code, " ")
+	}
 	return &repro.Stage{
 		Name:    "paper:figure-sources",
 		Doc:     "name the code and data hash of every figure for its caption",
 		Code:    []string{"internal/paperbuild"},
+		Params:  params,
 		Inputs:  inputs,
 		Outputs: []string{FigSourceFile},
 		Run: func(ctx context.Context, env *repro.Env) error {

@@ -1,0 +1,17 @@
+package picostudy_test
+
+import (
+	"fmt"
+
+	"pqrepro/analysis/picostudy"
+)
+
+func ExampleStages() {
+	for _, s := range picostudy.Stages("data/pico/20261130T115337Z-quick", picostudy.Params{SourceDateEpoch: 1767225600}) {
+		fmt.Println(s.Name, s.Inputs, s.Outputs[0])
+	}
+	// Output:
+	// pico:analyze [data/pico/20261130T115337Z-quick experiments/pico-pqm4.csv] results/pico.json
+	// pico:figures [results/pico.json] figures/pico-mldsa-sign.pdf
+	// pico:tables [results/pico.json] paper/generated/pico-ops.tex
+}

@@ -1,0 +1,168 @@
+package picostudy
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"pqrepro/internal/repro"
+)
+
+// Outputs of the stages, relative to the repository root.
+const (
+	ResultsFile      = "results/pico.json"
+	FigureSignBase   = "figures/pico-mldsa-sign"
+	FigureOpsBase    = "figures/pico-ops"
+	FigureStackBase  = "figures/pico-stack"
+	TableOps         = "paper/generated/pico-ops.tex"
+	TableVersusPaper = "paper/generated/pico-vs-paper.tex"
+	TableM4          = "paper/generated/pico-m4.tex"
+	NumbersFile      = "paper/generated/pico-numbers.tex"
+)
+
+// Params are the analysis' parameters; a changed value reruns the stages.
+type Params struct {
+	// SourceDateEpoch is the date written into the PDFs (seconds since
+	// 1970); 0 takes repro.SourceDateEpoch() (the SOURCE_DATE_EPOCH
+	// environment variable or the project's fixed default).
+	SourceDateEpoch int64
+	// PowerMilliwatts is the power model; 0 is the paper's 79.2 mW.
+	PowerMilliwatts float64
+	// PQM4 is the pqm4 table, relative to the root; "" is DefaultPQM4.
+	PQM4 string
+	// Require are the schemes a run must have; nil is DefaultRequire.
+	Require []string
+}
+
+func (p Params) withDefaults() (Params, error) {
+	if p.SourceDateEpoch == 0 {
+		t, err := repro.SourceDateEpoch()
+		if err != nil {
+			return p, err
+		}
+		p.SourceDateEpoch = t.Unix()
+	}
+	if p.PowerMilliwatts == 0 {
+		p.PowerMilliwatts = DefaultPowerMilliwatts
+	}
+	if p.PQM4 == "" {
+		p.PQM4 = DefaultPQM4
+	}
+	if p.Require == nil {
+		p.Require = DefaultRequire
+	}
+	return p, nil
+}
+
+// Code is the stages' code: this package (and, through the engine, every
+// package of the module it imports).
+var Code = []string{"analysis/picostudy"}
+
+// Stages returns Study C's analysis and render stages for the run folder
+// runDir (relative to the root, e.g. data/pico/20261130T114300Z-quick):
+//
+//   - pico:analyze reads the whole run folder (measurements, serial logs,
+//     size reports, host checks, meta.json) and the pqm4 table, and writes
+//     results/pico.json;
+//   - pico:figures draws the ML-DSA signing-time distributions, the
+//     operation times on a log scale and the peak stack against the SRAM;
+//   - pico:tables writes the LaTeX tables (operations, ours vs the paper,
+//     M0+ vs M4) and the number macros.
+//
+// A bad SOURCE_DATE_EPOCH is reported by the figures stage.
+func Stages(runDir string, params Params) []*repro.Stage {
+	p, perr := params.withDefaults()
+	runDir = path.Clean(strings.TrimSuffix(runDir, "/"))
+	power := strconv.FormatFloat(p.PowerMilliwatts, 'f', -1, 64)
+	analyzeStage := &repro.Stage{
+		Name:    "pico:analyze",
+		Doc:     "Study C statistics per scheme and operation, energy, exchanges, paper and Cortex-M4 comparisons",
+		Code:    Code,
+		Inputs:  []string{runDir, p.PQM4},
+		Params:  map[string]string{"run": runDir, "power_mw": power, "require": strings.Join(p.Require, ","), "pqm4": p.PQM4},
+		Outputs: []string{ResultsFile},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			if perr != nil {
+				return perr
+			}
+			res, err := analyze(ctx, input{runDir: runDir, files: env.Inputs(), read: env.ReadFile,
+				pqm4: p.PQM4, power: p.PowerMilliwatts, require: slices.Clone(p.Require)})
+			if err != nil {
+				return err
+			}
+			b, err := res.Marshal()
+			if err != nil {
+				return fmt.Errorf("encode results: %w", err)
+			}
+			return env.WriteFile(ResultsFile, b)
+		},
+	}
+	figures := &repro.Stage{
+		Name:   "pico:figures",
+		Doc:    "Study C figures: ML-DSA signing distributions, operation times (log), stack vs SRAM",
+		Code:   Code,
+		Inputs: []string{ResultsFile},
+		Params: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(p.SourceDateEpoch, 10)},
+		Outputs: []string{FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
+			FigureStackBase + ".pdf", FigureStackBase + ".svg"},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			if perr != nil {
+				return perr
+			}
+			sec, err := strconv.ParseInt(env.Param("SOURCE_DATE_EPOCH"), 10, 64)
+			if err != nil {
+				return fmt.Errorf("SOURCE_DATE_EPOCH %q: %w", env.Param("SOURCE_DATE_EPOCH"), err)
+			}
+			b, err := env.ReadFile(ResultsFile)
+			if err != nil {
+				return err
+			}
+			res, err := ParseResults(b)
+			if err != nil {
+				return err
+			}
+			figs, err := Figures(res, time.Unix(sec, 0).UTC())
+			if err != nil {
+				return err
+			}
+			for _, name := range sortedKeys(figs) {
+				if err := env.WriteFile(name, figs[name]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	tables := &repro.Stage{
+		Name:    "pico:tables",
+		Doc:     "Study C LaTeX tables and number macros",
+		Code:    Code,
+		Inputs:  []string{ResultsFile},
+		Outputs: []string{TableOps, TableVersusPaper, TableM4, NumbersFile},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			b, err := env.ReadFile(ResultsFile)
+			if err != nil {
+				return err
+			}
+			res, err := ParseResults(b)
+			if err != nil {
+				return err
+			}
+			out, err := Tables(res)
+			if err != nil {
+				return err
+			}
+			for _, name := range sortedKeys(out) {
+				if err := env.WriteFile(name, []byte(out[name])); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	return []*repro.Stage{analyzeStage, figures, tables}
+}

@@ -1,0 +1,384 @@
+package tlsstudy
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"pqrepro/datasets/tlsdata"
+	"pqrepro/internal/render"
+)
+
+// Renderings of the gap analysis: the cells beside the published
+// increases (TableGap, FigureGap), the factors' effects (TableFactors)
+// and their \newcommand numbers (gapNumbers, in NumbersFile).
+
+var stackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "OpenSSL"}
+
+// cellLabel is e.g. "OpenSSL, bridge, direct" or "Go, loopback, HRR".
+func cellLabel(c Cell) string {
+	return stackLabels[c.Stack] + ", " + c.Path + ", " + keyShareLabel(c.KeyShare)
+}
+
+func keyShareLabel(k string) string {
+	if k == KeyShareHRR {
+		return "HRR"
+	}
+	return k
+}
+
+// roleNames are the column heads of the three targets.
+var roleNames = map[string]string{"pq-sig": "ML-DSA-87", "pq-kem": "ML-KEM-1024", "hybrid": "Hybrid"}
+
+// increaseCell is "+0.081 (+11 %)", or "---".
+func increaseCell(c *Comparison) string {
+	if c == nil {
+		return "---"
+	}
+	return signed(float64(c.MedianDiffMs), 3) + " (" + render.Percent(float64(c.MedianDiffPct)/100, 0) + ")"
+}
+
+// gapTable: one row per cell, the published numbers first, the primary
+// cell marked.
+func gapTable(r *Results) (string, error) {
+	t := render.Table{
+		Label: "tab:tls-gap",
+		Caption: `Study~A, the published increases beside ours in every cell (stack, path, key-share mode): ` +
+			`median $T_\mathrm{hs}$ of the cell's Ed25519 + X25519 baseline and the increase of each of the paper's configurations over it, ms (\%). ` +
+			`$\star$: the primary cell, closest to the original, on which the claims are judged.`,
+		Align:  "lrrrr",
+		Header: []string{"Cell", "Baseline (ms)", roleNames["pq-sig"], roleNames["pq-kem"], roleNames["hybrid"]},
+	}
+	pub := []string{"Published (OpenSSL 3.5.2, Docker)", `$\approx$` + render.Fixed(r.Published.BaselineMedianMs, 1)}
+	for _, role := range Roles[1:] {
+		p := r.Published.Increases[role]
+		pub = append(pub, signed(p.IncreaseMs, 3)+" ("+render.Percent(p.IncreasePct/100, 0)+")")
+	}
+	t.Rows = append(t.Rows, pub)
+	for _, c := range r.Gap.Cells {
+		label := render.Escape(cellLabel(c.Cell))
+		if c.Primary {
+			label = `$\star$ ` + label
+		}
+		row := []string{label, render.Fixed(float64(c.MedianBaselineMs), 3)}
+		for _, role := range Roles[1:] {
+			row = append(row, increaseCell(c.role(role)))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	var notes []string
+	for _, c := range r.Gap.Cells {
+		if len(c.Missing) > 0 {
+			notes = append(notes, render.Escape(cellLabel(c.Cell))+" lacks "+render.Escape(strings.Join(c.Missing, ", ")))
+		}
+	}
+	n := fmt.Sprintf("%d cells; n per configuration: %s. Increases are differences of medians within a cell; tests and intervals per cell as in Table~\\ref{tab:tls-paper}.", len(r.Gap.Cells), nRangeCells(r))
+	if len(notes) > 0 {
+		n += " " + strings.Join(notes, "; ") + "."
+	}
+	t.Notes = n
+	return t.Latex()
+}
+
+// nRangeCells is "$n = 30$" or "$n = 500$ to $1000$" over every cell's
+// paper configurations.
+func nRangeCells(r *Results) string {
+	lo, hi := math.MaxInt, 0
+	for _, c := range r.Gap.Cells {
+		for _, cmp := range c.Comparisons {
+			lo, hi = min(lo, cmp.NTarget, cmp.NBaseline), max(hi, cmp.NTarget, cmp.NBaseline)
+		}
+	}
+	switch {
+	case hi == 0:
+		return "none"
+	case lo == hi:
+		return fmt.Sprintf("$n = %d$", lo)
+	}
+	return fmt.Sprintf("$n = %d$ to $%d$", lo, hi)
+}
+
+// factorLabel is e.g. "Stack: Go $\to$ OpenSSL".
+func factorLabel(f FactorResult) string {
+	lv := func(s string) string { return render.Escape(cmpOr(stackLabels[s], keyShareLabel(s))) }
+	return render.Escape(factorNames[f.Factor]) + `: ` + lv(f.From) + ` $\to$ ` + lv(f.To)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// heldLabel names the levels of the other two factors, e.g. "bridge,
+// direct".
+func heldLabel(factor string, c Cell) string {
+	var parts []string
+	if factor != "stack" {
+		parts = append(parts, stackLabels[c.Stack])
+	}
+	if factor != "path" {
+		parts = append(parts, c.Path)
+	}
+	if factor != "keyshare" {
+		parts = append(parts, keyShareLabel(c.KeyShare))
+	}
+	return render.Escape(strings.Join(parts, ", "))
+}
+
+// factorsTable: one row per factor and held levels, per role the change
+// of the increase with its interval and how much closer to the published
+// increase it moves ours.
+func factorsTable(r *Results) (string, error) {
+	t := render.Table{
+		Label: "tab:tls-factors",
+		Caption: `Study~A, what each factor does to the increases: switching one factor with the other two held, the change of each configuration's increase over its cell's baseline ` +
+			`(ms, with the 95\,\% percentile bootstrap interval; $^{*}$: Holm-adjusted $p < 0.05$ of the bootstrap $z$ test over all ` + fmt.Sprint(countEffects(r)) + ` changes) ` +
+			`and the share of the distance to the published increase that the switch closes (negative: it moves ours away). $\star$: the pair that contains the primary cell.`,
+		Align:  "llrrrrrr",
+		Header: []string{"Factor", "Held at", roleNames["pq-sig"], `closed`, roleNames["pq-kem"], `closed`, roleNames["hybrid"], `closed`},
+	}
+	for _, f := range r.Gap.Factors {
+		if len(f.Effects) == 0 {
+			t.Rows = append(t.Rows, []string{factorLabel(f), render.Escape(f.Note), "", "", "", "", "", ""})
+			continue
+		}
+		for i := 0; i+len(Roles)-1 <= len(f.Effects); i += len(Roles) - 1 {
+			e0 := f.Effects[i]
+			held := heldLabel(f.Factor, e0.From)
+			if e0.Primary {
+				held = `$\star$ ` + held
+			}
+			row := []string{factorLabel(f), held}
+			for _, e := range f.Effects[i : i+len(Roles)-1] {
+				star := ""
+				if float64(e.PHolm) < 0.05 {
+					star = `$^{*}$`
+				}
+				row = append(row, fmt.Sprintf("%s%s [%s, %s]", signed(float64(e.ChangeMs), 3), star, signed(float64(e.Lower), 3), signed(float64(e.Upper), 3)),
+					render.Percent(float64(e.ClosedPct)/100, 0))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	t.Notes = `The change is the To cell's increase minus the From cell's (differences of medians); ` +
+		`closed $= (|P - \Delta_\mathrm{from}| - |P - \Delta_\mathrm{to}|)/|P - \Delta_\mathrm{from}|$ with $P$ the published increase.`
+	return t.Latex()
+}
+
+func countEffects(r *Results) int {
+	n := 0
+	for _, f := range r.Gap.Factors {
+		n += len(f.Effects)
+	}
+	return n
+}
+
+var factorNames = map[string]string{"stack": "Stack", "path": "Path", "keyshare": "Key share"}
+
+// factorMacro is the macro-name part of a factor.
+var factorMacro = map[string]string{"stack": "Stack", "path": "Path", "keyshare": "Keyshare"}
+
+// gapNumbers sets the gap analysis's macros: per factor and role the
+// primary pair's change (\TlsGapStackHybridChangeMs and Low, High,
+// Toward, Closed, HolmP, From, To), "---" when the run has no such pair
+// (\TlsGapStackNote says why); per role the primary cell's remaining gap
+// to the published increase and the cell whose increase is closest.
+func gapNumbers(r *Results, set func(name, v string)) {
+	primary := r.Gap.Cells[0]
+	for _, c := range r.Gap.Cells {
+		if c.Primary {
+			primary = c
+		}
+	}
+	set("PrimaryCell", render.Escape(cellLabel(primary.Cell)))
+	set("GapCells", fmt.Sprint(len(r.Gap.Cells)))
+	set("GapEffects", fmt.Sprint(countEffects(r)))
+	set("GapN", nRangeCells(r))
+	for _, f := range r.Gap.Factors {
+		fm := factorMacro[f.Factor]
+		set("Gap"+fm+"Note", render.Escape(cmpOr(f.Note, "measured")))
+		set("Gap"+fm+"Levels", fmt.Sprint(len(f.Levels)))
+		for _, role := range Roles[1:] {
+			m := "Gap" + fm + roleMacro[role]
+			var e *FactorEffect
+			for i := range f.Effects {
+				if f.Effects[i].Primary && f.Effects[i].Role == role {
+					e = &f.Effects[i]
+				}
+			}
+			if e == nil {
+				for _, k := range []string{"ChangeMs", "LowMs", "HighMs", "TowardMs", "ClosedPct", "HolmP", "FromMs", "ToMs"} {
+					set(m+k, "---")
+				}
+				continue
+			}
+			set(m+"ChangeMs", signed(float64(e.ChangeMs), 3))
+			set(m+"LowMs", signed(float64(e.Lower), 3))
+			set(m+"HighMs", signed(float64(e.Upper), 3))
+			set(m+"TowardMs", signed(float64(e.TowardMs), 3))
+			set(m+"ClosedPct", render.Percent(float64(e.ClosedPct)/100, 0))
+			set(m+"HolmP", pValue(float64(e.PHolm)))
+			set(m+"FromMs", signed(float64(e.FromIncreaseMs), 3))
+			set(m+"ToMs", signed(float64(e.ToIncreaseMs), 3))
+		}
+	}
+	for _, role := range Roles[1:] {
+		m := "Gap" + roleMacro[role]
+		pub := r.Published.Increases[role]
+		c := primary.role(role)
+		if c == nil {
+			set(m+"RemainingMs", "---")
+			set(m+"ExplainedPct", "---")
+		} else {
+			set(m+"RemainingMs", signed(pub.IncreaseMs-float64(c.MedianDiffMs), 3))
+			set(m+"ExplainedPct", render.Fixed(100*float64(c.MedianDiffMs)/pub.IncreaseMs, 0)+`\,\%`)
+		}
+		best, bestD := (*CellResult)(nil), math.Inf(1)
+		for i := range r.Gap.Cells {
+			if c := r.Gap.Cells[i].role(role); c != nil {
+				if d := math.Abs(pub.IncreaseMs - float64(c.MedianDiffMs)); d < bestD {
+					best, bestD = &r.Gap.Cells[i], d
+				}
+			}
+		}
+		if best == nil {
+			set(m+"ClosestCell", "---")
+			set(m+"ClosestMs", "---")
+			continue
+		}
+		set(m+"ClosestCell", render.Escape(cellLabel(best.Cell)))
+		set(m+"ClosestMs", signed(float64(best.role(role).MedianDiffMs), 3))
+	}
+}
+
+// Colours of the three roles in the gap figure (Okabe-Ito).
+var roleColors = map[string]color.Color{
+	"pq-sig": color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff},
+	"pq-kem": color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff},
+	"hybrid": color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff},
+}
+
+var roleShapes = map[string]draw.GlyphDrawer{"pq-sig": draw.CircleGlyph{}, "pq-kem": draw.SquareGlyph{}, "hybrid": draw.TriangleGlyph{}}
+
+// gapHeadroom is the rows kept free above the cells for the legend.
+const gapHeadroom = 2.2
+
+// gapPlot draws, per cell (rows, the primary on top), each role's
+// increase over the cell's baseline with its bootstrap interval, and the
+// published increases as dashed vertical lines in the role's colour.
+func gapPlot(r *Results) (*plot.Plot, error) {
+	p := plot.New()
+	n := len(r.Gap.Cells)
+	// The primary cell on top, then the others in table order.
+	order := make([]CellResult, 0, n)
+	for _, c := range r.Gap.Cells {
+		if c.Primary {
+			order = append(order, c)
+		}
+	}
+	for _, c := range r.Gap.Cells {
+		if !c.Primary {
+			order = append(order, c)
+		}
+	}
+	names := make([]string, n)
+	for i, c := range order {
+		l := cellLabel(c.Cell)
+		if c.Primary {
+			l += " (primary)"
+		}
+		names[n-1-i] = l
+	}
+	rowStyle(p, names, gapHeadroom)
+	p.X.Label.Text = "Increase of the median Ths over the cell's baseline (ms); dashed: published"
+	grid := plotter.NewGrid()
+	grid.Horizontal.Color = nil
+	grid.Vertical.Color = color.Gray{Y: 0xe4}
+	p.Add(grid)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, role := range Roles[1:] {
+		d := &intervalDots{Color: roleColors[role], Shape: roleShapes[role]}
+		for i, c := range order {
+			cmp := c.role(role)
+			if cmp == nil {
+				continue
+			}
+			x, l, u := float64(cmp.MedianDiffMs), float64(cmp.Bootstrap.Lower), float64(cmp.Bootstrap.Upper)
+			for _, v := range []float64{x, l, u} {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, fmt.Errorf("cell %s, %s: increase %v ms is not finite", c.Cell, role, v)
+				}
+			}
+			d.Points = append(d.Points, intervalDot{Y: float64(n-1-i) + 0.25*float64(1-k), X: x, Lo: l, Hi: u})
+			lo, hi = min(lo, l), max(hi, u)
+		}
+		pub := r.Published.Increases[role].IncreaseMs
+		lo, hi = min(lo, pub), max(hi, pub)
+		// Up to the top row only: the headroom above is the legend's.
+		pl, err := plotter.NewLine(plotter.XYs{{X: pub, Y: p.Y.Min}, {X: pub, Y: float64(n) - 0.5}})
+		if err != nil {
+			return nil, err
+		}
+		pl.LineStyle = draw.LineStyle{Color: roleColors[role], Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+		p.Add(pl, d)
+		p.Legend.Add(Published.Increases[role].Config, d)
+	}
+	pad := 0.04 * (hi - lo)
+	p.X.Min, p.X.Max = lo-pad, hi+pad
+	if lo >= 0 && lo-pad < 0 {
+		p.X.Min = 0 // no "-0" tick
+	}
+	if p.X.Min < 0 { // no change: a grey line at zero
+		zero, err := plotter.NewLine(plotter.XYs{{X: 0, Y: p.Y.Min}, {X: 0, Y: float64(n) - 0.5}})
+		if err != nil {
+			return nil, err
+		}
+		zero.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x80}, Width: vg.Points(0.5)}
+		p.Add(zero)
+	}
+	p.X.Tick.Marker = linearTicks{}
+	return p, nil
+}
+
+// intervalDot is one estimate with its interval at height Y.
+type intervalDot struct{ Y, X, Lo, Hi float64 }
+
+// intervalDots draws each point as a glyph on a horizontal interval line.
+type intervalDots struct {
+	Points []intervalDot
+	Color  color.Color
+	Shape  draw.GlyphDrawer
+}
+
+func (d *intervalDots) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	ls := draw.LineStyle{Color: d.Color, Width: vg.Points(0.9)}
+	for _, pt := range d.Points {
+		y := trY(pt.Y)
+		c.StrokeLine2(ls, trX(pt.Lo), y, trX(pt.Hi), y)
+		c.DrawGlyph(draw.GlyphStyle{Color: d.Color, Radius: vg.Points(2.2), Shape: d.Shape}, vg.Point{X: trX(pt.X), Y: y})
+	}
+}
+
+func (d *intervalDots) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, pt := range d.Points {
+		xmin, xmax, ymin, ymax = min(xmin, pt.Lo), max(xmax, pt.Hi), min(ymin, pt.Y), max(ymax, pt.Y)
+	}
+	return
+}
+
+// Thumbnail draws the legend icon: the glyph on its interval.
+func (d *intervalDots) Thumbnail(c *draw.Canvas) {
+	ym := (c.Min.Y + c.Max.Y) / 2
+	c.StrokeLine2(draw.LineStyle{Color: d.Color, Width: vg.Points(0.9)}, c.Min.X, ym, c.Max.X, ym)
+	c.DrawGlyph(draw.GlyphStyle{Color: d.Color, Radius: vg.Points(2.2), Shape: d.Shape}, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: ym})
+}

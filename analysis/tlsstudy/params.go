@@ -1,0 +1,162 @@
+package tlsstudy
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"pqrepro/datasets/tlsdata"
+)
+
+// Roles of the paper's four configurations, in the order Params.Paper
+// lists them.
+var Roles = []string{"baseline", "pq-sig", "pq-kem", "hybrid"}
+
+// roleMacro is the macro-name part of each role (letters only).
+var roleMacro = map[string]string{"baseline": "Baseline", "pq-sig": "Sig", "pq-kem": "Kem", "hybrid": "Hybrid"}
+
+// Params are what the pipeline passes to the stages. Every field becomes a
+// stage parameter, so a change reruns the analysis.
+type Params struct {
+	// Profile names the run's profile (quick, full); it is recorded in the
+	// results, not used for any decision.
+	Profile string
+	// Baseline is the config ID every target is compared with, e.g.
+	// "ed25519/X25519" (datasets/tlsdata.ParseConfigID).
+	Baseline string
+	// Paper are the paper's four configuration IDs in the order of Roles:
+	// baseline (must equal Baseline), PQ signature only, PQ KEM only,
+	// hybrid. The published results are attached by this position.
+	Paper []string
+	// BootstrapSeed seeds the percentile bootstrap of the median
+	// differences (stats.BootstrapMedianDiff); it is recorded in the
+	// results.
+	BootstrapSeed uint64
+	// BootstrapResamples is the number of bootstrap resamples; 0 means
+	// DefaultResamples.
+	BootstrapResamples int
+	// Cell is the primary cell: the paper and matrix families compare the
+	// configurations of this stack, path and key-share mode, the paper's
+	// IDs (Go, direct, e.g. "ed25519/X25519") named as the cell names them
+	// ("ed25519/X25519/openssl"). Zero fields are the records' defaults
+	// (Go, loopback, direct). The pipeline sets it from [paper.cell] of
+	// experiments/tls.toml.
+	Cell Cell
+}
+
+// DefaultResamples is the bootstrap size when Params leaves it 0.
+const DefaultResamples = 2000
+
+// Confidence level of every interval (Cliff's delta, Hodges-Lehmann,
+// bootstrap).
+const Level = 0.95
+
+// MinConnections is the fewest measured connections a configuration
+// needs: with one, the standard deviation, Cliff's variance and its
+// interval are undefined (divisor n-1), so such a dataset is refused.
+const MinConnections = 2
+
+// DefaultParams are the paper's configurations with the Ed25519 + X25519
+// baseline and a fixed bootstrap seed.
+func DefaultParams(profile string) Params {
+	return Params{
+		Profile:       profile,
+		Baseline:      "ed25519/X25519",
+		Paper:         []string{"ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024", "ed25519/SecP384r1MLKEM1024"},
+		BootstrapSeed: 20260101,
+	}
+}
+
+// Validate checks the parameters and says what to fix.
+func (p Params) Validate() error {
+	var errs []error
+	if p.Profile == "" {
+		errs = append(errs, errors.New("profile is empty"))
+	}
+	if _, err := tlsdata.ParseConfigID(p.Baseline); err != nil {
+		errs = append(errs, fmt.Errorf("baseline: %w", err))
+	}
+	if len(p.Paper) != len(Roles) {
+		errs = append(errs, fmt.Errorf("paper lists %d configurations, want %d (%s)", len(p.Paper), len(Roles), strings.Join(Roles, ", ")))
+	} else {
+		if p.Paper[0] != p.Baseline {
+			errs = append(errs, fmt.Errorf("paper[0] (the paper's baseline) is %q but baseline is %q", p.Paper[0], p.Baseline))
+		}
+		seen := map[string]bool{}
+		for i, id := range p.Paper {
+			if _, err := tlsdata.ParseConfigID(id); err != nil {
+				errs = append(errs, fmt.Errorf("paper %s: %w", Roles[i], err))
+			}
+			if seen[id] {
+				errs = append(errs, fmt.Errorf("paper lists %s twice", id))
+			}
+			seen[id] = true
+		}
+	}
+	if err := p.Cell.orDefault().validate(); err != nil {
+		errs = append(errs, fmt.Errorf("primary %w", err))
+	}
+	for _, id := range p.Paper {
+		if c, err := tlsdata.ParseConfigID(id); err == nil && (c.HRR || c.Stack != "") {
+			errs = append(errs, fmt.Errorf("paper %s: name it without /hrr and /openssl; the primary cell adds them", id))
+		}
+	}
+	if p.BootstrapResamples < 0 || p.BootstrapResamples > 1_000_000 {
+		errs = append(errs, fmt.Errorf("bootstrap resamples %d: want 0 (default %d) to 1000000", p.BootstrapResamples, DefaultResamples))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("tls analysis parameters: %w", err)
+	}
+	return nil
+}
+
+func (p Params) resamples() int {
+	if p.BootstrapResamples == 0 {
+		return DefaultResamples
+	}
+	return p.BootstrapResamples
+}
+
+// Stage parameter names of tls:analyze.
+const (
+	paramProfile   = "profile"
+	paramBaseline  = "baseline"
+	paramPaper     = "paper"
+	paramSeed      = "bootstrap_seed"
+	paramResamples = "bootstrap_resamples"
+	paramCell      = "primary_cell"
+)
+
+func (p Params) stageParams() map[string]string {
+	return map[string]string{
+		paramProfile:   p.Profile,
+		paramBaseline:  p.Baseline,
+		paramPaper:     strings.Join(p.Paper, ","),
+		paramSeed:      strconv.FormatUint(p.BootstrapSeed, 10),
+		paramResamples: strconv.Itoa(p.resamples()),
+		paramCell:      p.Cell.orDefault().String(),
+	}
+}
+
+// paramsFrom rebuilds Params from a stage's parameters, so that the
+// analysis runs on exactly what the lock file records.
+func paramsFrom(get func(string) string) (Params, error) {
+	p := Params{Profile: get(paramProfile), Baseline: get(paramBaseline)}
+	if s := get(paramPaper); s != "" {
+		p.Paper = strings.Split(s, ",")
+	}
+	var err error
+	if p.BootstrapSeed, err = strconv.ParseUint(get(paramSeed), 10, 64); err != nil {
+		return p, fmt.Errorf("parameter %s=%q: want an unsigned integer", paramSeed, get(paramSeed))
+	}
+	if p.BootstrapResamples, err = strconv.Atoi(get(paramResamples)); err != nil {
+		return p, fmt.Errorf("parameter %s=%q: want an integer", paramResamples, get(paramResamples))
+	}
+	if s := get(paramCell); s != "" {
+		if p.Cell, err = ParseCell(s); err != nil {
+			return p, fmt.Errorf("parameter %s: %w", paramCell, err)
+		}
+	}
+	return p, p.Validate()
+}

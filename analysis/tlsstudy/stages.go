@@ -1,0 +1,183 @@
+package tlsstudy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+	"time"
+
+	"pqrepro/datasets/tlsdata"
+	"pqrepro/internal/repro"
+)
+
+// Output paths, relative to the repository root.
+const (
+	ResultsFile   = "results/tls.json"
+	FigureThs     = "figures/tls-ths"   // .pdf and .svg
+	FigureBytes   = "figures/tls-bytes" // .pdf and .svg
+	FigureGap     = "figures/tls-gap"   // .pdf and .svg
+	TableGap      = "paper/generated/tls-gap.tex"
+	TableFactors  = "paper/generated/tls-factors.tex"
+	TablePaper    = "paper/generated/tls-paper.tex"
+	TableMatrix   = "paper/generated/tls-matrix.tex"
+	TableBytes    = "paper/generated/tls-bytes.tex"
+	NumbersFile   = "paper/generated/tls-numbers.tex"
+	paramEpoch    = "SOURCE_DATE_EPOCH"
+	codeDir       = "analysis/tlsstudy"
+	stageAnalyze  = "tls:analyze"
+	stageFigures  = "tls:figures"
+	stageTables   = "tls:tables"
+	recordsInFile = tlsdata.RecordsFile
+)
+
+// Stages returns the analysis and render stages of Study A for the pinned
+// run folder runDir (relative to the repository root, slash-separated,
+// e.g. "data/tls/20261130T120000Z-quick"):
+//
+//   - tls:analyze reads <runDir>/records.csv.gz and writes results/tls.json;
+//   - tls:figures reads results/tls.json and writes figures/tls-ths.{pdf,svg}
+//     figures/tls-bytes.{pdf,svg} and figures/tls-gap.{pdf,svg}, dated
+//     SOURCE_DATE_EPOCH (a stage parameter, from repro.SourceDateEpoch);
+//   - tls:tables reads results/tls.json and writes the LaTeX tables
+//     paper/generated/tls-{paper,matrix,bytes,gap,factors}.tex and the
+//     \newcommand numbers paper/generated/tls-numbers.tex.
+//
+// Invalid params or runDir are reported when tls:analyze runs (Stages
+// itself cannot fail); call Params.Validate first to report them earlier.
+func Stages(runDir string, params Params) []*repro.Stage {
+	return StagesFrom(runDir, path.Join(runDir, recordsInFile), params)
+}
+
+// StagesFrom is Stages with tls:analyze reading the records from the file
+// derived, a byte-for-byte copy of <runDir>/records.csv.gz made by the
+// build's tls:records stage (experiments/instruments/rederive). results/tls.json still
+// names the run's records file, whose bytes they are.
+func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
+	records := path.Join(runDir, recordsInFile)
+	analyze := &repro.Stage{
+		Name:    stageAnalyze,
+		Doc:     "Study A statistics: Ths per configuration, tests vs baseline",
+		Code:    []string{codeDir},
+		Inputs:  []string{derived},
+		Params:  params.stageParams(),
+		Outputs: []string{ResultsFile},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			if path.IsAbs(runDir) || runDir != path.Clean(runDir) || runDir == "." {
+				return fmt.Errorf("tls:analyze: run folder %q must be a clean relative slash-separated path such as data/tls/<run-id>", runDir)
+			}
+			p, err := paramsFrom(env.Param)
+			if err != nil {
+				return err
+			}
+			b, err := env.ReadFile(derived)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", derived, err)
+			}
+			recs, err := tlsdata.ReadRecords(bytes.NewReader(b), records)
+			if err != nil {
+				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
+			}
+			env.Logf("%s: %d rows", records, len(recs))
+			res, err := Analyze(recs, p, Input{Path: records, SHA256: repro.HashBytes(b)})
+			if err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			out, err := MarshalResults(res)
+			if err != nil {
+				return err
+			}
+			return env.WriteFile(ResultsFile, out)
+		},
+	}
+
+	epoch := sourceDateEpochParam()
+	figures := &repro.Stage{
+		Name:    stageFigures,
+		Doc:     "Study A figures: Ths distributions and bytes on the wire",
+		Code:    []string{codeDir},
+		Inputs:  []string{ResultsFile},
+		Params:  map[string]string{paramEpoch: epoch},
+		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg"},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			date, err := parseEpoch(env.Param(paramEpoch))
+			if err != nil {
+				return err
+			}
+			res, err := readResults(env)
+			if err != nil {
+				return err
+			}
+			files, err := Figures(res, date)
+			if err != nil {
+				return err
+			}
+			return writeAll(ctx, env, files)
+		},
+	}
+
+	tables := &repro.Stage{
+		Name:    stageTables,
+		Doc:     "Study A LaTeX tables and numbers",
+		Code:    []string{codeDir},
+		Inputs:  []string{ResultsFile},
+		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			res, err := readResults(env)
+			if err != nil {
+				return err
+			}
+			files, err := Tables(res)
+			if err != nil {
+				return err
+			}
+			return writeAll(ctx, env, files)
+		},
+	}
+	return []*repro.Stage{analyze, figures, tables}
+}
+
+func readResults(env *repro.Env) (*Results, error) {
+	b, err := env.ReadFile(ResultsFile)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", ResultsFile, err)
+	}
+	return UnmarshalResults(ResultsFile, b)
+}
+
+// writeAll writes every output after all were rendered, in name order.
+func writeAll(ctx context.Context, env *repro.Env, files map[string][]byte) error {
+	for _, name := range sortedKeys(files) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := env.WriteFile(name, files[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceDateEpochParam is the stage parameter SOURCE_DATE_EPOCH: the
+// decimal seconds of repro.SourceDateEpoch, or the raw invalid environment
+// value (parseEpoch then fails the stage with repro's message).
+func sourceDateEpochParam() string {
+	t, err := repro.SourceDateEpoch()
+	if err != nil {
+		return os.Getenv("SOURCE_DATE_EPOCH")
+	}
+	return strconv.FormatInt(t.Unix(), 10)
+}
+
+func parseEpoch(s string) (time.Time, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a non-negative whole number of seconds; unset it or fix it", s)
+	}
+	return time.Unix(n, 0).UTC(), nil
+}

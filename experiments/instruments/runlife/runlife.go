@@ -1,0 +1,287 @@
+// Package runlife is the life of one recorded run, shared by the three
+// studies' runners (experiments/tls/tlsrun, experiments/net/netrun,
+// experiments/pico/picorun): what every run does around its measurements,
+// written once so that the three do it the same way.
+//
+//	l, err := runlife.New(cfg)   // defaults, profile, the spec read and hashed
+//	...                          // study checks and set-up (nothing on disk)
+//	err = l.Begin(ctx)           // the run folder: repro.NewRun, hidden until committed
+//	defer l.Abort()              // removes it on every path that does not commit
+//	...                          // measure, write files into l.Run.Dir
+//	m := l.Meta(ctx, tools)      // meta.json's provenance (provenance.Collect)
+//	...                          // the study's fields of m
+//	err = l.Commit(ctx, m)       // meta.json, seal (MANIFEST.sha256), publish, pin
+//
+// The rules it keeps (see also internal/repro.Run):
+//
+//   - Nothing is created before Begin: a bad spec, profile or root fails
+//     with nothing on disk.
+//   - A run that fails or whose ctx ends before Commit publishes it is
+//     removed by Abort and not pinned; earlier runs and the spec's pins are
+//     untouched (ErrInterrupted).
+//   - Commit checks ctx once more after meta.json is written: past that
+//     point the run is published in one rename (repro.Run.Commit) and then
+//     pinned (spec.Pin). A run that is committed but cannot be pinned stays
+//     and the error (ErrNotPinned) says which line to add by hand.
+//   - Every error of the lifecycle and of the runners that use Errorf or
+//     Wrap starts with "<study>:run: " (tls:run, net:run, pico:run).
+package runlife
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// ErrInterrupted is wrapped (with the context's error) by the error of a
+// run whose context ended before it was committed: the incomplete run was
+// removed and nothing was pinned.
+var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed and not registered; earlier runs and the spec are untouched")
+
+// ErrNotPinned is wrapped by Commit's error when the run was committed
+// but the spec could not be changed to pin it.
+var ErrNotPinned = errors.New("run committed but not pinned")
+
+// Config is what every runner's RunConfig has in common.
+type Config struct {
+	// Study names the study: data/<Study>/<run-id>/, the spec
+	// experiments/<Study>.toml (spec.Path) and the error prefix
+	// "<Study>:run: ".
+	Study string
+	// Root is the repository root; "" is the root of the pqrepro module
+	// above the working directory (FindRoot).
+	Root string
+	// Git is the state of the repository the run was started from
+	// (provenance.RepoGit at the repository root, taken by the pipeline
+	// when the run starts); nil means the state of Root.
+	Git *provenance.Git
+	// Profile names a [profiles.*] table of the spec; it may not be empty.
+	Profile string
+	// SpecPath is the spec; "" is Root/experiments/<Study>.toml. A
+	// committed run is pinned in it.
+	SpecPath string
+	// DataDir is where runs go (DataDir/<Study>/<run-id>/); "" is
+	// Root/data.
+	DataDir string
+	// Log receives the runner's lines; nil is io.Discard.
+	Log io.Writer
+	// Now names the run (its ID is the UTC start time) and stamps
+	// meta.json's start and end; nil is time.Now.
+	Now func() time.Time
+}
+
+// Life is one run's lifecycle. Its Config has every default filled.
+type Life struct {
+	Config
+	// SpecSHA is the SHA-256 of the spec as New read it (meta.json's
+	// spec_sha256).
+	SpecSHA string
+	// Run is the run being recorded, from Begin on.
+	Run *repro.Run
+	// Start is the run's start (Now at Begin), the time in its ID.
+	Start time.Time
+
+	committed bool
+}
+
+// Error is an error of a run: its text starts with "<study>:run: ".
+type Error struct {
+	Study string
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Study + ":run: " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// New fills cfg's defaults, checks the profile is named and reads the
+// spec (its SHA-256 is meta.json's). It creates nothing.
+func New(cfg Config) (*Life, error) {
+	l := &Life{Config: cfg}
+	if cfg.Study == "" {
+		return nil, errors.New("runlife: Config.Study is empty")
+	}
+	if l.Root == "" {
+		root, err := FindRoot("")
+		if err != nil {
+			return nil, l.Errorf("%w (or give RunConfig.Root)", err)
+		}
+		l.Root = root
+	}
+	if l.SpecPath == "" {
+		l.SpecPath = filepath.Join(l.Root, spec.Path(l.Study))
+	}
+	if l.DataDir == "" {
+		l.DataDir = filepath.Join(l.Root, "data")
+	}
+	if l.Log == nil {
+		l.Log = io.Discard
+	}
+	if l.Now == nil {
+		l.Now = time.Now
+	}
+	if l.Profile == "" {
+		return nil, l.Errorf("no profile given: use quick or full (PQREPRO_PROFILE)")
+	}
+	b, err := os.ReadFile(l.SpecPath)
+	if err != nil {
+		return nil, l.Errorf("read spec: %w", err)
+	}
+	l.SpecSHA = repro.HashBytes(b)
+	return l, nil
+}
+
+// Errorf returns an error of the run: "<study>:run: " and the message.
+func (l *Life) Errorf(format string, a ...any) error {
+	return &Error{Study: l.Study, Err: fmt.Errorf(format, a...)}
+}
+
+// Wrap prefixes err with "<study>:run: " unless it is an Error already;
+// nil stays nil.
+func (l *Life) Wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	return &Error{Study: l.Study, Err: err}
+}
+
+// Interrupted returns nil while ctx is live, else the run's error
+// wrapping ErrInterrupted and ctx's error.
+func (l *Life) Interrupted(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if l.Run == nil {
+		return l.Errorf("%w (%w)", ErrInterrupted, ctx.Err())
+	}
+	return l.Errorf("run %s: %w (%w)", l.Run.ID, ErrInterrupted, ctx.Err())
+}
+
+// Begin creates the run folder (repro.NewRun, named after Now), hidden
+// until Commit. It creates nothing when ctx has ended.
+func (l *Life) Begin(ctx context.Context) error {
+	if l.Run != nil {
+		return l.Errorf("run %s has begun already", l.Run.ID)
+	}
+	if err := l.Interrupted(ctx); err != nil {
+		return err
+	}
+	l.Start = l.Now()
+	run, err := repro.NewRun(l.DataDir, l.Study, l.Profile, l.Start)
+	if err != nil {
+		return l.Errorf("%w", err)
+	}
+	l.Run = run
+	return nil
+}
+
+// Abort removes the run folder unless the run was committed; it is safe
+// to call at any time, also before Begin and more than once.
+func (l *Life) Abort() {
+	if l.Run != nil {
+		l.Run.Abort()
+	}
+}
+
+// Committed reports whether Commit published the run (it may still have
+// failed to pin it).
+func (l *Life) Committed() bool { return l.committed }
+
+// Meta returns meta.json's provenance for the run: host, Go, git
+// (Config.Git), the versions of tools (name to command line, as
+// provenance.Options.Tools), the study, run ID, spec (relative to Root),
+// spec SHA-256, profile, start and end (Now, taken before the tools are
+// asked). The seeds, board, files, measurements and notes are the
+// runner's.
+func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.Meta {
+	end := l.Now()
+	m := provenance.Collect(ctx, provenance.Options{Root: l.Root, Git: l.Git, Tools: tools})
+	m.Study = l.Study
+	m.Spec = SpecRel(l.Root, l.SpecPath)
+	m.SpecSHA = l.SpecSHA
+	m.Profile = l.Profile
+	if l.Run != nil {
+		m.RunID = l.Run.ID
+	}
+	m.Start, m.End = l.Start.UTC(), end.UTC()
+	return m
+}
+
+// Commit writes meta.json into the run folder, checks ctx a last time,
+// seals and publishes the run (repro.Run.Commit: MANIFEST.sha256, one
+// rename, readable like the rest of data/) and pins it for the profile in
+// the spec (spec.Sealed). On an error before the publication nothing is
+// committed or pinned (the caller's deferred Abort removes the folder);
+// after it the run stays and the error wraps ErrNotPinned.
+func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
+	if l.Run == nil {
+		return l.Errorf("commit before Begin")
+	}
+	if err := provenance.Write(l.Run.Dir, m); err != nil {
+		return l.Errorf("run %s: %w", l.Run.ID, err)
+	}
+	// The last moment to stop: after this the run is published.
+	if err := l.Interrupted(ctx); err != nil {
+		return err
+	}
+	// NewRun's folder is private (0700) while it is written; a published
+	// run is readable like the rest of data/.
+	if err := os.Chmod(l.Run.Dir, 0o755); err != nil {
+		return l.Errorf("run %s: %w", l.Run.ID, err)
+	}
+	if err := l.Run.Commit(); err != nil {
+		return l.Errorf("%w", err)
+	}
+	l.committed = true
+	pin := spec.Sealed(l.Run.ID, l.Run.Manifest)
+	if err := spec.Pin(l.SpecPath, l.Profile, pin); err != nil {
+		return l.Errorf("run %s is committed in %s but %w: %w; add %s = %q under [runs] in %s by hand",
+			l.Run.ID, l.Run.Final, ErrNotPinned, err, l.Profile, pin, l.SpecPath)
+	}
+	return nil
+}
+
+// SpecRel names the spec in meta.json without a path of this machine:
+// relative to root when it is below it, else by its base name.
+func SpecRel(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.Base(path)
+}
+
+// FindRoot returns the repository root: the nearest folder at or above
+// dir ("" is the working directory) whose go.mod declares module pqrepro.
+func FindRoot(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("find repository root: %w", err)
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module pqrepro")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod of module pqrepro above %s: run from inside the repository", dir)
+		}
+	}
+}

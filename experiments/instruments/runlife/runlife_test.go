@@ -1,0 +1,360 @@
+package runlife
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/experiments/pico/picotest"
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// The study of these tests: a name no real study has.
+const study = "lifetest"
+
+var clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// testRoot is a repository root in a temporary folder with the study's
+// spec (holding an earlier pin when pinned is set) and nothing else.
+func testRoot(t *testing.T, pinned string) (root, specPath string, specBytes []byte) {
+	t.Helper()
+	root = t.TempDir()
+	specPath = filepath.Join(root, spec.Path(study))
+	if err := os.MkdirAll(filepath.Dir(specPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "# the study's spec\nseed = 1\n\n[runs]\n"
+	if pinned != "" {
+		body += "quick = \"" + pinned + "\"\n"
+	}
+	if err := os.WriteFile(specPath, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, specPath, []byte(body)
+}
+
+func testConfig(root string) Config {
+	n := 0
+	return Config{Study: study, Root: root, Profile: "quick", Git: &provenance.Git{Commit: "abc", Dirty: true, DiffSHA256: "d"},
+		Now: func() time.Time { n++; return clock.Add(time.Duration(n-1) * time.Second) }}
+}
+
+// record runs the whole lifecycle with one data file; cancel, when not
+// nil, is called before step number cancelAt (0 Begin, 1 writing the
+// file, 2 Meta, 3 Commit).
+func record(t *testing.T, ctx context.Context, l *Life, cancelAt int, cancel func()) (err error) {
+	t.Helper()
+	step := func(i int) {
+		if cancel != nil && i == cancelAt {
+			cancel()
+		}
+	}
+	step(0)
+	if err := l.Begin(ctx); err != nil {
+		return err
+	}
+	defer l.Abort()
+	step(1)
+	if err := l.Interrupted(ctx); err != nil {
+		return err
+	}
+	data := []byte("a,b\n1,2\n")
+	if err := os.WriteFile(filepath.Join(l.Run.Dir, "records.csv"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step(2)
+	m := l.Meta(ctx, nil)
+	m.Files = map[string]string{"records.csv": repro.HashBytes(data)}
+	step(3)
+	return l.Commit(ctx, m)
+}
+
+// assertUntouched checks that no run and no leftover is in data/ and the
+// spec is as it was.
+func assertUntouched(t *testing.T, root, specPath string, before []byte) {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(root, "data", study))
+	for _, e := range ents {
+		t.Errorf("data/%s holds %s", study, e.Name())
+	}
+	if after, _ := os.ReadFile(specPath); string(after) != string(before) {
+		t.Errorf("the spec changed:\n%s", after)
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	// Root "": the repository above the working directory (this
+	// package's folder under go test), whose experiments/tls.toml exists.
+	l, err := New(Config{Study: "tls", Profile: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if want := filepath.Dir(filepath.Dir(filepath.Dir(wd))); l.Root != want {
+		t.Errorf("root %s, want %s", l.Root, want)
+	}
+	if l.SpecPath != filepath.Join(l.Root, "experiments", "tls.toml") || l.DataDir != filepath.Join(l.Root, "data") {
+		t.Errorf("spec %s, data %s", l.SpecPath, l.DataDir)
+	}
+	if l.Log != io.Discard || l.Now == nil || l.SpecSHA == "" || l.Run != nil {
+		t.Errorf("log %v, now set %v, spec sha %q, run %v", l.Log, l.Now != nil, l.SpecSHA, l.Run)
+	}
+	// Given values are kept.
+	root, specPath, _ := testRoot(t, "")
+	cfg := testConfig(root)
+	cfg.DataDir, cfg.Log = filepath.Join(root, "elsewhere"), os.Stderr
+	l, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Root != root || l.SpecPath != specPath || l.DataDir != cfg.DataDir || l.Log != os.Stderr || l.Now().IsZero() {
+		t.Errorf("%+v", l.Config)
+	}
+}
+
+func TestNewRejectsCreatingNothing(t *testing.T) {
+	root, specPath, before := testRoot(t, "")
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no study", func(c *Config) { c.Study = "" }, "Config.Study is empty"},
+		{"no profile", func(c *Config) { c.Profile = "" }, "lifetest:run: no profile given: use quick or full"},
+		{"no spec", func(c *Config) { c.SpecPath = filepath.Join(root, "missing.toml") }, "lifetest:run: read spec: open "},
+		{"spec is a folder", func(c *Config) { c.SpecPath = root }, "lifetest:run: read spec: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(root)
+			tc.edit(&cfg)
+			_, err := New(cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if ents, _ := os.ReadDir(root); len(ents) != 1 {
+				t.Errorf("root holds %d entries after a refused run, want only experiments/", len(ents))
+			}
+			assertUntouched(t, root, specPath, before)
+		})
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	root, specPath, _ := testRoot(t, "")
+	l, err := New(testConfig(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := record(t, context.Background(), l, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	const id = "20261130T120000Z-quick"
+	final := filepath.Join(root, "data", study, id)
+	if l.Run.ID != id || l.Run.Final != final || !l.Committed() {
+		t.Fatalf("run %s in %s (committed %v)", l.Run.ID, l.Run.Final, l.Committed())
+	}
+	fi, err := os.Stat(final)
+	if err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("run folder: %v %v, want 0755", fi, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(root, "data", study)); len(ents) != 1 {
+		t.Errorf("data/%s holds %d entries, want the run only", study, len(ents))
+	}
+	m, err := provenance.Read(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Study != study || m.RunID != id || m.Spec != "experiments/lifetest.toml" || m.Profile != "quick" || m.SpecSHA != l.SpecSHA ||
+		!m.Start.Equal(clock) || !m.End.Equal(clock.Add(time.Second)) || m.Git.Commit != "abc" || !m.Git.Dirty || m.Files["records.csv"] == "" {
+		t.Errorf("meta.json %+v", m)
+	}
+	if rc := repro.CheckRun(root, "data/"+study+"/"+id, l.Run.Manifest, "the test's pin", nil, nil); len(rc.Problems) > 0 || rc.Files != 2 {
+		t.Errorf("the committed run does not check: %+v", rc)
+	}
+	pin, err := spec.PinnedIn(specPath, "quick")
+	if err != nil || pin != id {
+		t.Errorf("pinned %q (%v), want %s", pin, err, id)
+	}
+	b, _ := os.ReadFile(specPath)
+	if !strings.Contains(string(b), "quick = \""+spec.Sealed(id, l.Run.Manifest)+"\"") || !strings.HasPrefix(string(b), "# the study's spec\n") {
+		t.Errorf("spec after the pin:\n%s", b)
+	}
+	if err := l.Begin(context.Background()); err == nil {
+		t.Error("a second Begin succeeded")
+	}
+}
+
+// A run interrupted at any step before it is published leaves no run, no
+// incomplete folder and the spec (with its earlier pin) as it was.
+func TestInterruptedAtEachStep(t *testing.T) {
+	const earlier = "20260101T000000Z-quick"
+	for i, name := range []string{"before Begin", "after Begin", "after the data", "before Commit"} {
+		t.Run(name, func(t *testing.T) {
+			root, specPath, before := testRoot(t, earlier)
+			l, err := New(testConfig(root))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err = record(t, ctx, l, i, cancel)
+			if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "lifetest:run: ") {
+				t.Fatalf("err = %v, want lifetest:run: ... ErrInterrupted (context canceled)", err)
+			}
+			if l.Committed() {
+				t.Error("an interrupted run was committed")
+			}
+			assertUntouched(t, root, specPath, before)
+			if pin, _ := spec.PinnedIn(specPath, "quick"); pin != earlier {
+				t.Errorf("pin %q, want the earlier %s", pin, earlier)
+			}
+		})
+	}
+}
+
+// begun is a Life in a fresh root whose spec pins earlier, after Begin.
+func begun(t *testing.T, earlier string) (l *Life, root, specPath string, before []byte) {
+	t.Helper()
+	root, specPath, before = testRoot(t, earlier)
+	l, err := New(testConfig(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Abort)
+	return l, root, specPath, before
+}
+
+// A commit that fails leaves the earlier pin and no new run; the error
+// says what failed.
+func TestCommitFailure(t *testing.T) {
+	const earlier = "20260101T000000Z-quick"
+	ctx := context.Background()
+	t.Run("a run of the same name appeared", func(t *testing.T) {
+		l, root, specPath, before := begun(t, earlier)
+		if err := os.Mkdir(l.Run.Final, 0o755); err != nil { // another process's run
+			t.Fatal(err)
+		}
+		err := l.Commit(ctx, l.Meta(ctx, nil))
+		if err == nil || !strings.Contains(err.Error(), "lifetest:run: commit run 20261130T120000Z-quick") || !strings.Contains(err.Error(), "an earlier run with this name is kept") {
+			t.Fatalf("err = %v", err)
+		}
+		l.Abort()
+		os.Remove(l.Run.Final)
+		assertUntouched(t, root, specPath, before)
+	})
+	t.Run("meta.json disagrees with a file", func(t *testing.T) {
+		l, root, specPath, before := begun(t, earlier)
+		os.WriteFile(filepath.Join(l.Run.Dir, "x.csv"), []byte("x"), 0o644)
+		m := l.Meta(ctx, nil)
+		m.Files = map[string]string{"x.csv": repro.HashBytes([]byte("y"))}
+		err := l.Commit(ctx, m)
+		if err == nil || !strings.Contains(err.Error(), "meta.json lists x.csv") {
+			t.Fatalf("err = %v", err)
+		}
+		l.Abort()
+		assertUntouched(t, root, specPath, before)
+	})
+	t.Run("read-only data folder", func(t *testing.T) {
+		l, _, specPath, before := begun(t, earlier)
+		// Mode 0555, or for root the immutable attribute (chattr +i).
+		picotest.ReadOnly(t, filepath.Dir(l.Run.Final))
+		err := l.Commit(ctx, l.Meta(ctx, nil))
+		if err == nil || !strings.HasPrefix(err.Error(), "lifetest:run: commit run ") || l.Committed() {
+			t.Fatalf("err = %v, committed %v", err, l.Committed())
+		}
+		if _, err := os.Stat(l.Run.Final); err == nil {
+			t.Error("the run was published into a read-only folder")
+		}
+		if after, _ := os.ReadFile(specPath); string(after) != string(before) {
+			t.Errorf("the spec changed:\n%s", after)
+		}
+	})
+}
+
+// A run that is committed but cannot be pinned stays; the error wraps
+// ErrNotPinned and says which line to add.
+func TestPinFailureKeepsTheRun(t *testing.T) {
+	root, specPath, _ := testRoot(t, "")
+	l, err := New(testConfig(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Abort()
+	// The spec turns into something Pin cannot edit.
+	if err := os.Remove(specPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(specPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = l.Commit(ctx, l.Meta(ctx, nil))
+	if !errors.Is(err, ErrNotPinned) || !l.Committed() || !strings.Contains(err.Error(), "add quick = ") || !strings.Contains(err.Error(), "by hand") {
+		t.Fatalf("err = %v, committed %v", err, l.Committed())
+	}
+	l.Abort() // a no-op after Commit
+	if _, err := os.Stat(filepath.Join(l.Run.Final, repro.ManifestFile)); err != nil {
+		t.Errorf("the committed run is gone: %v", err)
+	}
+}
+
+func TestErrorPrefix(t *testing.T) {
+	l := &Life{Config: Config{Study: "net"}}
+	base := errors.New("boom")
+	e := l.Wrap(base)
+	if e.Error() != "net:run: boom" || !errors.Is(e, base) {
+		t.Errorf("Wrap: %v", e)
+	}
+	if l.Wrap(e) != e {
+		t.Error("Wrap prefixed an Error twice")
+	}
+	if l.Wrap(nil) != nil {
+		t.Error("Wrap(nil) is not nil")
+	}
+	if e := l.Errorf("run %s: %w", "x", base); e.Error() != "net:run: run x: boom" || !errors.Is(e, base) {
+		t.Errorf("Errorf: %v", e)
+	}
+}
+
+func TestSpecRel(t *testing.T) {
+	for _, tc := range []struct{ root, path, want string }{
+		{"/r", "/r/experiments/tls.toml", "experiments/tls.toml"},
+		{".", "experiments/net.toml", "experiments/net.toml"},
+		{"/r", "/tmp/x/pico.toml", "pico.toml"},
+		{"/r", "/r/../r2/net.toml", "net.toml"},
+		{"/r", "/rx/tls.toml", "tls.toml"},
+	} {
+		if got := SpecRel(tc.root, tc.path); got != tc.want {
+			t.Errorf("SpecRel(%q, %q) = %q, want %q", tc.root, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestFindRoot(t *testing.T) {
+	dir := t.TempDir()
+	deep := filepath.Join(dir, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindRoot(deep); err == nil || !strings.Contains(err.Error(), "no go.mod of module pqrepro") {
+		t.Errorf("no go.mod: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "a", "go.mod"), []byte("module other\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("\nmodule pqrepro\n\ngo 1.26\n"), 0o644)
+	if got, err := FindRoot(deep); err != nil || got != dir {
+		t.Errorf("FindRoot = %q, %v; want %s", got, err, dir)
+	}
+}

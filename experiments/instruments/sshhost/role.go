@@ -1,0 +1,231 @@
+package sshhost
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/tls/openssl"
+)
+
+// This file is the remote side: `pqrepro remote <role>` (cmd/pqrepro)
+// calls RunRole.
+
+// ServerConfig is one TLS server of the serve role: the same fields as a
+// Study A configuration, so that both sides make the same certificates
+// (handshake.MakeCerts is deterministic in Seed).
+type ServerConfig struct {
+	Group string `json:"group"` // handshake.ParseGroup
+	Cert  string `json:"cert"`  // handshake.ParseCertKey
+	Chain bool   `json:"chain"`
+	HRR   bool   `json:"hrr"`
+	Seed  uint64 `json:"seed"`
+	// Stack is "go" (or empty: crypto/tls in the role's process) or
+	// "openssl" (the OpenSSL harness given by -harness, serving the
+	// role's listener: experiments/tls/openssl.Server).
+	Stack string `json:"stack,omitempty"`
+}
+
+// RunRole runs role ("serve" or "clock") with its flags, reading the
+// heartbeat (serve) or the clock's requests (clock) from stdin and
+// writing Msg lines (serve) or times (clock) to stdout. It returns the
+// process's exit status.
+func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("remote "+role, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	watchdog := fs.Duration("watchdog", 6*time.Second, "exit when stdin brings nothing for this long (the SSH session's heartbeat)")
+	configs := fs.String("configs", "[]", "serve: JSON list of server configurations")
+	addr := fs.String("addr", "", "serve: IP address to listen on (default: this end of $SSH_CONNECTION)")
+	harness := fs.String("harness", "", "serve: the OpenSSL harness (experiments/tls/openssl) for configurations of the openssl stack")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		return 2
+	}
+	switch role {
+	case "clock":
+		return clockRole(stdin, stdout)
+	case "serve":
+		var cs []ServerConfig
+		if err := json.Unmarshal([]byte(*configs), &cs); err != nil {
+			fmt.Fprintf(stderr, "pqrepro remote serve: -configs: %v\n", err)
+			return 2
+		}
+		ip := *addr
+		if ip == "" {
+			ip = sshServerIP(os.Getenv("SSH_CONNECTION"))
+		}
+		if ip == "" {
+			fmt.Fprintln(stderr, "pqrepro remote serve: no -addr and no SSH_CONNECTION to listen on")
+			return 2
+		}
+		if err := serveRole(stdin, stdout, ip, cs, *harness, *watchdog); err != nil {
+			fmt.Fprintf(stderr, "pqrepro remote serve: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "pqrepro remote: unknown role %q (serve, clock)\n", role)
+	return 2
+}
+
+// sshServerIP is the server's address in SSH_CONNECTION ("client-ip
+// client-port server-ip server-port", sshd(8)): the address the client
+// reached, so the TLS servers listen where the client can reach them.
+func sshServerIP(conn string) string {
+	f := strings.Fields(conn)
+	if len(f) != 4 {
+		return ""
+	}
+	return f[2]
+}
+
+// clockRole answers every line of stdin with this host's clock
+// (Unix nanoseconds): the remote end of ClockOffset.
+func clockRole(stdin io.Reader, stdout io.Writer) int {
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		if _, err := fmt.Fprintf(stdout, "%d\n", time.Now().UnixNano()); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// watch closes dead when stdin ends or brings nothing for d.
+func watch(stdin io.Reader, d time.Duration) <-chan struct{} {
+	dead := make(chan struct{})
+	beat := make(chan struct{}, 1)
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, err := stdin.Read(buf); err != nil {
+				close(beat)
+				return
+			}
+			select {
+			case beat <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	go func() {
+		defer close(dead)
+		t := time.NewTimer(d)
+		for {
+			select {
+			case _, ok := <-beat:
+				if !ok {
+					return
+				}
+				t.Reset(d)
+			case <-t.C:
+				return
+			}
+		}
+	}()
+	return dead
+}
+
+// serveRole listens once per configuration on ip (port chosen by the
+// kernel), writes its PID, one listen line per server and ready, then one
+// rec line per connection, until the watchdog fires.
+func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, harness string, wd time.Duration) error {
+	var mu sync.Mutex
+	enc := json.NewEncoder(stdout)
+	emit := func(m Msg) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := enc.Encode(m); err != nil {
+			os.Exit(3) // the session is gone
+		}
+	}
+	emit(Msg{Type: "pid", PID: os.Getpid()})
+	dead := watch(stdin, wd)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-dead; cancel() }()
+	errs := make(chan error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		g, err := handshake.ParseGroup(c.Group)
+		if err != nil {
+			return fmt.Errorf("config %d: %w", i, err)
+		}
+		k, err := handshake.ParseCertKey(c.Cert)
+		if err != nil {
+			return fmt.Errorf("config %d: %w", i, err)
+		}
+		b, err := handshake.MakeCerts(handshake.CertConfig{Key: k, Chain: c.Chain, Seed: c.Seed})
+		if err != nil {
+			return fmt.Errorf("config %d: %w", i, err)
+		}
+		exp := handshake.Expect{Group: g, Key: k, Chain: c.Chain, HRR: c.HRR}
+		serve := (&handshake.Server{TLS: handshake.ServerTLSConfig(b, g, nil), Expect: exp}).Serve
+		if c.Stack == "openssl" {
+			if serve, err = opensslServer(harness, i, b, g, exp); err != nil {
+				return fmt.Errorf("config %d: %w", i, err)
+			}
+		} else if c.Stack != "" && c.Stack != "go" {
+			return fmt.Errorf("config %d: unknown stack %q (go, openssl)", i, c.Stack)
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			return fmt.Errorf("config %d: %w", i, err)
+		}
+		emit(Msg{Type: "listen", I: i, Addr: ln.Addr().String()})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- serve(ctx, ln, func(r handshake.ServerRecord) {
+				m := Msg{Type: "rec", I: i, Client: r.Client, AcceptNs: r.Accept.UnixNano(), ServerNs: r.DurationNs}
+				if r.Err != nil {
+					m.Err = r.Err.Error()
+				}
+				emit(m)
+			})
+		}()
+	}
+	emit(Msg{Type: "ready"})
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
+}
+
+// opensslServer is configuration i's server on the OpenSSL harness, its
+// PEM files in a folder of its own under the system's temporary folder
+// (removed when the role exits normally; the watchdog's exit leaves them,
+// a few kilobytes of deterministic test keys).
+func opensslServer(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (func(context.Context, net.Listener, func(handshake.ServerRecord)) error, error) {
+	if harness == "" {
+		return nil, errors.New("the openssl stack needs -harness (the deployed OpenSSL harness)")
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("pqrepro-remote-%d-", i))
+	if err != nil {
+		return nil, err
+	}
+	files, err := openssl.WriteCerts(dir, b)
+	if err != nil {
+		return nil, err
+	}
+	srv := &openssl.Server{Binary: harness, Files: files, Groups: openssl.ServerGroups(g), Expect: exp}
+	return func(ctx context.Context, ln net.Listener, report func(handshake.ServerRecord)) error {
+		defer os.RemoveAll(dir)
+		return srv.Serve(ctx, ln, report)
+	}, nil
+}

@@ -1,0 +1,290 @@
+// Command endpoint is Study B's TLS client and server as a program of its
+// own, so that the same source can be built with the Go toolchain the
+// original study used (Go 1.24) and with the project's (go.mod here says
+// go 1.24 and imports nothing but the standard library). The runner
+// (experiments/net/netrun) builds it once per toolchain, starts the server
+// in one namespace of an emulated link and the client in the other, and
+// talks to both over a line protocol, CSV on stdout:
+//
+//	endpoint server -cert F -key F -timeout D -listen ADDR=GROUP ...
+//	    prints  ready,ADDR,GROUP   per listener, then  ready
+//	    then    accept,CLIENT,LOCAL,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR
+//	            per connection; runs until stdin is closed
+//	endpoint client -roots F -servername S -timeout D
+//	    reads   dial ADDR GROUP   lines on stdin, makes one connection
+//	            each (the only group offered: GROUP), and prints
+//	            keylog,LINE          (NSS key log lines, for the capture)
+//	            conn,LOCAL,SERVER,START_UNIX_NS,DURATION_NS,GROUP,HRR,CLASS,ERROR
+//	endpoint version
+//	    prints  version,GOVERSION
+//
+// DURATION_NS is dial start to client handshake complete (client) or
+// accept to server handshake complete (server), on the monotonic clock,
+// as experiments/instruments/handshake measures them. GROUP and HRR are read from the
+// ServerHello on the wire (hello.go). CLASS names a network failure
+// (timeout, reset, refused, unreachable, eof; close-CLASS when only the
+// orderly close failed); an error with an empty CLASS is a configuration
+// error. Every connection is a fresh full TLS 1.3 handshake without
+// tickets, closed with close_notify and FIN like experiments/instruments/handshake.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// out is stdout as CSV, shared by the goroutines that report.
+type out struct {
+	mu sync.Mutex
+	w  *csv.Writer
+}
+
+func (o *out) line(cells ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.w.Write(cells)
+	o.w.Flush()
+}
+
+// keyLog turns crypto/tls's key log lines into keylog records.
+type keyLog struct{ o *out }
+
+func (k keyLog) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if l != "" {
+			k.o.line("keylog", l)
+		}
+	}
+	return len(p), nil
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: endpoint server|client|version [flags]")
+		os.Exit(2)
+	}
+	o := &out{w: csv.NewWriter(os.Stdout)}
+	var err error
+	switch os.Args[1] {
+	case "server":
+		err = server(o, os.Args[2:])
+	case "client":
+		err = client(o, os.Args[2:])
+	case "version":
+		o.line("version", runtime.Version())
+	default:
+		err = fmt.Errorf("unknown command %q: want server, client or version", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "endpoint:", err)
+		os.Exit(1)
+	}
+}
+
+type listenFlag []string
+
+func (l *listenFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listenFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func tlsBase() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13, SessionTicketsDisabled: true}
+}
+
+func server(o *out, args []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	certF := fs.String("cert", "", "certificate chain, PEM")
+	keyF := fs.String("key", "", "private key, PEM")
+	timeout := fs.Duration("timeout", 30*time.Second, "per connection")
+	var listens listenFlag
+	fs.Var(&listens, "listen", "ADDR=GROUP, repeated")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cert, err := tls.LoadX509KeyPair(*certF, *keyF)
+	if err != nil {
+		return err
+	}
+	if len(listens) == 0 {
+		return errors.New("server: no -listen ADDR=GROUP")
+	}
+	var lns []net.Listener
+	var wg sync.WaitGroup
+	for _, l := range listens {
+		addr, gname, ok := strings.Cut(l, "=")
+		g, gerr := parseGroup(gname)
+		if !ok || gerr != nil {
+			return fmt.Errorf("-listen %q: want ADDR=GROUP (%v)", l, gerr)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+		cfg := tlsBase()
+		cfg.Certificates = []tls.Certificate{cert}
+		cfg.CurvePreferences = []tls.CurveID{tls.CurveID(g)}
+		o.line("ready", ln.Addr().String(), gname)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			serve(o, ln, cfg, *timeout)
+		}()
+	}
+	o.line("ready")
+	io.Copy(io.Discard, os.Stdin) // until the runner closes stdin
+	for _, ln := range lns {
+		ln.Close()
+	}
+	wg.Wait()
+	return nil
+}
+
+func serve(o *out, ln net.Listener, cfg *tls.Config, timeout time.Duration) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		raw, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		t0 := time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer raw.Close()
+			raw.SetDeadline(time.Now().Add(timeout))
+			sn := &helloSniffer{}
+			tc := tls.Server(&sniffConn{Conn: raw, s: sn, writes: true}, cfg)
+			err := tc.Handshake()
+			d := time.Since(t0)
+			group, hrr, serr := sn.result()
+			msg, ns := "", int64(0)
+			if err != nil {
+				msg = "server handshake: " + err.Error()
+			} else {
+				ns = d.Nanoseconds()
+				if serr != nil {
+					msg = serr.Error()
+				}
+			}
+			o.line("accept", raw.RemoteAddr().String(), raw.LocalAddr().String(), strconv.FormatInt(t0.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), msg)
+			if err == nil {
+				io.Copy(io.Discard, tc) // until the client's close_notify/FIN
+				tc.Close()
+			}
+		}()
+	}
+}
+
+func client(o *out, args []string) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	rootsF := fs.String("roots", "", "trust anchors, PEM")
+	name := fs.String("servername", "localhost", "server name to verify")
+	timeout := fs.Duration("timeout", 30*time.Second, "per connection")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	pem, err := os.ReadFile(*rootsF)
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("%s: no certificate", *rootsF)
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 || f[0] != "dial" {
+			return fmt.Errorf("bad command %q: want dial ADDR GROUP", sc.Text())
+		}
+		g, err := parseGroup(f[2])
+		if err != nil {
+			return err
+		}
+		cfg := tlsBase()
+		cfg.RootCAs, cfg.ServerName, cfg.CurvePreferences = roots, *name, []tls.CurveID{tls.CurveID(g)}
+		cfg.KeyLogWriter = keyLog{o}
+		dial(o, f[1], cfg, *timeout)
+	}
+	return sc.Err()
+}
+
+func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var local, remote, group, class, msg string
+	var ns int64
+	var hrr bool
+	start := time.Now()
+	defer func() {
+		o.line("conn", local, remote, strconv.FormatInt(start.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), class, msg)
+	}()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		class, msg = classify(err), "dial "+addr+": "+err.Error()
+		return
+	}
+	defer raw.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		raw.SetDeadline(dl)
+	}
+	local, remote = raw.LocalAddr().String(), raw.RemoteAddr().String()
+	sn := &helloSniffer{}
+	tc := tls.Client(&sniffConn{Conn: raw, s: sn}, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		group, hrr, _ = sn.result()
+		class, msg = classify(err), "client handshake: "+err.Error()
+		return
+	}
+	ns = time.Since(start).Nanoseconds()
+	var serr error
+	if group, hrr, serr = sn.result(); serr != nil {
+		msg = serr.Error()
+		return
+	}
+	if err := tc.CloseWrite(); err != nil {
+		class, msg = "close-"+classify(err), "close_notify: "+err.Error()
+		return
+	}
+	if _, err := io.Copy(io.Discard, tc); err != nil {
+		class, msg = "close-"+classify(err), "wait for the server's close: "+err.Error()
+	}
+}
+
+// classify names a network failure, "" for any other error; the same
+// classes as experiments/net/netrun's in-process runner.
+func classify(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "unreachable"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	}
+	return ""
+}

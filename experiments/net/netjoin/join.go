@@ -1,0 +1,171 @@
+// Package netjoin derives Study B's records.csv.gz (datasets/netdata) from what a run
+// measured: one packet capture per series (scenario x round x group, on
+// the client's TUN device), read by experiments/instruments/capture, joined with the
+// attempts the process made (inproc.csv.gz). The runner
+// (experiments/net/netrun) calls DeriveRows when it records a run and the
+// build's net:records stage (experiments/instruments/rederive) calls the same function
+// on the committed run, so the capture reader and this join are under that
+// stage's code hash like any analysis code.
+package netjoin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"pqrepro/datasets/netdata"
+	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/rederive"
+)
+
+// fromCapture is the part of the capture reader's record of a connection
+// that records.csv.gz keeps.
+func fromCapture(r *capture.Record) netdata.Capture {
+	return netdata.Capture{ThsNs: r.ThsNs, Complete: r.Complete, Group: r.Group, HRR: r.HRR,
+		Retransmissions: r.Retransmissions, PacketsC2S: r.PacketsC2S, PacketsS2C: r.PacketsS2C,
+		FrameBytesC2S: r.FrameBytesC2S, FrameBytesS2C: r.FrameBytesS2C,
+		PayloadBytesC2S: r.TCPPayloadBytesC2S, PayloadBytesS2C: r.TCPPayloadBytesS2C}
+}
+
+// JoinInfo counts what the join of one series found.
+type JoinInfo struct {
+	Connections int // capture records (warm-up included)
+	Joined      int // recorded attempts with a capture record
+	Unmatched   int // recorded, handshake ok, but no complete capture record
+}
+
+// Join attaches to every row (one series, in time order) the capture
+// record of its connection: same client and server address, the earliest
+// unused one whose first packet (SYN, else ClientHello) is not before the
+// attempt started (minus 1 ms of clock slack between the kernel's packet
+// stamps and time.Now). Ports are reused within a scenario (32,000
+// connections exceed the ephemeral range), which the reader handles by
+// ending a connection at FIN/RST; the time order then tells reused
+// 4-tuples apart. A record must also start before the next attempt and
+// within the timeout, so that an attempt whose packets never reached the
+// capture cannot take a later connection's record.
+func Join(rows []*netdata.Row, caps []capture.Record, timeout time.Duration) JoinInfo {
+	type key struct{ c, s string }
+	byKey := map[key][]int{}
+	for i, rec := range caps {
+		k := key{rec.Client, rec.Server}
+		byKey[k] = append(byKey[k], i)
+	}
+	used := make([]bool, len(caps))
+	first := func(rec *capture.Record) int64 {
+		if rec.SynNs != nil {
+			return *rec.SynNs
+		}
+		if rec.ClientHelloNs != nil {
+			return *rec.ClientHelloNs
+		}
+		return math.MinInt64 // an incomplete record with neither (capture.Record.Reason): joins nothing
+	}
+	ji := JoinInfo{Connections: len(caps)}
+	slack := int64(time.Millisecond)
+	for i, row := range rows {
+		if row.Client == "" {
+			continue
+		}
+		upper := row.StartNs + int64(timeout) + slack
+		if i+1 < len(rows) {
+			upper = min(upper, rows[i+1].StartNs)
+		}
+		for _, j := range byKey[key{row.Client, row.Server}] {
+			t := first(&caps[j])
+			if used[j] || t < row.StartNs-slack || t > upper {
+				continue
+			}
+			used[j] = true
+			c := fromCapture(&caps[j])
+			row.Cap = &c
+			ji.Joined++
+			break
+		}
+		if row.OK && (row.Cap == nil || row.Cap.ThsNs == nil) {
+			ji.Unmatched++
+		}
+	}
+	return ji
+}
+
+// DeriveRows re-derives the records: for every series of inproc (in order
+// of first appearance) it reads the series' capture from open and joins
+// it with the series' rows taken in time order (index), then renders the
+// rows in inproc's order as records.csv.gz. It also returns what each
+// series' join found.
+func DeriveRows(ctx context.Context, inproc []byte, timeout time.Duration, open func(series string) (io.ReadCloser, error)) ([]byte, map[string]JoinInfo, error) {
+	rows, err := netdata.ReadInproc(inproc, netdata.InprocFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	var order []string
+	bySeries := map[string][]*netdata.Row{}
+	for i := range rows {
+		s := rows[i].Series
+		if bySeries[s] == nil {
+			order = append(order, s)
+		}
+		bySeries[s] = append(bySeries[s], &rows[i])
+	}
+	info := map[string]JoinInfo{}
+	for _, s := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		rc, err := open(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := capture.Read(rc, capture.ReadOptions{})
+		if cerr := rc.Close(); cerr != nil {
+			return nil, nil, cerr // a corrupt capture explains any other error
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", netdata.CaptureName(s), err)
+		}
+		sr := bySeries[s]
+		slices.SortStableFunc(sr, func(a, b *netdata.Row) int { return a.Index - b.Index })
+		info[s] = Join(sr, res.Records, timeout)
+	}
+	b, err := netdata.EncodeRecords(rows)
+	return b, info, err
+}
+
+// Derive is rederive.Derive for Study B: inproc.csv.gz, the join's
+// timeout from meta.json (measured.design.timeout_ms) and one capture per
+// series -> records.csv.gz bytes.
+func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
+	mb, err := read(netdata.MetaFile)
+	if err != nil {
+		return nil, err
+	}
+	var m netdata.Meta
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", netdata.MetaFile, err)
+	}
+	if m.Measured.Design == nil || m.Measured.Design.TimeoutMs <= 0 {
+		return nil, fmt.Errorf("%s: measured.design.timeout_ms is missing", netdata.MetaFile)
+	}
+	in, err := read(netdata.InprocFile)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]rederive.Capture{}
+	for _, c := range caps {
+		byName[c.Name] = c
+	}
+	timeout := time.Duration(math.Round(m.Measured.Design.TimeoutMs * 1e6))
+	b, _, err := DeriveRows(ctx, in, timeout, func(series string) (io.ReadCloser, error) {
+		c, ok := byName[netdata.CaptureName(series)]
+		if !ok {
+			return nil, fmt.Errorf("%s names series %s, but meta.json has no %s", netdata.InprocFile, series, netdata.CaptureName(series))
+		}
+		return open(c)
+	})
+	return b, err
+}

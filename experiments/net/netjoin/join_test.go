@@ -1,0 +1,71 @@
+package netjoin
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"pqrepro/datasets/netdata"
+	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/rederive"
+)
+
+func rec(client string, at int64) capture.Record {
+	ch := at + 10
+	ths := at // unique per record, so the test can tell which record a row took
+	return capture.Record{Client: client, Server: "10.77.0.2:4433", SynNs: &at, ClientHelloNs: &ch, ThsNs: &ths, Complete: true}
+}
+
+// A reused 4-tuple is told apart by time: each attempt takes the first
+// unused record that starts after it and before the next attempt.
+func TestJoinReusedTuple(t *testing.T) {
+	ms := int64(time.Millisecond)
+	rows := []*netdata.Row{
+		{Client: "c:1", Server: "10.77.0.2:4433", StartNs: 0, OK: true},
+		{Client: "c:1", Server: "10.77.0.2:4433", StartNs: 10 * ms, OK: true},
+		{Client: "c:2", Server: "10.77.0.2:4433", StartNs: 20 * ms, OK: true}, // its packets never reached the capture
+		{Client: "c:1", Server: "10.77.0.2:4433", StartNs: 30 * ms, OK: false},
+	}
+	caps := []capture.Record{rec("c:1", 31*ms), rec("c:1", 11*ms), rec("c:1", 1*ms)}
+	ji := Join(rows, caps, time.Second)
+	if ji.Connections != 3 || ji.Joined != 3 || ji.Unmatched != 1 {
+		t.Errorf("join info %+v, want 3 connections, 3 joined, 1 unmatched", ji)
+	}
+	want := []int64{1 * ms, 11 * ms, -1, 31 * ms}
+	for i, r := range rows {
+		got := int64(-1)
+		if r.Cap != nil {
+			got = *r.Cap.ThsNs
+		}
+		if got != want[i] {
+			t.Errorf("row %d joined the record at %d, want %d", i, got, want[i])
+		}
+	}
+}
+
+// The join keeps every field of the capture reader's record that
+// records.csv.gz has a column for.
+func TestFromCapture(t *testing.T) {
+	ths := int64(7)
+	r := capture.Record{ThsNs: &ths, Complete: true, Group: "X25519MLKEM768", HRR: true, Retransmissions: 1,
+		PacketsC2S: 2, PacketsS2C: 3, FrameBytesC2S: 4, FrameBytesS2C: 5, TCPPayloadBytesC2S: 6, TCPPayloadBytesS2C: 8}
+	want := netdata.Capture{ThsNs: &ths, Complete: true, Group: "X25519MLKEM768", HRR: true, Retransmissions: 1,
+		PacketsC2S: 2, PacketsS2C: 3, FrameBytesC2S: 4, FrameBytesS2C: 5, PayloadBytesC2S: 6, PayloadBytesS2C: 8}
+	if got := fromCapture(&r); !reflect.DeepEqual(got, want) {
+		t.Errorf("fromCapture = %+v, want %+v", got, want)
+	}
+}
+
+// Study B's file names are those the records stage reads.
+func TestFileNamesAgreeWithRederive(t *testing.T) {
+	for _, c := range [][2]string{
+		{netdata.RecordsFile, rederive.RecordsFile},
+		{netdata.InprocFile, rederive.InprocFile},
+		{netdata.MetaFile, rederive.MetaFile},
+		{netdata.CaptureName("s"), "captures/s" + rederive.CaptureExt},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("netdata names %q, rederive %q", c[0], c[1])
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package netrun
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"pqrepro/internal/deps"
+)
+
+// RTTsPerConnection is the number of round trips one measured connection
+// needs at the least, the unit of the theoretical minimum wall time:
+//
+//  1. TCP three-way handshake (SYN -> SYN-ACK; the ACK travels with the
+//     ClientHello),
+//  2. TLS 1.3 full handshake (RFC 8446 section 2: ClientHello ->
+//     ServerHello..Finished; the client's Finished needs no answer),
+//  3. orderly close: the client's close_notify and FIN -> the server's FIN
+//     (handshake.Client.Dial waits for it so that every connection in the
+//     capture ends the same way).
+const RTTsPerConnection = 3
+
+// Model constants of Estimate's expected time, measured on the 2-core
+// reference machine with the quick profile (see the package README in the
+// report of `go test -run TestRunEndToEnd -v`): CPU and scheduling per
+// connection beyond the round trips (two ECDSA P-256 operations, one or two
+// key exchanges, Go's TLS state machines, the capture), and the setup of a
+// series' link (namespaces, TUN devices, server, capture, joining the
+// capture and storing it).
+const (
+	PerConnectionOverhead = 2 * time.Millisecond
+	PerSeriesOverhead     = 500 * time.Millisecond
+	// minRTO is Linux's TCP_RTO_MIN (200 ms): a lost data segment costs at
+	// least that much more than its RTT; a lost SYN costs TCP_TIMEOUT_INIT (1 s).
+	minRTO = 200 * time.Millisecond
+	// packetsPerConnection is about how many segments one connection sends
+	// each way (SYN, ClientHello/flight, Finished, close_notify, FIN, ACKs).
+	packetsPerConnection = 8
+)
+
+// Estimation is the time budget of a profile.
+type Estimation struct {
+	Profile     string
+	Handshakes  int // recorded handshake attempts
+	Connections int // including warm-up
+	Parallel    int // series running at once at most (plan.Parallel)
+	// Minimum is the theoretical minimum of serial measurement: the sum
+	// over every connection (warm-up included) of RTTsPerConnection x its
+	// scenario's RTT. A run's achieved wall time divided by Minimum is the
+	// ratio recorded in meta.json (measured.wall_to_theoretical_ratio); with
+	// parallel series it is below 1.
+	Minimum time.Duration
+	// ScheduledMinimum is the makespan of the schedule when every series
+	// takes exactly its share of Minimum: the least wall time this schedule
+	// can achieve (measured.wall_to_scheduled_min_ratio >= 1).
+	ScheduledMinimum time.Duration
+	// Work is the sum of the series' expected durations: the expected
+	// wall time if they ran one at a time.
+	Work time.Duration
+	// Expected is the makespan of the schedule with the series' expected
+	// durations: the wall time to plan for. A series' expected duration
+	// adds to its minimum PerConnectionOverhead per connection, the expected
+	// retransmission cost under loss (P(a connection loses a packet) =
+	// 1 - (1-loss)^(2 x 8) times TCP_RTO_MIN + RTT), its link's self-test
+	// and PerSeriesOverhead.
+	Expected time.Duration
+	// CriticalPath is the longest series' expected duration: no schedule
+	// that keeps series whole can finish sooner.
+	CriticalPath time.Duration
+	PerScenario  []ScenarioEstimate
+	// Series are in record order; Order is the dispatch order (indices).
+	Series []SeriesEstimate
+	Order  []int
+}
+
+// ScenarioEstimate is one scenario's share of an Estimation.
+type ScenarioEstimate struct {
+	Name              string
+	RTT               time.Duration
+	Connections       int
+	Minimum, Expected time.Duration // sums over the scenario's series
+	Exclusive         bool
+}
+
+// SeriesEstimate is one series' share and its planned slot in time.
+type SeriesEstimate struct {
+	Series
+	Connections       int
+	Minimum, Expected time.Duration
+	// Start and End are planned offsets from the start of the run.
+	Start, End time.Duration
+}
+
+// Estimate returns the theoretical minimum, the expected wall time and
+// the schedule of running profile of s.
+func Estimate(s *Spec, profile string) (Estimation, error) {
+	p, err := s.Plan(profile)
+	if err != nil {
+		return Estimation{}, err
+	}
+	e := Estimation{Profile: profile, Handshakes: p.Handshakes(), Parallel: p.Parallel}
+	ctl, err := p.ControlSeries()
+	if err != nil {
+		return Estimation{}, fmt.Errorf("profiles.%s.serial_control: %w", profile, err)
+	}
+	series := append(p.Series(), ctl...)
+	for _, c := range ctl {
+		e.Handshakes += c.Handshakes()
+	}
+	exp := make([]time.Duration, len(series))
+	mins := make([]time.Duration, len(series))
+	e.PerScenario = make([]ScenarioEstimate, len(p.Scenarios))
+	for i, sc := range p.Scenarios {
+		e.PerScenario[i] = ScenarioEstimate{Name: sc.Name, RTT: sc.RTT(), Exclusive: p.Exclusive[i]}
+	}
+	for i, se := range series {
+		sc := se.Link
+		n := se.Connections(p.Warmup)
+		rtt := sc.RTT()
+		min := time.Duration(n) * RTTsPerConnection * rtt
+		loss := sc.AtoB.Loss / 100
+		pLoss := 1 - math.Pow(1-loss, 2*packetsPerConnection)
+		retrans := time.Duration(float64(n) * pLoss * float64(minRTO+rtt))
+		interval := max(2*time.Millisecond, 2*sc.AtoB.Jitter+time.Millisecond)
+		self := time.Duration(s.SelfTest.Probes)*interval + rtt
+		x := min + time.Duration(n)*PerConnectionOverhead + retrans + self + PerSeriesOverhead
+		mins[i], exp[i] = min, x
+		e.Connections += n
+		e.Minimum += min
+		e.Work += x
+		e.CriticalPath = max(e.CriticalPath, x)
+		ps := &e.PerScenario[se.Scenario]
+		ps.Connections += n
+		ps.Minimum += min
+		ps.Expected += x
+		e.Series = append(e.Series, SeriesEstimate{Series: se, Connections: n, Minimum: min, Expected: x})
+	}
+	e.Order = dispatchOrder(series, exp, p.Parallel)
+	start, end, makespan := schedule(series, e.Order, exp, p.Parallel)
+	for i := range e.Series {
+		e.Series[i].Start, e.Series[i].End = start[i], end[i]
+	}
+	e.Expected = makespan
+	_, _, e.ScheduledMinimum = schedule(series, e.Order, mins, p.Parallel)
+	return e, nil
+}
+
+// String is the plan line printed before a run.
+func (e Estimation) String() string {
+	return fmt.Sprintf("%d handshakes (%d connections with warm-up) in %d scenarios, %d series, up to %d at once: theoretical minimum %v serial, %v as scheduled; expected about %v (serial work %v, longest series %v)",
+		e.Handshakes, e.Connections, len(e.PerScenario), len(e.Series), e.Parallel,
+		e.Minimum.Round(time.Second), e.ScheduledMinimum.Round(time.Second), e.Expected.Round(time.Second),
+		e.Work.Round(time.Second), e.CriticalPath.Round(time.Second))
+}
+
+// WritePlan prints the schedule, one line per series in dispatch order:
+// its planned start and end, expected duration and theoretical minimum.
+func (e Estimation) WritePlan(w io.Writer) {
+	for _, i := range e.Order {
+		s := e.Series[i]
+		excl := ""
+		if s.Exclusive {
+			excl = ", alone"
+		}
+		fmt.Fprintf(w, "  %-28s %6d connections  %8v .. %8v  (expected %v, minimum %v%s)\n",
+			s.ID, s.Connections, s.Start.Round(time.Second), s.End.Round(time.Second),
+			s.Expected.Round(time.Second), s.Minimum.Round(time.Second), excl)
+	}
+}
+
+// Requirements lists what the experiment needs installed: nothing outside
+// Go. The link emulator, the TLS endpoints and the capture are pure Go;
+// what the run needs from the machine is root (or CAP_NET_ADMIN,
+// CAP_NET_RAW and CAP_SYS_ADMIN) and /dev/net/tun, which Run checks and
+// explains before creating anything.
+func Requirements(root string) []deps.Requirement { return nil }

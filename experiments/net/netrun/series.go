@@ -1,0 +1,216 @@
+package netrun
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"pqrepro/experiments/net/linkemu"
+)
+
+// Series is the unit the runner schedules: one (scenario, round, group)
+// measured serially on a link of its own (with order = "interleaved", one
+// (scenario, round) with its groups alternating on that link). Its
+// warm-up, its handshakes, its capture and its server belong to it alone.
+type Series struct {
+	ID        string           // "<scenario>-<round>-<group>"; interleaved: "<scenario>-<round>"; then "-<toolchain>" with endpoint builds
+	Scenario  int              // index into Plan.Scenarios
+	Round     int              // the round's size
+	Groups    []int            // indices into Plan.Groups measured in this series
+	Link      linkemu.Scenario // the scenario with the series' own seed (SeriesSeed)
+	Offset    int              // index column of the series' first recorded attempt
+	Exclusive bool             // runs with no other series at the same time
+	// Toolchain is the Go release of the endpoint build that runs the
+	// series' handshakes (Plan.Toolchains); InProcess for the runner's.
+	Toolchain string
+	// Control marks a serial control: a copy of the series ControlOf run
+	// again alone after every other series (Plan.ControlSeries); its rows
+	// go to control.csv.gz. Its ID is ControlOf + ControlSuffix.
+	Control   bool
+	ControlOf string
+}
+
+// ControlSuffix ends the ID of a serial control series.
+const ControlSuffix = "-alone"
+
+// ControlSeries returns the plan's serial controls, in the order the spec
+// lists them: each a copy of the named series (same link seed, so the same
+// loss and jitter draws for the same packets, same offset) marked Control
+// and Exclusive, with ID <id>-alone. An ID that is not one of the plan's
+// series, or is listed twice, is an error.
+func (p Plan) ControlSeries() ([]Series, error) {
+	if len(p.Controls) == 0 {
+		return nil, nil
+	}
+	all := p.Series()
+	var out []Series
+	var errs []error
+	for i, id := range p.Controls {
+		if slices.Index(p.Controls, id) != i {
+			errs = append(errs, fmt.Errorf("%q listed twice", id))
+			continue
+		}
+		k := slices.IndexFunc(all, func(s Series) bool { return s.ID == id })
+		if k < 0 {
+			ids := make([]string, len(all))
+			for j, s := range all {
+				ids[j] = s.ID
+			}
+			errs = append(errs, fmt.Errorf("%q is not a series of profile %s (have %v)", id, p.Profile, ids))
+			continue
+		}
+		s := all[k]
+		s.ID, s.Control, s.ControlOf, s.Exclusive = id+ControlSuffix, true, id, true
+		out = append(out, s)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Handshakes is the number of recorded attempts of the series.
+func (s Series) Handshakes() int { return s.Round * len(s.Groups) }
+
+// Connections adds the warm-up connections (warmup per group).
+func (s Series) Connections(warmup int) int { return (s.Round + warmup) * len(s.Groups) }
+
+// SeriesSeed is the seed of a series' link (loss and jitter generators,
+// linkemu.Scenario.Seed) and of its interleaved order:
+//
+//	SeriesSeed(seed, round, group) = mix(mix(seed ^ round) ^ group)
+//
+// where seed is the scenario's [scenarios.*] seed, round the round's size,
+// group the TLS NamedGroup code point of the series' group (RFC 8446
+// section 4.2.7: X25519 = 29, X25519MLKEM768 = 4588) or 0 for an
+// interleaved series, and mix is SplitMix64's output function (Steele, Lea
+// and Flood, OOPSLA 2014; the finaliser of java.util.SplittableRandom):
+//
+//	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+//	z = (z ^ z>>27) * 0x94d049bb133111eb
+//	z ^ z>>31
+//
+// It depends only on the spec, never on the schedule, so a series sees
+// the same losses and delays (for the same packet sequence) whether it ran
+// alone or next to five others, and reordering groups or rounds in the
+// spec does not change any series' seed.
+func SeriesSeed(seed uint64, round int, group tls.CurveID) uint64 {
+	return mix64(mix64(seed^uint64(round)) ^ uint64(group))
+}
+
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// Series lists the plan's series in record order: scenarios, then rounds,
+// then groups, in the order the spec lists them. records.csv.gz holds
+// their rows in this order whatever the schedule.
+func (p Plan) Series() []Series {
+	var out []Series
+	for si, sc := range p.Scenarios {
+		offset := 0
+		excl := si < len(p.Exclusive) && p.Exclusive[si]
+		// One series per toolchain, innermost, with the same link seed:
+		// both toolchains see the same loss and jitter draws.
+		add := func(round int, groups []int, id string, g tls.CurveID) {
+			ls := sc
+			ls.Seed = SeriesSeed(sc.Seed, round, g)
+			for _, tc := range p.toolchains() {
+				s := Series{ID: id, Scenario: si, Round: round, Groups: groups, Link: ls, Offset: offset, Exclusive: excl, Toolchain: tc}
+				if tc != InProcess {
+					s.ID += "-" + tc
+				}
+				offset += s.Handshakes()
+				out = append(out, s)
+			}
+		}
+		for _, round := range p.Rounds {
+			if p.Order == Interleaved {
+				all := make([]int, len(p.Groups))
+				for i := range all {
+					all[i] = i
+				}
+				add(round, all, fmt.Sprintf("%s-%d", sc.Name, round), 0)
+				continue
+			}
+			for gi, g := range p.Groups {
+				add(round, []int{gi}, fmt.Sprintf("%s-%d-%s", sc.Name, round, g), g)
+			}
+		}
+	}
+	return out
+}
+
+// dispatchOrder is the order in which the runner starts series, and
+// schedule the times at which they would start and end given their
+// durations: first the exclusive series, one at a time, in record order;
+// then the others longest first (LPT list scheduling, Graham 1969: the
+// makespan is at most 4/3 - 1/(3m) of the optimum for m slots), each
+// started as soon as one of the parallel slots is free; last the serial
+// controls (Series.Control, listed after the plan's series), each alone,
+// in the spec's order. With one slot the order is the record order
+// (scenario by scenario, as the paper ran them, then the controls).
+func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
+	if parallel <= 1 {
+		all := make([]int, len(series))
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	var excl, rest, ctl []int
+	for i, s := range series {
+		switch {
+		case s.Control:
+			ctl = append(ctl, i)
+		case s.Exclusive:
+			excl = append(excl, i)
+		default:
+			rest = append(rest, i)
+		}
+	}
+	// Stable insertion sort by duration, longest first; ties keep record order.
+	for i := 1; i < len(rest); i++ {
+		for j := i; j > 0 && dur[rest[j]] > dur[rest[j-1]]; j-- {
+			rest[j], rest[j-1] = rest[j-1], rest[j]
+		}
+	}
+	return append(append(excl, rest...), ctl...)
+}
+
+// schedule simulates dispatching order with parallel slots and returns
+// each series' start and end and the makespan.
+func schedule(series []Series, order []int, dur []time.Duration, parallel int) (start, end []time.Duration, makespan time.Duration) {
+	start = make([]time.Duration, len(series))
+	end = make([]time.Duration, len(series))
+	var t time.Duration
+	free := make([]time.Duration, max(1, parallel))
+	for _, i := range order {
+		if series[i].Exclusive {
+			// Wait for everything running, then run alone.
+			for _, f := range free {
+				t = max(t, f)
+			}
+			start[i], end[i] = t, t+dur[i]
+			t = end[i]
+			for k := range free {
+				free[k] = t
+			}
+			continue
+		}
+		k := 0
+		for j := range free {
+			if free[j] < free[k] {
+				k = j
+			}
+		}
+		start[i] = max(free[k], t)
+		end[i] = start[i] + dur[i]
+		free[k] = end[i]
+	}
+	for _, e := range end {
+		makespan = max(makespan, e)
+	}
+	return start, end, makespan
+}

@@ -1,0 +1,362 @@
+package netrun
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/net/linkemu"
+	"pqrepro/internal/spec"
+)
+
+// Study is the study's short name: data/net/, results/net.json, `mage net:*`.
+const Study = "net"
+
+// Orders of the handshakes inside a round.
+const (
+	Serial      = "serial"      // all of one group's round, then the other's (the paper)
+	Interleaved = "interleaved" // groups alternate, pair order from seeds.order
+)
+
+// Spec is experiments/net.toml.
+type Spec struct {
+	Groups    []string                `toml:"groups"`
+	CertKey   string                  `toml:"cert_key"`
+	CertChain bool                    `toml:"cert_chain"`
+	Order     string                  `toml:"order"`
+	TimeoutMs float64                 `toml:"timeout_ms"`
+	Warmup    int                     `toml:"warmup"`
+	Port      int                     `toml:"port"`
+	Seeds     Seeds                   `toml:"seeds"`
+	SelfTest  SelfTestSpec            `toml:"selftest"`
+	Scenarios map[string]ScenarioSpec `toml:"scenarios"`
+	Profiles  map[string]ProfileSpec  `toml:"profiles"`
+	Runs      spec.Runs               `toml:"runs"`
+	// Toolchains are the Go releases whose builds of the endpoint program
+	// (EndpointDir) run the handshakes, the first the primary one (the
+	// analysis uses its rows); empty runs them in process, with the
+	// runner's own Go, as before the factor existed. A profile's own
+	// toolchains replace these.
+	Toolchains []string `toml:"toolchains"`
+	// Remote, when its host is set, runs the servers on a second host
+	// (remote.go).
+	Remote RemoteSpec `toml:"remote"`
+	// LateBoundMs is the bound of the late-packet record: every packet the
+	// link emulator writes more than this many milliseconds after its due
+	// time is recorded (datasets/netdata late.csv.gz) and the analysis
+	// flags the handshakes it touched. 0 records none.
+	LateBoundMs float64 `toml:"late_bound_ms"`
+}
+
+// Seeds are the run's seeds by purpose; the link seeds are per scenario.
+type Seeds struct {
+	Certificates uint64 `toml:"certificates"`
+	Order        uint64 `toml:"order"`
+}
+
+// SelfTestSpec configures the link self-test before each scenario.
+type SelfTestSpec struct {
+	Probes      int     `toml:"probes"`
+	ToleranceMs float64 `toml:"tolerance_ms"`
+}
+
+// ScenarioSpec is one emulated network, symmetric in both directions.
+type ScenarioSpec struct {
+	RTTMs      float64 `toml:"rtt_ms"`    // base RTT; one-way delay = RTT/2
+	JitterMs   float64 `toml:"jitter_ms"` // +- uniform, per direction
+	LossPct    float64 `toml:"loss_pct"`  // per direction
+	Rate       string  `toml:"rate"`      // tc units, per direction
+	QueueBytes int     `toml:"queue_bytes"`
+	Seed       uint64  `toml:"seed"`
+	// Exclusive runs this scenario's series alone: no other series runs
+	// while one of them does (see the package doc, "Schedule").
+	Exclusive bool `toml:"exclusive"`
+}
+
+// ProfileSpec selects scenarios and rounds; Warmup, TimeoutMs and Order
+// override the top-level values when set.
+type ProfileSpec struct {
+	Scenarios []string `toml:"scenarios"`
+	Rounds    []int    `toml:"rounds"`
+	Warmup    *int     `toml:"warmup"`
+	TimeoutMs float64  `toml:"timeout_ms"`
+	Order     string   `toml:"order"`
+	// Toolchains, when set, replace the spec's toolchains.
+	Toolchains []string `toml:"toolchains"`
+	// ParallelSeries caps how many series run at once, each on its own
+	// link; 0 or 1 runs them one after the other (see the package doc).
+	ParallelSeries int `toml:"parallel_series"`
+	// SerialControl lists series (by Series.ID) that are run a second time
+	// after all the others, each alone: the concurrency control. Their
+	// handshakes go to control.csv.gz, not records.csv.gz; the analysis
+	// compares each one's median with its concurrent run's.
+	SerialControl []string `toml:"serial_control"`
+}
+
+// MaxParallelSeries bounds parallel_series: every concurrent series holds a
+// link (two namespaces, two TUN devices, four forwarder threads at
+// SCHED_FIFO), a capture and a client thread.
+const MaxParallelSeries = 32
+
+// LoadSpec reads and validates the spec at path.
+func LoadSpec(path string) (*Spec, error) {
+	var s Spec
+	if err := spec.Load(path, &s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("spec %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// Validate reports every problem of the spec at once.
+func (s *Spec) Validate() error {
+	var errs []error
+	if len(s.Groups) == 0 {
+		errs = append(errs, errors.New("groups: none listed"))
+	}
+	seen := map[tls.CurveID]bool{}
+	for _, g := range s.Groups {
+		id, err := handshake.ParseGroup(g)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("groups: %w", err))
+			continue
+		}
+		if seen[id] {
+			errs = append(errs, fmt.Errorf("groups: %s listed twice", g))
+		}
+		seen[id] = true
+	}
+	if _, err := handshake.ParseCertKey(s.CertKey); err != nil {
+		errs = append(errs, fmt.Errorf("cert_key: %w", err))
+	}
+	if s.Order != Serial && s.Order != Interleaved {
+		errs = append(errs, fmt.Errorf("order = %q: use %q or %q", s.Order, Serial, Interleaved))
+	}
+	if !(s.TimeoutMs > 0) {
+		errs = append(errs, fmt.Errorf("timeout_ms = %v: must be > 0", s.TimeoutMs))
+	}
+	if s.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup = %d: must be >= 0", s.Warmup))
+	}
+	if s.Port < 1 || s.Port+len(s.Groups) > 65535 {
+		errs = append(errs, fmt.Errorf("port = %d: must be 1..%d", s.Port, 65535-len(s.Groups)))
+	}
+	if s.SelfTest.Probes < 10 {
+		errs = append(errs, fmt.Errorf("selftest.probes = %d: at least 10", s.SelfTest.Probes))
+	}
+	if !(s.SelfTest.ToleranceMs > 0) {
+		errs = append(errs, fmt.Errorf("selftest.tolerance_ms = %v: must be > 0", s.SelfTest.ToleranceMs))
+	}
+	for _, name := range sortedKeys(s.Scenarios) {
+		if _, err := s.Link(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(s.Profiles) == 0 {
+		errs = append(errs, errors.New("profiles: none defined"))
+	}
+	if !(s.LateBoundMs >= 0) {
+		errs = append(errs, fmt.Errorf("late_bound_ms = %v: must be >= 0 (0 records no late packets)", s.LateBoundMs))
+	}
+	errs = append(errs, validToolchains("toolchains", s.Toolchains))
+	for _, p := range sortedKeys(s.Profiles) {
+		ps := s.Profiles[p]
+		errs = append(errs, validToolchains("profiles."+p+".toolchains", ps.Toolchains))
+		if len(ps.Scenarios) == 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.scenarios: none listed", p))
+		}
+		for i, n := range ps.Scenarios {
+			if _, ok := s.Scenarios[n]; !ok {
+				errs = append(errs, fmt.Errorf("profiles.%s.scenarios: %q is not a [scenarios.*] table", p, n))
+			}
+			if slices.Index(ps.Scenarios, n) != i {
+				errs = append(errs, fmt.Errorf("profiles.%s.scenarios: %q listed twice", p, n))
+			}
+		}
+		if len(ps.Rounds) == 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.rounds: none listed", p))
+		}
+		for i, r := range ps.Rounds {
+			if r < 1 {
+				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d must be >= 1", p, r))
+			}
+			if slices.Index(ps.Rounds, r) != i {
+				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d listed twice (rounds are identified by their size)", p, r))
+			}
+		}
+		if ps.Warmup != nil && *ps.Warmup < 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.warmup = %d: must be >= 0", p, *ps.Warmup))
+		}
+		if ps.TimeoutMs < 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.timeout_ms = %v: must be > 0", p, ps.TimeoutMs))
+		}
+		if ps.ParallelSeries < 0 || ps.ParallelSeries > MaxParallelSeries {
+			errs = append(errs, fmt.Errorf("profiles.%s.parallel_series = %d: must be 0..%d (0 and 1 run the series one at a time)", p, ps.ParallelSeries, MaxParallelSeries))
+		}
+		if ps.Order != "" && ps.Order != Serial && ps.Order != Interleaved {
+			errs = append(errs, fmt.Errorf("profiles.%s.order = %q: use %q or %q", p, ps.Order, Serial, Interleaved))
+		}
+		if len(ps.SerialControl) > 0 {
+			if plan, err := s.Plan(p); err == nil {
+				if _, err := plan.ControlSeries(); err != nil {
+					errs = append(errs, fmt.Errorf("profiles.%s.serial_control: %w", p, err))
+				}
+			}
+		}
+	}
+	if err := s.Remote.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Link returns the emulator scenario of the named [scenarios.*] table.
+func (s *Spec) Link(name string) (linkemu.Scenario, error) {
+	sc, ok := s.Scenarios[name]
+	if !ok {
+		return linkemu.Scenario{}, fmt.Errorf("scenario %q is not defined in [scenarios]", name)
+	}
+	rate, err := linkemu.ParseRate(sc.Rate)
+	if err != nil {
+		return linkemu.Scenario{}, fmt.Errorf("scenarios.%s.rate: %w", name, err)
+	}
+	if math.IsNaN(sc.RTTMs) || math.IsNaN(sc.JitterMs) {
+		return linkemu.Scenario{}, fmt.Errorf("scenarios.%s: NaN delay", name)
+	}
+	d := linkemu.Direction{
+		Delay:  msDur(sc.RTTMs / 2),
+		Jitter: msDur(sc.JitterMs),
+		Loss:   sc.LossPct,
+		Rate:   rate,
+		Queue:  sc.QueueBytes,
+	}
+	ls := linkemu.Symmetric(name, d, sc.Seed)
+	if err := ls.Validate(); err != nil {
+		return linkemu.Scenario{}, fmt.Errorf("scenarios.%s: %w", name, err)
+	}
+	return ls, nil
+}
+
+// Plan is what one profile runs, resolved from the spec.
+type Plan struct {
+	Profile   string
+	Groups    []tls.CurveID
+	CertKey   handshake.CertKey
+	Scenarios []linkemu.Scenario
+	Rounds    []int
+	Warmup    int
+	Timeout   time.Duration
+	Order     string
+	// Exclusive[i] says Scenarios[i]'s series run alone.
+	Exclusive []bool
+	// Parallel is the most series running at once (>= 1).
+	Parallel int
+	// Toolchains whose endpoint builds run the handshakes, the primary
+	// first; empty: in process (InProcess).
+	Toolchains []string
+	// LateBound: packets written later than this past their due time are
+	// recorded (linkemu.Options.LateBound); 0 records none.
+	LateBound time.Duration
+	// Controls are the IDs of the series run again, alone, after all the
+	// others (profiles.*.serial_control; see ControlSeries).
+	Controls []string
+}
+
+// InProcess is the toolchain of a series that runs its handshakes inside
+// the runner (experiments/instruments/handshake) rather than in an endpoint build:
+// the runner's own Go, runtime.Version().
+const InProcess = ""
+
+// toolchains returns the plan's toolchains, [InProcess] when none.
+func (p Plan) toolchains() []string {
+	if len(p.Toolchains) == 0 {
+		return []string{InProcess}
+	}
+	return p.Toolchains
+}
+
+func validToolchains(where string, ts []string) error {
+	var errs []error
+	for i, t := range ts {
+		if !toolchainRE.MatchString(t) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a Go release (want e.g. go1.24.4)", where, t))
+		}
+		if slices.Index(ts, t) != i {
+			errs = append(errs, fmt.Errorf("%s: %q listed twice", where, t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Handshakes is the number of recorded handshake attempts of the plan:
+// scenarios x groups x sum(rounds).
+func (p Plan) Handshakes() int {
+	sum := 0
+	for _, r := range p.Rounds {
+		sum += r
+	}
+	return len(p.Scenarios) * len(p.Groups) * sum * len(p.toolchains())
+}
+
+// Plan resolves a profile.
+func (s *Spec) Plan(profile string) (Plan, error) {
+	ps, ok := s.Profiles[profile]
+	if !ok {
+		return Plan{}, fmt.Errorf("profile %q is not defined in [profiles] (have %v)", profile, sortedKeys(s.Profiles))
+	}
+	p := Plan{Profile: profile, Rounds: slices.Clone(ps.Rounds), Warmup: s.Warmup, Order: s.Order, Timeout: msDur(s.TimeoutMs)}
+	if ps.Warmup != nil {
+		p.Warmup = *ps.Warmup
+	}
+	if ps.TimeoutMs > 0 {
+		p.Timeout = msDur(ps.TimeoutMs)
+	}
+	if ps.Order != "" {
+		p.Order = ps.Order
+	}
+	p.Parallel = max(1, ps.ParallelSeries)
+	p.LateBound = msDur(s.LateBoundMs)
+	p.Controls = slices.Clone(ps.SerialControl)
+	p.Toolchains = slices.Clone(s.Toolchains)
+	if len(ps.Toolchains) > 0 {
+		p.Toolchains = slices.Clone(ps.Toolchains)
+	}
+	for _, g := range s.Groups {
+		id, err := handshake.ParseGroup(g)
+		if err != nil {
+			return Plan{}, err
+		}
+		p.Groups = append(p.Groups, id)
+	}
+	k, err := handshake.ParseCertKey(s.CertKey)
+	if err != nil {
+		return Plan{}, err
+	}
+	p.CertKey = k
+	for _, n := range ps.Scenarios {
+		ls, err := s.Link(n)
+		if err != nil {
+			return Plan{}, err
+		}
+		p.Scenarios = append(p.Scenarios, ls)
+		p.Exclusive = append(p.Exclusive, s.Scenarios[n].Exclusive)
+	}
+	return p, nil
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(math.Round(ms * 1e6)) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

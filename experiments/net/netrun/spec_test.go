@@ -1,0 +1,109 @@
+package netrun
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCommittedSpec(t *testing.T) {
+	s, err := LoadSpec("../../net.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Plan("full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := full.Handshakes() / len(full.toolchains()); n != 96000 {
+		t.Errorf("full profile: %d handshakes per toolchain, the paper has 96,000", n)
+	}
+	if len(full.Toolchains) == 0 || !strings.HasPrefix(full.Toolchains[0], "go1.24.") {
+		t.Errorf("full profile toolchains %v: the primary must be Go 1.24, the original's", full.Toolchains)
+	}
+	if full.Parallel < 2 || !full.Exclusive[0] {
+		t.Errorf("full profile: parallel %d, lan exclusive %v: want series in parallel, lan alone", full.Parallel, full.Exclusive)
+	}
+	if full.Order != Serial {
+		t.Errorf("full profile order %q, the paper's is serial", full.Order)
+	}
+}
+
+func TestSpecRejectsBadInput(t *testing.T) {
+	base := tinySpec(0, "5000", "[10]")
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"negative delay", "rtt_ms = 5.0", "rtt_ms = -5.0", "delay"},
+		{"loss above 100", "loss_pct = 0.000", "loss_pct = 120.0", "loss"},
+		{"zero rate", `rate = "100mbit"`, `rate = "0"`, "rate"},
+		{"unknown group", `"X25519MLKEM768"]`, `"X25519KYBER"]`, "groups"},
+		{"bad order", `order = "serial"`, `order = "random"`, "order"},
+		{"unknown scenario in profile", `scenarios = ["tiny"]`, `scenarios = ["tiny", "moon"]`, `"moon" is not a [scenarios.*] table`},
+		{"zero round", "rounds = [10]", "rounds = [0]", "must be >= 1"},
+		{"misspelt key", "warmup = 1", "warmpu = 1", "unknown key"},
+		{"zero timeout", "timeout_ms = 5000", "timeout_ms = 0", "timeout_ms"},
+		{"negative parallel", "rounds = [10]", "rounds = [10]\nparallel_series = -1", "parallel_series"},
+		{"too parallel", "rounds = [10]", "rounds = [10]\nparallel_series = 1000", "parallel_series"},
+		{"bad toolchain", "rounds = [10]", "rounds = [10]\ntoolchains = [\"1.24\"]", `"1.24" is not a Go release`},
+		{"toolchain twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\", \"go1.24.4\"]", "listed twice"},
+		{"negative late bound", "warmup = 1", "warmup = 1\nlate_bound_ms = -1", "late_bound_ms"},
+		{"unknown control", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-99-X25519\"]", `"tiny-99-X25519" is not a series of profile test`},
+		{"control twice", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-10-X25519\"]", "listed twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(base, tc.from) {
+				t.Fatalf("test spec has no %q", tc.from)
+			}
+			p := filepath.Join(t.TempDir(), "net.toml")
+			os.WriteFile(p, []byte(strings.Replace(base, tc.from, tc.to, 1)), 0o644)
+			_, err := LoadSpec(p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunNeedsRootFirst(t *testing.T) {
+	// As root, pretend not to be: the check must come before anything
+	// is created either way.
+	saved := geteuid
+	t.Cleanup(func() { geteuid = saved })
+	geteuid = func() int { return 65534 }
+	dir := t.TempDir()
+	if err := Run(t.Context(), RunConfig{Root: dir, Profile: "quick"}); err != ErrNeedRoot {
+		t.Fatalf("error %v, want ErrNeedRoot", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("created %v before refusing", ents)
+	}
+}
+
+func TestRunRefusesBadSpecBeforeCreating(t *testing.T) {
+	needRoot(t)
+	cfg, _ := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "rtt_ms = 5.0", "rtt_ms = -1.0", 1))
+	if err := Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "delay") {
+		t.Fatalf("error %v, want one about the delay", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Root, "data")); err == nil {
+		t.Error("data/ created for a spec that is invalid")
+	}
+	if l := leftovers(t); len(l) > 0 {
+		t.Errorf("namespaces left: %v", l)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{os.ErrDeadlineExceeded, "timeout"},
+		{&os.SyscallError{Syscall: "read", Err: errConnReset}, "reset"},
+		{errPlain, ""},
+	} {
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,426 @@
+package picoboard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// The pinned mbedTLS: Debian bookworm's source package, fetched with
+// 'apt-get source' and unpacked with dpkg-source (so Debian's patches are
+// applied, as in Debian's own libmbedcrypto7). The SHA-256 sums are those of
+// the package's Checksums-Sha256 field; a download that differs is refused.
+const (
+	MbedTLSPackage       = "mbedtls"
+	MbedTLSVersion       = "2.28.3-1" // Debian source version (upstream 2.28.3 LTS)
+	mbedtlsDscFile       = "mbedtls_2.28.3-1.dsc"
+	mbedtlsOrigFile      = "mbedtls_2.28.3.orig.tar.gz"
+	mbedtlsDebianFile    = "mbedtls_2.28.3-1.debian.tar.xz"
+	mbedtlsDscSHA256     = "a8bf91b5ffb40654efb0ebe0c962ac1e87b8eed5e104880982eaa70dd4bb33e3"
+	mbedtlsOrigSHA256    = "3b4953aa55a681e084d31892d9904cc5328d6b4958ea57b90ae4b4f94ae69a8d"
+	mbedtlsDebianSHA256  = "3e03c61f63c7bbcd0bf695b53e6663ab448cc2e15429cd67d0e4f32e699645a9"
+	hintMbedTLS          = "needs deb-src in apt's sources, dpkg-dev and network to Debian: run as root once (pqrepro adds a deb-src copy of the Debian sources and runs apt-get update), or apt-get install -y dpkg-dev"
+	mbedtlsSourcesName   = "pqrepro-debian-src.sources"
+	mbedtlsStampFileName = ".pqrepro-fetched.json"
+)
+
+// mbedtlsFiles are the mbedTLS library sources the classical baselines
+// need with firmware/mbedtls_config.h: multi-precision integers, RSA
+// (PKCS#1 v1.5 with its DigestInfo OIDs), the NIST P-256 curve, ECDSA with
+// its ASN.1 helpers, ECDH, SHA-256, the message-digest layer and the
+// HMAC_DRBG that blinds ECP multiplications without an f_rng.
+var mbedtlsFiles = []string{
+	"asn1parse.c", "asn1write.c", "bignum.c", "constant_time.c", "ecdh.c", "ecdsa.c",
+	"ecp.c", "ecp_curves.c", "hmac_drbg.c", "md.c", "oid.c", "platform_util.c", "rsa.c",
+	"rsa_internal.c", "sha256.c",
+}
+
+// MbedTLSSource is the unpacked, verified mbedTLS source tree and what
+// meta.json records about it.
+type MbedTLSSource struct {
+	Dir          string `json:"-"`
+	Package      string `json:"package"`
+	Version      string `json:"version"`
+	DscSHA256    string `json:"dsc_sha256"`
+	OrigSHA256   string `json:"orig_sha256"`
+	DebianSHA256 string `json:"debian_sha256"`
+}
+
+func pinnedMbedTLS(dir string) MbedTLSSource {
+	return MbedTLSSource{Dir: dir, Package: MbedTLSPackage, Version: MbedTLSVersion,
+		DscSHA256: mbedtlsDscSHA256, OrigSHA256: mbedtlsOrigSHA256, DebianSHA256: mbedtlsDebianSHA256}
+}
+
+// aptEnv is where EnsureMbedTLS finds apt; tests point it elsewhere.
+type aptEnv struct {
+	sourcesDir  string // /etc/apt/sources.list.d
+	sourcesList string // /etc/apt/sources.list
+	run         func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
+}
+
+var systemApt = aptEnv{
+	sourcesDir:  "/etc/apt/sources.list.d",
+	sourcesList: "/etc/apt/sources.list",
+	run: func(ctx context.Context, dir string, name string, args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")
+		return cmd.CombinedOutput()
+	},
+}
+
+// EnsureMbedTLS fetches the pinned Debian mbedTLS source package into
+// .cache/pico/mbedtls-<version> (git-ignored) on first use and returns the
+// unpacked tree's root. The steps, each of which says what to do when it
+// fails: if apt knows no source package mbedtls <version>, add deb-src
+// entries derived from the system's Debian sources (EnsureDebSrc) and run
+// apt-get update (root only); 'apt-get source --download-only'; check the
+// .dsc, .orig.tar.gz and .debian.tar.xz against the pinned SHA-256 sums;
+// 'dpkg-source -x'; rename into place (so an interrupted fetch leaves no
+// half tree).
+func EnsureMbedTLS(ctx context.Context, root string, log io.Writer) (string, error) {
+	src, err := ensureMbedTLS(ctx, root, systemApt, log)
+	return src.Dir, err
+}
+
+// MbedTLSProvenance returns the provenance of the fetched mbedTLS tree under
+// root, or an error when it was not fetched yet.
+func MbedTLSProvenance(root string) (MbedTLSSource, error) {
+	dir := filepath.Join(root, ".cache/pico", "mbedtls-"+MbedTLSVersion)
+	b, err := os.ReadFile(filepath.Join(dir, mbedtlsStampFileName))
+	if err != nil {
+		return MbedTLSSource{}, fmt.Errorf("mbedTLS not fetched (build a classic image first): %w", err)
+	}
+	var s MbedTLSSource
+	if err := json.Unmarshal(b, &s); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("read %s: %w (delete %s and rebuild)", mbedtlsStampFileName, err, dir)
+	}
+	if s != pinnedMbedTLS("") {
+		return MbedTLSSource{}, fmt.Errorf("%s records %+v, not the pinned %s; delete %s and rebuild", filepath.Join(dir, mbedtlsStampFileName), s, MbedTLSVersion, dir)
+	}
+	s.Dir = filepath.Join(dir, "src")
+	return s, nil
+}
+
+func ensureMbedTLS(ctx context.Context, root string, apt aptEnv, log io.Writer) (MbedTLSSource, error) {
+	cache := filepath.Join(root, ".cache/pico")
+	if s, err := MbedTLSProvenance(root); err == nil {
+		if _, err := os.Stat(filepath.Join(s.Dir, "library/bignum.c")); err == nil {
+			return s, nil
+		}
+	}
+	final := filepath.Join(cache, "mbedtls-"+MbedTLSVersion)
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("create %s: %w", cache, err)
+	}
+	for _, tool := range []string{"apt-get", "apt-cache", "dpkg-source"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %s not found (apt-get install -y dpkg-dev): %w", tool, err)
+		}
+	}
+	if !aptHasSource(ctx, apt) {
+		if log != nil {
+			fmt.Fprintf(log, "pico: apt has no source package %s %s; adding deb-src entries\n", MbedTLSPackage, MbedTLSVersion)
+		}
+		added, err := EnsureDebSrc(apt.sourcesDir, apt.sourcesList)
+		if err != nil {
+			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %w", err)
+		}
+		if log != nil && added != "" {
+			fmt.Fprintf(log, "pico: wrote %s; apt-get update\n", added)
+		}
+		if out, err := apt.run(ctx, "", "apt-get", "update", "-qq"); err != nil {
+			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: apt-get update: %w\n%s(%s)", err, trunc(string(out), 2000), hintMbedTLS)
+		}
+		if !aptHasSource(ctx, apt) {
+			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: apt still has no source package %s %s after adding deb-src; the pinned version may have left the archive: update MbedTLSVersion and the pinned sums in mbedtls.go (%s)", MbedTLSPackage, MbedTLSVersion, hintMbedTLS)
+		}
+	}
+	tmp, err := os.MkdirTemp(cache, ".mbedtls-fetch-*")
+	if err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if log != nil {
+		fmt.Fprintf(log, "pico: apt-get source --download-only %s=%s\n", MbedTLSPackage, MbedTLSVersion)
+	}
+	if out, err := apt.run(ctx, tmp, "apt-get", "source", "--download-only", "-qq", MbedTLSPackage+"="+MbedTLSVersion); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: apt-get source: %w\n%s(%s)", err, trunc(string(out), 2000), hintMbedTLS)
+	}
+	if err := checkPinnedFiles(tmp, map[string]string{
+		mbedtlsDscFile: mbedtlsDscSHA256, mbedtlsOrigFile: mbedtlsOrigSHA256, mbedtlsDebianFile: mbedtlsDebianSHA256,
+	}); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %w", err)
+	}
+	if out, err := apt.run(ctx, tmp, "dpkg-source", "--no-copy", "-x", mbedtlsDscFile, "src"); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: dpkg-source -x: %w\n%s", err, trunc(string(out), 2000))
+	}
+	for _, f := range mbedtlsFiles {
+		if _, err := os.Stat(filepath.Join(tmp, "src/library", f)); err != nil {
+			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: the unpacked %s has no library/%s: %w", MbedTLSVersion, f, err)
+		}
+	}
+	s := pinnedMbedTLS("")
+	b, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, mbedtlsStampFileName), b, 0o644); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %w", err)
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: remove stale %s: %w", final, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %w", err)
+	}
+	s.Dir = filepath.Join(final, "src")
+	return s, nil
+}
+
+// aptHasSource reports whether apt's source lists offer the pinned version.
+func aptHasSource(ctx context.Context, apt aptEnv) bool {
+	out, err := apt.run(ctx, "", "apt-cache", "showsrc", "--only-source", MbedTLSPackage)
+	if err != nil {
+		return false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "Version: "+MbedTLSVersion {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPinnedFiles compares each file's SHA-256 with its pinned sum.
+func checkPinnedFiles(dir string, pins map[string]string) error {
+	for name, want := range pins {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("apt-get source gave no %s: %w", name, err)
+		}
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			return fmt.Errorf("%s has SHA-256 %s, pinned %s: refusing a source that is not the pinned one", name, got, want)
+		}
+	}
+	return nil
+}
+
+// EnsureDebSrc makes sure apt has deb-src entries for the system's Debian
+// archives: it derives them from sourcesDir/debian.sources (deb822, the
+// Debian 12 default) or, failing that, from the one-line sourcesList, with
+// every "deb" type turned into "deb-src", and writes them to
+// sourcesDir/pqrepro-debian-src.sources (or .list) unless every archive
+// URI there already has a deb-src entry in some sources file. It returns
+// the path written, or "" when nothing was needed. It writes no host name
+// of its own: the archives are the system's. Needs root; run
+// 'apt-get update' afterwards.
+func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
+	var out []byte
+	name := mbedtlsSourcesName
+	if b, err := os.ReadFile(filepath.Join(sourcesDir, "debian.sources")); err == nil {
+		out = DebSrcFromDeb822(b)
+	}
+	if len(out) == 0 {
+		if b, err := os.ReadFile(sourcesList); err == nil {
+			out = DebSrcFromOneLine(b)
+			name = strings.TrimSuffix(mbedtlsSourcesName, ".sources") + ".list"
+		}
+	}
+	if len(out) == 0 {
+		return "", fmt.Errorf("no Debian 'deb' sources found in %s/debian.sources or %s to derive deb-src entries from; add a deb-src line for bookworm by hand", sourcesDir, sourcesList)
+	}
+	// Existing deb-src entries, from every sources file.
+	var have []string
+	files := []string{sourcesList}
+	ents, _ := os.ReadDir(sourcesDir)
+	for _, e := range ents {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".sources") || strings.HasSuffix(e.Name(), ".list")) {
+			files = append(files, filepath.Join(sourcesDir, e.Name()))
+		}
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			have = append(have, debSrcEntries(b)...)
+		}
+	}
+	missing := false
+	for _, uri := range archiveURIs(out) {
+		found := false
+		for _, h := range have {
+			if strings.Contains(h, uri) {
+				found = true
+				break
+			}
+		}
+		missing = missing || !found
+	}
+	if !missing {
+		return "", nil
+	}
+	path := filepath.Join(sourcesDir, name)
+	if err := writeFileAtomic(path, out, 0o644); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return "", fmt.Errorf("%w (adding deb-src needs root)", err)
+		}
+		return "", err
+	}
+	return path, nil
+}
+
+// debSrcEntries returns the enabled deb-src entries of a sources file: the
+// text of each deb822 stanza whose Types has deb-src, and each one-line
+// "deb-src" line.
+func debSrcEntries(b []byte) []string {
+	var out []string
+	for _, st := range splitStanzas(string(b)) {
+		text := strings.Join(st, "\n")
+		deb822 := false
+		for _, l := range st {
+			if k, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Types") {
+				deb822 = true
+			}
+		}
+		if deb822 {
+			if hasDebSrc([]byte(text)) && !strings.Contains(strings.ToLower(text), "enabled: no") {
+				out = append(out, text)
+			}
+			continue
+		}
+		for _, l := range st {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "deb-src ") || strings.HasPrefix(t, "deb-src\t") {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// archiveURIs lists the archive URIs of deb-src entries we would write.
+func archiveURIs(b []byte) []string {
+	var uris []string
+	for _, l := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(l)
+		if k, v, ok := strings.Cut(t, ":"); ok && strings.EqualFold(k, "URIs") {
+			uris = append(uris, strings.Fields(v)...)
+			continue
+		}
+		if f := strings.Fields(t); len(f) >= 2 && f[0] == "deb-src" {
+			for _, x := range f[1:] {
+				if !strings.HasPrefix(x, "[") && !strings.HasSuffix(x, "]") && strings.Contains(x, ":") {
+					uris = append(uris, x)
+					break
+				}
+			}
+		}
+	}
+	return uris
+}
+
+// hasDebSrc reports whether a sources file (deb822 or one-line) has an
+// enabled deb-src entry.
+func hasDebSrc(b []byte) bool {
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "deb-src ") {
+			return true
+		}
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Types") {
+			for _, t := range strings.Fields(v) {
+				if t == "deb-src" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// DebSrcFromDeb822 returns the stanzas of a deb822 sources file whose
+// Types include "deb", with Types set to "deb-src" and every other field
+// (URIs, Suites, Components, Signed-By, comments) kept; stanzas marked
+// "Enabled: no" and those without deb are dropped.
+func DebSrcFromDeb822(b []byte) []byte {
+	var out bytes.Buffer
+	for _, stanza := range splitStanzas(string(b)) {
+		hasDeb, enabled := false, true
+		var lines []string
+		for _, l := range stanza {
+			k, v, ok := strings.Cut(l, ":")
+			key := strings.TrimSpace(k)
+			if ok && !strings.HasPrefix(strings.TrimSpace(l), "#") && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
+				switch {
+				case strings.EqualFold(key, "Types"):
+					for _, t := range strings.Fields(v) {
+						if t == "deb" {
+							hasDeb = true
+						}
+					}
+					lines = append(lines, "Types: deb-src")
+					continue
+				case strings.EqualFold(key, "Enabled"):
+					enabled = !strings.EqualFold(strings.TrimSpace(v), "no")
+				}
+			}
+			lines = append(lines, l)
+		}
+		if !hasDeb || !enabled {
+			continue
+		}
+		if out.Len() > 0 {
+			out.WriteByte('\n')
+		}
+		out.WriteString(strings.Join(lines, "\n"))
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
+
+func splitStanzas(s string) [][]string {
+	var st [][]string
+	var cur []string
+	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			if len(cur) > 0 {
+				st = append(st, cur)
+				cur = nil
+			}
+			continue
+		}
+		cur = append(cur, l)
+	}
+	if len(cur) > 0 {
+		st = append(st, cur)
+	}
+	return st
+}
+
+// DebSrcFromOneLine turns the "deb ..." lines of a one-line sources.list
+// into "deb-src ..." lines, options and all.
+func DebSrcFromOneLine(b []byte) []byte {
+	var out bytes.Buffer
+	for _, l := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "deb ") || strings.HasPrefix(t, "deb\t") {
+			out.WriteString("deb-src" + t[3:] + "\n")
+		}
+	}
+	return out.Bytes()
+}
+
+// trunc shortens s to n bytes for an error message.
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}

@@ -1,0 +1,280 @@
+package picorun
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/datasets/picodata"
+	"pqrepro/experiments/pico/picoboard"
+	"pqrepro/internal/spec"
+)
+
+// Study is the study's name: its spec is experiments/pico.toml and its runs
+// live under data/pico/ (picodata.Study).
+const Study = picodata.Study
+
+// Board kinds.
+const (
+	BoardEmulator = "emulator"
+	BoardSerial   = "serial"
+)
+
+// Spec is experiments/pico.toml.
+type Spec struct {
+	// Seed seeds the firmware's deterministic randombytes.
+	Seed uint64 `toml:"seed"`
+	// Workers is how many rp2040js instances run at once (the machine's 2
+	// cores), each a board rp2040js-<n>; real boards run one image at a
+	// time each.
+	Workers int `toml:"workers"`
+	// HostTimings also times every operation on the host CPU (circl and
+	// Go's crypto, picoboard.HostTimings) after the images, for a host column.
+	HostTimings bool                   `toml:"host_timings"`
+	Board       BoardSpec              `toml:"board"`
+	Build       BuildSpec              `toml:"build"`
+	Profiles    map[string]ProfileSpec `toml:"profiles"`
+	Runs        spec.Runs              `toml:"runs"`
+}
+
+// BoardSpec says where the firmware runs: on Workers rp2040js instances
+// (boards rp2040js-1 .. rp2040js-<workers>), or on one or more real boards
+// (Port and Bootsel, then one [[board.devices]] table per further board).
+type BoardSpec struct {
+	Kind        string `toml:"kind"`    // BoardEmulator or BoardSerial
+	Port        string `toml:"port"`    // serial port of a real board
+	Bootsel     string `toml:"bootsel"` // "", "auto" or the RPI-RP2 mount point
+	Baud        int    `toml:"baud"`
+	IdleTimeout string `toml:"idle_timeout"` // Go duration
+	// Replicate runs every image on every board (emulator instance or
+	// real board), so that each operation is measured on each board and
+	// the analysis can test the board as a factor. false (the default)
+	// spreads the images: each runs once, on the next free board.
+	Replicate bool `toml:"replicate"`
+	// Devices are further real boards (kind = "serial"), after the one
+	// that Port and Bootsel name.
+	Devices []DeviceSpec `toml:"devices"`
+}
+
+// DeviceSpec is one more real board: its serial port and BOOTSEL drive.
+type DeviceSpec struct {
+	Port    string `toml:"port"`
+	Bootsel string `toml:"bootsel"` // "" or the RPI-RP2 mount point ("auto" only with one board)
+}
+
+// A Slot is one board a run uses, numbered from 1 in spec order.
+type Slot struct {
+	N       int
+	Kind    string
+	Port    string // real boards only
+	Bootsel string // real boards only
+}
+
+// Name is the board's name before it reports its own ID: rp2040js-<n> for
+// an emulator instance, pico-<n> for a real board.
+func (s Slot) Name() string {
+	if s.Kind == BoardEmulator {
+		return fmt.Sprintf("rp2040js-%d", s.N)
+	}
+	return fmt.Sprintf("pico-%d", s.N)
+}
+
+// Slots lists the boards of the spec: workers emulator instances, or the
+// real boards in spec order.
+func (b BoardSpec) Slots(workers int) []Slot {
+	var out []Slot
+	if b.Kind == BoardEmulator {
+		for i := 1; i <= workers; i++ {
+			out = append(out, Slot{N: i, Kind: BoardEmulator})
+		}
+		return out
+	}
+	if b.Port != "" {
+		out = append(out, Slot{N: 1, Kind: BoardSerial, Port: b.Port, Bootsel: b.Bootsel})
+	}
+	for _, d := range b.Devices {
+		out = append(out, Slot{N: len(out) + 1, Kind: BoardSerial, Port: d.Port, Bootsel: d.Bootsel})
+	}
+	return out
+}
+
+// BuildSpec is how the firmware is compiled.
+type BuildSpec struct {
+	CFlags []string `toml:"cflags"`
+}
+
+// ProfileSpec is one profile's repetition counts and limits.
+type ProfileSpec struct {
+	KEM          int      `toml:"kem"`
+	DSAKeygen    int      `toml:"dsa_keygen"`
+	DSASign      int      `toml:"dsa_sign"`
+	RSAKeygen    int      `toml:"rsa_keygen"`
+	RSA          int      `toml:"rsa"`
+	ECC          int      `toml:"ecc"`
+	Images       []string `toml:"images"`        // empty: every standard image
+	ImageTimeout string   `toml:"image_timeout"` // Go duration, per image
+}
+
+// Firmware returns the profile as the firmware's repetition counts.
+func (p ProfileSpec) Firmware(name string) picoboard.Profile {
+	return picoboard.Profile{Name: name, KEM: p.KEM, DSAKeygen: p.DSAKeygen, DSASign: p.DSASign,
+		RSAKeygen: p.RSAKeygen, RSA: p.RSA, ECC: p.ECC}
+}
+
+// DefaultSpec is what the committed experiments/pico.toml says; Estimate
+// uses it, and a test keeps the two equal.
+func DefaultSpec() Spec {
+	return Spec{
+		Seed:        picoboard.DefaultSeed,
+		Workers:     2,
+		HostTimings: true,
+		Board:       BoardSpec{Kind: BoardEmulator, Baud: picoboard.DefaultBaud, IdleTimeout: "120s"},
+		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags)},
+		Profiles: map[string]ProfileSpec{
+			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, Images: []string{}, ImageTimeout: "10m"},
+			"full":  {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, Images: []string{}, ImageTimeout: "60m"},
+		},
+	}
+}
+
+// LoadSpec reads and checks the spec at path (strictly: unknown keys are
+// errors).
+func LoadSpec(path string) (Spec, error) {
+	var s Spec
+	if err := spec.Load(path, &s); err != nil {
+		return Spec{}, err
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, fmt.Errorf("spec %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Validate checks the values a decoder cannot.
+func (s Spec) Validate() error {
+	if s.Seed == 0 {
+		return fmt.Errorf("seed must be set and non-zero")
+	}
+	if s.Workers < 1 || s.Workers > 16 {
+		return fmt.Errorf("workers = %d: want 1..16 (this machine has 2 cores)", s.Workers)
+	}
+	if err := s.Board.validate(); err != nil {
+		return err
+	}
+	if s.Board.Baud <= 0 {
+		return fmt.Errorf("[board] baud = %d must be positive", s.Board.Baud)
+	}
+	if _, err := parsePositive(s.Board.IdleTimeout); err != nil {
+		return fmt.Errorf("[board] idle_timeout: %w", err)
+	}
+	if len(s.Build.CFlags) == 0 {
+		return fmt.Errorf("[build] cflags must not be empty")
+	}
+	if len(s.Profiles) == 0 {
+		return fmt.Errorf("no [profiles.*] table")
+	}
+	known := map[string]bool{}
+	for _, c := range picoboard.StandardImages() {
+		known[c.Name] = true
+	}
+	for name, p := range s.Profiles {
+		for k, v := range map[string]int{"kem": p.KEM, "dsa_keygen": p.DSAKeygen, "dsa_sign": p.DSASign,
+			"rsa_keygen": p.RSAKeygen, "rsa": p.RSA, "ecc": p.ECC} {
+			if v < 0 || v > 100000 {
+				return fmt.Errorf("[profiles.%s] %s = %d: want 0..100000", name, k, v)
+			}
+		}
+		if p.KEM < 1 || p.DSAKeygen < 1 || p.DSASign < 1 {
+			return fmt.Errorf("[profiles.%s] kem, dsa_keygen and dsa_sign must be at least 1", name)
+		}
+		if _, err := parsePositive(p.ImageTimeout); err != nil {
+			return fmt.Errorf("[profiles.%s] image_timeout: %w", name, err)
+		}
+		for _, img := range p.Images {
+			if !known[img] {
+				return fmt.Errorf("[profiles.%s] images: unknown image %q (standard images: %s)", name, img, strings.Join(imageNames(picoboard.StandardImages()), ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// validate checks the board list: a real board needs a port, no port or
+// BOOTSEL drive is listed twice, and "auto" (search the mount table) is
+// only allowed with one board, as it cannot tell two drives apart.
+func (b BoardSpec) validate() error {
+	switch b.Kind {
+	case BoardEmulator:
+		if len(b.Devices) > 0 {
+			return fmt.Errorf(`[[board.devices]] lists real boards, but [board] kind = "emulator": set kind = "serial", or use workers for more emulator instances`)
+		}
+		return nil
+	case BoardSerial:
+	default:
+		return fmt.Errorf("[board] kind = %q: want %q or %q", b.Kind, BoardEmulator, BoardSerial)
+	}
+	if b.Port == "" {
+		return fmt.Errorf(`[board] kind = "serial" needs port (the first board's USB-UART device; further boards go in [[board.devices]])`)
+	}
+	slots := b.Slots(0)
+	ports, drives := map[string]int{}, map[string]int{}
+	for _, sl := range slots {
+		where := "[board]"
+		if sl.N > 1 {
+			where = fmt.Sprintf("[[board.devices]] #%d", sl.N-1)
+		}
+		if sl.Port == "" {
+			return fmt.Errorf("%s: port is empty (the board's serial device, e.g. /dev/ttyUSB1)", where)
+		}
+		if n, dup := ports[sl.Port]; dup {
+			return fmt.Errorf("%s: port %s is already board %d's: each board needs its own serial port", where, sl.Port, n)
+		}
+		ports[sl.Port] = sl.N
+		if sl.Bootsel == "auto" && len(slots) > 1 {
+			return fmt.Errorf(`%s: bootsel = "auto" cannot tell %d boards' drives apart: give each board its RPI-RP2 mount point`, where, len(slots))
+		}
+		if sl.Bootsel != "" && sl.Bootsel != "auto" {
+			d := filepath.Clean(sl.Bootsel)
+			if n, dup := drives[d]; dup {
+				return fmt.Errorf("%s: bootsel %s is already board %d's: each board mounts its own RPI-RP2 drive", where, sl.Bootsel, n)
+			}
+			drives[d] = sl.N
+		}
+	}
+	return nil
+}
+
+func parsePositive(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration like \"90s\" or \"10m\"", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	return d, nil
+}
+
+func imageNames(cfgs []picoboard.BuildConfig) []string {
+	out := make([]string, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Profile returns the named profile or an error listing the known ones.
+func (s Spec) Profile(name string) (ProfileSpec, error) {
+	p, ok := s.Profiles[name]
+	if !ok {
+		names := make([]string, 0, len(s.Profiles))
+		for n := range s.Profiles {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return ProfileSpec{}, fmt.Errorf("profile %q is not in the spec (have %s)", name, strings.Join(names, ", "))
+	}
+	return p, nil
+}

@@ -1,0 +1,73 @@
+package tlsrun
+
+import (
+	"fmt"
+	"slices"
+
+	"pqrepro/experiments/instruments/handshake"
+)
+
+// PrimaryCell returns the profile's primary cell ([paper.cell]): its
+// stack, path and key-share mode, each defaulting to the first stack, the
+// profile's first path and the first key-share mode when the spec leaves
+// it empty.
+func (s *Spec) PrimaryCell(profile string) Cell {
+	c := s.Paper.Cell
+	if c.Stack == "" {
+		c.Stack = s.stacks()[0]
+	}
+	if c.Path == "" {
+		c.Path = s.Paths(profile)[0]
+	}
+	if c.KeyShare == "" {
+		c.KeyShare = string(s.keyShares()[0])
+	}
+	return c
+}
+
+// validateCell checks that [paper.cell] names a stack, a key-share mode and
+// a path the matrix has; a profile whose paths lack the cell's path is
+// reported by Units' callers (Plan) since a profile may leave it out.
+func (s *Spec) validateCell() []error {
+	var errs []error
+	c := s.Paper.Cell
+	if c.Stack != "" && !slices.Contains(s.stacks(), c.Stack) {
+		errs = append(errs, fmt.Errorf("[paper.cell] stack = %q is not one of [matrix] stacks %v", c.Stack, s.stacks()))
+	}
+	if c.KeyShare != "" && !slices.Contains(s.keyShares(), handshake.KeyShare(c.KeyShare)) {
+		errs = append(errs, fmt.Errorf("[paper.cell] keyshare = %q is not one of [matrix] keyshares %v", c.KeyShare, s.keyShares()))
+	}
+	if c.Path != "" {
+		if err := validPaths("[paper.cell] path", []string{c.Path}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// cellOf is the cell a unit runs in.
+func cellOf(c Config) Cell {
+	return Cell{Stack: c.Stack, Path: c.Path, KeyShare: string(c.KeyShare)}
+}
+
+// isPaperConfig says whether c's certificate key and group are those of
+// one of the paper's configurations.
+func (s *Spec) isPaperConfig(c Config) bool {
+	return slices.ContainsFunc(s.Paper.Configs, func(p PaperConfig) bool {
+		g, err := parseGroup(p.Group)
+		return err == nil && p.CertKey == string(c.Key) && g == c.Group
+	})
+}
+
+// unitN returns the measured connections and the block size of unit c in
+// the profile: the profile's n and block in the primary cell, and outside
+// it other_cells_n (when set) cut into one block per round of the primary
+// cell, so that every configuration runs in every round and drift hits
+// all cells alike.
+func unitN(p Profile, primary Cell, c Config) (n, block int) {
+	if p.OtherCellsN == 0 || cellOf(c) == primary {
+		return p.N, p.Block
+	}
+	rounds := (p.N + p.Block - 1) / p.Block
+	return p.OtherCellsN, (p.OtherCellsN + rounds - 1) / rounds
+}

@@ -1,0 +1,324 @@
+package tlsrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/tls/tlsjoin"
+	"pqrepro/internal/provenance"
+)
+
+// RemoteSpec is the [remote] table: the second host of the remote path.
+type RemoteSpec = sshhost.Spec
+
+// RemoteCaptureName is the remote path's capture in meta.json Files.
+var RemoteCaptureName = tlsjoin.CaptureFor(PathRemote)
+
+func (s *Spec) usesPath(p string) bool {
+	if slices.Contains(s.Matrix.Paths, p) {
+		return true
+	}
+	for _, prof := range s.Profiles {
+		if slices.Contains(prof.Paths, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Spec) validateRemote() []error {
+	if err := s.Remote.Validate(); err != nil {
+		return []error{err}
+	}
+	if s.usesPath(PathRemote) && s.Remote.Host == "" {
+		return []error{errors.New(`the "remote" path needs [remote] host = "user@host" (an SSH destination)`)}
+	}
+	return nil
+}
+
+// remotePath is a run's remote host: the deployed binary, the serve role
+// with one TLS server per remote configuration, and its records.
+type remotePath struct {
+	host    *sshhost.Host
+	proc    *sshhost.Process
+	prov    sshhost.Provenance
+	dep     sshhost.Deployed
+	harness sshhost.Deployed // the OpenSSL harness there, zero without
+	ip      string           // the servers' address on the host
+	iface   string           // the interface here that reaches it (the capture's)
+	addrs   []string
+	recs    []chan handshake.ServerRecord
+	next    int           // the next remote configuration listen hands out
+	deploy  time.Duration // build + copy + start until ready
+}
+
+// remoteListener stands for a server of the serve role: Addr is where it
+// listens on the remote host; Accept waits until Close.
+type remoteListener struct {
+	i      int
+	addr   *net.TCPAddr
+	closed chan struct{}
+}
+
+func (l *remoteListener) Accept() (net.Conn, error) { <-l.closed; return nil, net.ErrClosed }
+func (l *remoteListener) Close() error {
+	select {
+	case <-l.closed:
+	default:
+		close(l.closed)
+	}
+	return nil
+}
+func (l *remoteListener) Addr() net.Addr { return l.addr }
+
+// startRemote builds the static binary for the host's architecture, copies
+// it there (sshhost.Deploy), records the host's provenance and starts the
+// serve role with every remote configuration, when a unit runs on the
+// remote path.
+func (r *runner) startRemote(ctx context.Context) (err error) {
+	if !hasPath(r.configs, PathRemote) {
+		return nil
+	}
+	opt := r.spec.Remote.Options()
+	if r.cfg.RemoteSSH != nil {
+		opt = *r.cfg.RemoteSSH
+	}
+	h, err := sshhost.New(opt)
+	if err != nil {
+		return fmt.Errorf("tls:run: %w", err)
+	}
+	var cs []sshhost.ServerConfig
+	for _, c := range r.configs {
+		if c.Path == PathRemote {
+			cs = append(cs, sshhost.ServerConfig{Group: c.Group.String(), Cert: string(c.Key), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Seed: r.spec.Seeds.Certificates, Stack: c.stackName()})
+		}
+	}
+	root := r.cfg.BuildRoot
+	if root == "" {
+		root = r.cfg.Root
+	}
+	srv, err := sshhost.StartServers(ctx, h, root, r.stk.harness, cs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("tls:run: %w (%w)", ErrInterrupted, ctx.Err())
+		}
+		return fmt.Errorf("tls:run: remote path: %w", err)
+	}
+	rp := &remotePath{host: h, proc: srv.Proc, prov: srv.Prov, dep: srv.Dep, harness: srv.Harness, addrs: srv.Addrs, deploy: srv.Ready}
+	r.rem = rp
+	defer func() {
+		if err != nil {
+			r.closeRemote()
+		}
+	}()
+	rp.ip, _, _ = net.SplitHostPort(rp.addrs[0])
+	if rp.iface, err = ifaceTo(rp.ip); err != nil {
+		return fmt.Errorf("tls:run: remote path: %w", err)
+	}
+	rp.recs = make([]chan handshake.ServerRecord, len(cs))
+	for i := range rp.recs {
+		rp.recs[i] = make(chan handshake.ServerRecord, 8)
+	}
+	go rp.dispatch()
+	copied := "already there"
+	if rp.dep.Copied {
+		copied = "copied"
+	}
+	r.logf("remote path: %s (%s, %s, %s), binary %s (%s, sha256:%s), serve pid %d, %d servers on %s, clock offset %+.3f ms +- %.3f ms, captured on %s; ready in %s",
+		h.Dest(), rp.prov.Hostname, rp.prov.Kernel, rp.prov.OS, rp.dep.Path, copied, rp.dep.SHA256[:16], rp.proc.PID, len(cs), rp.ip,
+		float64(rp.prov.Clock.OffsetNs)/1e6, float64(rp.prov.Clock.BoundNs)/1e6, rp.iface, rp.deploy.Round(time.Millisecond))
+	if srv.Harness.Path != "" {
+		r.logf("remote path: OpenSSL harness %s (sha256:%s)", srv.Harness.Path, srv.Harness.SHA256[:16])
+	}
+	return nil
+}
+
+// dispatch hands the serve role's records to their servers.
+func (rp *remotePath) dispatch() {
+	for m := range rp.proc.Msgs() {
+		if m.Type != "rec" || m.I < 0 || m.I >= len(rp.recs) {
+			continue
+		}
+		rec := handshake.ServerRecord{Client: m.Client, Accept: time.Unix(0, m.AcceptNs), DurationNs: m.ServerNs}
+		if m.Err != "" {
+			rec.Err = errors.New("remote server: " + m.Err)
+		}
+		select {
+		case rp.recs[m.I] <- rec:
+		case <-rp.proc.Done():
+			return
+		}
+	}
+}
+
+// ifaceTo is the local interface whose address routes to ip (the kernel's
+// choice for a UDP socket connected there; no packet is sent).
+func ifaceTo(ip string) (string, error) {
+	c, err := net.Dial("udp", net.JoinHostPort(ip, "9"))
+	if err != nil {
+		return "", fmt.Errorf("no route to %s: %w", ip, err)
+	}
+	local := c.LocalAddr().(*net.UDPAddr).IP
+	c.Close()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", err
+	}
+	for _, ifc := range ifs {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(local) {
+				return ifc.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no interface holds %s, the address that reaches %s", local, ip)
+}
+
+// closeRemote stops the serve role (nothing of the run stays running on
+// the host; the binary stays in [remote] dir for the next run).
+func (r *runner) closeRemote() {
+	if r.rem == nil || r.rem.proc == nil {
+		return
+	}
+	if err := r.rem.proc.Stop(); err != nil {
+		r.logf("WARNING: remote path: %v", err)
+		return
+	}
+	r.vlogf("remote path: serve pid %d on %s stopped", r.rem.proc.PID, r.rem.host.Dest())
+}
+
+// listenRemote gives the next remote configuration its listener.
+func (r *runner) listenRemote() (net.Listener, error) {
+	rp := r.rem
+	if rp.next >= len(rp.addrs) {
+		return nil, errors.New("more remote configurations than the serve role started")
+	}
+	a, err := net.ResolveTCPAddr("tcp", rp.addrs[rp.next])
+	if err != nil {
+		return nil, err
+	}
+	rp.next++
+	return &remoteListener{i: rp.next - 1, addr: a, closed: make(chan struct{})}, nil
+}
+
+// remoteServe replaces the serve function of a remote configuration: it
+// reports the serve role's records for the listener's server until ctx
+// ends, and fails when the SSH session ends first.
+func (r *runner) remoteServe(ln net.Listener, serve func(context.Context, net.Listener, func(handshake.ServerRecord)) error) func(context.Context, net.Listener, func(handshake.ServerRecord)) error {
+	rl, ok := ln.(*remoteListener)
+	if !ok {
+		return serve
+	}
+	rp := r.rem
+	return func(ctx context.Context, _ net.Listener, report func(handshake.ServerRecord)) error {
+		defer rl.Close()
+		for {
+			select {
+			case rec := <-rp.recs[rl.i]:
+				report(rec)
+			case <-rp.proc.Done():
+				return rp.proc.Err()
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
+}
+
+// remoteFailure is why the remote path broke, nil while it works. After a
+// failed connection (loopErr) it waits up to remoteSettle for the SSH
+// session to tell: a dead link or server often shows first as a refused
+// or reset connection, and ssh notices a silent link within
+// ServerAliveInterval x ServerAliveCountMax (6 s).
+func (r *runner) remoteFailure(loopErr error) error {
+	if r.rem == nil || loopErr == nil {
+		return r.remoteErr()
+	}
+	select {
+	case <-r.rem.proc.Done():
+	case <-time.After(remoteSettle):
+	}
+	return r.remoteErr()
+}
+
+const remoteSettle = 10 * time.Second
+
+// remoteErr is why the remote path broke, nil while it works.
+func (r *runner) remoteErr() error {
+	if r.rem == nil {
+		return nil
+	}
+	return r.rem.proc.Err()
+}
+
+// remoteDone closes when the remote path's SSH session ends (nil channel
+// without a remote path).
+func (r *runner) remoteDone() <-chan struct{} {
+	if r.rem == nil {
+		return nil
+	}
+	return r.rem.proc.Done()
+}
+
+// startRemoteCapture captures the remote path on the interface that
+// reaches the host, the remote servers' ports only.
+func (r *runner) startRemoteCapture(ctx context.Context, dir string) (*pathCapture, error) {
+	if r.rem == nil {
+		return nil, nil
+	}
+	pc := &pathCapture{path: PathRemote, iface: r.rem.iface, name: RemoteCaptureName, file: filepath.Join(dir, RemoteCaptureName)}
+	ports := r.serverPorts(PathRemote)
+	if len(ports) > capture.MaxPorts {
+		ports = nil
+	}
+	keep := false
+	c, err := capture.Start(ctx, capture.Options{Interface: pc.iface, Path: pc.file, Ports: ports, DropOutgoing: &keep})
+	if err != nil {
+		return nil, fmt.Errorf("tls:run: remote path: %w", err)
+	}
+	pc.c = c
+	r.logf("capture: started on %s (toward %s)", pc.iface, r.rem.ip)
+	return pc, nil
+}
+
+// remoteInfo is meta.json's measured.paths.remote.
+func (r *runner) remoteInfo() map[string]any {
+	info := map[string]any{"path": PathRemote, "interface": r.rem.iface, "server_addr": r.rem.ip, "host": r.rem.host.Dest()}
+	if ifc, err := net.InterfaceByName(r.rem.iface); err == nil {
+		info["mtu"] = ifc.MTU
+	}
+	return info
+}
+
+// remoteMeta records the remote host's provenance in meta.json.
+func (r *runner) remoteMeta(m *provenance.Meta) {
+	if r.rem == nil {
+		return
+	}
+	m.Measured["remote_host"] = r.rem.prov
+	if r.rem.harness.SHA256 != "" {
+		m.Measured["remote_harness"] = r.rem.harness
+	}
+	m.Measured["remote_deploy_s"] = round3(r.rem.deploy.Seconds())
+	m.Notes = append(m.Notes, fmt.Sprintf("remote path: servers on %s over SSH (pqrepro remote serve, binary sha256:%s built for %s here with %s), client and capture on this host; the servers' accept times are the remote clock's (offset estimate in measured.remote_host.clock)",
+		r.rem.host.Dest(), r.rem.dep.SHA256, r.rem.prov.Arch, runtime.Version()))
+}
+
+// remoteAddr is the remote servers' address for the log ("" without).
+func (r *runner) remoteAddr() []string {
+	if r.rem == nil {
+		return nil
+	}
+	return []string{r.rem.ip + " (remote, " + strings.TrimSpace(r.rem.host.Dest()) + ")"}
+}

@@ -1,0 +1,670 @@
+package tlsrun
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/rederive"
+	"pqrepro/experiments/instruments/runlife"
+	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/tls/bridgenet"
+	"pqrepro/experiments/tls/tlsjoin"
+	"pqrepro/internal/atomicfile"
+	"pqrepro/internal/deps"
+	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
+)
+
+// Files of a run folder besides RecordsFile (record.go) and meta.json.
+const (
+	// ConfigsFile lists the run's configurations (name, key, group, chain,
+	// the paper's label, baseline) as JSON, in Spec.Configs order.
+	ConfigsFile = "configs.json"
+	// CaptureName is the capture's name in meta.json Files (the SHA-256
+	// of its uncompressed bytes); the file is committed in the run folder
+	// as CaptureName.gz when it is small (rederive.InRepoMaxBytes), else
+	// kept in the content store under that SHA-256.
+	CaptureName = tlsjoin.CaptureName
+)
+
+// Interface is where the loopback path captures: its servers listen on
+// 127.0.0.1. The bridge path captures on bridgenet.Info.ClientIface.
+const Interface = "lo"
+
+// ErrInterrupted is returned (wrapped, with the context's error) when the
+// run's context ends before the run is complete: the capture was closed,
+// the incomplete run removed and not registered. It is
+// runlife.ErrInterrupted, the same for every study.
+var ErrInterrupted = runlife.ErrInterrupted
+
+// ErrInvalid is returned (wrapped) when the run completed but its data
+// cannot be used (kernel packet drops, a connection missing from the
+// capture); the run is removed and not registered.
+var ErrInvalid = errors.New("run invalid, removed and not registered")
+
+// RunConfig configures Run.
+type RunConfig struct {
+	// Root is the repository root; the spec, data/ and the store are
+	// below it unless overridden. "" is the repository root above the
+	// working directory (runlife.FindRoot).
+	Root string
+	// Git is the state of the repository the run was started from
+	// (provenance.RepoGit at the repository root, taken by the pipeline
+	// when the run starts); nil means the state of Root.
+	Git *provenance.Git
+	// Profile names the spec's profile (quick, full).
+	Profile string
+	// Log receives one line per step and throttled progress; nil is
+	// io.Discard. Verbose adds per-configuration detail.
+	Log     io.Writer
+	Verbose bool
+	// Now names the run (its ID is the UTC start time) and stamps
+	// meta.json's start and end; nil is time.Now. The handshake timers,
+	// the measured rate and the progress throttle always use the real
+	// monotonic clock: they measure the machine.
+	Now func() time.Time
+
+	// SpecPath is the spec; "" is Root/experiments/tls.toml. The spec's
+	// seeds are the run's seeds (write another spec to inject others).
+	SpecPath string
+	// DataDir is where runs go; "" is Root/data.
+	DataDir string
+	// Store receives the capture; nil is repro.OpenStore(Root).
+	Store *repro.Store
+	// CaptureInRepoMax: captures of at most this many bytes in total
+	// (uncompressed) are committed gzip'd in the run folder, larger ones go
+	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
+	CaptureInRepoMax int64
+	// Progress, when set, is called after every connection (done counts
+	// warm-ups too).
+	Progress func(done, total int)
+	// ProgressEvery is the interval of progress lines; 0 is 2 s.
+	ProgressEvery time.Duration
+	// BuildRoot is the root whose .cache/openssl holds the OpenSSL build
+	// (experiments/tls/openssl) when a configuration uses that stack; "" is
+	// Root.
+	BuildRoot string
+	// RemoteSSH, when set, replaces how the remote path's host is reached
+	// ([remote] of the spec); tests use it for a private ssh_config and
+	// no agent. The static pqrepro for the host is built from BuildRoot.
+	RemoteSSH *sshhost.Options
+}
+
+// RunResult describes a committed run.
+type RunResult struct {
+	RunID       string
+	Dir         string        // the run folder, data/tls/<run-id>
+	Configs     int           // configurations
+	Connections int           // connections made, warm-ups included
+	Measured    int           // connections not flagged as warm-up
+	Wall        time.Duration // from the first dial to the last connection's close
+	Rate        float64       // Connections / Wall, handshakes per second
+	Total       time.Duration // the whole run, certificates to pin
+	Capture     capture.Stats
+	CaptureSHA  string // SHA-256 of the pcapng (uncompressed), as meta.json names it
+	CaptureSize int64  // bytes, uncompressed
+}
+
+// Requirements lists what Run needs installed: iproute2 when a profile of
+// the spec under root runs the bridge path (bridgenet.Requirements); what
+// building OpenSSL needs when the spec measures the openssl stack
+// (stack.go); beyond that Go and root (or CAP_NET_RAW) for the AF_PACKET
+// capture, which is not something a package installs, so Run checks it
+// itself (CheckPermission).
+func Requirements(root string) []deps.Requirement {
+	reqs := stackRequirements(root)
+	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
+	if err != nil {
+		return reqs // Run reports the spec's problem
+	}
+	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+		if slices.Contains(s.Paths(p), PathRemote) {
+			reqs = append(reqs, sshhost.Requirements()...)
+			break
+		}
+	}
+	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+		if slices.Contains(s.Paths(p), PathBridge) {
+			return append(reqs, bridgenet.Requirements()...)
+		}
+	}
+	return reqs
+}
+
+// CheckPermission returns a clear error (wrapping capture.ErrNeedRoot) when
+// the process may not open an AF_PACKET socket. It opens one with protocol
+// 0, which receives nothing, and closes it: no file is created.
+func CheckPermission() error {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return fmt.Errorf("tls:run: %w (for example `sudo -E mage tls:run`); nothing was created", capture.ErrNeedRoot)
+		}
+		return fmt.Errorf("tls:run: open a packet socket: %w; nothing was created", err)
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// testHookCaptureStats lets tests fake what the kernel reported (drops
+// cannot be provoked reliably); nil outside tests.
+var testHookCaptureStats func(*capture.Stats)
+
+// runner is the state of one Run.
+type runner struct {
+	cfg     RunConfig
+	log     io.Writer
+	spec    *Spec
+	configs []Config
+	plan    []Step
+	servers []*server
+	stk     stackState     // stack.go
+	net     *bridgenet.Net // the bridge path's network, nil without one
+	rem     *remotePath    // the remote path's host (remotepath.go), nil without one
+}
+
+func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
+
+func (r *runner) vlogf(format string, a ...any) {
+	if r.cfg.Verbose {
+		r.logf(format, a...)
+	}
+}
+
+// Run records one Study A dataset: it validates the spec, checks the
+// permission to capture, builds the bridge network when the profile runs
+// the bridge path (bridgepath.go), makes the certificates and starts one
+// server per configuration and path on its own port (127.0.0.1 on
+// loopback, the server namespace's address on the bridge; all up for the
+// whole run), then creates the run folder, starts ONE capture per path (on
+// lo; on the client's veth in its namespace), makes every connection
+// of Plan one after another (one client, sequential, like the paper's
+// repeated connections), stops the captures, writes what the process
+// measured (inproc.csv.gz, with each connection's path) and configs.json,
+// derives records.csv.gz from them and the captures with
+// tlsjoin.DeriveRecords (the function the build's tls:records stage calls
+// again; each path's connections are joined with that path's capture),
+// keeps the pcapngs (with the key log as a Decryption Secrets Block)
+// gzip'd in the run folder when they are small together
+// (rederive.InRepoMaxBytes) or in the content store, writes meta.json,
+// commits the run folder to data/tls/<run-id>/ and pins the run for the
+// profile in the spec (the lifecycle is experiments/instruments/runlife's, shared
+// with the other studies).
+//
+// Any failure, a kernel packet drop, a connection the capture does not
+// match, the end of ctx (Ctrl-C; the pipeline cancels it on SIGINT and
+// SIGTERM), or a bridge network that someone removes mid-run (the error
+// wraps bridgenet.ErrRemoved) removes the incomplete run folder: no run is
+// registered, the spec's pins and earlier runs are untouched, and every
+// namespace and device the run made is deleted. Errors before the run
+// folder exists (spec, profile, permission, port) leave nothing behind.
+func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
+	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
+		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Root = l.Root
+	r := &runner{cfg: cfg, log: l.Log}
+	store := cfg.Store
+	if store == nil {
+		store = repro.OpenStore(cfg.Root)
+	}
+	t0 := time.Now()
+
+	// 1. Everything that can fail without creating anything.
+	if r.spec, err = LoadSpec(l.SpecPath); err != nil {
+		return nil, l.Wrap(err)
+	}
+	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
+		return nil, l.Wrap(err)
+	}
+	r.configs = r.spec.Units(cfg.Profile)
+	prof, _ := r.spec.Profile(cfg.Profile)
+	if err := CheckPermission(); err != nil {
+		return nil, err
+	}
+	est, _ := Estimate(r.spec, cfg.Profile)
+	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
+		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
+
+	if prof.OtherCellsN > 0 || prof.OtherCells == OtherCellsPaper {
+		r.logf("plan: primary cell %s at n = %d; other cells: %s configurations at n = %d", r.spec.PrimaryCell(cfg.Profile), prof.N, cmp.Or(prof.OtherCells, OtherCellsMatrix), cmp.Or(prof.OtherCellsN, prof.N))
+	}
+	for _, s := range r.spec.Skipped() {
+		r.logf("left out: %s", s)
+	}
+
+	// 2. The OpenSSL build in the cache when a configuration uses it, the
+	// bridge path's namespaces (removed on every path out), then
+	// certificates and servers (CPU and sockets, no files).
+	if err := r.prepareStacks(ctx); err != nil {
+		return nil, err
+	}
+	defer r.stopStacks()
+	if err := r.startBridge(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeBridge()
+	if err := r.startRemote(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeRemote()
+	if err := r.startServers(); err != nil {
+		return nil, err
+	}
+	defer r.stopServers()
+	var addrs []string
+	if hasPath(r.configs, PathLoopback) {
+		addrs = append(addrs, "127.0.0.1")
+	}
+	if r.net != nil {
+		addrs = append(addrs, bridgenet.ServerAddr)
+	}
+	addrs = append(addrs, r.remoteAddr()...)
+	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
+
+	// 3. The run folder: removed on every path that does not commit it.
+	if err := l.Begin(ctx); err != nil {
+		return nil, err
+	}
+	defer l.Abort()
+	run := l.Run
+	r.logf("run %s: recording into %s", run.ID, run.Dir)
+
+	// The captures get a context that is not cancelled with ctx, so that
+	// Stop (below, on every path) drains the socket and writes a
+	// complete file even after Ctrl-C. One capture per path.
+	caps, err := r.startCaptures(context.WithoutCancel(ctx), run.Dir)
+	defer stopCaptures(caps)
+	if err != nil {
+		return nil, err
+	}
+
+	// A bridge network that someone else removes ends the connections.
+	connCtx, stopConns := context.WithCancelCause(ctx)
+	defer stopConns(nil)
+	if r.net != nil {
+		go func() {
+			select {
+			case <-r.net.Done():
+				stopConns(r.net.Err())
+			case <-connCtx.Done():
+			}
+		}()
+	}
+	if done := r.remoteDone(); done != nil { // a dropped SSH session or a dead remote server
+		go func() {
+			select {
+			case <-done:
+				stopConns(r.remoteErr())
+			case <-connCtx.Done():
+			}
+		}()
+	}
+	conns, wall, loopErr := r.connect(connCtx, keyLogs(caps))
+	stopCaptures(caps)
+	var st capture.Stats
+	var capErr error
+	for _, pc := range caps {
+		if testHookCaptureStats != nil {
+			testHookCaptureStats(&pc.st)
+		}
+		st.Packets += pc.st.Packets
+		st.KernelSeen += pc.st.KernelSeen
+		st.KernelDrops += pc.st.KernelDrops
+		st.Truncated += pc.st.Truncated
+		st.SecretBytes += pc.st.SecretBytes
+		if pc.err != nil && capErr == nil {
+			capErr = fmt.Errorf("%s: %w", pc.iface, pc.err)
+		}
+		r.logf("capture: stopped on %s: %d packets, %d kernel drops, %d key log bytes", pc.iface, pc.st.Packets, pc.st.KernelDrops, pc.st.SecretBytes)
+	}
+	if ctx.Err() != nil {
+		return nil, l.Errorf("run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
+	}
+	if r.net != nil {
+		if err := r.net.Err(); err != nil {
+			return nil, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+		}
+	}
+	if err := r.remoteFailure(loopErr); err != nil {
+		return nil, l.Errorf("run %s after %d of %d connections: remote path: %w; the run was removed and not registered, the remote server is stopped", run.ID, len(conns), len(r.plan), err)
+	}
+	if loopErr != nil {
+		return nil, l.Errorf("run %s: %w; the run was removed", run.ID, loopErr)
+	}
+	if capErr != nil {
+		return nil, l.Errorf("run %s: capture: %w; the run was removed", run.ID, capErr)
+	}
+	if err := st.Valid(); err != nil {
+		return nil, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
+	}
+	rate := float64(len(conns)) / wall.Seconds()
+	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
+
+	// 4. What the process measured (inproc.csv.gz) and the configurations,
+	// then the records derived from them and the captures by
+	// tlsjoin.DeriveRecords: the function the build's tls:records stage
+	// calls on the committed run, so the two cannot disagree.
+	files := map[string]string{}
+	write := func(name string, b []byte) error {
+		if err := atomicfile.WriteFile(filepath.Join(run.Dir, name), b, 0o644); err != nil {
+			return l.Errorf("run %s: %w", run.ID, err)
+		}
+		files[name] = repro.HashBytes(b)
+		return nil
+	}
+	inproc, err := tlsjoin.MarshalInproc(r.inproc(conns))
+	if err != nil {
+		return nil, l.Errorf("run %s: %w", run.ID, err)
+	}
+	if err := write(tlsjoin.InprocFile, inproc); err != nil {
+		return nil, err
+	}
+	cj, err := json.MarshalIndent(r.configs, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := write(ConfigsFile, append(cj, '\n')); err != nil {
+		return nil, err
+	}
+	var capTotal int64 // bytes of every capture, uncompressed
+	for _, pc := range caps {
+		fi, err := os.Stat(pc.file)
+		if err != nil {
+			return nil, l.Errorf("run %s: %w", run.ID, err)
+		}
+		pc.size = fi.Size()
+		capTotal += pc.size
+		if pc.sum, err = repro.HashFile(pc.file); err != nil {
+			return nil, l.Errorf("run %s: %w", run.ID, err)
+		}
+	}
+	recs, js, err := tlsjoin.DeriveRecords(append(cj, '\n'), inproc, func(name string) (io.ReadCloser, error) {
+		for _, pc := range caps {
+			if pc.name == name {
+				return rederive.OpenFile(pc.file, pc.sum)
+			}
+		}
+		return nil, fmt.Errorf("no capture %s was made", name)
+	})
+	if err != nil {
+		return nil, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
+	}
+	if err := l.Interrupted(ctx); err != nil {
+		return nil, err
+	}
+	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", js.CaptureConnections, len(recs), js.Verified)
+
+	// 5. The dataset.
+	recBytes, err := MarshalRecords(recs)
+	if err != nil {
+		return nil, l.Errorf("run %s: %w", run.ID, err)
+	}
+	if err := write(RecordsFile, recBytes); err != nil {
+		return nil, err
+	}
+	r.logf("wrote %s (%d rows), %s and %s", RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
+
+	// Small captures are committed with the run, compressed; large ones
+	// go to the content store (the rule is on their total, so a run's
+	// captures are all in one place). meta.json names each by the SHA-256
+	// of its uncompressed bytes either way.
+	inRepo := capTotal <= rederive.InRepoLimit(cfg.CaptureInRepoMax)
+	for _, pc := range caps {
+		if inRepo {
+			gzSum, err := rederive.Gzip(pc.file, pc.file+rederive.GzipExt)
+			if err != nil {
+				return nil, l.Errorf("run %s: %w", run.ID, err)
+			}
+			files[pc.name+rederive.GzipExt] = gzSum
+			pc.where = "in the run folder as " + pc.name + rederive.GzipExt
+		} else {
+			if _, err := store.Put(pc.file); err != nil {
+				return nil, l.Errorf("run %s: %w", run.ID, err)
+			}
+			pc.where = fmt.Sprintf("in the content store under sha256/%s/%s", pc.sum[:2], pc.sum[2:])
+		}
+		if err := os.Remove(pc.file); err != nil {
+			return nil, l.Errorf("run %s: %w", run.ID, err)
+		}
+		files[pc.name] = pc.sum
+		r.logf("capture %s: %d bytes, sha256:%s, %s", pc.name, pc.size, pc.sum, pc.where)
+	}
+	// The first capture's (loopback's when the run has that path) in the
+	// run-wide fields; measured.paths has every path's.
+	sum, capBytes := caps[0].sum, caps[0].size
+
+	meta := l.Meta(ctx, nil)
+	meta.Seeds = map[string]uint64{"order": r.spec.Seeds.Order, "certificates": r.spec.Seeds.Certificates}
+	meta.Board = "host"
+	for k, v := range r.stackMeta() {
+		if meta.Tools == nil {
+			meta.Tools = map[string]string{}
+		}
+		meta.Tools[k] = v
+	}
+	meta.Files = files
+	meta.Measured = map[string]any{
+		"kernel_drops":             st.KernelDrops,
+		"kernel_packets_seen":      st.KernelSeen,
+		"packets_captured":         st.Packets,
+		"packets_truncated":        st.Truncated,
+		"key_log_bytes":            st.SecretBytes,
+		"capture_sha256":           sum,
+		"capture_bytes":            capBytes,
+		"capture_connections":      js.CaptureConnections,
+		"connections":              len(recs),
+		"connections_measured":     js.Measured,
+		"retransmissions":          js.Retrans,
+		"client_finished_verified": js.Verified,
+		"handshake_wall_s":         round3(wall.Seconds()),
+		"handshake_rate_per_s":     round3(rate),
+		"interface":                caps[0].iface,
+		"paths":                    r.pathsMeta(caps, files),
+	}
+	r.remoteMeta(&meta)
+	meta.Notes = []string{
+		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
+		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(cfg.Profile)),
+		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
+	}
+	for _, pc := range caps {
+		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tls/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
+	}
+
+	// 6. Register: meta.json, commit, then pin.
+	err = l.Commit(ctx, meta)
+	if l.Committed() {
+		res = &RunResult{
+			RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
+			Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: capBytes,
+		}
+	}
+	if err != nil {
+		return res, err // a run that is committed but not pinned stays
+	}
+	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, l.SpecPath, res.Total.Round(time.Second))
+	return res, nil
+}
+
+func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+// server is one configuration's server and client, up for the whole run.
+type server struct {
+	cfg     Config
+	ln      net.Listener
+	addr    string
+	expect  handshake.Expect
+	serve   func(context.Context, net.Listener, func(handshake.ServerRecord)) error
+	client  func(keyLog io.Writer) dialer // stack.go
+	cli     dialer
+	results chan handshake.ServerRecord
+	done    chan error
+	stop    context.CancelFunc
+	bundle  *handshake.Bundle
+	certLen int // bytes of the DER certificates the server sends
+}
+
+func (r *runner) startServers() error {
+	for _, c := range r.configs {
+		b, err := handshake.MakeCerts(handshake.CertConfig{Key: c.Key, Chain: c.Chain, Seed: r.spec.Seeds.Certificates})
+		if err != nil {
+			return fmt.Errorf("tls:run: certificates for %s: %w", c.Name, err)
+		}
+		ln, err := r.listen(c)
+		if err != nil {
+			return fmt.Errorf("tls:run: listen for %s: %w", c.Name, err)
+		}
+		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain, HRR: c.KeyShare == handshake.HRR}
+		serve, client, err := r.newEnds(len(r.servers), c, b, exp)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("tls:run: %s: %w", c.Name, err)
+		}
+		serve = r.remoteServe(ln, serve)
+		s := &server{
+			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b, expect: exp, serve: serve, client: client,
+			results: make(chan handshake.ServerRecord, 8),
+			done:    make(chan error, 1),
+		}
+		for _, der := range b.Server.Certificate {
+			s.certLen += len(der)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stop = cancel
+		// A record nobody takes (a stray connection, or one cut short by
+		// Ctrl-C) must not block the connection's goroutine, or Serve
+		// would wait for it forever when the servers stop.
+		report := func(rec handshake.ServerRecord) {
+			select {
+			case s.results <- rec:
+			case <-ctx.Done():
+			}
+		}
+		go func() { s.done <- s.serve(ctx, ln, report) }()
+		r.servers = append(r.servers, s)
+		r.vlogf("server %-32s on %s (certificates %d bytes)", c.Name, s.addr, s.certLen)
+	}
+	return nil
+}
+
+func (r *runner) stopServers() {
+	for _, s := range r.servers {
+		s.stop()
+	}
+	for _, s := range r.servers {
+		<-s.done
+	}
+}
+
+// serverPorts lists the listening ports of the servers on path, for the
+// capture filter.
+func (r *runner) serverPorts(path string) []uint16 {
+	var ports []uint16
+	for _, s := range r.servers {
+		if s.cfg.Path == path {
+			ports = append(ports, uint16(s.ln.Addr().(*net.TCPAddr).Port))
+		}
+	}
+	return ports
+}
+
+func (r *runner) portRange() string {
+	lo, hi := 1<<16, 0
+	for _, s := range r.servers {
+		p := s.ln.Addr().(*net.TCPAddr).Port
+		lo, hi = min(lo, p), max(hi, p)
+	}
+	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+// conn is one connection as the process saw it.
+type conn struct {
+	seq    int
+	step   Step
+	client handshake.ClientRecord
+	server handshake.ServerRecord
+}
+
+// connect makes the plan's connections one after another. It returns the
+// connections made, the wall time from the first dial to the end of the
+// last connection, and the first error; a cancelled ctx stops it between
+// or during connections.
+func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]conn, time.Duration, error) {
+	for _, s := range r.servers {
+		// Direct: exactly one group offered, the server's, so no
+		// HelloRetryRequest; hrr: a decoy's key share first (stack.go).
+		// Each path's clients log their keys into that path's capture.
+		s.cli = s.client(keyLogs[s.cfg.Path])
+	}
+	every := r.cfg.ProgressEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	total := len(r.plan)
+	conns := make([]conn, 0, total)
+	begin := time.Now()
+	last := begin
+	for i, st := range r.plan {
+		if err := ctx.Err(); err != nil {
+			return conns, time.Since(begin), err
+		}
+		s := r.servers[st.Config]
+		cr, err := r.dial(ctx, s)
+		if err != nil {
+			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, err)
+		}
+		var sr handshake.ServerRecord
+		select {
+		case sr = <-s.results:
+		case err := <-s.done:
+			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server stopped: %v", i+1, s.cfg.Name, err)
+		case <-ctx.Done():
+			return conns, time.Since(begin), context.Cause(ctx)
+		}
+		if sr.Err != nil {
+			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, sr.Err)
+		}
+		if sr.Client != cr.Local {
+			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server saw client %s, client is %s (a stray connection to %s?)", i+1, s.cfg.Name, sr.Client, cr.Local, s.addr)
+		}
+		conns = append(conns, conn{seq: i, step: st, client: cr, server: sr})
+		if r.cfg.Progress != nil {
+			r.cfg.Progress(i+1, total)
+		}
+		if t := time.Now(); t.Sub(last) >= every && i+1 < total {
+			last = t
+			el := t.Sub(begin)
+			rate := float64(i+1) / el.Seconds()
+			eta := time.Duration(float64(total-i-1) / rate * float64(time.Second))
+			r.logf("handshakes %d/%d (%.0f%%), %.0f/s, ETA %s", i+1, total, 100*float64(i+1)/float64(total), rate, eta.Round(time.Second))
+		}
+	}
+	wall := time.Since(begin)
+	// Every server record must have been taken by a connection of the run.
+	for _, s := range r.servers {
+		select {
+		case sr := <-s.results:
+			return conns, wall, fmt.Errorf("server %s (%s) saw a connection from %s that the run did not make", s.addr, s.cfg.Name, sr.Client)
+		default:
+		}
+	}
+	return conns, wall, nil
+}

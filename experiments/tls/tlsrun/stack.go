@@ -1,0 +1,232 @@
+package tlsrun
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"pqrepro/datasets/tlsdata"
+	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/tls/openssl"
+	"pqrepro/internal/deps"
+	"pqrepro/internal/spec"
+)
+
+// The stacks a run can measure: both ends of every connection are the
+// same implementation.
+const (
+	StackGo      = tlsdata.StackGo      // Go's crypto/tls (experiments/instruments/handshake)
+	StackOpenSSL = tlsdata.StackOpenSSL // OpenSSL 3.5 built from Debian's source (experiments/tls/openssl)
+)
+
+func (s *Spec) stacks() []string {
+	if len(s.Matrix.Stacks) == 0 {
+		return []string{StackGo}
+	}
+	return s.Matrix.Stacks
+}
+
+func (s *Spec) keyShares() []handshake.KeyShare {
+	if len(s.Matrix.KeyShares) == 0 {
+		return []handshake.KeyShare{handshake.Direct}
+	}
+	out := make([]handshake.KeyShare, len(s.Matrix.KeyShares))
+	for i, k := range s.Matrix.KeyShares {
+		out[i] = handshake.KeyShare(k)
+	}
+	return out
+}
+
+func (s *Spec) validateStacks() []error {
+	var errs []error
+	for i, st := range s.Matrix.Stacks {
+		if !slices.Contains(tlsdata.Stacks, st) {
+			errs = append(errs, fmt.Errorf("[matrix] stacks: unknown stack %q: use %v", st, tlsdata.Stacks))
+		} else if slices.Index(s.Matrix.Stacks, st) != i {
+			errs = append(errs, fmt.Errorf("[matrix] stacks: %s listed twice", st))
+		}
+	}
+	for i, k := range s.Matrix.KeyShares {
+		if !slices.Contains(handshake.KeyShares, handshake.KeyShare(k)) {
+			errs = append(errs, fmt.Errorf("[matrix] keyshares: unknown key-share mode %q: use %v", k, handshake.KeyShares))
+		} else if slices.Index(s.Matrix.KeyShares, k) != i {
+			errs = append(errs, fmt.Errorf("[matrix] keyshares: %s listed twice", k))
+		}
+	}
+	if len(errs) == 0 && len(s.Paper.Configs) > 0 {
+		for _, p := range s.Paper.Configs {
+			g, err := parseGroup(p.Group)
+			if err != nil {
+				continue // reported by Validate
+			}
+			if err := supported(s.stacks()[0], s.keyShares()[0], g); err != nil {
+				errs = append(errs, fmt.Errorf("[[paper.configs]] %q: %w", p.Name, err))
+			}
+		}
+	}
+	return errs
+}
+
+// supported says whether a stack can make a configuration: Go's client
+// cannot be made to take the HelloRetryRequest path for X25519MLKEM768
+// (handshake.GoHRRGroups).
+func supported(stack string, ks handshake.KeyShare, g tls.CurveID) error {
+	if stack == StackGo && ks == handshake.HRR {
+		_, err := handshake.GoHRRGroups(g)
+		return err
+	}
+	return nil
+}
+
+// Skipped lists the matrix's combinations that Configs leaves out because
+// their stack cannot make them, with the reason.
+func (s *Spec) Skipped() []string {
+	var out []string
+	for _, st := range s.stacks() {
+		for _, ks := range s.keyShares() {
+			for _, g := range s.Matrix.Groups {
+				id, err := parseGroup(g)
+				if err != nil {
+					continue
+				}
+				if err := supported(st, ks, id); err != nil {
+					out = append(out, fmt.Sprintf("%s/%s/%s: %v", st, ks, id, err))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// id is the configuration's records ID (tlsdata.ConfigID).
+func (c Config) id() string {
+	st := ""
+	if c.Stack == StackOpenSSL {
+		st = StackOpenSSL
+	}
+	return tlsdata.ConfigID{CertKey: string(c.Key), Group: c.Group.String(), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Stack: st}.ID()
+}
+
+// dialer makes one client connection: handshake.Client and
+// openssl.Client.
+type dialer interface {
+	Dial(ctx context.Context, addr string) (handshake.ClientRecord, error)
+}
+
+// stackState is what the run's OpenSSL configurations share: the build,
+// the harness binary, a private folder for the PEM files, and the clients
+// to stop.
+type stackState struct {
+	build   *openssl.Build
+	harness string
+	certDir string
+	clients []*openssl.Client
+}
+
+// prepareStacks builds (once, cached) OpenSSL and its harness when a
+// configuration uses it.
+func (r *runner) prepareStacks(ctx context.Context) error {
+	if !slices.ContainsFunc(r.configs, func(c Config) bool { return c.Stack == StackOpenSSL }) {
+		return nil
+	}
+	root := r.cfg.BuildRoot
+	if root == "" {
+		root = r.cfg.Root
+	}
+	b, err := openssl.Ensure(ctx, root, r.log)
+	if err != nil {
+		return fmt.Errorf("tls:run: %w", err)
+	}
+	bin, err := b.Harness(ctx, r.log)
+	if err != nil {
+		return fmt.Errorf("tls:run: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "pqrepro-tls-openssl-*")
+	if err != nil {
+		return fmt.Errorf("tls:run: %w", err)
+	}
+	r.stk = stackState{build: b, harness: bin, certDir: dir}
+	r.logf("openssl: OpenSSL %s (Debian %s, %s) harness %s", b.OpenSSLVersion, b.Version, b.Configure, filepath.Base(filepath.Dir(bin)))
+	return nil
+}
+
+// stopStacks ends the OpenSSL clients and removes the PEM files.
+func (r *runner) stopStacks() {
+	for _, c := range r.stk.clients {
+		c.Close()
+	}
+	if r.stk.certDir != "" {
+		os.RemoveAll(r.stk.certDir)
+	}
+}
+
+// stackMeta is what meta.json records about the stacks.
+func (r *runner) stackMeta() map[string]string {
+	if r.stk.build == nil {
+		return nil
+	}
+	m := r.stk.build.Meta()
+	m["openssl.harness_sha256"] = openssl.HarnessSHA256()
+	return m
+}
+
+// newEnds makes a configuration's server and its client factory for its
+// stack and key-share mode.
+func (r *runner) newEnds(i int, c Config, b *handshake.Bundle, exp handshake.Expect) (serve func(context.Context, net.Listener, func(handshake.ServerRecord)) error, newClient func(io.Writer) dialer, err error) {
+	var decoy tls.CurveID
+	if c.KeyShare == handshake.HRR {
+		if decoy, err = handshake.Decoy(c.Group); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.Stack != StackOpenSSL {
+		groups := []tls.CurveID{c.Group}
+		if c.KeyShare == handshake.HRR {
+			if groups, err = handshake.GoHRRGroups(c.Group); err != nil {
+				return nil, nil, err
+			}
+		}
+		srv := &handshake.Server{TLS: handshake.ServerTLSConfig(b, c.Group, nil), Expect: exp}
+		return srv.Serve, func(keyLog io.Writer) dialer {
+			return &handshake.Client{TLS: handshake.ClientTLSConfig(b.Roots, "localhost", groups, keyLog), Expect: exp}
+		}, nil
+	}
+	dir := filepath.Join(r.stk.certDir, fmt.Sprint(i))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	files, err := openssl.WriteCerts(dir, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := &openssl.Server{Binary: r.stk.harness, Files: files, Groups: openssl.ServerGroups(c.Group), Expect: exp}
+	return srv.Serve, func(keyLog io.Writer) dialer {
+		cl := &openssl.Client{Binary: r.stk.harness, CA: files.CA, Groups: openssl.ClientGroups(c.Group, decoy), Expect: exp, KeyLog: keyLog}
+		r.stk.clients = append(r.stk.clients, cl)
+		return cl
+	}, nil
+}
+
+// stackName is the records' stack column.
+func (c Config) stackName() string {
+	if c.Stack == "" {
+		return StackGo
+	}
+	return c.Stack
+}
+
+// stackRequirements are the OpenSSL build's requirements when the spec
+// under root lists the openssl stack (an unreadable spec needs nothing
+// here: Run reports it).
+func stackRequirements(root string) []deps.Requirement {
+	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
+	if err != nil || !slices.Contains(s.Matrix.Stacks, StackOpenSSL) {
+		return nil
+	}
+	return openssl.Requirements()
+}
