@@ -51,7 +51,7 @@ func figureList(res *Results) ([]render.Figure, error) {
 		return nil, fmt.Errorf("figure %s: %w", FigBytes, err)
 	}
 	return []render.Figure{
-		{Base: FigLatency, Plot: lat, W: render.TextWidth, H: 3.3 * vg.Inch, Panels: panels},
+		{Base: FigLatency, Plot: lat, W: render.TextWidth, H: 3.6 * vg.Inch, Panels: panels},
 		{Base: FigDiffVsRTT, Plot: diff, W: render.TextWidth, H: 2.6 * vg.Inch, Panels: dpanels},
 		{Base: FigBytes, Plot: bytes, W: render.TextWidth, H: 2.3 * vg.Inch, Panels: bpanels},
 	}, nil
@@ -180,7 +180,7 @@ func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 		p := render.NewPlot(fmt.Sprintf("%s (RTT %g ms)", sc.Name, sc.RTTms))
 		p.X.Label.Text = "round (handshakes per group)"
 		if si == 0 {
-			p.Y.Label.Text = fmt.Sprintf("median Ths difference (ms)\n%s - %s", res.Design.Groups[1], res.Design.Groups[0])
+			p.Y.Label.Text = "median Ths difference (ms)"
 		}
 		p.Add(horizontalGrid())
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -209,7 +209,7 @@ func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 		sc2.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2.2), Shape: st.Shape}
 		p.Add(eb, sc2)
 		if si == 0 {
-			key = append(key, render.KeyEntry{Name: "ours: median difference, 95 % bootstrap CI", Thumb: render.Thumb{
+			key = append(key, render.KeyEntry{Name: fmt.Sprintf("ours: median difference %s - %s, 95 %% bootstrap CI", res.Design.Groups[1], res.Design.Groups[0]), Thumb: render.Thumb{
 				Line: draw.LineStyle{Color: st.Color, Width: vg.Points(1.2)}, Glyph: sc2.GlyphStyle}})
 		}
 		var pv float64
