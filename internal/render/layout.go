@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -207,8 +208,10 @@ func (r *recorder) addKey(b vg.Rectangle) {
 
 // CheckFigures reports, for each figure and each of its panels, every
 // layout problem (Problems, at the printed scale that scale returns for
-// the figure), a numeric axis with fewer than MinTicks labels, and a
-// page the coloured marks fill less than minFill of in either direction.
+// the figure), a panel that uses gonum's own legend (drawn in the data
+// area, over data and gridlines), a numeric axis with fewer than
+// MinTicks labels, and a page the coloured marks fill less than minFill
+// of in either direction.
 // Tests of the study packages call it on their figures.
 func CheckFigures(figs []Figure, minFill float64, scale func(Figure) float64) []string {
 	var out []string
@@ -225,6 +228,9 @@ func CheckFigures(figs []Figure, minFill float64, scale func(Figure) float64) []
 			plots = []*plot.Plot{f.Plot}
 		}
 		for i, p := range plots {
+			if n := legendEntries(p); n > 0 {
+				out = append(out, fmt.Sprintf("%s: panel %d: %d entries in gonum's legend, drawn in the data area (use Compose's key)", f.Base, i+1, n))
+			}
 			for _, ax := range []struct {
 				name string
 				a    *plot.Axis
@@ -236,6 +242,16 @@ func CheckFigures(figs []Figure, minFill float64, scale func(Figure) float64) []
 		}
 	}
 	return out
+}
+
+// legendEntries is the number of entries of p's own legend (gonum keeps
+// them unexported; reflection reads the length only).
+func legendEntries(p *plot.Plot) int {
+	v := reflect.ValueOf(p.Legend).FieldByName("entries")
+	if !v.IsValid() || v.Kind() != reflect.Slice {
+		return 0
+	}
+	return v.Len()
 }
 
 // labelledTicks counts an axis's labelled ticks. numeric is false for a

@@ -127,6 +127,13 @@ func TestAxisTicksChecked(t *testing.T) {
 	if !strings.Contains(got, "y axis has 3 labelled ticks") || strings.Contains(got, "x axis") {
 		t.Errorf("tick check: %q", got)
 	}
+	// gonum's own legend is drawn in the data area: refused.
+	q, l := diagonal(Blue)
+	q.X.Tick.Marker, q.Y.Tick.Marker = LinearTicks{}, LinearTicks{}
+	q.Legend.Add("ours", l)
+	if got := strings.Join(CheckFigures([]Figure{{Base: "f", Plot: q, W: 4 * vg.Inch, H: 3 * vg.Inch}}, 0, func(Figure) float64 { return 1 }), "\n"); !strings.Contains(got, "gonum's legend") {
+		t.Errorf("in-plot legend not found: %q", got)
+	}
 	// A categorical axis (NominalX) is not counted.
 	p.NominalX("a", "b")
 	p.Y.Tick.Marker = LinearTicks{}
