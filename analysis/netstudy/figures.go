@@ -15,23 +15,16 @@ import (
 	"pqrepro/internal/render"
 )
 
-// Colours: Okabe-Ito blue for the baseline group, vermilion for the
-// hybrid (colour-blind safe), lighter tints for the payload basis.
+// The two groups are render's first two series (blue solid circles for
+// the baseline, vermilion dashed squares for the hybrid); the rounds of
+// the difference figure are its series in order.
 var (
-	baseColor   = render.Blue
-	targetColor = render.Vermilion
-	baseTint    = color.RGBA{R: 0x9e, G: 0xca, B: 0xe9, A: 0xff}
-	targetTint  = color.RGBA{R: 0xf2, G: 0xbf, B: 0x99, A: 0xff}
-	greyColor   = color.Gray{Y: 0x70}
+	gridStyle  = draw.LineStyle{Color: render.GridGrey, Width: vg.Points(0.5)}
+	greyColor  = color.Gray{Y: 0x70}
+	pubColor   = color.Black
+	pubDashes  = []vg.Length{vg.Points(4), vg.Points(2)}
+	directions = [2]string{"client to server", "server to client"}
 )
-
-const (
-	figW = 5.5 * vg.Inch
-	figH = 3.4 * vg.Inch
-)
-
-// dashes per scenario index: solid, dashed, dotted, dash-dot.
-var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2.5)}, {vg.Points(1.2), vg.Points(1.8)}, {vg.Points(5), vg.Points(2), vg.Points(1.2), vg.Points(2)}}
 
 // Figures renders the outputs of net:figures, keyed by output path. date
 // is the PDF creation date (SOURCE_DATE_EPOCH).
@@ -45,41 +38,37 @@ func Figures(res *Results, date time.Time) (map[string][]byte, error) {
 
 // figureList builds every figure of the study, in the paper's style.
 func figureList(res *Results) ([]render.Figure, error) {
-	var figs []render.Figure
 	lat, panels, err := latencyPlot(res)
 	if err != nil {
 		return nil, fmt.Errorf("figure %s: %w", FigLatency, err)
 	}
-	figs = append(figs, render.Figure{Base: FigLatency, Plot: lat, W: render.TextWidth, H: 2.8 * vg.Inch, Panels: panels})
-	for _, f := range []struct {
-		base string
-		make func(*Results) (*plot.Plot, error)
-	}{{FigDiffVsRTT, diffPlot}, {FigBytes, bytesPlot}} {
-		p, err := f.make(res)
-		if err != nil {
-			return nil, fmt.Errorf("figure %s: %w", f.base, err)
-		}
-		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figW, H: figH})
+	diff, dpanels, err := diffPlot(res)
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", FigDiffVsRTT, err)
 	}
-	return figs, nil
+	bytes, bpanels, err := bytesPlot(res)
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", FigBytes, err)
+	}
+	return []render.Figure{
+		{Base: FigLatency, Plot: lat, W: render.TextWidth, H: 3.6 * vg.Inch, Panels: panels},
+		{Base: FigDiffVsRTT, Plot: diff, W: render.TextWidth, H: 2.6 * vg.Inch, Panels: dpanels},
+		{Base: FigBytes, Plot: bytes, W: render.TextWidth, H: 2.3 * vg.Inch, Panels: bpanels},
+	}, nil
 }
 
-func style(p *plot.Plot) { render.Style(p) }
-
-func groupColor(res *Results, g string) color.Color {
+func groupSeries(res *Results, g string) render.Series {
 	if g == res.Design.Groups[0] {
-		return baseColor
+		return render.SeriesStyle(0)
 	}
-	return targetColor
+	return render.SeriesStyle(1)
 }
 
-func scenarioIndex(res *Results, name string) int {
-	for i, s := range res.Design.Scenarios {
-		if s.Name == name {
-			return i
-		}
-	}
-	return 0
+func horizontalGrid() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = nil
+	g.Horizontal = gridStyle
+	return g
 }
 
 // latencyPlot draws the handshake latency of both groups in the largest
@@ -89,32 +78,27 @@ func scenarioIndex(res *Results, name string) int {
 // empirical CDF from the 1st to the 95th percentile on a linear axis; the
 // bottom row is its tail, the fraction of handshakes slower than x from
 // the 90th to the 99th percentile on a log axis, where retransmissions
-// after a loss show up. The key sits above the panels.
+// after a loss show up. One key above all panels.
 func latencyPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 	var body, tail []*plot.Plot
-	var legend []legendEntry
+	var key []render.KeyEntry
 	for si, sc := range res.Design.Scenarios {
-		b, t := plot.New(), plot.New()
-		render.Style(b)
-		render.Style(t)
-		b.Title.Text = fmt.Sprintf("%s (RTT %g ms)", sc.Name, sc.RTTms)
+		b, t := render.NewPlot(fmt.Sprintf("%s (RTT %g ms)", sc.Name, sc.RTTms)), render.NewPlot("")
 		b.X.Label.Text = "Ths (ms), p1 to p95"
 		t.X.Label.Text = "Ths (ms), p90 to p99"
-		b.X.Tick.Marker = plot.TickerFunc(thinTicks)
-		t.X.Tick.Marker = plot.TickerFunc(thinTicks)
+		b.X.Tick.Marker = render.LinearTicks{}
+		t.X.Tick.Marker = render.LinearTicks{}
 		if si == 0 {
 			b.Y.Label.Text = "fraction <= x"
-			t.Y.Label.Text = "fraction > x"
+			t.Y.Label.Text = "fraction > x (log)"
 		}
 		b.Y.Min, b.Y.Max = 0, 1
+		b.Y.Tick.Marker = render.LinearTicks{}
 		t.Y.Scale = plot.LogScale{}
 		t.Y.Min, t.Y.Max = 0.01, 0.1
-		t.Y.Tick.Marker = plot.ConstantTicks{{Value: 0.01, Label: "0.01"}, {Value: 0.02}, {Value: 0.05, Label: "0.05"}, {Value: 0.1, Label: "0.1"}}
-		for _, p := range []*plot.Plot{b, t} {
-			g := plotter.NewGrid()
-			g.Vertical.Color = nil
-			p.Add(g)
-		}
+		t.Y.Tick.Marker = render.LogTicks{}
+		b.Add(horizontalGrid())
+		t.Add(horizontalGrid())
 		bmin, bmax, tmin, tmax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 		for _, d := range res.Distributions {
 			if d.Scenario != sc.Name {
@@ -138,6 +122,7 @@ func latencyPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 			if len(bodyXY) == 0 || len(tailXY) == 0 {
 				return nil, nil, fmt.Errorf("%s %s: no latency quantiles", d.Scenario, d.Group)
 			}
+			st := groupSeries(res, d.Group)
 			for _, part := range []struct {
 				p  *plot.Plot
 				xy plotter.XYs
@@ -146,14 +131,10 @@ func latencyPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				l.Color = groupColor(res, d.Group)
-				l.Width = vg.Points(1.4)
-				if d.Group != res.Design.Groups[0] {
-					l.Dashes = dashes[1]
-				}
+				l.Color, l.Width, l.Dashes = st.Color, vg.Points(1.4), st.Dashes
 				part.p.Add(l)
 				if si == 0 && part.p == b {
-					legend = append(legend, legendEntry{d.Group, l})
+					key = append(key, render.KeyEntry{Name: d.Group, Thumb: l})
 				}
 			}
 		}
@@ -167,126 +148,17 @@ func latencyPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 		pad(t, tmin, tmax)
 		body, tail = append(body, b), append(tail, t)
 	}
-	outer := plot.New()
-	outer.HideAxes()
-	outer.Add(panelGrid{rows: [][]*plot.Plot{body, tail}, legend: legend})
-	return outer, append(body, tail...), nil
+	return render.Compose([][]*plot.Plot{body, tail}, key, 0), append(body, tail...), nil
 }
 
-// A legendEntry is one line of a composite figure's key.
-type legendEntry struct {
-	name  string
-	thumb plot.Thumbnailer
-}
-
-// panelGrid draws plots in a grid in the outer plot's data area, with a
-// one-line key centred above them, outside every panel's data.
-type panelGrid struct {
-	rows   [][]*plot.Plot
-	legend []legendEntry
-}
-
-func (g panelGrid) Plot(c draw.Canvas, _ *plot.Plot) {
-	keyH := vg.Points(render.LegendSize + 6)
-	grid := c
-	grid.Max.Y -= keyH
-	if len(g.legend) > 0 {
-		key := plot.NewLegend()
-		key.TextStyle.Font.Size = vg.Points(render.LegendSize)
-		key.ThumbnailWidth = vg.Points(18)
-		for _, e := range g.legend {
-			key.Add(e.name, e.thumb)
-		}
-		// One entry per column of the key, side by side.
-		w := (c.Max.X - c.Min.X) / vg.Length(len(g.legend)+2)
-		for i := range g.legend {
-			one := plot.NewLegend()
-			one.TextStyle = key.TextStyle
-			one.ThumbnailWidth = key.ThumbnailWidth
-			one.Add(g.legend[i].name, g.legend[i].thumb)
-			cell := c
-			cell.Min.Y = c.Max.Y - keyH
-			cell.Min.X = c.Min.X + w*vg.Length(i+1)
-			cell.Max.X = cell.Min.X + w
-			one.Left = true
-			one.Draw(cell)
-		}
-	}
-	cols := 0
-	for _, r := range g.rows {
-		cols = max(cols, len(r))
-	}
-	tiles := plot.Align(g.rows, draw.Tiles{Rows: len(g.rows), Cols: cols, PadX: vg.Points(8), PadY: vg.Points(6)}, grid)
-	for i, r := range g.rows {
-		for j, p := range r {
-			p.Draw(tiles[i][j])
-		}
-	}
-}
-
-// thinTicks is gonum's default ticker with at most about four labels, so
-// that narrow panels stay readable.
-func thinTicks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	var major int
-	for _, t := range ticks {
-		if t.Label != "" {
-			major++
-		}
-	}
-	if major <= 4 {
-		return ticks
-	}
-	k := 0
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			if k%2 == 1 {
-				ticks[i].Label = ""
-			}
-			k++
-		}
-	}
-	return ticks
-}
-
-// diffPlot draws the median difference (target - baseline) against the
-// scenario's RTT, one series per round with its 95 % bootstrap interval,
-// and the published values where they belong: the smallest difference at
-// the fastest scenario, the largest at the slowest.
-func diffPlot(res *Results) (*plot.Plot, error) {
-	p := plot.New()
-	style(p)
-	logX := true
-	for _, s := range res.Design.Scenarios {
-		if s.RTTms <= 0 {
-			logX = false
-		}
-	}
-	p.X.Label.Text = "Emulated round-trip time (ms)"
-	if logX {
-		p.X.Label.Text += ", log scale"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = rttTicks{res.Design.Scenarios}
-	}
-	p.Y.Label.Text = fmt.Sprintf("Median Ths difference (ms)\n%s - %s", res.Design.Groups[1], res.Design.Groups[0])
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil
-	p.Add(grid)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), -vg.Points(2)
-
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range res.Design.Scenarios {
-		lo, hi = math.Min(lo, s.RTTms), math.Max(hi, s.RTTms)
-	}
-	if logX {
-		lo, hi = lo/1.6, hi*1.6
-	} else {
-		pad := math.Max(1, (hi-lo)*0.1)
-		lo, hi = lo-pad, hi+pad
-	}
-	// The published smallest difference belongs to the fastest scenario
-	// and the largest to the slowest: each is drawn at that scenario only.
+// diffPlot draws, for each scenario in a panel of its own (their
+// differences are a few hundredths of a millisecond apart within a
+// scenario and milliseconds apart between them, so a common axis would
+// hide every interval), the median difference (target - baseline) of
+// each round with its 95 % bootstrap interval, and the published values
+// where they belong: the smallest difference at the fastest scenario, the
+// largest at the slowest, both in the published round.
+func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 	pub := res.Published
 	fast, slow := res.Design.Scenarios[0], res.Design.Scenarios[0]
 	for _, s := range res.Design.Scenarios {
@@ -297,126 +169,203 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 			slow = s
 		}
 	}
-	pubPts := plotter.XYs{{X: fast.RTTms, Y: pub.DiffMsMin}, {X: slow.RTTms, Y: pub.DiffMsMax}}
-	pubSc, err := plotter.NewScatter(pubPts)
-	if err != nil {
-		return nil, err
+	rounds := make([]string, len(res.Design.Rounds))
+	for i, rd := range res.Design.Rounds {
+		rounds[i] = intPlain(rd)
 	}
-	pubSc.GlyphStyle = draw.GlyphStyle{Color: targetColor, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
-	p.Add(pubSc)
-	p.Legend.Add(fmt.Sprintf("published, round %s (fastest: min, slowest: max)", intPlain(pub.Round)), pubSc)
-	ymax := math.Max(pub.DiffMsMin, pub.DiffMsMax)
-	for _, c := range res.Comparisons {
-		ymax = math.Max(ymax, float64(c.DiffUpperMs))
-	}
-	p.Y.Max = ymax * 1.45 // headroom for the key
-	zero, _ := plotter.NewLine(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}})
-	zero.Color, zero.Width = greyColor, vg.Points(0.6)
-	p.Add(zero)
-	p.X.Min, p.X.Max = lo, hi
-
-	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
-	greys := []color.Color{color.Gray{Y: 0x9a}, color.Gray{Y: 0x55}, color.Black}
-	for ri, rd := range res.Design.Rounds {
+	var panels []*plot.Plot
+	var key []render.KeyEntry
+	pubThumb := render.Thumb{Line: draw.LineStyle{Color: pubColor, Width: vg.Points(1), Dashes: pubDashes}}
+	for si, sc := range res.Design.Scenarios {
+		p := render.NewPlot(fmt.Sprintf("%s (RTT %g ms)", sc.Name, sc.RTTms))
+		p.X.Label.Text = "round (handshakes per group)"
+		if si == 0 {
+			p.Y.Label.Text = "median Ths difference (ms)"
+		}
+		p.Add(horizontalGrid())
+		lo, hi := math.Inf(1), math.Inf(-1)
 		var pts plotter.XYs
 		var errs plotter.YErrors
-		// Spread the rounds sideways a little so the intervals do not overlap.
-		shift := float64(ri) - float64(len(res.Design.Rounds)-1)/2
-		for _, c := range res.Comparisons {
-			if c.Round != rd {
-				continue
+		for ri, rd := range res.Design.Rounds {
+			for _, c := range res.Comparisons {
+				if c.Round != rd || c.Scenario != sc.Name {
+					continue
+				}
+				d, l, u := float64(c.DiffMs), float64(c.DiffLowerMs), float64(c.DiffUpperMs)
+				pts = append(pts, plotter.XY{X: float64(ri), Y: d})
+				errs = append(errs, struct{ Low, High float64 }{d - l, u - d})
+				lo, hi = math.Min(lo, l), math.Max(hi, u)
 			}
-			x := c.RTTms
-			if logX {
-				x *= math.Pow(1.07, shift)
-			} else {
-				x += shift * (hi - lo) / 60
-			}
-			pts = append(pts, plotter.XY{X: x, Y: float64(c.DiffMs)})
-			errs = append(errs, struct{ Low, High float64 }{float64(c.DiffMs - c.DiffLowerMs), float64(c.DiffUpperMs - c.DiffMs)})
 		}
-		col := greys[ri%len(greys)]
-		if len(res.Design.Rounds) > len(greys) {
-			col = color.Black
+		if len(pts) == 0 {
+			return nil, nil, fmt.Errorf("scenario %s: no comparisons", sc.Name)
 		}
-		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: col, Width: vg.Points(0.8)}, CapWidth: vg.Points(4)}
-		sc, err := plotter.NewScatter(pts)
+		st := render.SeriesStyle(1)
+		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: st.Color, Width: vg.Points(1.2)}, CapWidth: vg.Points(8)}
+		sc2, err := plotter.NewScatter(pts)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: shapes[ri%len(shapes)]}
-		p.Add(eb, sc)
-		p.Legend.Add(fmt.Sprintf("round %s (95 %% bootstrap CI)", intPlain(rd)), sc)
+		sc2.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2.2), Shape: st.Shape}
+		p.Add(eb, sc2)
+		if si == 0 {
+			key = append(key, render.KeyEntry{Name: fmt.Sprintf("ours: median difference %s - %s, 95 %% bootstrap CI", res.Design.Groups[1], res.Design.Groups[0]), Thumb: render.Thumb{
+				Line: draw.LineStyle{Color: st.Color, Width: vg.Points(1.2)}, Glyph: sc2.GlyphStyle}})
+		}
+		var pv float64
+		hasPub := false
+		switch sc.Name {
+		case fast.Name:
+			pv, hasPub = pub.DiffMsMin, true
+		case slow.Name:
+			pv, hasPub = pub.DiffMsMax, true
+		}
+		if hasPub && !math.IsNaN(pv) {
+			l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: pv}, {X: float64(len(rounds)) - 0.5, Y: pv}})
+			if err != nil {
+				return nil, nil, err
+			}
+			l.LineStyle = pubThumb.Line
+			p.Add(l)
+			lo, hi = math.Min(lo, pv), math.Max(hi, pv)
+		}
+		span := math.Max(hi-lo, 1e-3)
+		p.Y.Min, p.Y.Max = lo-0.1*span, hi+0.1*span
+		p.Y.Tick.Marker = render.LinearTicks{}
+		p.NominalX(rounds...)
+		p.X.Min, p.X.Max = -0.5, float64(len(rounds))-0.5
+		panels = append(panels, p)
 	}
-	return p, nil
+	key = append(key, render.KeyEntry{Name: fmt.Sprintf("published, round %s: smallest %s ms (at %s), largest %s ms (at %s)",
+		intPlain(pub.Round), render.Fixed(pub.DiffMsMin, 3), fast.Name, render.Fixed(pub.DiffMsMax, 3), slow.Name), Thumb: pubThumb})
+	return render.Compose([][]*plot.Plot{panels}, key, 0), panels, nil
 }
 
-// rttTicks labels the log axis at the scenarios' RTTs.
-type rttTicks struct{ s []Scenario }
-
-func (t rttTicks) Ticks(min, max float64) []plot.Tick {
-	var out []plot.Tick
-	for _, s := range t.s {
-		out = append(out, plot.Tick{Value: s.RTTms, Label: fmt.Sprintf("%g\n%s", s.RTTms, s.Name)})
-	}
-	return out
-}
-
-// bytesPlot draws the median bytes per connection (largest round) per
-// scenario: for each group one bar on the frame basis and one, lighter, on
-// the TCP payload basis.
-func bytesPlot(res *Results) (*plot.Plot, error) {
-	p := plot.New()
-	style(p)
-	p.Y.Label.Text = fmt.Sprintf("Bytes per connection, median (round %s)", intPlain(res.Reproduced.Round))
-	p.Y.Min = 0
-	names := make([]string, len(res.Design.Scenarios))
-	for i, s := range res.Design.Scenarios {
-		names[i] = fmt.Sprintf("%s (%g ms)", s.Name, s.RTTms)
-	}
-	p.NominalX(names...)
-	bgrid := plotter.NewGrid()
-	bgrid.Vertical.Color = nil
-	p.Add(bgrid)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), -vg.Points(2)
-	var vals [4]plotter.Values
-	ymax := 0.0
+// bytesPlot draws what Table 7 does not: where the bytes of a
+// connection go. For each group and byte basis (IP frame, TCP payload),
+// a bar split into client-to-server and server-to-client medians, in
+// the fastest scenario of the largest round (bytes do not depend on the
+// scenario: Table 7); the published growth (+min to +max %), applied to
+// our baseline's total, is the grey band on each hybrid bar.
+func bytesPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
+	fast := res.Design.Scenarios[0]
 	for _, s := range res.Design.Scenarios {
-		for _, c := range res.Comparisons {
-			if c.Scenario != s.Name || c.Round != res.Reproduced.Round {
-				continue
-			}
-			v := []float64{float64(c.BaseFrame), float64(c.TargetFrame), float64(c.BasePayload), float64(c.TargetPayload)}
-			for i := range vals {
-				vals[i] = append(vals[i], v[i])
-				ymax = math.Max(ymax, v[i])
+		if s.RTTms < fast.RTTms {
+			fast = s
+		}
+	}
+	round := res.Reproduced.Round
+	find := func(g string) *Series {
+		for i := range res.Series {
+			s := &res.Series[i]
+			if s.Scenario == fast.Name && s.Round == round && s.Group == g {
+				return s
 			}
 		}
+		return nil
 	}
 	g0, g1 := res.Design.Groups[0], res.Design.Groups[1]
-	labels := []string{g0 + ", IP (frame)", g1 + ", IP (frame)", g0 + ", TCP payload", g1 + ", TCP payload"}
-	fills := []color.Color{baseColor, targetColor, baseTint, targetTint}
-	order := []int{0, 2, 1, 3} // left to right: base frame, base payload, target frame, target payload
-	w := vg.Points(15)
-	for pos, i := range order {
-		bc, err := plotter.NewBarChart(vals[i], w)
-		if err != nil {
-			return nil, err
+	base, target := find(g0), find(g1)
+	if base == nil || target == nil {
+		return nil, nil, fmt.Errorf("no %s series of round %d for both groups", fast.Name, round)
+	}
+	// Rows top to bottom: frame base, frame target, payload base, payload target.
+	type row struct {
+		label    string
+		c2s, s2c float64
+		band     [2]float64 // published growth on the baseline's total; zero: none
+	}
+	pubBand := func(b *Series, payload bool) [2]float64 {
+		t := float64(b.FrameC2S + b.FrameS2C)
+		if payload {
+			t = float64(b.PayloadC2S + b.PayloadS2C)
 		}
-		bc.Color = fills[i]
-		bc.LineStyle.Width = vg.Points(0.4)
-		bc.Offset = (vg.Length(pos) - 1.5) * (w + vg.Points(1))
-		p.Add(bc)
+		return [2]float64{t * (1 + res.Published.VolumeGrowthMinPct/100), t * (1 + res.Published.VolumeGrowthMaxPct/100)}
 	}
-	for _, i := range []int{0, 1, 2, 3} {
-		bc, _ := plotter.NewBarChart(plotter.Values{0}, w)
-		bc.Color = fills[i]
-		bc.LineStyle.Width = vg.Points(0.4)
-		p.Legend.Add(labels[i], bc)
+	rows := []row{
+		{g0 + ", IP frame", float64(base.FrameC2S), float64(base.FrameS2C), [2]float64{}},
+		{g1 + ", IP frame", float64(target.FrameC2S), float64(target.FrameS2C), pubBand(base, false)},
+		{g0 + ", TCP payload", float64(base.PayloadC2S), float64(base.PayloadS2C), [2]float64{}},
+		{g1 + ", TCP payload", float64(target.PayloadC2S), float64(target.PayloadS2C), pubBand(base, true)},
 	}
-	p.Y.Max = ymax * 1.45 // room for the legend
-	return p, nil
+	p := render.NewPlot("")
+	p.X.Label.Text = fmt.Sprintf("bytes per connection (medians per direction; %s, round %s)", fast.Name, intPlain(round))
+	n := len(rows)
+	names := make([]string, n)
+	c2s, s2c := make(plotter.Values, n), make(plotter.Values, n)
+	var labels plotter.XYLabels
+	hi := 0.0
+	bandFill := color.Gray{Y: 0xc8}
+	var bands []plot.Plotter
+	for i, r := range rows {
+		y := n - 1 - i
+		for _, v := range []float64{r.c2s, r.s2c} {
+			if !(v >= 0 && v < 1e12) {
+				return nil, nil, fmt.Errorf("%s: median bytes %v out of range", r.label, v)
+			}
+		}
+		names[y] = r.label
+		c2s[y], s2c[y] = r.c2s, r.s2c
+		tot := r.c2s + r.s2c
+		labels.XYs = append(labels.XYs, plotter.XY{X: math.Max(tot, r.band[1]), Y: float64(y)})
+		labels.Labels = append(labels.Labels, strconv.FormatFloat(tot, 'f', 0, 64))
+		hi = math.Max(hi, math.Max(tot, r.band[1]))
+		if r.band[1] > 0 {
+			b, err := plotter.NewPolygon(plotter.XYs{{X: r.band[0], Y: float64(y) - 0.38}, {X: r.band[1], Y: float64(y) - 0.38},
+				{X: r.band[1], Y: float64(y) + 0.38}, {X: r.band[0], Y: float64(y) + 0.38}})
+			if err != nil {
+				return nil, nil, err
+			}
+			b.Color = bandFill
+			b.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}
+			bands = append(bands, b)
+		}
+	}
+	width := vg.Points(14)
+	bc, err := plotter.NewBarChart(c2s, width)
+	if err != nil {
+		return nil, nil, err
+	}
+	bs, err := plotter.NewBarChart(s2c, width)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range []*plotter.BarChart{bc, bs} {
+		b.Horizontal = true
+		b.LineStyle.Width = 0
+	}
+	bc.Color, bs.Color = render.Blue, render.Vermilion
+	bs.StackOn(bc)
+	lb, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(render.TickSize)
+		lb.TextStyle[i].YAlign = draw.YCenter
+	}
+	lb.Offset = vg.Point{X: vg.Points(4)}
+	vg0 := plotter.NewGrid()
+	vg0.Horizontal.Color = nil
+	vg0.Vertical = gridStyle
+	p.Add(vg0)
+	p.Add(bands...)
+	p.Add(bc, bs, lb)
+	// The bars over the band's fill, the band's outline over the bars.
+	for _, b := range bands {
+		pg := *b.(*plotter.Polygon)
+		pg.Color = nil
+		p.Add(&pg)
+	}
+	p.NominalY(names...)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.X.Min, p.X.Max = 0, hi*1.1
+	p.X.Tick.Marker = render.LinearTicks{}
+	key := []render.KeyEntry{{Name: directions[0], Thumb: bc}, {Name: directions[1], Thumb: bs},
+		{Name: fmt.Sprintf("published growth, +%g to +%g %%, on our %s", res.Published.VolumeGrowthMinPct, res.Published.VolumeGrowthMaxPct, g0),
+			Thumb: render.Thumb{Fill: bandFill, Line: draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)}}},
+		{Name: "number: total bytes (sum of the direction medians)"}}
+	return render.Compose([][]*plot.Plot{{p}}, key, 2), []*plot.Plot{p}, nil
 }
 
 func intPlain(n int) string { return render.GroupDigits(strconv.Itoa(n), ",") }

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,14 +17,14 @@ import (
 	"pqrepro/internal/render"
 )
 
-// The paper's palette (render): ML-KEM blue, ML-DSA vermilion, the
-// classical baselines green.
+// The paper's series (render): ML-KEM blue circles, ML-DSA vermilion
+// squares, the classical baselines reddish-purple triangles; published
+// values black.
 var (
-	colBlue   = render.Blue
-	colOrange = render.Vermilion
-	colGreen  = render.Green
-	colGrey   = render.Grey
-	colLight  = render.LightGrey
+	kemSeries       = render.SeriesStyle(0)
+	dsaSeries       = render.SeriesStyle(1)
+	classicalSeries = render.SeriesStyle(2)
+	gridStyle       = draw.LineStyle{Color: render.GridGrey, Width: vg.Points(0.5)}
 )
 
 // publishedValue is the paper's value for a key of published.
@@ -82,18 +81,33 @@ func opOrder(sc *Scheme) []string {
 	return out
 }
 
-// schemeColour: ML-KEM blue, ML-DSA orange, the classical baselines green.
-func schemeColour(s string) color.Color {
+// schemeSeries: ML-KEM, ML-DSA, then the classical baselines.
+func schemeSeries(s string) render.Series {
 	switch {
 	case slices.Contains(picodata.KEMSchemes, s):
-		return colBlue
+		return kemSeries
 	case slices.Contains(picodata.DSASchemes, s):
-		return colOrange
+		return dsaSeries
 	}
-	return colGreen
+	return classicalSeries
 }
 
-func newPlot(title string) *plot.Plot { return render.NewPlot(title) }
+// familyKey is the key of the operation and stack figures: one entry
+// per family of schemes, with its marker or bar.
+func familyKey(bars bool) []render.KeyEntry {
+	var key []render.KeyEntry
+	for _, f := range []struct {
+		name string
+		st   render.Series
+	}{{"ML-KEM (FIPS 203)", kemSeries}, {"ML-DSA (FIPS 204)", dsaSeries}, {"classical (mbedTLS)", classicalSeries}} {
+		th := render.Thumb{Glyph: draw.GlyphStyle{Color: f.st.Color, Radius: vg.Points(2.6), Shape: f.st.Shape}}
+		if bars {
+			th = render.Thumb{Fill: f.st.Color}
+		}
+		key = append(key, render.KeyEntry{Name: f.name, Thumb: th})
+	}
+	return key
+}
 
 // Figures draws the three figures as PDF (dated date) and SVG, keyed by
 // their output paths.
@@ -105,9 +119,11 @@ func Figures(r *Results, date time.Time) (map[string][]byte, error) {
 	return render.Files(figs, date)
 }
 
-// figureList builds every figure of the study, in the paper's style.
+// figureList builds every figure of the study, in the paper's style:
+// no titles (the captions say what a figure shows), the key above the
+// data.
 func figureList(r *Results) ([]render.Figure, error) {
-	sign, err := signFigure(r)
+	sign, signKey, err := signFigure(r)
 	if err != nil {
 		return nil, err
 	}
@@ -119,31 +135,45 @@ func figureList(r *Results) ([]render.Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	rowsH := vg.Length(rows)*0.16*vg.Inch + 1.1*vg.Inch
+	rowsH := vg.Length(rows)*0.15*vg.Inch + 0.95*vg.Inch
 	return []render.Figure{
-		{Base: FigureSignBase, Plot: sign, W: render.TextWidth * 0.7, H: 2.9 * vg.Inch},
-		{Base: FigureOpsBase, Plot: ops, W: render.TextWidth * 0.8, H: rowsH},
-		{Base: FigureStackBase, Plot: stack, W: render.TextWidth * 0.8, H: rowsH},
+		{Base: FigureSignBase, Plot: render.Compose([][]*plot.Plot{{sign}}, signKey, 3), W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}},
+		{Base: FigureOpsBase, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
+		{Base: FigureStackBase, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
+			Thumb: render.Thumb{Line: sramLine}}), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{stack}},
 	}, nil
 }
+
+// sramLine marks the RP2040's SRAM in the stack figure, in the one
+// colour of the palette no family of schemes uses.
+var sramLine = draw.LineStyle{Color: render.Green, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
 
 func boardNote(r *Results) string {
 	return fmt.Sprintf("RP2040 at %d MHz, %s", r.ClockHz/1000000, r.Board)
 }
 
 // signFigure shows each ML-DSA parameter set's signing times: every
-// signature as a dot (spread sideways by a fixed pattern so equal times do
-// not hide each other), the interquartile box with its median, the mean
-// (triangle) and the p99 (bar). Rejection sampling makes the times
-// heavy-tailed, so mean and median differ.
-func signFigure(r *Results) (*plot.Plot, error) {
-	p := newPlot("ML-DSA signing time\n" + boardNote(r))
+// signature as a ring (spread sideways by a fixed pattern so equal times
+// do not hide each other), the interquartile box with its median and a
+// min-max whisker, the mean (triangle) and the p99 (bar) inside the box;
+// the published mean (cross) and p99 (dash) stand right of the box, so
+// that ours and theirs never share a place. Rejection sampling makes the
+// times heavy-tailed, so mean and median differ.
+func signFigure(r *Results) (*plot.Plot, []render.KeyEntry, error) {
+	p := render.NewPlot("")
 	p.Y.Label.Text = "signing time (ms)"
-	p.Add(&plotter.Grid{Horizontal: draw.LineStyle{Color: color.Gray{0xdd}, Width: vg.Points(0.4)}})
+	p.X.Label.Text = boardNote(r)
+	p.Add(&plotter.Grid{Horizontal: gridStyle})
 	var names []string
+	var key []render.KeyEntry
 	top := 0.0
 	pubMean, pubP99 := false, false
-	const half = 0.22 // half width of a box, in category units
+	const half = 0.2    // half width of a box, in category units
+	const pubX = 0.36   // the published column, right of the box
+	const pubHalf = 0.1 // half width of the published p99 dash
+	c := dsaSeries.Color
+	ours := render.SeriesStyle(0).Color // our mean and p99: blue on the vermilion box
+	pubStyle := draw.LineStyle{Color: color.Black, Width: vg.Points(1.6)}
 	for _, s := range picodata.DSASchemes {
 		sc := r.Schemes[s]
 		if sc == nil || sc.Ops["sign"] == nil || len(sc.Ops["sign"].SamplesMs) == 0 {
@@ -152,7 +182,6 @@ func signFigure(r *Results) (*plot.Plot, error) {
 		o := sc.Ops["sign"]
 		x := float64(len(names))
 		names = append(names, fmt.Sprintf("%s\nn = %d", displayName(s), o.N))
-		c := colOrange
 		var pts plotter.XYs
 		for i, v := range o.SamplesMs {
 			// Golden-ratio sequence: an even, deterministic spread.
@@ -162,13 +191,13 @@ func signFigure(r *Results) (*plot.Plot, error) {
 		}
 		dots, err := plotter.NewScatter(pts)
 		if err != nil {
-			return nil, fmt.Errorf("sign figure: %w", err)
+			return nil, nil, fmt.Errorf("sign figure: %w", err)
 		}
 		dots.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0x55, 0x55, 0x55, 0xa0}, Radius: vg.Points(1.4), Shape: draw.RingGlyph{}}
 		q1, q3, med := deref(o.Q1Ms), deref(o.Q3Ms), deref(o.MedianMs)
 		box, err := plotter.NewPolygon(plotter.XYs{{X: x - half, Y: q1}, {X: x + half, Y: q1}, {X: x + half, Y: q3}, {X: x - half, Y: q3}})
 		if err != nil {
-			return nil, fmt.Errorf("sign figure: %w", err)
+			return nil, nil, fmt.Errorf("sign figure: %w", err)
 		}
 		box.Color = color.RGBA{0xD5, 0x5E, 0x00, 0x30}
 		box.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(1)}
@@ -178,72 +207,47 @@ func signFigure(r *Results) (*plot.Plot, error) {
 		medLine.Color, medLine.Width = c, vg.Points(2)
 		p99 := deref(o.P99Ms)
 		p99Line, _ := plotter.NewLine(plotter.XYs{{X: x - half/2, Y: p99}, {X: x + half/2, Y: p99}})
-		p99Line.Color, p99Line.Width = colBlue, vg.Points(1.6)
-		mean, _ := plotter.NewScatter(plotter.XYs{{X: x + half + 0.1, Y: deref(o.MeanMs)}})
-		mean.GlyphStyle = draw.GlyphStyle{Color: colBlue, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
-		p.Add(whisk, box, medLine, p99Line, dots, mean)
+		p99Line.Color, p99Line.Width = ours, vg.Points(1.6)
+		mean, _ := plotter.NewScatter(plotter.XYs{{X: x + half/2, Y: deref(o.MeanMs)}})
+		mean.GlyphStyle = draw.GlyphStyle{Color: ours, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
+		p.Add(whisk, box, medLine, dots, p99Line, mean)
 		if len(names) == 1 {
-			p.Legend.Add("one signature", dots)
-			p.Legend.Add("median, quartiles, min-max", medLine)
-			p.Legend.Add("mean", mean)
-			p.Legend.Add("p99 (R type 7)", p99Line)
+			key = append(key, render.KeyEntry{Name: "one signature", Thumb: dots},
+				render.KeyEntry{Name: "median, quartiles, min to max", Thumb: medLine},
+				render.KeyEntry{Name: "mean", Thumb: mean},
+				render.KeyEntry{Name: "p99 (R type 7)", Thumb: p99Line})
 		}
 		// The published mean and p99, where the paper gives them.
-		key := strings.ReplaceAll(strings.TrimPrefix(s, "ml-dsa-"), "-", "")
-		if pm, ok := publishedValue("mldsa" + key + "_sign_mean_ms"); ok {
-			pub, _ := plotter.NewScatter(plotter.XYs{{X: x + half + 0.25, Y: pm}})
-			pub.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: draw.CrossGlyph{}}
+		k := strings.ReplaceAll(strings.TrimPrefix(s, "ml-dsa-"), "-", "")
+		if pm, ok := publishedValue("mldsa" + k + "_sign_mean_ms"); ok {
+			pub, _ := plotter.NewScatter(plotter.XYs{{X: x + pubX, Y: pm}})
+			pub.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
 			p.Add(pub)
 			if !pubMean {
-				p.Legend.Add("published mean", pub)
+				key = append(key, render.KeyEntry{Name: "published mean", Thumb: pub})
 				pubMean = true
 			}
 			top = max(top, pm)
 		}
-		if pp, ok := publishedValue("mldsa" + key + "_sign_p99_ms"); ok {
-			pl, _ := plotter.NewLine(plotter.XYs{{X: x - half/2, Y: pp}, {X: x + half/2, Y: pp}})
-			pl.Color, pl.Width = color.Black, vg.Points(1.2)
-			pl.Dashes = []vg.Length{vg.Points(2), vg.Points(1.5)}
+		if pp, ok := publishedValue("mldsa" + k + "_sign_p99_ms"); ok {
+			pl, _ := plotter.NewLine(plotter.XYs{{X: x + pubX - pubHalf, Y: pp}, {X: x + pubX + pubHalf, Y: pp}})
+			pl.LineStyle = pubStyle
 			p.Add(pl)
 			if !pubP99 {
-				p.Legend.Add("published p99", pl)
+				key = append(key, render.KeyEntry{Name: "published p99", Thumb: pl})
 				pubP99 = true
 			}
 			top = max(top, pp)
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("sign figure: no ML-DSA signing samples in the results")
+		return nil, nil, fmt.Errorf("sign figure: no ML-DSA signing samples in the results")
 	}
 	p.NominalX(names...)
-	// A column to the right of the data is kept free for the legend.
-	p.X.Min, p.X.Max = -0.6, float64(len(names))+1.1
-	p.Y.Min, p.Y.Max = 0, top*1.08
-	p.Y.Tick.Marker = linearTicks(top * 1.08)
-	p.Legend.Top, p.Legend.Left = true, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(2), -vg.Points(2)
-	return p, nil
-}
-
-// linearTicks labels about five round values from 0 to hi (steps of 1, 2
-// or 5 times a power of ten), with an unlabelled minor tick between.
-func linearTicks(hi float64) plot.ConstantTicks {
-	step := math.Pow(10, math.Floor(math.Log10(hi/5)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if hi/(m*step) <= 6 {
-			step *= m
-			break
-		}
-	}
-	var t plot.ConstantTicks
-	for v := 0.0; v <= hi+1e-9; v += step / 2 {
-		lbl := ""
-		if math.Mod(v+1e-9, step) < 1e-6 {
-			lbl = strconv.FormatFloat(v, 'f', -1, 64)
-		}
-		t = append(t, plot.Tick{Value: v, Label: lbl})
-	}
-	return t
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.Y.Min, p.Y.Max = 0, top*1.05
+	p.Y.Tick.Marker = render.LinearTicks{}
+	return p, key, nil
 }
 
 func deref(x *float64) float64 {
@@ -265,21 +269,21 @@ func opRows(r *Results) (labels []string, keys [][2]string) {
 	return labels, keys
 }
 
-// opsFigure shows each operation's mean (dot) and range (min to max) on a
-// log scale: the schemes span four orders of magnitude.
+// opsFigure shows each operation's mean (marker) and range (min to max)
+// on a log scale: the schemes span four orders of magnitude.
 func opsFigure(r *Results) (*plot.Plot, int, error) {
 	labels, keys := opRows(r)
 	n := len(keys)
-	p := newPlot("Time per operation\n" + boardNote(r))
-	p.X.Label.Text = "time per operation (ms, log scale; dot = mean, bar = min to max)"
+	p := render.NewPlot("")
+	p.X.Label.Text = "time per operation (ms, log scale; marker: mean, bar: min to max)\n" + boardNote(r)
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = decadeTicks{}
-	p.Add(&plotter.Grid{Vertical: draw.LineStyle{Color: color.Gray{0xdd}, Width: vg.Points(0.4)}})
+	p.X.Tick.Marker = render.LogTicks{}
+	p.Add(&plotter.Grid{Vertical: gridStyle})
 	lo, hi := 0.0, 0.0
 	for i, k := range keys {
 		o := r.Schemes[k[0]].Ops[k[1]]
 		y := float64(n - 1 - i)
-		c := schemeColour(k[0])
+		st := schemeSeries(k[0])
 		mn, mx, mean := deref(o.MinMs), deref(o.MaxMs), deref(o.MeanMs)
 		if mn <= 0 || mean <= 0 {
 			return nil, 0, fmt.Errorf("ops figure: %s %s has a non-positive time", k[0], k[1])
@@ -289,18 +293,15 @@ func opsFigure(r *Results) (*plot.Plot, int, error) {
 			if err != nil {
 				return nil, 0, err
 			}
-			l.Color, l.Width = c, vg.Points(2.5)
+			l.Color, l.Width = st.Color, vg.Points(2.5)
 			p.Add(l)
 		}
 		sct, err := plotter.NewScatter(plotter.XYs{{X: mean, Y: y}})
 		if err != nil {
 			return nil, 0, err
 		}
-		sct.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
+		sct.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2.8), Shape: st.Shape}
 		p.Add(sct)
-		outline, _ := plotter.NewScatter(plotter.XYs{{X: mean, Y: y}})
-		outline.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.6), Shape: draw.RingGlyph{}}
-		p.Add(outline)
 		if lo == 0 || mn < lo {
 			lo = mn
 		}
@@ -309,50 +310,23 @@ func opsFigure(r *Results) (*plot.Plot, int, error) {
 	p.X.Min, p.X.Max = lo/1.6, hi*1.6
 	p.NominalY(reversed(labels)...)
 	p.Y.Padding = vg.Points(6)
-	// The fastest operations (ML-KEM) are the top rows, so the top right
-	// is free for the colour key.
-	for _, k := range []struct {
-		name string
-		c    color.Color
-	}{{"ML-KEM (FIPS 203)", colBlue}, {"ML-DSA (FIPS 204)", colOrange}, {"classical (mbedTLS)", colGreen}} {
-		g, _ := plotter.NewScatter(plotter.XYs{{}})
-		g.GlyphStyle = draw.GlyphStyle{Color: k.c, Radius: vg.Points(2.6), Shape: draw.CircleGlyph{}}
-		p.Legend.Add(k.name, g)
-	}
-	p.Legend.Top, p.Legend.Left = true, false
 	return p, n, nil
 }
 
-// decadeTicks labels a log axis at every power of ten, written out
-// (0.1, 1, 10, 1,000), with unlabelled ticks at 2 and 5 times each.
-type decadeTicks struct{}
-
-func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		for _, m := range []float64{1, 2, 5} {
-			v := m * math.Pow(10, e)
-			if v < lo || v > hi {
-				continue
-			}
-			t := plot.Tick{Value: v}
-			if m == 1 {
-				t.Label = render.Thousands(v)
-			}
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // stackFigure shows each operation's painted peak stack against the
-// RP2040's 264 KB of SRAM.
+// RP2040's 264 KB of SRAM (the dashed line), each bar labelled with its
+// KB and its share of the SRAM.
 func stackFigure(r *Results) (*plot.Plot, int, error) {
 	labels, keys := opRows(r)
 	n := len(keys)
-	p := newPlot("Peak stack against the 264 KB SRAM\n" + boardNote(r))
-	p.X.Label.Text = "peak stack (KB, 1 KB = 1024 bytes)"
+	p := render.NewPlot("")
+	p.X.Label.Text = "peak stack (KB, 1 KB = 1024 bytes; number: KB and share of the SRAM)\n" + boardNote(r)
 	sram := float64(r.SRAMBytes) / 1024
+	if !(sram > 0) {
+		return nil, 0, fmt.Errorf("stack figure: SRAM size %v bytes", r.SRAMBytes)
+	}
+	p.Add(&plotter.Grid{Vertical: gridStyle})
+	var vals plotter.XYLabels
 	for i, k := range keys {
 		o := r.Schemes[k[0]].Ops[k[1]]
 		kb := float64(o.PeakStackBytes) / 1024
@@ -363,60 +337,29 @@ func stackFigure(r *Results) (*plot.Plot, int, error) {
 		}
 		b.Horizontal = true
 		b.XMin = y
-		b.Color = schemeColour(k[0])
+		b.Color = schemeSeries(k[0]).Color
 		b.LineStyle.Width = 0
 		p.Add(b)
+		vals.XYs = append(vals.XYs, plotter.XY{X: kb, Y: y})
+		vals.Labels = append(vals.Labels, fmt.Sprintf("%s (%s %%)", render.Fixed(kb, 1), render.Fixed(100*kb/sram, 0)))
 	}
 	limit, err := plotter.NewLine(plotter.XYs{{X: sram, Y: -0.6}, {X: sram, Y: float64(n) - 0.4}})
 	if err != nil {
 		return nil, 0, err
 	}
-	limit.Color, limit.Width = colOrange, vg.Points(1)
-	limit.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+	limit.LineStyle = sramLine
 	p.Add(limit)
-	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: sram, Y: float64(n) - 0.4}},
-		Labels: []string{fmt.Sprintf("SRAM %.0f KB", sram)}})
-	if err != nil {
-		return nil, 0, err
-	}
-	lbl.TextStyle[0].Font.Size = vg.Points(7)
-	lbl.TextStyle[0].XAlign = draw.XRight
-	lbl.Offset = vg.Point{X: -vg.Points(2), Y: -vg.Points(8)}
-	p.Add(lbl)
-	half, _ := plotter.NewLine(plotter.XYs{{X: sram / 2, Y: -0.6}, {X: sram / 2, Y: float64(n) - 0.4}})
-	half.Color, half.Width = colLight, vg.Points(0.6)
-	half.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-	p.Add(half)
-	hl, _ := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: sram / 2, Y: float64(n) - 0.4}}, Labels: []string{"50 %"}})
-	hl.TextStyle[0].Font.Size = vg.Points(7)
-	hl.TextStyle[0].XAlign = draw.XRight
-	hl.Offset = vg.Point{X: -vg.Points(2), Y: -vg.Points(8)}
-	p.Add(hl)
-	var vals plotter.XYLabels
-	for i, k := range keys {
-		o := r.Schemes[k[0]].Ops[k[1]]
-		vals.XYs = append(vals.XYs, plotter.XY{X: float64(o.PeakStackBytes) / 1024, Y: float64(n - 1 - i)})
-		vals.Labels = append(vals.Labels, render.Fixed(float64(o.PeakStackBytes)/1024, 1))
-	}
 	vl, err := plotter.NewLabels(vals)
 	if err != nil {
 		return nil, 0, err
 	}
 	for i := range vl.TextStyle {
-		vl.TextStyle[i].Font.Size = vg.Points(6)
+		vl.TextStyle[i].Font.Size = vg.Points(render.TickSize)
 		vl.TextStyle[i].YAlign = draw.YCenter
 	}
-	vl.Offset = vg.Point{X: vg.Points(2)}
+	vl.Offset = vg.Point{X: vg.Points(3)}
 	p.Add(vl)
-	var ticks plot.ConstantTicks
-	for v := 0.0; v <= sram; v += 32 {
-		lbl := ""
-		if int(v)%64 == 0 {
-			lbl = fmt.Sprint(v)
-		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: lbl})
-	}
-	p.X.Tick.Marker = ticks
+	p.X.Tick.Marker = render.LinearTicks{}
 	p.X.Min, p.X.Max = 0, sram*1.04
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.NominalY(reversed(labels)...)

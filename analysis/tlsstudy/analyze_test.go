@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot"
-
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/repro"
 )
@@ -299,30 +297,6 @@ func TestCheckSortedKeys(t *testing.T) {
 	}
 }
 
-func TestTicks(t *testing.T) {
-	labels := func(ts []plot.Tick) (out []string) {
-		for _, tk := range ts {
-			if tk.Label != "" {
-				out = append(out, tk.Label)
-			}
-		}
-		return out
-	}
-	if got, want := labels(logTicks{}.Ticks(0.27, 6.1)), []string{"0.3", "0.5", "1", "2", "3", "5"}; !slices.Equal(got, want) {
-		t.Errorf("log ticks %v, want %v", got, want)
-	}
-	if got, want := labels(linearTicks{}.Ticks(0, 19.0)), []string{"0", "2", "4", "6", "8", "10", "12", "14", "16", "18"}; !slices.Equal(got, want) {
-		t.Errorf("linear ticks %v, want %v", got, want)
-	}
-	if got, want := labels(linearTicks{}.Ticks(0, 5.3)), []string{"0", "1", "2", "3", "4", "5"}; !slices.Equal(got, want) {
-		t.Errorf("linear ticks %v, want %v", got, want)
-	}
-	// A range that starts just below zero labels zero "0", not "-0".
-	if got, want := labels(linearTicks{}.Ticks(-0.3, 9.4)), []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}; !slices.Equal(got, want) {
-		t.Errorf("linear ticks %v, want %v", got, want)
-	}
-}
-
 // FuzzResults: whatever UnmarshalResults accepts, the table renderer
 // handles without panicking (an error is fine). The figures are left to
 // TestFiguresOddResults: rendering a plot per input makes coverage-guided
@@ -398,20 +372,6 @@ func TestFiguresOddResults(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatalf("rendering with value %v in field %d does not finish", v, field)
 			}
-		}
-	}
-}
-
-func TestTicksDegenerate(t *testing.T) {
-	inf := math.Inf(1)
-	for _, r := range [][2]float64{{0, 1}, {-1, 5}, {1, inf}, {math.NaN(), 3}, {1e-300, 1e300}, {5, 5}} {
-		if n := len(logTicks{}.Ticks(r[0], r[1])); n > 300 {
-			t.Errorf("log ticks %v: %d", r, n)
-		}
-	}
-	for _, r := range [][2]float64{{0, inf}, {math.NaN(), 3}, {1e17, 1e17 + 1}, {5, 5}, {-inf, 0}} {
-		if n := len(linearTicks{}.Ticks(r[0], r[1])); n > 30 {
-			t.Errorf("linear ticks %v: %d", r, n)
 		}
 	}
 }

@@ -16,31 +16,27 @@ import (
 	"pqrepro/internal/render"
 )
 
-// Figure colours (colour-blind safe: Okabe-Ito blue and orange, greys).
+// Figure colours (render's Okabe-Ito palette): the paper's
+// configurations blue, the others grey; client to server blue, server to
+// client vermilion; the baseline's median a dashed black line.
 var (
-	paperFill   = color.RGBA{R: 0x9e, G: 0xca, B: 0xe9, A: 0xff}
-	paperLine   = color.RGBA{R: 0x00, G: 0x52, B: 0x8a, A: 0xff}
+	paperLine   = render.Blue
+	paperFill   = render.Tint(render.Blue, 0.6)
 	otherFill   = color.RGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff}
-	otherLine   = color.RGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff}
-	c2sColor    = color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}
-	s2cColor    = color.RGBA{R: 0xe6, G: 0x9f, B: 0x00, A: 0xff}
-	markerColor = color.RGBA{R: 0xcc, G: 0x33, B: 0x11, A: 0xff}
+	otherLine   = render.Grey
+	c2sColor    = render.Blue
+	s2cColor    = render.Vermilion
+	markerColor = color.Black
+	gridStyle   = draw.LineStyle{Color: render.GridGrey, Width: vg.Points(0.5)}
 )
 
 const figureWidth = render.TextWidth
 
-// figureHeight grows with the number of configurations (plus the rows of
-// headroom kept free for the legend) so that every row keeps a readable
-// height.
-func figureHeight(rows int, headroom float64) vg.Length {
-	return max(2.4*vg.Inch, vg.Inch+(vg.Length(rows)+vg.Length(headroom))*0.24*vg.Inch)
+// figureHeight grows with the number of rows so that every row keeps a
+// readable height; keyRows is the key's lines above the panel.
+func figureHeight(rows, keyRows int) vg.Length {
+	return max(2.4*vg.Inch, 0.75*vg.Inch+vg.Length(rows)*0.2*vg.Inch+vg.Length(keyRows)*0.17*vg.Inch)
 }
-
-// Rows of empty space above the first configuration, for the legend.
-const (
-	thsHeadroom   = 2.6
-	bytesHeadroom = 1.4
-)
 
 // Figures renders the outputs of tls:figures from the results, keyed by
 // output path. date is the PDF creation date (SOURCE_DATE_EPOCH).
@@ -52,20 +48,28 @@ func Figures(r *Results, date time.Time) (map[string][]byte, error) {
 	return render.Files(figs, date)
 }
 
+// A keyed plot is one panel and the key drawn above it.
+type keyed struct {
+	p    *plot.Plot
+	key  []render.KeyEntry
+	cols int
+	rows int // data rows, for the height
+}
+
 // figureList builds every figure of the study, in the paper's style.
 func figureList(r *Results) ([]render.Figure, error) {
 	var figs []render.Figure
 	for _, f := range []struct {
-		base     string
-		make     func(*Results) (*plot.Plot, error)
-		headroom float64
-		rows     int
-	}{{FigureThs, thsPlot, thsHeadroom, len(r.Configs)}, {FigureBytes, bytesPlot, bytesHeadroom, len(r.Configs)}, {FigureGap, gapPlot, gapHeadroom, len(r.Gap.Cells)}} {
-		p, err := f.make(r)
+		base string
+		make func(*Results) (keyed, error)
+	}{{FigureThs, thsPlot}, {FigureBytes, bytesPlot}, {FigureGap, gapPlot}} {
+		k, err := f.make(r)
 		if err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.base, err)
 		}
-		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figureWidth, H: figureHeight(f.rows, f.headroom)})
+		keyRows := render.KeyRows(k.key, k.cols)
+		figs = append(figs, render.Figure{Base: f.base, Plot: render.Compose([][]*plot.Plot{{k.p}}, k.key, k.cols),
+			W: figureWidth, H: figureHeight(k.rows, keyRows), Panels: []*plot.Plot{k.p}})
 	}
 	return figs, nil
 }
@@ -85,10 +89,10 @@ func rowOrder(r *Results) (ys map[string]float64, names []string) {
 	return ys, names
 }
 
-func basePlot(r *Results, headroom float64) (*plot.Plot, map[string]float64) {
-	p := plot.New()
+func basePlot(r *Results) (*plot.Plot, map[string]float64) {
+	p := render.NewPlot("")
 	ys, names := rowOrder(r)
-	rowStyle(p, names, headroom)
+	rowStyle(p, names)
 	// Thin lines between certificate keys group the rows.
 	var sep []float64
 	for i := 1; i < len(r.Configs); i++ {
@@ -100,20 +104,21 @@ func basePlot(r *Results, headroom float64) (*plot.Plot, map[string]float64) {
 	return p, ys
 }
 
-// rowStyle gives a plot of one row per name (bottom-up) the study's
-// fonts, the legend in the headroom above the rows, and the y range.
-func rowStyle(p *plot.Plot, names []string, headroom float64) {
+// rowStyle gives a plot of one row per name (bottom-up) its y range; the
+// key is drawn above the panel (render.Compose), not in it.
+func rowStyle(p *plot.Plot, names []string) {
 	p.NominalY(names...)
-	p.Y.Tick.Label.Font.Size = vg.Points(8.5)
-	p.X.Tick.Label.Font.Size = vg.Points(8.5)
-	p.X.Label.TextStyle.Font.Size = vg.Points(9.5)
-	p.Legend.TextStyle.Font.Size = vg.Points(8.5)
 	p.Y.Padding = 0
-	p.Y.Min, p.Y.Max = -0.7, float64(len(names))-0.3+headroom
-	p.Legend.Top = true
-	p.Legend.Padding = vg.Points(2.5)
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(4), -vg.Points(2)
-	p.Legend.ThumbnailWidth = vg.Points(14)
+	p.Y.Min, p.Y.Max = -0.7, float64(len(names))-0.3
+}
+
+// verticalGrid is a grid of vertical lines at the x ticks, drawn first
+// so that it lies below the data.
+func verticalGrid() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Horizontal.Color = nil
+	g.Vertical = gridStyle
+	return g
 }
 
 func isPaper(r *Results, id string) bool {
@@ -124,20 +129,17 @@ func isPaper(r *Results, id string) bool {
 // quartiles, the bar inside is the median, the whiskers reach the 5th and
 // 95th percentiles (ecdf_ms[5], ecdf_ms[95]) and a dot marks the 99th.
 // The x axis is logarithmic because the configurations differ by factors.
-func thsPlot(r *Results) (*plot.Plot, error) {
-	p, ys := basePlot(r, thsHeadroom)
+func thsPlot(r *Results) (keyed, error) {
+	p, ys := basePlot(r)
 	p.X.Label.Text = "Handshake time Ths, ClientHello to client Finished (ms, log scale)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
-	grid := plotter.NewGrid()
-	grid.Horizontal.Color = nil
-	grid.Vertical.Color = color.Gray{Y: 0xe4}
-	p.Add(grid) // first, so it is drawn below the boxes
+	p.X.Tick.Marker = render.LogTicks{}
+	p.Add(verticalGrid())
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var paperBox, otherBox *quantileBox
 	for _, c := range r.Configs {
 		if len(c.ECDFMs) != 101 {
-			return nil, fmt.Errorf("config %s: %d ECDF points, want 101", c.Config, len(c.ECDFMs))
+			return keyed{}, fmt.Errorf("config %s: %d ECDF points, want 101", c.Config, len(c.ECDFMs))
 		}
 		b := &quantileBox{Y: ys[c.Config], P5: float64(c.ECDFMs[5]), Q1: float64(c.ThsMs.Q1), Median: float64(c.ThsMs.Median),
 			Q3: float64(c.ThsMs.Q3), P95: float64(c.ECDFMs[95]), P99: float64(c.ThsMs.P99), Fill: otherFill, Line: otherLine}
@@ -149,7 +151,7 @@ func thsPlot(r *Results) (*plot.Plot, error) {
 		}
 		for _, v := range []float64{b.P5, b.Q1, b.Median, b.Q3, b.P95, b.P99} {
 			if !(v > 0 && v < 1e9) { // also false for NaN
-				return nil, fmt.Errorf("config %s: Ths quantile %v ms cannot go on a log axis (want 0 < Ths < 1e9 ms)", c.Config, v)
+				return keyed{}, fmt.Errorf("config %s: Ths quantile %v ms cannot go on a log axis (want 0 < Ths < 1e9 ms)", c.Config, v)
 			}
 		}
 		lo, hi = min(lo, b.P5), max(hi, b.P99)
@@ -158,29 +160,30 @@ func thsPlot(r *Results) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = lo/1.15, hi*1.15
 	base := r.config(r.Families["matrix"].Baseline)
 	if m := float64(base.ThsMs.Median); !(m > 0 && m < 1e9) {
-		return nil, fmt.Errorf("baseline median %v ms cannot go on a log axis", m)
+		return keyed{}, fmt.Errorf("baseline median %v ms cannot go on a log axis", m)
 	}
 	bl, err := plotter.NewLine(plotter.XYs{{X: float64(base.ThsMs.Median), Y: p.Y.Min}, {X: float64(base.ThsMs.Median), Y: p.Y.Max}})
 	if err != nil {
-		return nil, err
+		return keyed{}, err
 	}
 	bl.LineStyle = draw.LineStyle{Color: markerColor, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
 	p.Add(bl)
+	var key []render.KeyEntry
 	if paperBox != nil {
-		p.Legend.Add("paper's configurations", paperBox)
+		key = append(key, render.KeyEntry{Name: "paper's configurations", Thumb: paperBox})
 	}
 	if otherBox != nil {
-		p.Legend.Add("other configurations", otherBox)
+		key = append(key, render.KeyEntry{Name: "other configurations", Thumb: otherBox})
 	}
-	p.Legend.Add("baseline median", bl)
-	p.Legend.Add("box: quartiles, bar: median, whiskers: 5th-95th pct., dot: 99th pct.")
-	return p, nil
+	key = append(key, render.KeyEntry{Name: "baseline median", Thumb: bl},
+		render.KeyEntry{Name: "box: quartiles; bar: median; whiskers: 5th to 95th percentile; dot: 99th percentile"})
+	return keyed{p: p, key: key, cols: 3, rows: len(r.Configs)}, nil
 }
 
 // bytesPlot draws stacked horizontal bars of the median frame bytes per
 // connection, client to server and server to client, in kB (1000 bytes).
-func bytesPlot(r *Results) (*plot.Plot, error) {
-	p, ys := basePlot(r, bytesHeadroom)
+func bytesPlot(r *Results) (keyed, error) {
+	p, ys := basePlot(r)
 	p.X.Label.Text = "Bytes on the wire per connection, captured frames (median, kB)"
 	n := len(r.Configs)
 	c2s, s2c := make(plotter.Values, n), make(plotter.Values, n)
@@ -190,7 +193,7 @@ func bytesPlot(r *Results) (*plot.Plot, error) {
 		i := int(ys[c.Config])
 		for _, v := range []Num{c.Bytes.Frame.C2S, c.Bytes.Frame.S2C, c.Bytes.Frame.Total} {
 			if !(v >= 0 && v < 1e15) { // also false for NaN
-				return nil, fmt.Errorf("config %s: frame bytes %v out of range", c.Config, v)
+				return keyed{}, fmt.Errorf("config %s: frame bytes %v out of range", c.Config, v)
 			}
 		}
 		c2s[i] = float64(c.Bytes.Frame.C2S) / 1000
@@ -203,11 +206,11 @@ func bytesPlot(r *Results) (*plot.Plot, error) {
 	width := vg.Points(11)
 	bc, err := plotter.NewBarChart(c2s, width)
 	if err != nil {
-		return nil, err
+		return keyed{}, err
 	}
 	bs, err := plotter.NewBarChart(s2c, width)
 	if err != nil {
-		return nil, err
+		return keyed{}, err
 	}
 	for _, b := range []*plotter.BarChart{bc, bs} {
 		b.Horizontal = true
@@ -217,21 +220,18 @@ func bytesPlot(r *Results) (*plot.Plot, error) {
 	bs.StackOn(bc)
 	lb, err := plotter.NewLabels(labels)
 	if err != nil {
-		return nil, err
+		return keyed{}, err
 	}
-	lb.Offset = vg.Point{X: vg.Points(3), Y: -vg.Points(3)}
+	lb.Offset = vg.Point{X: vg.Points(3)}
 	for i := range lb.TextStyle {
-		lb.TextStyle[i].Font.Size = vg.Points(7.5)
+		lb.TextStyle[i].Font.Size = vg.Points(render.TickSize)
+		lb.TextStyle[i].YAlign = draw.YCenter
 	}
-	grid := plotter.NewGrid()
-	grid.Horizontal.Color = nil
-	grid.Vertical.Color = color.Gray{Y: 0xe4}
-	p.Add(grid, bc, bs, lb)
+	p.Add(verticalGrid(), bc, bs, lb)
 	p.X.Min, p.X.Max = 0, hi*1.12
-	p.X.Tick.Marker = linearTicks{}
-	p.Legend.Add("client to server", bc)
-	p.Legend.Add("server to client", bs)
-	return p, nil
+	p.X.Tick.Marker = render.LinearTicks{}
+	return keyed{p: p, key: []render.KeyEntry{{Name: "client to server", Thumb: bc}, {Name: "server to client", Thumb: bs},
+		{Name: "number: total kB"}}, rows: n}, nil
 }
 
 // quantileBox is a horizontal box of precomputed quantiles (gonum's
@@ -266,7 +266,7 @@ func (b *quantileBox) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return b.P5, b.P99, b.Y, b.Y
 }
 
-// Thumbnail draws the legend icon: a small box with its median bar.
+// Thumbnail draws the key's icon: a small box with its median bar.
 func (b *quantileBox) Thumbnail(c *draw.Canvas) {
 	ls := draw.LineStyle{Color: b.Line, Width: vg.Points(0.7)}
 	x0, x1 := c.Min.X, c.Max.X
@@ -277,64 +277,6 @@ func (b *quantileBox) Thumbnail(c *draw.Canvas) {
 	c.StrokeLines(ls, append(box, box[0]))
 	xm := (x0 + x1) / 2
 	c.StrokeLine2(draw.LineStyle{Color: b.Line, Width: vg.Points(1.6)}, xm, ym-h, xm, ym+h)
-}
-
-// logTicks labels 1, 2, 3 and 5 times each power of ten and puts unlabelled
-// minor ticks at the other integers, so a log axis spanning less than two
-// decades still reads well.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(lo > 0 && hi >= lo && hi/lo < 1e30) { // also false for NaN and Inf
-		return nil
-	}
-	var ts []plot.Tick
-	for e := int(math.Floor(math.Log10(lo))); math.Pow(10, float64(e)) <= hi; e++ {
-		for m := 1; m <= 9; m++ {
-			// Parsing "me" gives the double nearest to m*10^e, so 0.3 is 0.3.
-			v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, e), 64)
-			if v < lo || v > hi {
-				continue
-			}
-			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 3 || m == 5 {
-				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
-			}
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
-
-// linearTicks puts labelled ticks every 1, 2 or 5 times a power of ten,
-// whichever gives 5 to 10 of them, with an unlabelled tick halfway.
-type linearTicks struct{}
-
-func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) || math.IsInf(hi-lo, 0) || (hi-lo) < 1e-12*max(math.Abs(lo), math.Abs(hi)) {
-		return nil // empty, not finite, or too narrow to step through
-	}
-	e := math.Floor(math.Log10((hi - lo) / 10))
-	var step float64
-	for _, m := range []float64{1, 2, 5, 10, 20, 50} {
-		step, _ = strconv.ParseFloat(fmt.Sprintf("%ge%d", m, int(e)), 64)
-		if (hi-lo)/step <= 10 {
-			break
-		}
-	}
-	var ts []plot.Tick
-	for i := math.Ceil(lo / step * 2); i/2*step <= hi; i++ {
-		v, _ := strconv.ParseFloat(strconv.FormatFloat(i/2*step, 'g', 12, 64), 64)
-		if v == 0 {
-			v = 0 // not -0, which would be labelled "-0"
-		}
-		t := plot.Tick{Value: v}
-		if math.Mod(i, 2) == 0 {
-			t.Label = strconv.FormatFloat(v, 'g', -1, 64)
-		}
-		ts = append(ts, t)
-	}
-	return ts
 }
 
 // hlines draws horizontal lines across the whole data area.
@@ -348,4 +290,167 @@ func (h hlines) Plot(c draw.Canvas, plt *plot.Plot) {
 	for _, y := range h.Y {
 		c.StrokeLine2(h.Style, c.Min.X, trY(y), c.Max.X, trY(y))
 	}
+}
+
+// The gap figure's roles, in the order of Table 4's columns: each with
+// its series style (colour, marker, dash).
+func roleSeries(k int) render.Series { return render.SeriesStyle(k) }
+
+// publishedRow is the label of the gap figure's first row, as in the
+// gap table: the published increases.
+const publishedRow = "Published (OpenSSL 3.5.2, Docker)"
+
+// gapPlot draws, per row in Table 4's order (the published increases
+// first, then every cell), each role's increase over the cell's baseline
+// with its bootstrap interval; the published increases are hollow
+// markers on the first row (their values in the key) and dashed
+// reference lines in the role's style through the cells. The x axis is
+// logarithmic: the increases span from hundredths of a millisecond (the
+// PQ KEM) to the published 9 ms, and the comparison that matters is the
+// factor between ours and the published. An interval whose lower end is
+// below the axis (zero or negative) is drawn to the axis and ends in an
+// arrow.
+func gapPlot(r *Results) (keyed, error) {
+	p := render.NewPlot("")
+	cells := r.Gap.Cells
+	n := len(cells) + 1
+	names := make([]string, n)
+	names[n-1] = publishedRow
+	for i, c := range cells {
+		l := cellLabel(c.Cell)
+		if c.Primary {
+			l += " (primary)"
+		}
+		names[n-2-i] = l
+	}
+	rowStyle(p, names)
+	p.X.Label.Text = "Increase of the median Ths over the cell's baseline (ms, log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = render.LogTicks{}
+	p.Add(verticalGrid())
+	// The axis starts below the smallest positive value drawn.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range cells {
+		for _, role := range Roles[1:] {
+			if cmp := c.role(role); cmp != nil {
+				for _, v := range []float64{float64(cmp.MedianDiffMs), float64(cmp.Bootstrap.Lower), float64(cmp.Bootstrap.Upper)} {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						return keyed{}, fmt.Errorf("cell %s, %s: increase %v ms is not finite", c.Cell, role, v)
+					}
+					if v > 0 {
+						lo = min(lo, v)
+					}
+					hi = max(hi, v)
+				}
+			}
+		}
+	}
+	for _, role := range Roles[1:] {
+		if v := r.Published.Increases[role].IncreaseMs; v > 0 && v < 1e9 {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	if !(lo > 0 && hi >= lo && hi < 1e9) {
+		return keyed{}, fmt.Errorf("no positive increase to draw on a log axis")
+	}
+	p.X.Min, p.X.Max = lo/1.5, hi*1.25
+	var key []render.KeyEntry
+	for k, role := range Roles[1:] {
+		st := roleSeries(k)
+		d := &intervalDots{Style: st, Floor: p.X.Min}
+		dy := 0.25 * float64(1-k)
+		for i, c := range cells {
+			cmp := c.role(role)
+			if cmp == nil {
+				continue
+			}
+			d.Points = append(d.Points, intervalDot{Y: float64(n-2-i) + dy, X: float64(cmp.MedianDiffMs), Lo: float64(cmp.Bootstrap.Lower), Hi: float64(cmp.Bootstrap.Upper)})
+		}
+		pub := r.Published.Increases[role].IncreaseMs
+		line := draw.LineStyle{Color: st.Color, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+		if st.Dashes != nil {
+			line.Dashes = st.Dashes
+		}
+		p.Add(d)
+		if pub > 0 && pub < 1e9 {
+			// Through the cells, up to the published row's marker.
+			pl, err := plotter.NewLine(plotter.XYs{{X: pub, Y: p.Y.Min}, {X: pub, Y: float64(n-1) + dy}})
+			if err != nil {
+				return keyed{}, err
+			}
+			pl.LineStyle = line
+			mark, err := plotter.NewScatter(plotter.XYs{{X: pub, Y: float64(n-1) + dy}})
+			if err != nil {
+				return keyed{}, err
+			}
+			mark.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(3), Shape: st.Hollow}
+			p.Add(pl, mark)
+		}
+		name := Published.Increases[role].Config
+		// One key line per role: ours, then the published value.
+		key = append(key, render.KeyEntry{Name: name + ": ours, 95 % bootstrap CI", Thumb: d},
+			render.KeyEntry{Name: "published, " + render.Fixed(pub, 3) + " ms", Thumb: render.Thumb{Line: line,
+				Glyph: draw.GlyphStyle{Color: st.Color, Radius: vg.Points(3), Shape: st.Hollow}}})
+	}
+	// Separate the published row from the cells.
+	p.Add(hlines{Y: []float64{float64(n) - 1.5}, Style: draw.LineStyle{Color: color.Gray{Y: 0xb0}, Width: vg.Points(0.4)}})
+	return keyed{p: p, key: key, cols: 2, rows: n}, nil
+}
+
+// intervalDot is one estimate with its interval at height Y.
+type intervalDot struct{ Y, X, Lo, Hi float64 }
+
+// intervalDots draws each point as a marker on a horizontal interval
+// line with end caps. On a log axis an end at or below Floor (the axis
+// minimum) is drawn at the axis and ends in an arrow: the interval goes
+// on, to zero or below.
+type intervalDots struct {
+	Points []intervalDot
+	Style  render.Series
+	Floor  float64
+}
+
+func (d *intervalDots) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	ls := draw.LineStyle{Color: d.Style.Color, Width: vg.Points(1)}
+	cap := vg.Points(2.5)
+	for _, pt := range d.Points {
+		y := trY(pt.Y)
+		x0 := c.Min.X
+		clipped := !(pt.Lo > d.Floor)
+		if !clipped {
+			x0 = trX(pt.Lo)
+		}
+		x1 := trX(pt.Hi)
+		c.StrokeLine2(ls, x0, y, x1, y)
+		c.StrokeLine2(ls, x1, y-cap, x1, y+cap)
+		if clipped {
+			c.StrokeLines(ls, []vg.Point{{X: x0 + cap, Y: y + cap}, {X: x0, Y: y}, {X: x0 + cap, Y: y - cap}})
+		} else {
+			c.StrokeLine2(ls, x0, y-cap, x0, y+cap)
+		}
+		x := x0
+		if pt.X > d.Floor {
+			x = trX(pt.X)
+		}
+		c.DrawGlyph(draw.GlyphStyle{Color: d.Style.Color, Radius: vg.Points(2.4), Shape: d.Style.Shape}, vg.Point{X: x, Y: y})
+	}
+}
+
+func (d *intervalDots) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, pt := range d.Points {
+		xmin, xmax, ymin, ymax = min(xmin, max(pt.Lo, d.Floor)), max(xmax, pt.Hi), min(ymin, pt.Y), max(ymax, pt.Y)
+	}
+	return
+}
+
+// Thumbnail draws the key's icon: the marker on its interval.
+func (d *intervalDots) Thumbnail(c *draw.Canvas) {
+	ym := (c.Min.Y + c.Max.Y) / 2
+	ls := draw.LineStyle{Color: d.Style.Color, Width: vg.Points(1)}
+	c.StrokeLine2(ls, c.Min.X, ym, c.Max.X, ym)
+	c.StrokeLine2(ls, c.Min.X, ym-vg.Points(2.5), c.Min.X, ym+vg.Points(2.5))
+	c.StrokeLine2(ls, c.Max.X, ym-vg.Points(2.5), c.Max.X, ym+vg.Points(2.5))
+	c.DrawGlyph(draw.GlyphStyle{Color: d.Style.Color, Radius: vg.Points(2.4), Shape: d.Style.Shape}, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: ym})
 }
