@@ -67,6 +67,11 @@ func figureList(r *Results) ([]render.Figure, error) {
 		}
 		figs = append(figs, render.Figure{Base: f.base, Plot: p, W: figureWidth, H: figureHeight(f.rows, f.headroom)})
 	}
+	p, err := driftPlot(r)
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", FigureDrift, err)
+	}
+	figs = append(figs, render.Figure{Base: FigureDrift, Plot: p, W: figureWidth, H: 3 * vg.Inch})
 	return figs, nil
 }
 
