@@ -119,17 +119,8 @@ func serialTable(r *Results) (string, error) {
 		Align:  "lrrrrr",
 		Header: []string{"Configuration", "$n$", "Rounds", `Rank ACF(1)`, `Runs $z$`, `$p$`},
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	zlo, zhi := math.Inf(1), math.Inf(-1)
+	lo, hi, zlo, zhi := serialRange(r)
 	var notes []string
-	for _, s := range r.Dependence.Configs {
-		if v := float64(s.RankACF1); !math.IsNaN(v) {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		if v := float64(s.RunsZ); !math.IsNaN(v) {
-			zlo, zhi = min(zlo, v), max(zhi, v)
-		}
-	}
 	for _, id := range r.Families["paper"].Configs { // the paper's order
 		i := slices.IndexFunc(r.Dependence.Configs, func(s SerialConfig) bool { return s.Config == id })
 		if i < 0 {
@@ -152,10 +143,11 @@ func serialTable(r *Results) (string, error) {
 	return t.Latex()
 }
 
-// dependenceNumbers sets the drift and dependence macros.
-func dependenceNumbers(r *Results, set func(name, v string)) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	zlo, zhi := math.Inf(1), math.Inf(-1)
+// serialRange is the range of the rank ACF at lag 1 and of the runs z
+// over the primary cell's configurations (Inf and -Inf when none has one,
+// which render.Fixed prints as "---").
+func serialRange(r *Results) (lo, hi, zlo, zhi float64) {
+	lo, hi, zlo, zhi = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range r.Dependence.Configs {
 		if v := float64(s.RankACF1); !math.IsNaN(v) {
 			lo, hi = min(lo, v), max(hi, v)
@@ -164,6 +156,12 @@ func dependenceNumbers(r *Results, set func(name, v string)) {
 			zlo, zhi = min(zlo, v), max(zhi, v)
 		}
 	}
+	return lo, hi, zlo, zhi
+}
+
+// dependenceNumbers sets the drift and dependence macros.
+func dependenceNumbers(r *Results, set func(name, v string)) {
+	lo, hi, zlo, zhi := serialRange(r)
 	set("RankACFMin", render.Fixed(lo, 2))
 	set("RankACFMax", render.Fixed(hi, 2))
 	set("RunsZMin", render.Fixed(zlo, 1))
