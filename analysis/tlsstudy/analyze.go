@@ -20,6 +20,10 @@ var methods = map[string]string{
 	"validity":       "every measured connection must be complete, negotiate its configured group and show a HelloRetryRequest exactly when its configuration expects one; otherwise the dataset is refused",
 	"quantiles":      "R type 7 (NumPy linear): h = (n-1)p, Q = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]); sd with divisor n-1; CV = sd/mean",
 	"ecdf":           "ecdf_ms lists the type 7 quantiles at p = 0, 0.01, ..., 1",
+	"rounds":         "the unit of replication is the round: tlsrun runs, in round r, the r-th block of every configuration in a freshly shuffled order; a block is a run of one configuration's records in seq order starting with its warm-ups, round = its ordinal among the configuration's blocks. Per round the paired difference d_r = median(target's block) - median(baseline's block); the increase is the median of the d_r over the n_eff rounds with both blocks (robust to a round a host transient hit unevenly), increase_pct = 100 increase / median of the baseline's block medians; its 95 % interval is the percentile cluster bootstrap over rounds (rounds resampled with replacement, B = params.bootstrap.resamples, PCG(bootstrap seed, FNV-1a 64 of \"<cell>|<config>\")); its test the two-sided Wilcoxon signed-rank test of the d_r (scipy.stats.wilcoxon zero_method='wilcox', exact for up to 50 untied rounds, else normal with tie correction); p_holm/p_bonferroni adjust these round-level p over the family; fewer than params.min_rounds paired rounds give a null interval and test with a note",
+	"friedman":       "Friedman's chi-square over rounds (scipy.stats.friedmanchisquare) of the configurations' block medians, in the rounds where every configuration of the family has a block; Kendall's W = Q/(n(k-1)); n_eff = rounds",
+	"independent":    "mann_whitney, cliff_delta, hodges_lehmann_ms, bootstrap_median_diff_ms and kruskal_wallis treat every handshake as an independent observation; the handshakes of a block are serially dependent and the host drifts between rounds, so their p-values and intervals overstate the evidence: descriptive only",
+	"dependence":     "per primary-cell configuration, in record (time) order over all blocks: lag-1 autocorrelation of the mid-ranks of Ths (statsmodels acf on scipy rankdata) and the runs test about the median (statsmodels runstest_1samp); fifths: the run cut into five equal spans of ClientHello time (all measured connections), per fifth the baseline median and each paper target's median minus it",
 	"mann_whitney":   "two-sided Mann-Whitney U of baseline (x) vs target (y), scipy.stats.mannwhitneyu method='auto' of SciPy 1.10: exact when min(n) <= 8 without ties, else normal approximation with tie and continuity correction",
 	"multiplicity":   "Holm (step-down, not Holm-Sidak) and Bonferroni adjustment within each family, as R's p.adjust",
 	"kruskal":        "Kruskal-Wallis H with tie correction over all configurations of a family (scipy.stats.kruskal); epsilon-squared = H/(N-1)",
@@ -29,8 +33,8 @@ var methods = map[string]string{
 	"bootstrap":      "percentile bootstrap of median(target) - median(baseline), resampling each sample independently; PCG(seed, stream) from math/rand/v2, the same seed for every comparison",
 	"agreement":      "in-process client timer (dial start to handshake complete) minus capture Ths (and minus client Finished - SYN): median of the differences and 95th percentile of their absolute values, over connections with both values",
 	"families":       "paper: the paper's four configurations vs its baseline; matrix: every configuration in the dataset vs the same baseline; both within the primary cell (params.primary_cell, stack/path/keyshare); each family is corrected separately",
-	"cells":          "gap.cells: the paper's four configurations in every cell (stack x path x key-share mode) of the run, each target vs the cell's own baseline with the statistics of the paper family (Holm over the cell's three comparisons); the primary cell's comparisons are families.paper's",
-	"factors":        "gap.factors: for each factor (stack go->openssl, path loopback->bridge, keyshare direct->hrr) and each pair of complete cells that differ in that factor only, the change of each role's increase (median_t - median_b in the To cell minus in the From cell), with a 95 % percentile bootstrap interval and the two-sided p of the bootstrap z test (z = change / standard deviation of the bootstrap changes, normal reference) from B resamples of every sample drawn independently (PCG(bootstrap seed, FNV-1a 64 of \"<cell>|<config>\")), Holm over all effects; toward_ms = |published - from increase| - |published - to increase| (positive: the switch moves the increase toward the published one), closed_pct = 100 toward_ms / |published - from increase|",
+	"cells":          "gap.cells: the paper's four configurations in every cell (stack x path x key-share mode) of the run, each target vs the cell's own baseline with the statistics of the paper family (round level, Holm over the cell's three comparisons); the primary cell's comparisons are families.paper's",
+	"factors":        "gap.factors: for each factor (stack go->openssl, path loopback->bridge, keyshare direct->hrr) and each pair of complete cells that differ in that factor only, the change of each role's increase (median_t - median_b in the To cell minus in the From cell), the increases being the round-level ones (rounds), with a 95 % percentile cluster-bootstrap interval over the n_eff rounds both cells share (each resampled round carries the four blocks, PCG(bootstrap seed, FNV-1a 64 of \"<from cell>><to cell>|<role>\")) and the two-sided Wilcoxon signed-rank p of the per-round changes, Holm over all effects that have one; toward_ms = |published - from increase| - |published - to increase| (positive: the switch moves the increase toward the published one), closed_pct = 100 toward_ms / |published - from increase|",
 }
 
 // measured is one configuration's valid measured connections.
@@ -39,6 +43,12 @@ type measured struct {
 	recs    []*tlsdata.Record
 	ths     []float64 // ms
 	warmups int
+	// round is the 0-based round of each measured connection (parallel
+	// to ths): the ordinal of its block among the configuration's blocks
+	// in record order (tlsrun.Plan runs a configuration's r-th block in
+	// round r); blocks counts the blocks seen so far.
+	round  []int
+	blocks int
 }
 
 // Analyze computes the results of a dataset. in describes the dataset
@@ -65,12 +75,22 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	}
 	var bad []string
 	in.Rows = len(recs)
+	var prev *measured
+	prevWarm := false
 	for i := range recs {
 		r := &recs[i]
 		if err := r.Check(); err != nil {
 			return nil, fmt.Errorf("%s: seq %d: %w", in.Path, r.Seq, err)
 		}
 		m, c := get(r)
+		// A block is a run of one configuration's records in seq order
+		// that starts with its warm-ups: a new block begins where the
+		// configuration changes, or where a warm-up follows a measured
+		// connection of the same configuration.
+		if m != prev || (r.Warmup && !prevWarm) {
+			m.blocks++
+		}
+		prev, prevWarm = m, r.Warmup
 		if c != primary {
 			in.OtherCells++
 		}
@@ -86,6 +106,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 		}
 		m.recs = append(m.recs, r)
 		m.ths = append(m.ths, float64(*r.ThsNs)/1e6)
+		m.round = append(m.round, m.blocks-1)
 	}
 	if len(bad) > 0 {
 		const show = 5
@@ -150,7 +171,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 		Params: ResultParams{
 			Baseline: baseline, Paper: map[string]string{}, Cell: primary,
 			Bootstrap: BootstrapParams{Seed: p.BootstrapSeed, Stream: fmt.Sprintf("%#x", uint64(stats.BootstrapStream)), Resamples: p.resamples(), Level: Level},
-			Level:     Level, MinN: MinConnections,
+			Level:     Level, MinN: MinConnections, MinRounds: MinRounds,
 		},
 		Families:  map[string]*Family{},
 		Published: Published,
@@ -171,21 +192,20 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	}
 	res.Agreement = Agreement{Ths: agreementStat(allInproc), SynToFinished: agreementStat(allInprocSyn)}
 
-	samples := map[string][]float64{}
-	for id, m := range byID {
-		samples[id] = m.ths
-	}
 	roles := map[string]string{}
 	for i, id := range paper {
 		roles[id] = Roles[i]
 	}
 	var err error
-	if res.Families["paper"], err = family(p, paper, samples, roles); err != nil {
+	if res.Families["paper"], err = family(p, primary, paper, byID, roles); err != nil {
 		return nil, fmt.Errorf("%s: paper family: %w", in.Path, err)
 	}
 	matrix := append([]string{baseline}, slices.DeleteFunc(slices.Clone(ids), func(s string) bool { return s == baseline })...)
-	if res.Families["matrix"], err = family(p, matrix, samples, nil); err != nil {
+	if res.Families["matrix"], err = family(p, primary, matrix, byID, nil); err != nil {
 		return nil, fmt.Errorf("%s: matrix family: %w", in.Path, err)
+	}
+	if res.Dependence, err = dependence(ids, byID, cells, paper); err != nil {
+		return nil, fmt.Errorf("%s: dependence: %w", in.Path, err)
 	}
 	if res.Gap, err = gapAnalysis(p, cells, primary); err != nil {
 		return nil, fmt.Errorf("%s: gap analysis: %w", in.Path, err)
@@ -358,13 +378,17 @@ func agreementStat(d []float64) AgreementStat {
 }
 
 // family compares every configuration of ids after the first (the
-// baseline) with the first, and runs Kruskal-Wallis over all of them.
-func family(p Params, ids []string, samples map[string][]float64, roles map[string]string) (*Family, error) {
+// baseline) with the first, by round (RoundComparison, Holm over the
+// round-level p-values) and, descriptively, as independent samples; and
+// runs Friedman over rounds and Kruskal-Wallis over all of them.
+func family(p Params, cell Cell, ids []string, ms map[string]*measured, roles map[string]string) (*Family, error) {
 	f := &Family{Baseline: ids[0], Configs: ids}
 	groups := make([][]float64, len(ids))
+	perRound := make([][]float64, len(ids))
 	n := 0
 	for i, id := range ids {
-		groups[i] = samples[id]
+		groups[i] = ms[id].ths
+		perRound[i] = ms[id].roundMedians()
 		n += len(groups[i])
 	}
 	if len(ids) < 2 {
@@ -375,14 +399,19 @@ func family(p Params, ids []string, samples map[string][]float64, roles map[stri
 		return nil, fmt.Errorf("Kruskal-Wallis: %w", err)
 	}
 	f.Kruskal = Kruskal{H: Num(kw.H), DF: kw.DF, P: Num(kw.P), Epsilon2: Num(kw.Epsilon2), N: n}
-	x := samples[ids[0]]
+	f.Friedman = friedmanRounds(perRound)
+	f.BaselineRoundsMs = nums(perRound[0])
+	x := groups[0]
 	mx, _ := stats.Median(x)
 	var ps []float64
-	for _, id := range ids[1:] {
-		y := samples[id]
+	for k, id := range ids[1:] {
+		y := groups[k+1]
 		c, err := compare(p, x, y)
 		if err != nil {
 			return nil, fmt.Errorf("%s vs %s: %w", id, ids[0], err)
+		}
+		if c.Rounds, err = compareRounds(perRound[0], perRound[k+1], p.BootstrapSeed, streamOf(cell.String()+"|"+id), p.resamples()); err != nil {
+			return nil, fmt.Errorf("%s vs %s by round: %w", id, ids[0], err)
 		}
 		my, _ := stats.Median(y)
 		c.Target, c.Baseline = id, ids[0]
@@ -397,13 +426,21 @@ func family(p Params, ids []string, samples map[string][]float64, roles map[stri
 			}
 		}
 		f.Comparisons = append(f.Comparisons, c)
-		ps = append(ps, float64(c.MannWhitney.P))
+		ps = append(ps, float64(c.Rounds.SignedRank.P))
 	}
-	holm, bonf := stats.Holm(ps), stats.Bonferroni(ps)
+	holm, bonf := holmFinite(ps)
 	for i := range f.Comparisons {
 		f.Comparisons[i].PHolm, f.Comparisons[i].PBonferroni = Num(holm[i]), Num(bonf[i])
 	}
 	return f, nil
+}
+
+func nums(x []float64) []Num {
+	out := make([]Num, len(x))
+	for i, v := range x {
+		out[i] = Num(v)
+	}
+	return out
 }
 
 func compare(p Params, x, y []float64) (Comparison, error) {

@@ -20,7 +20,7 @@ func TestClaimsGolden(t *testing.T) {
 // paperResults is a results/tls.json with the paper family only: per role
 // the increase in ms and %, the Holm p and Cliff's delta (+-0.9 by sign).
 func paperResults(base float64, inc map[string][3]float64, kwP float64) *Results {
-	f := &Family{Kruskal: Kruskal{P: Num(kwP), Epsilon2: 0.7}}
+	f := &Family{Kruskal: Kruskal{P: Num(kwP), Epsilon2: 0.7}, Friedman: Friedman{P: Num(kwP)}}
 	for _, role := range Roles[1:] {
 		v := inc[role]
 		delta := 0.9
@@ -28,6 +28,7 @@ func paperResults(base float64, inc map[string][3]float64, kwP float64) *Results
 			delta = -0.9
 		}
 		f.Comparisons = append(f.Comparisons, Comparison{Role: role, MedianDiffMs: Num(v[0]), MedianDiffPct: Num(v[1]), PHolm: Num(v[2]),
+			Rounds:           RoundComparison{IncreaseMs: Num(v[0]), IncreasePct: Num(v[1])},
 			MedianBaselineMs: Num(base), Cliff: Cliff{Delta: Num(delta)}})
 	}
 	return &Results{Families: map[string]*Family{"paper": f}}

@@ -9,8 +9,8 @@
 // Stages returns the three pipeline stages:
 //
 //	tls:analyze  <run>/records.csv.gz -> results/tls.json
-//	tls:figures  results/tls.json     -> figures/tls-ths.{pdf,svg}, figures/tls-bytes.{pdf,svg}
-//	tls:tables   results/tls.json     -> paper/generated/tls-{paper,matrix,bytes,numbers}.tex
+//	tls:figures  results/tls.json     -> figures/tls-{ths,bytes,gap,drift}.{pdf,svg}
+//	tls:tables   results/tls.json     -> paper/generated/tls-{paper,matrix,bytes,gap,factors,drift,serial,numbers}.tex
 //
 // The handshake time Ths is the capture's: the first segment of the
 // ClientHello to the first segment of the client's Finished (the first
@@ -20,10 +20,26 @@
 // its configuration expects one, or the analysis refuses the dataset (a
 // wrong connection is an error, never a sample).
 //
+// The unit of replication is the round (rounds.go): the runner runs
+// every configuration's blocks in rounds, shuffled per round, and the
+// handshakes of a block are serially dependent while the host drifts
+// between rounds. A configuration's increase is therefore the median over
+// rounds of the paired differences of block medians (its block minus the
+// baseline's in the same round), with a cluster-bootstrap interval over
+// rounds, the Wilcoxon signed-rank test over rounds (Holm over a family)
+// and Friedman's test over rounds; the gap analysis's factor effects use
+// the same rounds. Mann-Whitney, Kruskal-Wallis, Cliff's delta,
+// Hodges-Lehmann and the independent-sample bootstrap treat handshakes as
+// independent and are kept as descriptive only. Dependence (dependence.go)
+// reports each configuration's rank ACF at lag 1 and runs test, and the
+// run's drift by fifths of ClientHello time.
+//
 // Statistics follow analysis/stats and its stated conventions (R type 7
-// quantiles, SciPy 1.10 Mann-Whitney U, Holm as R's p.adjust, Cliff's delta
-// with the Feng-Cliff interval, epsilon-squared = H/(N-1), a seeded
-// percentile bootstrap); Methods in the results repeats them.
+// quantiles, SciPy 1.10 Mann-Whitney U and Wilcoxon signed-rank, Friedman
+// as scipy.stats.friedmanchisquare, Holm as R's p.adjust, Cliff's delta
+// with the Feng-Cliff interval, epsilon-squared = H/(N-1), seeded
+// percentile and cluster bootstraps; p-values printed no smaller than
+// stats.PFloor); Methods in the results repeats them.
 //
 // The dataset format, the config IDs (<cert_key>/<group>[/chain][/hrr])
 // and the reader are defined in datasets/tlsdata. The

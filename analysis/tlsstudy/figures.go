@@ -62,7 +62,7 @@ func figureList(r *Results) ([]render.Figure, error) {
 	for _, f := range []struct {
 		base string
 		make func(*Results) (keyed, error)
-	}{{FigureThs, thsPlot}, {FigureBytes, bytesPlot}, {FigureGap, gapPlot}} {
+	}{{FigureThs, thsPlot}, {FigureBytes, bytesPlot}, {FigureGap, gapPlot}, {FigureDrift, driftPlot}} {
 		k, err := f.make(r)
 		if err != nil {
 			return nil, fmt.Errorf("figure %s: %w", f.base, err)
@@ -324,7 +324,7 @@ func gapPlot(r *Results) (keyed, error) {
 		names[n-2-i] = l
 	}
 	rowStyle(p, names)
-	p.X.Label.Text = "Increase of the median Ths over the cell's baseline (ms, log scale)"
+	p.X.Label.Text = "Increase over the cell's baseline by round, 95 % interval over rounds (ms, log scale)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = render.LogTicks{}
 	p.Add(verticalGrid())
@@ -333,7 +333,8 @@ func gapPlot(r *Results) (keyed, error) {
 	for _, c := range cells {
 		for _, role := range Roles[1:] {
 			if cmp := c.role(role); cmp != nil {
-				for _, v := range []float64{float64(cmp.MedianDiffMs), float64(cmp.Bootstrap.Lower), float64(cmp.Bootstrap.Upper)} {
+				x, l, u := roundInterval(cmp)
+				for _, v := range []float64{x, l, u} {
 					if math.IsNaN(v) || math.IsInf(v, 0) {
 						return keyed{}, fmt.Errorf("cell %s, %s: increase %v ms is not finite", c.Cell, role, v)
 					}
@@ -364,7 +365,8 @@ func gapPlot(r *Results) (keyed, error) {
 			if cmp == nil {
 				continue
 			}
-			d.Points = append(d.Points, intervalDot{Y: float64(n-2-i) + dy, X: float64(cmp.MedianDiffMs), Lo: float64(cmp.Bootstrap.Lower), Hi: float64(cmp.Bootstrap.Upper)})
+			x, l, u := roundInterval(cmp)
+			d.Points = append(d.Points, intervalDot{Y: float64(n-2-i) + dy, X: x, Lo: l, Hi: u})
 		}
 		pub := r.Published.Increases[role].IncreaseMs
 		line := draw.LineStyle{Color: st.Color, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
@@ -453,4 +455,15 @@ func (d *intervalDots) Thumbnail(c *draw.Canvas) {
 	c.StrokeLine2(ls, c.Min.X, ym-vg.Points(2.5), c.Min.X, ym+vg.Points(2.5))
 	c.StrokeLine2(ls, c.Max.X, ym-vg.Points(2.5), c.Max.X, ym+vg.Points(2.5))
 	c.DrawGlyph(draw.GlyphStyle{Color: d.Style.Color, Radius: vg.Points(2.4), Shape: d.Style.Shape}, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: ym})
+}
+
+// roundInterval is a comparison's round-level increase and its interval
+// over rounds (the study's inference); a comparison with too few rounds
+// for an interval is drawn as a dot.
+func roundInterval(cmp *Comparison) (x, lo, hi float64) {
+	x, lo, hi = float64(cmp.Rounds.IncreaseMs), float64(cmp.Rounds.Lower), float64(cmp.Rounds.Upper)
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		lo, hi = x, x
+	}
+	return x, lo, hi
 }

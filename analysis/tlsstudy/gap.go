@@ -3,7 +3,6 @@ package tlsstudy
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -16,7 +15,7 @@ import (
 // in every cell (stack x path x key-share mode) of a run, each cell
 // compared with its own baseline, and for each factor the change of each
 // increase when that factor alone switches, set against the published
-// increase.
+// increase. Increases are the round-level ones (rounds.go).
 
 // Key-share modes of a cell: the client's only key share is for the
 // configured group, or every handshake takes the HelloRetryRequest path.
@@ -170,12 +169,11 @@ type FactorResult struct {
 
 // FactorEffect is the change of one role's increase when the factor
 // switches from From to To with the other two factors held at Held's
-// levels. Increases are median(target) - median(baseline) within a cell;
-// the change is the To cell's minus the From cell's, with a percentile
-// bootstrap interval and the two-sided p of the bootstrap z test, z =
-// change / bootstrap standard error (Efron and Tibshirani 1993, sec.
-// 16.4; Holm over all effects): a p counted from the resamples could not
-// go below 2/(B+1), too coarse for Holm over three dozen effects.
+// levels. Increases are the round-level ones (RoundComparison) within a
+// cell; the change is the To cell's minus the From cell's, with a percentile
+// cluster-bootstrap interval over the rounds the two cells share and the
+// two-sided Wilcoxon signed-rank p of the per-round changes (Holm over
+// all effects that have one).
 type FactorEffect struct {
 	Role string `json:"role"`
 	From Cell   `json:"from_cell"`
@@ -191,10 +189,14 @@ type FactorEffect struct {
 	ChangeHodgesLehmannMs Num `json:"change_hodges_lehmann_ms"`
 	Lower                 Num `json:"lower"`
 	Upper                 Num `json:"upper"`
-	SE                    Num `json:"se_bootstrap"` // standard deviation of the bootstrap changes
-	P                     Num `json:"p_bootstrap_z"`
+	SE                    Num `json:"se_bootstrap"` // standard deviation of the cluster-bootstrap changes
+	P                     Num `json:"p_signed_rank"`
 	PHolm                 Num `json:"p_holm"`
-	ChangePctPoints       Num `json:"change_pct_points"` // of the relative increases
+	// NEff is the number of rounds the two cells share; Note says why
+	// the interval or the test is null.
+	NEff            int    `json:"n_eff"`
+	Note            string `json:"note,omitempty"`
+	ChangePctPoints Num    `json:"change_pct_points"` // of the relative increases
 	// Published is the published increase; DistanceFromMs and
 	// DistanceToMs the absolute distances of each cell's increase from
 	// it, TowardMs = DistanceFromMs - DistanceToMs (positive: switching
@@ -223,7 +225,7 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 	byCell := map[Cell]*CellResult{}
 	for _, c := range keys {
 		cr := CellResult{Cell: c, Primary: c == primary, Baseline: inCell(p.Paper[0], c)}
-		samples := map[string][]float64{}
+		samples := map[string]*measured{}
 		var ids []string
 		roles := map[string]string{}
 		for i, base := range p.Paper {
@@ -233,7 +235,7 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 				cr.Missing = append(cr.Missing, id)
 				continue
 			}
-			samples[id], ids, roles[id] = m.ths, append(ids, id), Roles[i]
+			samples[id], ids, roles[id] = m, append(ids, id), Roles[i]
 		}
 		if bm := cells[c][cr.Baseline]; bm != nil && len(bm.ths) > 0 {
 			cr.NBaseline = len(bm.ths)
@@ -241,7 +243,7 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 			cr.MedianBaselineMs = Num(med)
 		}
 		if len(cr.Missing) == 0 {
-			f, err := family(p, ids, samples, roles)
+			f, err := family(p, c, ids, samples, roles)
 			if err != nil {
 				return nil, fmt.Errorf("cell %s: %w", c, err)
 			}
@@ -253,7 +255,6 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 		byCell[g.Cells[i].Cell] = &g.Cells[i]
 	}
 
-	boot := newBootMedians(p, cells)
 	var ps []float64
 	var where [][2]int
 	for _, f := range Factors {
@@ -273,7 +274,7 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 				continue
 			}
 			for _, role := range Roles[1:] {
-				e, err := factorEffect(p, boot, a, b, role)
+				e, err := factorEffect(p, a, b, role)
 				if err != nil {
 					return nil, fmt.Errorf("factor %s, %s to %s, %s: %w", f.Name, c0, c1, role, err)
 				}
@@ -291,46 +292,58 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 		}
 		g.Factors = append(g.Factors, fr)
 	}
-	for i, h := range stats.Holm(ps) {
+	holm, _ := holmFinite(ps)
+	for i, h := range holm {
 		g.Factors[where[i][0]].Effects[where[i][1]].PHolm = Num(h)
 	}
 	return g, nil
 }
 
-// factorEffect is role's change from cell a to cell b.
-func factorEffect(p Params, boot *bootMedians, a, b *CellResult, role string) (FactorEffect, error) {
+// factorEffect is role's change from cell a to cell b: the difference of
+// the two cells' round-level increases, with a cluster-bootstrap
+// interval over the rounds both cells' comparisons have (a round is
+// resampled with all four of its blocks, so whatever the cells share in
+// a round stays paired), and the two-sided Wilcoxon signed-rank p of the
+// per-round changes d_b,r - d_a,r.
+func factorEffect(p Params, a, b *CellResult, role string) (FactorEffect, error) {
 	ca, cb := a.role(role), b.role(role)
 	if ca == nil || cb == nil {
 		return FactorEffect{}, fmt.Errorf("no %s comparison", role)
 	}
+	nan := Num(math.NaN())
 	e := FactorEffect{Role: role, From: a.Cell, To: b.Cell,
-		FromIncreaseMs: ca.MedianDiffMs, ToIncreaseMs: cb.MedianDiffMs,
-		ChangeMs:              Num(float64(cb.MedianDiffMs) - float64(ca.MedianDiffMs)),
+		FromIncreaseMs: ca.Rounds.IncreaseMs, ToIncreaseMs: cb.Rounds.IncreaseMs,
+		ChangeMs:              Num(float64(cb.Rounds.IncreaseMs) - float64(ca.Rounds.IncreaseMs)),
 		ChangeHodgesLehmannMs: Num(float64(cb.HodgesLehmann.Shift) - float64(ca.HodgesLehmann.Shift)),
-		ChangePctPoints:       Num(float64(cb.MedianDiffPct) - float64(ca.MedianDiffPct)),
+		ChangePctPoints:       Num(float64(cb.Rounds.IncreasePct) - float64(ca.Rounds.IncreasePct)),
+		Lower:                 nan, Upper: nan, SE: nan, P: nan, PHolm: nan,
 	}
-	var reps [4][]float64
-	for i, k := range []struct {
-		c  Cell
-		id string
-	}{{a.Cell, ca.Target}, {a.Cell, ca.Baseline}, {b.Cell, cb.Target}, {b.Cell, cb.Baseline}} {
-		var err error
-		if reps[i], err = boot.get(k.c, k.id); err != nil {
-			return FactorEffect{}, fmt.Errorf("cell %s config %s: %w", k.c, k.id, err)
+	_, da, db := pairRounds(floats(ca.Rounds.DiffsMs), floats(cb.Rounds.DiffsMs))
+	e.NEff = len(da)
+	per := make([]float64, len(da))
+	for i := range da {
+		per[i] = db[i] - da[i]
+	}
+	switch {
+	case e.NEff < MinRounds:
+		e.Note = fmt.Sprintf("%d round(s) shared by both cells: the interval and the test need at least %d", e.NEff, MinRounds)
+	case slices.Min(per) == slices.Max(per):
+		e.Note = fmt.Sprintf("every round's change is %g ms: no spread to resample or rank", per[0])
+	default:
+		change := func(idx []int) float64 { return stats.MedianAt(db, idx) - stats.MedianAt(da, idx) }
+		rs, err := stats.ClusterBootstrap(e.NEff, change, stats.ClusterConfig{
+			Seed: p.BootstrapSeed, Stream: streamOf(a.Cell.String() + ">" + b.Cell.String() + "|" + role), Resamples: p.resamples(), Level: Level})
+		if err != nil {
+			return FactorEffect{}, err
+		}
+		e.Lower, e.Upper, e.SE = Num(rs.Lower), Num(rs.Upper), Num(rs.SE)
+		if sr, err := stats.WilcoxonSignedRank(per); err == nil {
+			e.P = Num(sr.P)
 		}
 	}
-	d := make([]float64, len(reps[0]))
-	for i := range d {
-		d[i] = (reps[2][i] - reps[3][i]) - (reps[0][i] - reps[1][i])
-	}
-	rs, err := stats.BootstrapReplicates(float64(e.ChangeMs), d, Level)
-	if err != nil {
-		return FactorEffect{}, err
-	}
-	e.Lower, e.Upper, e.SE, e.P = Num(rs.Lower), Num(rs.Upper), Num(rs.SE), Num(rs.P)
 	if pub, ok := Published.Increases[role]; ok {
-		from := math.Abs(pub.IncreaseMs - float64(ca.MedianDiffMs))
-		to := math.Abs(pub.IncreaseMs - float64(cb.MedianDiffMs))
+		from := math.Abs(pub.IncreaseMs - float64(e.FromIncreaseMs))
+		to := math.Abs(pub.IncreaseMs - float64(e.ToIncreaseMs))
 		e.PublishedMs, e.DistanceFromMs, e.DistanceToMs, e.TowardMs = Num(pub.IncreaseMs), Num(from), Num(to), Num(from-to)
 		e.ClosedPct = Num(math.NaN())
 		if from > 0 {
@@ -340,31 +353,10 @@ func factorEffect(p Params, boot *bootMedians, a, b *CellResult, role string) (F
 	return e, nil
 }
 
-// bootMedians draws, once per cell and configuration, the medians of
-// BootstrapResamples resamples (with replacement, the sample's size) of
-// its Ths (stats.BootstrapMedians), so that any difference of increases
-// is a difference of stored medians: the samples are independent, so resampling each on its own is
-// the stratified bootstrap of the difference. Each sample's stream is
-// PCG(BootstrapSeed, FNV-1a 64 of "<cell>|<config>"), so a sample's draws
-// do not depend on which other samples the run has.
-type bootMedians struct {
-	p     Params
-	cells cellSamples
-	memo  map[string][]float64
-}
-
-func newBootMedians(p Params, cells cellSamples) *bootMedians {
-	return &bootMedians{p: p, cells: cells, memo: map[string][]float64{}}
-}
-
-func (b *bootMedians) get(c Cell, id string) ([]float64, error) {
-	key := c.String() + "|" + id
-	if v, ok := b.memo[key]; ok {
-		return v, nil
+func floats(x []Num) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
 	}
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	v, err := stats.BootstrapMedians(b.cells[c][id].ths, b.p.BootstrapSeed, h.Sum64(), b.p.resamples())
-	b.memo[key] = v
-	return v, err
+	return out
 }

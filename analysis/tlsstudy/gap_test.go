@@ -13,7 +13,7 @@ import (
 var gapSpec = synthSpec{
 	seed:  11,
 	extra: []string{"ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024", "ed25519/SecP384r1MLKEM1024"},
-	n:     150, warmups: 2, cells: true, cellN: 150,
+	n:     150, warmups: 1, rounds: 15, cells: true, cellN: 150,
 }
 
 func gapParams(c Cell) Params {

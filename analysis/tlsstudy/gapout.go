@@ -35,7 +35,7 @@ func increaseCell(c *Comparison) string {
 	if c == nil {
 		return "---"
 	}
-	return signed(float64(c.MedianDiffMs), 3) + " (" + render.Percent(float64(c.MedianDiffPct)/100, 0) + ")"
+	return signed(float64(c.Rounds.IncreaseMs), 3) + " (" + render.Percent(float64(c.Rounds.IncreasePct)/100, 0) + ")"
 }
 
 // gapTable: one row per cell, the published numbers first, the primary
@@ -44,7 +44,7 @@ func gapTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-gap",
 		Caption: `Study~A, the published increases beside ours in every cell (stack, path, key-share mode): ` +
-			`median $T_\mathrm{hs}$ of the cell's Ed25519 + X25519 baseline and the increase of each of the paper's configurations over it, ms (\%). ` +
+			`median $T_\mathrm{hs}$ of the cell's Ed25519 + X25519 baseline and the increase of each of the paper's configurations over it by round (median of the paired block-median differences), ms (\%). ` +
 			`$\star$: the primary cell, closest to the original, on which the claims are judged.`,
 		Align:  "lrrrr",
 		Header: []string{"Cell", "Baseline (ms)", roleNames["pq-sig"], roleNames["pq-kem"], roleNames["hybrid"]},
@@ -72,7 +72,7 @@ func gapTable(r *Results) (string, error) {
 			notes = append(notes, render.Escape(cellLabel(c.Cell))+" lacks "+render.Escape(strings.Join(c.Missing, ", ")))
 		}
 	}
-	n := fmt.Sprintf("%d cells; n per configuration: %s. Increases are differences of medians within a cell; tests and intervals per cell as in Table~\\ref{tab:tls-paper}.", len(r.Gap.Cells), nRangeCells(r))
+	n := fmt.Sprintf("%d cells; n per configuration: %s. Increases are round-level, within a cell; tests and intervals per cell as in Table~\\ref{tab:tls-paper}.", len(r.Gap.Cells), nRangeCells(r))
 	if len(notes) > 0 {
 		n += " " + strings.Join(notes, "; ") + "."
 	}
@@ -134,7 +134,7 @@ func factorsTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-factors",
 		Caption: `Study~A, what each factor does to the increases: switching one factor with the other two held, the change of each configuration's increase over its cell's baseline ` +
-			`(ms, with the 95\,\% percentile bootstrap interval; $^{*}$: Holm-adjusted $p < 0.05$ of the bootstrap $z$ test over all ` + fmt.Sprint(countEffects(r)) + ` changes) ` +
+			`(ms, with the 95\,\% cluster-bootstrap interval over the rounds both cells share; $^{*}$: Holm-adjusted $p < 0.05$ of the Wilcoxon signed-rank test of the per-round changes, over all ` + fmt.Sprint(countEffects(r)) + ` changes) ` +
 			`and the share of the distance to the published increase that the switch closes (negative: it moves ours away). $\star$: the pair that contains the primary cell.`,
 		Align:  "llrrrrrr",
 		Header: []string{"Factor", "Held at", roleNames["pq-sig"], `closed`, roleNames["pq-kem"], `closed`, roleNames["hybrid"], `closed`},
@@ -156,15 +156,49 @@ func factorsTable(r *Results) (string, error) {
 				if float64(e.PHolm) < 0.05 {
 					star = `$^{*}$`
 				}
-				row = append(row, fmt.Sprintf("%s%s [%s, %s]", signed(float64(e.ChangeMs), 3), star, signed(float64(e.Lower), 3), signed(float64(e.Upper), 3)),
+				row = append(row, fmt.Sprintf("%s%s %s", signed(float64(e.ChangeMs), 3), star, ciCell(e.Lower, e.Upper, 3)),
 					render.Percent(float64(e.ClosedPct)/100, 0))
 			}
 			t.Rows = append(t.Rows, row)
 		}
 	}
-	t.Notes = `The change is the To cell's increase minus the From cell's (differences of medians); ` +
-		`closed $= (|P - \Delta_\mathrm{from}| - |P - \Delta_\mathrm{to}|)/|P - \Delta_\mathrm{from}|$ with $P$ the published increase.`
+	t.Notes = `The change is the To cell's round-level increase minus the From cell's; ` +
+		`closed $= (|P - \Delta_\mathrm{from}| - |P - \Delta_\mathrm{to}|)/|P - \Delta_\mathrm{from}|$ with $P$ the published increase. ` +
+		fmt.Sprintf(`$n_\mathrm{eff}$ = %s rounds per change.`, effectNEff(r)) + effectNotes(r)
 	return t.Latex()
+}
+
+// effectNEff is "20" or "3 to 20" over all factor effects.
+func effectNEff(r *Results) string {
+	lo, hi := math.MaxInt, 0
+	for _, f := range r.Gap.Factors {
+		for _, e := range f.Effects {
+			lo, hi = min(lo, e.NEff), max(hi, e.NEff)
+		}
+	}
+	switch {
+	case hi == 0:
+		return "0"
+	case lo == hi:
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
+}
+
+// effectNotes says why factor effects have no interval.
+func effectNotes(r *Results) string {
+	var notes []string
+	for _, f := range r.Gap.Factors {
+		for _, e := range f.Effects {
+			if e.Note != "" {
+				notes = append(notes, render.Escape(e.Note))
+			}
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " ``---'': " + strings.Join(dedupe(notes), "; ") + "."
 }
 
 func countEffects(r *Results) int {
@@ -232,13 +266,13 @@ func gapNumbers(r *Results, set func(name, v string)) {
 			set(m+"RemainingMs", "---")
 			set(m+"ExplainedPct", "---")
 		} else {
-			set(m+"RemainingMs", signed(pub.IncreaseMs-float64(c.MedianDiffMs), 3))
-			set(m+"ExplainedPct", render.Fixed(100*float64(c.MedianDiffMs)/pub.IncreaseMs, 0)+`\,\%`)
+			set(m+"RemainingMs", signed(pub.IncreaseMs-float64(c.Rounds.IncreaseMs), 3))
+			set(m+"ExplainedPct", render.Fixed(100*float64(c.Rounds.IncreaseMs)/pub.IncreaseMs, 0)+`\,\%`)
 		}
 		best, bestD := (*CellResult)(nil), math.Inf(1)
 		for i := range r.Gap.Cells {
 			if c := r.Gap.Cells[i].role(role); c != nil {
-				if d := math.Abs(pub.IncreaseMs - float64(c.MedianDiffMs)); d < bestD {
+				if d := math.Abs(pub.IncreaseMs - float64(c.Rounds.IncreaseMs)); d < bestD {
 					best, bestD = &r.Gap.Cells[i], d
 				}
 			}
@@ -249,6 +283,6 @@ func gapNumbers(r *Results, set func(name, v string)) {
 			continue
 		}
 		set(m+"ClosestCell", render.Escape(cellLabel(best.Cell)))
-		set(m+"ClosestMs", signed(float64(best.role(role).MedianDiffMs), 3))
+		set(m+"ClosestMs", signed(float64(best.role(role).Rounds.IncreaseMs), 3))
 	}
 }

@@ -38,6 +38,9 @@ type Results struct {
 	// Gap sets the paper's four configurations of every cell beside the
 	// published increases, and estimates each factor's effect (gap.go).
 	Gap *Gap `json:"gap"`
+	// Dependence is the serial dependence of each primary-cell
+	// configuration and the run's drift by fifths (dependence.go).
+	Dependence *Dependence `json:"dependence"`
 }
 
 // Input describes the raw dataset.
@@ -63,6 +66,7 @@ type ResultParams struct {
 	Bootstrap BootstrapParams `json:"bootstrap"`
 	Level     float64         `json:"level"`
 	MinN      int             `json:"min_connections"`
+	MinRounds int             `json:"min_rounds"` // fewest paired rounds for a round-level interval and test
 }
 
 // BootstrapParams are what is needed to rerun the bootstrap.
@@ -144,10 +148,17 @@ type AgreementStat struct {
 
 // Family is a set of configurations compared with one baseline.
 type Family struct {
-	Baseline    string       `json:"baseline"`
-	Configs     []string     `json:"configs"` // baseline first, then targets
-	Kruskal     Kruskal      `json:"kruskal_wallis"`
-	Comparisons []Comparison `json:"comparisons"`
+	Baseline string   `json:"baseline"`
+	Configs  []string `json:"configs"` // baseline first, then targets
+	// Kruskal treats every handshake as an independent observation
+	// (descriptive only: the handshakes of a block are serially
+	// dependent); Friedman compares the configurations over rounds.
+	Kruskal  Kruskal  `json:"kruskal_wallis"`
+	Friedman Friedman `json:"friedman"`
+	// BaselineRoundsMs is the baseline's block median per round (index =
+	// round; null where it has no block), the drift the rounds control.
+	BaselineRoundsMs []Num        `json:"baseline_rounds_ms"`
+	Comparisons      []Comparison `json:"comparisons"`
 }
 
 // Kruskal is the Kruskal-Wallis test over all of a family's
@@ -173,9 +184,17 @@ type Comparison struct {
 	MedianDiffMs     Num    `json:"median_diff_ms"`
 	MedianDiffPct    Num    `json:"median_diff_pct"` // 100 (median_t - median_b) / median_b
 
+	// Rounds is the round-level comparison, the study's inference:
+	// increase, interval and test over rounds (rounds.go).
+	Rounds RoundComparison `json:"rounds"`
+	// PHolm and PBonferroni adjust the round-level signed-rank p
+	// (Rounds.SignedRank.P) over the family's comparisons that have one.
+	PHolm       Num `json:"p_holm"`
+	PBonferroni Num `json:"p_bonferroni"`
+	// MannWhitney, Cliff, HodgesLehmann and Bootstrap treat the
+	// handshakes as independent samples: descriptive only (their p and
+	// intervals overstate the evidence; Methods says so).
 	MannWhitney   MannWhitney        `json:"mann_whitney"`
-	PHolm         Num                `json:"p_holm"`
-	PBonferroni   Num                `json:"p_bonferroni"`
 	Cliff         Cliff              `json:"cliff_delta"`
 	HodgesLehmann HodgesLehmann      `json:"hodges_lehmann_ms"`
 	Bootstrap     Bootstrap          `json:"bootstrap_median_diff_ms"`
@@ -257,6 +276,9 @@ func (r *Results) check() error {
 	}
 	if r.Gap == nil {
 		return errors.New("no gap analysis")
+	}
+	if r.Dependence == nil || len(r.Dependence.Fifths.BaselineMs) != 5 {
+		return errors.New("no dependence analysis (with five fifths)")
 	}
 	primaries := 0
 	for _, c := range r.Gap.Cells {

@@ -19,6 +19,9 @@ const (
 	FigureThs     = "figures/tls-ths"   // .pdf and .svg
 	FigureBytes   = "figures/tls-bytes" // .pdf and .svg
 	FigureGap     = "figures/tls-gap"   // .pdf and .svg
+	FigureDrift   = "figures/tls-drift" // .pdf and .svg
+	TableDrift    = "paper/generated/tls-drift.tex"
+	TableSerial   = "paper/generated/tls-serial.tex"
 	TableGap      = "paper/generated/tls-gap.tex"
 	TableFactors  = "paper/generated/tls-factors.tex"
 	TablePaper    = "paper/generated/tls-paper.tex"
@@ -39,10 +42,11 @@ const (
 //
 //   - tls:analyze reads <runDir>/records.csv.gz and writes results/tls.json;
 //   - tls:figures reads results/tls.json and writes figures/tls-ths.{pdf,svg}
-//     figures/tls-bytes.{pdf,svg} and figures/tls-gap.{pdf,svg}, dated
+//     figures/tls-bytes.{pdf,svg}, figures/tls-gap.{pdf,svg} and
+//     figures/tls-drift.{pdf,svg}, dated
 //     SOURCE_DATE_EPOCH (a stage parameter, from repro.SourceDateEpoch);
 //   - tls:tables reads results/tls.json and writes the LaTeX tables
-//     paper/generated/tls-{paper,matrix,bytes,gap,factors}.tex and the
+//     paper/generated/tls-{paper,matrix,bytes,gap,factors,drift,serial}.tex and the
 //     \newcommand numbers paper/generated/tls-numbers.tex.
 //
 // Invalid params or runDir are reported when tls:analyze runs (Stages
@@ -103,7 +107,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
 		Params:  map[string]string{paramEpoch: epoch},
-		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg"},
+		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg", FigureDrift + ".pdf", FigureDrift + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			date, err := parseEpoch(env.Param(paramEpoch))
 			if err != nil {
@@ -126,7 +130,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Doc:     "Study A LaTeX tables and numbers",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
-		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile},
+		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, NumbersFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			res, err := readResults(env)
 			if err != nil {

@@ -21,12 +21,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 var outputs = []string{
 	ResultsFile,
 	FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg",
-	TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile,
+	FigureDrift + ".pdf", FigureDrift + ".svg",
+	TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, NumbersFile,
 }
 
 // goldens are the outputs compared with testdata/ (the figures are checked
 // for determinism instead: their bytes follow gonum/plot's drawing code).
-var goldens = []string{ResultsFile, TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, NumbersFile}
+var goldens = []string{ResultsFile, TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, NumbersFile}
 
 func codeRoot(t testing.TB) string {
 	t.Helper()

@@ -27,7 +27,11 @@ type synthSpec struct {
 	groups   []string
 	extra    []string // further config IDs, e.g. with /chain or /hrr
 	n        int      // measured connections per configuration
-	warmups  int      // warm-up connections per configuration
+	warmups  int      // warm-up connections per block
+	// rounds is the number of rounds (blocks per configuration), as
+	// tlsrun.Plan runs them: in every round each configuration's block,
+	// the blocks in a freshly shuffled order; 0 means 10.
+	rounds int
 	// cells adds the paper's four configurations in the 7 other cells
 	// (stack x path x key-share mode) beside the default Go, loopback,
 	// direct one, with cellN measured connections each.
@@ -69,7 +73,8 @@ var matrixSpec = synthSpec{
 	groups:   []string{"X25519", "X25519MLKEM768", "MLKEM1024", "SecP384r1MLKEM1024"},
 	extra:    []string{"mldsa87/X25519/chain"},
 	n:        200,
-	warmups:  10,
+	warmups:  1,
+	rounds:   20,
 	cells:    true,
 	cellN:    120,
 }
@@ -78,7 +83,7 @@ var matrixSpec = synthSpec{
 var paperSpec = synthSpec{
 	seed:  7,
 	extra: []string{"ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024", "ed25519/SecP384r1MLKEM1024"},
-	n:     30, warmups: 3,
+	n:     30, warmups: 1,
 }
 
 var (
@@ -100,36 +105,54 @@ func (s synthSpec) configs() []string {
 	return append(ids, s.extra...)
 }
 
-// records draws the dataset: every configuration's warm-ups and measured
-// connections in one seeded random interleaving.
+// records draws the dataset: rounds of blocks as tlsrun.Plan runs them
+// (every configuration's block in every round, a shuffled order per
+// round, each block after its warm-ups), with a drift of the host shared
+// by all blocks of a round.
 func (s synthSpec) records() []tlsdata.Record {
 	rng := rand.New(rand.NewPCG(s.seed, 0x5eed))
 	type slot struct {
 		id     string
 		warmup bool
 		path   string
+		round  int
 	}
-	var plan []slot
+	type unit struct {
+		id, path string
+		n        int
+	}
+	var units []unit
 	for _, id := range s.configs() {
-		for i := range s.n + s.warmups {
-			plan = append(plan, slot{id, i < s.warmups, ""})
-		}
+		units = append(units, unit{id, "", s.n})
 	}
-	rng.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
-	// The other cells' connections follow, in an order of their own, so
-	// that the default cell's records are those of a spec without cells.
 	if s.cells {
-		var more []slot
 		for _, c := range synthCells {
 			for _, base := range DefaultParams("x").Paper {
-				for i := range s.cellN + s.warmups {
-					more = append(more, slot{inCell(base, c), i < s.warmups, c.Path})
-				}
+				units = append(units, unit{inCell(base, c), c.Path, s.cellN})
 			}
 		}
-		r2 := rand.New(rand.NewPCG(s.seed, 0xce11))
-		r2.Shuffle(len(more), func(i, j int) { more[i], more[j] = more[j], more[i] })
-		plan = append(plan, more...)
+	}
+	rounds := s.rounds
+	if rounds == 0 {
+		rounds = 10
+	}
+	var plan []slot
+	for r := range rounds {
+		order := rng.Perm(len(units))
+		for _, k := range order {
+			u := units[k]
+			block := (u.n + rounds - 1) / rounds
+			lo, hi := r*block, min((r+1)*block, u.n)
+			if lo >= hi {
+				continue
+			}
+			for range s.warmups {
+				plan = append(plan, slot{u.id, true, u.path, r})
+			}
+			for range hi - lo {
+				plan = append(plan, slot{u.id, false, u.path, r})
+			}
+		}
 	}
 	t := int64(1_796_000_000_000_000_000) // 2026-11-30
 	out := make([]tlsdata.Record, len(plan))
@@ -138,7 +161,8 @@ func (s synthSpec) records() []tlsdata.Record {
 		if err != nil {
 			panic(err)
 		}
-		ms := 3.9 * math.Exp(0.10*rng.NormFloat64())
+		// The host's drift: every block of a round alike.
+		ms := 3.9 * math.Exp(0.10*rng.NormFloat64()) * (1 + 0.1*math.Sin(float64(sl.round)))
 		group := groupCostMs[id.Group]
 		if id.Stack == tlsdata.StackOpenSSL {
 			ms += synthOpenSSLMs

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pqrepro/analysis/stats"
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/render"
 )
@@ -20,7 +21,7 @@ func Tables(r *Results) (map[string][]byte, error) {
 		path string
 		make func(*Results) (string, error)
 	}{
-		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {NumbersFile, numbers},
+		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {TableDrift, driftTable}, {TableSerial, serialTable}, {NumbersFile, numbers},
 	} {
 		s, err := t.make(r)
 		if err != nil {
@@ -42,22 +43,30 @@ func signed(x float64, d int) string {
 
 // pMath formats a p-value as LaTeX math content (no dollars): three
 // decimals down to 0.001, below that m\times10^{e} with two significant
-// digits, and <10^{-300} below 10^{-300}: there the normal approximation
-// has underflowed (to 0 or to a subnormal such as 3.7e-320) and no digit
-// of the value means anything.
+// digits, and <10^{-6} below stats.PFloor: no design of the study
+// supports a smaller p (the effective n is the rounds, and a p from
+// dependent handshakes overstates the evidence).
 func pMath(p float64) string {
 	switch {
 	case math.IsNaN(p):
 		return `\text{---}`
 	case p >= 0.001:
 		return render.Fixed(p, 3)
-	case p < 1e-300:
-		return `<10^{-300}`
+	case p < stats.PFloor:
+		return `<10^{-6}`
 	}
 	s := strconv.FormatFloat(p, 'e', 1, 64) // "3.2e-85"
 	m, e, _ := strings.Cut(s, "e")
 	exp, _ := strconv.Atoi(e)
 	return fmt.Sprintf(`%s\times10^{%d}`, m, exp)
+}
+
+// pIsOrDash is pIs, or "---" without a test.
+func pIsOrDash(p float64) string {
+	if math.IsNaN(p) {
+		return "---"
+	}
+	return pIs(p)
 }
 
 // pValue is a p-value for a table cell or a macro.
@@ -95,9 +104,73 @@ func nRange(r *Results, ids []string) string {
 	return fmt.Sprintf("$n = %d$ to $%d$", lo, hi)
 }
 
+// ciCell is a round-level interval "[+1.30, +1.81]", or "---".
+func ciCell(lo, hi Num, d int) string {
+	if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+		return "---"
+	}
+	return "[" + signed(float64(lo), d) + ", " + signed(float64(hi), d) + "]"
+}
+
+// roundNotes collects the reasons a family's round-level cells are "---".
+func roundNotes(r *Results, f *Family) string {
+	var notes []string
+	for _, c := range f.Comparisons {
+		if c.Rounds.Note != "" {
+			notes = append(notes, render.Escape(r.label(c.Target)+": "+c.Rounds.Note))
+		}
+	}
+	if f.Friedman.Note != "" {
+		notes = append(notes, render.Escape("Friedman: "+f.Friedman.Note))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " ``---'': " + strings.Join(dedupe(notes), "; ") + "."
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// label is a configuration's label, or its ID.
+func (r *Results) label(id string) string {
+	if c := r.config(id); c != nil {
+		return c.Label
+	}
+	return id
+}
+
+// neffRange is "20" or "3 to 20": the paired rounds of f's comparisons.
+func neffRange(f *Family) string {
+	lo, hi := math.MaxInt, 0
+	for _, c := range f.Comparisons {
+		lo, hi = min(lo, c.Rounds.NEff), max(hi, c.Rounds.NEff)
+	}
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
+}
+
+func friedmanText(f Friedman) string {
+	if math.IsNaN(float64(f.P)) {
+		return fmt.Sprintf(`Friedman over rounds: --- ($n_\mathrm{eff} = %d$ rounds)`, f.NEff)
+	}
+	return fmt.Sprintf(`Friedman over rounds $Q = %s$, %s, Kendall's $W = %s$ ($n_\mathrm{eff} = %d$ rounds)`,
+		render.Fixed(float64(f.Q), 1), pIs(float64(f.P)), render.Fixed(float64(f.KendallW), 2), f.NEff)
+}
+
 // paperTable is the paper's table: its four configurations, our median
-// Ths and increase next to the published increase, Cliff's delta and the
-// Holm-adjusted p. Published values are in parentheses.
+// Ths and round-level increase next to the published increase, the
+// interval over rounds, the Holm-adjusted round-level p and Cliff's
+// delta (descriptive). Published values are in parentheses.
 func paperTable(r *Results) (string, error) {
 	f := r.Families["paper"]
 	base := r.config(f.Baseline)
@@ -107,31 +180,34 @@ func paperTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-paper",
 		Caption: `Study~A, the paper's four configurations: median handshake time $T_\mathrm{hs}$ (ClientHello to client Finished, from the capture) ` +
-			`and its increase over the ` + render.Escape(base.Label) + ` baseline, ours with the published value in parentheses; ` +
-			`Cliff's $\delta$ with its 95\,\% interval and the Holm-adjusted two-sided Mann-Whitney $p$ (` + strconv.Itoa(len(f.Comparisons)) + ` comparisons).`,
-		Align:  "lrrrrr",
-		Header: []string{"Configuration", `Median (ms)`, `$\Delta$ (ms)`, `$\Delta$ (\%)`, `Cliff's $\delta$ [95\,\% CI]`, `$p_\mathrm{Holm}$`},
+			`and its increase over the ` + render.Escape(base.Label) + ` baseline by round (the median over rounds of the target's block median minus the baseline's in the same round), ` +
+			`ours with the published value in parentheses; its 95\,\% cluster-bootstrap interval over rounds; the Holm-adjusted two-sided Wilcoxon signed-rank $p$ over rounds (` +
+			strconv.Itoa(len(f.Comparisons)) + ` comparisons, $n_\mathrm{eff}$ rounds); Cliff's $\delta$ (descriptive).`,
+		Align:  "lrrrrrr",
+		Header: []string{"Configuration", `Median (ms)`, `$\Delta$ (ms)`, `$\Delta$ (\%)`, `95\,\% CI (ms)`, `$p_\mathrm{Holm}$ ($n_\mathrm{eff}$)`, `Cliff's $\delta$`},
 	}
-	t.Rows = append(t.Rows, []string{render.Escape(base.Label), render.Fixed(float64(base.ThsMs.Median), 3), "baseline", "", "", ""})
+	t.Rows = append(t.Rows, []string{render.Escape(base.Label), render.Fixed(float64(base.ThsMs.Median), 3), "baseline", "", "", "", ""})
 	for _, c := range f.Comparisons {
 		cr := r.config(c.Target)
 		if cr == nil {
 			return "", fmt.Errorf("target %s has no results", c.Target)
 		}
-		ms, pct := signed(float64(c.MedianDiffMs), 3), signedInt(float64(c.MedianDiffPct))
+		ms, pct := signed(float64(c.Rounds.IncreaseMs), 3), signedInt(float64(c.Rounds.IncreasePct))
 		if c.Published != nil {
 			ms += " (" + signed(c.Published.IncreaseMs, 3) + ")"
 			pct += " (" + signedInt(c.Published.IncreasePct) + ")"
 		}
 		t.Rows = append(t.Rows, []string{
-			render.Escape(cr.Label), render.Fixed(float64(c.MedianTargetMs), 3), ms, pct, cliffCell(c.Cliff), pValue(float64(c.PHolm)),
+			render.Escape(cr.Label), render.Fixed(float64(c.MedianTargetMs), 3), ms, pct, ciCell(c.Rounds.Lower, c.Rounds.Upper, 3),
+			pValue(float64(c.PHolm)) + fmt.Sprintf(" (%d)", c.Rounds.NEff), render.Fixed(float64(c.Cliff.Delta), 2),
 		})
 	}
 	kw := f.Kruskal
-	t.Notes = fmt.Sprintf(`%s measured connections per configuration (profile %s). Kruskal-Wallis over the four: $H = %s$, %s, $\varepsilon^2 = %s$. `+
-		`Published: Hara et al.\ (OpenSSL 3.5.2); their baseline median ($\approx$%s\,ms) is implied by the increases, not stated.`,
-		nRange(r, f.Configs), render.Escape(r.Profile), render.Fixed(float64(kw.H), 1), pIs(float64(kw.P)), render.Fixed(float64(kw.Epsilon2), 3),
-		render.Fixed(r.Published.BaselineMedianMs, 1))
+	t.Notes = fmt.Sprintf(`%s measured connections per configuration (profile %s) in $n_\mathrm{eff} = %s$ paired rounds, the unit of replication (Section~\ref{sec:tls-drift}); B = %d bootstrap resamples of rounds. %s. `+
+		`Descriptive, treating every handshake as independent: Kruskal-Wallis $H = %s$, $\varepsilon^2 = %s$, Cliff's $\delta$. `+
+		`Published: Hara et al.\ (OpenSSL 3.5.2); their baseline median ($\approx$%s\,ms) is implied by the increases, not stated.%s`,
+		nRange(r, f.Configs), render.Escape(r.Profile), neffRange(f), r.Params.Bootstrap.Resamples, friedmanText(f.Friedman), render.Fixed(float64(kw.H), 1), render.Fixed(float64(kw.Epsilon2), 3),
+		render.Fixed(r.Published.BaselineMedianMs, 1), roundNotes(r, f))
 	return t.Latex()
 }
 
@@ -167,13 +243,13 @@ func matrixTable(r *Results) (string, error) {
 	})
 	pct := map[string]float64{}
 	for _, c := range f.Comparisons {
-		pct[c.Target] = float64(c.MedianDiffPct)
+		pct[c.Target] = float64(c.Rounds.IncreasePct)
 	}
 	base := r.config(f.Baseline)
 	t := render.Table{
 		Label: "tab:tls-matrix",
 		Caption: `Study~A, full matrix: median $T_\mathrm{hs}$ in ms (increase over ` + render.Escape(base.Label) +
-			`) per certificate key (rows) and key-exchange group (columns).`,
+			`, by round: the median over rounds of the paired block-median differences) per certificate key (rows) and key-exchange group (columns).`,
 		Align:  "l" + strings.Repeat("r", len(groups)),
 		Header: []string{"Certificate"},
 	}
@@ -196,16 +272,19 @@ func matrixTable(r *Results) (string, error) {
 		t.Rows = append(t.Rows, row)
 	}
 	kw := f.Kruskal
-	t.Notes = fmt.Sprintf(`%d configurations; Kruskal-Wallis $H = %s$, %s, $\varepsilon^2 = %s$; %d comparisons with the baseline, largest Holm-adjusted %s.`,
-		len(r.Configs), render.Fixed(float64(kw.H), 1), pIs(float64(kw.P)), render.Fixed(float64(kw.Epsilon2), 3),
-		len(f.Comparisons), pIs(maxHolm(f)))
+	t.Notes = fmt.Sprintf(`%d configurations; %s; %d comparisons with the baseline by Wilcoxon signed-rank over $n_\mathrm{eff} = %s$ rounds, largest Holm-adjusted %s. Descriptive (handshakes as independent): Kruskal-Wallis $H = %s$, $\varepsilon^2 = %s$.%s`,
+		len(r.Configs), friedmanText(f.Friedman), len(f.Comparisons), neffRange(f), pIs(maxHolm(f)),
+		render.Fixed(float64(kw.H), 1), render.Fixed(float64(kw.Epsilon2), 3), roundNotes(r, f))
 	return t.Latex()
 }
 
+// maxHolm is the largest Holm-adjusted p of f, NaN when none has one.
 func maxHolm(f *Family) float64 {
-	m := math.Inf(-1)
+	m := math.NaN()
 	for _, c := range f.Comparisons {
-		m = max(m, float64(c.PHolm))
+		if v := float64(c.PHolm); !math.IsNaN(v) && !(v <= m) {
+			m = v
+		}
 	}
 	return m
 }
@@ -253,8 +332,16 @@ func numbers(r *Results) (string, error) {
 		set(m+"Label", render.Escape(cr.Label))
 		set(m+"N", strconv.Itoa(cr.N))
 		set(m+"MedianMs", render.Fixed(float64(c.MedianTargetMs), 3))
-		set(m+"IncreaseMs", signed(float64(c.MedianDiffMs), 3))
-		set(m+"IncreasePct", render.Percent(float64(c.MedianDiffPct)/100, 0))
+		set(m+"IncreaseMs", signed(float64(c.Rounds.IncreaseMs), 3))
+		set(m+"IncreasePct", render.Percent(float64(c.Rounds.IncreasePct)/100, 0))
+		set(m+"PooledIncreaseMs", signed(float64(c.MedianDiffMs), 3))
+		set(m+"RoundLowMs", signed(float64(c.Rounds.Lower), 3))
+		set(m+"RoundHighMs", signed(float64(c.Rounds.Upper), 3))
+		set(m+"RoundWidthMs", render.Fixed(float64(c.Rounds.Upper-c.Rounds.Lower), 3))
+		set(m+"BootWidthMs", render.Fixed(float64(c.Bootstrap.Upper-c.Bootstrap.Lower), 3))
+		set(m+"NEff", strconv.Itoa(c.Rounds.NEff))
+		set(m+"SignedRankP", pValue(float64(c.Rounds.SignedRank.P)))
+		set(m+"MannWhitneyP", pValue(float64(c.MannWhitney.P)))
 		set(m+"CliffDelta", render.Fixed(float64(c.Cliff.Delta), 3))
 		set(m+"CliffLow", render.Fixed(float64(c.Cliff.Lower), 3))
 		set(m+"CliffHigh", render.Fixed(float64(c.Cliff.Upper), 3))
@@ -274,6 +361,10 @@ func numbers(r *Results) (string, error) {
 		set(fam.macro+"KruskalH", render.Fixed(float64(f.Kruskal.H), 1))
 		set(fam.macro+"KruskalP", pValue(float64(f.Kruskal.P)))
 		set(fam.macro+"KruskalPIs", pIs(float64(f.Kruskal.P)))
+		set(fam.macro+"FriedmanQ", render.Fixed(float64(f.Friedman.Q), 1))
+		set(fam.macro+"FriedmanPIs", pIsOrDash(float64(f.Friedman.P)))
+		set(fam.macro+"KendallW", render.Fixed(float64(f.Friedman.KendallW), 2))
+		set(fam.macro+"FriedmanNEff", strconv.Itoa(f.Friedman.NEff))
 		set(fam.macro+"EpsilonSq", render.Fixed(float64(f.Kruskal.Epsilon2), 3))
 		set(fam.macro+"Configs", strconv.Itoa(len(f.Configs)))
 		set(fam.macro+"Comparisons", strconv.Itoa(len(f.Comparisons)))
@@ -283,17 +374,17 @@ func numbers(r *Results) (string, error) {
 	matrix := r.Families["matrix"]
 	hi, lo := matrix.Comparisons[0], matrix.Comparisons[0]
 	for _, c := range matrix.Comparisons[1:] {
-		if c.MedianDiffPct > hi.MedianDiffPct {
+		if c.Rounds.IncreasePct > hi.Rounds.IncreasePct {
 			hi = c
 		}
-		if c.MedianDiffPct < lo.MedianDiffPct {
+		if c.Rounds.IncreasePct < lo.Rounds.IncreasePct {
 			lo = c
 		}
 	}
-	set("MatrixMaxIncreasePct", render.Percent(float64(hi.MedianDiffPct)/100, 0))
-	set("MatrixMaxIncreaseMs", signed(float64(hi.MedianDiffMs), 3))
+	set("MatrixMaxIncreasePct", render.Percent(float64(hi.Rounds.IncreasePct)/100, 0))
+	set("MatrixMaxIncreaseMs", signed(float64(hi.Rounds.IncreaseMs), 3))
 	set("MatrixMaxLabel", render.Escape(r.config(hi.Target).Label))
-	set("MatrixMinIncreasePct", render.Percent(float64(lo.MedianDiffPct)/100, 0))
+	set("MatrixMinIncreasePct", render.Percent(float64(lo.Rounds.IncreasePct)/100, 0))
 	set("MatrixMinLabel", render.Escape(r.config(lo.Target).Label))
 
 	minN, maxP95 := math.MaxInt, math.Inf(-1)
@@ -315,6 +406,7 @@ func numbers(r *Results) (string, error) {
 	set("AgreementSynMedianMs", render.Fixed(float64(r.Agreement.SynToFinished.MedianDiffMs), 3))
 	set("AgreementSynPNinetyFiveMs", render.Fixed(float64(r.Agreement.SynToFinished.P95AbsDiffMs), 3))
 	gapNumbers(r, set)
+	dependenceNumbers(r, set)
 	if len(errs) > 0 {
 		return "", errs[0]
 	}

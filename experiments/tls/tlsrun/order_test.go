@@ -113,12 +113,19 @@ func TestPlanDeterministic(t *testing.T) {
 		t.Fatal("two plans with the same seed differ")
 	}
 	// The order for the repository's seed as computed by the independent
-	// oracle testdata/order_oracle.py (20260401 20 3): a change of the
+	// oracle testdata/order_oracle.py (20260401 20 10): a change of the
 	// shuffle or of Go's PCG shows up here, not as a silent new order.
 	want := []int{
 		3, 15, 0, 7, 12, 1, 10, 9, 18, 16, 2, 14, 4, 11, 6, 19, 17, 5, 8, 13,
 		11, 15, 17, 14, 13, 18, 9, 16, 1, 10, 12, 4, 3, 8, 6, 2, 7, 5, 19, 0,
 		5, 19, 3, 16, 2, 4, 7, 18, 17, 9, 0, 12, 13, 1, 10, 6, 15, 14, 11, 8,
+		10, 14, 4, 16, 2, 7, 5, 3, 19, 8, 13, 12, 6, 15, 18, 17, 1, 9, 0, 11,
+		15, 7, 19, 14, 6, 12, 16, 0, 3, 18, 5, 1, 9, 8, 13, 10, 11, 2, 17, 4,
+		12, 7, 19, 0, 4, 1, 17, 13, 3, 5, 6, 18, 10, 9, 8, 15, 11, 16, 14, 2,
+		17, 10, 1, 18, 5, 12, 6, 9, 16, 4, 11, 8, 15, 7, 19, 13, 0, 14, 3, 2,
+		18, 6, 9, 4, 12, 10, 17, 13, 1, 0, 8, 14, 2, 15, 3, 7, 16, 11, 19, 5,
+		8, 14, 4, 7, 1, 17, 3, 9, 2, 11, 10, 5, 15, 16, 19, 0, 13, 6, 18, 12,
+		17, 16, 15, 11, 7, 19, 0, 2, 14, 12, 10, 4, 18, 8, 5, 3, 9, 1, 6, 13,
 	}
 	if got := blockOrder(a); !reflect.DeepEqual(got, want) {
 		t.Errorf("block order for seed %d:\n got %v\nwant %v", s.Seeds.Order, got, want)
