@@ -250,8 +250,10 @@ func thinTicks(min, max float64) []plot.Tick {
 }
 
 // diffPlot draws the median difference (target - baseline) against the
-// scenario's RTT, one series per round with its 95 % bootstrap interval,
-// and the published values where they belong: the smallest difference at
+// scenario's RTT, one series per round with its 95 % circular block
+// bootstrap interval, each scenario over its rounds (mean and Student t
+// interval over the rounds: the interval at the top level of the
+// design), and the published values where they belong: the smallest difference at
 // the fastest scenario, the largest at the slowest.
 func diffPlot(res *Results) (*plot.Plot, error) {
 	p := plot.New()
@@ -307,7 +309,10 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 	p.Legend.Add(fmt.Sprintf("published, round %s (fastest: min, slowest: max)", intPlain(pub.Round)), pubSc)
 	ymax := math.Max(pub.DiffMsMin, pub.DiffMsMax)
 	for _, c := range res.Comparisons {
-		ymax = math.Max(ymax, float64(c.DiffUpperMs))
+		ymax = math.Max(ymax, nanTo(float64(c.DiffUpperMs), 0))
+	}
+	for _, e := range res.Scenarios {
+		ymax = math.Max(ymax, nanTo(float64(e.UpperMs), 0))
 	}
 	p.Y.Max = ymax * 1.45 // headroom for the key
 	zero, _ := plotter.NewLine(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}})
@@ -321,7 +326,7 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 		var pts plotter.XYs
 		var errs plotter.YErrors
 		// Spread the rounds sideways a little so the intervals do not overlap.
-		shift := float64(ri) - float64(len(res.Design.Rounds)-1)/2
+		shift := float64(ri) - float64(len(res.Design.Rounds))/2
 		for _, c := range res.Comparisons {
 			if c.Round != rd {
 				continue
@@ -333,7 +338,7 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 				x += shift * (hi - lo) / 60
 			}
 			pts = append(pts, plotter.XY{X: x, Y: float64(c.DiffMs)})
-			errs = append(errs, struct{ Low, High float64 }{float64(c.DiffMs - c.DiffLowerMs), float64(c.DiffUpperMs - c.DiffMs)})
+			errs = append(errs, struct{ Low, High float64 }{nanTo(float64(c.DiffMs-c.DiffLowerMs), 0), nanTo(float64(c.DiffUpperMs-c.DiffMs), 0)})
 		}
 		col := greys[ri%len(greys)]
 		if len(res.Design.Rounds) > len(greys) {
@@ -346,9 +351,44 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.6), Shape: shapes[ri%len(shapes)]}
 		p.Add(eb, sc)
-		p.Legend.Add(fmt.Sprintf("round %s (95 %% bootstrap CI)", intPlain(rd)), sc)
+		p.Legend.Add(fmt.Sprintf("round %s (95 %% block bootstrap CI)", intPlain(rd)), sc)
+	}
+	// Each scenario over its rounds, right of the rounds.
+	var pts plotter.XYs
+	var errs plotter.YErrors
+	shift := float64(len(res.Design.Rounds)) / 2
+	for _, e := range res.Scenarios {
+		if math.IsNaN(float64(e.MeanMs)) {
+			continue
+		}
+		x := e.RTTms
+		if logX {
+			x *= math.Pow(1.07, shift)
+		} else {
+			x += shift * (hi - lo) / 60
+		}
+		pts = append(pts, plotter.XY{X: x, Y: float64(e.MeanMs)})
+		errs = append(errs, struct{ Low, High float64 }{nanTo(float64(e.MeanMs-e.LowerMs), 0), nanTo(float64(e.UpperMs-e.MeanMs), 0)})
+	}
+	if len(pts) > 0 {
+		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: targetColor, Width: vg.Points(1.2)}, CapWidth: vg.Points(6)}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: targetColor, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
+		p.Add(eb, sc)
+		p.Legend.Add("scenario over its rounds (mean, 95 % t CI)", sc)
 	}
 	return p, nil
+}
+
+// nanTo returns v, or def when v is NaN.
+func nanTo(v, def float64) float64 {
+	if math.IsNaN(v) {
+		return def
+	}
+	return v
 }
 
 // rttTicks labels the log axis at the scenarios' RTTs.
