@@ -49,7 +49,7 @@ type ResultParams struct {
 	// Resampling says how the intervals resample a series (inference.go).
 	Resampling string  `json:"resampling"`
 	Level      float64 `json:"level"`
-	Quantiles          string  `json:"quantiles"`
+	Quantiles  string  `json:"quantiles"`
 }
 
 // Summary is stats.Summary with JSON names.
@@ -99,12 +99,12 @@ type Serial struct {
 	NEffLag int `json:"n_eff_lag"`
 	// Block is the circular block bootstrap's block length
 	// (stats.BlockLength on the ranks), 0 when the series is too short.
-	Block     int    `json:"block_length"`
-	Lags      int    `json:"lags"`
-	Runs      int    `json:"runs"`
-	RunsZ     Num    `json:"runs_z"`
-	RunsP     Num    `json:"runs_p"`
-	Note      string `json:"note,omitempty"`
+	Block int    `json:"block_length"`
+	Lags  int    `json:"lags"`
+	Runs  int    `json:"runs"`
+	RunsZ Num    `json:"runs_z"`
+	RunsP Num    `json:"runs_p"`
+	Note  string `json:"note,omitempty"`
 }
 
 // Comparison is one of the paper's comparisons: the target group against

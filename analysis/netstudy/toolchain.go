@@ -58,28 +58,28 @@ type ToolchainResult struct {
 // sample size of the four series (the test's n is at most about that).
 // Note says why an interval is missing.
 type ToolchainChange struct {
-	Scenario        string  `json:"scenario"`
-	RTTms           float64 `json:"rtt_ms"`
-	Round           int     `json:"round"`
-	From            string  `json:"from"` // the primary toolchain
-	To              string  `json:"to"`
-	FromDiffMs      Num     `json:"from_diff_ms"`
-	ToDiffMs        Num     `json:"to_diff_ms"`
-	ChangeMs        Num     `json:"change_ms"`
-	Lower           Num     `json:"lower"`
-	Upper           Num     `json:"upper"`
-	SE              Num     `json:"se_bootstrap"`
-	P               Num     `json:"p_bootstrap_z"`
-	PHolm           Num     `json:"p_holm"`
-	NEffMin         Num     `json:"n_eff_min"`
+	Scenario   string  `json:"scenario"`
+	RTTms      float64 `json:"rtt_ms"`
+	Round      int     `json:"round"`
+	From       string  `json:"from"` // the primary toolchain
+	To         string  `json:"to"`
+	FromDiffMs Num     `json:"from_diff_ms"`
+	ToDiffMs   Num     `json:"to_diff_ms"`
+	ChangeMs   Num     `json:"change_ms"`
+	Lower      Num     `json:"lower"`
+	Upper      Num     `json:"upper"`
+	SE         Num     `json:"se_bootstrap"`
+	P          Num     `json:"p_bootstrap_z"`
+	PHolm      Num     `json:"p_holm"`
+	NEffMin    Num     `json:"n_eff_min"`
 	// The independent-sample bootstrap's interval, z-test p and Holm p
 	// (every handshake resampled as if independent; the analysis before
 	// the block bootstrap), for the record.
-	IndepLower Num `json:"independent_lower"`
-	IndepUpper Num `json:"independent_upper"`
-	IndepPHolm Num `json:"independent_p_holm"`
-	ChangePctPoints Num     `json:"change_pct_points"` // of the relative differences
-	Note            string  `json:"note,omitempty"`
+	IndepLower      Num    `json:"independent_lower"`
+	IndepUpper      Num    `json:"independent_upper"`
+	IndepPHolm      Num    `json:"independent_p_holm"`
+	ChangePctPoints Num    `json:"change_pct_points"` // of the relative differences
+	Note            string `json:"note,omitempty"`
 }
 
 // toolchainLevels are the toolchains of rows: the design's, in its order,
