@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"pqrepro/analysis/stats"
 	"pqrepro/internal/render"
 )
@@ -366,9 +368,9 @@ func dependenceNumbers(res *Results, set func(name, v string)) {
 			rawLo, rawHi = min(rawLo, float64(sr.ACF[0])), max(rawHi, float64(sr.ACF[0]))
 			rankLo, rankHi = min(rankLo, float64(sr.RankACF[0])), max(rankHi, float64(sr.RankACF[0]))
 		}
-		if float64(sr.RankLjungBoxP) < 0.05 {
+		if float64(sr.RankLjungBoxP) < res.Params.Alpha {
 			rankDep++
-			if float64(sr.LjungBoxP) >= 0.05 {
+			if float64(sr.LjungBoxP) >= res.Params.Alpha {
 				rankOnly++
 			}
 		}
@@ -446,4 +448,17 @@ func dependenceNumbers(res *Results, set func(name, v string)) {
 		k = res.Scenarios[0].K
 	}
 	set("ScenarioK", strconv.Itoa(k))
+	tq := "---"
+	if k >= 2 {
+		tq = render.Fixed(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(k - 1)}.Quantile((1+Level)/2), 2)
+	}
+	set("ScenarioTQuantile", tq)
+	set("Alpha", render.Fixed(res.Params.Alpha, 2))
+	// The statistics library's validation design and required rates.
+	set("ValidationN", intTeX(stats.ValidationN))
+	set("ValidationSims", intTeX(stats.ValidationSims))
+	set("ValidationPhi", render.Fixed(stats.ValidationPhi, 1))
+	set("ValidationMinCoverage", render.Fixed(100*stats.ValidationMinCoverage, 0))
+	set("ValidationMaxIndependent", render.Fixed(100*stats.ValidationMaxIndependent, 0))
+	set("ValidationMaxFalsePositive", render.Fixed(100*stats.ValidationMaxFalsePositive, 0))
 }

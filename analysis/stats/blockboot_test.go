@@ -213,8 +213,8 @@ func TestBetweenSeriesInterval(t *testing.T) {
 // (the Monte Carlo error of a percentile limit at B = 299 moves the
 // coverage by well under a point).
 const (
-	validationSims      = 1000
-	validationN         = 1000
+	validationSims      = ValidationSims
+	validationN         = ValidationN
 	validationResamples = 299
 )
 
@@ -226,8 +226,8 @@ func coverage(t testing.TB, n int, delta float64, seed uint64) (block, indep flo
 	rng := rand.New(rand.NewPCG(seed, 20261201))
 	var cb, ci int
 	for i := range validationSims {
-		x := ar1Drift(rng, n, 0.8, 1, 10)
-		y := ar1Drift(rng, n, 0.8, 1, 10+delta)
+		x := ar1Drift(rng, n, ValidationPhi, ValidationStep, 10)
+		y := ar1Drift(rng, n, ValidationPhi, ValidationStep, 10+delta)
 		cfg := BootstrapConfig{Seed: uint64(i + 1), Resamples: validationResamples, Level: 0.95}
 		b, err := BlockBootstrapMedianDiff(x, y, cfg)
 		if err != nil {
@@ -261,13 +261,13 @@ func TestBlockBootstrapValidation(t *testing.T) {
 	}
 	block, indep := coverage(t, validationN, 0.5, 1)
 	t.Logf("effect 0.5: block bootstrap covers %.1f %%, independent %.1f %%", 100*block, 100*indep)
-	if block < 0.93 || indep >= 0.70 {
-		t.Errorf("coverage: block %.3f (want >= 0.93), independent %.3f (want < 0.70)", block, indep)
+	if block < ValidationMinCoverage || indep >= ValidationMaxIndependent {
+		t.Errorf("coverage: block %.3f (want >= %v), independent %.3f (want < %v)", block, ValidationMinCoverage, indep, ValidationMaxIndependent)
 	}
 	block0, _ := coverage(t, validationN, 0, 2)
 	t.Logf("no effect: block bootstrap false positives %.1f %%", 100*(1-block0))
-	if 1-block0 > 0.06 {
-		t.Errorf("false positives %.3f, want <= 0.06", 1-block0)
+	if 1-block0 > ValidationMaxFalsePositive {
+		t.Errorf("false positives %.3f, want <= %v", 1-block0, ValidationMaxFalsePositive)
 	}
 }
 
