@@ -72,9 +72,10 @@ type ToolchainChange struct {
 	P          Num     `json:"p_bootstrap_z"`
 	PHolm      Num     `json:"p_holm"`
 	NEffMin    Num     `json:"n_eff_min"`
-	// The independent-sample bootstrap's interval, z-test p and Holm p
-	// (every handshake resampled as if independent; the analysis before
-	// the block bootstrap), for the record.
+	// The independent-sample bootstrap's interval and Holm-adjusted z-test
+	// p (every handshake resampled as if independent, as the analysis did
+	// before the block bootstrap; medians drawn as order statistics,
+	// stats.BootstrapMediansOrderStats), for the record.
 	IndepLower      Num    `json:"independent_lower"`
 	IndepUpper      Num    `json:"independent_upper"`
 	IndepPHolm      Num    `json:"independent_p_holm"`
@@ -178,7 +179,7 @@ func toolchainFactor(d *Design, all []Row, p Params, prim map[sampleKey]*sample)
 		if v, ok := indep[k]; ok {
 			return v, nil
 		}
-		v, err := stats.BootstrapMedians(samples[k].lat, p.BootstrapSeed, seriesStream(k.toolchain, k.scenario, k.round, k.group, ""), p.BootstrapResamples)
+		v, err := stats.BootstrapMediansOrderStats(samples[k].lat, p.BootstrapSeed, seriesStream(k.toolchain, k.scenario, k.round, k.group, ""), p.BootstrapResamples)
 		indep[k] = v
 		return v, err
 	}

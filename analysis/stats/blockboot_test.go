@@ -292,3 +292,29 @@ func BenchmarkBlockBootstrapMedians(b *testing.B) {
 
 // blockLengthHand is testdata/blocklength_check.py's output.
 var blockLengthHand = BlockLengthResult{Circular: 1, Stationary: 1, CircularRaw: 1.2564234367787734, StationaryRaw: 1.0975869698067788, M: 2, MHat: 1, MMax: 10, Max: 7}
+
+// BootstrapMediansOrderStats estimates what BootstrapMedians does: the
+// replicate SDs agree within Monte Carlo error, and the seed fixes them.
+func TestBootstrapMediansOrderStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	x := make([]float64, 1001)
+	for i := range x {
+		x[i] = rng.ExpFloat64()
+	}
+	a, err := BootstrapMediansOrderStats(x, 1, 2, 4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := BootstrapMedians(x, 1, 2, 4000)
+	sa, _ := BootstrapReplicates(0, a, 0.95)
+	sb, _ := BootstrapReplicates(0, b, 0.95)
+	if math.Abs(sa.SE/sb.SE-1) > 0.1 {
+		t.Errorf("order statistics SE %v, values SE %v", sa.SE, sb.SE)
+	}
+	if a2, _ := BootstrapMediansOrderStats(x, 1, 2, 4000); !slices.Equal(a, a2) {
+		t.Error("same seed, different replicates")
+	}
+	if _, err := BootstrapMediansOrderStats([]float64{1, math.NaN()}, 1, 2, 10); !errors.Is(err, ErrNonFinite) {
+		t.Errorf("NaN: %v", err)
+	}
+}
