@@ -320,6 +320,14 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 	p.Add(zero)
 	p.X.Min, p.X.Max = lo, hi
 
+	// nudge spreads the points of one scenario sideways (shift positions)
+	// so that their intervals do not overlap.
+	nudge := func(x, shift float64) float64 {
+		if logX {
+			return x * math.Pow(1.07, shift)
+		}
+		return x + shift*(hi-lo)/60
+	}
 	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
 	greys := []color.Color{color.Gray{Y: 0x9a}, color.Gray{Y: 0x55}, color.Black}
 	for ri, rd := range res.Design.Rounds {
@@ -331,14 +339,8 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 			if c.Round != rd {
 				continue
 			}
-			x := c.RTTms
-			if logX {
-				x *= math.Pow(1.07, shift)
-			} else {
-				x += shift * (hi - lo) / 60
-			}
-			pts = append(pts, plotter.XY{X: x, Y: float64(c.DiffMs)})
-			errs = append(errs, struct{ Low, High float64 }{nanTo(float64(c.DiffMs-c.DiffLowerMs), 0), nanTo(float64(c.DiffUpperMs-c.DiffMs), 0)})
+			pts = append(pts, plotter.XY{X: nudge(c.RTTms, shift), Y: float64(c.DiffMs)})
+			errs = append(errs, errBar(c.DiffMs, c.DiffLowerMs, c.DiffUpperMs))
 		}
 		col := greys[ri%len(greys)]
 		if len(res.Design.Rounds) > len(greys) {
@@ -361,14 +363,8 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 		if math.IsNaN(float64(e.MeanMs)) {
 			continue
 		}
-		x := e.RTTms
-		if logX {
-			x *= math.Pow(1.07, shift)
-		} else {
-			x += shift * (hi - lo) / 60
-		}
-		pts = append(pts, plotter.XY{X: x, Y: float64(e.MeanMs)})
-		errs = append(errs, struct{ Low, High float64 }{nanTo(float64(e.MeanMs-e.LowerMs), 0), nanTo(float64(e.UpperMs-e.MeanMs), 0)})
+		pts = append(pts, plotter.XY{X: nudge(e.RTTms, shift), Y: float64(e.MeanMs)})
+		errs = append(errs, errBar(e.MeanMs, e.LowerMs, e.UpperMs))
 	}
 	if len(pts) > 0 {
 		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: targetColor, Width: vg.Points(1.2)}, CapWidth: vg.Points(6)}
@@ -381,6 +377,12 @@ func diffPlot(res *Results) (*plot.Plot, error) {
 		p.Legend.Add("scenario over its rounds (mean, 95 % t CI)", sc)
 	}
 	return p, nil
+}
+
+// errBar is the error bar of estimate m with interval [lo, hi]; none
+// (zero) where the interval is missing.
+func errBar(m, lo, hi Num) struct{ Low, High float64 } {
+	return struct{ Low, High float64 }{nanTo(float64(m-lo), 0), nanTo(float64(hi-m), 0)}
 }
 
 // nanTo returns v, or def when v is NaN.
