@@ -26,29 +26,27 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 		Latency: "ths: first segment of the ClientHello to first segment of the client Finished, captured on the client's side of the link, in ms",
 		Bytes:   "per connection, both directions, SYN to end of connection: IP datagram bytes (frame; TUN has no link header) and TCP payload bytes",
 		Params: ResultParams{MaxLag: p.MaxLag, Alpha: p.Alpha, BootstrapSeed: p.BootstrapSeed, BootstrapStream: stats.BootstrapStream,
-			BootstrapResamples: p.BootstrapResamples, Level: Level, Quantiles: "R type 7"},
+			BootstrapResamples: p.BootstrapResamples, Resampling: resampling, Level: Level, Quantiles: "R type 7"},
 		Published: published,
 	}
-	type key struct {
-		s, g string
-		r    int
-	}
-	byKey := map[key][]Row{}
+	prim := primaryToolchain(d, all)
+	byKey := map[sampleKey][]Row{}
 	for _, r := range rows {
-		k := key{r.Scenario, r.Group, r.Round}
+		k := sampleKey{prim, r.Scenario, r.Group, r.Round}
 		byKey[k] = append(byKey[k], r)
 	}
-	samples := map[key]*sample{}
+	samples := map[sampleKey]*sample{}
 	for _, sc := range d.Scenarios {
 		for _, rd := range d.Rounds {
 			for _, g := range d.Groups {
-				k := key{sc.Name, g, rd}
+				k := sampleKey{prim, sc.Name, g, rd}
 				rs := byKey[k]
 				slices.SortStableFunc(rs, func(a, b Row) int { return a.Seq - b.Seq })
 				s, ser, err := series(sc.Name, rd, g, rs, p.MaxLag)
 				if err != nil {
 					return nil, fmt.Errorf("scenario %s round %d group %s: %w", sc.Name, rd, g, err)
 				}
+				s.stream = seriesStream(prim, sc.Name, rd, g, "")
 				samples[k] = s
 				res.Series = append(res.Series, ser)
 				res.Reproduced.Attempts += ser.Attempts
@@ -58,10 +56,11 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 		}
 	}
 	var err error
-	res.Comparisons, err = comparisons(d, func(sc string, rd int, g string) *sample { return samples[key{sc, g, rd}] }, p)
+	res.Comparisons, err = comparisons(d, func(sc string, rd int, g string) *sample { return samples[sampleKey{prim, sc, g, rd}] }, p)
 	if err != nil {
 		return nil, err
 	}
+	res.Scenarios = scenarioEffects(d, res.Comparisons)
 	largest := slices.Max(d.Rounds)
 	probs := make([]float64, 99)
 	for i := range probs {
@@ -69,7 +68,7 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 	}
 	for _, sc := range d.Scenarios {
 		for _, g := range d.Groups {
-			s := samples[key{sc.Name, g, largest}]
+			s := samples[sampleKey{prim, sc.Name, g, largest}]
 			sorted := slices.Clone(s.lat)
 			slices.Sort(sorted)
 			q := make([]Num, len(probs))
@@ -80,19 +79,20 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 		}
 	}
 	res.Reproduced.fill(d, res.Comparisons, largest)
-	if res.Toolchains, err = toolchainFactor(d, all, p); err != nil {
+	if res.Toolchains, err = toolchainFactor(d, all, p, samples); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
 // comparisons compares the target group with the baseline group in every
-// scenario and round of the design, the samples from get, with the
-// Mann-Whitney p Bonferroni-adjusted over them.
+// scenario and round of the design, the samples from get, with the block
+// bootstrap z test's p and the Mann-Whitney p (a supplement) each
+// Bonferroni-adjusted over them.
 func comparisons(d *Design, get func(scenario string, round int, group string) *sample, p Params) ([]Comparison, error) {
 	base, target := d.Groups[0], d.Groups[1]
 	var out []Comparison
-	var ps []float64
+	var ps, pb []float64
 	for _, sc := range d.Scenarios {
 		for _, rd := range d.Rounds {
 			c, err := compare(get(sc.Name, rd, base), get(sc.Name, rd, target), p)
@@ -101,19 +101,26 @@ func comparisons(d *Design, get func(scenario string, round int, group string) *
 			}
 			c.Scenario, c.RTTms, c.Round, c.Baseline, c.Target = sc.Name, sc.RTTms, rd, base, target
 			out = append(out, c)
-			ps = append(ps, float64(c.MWUP))
+			ps, pb = append(ps, float64(c.MWUP)), append(pb, float64(c.P))
 		}
 	}
 	for i, padj := range stats.Bonferroni(ps) {
 		out[i].MWUPAdj = Num(padj)
+	}
+	for i, padj := range stats.Bonferroni(pb) {
+		out[i].PAdj = Num(padj)
 		out[i].Significant = padj < p.Alpha
 	}
 	return out, nil
 }
 
-// sample is one series' values in time order.
+// sample is one series' values in time order, with its block
+// bootstrap (computed once, from the PCG stream stream: seriesStream).
 type sample struct {
 	lat, frame, payload []float64
+	stream              uint64
+	boot                *stats.SeriesBootstrap
+	bootErr             error
 }
 
 func series(scenario string, round int, group string, rows []Row, maxLag int) (*sample, Series, error) {
@@ -165,30 +172,48 @@ func series(scenario string, round int, group string, rows []Row, maxLag int) (*
 	return s, ser, nil
 }
 
-// serial computes the diagnostics; a series too short or constant for one
-// of them gets nulls and a note instead of failing the analysis.
+// serial computes the diagnostics on the raw values and on their ranks,
+// the effective sample size and the block length (both on the ranks); a
+// series too short or constant for one of them gets nulls and a note
+// instead of failing the analysis.
 func serial(x []float64, maxLag int) Serial {
 	nan := Num(math.NaN())
-	out := Serial{LjungBoxQ: nan, LjungBoxP: nan, RunsZ: nan, RunsP: nan}
+	out := Serial{LjungBoxQ: nan, LjungBoxP: nan, RankLjungBoxQ: nan, RankLjungBoxP: nan, NEff: nan, Tau: nan, RunsZ: nan, RunsP: nan,
+		ACF: []Num{}, RankACF: []Num{}}
 	lags := min(maxLag, len(x)-1)
 	var notes []error
 	if lags < maxLag {
 		notes = append(notes, fmt.Errorf("only %d values: lags 1..%d", len(x), lags))
 	}
+	ranks := stats.Ranks(x)
 	if lags >= 1 {
 		out.Lags = lags
-		if acf, err := stats.ACF(x, lags); err != nil {
-			notes = append(notes, fmt.Errorf("ACF: %w", err))
-		} else {
-			for _, r := range acf[1:] {
-				out.ACF = append(out.ACF, Num(r))
+		acf := func(v []float64, what string, r *[]Num, q, pq *Num) {
+			a, err := stats.ACF(v, lags)
+			if err != nil {
+				notes = append(notes, fmt.Errorf("%sACF: %w", what, err))
+				return
 			}
-			if lb, err := stats.LjungBox(x, lags); err != nil {
-				notes = append(notes, fmt.Errorf("Ljung-Box: %w", err))
-			} else {
-				out.LjungBoxQ, out.LjungBoxP = Num(lb.Q), Num(lb.P)
+			for _, x := range a[1:] {
+				*r = append(*r, Num(x))
 			}
+			lb := stats.LjungBoxACF(a, len(v))
+			*q, *pq = Num(lb.Q), Num(lb.P)
 		}
+		acf(x, "", &out.ACF, &out.LjungBoxQ, &out.LjungBoxP)
+		acf(ranks, "rank ", &out.RankACF, &out.RankLjungBoxQ, &out.RankLjungBoxP)
+	}
+	if ne, err := stats.EffectiveN(ranks); err != nil {
+		notes = append(notes, fmt.Errorf("effective n: %w", err))
+	} else {
+		out.NEff, out.Tau, out.NEffLag = Num(ne.NEff), Num(ne.Tau), ne.K
+	}
+	if bl, err := stats.BlockLength(ranks); err != nil {
+		notes = append(notes, fmt.Errorf("block length: %w", err))
+	} else if len(x) < stats.BlockBootstrapMinBlocks*bl.Circular {
+		notes = append(notes, fmt.Errorf("block length %d: %w", bl.Circular, stats.ErrBlockTooLong))
+	} else {
+		out.Block = bl.Circular
 	}
 	if rt, err := stats.RunsTest(x); err != nil {
 		notes = append(notes, fmt.Errorf("runs test: %w", err))
@@ -216,11 +241,26 @@ func compare(x, y *sample, p Params) (Comparison, error) {
 	c.DiffMs = Num(my - mx)
 	c.DiffPct = Num(100 * (my - mx) / mx)
 	c.HigherLatency = my > mx
-	bs, err := stats.BootstrapMedianDiff(x.lat, y.lat, stats.BootstrapConfig{Seed: p.BootstrapSeed, Resamples: p.BootstrapResamples, Level: Level})
+	// The independent-sample interval, for the record: medians drawn as
+	// order statistics (the same estimator as resampling every value).
+	bs, err := stats.BootstrapMedianDiff(x.lat, y.lat, stats.BootstrapConfig{Seed: p.BootstrapSeed, Resamples: p.BootstrapResamples, Level: Level, Method: stats.ResampleOrderStats})
 	if err != nil {
 		return c, fmt.Errorf("bootstrap: %w", err)
 	}
-	c.DiffLowerMs, c.DiffUpperMs = Num(bs.Lower), Num(bs.Upper)
+	c.IndepLowerMs, c.IndepUpperMs = Num(bs.Lower), Num(bs.Upper)
+	nan := Num(math.NaN())
+	c.DiffLowerMs, c.DiffUpperMs, c.DiffSEMs, c.P, c.NEffBase, c.NEffTarget = nan, nan, nan, nan, nan, nan
+	if bx, err := x.bootstrap(p); err == nil {
+		c.BlockBase, c.NEffBase = bx.Block.Circular, Num(bx.NEff.NEff)
+	}
+	if by, err := y.bootstrap(p); err == nil {
+		c.BlockTarget, c.NEffTarget = by.Block.Circular, Num(by.NEff.NEff)
+	}
+	if s, err := contrast(p, term{-1, x}, term{1, y}); err != nil {
+		c.Note = "no block bootstrap interval: " + err.Error()
+	} else {
+		c.DiffLowerMs, c.DiffUpperMs, c.DiffSEMs, c.P = Num(s.Lower), Num(s.Upper), Num(s.SE), Num(s.P)
+	}
 	a, err := stats.VarghaDelaneyA12(x.lat, y.lat)
 	if err != nil {
 		return c, fmt.Errorf("A12: %w", err)

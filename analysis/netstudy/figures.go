@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -191,10 +192,10 @@ func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 				if c.Round != rd || c.Scenario != sc.Name {
 					continue
 				}
-				d, l, u := float64(c.DiffMs), float64(c.DiffLowerMs), float64(c.DiffUpperMs)
+				d := float64(c.DiffMs)
 				pts = append(pts, plotter.XY{X: float64(ri), Y: d})
-				errs = append(errs, struct{ Low, High float64 }{d - l, u - d})
-				lo, hi = math.Min(lo, l), math.Max(hi, u)
+				errs = append(errs, errBar(c.DiffMs, c.DiffLowerMs, c.DiffUpperMs))
+				lo, hi = math.Min(lo, nanTo(float64(c.DiffLowerMs), d)), math.Max(hi, nanTo(float64(c.DiffUpperMs), d))
 			}
 		}
 		if len(pts) == 0 {
@@ -208,9 +209,32 @@ func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 		}
 		sc2.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2.2), Shape: st.Shape}
 		p.Add(eb, sc2)
+		// The scenario over its rounds (mean and Student t interval over
+		// the series: the interval at the top level of the design), right
+		// of the rounds.
+		top := render.SeriesStyle(0)
+		topGlyph := draw.GlyphStyle{Color: top.Color, Radius: vg.Points(2.6), Shape: top.Shape}
+		for _, e := range res.Scenarios {
+			if e.Scenario != sc.Name || math.IsNaN(float64(e.MeanMs)) {
+				continue
+			}
+			m := float64(e.MeanMs)
+			tp := plotter.XYs{{X: float64(len(rounds)), Y: m}}
+			teb := &plotter.YErrorBars{XYs: tp, YErrors: plotter.YErrors{errBar(e.MeanMs, e.LowerMs, e.UpperMs)},
+				LineStyle: draw.LineStyle{Color: top.Color, Width: vg.Points(1.2)}, CapWidth: vg.Points(8)}
+			tsc, err := plotter.NewScatter(tp)
+			if err != nil {
+				return nil, nil, err
+			}
+			tsc.GlyphStyle = topGlyph
+			p.Add(teb, tsc)
+			lo, hi = math.Min(lo, nanTo(float64(e.LowerMs), m)), math.Max(hi, nanTo(float64(e.UpperMs), m))
+		}
 		if si == 0 {
-			key = append(key, render.KeyEntry{Name: fmt.Sprintf("ours: median difference %s - %s, 95 %% bootstrap CI", res.Design.Groups[1], res.Design.Groups[0]), Thumb: render.Thumb{
+			key = append(key, render.KeyEntry{Name: fmt.Sprintf("ours: median difference %s - %s per round, 95 %% block bootstrap CI", res.Design.Groups[1], res.Design.Groups[0]), Thumb: render.Thumb{
 				Line: draw.LineStyle{Color: st.Color, Width: vg.Points(1.2)}, Glyph: sc2.GlyphStyle}})
+			key = append(key, render.KeyEntry{Name: "the scenario over its rounds: mean, 95 % t CI", Thumb: render.Thumb{
+				Line: draw.LineStyle{Color: top.Color, Width: vg.Points(1.2)}, Glyph: topGlyph}})
 		}
 		var pv float64
 		hasPub := false
@@ -221,7 +245,7 @@ func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 			pv, hasPub = pub.DiffMsMax, true
 		}
 		if hasPub && !math.IsNaN(pv) {
-			l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: pv}, {X: float64(len(rounds)) - 0.5, Y: pv}})
+			l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: pv}, {X: float64(len(rounds)) + 0.5, Y: pv}})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -232,8 +256,8 @@ func diffPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 		span := math.Max(hi-lo, 1e-3)
 		p.Y.Min, p.Y.Max = lo-0.1*span, hi+0.1*span
 		p.Y.Tick.Marker = render.LinearTicks{}
-		p.NominalX(rounds...)
-		p.X.Min, p.X.Max = -0.5, float64(len(rounds))-0.5
+		p.NominalX(append(slices.Clone(rounds), "all")...)
+		p.X.Min, p.X.Max = -0.5, float64(len(rounds))+0.5
 		panels = append(panels, p)
 	}
 	key = append(key, render.KeyEntry{Name: fmt.Sprintf("published, round %s: smallest %s ms (at %s), largest %s ms (at %s)",
@@ -369,3 +393,17 @@ func bytesPlot(res *Results) (*plot.Plot, []*plot.Plot, error) {
 }
 
 func intPlain(n int) string { return render.GroupDigits(strconv.Itoa(n), ",") }
+
+// errBar is the error bar of estimate m with interval [lo, hi]; none
+// (zero) where the interval is missing.
+func errBar(m, lo, hi Num) struct{ Low, High float64 } {
+	return struct{ Low, High float64 }{nanTo(float64(m-lo), 0), nanTo(float64(hi-m), 0)}
+}
+
+// nanTo returns v, or def when v is NaN.
+func nanTo(v, def float64) float64 {
+	if math.IsNaN(v) {
+		return def
+	}
+	return v
+}

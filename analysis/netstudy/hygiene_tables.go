@@ -23,7 +23,7 @@ func hygieneTables(res *Results) (string, error) {
 	b, t := res.Design.Groups[0], res.Design.Groups[1]
 	late := render.Table{
 		Label: "tab:net-late",
-		Caption: fmt.Sprintf("Handshakes touched by a late packet (one the link emulator wrote more than %s ms after its due time, on the handshake's flow and within its window) per scenario and round, flagged of the sample and share per group, and the median difference (%s minus %s, ms) on all handshakes (the study's, as pre-registered) and without the flagged ones, with its 95\\,\\%% percentile bootstrap interval. Verdict: direction and Bonferroni significance of the comparison, same or changed without the flagged handshakes.",
+		Caption: fmt.Sprintf("Handshakes touched by a late packet (one the link emulator wrote more than %s ms after its due time, on the handshake's flow and within its window) per scenario and round, flagged of the sample and share per group, and the median difference (%s minus %s, ms) on all handshakes (the study's, as pre-registered) and without the flagged ones, with its 95\\,\\%% circular block bootstrap interval. Verdict: direction and Bonferroni significance (block bootstrap $z$ test) of the comparison, same or changed without the flagged handshakes.",
 			render.Fixed(float64(h.LateBoundMs), 1), groupTeX(t), groupTeX(b)),
 		Align:  "lrrrrrl",
 		Header: []string{"Scenario", "Round", "Flagged " + groupTeX(b), "Flagged " + groupTeX(t), "$\\Delta$ all", "$\\Delta$ without [95\\,\\% CI]", "Verdict"},
@@ -44,7 +44,7 @@ func hygieneTables(res *Results) (string, error) {
 		w := "---"
 		if i < len(h.WithoutFlagged.Comparisons) {
 			x := h.WithoutFlagged.Comparisons[i]
-			w = fmt.Sprintf("%s [%s, %s]", signed(x.DiffMs, 3), signed(x.DiffLowerMs, 3), signed(x.DiffUpperMs, 3))
+			w = diffCI(x.DiffMs, x.DiffLowerMs, x.DiffUpperMs)
 		}
 		v := "same"
 		if changed[fmt.Sprintf("%s/%d", c.Scenario, c.Round)] {
@@ -64,21 +64,24 @@ func hygieneTables(res *Results) (string, error) {
 	c := h.Control
 	ctl := render.Table{
 		Label:   "tab:net-control",
-		Caption: "Serial controls: series run a second time, alone, after every other series (the same link seed), against the same series run concurrently. Medians of $T_{hs}$ in ms; shift = concurrent minus alone, with its 95\\,\\% percentile bootstrap interval, and the Hodges--Lehmann shift with its distribution-free 95\\,\\% interval.",
+		Caption: "Serial controls: series run a second time, alone, after every other series (the same link seed), against the same series run concurrently. Medians of $T_{hs}$ in ms; shift = concurrent minus alone, with its 95\\,\\% interval from the circular block bootstrap of both series, and the Hodges--Lehmann shift (its distribution-free interval assumes independent handshakes and is not shown).",
 		Align:   "llrrrrr",
-		Header:  []string{"Series", "Toolchain", "$n$", "Concurrent", "Alone", "Shift [95\\,\\% CI]", "HL [95\\,\\% CI]"},
+		Header:  []string{"Series", "Toolchain", "$n$", "Concurrent", "Alone", "Shift [95\\,\\% CI]", "HL"},
 	}
 	if c == nil || len(c.Series) == 0 {
 		ctl.Rows = append(ctl.Rows, []string{"---", "---", "---", "---", "---", "---", "---"})
 		ctl.Notes = "This run has no serial controls."
 	} else {
+		var notes []string
 		for _, s := range c.Series {
 			ctl.Rows = append(ctl.Rows, []string{
 				render.Escape(s.Scenario) + " " + intTeX(s.Round) + " " + groupTeX(s.Group), render.Escape(s.Toolchain),
 				intTeX(s.NConcurrent) + "/" + intTeX(s.NAlone), ms(s.ConcurrentMs), ms(s.AloneMs),
-				fmt.Sprintf("%s [%s, %s]", signed(s.ShiftMs, 3), signed(s.ShiftLowerMs, 3), signed(s.ShiftUpperMs, 3)),
-				fmt.Sprintf("%s [%s, %s]", signed(s.HLMs, 3), signed(s.HLLowerMs, 3), signed(s.HLUpperMs, 3)),
+				diffCI(s.ShiftMs, s.ShiftLowerMs, s.ShiftUpperMs), signed(s.HLMs, 3),
 			})
+			if s.Note != "" {
+				notes = append(notes, fmt.Sprintf("%s %s %s: %s.", render.Escape(s.Scenario), intTeX(s.Round), groupTeX(s.Group), render.Escape(s.Note)))
+			}
 		}
 		var diffs []string
 		for _, d := range c.Diffs {
@@ -88,6 +91,9 @@ func hygieneTables(res *Results) (string, error) {
 			ms(c.MaxShiftMs), atTeX(c.MaxShiftAt), ms(c.SmallestDiffMs), atTeX(c.SmallestAt))
 		if len(diffs) > 0 {
 			ctl.Notes += " Hybrid's difference: " + strings.Join(diffs, "; ") + "."
+		}
+		if len(notes) > 0 {
+			ctl.Notes += " " + strings.Join(notes, " ")
 		}
 	}
 	s2, err := ctl.Latex()
@@ -104,12 +110,6 @@ func hygieneNumbers(res *Results, set func(name, v string)) {
 	h := res.Hygiene
 	if h == nil {
 		h = &Hygiene{}
-	}
-	b01 := func(v bool) string {
-		if v {
-			return "1"
-		}
-		return "0"
 	}
 	set("ParallelSeries", strconv.Itoa(max(h.ParallelSeries, 1)))
 	set("ExclusiveScenarios", render.Escape(cmp.Or(strings.Join(h.Exclusive, ", "), "none")))

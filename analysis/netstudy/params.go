@@ -10,11 +10,15 @@
 // A12 as the effect size (the measurements are serial, so the paper makes
 // no claim of significance), bytes per connection and their growth, and the
 // nine comparisons (3 scenarios x 3 rounds) as a table. It adds serial
-// diagnostics per series (ACF at lags 1..MaxLag, Ljung-Box Q at MaxLag,
-// the runs test about the median), a percentile bootstrap interval of each
-// median difference, and a Bonferroni-adjusted two-sided Mann-Whitney U
-// over the comparisons as a supplement. Conventions are those of
-// analysis/stats (R type 7 quantiles and so on).
+// diagnostics per series on the values and on their ranks (ACF at lags
+// 1..MaxLag, Ljung-Box Q at MaxLag, the runs test about the median) with
+// the effective sample size on ranks; intervals and tests of every
+// difference from the circular block bootstrap of each series
+// (inference.go), Bonferroni over the comparisons; each scenario's
+// difference over its rounds with the Student t interval over them (the
+// series is the unit of replication); and a two-sided Mann-Whitney U as a
+// supplement only (it treats the handshakes as independent). Conventions
+// are those of analysis/stats (R type 7 quantiles and so on).
 //
 // The latency is ths_ns from the capture on the client's side of the link:
 // first segment of the ClientHello to first segment of the client Finished
@@ -40,17 +44,18 @@ type Params struct {
 	// Alpha is the family-wise level of the Bonferroni-adjusted
 	// Mann-Whitney supplement; 0 means 0.05.
 	Alpha float64
-	// BootstrapSeed seeds the percentile bootstrap of the median
-	// differences (stats.BootstrapMedianDiff); 0 means 1.
+	// BootstrapSeed seeds the block bootstrap of every series
+	// (stats.BootstrapSeries, one PCG stream per series: seriesStream)
+	// and the independent-sample bootstrap kept for the record; 0 means 1.
 	BootstrapSeed uint64
-	// BootstrapResamples is the bootstrap size; 0 means 2000.
+	// BootstrapResamples is the bootstrap size of both; 0 means 2000.
 	BootstrapResamples int
 	// SourceDateEpoch is the date in the PDFs; zero means
 	// repro.SourceDateEpoch() (SOURCE_DATE_EPOCH or 2026-01-01).
 	SourceDateEpoch time.Time
 }
 
-// Level is the confidence level of the bootstrap intervals.
+// Level is the confidence level of the bootstrap and t intervals.
 const Level = 0.95
 
 // Outputs, relative to the repository root.

@@ -23,8 +23,12 @@ type Results struct {
 	Series        []Series       `json:"series"`
 	Comparisons   []Comparison   `json:"comparisons"`
 	Distributions []Distribution `json:"distributions"`
-	Published     Published      `json:"published"`
-	Reproduced    Reproduced     `json:"reproduced"`
+	// Scenarios are the scenario-level differences: the unit of
+	// replication is the series (one per round), and the interval the
+	// paper gives for a scenario is over its series (inference.go).
+	Scenarios  []ScenarioEffect `json:"scenarios"`
+	Published  Published        `json:"published"`
+	Reproduced Reproduced       `json:"reproduced"`
 	// Toolchains is the toolchain factor (toolchain.go): every toolchain's
 	// comparisons and the changes from the primary one. The fields above
 	// are the primary toolchain's.
@@ -42,8 +46,10 @@ type ResultParams struct {
 	BootstrapSeed      uint64  `json:"bootstrap_seed"`
 	BootstrapStream    uint64  `json:"bootstrap_stream"`
 	BootstrapResamples int     `json:"bootstrap_resamples"`
-	Level              float64 `json:"level"`
-	Quantiles          string  `json:"quantiles"`
+	// Resampling says how the intervals resample a series (inference.go).
+	Resampling string  `json:"resampling"`
+	Level      float64 `json:"level"`
+	Quantiles  string  `json:"quantiles"`
 }
 
 // Summary is stats.Summary with JSON names.
@@ -75,16 +81,30 @@ type Series struct {
 	Serial     Serial `json:"serial"`
 }
 
-// Serial holds the serial-dependence diagnostics of a latency series.
+// Serial holds the serial-dependence diagnostics of a latency series:
+// on the raw values and on their ranks (stats.Ranks), which heavy tails
+// cannot hide dependence from, the effective sample size on the ranks
+// and the block length of the series' block bootstrap.
 type Serial struct {
-	ACF       []Num  `json:"acf"` // lags 1..len
-	LjungBoxQ Num    `json:"ljung_box_q"`
-	LjungBoxP Num    `json:"ljung_box_p"`
-	Lags      int    `json:"lags"`
-	Runs      int    `json:"runs"`
-	RunsZ     Num    `json:"runs_z"`
-	RunsP     Num    `json:"runs_p"`
-	Note      string `json:"note,omitempty"`
+	ACF           []Num `json:"acf"` // lags 1..len, raw values
+	LjungBoxQ     Num   `json:"ljung_box_q"`
+	LjungBoxP     Num   `json:"ljung_box_p"`
+	RankACF       []Num `json:"rank_acf"` // lags 1..len, ranks
+	RankLjungBoxQ Num   `json:"rank_ljung_box_q"`
+	RankLjungBoxP Num   `json:"rank_ljung_box_p"`
+	// NEff = n/Tau on the ranks, Tau = 1 + 2 sum_{k<=NEffLag} r_k
+	// truncated by Geyer's initial positive sequence (stats.EffectiveN).
+	NEff    Num `json:"n_eff"`
+	Tau     Num `json:"tau"`
+	NEffLag int `json:"n_eff_lag"`
+	// Block is the circular block bootstrap's block length
+	// (stats.BlockLength on the ranks), 0 when the series is too short.
+	Block int    `json:"block_length"`
+	Lags  int    `json:"lags"`
+	Runs  int    `json:"runs"`
+	RunsZ Num    `json:"runs_z"`
+	RunsP Num    `json:"runs_p"`
+	Note  string `json:"note,omitempty"`
 }
 
 // Comparison is one of the paper's comparisons: the target group against
@@ -98,18 +118,37 @@ type Comparison struct {
 	NBase    int     `json:"n_baseline"`
 	NTarget  int     `json:"n_target"`
 	// Latency medians, the difference target - baseline in ms and in
-	// percent of the baseline median, and its bootstrap interval.
+	// percent of the baseline median, and its circular block bootstrap
+	// interval (each series resampled in blocks, inference.go) with the
+	// replicates' SD; the independent percentile bootstrap's interval
+	// beside it for the record (it treats the handshakes as independent);
+	// the block lengths and effective sizes of both series. Note says why
+	// an interval is missing (null).
 	BaseMedianMs   Num `json:"baseline_median_ms"`
 	TargetMedianMs Num `json:"target_median_ms"`
 	DiffMs         Num `json:"diff_ms"`
 	DiffPct        Num `json:"diff_pct"`
 	DiffLowerMs    Num `json:"diff_lower_ms"`
 	DiffUpperMs    Num `json:"diff_upper_ms"`
+	DiffSEMs       Num `json:"diff_se_ms"`
+	IndepLowerMs   Num `json:"independent_lower_ms"`
+	IndepUpperMs   Num `json:"independent_upper_ms"`
+	BlockBase      int `json:"block_baseline"`
+	BlockTarget    int `json:"block_target"`
+	NEffBase       Num `json:"n_eff_baseline"`
+	NEffTarget     Num `json:"n_eff_target"`
+	// P is the two-sided block bootstrap z test of no difference
+	// (Estimate/SE), PAdj Bonferroni over the comparisons; Significant:
+	// PAdj < alpha. Both are floored at stats.PFloor when printed.
+	P    Num    `json:"p_block_z"`
+	PAdj Num    `json:"p_block_z_bonferroni"`
+	Note string `json:"note,omitempty"`
 	// A12 = P(target latency > baseline latency) + ties/2.
 	A12          Num    `json:"a12"`
 	A12Magnitude string `json:"a12_magnitude"`
 	// Mann-Whitney U (two-sided), Bonferroni-adjusted over the
-	// comparisons: a supplement, since the samples are serial.
+	// comparisons: a supplement only, it treats the handshakes as
+	// independent (its n is far above n_eff).
 	MWU         Num    `json:"mwu_u"`
 	MWUP        Num    `json:"mwu_p"`
 	MWUPAdj     Num    `json:"mwu_p_bonferroni"`
@@ -155,5 +194,5 @@ type Reproduced struct {
 	PayloadGrowthMax Num    `json:"payload_growth_max_pct"`
 	HigherLatency    int    `json:"target_higher_latency"` // comparisons where the hybrid's median is higher
 	HigherBytes      int    `json:"target_higher_bytes"`
-	Significant      int    `json:"significant"` // Bonferroni-adjusted MWU below alpha
+	Significant      int    `json:"significant"` // Bonferroni-adjusted block bootstrap z test below alpha
 }

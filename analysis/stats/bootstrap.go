@@ -217,6 +217,14 @@ func (rc *rankCounter) resampleMedian(rng *rand.Rand) float64 {
 	for range n {
 		rc.count[rc.rank[rng.IntN(n)]]++
 	}
+	return rc.countedMedian()
+}
+
+// countedMedian returns the median of the n values counted in rc.count
+// (by rank) and clears the counts: the order statistic n/2 (0-based),
+// averaged with n/2-1 for an even n, found in one pass over the counts.
+func (rc *rankCounter) countedMedian() float64 {
+	n := len(rc.rank)
 	k := n / 2
 	var lo, hi float64
 	cum := 0

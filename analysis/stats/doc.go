@@ -41,4 +41,14 @@
 //     acorr_ljungbox, model_df=0). Minimum n: 3 for the runs test (below
 //     it var(R) = 0), k+1 for the ACF at lag k and for Ljung-Box at lag k;
 //     fewer values give ErrTooFew rather than an infinite z or p = 0.
+//   - Dependent series: the same diagnostics on the ranks (Ranks, SciPy's
+//     rankdata 'average'), the effective sample size n/tau on ranks with
+//     Geyer's (1992) initial positive sequence as the truncation rule
+//     (EffectiveN), the circular block bootstrap (Politis and Romano 1992)
+//     of a series' median with the block length of Politis and White
+//     (2004) as corrected by Patton, Politis and White (2009), computed as
+//     R's np::b.star on the ranks (BlockLength, BootstrapSeries), and the
+//     between-series t interval with Cochran's Q and I^2 for an effect
+//     replicated over several series (BetweenSeriesInterval; Kalibera and
+//     Jones 2013). p-values are floored at PFloor = 10^-6 (FormatP).
 package stats

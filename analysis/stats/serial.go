@@ -121,21 +121,9 @@ func ACF(x []float64, maxLag int) ([]float64, error) {
 	if maxLag > n-1 {
 		return nil, fmt.Errorf("acf at lag %d needs at least %d values, got %d: %w", maxLag, ACFMinN(maxLag), n, ErrTooFew)
 	}
-	m := Mean(x)
-	xo := make([]float64, n)
-	for i, v := range x {
-		xo[i] = v - m
-	}
-	acov := make([]float64, maxLag+1)
-	for k := range acov {
-		var s float64
-		for t := k; t < n; t++ {
-			s += xo[t] * xo[t-k]
-		}
-		acov[k] = s / float64(n)
-	}
-	if acov[0] == 0 {
-		return nil, fmt.Errorf("acf over %d values: %w", n, ErrAllTied)
+	acov, err := autocovariances(x, maxLag)
+	if err != nil {
+		return nil, fmt.Errorf("acf: %w", err)
 	}
 	r := make([]float64, maxLag+1)
 	for k := range r {
