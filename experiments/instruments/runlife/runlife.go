@@ -269,8 +269,12 @@ func (l *Life) stopMachine() quiet.Record {
 
 // MachineLine is the machine's latest figures for a progress line
 // ("machine: load 0.52, other processes 0.03 core, steal 0.0 %"); with
-// Verbose it names the busiest other processes too.
+// Verbose it names the busiest other processes too. A nil Life (a
+// runner's unit test) says "machine: not watched".
 func (l *Life) MachineLine() string {
+	if l == nil || l.Machine == nil {
+		return "machine: not watched"
+	}
 	sm := l.Machine.Latest()
 	line := sm.Line()
 	if sm.Busy() {
