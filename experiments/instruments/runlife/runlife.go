@@ -71,6 +71,27 @@ var ErrBusy = errors.New("the machine was busy during the run")
 // the paper's table of runs.
 const PinBusyEnv = "PQREPRO_PIN_BUSY"
 
+type pinBusyKey struct{}
+
+// WithPinBusy returns a ctx whose runs are pinned even if the machine was
+// busy, for the reason given (recorded like PinBusyEnv's) unless the
+// Config or the environment gives one. The pipeline uses it for the new
+// runs of `mage all`, which go into a scratch tree to be compared with the
+// reference runs and are never reference runs themselves.
+func WithPinBusy(ctx context.Context, reason string) context.Context {
+	return context.WithValue(ctx, pinBusyKey{}, reason)
+}
+
+// pinBusy is the run's reason to pin a busy run: Config.PinBusy (or
+// PinBusyEnv), else WithPinBusy's, else "".
+func (l *Life) pinBusy(ctx context.Context) string {
+	if l.PinBusy != "" {
+		return l.PinBusy
+	}
+	r, _ := ctx.Value(pinBusyKey{}).(string)
+	return r
+}
+
 // DefaultMachine makes the Watcher of a run whose Config.Machine is nil:
 // the real sampler of this machine (quiet.New), with the defaults of
 // internal/quiet. Tests of runners replace it (in TestMain) with a
@@ -233,8 +254,8 @@ func (l *Life) Begin(ctx context.Context) error {
 	l.watching = true
 	fmt.Fprintf(l.Log, "%s:run: machine before the run: %s\n", l.Study, pre.Line())
 	if pre.Verdict != quiet.Quiet {
-		if l.PinBusy != "" {
-			fmt.Fprintf(l.Log, "%s:run: machine: %s is set (%q): the run will be pinned even if the machine stays busy\n", l.Study, PinBusyEnv, l.PinBusy)
+		if why := l.pinBusy(ctx); why != "" {
+			fmt.Fprintf(l.Log, "%s:run: machine: the run will be pinned even if the machine stays busy, because %q (%s)\n", l.Study, why, PinBusyEnv)
 		} else {
 			fmt.Fprintf(l.Log, "%s:run: machine: a run recorded on a busy machine is committed but NOT pinned; stop other jobs and wait until `uptime` is low, or set %s=\"reason\" to pin it anyway (docs/quiet.md)\n", l.Study, PinBusyEnv)
 		}
@@ -329,8 +350,8 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 		return l.Errorf("commit before Begin")
 	}
 	mach := l.stopMachine()
-	if mach.Verdict != quiet.Quiet && l.PinBusy != "" {
-		mach.Override = l.PinBusy
+	if mach.Verdict != quiet.Quiet {
+		mach.Override = l.pinBusy(ctx)
 	}
 	if m.Measured == nil {
 		m.Measured = map[string]any{}

@@ -1,6 +1,7 @@
 package runlife
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -466,6 +467,31 @@ func TestPinBusyFromEnvironment(t *testing.T) {
 	}
 	if rec := machineOf(t, l.Run.Final); rec.Override != "measured on the only host" {
 		t.Errorf("override %q", rec.Override)
+	}
+}
+
+// A context's reason (the pipeline's scratch runs) pins a busy run too;
+// the Config's reason wins over it.
+func TestPinBusyFromContext(t *testing.T) {
+	t.Setenv(PinBusyEnv, "")
+	for _, cfgWhy := range []string{"", "the operator's reason"} {
+		root, specPath, _ := testRoot(t, "")
+		cfg := testConfig(root)
+		cfg.Machine, cfg.PinBusy = quiet.NewFixed(quiet.Busy), cfgWhy
+		l, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := record(t, WithPinBusy(context.Background(), "a scratch run"), l, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if pin, _ := spec.PinnedIn(specPath, "quick"); pin != l.Run.ID {
+			t.Errorf("pin %q", pin)
+		}
+		want := cmp.Or(cfgWhy, "a scratch run")
+		if rec := machineOf(t, l.Run.Final); rec.Override != want {
+			t.Errorf("override %q, want %q", rec.Override, want)
+		}
 	}
 }
 
