@@ -158,7 +158,7 @@ func machineTex(runs []machineRun) (nums, tab string, err error) {
 			render.Fixed(100*r.rec.Steal.Mean, 1) + `\,\%`, why})
 	}
 	t.Notes = fmt.Sprintf(`A run is busy when more than %s\,\%% of its samples (every few seconds, from a pre-flight before the work to its end) `+
-		`show other processes above %s core, a load average above %s per core or steal above %s\,\%% (docs/quiet.md).`,
+		`show other processes above %s core, a load average beyond the experiment's above %s per core or steal above %s\,\%% (docs/quiet.md).`,
 		render.Fixed(100*th.BusyShare, 0), render.Fixed(th.OtherCores, 2), render.Fixed(th.LoadPerCore, 1), render.Fixed(100*th.StealShare, 0))
 	if tab, err = t.Latex(); err != nil {
 		return "", "", err

@@ -44,7 +44,7 @@ func TestMachineTable(t *testing.T) {
 	}
 	for _, w := range []string{
 		`\newcommand{\MachinePinnedRuns}{4}`, `\newcommand{\MachineQuietRuns}{1}`, `\newcommand{\MachineBusyRuns}{2}`, `\newcommand{\MachineUnrecordedRuns}{1}`,
-		`\newcommand{\QuietOtherCores}{0.10}`, `\newcommand{\QuietLoadPerCore}{1.5}`, `\newcommand{\QuietStealPercent}{5}`, `\newcommand{\QuietBusySharePercent}{10}`,
+		`\newcommand{\QuietOtherCores}{0.10}`, `\newcommand{\QuietLoadPerCore}{1.0}`, `\newcommand{\QuietStealPercent}{5}`, `\newcommand{\QuietBusySharePercent}{10}`,
 		`\texttt{tls/20261130T120000Z-full} & not recorded (run predates the quiet check) & --- & --- & --- &  \\`,
 		`\texttt{tls/20261201T120000Z-quick} & quiet & 0.20 & 0.01 & 0.0\,\% &  \\`,
 		`& busy & 6.00 & 1.20 & 0.0\,\% & the only host; load from its own backups \\`,

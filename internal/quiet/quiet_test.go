@@ -71,7 +71,7 @@ func TestSampleBusy(t *testing.T) {
 		t.Fatalf("record %+v, want busy 1 of 1 on 2 cores", rec)
 	}
 	joined := strings.Join(rec.Reasons, "; ")
-	for _, w := range []string{"other processes above 0.10 core in 1 of 1 samples (max 0.82 core)", "1-minute load above 3.0", "1 of 1 samples busy"} {
+	for _, w := range []string{"other processes above 0.10 core in 1 of 1 samples (max 0.82 core)", "1-minute load beyond the experiment's above 2.0", "1 of 1 samples busy"} {
 		if !strings.Contains(joined, w) {
 			t.Errorf("reasons %q lack %q", joined, w)
 		}
@@ -117,9 +117,11 @@ func TestThresholdsAndShare(t *testing.T) {
 		want []string
 	}{
 		{"idle", Sample{Load: [3]float64{0.5}, OtherCores: 0.02}, nil},
-		{"at the bounds", Sample{Load: [3]float64{3}, OtherCores: 0.10, Steal: 0.05}, nil},
+		{"at the bounds", Sample{Load: [3]float64{2}, OtherCores: 0.10, Steal: 0.05}, nil},
+		{"the experiment's own load", Sample{Load: [3]float64{3.9}, ExperimentCores: 1.9}, nil},
 		{"other", Sample{OtherCores: 0.11}, []string{ReasonOther}},
-		{"load", Sample{Load: [3]float64{3.01}}, []string{ReasonLoad}},
+		{"load", Sample{Load: [3]float64{2.01}}, []string{ReasonLoad}},
+		{"load beyond the experiment's", Sample{Load: [3]float64{4}, ExperimentCores: 1.9}, []string{ReasonLoad}},
 		{"steal", Sample{Steal: 0.051}, []string{ReasonSteal}},
 	}
 	for _, c := range cases {

@@ -127,7 +127,7 @@ func (a *aggregate) add(sm Sample, t float64, cores int) {
 	}
 	for _, r := range sm.Reasons {
 		a.byReason[r]++
-		v := map[string]float64{ReasonOther: sm.OtherCores, ReasonLoad: sm.Load[0], ReasonSteal: sm.Steal}[r]
+		v := map[string]float64{ReasonOther: sm.OtherCores, ReasonLoad: sm.ExcessLoad(), ReasonSteal: sm.Steal}[r]
 		a.worst[r] = max(a.worst[r], v)
 	}
 	if sm.Preflight {
@@ -222,7 +222,7 @@ func (a *aggregate) record() Record {
 	if r.Verdict == Busy {
 		what := map[string]string{
 			ReasonOther: fmt.Sprintf("other processes above %.2f core", th.OtherCores),
-			ReasonLoad:  fmt.Sprintf("1-minute load above %.1f (%.1f per core x %d cores)", th.LoadPerCore*float64(a.cores), th.LoadPerCore, a.cores),
+			ReasonLoad:  fmt.Sprintf("1-minute load beyond the experiment's above %.1f (%.1f per core x %d cores)", th.LoadPerCore*float64(a.cores), th.LoadPerCore, a.cores),
 			ReasonSteal: fmt.Sprintf("steal above %.0f %%", 100*th.StealShare),
 		}
 		unit := map[string]string{ReasonOther: " core", ReasonLoad: "", ReasonSteal: ""}

@@ -538,3 +538,40 @@ func TestInterruptedPreflight(t *testing.T) {
 	}
 	assertUntouched(t, root, specPath, before)
 }
+
+// A whole run with the real sampler of this machine: meta.json holds a
+// record with sane figures, whichever the verdict (this machine may be
+// busy), and the pin follows the verdict.
+func TestRealMachineRecorded(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	t.Setenv(PinBusyEnv, "")
+	root, specPath, _ := testRoot(t, "")
+	cfg := testConfig(root)
+	cfg.Machine = quiet.New(quiet.Options{Preflight: 400 * time.Millisecond, PreflightEvery: 200 * time.Millisecond, Every: 100 * time.Millisecond})
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = record(t, context.Background(), l, -1, nil)
+	rec := machineOf(t, l.Run.Final)
+	t.Logf("machine: %s", rec.Line())
+	if rec.Samples < 2 || rec.Preflight.Samples < 1 || rec.Cores < 1 || rec.Load1.Max < 0 || rec.OtherCores.Max < 0 ||
+		rec.OtherCores.Max > float64(rec.Cores)+0.01 || rec.Steal.Max < 0 || rec.Steal.Max > 1 || rec.Thresholds != quiet.DefaultThresholds {
+		t.Errorf("record %+v", rec)
+	}
+	pin, _ := spec.PinnedIn(specPath, "quick")
+	switch rec.Verdict {
+	case quiet.Quiet:
+		if err != nil || pin != l.Run.ID {
+			t.Errorf("quiet: err %v, pin %q", err, pin)
+		}
+	case quiet.Busy:
+		if !errors.Is(err, ErrBusy) || pin != "" {
+			t.Errorf("busy: err %v, pin %q", err, pin)
+		}
+	default:
+		t.Errorf("verdict %q on a machine with /proc", rec.Verdict)
+	}
+}
