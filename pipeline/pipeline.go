@@ -154,7 +154,8 @@ func Engine(cfg Config) (*repro.Engine, error) {
 }
 
 // finishStages appends to the studies' stages the ones over all of them:
-// the claims, the figure-source captions and, with paper set and
+// the claims, the figure-source captions, the pinned runs' machines
+// (paperbuild.Machine) and, with paper set and
 // paper/main.tex present under root, the paper.
 func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage {
 	if c := claimsStage(stages); c != nil && withClaims {
@@ -162,6 +163,9 @@ func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage
 	}
 	if f := paperbuild.FigureSources(stages); f != nil {
 		stages = append(stages, f)
+	}
+	if m := paperbuild.Machine(root, stages); m != nil {
+		stages = append(stages, m)
 	}
 	if !paper {
 		return stages

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
@@ -463,6 +464,10 @@ func newRun(ctx context.Context, cfg Config, s Study, tree string) (string, erro
 	if err := os.WriteFile(specCopy, b, 0o644); err != nil {
 		return "", err
 	}
+	// A new run here is compared with the reference run, never made one:
+	// a busy machine is recorded in its meta.json (and the tree's paper),
+	// not a reason to drop it.
+	ctx = runlife.WithPinBusy(ctx, "a new run of `mage all` in a scratch tree, compared with the reference run; not a reference run")
 	if err := s.Run(ctx, cfg, specCopy, filepath.Join(tree, "data")); err != nil {
 		return "", err
 	}

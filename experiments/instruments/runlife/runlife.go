@@ -5,7 +5,7 @@
 //
 //	l, err := runlife.New(cfg)   // defaults, profile, the spec read and hashed
 //	...                          // study checks and set-up (nothing on disk)
-//	err = l.Begin(ctx)           // the run folder: repro.NewRun, hidden until committed
+//	err = l.Begin(ctx)           // pre-flight (internal/quiet), then the run folder: repro.NewRun, hidden until committed
 //	defer l.Abort()              // removes it on every path that does not commit
 //	...                          // measure, write files into l.Run.Dir
 //	m := l.Meta(ctx, tools)      // meta.json's provenance (provenance.Collect)
@@ -23,6 +23,13 @@
 //     point the run is published in one rename (repro.Run.Commit) and then
 //     pinned (spec.Pin). A run that is committed but cannot be pinned stays
 //     and the error (ErrNotPinned) says which line to add by hand.
+//   - The machine is watched from Begin to Commit (internal/quiet): Begin
+//     prints the pre-flight line, MachineLine gives the runners' progress
+//     lines the current figures, and Commit records the Record as
+//     meta.json's measured.machine. A run whose machine was busy (or could
+//     not be sampled) is committed but not pinned (ErrBusy, wrapping
+//     ErrNotPinned) unless PinBusyEnv gives the reason to pin it anyway;
+//     the reason is recorded in measured.machine.override.
 //   - Every error of the lifecycle and of the runners that use Errorf or
 //     Wrap starts with "<study>:run: " (tls:run, net:run, pico:run).
 package runlife
@@ -35,9 +42,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pqrepro/internal/provenance"
+	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -50,6 +59,45 @@ var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed
 // ErrNotPinned is wrapped by Commit's error when the run was committed
 // but the spec could not be changed to pin it.
 var ErrNotPinned = errors.New("run committed but not pinned")
+
+// ErrBusy is wrapped (beside ErrNotPinned) by Commit's error when the
+// machine was busy during the run and no reason to pin it anyway was
+// given (PinBusyEnv): the run is committed but not a reference run.
+var ErrBusy = errors.New("the machine was busy during the run")
+
+// PinBusyEnv names the environment variable that pins a run although
+// its machine was busy: PQREPRO_PIN_BUSY="why this run is good enough".
+// The reason is recorded in meta.json (measured.machine.override) and in
+// the paper's table of runs.
+const PinBusyEnv = "PQREPRO_PIN_BUSY"
+
+type pinBusyKey struct{}
+
+// WithPinBusy returns a ctx whose runs are pinned even if the machine was
+// busy, for the reason given (recorded like PinBusyEnv's) unless the
+// Config or the environment gives one. The pipeline uses it for the new
+// runs of `mage all`, which go into a scratch tree to be compared with the
+// reference runs and are never reference runs themselves.
+func WithPinBusy(ctx context.Context, reason string) context.Context {
+	return context.WithValue(ctx, pinBusyKey{}, reason)
+}
+
+// pinBusy is the run's reason to pin a busy run: Config.PinBusy (or
+// PinBusyEnv), else WithPinBusy's, else "".
+func (l *Life) pinBusy(ctx context.Context) string {
+	if l.PinBusy != "" {
+		return l.PinBusy
+	}
+	r, _ := ctx.Value(pinBusyKey{}).(string)
+	return r
+}
+
+// DefaultMachine makes the Watcher of a run whose Config.Machine is nil:
+// the real sampler of this machine (quiet.New), with the defaults of
+// internal/quiet. Tests of runners replace it (in TestMain) with a
+// quiet.Fixed, so that they do not depend on how busy the machine running
+// them is, nor wait for its pre-flight.
+var DefaultMachine = func() quiet.Watcher { return quiet.New(quiet.Options{}) }
 
 // Config is what every runner's RunConfig has in common.
 type Config struct {
@@ -77,6 +125,14 @@ type Config struct {
 	// Now names the run (its ID is the UTC start time) and stamps
 	// meta.json's start and end; nil is time.Now.
 	Now func() time.Time
+	// Machine watches the machine from Begin to Commit; nil is
+	// DefaultMachine().
+	Machine quiet.Watcher
+	// PinBusy, when not empty, is the reason to pin the run even if the
+	// machine was busy; "" is the value of PinBusyEnv.
+	PinBusy string
+	// Verbose makes MachineLine name the busiest other processes.
+	Verbose bool
 }
 
 // Life is one run's lifecycle. Its Config has every default filled.
@@ -91,6 +147,7 @@ type Life struct {
 	Start time.Time
 
 	committed bool
+	watching  bool // Machine started and not yet stopped
 }
 
 // Error is an error of a run: its text starts with "<study>:run: ".
@@ -127,6 +184,12 @@ func New(cfg Config) (*Life, error) {
 	}
 	if l.Now == nil {
 		l.Now = time.Now
+	}
+	if l.Machine == nil {
+		l.Machine = DefaultMachine()
+	}
+	if l.PinBusy == "" {
+		l.PinBusy = os.Getenv(PinBusyEnv)
 	}
 	if l.Profile == "" {
 		return nil, l.Errorf("no profile given: use quick or full (PQREPRO_PROFILE)")
@@ -168,8 +231,11 @@ func (l *Life) Interrupted(ctx context.Context) error {
 	return l.Errorf("run %s: %w (%w)", l.Run.ID, ErrInterrupted, ctx.Err())
 }
 
-// Begin creates the run folder (repro.NewRun, named after Now), hidden
-// until Commit. It creates nothing when ctx has ended.
+// Begin runs the pre-flight check of the machine (a few seconds of
+// samples, internal/quiet), prints its line, leaves the sampler running
+// until Commit or Abort, and creates the run folder (repro.NewRun, named
+// after Now), hidden until Commit. It creates nothing when ctx has ended,
+// also during the pre-flight.
 func (l *Life) Begin(ctx context.Context) error {
 	if l.Run != nil {
 		return l.Errorf("run %s has begun already", l.Run.ID)
@@ -177,9 +243,27 @@ func (l *Life) Begin(ctx context.Context) error {
 	if err := l.Interrupted(ctx); err != nil {
 		return err
 	}
+	pre, err := l.Machine.Start(ctx)
+	if err != nil {
+		l.Machine.Stop()
+		if ierr := l.Interrupted(ctx); ierr != nil {
+			return ierr
+		}
+		return l.Errorf("machine pre-flight: %w", err)
+	}
+	l.watching = true
+	fmt.Fprintf(l.Log, "%s:run: machine before the run: %s\n", l.Study, pre.Line())
+	if pre.Verdict != quiet.Quiet {
+		if why := l.pinBusy(ctx); why != "" {
+			fmt.Fprintf(l.Log, "%s:run: machine: the run will be pinned even if the machine stays busy, because %q (%s)\n", l.Study, why, PinBusyEnv)
+		} else {
+			fmt.Fprintf(l.Log, "%s:run: machine: a run recorded on a busy machine is committed but NOT pinned; stop other jobs and wait until `uptime` is low, or set %s=\"reason\" to pin it anyway (docs/quiet.md)\n", l.Study, PinBusyEnv)
+		}
+	}
 	l.Start = l.Now()
 	run, err := repro.NewRun(l.DataDir, l.Study, l.Profile, l.Start)
 	if err != nil {
+		l.stopMachine()
 		return l.Errorf("%w", err)
 	}
 	l.Run = run
@@ -189,9 +273,42 @@ func (l *Life) Begin(ctx context.Context) error {
 // Abort removes the run folder unless the run was committed; it is safe
 // to call at any time, also before Begin and more than once.
 func (l *Life) Abort() {
+	l.stopMachine()
 	if l.Run != nil {
 		l.Run.Abort()
 	}
+}
+
+// stopMachine stops the sampler once and returns its Record.
+func (l *Life) stopMachine() quiet.Record {
+	if !l.watching {
+		return quiet.Record{}
+	}
+	l.watching = false
+	return l.Machine.Stop()
+}
+
+// MachineLine is the machine's latest figures for a progress line
+// ("machine: load 0.52, other processes 0.03 core, steal 0.0 %"); with
+// Verbose it names the busiest other processes too. A nil Life (a
+// runner's unit test) says "machine: not watched".
+func (l *Life) MachineLine() string {
+	if l == nil || l.Machine == nil {
+		return "machine: not watched"
+	}
+	sm := l.Machine.Latest()
+	line := sm.Line()
+	if sm.Busy() {
+		line += " (BUSY)"
+	}
+	if l.Verbose && len(sm.Top) > 0 {
+		top := make([]string, len(sm.Top))
+		for i, p := range sm.Top {
+			top[i] = p.String()
+		}
+		line += "; top other: " + strings.Join(top, ", ")
+	}
+	return line
 }
 
 // Committed reports whether Commit published the run (it may still have
@@ -218,16 +335,28 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 	return m
 }
 
-// Commit writes meta.json into the run folder, checks ctx a last time,
-// seals and publishes the run (repro.Run.Commit: MANIFEST.sha256, one
-// rename, readable like the rest of data/) and pins it for the profile in
-// the spec (spec.Sealed). On an error before the publication nothing is
-// committed or pinned (the caller's deferred Abort removes the folder);
-// after it the run stays and the error wraps ErrNotPinned.
+// Commit stops the machine's sampler and records it as
+// measured.machine, writes meta.json into the run folder, checks ctx a
+// last time, seals and publishes the run (repro.Run.Commit:
+// MANIFEST.sha256, one rename, readable like the rest of data/) and pins
+// it for the profile in the spec (spec.Sealed), unless the machine was
+// not quiet and no reason to pin it anyway was given (PinBusy): then the
+// run stays committed, unpinned, and the error wraps ErrBusy and
+// ErrNotPinned. On an error before the publication nothing is committed
+// or pinned (the caller's deferred Abort removes the folder); after it
+// the run stays and the error wraps ErrNotPinned.
 func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 	if l.Run == nil {
 		return l.Errorf("commit before Begin")
 	}
+	mach := l.stopMachine()
+	if mach.Verdict != quiet.Quiet {
+		mach.Override = l.pinBusy(ctx)
+	}
+	if m.Measured == nil {
+		m.Measured = map[string]any{}
+	}
+	m.Measured[MachineKey] = mach
 	if err := provenance.Write(l.Run.Dir, m); err != nil {
 		return l.Errorf("run %s: %w", l.Run.ID, err)
 	}
@@ -245,12 +374,23 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 	}
 	l.committed = true
 	pin := spec.Sealed(l.Run.ID, l.Run.Manifest)
+	fmt.Fprintf(l.Log, "%s:run: machine during the run: %s\n", l.Study, mach.Line())
+	if mach.Verdict != quiet.Quiet {
+		if mach.Override == "" {
+			return l.Errorf("run %s is committed in %s but %w: %w (%s); it is kept as evidence, not as a reference run: stop other jobs and record again (docs/quiet.md), or record with %s=\"reason\" to pin a busy run with its reason in meta.json and the paper",
+				l.Run.ID, l.Run.Final, ErrNotPinned, ErrBusy, strings.Join(mach.Reasons, "; "), PinBusyEnv)
+		}
+		fmt.Fprintf(l.Log, "%s:run: machine was %s; pinned anyway because %s=%q (recorded in meta.json)\n", l.Study, mach.Verdict, PinBusyEnv, mach.Override)
+	}
 	if err := spec.Pin(l.SpecPath, l.Profile, pin); err != nil {
 		return l.Errorf("run %s is committed in %s but %w: %w; add %s = %q under [runs] in %s by hand",
 			l.Run.ID, l.Run.Final, ErrNotPinned, err, l.Profile, pin, l.SpecPath)
 	}
 	return nil
 }
+
+// MachineKey is the key of the quiet.Record in meta.json's measured map.
+const MachineKey = "machine"
 
 // SpecRel names the spec in meta.json without a path of this machine:
 // relative to root when it is below it, else by its base name.

@@ -1,7 +1,9 @@
 package runlife
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"pqrepro/experiments/pico/picotest"
 	"pqrepro/internal/provenance"
+	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -43,7 +46,7 @@ func testRoot(t *testing.T, pinned string) (root, specPath string, specBytes []b
 func testConfig(root string) Config {
 	n := 0
 	return Config{Study: study, Root: root, Profile: "quick", Git: &provenance.Git{Commit: "abc", Dirty: true, DiffSHA256: "d"},
-		Now: func() time.Time { n++; return clock.Add(time.Duration(n-1) * time.Second) }}
+		Now: func() time.Time { n++; return clock.Add(time.Duration(n-1) * time.Second) }, Machine: quiet.NewFixed(quiet.Quiet), PinBusy: ""}
 }
 
 // record runs the whole lifecycle with one data file; cancel, when not
@@ -356,5 +359,219 @@ func TestFindRoot(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("\nmodule pqrepro\n\ngo 1.26\n"), 0o644)
 	if got, err := FindRoot(deep); err != nil || got != dir {
 		t.Errorf("FindRoot = %q, %v; want %s", got, err, dir)
+	}
+}
+
+// machineOf reads measured.machine back from a committed run's meta.json.
+func machineOf(t *testing.T, dir string) quiet.Record {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, provenance.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Measured map[string]json.RawMessage `json:"measured"`
+	}
+	var rec quiet.Record
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(m.Measured[MachineKey], &rec); err != nil {
+		t.Fatalf("measured.machine: %v in %s", err, b)
+	}
+	return rec
+}
+
+// A busy machine: the run is committed (kept as evidence) with the
+// verdict and reasons in meta.json, NOT pinned, and the error says so
+// and what to do; with PinBusy the run is pinned and the reason recorded.
+func TestBusyMachine(t *testing.T) {
+	const earlier = "20260101T000000Z-quick"
+	for _, tc := range []struct {
+		name, override, verdict string
+		pinned                  bool
+	}{
+		{"quiet", "", quiet.Quiet, true},
+		{"busy", "", quiet.Busy, false},
+		{"unknown", "", quiet.Unknown, false},
+		{"busy with override", "the reference host has no idle hours this week", quiet.Busy, true},
+		{"quiet with override", "not needed", quiet.Quiet, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(PinBusyEnv, "")
+			root, specPath, _ := testRoot(t, earlier)
+			cfg := testConfig(root)
+			var log strings.Builder
+			cfg.Machine, cfg.PinBusy, cfg.Log = quiet.NewFixed(tc.verdict), tc.override, &log
+			l, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = record(t, context.Background(), l, -1, nil)
+			if !l.Committed() {
+				t.Fatalf("not committed: %v", err)
+			}
+			pin, _ := spec.PinnedIn(specPath, "quick")
+			if tc.pinned {
+				if err != nil || pin != l.Run.ID {
+					t.Fatalf("err %v, pin %q; want %s pinned", err, pin, l.Run.ID)
+				}
+			} else {
+				if !errors.Is(err, ErrBusy) || !errors.Is(err, ErrNotPinned) || !strings.Contains(err.Error(), PinBusyEnv) || !strings.Contains(err.Error(), "docs/quiet.md") {
+					t.Fatalf("err = %v, want ErrBusy and ErrNotPinned naming %s and docs/quiet.md", err, PinBusyEnv)
+				}
+				if pin != earlier {
+					t.Errorf("pin %q, want the earlier %s kept", pin, earlier)
+				}
+			}
+			rec := machineOf(t, l.Run.Final)
+			if rec.Verdict != tc.verdict {
+				t.Errorf("recorded verdict %q, want %q", rec.Verdict, tc.verdict)
+			}
+			wantOverride := tc.override
+			if tc.verdict == quiet.Quiet {
+				wantOverride = "" // an override of a quiet run is not needed and not recorded
+			}
+			if rec.Override != wantOverride {
+				t.Errorf("recorded override %q, want %q", rec.Override, wantOverride)
+			}
+			if tc.verdict == quiet.Busy && len(rec.Reasons) == 0 {
+				t.Error("a busy record without reasons")
+			}
+			out := log.String()
+			if !strings.Contains(out, "lifetest:run: machine before the run: "+strings.ToUpper(tc.verdict)) {
+				t.Errorf("no pre-flight line in\n%s", out)
+			}
+			if tc.verdict != quiet.Quiet && tc.override == "" && !strings.Contains(out, "stop other jobs; see docs/quiet.md") {
+				t.Errorf("no reminder in\n%s", out)
+			}
+		})
+	}
+}
+
+// The environment's reason is the default of Config.PinBusy.
+func TestPinBusyFromEnvironment(t *testing.T) {
+	t.Setenv(PinBusyEnv, "measured on the only host")
+	root, specPath, _ := testRoot(t, "")
+	cfg := testConfig(root)
+	cfg.Machine = quiet.NewFixed(quiet.Busy)
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := record(t, context.Background(), l, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if pin, _ := spec.PinnedIn(specPath, "quick"); pin != l.Run.ID {
+		t.Errorf("pin %q", pin)
+	}
+	if rec := machineOf(t, l.Run.Final); rec.Override != "measured on the only host" {
+		t.Errorf("override %q", rec.Override)
+	}
+}
+
+// A context's reason (the pipeline's scratch runs) pins a busy run too;
+// the Config's reason wins over it.
+func TestPinBusyFromContext(t *testing.T) {
+	t.Setenv(PinBusyEnv, "")
+	for _, cfgWhy := range []string{"", "the operator's reason"} {
+		root, specPath, _ := testRoot(t, "")
+		cfg := testConfig(root)
+		cfg.Machine, cfg.PinBusy = quiet.NewFixed(quiet.Busy), cfgWhy
+		l, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := record(t, WithPinBusy(context.Background(), "a scratch run"), l, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if pin, _ := spec.PinnedIn(specPath, "quick"); pin != l.Run.ID {
+			t.Errorf("pin %q", pin)
+		}
+		want := cmp.Or(cfgWhy, "a scratch run")
+		if rec := machineOf(t, l.Run.Final); rec.Override != want {
+			t.Errorf("override %q, want %q", rec.Override, want)
+		}
+	}
+}
+
+// Ctrl-C during the pre-flight of a real sampler: Begin creates nothing
+// and leaves no sampler running; Abort after Begin stops it.
+func TestInterruptedPreflight(t *testing.T) {
+	root, specPath, before := testRoot(t, "")
+	cfg := testConfig(root)
+	s := quiet.New(quiet.Options{Preflight: time.Hour, PreflightEvery: time.Hour})
+	cfg.Machine = s
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	err = l.Begin(ctx)
+	if !errors.Is(err, ErrInterrupted) || l.Run != nil {
+		t.Fatalf("Begin: %v (run %v), want ErrInterrupted and no run", err, l.Run)
+	}
+	l.Abort()
+	assertUntouched(t, root, specPath, before)
+	if ents, _ := os.ReadDir(filepath.Join(root, "data")); len(ents) != 0 {
+		t.Errorf("data/ holds %v", ents)
+	}
+
+	// Begun with a real sampler and aborted: the sampler is stopped (a
+	// second Stop returns at once with the same record).
+	cfg = testConfig(root)
+	s = quiet.New(quiet.Options{Preflight: time.Millisecond, PreflightEvery: time.Millisecond, Every: time.Hour})
+	cfg.Machine = s
+	if l, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if line := l.MachineLine(); !strings.HasPrefix(line, "machine: ") {
+		t.Errorf("MachineLine %q", line)
+	}
+	l.Abort()
+	if rec := s.Stop(); rec.Samples < 1 {
+		t.Errorf("stopped sampler: %+v", rec)
+	}
+	assertUntouched(t, root, specPath, before)
+}
+
+// A whole run with the real sampler of this machine: meta.json holds a
+// record with sane figures, whichever the verdict (this machine may be
+// busy), and the pin follows the verdict.
+func TestRealMachineRecorded(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	t.Setenv(PinBusyEnv, "")
+	root, specPath, _ := testRoot(t, "")
+	cfg := testConfig(root)
+	cfg.Machine = quiet.New(quiet.Options{Preflight: 400 * time.Millisecond, PreflightEvery: 200 * time.Millisecond, Every: 100 * time.Millisecond})
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = record(t, context.Background(), l, -1, nil)
+	rec := machineOf(t, l.Run.Final)
+	t.Logf("machine: %s", rec.Line())
+	if rec.Samples < 2 || rec.Preflight.Samples < 1 || rec.Cores < 1 || rec.Load1.Max < 0 || rec.OtherCores.Max < 0 ||
+		rec.OtherCores.Max > float64(rec.Cores)+0.01 || rec.Steal.Max < 0 || rec.Steal.Max > 1 || rec.Thresholds != quiet.DefaultThresholds {
+		t.Errorf("record %+v", rec)
+	}
+	pin, _ := spec.PinnedIn(specPath, "quick")
+	switch rec.Verdict {
+	case quiet.Quiet:
+		if err != nil || pin != l.Run.ID {
+			t.Errorf("quiet: err %v, pin %q", err, pin)
+		}
+	case quiet.Busy:
+		if !errors.Is(err, ErrBusy) || pin != "" {
+			t.Errorf("busy: err %v, pin %q", err, pin)
+		}
+	default:
+		t.Errorf("verdict %q on a machine with /proc", rec.Verdict)
 	}
 }

@@ -181,7 +181,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	defer l.Abort()
 	run := l.Run
 
-	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series)), eps: eps}
+	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series)), eps: eps, life: l}
 	if pemDir != "" {
 		if r.pem.cert, r.pem.key, r.pem.roots, err = endpointFiles(pemDir, bundle); err != nil {
 			return fmt.Errorf("net:run: %w", err)
@@ -432,6 +432,7 @@ type runner struct {
 	eps     map[string]*Endpoint // endpoint builds by toolchain
 	rem     *remoteServers       // the servers on the remote host, nil without one (remote.go)
 	pem     struct{ cert, key, roots string }
+	life    *runlife.Life // the run's lifecycle; its MachineLine goes on progress lines
 
 	// quiet keeps a link's self-test free of the other series' traffic:
 	// StartVerified takes it exclusively, every attempt (warm-up included)
@@ -1220,8 +1221,8 @@ func (r *runner) progress(idx int) int {
 		left[i] = time.Duration(float64(left[i]) * speed)
 	}
 	_, _, eta := schedule(series, r.est.Order, left, r.plan.Parallel)
-	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %v (speed %.2f x the model)\n",
-		r.done, total, 100*float64(r.done)/float64(max(total, 1)), r.est.Series[idx].ID, elapsed.Round(time.Second), eta.Round(time.Second), speed)
+	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %v (speed %.2f x the model); %s\n",
+		r.done, total, 100*float64(r.done)/float64(max(total, 1)), r.est.Series[idx].ID, elapsed.Round(time.Second), eta.Round(time.Second), speed, r.life.MachineLine())
 	return r.done
 }
 

@@ -193,7 +193,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	// 5. Run the images on the boards.
 	queues, jobEst := planJobs(built, p.slots, p.replicate, p.est)
 	tr := &tracker{now: now, start: now(), est: jobEst, workers: p.workers, total: len(jobEst),
-		started: map[string]time.Time{}, done: map[string]bool{}, scale: 1}
+		started: map[string]time.Time{}, done: map[string]bool{}, scale: 1, machine: l.MachineLine}
 	records, err := runJobs(ctx, p.slots, queues, p.replicate, func(ctx context.Context, j job, sl Slot) (ImageRecord, error) {
 		img := j.img
 		logf("%s on %s", tr.begin(j.key), sl.Name())
@@ -850,14 +850,23 @@ type tracker struct {
 	actual   time.Duration
 	planned  time.Duration
 	scale    float64
+	machine  func() string // the machine's latest figures (runlife.Life.MachineLine); nil prints none
+}
+
+// machineLine is "; " and the machine's figures, or "" without them.
+func (t *tracker) machineLine() string {
+	if t.machine == nil {
+		return ""
+	}
+	return "; " + t.machine()
 }
 
 func (t *tracker) begin(name string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.started[name] = t.now()
-	return fmt.Sprintf("[%d/%d] %s started (elapsed %v, ETA %v)", len(t.started), t.total, name,
-		t.now().Sub(t.start).Round(time.Second), t.eta().Round(time.Second))
+	return fmt.Sprintf("[%d/%d] %s started (elapsed %v, ETA %v)%s", len(t.started), t.total, name,
+		t.now().Sub(t.start).Round(time.Second), t.eta().Round(time.Second), t.machineLine())
 }
 
 func (t *tracker) finish(name, detail string) string {
@@ -871,8 +880,8 @@ func (t *tracker) finish(name, detail string) string {
 	if t.planned > 0 {
 		t.scale = float64(t.actual) / float64(t.planned)
 	}
-	return fmt.Sprintf("[%d/%d] %s finished in %v: %s (elapsed %v, ETA %v)", t.finished, t.total, name,
-		took.Round(100*time.Millisecond), detail, t.now().Sub(t.start).Round(time.Second), t.eta().Round(time.Second))
+	return fmt.Sprintf("[%d/%d] %s finished in %v: %s (elapsed %v, ETA %v)%s", t.finished, t.total, name,
+		took.Round(100*time.Millisecond), detail, t.now().Sub(t.start).Round(time.Second), t.eta().Round(time.Second), t.machineLine())
 }
 
 func (t *tracker) eta() time.Duration {

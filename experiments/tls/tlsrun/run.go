@@ -176,6 +176,7 @@ type runner struct {
 	stk     stackState     // stack.go
 	net     *bridgenet.Net // the bridge path's network, nil without one
 	rem     *remotePath    // the remote path's host (remotepath.go), nil without one
+	life    *runlife.Life  // the run's lifecycle; its MachineLine goes on progress lines
 }
 
 func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
@@ -215,12 +216,12 @@ func (r *runner) vlogf(format string, a ...any) {
 // folder exists (spec, profile, permission, port) leave nothing behind.
 func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
-		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now, Verbose: cfg.Verbose})
 	if err != nil {
 		return nil, err
 	}
 	cfg.Root = l.Root
-	r := &runner{cfg: cfg, log: l.Log}
+	r := &runner{cfg: cfg, log: l.Log, life: l}
 	store := cfg.Store
 	if store == nil {
 		store = repro.OpenStore(cfg.Root)
@@ -654,7 +655,7 @@ func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]c
 			el := t.Sub(begin)
 			rate := float64(i+1) / el.Seconds()
 			eta := time.Duration(float64(total-i-1) / rate * float64(time.Second))
-			r.logf("handshakes %d/%d (%.0f%%), %.0f/s, ETA %s", i+1, total, 100*float64(i+1)/float64(total), rate, eta.Round(time.Second))
+			r.logf("handshakes %d/%d (%.0f%%), %.0f/s, ETA %s; %s", i+1, total, 100*float64(i+1)/float64(total), rate, eta.Round(time.Second), r.life.MachineLine())
 		}
 	}
 	wall := time.Since(begin)

@@ -1,0 +1,193 @@
+package paperbuild
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"pqrepro/internal/quiet"
+	"pqrepro/internal/render"
+	"pqrepro/internal/repro"
+)
+
+// MachineFile is the table of the pinned runs' machines (quiet or busy,
+// internal/quiet), for the paper's section on verification (at its end,
+// so that it does not renumber the studies' tables); MachineNumbersFile
+// holds its macros, for the method section.
+const (
+	MachineFile        = "paper/generated/machine.tex"
+	MachineNumbersFile = "paper/generated/machine-numbers.tex"
+)
+
+// NotRecorded is what the table says of a run recorded before the
+// runners sampled the machine.
+const NotRecorded = "not recorded (run predates the quiet check)"
+
+// Machine returns the stage that writes MachineFile and
+// MachineNumbersFile from the meta.json
+// of every run folder the other stages read (data/<study>/<run-id>/, the
+// pinned runs of this build): per run, whether the machine was quiet, its
+// maximum load and other processes' CPU, the mean steal share and, for a
+// busy run pinned anyway, the recorded reason (measured.machine in
+// meta.json; docs/quiet.md). It also sets the macros \MachinePinnedRuns,
+// \MachineQuietRuns, \MachineBusyRuns, \MachineUnrecordedRuns and the
+// thresholds of internal/quiet (\QuietOtherCores, \QuietLoadPerCore,
+// \QuietStealPercent, \QuietBusySharePercent), so that the text states
+// no number by hand. It returns nil when no source of the paper under
+// root (paper/main.tex, paper/sections/*.tex) includes MachineFile (a
+// tree without this paper: its table would be a float no text refers to)
+// or no such run folder has a meta.json.
+func Machine(root string, stages []*repro.Stage) *repro.Stage {
+	if !paperIncludes(root, strings.TrimPrefix(MachineFile, "paper/")) {
+		return nil
+	}
+	var metas []string
+	for _, s := range stages {
+		for _, in := range s.Inputs {
+			parts := strings.Split(path.Clean(in), "/")
+			if len(parts) < 3 || parts[0] != "data" {
+				continue
+			}
+			m := path.Join(parts[0], parts[1], parts[2], "meta.json")
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(m))); err == nil {
+				metas = append(metas, m)
+			}
+		}
+	}
+	if len(metas) == 0 {
+		return nil
+	}
+	slices.Sort(metas)
+	metas = slices.Compact(metas)
+	return &repro.Stage{
+		Name:    "paper:machine",
+		Doc:     "say per pinned run whether its machine was quiet (measured.machine of meta.json)",
+		Code:    []string{"internal/paperbuild"},
+		Inputs:  metas,
+		Outputs: []string{MachineFile, MachineNumbersFile},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			var runs []machineRun
+			for _, m := range metas {
+				b, err := env.ReadFile(m)
+				if err != nil {
+					return err
+				}
+				r, err := readMachine(path.Dir(strings.TrimPrefix(m, "data/")), b)
+				if err != nil {
+					return fmt.Errorf("paper:machine: %s: %w", m, err)
+				}
+				runs = append(runs, r)
+			}
+			nums, tab, err := machineTex(runs)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(MachineNumbersFile, []byte(nums)); err != nil {
+				return err
+			}
+			return env.WriteFile(MachineFile, []byte(tab))
+		},
+	}
+}
+
+// machineRun is one pinned run's name and machine record (nil before the
+// quiet check existed).
+type machineRun struct {
+	name string // <study>/<run-id>
+	rec  *quiet.Record
+}
+
+// readMachine reads measured.machine from a run's meta.json.
+func readMachine(name string, meta []byte) (machineRun, error) {
+	var m struct {
+		Measured map[string]json.RawMessage `json:"measured"`
+	}
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return machineRun{}, fmt.Errorf("not valid JSON: %w", err)
+	}
+	r := machineRun{name: name}
+	raw, ok := m.Measured["machine"]
+	if !ok {
+		return r, nil
+	}
+	r.rec = &quiet.Record{}
+	if err := json.Unmarshal(raw, r.rec); err != nil {
+		return r, fmt.Errorf("measured.machine: %w", err)
+	}
+	switch r.rec.Verdict {
+	case quiet.Quiet, quiet.Busy, quiet.Unknown:
+	default:
+		return r, fmt.Errorf("measured.machine.verdict %q is not quiet, busy or unknown", r.rec.Verdict)
+	}
+	return r, nil
+}
+
+// machineTex renders the macros of MachineNumbersFile and the table of
+// MachineFile.
+func machineTex(runs []machineRun) (nums, tab string, err error) {
+	var n render.Numbers
+	th := quiet.DefaultThresholds
+	count := map[string]int{}
+	t := render.Table{
+		Label: "tab:machine",
+		Caption: `The machine during each pinned run (\texttt{measured.machine} of its \texttt{meta.json}): the verdict, ` +
+			`the maximum 1-minute load average, the maximum CPU of processes that were not the experiment's (cores), ` +
+			`the mean share of CPU time stolen by the hypervisor, and, for a busy run pinned anyway, the reason recorded with it.`,
+		Align:  "llrrrp{4.5cm}",
+		Header: []string{"Run", "Machine", "Load", "Other CPU", "Steal", "Pinned although busy because"},
+	}
+	for _, r := range runs {
+		name := `\texttt{` + render.Escape(r.name) + `}`
+		if r.rec == nil {
+			count["unrecorded"]++
+			t.Rows = append(t.Rows, []string{name, NotRecorded, "---", "---", "---", ""})
+			continue
+		}
+		count[r.rec.Verdict]++
+		why := ""
+		if r.rec.Verdict != quiet.Quiet {
+			why = cmp.Or(render.Escape(r.rec.Override), "not pinned by the check (pinned by hand)")
+		}
+		t.Rows = append(t.Rows, []string{name, r.rec.Verdict, render.Fixed(r.rec.Load1.Max, 2), render.Fixed(r.rec.OtherCores.Max, 2),
+			render.Fixed(100*r.rec.Steal.Mean, 1) + `\,\%`, why})
+	}
+	t.Notes = fmt.Sprintf(`A run is busy when more than %s\,\%% of its samples (every few seconds, from a pre-flight before the work to its end) `+
+		`show other processes above %s core, a load average beyond the experiment's above %s per core or steal above %s\,\%% (docs/quiet.md).`,
+		render.Fixed(100*th.BusyShare, 0), render.Fixed(th.OtherCores, 2), render.Fixed(th.LoadPerCore, 1), render.Fixed(100*th.StealShare, 0))
+	if tab, err = t.Latex(); err != nil {
+		return "", "", err
+	}
+	for name, v := range map[string]string{
+		"MachinePinnedRuns":     fmt.Sprint(len(runs)),
+		"MachineQuietRuns":      fmt.Sprint(count[quiet.Quiet]),
+		"MachineBusyRuns":       fmt.Sprint(count[quiet.Busy] + count[quiet.Unknown]),
+		"MachineUnrecordedRuns": fmt.Sprint(count["unrecorded"]),
+		"QuietOtherCores":       render.Fixed(th.OtherCores, 2),
+		"QuietLoadPerCore":      render.Fixed(th.LoadPerCore, 1),
+		"QuietStealPercent":     render.Fixed(100*th.StealShare, 0),
+		"QuietBusySharePercent": render.Fixed(100*th.BusyShare, 0),
+	} {
+		if err := n.Set(name, v); err != nil {
+			return "", "", err
+		}
+	}
+	return n.Latex(), tab, nil
+}
+
+// paperIncludes reports whether paper/main.tex or a paper/sections/*.tex
+// under root names the file rel (relative to paper/).
+func paperIncludes(root, rel string) bool {
+	srcs, _ := filepath.Glob(filepath.Join(root, "paper", "sections", "*.tex"))
+	for _, f := range append([]string{filepath.Join(root, "paper", "main.tex")}, srcs...) {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), rel) {
+			return true
+		}
+	}
+	return false
+}
