@@ -48,3 +48,12 @@ func TestOneClaimIDScheme(t *testing.T) {
 		t.Errorf("the committed %s has %v, the catalogues %v: rebuild with `go run mage.go build`", claims.JSONFile, committed, ids)
 	}
 }
+
+// TestOneCountedClaimPerQuantity: across the three studies no two
+// counted claims derive from the same measured quantity; everything
+// computed from another claim is derived (shown, not counted).
+func TestOneCountedClaimPerQuantity(t *testing.T) {
+	for _, err := range claims.CheckOneQuantity(claims.All(catalogues())) {
+		t.Error(err)
+	}
+}
