@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
@@ -418,6 +419,76 @@ func TestTiming(t *testing.T) {
 		"data x a 2026-11-30T11:40:00Z\ndata x b 2026-11-30T11:40:00Z", "what X1 4683144a9f5d89667d58bd7987e5026ee89fed20 2026-11-30T11:40:00Z"} {
 		if _, err := ParseTiming([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestTimingMatchesHistory: every line of timing.txt agrees with git's
+// history: a study's data line names the earlier of its first data
+// commit and its earliest committed run, with that date; a rule line
+// names a commit of this history, with its committer date, that touched
+// the rules' files.
+func TestTimingMatchesHistory(t *testing.T) {
+	b, err := os.ReadFile("timing.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := ParseTiming(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) (string, error) {
+		c := exec.Command("git", args...)
+		c.Dir = filepath.Join("..", "..")
+		out, err := c.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	if shallow, err := git("rev-parse", "--is-shallow-repository"); err != nil || shallow != "false" {
+		t.Skipf("not a complete git history (shallow: %q, %v): the table cannot be checked against it; it stays as committed", shallow, err)
+	}
+	for study, d := range tm.Data {
+		first, err := git("log", "--diff-filter=A", "--reverse", "--format=%H %cI", "--", "data/"+study)
+		if err != nil || first == "" {
+			t.Errorf("data %s: no commit added data/%s (%v)", study, study, err)
+			continue
+		}
+		commit, date, _ := strings.Cut(strings.SplitN(first, "\n", 2)[0], " ")
+		ev, evDate := commit, date
+		runs, _ := git("ls-tree", "--name-only", "HEAD", "data/"+study+"/")
+		for _, r := range strings.Fields(runs) {
+			m := runIDRe.FindStringSubmatch(filepath.Base(r))
+			if m == nil {
+				continue
+			}
+			st, err := time.Parse("20060102T150405Z", m[1])
+			if err != nil {
+				continue
+			}
+			cd, _ := time.Parse(time.RFC3339, evDate)
+			if st.Before(cd) {
+				ev, evDate = m[0], st.Format(time.RFC3339)
+			}
+		}
+		want, _ := time.Parse(time.RFC3339, evDate)
+		if d.Evidence != ev || !d.Date.Equal(want) {
+			t.Errorf("data %s: recorded %s %s, the history says %s %s", study, d.Evidence, d.Date.Format(time.RFC3339), ev, evDate)
+		}
+	}
+	for id, r := range tm.Rules {
+		date, err := git("show", "-s", "--format=%cI", r.Commit)
+		if err != nil {
+			t.Errorf("rule %s: commit %s not in this history: %v", id, r.Commit[:12], err)
+			continue
+		}
+		if d, _ := time.Parse(time.RFC3339, date); !d.Equal(r.Date) {
+			t.Errorf("rule %s: commit %s is dated %s, recorded %s", id, r.Commit[:12], date, r.Date.Format(time.RFC3339))
+		}
+		if _, err := git("merge-base", "--is-ancestor", r.Commit, "HEAD"); err != nil {
+			t.Errorf("rule %s: commit %s is not an ancestor of HEAD", id, r.Commit[:12])
+		}
+		files, _ := git(append([]string{"show", "--name-only", "--format=", r.Commit, "--"}, RulesFiles...)...)
+		if files == "" {
+			t.Errorf("rule %s: commit %s touched none of the rules' files", id, r.Commit[:12])
 		}
 	}
 }
