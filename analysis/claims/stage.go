@@ -298,7 +298,11 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			if err := env.WriteFile(NumbersFile, []byte(nums)); err != nil {
+			lists, err := ListMacros(rep, labels)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(NumbersFile, []byte(nums+lists)); err != nil {
 				return err
 			}
 			return env.WriteFile(LatexFile, []byte(tex))
@@ -381,6 +385,37 @@ func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 		n.Set("ClaimsRunsJudged", fmt.Sprint(len(rep.Runs)))
 		n.Set("ClaimsRunsAfterRules", fmt.Sprint(after))
 		n.Set("ClaimsRulesAmendments", fmt.Sprint(len(rep.Rules.Amendments)))
+	}
+	return n.Latex(), nil
+}
+
+// ListMacros renders, per study, the IDs of its counted claims that are
+// not reproduced as \ClaimsNotReproducedIn<Label> ("C12, C13 and C17",
+// or "none"), so that the text names the claims that missed without
+// typing them.
+func ListMacros(rep Report, labels map[string]string) (string, error) {
+	var n render.Numbers
+	var studies []string
+	missed := map[string][]string{}
+	for _, c := range rep.Claims {
+		if !slices.Contains(studies, c.Study) {
+			studies = append(studies, c.Study)
+		}
+		if c.Counted() && c.Verdict == NotReproduced {
+			missed[c.Study] = append(missed[c.Study], c.ID)
+		}
+	}
+	for _, s := range studies {
+		list := joinAnd(missed[s])
+		if list == "" {
+			list = "none"
+		}
+		if err := n.Set("ClaimsNotReproducedIn"+studyLabel(labels, s), list); err != nil {
+			return "", fmt.Errorf("study %s: %w", s, err)
+		}
+	}
+	if len(studies) == 0 {
+		return "", nil
 	}
 	return n.Latex(), nil
 }
@@ -490,25 +525,34 @@ func (e Evaluated) timingLabel() string {
 	return "post hoc"
 }
 
-// latex is the quote as a claims table shows it (LaTeX): in quotation
-// marks when verbatim, with our translation when it is not English (only
-// the translation for Japanese, which the paper's fonts lack: the words
-// are in results/claims.json), in brackets as our rendering otherwise,
-// and where it was read.
+// latex is the quote as a claims table row shows it (LaTeX): in
+// quotation marks when verbatim, with our translation when it is not
+// English (only the translation for Japanese, which the paper's fonts
+// lack: the words are in results/claims.json), in brackets as our
+// rendering otherwise. Where it was read is the caption's (sources).
 func (q Quote) latex() string {
-	if q.Text == "" {
-		return ""
-	}
-	where := render.Escape(q.Where)
 	switch {
+	case q.Text == "":
+		return ""
 	case !q.Verbatim:
-		return "[" + render.Escape(q.Text) + "] (" + where + "; our rendering, not verbatim)"
+		return "[" + render.Escape(q.Text) + "]"
 	case q.Lang == "ja":
-		return "[" + render.Escape(q.English) + "] (" + where + "; our translation, the Japanese words in results/claims.json)"
+		return "[" + render.Escape(q.English) + "; our translation of the Japanese words in results/claims.json]"
 	case q.English != "":
-		return "``" + render.Escape(q.Text) + "'' [" + render.Escape(q.English) + "] (" + where + ")"
+		return "``" + render.Escape(q.Text) + "'' [" + render.Escape(q.English) + "]"
 	}
-	return "``" + render.Escape(q.Text) + "'' (" + where + ")"
+	return "``" + render.Escape(q.Text) + "''"
+}
+
+// sources is where a study's quotes were read, for the caption.
+func sources(rep Report, study string) string {
+	var out []string
+	for _, c := range rep.Claims {
+		if c.Study == study && c.Quote.Where != "" && !slices.Contains(out, c.Quote.Where) {
+			out = append(out, c.Quote.Where)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // Latex renders the verdict tables for the paper, one per study
@@ -530,15 +574,18 @@ func Latex(rep Report, labels map[string]string) (string, error) {
 		t := render.Table{
 			Label: "tab:claims-" + label,
 			Caption: "Study " + label + ": every numeric claim, under its published value the original's statement it comes from " +
-				"(in quotation marks when verbatim; in brackets our rendering), the rule that judges it, our value, the direction " +
-				"(``as pub.'': the published sign or order) and the verdict, evaluated on our results by \\texttt{analysis/claims} " +
+				"(read in: " + render.Escape(sources(rep, study)) + "; in quotation marks when verbatim, in brackets our English rendering, not the source's words; " +
+				"each statement shown once, at its first claim), the rule that judges it, our value, the direction " +
+				"(``as pub.'': the published sign or order; ``opp.'': the opposite) and the verdict, evaluated on our results by \\texttt{analysis/claims} " +
 				"(computed, not typed); under the verdict whether the rule predates the study's data (pre-reg.) or not (post hoc). " +
 				"A claim marked ``from'' is derived from the claims it names and an ``observation'' is ours, not the original's: " +
 				"both shown, not counted. Effect sizes are descriptive.",
-			Align:  "l" + rag + "p{0.27\\linewidth}" + rag + "p{0.21\\linewidth}" + rag + "p{0.18\\linewidth}" + rag + "p{0.07\\linewidth}" + rag + "p{0.12\\linewidth}",
+			Align:  "l" + rag + "p{0.31\\linewidth}" + rag + "p{0.18\\linewidth}" + rag + "p{0.16\\linewidth}" + rag + "p{0.06\\linewidth}" + rag + "p{0.11\\linewidth}",
 			Header: []string{"claim", "published (source)", "rule", "ours", "dir.", "verdict"},
 		}
-		var notes []string
+		var notes, reasons []string
+		byReason := map[string][]string{}
+		quoted := map[string]string{} // quote -> the first claim that shows it
 		for _, c := range rep.Claims {
 			if c.Study != study {
 				continue
@@ -547,19 +594,24 @@ func Latex(rep Report, labels map[string]string) (string, error) {
 			switch {
 			case c.Derived():
 				id += " \\newline {\\footnotesize from " + render.Escape(strings.Join(c.DerivedFrom, ", ")) + "}"
-				id = "\\parbox[t]{4.5em}{\\raggedright " + id + "}"
+				id = "\\parbox[t]{5em}{\\raggedright " + id + "}"
 			case c.Observation != "":
-				id = "\\parbox[t]{4.5em}{\\raggedright " + id + " \\newline {\\footnotesize observation}}"
+				id = "\\parbox[t]{5em}{\\raggedright " + id + " \\newline {\\footnotesize observation}}"
 			}
 			pub := render.Escape(c.Published)
-			if q := c.Quote.latex(); q != "" {
-				pub += " \\newline {\\footnotesize " + q + "}"
+			switch q, first := c.Quote.latex(), quoted[c.Quote.Text]; {
+			case q == "":
+			case first != "":
+				pub += " \\newline {\\scriptsize (statement as " + render.Escape(first) + ")}"
+			default:
+				pub += " \\newline {\\scriptsize " + q + "}"
+				quoted[c.Quote.Text] = c.ID
 			}
 			ours := render.Escape(c.Ours)
 			if c.Effect != "" {
 				ours += " \\newline {\\footnotesize " + render.Escape(c.Effect) + "}"
 			}
-			dir := map[Direction]string{AsPublished: "as pub.", Opposite: "opposite"}[c.Direction]
+			dir := map[Direction]string{AsPublished: "as pub.", Opposite: "opp."}[c.Direction]
 			if dir == "" {
 				dir = "--"
 			}
@@ -569,8 +621,15 @@ func Latex(rep Report, labels map[string]string) (string, error) {
 			}
 			t.Rows = append(t.Rows, []string{id, pub, render.Escape(c.Agreement), ours, dir, verdict})
 			if c.Reason != "" {
-				notes = append(notes, c.ID+": "+render.Escape(c.Reason))
+				if !slices.Contains(reasons, c.Reason) {
+					reasons = append(reasons, c.Reason)
+				}
+				byReason[c.Reason] = append(byReason[c.Reason], c.ID)
 			}
+		}
+		// One note per reason, with every claim it applies to.
+		for _, r := range reasons {
+			notes = append(notes, strings.Join(byReason[r], ", ")+": "+render.Escape(r))
 		}
 		t.Notes = strings.Join(notes, "; ")
 		tex, err := t.Latex()
