@@ -671,7 +671,7 @@ func Text(rep Report, labels map[string]string) string {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.label(), studyLabel(labels, c.Study), c.Published, c.Agreement, c.Ours, dir, v, tl)
 	}
 	w.Flush()
-	fmt.Fprintf(&b, "%s %d derived claims and %d observations shown, not counted.\n", CountSentence(rep.Counts), rep.Derived, rep.Observations)
+	fmt.Fprintf(&b, "%s Shown, not counted: derived claims %d, observations of ours %d.\n", CountSentence(rep.Counts), rep.Derived, rep.Observations)
 	if rep.Preregistered != nil {
 		fmt.Fprintln(&b, TimingSentence(rep))
 	}
