@@ -60,7 +60,7 @@ const Alpha = 0.05
 
 // Effect-size thresholds, shown beside the claims that assert
 // significance as a descriptive label (large or not), never required by a
-// rule: the originals state significance, not an effect size.
+// rule: the originals state significance, not an effect-size threshold.
 const (
 	// LargeCliffDelta is Romano et al.'s (2006) threshold of a large
 	// Cliff's delta, |delta| >= 0.474.

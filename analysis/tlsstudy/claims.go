@@ -110,7 +110,7 @@ func studyAClaims() []claims.Claim {
 				Measures:  "Mann-Whitney U test (Holm) of " + name + " against the baseline",
 				Published: "higher, significant (Mann-Whitney U, Holm)",
 				Agreement: fmt.Sprintf("Holm p < %.2f and Cliff's delta above 0 (the target ranks higher)", claims.Alpha),
-				Rationale: "the original states significance, not an effect size, so the rule asks for significance in the published direction only; at n = 1,000 per group it fails only without a shift or with a reversed one; Cliff's delta is shown as a descriptive column",
+				Rationale: "the original states significance, not an effect-size threshold, so the rule asks for significance in the published direction only; at n = 1,000 per group it fails only without a shift or with a reversed one; Cliff's delta is shown as a descriptive column",
 				Eval: onPaper(func(cs []*Comparison, paths []string) claims.Outcome {
 					c, base := cs[0], paths[0]
 					v, err := claims.Need("tls", claims.Field{Path: base + "p_holm", Value: float64(c.PHolm)}, claims.Field{Path: base + "cliff_delta.delta", Value: float64(c.Cliff.Delta)})
@@ -239,7 +239,7 @@ func studyAClaims() []claims.Claim {
 			Measures:  "Kruskal-Wallis test over the four configurations",
 			Published: "significant",
 			Agreement: fmt.Sprintf("p < %.2f", claims.Alpha),
-			Rationale: "the original states significance, not an effect size; at n = 4,000 the rule fails only when the four groups do not differ; epsilon-squared is shown as a descriptive column",
+			Rationale: "the original states significance, not an effect-size threshold; at n = 4,000 the rule fails only when the four groups do not differ; epsilon-squared is shown as a descriptive column",
 			Eval: claims.On("tls", func(r *Results) claims.Outcome {
 				f := r.Families["paper"]
 				if f == nil {
