@@ -48,3 +48,38 @@ func TestOneClaimIDScheme(t *testing.T) {
 		t.Errorf("the committed %s has %v, the catalogues %v: rebuild with `go run mage.go build`", claims.JSONFile, committed, ids)
 	}
 }
+
+// TestOneCountedClaimPerQuantity: across the three studies no two
+// counted claims derive from the same measured quantity; everything
+// computed from another claim is derived (shown, not counted).
+func TestOneCountedClaimPerQuantity(t *testing.T) {
+	for _, err := range claims.CheckOneQuantity(claims.All(catalogues())) {
+		t.Error(err)
+	}
+}
+
+// TestEveryClaimTimed: the committed timing table has a rule line for
+// every claim and no line for a claim that does not exist, so that every
+// verdict says whether its rule predates its study's data.
+func TestEveryClaimTimed(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), claims.TimingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := claims.ParseTiming(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range claims.All(catalogues()) {
+		seen[c.ID] = true
+		if _, err := tm.Of(c.ID, c.Study); err != nil {
+			t.Error(err)
+		}
+	}
+	for id := range tm.Rules {
+		if !seen[id] {
+			t.Errorf("%s has a rule line for %s, which no study claims", claims.TimingFile, id)
+		}
+	}
+}

@@ -17,16 +17,21 @@
 // A verdict is computed from results/<study>.json, never typed:
 //
 //   - reproduced: our value agrees within the claim's stated tolerance
-//     (or, for a qualitative claim, holds as stated, with significance
-//     where the claim asserts it);
-//   - direction only: the effect has the published sign or order but
-//     misses the tolerance or the significance;
-//   - not reproduced: the effect is absent or reversed;
-//   - not measurable here: the study has no dataset, or the results lack
-//     what the claim needs (the reason names the file and the field);
+//     (or, for a qualitative claim, holds as the original stated it);
+//   - not reproduced: anything else, whatever the sign: a magnitude
+//     outside its tolerance with the published sign is not reproduced
+//     (Outcome.Direction records the sign in its own column);
 //   - not assessable (calibrated): one of our conditions was chosen from
 //     the very published value the claim states (Claim.Calibrated says
-//     which), so agreement would confirm nothing; the value is shown.
+//     which), so agreement would confirm nothing; the value is shown;
+//   - not measurable here: the study has no dataset, or the results lack
+//     what the claim needs (the reason names the file and the field).
+//
+// Each claim quotes the sentence of the original it comes from
+// (Claim.Quote) and names the measured quantity it judges
+// (Claim.Measures): two counted claims never judge the same quantity.
+// Effect sizes are shown (Outcome.Effect) but no rule requires one the
+// original did not state.
 //
 // Every rule must be one a wrong result could fail: Claim.Rationale says
 // why the tolerance is what it is and what result would fail it. A claim
@@ -53,8 +58,9 @@ import (
 // Alpha is the significance level of the claims that assert significance.
 const Alpha = 0.05
 
-// Effect-size thresholds that turn "significant" into a claim a wrong
-// result can fail: at n = 1,000 per group any shift is significant.
+// Effect-size thresholds, shown beside the claims that assert
+// significance as a descriptive label (large or not), never required by a
+// rule: the originals state significance, not an effect-size threshold.
 const (
 	// LargeCliffDelta is Romano et al.'s (2006) threshold of a large
 	// Cliff's delta, |delta| >= 0.474.
@@ -69,17 +75,54 @@ const (
 // Verdict is the outcome class of a claim.
 type Verdict string
 
-// The verdicts, from best to worst.
+// The verdicts.
 const (
 	Reproduced    Verdict = "reproduced"
-	DirectionOnly Verdict = "direction only"
 	NotReproduced Verdict = "not reproduced"
 	NotMeasurable Verdict = "not measurable here"
 	NotAssessable Verdict = "not assessable (calibrated)"
 )
 
 // Verdicts lists every verdict in the order tables count them.
-var Verdicts = []Verdict{Reproduced, DirectionOnly, NotReproduced, NotAssessable, NotMeasurable}
+var Verdicts = []Verdict{Reproduced, NotReproduced, NotAssessable, NotMeasurable}
+
+// Direction says whether our effect has the published sign or order. It
+// is shown beside the verdict and never changes it.
+type Direction string
+
+// The directions; "" when the claim has none (a size, a count).
+const (
+	AsPublished Direction = "as published"
+	Opposite    Direction = "opposite"
+)
+
+// DirectionOf is AsPublished when ours has the sign of published (and is
+// not zero), Opposite otherwise.
+func DirectionOf(ours, published float64) Direction {
+	if ours != 0 && math.Signbit(ours) == math.Signbit(published) {
+		return AsPublished
+	}
+	return Opposite
+}
+
+// A Quote is the sentence of an original a claim comes from, as this
+// project has read it.
+type Quote struct {
+	// Text is the sentence or phrase. When Verbatim is false it is this
+	// project's English rendering of what the source states, not the
+	// original's words.
+	Text string `json:"text"`
+	// Lang is the language of Text (English for a rendering).
+	Lang string `json:"lang"`
+	// Where says which text was read (the abstract, a third-party
+	// summary) and in which language the original states it.
+	Where    string `json:"where"`
+	Verbatim bool   `json:"verbatim"`
+	// English is our translation of a verbatim quote in another
+	// language; the paper shows it (and, for a script its fonts lack,
+	// only it, pointing to results/claims.json for the original words).
+	English string `json:"english,omitempty"`
+}
 
 // A Claim is one published statement with the rule that judges it.
 type Claim struct {
@@ -87,6 +130,16 @@ type Claim struct {
 	Study string // tls, net, pico
 	// Statement says what the paper claims, in words.
 	Statement string
+	// Quote is the original's sentence the claim comes from.
+	Quote Quote
+	// Measures names the measured quantity the claim judges (an estimate
+	// of the study's results, e.g. "median Ths increase, ML-DSA-87");
+	// two counted claims never measure the same quantity
+	// (CheckOneQuantity). A derived claim or an observation names none.
+	Measures string
+	// Observation, when set, says why this is an observation of ours and
+	// not the original's claim: shown, never counted.
+	Observation string
 	// Published is the paper's value as it states it.
 	Published string
 	// Agreement says what counts as reproduced, in words: the rule and
@@ -111,6 +164,12 @@ type Outcome struct {
 	Ours    string  `json:"ours"`
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
+	// Direction is whether our effect has the published sign or order,
+	// for claims that have one; it does not change the verdict.
+	Direction Direction `json:"direction,omitempty"`
+	// Effect is a descriptive effect size (Cliff's delta, epsilon
+	// squared) with its conventional label; no rule requires it.
+	Effect string `json:"effect,omitempty"`
 }
 
 // A Catalogue is one study's claims as its analysis package states them
@@ -298,22 +357,20 @@ func Within(ours, published, tol float64) bool {
 }
 
 // JudgeValue is the rule for a quantitative claim whose sign carries the
-// direction (an increase, a speed-up above 1 is expressed by the caller):
-// within tolerance: reproduced; same sign as published: direction only;
-// otherwise not reproduced.
+// direction (an increase; a speed-up above 1 is expressed by the caller):
+// within tolerance: reproduced; otherwise not reproduced, whatever the
+// sign. The direction is recorded beside the verdict.
 func JudgeValue(ours, published, tol float64, format func(float64) string) Outcome {
-	o := Outcome{Ours: format(ours)}
-	switch {
-	case math.IsNaN(ours):
+	if math.IsNaN(ours) {
 		return Outcome{Ours: "---", Verdict: NotMeasurable, Reason: "not computable from this dataset"}
-	case Within(ours, published, tol):
-		o.Verdict = Reproduced
-	case math.Signbit(ours) == math.Signbit(published) && ours != 0:
-		o.Verdict = DirectionOnly
-		o.Reason = fmt.Sprintf("outside the %.0f %% tolerance (ours/published = %.2f)", 100*tol, ours/published)
-	default:
+	}
+	o := Outcome{Ours: format(ours), Verdict: Reproduced, Direction: DirectionOf(ours, published)}
+	if !Within(ours, published, tol) {
 		o.Verdict = NotReproduced
-		o.Reason = "opposite sign"
+		o.Reason = fmt.Sprintf("outside the %.0f %% tolerance (ours/published = %.2f)", 100*tol, ours/published)
+		if o.Direction == Opposite {
+			o.Reason = "opposite sign"
+		}
 	}
 	return o
 }
@@ -333,16 +390,18 @@ func JudgeMagnitude(ours, published, tol float64, format func(float64) string) O
 }
 
 // JudgeRange is for a claim about a published range: our smallest and
-// largest values both inside [min, max]: reproduced; the smallest above
-// floor (the effect is there): direction only, with outside as the
-// reason; otherwise not reproduced, with none as the reason.
+// largest values both inside [min, max]: reproduced; otherwise not
+// reproduced, with outside as the reason when the smallest is above floor
+// (the effect is there: direction as published) and none otherwise.
 func JudgeRange(lo, hi, min, max, floor float64, ours, outside, none string) Outcome {
-	o := Outcome{Ours: ours}
+	o := Outcome{Ours: ours, Verdict: Reproduced, Direction: AsPublished}
+	if lo <= floor {
+		o.Direction = Opposite
+	}
 	switch {
 	case lo >= min && hi <= max:
-		o.Verdict = Reproduced
 	case lo > floor:
-		o.Verdict, o.Reason = DirectionOnly, outside
+		o.Verdict, o.Reason = NotReproduced, outside
 	default:
 		o.Verdict, o.Reason = NotReproduced, none
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
@@ -104,6 +105,9 @@ func TestStageThroughEngine(t *testing.T) {
 		"analysis/x/x.go":      "package x\n",
 		"results/x.json":       `{"value": 41.5, "run": "20261201T090000Z-quick"}`,
 		PreregistrationFile:    "b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n",
+		TimingFile: "data x 20261201T090000Z-quick 2026-12-01T09:00:00Z\n" +
+			"rule X1 b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n" +
+			"rule X2 b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n",
 	} {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -135,13 +139,17 @@ func TestStageThroughEngine(t *testing.T) {
 	tex, _ := os.ReadFile(filepath.Join(root, LatexFile))
 	nums, _ := os.ReadFile(filepath.Join(root, NumbersFile))
 	tex = append(tex, nums...)
+	if rep.Preregistered[Reproduced] != 1 || rep.Claims[0].Timing == nil || !rep.Claims[0].Timing.Preregistered {
+		t.Errorf("timing: %+v %+v", rep.Preregistered, rep.Claims[0].Timing)
+	}
 	for _, want := range []string{`\newcommand{\ClaimsReproduced}{1}`, `\newcommand{\ClaimsDerived}{1}`, `\newcommand{\ClaimsXTolPct}{10}`,
+		`\newcommand{\ClaimsPreregistered}{1}`, "pre-reg.",
 		"from X1", `\label{tab:claims-X}`, "X1 &", "41.500 ms"} {
 		if !strings.Contains(string(tex), want) {
 			t.Errorf("claims.tex lacks %q", want)
 		}
 	}
-	if text := Text(rep, map[string]string{"x": "X"}); !strings.Contains(text, "1 reproduced") {
+	if text := Text(rep, map[string]string{"x": "X"}); !strings.Contains(text, "1 is reproduced") {
 		t.Errorf("text table:\n%s", text)
 	}
 }
@@ -324,5 +332,163 @@ func TestViews(t *testing.T) {
 	}
 	if n, _ := Numbers(Report{}, []View{v}); !strings.Contains(n, `\newcommand{\ClaimsXFarChecked}{0}`) {
 		t.Errorf("numbers without the view's results:\n%s", n)
+	}
+}
+
+// TestOneMeasuredQuantity: two counted claims measuring one quantity, a
+// counted claim naming none, and a derived claim naming one are each
+// reported; derived claims and observations are not counted.
+func TestOneMeasuredQuantity(t *testing.T) {
+	ok := func(*Results) Outcome { return Outcome{Ours: "1", Verdict: Reproduced} }
+	good := []Claim{{ID: "X1", Measures: "q1", Eval: ok}, {ID: "X2", Measures: "q2", Eval: ok},
+		{ID: "X3", DerivedFrom: []string{"X1"}, Eval: ok}, {ID: "X4", Observation: "ours", Eval: ok}}
+	if errs := CheckOneQuantity(good); len(errs) != 0 {
+		t.Errorf("good catalogue: %v", errs)
+	}
+	for _, bad := range [][]Claim{
+		{{ID: "X1", Measures: "q"}, {ID: "X2", Measures: "q"}},
+		{{ID: "X1"}},
+		{{ID: "X1", Measures: "q"}, {ID: "X2", Measures: "q2", DerivedFrom: []string{"X1"}}},
+	} {
+		if errs := CheckOneQuantity(bad); len(errs) != 1 {
+			t.Errorf("%+v: %v, want one error", bad, errs)
+		}
+	}
+	r, _ := NewResults(nil, nil)
+	rep := Run(r, good)
+	if rep.Counts[Reproduced] != 2 || rep.Derived != 1 || rep.Observations != 1 || rep.Independent() != 2 {
+		t.Errorf("counts %v, derived %d, observations %d", rep.Counts, rep.Derived, rep.Observations)
+	}
+}
+
+// TestJudgeVocabulary: a miss with the published sign is not reproduced,
+// with the direction recorded as published; a reversed one is opposite.
+func TestJudgeVocabulary(t *testing.T) {
+	f := func(x float64) string { return "x" }
+	for _, tc := range []struct {
+		ours float64
+		v    Verdict
+		d    Direction
+	}{{10, Reproduced, AsPublished}, {5, NotReproduced, AsPublished}, {-10, NotReproduced, Opposite}, {0, NotReproduced, Opposite}} {
+		if o := JudgeValue(tc.ours, 10, 0.25, f); o.Verdict != tc.v || o.Direction != tc.d {
+			t.Errorf("JudgeValue(%g): %s %s, want %s %s", tc.ours, o.Verdict, o.Direction, tc.v, tc.d)
+		}
+	}
+	if o := JudgeRange(40, 50, 56, 83, 30, "x", "outside", "none"); o.Verdict != NotReproduced || o.Direction != AsPublished || o.Reason != "outside" {
+		t.Errorf("range miss with the effect: %+v", o)
+	}
+}
+
+// TestCountSentence: the counts in words, with "is" for one and "none"
+// for a verdict without claims (never "1 are" or "0 are").
+func TestCountSentence(t *testing.T) {
+	got := CountSentence(map[Verdict]int{Reproduced: 12, NotReproduced: 1, NotAssessable: 5})
+	want := "Of 18 counted claims, 12 are reproduced, 1 is not reproduced and 5 are not assessable (calibrated); none is not measurable here."
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	rep := Report{Preregistered: map[Verdict]int{Reproduced: 1}, PostHoc: map[Verdict]int{Reproduced: 3, NotReproduced: 2}}
+	if got := TimingSentence(rep); got != "The rule of 1 of them predates the data that judge them (1 reproduced); the other 5 were written after data of their study had been seen (3 reproduced)." {
+		t.Errorf("timing: %q", got)
+	}
+}
+
+// TestTiming: the table parses, a claim's rule older than its study's
+// data is pre-registered, a missing claim or study is an error, and
+// malformed lines are refused.
+func TestTiming(t *testing.T) {
+	tb, err := ParseTiming([]byte("# c\ndata x 20261130T114655Z-quick 2026-11-30T11:46:55Z\n" +
+		"rule X1 4683144a9f5d89667d58bd7987e5026ee89fed20 2026-11-30T11:40:00Z\n" +
+		"rule X2 b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := tb.Of("X1", "x"); err != nil || !c.Preregistered {
+		t.Errorf("X1: %+v %v", c, err)
+	}
+	if c, err := tb.Of("X2", "x"); err != nil || c.Preregistered {
+		t.Errorf("X2: %+v %v", c, err)
+	}
+	if _, err := tb.Of("X3", "x"); err == nil {
+		t.Error("a claim without a rule line accepted")
+	}
+	if _, err := tb.Of("X1", "y"); err == nil {
+		t.Error("a study without a data line accepted")
+	}
+	for _, bad := range []string{"rule X1 abc 2026-11-30T11:40:00Z", "data x y", "rule X1 4683144a9f5d89667d58bd7987e5026ee89fed20 today",
+		"data x a 2026-11-30T11:40:00Z\ndata x b 2026-11-30T11:40:00Z", "what X1 4683144a9f5d89667d58bd7987e5026ee89fed20 2026-11-30T11:40:00Z"} {
+		if _, err := ParseTiming([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestTimingMatchesHistory: every line of timing.txt agrees with git's
+// history: a study's data line names the earlier of its first data
+// commit and its earliest committed run, with that date; a rule line
+// names a commit of this history, with its committer date, that touched
+// the rules' files.
+func TestTimingMatchesHistory(t *testing.T) {
+	b, err := os.ReadFile("timing.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := ParseTiming(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) (string, error) {
+		c := exec.Command("git", args...)
+		c.Dir = filepath.Join("..", "..")
+		out, err := c.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	if shallow, err := git("rev-parse", "--is-shallow-repository"); err != nil || shallow != "false" {
+		t.Skipf("not a complete git history (shallow: %q, %v): the table cannot be checked against it; it stays as committed", shallow, err)
+	}
+	for study, d := range tm.Data {
+		first, err := git("log", "--diff-filter=A", "--reverse", "--format=%H %cI", "--", "data/"+study)
+		if err != nil || first == "" {
+			t.Errorf("data %s: no commit added data/%s (%v)", study, study, err)
+			continue
+		}
+		commit, date, _ := strings.Cut(strings.SplitN(first, "\n", 2)[0], " ")
+		ev, evDate := commit, date
+		runs, _ := git("ls-tree", "--name-only", "HEAD", "data/"+study+"/")
+		for _, r := range strings.Fields(runs) {
+			m := runIDRe.FindStringSubmatch(filepath.Base(r))
+			if m == nil {
+				continue
+			}
+			st, err := time.Parse("20060102T150405Z", m[1])
+			if err != nil {
+				continue
+			}
+			cd, _ := time.Parse(time.RFC3339, evDate)
+			if st.Before(cd) {
+				ev, evDate = m[0], st.Format(time.RFC3339)
+			}
+		}
+		want, _ := time.Parse(time.RFC3339, evDate)
+		if d.Evidence != ev || !d.Date.Equal(want) {
+			t.Errorf("data %s: recorded %s %s, the history says %s %s", study, d.Evidence, d.Date.Format(time.RFC3339), ev, evDate)
+		}
+	}
+	for id, r := range tm.Rules {
+		date, err := git("show", "-s", "--format=%cI", r.Commit)
+		if err != nil {
+			t.Errorf("rule %s: commit %s not in this history: %v", id, r.Commit[:12], err)
+			continue
+		}
+		if d, _ := time.Parse(time.RFC3339, date); !d.Equal(r.Date) {
+			t.Errorf("rule %s: commit %s is dated %s, recorded %s", id, r.Commit[:12], date, r.Date.Format(time.RFC3339))
+		}
+		if _, err := git("merge-base", "--is-ancestor", r.Commit, "HEAD"); err != nil {
+			t.Errorf("rule %s: commit %s is not an ancestor of HEAD", id, r.Commit[:12])
+		}
+		files, _ := git(append([]string{"show", "--name-only", "--format=", r.Commit, "--"}, RulesFiles...)...)
+		if files == "" {
+			t.Errorf("rule %s: commit %s touched none of the rules' files", id, r.Commit[:12])
+		}
 	}
 }

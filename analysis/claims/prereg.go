@@ -35,16 +35,18 @@ var RulesFiles = []string{
 	"analysis/picostudy/published.go",
 }
 
-// Rules is the commit and date of the rules, and the later commits that
-// touched the rules' files without changing a rule (an amendment, as a
-// pre-registration records one: the commit and why it changes no rule).
+// Rules is the commit and date of the rules' first registration as a set,
+// and the later commits that touched the rules' files (an amendment, as a
+// pre-registration records one: the commit, what changed and why; one
+// that changed a rule says so and that it was made after seeing the data).
+// Whether a claim's rule predates its data is per claim (TimingFile).
 type Rules struct {
 	Commit     string      `json:"commit"`
 	Date       time.Time   `json:"date"`
 	Amendments []Amendment `json:"amendments,omitempty"`
 }
 
-// An Amendment is a later commit to the rules' files that changed no rule.
+// An Amendment is a later commit to the rules' files, with what it changed.
 type Amendment struct {
 	Commit string `json:"commit"`
 	Reason string `json:"reason"`
@@ -54,7 +56,7 @@ var hexCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // ParsePreregistration reads PreregistrationFile: comment lines (#), one
 // line "<40-hex commit> <RFC 3339 date>", and any number of lines
-// "amend <40-hex commit> <reason>".
+// "amend <40-hex commit> <what changed and why>".
 func ParsePreregistration(b []byte) (Rules, error) {
 	var r Rules
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -66,7 +68,7 @@ func ParsePreregistration(b []byte) (Rules, error) {
 		if rest, ok := strings.CutPrefix(line, "amend "); ok {
 			commit, reason, _ := strings.Cut(strings.TrimSpace(rest), " ")
 			if !hexCommit.MatchString(commit) || strings.TrimSpace(reason) == "" {
-				return Rules{}, fmt.Errorf("%s:%d: want \"amend <40 hex digits> <why it changes no rule>\", got %q", PreregistrationFile, n, line)
+				return Rules{}, fmt.Errorf("%s:%d: want \"amend <40 hex digits> <what changed and why>\", got %q", PreregistrationFile, n, line)
 			}
 			r.Amendments = append(r.Amendments, Amendment{Commit: commit, Reason: strings.TrimSpace(reason)})
 			continue

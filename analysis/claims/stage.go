@@ -25,28 +25,50 @@ type Evaluated struct {
 	ID        string `json:"id"`
 	Study     string `json:"study"`
 	Statement string `json:"statement"`
-	Published string `json:"published"`
-	Agreement string `json:"agreement"`
-	Rationale string `json:"rationale"`
+	Quote     Quote  `json:"quote"`
+	Measures  string `json:"measures,omitempty"`
+	// Observation says why the row is an observation of ours, not the
+	// original's claim; it is not counted.
+	Observation string `json:"observation,omitempty"`
+	Published   string `json:"published"`
+	Agreement   string `json:"agreement"`
+	Rationale   string `json:"rationale"`
 	// DerivedFrom names the claims this one is computed from; a derived
 	// claim is not counted in Report.Counts.
-	DerivedFrom []string `json:"derived_from,omitempty"`
-	Calibrated  string   `json:"calibrated,omitempty"`
-	Ours        string   `json:"ours"`
-	Verdict     Verdict  `json:"verdict"`
-	Reason      string   `json:"reason,omitempty"`
+	DerivedFrom []string  `json:"derived_from,omitempty"`
+	Calibrated  string    `json:"calibrated,omitempty"`
+	Ours        string    `json:"ours"`
+	Verdict     Verdict   `json:"verdict"`
+	Reason      string    `json:"reason,omitempty"`
+	Direction   Direction `json:"direction,omitempty"`
+	Effect      string    `json:"effect,omitempty"`
+	// Timing says whether the claim's rule predates the study's data
+	// (TimingFile); nil when the report was built without the table.
+	Timing *ClaimTiming `json:"timing,omitempty"`
 }
 
 // Derived reports whether the claim is computed from other claims.
 func (e Evaluated) Derived() bool { return len(e.DerivedFrom) > 0 }
 
+// Counted reports whether the claim is counted in the totals: neither
+// derived nor an observation of ours.
+func (e Evaluated) Counted() bool { return !e.Derived() && e.Observation == "" }
+
 // Report is results/claims.json.
 type Report struct {
 	Claims []Evaluated `json:"claims"`
-	// Counts counts the verdicts of the independent claims only.
+	// Counts counts the verdicts of the counted claims only (neither
+	// derived nor observations).
 	Counts map[Verdict]int `json:"counts"`
+	// Preregistered and PostHoc split Counts by whether the claim's rule
+	// predates the study's data (TimingFile); empty without the table.
+	Preregistered map[Verdict]int `json:"counts_preregistered,omitempty"`
+	PostHoc       map[Verdict]int `json:"counts_post_hoc,omitempty"`
 	// Derived is the number of derived claims, shown but not counted.
 	Derived int `json:"derived"`
+	// Observations is the number of observations of ours, shown but not
+	// counted.
+	Observations int `json:"observations"`
 	// Rules is the commit that fixed the rules; Runs the judged runs,
 	// each with whether it was recorded after that commit.
 	Rules Rules       `json:"rules"`
@@ -57,26 +79,77 @@ type Report struct {
 }
 
 // Independent is the number of claims Counts covers.
-func (rep Report) Independent() int { return len(rep.Claims) - rep.Derived }
+func (rep Report) Independent() int { return len(rep.Claims) - rep.Derived - rep.Observations }
 
-// Run evaluates the catalogue and builds the report.
+// Run evaluates the catalogue and builds the report, without timing.
 func Run(r *Results, catalogue []Claim) Report {
+	rep, _ := RunTimed(r, catalogue, nil)
+	return rep
+}
+
+// RunTimed evaluates the catalogue and builds the report; with a timing
+// table every claim records whether its rule predates its study's data,
+// and a claim the table lacks is an error.
+func RunTimed(r *Results, catalogue []Claim, timing *Timing) (Report, error) {
 	outs := Evaluate(r, catalogue)
 	rep := Report{Counts: map[Verdict]int{}}
+	if timing != nil {
+		rep.Preregistered, rep.PostHoc = map[Verdict]int{}, map[Verdict]int{}
+	}
 	for i, c := range catalogue {
 		o := outs[i]
-		e := Evaluated{ID: c.ID, Study: c.Study, Statement: c.Statement,
+		e := Evaluated{ID: c.ID, Study: c.Study, Statement: c.Statement, Quote: c.Quote,
+			Measures: c.Measures, Observation: c.Observation,
 			Published: c.Published, Agreement: c.Agreement, Rationale: c.Rationale,
 			DerivedFrom: c.DerivedFrom, Calibrated: c.Calibrated,
-			Ours: o.Ours, Verdict: o.Verdict, Reason: o.Reason}
+			Ours: o.Ours, Verdict: o.Verdict, Reason: o.Reason, Direction: o.Direction, Effect: o.Effect}
+		if timing != nil {
+			ct, err := timing.Of(c.ID, c.Study)
+			if err != nil {
+				return Report{}, err
+			}
+			e.Timing = &ct
+		}
 		rep.Claims = append(rep.Claims, e)
-		if e.Derived() {
+		switch {
+		case e.Derived():
 			rep.Derived++
+			continue
+		case e.Observation != "":
+			rep.Observations++
 			continue
 		}
 		rep.Counts[o.Verdict]++
+		if e.Timing != nil && e.Timing.Preregistered {
+			rep.Preregistered[o.Verdict]++
+		} else if e.Timing != nil {
+			rep.PostHoc[o.Verdict]++
+		}
 	}
-	return rep
+	return rep, nil
+}
+
+// CheckOneQuantity reports the claims that break the counting rule: a
+// counted claim that names no measured quantity, two counted claims that
+// measure the same one, and a derived claim or an observation that names
+// one (it would be counted twice if it were counted).
+func CheckOneQuantity(catalogue []Claim) []error {
+	var errs []error
+	by := map[string]string{}
+	for _, c := range catalogue {
+		counted := len(c.DerivedFrom) == 0 && c.Observation == ""
+		switch {
+		case counted && c.Measures == "":
+			errs = append(errs, fmt.Errorf("%s is counted but names no measured quantity", c.ID))
+		case counted && by[c.Measures] != "":
+			errs = append(errs, fmt.Errorf("%s and %s are both counted and both measure %q: make one derived", by[c.Measures], c.ID, c.Measures))
+		case counted:
+			by[c.Measures] = c.ID
+		case c.Measures != "":
+			errs = append(errs, fmt.Errorf("%s is not counted but names the measured quantity %q", c.ID, c.Measures))
+		}
+	}
+	return errs
 }
 
 // A StudyClaims is one study as the claims stage sees it. The stage
@@ -146,7 +219,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			code = append(code, s.Catalogue.Package)
 		}
 	}
-	inputs = append(inputs, PreregistrationFile)
+	inputs = append(inputs, PreregistrationFile, TimingFile)
 	slices.Sort(inputs)
 	slices.Sort(code)
 	return &repro.Stage{
@@ -169,7 +242,18 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			rep := Run(r, All(cats))
+			tb, err := env.ReadFile(TimingFile)
+			if err != nil {
+				return err
+			}
+			timing, err := ParseTiming(tb)
+			if err != nil {
+				return err
+			}
+			rep, err := RunTimed(r, All(cats), &timing)
+			if err != nil {
+				return err
+			}
 			for _, sv := range views {
 				rb, err := evalView(sv.study, sv.view, files, missing, All(cats))
 				if err != nil {
@@ -214,7 +298,11 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err != nil {
 				return err
 			}
-			if err := env.WriteFile(NumbersFile, []byte(nums)); err != nil {
+			lists, err := ListMacros(rep, labels)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(NumbersFile, []byte(nums+lists)); err != nil {
 				return err
 			}
 			return env.WriteFile(LatexFile, []byte(tex))
@@ -222,28 +310,37 @@ func Stage(studies []StudyClaims) *repro.Stage {
 	}
 }
 
-// Numbers renders the verdict counts of the independent claims as
-// \newcommand macros (\ClaimsReproduced, \ClaimsDirectionOnly,
-// \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
-// \ClaimsTotal), the number of derived claims (\ClaimsDerived) and the
-// rules' thresholds the paper's text quotes: the engine's and each
-// catalogue's Numbers, and per view with a Macro the number of claims it
-// re-evaluated and of verdicts that would change (\<Macro>Checked,
-// \<Macro>Changed).
+// Numbers renders the verdict counts of the counted claims as
+// \newcommand macros (\ClaimsReproduced, \ClaimsNotReproduced,
+// \ClaimsNotAssessable, \ClaimsNotMeasurable, \ClaimsTotal), the same
+// split by timing (\ClaimsPreregistered, \ClaimsPostHoc and
+// \Claims<Verdict>Preregistered, \Claims<Verdict>PostHoc), the counts in
+// words (\ClaimsSentence, \ClaimsTimingSentence: the paper's abstract
+// and conclusion use these, so that no count or verb is typed), the
+// number of derived claims (\ClaimsDerived) and observations
+// (\ClaimsObservations), the effect-size labels' thresholds the paper
+// quotes: the engine's and each catalogue's Numbers, and per view with a
+// Macro the number of claims it re-evaluated and of verdicts that would
+// change (\<Macro>Checked, \<Macro>Changed).
 // A catalogue's macro with a name that is not letters only, or set twice,
 // is an error.
 func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 	var n render.Numbers
-	total := 0
-	for _, v := range []struct {
-		name string
-		v    Verdict
-	}{{"ClaimsReproduced", Reproduced}, {"ClaimsDirectionOnly", DirectionOnly}, {"ClaimsNotReproduced", NotReproduced},
-		{"ClaimsNotAssessable", NotAssessable}, {"ClaimsNotMeasurable", NotMeasurable}} {
+	total, pre, post := 0, 0, 0
+	for _, v := range verdictMacros {
 		n.Set(v.name, fmt.Sprint(rep.Counts[v.v]))
+		n.Set(v.name+"Preregistered", fmt.Sprint(rep.Preregistered[v.v]))
+		n.Set(v.name+"PostHoc", fmt.Sprint(rep.PostHoc[v.v]))
 		total += rep.Counts[v.v]
+		pre += rep.Preregistered[v.v]
+		post += rep.PostHoc[v.v]
 	}
 	n.Set("ClaimsTotal", fmt.Sprint(total))
+	n.Set("ClaimsPreregistered", fmt.Sprint(pre))
+	n.Set("ClaimsPostHoc", fmt.Sprint(post))
+	n.Set("ClaimsSentence", CountSentence(rep.Counts))
+	n.Set("ClaimsTimingSentence", TimingSentence(rep))
+	n.Set("ClaimsObservations", fmt.Sprint(rep.Observations))
 	// Each view's claims re-evaluated and verdicts that would change
 	// (robust.go); 0 and 0 when the results have no such view.
 	for _, v := range views {
@@ -266,6 +363,7 @@ func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 	n.Set("ClaimsDerived", fmt.Sprint(rep.Derived))
 	// The rules' constants, so that the paper's text cannot drift from
 	// the code that applies them.
+	n.Set("ClaimsAlpha", render.Fixed(Alpha, 2))
 	n.Set("ClaimsLargeCliffDelta", render.Fixed(LargeCliffDelta, 3))
 	n.Set("ClaimsLargeEpsilonSq", render.Fixed(LargeEpsilon2, 2))
 	for _, c := range cats {
@@ -291,18 +389,177 @@ func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 	return n.Latex(), nil
 }
 
-// label is the claim's ID as tables show it: a derived claim carries the
-// IDs it comes from.
-func (e Evaluated) label() string {
-	if !e.Derived() {
-		return e.ID
+// ListMacros renders, per study, the IDs of its counted claims that are
+// not reproduced as \ClaimsNotReproducedIn<Label> ("C12, C13 and C17",
+// or "none"), so that the text names the claims that missed without
+// typing them.
+func ListMacros(rep Report, labels map[string]string) (string, error) {
+	var n render.Numbers
+	var studies []string
+	missed := map[string][]string{}
+	for _, c := range rep.Claims {
+		if !slices.Contains(studies, c.Study) {
+			studies = append(studies, c.Study)
+		}
+		if c.Counted() && c.Verdict == NotReproduced {
+			missed[c.Study] = append(missed[c.Study], c.ID)
+		}
 	}
-	return e.ID + " (from " + strings.Join(e.DerivedFrom, ", ") + ")"
+	for _, s := range studies {
+		list := joinAnd(missed[s])
+		if list == "" {
+			list = "none"
+		}
+		if err := n.Set("ClaimsNotReproducedIn"+studyLabel(labels, s), list); err != nil {
+			return "", fmt.Errorf("study %s: %w", s, err)
+		}
+	}
+	if len(studies) == 0 {
+		return "", nil
+	}
+	return n.Latex(), nil
+}
+
+// verdictMacros are the verdicts' macro names, in the order of Verdicts.
+var verdictMacros = []struct {
+	name string
+	v    Verdict
+}{{"ClaimsReproduced", Reproduced}, {"ClaimsNotReproduced", NotReproduced},
+	{"ClaimsNotAssessable", NotAssessable}, {"ClaimsNotMeasurable", NotMeasurable}}
+
+// CountSentence says the counts in words, e.g. "Of 26 counted claims,
+// 12 are reproduced, 1 is not reproduced and 5 are not assessable
+// (calibrated); none is not measurable here." A verdict with no claims
+// is named after "none", so that no count reads "0 are".
+func CountSentence(counts map[Verdict]int) string {
+	total := 0
+	var some, none []string
+	for _, v := range Verdicts {
+		total += counts[v]
+		if c := counts[v]; c > 0 {
+			verb := "are"
+			if c == 1 {
+				verb = "is"
+			}
+			some = append(some, fmt.Sprintf("%d %s %s", c, verb, v))
+		} else {
+			none = append(none, string(v))
+		}
+	}
+	noun := "claims"
+	if total == 1 {
+		noun = "claim"
+	}
+	s := fmt.Sprintf("Of %d counted %s, %s", total, noun, joinAnd(some))
+	if len(some) == 0 {
+		s = fmt.Sprintf("There are no counted %s", noun)
+	}
+	if len(none) > 0 {
+		s += "; none is " + joinOr(none)
+	}
+	return s + "."
+}
+
+// TimingSentence says how many counted claims have a rule older than
+// their study's data, and how many of those are reproduced, e.g. "The
+// rules of 2 of them predate the data that judge them (1 reproduced);
+// the other 24 were written after data of their study had been seen
+// (11 reproduced)."
+func TimingSentence(rep Report) string {
+	if rep.Preregistered == nil {
+		return "Whether the rules predate the data was not recorded in this build."
+	}
+	pre, post := 0, 0
+	for _, v := range Verdicts {
+		pre += rep.Preregistered[v]
+		post += rep.PostHoc[v]
+	}
+	rules := func(n int) string {
+		if n == 1 {
+			return "the rule of 1 of them predates"
+		}
+		return fmt.Sprintf("the rules of %d of them predate", n)
+	}
+	s := rules(pre) + fmt.Sprintf(" the data that judge them (%d reproduced)", rep.Preregistered[Reproduced])
+	verb := "were"
+	if post == 1 {
+		verb = "was"
+	}
+	s += fmt.Sprintf("; the other %d %s written after data of their study had been seen (%d reproduced).", post, verb, rep.PostHoc[Reproduced])
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func joinAnd(xs []string) string { return joinWith(xs, "and") }
+func joinOr(xs []string) string  { return joinWith(xs, "or") }
+
+func joinWith(xs []string, word string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " " + word + " " + xs[len(xs)-1]
+}
+
+// label is the claim's ID as tables show it: a derived claim carries the
+// IDs it comes from, an observation says so.
+func (e Evaluated) label() string {
+	switch {
+	case e.Derived():
+		return e.ID + " (from " + strings.Join(e.DerivedFrom, ", ") + ")"
+	case e.Observation != "":
+		return e.ID + " (observation)"
+	}
+	return e.ID
+}
+
+// timingLabel is "pre-registered", "post hoc" or "" without timing.
+func (e Evaluated) timingLabel() string {
+	switch {
+	case e.Timing == nil:
+		return ""
+	case e.Timing.Preregistered:
+		return "pre-registered"
+	}
+	return "post hoc"
+}
+
+// latex is the quote as a claims table row shows it (LaTeX): in
+// quotation marks when verbatim, with our translation when it is not
+// English (only the translation for Japanese, which the paper's fonts
+// lack: the words are in results/claims.json), in brackets as our
+// rendering otherwise. Where it was read is the caption's (sources).
+func (q Quote) latex() string {
+	switch {
+	case q.Text == "":
+		return ""
+	case !q.Verbatim:
+		return "[" + render.Escape(q.Text) + "]"
+	case q.Lang == "ja":
+		return "[" + render.Escape(q.English) + "; our translation of the Japanese words in results/claims.json]"
+	case q.English != "":
+		return "``" + render.Escape(q.Text) + "'' [" + render.Escape(q.English) + "]"
+	}
+	return "``" + render.Escape(q.Text) + "''"
+}
+
+// sources is where a study's quotes were read, for the caption.
+func sources(rep Report, study string) string {
+	var out []string
+	for _, c := range rep.Claims {
+		if c.Study == study && c.Quote.Where != "" && !slices.Contains(out, c.Quote.Where) {
+			out = append(out, c.Quote.Where)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // Latex renders the verdict tables for the paper, one per study
 // (labels tab:claims-A, tab:claims-B, ... from labels, study -> label),
-// so that each fits a page.
+// so that each fits a page. Each claim shows the original's sentence it
+// comes from under the published value, the direction in its own column,
+// and under the verdict whether the rule predates the data.
 func Latex(rep Report, labels map[string]string) (string, error) {
 	const rag = `>{\raggedright\arraybackslash}`
 	var out strings.Builder
@@ -316,26 +573,63 @@ func Latex(rep Report, labels map[string]string) (string, error) {
 		label := studyLabel(labels, study)
 		t := render.Table{
 			Label: "tab:claims-" + label,
-			Caption: "Study " + label + ": every numeric claim with the rule that judges it, evaluated on our results by " +
-				"\\texttt{analysis/claims} (verdicts are computed, not typed). A claim marked ``from'' is derived from " +
-				"the claims it names: shown, not counted in the totals.",
-			Align:  "l" + rag + "p{0.17\\linewidth}" + rag + "p{0.3\\linewidth}" + rag + "p{0.2\\linewidth}" + rag + "p{0.14\\linewidth}",
-			Header: []string{"claim", "published", "rule", "ours", "verdict"},
+			Caption: "Study " + label + ": every numeric claim, under its published value the original's statement it comes from " +
+				"(read in: " + render.Escape(sources(rep, study)) + "; in quotation marks when verbatim, in brackets our English rendering, not the source's words; " +
+				"each statement shown once, at its first claim), the rule that judges it, our value, the direction " +
+				"(``as pub.'': the published sign or order; ``opp.'': the opposite) and the verdict, evaluated on our results by \\texttt{analysis/claims} " +
+				"(computed, not typed); under the verdict whether the rule predates the study's data (pre-reg.) or not (post hoc). " +
+				"A claim marked ``from'' is derived from the claims it names and an ``observation'' is ours, not the original's: " +
+				"both shown, not counted. Effect sizes are descriptive.",
+			Align:  "l" + rag + "p{0.31\\linewidth}" + rag + "p{0.18\\linewidth}" + rag + "p{0.16\\linewidth}" + rag + "p{0.06\\linewidth}" + rag + "p{0.11\\linewidth}",
+			Header: []string{"claim", "published (source)", "rule", "ours", "dir.", "verdict"},
 		}
-		var notes []string
+		var notes, reasons []string
+		byReason := map[string][]string{}
+		quoted := map[string]string{} // quote -> the first claim that shows it
 		for _, c := range rep.Claims {
 			if c.Study != study {
 				continue
 			}
 			id := render.Escape(c.ID)
-			if c.Derived() {
+			switch {
+			case c.Derived():
 				id += " \\newline {\\footnotesize from " + render.Escape(strings.Join(c.DerivedFrom, ", ")) + "}"
-				id = "\\parbox[t]{4.5em}{\\raggedright " + id + "}"
+				id = "\\parbox[t]{5em}{\\raggedright " + id + "}"
+			case c.Observation != "":
+				id = "\\parbox[t]{5em}{\\raggedright " + id + " \\newline {\\footnotesize observation}}"
 			}
-			t.Rows = append(t.Rows, []string{id, render.Escape(c.Published), render.Escape(c.Agreement), render.Escape(c.Ours), render.Escape(string(c.Verdict))})
+			pub := render.Escape(c.Published)
+			switch q, first := c.Quote.latex(), quoted[c.Quote.Text]; {
+			case q == "":
+			case first != "":
+				pub += " \\newline {\\scriptsize (statement as " + render.Escape(first) + ")}"
+			default:
+				pub += " \\newline {\\scriptsize " + q + "}"
+				quoted[c.Quote.Text] = c.ID
+			}
+			ours := render.Escape(c.Ours)
+			if c.Effect != "" {
+				ours += " \\newline {\\footnotesize " + render.Escape(c.Effect) + "}"
+			}
+			dir := map[Direction]string{AsPublished: "as pub.", Opposite: "opp."}[c.Direction]
+			if dir == "" {
+				dir = "--"
+			}
+			verdict := render.Escape(string(c.Verdict))
+			if tl := c.timingLabel(); tl != "" && c.Counted() {
+				verdict += " \\newline {\\footnotesize " + map[string]string{"pre-registered": "pre-reg.", "post hoc": "post hoc"}[tl] + "}"
+			}
+			t.Rows = append(t.Rows, []string{id, pub, render.Escape(c.Agreement), ours, dir, verdict})
 			if c.Reason != "" {
-				notes = append(notes, c.ID+": "+render.Escape(c.Reason))
+				if !slices.Contains(reasons, c.Reason) {
+					reasons = append(reasons, c.Reason)
+				}
+				byReason[c.Reason] = append(byReason[c.Reason], c.ID)
 			}
+		}
+		// One note per reason, with every claim it applies to.
+		for _, r := range reasons {
+			notes = append(notes, strings.Join(byReason[r], ", ")+": "+render.Escape(r))
 		}
 		t.Notes = strings.Join(notes, "; ")
 		tex, err := t.Latex()
@@ -360,16 +654,26 @@ func studyLabel(labels map[string]string, study string) string {
 func Text(rep Report, labels map[string]string) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "claim\tstudy\tpublished\trule\tours\tverdict")
+	fmt.Fprintln(w, "claim\tstudy\tpublished\trule\tours\tdirection\tverdict\ttiming")
 	for _, c := range rep.Claims {
 		v := string(c.Verdict)
 		if c.Reason != "" {
 			v += " (" + c.Reason + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.label(), studyLabel(labels, c.Study), c.Published, c.Agreement, c.Ours, v)
+		dir := string(c.Direction)
+		if dir == "" {
+			dir = "-"
+		}
+		tl := c.timingLabel()
+		if tl == "" || !c.Counted() {
+			tl = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.label(), studyLabel(labels, c.Study), c.Published, c.Agreement, c.Ours, dir, v, tl)
 	}
 	w.Flush()
-	fmt.Fprintf(&b, "%d independent claims: %d reproduced, %d direction only, %d not reproduced, %d not assessable (calibrated), %d not measurable here; %d derived claims shown, not counted\n",
-		rep.Independent(), rep.Counts[Reproduced], rep.Counts[DirectionOnly], rep.Counts[NotReproduced], rep.Counts[NotAssessable], rep.Counts[NotMeasurable], rep.Derived)
+	fmt.Fprintf(&b, "%s Shown, not counted: derived claims %d, observations of ours %d.\n", CountSentence(rep.Counts), rep.Derived, rep.Observations)
+	if rep.Preregistered != nil {
+		fmt.Fprintln(&b, TimingSentence(rep))
+	}
 	return b.String()
 }

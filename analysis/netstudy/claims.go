@@ -29,9 +29,12 @@ const volumeSlack = 5
 // Claims are Study B's claims (Source; the values are published), in the
 // order of the paper, with the rules that judge them on results/net.json.
 // The claims whose conditions were chosen from the published values are
-// shown as not assessable. Claims about the 10,000 round can be
-// reproduced only by a run that has it (the full profile): on another
-// round the best verdict is direction only.
+// shown as not assessable. Claims about the 10,000 round can be judged
+// only on a run that has it (the full profile): on another round they are
+// not measurable. The original establishes no statistical significance
+// ("sem estabelecer significância estatística", abstract:
+// QuoteNoSignificance), so no rule here asks for it
+// (TestNoRuleAsksForSignificance).
 func Claims() claims.Catalogue {
 	return claims.Catalogue{Study: "net", Package: "analysis/netstudy", Source: Source, Claims: studyBClaims()}
 }
@@ -41,11 +44,12 @@ func on(rule func(r *Results) claims.Outcome) func(*claims.Results) claims.Outco
 	return claims.On("net", rule)
 }
 
-// roundOK lowers a reproduced verdict to direction only when the run's
-// largest round is not the published one.
+// roundOK makes a verdict not measurable when the run's largest round is
+// not the published one: the claim is about the 10,000 round. Our value
+// stays shown.
 func roundOK(r *Results, o claims.Outcome) claims.Outcome {
-	if r.Reproduced.Round != published.Round && o.Verdict == claims.Reproduced {
-		o.Verdict = claims.DirectionOnly
+	if r.Reproduced.Round != published.Round && o.Verdict != claims.NotMeasurable {
+		o.Verdict = claims.NotMeasurable
 		o.Reason = fmt.Sprintf("the run's largest round is %d, not 10,000 (quick profile)", r.Reproduced.Round)
 	}
 	return o
@@ -70,21 +74,24 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B1", Study: "net",
 			Statement: "X25519MLKEM768 has a higher median handshake latency than X25519 in every comparison",
+			Quote:     quoteHigher,
+			Measures:  "sign of the median latency difference in each of the nine comparisons",
 			Published: "higher in all nine comparisons",
-			Agreement: "higher in all of our comparisons (nine in the full profile)",
-			Rationale: "fails when the hybrid's median is not above X25519's in any one scenario and round",
+			Agreement: "higher in all nine of our comparisons (descriptive: no test, as in the original)",
+			Rationale: "fails when the hybrid's median is not above X25519's in any one scenario and round; the original establishes no significance, so none is asked",
 			Eval: on(func(r *Results) claims.Outcome {
 				n, h := r.Reproduced.Comparisons, r.Reproduced.HigherLatency
-				o := claims.Outcome{Ours: fmt.Sprintf("higher in %d of %d", h, n)}
+				o := claims.Outcome{Ours: fmt.Sprintf("higher in %d of %d", h, n), Direction: claims.AsPublished}
+				if !(float64(h) > float64(n)/2) {
+					o.Direction = claims.Opposite
+				}
 				switch {
-				case h == n && n == p.Comparisons:
-					o.Verdict = claims.Reproduced
+				case n != p.Comparisons:
+					o.Verdict, o.Reason = claims.NotMeasurable, fmt.Sprintf("%d comparisons, not nine (quick profile)", n)
 				case h == n:
-					o.Verdict, o.Reason = claims.DirectionOnly, fmt.Sprintf("%d comparisons, not nine (quick profile)", n)
-				case float64(h) > float64(n)/2:
-					o.Verdict, o.Reason = claims.DirectionOnly, "not in every comparison"
+					o.Verdict = claims.Reproduced
 				default:
-					o.Verdict, o.Reason = claims.NotReproduced, "not higher in most comparisons"
+					o.Verdict, o.Reason = claims.NotReproduced, "not in every comparison"
 				}
 				return o
 			}),
@@ -92,15 +99,16 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B2", Study: "net",
 			Statement:   "the hybrid sends more bytes per connection in every comparison",
+			Quote:       quoteHigher,
 			Published:   "higher volume in all nine comparisons",
 			Agreement:   "higher in all of our comparisons",
 			Rationale:   "a growth above zero in every comparison, which B8 measures: the key shares alone are 2,304 bytes larger",
 			DerivedFrom: []string{"B8"},
 			Eval: on(func(r *Results) claims.Outcome {
 				n, h := r.Reproduced.Comparisons, r.Reproduced.HigherBytes
-				o := claims.Outcome{Ours: fmt.Sprintf("higher in %d of %d", h, n), Verdict: claims.Reproduced}
+				o := claims.Outcome{Ours: fmt.Sprintf("higher in %d of %d", h, n), Verdict: claims.Reproduced, Direction: claims.AsPublished}
 				if h != n {
-					o.Verdict, o.Reason = claims.NotReproduced, "not in every comparison"
+					o.Verdict, o.Direction, o.Reason = claims.NotReproduced, claims.Opposite, "not in every comparison"
 				}
 				return o
 			}),
@@ -108,6 +116,8 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B3", Study: "net",
 			Statement: "smallest median latency difference in the 10,000 round",
+			Quote:     quoteDiffs,
+			Measures:  "smallest median latency difference, 10,000 round",
 			Published: fmt.Sprintf("%.3f ms", p.DiffMsMin),
 			Agreement: within,
 			Rationale: fmt.Sprintf("in the fastest scenario the difference is mostly the hybrid's CPU time, which depends on the host's CPU (the paper does not name it); a difference under %.2f ms or over %.2f ms fails",
@@ -117,6 +127,8 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B4", Study: "net",
 			Statement:  "largest median latency difference in the 10,000 round",
+			Quote:      quoteDiffs,
+			Measures:   "largest median latency difference, 10,000 round",
 			Published:  fmt.Sprintf("%.3f ms", p.DiffMsMax),
 			Agreement:  within,
 			Rationale:  "the slowest scenario's 10 Mbit/s rate was chosen so that the extra bytes take about this long",
@@ -126,6 +138,8 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B5", Study: "net",
 			Statement:  "relative latency increase in the fastest scenario",
+			Quote:      quoteFall,
+			Measures:   "relative latency increase, fastest scenario, 10,000 round",
 			Published:  fmt.Sprintf("+%.2f %%", p.RelIncFastestPct),
 			Agreement:  within,
 			Rationale:  "the denominator is the fastest scenario's baseline, whose RTT was chosen from this value",
@@ -135,6 +149,8 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B6", Study: "net",
 			Statement:  "relative latency increase in the slowest scenario",
+			Quote:      quoteFall,
+			Measures:   "relative latency increase, slowest scenario, 10,000 round",
 			Published:  fmt.Sprintf("+%.2f %%", p.RelIncSlowestPct),
 			Agreement:  within,
 			Rationale:  "the denominator is the slowest scenario's baseline, whose RTT was chosen from this value",
@@ -144,9 +160,11 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B7", Study: "net",
 			Statement: "the relative increase falls as the scenario gets slower",
+			Quote:     quoteFall,
+			Measures:  "order of the relative latency increases over the three scenarios, 10,000 round",
 			Published: fmt.Sprintf("%.2f %% (fastest) to %.2f %% (slowest)", p.RelIncFastestPct, p.RelIncSlowestPct),
-			Agreement: "strictly falling over our scenarios ordered by RTT in the largest round; fastest above slowest only: direction only",
-			Rationale: "a fixed CPU cost over a growing RTT falls monotonically; a scenario that breaks the order (loss or rate effects larger than the RTT's) fails the rule",
+			Agreement: "strictly falling over our scenarios ordered by RTT in the 10,000 round",
+			Rationale: "a fixed CPU cost over a growing RTT falls monotonically; a scenario that breaks the order (loss or rate effects larger than the RTT's) fails the rule; it judges the order, which includes the middle scenario that no other claim judges, not B5's or B6's values",
 			Eval: on(func(r *Results) claims.Outcome {
 				return roundOK(r, judgeFalling(r))
 			}),
@@ -154,8 +172,10 @@ func studyBClaims() []claims.Claim {
 		{
 			ID: "B8", Study: "net",
 			Statement: "growth of the bytes per connection (captured IP bytes)",
+			Quote:     quoteVolume,
+			Measures:  "growth of the captured bytes per connection",
 			Published: fmt.Sprintf("about +%.0f %% to +%.0f %%", p.VolumeGrowthMinPct, p.VolumeGrowthMaxPct),
-			Agreement: fmt.Sprintf("our smallest and largest growth within %.0f-%.0f %% (±%d points for 'about'); any growth: direction only",
+			Agreement: fmt.Sprintf("our smallest and largest growth within %.0f-%.0f %% (±%d points for 'about')",
 				p.VolumeGrowthMinPct-volumeSlack, p.VolumeGrowthMaxPct+volumeSlack, volumeSlack),
 			Rationale: "byte counts are deterministic for a certificate and a group, so no statistical tolerance applies; the basis (captured bytes, not TCP payload) is fixed before the run; the certificate is our choice and moves the denominator, which a value outside the window shows",
 			Eval: on(func(r *Results) claims.Outcome {
@@ -203,12 +223,15 @@ func judgeFalling(r *Results) claims.Outcome {
 			falling = false
 		}
 	}
-	o := claims.Outcome{Ours: strings.Join(parts, " -> ")}
-	switch first, last := pts[0].pct, pts[len(pts)-1].pct; {
+	o := claims.Outcome{Ours: strings.Join(parts, " -> "), Verdict: claims.Reproduced, Direction: claims.AsPublished}
+	first, last := pts[0].pct, pts[len(pts)-1].pct
+	if !(first > last) {
+		o.Direction = claims.Opposite
+	}
+	switch {
 	case falling:
-		o.Verdict = claims.Reproduced
 	case first > last:
-		o.Verdict, o.Reason = claims.DirectionOnly, "fastest above slowest, but not falling at every step"
+		o.Verdict, o.Reason = claims.NotReproduced, "fastest above slowest, but not falling at every step"
 	default:
 		o.Verdict, o.Reason = claims.NotReproduced, "does not fall"
 	}

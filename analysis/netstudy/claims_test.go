@@ -34,13 +34,17 @@ func TestFallingRule(t *testing.T) {
 		want claims.Verdict
 	}{
 		{[]float64{47, 10, 2.5}, claims.Reproduced},
-		{[]float64{15.8, 1.6, 2.3}, claims.DirectionOnly},
+		{[]float64{15.8, 1.6, 2.3}, claims.NotReproduced},
 		{[]float64{2, 3, 4}, claims.NotReproduced},
-		{[]float64{5, 5, 1}, claims.DirectionOnly},
+		{[]float64{5, 5, 1}, claims.NotReproduced},
 	} {
 		o := judgeFalling(mk(tc.pcts...))
 		if o.Verdict != tc.want {
 			t.Errorf("%v: %s (%s), want %s", tc.pcts, o.Verdict, o.Reason, tc.want)
+		}
+		// The direction is its own column: fastest above slowest.
+		if wantDir := map[bool]claims.Direction{true: claims.AsPublished, false: claims.Opposite}[tc.pcts[0] > tc.pcts[2]]; o.Direction != wantDir {
+			t.Errorf("%v: direction %q, want %q", tc.pcts, o.Direction, wantDir)
 		}
 	}
 	if o := judgeFalling(mk(3)); o.Verdict != claims.NotMeasurable {
@@ -51,14 +55,14 @@ func TestFallingRule(t *testing.T) {
 	}
 }
 
-// TestStudyBRoundAndMissing: on a round other than the published one the
-// best verdict is direction only; a null value is not measurable, naming
+// TestStudyBRoundAndMissing: on a round other than the published one a
+// claim about the 10,000 round is not measurable; a null value is not measurable, naming
 // the field; a missing study gives its reason.
 func TestStudyBRoundAndMissing(t *testing.T) {
 	r := &Results{Reproduced: Reproduced{Round: 1000, Comparisons: 9, HigherLatency: 9, HigherBytes: 9,
 		DiffMsMin: 0.742, DiffMsMax: Num(math.NaN()), FrameGrowthMin: 100, FrameGrowthMax: 110}}
 	got := claimstest.Evaluate(t, Claims(), r)
-	if got["B3"].Verdict != claims.DirectionOnly || !strings.Contains(got["B3"].Reason, "largest round is 1000") {
+	if got["B3"].Verdict != claims.NotMeasurable || !strings.Contains(got["B3"].Reason, "largest round is 1000") {
 		t.Errorf("B3 in round 1000: %+v", got["B3"])
 	}
 	if got["B4"].Verdict != claims.NotMeasurable || !strings.Contains(got["B4"].Reason, "reproduced.diff_ms_max (the value is null") {
@@ -71,6 +75,18 @@ func TestStudyBRoundAndMissing(t *testing.T) {
 	for _, e := range claims.Run(res, Claims().Claims).Claims {
 		if e.Verdict != claims.NotMeasurable || !strings.Contains(e.Reason, "mage net:run") {
 			t.Errorf("%s without results: %s (%s)", e.ID, e.Verdict, e.Reason)
+		}
+	}
+}
+
+// TestNoRuleAsksForSignificance: the original establishes no statistical
+// significance (QuoteNoSignificance), so no rule of Study B may ask for
+// one.
+func TestNoRuleAsksForSignificance(t *testing.T) {
+	for _, c := range Claims().Claims {
+		a := strings.ToLower(c.Agreement)
+		if (strings.Contains(a, "signific") && !strings.Contains(a, "no test")) || strings.Contains(a, "p <") {
+			t.Errorf("%s asks for significance (%q), which the original did not establish (%q)", c.ID, c.Agreement, QuoteNoSignificance.Text)
 		}
 	}
 }

@@ -3,14 +3,36 @@ package netstudy
 import "pqrepro/analysis/claims"
 
 // Source is the paper Study B reproduces, where its published values
-// (published) come from. The values are those of its abstract; this
-// project has not recorded a page or table number.
+// (published) come from: its abstract, in Portuguese, which is what this
+// project has read; no page or table is cited.
 var Source = claims.Citation{
 	Authors: "Marques, Zavan",
 	Title:   "Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3",
 	Venue:   "2026, CC BY-SA 4.0",
-	Where:   "abstract: 96,000 handshakes, nine comparisons, the 10,000 round's median differences, relative increases and volume growth; page not recorded",
+	Where:   "abstract (Portuguese): 96,000 handshakes, nine comparisons, the 10,000 round's median differences, relative increases and volume growth, with no statistical significance established",
 }
+
+// abstract is where Study B's quotes were read.
+const abstract = "abstract, Portuguese"
+
+// QuoteNoSignificance is the abstract's own words that its comparisons
+// establish no statistical significance: no rule of Study B asks for it.
+var QuoteNoSignificance = claims.Quote{
+	Text: "sem estabelecer significância estatística", Lang: "pt", Where: abstract, Verbatim: true,
+	English: "without establishing statistical significance",
+}
+
+// The abstract's statements, rendered in English (not its words).
+var (
+	quoteHigher = claims.Quote{Lang: "en", Where: abstract,
+		Text: "the hybrid had higher medians and higher volumes in all nine comparisons"}
+	quoteDiffs = claims.Quote{Lang: "en", Where: abstract,
+		Text: "in the 10,000 round the median differences ranged from 0.742 to 2.168 ms"}
+	quoteFall = claims.Quote{Lang: "en", Where: abstract,
+		Text: "the relative increase fell from 46.98 % in the fastest scenario to 2.54 % in the slowest"}
+	quoteVolume = claims.Quote{Lang: "en", Where: abstract,
+		Text: "the volume grew by about 100-115 %"}
+)
 
 // Published are the paper's numbers (Source), in the form results/net.json
 // records them beside ours.

@@ -7,19 +7,31 @@ import (
 	"strings"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/internal/render"
 )
 
 // Claims are Study C's claims (Source; the values are published), in
 // the order of the paper, with the rules that judge them on
-// results/pico.json. Our board is rp2040js, which models the core
-// cycle-accurately for this code but has no flash cache or bus contention
-// (our images run from SRAM), so times are expected within ±15 %; the
+// results/pico.json. Our board is rp2040js, which has no XIP flash cache
+// or bus contention (our images run from SRAM). Its core's cycles match
+// the Cortex-M0+ Technical Reference Manual's timings for every
+// instruction class checked (picoboard TestEmulatorCyclesMatchTRM), so the
+// ±15 % tolerance of the times is not the emulator's error: it is a stated
+// assumption about the board's difference (the XIP flash cache, not
+// bounded here; it can only add cycles, so ours should be low). The
 // ML-DSA signing times depend on rejection sampling (the number of
 // iterations varies per message), so their means get ±25 % and their
-// 99th percentiles, estimated from 100 signatures, ±40 %.
+// 99th percentiles, estimated from 100 signatures, ±40 %. Energy is not
+// measured: it is time x 79.2 mW, a model, as in the original.
 func Claims() claims.Catalogue {
-	return claims.Catalogue{Study: "pico", Package: "analysis/picostudy", Source: Source, Claims: studyCClaims()}
+	return claims.Catalogue{Study: "pico", Package: "analysis/picostudy", Source: Source, Claims: studyCClaims(),
+		Numbers: map[string]string{"ClaimsStudyCTimeTolPct": render.Fixed(100*timeTol, 0)}}
 }
+
+// timeTol is the relative tolerance of Study C's exchange times (and of
+// the modelled energies derived from them): a stated assumption about the
+// emulator's error, not a measured bound (see Claims).
+const timeTol = 0.15
 
 // paper is the published value of a key of published; an unknown key is
 // a bug of this file (TestClaimsReadPublishedValues).
@@ -70,13 +82,13 @@ func on(rule func(r *Results) claims.Outcome) func(*claims.Results) claims.Outco
 }
 
 func studyCClaims() []claims.Claim {
-	value := func(id, statement, published, key string, tol float64, format func(float64) string) claims.Claim {
+	value := func(id, statement, published, key string, tol float64, format func(float64) string, q claims.Quote) claims.Claim {
 		want := paper(key)
 		if n, err := strconv.ParseFloat(strings.ReplaceAll(number.FindString(published), ",", ""), 64); err != nil || n != want {
 			panic(fmt.Sprintf("pico: claim %s states %q, but the published value %s is %g", id, published, key, want))
 		}
 		return claims.Claim{
-			ID: id, Study: "pico", Statement: statement, Published: published,
+			ID: id, Study: "pico", Statement: statement, Published: published, Quote: q, Measures: statement,
 			Agreement: fmt.Sprintf("within ±%.0f %%", 100*tol),
 			Rationale: fmt.Sprintf("a value outside %s to %s fails", format(want*(1-tol)), format(want*(1+tol))),
 			Eval: on(func(r *Results) claims.Outcome {
@@ -91,70 +103,89 @@ func studyCClaims() []claims.Claim {
 	derived := func(c claims.Claim, from string, why string) claims.Claim {
 		c.DerivedFrom = []string{from}
 		c.Rationale = why
+		c.Measures = ""
 		return c
 	}
+	calibrated := func(c claims.Claim) claims.Claim {
+		c.Calibrated = calibration
+		return c
+	}
+	qExchange := quote("a full ML-KEM-512 exchange (keygen + encaps + decaps) takes 35.7 ms against 617.0 ms for ECDH P-256, about 17x faster; ML-KEM-1024 takes 85.7 ms")
+	qEnergy := quote("with a datasheet power model (3.3 V x 24 mA = 79.2 mW), the ML-KEM-512 exchange takes 2.83 mJ against 48.9 mJ for ECDH P-256 (94 % less)")
+	qSign := quote("ML-DSA-44 signing takes 158.9 ms on average (99th percentile 489.9 ms), ML-DSA-87 355.2 ms (1,125 ms); the coefficient of variation is 66-73 % (rejection sampling)")
+	qSignEnergy := quote("an ML-DSA-44 signing cycle uses less energy than ECDSA P-256")
+	qStack := quote("peak stack: ML-KEM-1024 decapsulation about 20 KB, ML-DSA-87 signing 119.6 KB (about 45 % of the SRAM)")
+	qM4 := quote("the same C code on a Cortex-M4 (pqm4) is only 1.8-1.9x faster than on the M0+")
 	kb := func(x float64) string { return fmt.Sprintf("%.1f KB", x) }
 	mj := func(x float64) string { return fmt.Sprintf("%.2f mJ", x) }
 	speedup := paper("mlkem512_vs_ecdh_speedup")
 	saving := paper("mlkem512_vs_ecdh_energy_saving")
 	return []claims.Claim{
-		value("C1", "ML-KEM-512 full exchange (keygen + encaps + decaps)", "35.7 ms", "mlkem512_exchange_ms", 0.15, claims.Ms1),
-		value("C2", "ML-KEM-1024 full exchange", "85.7 ms", "mlkem1024_exchange_ms", 0.15, claims.Ms1),
-		value("C3", "ECDH P-256 full exchange", "617.0 ms", "ecdh_exchange_ms", 0.15, claims.Ms1),
+		value("C1", "ML-KEM-512 full exchange (keygen + encaps + decaps)", "35.7 ms", "mlkem512_exchange_ms", timeTol, claims.Ms1, qExchange),
+		value("C2", "ML-KEM-1024 full exchange", "85.7 ms", "mlkem1024_exchange_ms", timeTol, claims.Ms1, qExchange),
+		value("C3", "ECDH P-256 full exchange", "617.0 ms", "ecdh_exchange_ms", timeTol, claims.Ms1, qExchange),
 		{
 			ID: "C4", Study: "pico", Statement: "ML-KEM-512 is faster than ECDH P-256 for a full exchange",
-			Published: "about 17x", Agreement: "speed-up within ±25 %; faster at all: direction only",
-			Rationale: fmt.Sprintf("a ratio of two measured times, each with its own tolerance; under %.2fx or over %.2fx fails", speedup*0.75, speedup*1.25),
+			Quote:     qExchange,
+			Published: "about 17x", Agreement: "speed-up within ±25 %",
+			Rationale:   fmt.Sprintf("C3's time over C1's, so derived; under %.2fx or over %.2fx fails", speedup*0.75, speedup*1.25),
+			DerivedFrom: []string{"C1", "C3"},
 			Eval: on(func(r *Results) claims.Outcome {
 				v, err := ours(r, "mlkem512_vs_ecdh_speedup")
 				if err != nil {
 					return claims.Unmeasurable(err)
 				}
-				o := claims.Outcome{Ours: claims.Times(v)}
+				o := claims.Outcome{Ours: claims.Times(v), Verdict: claims.Reproduced, Direction: claims.AsPublished}
+				if !(v > 1) {
+					o.Direction = claims.Opposite
+				}
 				switch {
 				case claims.Within(v, speedup, 0.25):
-					o.Verdict = claims.Reproduced
 				case v > 1:
-					o.Verdict, o.Reason = claims.DirectionOnly, fmt.Sprintf("faster, outside the 25 %% tolerance (ours/published = %.2f)", v/speedup)
+					o.Verdict, o.Reason = claims.NotReproduced, fmt.Sprintf("faster, outside the 25 %% tolerance (ours/published = %.2f)", v/speedup)
 				default:
 					o.Verdict, o.Reason = claims.NotReproduced, "not faster"
 				}
 				return o
 			}),
 		},
-		derived(value("C5", "energy of the ML-KEM-512 exchange (79.2 mW model)", "2.83 mJ", "mlkem512_exchange_mj", 0.15, mj),
-			"C1", "the energy model is time x 79.2 mW, a constant: C1's time again"),
-		derived(value("C6", "energy of the ECDH P-256 exchange", "48.9 mJ", "ecdh_exchange_mj", 0.15, mj),
-			"C3", "the energy model is time x 79.2 mW, a constant: C3's time again"),
+		derived(value("C5", "modelled energy of the ML-KEM-512 exchange (time x 79.2 mW; not measured)", "2.83 mJ", "mlkem512_exchange_mj", timeTol, mj, qEnergy),
+			"C1", "modelled, not measured: time x 79.2 mW, a constant, so C1's time again"),
+		derived(value("C6", "modelled energy of the ECDH P-256 exchange (time x 79.2 mW; not measured)", "48.9 mJ", "ecdh_exchange_mj", timeTol, mj, qEnergy),
+			"C3", "modelled, not measured: time x 79.2 mW, a constant, so C3's time again"),
 		{
-			ID: "C7", Study: "pico", Statement: "ML-KEM-512 saves energy against ECDH P-256",
-			Published: "94 % less", Agreement: "within ±5 percentage points; any saving: direction only",
-			Rationale:   "with a constant power model the saving is 1 - 1/speed-up, C4's measurement again",
+			ID: "C7", Study: "pico", Statement: "ML-KEM-512 saves modelled energy against ECDH P-256 (not measured)",
+			Quote:     qEnergy,
+			Published: "94 % less", Agreement: "within ±5 percentage points",
+			Rationale:   "modelled, not measured: with a constant power model the saving is 1 - 1/speed-up, C4's ratio of C1 and C3 again",
 			DerivedFrom: []string{"C4"},
 			Eval: on(func(r *Results) claims.Outcome {
 				v, err := ours(r, "mlkem512_vs_ecdh_energy_saving")
 				if err != nil {
 					return claims.Unmeasurable(err)
 				}
-				o := claims.Outcome{Ours: claims.Pct0(v)}
+				o := claims.Outcome{Ours: claims.Pct0(v), Verdict: claims.Reproduced, Direction: claims.AsPublished}
+				if !(v > 0) {
+					o.Direction = claims.Opposite
+				}
 				switch {
 				case v >= saving-5 && v <= saving+5:
-					o.Verdict = claims.Reproduced
 				case v > 0:
-					o.Verdict, o.Reason = claims.DirectionOnly, fmt.Sprintf("outside %.0f-%.0f %%", saving-5, saving+5)
+					o.Verdict, o.Reason = claims.NotReproduced, fmt.Sprintf("outside %.0f-%.0f %%", saving-5, saving+5)
 				default:
 					o.Verdict, o.Reason = claims.NotReproduced, "no saving"
 				}
 				return o
 			}),
 		},
-		value("C8", "ML-DSA-44 signing time, mean of the repetitions", "158.9 ms", "mldsa44_sign_mean_ms", 0.25, claims.Ms1),
-		value("C9", "ML-DSA-44 signing time, 99th percentile", "489.9 ms", "mldsa44_sign_p99_ms", 0.40, claims.Ms1),
-		value("C10", "ML-DSA-87 signing time, mean", "355.2 ms", "mldsa87_sign_mean_ms", 0.25, claims.Ms1),
-		value("C11", "ML-DSA-87 signing time, 99th percentile", "1,125 ms", "mldsa87_sign_p99_ms", 0.40, claims.Ms1),
+		value("C8", "ML-DSA-44 signing time, mean of the repetitions", "158.9 ms", "mldsa44_sign_mean_ms", 0.25, claims.Ms1, qSign),
+		value("C9", "ML-DSA-44 signing time, 99th percentile", "489.9 ms", "mldsa44_sign_p99_ms", 0.40, claims.Ms1, qSign),
+		value("C10", "ML-DSA-87 signing time, mean", "355.2 ms", "mldsa87_sign_mean_ms", 0.25, claims.Ms1, qSign),
+		value("C11", "ML-DSA-87 signing time, 99th percentile", "1,125 ms", "mldsa87_sign_p99_ms", 0.40, claims.Ms1, qSign),
 		{
 			ID: "C12", Study: "pico", Statement: "ML-DSA signing time varies strongly (rejection sampling)",
-			Published: "coefficient of variation 66-73 %", Agreement: "our CVs within 56-83 % (±10 points); all above 30 %: direction only",
+			Quote: qSign, Measures: "coefficient of variation of the ML-DSA signing times",
+			Published: "coefficient of variation 66-73 %", Agreement: "our CVs within 56-83 % (±10 points)",
 			Rationale: "the CV of 100 signatures has a sampling error of several points; a deterministic signer (CV near 0) fails",
 			Eval: on(func(r *Results) claims.Outcome {
 				v, err := oursAll(r, "mldsa_sign_cv_min", "mldsa_sign_cv_max")
@@ -167,14 +198,11 @@ func studyCClaims() []claims.Claim {
 			}),
 		},
 		{
-			ID: "C13", Study: "pico", Statement: "an ML-DSA-44 signing cycle uses less energy than ECDSA P-256 (read as sign + verify; sign alone shown beside)",
-			Published: "less energy", Agreement: "our energy ratio ML-DSA-44 / ECDSA P-256 for sign + verify below 1",
-			Rationale: "the paper's 'signing cycle' is read as sign + verify, the cycle a protocol runs; on signing alone the ratio is above 1, which the table shows beside it so the reading can be checked",
+			ID: "C13", Study: "pico", Statement: "one ML-DSA-44 signature uses less modelled energy than one ECDSA P-256 signature (time x 79.2 mW; not measured)",
+			Quote: qSignEnergy, Measures: "ML-DSA-44 over ECDSA P-256 mean signing time (energy modelled as time x 79.2 mW)",
+			Published: "less energy", Agreement: "our energy ratio ML-DSA-44 / ECDSA P-256 for signing below 1",
+			Rationale: "judged as the original wrote it, signing against signing; modelled, not measured: with a constant power the energy ratio is the time ratio; sign + verify is shown beside, for the reading of 'signing cycle' as a protocol's round, which is not the original's",
 			Eval: on(func(r *Results) claims.Outcome {
-				ratio, ok := r.SignVerifyVsECDSA["ml-dsa-44"]
-				if !ok {
-					return claims.Unmeasurable(claims.Missing("pico", "sign_verify_energy_vs_ecdsa.ml-dsa-44", "no key ml-dsa-44"))
-				}
 				dsa, err := signEnergy(r, "ml-dsa-44")
 				if err != nil {
 					return claims.Unmeasurable(err)
@@ -183,36 +211,46 @@ func studyCClaims() []claims.Claim {
 				if err != nil {
 					return claims.Unmeasurable(err)
 				}
-				o := claims.Outcome{Ours: fmt.Sprintf("ratio %.2f (sign alone %.2f)", ratio, dsa/ecdsa), Verdict: claims.Reproduced}
+				ratio := dsa / ecdsa
+				ours := fmt.Sprintf("ratio %.2f", ratio)
+				if sv, ok := r.SignVerifyVsECDSA["ml-dsa-44"]; ok {
+					ours += fmt.Sprintf(" (sign + verify %.2f)", sv)
+				}
+				o := claims.Outcome{Ours: ours, Verdict: claims.Reproduced, Direction: claims.AsPublished}
 				if !(ratio < 1) {
-					o.Verdict, o.Reason = claims.NotReproduced, "ML-DSA-44 uses more"
+					o.Verdict, o.Direction, o.Reason = claims.NotReproduced, claims.Opposite, "one ML-DSA-44 signature takes longer, so more modelled energy, than one ECDSA P-256 signature"
 				}
 				return o
 			}),
 		},
-		value("C14", "peak stack of ML-KEM-1024 decapsulation", "about 20 KB", "mlkem1024_decaps_stack_kb", 0.10, kb),
-		value("C15", "peak stack of ML-DSA-87 signing", "119.6 KB", "mldsa87_sign_stack_kb", 0.05, kb),
-		derived(value("C16", "ML-DSA-87 signing stack as a share of the 264 KB SRAM", "about 45 %", "mldsa87_sign_stack_sram_pct", 0.10, claims.Pct0),
-			"C15", "C15's stack depth over the constant 264 KB"),
+		calibrated(value("C14", "peak stack of ML-KEM-1024 decapsulation", "about 20 KB", "mlkem1024_decaps_stack_kb", 0.10, kb, qStack)),
+		calibrated(value("C15", "peak stack of ML-DSA-87 signing", "119.6 KB", "mldsa87_sign_stack_kb", 0.05, kb, qStack)),
+		calibrated(derived(value("C16", "ML-DSA-87 signing stack as a share of the 264 KB SRAM", "about 45 %", "mldsa87_sign_stack_sram_pct", 0.10, claims.Pct0, qStack),
+			"C15", "C15's stack depth over the constant 264 KB")),
 		{
 			ID: "C17", Study: "pico", Statement: "the same C code on a Cortex-M4 (pqm4) is only modestly faster than on the M0+",
-			Published: "1.8-1.9x", Agreement: "our cycle ratios M0+/M4 within 1.5-2.3; all within 1-3: direction only",
-			Rationale: "'only 1.8-1.9x' says the M4's advantage is small: a ratio above 3 (over 1.5 times the published upper bound) contradicts it and fails",
+			Quote: qM4, Measures: "M0+/M4 cycle ratios of the same C code",
+			Published: "1.8-1.9x", Agreement: "our cycle ratios M0+/M4 within 1.5-2.3",
+			Rationale: "the window registered with the claim; a ratio beyond 1.5 x the published upper bound (1.5 x 1.9 = 2.85) would contradict 'only 1.8-1.9x' under any window, and one outside 1.5-2.3 fails",
 			Eval: on(func(r *Results) claims.Outcome {
 				v, err := oursAll(r, "m4_speedup_min", "m4_speedup_max")
 				if err != nil {
 					return claims.Unmeasurable(err)
 				}
-				o := claims.JudgeRange(v[0], v[1], 1.5, 2.3, 1, fmt.Sprintf("%.2f-%.2fx", v[0], v[1]),
-					"the ratios spread beyond 1.5-2.3x", "the M4 is not faster")
-				if o.Verdict == claims.DirectionOnly && v[1] > 3 {
-					o.Verdict, o.Reason = claims.NotReproduced, "the M4 is more than 3x faster for some operation: not a modest advantage"
+				outside := "the ratios spread beyond 1.5-2.3x"
+				if v[1] > 1.5*paper("m4_speedup_max") {
+					outside += fmt.Sprintf(", up to %.2fx: beyond 1.5 x the published upper bound (%.2fx)", v[1], 1.5*paper("m4_speedup_max"))
 				}
-				return o
+				return claims.JudgeRange(v[0], v[1], 1.5, 2.3, 1, fmt.Sprintf("%.2f-%.2fx", v[0], v[1]), outside, "the M4 is not faster")
 			}),
 		},
 	}
 }
+
+// calibration says how experiments/pico.toml chose the compiler flags
+// from the published stack depths, and what would make the claims
+// assessable.
+const calibration = "experiments/pico.toml chose -O3 because it matched the paper's stack depths in our prototype; assessable only after flags fixed by a rule independent of the published values (e.g. the board SDK's default release flags, cited) and the stacks re-measured"
 
 // signEnergy is the mean energy of one signature of a scheme.
 func signEnergy(r *Results, scheme string) (float64, error) {

@@ -48,10 +48,11 @@ func TestStudyCOnRecordedResults(t *testing.T) {
 	}
 	// The recorded quick run: ML-KEM-512 32.5 ms (35.7), ECDH 710 ms (617),
 	// ML-DSA-87 stack 119.6 KB (119.6), M4 ratios 1.94-3.11 (1.8-1.9); ECDH
-	// is 15.1 % slower than published, just outside the 15 % tolerance; a
-	// ratio above 3 is no longer a modest advantage.
-	for id, want := range map[string]claims.Verdict{"C1": claims.Reproduced, "C3": claims.NotReproduced, "C4": claims.DirectionOnly,
-		"C15": claims.Reproduced, "C17": claims.NotReproduced, "C13": claims.Reproduced} {
+	// is 15.1 % slower than published, just outside the 15 % tolerance;
+	// the ratios are outside 1.5-2.3; one ML-DSA-44 signature takes longer
+	// than one ECDSA P-256 signature; the stacks are calibrated.
+	for id, want := range map[string]claims.Verdict{"C1": claims.Reproduced, "C3": claims.NotReproduced, "C4": claims.NotReproduced,
+		"C15": claims.NotAssessable, "C17": claims.NotReproduced, "C13": claims.NotReproduced} {
 		if got[id].Verdict != want {
 			t.Errorf("%s = %s (%s: %s), want %s", id, got[id].Verdict, got[id].Ours, got[id].Reason, want)
 		}
@@ -67,7 +68,7 @@ func TestStudyCMissingValues(t *testing.T) {
 	for id, want := range map[string]string{
 		"C3":  "published[key=ecdh_exchange_ms].ours (the value is null",
 		"C2":  "published[key=mlkem1024_exchange_ms].ours (no element with key=mlkem1024_exchange_ms)",
-		"C13": "sign_verify_energy_vs_ecdsa.ml-dsa-44",
+		"C13": "schemes.ml-dsa-44.ops.sign.energy_mj",
 	} {
 		if got[id].Verdict != claims.NotMeasurable || !strings.Contains(got[id].Reason, want) {
 			t.Errorf("%s: %s (%s), want not measurable naming %q", id, got[id].Verdict, got[id].Reason, want)

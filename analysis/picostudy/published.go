@@ -6,15 +6,24 @@ import "pqrepro/analysis/claims"
 const PaperTitle = "Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"
 
 // Source is the paper Study C reproduces, where its published values
-// (published) come from: the first version of the preprint (a later
-// version reports 36.3 ms, 2.87 mJ, 61-71 % and 1,115 ms; we judge the
-// values of the first).
+// (published) come from: this project has read a third-party technical
+// summary of the preprint, in English, not the preprint itself; no
+// version, page or table of the preprint is cited. (The summary's lay
+// paragraph says signing takes about a second, which its technical
+// numbers contradict; the claims judge the technical numbers.)
 var Source = claims.Citation{
 	Authors: "Rojin Chhetri",
 	Title:   PaperTitle,
-	Venue:   "arXiv:2603.19340 [cs.CR], version 1, 2026",
-	Where:   "abstract and results tables: exchange times and energy, ML-DSA signing mean, p99 and coefficient of variation, peak stack, Cortex-M4 ratio; page not recorded",
+	Venue:   "arXiv:2603.19340 [cs.CR], 2026",
+	Where:   "a third-party technical summary of the preprint (English), not the preprint itself: exchange times and modelled energy, ML-DSA signing mean, p99 and coefficient of variation, peak stack, Cortex-M4 ratio",
 }
+
+// summary is where Study C's quotes were read.
+const summary = "third-party summary, English"
+
+// quote is a statement of the summary, rendered by this project (the
+// summary's words were not recorded verbatim).
+func quote(text string) claims.Quote { return claims.Quote{Text: text, Lang: "en", Where: summary} }
 
 // published is the one copy of what the paper reports (Source), with how
 // to find our counterpart in Results: the claims (claims.go) judge these

@@ -38,7 +38,10 @@ func Evaluate(t testing.TB, cat claims.Catalogue, results any) map[string]claims
 // CheckCatalogue checks a study's catalogue: every claim of the study,
 // an ID of the paper's scheme with the study's letter (A1a, B1, C12),
 // unique, with a rule and its rationale, derived only from claims that
-// exist; every published value of its Source said where it comes from.
+// exist; every claim but an observation of ours quotes the original's
+// sentence it comes from; no two counted claims measure one quantity
+// (claims.CheckOneQuantity); every published value of its Source said
+// where it comes from.
 func CheckCatalogue(t *testing.T, cat claims.Catalogue, letter string) {
 	t.Helper()
 	id := regexp.MustCompile(`^` + letter + `[1-9][0-9]*[a-z]?$`)
@@ -58,7 +61,19 @@ func CheckCatalogue(t *testing.T, cat claims.Catalogue, letter string) {
 			t.Errorf("%s: no published value, rule, rationale or evaluation", c.ID)
 		}
 	}
+	for _, err := range claims.CheckOneQuantity(cat.Claims) {
+		t.Error(err)
+	}
 	for _, c := range cat.Claims {
+		if c.Observation == "" && (strings.TrimSpace(c.Quote.Text) == "" || c.Quote.Where == "" || c.Quote.Lang == "") {
+			t.Errorf("%s: no quote of the original's sentence it comes from (text, language, where it was read)", c.ID)
+		}
+		if c.Observation != "" && c.Quote.Text != "" {
+			t.Errorf("%s: an observation of ours quotes the original", c.ID)
+		}
+		if c.Quote.Verbatim && c.Quote.Lang != "en" && c.Quote.English == "" {
+			t.Errorf("%s: a verbatim quote in %s without our translation", c.ID, c.Quote.Lang)
+		}
 		for _, d := range c.DerivedFrom {
 			if !ids[d] || d == c.ID {
 				t.Errorf("%s: derived from unknown claim %q", c.ID, d)
