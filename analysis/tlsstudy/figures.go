@@ -423,7 +423,9 @@ func (d *intervalDots) Plot(c draw.Canvas, plt *plot.Plot) {
 		if !clipped {
 			x0 = trX(pt.Lo)
 		}
-		x1 := trX(pt.Hi)
+		// An interval (or, without one, an estimate) at or below the
+		// floor of the log axis is drawn at the floor.
+		x1 := trX(max(pt.Hi, d.Floor))
 		c.StrokeLine2(ls, x0, y, x1, y)
 		c.StrokeLine2(ls, x1, y-cap, x1, y+cap)
 		if clipped {
@@ -442,7 +444,7 @@ func (d *intervalDots) Plot(c draw.Canvas, plt *plot.Plot) {
 func (d *intervalDots) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, pt := range d.Points {
-		xmin, xmax, ymin, ymax = min(xmin, max(pt.Lo, d.Floor)), max(xmax, pt.Hi), min(ymin, pt.Y), max(ymax, pt.Y)
+		xmin, xmax, ymin, ymax = min(xmin, max(pt.Lo, d.Floor)), max(xmax, max(pt.Hi, d.Floor)), min(ymin, pt.Y), max(ymax, pt.Y)
 	}
 	return
 }
