@@ -360,3 +360,28 @@ func oneSidedOpposite(ref, now, se float64) float64 {
 
 // zQuantile is Φ⁻¹(p).
 func zQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+
+// Pairs matches a study's reference and new elements by key and calls f
+// for each, in ref's order then for the elements only now has, with nil
+// for the side that lacks one: a study's items list what either run has,
+// so that nothing is skipped silently.
+func Pairs[T any](ref, now []T, key func(T) string, f func(name string, r, n *T)) {
+	seen := map[string]bool{}
+	for i := range ref {
+		k := key(ref[i])
+		seen[k] = true
+		var n *T
+		for j := range now {
+			if key(now[j]) == k {
+				n = &now[j]
+				break
+			}
+		}
+		f(k, &ref[i], n)
+	}
+	for j := range now {
+		if k := key(now[j]); !seen[k] {
+			f(k, nil, &now[j])
+		}
+	}
+}
