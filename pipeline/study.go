@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
@@ -100,10 +101,11 @@ type Study struct {
 	// results on which its claims are re-evaluated as a robustness check
 	// (claims.View); they change no verdict.
 	ClaimViews func() []claims.View
-	// Compare compares the items of a reference run's and a new run's
-	// results/<Name>.json for `mage all` (see compareStudy); nil compares
-	// the claims only.
-	Compare func(it *items, ref, now []byte) error
+	// Compare lists the items of a reference run's and a new run's
+	// results/<Name>.json for `mage all` to judge (analysis/agreement;
+	// the study's analysis package's CompareItems through compareWith);
+	// nil compares the claims only.
+	Compare func(study string, ref, now []byte) ([]agreement.Item, error)
 }
 
 // A TargetDoc is one row of the README's target table.

@@ -111,6 +111,10 @@ type Item struct {
 	New   Value
 	// Tol is an Exact item's allowed absolute difference.
 	Tol float64
+	// Error, when set, says why the study's results could not be read
+	// into items at all (a field renamed, a file not the study's): the
+	// item stands for the whole study and is inconsistent.
+	Error string
 }
 
 // SEFromInterval is the standard error implied by a symmetric normal
@@ -241,6 +245,9 @@ func judgeOne(rule Rule, s Study, it Item) Judged {
 		return j
 	}
 	switch {
+	case it.Error != "":
+		j.Status, j.P, j.Why = Inconsistent, 0, it.Error
+		return j
 	case s.RefProfile != s.NewProfile:
 		return notJudged(ReasonProfileDiffers, fmt.Sprintf("the new run is of the %s profile, the reference of the %s profile: never compared across profiles", s.NewProfile, s.RefProfile))
 	case it.Ref.Absent:
@@ -310,7 +317,7 @@ func (r *Report) applyHolm() {
 	var idx []int
 	var ps []float64
 	for i, j := range r.Items {
-		if j.Status != NotJudged {
+		if j.Status != NotJudged && j.Error == "" {
 			idx = append(idx, i)
 			ps = append(ps, j.P)
 		}

@@ -187,3 +187,13 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("smallest detected %g (%s)", size, c)
 	}
 }
+
+func TestUnreadableResults(t *testing.T) {
+	rep := Judge(DefaultRule, Study{Name: "s", Items: []Item{{Name: "results", Error: `unknown field "x"`}, {Name: "b", Kind: Exact, Ref: V(1, 0), New: V(1, 0)}}})
+	if j := rep.Items[0]; j.Status != Inconsistent || j.Why != `unknown field "x"` {
+		t.Errorf("%+v", j)
+	}
+	if c := rep.Counts(); c.Inconsistent != 1 || c.Consistent != 1 {
+		t.Errorf("%s", c)
+	}
+}

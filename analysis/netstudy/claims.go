@@ -106,7 +106,7 @@ func studyBClaims() []claims.Claim {
 			}),
 		},
 		{
-			ID: "B3", Study: "net",
+			ID: "B3", Study: "net", HostDependent: true,
 			Statement: "smallest median latency difference in the 10,000 round",
 			Published: fmt.Sprintf("%.3f ms", p.DiffMsMin),
 			Agreement: within,
@@ -115,7 +115,7 @@ func studyBClaims() []claims.Claim {
 			Eval: judgeReproduced("diff_ms_min", func(r *Results) Num { return r.Reproduced.DiffMsMin }, p.DiffMsMin, claims.Ms),
 		},
 		{
-			ID: "B4", Study: "net",
+			ID: "B4", Study: "net", HostDependent: true,
 			Statement:  "largest median latency difference in the 10,000 round",
 			Published:  fmt.Sprintf("%.3f ms", p.DiffMsMax),
 			Agreement:  within,
@@ -124,7 +124,7 @@ func studyBClaims() []claims.Claim {
 			Eval:       judgeReproduced("diff_ms_max", func(r *Results) Num { return r.Reproduced.DiffMsMax }, p.DiffMsMax, claims.Ms),
 		},
 		{
-			ID: "B5", Study: "net",
+			ID: "B5", Study: "net", HostDependent: true,
 			Statement:  "relative latency increase in the fastest scenario",
 			Published:  fmt.Sprintf("+%.2f %%", p.RelIncFastestPct),
 			Agreement:  within,
@@ -133,7 +133,7 @@ func studyBClaims() []claims.Claim {
 			Eval:       judgeReproduced("rel_increase_fastest_pct", func(r *Results) Num { return r.Reproduced.RelIncFastestPct }, p.RelIncFastestPct, claims.Pct),
 		},
 		{
-			ID: "B6", Study: "net",
+			ID: "B6", Study: "net", HostDependent: true,
 			Statement:  "relative latency increase in the slowest scenario",
 			Published:  fmt.Sprintf("+%.2f %%", p.RelIncSlowestPct),
 			Agreement:  within,

@@ -73,7 +73,7 @@ func studyAClaims() []claims.Claim {
 		name := pub.Config
 		out = append(out,
 			claims.Claim{
-				ID: id + "a", Study: "tls",
+				ID: id + "a", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
 				Statement: name + " has a significantly and substantially higher median Ths than Ed25519 + X25519",
 				Published: "higher, significant (Mann-Whitney U, Holm)",
 				Agreement: fmt.Sprintf("median higher, Holm p < %.2f and Cliff's delta >= %.3f", claims.Alpha, claims.LargeCliffDelta),
@@ -101,7 +101,7 @@ func studyAClaims() []claims.Claim {
 				}, role),
 			},
 			claims.Claim{
-				ID: id + "b", Study: "tls",
+				ID: id + "b", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
 				Statement: name + ": relative increase of the median Ths over the baseline",
 				Published: fmt.Sprintf("+%.0f %%", pub.IncreasePct),
 				Agreement: fmt.Sprintf("within ±%.0f %% of the published percentage", 100*tol),
@@ -115,7 +115,7 @@ func studyAClaims() []claims.Claim {
 				}, role),
 			},
 			claims.Claim{
-				ID: id + "c", Study: "tls",
+				ID: id + "c", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
 				Statement: name + ": absolute increase of the median Ths",
 				Published: fmt.Sprintf("+%.3f ms", pub.IncreaseMs),
 				Agreement: fmt.Sprintf("within ±%.0f %%", 100*tol),
@@ -133,7 +133,7 @@ func studyAClaims() []claims.Claim {
 	sig, kem, hybrid := Published.Increases["pq-sig"], Published.Increases["pq-kem"], Published.Increases["hybrid"]
 	out = append(out,
 		claims.Claim{
-			ID: "A4", Study: "tls",
+			ID: "A4", Study: "tls", HostDependent: true,
 			Statement:   "baseline (Ed25519 + X25519) median Ths",
 			Published:   fmt.Sprintf("about %.1f ms (implied by the increases)", Published.BaselineMedianMs),
 			Agreement:   fmt.Sprintf("within ±%.0f %%", 100*tol),
@@ -197,7 +197,7 @@ func studyAClaims() []claims.Claim {
 			}, "pq-kem", "pq-sig"),
 		},
 		claims.Claim{
-			ID: "A7", Study: "tls",
+			ID: "A7", Study: "tls", HostDependent: true,
 			Statement: "Kruskal-Wallis over the four configurations is significant, with a large effect",
 			Published: "significant",
 			Agreement: fmt.Sprintf("p < %.2f and epsilon2 >= %.2f", claims.Alpha, claims.LargeEpsilon2),
