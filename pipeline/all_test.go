@@ -72,11 +72,11 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 				return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p]
 			},
 			CannotRun: func(string) string { return rr.cannot[name] },
-			Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+			Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 				rr.runs[name]++
 				if rr.runHook != nil {
 					if err := rr.runHook(ctx, name); err != nil {
-						return err
+						return "", err
 					}
 				}
 				return fakeRecord(cfg, name, specPath, dataDir, rr.values[name+"/"+cfg.Profile])
@@ -123,7 +123,7 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 		name, profile, _ := strings.Cut(ref, "/")
 		c := rr.cfg
 		c.Profile = profile
-		if err := fakeRecord(c, name, filepath.Join(root, spec.Path(name)), filepath.Join(root, "data"), rr.values[ref]); err != nil {
+		if _, err := fakeRecord(c, name, filepath.Join(root, spec.Path(name)), filepath.Join(root, "data"), rr.values[ref]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,23 +138,24 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 // before the reference runs are recorded and built.
 var newReproRepoHook func(root string)
 
-// fakeRecord records a sealed run holding value and pins it in specPath.
-func fakeRecord(cfg Config, study, specPath, dataDir string, value int) error {
+// fakeRecord records a sealed run holding value, pins it in specPath and
+// returns its ID.
+func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string, error) {
 	r, err := repro.NewRun(dataDir, study, cfg.Profile, time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC))
 	if err != nil {
-		return err
+		return "", err
 	}
 	b := []byte(fmt.Sprintf("%d\n", value))
 	if err := os.WriteFile(filepath.Join(r.Dir, "x.txt"), b, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	if err := provenance.Write(r.Dir, provenance.Meta{Study: study, RunID: r.ID, Files: map[string]string{"x.txt": repro.HashBytes(b)}}); err != nil {
-		return err
+		return "", err
 	}
 	if err := r.Commit(); err != nil {
-		return err
+		return "", err
 	}
-	return spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
+	return r.ID, spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
 }
 
 // treeFiles hashes every file of the committed tree: everything but .cache.

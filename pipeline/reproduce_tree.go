@@ -30,18 +30,11 @@ func newRun(ctx context.Context, cfg Config, s Study, tree string) (string, erro
 	if err := os.WriteFile(specCopy, b, 0o644); err != nil {
 		return "", err
 	}
-	if err := s.Run(ctx, cfg, specCopy, filepath.Join(tree, "data")); err != nil {
+	id, err := runExperiment(ctx, cfg, s, specCopy, filepath.Join(tree, "data"))
+	if err != nil {
 		return "", err
 	}
-	id, err := spec.PinnedIn(specCopy, cfg.Profile)
-	if err != nil {
-		return "", fmt.Errorf("the new run was not pinned in the spec's copy: %w", err)
-	}
-	rel := "data/" + s.Name + "/" + id
-	if _, err := os.Stat(filepath.Join(tree, filepath.FromSlash(rel))); id == "" || err != nil {
-		return "", fmt.Errorf("the runner pinned no new run in the spec's copy (found %q)", id)
-	}
-	return rel, nil
+	return "data/" + s.Name + "/" + id, nil
 }
 
 // analyseIn builds the given stages in tree, after copying from the

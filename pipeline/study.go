@@ -67,11 +67,11 @@ type Study struct {
 	// nil means the [runs] table of experiments/<Name>.toml.
 	Pinned func(root, profile string) (string, error)
 	// Run runs the experiment with the spec at specPath into a new run
-	// folder dataDir/<study>/<run-id>/ and pins it in that spec; empty
-	// paths mean experiments/<Name>.toml and data/. `mage reproduce` passes
-	// copies, so that it runs again without touching the committed data
-	// or spec.
-	Run func(ctx context.Context, cfg Config, specPath, dataDir string) error
+	// folder dataDir/<study>/<run-id>/, pins it in that spec and returns
+	// its run ID; empty paths mean experiments/<Name>.toml and data/.
+	// `mage all` passes copies, so that it runs again without touching
+	// the committed data or spec. Call it through runExperiment.
+	Run func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error)
 	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
 	// that the pin records ("" if it records none); nil means the [runs]
 	// table of experiments/<Name>.toml (spec.PinnedSeal).

@@ -38,7 +38,7 @@ func init() {
 			return append(picorun.Requirements(root), reqDpkgDev)
 		},
 		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
-		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {

@@ -50,9 +50,12 @@ func init() {
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},
-		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			_, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
-			return err
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
+			res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			if err != nil {
+				return "", err
+			}
+			return res.RunID, nil
 		},
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
