@@ -128,33 +128,36 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree s
 // that the paper is whole. It returns the paper stage's failure apart
 // from the error of the build itself.
 func buildTree(ctx context.Context, cfg Config, target string, plans []studyPlan, tree string, paper bool) (paperErr, err error) {
-	var stages []*repro.Stage
 	var fresh []string
+	byName := map[string]studyPlan{}
 	for _, p := range plans {
-		run, profile := p.newRun, cfg.Profile
-		if run != "" {
-			fresh = append(fresh, run)
-		} else if run = p.ref; run == "" {
-			if profile, err = (&Config{Root: cfg.Root}).stageProfile(p.s); err != nil {
-				return nil, err
-			}
-			if run, err = p.s.pinned(cfg.Root, profile); err != nil {
-				return nil, err
-			}
-		}
-		if run == "" {
-			continue
-		}
-		if p.newRun == "" {
-			cfg.printf("%s: %s enters the tree's paper with its committed %s run %s (not re-run here)", target, p.s.Name, profile, run)
-		}
-		st, err := p.s.StagesFor(cfg.Root, profile, run)
-		if err != nil {
-			return nil, fmt.Errorf("study %s: %w", p.s.Name, err)
-		}
-		stages = append(stages, st...)
+		byName[p.s.Name] = p
 	}
-	stages = finishStages(cfg.Root, stages, paper)
+	stages, err := assembleStages(cfg.Root, func(s Study) (string, string, error) {
+		p, ok := byName[s.Name]
+		if !ok {
+			return "", "", nil
+		}
+		if p.newRun != "" {
+			fresh = append(fresh, p.newRun)
+			return cfg.Profile, p.newRun, nil
+		}
+		profile, run := cfg.Profile, p.ref
+		if run == "" {
+			var err error
+			if profile, err = (&Config{Root: cfg.Root}).stageProfile(s); err != nil {
+				return "", "", err
+			}
+			if run, err = s.pinned(cfg.Root, profile); err != nil || run == "" {
+				return "", "", err
+			}
+		}
+		cfg.printf("%s: %s enters the tree's paper with its committed %s run %s (not re-run here)", target, s.Name, profile, run)
+		return profile, run, nil
+	}, false, paper)
+	if err != nil {
+		return nil, err
+	}
 	cfg.printf("%s: analysing the new runs in the tree: %d stages", target, len(stages))
 	start := cfg.now()
 	rep, err := analyseIn(ctx, cfg, tree, stages, fresh)
