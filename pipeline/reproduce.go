@@ -207,7 +207,7 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 		pdf = filepath.Join(final, "paper", "main.pdf")
 	}
 	text := sum.text(cfg, target, final, pdf, paperWhy)
-	if err := os.WriteFile(filepath.Join(work, "SUMMARY.txt"), []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "SUMMARY.txt"), []byte(text+calibrationNote(cfg)), 0o644); err != nil {
 		return fmt.Errorf("%s: %w", target, err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -106,6 +106,10 @@ type Study struct {
 	// the study's analysis package's CompareItems through compareWith);
 	// nil compares the claims only.
 	Compare func(study string, ref, now []byte) ([]agreement.Item, error)
+	// CalibrationChanges, when set, returns the known changes `mage
+	// calibrate` injects into pseudo-replicates of the study's reference
+	// results (results/<Name>.json) to measure the rule's power.
+	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
 }
 
 // A TargetDoc is one row of the README's target table.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/picostudy"
 	"pqrepro/experiments/pico/picorun"
 	"pqrepro/internal/deps"
@@ -46,6 +47,9 @@ func init() {
 		},
 		Claims:  picostudy.Claims,
 		Compare: compareWith(picostudy.CompareItems),
+		CalibrationChanges: func([]byte) ([]agreement.Change, error) {
+			return picostudy.CalibrationChanges(), nil
+		},
 	})
 }
 

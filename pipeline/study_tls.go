@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -14,6 +15,7 @@ import (
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/deps"
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -61,6 +63,13 @@ func init() {
 		Records:   tlsRecords,
 		Claims:    tlsstudy.Claims,
 		Compare:   compareWith(tlsstudy.CompareItems),
+		CalibrationChanges: func(ref []byte) ([]agreement.Change, error) {
+			r, err := jsonnum.Decode[tlsstudy.Results]("the reference run's results/tls.json", ref)
+			if err != nil {
+				return nil, err
+			}
+			return tlsstudy.CalibrationChanges(r), nil
+		},
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
