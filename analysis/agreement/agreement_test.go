@@ -197,3 +197,18 @@ func TestUnreadableResults(t *testing.T) {
 		t.Errorf("%s", c)
 	}
 }
+
+func FuzzReadFingerprint(f *testing.F) {
+	f.Add([]byte(`{"host":{"cpu_model":"x","cores":2,"kernel":"k","arch":"amd64","memory_kb":1},"go":{"version":"go1.27.3"},"tools":{"a":"1"}}`))
+	f.Add([]byte(`{"host":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fp, err := ReadFingerprint(b)
+		if err != nil {
+			return
+		}
+		if d := fp.Differences(fp); len(d) != 0 {
+			t.Errorf("a fingerprint differs from itself: %v", d)
+		}
+	})
+}
