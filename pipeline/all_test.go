@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/provenance"
@@ -510,4 +511,39 @@ func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *repro
 	}
 	defer func() { newReproRepoHook = orig }()
 	return newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
+}
+
+// TestAllJudgesItems: all judges a study's items with analysis/agreement:
+// a time is not judged when the hosts' fingerprints are unknown (the fake
+// runs record none), a count that differs is inconsistent and makes the
+// overall line NOT REPRODUCED, and SUMMARY.txt has every item's row.
+func TestAllJudgesItems(t *testing.T) {
+	rr := newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
+	rr.values["alpha/quick"] = 21
+	studies[0].Compare = compareWith(func(ref, now *struct {
+		Value float64 `json:"value"`
+	}) []agreement.Item {
+		return []agreement.Item{
+			{Name: "time", Unit: "ms", Class: agreement.HostDependent, Kind: agreement.Estimate, Ref: agreement.V(ref.Value, 1), New: agreement.V(2*now.Value, 1)},
+			{Name: "count", Class: agreement.HostIndependent, Kind: agreement.Exact, Ref: agreement.V(ref.Value, 0), New: agreement.V(now.Value, 0)},
+		}
+	})
+	if err := rr.all(t, Quick); err != nil {
+		t.Fatalf("All: %v\n%s", err, rr.log)
+	}
+	out := rr.log.String()
+	mustContain(t, out,
+		"alpha host differs from the reference run's: the reference run's host is unknown",
+		"quick: REPRODUCED WHERE COMPARED: re-run alpha",
+		"study items: 2 items: 1 judged, 1 consistent, 0 inconsistent; 1 not judged (1 host differs)",
+	)
+	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, ReproduceDir, Quick, "SUMMARY.txt"))
+	if err != nil || !strings.Contains(string(b), "not judged (host differs)") || !strings.Contains(string(b), "calibration of this rule at the quick profile: not measured here") {
+		t.Errorf("SUMMARY.txt: %v\n%s", err, b)
+	}
+	rr.values["alpha/quick"] = 22
+	if err := rr.all(t, Quick); !errors.Is(err, ErrNotReproduced) {
+		t.Errorf("a count that differs: %v\n%s", err, rr.log)
+	}
+	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")
 }

@@ -270,7 +270,7 @@ func judgeOne(rule Rule, s Study, it Item) Judged {
 	}
 	j.Inside = it.New.Est >= j.Lo && it.New.Est <= j.Hi
 	if it.Class == HostDependent && !s.HostsMatch {
-		note := "the new run's host differs from the reference's"
+		note := "the hosts do not match"
 		if s.HostNote != "" {
 			note += " (" + s.HostNote + ")"
 		}
