@@ -37,6 +37,11 @@ func Quick(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(pipeline.Quick), "quick", pipeline.All)
 }
 
+// Calibrate measures all's false-alarm rate and power at PQREPRO_PROFILE (default full) on pseudo-replicates of the reference runs (PQREPRO_CALIBRATE_K, default 200; docs/agreement.md).
+func Calibrate(ctx context.Context) error {
+	return pipeline.Locked(ctx, config(pipeline.Full), "calibrate", pipeline.Calibrate)
+}
+
 // Test installs what the tests need, then runs go vet and go test ./... .
 func Test(ctx context.Context) error {
 	return pipeline.Signalled(ctx, config(pipeline.Quick), func(ctx context.Context, cfg pipeline.Config) error { return pipeline.Test(ctx, cfg) })

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/provenance"
@@ -72,11 +73,11 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 				return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p]
 			},
 			CannotRun: func(string) string { return rr.cannot[name] },
-			Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+			Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 				rr.runs[name]++
 				if rr.runHook != nil {
 					if err := rr.runHook(ctx, name); err != nil {
-						return err
+						return "", err
 					}
 				}
 				return fakeRecord(cfg, name, specPath, dataDir, rr.values[name+"/"+cfg.Profile])
@@ -123,7 +124,7 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 		name, profile, _ := strings.Cut(ref, "/")
 		c := rr.cfg
 		c.Profile = profile
-		if err := fakeRecord(c, name, filepath.Join(root, spec.Path(name)), filepath.Join(root, "data"), rr.values[ref]); err != nil {
+		if _, err := fakeRecord(c, name, filepath.Join(root, spec.Path(name)), filepath.Join(root, "data"), rr.values[ref]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,23 +139,24 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 // before the reference runs are recorded and built.
 var newReproRepoHook func(root string)
 
-// fakeRecord records a sealed run holding value and pins it in specPath.
-func fakeRecord(cfg Config, study, specPath, dataDir string, value int) error {
+// fakeRecord records a sealed run holding value, pins it in specPath and
+// returns its ID.
+func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string, error) {
 	r, err := repro.NewRun(dataDir, study, cfg.Profile, time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC))
 	if err != nil {
-		return err
+		return "", err
 	}
 	b := []byte(fmt.Sprintf("%d\n", value))
 	if err := os.WriteFile(filepath.Join(r.Dir, "x.txt"), b, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	if err := provenance.Write(r.Dir, provenance.Meta{Study: study, RunID: r.ID, Files: map[string]string{"x.txt": repro.HashBytes(b)}}); err != nil {
-		return err
+		return "", err
 	}
 	if err := r.Commit(); err != nil {
-		return err
+		return "", err
 	}
-	return spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
+	return r.ID, spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
 }
 
 // treeFiles hashes every file of the committed tree: everything but .cache.
@@ -509,4 +511,39 @@ func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *repro
 	}
 	defer func() { newReproRepoHook = orig }()
 	return newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
+}
+
+// TestAllJudgesItems: all judges a study's items with analysis/agreement:
+// a time is not judged when the hosts' fingerprints are unknown (the fake
+// runs record none), a count that differs is inconsistent and makes the
+// overall line NOT REPRODUCED, and SUMMARY.txt has every item's row.
+func TestAllJudgesItems(t *testing.T) {
+	rr := newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
+	rr.values["alpha/quick"] = 21
+	studies[0].Compare = compareWith(func(ref, now *struct {
+		Value float64 `json:"value"`
+	}) []agreement.Item {
+		return []agreement.Item{
+			{Name: "time", Unit: "ms", Class: agreement.HostDependent, Kind: agreement.Estimate, Ref: agreement.V(ref.Value, 1), New: agreement.V(2*now.Value, 1)},
+			{Name: "count", Class: agreement.HostIndependent, Kind: agreement.Exact, Ref: agreement.V(ref.Value, 0), New: agreement.V(now.Value, 0)},
+		}
+	})
+	if err := rr.all(t, Quick); err != nil {
+		t.Fatalf("All: %v\n%s", err, rr.log)
+	}
+	out := rr.log.String()
+	mustContain(t, out,
+		"alpha host differs from the reference run's: the reference run's host is unknown",
+		"quick: REPRODUCED WHERE COMPARED: re-run alpha",
+		"study items: 2 items: 1 judged, 1 consistent, 0 inconsistent; 1 not judged (1 host differs)",
+	)
+	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, ReproduceDir, Quick, "SUMMARY.txt"))
+	if err != nil || !strings.Contains(string(b), "not judged (host differs)") || !strings.Contains(string(b), "calibration of this rule at the quick profile: not measured here") {
+		t.Errorf("SUMMARY.txt: %v\n%s", err, b)
+	}
+	rr.values["alpha/quick"] = 22
+	if err := rr.all(t, Quick); !errors.Is(err, ErrNotReproduced) {
+		t.Errorf("a count that differs: %v\n%s", err, rr.log)
+	}
+	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")
 }

@@ -440,14 +440,14 @@ func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
 	os.WriteFile(filepath.Join(cfg.Root, "file.txt"), []byte("two\n"), 0o644) // dirty
 	os.WriteFile(filepath.Join(cfg.Root, repro.SumsFile), nil, 0o644)         // nothing committed yet
 	var got provenance.Meta
-	studies[0].Run = func(ctx context.Context, c Config, specPath, dataDir string) error {
+	studies[0].Run = func(ctx context.Context, c Config, specPath, dataDir string) (string, error) {
 		// As a runner does: provenance of the tree it works in.
 		tree := filepath.Dir(dataDir)
 		if _, err := os.Stat(filepath.Join(tree, ".git")); err == nil {
 			t.Errorf("the run's tree %s is a checkout", tree)
 		}
 		got = provenance.Collect(ctx, provenance.Options{Root: tree, Git: c.Git})
-		return errors.New("stop here")
+		return "", errors.New("stop here")
 	}
 	err := Reproduce(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "stop here") {

@@ -25,15 +25,15 @@ func blockingStudy(t *testing.T) (Config, chan struct{}) {
 	cfg, _, _ := fakeStudy(t)
 	started := make(chan struct{})
 	studies[0].Requirements = nil
-	studies[0].Run = func(ctx context.Context, cfg Config, _, _ string) error {
+	studies[0].Run = func(ctx context.Context, cfg Config, _, _ string) (string, error) {
 		r, err := repro.NewRun(filepath.Join(cfg.Root, "data"), "fake", cfg.Profile, time.Now())
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer r.Abort()
 		close(started)
 		<-ctx.Done()
-		return ctx.Err()
+		return "", ctx.Err()
 	}
 	return cfg, started
 }

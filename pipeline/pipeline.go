@@ -105,52 +105,70 @@ func (c *Config) Validate() error {
 // Engine returns the stage engine over every study's stages for the
 // profile. Studies without a pinned dataset contribute no stages.
 func Engine(cfg Config) (*repro.Engine, error) {
-	var stages []*repro.Stage
-	for _, s := range Studies() {
-		if s.StagesFor == nil {
-			continue
-		}
+	stages, err := assembleStages(cfg.Root, func(s Study) (string, string, error) {
 		profile, err := cfg.stageProfile(s)
 		if err != nil {
-			return nil, fmt.Errorf("study %s: %w", s.Name, err)
+			return "", "", err
 		}
 		run, err := s.pinned(cfg.Root, profile)
-		if err != nil {
-			return nil, fmt.Errorf("study %s: %w", s.Name, err)
-		}
-		if run == "" {
-			continue
-		}
-		st, err := s.StagesFor(cfg.Root, profile, run)
-		if err != nil {
-			return nil, fmt.Errorf("study %s: %w", s.Name, err)
-		}
-		stages = append(stages, st...)
-		if s.Records == nil {
-			continue
-		}
-		for _, other := range []string{Full, Quick} {
-			if other == profile {
-				continue
-			}
-			run, err := s.pinned(cfg.Root, other)
-			if err != nil {
-				return nil, fmt.Errorf("study %s: %w", s.Name, err)
-			}
-			if run != "" {
-				stages = append(stages, s.Records(cfg.Root, other, run))
-			}
-		}
+		return profile, run, err
+	}, true, true)
+	if err != nil {
+		return nil, err
 	}
 	return &repro.Engine{
 		Root:    cfg.Root,
-		Stages:  finishStages(cfg.Root, stages, true),
+		Stages:  stages,
 		RawDirs: []string{"data"},
 		Hasher:  repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json")),
 		Log:     cfg.log(),
 		Verbose: cfg.Verbose,
 		Now:     cfg.Now,
 	}, nil
+}
+
+// assembleStages is the one stage assembly, of the Engine over the
+// committed runs and of All's reproduction tree over the new ones: per
+// study with analysis stages, its stages over the run that runFor picks
+// (profile and run folder; no run: the study is left out); with
+// otherRecords, the records stages of the runs pinned for the other
+// profiles too (so that verify re-derives them); then the stages over
+// every study (finishStages).
+func assembleStages(root string, runFor func(Study) (profile, run string, err error), otherRecords, paper bool) ([]*repro.Stage, error) {
+	var stages []*repro.Stage
+	for _, s := range Studies() {
+		if s.StagesFor == nil {
+			continue
+		}
+		profile, run, err := runFor(s)
+		if err != nil {
+			return nil, fmt.Errorf("study %s: %w", s.Name, err)
+		}
+		if run == "" {
+			continue
+		}
+		st, err := s.StagesFor(root, profile, run)
+		if err != nil {
+			return nil, fmt.Errorf("study %s: %w", s.Name, err)
+		}
+		stages = append(stages, st...)
+		if s.Records == nil || !otherRecords {
+			continue
+		}
+		for _, other := range []string{Full, Quick} {
+			if other == profile {
+				continue
+			}
+			run, err := s.pinned(root, other)
+			if err != nil {
+				return nil, fmt.Errorf("study %s: %w", s.Name, err)
+			}
+			if run != "" {
+				stages = append(stages, s.Records(root, other, run))
+			}
+		}
+	}
+	return finishStages(root, stages, paper), nil
 }
 
 // finishStages appends to the studies' stages the ones over all of them:

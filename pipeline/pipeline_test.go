@@ -45,16 +45,16 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			return p, nil
 		},
 		Manifest: func(root, profile string) (string, error) { return manifests[profile], nil },
-		Run: func(ctx context.Context, cfg Config, _, _ string) error {
+		Run: func(ctx context.Context, cfg Config, _, _ string) (string, error) {
 			runs++
 			dir := filepath.Join(cfg.Root, "data", "fake", cfg.Profile)
 			os.MkdirAll(dir, 0o755)
 			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644); err != nil {
-				return err
+				return "", err
 			}
 			sum, err := repro.WriteManifest(dir, "fake/"+cfg.Profile)
 			manifests[cfg.Profile] = sum
-			return err
+			return cfg.Profile, err
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return []*repro.Stage{{

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
@@ -66,11 +67,11 @@ type Study struct {
 	// nil means the [runs] table of experiments/<Name>.toml.
 	Pinned func(root, profile string) (string, error)
 	// Run runs the experiment with the spec at specPath into a new run
-	// folder dataDir/<study>/<run-id>/ and pins it in that spec; empty
-	// paths mean experiments/<Name>.toml and data/. `mage reproduce` passes
-	// copies, so that it runs again without touching the committed data
-	// or spec.
-	Run func(ctx context.Context, cfg Config, specPath, dataDir string) error
+	// folder dataDir/<study>/<run-id>/, pins it in that spec and returns
+	// its run ID; empty paths mean experiments/<Name>.toml and data/.
+	// `mage all` passes copies, so that it runs again without touching
+	// the committed data or spec. Call it through runExperiment.
+	Run func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error)
 	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
 	// that the pin records ("" if it records none); nil means the [runs]
 	// table of experiments/<Name>.toml (spec.PinnedSeal).
@@ -100,10 +101,15 @@ type Study struct {
 	// results on which its claims are re-evaluated as a robustness check
 	// (claims.View); they change no verdict.
 	ClaimViews func() []claims.View
-	// Compare compares the items of a reference run's and a new run's
-	// results/<Name>.json for `mage all` (see compareStudy); nil compares
-	// the claims only.
-	Compare func(it *items, ref, now []byte) error
+	// Compare lists the items of a reference run's and a new run's
+	// results/<Name>.json for `mage all` to judge (analysis/agreement;
+	// the study's analysis package's CompareItems through compareWith);
+	// nil compares the claims only.
+	Compare func(study string, ref, now []byte) ([]agreement.Item, error)
+	// CalibrationChanges, when set, returns the known changes `mage
+	// calibrate` injects into pseudo-replicates of the study's reference
+	// results (results/<Name>.json) to measure the rule's power.
+	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
 }
 
 // A TargetDoc is one row of the README's target table.

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -51,7 +50,7 @@ func init() {
 			}
 			return e.Expected
 		},
-		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
@@ -60,7 +59,7 @@ func init() {
 		Records:    netRecords,
 		Claims:     netstudy.Claims,
 		ClaimViews: netstudy.ClaimViews,
-		Compare:    compareWith(compareNet),
+		Compare:    compareWith(netstudy.CompareItems),
 		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {
@@ -69,22 +68,6 @@ func init() {
 			return ""
 		},
 	})
-}
-
-// compareNet compares Study B's comparisons, matched by scenario and
-// round: the difference with its Bonferroni-corrected Mann-Whitney p (the
-// study's test), and the X25519 median.
-func compareNet(it *items, ref, now *netstudy.Results) {
-	for _, c := range ref.Comparisons {
-		item := fmt.Sprintf("%s round %d", c.Scenario, c.Round)
-		n := find(now.Comparisons, func(n *netstudy.Comparison) bool { return n.Scenario == c.Scenario && n.Round == c.Round })
-		if n == nil {
-			it.absent(item)
-			continue
-		}
-		it.effect(item+" difference", "mwu_p_bonferroni", "p", float64(c.DiffMs), float64(c.MWUPAdj), float64(n.DiffMs), float64(n.MWUPAdj))
-		it.median(item+" X25519 median ms", "baseline_median_ms", float64(c.BaseMedianMs), float64(n.BaseMedianMs), reproduceMedianTol)
-	}
 }
 
 // netRecords re-derives a Study B run's records from its captures.

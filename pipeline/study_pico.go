@@ -3,13 +3,13 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/picostudy"
 	"pqrepro/experiments/pico/picorun"
 	"pqrepro/internal/deps"
@@ -39,14 +39,17 @@ func init() {
 			return append(picorun.Requirements(root), reqDpkgDev)
 		},
 		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
-		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return picostudy.Stages(run, picostudy.Params{}), nil
 		},
 		Claims:  picostudy.Claims,
-		Compare: compareWith(comparePico),
+		Compare: compareWith(picostudy.CompareItems),
+		CalibrationChanges: func([]byte) ([]agreement.Change, error) {
+			return picostudy.CalibrationChanges(), nil
+		},
 	})
 }
 
@@ -54,31 +57,6 @@ func init() {
 // unpack the pinned mbedTLS source package (apt-get source).
 var reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinned mbedTLS source package (apt-get source)",
 	Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}}
-
-// reproducePicoTol is how far a new run's values may be from the
-// reference run's, relative: the emulator is deterministic, but ML-DSA
-// timings depend on the seeded messages, which are the same.
-const reproducePicoTol = 0.02
-
-// comparePico compares Study C's values beside the paper's (results'
-// "published", by key): the emulator is deterministic, so within
-// reproducePicoTol.
-func comparePico(it *items, ref, now *picostudy.Results) {
-	nanIfNil := func(p *float64) float64 {
-		if p == nil {
-			return math.NaN()
-		}
-		return *p
-	}
-	for _, p := range ref.Published {
-		n := find(now.Published, func(n *picostudy.PublishedValue) bool { return n.Key == p.Key })
-		if n == nil {
-			it.absent(p.Key)
-			continue
-		}
-		it.median(p.Key, "ours", nanIfNil(p.Ours), nanIfNil(n.Ours), reproducePicoTol)
-	}
-}
 
 // picoCommand runs `pqrepro pico <action>` (cmd/pqrepro/pico.go) with the
 // profile and the board settings from the environment, so that the Mage

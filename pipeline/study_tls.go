@@ -3,11 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"path/filepath"
 	"time"
 
-	"pqrepro/analysis/claims"
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -16,6 +15,7 @@ import (
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/deps"
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -52,14 +52,24 @@ func init() {
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},
-		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
-			_, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
-			return err
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
+			res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			if err != nil {
+				return "", err
+			}
+			return res.RunID, nil
 		},
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
 		Claims:    tlsstudy.Claims,
-		Compare:   compareWith(compareTLS),
+		Compare:   compareWith(tlsstudy.CompareItems),
+		CalibrationChanges: func(ref []byte) ([]agreement.Change, error) {
+			r, err := jsonnum.Decode[tlsstudy.Results]("the reference run's results/tls.json", ref)
+			if err != nil {
+				return nil, err
+			}
+			return tlsstudy.CalibrationChanges(r), nil
+		},
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
@@ -106,91 +116,6 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 		return nil, err
 	}
 	return append([]*repro.Stage{tlsRecords(root, profile, run)}, tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)...), nil
-}
-
-// compareTLS compares Study A's matrix family (every configuration
-// against the baseline, Holm) and its gap analysis.
-func compareTLS(it *items, ref, now *tlsstudy.Results) {
-	if rf := ref.Families["matrix"]; rf != nil {
-		var nc []tlsstudy.Comparison
-		if nf := now.Families["matrix"]; nf != nil {
-			nc = nf.Comparisons
-		}
-		for _, c := range rf.Comparisons {
-			n := find(nc, func(n *tlsstudy.Comparison) bool { return n.Target == c.Target })
-			if n == nil {
-				it.absent(c.Target)
-				continue
-			}
-			it.effect(c.Target+" vs baseline", "p_holm", "p_Holm", float64(c.MedianDiffMs), float64(c.PHolm), float64(n.MedianDiffMs), float64(n.PHolm))
-			it.median(c.Target+" median ms", "median_target_ms", float64(c.MedianTargetMs), float64(n.MedianTargetMs), reproduceMedianTol)
-		}
-	}
-	if ref.Gap != nil {
-		ng := now.Gap
-		if ng == nil {
-			ng = &tlsstudy.Gap{}
-		}
-		compareGap(it, ref.Gap, ng)
-	}
-}
-
-// compareGap compares Study A's gap analysis (analysis/tlsstudy): every
-// cell's increases of the paper's configurations, by compareEffect; and
-// every factor change the reference finds significant, which the new run
-// contradicts only when its interval lies wholly on the other side of
-// zero (a quick run's intervals are wide: a change it cannot resolve is
-// inconclusive, not a contradiction).
-func compareGap(it *items, ref, now *tlsstudy.Gap) {
-	for _, rc := range ref.Cells {
-		name := rc.Cell.String()
-		nc := find(now.Cells, func(n *tlsstudy.CellResult) bool { return n.Cell == rc.Cell })
-		for _, ro := range rc.Comparisons {
-			item := fmt.Sprintf("cell %s %s vs baseline", name, ro.Role)
-			var no *tlsstudy.Comparison
-			if nc != nil {
-				no = find(nc.Comparisons, func(n *tlsstudy.Comparison) bool { return n.Role == ro.Role })
-			}
-			if no == nil {
-				it.absent(item)
-				continue
-			}
-			it.effect(item, "p_holm", "p_Holm", float64(ro.MedianDiffMs), float64(ro.PHolm), float64(no.MedianDiffMs), float64(no.PHolm))
-		}
-	}
-	for _, rf := range ref.Factors {
-		nf := find(now.Factors, func(n *tlsstudy.FactorResult) bool { return n.Factor == rf.Factor })
-		for _, re := range rf.Effects {
-			item := fmt.Sprintf("%s %s -> %s %s change", rf.Factor, re.From, re.To, re.Role)
-			if math.IsNaN(float64(re.PHolm)) {
-				it.add(item, "p_holm null", "-", inconclusive, "the reference run has no p_holm for the change (null): no direction to reproduce")
-				continue
-			}
-			if !(float64(re.PHolm) < claims.Alpha) {
-				continue // the reference finds no change: no direction to reproduce
-			}
-			var ne *tlsstudy.FactorEffect
-			if nf != nil {
-				ne = find(nf.Effects, func(n *tlsstudy.FactorEffect) bool { return n.Role == re.Role && n.From == re.From })
-			}
-			if ne == nil {
-				it.absent(item)
-				continue
-			}
-			rd, nd, lo, hi := float64(re.ChangeMs), float64(ne.ChangeMs), float64(ne.Lower), float64(ne.Upper)
-			if it.null(item, []string{"change_ms", "lower", "upper"}, []float64{rd, 0, 0}, []float64{nd, lo, hi}) {
-				continue
-			}
-			o, why := agrees, "the new interval includes the reference's direction"
-			switch {
-			case (rd > 0 && hi < 0) || (rd < 0 && lo > 0):
-				o, why = differs, "the new interval lies wholly on the other side of zero"
-			case lo <= 0 && hi >= 0:
-				o, why = inconclusive, "the new interval includes zero"
-			}
-			it.add(item, fmt.Sprintf("%+.3f ms", rd), fmt.Sprintf("%+.3f ms [%+.3f, %+.3f]", nd, lo, hi), o, why)
-		}
-	}
 }
 
 // tlsRecords re-derives a Study A run's records from its capture.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"pqrepro/internal/deps"
+	"pqrepro/internal/spec"
 	"pqrepro/internal/treelock"
 )
 
@@ -55,13 +56,29 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 			return err
 		}
 		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
-		return s.Run(ctx, cfg, "", "")
+		_, err = runExperiment(ctx, cfg, s, filepath.Join(cfg.Root, spec.Path(s.Name)), filepath.Join(cfg.Root, "data"))
+		return err
 	}
 	var known []string
 	for _, s := range Studies() {
 		known = append(known, fmt.Sprintf("%s (Study %s)", s.Name, s.Label))
 	}
 	return fmt.Errorf("study %q is not registered: the studies are %s", name, strings.Join(known, ", "))
+}
+
+// runExperiment is the one way a study's experiment is run, by RunStudy
+// into the repository and by All into its reproduction tree: s.Run with
+// the spec at specPath into dataDir, then a check that the run folder
+// dataDir/<study>/<id> it returns exists. It returns the run's ID.
+func runExperiment(ctx context.Context, cfg Config, s Study, specPath, dataDir string) (string, error) {
+	id, err := s.Run(ctx, cfg, specPath, dataDir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, s.Name, id)); id == "" || err != nil {
+		return "", fmt.Errorf("the runner returned run %q, which is not a run folder under %s", id, filepath.Join(dataDir, s.Name))
+	}
+	return id, nil
 }
 
 // Paper builds paper/main.pdf and everything it depends on.

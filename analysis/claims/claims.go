@@ -155,6 +155,18 @@ type Claim struct {
 	// the published value this claim states; the verdict is then
 	// NotAssessable whatever the numbers say.
 	Calibrated string
+	// HostDependent is set when the claim judges a time (absolute or
+	// relative), a property of the host as much as of the code: `mage
+	// all` compares its verdict between two runs only when their hosts'
+	// fingerprints match (analysis/agreement). Bytes, counts, directions
+	// and orderings of effects, and the emulator's cycles are
+	// host-independent.
+	HostDependent bool
+	// Item, when set, names the study's agreement item (its analysis
+	// package's CompareItems) whose estimate the verdict rests on: a
+	// verdict that changes while that estimate stays inside its
+	// prediction interval is consistent, at the edge of the tolerance.
+	Item string
 	// Eval computes our value and the verdict from the results.
 	Eval func(r *Results) Outcome
 }

@@ -114,7 +114,7 @@ func studyBClaims() []claims.Claim {
 			}),
 		},
 		{
-			ID: "B3", Study: "net",
+			ID: "B3", Study: "net", HostDependent: true,
 			Statement: "smallest median latency difference in the 10,000 round",
 			Quote:     quoteDiffs,
 			Measures:  "smallest median latency difference, 10,000 round",
@@ -125,7 +125,7 @@ func studyBClaims() []claims.Claim {
 			Eval: judgeReproduced("diff_ms_min", func(r *Results) Num { return r.Reproduced.DiffMsMin }, p.DiffMsMin, claims.Ms),
 		},
 		{
-			ID: "B4", Study: "net",
+			ID: "B4", Study: "net", HostDependent: true,
 			Statement:  "largest median latency difference in the 10,000 round",
 			Quote:      quoteDiffs,
 			Measures:   "largest median latency difference, 10,000 round",
@@ -136,7 +136,7 @@ func studyBClaims() []claims.Claim {
 			Eval:       judgeReproduced("diff_ms_max", func(r *Results) Num { return r.Reproduced.DiffMsMax }, p.DiffMsMax, claims.Ms),
 		},
 		{
-			ID: "B5", Study: "net",
+			ID: "B5", Study: "net", HostDependent: true,
 			Statement:  "relative latency increase in the fastest scenario",
 			Quote:      quoteFall,
 			Measures:   "relative latency increase, fastest scenario, 10,000 round",
@@ -147,7 +147,7 @@ func studyBClaims() []claims.Claim {
 			Eval:       judgeReproduced("rel_increase_fastest_pct", func(r *Results) Num { return r.Reproduced.RelIncFastestPct }, p.RelIncFastestPct, claims.Pct),
 		},
 		{
-			ID: "B6", Study: "net",
+			ID: "B6", Study: "net", HostDependent: true,
 			Statement:  "relative latency increase in the slowest scenario",
 			Quote:      quoteFall,
 			Measures:   "relative latency increase, slowest scenario, 10,000 round",

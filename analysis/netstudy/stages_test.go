@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"pqrepro/datasets/netdata"
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
 )
 
@@ -357,5 +358,53 @@ func TestMacroSuffix(t *testing.T) {
 		if got := macroSuffix(in); got != want {
 			t.Errorf("macroSuffix(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestQuickMacrosExist: the numbers of a quick run (scenarios lan,
+// wan-quick, far-quick) define every macro a full run's do, so that the
+// paper's text builds at both profiles (\NetDiffPctWan, not
+// \NetDiffPctWanQuick).
+func TestQuickMacrosExist(t *testing.T) {
+	b, err := os.ReadFile("../../results/net.json")
+	if err != nil {
+		t.Skip("no committed results/net.json")
+	}
+	// The committed full run's results, with its scenarios renamed.
+	defined := func(names ...string) map[string]bool {
+		res, err := jsonnum.Decode[Results]("results/net.json", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rename := map[string]string{}
+		for i := range res.Design.Scenarios {
+			if i < len(names) {
+				rename[res.Design.Scenarios[i].Name] = names[i]
+				res.Design.Scenarios[i].Name = names[i]
+			}
+		}
+		for i := range res.Comparisons {
+			res.Comparisons[i].Scenario = rename[res.Comparisons[i].Scenario]
+		}
+		tex, _ := numbers(res)
+		out := map[string]bool{}
+		for _, l := range strings.Split(tex, "\n") {
+			if name, _, ok := strings.Cut(strings.TrimPrefix(l, `\newcommand{`), "}"); ok && strings.HasPrefix(l, `\newcommand{`) {
+				out[name] = true
+			}
+		}
+		return out
+	}
+	full, quick := defined("lan", "wan", "far"), defined("lan", "wan-quick", "far-quick")
+	if !full[`\NetDiffPctWan`] || len(full) < 20 {
+		t.Fatalf("full numbers: %v", full)
+	}
+	for m := range full {
+		if !quick[m] {
+			t.Errorf("%s is defined at the full profile, not at the quick one", m)
+		}
+	}
+	if both := defined("wan", "wan-quick", "far"); !both[`\NetDiffPctWan`] || !both[`\NetDiffPctWanQuick`] {
+		t.Errorf("a run with wan and wan-quick: %v", both)
 	}
 }

@@ -292,6 +292,26 @@ func macroSuffix(s string) string {
 	return b.String()
 }
 
+// scenarioRoles names each scenario of the run by its role, for macro
+// names: the name before its first "-" ("wan-quick" plays the role of
+// "wan" at the quick profile), so that the paper's text finds the same
+// macros (\NetDiffPctWan) at every profile. A role two scenarios of the
+// run share keeps their full names.
+func scenarioRoles(res *Results) map[string]string {
+	role, count := map[string]string{}, map[string]int{}
+	for _, s := range res.Design.Scenarios {
+		r, _, _ := strings.Cut(s.Name, "-")
+		role[s.Name] = r
+		count[r]++
+	}
+	for name, r := range role {
+		if count[r] > 1 {
+			role[name] = name
+		}
+	}
+	return role
+}
+
 func numbers(res *Results) (string, error) {
 	var n render.Numbers
 	var errs []error
@@ -328,8 +348,9 @@ func numbers(res *Results) (string, error) {
 	set("PubVolumeGrowthMax", render.Fixed(p.VolumeGrowthMaxPct, 0))
 	set("CertKey", render.Escape(res.Design.CertKey))
 	set("Order", render.Escape(res.Design.Order))
+	role := scenarioRoles(res)
 	for _, s := range res.Design.Scenarios {
-		suf := macroSuffix(s.Name)
+		suf := macroSuffix(role[s.Name])
 		set("RTT"+suf, render.Fixed(s.RTTms, 1))
 		set("Loss"+suf, render.Fixed(s.LossPct, 1))
 	}
@@ -340,7 +361,7 @@ func numbers(res *Results) (string, error) {
 		if c.Round != r.Round {
 			continue
 		}
-		suf := macroSuffix(c.Scenario)
+		suf := macroSuffix(role[c.Scenario])
 		set("DiffMs"+suf, ms(c.DiffMs))
 		set("DiffPct"+suf, render.Fixed(float64(c.DiffPct), 2))
 		set("AOneTwo"+suf, render.Fixed(float64(c.A12), 3))

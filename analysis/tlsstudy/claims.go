@@ -104,7 +104,7 @@ func studyAClaims() []claims.Claim {
 		lo, hi := ImpliedBaseline(pub)
 		out = append(out,
 			claims.Claim{
-				ID: id + "a", Study: "tls",
+				ID: id + "a", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
 				Statement: name + " has a significantly higher Ths than Ed25519 + X25519",
 				Quote:     quoteSignificant,
 				Measures:  "signed-rank test over rounds (Holm) of " + name + " against the baseline",
@@ -130,7 +130,7 @@ func studyAClaims() []claims.Claim {
 				}, role),
 			},
 			claims.Claim{
-				ID: id + "b", Study: "tls",
+				ID: id + "b", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
 				Statement:   name + ": relative increase of the median Ths over the baseline",
 				Quote:       quoteIncrease(pub),
 				Published:   fmt.Sprintf("+%.0f %%", pub.IncreasePct),
@@ -146,7 +146,7 @@ func studyAClaims() []claims.Claim {
 				}, role),
 			},
 			claims.Claim{
-				ID: id + "c", Study: "tls",
+				ID: id + "c", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
 				Statement: name + ": absolute increase of the median Ths",
 				Quote:     quoteIncrease(pub),
 				Measures:  "median Ths increase of " + name + " over the baseline",
@@ -166,7 +166,7 @@ func studyAClaims() []claims.Claim {
 	sig, kem, hybrid := Published.Increases["pq-sig"], Published.Increases["pq-kem"], Published.Increases["hybrid"]
 	out = append(out,
 		claims.Claim{
-			ID: "A4", Study: "tls",
+			ID: "A4", Study: "tls", HostDependent: true,
 			Statement:   "baseline (Ed25519 + X25519) median Ths",
 			Quote:       quoteIncrease(sig),
 			Published:   fmt.Sprintf("about %.1f ms (not stated; implied by the increases)", Published.BaselineMedianMs),
@@ -234,7 +234,7 @@ func studyAClaims() []claims.Claim {
 			}, "pq-kem", "pq-sig"),
 		},
 		claims.Claim{
-			ID: "A7", Study: "tls",
+			ID: "A7", Study: "tls", HostDependent: true,
 			Statement: "the four configurations differ significantly",
 			Quote:     quoteSignificant,
 			Measures:  "Friedman test over rounds of the four configurations",

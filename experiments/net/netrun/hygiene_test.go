@@ -88,7 +88,7 @@ func TestRunControlAndLate(t *testing.T) {
 	text = strings.Replace(text, "rounds = [10]", "rounds = [10]\nparallel_series = 2\nserial_control = [\"tiny-10-X25519\"]", 1)
 	cfg, log := tree(t, text)
 	cfg.LinkOptions.Prefix = "pqr-latehyg-"
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s", err, log)
 	}
 	if l, _ := linkemu.ListNamespaces("", "pqr-latehyg-"+itoa(os.Getpid())+"-"); len(l) > 0 {

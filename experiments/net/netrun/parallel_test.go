@@ -42,7 +42,7 @@ func TestRunParallelMatchesSerial(t *testing.T) {
 		cfg, log := tree(t, twoScenarioSpec(par, "[10]"))
 		cfg.CaptureInRepoMax = -1 // the content-store path of the runner
 		start := time.Now()
-		if err := Run(context.Background(), cfg); err != nil {
+		if _, err := Run(context.Background(), cfg); err != nil {
 			t.Fatalf("parallel %d: Run: %v\n%s", par, err, log)
 		}
 		t.Logf("parallel %d: wall %v", par, time.Since(start))
@@ -272,7 +272,7 @@ func TestProgressETA(t *testing.T) {
 func TestRunInterleavedParallel(t *testing.T) {
 	needRoot(t)
 	cfg, log := tree(t, strings.Replace(twoScenarioSpec(2, "[6]"), `order = "serial"`, `order = "interleaved"`, 1))
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s", err, log)
 	}
 	if l := leftovers(t); len(l) > 0 {

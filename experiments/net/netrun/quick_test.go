@@ -65,7 +65,7 @@ func TestQuickProfile(t *testing.T) {
 	cfg.Log = os.Stdout
 	cfg.ProgressEvery = 30 * time.Second
 	start := time.Now()
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s profile wall time %v", profile, time.Since(start))

@@ -42,7 +42,7 @@ func TestRunRemote(t *testing.T) {
 	needRoot(t)
 	sh := sshtest.Start(t)
 	cfg, log := remoteTree(t, sh)
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s\nsshd:\n%s", err, log(), sh.Log())
 	}
 	noRemoteProcs(t, sh)
@@ -112,7 +112,7 @@ func TestRunRemoteFaults(t *testing.T) {
 					c.during(sh)
 				}
 			}
-			err := Run(context.Background(), cfg)
+			_, err := Run(context.Background(), cfg)
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "remote host") {
 				t.Fatalf("Run: %v, want %v\n%s", err, c.want, log())
 			}
@@ -138,7 +138,7 @@ func TestRunRemoteToolchains(t *testing.T) {
 	cfg.RemoteSSH, cfg.BuildRoot = &o, filepath.Join("..", "..", "..")
 	copyEndpoint(t, cfg.Root)
 	skipWithoutToolchains(t, cfg.Root)
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s", err, log)
 	}
 	noRemoteProcs(t, sh)

@@ -96,7 +96,16 @@ var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces 
 // run in the spec. On any
 // failure, cancellation (Ctrl-C) or a link that stops mid-run, the
 // namespaces are removed, the run folder is aborted and nothing is pinned.
-func Run(ctx context.Context, cfg RunConfig) (err error) {
+// It returns the new run's ID (its folder's name under
+// DataDir/net/), "" when no run was recorded.
+func Run(ctx context.Context, cfg RunConfig) (string, error) {
+	var id string
+	err := record(ctx, cfg, &id)
+	return id, err
+}
+
+// record is Run; it sets *id when the run is committed.
+func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	if geteuid() != 0 {
 		return ErrNeedRoot
 	}
@@ -376,6 +385,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err := l.Commit(ctx, m); err != nil {
 		return err
 	}
+	*id = l.Run.ID
 	wall := time.Duration(sched.WallS * 1e9)
 	fmt.Fprintf(cfg.Log, "net:run: %d of %d handshakes ok; wall %v, theoretical minimum %v serial (ratio %.3f), %v as scheduled (ratio %.3f); run %s pinned for %s\n",
 		oks, attempts, wall.Round(time.Millisecond), est.Minimum.Round(time.Millisecond), sched.WallS/max(est.Minimum.Seconds(), 1e-9),

@@ -139,7 +139,7 @@ func TestRunEndToEnd(t *testing.T) {
 	needRoot(t)
 	cfg, log := tree(t, tinySpec(0, "5000", "[10]"))
 	start := time.Now()
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s", err, log)
 	}
 	t.Logf("wall %v\n%s", time.Since(start), log)
@@ -225,7 +225,7 @@ func TestRunHighLossCountsFailures(t *testing.T) {
 	needRoot(t)
 	cfg, log := tree(t, tinySpec(60, "400", "[5]"))
 	start := time.Now()
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s", err, log)
 	}
 	if d := time.Since(start); d > 30*time.Second {
@@ -278,7 +278,7 @@ func TestRunCancelled(t *testing.T) {
 			}
 			before, _ := os.ReadFile(cfg.SpecPath)
 			done := make(chan error, 1)
-			go func() { done <- Run(ctx, cfg) }()
+			go func() { _, err := Run(ctx, cfg); done <- err }()
 			var err error
 			select {
 			case err = <-done:
@@ -327,7 +327,7 @@ func TestRunSelfTestRetriedOnceThenRefused(t *testing.T) {
 	needRoot(t)
 	// A tolerance no emulated link meets: both self-tests miss.
 	cfg, log := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "tolerance_ms = 1.5", "tolerance_ms = 0.000001", 1))
-	err := Run(context.Background(), cfg)
+	_, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "self-test failed twice") {
 		t.Fatalf("err = %v, want the run refused after two self-tests", err)
 	}

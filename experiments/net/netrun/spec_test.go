@@ -71,7 +71,7 @@ func TestRunNeedsRootFirst(t *testing.T) {
 	t.Cleanup(func() { geteuid = saved })
 	geteuid = func() int { return 65534 }
 	dir := t.TempDir()
-	if err := Run(t.Context(), RunConfig{Root: dir, Profile: "quick"}); err != ErrNeedRoot {
+	if _, err := Run(t.Context(), RunConfig{Root: dir, Profile: "quick"}); err != ErrNeedRoot {
 		t.Fatalf("error %v, want ErrNeedRoot", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
@@ -82,7 +82,7 @@ func TestRunNeedsRootFirst(t *testing.T) {
 func TestRunRefusesBadSpecBeforeCreating(t *testing.T) {
 	needRoot(t)
 	cfg, _ := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "rtt_ms = 5.0", "rtt_ms = -1.0", 1))
-	if err := Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "delay") {
+	if _, err := Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "delay") {
 		t.Fatalf("error %v, want one about the delay", err)
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Root, "data")); err == nil {

@@ -54,7 +54,7 @@ func TestRunToolchains(t *testing.T) {
 	cfg, log := tree(t, toolchainSpec("[10]"))
 	copyEndpoint(t, cfg.Root)
 	skipWithoutToolchains(t, cfg.Root)
-	if err := Run(context.Background(), cfg); err != nil {
+	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run: %v\n%s", err, log)
 	}
 	if l := leftovers(t); len(l) > 0 {
@@ -119,7 +119,7 @@ func TestRunWrongGroupFails(t *testing.T) {
 		return g
 	}
 	defer func() { testHookDialGroup = nil }()
-	err := Run(context.Background(), cfg)
+	_, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "not a network failure") {
 		t.Fatalf("err = %v, want the run to fail on the configuration\n%s", err, log)
 	}

@@ -196,7 +196,7 @@ func runBoards(t *testing.T, boards []*fakeBoard, replicate bool) (string, strin
 	cfg.Log = &log
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err := Run(ctx, cfg)
+	_, err := Run(ctx, cfg)
 	return cfg.DataDir, log.String(), err
 }
 
@@ -315,7 +315,7 @@ func TestRunReplicatedEmulator(t *testing.T) {
 	var log syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := Run(ctx, RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: dataDir, Images: []string{"mlkem"}, Workers: 2, Log: &log})
+	_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: dataDir, Images: []string{"mlkem"}, Workers: 2, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -340,7 +340,7 @@ func TestRunReplicatedEmulator(t *testing.T) {
 // refused before anything is built.
 func TestRunRejectsBoardWithoutBootsel(t *testing.T) {
 	body := boardsSpec(t, false, []string{"/dev/ttyUSB0", "/dev/ttyUSB1"}, []string{"/media/a", ""})
-	err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: t.TempDir(), Images: []string{"mlkem", "classic"}})
+	_, err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: t.TempDir(), Images: []string{"mlkem", "classic"}})
 	if err == nil || !strings.Contains(err.Error(), "board 2 (/dev/ttyUSB1) has no bootsel") {
 		t.Errorf("error %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 // Run the quick profile of the committed spec into data/pico/ and pin it
 // (what `mage pico:run` does); this needs arm-none-eabi-gcc and node.
 func ExampleRun() {
-	err := picorun.Run(context.Background(), picorun.RunConfig{Profile: "quick", Log: os.Stdout})
+	_, err := picorun.Run(context.Background(), picorun.RunConfig{Profile: "quick", Log: os.Stdout})
 	if err != nil {
 		fmt.Println(err)
 	}

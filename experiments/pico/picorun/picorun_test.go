@@ -279,7 +279,7 @@ func TestRunQuickMLKEM(t *testing.T) {
 	now := func() time.Time { return clock }
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Now: now, Log: &log})
+	_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Now: now, Log: &log})
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
@@ -425,7 +425,7 @@ func testSerialBoard(t *testing.T, raw []byte, bootsel bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg.Log = &log
-	if err := Run(ctx, cfg); err != nil {
+	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	if bootsel {
@@ -484,7 +484,7 @@ func TestRunFailedChecks(t *testing.T) {
 			dataDir := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, tamper: c.tamper})
+			_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, tamper: c.tamper})
 			if !errors.Is(err, ErrCheck) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "image mlkem") {
 				t.Fatalf("error %v, want ErrCheck saying %q", err, c.want)
 			}
@@ -513,7 +513,7 @@ func TestRunCancelled(t *testing.T) {
 		}
 	}}
 	start := time.Now()
-	err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Log: log})
+	_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Log: log})
 	if err == nil {
 		t.Fatal("a cancelled run succeeded")
 	}
@@ -532,11 +532,11 @@ func TestRunCancelled(t *testing.T) {
 }
 
 func TestRunRejectsUnknownImage(t *testing.T) {
-	err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: testSpec(t), DataDir: t.TempDir(), Images: []string{"nope"}})
+	_, err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: testSpec(t), DataDir: t.TempDir(), Images: []string{"nope"}})
 	if err == nil || !strings.Contains(err.Error(), `unknown image "nope"`) {
 		t.Errorf("error %v", err)
 	}
-	err = Run(context.Background(), RunConfig{Profile: "medium", SpecPath: testSpec(t), DataDir: t.TempDir()})
+	_, err = Run(context.Background(), RunConfig{Profile: "medium", SpecPath: testSpec(t), DataDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), `profile "medium"`) {
 		t.Errorf("error %v", err)
 	}

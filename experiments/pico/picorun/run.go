@@ -141,7 +141,16 @@ var ErrCheck = errors.New("pico run check failed")
 // not appear or cannot be written, and two boards reporting one ID
 // (ErrSameBoard); the run folder is then removed (never registered), as it
 // is when ctx is cancelled.
-func Run(ctx context.Context, cfg RunConfig) (err error) {
+// It returns the new run's ID (its folder's name under
+// DataDir/pico/), "" when no run was recorded.
+func Run(ctx context.Context, cfg RunConfig) (string, error) {
+	var id string
+	err := record(ctx, cfg, &id)
+	return id, err
+}
+
+// record is Run; it sets *id when the run is committed.
+func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	root, err := picoboard.FindRoot(cfg.Root)
 	if err != nil {
 		return fmt.Errorf("pico:run: %w", err)
@@ -244,6 +253,7 @@ func Run(ctx context.Context, cfg RunConfig) (err error) {
 	if err := l.Commit(ctx, meta); err != nil {
 		return err
 	}
+	*id = l.Run.ID
 	logf("run %s recorded (%d images, %v) and pinned for the %s profile in %s", l.Run.ID, len(records),
 		meta.End.Sub(meta.Start).Round(time.Second), cfg.Profile, meta.Spec)
 	return nil

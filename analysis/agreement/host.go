@@ -1,0 +1,112 @@
+package agreement
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+)
+
+// A Fingerprint is what a run's meta.json says about the machine and the
+// software that measured it: the host-dependent items of two runs are
+// compared only when their fingerprints match.
+type Fingerprint struct {
+	CPUModel string
+	Cores    int
+	Kernel   string
+	Arch     string
+	MemoryKB int64
+	// Go is the toolchain's version; Tools the other tools' versions
+	// (OpenSSL, the emulator, the compiler) as meta.json records them.
+	Go    string
+	Tools map[string]string
+}
+
+// MemoryTolerance is how far two hosts' memory may differ, relative, and
+// still count as the same machine kind: a virtual machine's usable memory
+// moves by a few MB between boots.
+const MemoryTolerance = 0.05
+
+// ReadFingerprint reads a run's fingerprint from its meta.json (the
+// "host", "go" and "tools" objects).
+func ReadFingerprint(meta []byte) (Fingerprint, error) {
+	var m struct {
+		Host struct {
+			CPUModel string `json:"cpu_model"`
+			Cores    int    `json:"cores"`
+			Kernel   string `json:"kernel"`
+			Arch     string `json:"arch"`
+			MemoryKB int64  `json:"memory_kb"`
+		} `json:"host"`
+		Go struct {
+			Version string `json:"version"`
+		} `json:"go"`
+		Tools map[string]string `json:"tools"`
+	}
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return Fingerprint{}, fmt.Errorf("read the host fingerprint from meta.json: %w", err)
+	}
+	if m.Host.CPUModel == "" && m.Host.Cores == 0 {
+		return Fingerprint{}, fmt.Errorf("read the host fingerprint from meta.json: it has no \"host\" object")
+	}
+	return Fingerprint{CPUModel: m.Host.CPUModel, Cores: m.Host.Cores, Kernel: m.Host.Kernel, Arch: m.Host.Arch,
+		MemoryKB: m.Host.MemoryKB, Go: m.Go.Version, Tools: m.Tools}, nil
+}
+
+// Differences lists how b differs from a, one phrase each, in a fixed
+// order; none means the hosts match.
+func (a Fingerprint) Differences(b Fingerprint) []string {
+	var d []string
+	diff := func(what, x, y string) {
+		if x != y {
+			d = append(d, fmt.Sprintf("%s %q vs %q", what, x, y))
+		}
+	}
+	diff("CPU", a.CPUModel, b.CPUModel)
+	if a.Cores != b.Cores {
+		d = append(d, fmt.Sprintf("cores %d vs %d", a.Cores, b.Cores))
+	}
+	diff("kernel", a.Kernel, b.Kernel)
+	diff("arch", a.Arch, b.Arch)
+	if hi := math.Max(float64(a.MemoryKB), float64(b.MemoryKB)); hi > 0 && math.Abs(float64(a.MemoryKB-b.MemoryKB)) > MemoryTolerance*hi {
+		d = append(d, fmt.Sprintf("memory %d vs %d kB", a.MemoryKB, b.MemoryKB))
+	}
+	diff("Go", a.Go, b.Go)
+	keys := slices.Sorted(maps.Keys(a.Tools))
+	for _, k := range slices.Sorted(maps.Keys(b.Tools)) {
+		if _, ok := a.Tools[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		diff(k, a.Tools[k], b.Tools[k])
+	}
+	return d
+}
+
+// A ClaimVerdicts is one claim as the two runs judge it.
+type ClaimVerdicts struct {
+	Ref, New string // the verdicts
+	Class    Class  // of the quantity the claim judges
+	// Item is the judged item whose estimate the claim's verdict rests
+	// on, when the study names one (nil otherwise).
+	Item *Judged
+}
+
+// CompareClaim says whether two runs' verdicts on a claim agree: the same
+// verdict is consistent; a host-dependent claim is compared only on a
+// matching host; a verdict that flips while the claim's item is inside
+// its prediction interval is "consistent (verdict at the edge)": the
+// estimate moved no more than sampling allows, across the tolerance.
+func CompareClaim(c ClaimVerdicts, hostsMatch bool) (Status, string) {
+	switch {
+	case c.Class == HostDependent && !hostsMatch:
+		return NotJudged, ReasonHostDiffers
+	case c.Ref == c.New:
+		return Consistent, "same verdict"
+	case c.Item != nil && c.Item.Status == Consistent && c.Item.Inside:
+		return Consistent, "consistent (verdict at the edge): the verdict changed, the estimate is inside its interval"
+	}
+	return Inconsistent, "VERDICT DIFFERS"
+}

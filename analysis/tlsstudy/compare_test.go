@@ -1,0 +1,71 @@
+package tlsstudy
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"pqrepro/analysis/agreement"
+)
+
+func committedResults(t *testing.T) *Results {
+	t.Helper()
+	b, err := os.ReadFile("../../results/tls.json")
+	if err != nil {
+		t.Skip("no committed results/tls.json")
+	}
+	r, err := UnmarshalResults("results/tls.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCompareItemsSelf: a run compared with itself has every item
+// consistent or not judged for a stated reason, reads the standard error
+// from the bootstrap interval, and lists an item the new run lacks.
+func TestCompareItemsSelf(t *testing.T) {
+	r := committedResults(t)
+	items := CompareItems(r, r)
+	if len(items) < 20 {
+		t.Fatalf("%d items", len(items))
+	}
+	rep := agreement.Judge(agreement.DefaultRule, agreement.Study{Name: "tls", Items: items, HostsMatch: true, RefProfile: r.Profile, NewProfile: r.Profile})
+	for _, j := range rep.Items {
+		if j.Status == agreement.Inconsistent || j.Status == agreement.NotJudged && j.Reason != agreement.ReasonNoDirection {
+			t.Errorf("%s: %v %s %s", j.Name, j.Status, j.Reason, j.Why)
+		}
+	}
+	c := r.Families["matrix"].Comparisons[0]
+	want := (float64(c.Bootstrap.Upper) - float64(c.Bootstrap.Lower)) / (2 * 1.959963984540054)
+	if got := items[len(r.Families["paper"].Comparisons)*2].Ref.SE; got-want > 1e-12 || want-got > 1e-12 {
+		t.Errorf("se %g, want %g", got, want)
+	}
+	short := *r
+	short.Configs = short.Configs[1:]
+	missing := 0
+	for _, it := range CompareItems(r, &short) {
+		if it.New.Absent {
+			missing++
+			if !strings.Contains(it.Name, r.Configs[0].Config) {
+				t.Errorf("absent %s", it.Name)
+			}
+		}
+	}
+	if missing != 1 {
+		t.Errorf("%d absent items, want 1", missing)
+	}
+}
+
+func TestCalibrationChanges(t *testing.T) {
+	r := committedResults(t)
+	for _, ch := range CalibrationChanges(r) {
+		items := CompareItems(r, r)
+		if !ch.Apply("tls", items, ch.Size) {
+			t.Errorf("%s touched no item", ch.Name)
+		}
+		if ch.Apply("net", items, ch.Size) {
+			t.Errorf("%s touched another study", ch.Name)
+		}
+	}
+}

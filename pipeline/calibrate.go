@@ -1,0 +1,190 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"pqrepro/analysis/agreement"
+	"pqrepro/internal/atomicfile"
+)
+
+// CalibrateDir is where Calibrate writes, relative to the root:
+// CalibrateDir/<profile>/CALIBRATION.txt, which `mage all` copies into its
+// SUMMARY.txt.
+const CalibrateDir = ".cache/calibrate"
+
+// The calibration's defaults: K pseudo-replicates (PQREPRO_CALIBRATE_K)
+// and the PCG seed (PQREPRO_CALIBRATE_SEED).
+const (
+	calibrateK    = 200
+	calibrateSeed = 20261201
+)
+
+// calibrationDoc is the file whose marked blocks Calibrate fills with its
+// figures, one per profile.
+const calibrationDoc = "docs/agreement.md"
+
+// Calibrate is `mage calibrate`: it measures how often `mage all`'s rule
+// (analysis/agreement: prediction intervals, Holm over every item) says
+// NOT REPRODUCED when nothing changed, and how often it notices a known
+// change, at cfg.Profile (default full). It draws K pseudo-replicate
+// pairs of the profile's reference runs (agreement.Pseudo: each item
+// drawn at its reference standard error, which the studies read from
+// their dependence-respecting intervals: Study A's rounds, Study B's
+// series, Study C's repetitions), judges each pair as `all` judges a new
+// run, and reports the false-alarm rate, the power against each study's
+// injected changes (Study.CalibrationChanges) at the goal's size, and the
+// smallest size detected in 80 % of the pairs. The figures go to
+// CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
+// block for the profile. The same K and seed give the same figures.
+func Calibrate(ctx context.Context, cfg Config) error {
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	if cfg.Profile == "" {
+		cfg.Profile = Full
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	k, seed, err := calibrationParams()
+	if err != nil {
+		return err
+	}
+	plans, err := planReproduction(cfg)
+	if err != nil {
+		return err
+	}
+	tree, err := os.MkdirTemp(filepath.Join(cfg.Root, ".cache"), ".calibrate-")
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	defer os.RemoveAll(tree)
+	if err := referenceResults(ctx, cfg, plans, tree); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	text, err := calibration(cfg.Profile, plans, k, seed)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	out := filepath.Join(cfg.Root, CalibrateDir, cfg.Profile, "CALIBRATION.txt")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	if err := atomicfile.WriteFile(out, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	if err := fillDocBlock(filepath.Join(cfg.Root, calibrationDoc), cfg.Profile, text); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	fmt.Fprint(cfg.log(), text)
+	cfg.printf("calibrate: written to %s and %s", filepath.Join(CalibrateDir, cfg.Profile, "CALIBRATION.txt"), calibrationDoc)
+	return nil
+}
+
+func calibrationParams() (int, uint64, error) {
+	k, seed := calibrateK, uint64(calibrateSeed)
+	if v := os.Getenv("PQREPRO_CALIBRATE_K"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return 0, 0, fmt.Errorf("PQREPRO_CALIBRATE_K=%q: want a positive number of pseudo-replicates (the goal needs at least 200)", v)
+		}
+		k = n
+	}
+	if v := os.Getenv("PQREPRO_CALIBRATE_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("PQREPRO_CALIBRATE_SEED=%q: want an unsigned integer", v)
+		}
+		seed = n
+	}
+	return k, seed, nil
+}
+
+// calibration is the report of K pseudo-replicate comparisons of the
+// plans' reference results.
+func calibration(profile string, plans []studyPlan, k int, seed uint64) (string, error) {
+	var refs []agreement.Study
+	var changes []agreement.Change
+	var b strings.Builder
+	fmt.Fprintf(&b, "calibration of `all` at the %s profile: K = %d pseudo-replicate pairs, seed %d (PQREPRO_CALIBRATE_K, PQREPRO_CALIBRATE_SEED)\n", profile, k, seed)
+	for _, p := range plans {
+		if p.refResults == nil {
+			fmt.Fprintf(&b, "  %-5s not calibrated: no %s reference run\n", p.s.Name, profile)
+			continue
+		}
+		as, err := compareStudy(p.s, p.refResults, p.refResults, profile, hostPair{match: true})
+		if err != nil {
+			return "", err
+		}
+		refs = append(refs, as)
+		judged := 0
+		for _, j := range agreement.Judge(agreement.DefaultRule, as).Items {
+			if j.Status != agreement.NotJudged {
+				judged++
+			}
+		}
+		fmt.Fprintf(&b, "  %-5s reference %s: %d items, %d judged on the same host\n", p.s.Name, p.ref, len(as.Items), judged)
+		if p.s.CalibrationChanges != nil {
+			ch, err := p.s.CalibrationChanges(p.refResults)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", p.s.Name, err)
+			}
+			changes = append(changes, ch...)
+		}
+	}
+	if len(refs) == 0 {
+		return "", fmt.Errorf("no %s reference run to calibrate on", profile)
+	}
+	rule := agreement.DefaultRule
+	fa := agreement.Calibrate(rule, refs, k, seed, nil, 0)
+	goal := "meets the goal (at most 5 %)"
+	if fa.Rate > 0.05 {
+		goal = "MISSES the goal of at most 5 %"
+	}
+	fmt.Fprintf(&b, "false alarms (NOT REPRODUCED with nothing changed): %s: %s\n", fa, goal)
+	for _, ch := range changes {
+		pw := agreement.Calibrate(rule, refs, k, seed, &ch, ch.Size)
+		size, _ := agreement.SmallestDetected(rule, refs, k, seed, ch)
+		smallest := "none of the sizes tried (up to 200 %)"
+		if !math.IsNaN(size) {
+			smallest = fmt.Sprintf("%.0f %%", 100*size)
+		}
+		fmt.Fprintf(&b, "power, %s at %.0f %%: %s; smallest size detected in 80 %% of pairs: %s\n", ch.Name, 100*ch.Size, pw, smallest)
+	}
+	b.WriteString("method: docs/agreement.md (parametric pseudo-replicates at each item's reference standard error; exact items do not vary)\n")
+	return b.String(), nil
+}
+
+// fillDocBlock replaces the text between doc's markers for profile
+// ("<!-- calibration:<profile> -->" and "<!-- end calibration:<profile> -->")
+// with text, as a code block. A doc without the markers is an error
+// saying which to add.
+func fillDocBlock(doc, profile, text string) error {
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		return err
+	}
+	begin, end := "<!-- calibration:"+profile+" -->\n", "<!-- end calibration:"+profile+" -->"
+	s := string(b)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %q ... %q block for the figures", doc, strings.TrimSpace(begin), end)
+	}
+	s = s[:i+len(begin)] + "```\n" + text + "```\n" + s[j:]
+	return atomicfile.WriteFile(doc, []byte(s), 0o644)
+}
+
+// calibrationNote is the profile's last calibration (Calibrate's
+// CALIBRATION.txt) for SUMMARY.txt, or how to measure it.
+func calibrationNote(cfg Config) string {
+	b, err := os.ReadFile(filepath.Join(cfg.Root, CalibrateDir, cfg.Profile, "CALIBRATION.txt"))
+	if err != nil {
+		return fmt.Sprintf("\ncalibration of this rule at the %s profile: not measured here; `PQREPRO_PROFILE=%s go run mage.go calibrate` measures it (docs/agreement.md)\n", cfg.Profile, cfg.Profile)
+	}
+	return "\n" + string(b)
+}

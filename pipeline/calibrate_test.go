@@ -1,0 +1,57 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCalibration: at a small K on the committed (full) results the
+// report is the same for the same seed, has the false-alarm rate and one
+// power line per injected change, and a study without a reference run is
+// named, not skipped.
+func TestCalibration(t *testing.T) {
+	var plans []studyPlan
+	for _, s := range Studies() {
+		p := studyPlan{s: s, ref: "data/" + s.Name + "/committed"}
+		b, err := os.ReadFile(filepath.Join("..", "results", s.Name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.refResults = b
+		plans = append(plans, p)
+	}
+	plans = append(plans, studyPlan{s: Study{Name: "other"}})
+	a, err := calibration(Full, plans, 20, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := calibration(Full, plans, 20, 7)
+	if a != b {
+		t.Errorf("the same K and seed gave different reports:\n%s\n%s", a, b)
+	}
+	for _, want := range []string{"K = 20 pseudo-replicate pairs, seed 7", "other not calibrated: no full reference run", "false alarms (NOT REPRODUCED with nothing changed): ",
+		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %: ", "power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %: 20 of 20"} {
+		if !strings.Contains(a, want) {
+			t.Errorf("report lacks %q:\n%s", want, a)
+		}
+	}
+	if c, _ := calibration(Full, plans, 20, 8); c == a {
+		t.Error("another seed gave the same report")
+	}
+}
+
+func TestFillDocBlock(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "a.md")
+	os.WriteFile(doc, []byte("x\n<!-- calibration:quick -->\nold\n<!-- end calibration:quick -->\ny\n"), 0o644)
+	if err := fillDocBlock(doc, "quick", "new\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(doc); string(b) != "x\n<!-- calibration:quick -->\n```\nnew\n```\n<!-- end calibration:quick -->\ny\n" {
+		t.Errorf("%q", b)
+	}
+	if err := fillDocBlock(doc, "full", "new\n"); err == nil || !strings.Contains(err.Error(), "calibration:full") {
+		t.Errorf("no block: %v", err)
+	}
+}

@@ -1,0 +1,243 @@
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"pqrepro/analysis/agreement"
+	"pqrepro/analysis/claims"
+)
+
+// A claimRow is one line of the summary table.
+type claimRow struct {
+	claims.Evaluated // the reference run's evaluation
+	now              claims.Evaluated
+	refNote, nowNote string // why a side is absent ("" when present)
+	comparison       string
+	status           agreement.Status
+	hostDependent    bool
+}
+
+// A summary is what All found.
+type summary struct {
+	profile string
+	plans   []studyPlan
+	claims  []claimRow
+	items   *agreement.Report
+	hosts   map[string]hostPair // by study, for the studies compared
+	took    time.Duration       // wall time of the whole command
+}
+
+// summarize compares the plans' reference and new results: every study's
+// items (compareStudy, judged together by agreement.Judge: one Holm
+// family) and every claim's verdict (agreement.CompareClaim). A study
+// whose results cannot be compared gives one item that says why.
+func summarize(cfg Config, tree string, plans []studyPlan) *summary {
+	profile := cfg.Profile
+	sum := &summary{profile: profile, plans: plans, hosts: map[string]hostPair{}}
+	ref, now := map[string][]byte{}, map[string][]byte{}
+	refMissing, nowMissing := map[string]string{}, map[string]string{}
+	byStudy := map[string]*studyPlan{}
+	var compared []agreement.Study
+	for i := range plans {
+		p := &plans[i]
+		byStudy[p.s.Name] = p
+		if p.refResults != nil {
+			ref[p.s.Name] = p.refResults
+		} else {
+			refMissing[p.s.Name] = "no " + profile + " reference run"
+		}
+		switch {
+		case p.newResults != nil:
+			now[p.s.Name] = p.newResults
+		case p.failed != nil:
+			nowMissing[p.s.Name] = "the run failed: " + p.failed.Error()
+		default:
+			nowMissing[p.s.Name] = "not re-run here: " + p.skip
+		}
+		if p.refResults != nil && p.newResults != nil {
+			hosts := compareHosts(cfg.Root, p.ref, tree, p.newRun)
+			sum.hosts[p.s.Name] = hosts
+			as, err := compareStudy(p.s, p.refResults, p.newResults, profile, hosts)
+			if err != nil {
+				// The results cannot be read as the study's: one item
+				// that says so (agreement.Item.Error), inconsistent.
+				as.Items = []agreement.Item{{Name: "results", Error: err.Error()}}
+			}
+			compared = append(compared, as)
+		}
+	}
+	sum.items = agreement.Judge(agreement.DefaultRule, compared...)
+	evaluate := func(files map[string][]byte, missing map[string]string) []claims.Evaluated {
+		r, err := claims.NewResults(files, missing)
+		if err != nil {
+			r, _ = claims.NewResults(nil, missing)
+		}
+		return claims.Run(r, claims.All(catalogues())).Claims
+	}
+	stated := map[string]claims.Claim{}
+	for _, c := range claims.All(catalogues()) {
+		stated[c.ID] = c
+	}
+	a, b := evaluate(ref, refMissing), evaluate(now, nowMissing)
+	for i, c := range a {
+		row := claimRow{Evaluated: c, now: b[i], refNote: refMissing[c.Study], nowNote: nowMissing[c.Study], status: agreement.NotJudged, hostDependent: stated[c.ID].HostDependent}
+		switch {
+		case byStudy[c.Study] == nil:
+			row.comparison = "not compared: the study is not reproduced here"
+			row.refNote, row.nowNote = "no analysis", "no analysis"
+		case row.nowNote != "":
+			row.comparison = "not compared: " + row.nowNote
+		case row.refNote != "":
+			row.comparison = "not compared: " + row.refNote + " (never compared with another profile)"
+		default:
+			class := agreement.HostIndependent
+			if row.hostDependent {
+				class = agreement.HostDependent
+			}
+			row.status, row.comparison = agreement.CompareClaim(agreement.ClaimVerdicts{Ref: string(c.Verdict), New: string(b[i].Verdict), Class: class,
+				Item: sum.item(c.Study, stated[c.ID].Item)}, sum.hosts[c.Study].match)
+			if row.status == agreement.NotJudged {
+				row.comparison = "not compared: a host-dependent claim, and the host differs"
+			}
+		}
+		sum.claims = append(sum.claims, row)
+	}
+	return sum
+}
+
+// item is the judged item of that study and name, or nil.
+func (s *summary) item(study, name string) *agreement.Judged {
+	if name == "" {
+		return nil
+	}
+	for i := range s.items.Items {
+		if j := &s.items.Items[i]; j.Study == study && j.Name == name {
+			return j
+		}
+	}
+	return nil
+}
+
+// differs reports whether any claim's verdict differs or any judged item
+// is inconsistent.
+func (s *summary) differs() bool {
+	for _, c := range s.claims {
+		if c.status == agreement.Inconsistent && !c.Derived() {
+			return true
+		}
+	}
+	return s.items.Inconsistent()
+}
+
+// cell is one side of a claim in the table.
+func cell(e claims.Evaluated, note string) (string, string) {
+	if note != "" {
+		return "-", "(" + note + ")"
+	}
+	return e.Ours, string(e.Verdict)
+}
+
+// text renders the end of All's output: the studies, the hosts, the
+// items, the claims table, the paper and one overall line.
+func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
+	var b strings.Builder
+	rel := func(p string) string {
+		if r, err := filepath.Rel(cfg.Root, p); err == nil {
+			return r
+		}
+		return p
+	}
+	fmt.Fprintf(&b, "\n%s: %s profile, reproduction tree %s\n", target, s.profile, rel(final))
+	var rerun, skipped, failed []string
+	for _, p := range s.plans {
+		ref := "no " + s.profile + " reference run"
+		if p.ref != "" {
+			ref = "reference " + p.ref
+			if p.committed {
+				ref += " (the committed results/" + p.s.Name + ".json)"
+			} else {
+				ref += " (analysed in " + rel(filepath.Join(final, ".reference")) + ")"
+			}
+		}
+		switch {
+		case p.failed != nil:
+			failed = append(failed, p.s.Name)
+			fmt.Fprintf(&b, "  %-5s FAILED after %v: %v; %s\n", p.s.Name, p.took.Round(time.Second), p.failed, ref)
+		case p.newRun != "":
+			rerun = append(rerun, fmt.Sprintf("%s %v", p.s.Name, p.took.Round(time.Second)))
+			fmt.Fprintf(&b, "  %-5s new run %s in %v; %s\n", p.s.Name, p.newRun, p.took.Round(time.Second), ref)
+		default:
+			skipped = append(skipped, p.s.Name)
+			fmt.Fprintf(&b, "  %-5s not re-run here: %s; %s\n", p.s.Name, p.skip, ref)
+		}
+		if h, ok := s.hosts[p.s.Name]; ok {
+			if h.match {
+				fmt.Fprintf(&b, "  %-5s host: the same as the reference run's (its times are judged)\n", p.s.Name)
+			} else {
+				fmt.Fprintf(&b, "  %-5s host differs from the reference run's: %s (its times are shown with their ratio, not judged)\n", p.s.Name, h.note)
+			}
+		}
+	}
+	if len(s.items.Items) > 0 {
+		b.WriteString(s.items.Table())
+	}
+	b.WriteString("\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "claim\tstudy\tpublished\treference run (%s)\tverdict\tthis run (%s)\tverdict\tcomparison\n", s.profile, s.profile)
+	same, edge, diff, notCompared, derived := 0, 0, 0, 0, 0
+	for _, c := range s.claims {
+		ro, rv := cell(c.Evaluated, c.refNote)
+		no, nv := cell(c.now, c.nowNote)
+		id := c.ID
+		if c.hostDependent {
+			id += " [host-dependent]"
+		}
+		if c.Derived() {
+			id += " (derived)"
+			derived++
+		} else {
+			switch {
+			case c.status == agreement.Consistent && c.Verdict == c.now.Verdict:
+				same++
+			case c.status == agreement.Consistent:
+				edge++
+			case c.status == agreement.Inconsistent:
+				diff++
+			default:
+				notCompared++
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, c.Study, c.Published, ro, rv, no, nv, c.comparison)
+	}
+	w.Flush()
+	if pdf != "" {
+		fmt.Fprintf(&b, "paper built from the new runs: %s\n", rel(pdf))
+	} else {
+		fmt.Fprintf(&b, "paper: not built: %s\n", paperWhy)
+	}
+	counts := s.items.Counts()
+	verdict := "REPRODUCED"
+	switch {
+	case s.differs():
+		verdict = "NOT REPRODUCED"
+	case len(rerun) == 0:
+		verdict = "NOTHING RE-RUN"
+	case len(skipped)+len(failed) > 0 || notCompared > 0 || counts.Judged < counts.Items:
+		verdict = "REPRODUCED WHERE COMPARED"
+	}
+	fmt.Fprintf(&b, "%s: %s: re-run %s; skipped %s; failed %s; claims: %d same verdict, %d differ, %d not compared, %d consistent at the edge (%d derived, not counted); study items: %s (all in %s); %v in all\n",
+		target, verdict, listOrNone(rerun), listOrNone(skipped), listOrNone(failed), same, diff, notCompared, edge, derived,
+		counts, rel(filepath.Join(final, "SUMMARY.txt")), s.took.Round(time.Second))
+	return b.String()
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
