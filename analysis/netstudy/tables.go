@@ -446,7 +446,7 @@ func dependenceNumbers(res *Results, set func(name, v string)) {
 	// Scenario level.
 	exclude := 0
 	for _, e := range res.Scenarios {
-		suf := macroSuffix(e.Scenario)
+		suf := macroSuffix(scenarioRoles(res)[e.Scenario])
 		ds := make([]string, len(e.DiffsMs))
 		for i, d := range e.DiffsMs {
 			ds[i] = signed(d, 3)
