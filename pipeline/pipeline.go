@@ -6,7 +6,7 @@
 // A study is one registration (Study, in study_<name>.go): its name and
 // label, the paper it reproduces, its requirements and estimate, its
 // experiment, its stages, its claims and how to compare two of its runs.
-// The targets, the claims stage, the artifact bundle and the README's
+// The targets, the claims stage, the artifact bundle and docs/targets.md's
 // target table are built from the registry; nothing outside the
 // registration names a study.
 //
@@ -34,7 +34,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"pqrepro/internal/deps"
@@ -249,8 +248,13 @@ func Verify(ctx context.Context, cfg Config) error {
 		return err
 	}
 	for _, s := range e.Stages {
-		if s.Name == "paper" && !reqLatex.Present() {
-			return fmt.Errorf("verify re-builds paper/main.pdf and needs pdflatex: install it with `apt-get install %s` (or run `go run mage.go all`, which installs it)", strings.Join(reqLatex.Apt, " "))
+		if s.Name == "paper" {
+			// Like every other target, verify installs what it needs
+			// after saying what (deps.Installer.Ensure prints it); without
+			// root or sudo the error gives the one command to run.
+			if err := cfg.installer().Ensure(ctx, []deps.Requirement{reqLatex}); err != nil {
+				return fmt.Errorf("verify re-builds paper/main.pdf and needs pdflatex: %w", err)
+			}
 		}
 	}
 	start := cfg.now()

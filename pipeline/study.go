@@ -14,8 +14,8 @@ import (
 )
 
 // A Study is one reproduced paper, as the pipeline sees it: everything
-// the targets, the claims stage, the artifact bundle and the README's
-// target table need to know about it. Each study registers one, in its
+// the targets, the claims stage, the artifact bundle and the target
+// table of docs/targets.md need to know about it. Each study registers one, in its
 // own file (study_<name>.go); nothing outside that file names the study.
 type Study struct {
 	// Name is the study's short name and Mage namespace (tls, net, pico):
@@ -35,7 +35,7 @@ type Study struct {
 	// The layering test (layering_test.go) lets no package but the
 	// composition root import the packages of every study.
 	Packages []string
-	// Targets are the study's rows of the README's target table, the
+	// Targets are the study's rows of docs/targets.md's target table, the
 	// first one its <Name>:run target (whose Does the artifact appendix
 	// shows too). The magefile has one namespace per study holding them.
 	Targets []TargetDoc
@@ -106,12 +106,14 @@ type Study struct {
 	Compare func(it *items, ref, now []byte) error
 }
 
-// A TargetDoc is one row of the README's target table.
+// A TargetDoc is one row of the target table in docs/targets.md. How
+// long the row's targets take is a measurement, not code: it lives in
+// docs/timings.toml under the row's first name.
 type TargetDoc struct {
 	// Names are the row's targets, e.g. "pico:build", "pico:emulate".
 	Names []string
-	// Does says what they do; Time how long they take, as measured.
-	Does, Time string
+	// Does says what they do.
+	Does string
 }
 
 // studies is the registry; each study_<name>.go adds its study.

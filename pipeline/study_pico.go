@@ -27,11 +27,9 @@ func init() {
 		Packages: []string{"experiments/pico/picorun", "experiments/pico/picoboard", "datasets/picodata", "analysis/picostudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"pico:run"},
-				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`",
-				Time: "quick 1.5 minutes; full about 15 minutes"},
+				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`"},
 			{Names: []string{"pico:build", "pico:emulate", "pico:flash", "pico:read"},
-				Does: "Study C pieces: images, an emulator run into `.cache/pico/emulate`, a BOOTSEL copy, a serial read",
-				Time: "seconds to minutes"},
+				Does: "Study C pieces: images, an emulator run into `.cache/pico/emulate`, a BOOTSEL copy, a serial read"},
 		},
 		Hardware:     "optional: a Raspberry Pi Pico (RP2040) on USB; without one the firmware runs in the rp2040js emulator",
 		Requirements: picorun.Requirements,

@@ -165,7 +165,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	// Pass 1: list and hash every committed file, read the small ones
 	// the appendix is made from.
 	logf("bundle: commit %s, %d tracked files", short(tree.Commit), len(tree.Files))
-	read := map[string]bool{"README.md": true, "go.mod": true, repro.LockFile: true, timingsFile: true}
+	read := map[string]bool{"README.md": true, HardwareDoc: true, "go.mod": true, repro.LockFile: true, timingsFile: true}
 	var files []*entry
 	sums := map[string]string{}
 	byPath := map[string]*entry{}
