@@ -191,6 +191,7 @@ func artifactMD(in artifactInput) []byte {
 	p("| checksums of the committed data and outputs | `%s` | |", repro.SumsFile)
 	p("| checksums of every file in this bundle | `%s` | |", BundleSums)
 	p("| how to cite the software and the studies | `CITATION.cff` | |")
+	p("| the licences: the code BSD-3-Clause, the data and the outputs derived from them CC BY 4.0 | `%s`, `%s` | |", LicenseFile, DataLicenseFile)
 	p("| commit, tools, blobs and runs, machine-readable | `%s` | |", ManifestFile)
 	p("")
 	p("Check the bundle without Go: `sha256sum -c %s` (everything, captures included) and `sha256sum -c %s` (what the paper was built from). With Go: `go run mage.go verify`. The captures are where the pipeline looks for them (`%s/`), so the unpacked folder is a working tree.", BundleSums, repro.SumsFile, repro.DefaultStoreDir)
