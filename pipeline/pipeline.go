@@ -165,7 +165,7 @@ func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage
 	if !paper {
 		return stages
 	}
-	if p := paperbuild.Stage(root, stages); p != nil {
+	if p := paperbuild.Stage(root, stages, handTyped()); p != nil {
 		stages = append(stages, p)
 	}
 	return stages

@@ -100,6 +100,12 @@ type Study struct {
 	// results on which its claims are re-evaluated as a robustness check
 	// (claims.View); they change no verdict.
 	ClaimViews func() []claims.View
+	// HandTyped are the numbers the paper's text may state literally
+	// about the study (its software versions, its hardware), each a fact
+	// of its setup and not a measurement; the paper stage refuses every
+	// other number not from a generated macro. They live in the study's
+	// analysis package, with the reason for each.
+	HandTyped []string
 	// Compare compares the items of a reference run's and a new run's
 	// results/<Name>.json for `mage all` (see compareStudy); nil compares
 	// the claims only.
@@ -160,4 +166,14 @@ func (s Study) runDoc() string {
 		}
 	}
 	return fmt.Sprintf("Study %s: run the experiment into a new dataset under data/%s", s.Label, s.Name)
+}
+
+// handTyped returns the numbers every registered study lets the paper's
+// text state literally (Study.HandTyped), in the paper's order.
+func handTyped() []string {
+	var out []string
+	for _, s := range paperOrder() {
+		out = append(out, s.HandTyped...)
+	}
+	return out
 }

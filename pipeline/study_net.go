@@ -52,6 +52,9 @@ func init() {
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
+		// The numbers the paper may state literally about the study.
+		HandTyped: netstudy.HandTyped,
+
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return append([]*repro.Stage{netRecords(root, profile, run)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{})...), nil
 		},

@@ -40,6 +40,9 @@ func init() {
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) error {
 			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
+		// The numbers the paper may state literally about the study.
+		HandTyped: picostudy.HandTyped,
+
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return picostudy.Stages(run, picostudy.Params{}), nil
 		},

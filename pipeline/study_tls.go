@@ -54,6 +54,9 @@ func init() {
 			_, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 			return err
 		},
+		// The numbers the paper may state literally about the study.
+		HandTyped: tlsstudy.HandTyped,
+
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
 		Claims:    tlsstudy.Claims,
