@@ -42,7 +42,7 @@ var authoringChanged = []string{
 // compiled stages would not see the edit.
 func TestAuthoringRecipe(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the recipe compiles the clone's magefile and rebuilds and verifies the paper (about a minute)")
+		t.Skip("-short: the recipe compiles the clone's magefile and rebuilds and verifies the paper (one to three minutes)")
 	}
 	for _, tool := range []string{"git", "go", "pdflatex"} {
 		if _, err := exec.LookPath(tool); err != nil {
