@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"pqrepro/analysis/picostudy"
+	"pqrepro/experiments/pico/picoboard"
 	"pqrepro/experiments/pico/picorun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
@@ -81,31 +80,28 @@ func comparePico(it *items, ref, now *picostudy.Results) {
 	}
 }
 
-// picoCommand runs `pqrepro pico <action>` (cmd/pqrepro/pico.go) with the
-// profile and the board settings from the environment, so that the Mage
-// targets and the command share one implementation.
-func picoCommand(ctx context.Context, cfg Config, action string, args ...string) error {
-	if cfg.Profile == "" {
-		cfg.Profile = Quick
-	}
+// picoImages installs what the firmware build needs and returns the
+// standard images of the profile (PQREPRO_PROFILE, default quick). The
+// pico:* targets call experiments/pico/picoboard directly, the same
+// functions as `pqrepro pico <action>` (cmd/pqrepro/pico.go).
+func picoImages(ctx context.Context, cfg Config) ([]picoboard.BuildConfig, error) {
 	if err := cfg.installer().Ensure(ctx, picorun.Requirements(cfg.Root)); err != nil {
-		return err
+		return nil, err
 	}
-	argv := append([]string{"run", "./cmd/pqrepro", "pico", action}, args...)
-	cfg.printf("pico:%s: go %s", action, strings.Join(argv, " "))
-	cmd := exec.CommandContext(ctx, "go", argv...)
-	cmd.Dir = cfg.Root
-	cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("pico:%s: %w", action, err)
-	}
-	return nil
+	return picoboard.Images(cfg.Root, profileOr(cfg, Quick), nil, cfg.log())
 }
 
 // PicoBuild builds every standard firmware image (ELF and RAM-only UF2)
 // for the profile (PQREPRO_PROFILE, default quick).
 func PicoBuild(ctx context.Context, cfg Config) error {
-	return picoCommand(ctx, cfg, "build", "-profile", profileOr(cfg, Quick))
+	cfgs, err := picoImages(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("pico:build: %w", err)
+	}
+	if err := picoboard.BuildImages(ctx, cfgs, cfg.log()); err != nil {
+		return fmt.Errorf("pico:build: %w", err)
+	}
+	return nil
 }
 
 // PicoEmulate builds the images and runs them in rp2040js, verifying
@@ -116,7 +112,14 @@ func PicoEmulate(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return picoCommand(ctx, cfg, "emulate", "-profile", profileOr(cfg, Quick), "-out", out)
+	cfgs, err := picoImages(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("pico:emulate: %w", err)
+	}
+	if err := picoboard.EmulateImages(ctx, cfgs, out, cfg.log(), cfg.log()); err != nil {
+		return fmt.Errorf("pico:emulate: %w", err)
+	}
+	return nil
 }
 
 // PicoFlash copies an image's UF2 (PQREPRO_PICO_UF2, default the
@@ -131,7 +134,10 @@ func PicoFlash(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	return picoCommand(ctx, cfg, "flash", "-uf2", uf2, "-drive", os.Getenv("PQREPRO_PICO_DRIVE"))
+	if err := picoboard.FlashUF2(uf2, os.Getenv("PQREPRO_PICO_DRIVE"), cfg.log()); err != nil {
+		return fmt.Errorf("pico:flash: %w", err)
+	}
+	return nil
 }
 
 // PicoRead reads one benchmark run from a flashed Pico's serial port
@@ -147,7 +153,11 @@ func PicoRead(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return picoCommand(ctx, cfg, "read", "-port", port, "-out", out)
+	// The idle timeout of `pqrepro pico read`'s default.
+	if err := picoboard.ReadBoard(ctx, port, out, 60*time.Second); err != nil {
+		return fmt.Errorf("pico:read: %w", err)
+	}
+	return nil
 }
 
 func profileOr(cfg Config, def string) string {
