@@ -5,12 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
 	"pqrepro/experiments/pico/picoboard"
+	"pqrepro/internal/interrupt"
 )
 
 func init() {
@@ -27,7 +26,7 @@ func runPico(args []string, stdout, stderr io.Writer) int {
   size     -elf FILE                                           section and per-scheme size report`)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	fs := flag.NewFlagSet("pico "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
