@@ -26,7 +26,7 @@ func committedRepo(t *testing.T) string {
 	}
 	root := t.TempDir()
 	for name, content := range map[string]string{
-		"go.mod": "module demo\n\ngo 1.27.3\n", "SHA256SUMS": "", "CITATION.cff": "cff-version: 1.2.0\n", "README.md": "# demo\n",
+		"go.mod": "module demo\n\ngo 1.27.3\n", "SHA256SUMS": "", "CITATION.cff": "cff-version: 1.2.0\n", "LICENSE": "BSD-3-Clause\n", "LICENSE-DATA": "CC-BY-4.0\n", "README.md": "# demo\n",
 	} {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)

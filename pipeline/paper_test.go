@@ -9,8 +9,40 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/repro"
 )
+
+// TestCommittedPaperSources runs the paper stage's source checks on the
+// repository's paper with the registered studies' allowances: every
+// float referenced, no measured number typed by hand. It lives here, not
+// in internal/paperbuild, because the allowances are the studies'.
+func TestCommittedPaperSources(t *testing.T) {
+	root := filepath.Join("..", "paper")
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".tex") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if os.IsNotExist(err) {
+		t.Skipf("no paper next to the module: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paperbuild.CheckSources(files, handTyped()) {
+		t.Error(p)
+	}
+	// Without the studies' allowances, their versions are typed by hand.
+	if len(paperbuild.CheckSources(files, nil)) == 0 {
+		t.Error("the paper passes without the studies' HandTyped: the allowances are not needed, or not the studies'")
+	}
+}
 
 func TestPaperStage(t *testing.T) {
 	if _, err := exec.LookPath("pdflatex"); err != nil {

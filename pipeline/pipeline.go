@@ -6,7 +6,7 @@
 // A study is one registration (Study, in study_<name>.go): its name and
 // label, the paper it reproduces, its requirements and estimate, its
 // experiment, its stages, its claims and how to compare two of its runs.
-// The targets, the claims stage, the artifact bundle and the README's
+// The targets, the claims stage, the artifact bundle and docs/targets.md's
 // target table are built from the registry; nothing outside the
 // registration names a study.
 //
@@ -28,13 +28,10 @@
 package pipeline
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"pqrepro/internal/deps"
@@ -188,147 +185,10 @@ func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage
 	if !paper {
 		return stages
 	}
-	if p := paperbuild.Stage(root, stages); p != nil {
+	if p := paperbuild.Stage(root, stages, handTyped()); p != nil {
 		stages = append(stages, p)
 	}
 	return stages
-}
-
-// Status prints every stage and, for stale ones, why. A pinned run that
-// differs from its sealed manifest is an error (ERROR lines, non-nil
-// result), not a reason to rebuild; otherwise it returns nil unless the
-// status cannot be computed (a corrupt lock file).
-func Status(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	for _, s := range Studies() {
-		profile, err := cfg.stageProfile(s)
-		pinned := "no dataset yet: run `mage " + s.Name + ":run`"
-		if err != nil {
-			pinned = "error: " + err.Error()
-		} else if p, err := s.pinned(cfg.Root, profile); err != nil {
-			pinned = "error: " + err.Error()
-		} else if p != "" {
-			pinned = p
-		}
-		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, profile, pinned)
-	}
-	printDataStatus(ctx, cfg)
-	e, err := Engine(cfg)
-	if err != nil {
-		return err
-	}
-	ev, err := checkEvidence(cfg, e.Hasher)
-	if err != nil {
-		return err
-	}
-	for _, p := range ev.Problems {
-		cfg.printf("  ERROR  %s", p)
-	}
-	st, err := e.Status(ctx)
-	if err != nil {
-		return err
-	}
-	stale := 0
-	for _, s := range st {
-		if !s.Stale {
-			cfg.printf("  ok     %s", s.Name)
-			continue
-		}
-		stale++
-		cfg.printf("  stale  %s", s.Name)
-		for _, r := range s.Reasons {
-			cfg.printf("           %s", r)
-		}
-	}
-	switch {
-	case len(ev.Problems) > 0:
-		cfg.printf("%d of %d stages are stale, but do NOT rebuild: the pinned raw data does not match its seal (ERROR lines above)", stale, len(st))
-		return fmt.Errorf("%w: %d problems; restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run`) and pin it", ErrEvidence, len(ev.Problems))
-	case len(st) == 0:
-		cfg.printf("no stages: no study has a pinned dataset yet")
-	case stale == 0:
-		cfg.printf("all %d stages are up to date", len(st))
-	default:
-		cfg.printf("%d of %d stages are stale: `mage build` rebuilds them", stale, len(st))
-	}
-	reportLeftovers(cfg)
-	return nil
-}
-
-// ErrVerify is returned by Verify when the artifact does not verify.
-var ErrVerify = errors.New("verification failed")
-
-// Verify checks every raw data hash and re-derives every output from the
-// committed data, printing one line per differing or missing file.
-func Verify(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	e, err := Engine(cfg)
-	if err != nil {
-		return err
-	}
-	for _, s := range e.Stages {
-		if s.Name == "paper" && !reqLatex.Present() {
-			return fmt.Errorf("verify re-builds paper/main.pdf and needs pdflatex: install it with `apt-get install %s` (or run `go run mage.go all`, which installs it)", strings.Join(reqLatex.Apt, " "))
-		}
-	}
-	start := cfg.now()
-	// 1. Every pinned run against its manifest, re-reading every file.
-	ev, err := checkEvidence(cfg, nil)
-	if err != nil {
-		return err
-	}
-	cfg.printf("%s", ev.line(cfg.now().Sub(start)))
-	// 2. SHA256SUMS and the re-derivation of every output.
-	cfg.printf("verify: checking %s and re-deriving %d stages in a temporary tree", repro.SumsFile, len(e.Stages))
-	rep, err := e.Verify(ctx)
-	if err != nil {
-		return err
-	}
-	// Every file-level finding first, one line per file, then the
-	// stages that failed: a failing stage never hides a FAIL line.
-	problems := repro.MergeProblems(append(ev.Problems, rep.Problems...))
-	for _, p := range problems {
-		cfg.printf("FAIL %s", p)
-	}
-	for _, se := range rep.StageErrors {
-		cfg.printf("ERROR stage %s: %v", se.Stage, se.Err)
-	}
-	cfg.printf("verify: %d files hashed, %d outputs re-derived, %d problems, %d failed stages (%v)",
-		rep.Checked, rep.Rederived, len(problems), len(rep.StageErrors), cfg.now().Sub(start).Round(time.Millisecond))
-	if len(problems) > 0 || len(rep.StageErrors) > 0 {
-		return fmt.Errorf("%w: %d problems and %d failed stages (listed above)", ErrVerify, len(problems), len(rep.StageErrors))
-	}
-	cfg.printf("verify: OK, every output follows byte for byte from the committed data")
-	return nil
-}
-
-// Build brings every stage up to date (or the named ones and what they
-// depend on), after checking every pinned run against its manifest
-// (through the hash cache, whose key includes the status-change time, so
-// an in-place edit with the modification time set back is seen).
-func Build(ctx context.Context, cfg Config, names ...string) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	e, err := Engine(cfg)
-	if err != nil {
-		return err
-	}
-	if err := requireEvidence(cfg, e.Hasher, "build"); err != nil {
-		e.Hasher.Save()
-		return err
-	}
-	start := cfg.now()
-	rep, err := e.Build(ctx, names...)
-	if err != nil {
-		return err
-	}
-	cfg.printf("build: %d stages ran, %d up to date (%v)", len(rep.Ran), len(rep.UpToDate), cfg.now().Sub(start).Round(time.Millisecond))
-	return nil
 }
 
 // stageProfile is the profile whose pinned run feeds a study's stages:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +193,49 @@ func TestClean(t *testing.T) {
 	Clean(cfg)
 	if !strings.Contains(log.String(), "nothing to remove") {
 		t.Errorf("second clean: %s", log)
+	}
+}
+
+// TestVerifyInstallsLatex: verify needs pdflatex for the paper stage and,
+// like every other target, installs it after saying what; without root
+// or sudo it stops before re-deriving anything and gives the command.
+func TestVerifyInstallsLatex(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		root    bool
+		wantErr string
+		wantRun string
+	}{
+		{"root installs", true, "installed, but still missing: pdflatex", "apt-get install -y -q --no-install-recommends lmodern texlive-fonts-recommended texlive-latex-base texlive-latex-recommended"},
+		{"no root, no sudo", false, "run `sudo apt-get install lmodern texlive-fonts-recommended texlive-latex-base texlive-latex-recommended`", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, log, _ := fakeStudy(t)
+			if err := os.MkdirAll(filepath.Join(cfg.Root, "paper"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cfg.Root, "paper", "main.tex"), []byte("\\documentclass{article}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", t.TempDir()) // no pdflatex
+			var ran []string
+			cfg.Installer = &deps.Installer{Root: cfg.Root, Log: log,
+				IsRoot: func() bool { return tc.root }, HaveSudo: func() bool { return false },
+				Run: func(_ context.Context, _ string, argv ...string) error {
+					ran = append(ran, strings.Join(argv, " "))
+					return nil
+				}}
+			err := Verify(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "needs pdflatex") {
+				t.Fatalf("Verify = %v, want %q\n%s", err, tc.wantErr, log)
+			}
+			mustContain(t, log.String(), "missing pdflatex (needed by the paper (paper stage))", "will run: apt-get install lmodern")
+			if tc.wantRun != "" && !slices.Contains(ran, tc.wantRun) {
+				t.Errorf("ran %q, want %q", ran, tc.wantRun)
+			}
+			if strings.Contains(log.String(), "re-deriving") {
+				t.Errorf("verify went on without pdflatex:\n%s", log)
+			}
+		})
 	}
 }

@@ -203,20 +203,9 @@ func checkSums(ctx context.Context, root string) (int, []repro.Problem, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: restore it with `git checkout -- %s`", err, repro.SumsFile)
 	}
-	var problems []repro.Problem
-	for _, ent := range ents {
-		if err := ctx.Err(); err != nil {
-			return 0, nil, err
-		}
-		got, err := repro.HashFile(filepath.Join(root, filepath.FromSlash(ent.Path)))
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			problems = append(problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("missing (listed in %s line %d)", repro.SumsFile, ent.Line)})
-		case err != nil:
-			problems = append(problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("unreadable: %v", err)})
-		case got != ent.SHA256:
-			problems = append(problems, repro.Problem{Path: ent.Path, What: fmt.Sprintf("content differs from %s: listed sha256 %s, file has %s", repro.SumsFile, ent.SHA256[:12], got[:12])})
-		}
+	problems, err := repro.CheckListed(ctx, root, ents)
+	if err != nil {
+		return 0, nil, err
 	}
 	return len(ents), problems, nil
 }

@@ -2,16 +2,13 @@ package pipeline
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"pqrepro/internal/interrupt"
 )
 
-// withSignals cancels ctx on SIGINT and SIGTERM, so that an experiment
-// stopped by Ctrl-C or by a supervisor (kill, a CI timeout) takes its
-// cleanup path: captures closed, network namespaces removed, the
-// incomplete run folder deleted and nothing pinned. Mage itself cancels
-// only on SIGINT.
+// withSignals cancels ctx on SIGINT and SIGTERM (internal/interrupt, the
+// one implementation the targets and cmd/pqrepro share), so that an
+// experiment stopped by Ctrl-C or by a supervisor takes its cleanup path.
 func withSignals(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	return interrupt.Context(ctx)
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // A Study is one reproduced paper, as the pipeline sees it: everything
-// the targets, the claims stage, the artifact bundle and the README's
-// target table need to know about it. Each study registers one, in its
+// the targets, the claims stage, the artifact bundle and the target
+// table of docs/targets.md need to know about it. Each study registers one, in its
 // own file (study_<name>.go); nothing outside that file names the study.
 type Study struct {
 	// Name is the study's short name and Mage namespace (tls, net, pico):
@@ -36,7 +36,7 @@ type Study struct {
 	// The layering test (layering_test.go) lets no package but the
 	// composition root import the packages of every study.
 	Packages []string
-	// Targets are the study's rows of the README's target table, the
+	// Targets are the study's rows of docs/targets.md's target table, the
 	// first one its <Name>:run target (whose Does the artifact appendix
 	// shows too). The magefile has one namespace per study holding them.
 	Targets []TargetDoc
@@ -101,6 +101,12 @@ type Study struct {
 	// results on which its claims are re-evaluated as a robustness check
 	// (claims.View); they change no verdict.
 	ClaimViews func() []claims.View
+	// HandTyped are the numbers the paper's text may state literally
+	// about the study (its software versions, its hardware), each a fact
+	// of its setup and not a measurement; the paper stage refuses every
+	// other number not from a generated macro. They live in the study's
+	// analysis package, with the reason for each.
+	HandTyped []string
 	// Compare lists the items of a reference run's and a new run's
 	// results/<Name>.json for `mage all` to judge (analysis/agreement;
 	// the study's analysis package's CompareItems through compareWith);
@@ -112,12 +118,14 @@ type Study struct {
 	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
 }
 
-// A TargetDoc is one row of the README's target table.
+// A TargetDoc is one row of the target table in docs/targets.md. How
+// long the row's targets take is a measurement, not code: it lives in
+// docs/timings.toml under the row's first name.
 type TargetDoc struct {
 	// Names are the row's targets, e.g. "pico:build", "pico:emulate".
 	Names []string
-	// Does says what they do; Time how long they take, as measured.
-	Does, Time string
+	// Does says what they do.
+	Does string
 }
 
 // studies is the registry; each study_<name>.go adds its study.
@@ -164,4 +172,14 @@ func (s Study) runDoc() string {
 		}
 	}
 	return fmt.Sprintf("Study %s: run the experiment into a new dataset under data/%s", s.Label, s.Name)
+}
+
+// handTyped returns the numbers every registered study lets the paper's
+// text state literally (Study.HandTyped), in the paper's order.
+func handTyped() []string {
+	var out []string
+	for _, s := range paperOrder() {
+		out = append(out, s.HandTyped...)
+	}
+	return out
 }

@@ -27,11 +27,9 @@ func init() {
 		Packages: []string{"experiments/net/netrun", "datasets/netdata", "analysis/netstudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"net:run"},
-				Does: "Study B: handshakes across emulated links (network namespaces, TUN; root), with the endpoint built by each toolchain of the profile, into a new run under `data/net/`",
-				Time: "quick 28 s (840 handshakes: Go 1.24.4 and 1.27.3, endpoints cached; then 40 in two serial controls); full: see below"},
+				Does: "Study B: handshakes across emulated links (network namespaces, TUN; root), with the endpoint built by each toolchain of the profile, into a new run under `data/net/`"},
 			{Names: []string{"net:clean"},
-				Does: "removes the network namespaces and TUN devices a crashed `net:run` left",
-				Time: "under a second"},
+				Does: "removes the network namespaces and TUN devices a crashed `net:run` left"},
 		},
 		NeedsRoot:     true,
 		Requirements:  netrun.Requirements,
@@ -53,6 +51,9 @@ func init() {
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
+		// The numbers the paper may state literally about the study.
+		HandTyped: netstudy.HandTyped,
+
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return append([]*repro.Stage{netRecords(root, profile, run)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{})...), nil
 		},

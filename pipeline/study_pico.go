@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/picostudy"
+	"pqrepro/experiments/pico/picoboard"
 	"pqrepro/experiments/pico/picorun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
@@ -27,11 +26,9 @@ func init() {
 		Packages: []string{"experiments/pico/picorun", "experiments/pico/picoboard", "datasets/picodata", "analysis/picostudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"pico:run"},
-				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`",
-				Time: "quick 1.5 minutes; full about 15 minutes"},
+				Does: "Study C: build the firmware and benchmark it in rp2040js (or on a configured board) into a new run under `data/pico/`"},
 			{Names: []string{"pico:build", "pico:emulate", "pico:flash", "pico:read"},
-				Does: "Study C pieces: images, an emulator run into `.cache/pico/emulate`, a BOOTSEL copy, a serial read",
-				Time: "seconds to minutes"},
+				Does: "Study C pieces: images, an emulator run into `.cache/pico/emulate`, a BOOTSEL copy, a serial read"},
 		},
 		Hardware:     "optional: a Raspberry Pi Pico (RP2040) on USB; without one the firmware runs in the rp2040js emulator",
 		Requirements: picorun.Requirements,
@@ -42,6 +39,9 @@ func init() {
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
+		// The numbers the paper may state literally about the study.
+		HandTyped: picostudy.HandTyped,
+
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return picostudy.Stages(run, picostudy.Params{}), nil
 		},
@@ -58,31 +58,28 @@ func init() {
 var reqDpkgDev = deps.Requirement{Name: "dpkg-source", Why: "unpacking the pinned mbedTLS source package (apt-get source)",
 	Present: deps.Command("dpkg-source"), Apt: []string{"dpkg-dev"}}
 
-// picoCommand runs `pqrepro pico <action>` (cmd/pqrepro/pico.go) with the
-// profile and the board settings from the environment, so that the Mage
-// targets and the command share one implementation.
-func picoCommand(ctx context.Context, cfg Config, action string, args ...string) error {
-	if cfg.Profile == "" {
-		cfg.Profile = Quick
-	}
+// picoImages installs what the firmware build needs and returns the
+// standard images of the profile (PQREPRO_PROFILE, default quick). The
+// pico:* targets call experiments/pico/picoboard directly, the same
+// functions as `pqrepro pico <action>` (cmd/pqrepro/pico.go).
+func picoImages(ctx context.Context, cfg Config) ([]picoboard.BuildConfig, error) {
 	if err := cfg.installer().Ensure(ctx, picorun.Requirements(cfg.Root)); err != nil {
-		return err
+		return nil, err
 	}
-	argv := append([]string{"run", "./cmd/pqrepro", "pico", action}, args...)
-	cfg.printf("pico:%s: go %s", action, strings.Join(argv, " "))
-	cmd := exec.CommandContext(ctx, "go", argv...)
-	cmd.Dir = cfg.Root
-	cmd.Stdout, cmd.Stderr = cfg.log(), cfg.log()
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("pico:%s: %w", action, err)
-	}
-	return nil
+	return picoboard.Images(cfg.Root, profileOr(cfg, Quick), nil, cfg.log())
 }
 
 // PicoBuild builds every standard firmware image (ELF and RAM-only UF2)
 // for the profile (PQREPRO_PROFILE, default quick).
 func PicoBuild(ctx context.Context, cfg Config) error {
-	return picoCommand(ctx, cfg, "build", "-profile", profileOr(cfg, Quick))
+	cfgs, err := picoImages(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("pico:build: %w", err)
+	}
+	if err := picoboard.BuildImages(ctx, cfgs, cfg.log()); err != nil {
+		return fmt.Errorf("pico:build: %w", err)
+	}
+	return nil
 }
 
 // PicoEmulate builds the images and runs them in rp2040js, verifying
@@ -93,7 +90,14 @@ func PicoEmulate(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return picoCommand(ctx, cfg, "emulate", "-profile", profileOr(cfg, Quick), "-out", out)
+	cfgs, err := picoImages(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("pico:emulate: %w", err)
+	}
+	if err := picoboard.EmulateImages(ctx, cfgs, out, cfg.log(), cfg.log()); err != nil {
+		return fmt.Errorf("pico:emulate: %w", err)
+	}
+	return nil
 }
 
 // PicoFlash copies an image's UF2 (PQREPRO_PICO_UF2, default the
@@ -108,7 +112,10 @@ func PicoFlash(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	return picoCommand(ctx, cfg, "flash", "-uf2", uf2, "-drive", os.Getenv("PQREPRO_PICO_DRIVE"))
+	if err := picoboard.FlashUF2(uf2, os.Getenv("PQREPRO_PICO_DRIVE"), cfg.log()); err != nil {
+		return fmt.Errorf("pico:flash: %w", err)
+	}
+	return nil
 }
 
 // PicoRead reads one benchmark run from a flashed Pico's serial port
@@ -124,7 +131,11 @@ func PicoRead(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return picoCommand(ctx, cfg, "read", "-port", port, "-out", out)
+	// The idle timeout of `pqrepro pico read`'s default.
+	if err := picoboard.ReadBoard(ctx, port, out, 60*time.Second); err != nil {
+		return fmt.Errorf("pico:read: %w", err)
+	}
+	return nil
 }
 
 func profileOr(cfg Config, def string) string {

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"pqrepro/analysis/claims"
@@ -14,13 +15,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
+
 	"pqrepro/internal/atomicfile"
 )
 
-var update = flag.Bool("update", false, "rewrite the study rows of README.md's target table from the registry")
+var update = flag.Bool("update", false, "rewrite the study rows of docs/targets.md's target table from the registry and docs/timings.toml")
 
 // TestRegistrations checks what every registration must hold: a unique
-// name and label, the texts the appendix and the README show, its run
+// name and label, the texts the appendix and docs/targets.md show, its run
 // target first, its claims and its comparison of two runs.
 func TestRegistrations(t *testing.T) {
 	names, labels := map[string]bool{}, map[string]bool{}
@@ -33,7 +36,7 @@ func TestRegistrations(t *testing.T) {
 			t.Errorf("study %s: Label, Title and Citation must be set", s.Name)
 		}
 		if len(s.Targets) == 0 || !slices.Contains(s.Targets[0].Names, s.Name+":run") {
-			t.Errorf("study %s: its first README row must be %s:run", s.Name, s.Name)
+			t.Errorf("study %s: its first row of docs/targets.md must be %s:run", s.Name, s.Name)
 		}
 		for _, td := range s.Targets {
 			for _, n := range td.Names {
@@ -41,8 +44,8 @@ func TestRegistrations(t *testing.T) {
 					t.Errorf("study %s: target %s is not in its namespace", s.Name, n)
 				}
 			}
-			if td.Does == "" || td.Time == "" || strings.Contains(td.Does+td.Time, "|") {
-				t.Errorf("study %s: row %v needs Does and Time, without a |", s.Name, td.Names)
+			if td.Does == "" || strings.Contains(td.Does, "|") {
+				t.Errorf("study %s: row %v needs Does, without a |", s.Name, td.Names)
 			}
 		}
 		if s.Run == nil || s.StagesFor == nil || s.Claims == nil || s.Compare == nil {
@@ -68,20 +71,55 @@ func TestRegistrations(t *testing.T) {
 	}
 }
 
-// studyRows renders the registered studies' rows of README.md's target
-// table, in the paper's order.
-func studyRows() []string {
+// targetsDoc is the document whose target table holds the study rows,
+// and timingsFile the measured times of those rows (a row's first target
+// -> its time), relative to the module root.
+const (
+	targetsDoc  = "docs/targets.md"
+	timingsFile = "docs/timings.toml"
+)
+
+// readTimings reads the measured times of the study rows.
+func readTimings(path string) (map[string]string, error) {
+	var times map[string]string
+	md, err := toml.DecodeFile(path, &times)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%s: unexpected keys %v: every value is a row's time as a string", path, und)
+	}
+	return times, nil
+}
+
+// studyRows renders the registered studies' rows of the target table,
+// in the paper's order: what each row does from its registration, how
+// long it takes from times. A row without a time, a time without a row
+// and a time holding a | are errors.
+func studyRows(times map[string]string) ([]string, error) {
 	var rows []string
+	used := map[string]bool{}
 	for _, s := range paperOrder() {
 		for _, td := range s.Targets {
 			var names []string
 			for _, n := range td.Names {
 				names = append(names, "`"+n+"`")
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s |", strings.Join(names, ", "), td.Does, td.Time))
+			key := td.Names[0]
+			tm, ok := times[key]
+			if !ok || tm == "" || strings.Contains(tm, "|") {
+				return nil, fmt.Errorf("%s: %q needs its measured time (a string without a |)", timingsFile, key)
+			}
+			used[key] = true
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |", strings.Join(names, ", "), td.Does, tm))
 		}
 	}
-	return rows
+	for k := range times {
+		if !used[k] {
+			return nil, fmt.Errorf("%s: %q is the first target of no registered row (pipeline/study_<name>.go): remove it or fix its name", timingsFile, k)
+		}
+	}
+	return rows, nil
 }
 
 // studyRowSpan finds the consecutive rows of the target table that
@@ -99,33 +137,40 @@ func studyRowSpan(lines []string) (first, last int, err error) {
 		}
 	}
 	if first < 0 {
-		return 0, 0, fmt.Errorf("README.md's target table has no row of a study target (| `<study>:run` | ...): add one, then run this test with -update")
+		return 0, 0, fmt.Errorf("%s's target table has no row of a study target (| `<study>:run` | ...): add one, then run this test with -update", targetsDoc)
 	}
 	for i := first; i <= last; i++ {
 		if !strings.HasPrefix(lines[i], "| ") {
-			return 0, 0, fmt.Errorf("README.md line %d: the study rows of the target table must be consecutive, found %q", i+1, lines[i])
+			return 0, 0, fmt.Errorf("%s line %d: the study rows of the target table must be consecutive, found %q", targetsDoc, i+1, lines[i])
 		}
 	}
 	return first, last, nil
 }
 
-// TestREADMEStudyTargets: the study rows of README.md's target table are
-// the registrations' Targets. A test rather than a generator, so that
-// `go test ./...` (CI) fails when someone edits one and not the other;
-// `go test ./pipeline -run TestREADMEStudyTargets -update` rewrites the
-// rows from the registry.
-func TestREADMEStudyTargets(t *testing.T) {
-	path := filepath.Join("..", "README.md")
+// TestTargetsStudyRows: the study rows of docs/targets.md's target table
+// are the registrations' Targets with the measured times of
+// docs/timings.toml. A test rather than a generator, so that `go test
+// ./...` (CI) fails when someone edits one and not the other; `go test
+// ./pipeline -run TestTargetsStudyRows -update` rewrites the rows.
+func TestTargetsStudyRows(t *testing.T) {
+	path := filepath.Join("..", filepath.FromSlash(targetsDoc))
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("README.md is not next to the module (a copy of the package?): %v", err)
+		t.Skipf("%s is not next to the module (a copy of the package?): %v", targetsDoc, err)
+	}
+	times, err := readTimings(filepath.Join("..", filepath.FromSlash(timingsFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := studyRows(times)
+	if err != nil {
+		t.Fatal(err)
 	}
 	lines := strings.Split(string(b), "\n")
 	first, last, err := studyRowSpan(lines)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := studyRows()
 	got := lines[first : last+1]
 	if slices.Equal(got, want) {
 		return
@@ -135,11 +180,38 @@ func TestREADMEStudyTargets(t *testing.T) {
 		if err := atomicfile.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote README.md lines %d-%d from the registry", first+1, last+1)
+		t.Logf("rewrote %s lines %d-%d from the registry and %s", targetsDoc, first+1, last+1, timingsFile)
 		return
 	}
-	t.Errorf("README.md lines %d-%d (the study targets) differ from the registry (pipeline/study_<name>.go); run `go test ./pipeline -run TestREADMEStudyTargets -update`\nREADME:\n%s\nregistry:\n%s",
-		first+1, last+1, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	t.Errorf("%s lines %d-%d (the study targets) differ from the registry (pipeline/study_<name>.go) and %s; run `go test ./pipeline -run TestTargetsStudyRows -update`\ndoc:\n%s\nregistry:\n%s",
+		targetsDoc, first+1, last+1, timingsFile, strings.Join(got, "\n"), strings.Join(want, "\n"))
+}
+
+func TestStudyRowsTimings(t *testing.T) {
+	all := map[string]string{}
+	for _, s := range Studies() {
+		for _, td := range s.Targets {
+			all[td.Names[0]] = "1 s"
+		}
+	}
+	if _, err := studyRows(all); err != nil {
+		t.Fatalf("every row timed: %v", err)
+	}
+	missing := maps.Clone(all)
+	delete(missing, "tls:run")
+	if _, err := studyRows(missing); err == nil || !strings.Contains(err.Error(), `"tls:run"`) {
+		t.Errorf("a row without a time: %v", err)
+	}
+	extra := maps.Clone(all)
+	extra["tls:gone"] = "1 s"
+	if _, err := studyRows(extra); err == nil || !strings.Contains(err.Error(), `"tls:gone"`) {
+		t.Errorf("a time without a row: %v", err)
+	}
+	pipe := maps.Clone(all)
+	pipe["net:run"] = "1 | 2"
+	if _, err := studyRows(pipe); err == nil {
+		t.Error("a time holding a | was accepted")
+	}
 }
 
 func TestStudyRowSpan(t *testing.T) {
@@ -196,7 +268,7 @@ func TestMagefileNamespaces(t *testing.T) {
 		for _, td := range s.Targets {
 			for _, n := range td.Names {
 				if _, ok := ns[strings.TrimPrefix(n, s.Name+":")]; !ok {
-					t.Errorf("README documents %s, which magefile.go lacks", n)
+					t.Errorf("%s documents %s, which magefile.go lacks", targetsDoc, n)
 				}
 			}
 		}

@@ -25,8 +25,10 @@ import (
 const (
 	// DefaultPowerMilliwatts is the paper's power model: 3.3 V x 24 mA.
 	DefaultPowerMilliwatts = 3.3 * 24
-	// DefaultPQM4 is the committed table of pqm4's Cortex-M4 numbers.
-	DefaultPQM4 = "experiments/pico-pqm4.csv"
+	// DefaultPQM4 is the committed table of pqm4's Cortex-M4 numbers,
+	// published values like those of published.go (its source is its
+	// first lines).
+	DefaultPQM4 = "analysis/picostudy/pqm4.csv"
 )
 
 // DefaultRequire are the schemes a run must have for the analysis to run:
@@ -496,7 +498,7 @@ type pqm4Row struct {
 	stack, execs int
 }
 
-// parsePQM4 reads experiments/pico-pqm4.csv: '#' comment lines, a header,
+// parsePQM4 reads analysis/picostudy/pqm4.csv: '#' comment lines, a header,
 // then scheme,op,impl,executions,cycles_mean,cycles_min,cycles_max,stack_bytes.
 // Only the "clean" implementation is used.
 func parsePQM4(b []byte) ([]pqm4Row, error) {

@@ -18,7 +18,7 @@
 // estimated.
 //
 // The Cortex-M4 comparison sets our mean SysTick cycles beside pqm4's
-// published cycles for the same PQClean clean code (experiments/pico-pqm4.csv,
-// cited there and in testdata/README.md). Every output says whether the
+// published cycles for the same PQClean clean code (pqm4.csv beside the
+// published values, cited there and in testdata/README.md). Every output says whether the
 // numbers come from the emulator ("emulated") or a board.
 package picostudy

@@ -68,7 +68,7 @@ func testTree(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "experiments"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, DefaultPQM4)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, DefaultPQM4), b, 0o644); err != nil {

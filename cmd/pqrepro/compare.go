@@ -470,7 +470,7 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 // The cost model of the steps, in seconds on the reference machine (the
-// one of README's Performance table); progress rescales it by the time
+// one of docs/performance.md); progress rescales it by the time
 // the finished steps really took. Sorting n values costs about
 // nsPerSortOp n log2 n; the constants were fitted to BenchmarkCompare at
 // 10^6 values.

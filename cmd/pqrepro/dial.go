@@ -6,10 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
 	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/internal/interrupt"
 )
 
 func init() {
@@ -53,7 +52,7 @@ func runDial(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeKL()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	cli := &handshake.Client{TLS: handshake.ClientTLSConfig(b.Roots, "localhost", groups, kl), Timeout: h.timeout,
 		Expect: handshake.Expect{Group: g, HRR: h.hrr, Key: k, Chain: h.chain}}

@@ -7,12 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"pqrepro/experiments/net/linkemu"
+	"pqrepro/internal/interrupt"
 )
 
 func init() {
@@ -140,7 +138,7 @@ func (f *linkFlags) parse(args []string) (linkemu.Scenario, linkemu.Options, err
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return interrupt.Context(context.Background())
 }
 
 func linkemuRun(args []string, stdout, stderr io.Writer) int {

@@ -8,10 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/internal/interrupt"
 )
 
 func init() {
@@ -89,7 +89,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pqrepro serve: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	srv := &handshake.Server{TLS: handshake.ServerTLSConfig(b, g, kl), Timeout: h.timeout,
 		Expect: handshake.Expect{Group: g, HRR: h.hrr, Key: k, Chain: h.chain}}

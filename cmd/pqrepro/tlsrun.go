@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/tls/tlsrun"
+	"pqrepro/internal/interrupt"
 	"pqrepro/internal/repro"
 )
 
@@ -68,7 +66,7 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 	if *store != "" {
 		cfg.Store = &repro.Store{Dir: *store}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	res, err := tlsrun.Run(ctx, cfg)
 	if err != nil {

@@ -31,6 +31,11 @@ type Scenario struct {
 	LossPct    float64 `json:"loss_pct"`
 	RateBps    int64   `json:"rate_bps"`
 	QueueBytes int     `json:"queue_bytes"`
+	// Seed is the link emulator's seed for the scenario's random loss
+	// and jitter, Link its description (linkemu's String); both are the
+	// runner's record, which the analysis passes on without using.
+	Seed uint64 `json:"seed"`
+	Link string `json:"link"`
 }
 
 // Meta is the part of meta.json the analysis reads.

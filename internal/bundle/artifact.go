@@ -59,6 +59,18 @@ type artifactInput struct {
 	Files    map[string]*entry // committed files by path
 }
 
+// quotedSections are the sections of the repository's documentation the
+// appendix quotes under "Hardware and software needed": what a machine
+// needs, and what was and was not tried on hardware.
+var quotedSections = []struct{ doc, name, title string }{
+	{"README.md", "the README", "Requirements"},
+	{HardwareDoc, HardwareDoc, "Hardware notes"},
+}
+
+// HardwareDoc is the document whose "## Hardware notes" section the
+// appendix quotes (boards, two hosts, what is untested on hardware).
+const HardwareDoc = "docs/hardware.md"
+
 // section returns the body of the markdown section "## title" of doc
 // (up to the next level-2 heading), or "".
 func section(doc, title string) string {
@@ -179,6 +191,7 @@ func artifactMD(in artifactInput) []byte {
 	p("| checksums of the committed data and outputs | `%s` | |", repro.SumsFile)
 	p("| checksums of every file in this bundle | `%s` | |", BundleSums)
 	p("| how to cite the software and the studies | `CITATION.cff` | |")
+	p("| the licences: the code BSD-3-Clause, the data and the outputs derived from them CC BY 4.0 | `%s`, `%s` | |", LicenseFile, DataLicenseFile)
 	p("| commit, tools, blobs and runs, machine-readable | `%s` | |", ManifestFile)
 	p("")
 	p("Check the bundle without Go: `sha256sum -c %s` (everything, captures included) and `sha256sum -c %s` (what the paper was built from). With Go: `go run mage.go verify`. The captures are where the pipeline looks for them (`%s/`), so the unpacked folder is a working tree.", BundleSums, repro.SumsFile, repro.DefaultStoreDir)
@@ -228,10 +241,10 @@ func artifactMD(in artifactInput) []byte {
 	}
 	p("")
 	p("Targets install missing Debian and npm packages themselves after saying what they will install (README, Requirements).")
-	for _, s := range []string{"Requirements", "Hardware notes"} {
-		if body := section(text("README.md"), s); body != "" {
+	for _, q := range quotedSections {
+		if body := section(text(q.doc), q.title); body != "" {
 			p("")
-			p("### From the README: %s", s)
+			p("### From %s: %s", q.name, q.title)
 			p("")
 			p("%s", body)
 		}

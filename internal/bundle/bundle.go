@@ -29,6 +29,14 @@ const DefaultOutDir = ".cache/dist"
 // (Citation File Format 1.2.0).
 const CitationFile = "CITATION.cff"
 
+// LicenseFile (the code's licence) and DataLicenseFile (the data's and
+// the derived outputs') must be in every bundle too: an archive cut
+// from the repository is redistributed, and says on what terms.
+const (
+	LicenseFile     = "LICENSE"
+	DataLicenseFile = "LICENSE-DATA"
+)
+
 // Options say what to bundle and where.
 type Options struct {
 	// Root is the repository root, the top level of a Git checkout.
@@ -165,7 +173,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	// Pass 1: list and hash every committed file, read the small ones
 	// the appendix is made from.
 	logf("bundle: commit %s, %d tracked files", short(tree.Commit), len(tree.Files))
-	read := map[string]bool{"README.md": true, "go.mod": true, repro.LockFile: true, timingsFile: true}
+	read := map[string]bool{"README.md": true, HardwareDoc: true, "go.mod": true, repro.LockFile: true, timingsFile: true}
 	var files []*entry
 	sums := map[string]string{}
 	byPath := map[string]*entry{}
@@ -191,7 +199,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 		sums[e.Path] = e.SHA256
 		filesBytes += e.Size
 	}
-	for _, need := range []string{repro.SumsFile, CitationFile} {
+	for _, need := range []string{repro.SumsFile, CitationFile, LicenseFile, DataLicenseFile} {
 		if byPath[need] == nil {
 			return nil, fmt.Errorf("bundle: %s is not committed: a bundle must carry it (commit it first)", need)
 		}

@@ -116,7 +116,7 @@ func TestEntries(t *testing.T) {
 	if names[0] != prefix {
 		t.Errorf("first entry %q, want the top folder %q", names[0], prefix)
 	}
-	for _, want := range []string{"main.go", ".ci/run", "CITATION.cff", "SHA256SUMS", f.RunDir + "/meta.json", f.RunDir + "/records.csv",
+	for _, want := range []string{"main.go", ".ci/run", "CITATION.cff", LicenseFile, DataLicenseFile, "SHA256SUMS", f.RunDir + "/meta.json", f.RunDir + "/records.csv",
 		"docs/análise.md", "docs/" + strings.Repeat("x", 120) + ".md", blobPath(f.Capture), ManifestFile, ArtifactFile, BundleSums} {
 		if _, ok := byName[want]; !ok {
 			t.Errorf("bundle lacks %s", want)
@@ -170,7 +170,8 @@ func TestEntries(t *testing.T) {
 		"commit `" + head + "`, a clean checkout",
 		"go 1.27.3 (from go.mod)",
 		"### From the README: Requirements", "Go 1.27.3 and root for captures.",
-		"### From the README: Hardware notes", "No board was attached.",
+		"### From docs/hardware.md: Hardware notes", "No board was attached.",
+		"the code BSD-3-Clause, the data and the outputs derived from them CC BY 4.0 | `LICENSE`, `LICENSE-DATA`",
 		"| `tls:run` | `" + f.RunDir + "` | quick | 2026-01-01T00:00:00Z | 2 min 05 s | Test CPU, 2 cores |",
 		"**Not measured**", "A MAP, NO VERDICTS",
 		"A1a: ML-DSA-87 + X25519 has a higher median Ths (published: higher, significant)",
@@ -180,7 +181,7 @@ func TestEntries(t *testing.T) {
 			t.Errorf("ARTIFACT.md lacks %q", want)
 		}
 	}
-	if strings.Contains(art, "not copied") {
+	if strings.Contains(art, "not copied") || strings.Contains(art, "Not here") {
 		t.Error("ARTIFACT.md copied a README section it should not")
 	}
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], DefaultTimingsFile) {
@@ -347,6 +348,7 @@ func TestRefusals(t *testing.T) {
 		{"subfolder", nil, func(o *Options) { o.Root = filepath.Join(f.Root, "docs") }, "not the top level"},
 		{"bad version", nil, func(o *Options) { o.Version = "../x" }, "not usable in a file name"},
 		{"no citation", func(t *testing.T) { runGit(t, f.Root, "rm", "-q", "CITATION.cff"); f.commit(t, "drop cff") }, nil, "CITATION.cff is not committed"},
+		{"no data licence", func(t *testing.T) { runGit(t, f.Root, "rm", "-q", DataLicenseFile); f.commit(t, "drop data licence") }, nil, "LICENSE-DATA is not committed"},
 		{"no sums", func(t *testing.T) { runGit(t, f.Root, "rm", "-q", "SHA256SUMS"); f.commit(t, "drop sums") }, nil, "SHA256SUMS is not committed"},
 		{"generated name committed", func(t *testing.T) { writeFile(t, f.Root, ManifestFile, "{}", 0o644); f.commit(t, "clash") }, nil, "the bundle generates a file of that name"},
 		{"store committed", func(t *testing.T) { writeFile(t, f.Root, ".store/x", "x", 0o644); f.commit(t, "store") }, nil, "where the bundle puts the content store"},
@@ -455,7 +457,7 @@ func TestMeasure(t *testing.T) {
 func TestSectionAndGoVersion(t *testing.T) {
 	cases := []struct{ doc, title, want string }{
 		{testReadme, "Requirements", "- Go 1.27.3 and root for captures."},
-		{testReadme, "Hardware notes", "No board was attached."},
+		{testHardware, "Hardware notes", "No board was attached."},
 		{testReadme, "Missing", ""},
 		{"## A\n### sub\ntext\n## B\n", "A", "### sub\ntext"},
 	}

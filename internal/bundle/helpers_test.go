@@ -77,7 +77,18 @@ not copied
 
 ## Hardware notes
 
+Not here: in docs/hardware.md.
+`
+
+const testHardware = `# Hardware
+
+## Hardware notes
+
 No board was attached.
+
+## Elsewhere
+
+not copied
 `
 
 // newFixture makes the repository and commits it.
@@ -100,10 +111,13 @@ func newFixture(t testing.TB) *fixture {
 	f.RunDir = "data/tls/20260101T000000Z-quick"
 
 	writeFile(t, f.Root, "README.md", testReadme, 0o644)
+	writeFile(t, f.Root, HardwareDoc, testHardware, 0o644)
 	writeFile(t, f.Root, "go.mod", "module demo\n\ngo 1.27.3\n", 0o644)
 	writeFile(t, f.Root, "main.go", "package main\n\nfunc main() {}\n", 0o600) // odd file-system mode: must come out 0644
 	writeFile(t, f.Root, ".ci/run", "#!/bin/sh\necho ok\n", 0o755)
 	writeFile(t, f.Root, "CITATION.cff", "cff-version: 1.2.0\n", 0o644)
+	writeFile(t, f.Root, LicenseFile, "BSD-3-Clause\n", 0o644)
+	writeFile(t, f.Root, DataLicenseFile, "CC-BY-4.0\n", 0o644)
 	records := "id,ths_ms\n1,3.9\n"
 	writeFile(t, f.Root, f.RunDir+"/records.csv", records, 0o644)
 	meta := map[string]any{

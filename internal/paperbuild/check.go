@@ -22,26 +22,26 @@ var (
 	skipArgRe = regexp.MustCompile(`\\(?:cite|citep|citet|ref|label|input|include|includegraphics|bibliography|bibliographystyle|usepackage|documentclass|texttt|url|studyslot|optinput|IfFileExists)(?:\[[^\]]*\])?\{[^}]*\}`)
 )
 
-// handTyped lists the numbers the text may state literally, each a fact of
-// a setup or a convention, not a measurement: software versions and the
-// conventional thresholds of the statistics (their definitions).
-var handTyped = []string{
-	"1.3",                    // TLS 1.3
-	"1.27",                   // Go 1.27
-	"1.24",                   // Go 1.24 of Study B's original
-	"3.5.2",                  // OpenSSL 3.5.2 of Study A's original
-	"3.5",                    // OpenSSL 3.5
-	"2.28",                   // Mbed TLS 2.28
-	"2~MB",                   // the Pico's flash (RP2040 datasheet)
+// conventions lists the numbers any paper's text may state literally,
+// each a fact of the toolchain or a convention, not a measurement: the
+// module's Go release and the conventional thresholds of the statistics
+// (their definitions). The numbers a study's text may type (its
+// versions, its hardware) are the study's: its registration passes them
+// to Stage (pipeline.Study.HandTyped), so that this package names no
+// study.
+var conventions = []string{
+	"1.27",                   // Go 1.27, the module's toolchain (go.mod)
 	"1.10",                   // SciPy 1.10 conventions
 	"0.147", "0.33", "0.474", // Cliff's delta magnitude thresholds (Romano et al.)
 }
 
 // CheckSources returns every problem of the paper's sources: a figure or
 // table label that no \ref names, and a number in the hand-written text
-// (main.tex and sections/, not generated/) that looks measured. files maps
-// paths relative to paper/ to their content.
-func CheckSources(files map[string][]byte) []string {
+// (main.tex and sections/, not generated/) that looks measured and is
+// neither a convention nor one of handTyped, the numbers the studies
+// allow. files maps paths relative to paper/ to their content.
+func CheckSources(files map[string][]byte, handTyped []string) []string {
+	allowed := slices.Concat(conventions, handTyped)
 	var problems []string
 	labels := map[string]string{}
 	refs := map[string]bool{}
@@ -69,10 +69,10 @@ func CheckSources(files map[string][]byte) []string {
 		for i, line := range strings.Split(text, "\n") {
 			line = skipArgRe.ReplaceAllString(line, "")
 			for _, num := range numberRe.FindAllString(line, -1) {
-				if slices.Contains(handTyped, strings.TrimSpace(num)) {
+				if slices.Contains(allowed, strings.TrimSpace(num)) {
 					continue
 				}
-				problems = append(problems, fmt.Sprintf("%s:%d: %q typed by hand: use a generated macro (or add it to paperbuild.handTyped with the reason it is not a measurement)", name, i+1, num))
+				problems = append(problems, fmt.Sprintf("%s:%d: %q typed by hand: use a generated macro (or, if it is a fact of a study's setup and not a measurement, add it to that study's HandTyped in its analysis package, with the reason)", name, i+1, num))
 			}
 		}
 	}

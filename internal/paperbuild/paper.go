@@ -25,8 +25,10 @@ const BibFile = "references.bib"
 // generated files the other stages write for it: tables and numbers under
 // paper/generated/ and PDF figures under figures/. Declaring them one by
 // one (not the folders) makes the paper depend on every stage that feeds
-// it and on nothing else.
-func Stage(root string, others []*repro.Stage) *repro.Stage {
+// it and on nothing else. handTyped are the numbers the studies allow
+// the text to state literally (CheckSources); they are a parameter, so
+// that changing them checks the sources again.
+func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage {
 	if _, err := os.Stat(filepath.Join(root, "paper", "main.tex")); err != nil {
 		return nil
 	}
@@ -49,12 +51,15 @@ func Stage(root string, others []*repro.Stage) *repro.Stage {
 	if err == nil {
 		epoch = strconv.FormatInt(date.Unix(), 10)
 	}
+	handTyped = slices.Clone(handTyped)
+	slices.Sort(handTyped)
+	handTyped = slices.Compact(handTyped)
 	return &repro.Stage{
 		Name:    "paper",
 		Doc:     "build paper/main.pdf with pdflatex",
 		Code:    []string{"internal/paperbuild"},
 		Inputs:  inputs,
-		Params:  map[string]string{"SOURCE_DATE_EPOCH": epoch},
+		Params:  map[string]string{"SOURCE_DATE_EPOCH": epoch, "hand_typed": strings.Join(handTyped, " ")},
 		Outputs: []string{"paper/main.pdf"},
 		Tools: func(ctx context.Context) map[string]string {
 			if v, err := provenance.ToolVersion(ctx, "pdflatex", "--version"); err == nil {
@@ -75,7 +80,7 @@ func Stage(root string, others []*repro.Stage) *repro.Stage {
 				// paper/x -> x, figures/x -> figures/x
 				files[strings.TrimPrefix(in, "paper/")] = b
 			}
-			if p := CheckSources(files); len(p) > 0 {
+			if p := CheckSources(files, handTyped); len(p) > 0 {
 				return fmt.Errorf("the paper's sources are not finished (fix them, then build again):\n  %s", strings.Join(p, "\n  "))
 			}
 			var log []byte

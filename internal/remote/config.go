@@ -55,7 +55,7 @@ func LoadConfig(root string) (Config, string, error) {
 	md, err := toml.DecodeFile(p, &c)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return c, p, fmt.Errorf("remote: no data remote configured: %w (write %s, see README \"Data remote\")", err, ConfigFile)
+			return c, p, fmt.Errorf("remote: no data remote configured: %w (write %s, see docs/data-remote.md)", err, ConfigFile)
 		}
 		return c, p, fmt.Errorf("remote: %s: %w", p, err)
 	}

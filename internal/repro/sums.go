@@ -3,11 +3,13 @@ package repro
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -177,4 +179,29 @@ func (e *Engine) runFolder(p string) (string, bool) {
 		return d + "/" + parts[0] + "/" + parts[1], true
 	}
 	return "", false
+}
+
+// CheckListed re-hashes, without the hash cache, every file entries list
+// (paths relative to root) and returns one problem per file that is
+// missing, unreadable or differs from its line. It is the one SHA256SUMS
+// check: `mage verify` (Engine.Verify) and `mage all`'s check of the
+// committed data print its problems as FAIL lines. A cancelled ctx stops
+// it with ctx's error.
+func CheckListed(ctx context.Context, root string, entries []SumEntry) ([]Problem, error) {
+	var problems []Problem
+	for _, ent := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		got, err := HashFile(filepath.Join(root, filepath.FromSlash(ent.Path)))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			problems = append(problems, Problem{Path: ent.Path, What: fmt.Sprintf("missing (listed in %s line %d)", SumsFile, ent.Line)})
+		case err != nil:
+			problems = append(problems, Problem{Path: ent.Path, What: fmt.Sprintf("unreadable: %v", err)})
+		case got != ent.SHA256:
+			problems = append(problems, Problem{Path: ent.Path, What: fmt.Sprintf("content differs from %s: listed sha256 %s, file has %s", SumsFile, short(ent.SHA256), short(got))})
+		}
+	}
+	return problems, nil
 }

@@ -84,21 +84,14 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 	}
 	listed := map[string]bool{}
 	for _, ent := range entries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		listed[ent.Path] = true
-		rep.Checked++
-		got, err := HashFile(e.abs(ent.Path))
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			problem(ent.Path, "missing (listed in %s line %d)", SumsFile, ent.Line)
-		case err != nil:
-			problem(ent.Path, "unreadable: %v", err)
-		case got != ent.SHA256:
-			problem(ent.Path, "content differs from %s: listed sha256 %s, file has %s", SumsFile, short(ent.SHA256), short(got))
-		}
 	}
+	sumProblems, err := CheckListed(ctx, e.Root, entries)
+	if err != nil {
+		return nil, err
+	}
+	rep.Checked = len(entries)
+	rep.Problems = append(rep.Problems, sumProblems...)
 	raw, err := e.rawFiles()
 	if err != nil {
 		return nil, err

@@ -295,10 +295,10 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 		where = "committed in the run folder as captures/<series>.pcapng.gz (meta.json names the uncompressed bytes' SHA-256)"
 	}
 
-	scen := make([]scenarioMeta, len(plan.Scenarios))
+	scen := make([]netdata.Scenario, len(plan.Scenarios))
 	for i, sc := range plan.Scenarios {
 		ss := sp.Scenarios[sc.Name]
-		scen[i] = scenarioMeta{Name: sc.Name, RTTms: ss.RTTMs, JitterMs: ss.JitterMs, LossPct: ss.LossPct, RateBps: sc.AtoB.Rate, QueueBytes: sc.AtoB.Queue, Seed: sc.Seed, Link: sc.String()}
+		scen[i] = netdata.Scenario{Name: sc.Name, RTTms: ss.RTTMs, JitterMs: ss.JitterMs, LossPct: ss.LossPct, RateBps: sc.AtoB.Rate, QueueBytes: sc.AtoB.Queue, Seed: sc.Seed, Link: sc.String()}
 	}
 	groups := make([]string, len(plan.Groups))
 	for i, g := range plan.Groups {
@@ -323,7 +323,7 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 		}
 		f[rk][row.Group]++
 	}
-	measured["design"] = designMeta{Order: plan.Order, Groups: groups, Rounds: plan.Rounds, CertKey: string(plan.CertKey), CertChain: sp.CertChain, Warmup: plan.Warmup, TimeoutMs: float64(plan.Timeout) / 1e6, Scenarios: scen, Toolchains: plan.Toolchains}
+	measured["design"] = netdata.Design{Order: plan.Order, Groups: groups, Rounds: plan.Rounds, CertKey: string(plan.CertKey), CertChain: sp.CertChain, Warmup: plan.Warmup, TimeoutMs: float64(plan.Timeout) / 1e6, Scenarios: scen, Toolchains: plan.Toolchains}
 	if len(eps) > 0 {
 		em := map[string]any{}
 		for tc, ep := range eps {
@@ -391,33 +391,6 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 		oks, attempts, wall.Round(time.Millisecond), est.Minimum.Round(time.Millisecond), sched.WallS/max(est.Minimum.Seconds(), 1e-9),
 		est.ScheduledMinimum.Round(time.Millisecond), sched.WallS/max(est.ScheduledMinimum.Seconds(), 1e-9), run.ID, cfg.Profile)
 	return nil
-}
-
-// designMeta is measured.design in meta.json: what the analysis needs to
-// know about the run's design.
-type designMeta struct {
-	Order     string         `json:"order"`
-	Groups    []string       `json:"groups"`
-	Rounds    []int          `json:"rounds"`
-	CertKey   string         `json:"cert_key"`
-	CertChain bool           `json:"cert_chain"`
-	Warmup    int            `json:"warmup"`
-	TimeoutMs float64        `json:"timeout_ms"`
-	Scenarios []scenarioMeta `json:"scenarios"`
-	// Toolchains of the endpoint builds, the primary first; absent when
-	// the handshakes ran in process.
-	Toolchains []string `json:"toolchains,omitempty"`
-}
-
-type scenarioMeta struct {
-	Name       string  `json:"name"`
-	RTTms      float64 `json:"rtt_ms"`
-	JitterMs   float64 `json:"jitter_ms"`
-	LossPct    float64 `json:"loss_pct"`
-	RateBps    int64   `json:"rate_bps"`
-	QueueBytes int     `json:"queue_bytes"`
-	Seed       uint64  `json:"seed"`
-	Link       string  `json:"link"`
 }
 
 type captureInfo struct {

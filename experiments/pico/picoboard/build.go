@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"pqrepro/datasets/picodata"
+	"pqrepro/internal/atomicfile"
 )
 
 // pqcleanDir maps a PQ scheme to its PQClean implementation and the
@@ -261,7 +262,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		sum := sha256.Sum256(hdr)
 		img.Sources["rsa-key"] = hex.EncodeToString(sum[:])
 		genDir := filepath.Join(root, ".cache/pico/gen", "rsa-"+img.Sources["rsa-key"][:16])
-		if err := writeFileAtomic(filepath.Join(genDir, "rsa_key.h"), hdr, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(genDir, "rsa_key.h"), hdr, 0o644); err != nil {
 			return Image{}, err
 		}
 		incFW = append(incFW, genDir, filepath.Join(mb, "include"))
@@ -414,13 +415,13 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	if err := writeFileAtomic(img.ELF, elfBytes, 0o644); err != nil {
+	if err := atomicfile.WriteFile(img.ELF, elfBytes, 0o644); err != nil {
 		return Image{}, err
 	}
-	if err := writeFileAtomic(img.UF2, uf2, 0o644); err != nil {
+	if err := atomicfile.WriteFile(img.UF2, uf2, 0o644); err != nil {
 		return Image{}, err
 	}
-	if err := writeFileAtomic(stamp, []byte(img.FirmwareID), 0o644); err != nil {
+	if err := atomicfile.WriteFile(stamp, []byte(img.FirmwareID), 0o644); err != nil {
 		return Image{}, err
 	}
 	if err := img.hashOutputs(); err != nil {

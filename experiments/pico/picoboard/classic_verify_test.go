@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"pqrepro/datasets/picodata"
+	"pqrepro/internal/atomicfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -197,7 +198,7 @@ func TestDeviceRSAKey(t *testing.T) {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFileAtomic(golden, []byte(got), 0o644); err != nil {
+		if err := atomicfile.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

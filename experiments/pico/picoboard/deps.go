@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"pqrepro/internal/atomicfile"
 )
 
 // Install hints, printed when a tool or source is missing.
@@ -48,7 +50,7 @@ func npmInstall(ctx context.Context, srcDir, cacheDir string, log io.Writer) (st
 		return "", fmt.Errorf("create %s: %w", cacheDir, err)
 	}
 	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
-		if err := writeFileAtomic(filepath.Join(cacheDir, name), b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(cacheDir, name), b, 0o644); err != nil {
 			return "", err
 		}
 	}
@@ -62,7 +64,7 @@ func npmInstall(ctx context.Context, srcDir, cacheDir string, log io.Writer) (st
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("npm ci in %s: %w\n%s", cacheDir, err, out.String())
 	}
-	if err := writeFileAtomic(stamp, lock, 0o644); err != nil {
+	if err := atomicfile.WriteFile(stamp, lock, 0o644); err != nil {
 		return "", err
 	}
 	return mods, nil

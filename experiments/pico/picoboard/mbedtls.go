@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"pqrepro/internal/atomicfile"
 )
 
 // The pinned mbedTLS: Debian bookworm's source package, fetched with
@@ -268,7 +270,7 @@ func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
 		return "", nil
 	}
 	path := filepath.Join(sourcesDir, name)
-	if err := writeFileAtomic(path, out, 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return "", fmt.Errorf("%w (adding deb-src needs root)", err)
 		}

@@ -1,4 +1,9 @@
-package pipeline
+// Package gotest runs a module's checks the way `mage test` does and
+// reports them for people: go vet, then `go test -json` summarised (the
+// package lines, every failed test in full, every skipped test with its
+// reason, and "N passed, N failed, N skipped"), and before them the
+// bounded fuzz runs listed in fuzz.txt files. It knows no study.
+package gotest
 
 import (
 	"bufio"
@@ -17,21 +22,21 @@ type testEvent struct {
 	Output  string
 }
 
-// TestSummary counts what a `go test -json` stream reported.
-type TestSummary struct {
+// Summary counts what a `go test -json` stream reported.
+type Summary struct {
 	Passed, Failed, Skipped int
 	// Skips lists every skipped test with the reason it gave.
 	Skips []string
 }
 
-// summarizeTests reads a `go test -json` stream and writes what a person
+// Summarize reads a `go test -json` stream and writes what a person
 // needs: the package lines as go test prints them (ok, FAIL, no test
 // files, build errors), the full output of every failed test, and one
 // line per skipped test with its reason, so that no test is skipped
 // silently. It ends with the plain closing line "N passed, N failed,
 // N skipped".
-func summarizeTests(r io.Reader, w io.Writer) (TestSummary, error) {
-	var sum TestSummary
+func Summarize(r io.Reader, w io.Writer) (Summary, error) {
+	var sum Summary
 	type key struct{ pkg, test string }
 	buf := map[key][]string{}
 	sc := bufio.NewScanner(r)

@@ -1,4 +1,4 @@
-package pipeline
+package gotest
 
 import (
 	"bytes"
@@ -9,19 +9,18 @@ import (
 	"testing"
 )
 
-func TestBoundedFuzz(t *testing.T) {
+func TestBounded(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "pkg"), 0o755)
 	os.MkdirAll(filepath.Join(root, ".cache", "x"), 0o755)
-	os.WriteFile(filepath.Join(root, "pkg", FuzzListFile), []byte("# a comment\necho ran >> fuzzed\n\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "pkg", ListFile), []byte("# a comment\necho ran >> fuzzed\n\n"), 0o644)
 	// A list under a hidden folder is not the project's.
-	os.WriteFile(filepath.Join(root, ".cache", "x", FuzzListFile), []byte("false\n"), 0o644)
+	os.WriteFile(filepath.Join(root, ".cache", "x", ListFile), []byte("false\n"), 0o644)
 	var log bytes.Buffer
-	cfg := Config{Root: root, Log: &log}
 
 	t.Setenv("CI", "")
 	t.Setenv("PQREPRO_FUZZ", "")
-	if err := boundedFuzz(context.Background(), cfg); err != nil {
+	if err := Bounded(context.Background(), root, &log); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "not run: set PQREPRO_FUZZ=1") {
@@ -33,15 +32,15 @@ func TestBoundedFuzz(t *testing.T) {
 
 	t.Setenv("CI", "true")
 	log.Reset()
-	if err := boundedFuzz(context.Background(), cfg); err != nil {
+	if err := Bounded(context.Background(), root, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "fuzzed")); string(b) != "ran\n" || !strings.Contains(log.String(), "fuzz 1/1") {
 		t.Errorf("fuzzed = %q, log:\n%s", b, log.String())
 	}
 
-	os.WriteFile(filepath.Join(root, "pkg", FuzzListFile), []byte("exit 3\n"), 0o644)
-	if err := boundedFuzz(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "regression case") {
+	os.WriteFile(filepath.Join(root, "pkg", ListFile), []byte("exit 3\n"), 0o644)
+	if err := Bounded(context.Background(), root, &log); err == nil || !strings.Contains(err.Error(), "regression case") {
 		t.Errorf("a failing fuzz run: %v", err)
 	}
 }

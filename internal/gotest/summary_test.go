@@ -1,4 +1,4 @@
-package pipeline
+package gotest
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestSummarizeTests(t *testing.T) {
+func TestSummarize(t *testing.T) {
 	stream := strings.Join([]string{
 		`{"Action":"start","Package":"p/a"}`,
 		`{"Action":"run","Package":"p/a","Test":"TestOK"}`,
@@ -26,7 +26,7 @@ func TestSummarizeTests(t *testing.T) {
 		`b.go:1: syntax error`,
 	}, "\n")
 	var out bytes.Buffer
-	sum, err := summarizeTests(strings.NewReader(stream), &out)
+	sum, err := Summarize(strings.NewReader(stream), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
