@@ -64,7 +64,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	defer os.RemoveAll(tree)
-	if err := referenceResults(ctx, cfg, plans, tree); err != nil {
+	if err := referenceResults(ctx, cfg, plans, tree, "a temporary tree under .cache (removed afterwards)"); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	text, err := calibration(cfg.Profile, plans, k, seed)

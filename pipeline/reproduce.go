@@ -185,7 +185,7 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 	}
 
 	// 4. Reference results of the same profile.
-	if err := referenceResults(ctx, cfg, plans, filepath.Join(work, ".reference")); err != nil {
+	if err := referenceResults(ctx, cfg, plans, filepath.Join(work, ".reference"), filepath.Join(ReproduceDir, cfg.Profile, ".reference")); err != nil {
 		return err
 	}
 

@@ -79,8 +79,9 @@ func analyseIn(ctx context.Context, cfg Config, tree string, stages []*repro.Sta
 // referenceResults fills refResults: the committed results/<study>.json
 // where the committed outputs come from the reference run of the
 // profile, else that run analysed in tree (so that a quick run is
-// compared with the quick reference run, never with the full one).
-func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree string) error {
+// compared with the quick reference run, never with the full one); where
+// says in the log where tree will be.
+func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, where string) error {
 	var stages []*repro.Stage
 	var analysed []*studyPlan
 	for i := range plans {
@@ -109,7 +110,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree s
 	for i, p := range analysed {
 		names[i] = p.s.Name + " " + p.ref
 	}
-	cfg.printf("reference: analysing the %s reference runs that the committed outputs are not built from, or not with the current code (%s), in %s", cfg.Profile, strings.Join(names, ", "), filepath.Join(ReproduceDir, cfg.Profile, ".reference"))
+	cfg.printf("reference: analysing the %s reference runs that the committed outputs are not built from, or not with the current code (%s), in %s", cfg.Profile, strings.Join(names, ", "), where)
 	start := cfg.now()
 	rep, err := analyseIn(ctx, cfg, tree, stages, nil)
 	if err != nil {
