@@ -97,3 +97,19 @@ func TestDataNoRemote(t *testing.T) {
 		t.Errorf("pull without remote.toml: %v, want it to name the file to write", err)
 	}
 }
+
+// TestDataRemoteFolderAbsent: on a fresh clone the folder remote.toml
+// names does not exist; status says so and how to fix it, once.
+func TestDataRemoteFolderAbsent(t *testing.T) {
+	root, remoteDir, _, _ := dataRepo(t)
+	os.RemoveAll(remoteDir)
+	var out bytes.Buffer
+	printDataStatus(context.Background(), Config{Root: root, Log: &out})
+	s := out.String()
+	if !strings.Contains(s, "remote folder absent: name a real one in remote.toml") || strings.Contains(s, "[remote: dir") {
+		t.Errorf("status with the remote's folder missing:\n%s", s)
+	}
+	if strings.Count(s, remoteDir) != 1 {
+		t.Errorf("the missing folder should be named once:\n%s", s)
+	}
+}

@@ -34,6 +34,9 @@ func (d *Dir) checkRoot() error {
 	if err == nil && !fi.IsDir() {
 		err = errors.New("not a directory")
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w (mount the share, create the folder, or name a real one in %s)", d, ErrRemoteAbsent, ConfigFile)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: the remote's folder %s: %w (mount the share, create the folder, or fix url in %s)", d, d.Root, err, ConfigFile)
 	}

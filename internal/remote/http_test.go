@@ -360,6 +360,10 @@ func TestParseIndexErrors(t *testing.T) {
 		sum + " ftp://x/y",
 		sum,
 		sum + " http://x/a\n" + sum + " http://x/b",
+		sum + " //evil.example/x",
+		sum + " http://user:pw@x/y",
+		sum + " https://token@x/y",
+		sum + " http://x:y@/z",
 	} {
 		if _, err := parseIndex(strings.NewReader(in), "index", "http://base/"); err == nil {
 			t.Errorf("parseIndex(%q) succeeded, want an error", in)
