@@ -113,3 +113,27 @@ func TestDataRemoteFolderAbsent(t *testing.T) {
 		t.Errorf("the missing folder should be named once:\n%s", s)
 	}
 }
+
+// TestDataPushLeftovers: a push killed mid-upload leaves an .incoming-*
+// file on the dir remote; status lists it and clean removes it.
+func TestDataPushLeftovers(t *testing.T) {
+	root, remoteDir, sum, _ := dataRepo(t)
+	dir := filepath.Join(remoteDir, "sha256", sum[:2])
+	os.MkdirAll(dir, 0o755)
+	left := filepath.Join(dir, ".incoming-4242")
+	os.WriteFile(left, []byte("half a blob"), 0o644)
+	lines := strings.Join(FindLeftovers(root).Lines(), "\n")
+	if !strings.Contains(lines, ".incoming-4242") || !strings.Contains(lines, "data:push") {
+		t.Errorf("status does not list the killed push's leftover:\n%s", lines)
+	}
+	var out bytes.Buffer
+	if err := Clean(Config{Root: root, Log: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("clean left %s: %v\n%s", left, err, out.String())
+	}
+	if lines := FindLeftovers(root).Lines(); strings.Contains(strings.Join(lines, "\n"), ".incoming-") {
+		t.Errorf("still listed after clean: %v", lines)
+	}
+}

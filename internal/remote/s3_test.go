@@ -211,3 +211,32 @@ func TestS3Credentials(t *testing.T) {
 		t.Fatalf("Put with a wrong secret: %v, want advice on the credentials", err)
 	}
 }
+
+// TestS3PushCorruptRemote: an object overwritten with zeros of the same
+// size on the real S3 server is uploaded again, not trusted.
+func TestS3PushCorruptRemote(t *testing.T) {
+	ctx := context.Background()
+	rem := startS3(t, "p/")
+	local := newStore(t)
+	b, _ := blob(300_000, 35)
+	sum := storeBlob(t, local, b)
+	if _, err := Push(ctx, local, rem, []string{sum}, fast(t)); err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, len(b))
+	if _, err := rem.Client.PutObject(ctx, s3Bucket, rem.key(sum), bytes.NewReader(zeros), int64(len(zeros)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Push(ctx, local, rem, []string{sum}, fast(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Skipped != "" {
+		t.Fatalf("push trusted the corrupt object: %+v", res[0])
+	}
+	fresh := newStore(t)
+	if _, err := Pull(ctx, fresh, rem, []string{sum}, fast(t)); err != nil {
+		t.Fatal(err)
+	}
+	assertStored(t, fresh, sum, b)
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -379,10 +380,57 @@ func restart(f *os.File, h hash.Hash) (int64, error) {
 	return 0, err
 }
 
+// verifyRemote downloads the remote's copy of sum and hashes it: nil if
+// it is size bytes hashing to sum, an error wrapping ErrCorrupt if it is
+// not. The download is bounded like a pull's (size, stall, minimum rate).
+func verifyRemote(parent context.Context, rem Remote, sum string, size int64, o Options) error {
+	ctx, cancel := context.WithTimeoutCause(parent, o.budget(size), ErrTooSlow)
+	defer cancel()
+	ctx, w := watch(ctx, o.stall())
+	defer w.stop()
+	rc, from, err := rem.Get(ctx, sum, 0)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if from != 0 {
+		return fmt.Errorf("%s: %s: asked for byte 0, got %d", rem, short(sum), from)
+	}
+	h := sha256.New()
+	src := ctxReader{ctx, rc}
+	n, err := io.Copy(io.MultiWriter(h, w), io.LimitReader(src, size))
+	if err != nil {
+		if c := context.Cause(ctx); c != nil && parent.Err() == nil {
+			err = fmt.Errorf("%w: %w", c, err)
+		}
+		return err
+	}
+	if k, _ := io.ReadFull(src, make([]byte, 1)); k > 0 {
+		return fmt.Errorf("%s: the copy of %s is longer than the %d bytes announced: %w", rem, short(sum), size, ErrCorrupt)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); n != size || got != sum {
+		return fmt.Errorf("%s: the copy of %s (%d bytes) hashes to %s: %w", rem, short(sum), n, short(got), ErrCorrupt)
+	}
+	return nil
+}
+
 // Push copies the blobs sums from store to rem, skipping those the remote
-// has (same size). Each blob is re-hashed before it leaves, so a corrupt
+// has: same size, and bytes that hash to the blob's SHA-256 (downloaded
+// and hashed; a copy that does not is uploaded again). Each blob is re-hashed before it leaves, so a corrupt
 // local blob is never published; the remote makes it visible only whole.
+//
+// It first removes what killed pushes left on the remote (see
+// [LeftoverRemover]).
 func Push(ctx context.Context, store *repro.Store, rem Remote, sums []string, o Options) ([]Result, error) {
+	if lr, ok := rem.(LeftoverRemover); ok {
+		gone, err := lr.RemoveLeftovers(ctx)
+		if len(gone) > 0 {
+			o.logf("push: removed %d leftovers of interrupted uploads on %s: %s", len(gone), rem, strings.Join(gone, ", "))
+		}
+		if err != nil && !errors.Is(err, ErrRemoteAbsent) {
+			return nil, err
+		}
+	}
 	return each(ctx, sums, func(sum string) Result {
 		r := Result{Sum: sum}
 		if err := checkSum(sum); err != nil {
@@ -403,8 +451,19 @@ func Push(ctx context.Context, store *repro.Store, rem Remote, sums []string, o 
 		got, err := rem.Stat(ctx, sum)
 		switch {
 		case err == nil && got == size:
-			r.Skipped = "on remote"
-			return r
+			// The same size is not the same bytes: a blob overwritten in
+			// place, or a torn copy on the share, counts as on the remote
+			// only once its bytes hash to sum.
+			verr := verifyRemote(ctx, rem, sum, size, o)
+			if verr == nil {
+				r.Skipped = "on remote"
+				return r
+			}
+			if !errors.Is(verr, ErrCorrupt) {
+				r.Err = fmt.Errorf("push %s: checking the copy on the remote: %w", short(sum), verr)
+				return r
+			}
+			o.logf("push %s: %v; uploading it again", short(sum), verr)
 		case err != nil && !errors.Is(err, ErrNotFound):
 			r.Err = err
 			return r
