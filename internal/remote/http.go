@@ -274,7 +274,7 @@ func parseIndex(r io.Reader, name, base string) (map[string]string, error) {
 			return nil, fmt.Errorf("remote: index %s:%d: %q: %w", name, n, f[1], err)
 		}
 		u = b.ResolveReference(u)
-		if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
 			return nil, fmt.Errorf("remote: index %s:%d: %q is not an http(s) URL", name, n, u)
 		}
 		if old, dup := idx[f[0]]; dup && old != u.String() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -381,6 +382,9 @@ func FuzzParseIndex(f *testing.F) {
 			return
 		}
 		for s, u := range idx {
+			if pu, err := url.Parse(u); err != nil || pu.User != nil {
+				t.Fatalf("accepted %q with credentials", u)
+			}
 			if !IsSHA256(s) || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
 				t.Fatalf("accepted %q -> %q", s, u)
 			}
