@@ -2,18 +2,22 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"pqrepro/experiments/net/linkemu"
+	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
 
 // Clean removes build caches and the leftovers of interrupted runs:
 // .cache/ (but its locks and the compiled magefile), staging folders of interrupted stages and incomplete run
-// folders under data/. It keeps raw data, the content store and the
+// folders under data/, and the data remote's leftovers of killed pushes
+// (a dir remote's .incoming-* files no upload holds). It keeps raw data, the content store and the
 // committed outputs (they are artifacts; delete pqrepro.lock to force a
 // full rebuild).
 func Clean(cfg Config) error {
@@ -43,6 +47,17 @@ func Clean(cfg Config) error {
 			if err := remove(m); err != nil {
 				return err
 			}
+		}
+	}
+	if lr, name := leftoverRemover(cfg.Root); lr != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		gone, err := lr.RemoveLeftovers(ctx)
+		cancel()
+		for _, g := range gone {
+			removed = append(removed, name+": "+g)
+		}
+		if err != nil && !errors.Is(err, remote.ErrRemoteAbsent) {
+			return fmt.Errorf("clean: %w", err)
 		}
 	}
 	if len(removed) == 0 {

@@ -134,7 +134,19 @@ func printDataStatus(ctx context.Context, cfg Config) {
 	case remErr != nil:
 		name = "error: " + remErr.Error()
 	}
-	cfg.printf("data   %s [remote: %s]", remote.Summary(sts), name)
+	absent := ""
+	for _, s := range sts {
+		if errors.Is(s.Err, remote.ErrRemoteAbsent) {
+			absent = s.Err.Error()
+			break
+		}
+	}
+	if absent != "" { // a fresh clone without the share: say so once, not per blob
+		cfg.printf("data   %s [remote folder absent: name a real one in %s]", remote.Summary(sts), remote.ConfigFile)
+		cfg.printf("  %s", absent)
+	} else {
+		cfg.printf("data   %s [remote: %s]", remote.Summary(sts), name)
+	}
 	for _, s := range sts {
 		if s.State == remote.Present && !cfg.Verbose {
 			continue
@@ -151,7 +163,7 @@ func printDataStatus(ctx context.Context, cfg Config) {
 	}
 	seen := map[string]bool{} // an unreachable remote fails every lookup alike: say it once
 	for _, s := range sts {
-		if s.Err != nil && !seen[s.Err.Error()] {
+		if s.Err != nil && !seen[s.Err.Error()] && absent == "" {
 			seen[s.Err.Error()] = true
 			cfg.printf("  unknown: %v", s.Err)
 		}

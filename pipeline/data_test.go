@@ -97,3 +97,43 @@ func TestDataNoRemote(t *testing.T) {
 		t.Errorf("pull without remote.toml: %v, want it to name the file to write", err)
 	}
 }
+
+// TestDataRemoteFolderAbsent: on a fresh clone the folder remote.toml
+// names does not exist; status says so and how to fix it, once.
+func TestDataRemoteFolderAbsent(t *testing.T) {
+	root, remoteDir, _, _ := dataRepo(t)
+	os.RemoveAll(remoteDir)
+	var out bytes.Buffer
+	printDataStatus(context.Background(), Config{Root: root, Log: &out})
+	s := out.String()
+	if !strings.Contains(s, "remote folder absent: name a real one in remote.toml") || strings.Contains(s, "[remote: dir") {
+		t.Errorf("status with the remote's folder missing:\n%s", s)
+	}
+	if strings.Count(s, remoteDir) != 1 {
+		t.Errorf("the missing folder should be named once:\n%s", s)
+	}
+}
+
+// TestDataPushLeftovers: a push killed mid-upload leaves an .incoming-*
+// file on the dir remote; status lists it and clean removes it.
+func TestDataPushLeftovers(t *testing.T) {
+	root, remoteDir, sum, _ := dataRepo(t)
+	dir := filepath.Join(remoteDir, "sha256", sum[:2])
+	os.MkdirAll(dir, 0o755)
+	left := filepath.Join(dir, ".incoming-4242")
+	os.WriteFile(left, []byte("half a blob"), 0o644)
+	lines := strings.Join(FindLeftovers(root).Lines(), "\n")
+	if !strings.Contains(lines, ".incoming-4242") || !strings.Contains(lines, "data:push") {
+		t.Errorf("status does not list the killed push's leftover:\n%s", lines)
+	}
+	var out bytes.Buffer
+	if err := Clean(Config{Root: root, Log: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("clean left %s: %v\n%s", left, err, out.String())
+	}
+	if lines := FindLeftovers(root).Lines(); strings.Contains(strings.Join(lines, "\n"), ".incoming-") {
+		t.Errorf("still listed after clean: %v", lines)
+	}
+}

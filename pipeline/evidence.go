@@ -138,6 +138,13 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 			}
 		}
 	}
+	// Anything under data/<study>/ that is not a sealed run with a valid
+	// ID: named, never listed in SHA256SUMS (repro.StrayEntries).
+	stray, err := repro.StrayEntries(cfg.Root, []string{"data"})
+	if err != nil {
+		return nil, err
+	}
+	rep.Problems = append(rep.Problems, stray...)
 	rep.Problems = repro.MergeProblems(rep.Problems)
 	return rep, nil
 }

@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"pqrepro/experiments/net/linkemu"
+	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
 
@@ -21,6 +24,11 @@ type Leftovers struct {
 	Namespaces []string
 	// StaleLocks are lock files that still name a killed command.
 	StaleLocks []string
+	// Remote are the data remote's leftovers of killed pushes (a dir
+	// remote's .incoming-* files), relative to the remote's root.
+	Remote []string
+	// RemoteName names the remote they are on.
+	RemoteName string
 }
 
 // FindLeftovers looks for leftovers of killed commands in the tree and
@@ -44,12 +52,45 @@ func FindLeftovers(root string) Leftovers {
 		// one (.incomplete-*.old) that was not removed yet (ReproduceDir).
 		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
+	if l.Writer == "" {
+		l.Remote, l.RemoteName = remoteLeftovers(root)
+	}
 	// The studies' namespaces: the prefixes net:clean removes.
 	for _, prefix := range netnsPrefixes() {
 		orphans, _ := linkemu.Orphaned("", prefix)
 		l.Namespaces = append(l.Namespaces, orphans...)
 	}
 	return l
+}
+
+// remoteLeftovers lists what killed pushes left on the configured data
+// remote, if it is one that can have any (internal/remote.LeftoverRemover).
+func remoteLeftovers(root string) ([]string, string) {
+	lr, name := leftoverRemover(root)
+	if lr == nil {
+		return nil, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	left, _ := lr.Leftovers(ctx)
+	return left, name
+}
+
+// leftoverRemover is the configured data remote if it can hold leftovers.
+func leftoverRemover(root string) (remote.LeftoverRemover, string) {
+	c, _, err := remote.LoadConfig(root)
+	if err != nil {
+		return nil, ""
+	}
+	rem, err := remote.Open(root, c)
+	if err != nil {
+		return nil, ""
+	}
+	lr, ok := rem.(remote.LeftoverRemover)
+	if !ok {
+		return nil, ""
+	}
+	return lr, rem.String()
 }
 
 func globRel(root, pattern string) []string {
@@ -67,6 +108,12 @@ func (l Leftovers) Lines() []string {
 	if len(l.Incomplete)+len(l.Stages)+len(l.StaleLocks) > 0 {
 		out = append(out, "leftovers of a killed command (`go run mage.go clean` removes them; data and outputs are intact):")
 		for _, s := range append(append(l.Incomplete, l.Stages...), l.StaleLocks...) {
+			out = append(out, "  "+s)
+		}
+	}
+	if len(l.Remote) > 0 {
+		out = append(out, "on the data remote ("+l.RemoteName+"), leftovers of a killed data:push (`go run mage.go clean` or the next data:push removes them; no blob is affected):")
+		for _, s := range l.Remote {
 			out = append(out, "  "+s)
 		}
 	}

@@ -151,15 +151,19 @@ func TestLeftoversNotWhileAWriterRuns(t *testing.T) {
 	os.MkdirAll(filepath.Join(cfg.Root, "data/fake/.incomplete-x"), 0o755)
 	os.MkdirAll(filepath.Join(cfg.Root, treelock.Dir), 0o755)
 	path := treelock.Path(cfg.Root, treelock.Write)
-	c := exec.Command("flock", "-n", path, "sleep", "30")
+	c := exec.Command("flock", "-n", cfg.Root, "sleep", "30") // the write lock is an flock on the root
+
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { c.Process.Kill(); c.Wait() }()
 	os.WriteFile(path, fmt.Appendf(nil, "%d 2026-01-02T03:04:05Z build\n", c.Process.Pid), 0o644)
-	for {
+	for i := 0; ; i++ {
 		if st, _, _ := treelock.Inspect(cfg.Root, treelock.Write); st == treelock.Held {
 			break
+		}
+		if i == 2000 {
+			t.Fatal("flock(1) did not take the write lock in 10 s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -117,10 +117,13 @@ func Engine(cfg Config) (*repro.Engine, error) {
 		Root:    cfg.Root,
 		Stages:  stages,
 		RawDirs: []string{"data"},
-		Hasher:  repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json")),
-		Log:     cfg.log(),
-		Verbose: cfg.Verbose,
-		Now:     cfg.Now,
+		// data/<study>/ holds sealed runs only: a stray folder is named
+		// by checkEvidence and never enters SHA256SUMS.
+		SealedRuns: true,
+		Hasher:     repro.OpenHashCache(filepath.Join(cfg.Root, ".cache", "hashes.json")),
+		Log:        cfg.log(),
+		Verbose:    cfg.Verbose,
+		Now:        cfg.Now,
 	}, nil
 }
 

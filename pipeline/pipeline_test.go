@@ -17,6 +17,10 @@ import (
 
 // fakeStudy registers a study whose experiment writes one number and
 // whose single stage doubles it, in a temporary repository.
+// fakeRunID is the fake study's run of profile: one run per profile, as
+// NewRun would name it.
+func fakeRunID(profile string) string { return "20260101T000000Z-" + profile }
+
 func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	t.Helper()
 	root := t.TempDir()
@@ -39,7 +43,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
 		},
 		Pinned: func(root, profile string) (string, error) {
-			p := "data/fake/" + profile
+			p := "data/fake/" + fakeRunID(profile)
 			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 				return "", nil
 			}
@@ -48,14 +52,14 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 		Manifest: func(root, profile string) (string, error) { return manifests[profile], nil },
 		Run: func(ctx context.Context, cfg Config, _, _ string) (string, error) {
 			runs++
-			dir := filepath.Join(cfg.Root, "data", "fake", cfg.Profile)
+			dir := filepath.Join(cfg.Root, "data", "fake", fakeRunID(cfg.Profile))
 			os.MkdirAll(dir, 0o755)
 			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644); err != nil {
 				return "", err
 			}
-			sum, err := repro.WriteManifest(dir, "fake/"+cfg.Profile)
+			sum, err := repro.WriteManifest(dir, "fake/"+fakeRunID(cfg.Profile))
 			manifests[cfg.Profile] = sum
-			return cfg.Profile, err
+			return fakeRunID(cfg.Profile), err
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return []*repro.Stage{{
@@ -120,16 +124,16 @@ func TestRunBuildStatusVerify(t *testing.T) {
 	if err := Verify(context.Background(), cfg); err != nil {
 		t.Errorf("Verify: %v\n%s", err, log)
 	}
-	os.WriteFile(filepath.Join(cfg.Root, "data", "fake", "quick", "x.txt"), []byte("22\n"), 0o644)
+	os.WriteFile(filepath.Join(cfg.Root, "data", "fake", fakeRunID(Quick), "x.txt"), []byte("22\n"), 0o644)
 	log.Reset()
 	err := Verify(context.Background(), cfg)
-	if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), "FAIL data/fake/quick/x.txt: content differs") {
+	if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), "FAIL data/fake/"+fakeRunID(Quick)+"/x.txt: content differs") {
 		t.Errorf("Verify after tampering: %v\n%s", err, log)
 	}
 	// Altered raw data is an error for status, never advice to rebuild.
 	log.Reset()
 	err = Status(context.Background(), cfg)
-	if !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "ERROR  data/fake/quick/x.txt: content differs from the sealed run") ||
+	if !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "ERROR  data/fake/"+fakeRunID(Quick)+"/x.txt: content differs from the sealed run") ||
 		strings.Contains(log.String(), "mage all") || !strings.Contains(log.String(), "do NOT rebuild") {
 		t.Errorf("Status after tampering: %v\n%s", err, log)
 	}
@@ -170,7 +174,7 @@ func TestCorruptLockIsAClearError(t *testing.T) {
 
 func TestClean(t *testing.T) {
 	cfg, log, _ := fakeStudy(t)
-	for _, d := range []string{".cache/x", ".cache/locks", ".cache/mage", ".stage-123", "data/fake/.incomplete-1", "data/fake/quick"} {
+	for _, d := range []string{".cache/x", ".cache/locks", ".cache/mage", ".stage-123", "data/fake/.incomplete-1", "data/fake/" + fakeRunID(Quick)} {
 		os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
 	}
 	if err := Clean(cfg); err != nil {
@@ -186,7 +190,7 @@ func TestClean(t *testing.T) {
 			t.Errorf("%s survived clean", gone)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Root, "data/fake/quick")); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Root, "data/fake/"+fakeRunID(Quick))); err != nil {
 		t.Errorf("clean removed raw data: %v", err)
 	}
 	log.Reset()
@@ -237,5 +241,45 @@ func TestVerifyInstallsLatex(t *testing.T) {
 				t.Errorf("verify went on without pdflatex:\n%s", log)
 			}
 		})
+	}
+}
+
+// TestStrayFoldersRefused: a folder under data/<study>/ that is not a
+// sealed run with a valid ID (here the attack's data/fake/zzattack with a
+// meta.json only, and a validly named but unsealed one) makes build
+// refuse and status and verify name it; nothing of it enters SHA256SUMS.
+func TestStrayFoldersRefused(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	if err := RunStudy(context.Background(), cfg, "fake"); err != nil {
+		t.Fatalf("RunStudy: %v\n%s", err, log)
+	}
+	if err := Build(context.Background(), cfg); err != nil {
+		t.Fatalf("Build: %v\n%s", err, log)
+	}
+	sums, _ := os.ReadFile(filepath.Join(cfg.Root, repro.SumsFile))
+	for _, d := range []string{"zzattack", "20260102T000000Z-quick"} {
+		dir := filepath.Join(cfg.Root, "data", "fake", d)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "meta.json"), []byte(`{"study":"fake"}`), 0o644)
+	}
+	os.WriteFile(filepath.Join(cfg.Root, "data", "fake", "loose.csv"), []byte("1\n"), 0o644)
+	for name, target := range map[string]func() error{
+		"build":  func() error { return Build(context.Background(), cfg) },
+		"status": func() error { return Status(context.Background(), cfg) },
+		"verify": func() error { return Verify(context.Background(), cfg) },
+	} {
+		log.Reset()
+		err := target()
+		if err == nil {
+			t.Errorf("%s succeeded with stray folders under data/fake/:\n%s", name, log)
+		}
+		for _, want := range []string{"data/fake/zzattack: not a run", "data/fake/20260102T000000Z-quick: not a sealed run", "data/fake/loose.csv: not a run"} {
+			if !strings.Contains(log.String(), want) {
+				t.Errorf("%s does not say %q:\n%s", name, want, log)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(cfg.Root, repro.SumsFile)); !bytes.Equal(after, sums) {
+		t.Errorf("SHA256SUMS changed:\n%s", after)
 	}
 }

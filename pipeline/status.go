@@ -55,7 +55,7 @@ func Status(ctx context.Context, cfg Config) error {
 	}
 	switch {
 	case len(ev.Problems) > 0:
-		cfg.printf("%d of %d stages are stale, but do NOT rebuild: the pinned raw data does not match its seal (ERROR lines above)", stale, len(st))
+		cfg.printf("%d of %d stages are stale, but do NOT rebuild: the pinned raw data does not match its seal, or data/ holds entries that are not sealed runs (ERROR lines above)", stale, len(st))
 		return fmt.Errorf("%w: %d problems; restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run`) and pin it", ErrEvidence, len(ev.Problems))
 	case len(st) == 0:
 		cfg.printf("no stages: no study has a pinned dataset yet")

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A Requirement is one thing a target needs.
@@ -55,6 +56,25 @@ func NpmInstalled(root, dir string) func() bool {
 	}
 }
 
+// PrivateAptOptions are the apt-get and apt-cache options that make apt
+// read its sources from, and keep its lists and package cache in, dir
+// only (dir/sources.list, dir/sources.list.d, dir/lists, dir/cache): a
+// private configuration under a build cache, for fetching a source
+// package without writing a system file (/etc/apt, /var/lib/apt) or
+// holding the system's apt locks.
+func PrivateAptOptions(dir string) []string {
+	return []string{
+		"-o", "Dir::Etc::SourceList=" + filepath.Join(dir, "sources.list"),
+		"-o", "Dir::Etc::SourceParts=" + filepath.Join(dir, "sources.list.d"),
+		"-o", "Dir::State::Lists=" + filepath.Join(dir, "lists"),
+		"-o", "Dir::Cache=" + filepath.Join(dir, "cache"),
+		"-o", "APT::Sandbox::User=root",
+	}
+}
+
+// DefaultLockTimeout is Installer.LockTimeout's default.
+const DefaultLockTimeout = 5 * time.Minute
+
 // An Installer runs the install commands. Tests replace Run.
 type Installer struct {
 	Root string
@@ -66,6 +86,11 @@ type Installer struct {
 	IsRoot func() bool
 	// HaveSudo reports whether `sudo -n` works; nil tries it.
 	HaveSudo func() bool
+	// LockTimeout is how long apt-get waits for another apt or dpkg (an
+	// unattended upgrade, a second target installing at once) to release
+	// the package system's lock, instead of failing at once with "Could
+	// not get lock"; 0 means DefaultLockTimeout.
+	LockTimeout time.Duration
 
 	aptUpdated bool
 }
@@ -150,15 +175,26 @@ func (in *Installer) Ensure(ctx context.Context, reqs []Requirement) error {
 			return fmt.Errorf("need the Debian packages %s and cannot install them (not root, no password-less sudo): run `sudo apt-get install %s` and try again",
 				strings.Join(apt, ", "), strings.Join(apt, " "))
 		}
+		wait := in.LockTimeout
+		if wait <= 0 {
+			wait = DefaultLockTimeout
+		}
+		// apt-get waits this long for the lock another apt or dpkg holds
+		// (apt(8)'s DPkg::Lock::Timeout, in seconds), and says so.
+		lock := []string{"-o", fmt.Sprintf("DPkg::Lock::Timeout=%d", int(wait/time.Second))}
+		fmt.Fprintf(log, "  (apt-get waits up to %v for another apt or dpkg to release its lock)\n", wait)
+		locked := func(err error) error {
+			return fmt.Errorf("%w (if another apt or dpkg held the package lock for more than %v, wait for it to finish and try again)", err, wait)
+		}
 		if !in.aptUpdated {
-			if err := in.run(ctx, in.Root, append(prefix, "apt-get", "update", "-q")...); err != nil {
-				return fmt.Errorf("update the package lists: %w", err)
+			if err := in.run(ctx, in.Root, slices.Concat(prefix, []string{"apt-get"}, lock, []string{"update", "-q"})...); err != nil {
+				return fmt.Errorf("update the package lists: %w", locked(err))
 			}
 			in.aptUpdated = true
 		}
-		args := append(prefix, "apt-get", "install", "-y", "-q", "--no-install-recommends")
+		args := slices.Concat(prefix, []string{"apt-get"}, lock, []string{"install", "-y", "-q", "--no-install-recommends"})
 		if err := in.run(ctx, in.Root, append(args, apt...)...); err != nil {
-			return fmt.Errorf("install %s: %w", strings.Join(apt, " "), err)
+			return fmt.Errorf("install %s: %w", strings.Join(apt, " "), locked(err))
 		}
 	}
 	for _, r := range missing {

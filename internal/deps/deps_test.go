@@ -42,9 +42,9 @@ func TestEnsure(t *testing.T) {
 	}{
 		{name: "nothing missing", root: true, installed: []string{"tshark", "gcc-arm-none-eabi"}},
 		{name: "root installs", root: true, installed: []string{"tshark"},
-			wantCmds: []string{"apt-get update -q", "apt-get install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi"}},
+			wantCmds: []string{"apt-get -o DPkg::Lock::Timeout=300 update -q", "apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi"}},
 		{name: "sudo installs", sudo: true,
-			wantCmds: []string{"sudo -n apt-get update -q", "sudo -n apt-get install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi tshark"}},
+			wantCmds: []string{"sudo -n apt-get -o DPkg::Lock::Timeout=300 update -q", "sudo -n apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi tshark"}},
 		{name: "neither", wantErr: "run `sudo apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi tshark`"},
 		{name: "apt fails", root: true, fail: "install", wantErr: "exit status 100"},
 	} {
@@ -76,6 +76,9 @@ func TestEnsure(t *testing.T) {
 			}
 			if len(tc.wantCmds) > 0 && !strings.Contains(log.String(), "will run: apt-get install") {
 				t.Errorf("did not say what it would install first:\n%s", log.String())
+			}
+			if len(tc.wantCmds) > 0 && !strings.Contains(log.String(), "waits up to 5m0s for another apt or dpkg") {
+				t.Errorf("did not say it waits for the package lock:\n%s", log.String())
 			}
 		})
 	}

@@ -92,6 +92,32 @@ func (c Config) validate(p string) error {
 	if strings.Contains(c.URL, "@") && c.Kind != "dir" {
 		return bad("url must not carry credentials; S3 keys come from the environment")
 	}
+	if err := checkPrefix(c.Prefix); err != nil {
+		return bad("%v", err)
+	}
+	return nil
+}
+
+// checkPrefix refuses a prefix that would leave the remote's root: an
+// absolute one, one with a ".." element, a backslash or a control
+// character.
+func checkPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	if strings.HasPrefix(prefix, "/") || strings.ContainsAny(prefix, "\\") {
+		return fmt.Errorf("prefix = %q: want a relative folder inside the remote, like \"pqrepro/\"", prefix)
+	}
+	for _, r := range prefix {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("prefix = %q: a control character is refused", prefix)
+		}
+	}
+	for _, el := range strings.Split(prefix, "/") {
+		if el == ".." || el == "." {
+			return fmt.Errorf("prefix = %q: a %q element would leave the remote's folder; name a folder inside it", prefix, el)
+		}
+	}
 	return nil
 }
 

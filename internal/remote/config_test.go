@@ -29,6 +29,9 @@ func TestLoadConfig(t *testing.T) {
 		{"index on dir", "kind = \"dir\"\nurl = \"x\"\nindex = \"i\"", Config{}, "index is for"},
 		{"read_only on s3", "kind = \"s3\"\nurl = \"http://h\"\nbucket = \"b\"\nread_only = true", Config{}, "read_only is for"},
 		{"bad toml", "kind = ", Config{}, "remote.toml"},
+		{"prefix leaves the root", "kind = \"dir\"\nurl = \"x\"\nprefix = \"a/../../etc\"", Config{}, "leave the remote"},
+		{"prefix dotdot", "kind = \"dir\"\nurl = \"x\"\nprefix = \"..\"", Config{}, "leave the remote"},
+		{"absolute prefix", "kind = \"s3\"\nurl = \"http://h\"\nbucket = \"b\"\nprefix = \"/etc/\"", Config{}, "relative folder"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -33,6 +34,9 @@ func (d *Dir) checkRoot() error {
 	fi, err := os.Stat(d.Root)
 	if err == nil && !fi.IsDir() {
 		err = errors.New("not a directory")
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w (mount the share, create the folder, or name a real one in %s)", d, ErrRemoteAbsent, ConfigFile)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: the remote's folder %s: %w (mount the share, create the folder, or fix url in %s)", d, d.Root, err, ConfigFile)
@@ -101,12 +105,18 @@ func (d *Dir) Put(ctx context.Context, sum string, r io.Reader, size int64) erro
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return d.writeErr(err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".incoming-*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), incomingPrefix+"*")
 	if err != nil {
 		return d.writeErr(err)
 	}
 	defer os.Remove(tmp.Name()) // no-op once renamed
 	defer tmp.Close()
+	// Held while the upload runs, so that RemoveLeftovers (another
+	// clone's push or clean) never removes a live upload; a SIGKILL
+	// releases it and leaves the file to be removed.
+	if err := syscall.Flock(int(tmp.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return d.writeErr(err)
+	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tmp, h), ctxReader{ctx, r})
 	if err != nil {
@@ -167,6 +177,76 @@ func (d *Dir) List(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(sums)
 	return sums, nil
+}
+
+// A LeftoverRemover is a remote where an upload killed mid-way (SIGKILL,
+// a crash: no cleanup path ran) can leave files behind that are not
+// blobs: a dir remote's .incoming-* temporaries.
+type LeftoverRemover interface {
+	// Leftovers lists them, relative to the remote's root.
+	Leftovers(ctx context.Context) ([]string, error)
+	// RemoveLeftovers removes those no upload is writing now and returns
+	// what it removed.
+	RemoveLeftovers(ctx context.Context) ([]string, error)
+}
+
+// incomingPrefix starts the name of an upload's temporary file.
+const incomingPrefix = ".incoming-"
+
+// Leftovers implements LeftoverRemover: the .incoming-* files of uploads
+// that did not finish, including any running now (see RemoveLeftovers).
+func (d *Dir) Leftovers(ctx context.Context) ([]string, error) {
+	return d.leftovers(ctx, false)
+}
+
+// RemoveLeftovers implements LeftoverRemover. A temporary file whose
+// upload still runs is flocked by it and kept.
+func (d *Dir) RemoveLeftovers(ctx context.Context) ([]string, error) {
+	if d.ReadOnly {
+		return nil, nil
+	}
+	return d.leftovers(ctx, true)
+}
+
+func (d *Dir) leftovers(ctx context.Context, remove bool) ([]string, error) {
+	if err := d.checkRoot(); err != nil {
+		return nil, err
+	}
+	base := filepath.Join(d.Root, filepath.FromSlash(d.Prefix), "sha256")
+	var out []string
+	err := filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == base {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), incomingPrefix) {
+			return ctx.Err()
+		}
+		rel, _ := filepath.Rel(d.Root, p)
+		if !remove {
+			out = append(out, rel)
+			return ctx.Err()
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil // gone meanwhile (renamed into place)
+		}
+		defer f.Close()
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			return ctx.Err() // an upload is writing it now
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		out = append(out, rel)
+		return ctx.Err()
+	})
+	if err != nil {
+		return out, fmt.Errorf("%s: leftovers of interrupted uploads: %w", d, err)
+	}
+	return out, nil
 }
 
 // ctxReader stops a copy when its context ends.

@@ -29,11 +29,47 @@ type HTTP struct {
 
 func (h *HTTP) String() string { return "http " + h.Base }
 
+// client is h.Client (or http.DefaultClient) refusing a redirect to
+// another scheme (file://, ftp://, or https:// down to http://): such a
+// redirect is permanent, and following it is never what the archive
+// meant.
 func (h *HTTP) client() *http.Client {
+	c := *http.DefaultClient
 	if h.Client != nil {
-		return h.Client
+		c = *h.Client
 	}
-	return http.DefaultClient
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		from, to := via[len(via)-1].URL.Scheme, req.URL.Scheme
+		if to != from && !(from == "http" && to == "https") {
+			return fmt.Errorf("redirected from %s:// to %s://: %w (a blob is fetched over http(s) only; fix the URL)", from, to, ErrUnsupported)
+		}
+		if req.URL.User != nil {
+			return fmt.Errorf("redirected to a URL with credentials: %w", ErrUnsupported)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// A lengthBody is a response body with its announced Content-Length.
+type lengthBody struct {
+	io.ReadCloser
+	n int64
+}
+
+// announcedLength is how many bytes a Get's body announced, or -1.
+func announcedLength(rc io.ReadCloser) int64 {
+	if b, ok := rc.(lengthBody); ok {
+		return b.n
+	}
+	return -1
 }
 
 // URL returns where the blob is fetched from.
@@ -148,9 +184,9 @@ func (h *HTTP) Get(ctx context.Context, sum string, off int64) (io.ReadCloser, i
 			resp.Body.Close()
 			return nil, 0, fmt.Errorf("%s: %s: asked for bytes from %d, got Content-Range %q", h, short(sum), off, resp.Header.Get("Content-Range"))
 		}
-		return resp.Body, off, nil
+		return lengthBody{resp.Body, resp.ContentLength}, off, nil
 	}
-	return resp.Body, 0, nil // 200: the whole blob
+	return lengthBody{resp.Body, resp.ContentLength}, 0, nil // 200: the whole blob
 }
 
 // rangeStart parses the first byte position of "bytes a-b/n".
@@ -198,6 +234,22 @@ func ReadIndex(path, base string) (map[string]string, error) {
 	return parseIndex(f, path, base)
 }
 
+// checkIndexURL holds an index line's URL to remote.toml's rules: no
+// credentials (the index is committed), and no scheme-relative
+// "//host/x", which would silently move a relative-looking line to
+// another host.
+func checkIndexURL(u, base *url.URL) error {
+	switch {
+	case u.User != nil || strings.Contains(u.Host, "@"):
+		return errors.New("a URL in the index must not carry credentials (the index is committed)")
+	case u.Scheme == "" && u.Host != "":
+		return errors.New("a scheme-relative URL (//host/...) is refused: write the scheme, or a path relative to the remote's url")
+	case u.Scheme == "" && u.Host == "" && base.Host == "":
+		return errors.New("a relative URL needs the remote's url to be absolute")
+	}
+	return nil
+}
+
 func parseIndex(r io.Reader, name, base string) (map[string]string, error) {
 	b, err := url.Parse(base)
 	if err != nil {
@@ -218,8 +270,11 @@ func parseIndex(r io.Reader, name, base string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("remote: index %s:%d: %w", name, n, err)
 		}
+		if err := checkIndexURL(u, b); err != nil {
+			return nil, fmt.Errorf("remote: index %s:%d: %q: %w", name, n, f[1], err)
+		}
 		u = b.ResolveReference(u)
-		if u.Scheme != "http" && u.Scheme != "https" {
+		if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
 			return nil, fmt.Errorf("remote: index %s:%d: %q is not an http(s) URL", name, n, u)
 		}
 		if old, dup := idx[f[0]]; dup && old != u.String() {

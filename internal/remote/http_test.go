@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -360,6 +361,10 @@ func TestParseIndexErrors(t *testing.T) {
 		sum + " ftp://x/y",
 		sum,
 		sum + " http://x/a\n" + sum + " http://x/b",
+		sum + " //evil.example/x",
+		sum + " http://user:pw@x/y",
+		sum + " https://token@x/y",
+		sum + " http://x:y@/z",
 	} {
 		if _, err := parseIndex(strings.NewReader(in), "index", "http://base/"); err == nil {
 			t.Errorf("parseIndex(%q) succeeded, want an error", in)
@@ -377,6 +382,9 @@ func FuzzParseIndex(f *testing.F) {
 			return
 		}
 		for s, u := range idx {
+			if pu, err := url.Parse(u); err != nil || pu.User != nil {
+				t.Fatalf("accepted %q with credentials", u)
+			}
 			if !IsSHA256(s) || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
 				t.Fatalf("accepted %q -> %q", s, u)
 			}

@@ -52,6 +52,10 @@ var (
 	ErrNotFound = errors.New("blob not on the remote")
 	// ErrReadOnly means the remote cannot be written.
 	ErrReadOnly = errors.New("remote is read-only")
+	// ErrRemoteAbsent means the remote itself is not there: a dir
+	// remote's folder that does not exist (a fresh clone without the
+	// share, an unmounted disk).
+	ErrRemoteAbsent = errors.New("remote folder absent")
 	// ErrUnsupported means the remote cannot do what was asked.
 	ErrUnsupported = errors.New("not supported by this remote")
 )

@@ -27,7 +27,12 @@ type S3 struct {
 	Bucket   string
 	Prefix   string
 	PartSize uint64 // multipart part size; 0: minio-go's default (16 MiB minimum)
-	endpoint string
+	// LeftoverAge is how old an unfinished multipart upload must be to
+	// count as the leftover of a killed push (RemoveLeftovers aborts it);
+	// a younger one may be another clone's push running now. 0 means a
+	// day, the period S3 lifecycle rules commonly use for the same.
+	LeftoverAge time.Duration
+	endpoint    string
 }
 
 // OpenS3 connects to the S3 remote a Config names. Credentials come from
@@ -139,6 +144,44 @@ func (s *S3) Put(ctx context.Context, sum string, r io.Reader, size int64) error
 		return fmt.Errorf("%s: put %s: the remote holds %d bytes, want %d", s, short(sum), got, size)
 	}
 	return nil
+}
+
+// Leftovers implements LeftoverRemover: the unfinished multipart
+// uploads under the prefix's blobs older than LeftoverAge, as
+// "<key> (upload <id>)". A push aborts its upload on any error it sees;
+// only a killed one (SIGKILL, a crash) leaves one, invisible but stored.
+func (s *S3) Leftovers(ctx context.Context) ([]string, error) {
+	return s.leftovers(ctx, false)
+}
+
+// RemoveLeftovers implements LeftoverRemover: it aborts what Leftovers
+// lists.
+func (s *S3) RemoveLeftovers(ctx context.Context) ([]string, error) {
+	return s.leftovers(ctx, true)
+}
+
+func (s *S3) leftovers(ctx context.Context, remove bool) ([]string, error) {
+	age := s.LeftoverAge
+	if age <= 0 {
+		age = 24 * time.Hour
+	}
+	var out []string
+	for u := range s.Client.ListIncompleteUploads(ctx, s.Bucket, path.Join(s.Prefix, "sha256")+"/", true) {
+		if u.Err != nil {
+			return out, s.wrap("list unfinished uploads", "", u.Err)
+		}
+		if time.Since(u.Initiated) < age {
+			continue
+		}
+		if remove {
+			if err := (minio.Core{Client: s.Client}).AbortMultipartUpload(ctx, s.Bucket, u.Key, u.UploadID); err != nil {
+				return out, s.wrap("abort unfinished upload", "", err)
+			}
+		}
+		out = append(out, u.Key+" (upload "+u.UploadID+")")
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // List implements Remote.

@@ -211,3 +211,62 @@ func TestS3Credentials(t *testing.T) {
 		t.Fatalf("Put with a wrong secret: %v, want advice on the credentials", err)
 	}
 }
+
+// TestS3PushCorruptRemote: an object overwritten with zeros of the same
+// size on the real S3 server is uploaded again, not trusted.
+func TestS3PushCorruptRemote(t *testing.T) {
+	ctx := context.Background()
+	rem := startS3(t, "p/")
+	local := newStore(t)
+	b, _ := blob(300_000, 35)
+	sum := storeBlob(t, local, b)
+	if _, err := Push(ctx, local, rem, []string{sum}, fast(t)); err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, len(b))
+	if _, err := rem.Client.PutObject(ctx, s3Bucket, rem.key(sum), bytes.NewReader(zeros), int64(len(zeros)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Push(ctx, local, rem, []string{sum}, fast(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Skipped != "" {
+		t.Fatalf("push trusted the corrupt object: %+v", res[0])
+	}
+	fresh := newStore(t)
+	if _, err := Pull(ctx, fresh, rem, []string{sum}, fast(t)); err != nil {
+		t.Fatal(err)
+	}
+	assertStored(t, fresh, sum, b)
+}
+
+// TestS3PushLeftovers: a push killed mid-multipart-upload leaves an
+// unfinished upload on the real S3 server; Leftovers lists it once it is
+// older than LeftoverAge, and the next push aborts it.
+func TestS3PushLeftovers(t *testing.T) {
+	ctx := context.Background()
+	rem := startS3(t, "p/")
+	local := newStore(t)
+	b, _ := blob(1000, 36)
+	sum := storeBlob(t, local, b)
+	id, err := (minio.Core{Client: rem.Client}).NewMultipartUpload(ctx, s3Bucket, rem.key(sum), minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rem.LeftoverAge = time.Hour
+	if left, err := rem.Leftovers(ctx); err != nil || len(left) != 0 {
+		t.Fatalf("Leftovers = %v, %v: a young upload may be running", left, err)
+	}
+	rem.LeftoverAge = time.Nanosecond
+	left, err := rem.Leftovers(ctx)
+	if err != nil || len(left) != 1 || !strings.Contains(left[0], id) {
+		t.Fatalf("Leftovers = %v, %v; want the killed upload %s", left, err, id)
+	}
+	if _, err := Push(ctx, local, rem, []string{sum}, fast(t)); err != nil {
+		t.Fatal(err)
+	}
+	for u := range rem.Client.ListIncompleteUploads(ctx, s3Bucket, "", true) {
+		t.Errorf("unfinished upload left after the next push: %+v", u)
+	}
+}

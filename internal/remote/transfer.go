@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -37,6 +38,34 @@ type Options struct {
 	// to answer; 0 means one minute. The context's deadline, if any, bounds
 	// the whole pull.
 	Stall time.Duration
+	// MinRate bounds the time one blob may take, over all its attempts and
+	// the waits between them: Stall + size/MinRate, so that a server that
+	// drips a byte at a time (which the stall timer never catches) is
+	// given up on. In bytes per second; 0 means 100 kB/s (a 1 GB capture
+	// may take 2 h 47 min).
+	MinRate int64
+}
+
+// DefaultMinRate is Options.MinRate's default, in bytes per second.
+const DefaultMinRate = 100_000
+
+func (o Options) stall() time.Duration {
+	if o.Stall <= 0 {
+		return time.Minute
+	}
+	return o.Stall
+}
+
+func (o Options) minRate() int64 {
+	if o.MinRate <= 0 {
+		return DefaultMinRate
+	}
+	return o.MinRate
+}
+
+// budget is the total time a blob of size bytes may take.
+func (o Options) budget(size int64) time.Duration {
+	return o.stall() + time.Duration(float64(size)/float64(o.minRate())*float64(time.Second))
 }
 
 func (o Options) retries() int {
@@ -64,6 +93,17 @@ var (
 	ErrStalled = errors.New("no data arrived for too long")
 	// ErrBusy means another process is downloading the same blob.
 	ErrBusy = errors.New("another pull is downloading this blob")
+	// ErrTooLong means the remote sent, or announced, more bytes than it
+	// announced before (HEAD, the index or Content-Length): it is not
+	// retried, and no more than the first announcement is ever written.
+	ErrTooLong = errors.New("the remote sends more bytes than it announced")
+	// ErrNoSize means the remote announces no size for the blob, neither
+	// in answer to Stat nor in the download's Content-Length: an unbounded
+	// download is refused.
+	ErrNoSize = errors.New("the remote announces no size for the blob")
+	// ErrTooSlow means a blob took longer than Options.Stall plus its
+	// size at Options.MinRate.
+	ErrTooSlow = errors.New("the download is slower than the minimum rate")
 )
 
 // retryable reports whether another attempt may succeed.
@@ -71,8 +111,10 @@ func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrReadOnly) || errors.Is(err, ErrUnsupported) || errors.Is(err, ErrBusy) {
-		return false
+	for _, permanent := range []error{ErrNotFound, ErrReadOnly, ErrUnsupported, ErrBusy, ErrTooLong, ErrNoSize, ErrTooSlow} {
+		if errors.Is(err, permanent) {
+			return false
+		}
 	}
 	var se *statusError
 	if errors.As(err, &se) {
@@ -124,6 +166,14 @@ type Result struct {
 // interrupted download stays there and the next attempt (or the next
 // Pull) continues from its end. It tries every blob and returns the
 // results in order with the errors joined.
+//
+// A hostile or broken remote is bounded three ways: no more bytes are
+// written than the size first announced (Stat, else the download's
+// Content-Length; a blob with neither is refused, and one that sends more
+// is discarded and not retried); no byte for Options.Stall ends an
+// attempt; and the whole blob, retries included, gets Options.Stall plus
+// its size at Options.MinRate. Refusals (4xx, a redirect off HTTP(S), a
+// size that contradicts itself) are not retried.
 func Pull(ctx context.Context, store *repro.Store, rem Remote, sums []string, o Options) ([]Result, error) {
 	return each(ctx, sums, func(sum string) Result {
 		if err := checkSum(sum); err != nil {
@@ -134,7 +184,25 @@ func Pull(ctx context.Context, store *repro.Store, rem Remote, sums []string, o 
 		}
 		r := Result{Sum: sum}
 		start := time.Now()
-		r.Err = retry(ctx, o, "pull "+short(sum), func() error { return fetch(ctx, store, rem, sum, o, &r) })
+		bctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		var timer *time.Timer
+		var allowed time.Duration
+		var announced int64
+		arm := func(size int64) { // once the blob's size is known
+			if timer == nil {
+				announced, allowed = size, o.budget(size)
+				timer = time.AfterFunc(allowed-time.Since(start), func() { cancel(ErrTooSlow) })
+			}
+		}
+		r.Err = retry(bctx, o, "pull "+short(sum), func() error { return fetch(bctx, store, rem, sum, o, &r, arm) })
+		if timer != nil {
+			timer.Stop()
+		}
+		if r.Err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), ErrTooSlow) {
+			r.Err = fmt.Errorf("pull %s from %s: %w: %d bytes may take %v (%v + size at %d B/s); %d arrived: %w",
+				short(sum), rem, ErrTooSlow, announced, allowed.Round(time.Millisecond), o.stall(), o.minRate(), r.Resumed+r.Bytes, r.Err)
+		}
 		r.Took = time.Since(start)
 		if r.Err == nil {
 			o.logf("pulled %s  %s", short(sum), rate(r.Bytes, r.Took, r.Resumed))
@@ -161,8 +229,8 @@ func each(ctx context.Context, sums []string, f func(string) Result) ([]Result, 
 }
 
 // fetch makes one attempt at downloading sum into the partial file.
-func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result) (err error) {
-	ctx, w := watch(parent, o.Stall)
+func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result, arm func(size int64)) (err error) {
+	ctx, w := watch(parent, o.stall())
 	part := store.PartialPath(sum)
 	defer func() {
 		w.stop()
@@ -176,6 +244,9 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 	size, err := rem.Stat(ctx, sum)
 	if err != nil {
 		return err
+	}
+	if size >= 0 {
+		arm(size)
 	}
 	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 		return fmt.Errorf("pull %s: %w", short(sum), err)
@@ -209,15 +280,39 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 				return err
 			}
 		}
+		if rest := announcedLength(rc); rest >= 0 {
+			switch {
+			case size < 0:
+				size = have + rest
+				arm(size)
+			case have+rest != size:
+				f.Close()
+				os.Remove(part)
+				return fmt.Errorf("pull %s from %s: %w: it announced %d bytes, then a download of %d from byte %d; nothing kept", short(sum), rem, ErrTooLong, size, rest, have)
+			}
+		}
+		if size < 0 {
+			return fmt.Errorf("pull %s from %s: %w (no Content-Length, no Content-Range): an unbounded download is refused; the archive must send a Content-Length", short(sum), rem, ErrNoSize)
+		}
 		r.Resumed = have
 		p := newProgress(o, "pull", sum, have, size)
-		n, err := io.Copy(io.MultiWriter(f, h, p, w), ctxReader{ctx, rc})
+		src := ctxReader{ctx, rc}
+		n, err := io.Copy(io.MultiWriter(f, h, p, w), io.LimitReader(src, size-have))
 		p.stop()
 		r.Bytes += n
 		if err != nil {
 			return fmt.Errorf("pull %s: %w after %d of %s bytes (the partial file is kept; pull again to resume)", short(sum), err, have+n, sizeText(size))
 		}
 		have += n
+		if have == size && hex.EncodeToString(h.Sum(nil)) != sum {
+			// Wrong bytes: if more follow, the remote lied about the
+			// size; it will lie again, so do not retry.
+			if k, _ := io.ReadFull(src, make([]byte, 1)); k > 0 {
+				f.Close()
+				os.Remove(part)
+				return fmt.Errorf("pull %s from %s: %w: it announced %d bytes and sent more; the %d bytes written do not hash to the blob; discarded", short(sum), rem, ErrTooLong, size, have)
+			}
+		}
 	}
 	if size >= 0 && have < size {
 		return fmt.Errorf("pull %s: %w: %d of %d bytes", short(sum), ErrTruncated, have, size)
@@ -245,9 +340,6 @@ type watchdog struct {
 }
 
 func watch(parent context.Context, after time.Duration) (context.Context, *watchdog) {
-	if after <= 0 {
-		after = time.Minute
-	}
 	ctx, cancel := context.WithCancelCause(parent)
 	w := &watchdog{after: after, done: make(chan struct{})}
 	go func() {
@@ -288,10 +380,57 @@ func restart(f *os.File, h hash.Hash) (int64, error) {
 	return 0, err
 }
 
+// verifyRemote downloads the remote's copy of sum and hashes it: nil if
+// it is size bytes hashing to sum, an error wrapping ErrCorrupt if it is
+// not. The download is bounded like a pull's (size, stall, minimum rate).
+func verifyRemote(parent context.Context, rem Remote, sum string, size int64, o Options) error {
+	ctx, cancel := context.WithTimeoutCause(parent, o.budget(size), ErrTooSlow)
+	defer cancel()
+	ctx, w := watch(ctx, o.stall())
+	defer w.stop()
+	rc, from, err := rem.Get(ctx, sum, 0)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if from != 0 {
+		return fmt.Errorf("%s: %s: asked for byte 0, got %d", rem, short(sum), from)
+	}
+	h := sha256.New()
+	src := ctxReader{ctx, rc}
+	n, err := io.Copy(io.MultiWriter(h, w), io.LimitReader(src, size))
+	if err != nil {
+		if c := context.Cause(ctx); c != nil && parent.Err() == nil {
+			err = fmt.Errorf("%w: %w", c, err)
+		}
+		return err
+	}
+	if k, _ := io.ReadFull(src, make([]byte, 1)); k > 0 {
+		return fmt.Errorf("%s: the copy of %s is longer than the %d bytes announced: %w", rem, short(sum), size, ErrCorrupt)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); n != size || got != sum {
+		return fmt.Errorf("%s: the copy of %s (%d bytes) hashes to %s: %w", rem, short(sum), n, short(got), ErrCorrupt)
+	}
+	return nil
+}
+
 // Push copies the blobs sums from store to rem, skipping those the remote
-// has (same size). Each blob is re-hashed before it leaves, so a corrupt
+// has: same size, and bytes that hash to the blob's SHA-256 (downloaded
+// and hashed; a copy that does not is uploaded again). Each blob is re-hashed before it leaves, so a corrupt
 // local blob is never published; the remote makes it visible only whole.
+//
+// It first removes what killed pushes left on the remote (see
+// [LeftoverRemover]).
 func Push(ctx context.Context, store *repro.Store, rem Remote, sums []string, o Options) ([]Result, error) {
+	if lr, ok := rem.(LeftoverRemover); ok {
+		gone, err := lr.RemoveLeftovers(ctx)
+		if len(gone) > 0 {
+			o.logf("push: removed %d leftovers of interrupted uploads on %s: %s", len(gone), rem, strings.Join(gone, ", "))
+		}
+		if err != nil && !errors.Is(err, ErrRemoteAbsent) {
+			return nil, err
+		}
+	}
 	return each(ctx, sums, func(sum string) Result {
 		r := Result{Sum: sum}
 		if err := checkSum(sum); err != nil {
@@ -312,8 +451,19 @@ func Push(ctx context.Context, store *repro.Store, rem Remote, sums []string, o 
 		got, err := rem.Stat(ctx, sum)
 		switch {
 		case err == nil && got == size:
-			r.Skipped = "on remote"
-			return r
+			// The same size is not the same bytes: a blob overwritten in
+			// place, or a torn copy on the share, counts as on the remote
+			// only once its bytes hash to sum.
+			verr := verifyRemote(ctx, rem, sum, size, o)
+			if verr == nil {
+				r.Skipped = "on remote"
+				return r
+			}
+			if !errors.Is(verr, ErrCorrupt) {
+				r.Err = fmt.Errorf("push %s: checking the copy on the remote: %w", short(sum), verr)
+				return r
+			}
+			o.logf("push %s: %v; uploading it again", short(sum), verr)
 		case err != nil && !errors.Is(err, ErrNotFound):
 			r.Err = err
 			return r

@@ -37,6 +37,10 @@ type Engine struct {
 	// RawDirs are the directories of committed raw data (relative),
 	// listed in SHA256SUMS together with every stage output.
 	RawDirs []string
+	// SealedRuns says that RawDirs hold only sealed runs,
+	// <raw dir>/<study>/<run-id>/ with a MANIFEST.sha256: anything else
+	// there (StrayEntries) is left out of SHA256SUMS.
+	SealedRuns bool
 	// Hasher hashes files; nil means no cache (every file is re-read).
 	Hasher *Hasher
 	// Log receives one line per step; Verbose adds detail.

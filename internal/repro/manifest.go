@@ -96,7 +96,7 @@ func ParseManifest(name string, b []byte) (*Manifest, error) {
 		case strings.HasPrefix(line, "# blob "):
 			e, err := ParseSums(name, []byte(strings.TrimPrefix(line, "# blob ")))
 			if err != nil || len(e) != 1 {
-				return nil, fmt.Errorf("%s:%d: a blob line is `# blob <sha256>  <name>`", name, n)
+				return nil, fmt.Errorf("%s:%d: a blob line is `# blob <sha256>  <name>`%s", name, n, innerReason(name, err))
 			}
 			if _, dup := m.Blobs[e[0].Path]; dup {
 				return nil, fmt.Errorf("%s:%d: blob %s is listed twice", name, n, e[0].Path)
@@ -106,7 +106,7 @@ func ParseManifest(name string, b []byte) (*Manifest, error) {
 		default:
 			e, err := ParseSums(name, []byte(line))
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: not a `sha256sum` line (%v)", name, n, err)
+				return nil, fmt.Errorf("%s:%d: not a `sha256sum` line%s", name, n, innerReason(name, err))
 			}
 			if len(e) != 1 {
 				return nil, fmt.Errorf("%s:%d: not a `sha256sum` line", name, n)
@@ -126,13 +126,37 @@ func ParseManifest(name string, b []byte) (*Manifest, error) {
 	return m, nil
 }
 
+// innerReason is ParseSums' error about the one line it was given,
+// without its own "name:1:" (the line number in the manifest is the
+// caller's), as " (reason)"; "" for no error.
+func innerReason(name string, err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + strings.TrimPrefix(err.Error(), name+":1: ") + ")"
+}
+
 // folderFiles lists every entry below dir (slash paths relative to it),
 // hidden ones included, except the manifest at the top. A symbolic link
 // or other non-regular file is returned in odd: a run holds only files.
 func folderFiles(dir string) (files, odd []string, err error) {
+	files, odd, _, err = folderEntries(dir)
+	return files, odd, err
+}
+
+// folderEntries is folderFiles with the empty folders below dir, which
+// a manifest cannot record (it lists files) and a sealed run so never
+// has.
+func folderEntries(dir string) (files, odd, empty []string, err error) {
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if p != dir && d.IsDir() {
+			if ents, err := os.ReadDir(p); err == nil && len(ents) == 0 {
+				rel, _ := filepath.Rel(dir, p)
+				empty = append(empty, filepath.ToSlash(rel))
+			}
 		}
 		if p == dir || d.IsDir() {
 			return nil
@@ -152,7 +176,7 @@ func folderFiles(dir string) (files, odd []string, err error) {
 		return nil
 	})
 	slices.Sort(files)
-	return files, odd, err
+	return files, odd, empty, err
 }
 
 // metaFiles reads the "files" map of the run's meta.json; a run without
@@ -298,15 +322,25 @@ func CheckRun(root, runRel, pinnedSHA, pinnedBy string, h *Hasher, store *Store)
 	if want := path.Base(path.Dir(runRel)) + "/" + path.Base(runRel); m.Run != want {
 		problem(mp, "seals %s, not %s: a manifest was copied between runs; %s", m.Run, want, restore(mp))
 	}
-	files, odd, err := folderFiles(dir)
+	files, odd, empty, err := folderEntries(dir)
 	if err != nil {
 		problem(runRel, "unreadable: %v", err)
 		return rc
 	}
+	present := map[string]bool{}
 	for _, f := range odd {
+		if _, sealed := m.Files[f]; sealed {
+			// Sealed as a regular file, now a symbolic link (or a device,
+			// a pipe): one finding, not "extra" and "missing" at once.
+			present[f] = true
+			problem(runRel+"/"+f, "replaced: sealed as a regular file, now a symbolic link or other non-regular file; %s", restore(runRel+"/"+f))
+			continue
+		}
 		problem(runRel+"/"+f, "extra: not a regular file, and not in the sealed run; remove it, or record a new run: a sealed run gains no files")
 	}
-	present := map[string]bool{}
+	for _, d := range empty {
+		problem(runRel+"/"+d, "extra: an empty folder, not in the sealed run (a manifest lists files only); remove it")
+	}
 	for _, f := range files {
 		present[f] = true
 		p := runRel + "/" + f

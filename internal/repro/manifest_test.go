@@ -111,6 +111,13 @@ func TestCheckRun(t *testing.T) {
 			os.Remove(filepath.Join(run, "img", "log.txt"))
 			os.MkdirAll(filepath.Join(run, "img", "log.txt"), 0o755)
 		}, nil, "img/log.txt: missing"},
+		{"a file replaced by a symbolic link", func(t *testing.T, run string) {
+			os.Remove(filepath.Join(run, "img", "log.txt"))
+			os.Symlink("/etc/hostname", filepath.Join(run, "img", "log.txt"))
+		}, nil, "img/log.txt: replaced: sealed as a regular file, now a symbolic link"},
+		{"an empty folder added", func(t *testing.T, run string) {
+			os.MkdirAll(filepath.Join(run, "img", "new"), 0o755)
+		}, nil, "img/new: extra: an empty folder"},
 		{"a manifest copied from another run", func(t *testing.T, run string) {
 			b, _ := os.ReadFile(filepath.Join(run, ManifestFile))
 			os.WriteFile(filepath.Join(run, ManifestFile), bytes.Replace(b, []byte("tls/"), []byte("net/"), 1), 0o644)
@@ -149,7 +156,26 @@ func TestCheckRun(t *testing.T) {
 			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 				t.Errorf("problems:\n%s\nwant %q", got, tc.want)
 			}
+			if len(rc.Problems) > 1 && tc.name == "a file replaced by a symbolic link" {
+				t.Errorf("one change, %d findings (self-contradictory):\n%s", len(rc.Problems), got)
+			}
 		})
+	}
+}
+
+// TestParseManifestLineNumbers: a bad line is reported with its own line
+// number in the manifest, once, not with the ":1:" of the one-line parse.
+func TestParseManifestLineNumbers(t *testing.T) {
+	head := "# pqrepro run manifest tls/20261130T120000Z-quick\n" + strings.Repeat("b", 64) + "  meta.json\n"
+	for _, tc := range []struct{ in, want string }{
+		{head + "\nnot a line\n", "m:4: not a `sha256sum` line (not a `sha256sum` line (want"},
+		{head + strings.Repeat("c", 64) + "  ../x\n", "m:3: not a `sha256sum` line (path \"../x\""},
+		{head + "# blob zz  capture\n", "m:3: a blob line is"},
+	} {
+		_, err := ParseManifest("m", []byte(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want[:4]) || strings.Contains(err.Error(), "m:1:") {
+			t.Errorf("ParseManifest: %v, want it to start %q and name no other line", err, tc.want)
+		}
 	}
 }
 

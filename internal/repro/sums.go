@@ -17,8 +17,13 @@ import (
 )
 
 // rawFiles lists every regular, non-hidden file below the raw data
-// directories that exist, sorted.
+// directories that exist, sorted, but those of StrayEntries (a folder
+// that is not a sealed run with a valid ID never enters SHA256SUMS).
 func (e *Engine) rawFiles() ([]string, error) {
+	stray, err := e.strayFolders()
+	if err != nil {
+		return nil, err
+	}
 	var files []string
 	for _, d := range e.RawDirs {
 		if _, err := os.Stat(e.abs(d)); errors.Is(err, os.ErrNotExist) {
@@ -28,7 +33,11 @@ func (e *Engine) rawFiles() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, fs...)
+		for _, f := range fs {
+			if folder, _ := e.runFolder(f); !stray[folder] && !stray[f] {
+				files = append(files, f)
+			}
+		}
 	}
 	slices.Sort(files)
 	return slices.Compact(files), nil

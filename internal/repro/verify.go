@@ -124,14 +124,15 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 	// Code versions are computed from the real tree (CodeRoot): the code
 	// that runs is the code compiled into this binary.
 	fresh := &Engine{
-		Root:      tmp,
-		CodeRoot:  e.codeRoot(),
-		Stages:    e.Stages,
-		RawDirs:   e.RawDirs,
-		Log:       io.Discard,
-		Notices:   e.notices(),
-		Now:       e.Now,
-		KeepGoing: true,
+		Root:       tmp,
+		CodeRoot:   e.codeRoot(),
+		Stages:     e.Stages,
+		RawDirs:    e.RawDirs,
+		SealedRuns: e.SealedRuns,
+		Log:        io.Discard,
+		Notices:    e.notices(),
+		Now:        e.Now,
+		KeepGoing:  true,
 	}
 	if e.Verbose {
 		fresh.Log, fresh.Verbose = e.Log, true

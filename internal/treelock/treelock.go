@@ -1,8 +1,13 @@
 // Package treelock keeps two commands from writing in one working tree at
 // once. A command that writes (a build, a run, clean) takes the tree's
-// write lock, an flock(2) on a file under .cache/locks/, and writes its PID,
-// target and start time into the file so that a second command can say
-// whom it waits for. The kernel drops an flock when its holder exits,
+// write lock, an flock(2) on the tree's root directory itself, and writes
+// its PID, target and start time into a record file under .cache/locks/
+// so that a second command can say whom it waits for. The flock is on the
+// root, not on the record, because a file can be removed from under its
+// holder: deleting .cache/locks (by hand, or an old clean) would leave the
+// holder locking an unlinked file and let a second writer in. A record
+// that is missing or unreadable while the lock is held names an unknown
+// holder, with the record's path. The kernel drops an flock when its holder exits,
 // however it exits, so a lock can never be left held by a dead process; a
 // file that still names a dead PID is only a trace of a killed command
 // (Inspect reports it) and the next command takes the lock over.
@@ -36,8 +41,20 @@ const (
 	Compile = "compile.lock"
 )
 
-// Path is the lock file name under root.
+// Path is the lock file name under root: the holder's record.
 func Path(root, name string) string { return filepath.Join(root, Dir, name) }
+
+// flockPath is what the flock is taken on: the root directory for the
+// write lock (it cannot be removed from under its holder while the tree
+// exists), the record file itself for the compile lock (held for the
+// seconds of a compile, and by a different process than the write lock
+// its compiled magefile then takes, so it cannot share the root).
+func flockPath(root, name string) string {
+	if name == Write {
+		return root
+	}
+	return Path(root, name)
+}
 
 // A Policy says what Acquire does when another process holds the lock.
 type Policy int
@@ -54,9 +71,19 @@ type Holder struct {
 	PID    int
 	Target string
 	Start  time.Time
+	// Record is set, and the rest zero, when the lock is held but its
+	// record (this path) is missing or cannot be read.
+	Record string
 }
 
 func (h Holder) String() string {
+	if h.PID <= 0 {
+		rec := h.Record
+		if rec == "" {
+			rec = "the lock's record"
+		}
+		return "an unknown command (its record " + rec + " is missing or unreadable)"
+	}
 	return fmt.Sprintf("%s (PID %d, started %s)", h.Target, h.PID, h.Start.Local().Format("15:04:05"))
 }
 
@@ -104,8 +131,9 @@ func (e *BusyError) Error() string {
 
 // A Lock is a held lock; Release it when done.
 type Lock struct {
-	f    *os.File
-	path string
+	f    *os.File // holds the flock
+	rec  *os.File // the holder's record (f itself for a file lock)
+	path string   // rec's path
 }
 
 // poll is how often Acquire retries while it waits.
@@ -122,7 +150,7 @@ func Acquire(ctx context.Context, root, name, target string, p Policy, log io.Wr
 	said := false
 	unknown := 0 // polls that found the lock held but no live holder named
 	for {
-		l, h, err := try(path)
+		l, h, err := try(root, name)
 		if err != nil {
 			return nil, err
 		}
@@ -152,9 +180,29 @@ func Acquire(ctx context.Context, root, name, target string, p Policy, log io.Wr
 	}
 }
 
-// try opens the lock file and takes the lock without blocking. It returns
-// the lock, or the holder the file names when another process holds it.
-func try(path string) (*Lock, Holder, error) {
+// try takes the lock without blocking. It returns the lock, or the
+// holder the record names when another process holds it.
+func try(root, name string) (*Lock, Holder, error) {
+	path := Path(root, name)
+	if flockPath(root, name) == root {
+		d, err := os.Open(root)
+		if err != nil {
+			return nil, Holder{}, fmt.Errorf("lock %s: %w", root, err)
+		}
+		if err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			d.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, readHolder(path), nil
+			}
+			return nil, Holder{}, fmt.Errorf("lock %s: %w", root, err)
+		}
+		rec, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			d.Close()
+			return nil, Holder{}, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return &Lock{f: d, rec: rec, path: path}, Holder{}, nil
+	}
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
@@ -164,7 +212,10 @@ func try(path string) (*Lock, Holder, error) {
 			b, _ := io.ReadAll(f)
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
-				h, _ := parseHolder(b)
+				h, ok := parseHolder(b)
+				if !ok {
+					h = Holder{Record: path}
+				}
 				return nil, h, nil
 			}
 			return nil, Holder{}, fmt.Errorf("lock %s: %w", path, err)
@@ -173,17 +224,31 @@ func try(path string) (*Lock, Holder, error) {
 		// open and flock: a lock on an unlinked file guards nothing.
 		var fst, pst unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &fst) == nil && unix.Stat(path, &pst) == nil && fst.Ino == pst.Ino && fst.Dev == pst.Dev {
-			return &Lock{f: f, path: path}, Holder{}, nil
+			return &Lock{f: f, rec: f, path: path}, Holder{}, nil
 		}
 		f.Close()
 	}
 }
 
+// readHolder reads the record at path; a missing or garbled one names an
+// unknown holder with the path.
+func readHolder(path string) Holder {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Holder{Record: path}
+	}
+	h, ok := parseHolder(b)
+	if !ok {
+		return Holder{Record: path}
+	}
+	return h
+}
+
 func (l *Lock) write(h Holder) error {
-	if err := l.f.Truncate(0); err != nil {
+	if err := l.rec.Truncate(0); err != nil {
 		return fmt.Errorf("lock %s: %w", l.path, err)
 	}
-	if _, err := l.f.WriteAt(h.encode(), 0); err != nil {
+	if _, err := l.rec.WriteAt(h.encode(), 0); err != nil {
 		return fmt.Errorf("lock %s: %w", l.path, err)
 	}
 	return nil
@@ -195,9 +260,12 @@ func (l *Lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
-	l.f.Truncate(0)
+	l.rec.Truncate(0)
+	if l.rec != l.f {
+		l.rec.Close()
+	}
 	l.f.Close() // drops the flock
-	l.f = nil
+	l.f, l.rec = nil, nil
 }
 
 // State is what Inspect finds.
@@ -218,27 +286,28 @@ const (
 func Inspect(root, name string) (State, Holder, error) {
 	path := Path(root, name)
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Free, Holder{}, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return Free, Holder{}, fmt.Errorf("lock %s: %w", path, err)
 	}
 	h, ok := parseHolder(b)
 	if !ok {
-		return Free, Holder{}, nil
+		h = Holder{Record: path}
 	}
-	f, err := os.Open(path)
+	if !ok && flockPath(root, name) == path && err != nil {
+		return Free, Holder{}, nil // no file, so no flock on it
+	}
+	f, err := os.Open(flockPath(root, name))
 	if err != nil {
-		return Free, Holder{}, fmt.Errorf("lock %s: %w", path, err)
+		return Free, Holder{}, fmt.Errorf("lock %s: %w", flockPath(root, name), err)
 	}
 	defer f.Close()
 	// A shared probe: it fails while a writer holds the lock.
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
 		return Held, h, nil
 	}
-	if h.Alive() {
-		// Released between our read and the probe: not a leftover.
+	if !ok || h.Alive() {
+		// No holder named, or released between our read and the probe:
+		// not a leftover.
 		return Free, Holder{}, nil
 	}
 	return Stale, h, nil

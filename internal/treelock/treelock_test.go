@@ -126,30 +126,51 @@ func TestStaleLockIsReportedAndTakenOver(t *testing.T) {
 	}
 }
 
-// A lock file removed while held (clean of an older version, a hand rm)
-// must not let two holders in.
-func TestRemovedLockFileIsNotShared(t *testing.T) {
+// The lock survives the deletion of its folder (a hand rm -r .cache/locks,
+// clean of an older version): a second writer is still refused, and names
+// the holder as unknown with the record's path.
+func TestRemovedLockFolderIsNotShared(t *testing.T) {
 	root := t.TempDir()
 	a, err := Acquire(context.Background(), root, Write, "a", Wait, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Release()
+	if err := os.RemoveAll(filepath.Join(root, Dir)); err != nil {
+		t.Fatal(err)
+	}
 	b, err := Acquire(context.Background(), root, Write, "b", Refuse, nil)
 	if err == nil {
 		b.Release()
-		t.Fatal("b got the lock while a holds it")
+		t.Fatal("b got the write lock after its folder was deleted while a holds it")
 	}
-	if err := os.Remove(Path(root, Write)); err != nil {
+	if !strings.Contains(err.Error(), "unknown command") || !strings.Contains(err.Error(), Path(root, Write)) {
+		t.Errorf("error %q does not name the holder as unknown with the record's path", err)
+	}
+	if st, h, err := Inspect(root, Write); err != nil || st != Held || h.Record == "" {
+		t.Errorf("Inspect = %v %+v %v, want held by an unknown holder", st, h, err)
+	}
+}
+
+// A held lock whose record holds garbage is shown as an unknown holder
+// with the record's path, not as "(PID 0, started 00:00:00)".
+func TestGarbledRecordShownAsUnknown(t *testing.T) {
+	root := t.TempDir()
+	a, err := Acquire(context.Background(), root, Write, "a", Wait, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	// a now holds a lock on an unlinked file; a newcomer gets the new
-	// file. That is the documented limit: clean keeps the lock files.
-	c, err := Acquire(context.Background(), root, Write, "c", Refuse, nil)
-	if err != nil {
-		t.Fatalf("c: %v", err)
+	defer a.Release()
+	if err := os.WriteFile(Path(root, Write), []byte("\x00garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	c.Release()
+	st, h, err := Inspect(root, Write)
+	if err != nil || st != Held {
+		t.Fatalf("Inspect = %v %v, want Held", st, err)
+	}
+	if s := h.String(); strings.Contains(s, "PID 0") || !strings.Contains(s, "unknown") || !strings.Contains(s, Path(root, Write)) {
+		t.Errorf("holder shown as %q", s)
+	}
 }
 
 func TestParseHolder(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"fmt"
 	"hash"
 )
 
@@ -35,6 +36,27 @@ const (
 	CheckUnsupportedSuite = "unsupported_suite"   // not an AES-GCM suite (ChaCha20-Poly1305 is not checked)
 	CheckNotCaptured      = "record_not_captured" // no client random or no complete client Finished record in the capture
 )
+
+// maxKeyLogLine bounds a key log line: the longest NSS label
+// (CLIENT_HANDSHAKE_TRAFFIC_SECRET, 31 bytes), a space, the client random
+// (64 hex digits), a space and the longest TLS secret (SHA-384's 48 bytes,
+// 96 hex digits) make 193 bytes; white space around them is allowed up to
+// 256. A longer line is no key log line: one 200 MB "secret" would
+// otherwise cost a gigabyte to decode.
+const maxKeyLogLine = 256
+
+// checkKeyLogLines rejects a key log (named what, for the message) with
+// a line longer than any key log line, naming the first such line.
+func checkKeyLogLines(what string, b []byte) error {
+	n := 0
+	for line := range bytes.Lines(b) {
+		n++
+		if len(line) > maxKeyLogLine {
+			return fmt.Errorf("capture: %s, line %d: %d bytes, longer than any key log line (at most %d: LABEL, a 64-digit client random and a secret of at most 48 bytes in hex); is it an NSS key log?", what, n, len(line), maxKeyLogLine)
+		}
+	}
+	return nil
+}
 
 // parseKeyLog reads NSS key log lines and keeps, per client random, the
 // CLIENT_HANDSHAKE_TRAFFIC_SECRET (the key of the client's encrypted

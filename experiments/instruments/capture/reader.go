@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Record is one TCP connection that carried a TLS handshake. Times are Unix
@@ -111,9 +112,19 @@ type Result struct {
 	OrigLenCorrected int64
 	// SnapCut counts frames whose TCP payload the snap length cut.
 	SnapCut int64
-	KeyLog  KeyLogStats
-	Secrets []byte       // key log lines from the file's Decryption Secrets Blocks
-	Damage  *DamageError // nil when the file was read to its end
+	// DroppedNoHello counts flows whose state was dropped before the end
+	// of the capture because they carried no ClientHello (nor anything
+	// that would make a record) and were idle for ReadOptions.NoHelloIdle,
+	// or more than ReadOptions.NoHelloMax such flows were open at once: a
+	// SYN scan or flood must not hold the reader's memory. A dropped flow
+	// that goes on later is tracked afresh (and, if it then sends a
+	// ClientHello, is a record without its SYN: reason no_syn).
+	DroppedNoHello int64
+	noHelloIdle    time.Duration // the bounds in force, for Warnings
+	noHelloMax     int
+	KeyLog         KeyLogStats
+	Secrets        []byte       // key log lines from the file's Decryption Secrets Blocks
+	Damage         *DamageError // nil when the file was read to its end
 }
 
 // ReadOptions control Read.
@@ -123,7 +134,24 @@ type ReadOptions struct {
 	// When a client's handshake traffic secret is known, its first encrypted
 	// record is decrypted to confirm it is the Finished message.
 	KeyLog []byte
+	// NoHelloIdle and NoHelloMax bound the state of flows without a
+	// ClientHello (Result.DroppedNoHello): such a flow is dropped after
+	// NoHelloIdle of capture time without a packet, or, the oldest first,
+	// when more than NoHelloMax are open. 0 means DefaultNoHelloIdle and
+	// DefaultNoHelloMax.
+	NoHelloIdle time.Duration
+	NoHelloMax  int
 }
+
+// Defaults of ReadOptions.NoHelloIdle and NoHelloMax: a minute of capture
+// time (a client sends its ClientHello one round trip after its SYN), and
+// 16,384 flows at once (the studies open a handful of connections at a
+// time; at under 1.6 kB of state each, docs/security.md, the cap holds
+// under 26 MB).
+const (
+	DefaultNoHelloIdle = time.Minute
+	DefaultNoHelloMax  = 1 << 14
+)
 
 // Read turns a capture into per-connection records. A damaged file still
 // yields every record built from the packets before the damage; the damage
@@ -138,7 +166,17 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 		}
 		return nil, err
 	}
+	if err := checkKeyLogLines("the key log", opt.KeyLog); err != nil {
+		return nil, err
+	}
 	t := newTracker()
+	t.idleNs, t.maxNoHello = int64(DefaultNoHelloIdle), DefaultNoHelloMax
+	if opt.NoHelloIdle > 0 {
+		t.idleNs = int64(opt.NoHelloIdle)
+	}
+	if opt.NoHelloMax > 0 {
+		t.maxNoHello = opt.NoHelloMax
+	}
 	res := &Result{}
 	var seg segment
 	for {
@@ -182,6 +220,11 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 		}
 	}
 	res.Secrets = src.Secrets
+	if err := checkKeyLogLines("the capture's Decryption Secrets Blocks", src.Secrets); err != nil {
+		return nil, err
+	}
+	res.DroppedNoHello = t.dropped
+	res.noHelloIdle, res.noHelloMax = time.Duration(t.idleNs), t.maxNoHello
 	res.Records = t.finish()
 	res.KeyLog = checkFinished(res.Records, opt.KeyLog, src.Secrets)
 	if res.Damage != nil {
@@ -233,6 +276,15 @@ type tracker struct {
 	conns map[flowKey]*conn
 	done  []Record
 	seq   int
+	// noHello holds the flows that had no ClientHello when last looked
+	// at, oldest look first; entries of flows closed since, or that have
+	// one now, are skipped when they reach the front (see sweep).
+	noHello    []*conn
+	head       int   // noHello[:head] are spent
+	nowNs      int64 // the latest packet time
+	idleNs     int64 // 0: never drop by time
+	maxNoHello int   // 0: no cap
+	dropped    int64
 }
 
 func newTracker() *tracker { return &tracker{conns: make(map[flowKey]*conn)} }
@@ -257,6 +309,8 @@ func (t tm) ptr() *int64 {
 }
 
 type conn struct {
+	lastNs, lookNs  int64 // the flow's latest packet; when sweep last queued it
+	gone            bool  // closed or dropped: no longer in tracker.conns
 	client, server  netip.AddrPort
 	firstNs         int64
 	seq             int
@@ -490,7 +544,12 @@ func (t *tracker) packet(s *segment, ns int64) {
 			c.client, c.server = s.dst, s.src
 		}
 		t.conns[flowKey{c.client, c.server}] = c
+		c.lookNs = ns
+		t.noHello = append(t.noHello, c)
 	}
+	c.lastNs = ns
+	t.nowNs = max(t.nowNs, ns)
+	defer t.sweep()
 	dir := 0
 	if s.src != c.client {
 		dir = 1
@@ -640,13 +699,55 @@ func (c *conn) lost(dir int) bool {
 	return d.pending.len() > 0 || d.gap || d.p.lost
 }
 
+// record reports whether closing c now would make a record: its
+// ClientHello was seen, or the client sent payload that may have been one
+// but could not be read (a hole never filled, bytes cut by the snap
+// length): such a connection is reported incomplete with the reason
+// rather than dropped.
+func (c *conn) record() bool {
+	return c.ch.ok || c.payloadBytes[0] > 0 && !c.d[0].p.bad && c.lost(0)
+}
+
+// sweep bounds the flows without a ClientHello (Result.DroppedNoHello):
+// it drops those idle for t.idleNs, and the oldest while more than
+// t.maxNoHello wait. Each flow is looked at once per idle period (an
+// active one is queued again), so the cost is amortised O(1) a packet.
+func (t *tracker) sweep() {
+	for budget := len(t.noHello) - t.head; budget > 0; budget-- {
+		c := t.noHello[t.head]
+		over := t.maxNoHello > 0 && len(t.noHello)-t.head > t.maxNoHello
+		if !over && (t.idleNs <= 0 || t.nowNs-c.lookNs < t.idleNs) {
+			break // everything behind was queued later
+		}
+		t.noHello[t.head] = nil
+		t.head++
+		switch {
+		case c.gone || c.ch.ok:
+			// closed, or a record now: no longer ours to bound
+		case c.record():
+			// a record in the making (client payload behind a hole): keep
+			c.lookNs = t.nowNs
+			t.noHello = append(t.noHello, c)
+		case over || t.nowNs-c.lastNs >= t.idleNs:
+			delete(t.conns, flowKey{c.client, c.server})
+			c.gone = true
+			t.dropped++
+		default: // active lately: look again an idle period from now
+			c.lookNs = t.nowNs
+			t.noHello = append(t.noHello, c)
+		}
+	}
+	if t.head > 1024 && t.head > len(t.noHello)/2 { // reuse the spent front
+		n := copy(t.noHello, t.noHello[t.head:])
+		clear(t.noHello[n:])
+		t.noHello, t.head = t.noHello[:n], 0
+	}
+}
+
 func (t *tracker) close(c *conn) {
 	delete(t.conns, flowKey{c.client, c.server})
-	// A connection is a record when its ClientHello was seen, or when the
-	// client sent payload that may have been one but could not be read (a
-	// hole never filled, bytes cut by the snap length): such a connection is
-	// reported incomplete with the reason rather than dropped.
-	if !c.ch.ok && (c.payloadBytes[0] == 0 || c.d[0].p.bad || !c.lost(0)) {
+	c.gone = true
+	if !c.record() {
 		return
 	}
 	for i := range c.d {

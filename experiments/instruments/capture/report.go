@@ -42,6 +42,9 @@ func (r *Result) Warnings() []string {
 	if r.SnapCut > 0 {
 		w = append(w, fmt.Sprintf("%d frames were cut by the snap length: times, packets and byte counts come from the headers; fields that need cut payload are empty (see the reason column)", r.SnapCut))
 	}
+	if r.DroppedNoHello > 0 {
+		w = append(w, fmt.Sprintf("dropped the state of %d flows that carried no ClientHello (idle for %v of capture time, or more than %d open at once: a SYN scan?); they make no records", r.DroppedNoHello, r.noHelloIdle, r.noHelloMax))
+	}
 	incomplete := 0
 	for _, rec := range r.Records {
 		if !rec.Complete {

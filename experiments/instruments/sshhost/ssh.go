@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"pqrepro/internal/deps"
 )
@@ -21,6 +23,10 @@ var (
 	ErrHostKey = errors.New("the remote host's key is unknown or has changed (StrictHostKeyChecking=yes refused it): " +
 		"if the host was re-keyed on purpose, verify the new key's fingerprint out of band, then update known_hosts " +
 		"(ssh-keygen -R HOST, then ssh HOST once); nothing was started remotely")
+	// ErrSSHConfig: ssh refused its own command line or configuration
+	// (a bad option, an unreadable or malformed ssh_config); nothing was
+	// sent to the host.
+	ErrSSHConfig = errors.New("ssh refused its command line or configuration before connecting (not a connection failure): fix [remote] ssh_config or host in the study's spec, or the ssh configuration file ssh names")
 	// ErrConnection: ssh could not connect or the connection dropped.
 	ErrConnection = errors.New("the SSH connection failed or dropped: check that `ssh HOST true` works non-interactively (BatchMode=yes: a key in the agent or IdentityFile, no password)")
 	// ErrDiskFull: the remote file system has no room for the binary.
@@ -82,8 +88,14 @@ func New(opt Options) (*Host, error) {
 	if opt.Dest == "" {
 		return nil, errors.New("sshhost: no destination: set [remote] host to an SSH destination such as user@host")
 	}
-	if strings.HasPrefix(opt.Dest, "-") || strings.ContainsAny(opt.Dest, " \t\n'\"") {
+	if err := checkArg(opt.Dest); err != nil || strings.ContainsAny(opt.Dest, "'\"\\`$;|&<>()") {
 		return nil, fmt.Errorf("sshhost: %q is not an SSH destination ([user@]host or a Host alias)", opt.Dest)
+	}
+	if err := checkArg(opt.ConfigFile); opt.ConfigFile != "" && err != nil {
+		return nil, fmt.Errorf("sshhost: ssh_config %q: %v (name the file by a path, like ./ssh_config)", opt.ConfigFile, err)
+	}
+	if err := checkArg(opt.Dir); opt.Dir != "" && err != nil {
+		return nil, fmt.Errorf("sshhost: dir %q: %v (name the folder by a path, like ./pqrepro)", opt.Dir, err)
 	}
 	if opt.SSH == "" {
 		opt.SSH = "ssh"
@@ -98,6 +110,27 @@ func New(opt Options) (*Host, error) {
 		opt.Watchdog = 6 * time.Second
 	}
 	return &Host{opt: opt}, nil
+}
+
+// checkArg refuses what would reach a program as something other than
+// the one word it is meant to be: a leading '-' (an option of ssh, of the
+// remote mkdir or rm), invalid UTF-8, and any control, separator or
+// format character (CR, NUL, VT, FF, NEL, NBSP, U+2028, U+2029, a
+// zero-width space...), which split or hide words in a shell, a log or a
+// terminal.
+func checkArg(s string) error {
+	if strings.HasPrefix(s, "-") {
+		return errors.New("starts with '-', so a program would take it as an option")
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("is not valid UTF-8")
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Z, r) || unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("holds %U at byte %d: a control, space or separator character", r, i)
+		}
+	}
+	return nil
 }
 
 // Dest is the destination as given.
@@ -171,10 +204,28 @@ func (h *Host) classify(err error, stderr string) error {
 		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrHostKey, err, detail)
 	case strings.Contains(stderr, "No space left on device") || strings.Contains(stderr, "Disk quota exceeded"):
 		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrDiskFull, err, detail)
+	case code == 255 && sshConfigError(stderr):
+		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrSSHConfig, err, detail)
 	case code == 255 || code == -1:
 		return fmt.Errorf("ssh %s: %w (%v%s)", h.opt.Dest, ErrConnection, err, detail)
 	}
 	return fmt.Errorf("ssh %s: remote command failed (%v%s)", h.opt.Dest, err, detail)
+}
+
+// sshConfigError reports whether ssh's standard error is its own usage
+// or configuration error (OpenSSH's messages: readconf.c, ssh.c), which
+// it prints before connecting.
+func sshConfigError(stderr string) bool {
+	for _, m := range []string{
+		"usage: ssh ", "Bad configuration option", "bad configuration options", "Can't open user config file",
+		"Bad owner or permissions on", "unknown option -- ", "illegal option -- ", "option requires an argument -- ",
+		"no argument after keyword", "Unsupported option", "garbage at end of line", "missing argument.",
+	} {
+		if strings.Contains(stderr, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // shq quotes s for a POSIX shell.
@@ -199,13 +250,22 @@ type Spec struct {
 // Options are the Options of s.
 func (s Spec) Options() Options { return Options{Dest: s.Host, ConfigFile: s.SSHConfig, Dir: s.Dir} }
 
-// Validate checks Host when it is set.
+// Validate checks the table before any program runs: host when it is
+// set, and ssh_config and dir whenever they are (see New).
 func (s Spec) Validate() error {
 	if s.Host == "" {
+		if s.SSHConfig == "" && s.Dir == "" {
+			return nil
+		}
+		o := s.Options()
+		o.Dest = "unset"
+		if _, err := New(o); err != nil {
+			return fmt.Errorf("[remote]: %w", err)
+		}
 		return nil
 	}
 	if _, err := New(s.Options()); err != nil {
-		return fmt.Errorf("[remote] host: %w", err)
+		return fmt.Errorf("[remote]: %w", err)
 	}
 	return nil
 }

@@ -2,10 +2,13 @@ package sshhost
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,10 +16,31 @@ import (
 )
 
 func TestNewRejectsBadDestinations(t *testing.T) {
-	for _, d := range []string{"", "-oProxyCommand=x", "a b", "host'x", "h\"", "a\nb"} {
+	for _, d := range []string{"", "-oProxyCommand=x", "a b", "host'x", "h\"", "a\nb",
+		"h\r", "h\x00x", "h\vx", "h\fx", "h\u00a0x", "h\u2028x", "h\u2029x", "h\u0085x", "h\u200bx", "h\x7f", "h\xffx", "h;id", "h`id`", "$(id)"} {
 		if _, err := New(Options{Dest: d}); err == nil {
 			t.Errorf("New(%q): no error", d)
 		}
+		if err := (Spec{Host: d}).Validate(); d != "" && err == nil {
+			t.Errorf("Spec{Host: %q}.Validate(): no error", d)
+		}
+	}
+	for _, bad := range []string{"-x", "--help", "a\rb", "a\x00", "d\u2028", "d\u00a0x", "a\vb"} {
+		if err := (Spec{Host: "h", Dir: bad}).Validate(); err == nil {
+			t.Errorf("dir %q: no error", bad)
+		}
+		if err := (Spec{Host: "h", SSHConfig: bad}).Validate(); err == nil {
+			t.Errorf("ssh_config %q: no error", bad)
+		}
+		if err := (Spec{Dir: bad}).Validate(); err == nil {
+			t.Errorf("dir %q without a host: no error", bad)
+		}
+	}
+	if err := (Spec{Host: "h", Dir: "bench dir/x", SSHConfig: "./ssh config"}).Validate(); err == nil {
+		t.Error("a space in dir or ssh_config: no error")
+	}
+	if err := (Spec{Host: "u@h", Dir: "/srv/pqrepro", SSHConfig: "./ssh_config"}).Validate(); err != nil {
+		t.Errorf("a good [remote] table: %v", err)
 	}
 	for _, d := range []string{"host", "user@host", "user@10.0.0.1", "alias-1"} {
 		if _, err := New(Options{Dest: d}); err != nil {
@@ -71,6 +95,18 @@ func TestClassify(t *testing.T) {
 		err := h.classify(exitErr(t, c.code), c.stderr)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%q: %v, want %v", c.stderr, err, c.want)
+		}
+	}
+	// ssh's own refusals, as the real client prints them (see
+	// TestSSHConfigErrorsFromTheRealClient).
+	for _, stderr := range []string{
+		"/x/ssh_config: line 1: Bad configuration option: bogus\n/x/ssh_config: terminating, 1 bad configuration options",
+		"Can't open user config file /x/nope: No such file or directory",
+		"command-line: line 0: Bad configuration option: bogus",
+		"unknown option -- Z\nusage: ssh [-46AaCfGgKkMNnqsTtVvXxYy] [-B bind_interface]",
+	} {
+		if err := h.classify(exitErr(t, 255), stderr); !errors.Is(err, ErrSSHConfig) || errors.Is(err, ErrConnection) {
+			t.Errorf("%q: %v, want ErrSSHConfig", stderr, err)
 		}
 	}
 	if err := h.classify(exitErr(t, 3), "sha256 mismatch"); errors.Is(err, ErrConnection) || !strings.Contains(err.Error(), "sha256 mismatch") {
@@ -175,4 +211,26 @@ func FuzzParseProvenance(f *testing.F) {
 			t.Errorf("sha256 %q not from a sha256 line of %q", p.BinarySHA256, s)
 		}
 	})
+}
+
+// TestSSHConfigErrorsFromTheRealClient runs the system's ssh with a
+// malformed and a missing configuration file: it refuses before
+// connecting (exit 255), and that is reported as ErrSSHConfig, not as a
+// connection failure.
+func TestSSHConfigErrorsFromTheRealClient(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skipf("needs the OpenSSH client: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "ssh_config")
+	os.WriteFile(bad, []byte("Bogus yes\n"), 0o600)
+	for _, cfg := range []string{bad, filepath.Join(t.TempDir(), "missing")} {
+		h, err := New(Options{Dest: "pqrepro-test.invalid", ConfigFile: cfg, ConnectTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.Run(context.Background(), "true", nil)
+		if !errors.Is(err, ErrSSHConfig) || errors.Is(err, ErrConnection) {
+			t.Errorf("ssh -F %s: %v, want ErrSSHConfig", cfg, err)
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	"pqrepro/internal/atomicfile"
+	"pqrepro/internal/deps"
 )
 
 // The pinned mbedTLS: Debian bookworm's source package, fetched with
@@ -31,7 +31,7 @@ const (
 	mbedtlsDscSHA256     = "a8bf91b5ffb40654efb0ebe0c962ac1e87b8eed5e104880982eaa70dd4bb33e3"
 	mbedtlsOrigSHA256    = "3b4953aa55a681e084d31892d9904cc5328d6b4958ea57b90ae4b4f94ae69a8d"
 	mbedtlsDebianSHA256  = "3e03c61f63c7bbcd0bf695b53e6663ab448cc2e15429cd67d0e4f32e699645a9"
-	hintMbedTLS          = "needs deb-src in apt's sources, dpkg-dev and network to Debian: run as root once (pqrepro adds a deb-src copy of the Debian sources and runs apt-get update), or apt-get install -y dpkg-dev"
+	hintMbedTLS          = "needs dpkg-dev (apt-get install -y dpkg-dev) and network to the Debian archive the system's sources name: pqrepro fetches through a private apt configuration under .cache/pico/apt (deb-src entries derived from the system's sources) and never writes below /etc"
 	mbedtlsSourcesName   = "pqrepro-debian-src.sources"
 	mbedtlsStampFileName = ".pqrepro-fetched.json"
 )
@@ -64,9 +64,15 @@ func pinnedMbedTLS(dir string) MbedTLSSource {
 }
 
 // aptEnv is where EnsureMbedTLS finds apt; tests point it elsewhere.
+// The system's sources are only read: the fetch runs apt through a private
+// configuration (its own sources, lists and package cache) under the
+// build cache, as experiments/tls/openssl does, and never writes a system
+// file. (Versions before this one wrote
+// /etc/apt/sources.list.d/pqrepro-debian-src.sources; pqrepro leaves that
+// file, if any, to the system's administrator.)
 type aptEnv struct {
-	sourcesDir  string // /etc/apt/sources.list.d
-	sourcesList string // /etc/apt/sources.list
+	sourcesDir  string // /etc/apt/sources.list.d, read only
+	sourcesList string // /etc/apt/sources.list, read only
 	run         func(ctx context.Context, dir string, name string, args ...string) ([]byte, error)
 }
 
@@ -79,6 +85,18 @@ var systemApt = aptEnv{
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")
 		return cmd.CombinedOutput()
 	},
+}
+
+// privateApt is the private apt configuration below dir (<cache>/apt).
+type privateApt struct{ dir string }
+
+// options are the apt-get and apt-cache options that make apt read and
+// write only below p.dir.
+func (p privateApt) options() []string { return deps.PrivateAptOptions(p.dir) }
+
+// apt runs apt-get or apt-cache through the private configuration.
+func (a aptEnv) apt(ctx context.Context, p privateApt, dir, name string, args ...string) ([]byte, error) {
+	return a.run(ctx, dir, name, append(p.options(), args...)...)
 }
 
 // EnsureMbedTLS fetches the pinned Debian mbedTLS source package into
@@ -130,21 +148,19 @@ func ensureMbedTLS(ctx context.Context, root string, apt aptEnv, log io.Writer) 
 			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %s not found (apt-get install -y dpkg-dev): %w", tool, err)
 		}
 	}
-	if !aptHasSource(ctx, apt) {
-		if log != nil {
-			fmt.Fprintf(log, "pico: apt has no source package %s %s; adding deb-src entries\n", MbedTLSPackage, MbedTLSVersion)
-		}
-		added, err := EnsureDebSrc(apt.sourcesDir, apt.sourcesList)
+	priv := privateApt{dir: filepath.Join(cache, "apt")}
+	if !aptHasSource(ctx, apt, priv) {
+		added, err := PrivateDebSrc(apt.sourcesDir, apt.sourcesList, priv.dir)
 		if err != nil {
 			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: %w", err)
 		}
-		if log != nil && added != "" {
-			fmt.Fprintf(log, "pico: wrote %s; apt-get update\n", added)
+		if log != nil {
+			fmt.Fprintf(log, "pico: apt-get update with a private configuration (%s, derived from the system's sources; no system file is written)\n", added)
 		}
-		if out, err := apt.run(ctx, "", "apt-get", "update", "-qq"); err != nil {
+		if out, err := apt.apt(ctx, priv, "", "apt-get", "update", "-qq"); err != nil {
 			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: apt-get update: %w\n%s(%s)", err, trunc(string(out), 2000), hintMbedTLS)
 		}
-		if !aptHasSource(ctx, apt) {
+		if !aptHasSource(ctx, apt, priv) {
 			return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: apt still has no source package %s %s after adding deb-src; the pinned version may have left the archive: update MbedTLSVersion and the pinned sums in mbedtls.go (%s)", MbedTLSPackage, MbedTLSVersion, hintMbedTLS)
 		}
 	}
@@ -156,7 +172,7 @@ func ensureMbedTLS(ctx context.Context, root string, apt aptEnv, log io.Writer) 
 	if log != nil {
 		fmt.Fprintf(log, "pico: apt-get source --download-only %s=%s\n", MbedTLSPackage, MbedTLSVersion)
 	}
-	if out, err := apt.run(ctx, tmp, "apt-get", "source", "--download-only", "-qq", MbedTLSPackage+"="+MbedTLSVersion); err != nil {
+	if out, err := apt.apt(ctx, priv, tmp, "apt-get", "source", "--download-only", "-qq", MbedTLSPackage+"="+MbedTLSVersion); err != nil {
 		return MbedTLSSource{}, fmt.Errorf("fetch mbedTLS: apt-get source: %w\n%s(%s)", err, trunc(string(out), 2000), hintMbedTLS)
 	}
 	if err := checkPinnedFiles(tmp, map[string]string{
@@ -187,9 +203,13 @@ func ensureMbedTLS(ctx context.Context, root string, apt aptEnv, log io.Writer) 
 	return s, nil
 }
 
-// aptHasSource reports whether apt's source lists offer the pinned version.
-func aptHasSource(ctx context.Context, apt aptEnv) bool {
-	out, err := apt.run(ctx, "", "apt-cache", "showsrc", "--only-source", MbedTLSPackage)
+// aptHasSource reports whether the private configuration's source lists
+// offer the pinned version.
+func aptHasSource(ctx context.Context, apt aptEnv, p privateApt) bool {
+	if _, err := os.Stat(filepath.Join(p.dir, "lists")); err != nil {
+		return false // never updated: apt would read the system's lists
+	}
+	out, err := apt.apt(ctx, p, "", "apt-cache", "showsrc", "--only-source", MbedTLSPackage)
 	if err != nil {
 		return false
 	}
@@ -217,16 +237,16 @@ func checkPinnedFiles(dir string, pins map[string]string) error {
 	return nil
 }
 
-// EnsureDebSrc makes sure apt has deb-src entries for the system's Debian
-// archives: it derives them from sourcesDir/debian.sources (deb822, the
-// Debian 12 default) or, failing that, from the one-line sourcesList, with
-// every "deb" type turned into "deb-src", and writes them to
-// sourcesDir/pqrepro-debian-src.sources (or .list) unless every archive
-// URI there already has a deb-src entry in some sources file. It returns
-// the path written, or "" when nothing was needed. It writes no host name
-// of its own: the archives are the system's. Needs root; run
-// 'apt-get update' afterwards.
-func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
+// PrivateDebSrc writes the private apt configuration below privDir: deb-src
+// entries derived from the system's Debian sources (sourcesDir/debian.sources,
+// deb822, the Debian 12 default, or else the one-line sourcesList, read
+// only), every "deb" type turned into "deb-src", in
+// privDir/sources.list.d/pqrepro-debian-src.sources (or .list), an empty
+// privDir/sources.list, and the folders apt's lists and cache need. It
+// returns the sources file written. It writes no host name of its own (the
+// archives are the system's) and nothing outside privDir, so it needs no
+// root.
+func PrivateDebSrc(sourcesDir, sourcesList, privDir string) (string, error) {
 	var out []byte
 	name := mbedtlsSourcesName
 	if b, err := os.ReadFile(filepath.Join(sourcesDir, "debian.sources")); err == nil {
@@ -239,93 +259,21 @@ func EnsureDebSrc(sourcesDir, sourcesList string) (string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return "", fmt.Errorf("no Debian 'deb' sources found in %s/debian.sources or %s to derive deb-src entries from; add a deb-src line for bookworm by hand", sourcesDir, sourcesList)
+		return "", fmt.Errorf("no Debian 'deb' sources found in %s/debian.sources or %s to derive deb-src entries from (%s)", sourcesDir, sourcesList, hintMbedTLS)
 	}
-	// Existing deb-src entries, from every sources file.
-	var have []string
-	files := []string{sourcesList}
-	ents, _ := os.ReadDir(sourcesDir)
-	for _, e := range ents {
-		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".sources") || strings.HasSuffix(e.Name(), ".list")) {
-			files = append(files, filepath.Join(sourcesDir, e.Name()))
+	for _, d := range []string{"sources.list.d", "lists/partial", "cache/archives/partial"} {
+		if err := os.MkdirAll(filepath.Join(privDir, d), 0o755); err != nil {
+			return "", err
 		}
 	}
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil {
-			have = append(have, debSrcEntries(b)...)
-		}
+	if err := atomicfile.WriteFile(filepath.Join(privDir, "sources.list"), nil, 0o644); err != nil {
+		return "", err
 	}
-	missing := false
-	for _, uri := range archiveURIs(out) {
-		found := false
-		for _, h := range have {
-			if strings.Contains(h, uri) {
-				found = true
-				break
-			}
-		}
-		missing = missing || !found
-	}
-	if !missing {
-		return "", nil
-	}
-	path := filepath.Join(sourcesDir, name)
+	path := filepath.Join(privDir, "sources.list.d", name)
 	if err := atomicfile.WriteFile(path, out, 0o644); err != nil {
-		if errors.Is(err, os.ErrPermission) {
-			return "", fmt.Errorf("%w (adding deb-src needs root)", err)
-		}
 		return "", err
 	}
 	return path, nil
-}
-
-// debSrcEntries returns the enabled deb-src entries of a sources file: the
-// text of each deb822 stanza whose Types has deb-src, and each one-line
-// "deb-src" line.
-func debSrcEntries(b []byte) []string {
-	var out []string
-	for _, st := range splitStanzas(string(b)) {
-		text := strings.Join(st, "\n")
-		deb822 := false
-		for _, l := range st {
-			if k, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Types") {
-				deb822 = true
-			}
-		}
-		if deb822 {
-			if hasDebSrc([]byte(text)) && !strings.Contains(strings.ToLower(text), "enabled: no") {
-				out = append(out, text)
-			}
-			continue
-		}
-		for _, l := range st {
-			if t := strings.TrimSpace(l); strings.HasPrefix(t, "deb-src ") || strings.HasPrefix(t, "deb-src\t") {
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}
-
-// archiveURIs lists the archive URIs of deb-src entries we would write.
-func archiveURIs(b []byte) []string {
-	var uris []string
-	for _, l := range strings.Split(string(b), "\n") {
-		t := strings.TrimSpace(l)
-		if k, v, ok := strings.Cut(t, ":"); ok && strings.EqualFold(k, "URIs") {
-			uris = append(uris, strings.Fields(v)...)
-			continue
-		}
-		if f := strings.Fields(t); len(f) >= 2 && f[0] == "deb-src" {
-			for _, x := range f[1:] {
-				if !strings.HasPrefix(x, "[") && !strings.HasSuffix(x, "]") && strings.Contains(x, ":") {
-					uris = append(uris, x)
-					break
-				}
-			}
-		}
-	}
-	return uris
 }
 
 // hasDebSrc reports whether a sources file (deb822 or one-line) has an

@@ -65,21 +65,19 @@ func TestDebSrcFromOneLine(t *testing.T) {
 	}
 }
 
-func TestEnsureDebSrc(t *testing.T) {
+// TestPrivateDebSrc: the deb-src entries are derived from the system's
+// sources and written below the private folder only.
+func TestPrivateDebSrc(t *testing.T) {
 	deb822 := "Types: deb\nURIs: http://archive.example/debian\nSuites: bookworm\nComponents: main\n"
 	tests := []struct {
 		name     string
 		files    map[string]string // in sources.list.d
 		list     string            // sources.list
-		wantFile string            // "" means nothing written
+		wantFile string
 		wantErr  bool
 	}{
 		{name: "deb822", files: map[string]string{"debian.sources": deb822}, wantFile: mbedtlsSourcesName},
-		{name: "already", files: map[string]string{"debian.sources": deb822, "src.sources": "Types: deb-src\nURIs: http://archive.example/debian\nSuites: bookworm\n"}},
-		{name: "already in list", files: map[string]string{"debian.sources": deb822}, list: "deb-src http://archive.example/debian bookworm main\n"},
-		{name: "unrelated deb-src", files: map[string]string{"debian.sources": deb822, "other.sources": "Types: deb-src\nURIs: http://other.example/\n"}, wantFile: mbedtlsSourcesName},
-		{name: "disabled deb-src", files: map[string]string{"debian.sources": deb822, "src.sources": "Types: deb-src\nEnabled: no\nURIs: http://archive.example/debian\n"}, wantFile: mbedtlsSourcesName},
-		{name: "deb line next to deb", files: map[string]string{"debian.sources": deb822}, list: "deb http://archive.example/debian bookworm main\n", wantFile: mbedtlsSourcesName},
+		{name: "deb822 beside a deb-src", files: map[string]string{"debian.sources": deb822, "src.sources": "Types: deb-src\nURIs: http://archive.example/debian\nSuites: bookworm\n"}, wantFile: mbedtlsSourcesName},
 		{name: "one-line", list: "deb http://a.example/ bookworm main\n", wantFile: "pqrepro-debian-src.list"},
 		{name: "nothing", wantErr: true},
 		{name: "no deb", files: map[string]string{"debian.sources": "Types: deb\nEnabled: no\nURIs: x\n"}, wantErr: true},
@@ -96,26 +94,26 @@ func TestEnsureDebSrc(t *testing.T) {
 			if tc.list != "" {
 				os.WriteFile(list, []byte(tc.list), 0o644)
 			}
-			got, err := EnsureDebSrc(d, list)
+			os.Chmod(d, 0o555) // the system's folder: never written
+			defer os.Chmod(d, 0o755)
+			priv := filepath.Join(t.TempDir(), "apt")
+			got, err := PrivateDebSrc(d, list, priv)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v", err)
 			}
-			if tc.wantFile == "" {
-				if got != "" {
-					t.Fatalf("wrote %s", got)
-				}
+			if tc.wantErr {
 				return
 			}
-			if got != filepath.Join(d, tc.wantFile) {
-				t.Fatalf("wrote %q, want %s", got, tc.wantFile)
+			if got != filepath.Join(priv, "sources.list.d", tc.wantFile) {
+				t.Fatalf("wrote %q, want %s under the private folder", got, tc.wantFile)
 			}
 			b, _ := os.ReadFile(got)
-			if !hasDebSrc(b) || !strings.Contains(string(b), "a") {
+			if !hasDebSrc(b) {
 				t.Errorf("written file has no deb-src: %q", b)
 			}
-			// A second call finds the written file and does nothing.
-			if again, err := EnsureDebSrc(d, list); err != nil || again != "" {
-				t.Errorf("second call: %q %v", again, err)
+			ents, _ := os.ReadDir(d)
+			if len(ents) != len(tc.files) {
+				t.Errorf("the system's sources folder changed: %v", ents)
 			}
 		})
 	}
@@ -161,11 +159,21 @@ func TestEnsureMbedTLSNoSource(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "left the archive") {
 		t.Fatalf("err = %v", err)
 	}
-	if len(calls) != 3 || calls[1] != "apt-get update -qq" {
-		t.Errorf("calls %q", calls)
+	priv := filepath.Join(root, ".cache/pico/apt")
+	// No private lists yet: update first (no apt-cache of the system's lists), then look.
+	if len(calls) != 2 || !strings.HasPrefix(calls[0], "apt-get -o Dir::Etc::SourceList="+filepath.Join(priv, "sources.list")) || !strings.HasSuffix(calls[0], " update -qq") {
+		t.Errorf("calls %q: want apt-get update through the private configuration", calls)
 	}
-	if _, err := os.Stat(filepath.Join(dir, mbedtlsSourcesName)); err != nil {
-		t.Errorf("no deb-src file written: %v", err)
+	for _, c := range calls {
+		if !strings.Contains(c, "Dir::Etc::SourceParts="+filepath.Join(priv, "sources.list.d")) {
+			t.Errorf("%q runs apt with the system's sources", c)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(priv, "sources.list.d", mbedtlsSourcesName)); err != nil {
+		t.Errorf("no private deb-src file written: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the system's sources folder was written: %v", ents)
 	}
 	// apt-get update failing is reported with the hint.
 	apt.run = func(ctx context.Context, wd, name string, args ...string) ([]byte, error) {
@@ -227,8 +235,10 @@ func needMbedTLS(t testing.TB) {
 			t.Skipf("mbedTLS source not cached and %s not installed (apt-get install -y dpkg-dev)", tool)
 		}
 	}
-	if os.Geteuid() != 0 && !aptHasSource(context.Background(), systemApt) {
-		t.Skip("mbedTLS source not cached, apt has no deb-src for it and adding one needs root")
+	if _, err := os.Stat(filepath.Join(systemApt.sourcesDir, "debian.sources")); err != nil {
+		if _, err := os.Stat(systemApt.sourcesList); err != nil {
+			t.Skip("mbedTLS source not cached and the system names no Debian sources to derive a deb-src entry from")
+		}
 	}
 }
 
@@ -254,7 +264,5 @@ func FuzzDebSrc(f *testing.F) {
 				t.Fatalf("line %q", l)
 			}
 		}
-		debSrcEntries([]byte(in))
-		archiveURIs([]byte(in))
 	})
 }

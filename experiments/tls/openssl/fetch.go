@@ -30,6 +30,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"pqrepro/internal/deps"
 )
 
 // The pinned source: Debian trixie's OpenSSL 3.5 (a stable update; the
@@ -74,15 +76,7 @@ type aptConfig struct {
 	dir string // <cache>/apt
 }
 
-func (a aptConfig) options() []string {
-	return []string{
-		"-o", "Dir::Etc::SourceList=" + filepath.Join(a.dir, "sources.list"),
-		"-o", "Dir::Etc::SourceParts=" + filepath.Join(a.dir, "sources.list.d"),
-		"-o", "Dir::State::Lists=" + filepath.Join(a.dir, "lists"),
-		"-o", "Dir::Cache=" + filepath.Join(a.dir, "cache"),
-		"-o", "APT::Sandbox::User=root",
-	}
-}
+func (a aptConfig) options() []string { return deps.PrivateAptOptions(a.dir) }
 
 // setup writes the private sources from the system's deb822 Debian
 // sources file (systemSources, normally /etc/apt/sources.list.d/debian.sources).
