@@ -386,6 +386,9 @@ func TestQuickMacrosExist(t *testing.T) {
 		for i := range res.Comparisons {
 			res.Comparisons[i].Scenario = rename[res.Comparisons[i].Scenario]
 		}
+		for i := range res.Scenarios {
+			res.Scenarios[i].Scenario = rename[res.Scenarios[i].Scenario]
+		}
 		tex, _ := numbers(res)
 		out := map[string]bool{}
 		for _, l := range strings.Split(tex, "\n") {
