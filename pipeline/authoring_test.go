@@ -14,8 +14,8 @@ import (
 // The example of docs/authoring.md: Study C's signing figure made wider.
 const (
 	authoringFile = "analysis/picostudy/figures.go"
-	authoringOld  = "{Base: FigureSignBase, Plot: sign, W: render.TextWidth * 0.7,"
-	authoringNew  = "{Base: FigureSignBase, Plot: sign, W: render.TextWidth * 0.75,"
+	authoringOld  = "W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}}"
+	authoringNew  = "W: render.TextWidth, H: 2.8 * vg.Inch, Panels: []*plot.Plot{sign}}"
 )
 
 // authoringChanged are the files the recipe changes, in `git status`'s

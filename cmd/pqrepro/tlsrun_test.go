@@ -36,7 +36,12 @@ func TestTLSRunCommandNoCapture(t *testing.T) {
 			t.Errorf("tlsrun %v = %d\nstdout %s\nstderr %s", tc.args, code, out.String(), errb.String())
 		}
 	}
-	os.WriteFile(spec, bytes.Replace(good, []byte("warmup = 2"), []byte("warmups = 2"), 1), 0o644)
+	// The quick profile's first key, misspelt (whatever its value).
+	bad := bytes.Replace(good, []byte("\nwarmup = "), []byte("\nwarmups = "), 1)
+	if bytes.Equal(bad, good) {
+		t.Fatal("experiments/tls.toml has no `warmup = ` line to misspell: update this test")
+	}
+	os.WriteFile(spec, bad, 0o644)
 	var out, errb bytes.Buffer
 	if code := runTLSRun([]string{"-root", root}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "profiles.quick.warmups") {
 		t.Errorf("misspelt spec key: %d %s", code, errb.String())

@@ -89,7 +89,7 @@ func New(opt Options) (*Host, error) {
 		return nil, errors.New("sshhost: no destination: set [remote] host to an SSH destination such as user@host")
 	}
 	if err := checkArg(opt.Dest); err != nil || strings.ContainsAny(opt.Dest, "'\"\\`$;|&<>()") {
-		return nil, fmt.Errorf("sshhost: %q is not an SSH destination ([user@]host or a Host alias)", opt.Dest)
+		return nil, fmt.Errorf("sshhost: [remote] host %q is not an SSH destination ([user@]host or a Host alias)", opt.Dest)
 	}
 	if err := checkArg(opt.ConfigFile); opt.ConfigFile != "" && err != nil {
 		return nil, fmt.Errorf("sshhost: ssh_config %q: %v (name the file by a path, like ./ssh_config)", opt.ConfigFile, err)
