@@ -137,6 +137,7 @@ func itoa(n int) string {
 
 func TestCompareClaim(t *testing.T) {
 	inside := &Judged{Status: Consistent, Inside: true}
+	holm := &Judged{Status: Consistent, Inside: false} // outside its own interval, not rejected by Holm
 	outside := &Judged{Status: Inconsistent}
 	for _, tc := range []struct {
 		c      ClaimVerdicts
@@ -147,6 +148,7 @@ func TestCompareClaim(t *testing.T) {
 		{ClaimVerdicts{Ref: "reproduced", New: "reproduced", Class: HostDependent}, true, Consistent, "same verdict"},
 		{ClaimVerdicts{Ref: "reproduced", New: "not reproduced", Class: HostDependent}, false, NotJudged, ReasonHostDiffers},
 		{ClaimVerdicts{Ref: "reproduced", New: "direction only", Class: HostIndependent, Item: inside}, false, Consistent, "verdict at the edge"},
+		{ClaimVerdicts{Ref: "reproduced", New: "not reproduced", Class: HostIndependent, Item: holm}, true, Consistent, "not rejected by Holm"},
 		{ClaimVerdicts{Ref: "reproduced", New: "direction only", Class: HostIndependent, Item: outside}, true, Inconsistent, "DIFFERS"},
 		{ClaimVerdicts{Ref: "reproduced", New: "direction only", Class: HostIndependent}, true, Inconsistent, "DIFFERS"},
 	} {
