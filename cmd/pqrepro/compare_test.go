@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/analysis/compare"
 	"pqrepro/analysis/stats"
 )
 
@@ -149,39 +150,6 @@ func TestCompareTwoSamplesKruskalNull(t *testing.T) {
 	}
 }
 
-func TestCompareUndefinedValuesAreNull(t *testing.T) {
-	// One value in A: sd undefined, Cliff's interval undefined; all equal
-	// over three samples: Kruskal H undefined.
-	p := writeFiles(t, [2]string{"a", "5\n"}, [2]string{"b", "5\n5\n"}, [2]string{"c", "5\n5\n5\n"})
-	code, out, errs := run(t, compareCmd, "--json", p[0], p[1], p[2])
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	var doc compareJSONDecode
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if doc.Samples[0].SD != nil || doc.Pairs[0].CI[0] != nil || doc.Kruskal == nil || doc.Kruskal.H != nil {
-		t.Fatalf("want nulls:\n%s", out)
-	}
-	if *doc.Pairs[0].P != 1 {
-		t.Fatalf("p = %v, want 1 for all-equal samples", *doc.Pairs[0].P)
-	}
-}
-
-type compareJSONDecode struct {
-	Samples []struct {
-		SD *float64 `json:"sd"`
-	} `json:"samples"`
-	Pairs []struct {
-		P  *float64    `json:"p"`
-		CI [2]*float64 `json:"cliffs_delta_ci"`
-	} `json:"pairs"`
-	Kruskal *struct {
-		H *float64 `json:"h"`
-	} `json:"kruskal"`
-}
-
 func TestCompareTable(t *testing.T) {
 	p := writeFiles(t, [2]string{"a", "1\n2\n3\n4\n"}, [2]string{"b", "3\n4\n5\n6\n7\n"})
 	code, out, errs := run(t, compareCmd, "--seed", "77", "--resamples", "300", p[0], p[1])
@@ -222,7 +190,7 @@ func TestCompareBootstrapMethods(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		line := fmt.Sprintf("bootstrap CI [%s, %s] (400 resamples, %s, seed 5)", fmtNum(jnum(want.Lower)), fmtNum(jnum(want.Upper)), m)
+		line := fmt.Sprintf("bootstrap CI [%s, %s] (400 resamples, %s, seed 5)", compare.FormatNum(compare.Num(want.Lower)), compare.FormatNum(compare.Num(want.Upper)), m)
 		if !strings.Contains(out, line) {
 			t.Errorf("%s: table lacks %q:\n%s", m, line, out)
 		}
@@ -359,7 +327,7 @@ func TestProgressETA(t *testing.T) {
 	var w bytes.Buffer
 	pr := newProgress(&w, fakeClock(2*time.Second), "pqrepro test")
 	nop := func() error { return nil }
-	err := pr.run([]step{{"one", 1 - stepBase, nop}, {"two", 2 - stepBase, nop}, {"three", 1 - stepBase, nop}})
+	err := pr.run([]step{{Name: "one", Cost: 1 - compare.StepBase, Run: nop}, {Name: "two", Cost: 2 - compare.StepBase, Run: nop}, {Name: "three", Cost: 1 - compare.StepBase, Run: nop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +337,7 @@ func TestProgressETA(t *testing.T) {
 	}
 	// A failing step stops the run with its error.
 	boom := errors.New("boom")
-	if err := pr.run([]step{{"bad", 0, func() error { return boom }}, {"never", 0, func() error { t.Fatal("ran after an error"); return nil }}}); err != boom {
+	if err := pr.run([]step{{Name: "bad", Cost: 0, Run: func() error { return boom }}, {Name: "never", Cost: 0, Run: func() error { t.Fatal("ran after an error"); return nil }}}); err != boom {
 		t.Errorf("err %v, want boom", err)
 	}
 }

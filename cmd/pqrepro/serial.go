@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"pqrepro/analysis/compare"
 	"pqrepro/analysis/stats"
 )
 
@@ -23,19 +24,19 @@ func init() {
 // minimum n of each is stats.RunsMinN, stats.ACFMinN and
 // stats.LjungBoxMinN.
 type runsJSON struct {
-	Runs   int    `json:"runs"`
-	Above  int    `json:"above"`
-	Below  int    `json:"below"`
-	Z      jnum   `json:"z"`
-	P      jnum   `json:"p"`
-	Reason string `json:"reason,omitempty"` // why z and p are null
+	Runs   int         `json:"runs"`
+	Above  int         `json:"above"`
+	Below  int         `json:"below"`
+	Z      compare.Num `json:"z"`
+	P      compare.Num `json:"p"`
+	Reason string      `json:"reason,omitempty"` // why z and p are null
 }
 
 type ljungBoxJSON struct {
-	Lags   int    `json:"lags"`
-	Q      jnum   `json:"q"`
-	P      jnum   `json:"p"`
-	Reason string `json:"reason,omitempty"` // why q and p are null
+	Lags   int         `json:"lags"`
+	Q      compare.Num `json:"q"`
+	P      compare.Num `json:"p"`
+	Reason string      `json:"reason,omitempty"` // why q and p are null
 }
 
 // serialJSON is the --json document of pqrepro serial. ACF holds the
@@ -44,12 +45,12 @@ type ljungBoxJSON struct {
 // null, and ACFReason says why. Of the lags n..K, all undefined for n
 // values, only lag n is listed, so ACF has min(K, n) entries.
 type serialJSON struct {
-	Name      string       `json:"name"`
-	N         int          `json:"n"`
-	Runs      runsJSON     `json:"runs"`
-	ACF       []jnum       `json:"acf"`
-	ACFReason string       `json:"acf_reason,omitempty"`
-	LjungBox  ljungBoxJSON `json:"ljung_box"`
+	Name      string        `json:"name"`
+	N         int           `json:"n"`
+	Runs      runsJSON      `json:"runs"`
+	ACF       []compare.Num `json:"acf"`
+	ACFReason string        `json:"acf_reason,omitempty"`
+	LjungBox  ljungBoxJSON  `json:"ljung_box"`
 }
 
 func runSerial(args []string, stdout, stderr io.Writer) int {
@@ -125,19 +126,19 @@ func runSerialClock(args []string, stdout, stderr io.Writer, now func() time.Tim
 // sample cannot support get nulls and a reason.
 func serial(pr *progress, name string, x []float64, maxLag int) (serialJSON, error) {
 	n := len(x)
-	nan := jnum(math.NaN())
+	nan := compare.Num(math.NaN())
 	doc := serialJSON{
 		Name: name, N: n,
 		Runs:     runsJSON{Z: nan, P: nan},
 		LjungBox: ljungBoxJSON{Lags: maxLag, Q: nan, P: nan},
 		// Lags 1..K, but only the first undefined one past n-1 (lag n):
 		// listing K nulls would let --lags 1e9 fill memory.
-		ACF: slices.Repeat([]jnum{nan}, min(maxLag, n)),
+		ACF: slices.Repeat([]compare.Num{nan}, min(maxLag, n)),
 	}
 	// The lags this sample supports: k <= n-1.
 	defined := min(maxLag, n-1)
 	steps := []step{
-		{"runs test", costSort(n), func() error {
+		{Name: "runs test", Cost: compare.CostSort(n), Run: func() error {
 			runs, err := stats.RunsTest(x)
 			doc.Runs.Runs, doc.Runs.Above, doc.Runs.Below = runs.Runs, runs.Above, runs.Below
 			switch {
@@ -148,11 +149,11 @@ func serial(pr *progress, name string, x []float64, maxLag int) (serialJSON, err
 			case err != nil:
 				return err
 			default:
-				doc.Runs.Z, doc.Runs.P = jnum(runs.Z), jnum(runs.P)
+				doc.Runs.Z, doc.Runs.P = compare.Num(runs.Z), compare.Num(runs.P)
 			}
 			return nil
 		}},
-		{fmt.Sprintf("ACF and Ljung-Box at lags 1..%d", max(defined, 0)), nsPerACFTerm * float64(n) * float64(max(defined, 1)), func() error {
+		{Name: fmt.Sprintf("ACF and Ljung-Box at lags 1..%d", max(defined, 0)), Cost: nsPerACFTerm * float64(n) * float64(max(defined, 1)), Run: func() error {
 			if defined < maxLag {
 				which := fmt.Sprintf("lags %d..%d are", defined+1, maxLag)
 				if defined+1 == maxLag {
@@ -177,11 +178,11 @@ func serial(pr *progress, name string, x []float64, maxLag int) (serialJSON, err
 				return err
 			}
 			for k, v := range r[1:] {
-				doc.ACF[k] = jnum(v)
+				doc.ACF[k] = compare.Num(v)
 			}
 			if defined == maxLag {
 				lb := stats.LjungBoxACF(r, n)
-				doc.LjungBox.Q, doc.LjungBox.P = jnum(lb.Q), jnum(lb.P)
+				doc.LjungBox.Q, doc.LjungBox.P = compare.Num(lb.Q), compare.Num(lb.P)
 			}
 			return nil
 		}},
@@ -201,12 +202,12 @@ func writeSerialTable(w io.Writer, doc serialJSON) {
 		fmt.Fprintf(w, "runs test about the median: - (%s)\n", r.Reason)
 	} else {
 		fmt.Fprintf(w, "runs test about the median: %d runs (%d >= median, %d below), z = %s, p = %s\n",
-			r.Runs, r.Above, r.Below, fmtNum(r.Z), fmtNum(r.P))
+			r.Runs, r.Above, r.Below, compare.FormatNum(r.Z), compare.FormatNum(r.P))
 	}
 	if lb := doc.LjungBox; lb.Reason != "" {
 		fmt.Fprintf(w, "Ljung-Box at lag %d: - (%s)\n", lb.Lags, lb.Reason)
 	} else {
-		fmt.Fprintf(w, "Ljung-Box at lag %d: Q = %s, p = %s\n", lb.Lags, fmtNum(lb.Q), fmtNum(lb.P))
+		fmt.Fprintf(w, "Ljung-Box at lag %d: Q = %s, p = %s\n", lb.Lags, compare.FormatNum(lb.Q), compare.FormatNum(lb.P))
 	}
 	fmt.Fprintln(w, "lag  acf")
 	undefined := false
@@ -216,6 +217,6 @@ func writeSerialTable(w io.Writer, doc serialJSON) {
 			undefined = true
 			continue
 		}
-		fmt.Fprintf(w, "%3d  %s\n", k+1, fmtNum(v))
+		fmt.Fprintf(w, "%3d  %s\n", k+1, compare.FormatNum(v))
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pqrepro/analysis/compare"
 )
 
 func serialCmd(args []string, out, errb *bytes.Buffer) int { return runSerial(args, out, errb) }
@@ -246,7 +248,7 @@ func FuzzSerial(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check := func(what string, p jnum, reason string) {
+		check := func(what string, p compare.Num, reason string) {
 			f := float64(p)
 			switch {
 			case math.IsNaN(f) && reason == "":

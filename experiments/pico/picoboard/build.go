@@ -128,185 +128,30 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	if cfg.Name == "" || strings.ContainsAny(cfg.Name, "/\\ ") {
 		return Image{}, fmt.Errorf("build: image name %q must be a plain word", cfg.Name)
 	}
-	if cfg.Profile.Name == "" {
-		cfg.Profile = QuickProfile
-	}
-	if cfg.Seed == 0 {
-		cfg.Seed = DefaultSeed
-	}
-	if cfg.CFlags == nil {
-		cfg.CFlags = DefaultCFlags
-	}
-	if cfg.OutDir == "" {
-		cfg.OutDir = filepath.Join(root, ".cache/pico/images")
-	}
-	gcc, err := exec.LookPath("arm-none-eabi-gcc")
+	cfg = withDefaults(cfg, root)
+	gcc, compiler, err := findCompiler(ctx)
 	if err != nil {
-		return Image{}, fmt.Errorf("arm-none-eabi-gcc not found: %s", hintGCC)
+		return Image{}, err
 	}
-	ccVersion, err := exec.CommandContext(ctx, gcc, "-dumpversion").Output()
-	if err != nil {
-		return Image{}, fmt.Errorf("run arm-none-eabi-gcc: %w (%s)", err, hintGCC)
-	}
-	compiler := "arm-none-eabi-gcc " + strings.TrimSpace(string(ccVersion))
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
 	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}}
-
-	var pqSchemes []string
-	classic := false
-	seen := map[string]bool{}
-	for _, s := range cfg.Schemes {
-		if seen[s] {
-			return Image{}, fmt.Errorf("build: scheme %s listed twice", s)
-		}
-		seen[s] = true
-		if _, ok := pqcleanDir[s]; ok {
-			pqSchemes = append(pqSchemes, s)
-			continue
-		}
-		switch s {
-		case "rsa-2048", "ecdsa-p256", "ecdh-p256":
-			classic = true
-			continue
-		}
-		return Image{}, fmt.Errorf("build: unknown scheme %q (known: %s, %s, %s)", s,
-			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "))
-	}
-	if len(cfg.Schemes) == 0 {
-		return Image{}, errors.New("build: no schemes")
-	}
-	if classic {
-		for _, s := range picodata.ClassicalSchemes {
-			if !seen[s] {
-				return Image{}, fmt.Errorf("build: the classical schemes come together (%s); add %s", strings.Join(picodata.ClassicalSchemes, ", "), s)
-			}
-		}
+	pqSchemes, classic, err := splitSchemes(cfg.Schemes)
+	if err != nil {
+		return Image{}, err
 	}
 	img.Schemes = append([]string(nil), cfg.Schemes...)
 
 	// Sources: firmware, then PQClean's common/fips202.c and each scheme.
-	type unit struct {
-		src, obj string
-		inc      []string
-	}
-	var units []unit
-	fwFiles := []string{"crt.c", "board.c", "proto.c", "rng.c", "bench.c", "startup.S"}
-	defines := []string{
-		fmt.Sprintf("REPS_KEM=%d", cfg.Profile.KEM),
-		fmt.Sprintf("REPS_DSA_KEYGEN=%d", cfg.Profile.DSAKeygen),
-		fmt.Sprintf("REPS_DSA_SIGN=%d", cfg.Profile.DSASign),
-		fmt.Sprintf("REPS_RSA_KEYGEN=%d", cfg.Profile.RSAKeygen),
-		fmt.Sprintf("REPS_RSA=%d", cfg.Profile.RSA),
-		fmt.Sprintf("REPS_ECC=%d", cfg.Profile.ECC),
-		fmt.Sprintf("RNG_SEED=0x%xull", cfg.Seed),
-		fmt.Sprintf("RUNS=%d", cfg.Runs),
-		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
-	}
-	defines = append(defines, cfg.Defines...)
-	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
+	src, err := collectSources(ctx, root, fwDir, cfg, &img, pqSchemes, classic)
 	if err != nil {
 		return Image{}, err
 	}
-	img.Sources["firmware"] = fwHash
-	img.Seed = cfg.Seed
-	incFW := []string{fwDir}
-	if len(pqSchemes) > 0 {
-		pq, err := EnsurePQClean(ctx, root, cfg.Log)
-		if err != nil {
-			return Image{}, err
-		}
-		if img.PQCleanVersion, img.PQCleanLock, err = pqcleanLock(root); err != nil {
-			return Image{}, err
-		}
-		incFW = append(incFW, pq)
-		units = append(units, unit{filepath.Join(pq, "common/fips202.c"), "pqclean-common-fips202.o", []string{filepath.Join(pq, "common")}})
-		h, err := hashTree(filepath.Join(pq, "common"), "fips202.c", "fips202.h", "randombytes.h")
-		if err != nil {
-			return Image{}, err
-		}
-		img.Sources["pqclean/common"] = h
-		for _, s := range pqSchemes {
-			d := pqcleanDir[s]
-			defines = append(defines, d.define)
-			dir := filepath.Join(pq, d.dir)
-			srcs, _ := filepath.Glob(filepath.Join(dir, "*.c"))
-			if len(srcs) == 0 {
-				return Image{}, fmt.Errorf("no sources in %s", dir)
-			}
-			for _, src := range srcs {
-				units = append(units, unit{src, s + "-" + strings.TrimSuffix(filepath.Base(src), ".c") + ".o", []string{dir, filepath.Join(pq, "common")}})
-			}
-			h, err := hashTree(dir, ".c", ".h")
-			if err != nil {
-				return Image{}, err
-			}
-			img.Sources["pqclean/"+s] = h
-		}
-	}
-	if classic {
-		src, err := ensureMbedTLS(ctx, root, systemApt, cfg.Log)
-		if err != nil {
-			return Image{}, err
-		}
-		mb := src.Dir
-		img.MbedTLS = &src
-		defines = append(defines, "WITH_CLASSIC", "MBEDTLS_CONFIG_FILE=\"mbedtls_config.h\"")
-		fwFiles = append(fwFiles, "classic.c")
-		// The RSA key the firmware signs with, derived from the seed.
-		key, err := DeviceRSAKey(cfg.Seed)
-		if err != nil {
-			return Image{}, err
-		}
-		hdr := rsaKeyHeader(key, cfg.Seed)
-		sum := sha256.Sum256(hdr)
-		img.Sources["rsa-key"] = hex.EncodeToString(sum[:])
-		genDir := filepath.Join(root, ".cache/pico/gen", "rsa-"+img.Sources["rsa-key"][:16])
-		if err := atomicfile.WriteFile(filepath.Join(genDir, "rsa_key.h"), hdr, 0o644); err != nil {
-			return Image{}, err
-		}
-		incFW = append(incFW, genDir, filepath.Join(mb, "include"))
-		for _, f := range mbedtlsFiles {
-			units = append(units, unit{filepath.Join(mb, "library", f), "mbedtls-" + strings.TrimSuffix(f, ".c") + ".o", []string{fwDir, filepath.Join(mb, "include")}})
-		}
-		h, err := hashTree(filepath.Join(mb, "library"), ".c", ".h")
-		if err != nil {
-			return Image{}, err
-		}
-		img.Sources["mbedtls"] = h
-	}
-	for _, f := range fwFiles {
-		units = append(units, unit{filepath.Join(fwDir, f), "fw-" + strings.ReplaceAll(f, ".", "_") + ".o", incFW})
-	}
-	heap := cfg.HeapSize
-	if heap == 0 {
-		heap = 8 << 10
-		if classic {
-			heap = 48 << 10
-		}
-	}
-	minStack := cfg.MinStack
-	if minStack == 0 {
-		minStack = 32 << 10
-		for _, s := range pqSchemes {
-			if strings.HasPrefix(s, "ml-dsa") {
-				minStack = 128 << 10
-			}
-		}
-	}
+	units, defines := src.units, src.defines
+	heap, minStack := heapAndStack(cfg, pqSchemes, classic)
 
 	// The firmware ID hashes everything that decides the image.
-	idh := sha256.New()
-	fmt.Fprintf(idh, "%s\n%q\n%q\nheap=%d stack=%d\n", compiler, cfg.CFlags, defines, heap, minStack)
-	keys := make([]string, 0, len(img.Sources))
-	for k := range img.Sources {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(idh, "%s=%s\n", k, img.Sources[k])
-	}
-	img.FirmwareID = hex.EncodeToString(idh.Sum(nil))[:16]
+	img.FirmwareID = firmwareID(compiler, cfg.CFlags, defines, heap, minStack, img.Sources)
 	img.Defines = defines
 	img.HeapSize, img.MinStack = heap, minStack
 	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", "link.ld",
@@ -333,6 +178,265 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		"FW_CC=\"" + strings.ReplaceAll(compiler, " ", "-") + "\"",
 		"FW_CFLAGS=\"" + strings.Join(cfg.CFlags, ",") + "\"",
 	}, defines...)
+	if err := compileUnits(ctx, gcc, cfg.CFlags, objDir, units, defines, fwDefines); err != nil {
+		return Image{}, err
+	}
+	tmpELF, elfBytes, err := linkELF(ctx, gcc, cfg, fwDir, objDir, units, heap, minStack)
+	if err != nil {
+		return Image{}, err
+	}
+	uf2, err := ramUF2(tmpELF, elfBytes)
+	if err != nil {
+		return Image{}, err
+	}
+	if err := writeImage(&img, elfBytes, uf2, stamp); err != nil {
+		return Image{}, err
+	}
+	img.BuildTime = time.Since(start)
+	return img, nil
+}
+
+// withDefaults fills in cfg's zero fields: the quick profile, DefaultSeed,
+// DefaultCFlags and the image cache under root.
+func withDefaults(cfg BuildConfig, root string) BuildConfig {
+	if cfg.Profile.Name == "" {
+		cfg.Profile = QuickProfile
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = DefaultSeed
+	}
+	if cfg.CFlags == nil {
+		cfg.CFlags = DefaultCFlags
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = filepath.Join(root, ".cache/pico/images")
+	}
+	return cfg
+}
+
+// findCompiler finds arm-none-eabi-gcc and returns its path and its name
+// with its version, which the firmware ID hashes.
+func findCompiler(ctx context.Context) (gcc, compiler string, err error) {
+	gcc, err = exec.LookPath("arm-none-eabi-gcc")
+	if err != nil {
+		return "", "", fmt.Errorf("arm-none-eabi-gcc not found: %s", hintGCC)
+	}
+	ccVersion, err := exec.CommandContext(ctx, gcc, "-dumpversion").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("run arm-none-eabi-gcc: %w (%s)", err, hintGCC)
+	}
+	return gcc, "arm-none-eabi-gcc " + strings.TrimSpace(string(ccVersion)), nil
+}
+
+// splitSchemes checks the schemes (each known, none twice, the classical
+// ones all together) and returns the PQClean ones and whether the image
+// has the classical ones (mbedTLS).
+func splitSchemes(schemes []string) (pqSchemes []string, classic bool, err error) {
+	seen := map[string]bool{}
+	for _, s := range schemes {
+		if seen[s] {
+			return nil, false, fmt.Errorf("build: scheme %s listed twice", s)
+		}
+		seen[s] = true
+		if _, ok := pqcleanDir[s]; ok {
+			pqSchemes = append(pqSchemes, s)
+			continue
+		}
+		switch s {
+		case "rsa-2048", "ecdsa-p256", "ecdh-p256":
+			classic = true
+			continue
+		}
+		return nil, false, fmt.Errorf("build: unknown scheme %q (known: %s, %s, %s)", s,
+			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "))
+	}
+	if len(schemes) == 0 {
+		return nil, false, errors.New("build: no schemes")
+	}
+	if classic {
+		for _, s := range picodata.ClassicalSchemes {
+			if !seen[s] {
+				return nil, false, fmt.Errorf("build: the classical schemes come together (%s); add %s", strings.Join(picodata.ClassicalSchemes, ", "), s)
+			}
+		}
+	}
+	return pqSchemes, classic, nil
+}
+
+// compileUnit is one source file compiled to one object.
+type compileUnit struct {
+	src, obj string
+	inc      []string
+}
+
+// sourceSet is what collectSources gathers: the objects to compile, the
+// firmware's -D defines, and the firmware files and their include path.
+type sourceSet struct {
+	units   []compileUnit
+	defines []string
+	fwFiles []string
+	incFW   []string
+}
+
+// collectSources lists the image's compile units and defines: the
+// firmware files, PQClean's common/fips202.c and each PQ scheme's sources
+// (addPQClean), and with the classical schemes mbedTLS and the RSA key
+// header derived from the seed (addMbedTLS). It records each source tree's
+// SHA-256 in img.Sources, and the seed, PQClean lock and mbedTLS source in
+// img.
+func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, img *Image, pqSchemes []string, classic bool) (sourceSet, error) {
+	src := sourceSet{fwFiles: []string{"crt.c", "board.c", "proto.c", "rng.c", "bench.c", "startup.S"}}
+	src.defines = []string{
+		fmt.Sprintf("REPS_KEM=%d", cfg.Profile.KEM),
+		fmt.Sprintf("REPS_DSA_KEYGEN=%d", cfg.Profile.DSAKeygen),
+		fmt.Sprintf("REPS_DSA_SIGN=%d", cfg.Profile.DSASign),
+		fmt.Sprintf("REPS_RSA_KEYGEN=%d", cfg.Profile.RSAKeygen),
+		fmt.Sprintf("REPS_RSA=%d", cfg.Profile.RSA),
+		fmt.Sprintf("REPS_ECC=%d", cfg.Profile.ECC),
+		fmt.Sprintf("RNG_SEED=0x%xull", cfg.Seed),
+		fmt.Sprintf("RUNS=%d", cfg.Runs),
+		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
+	}
+	src.defines = append(src.defines, cfg.Defines...)
+	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
+	if err != nil {
+		return sourceSet{}, err
+	}
+	img.Sources["firmware"] = fwHash
+	img.Seed = cfg.Seed
+	src.incFW = []string{fwDir}
+	if len(pqSchemes) > 0 {
+		if err := src.addPQClean(ctx, root, cfg, img, pqSchemes); err != nil {
+			return sourceSet{}, err
+		}
+	}
+	if classic {
+		if err := src.addMbedTLS(ctx, root, fwDir, cfg, img); err != nil {
+			return sourceSet{}, err
+		}
+	}
+	for _, f := range src.fwFiles {
+		src.units = append(src.units, compileUnit{filepath.Join(fwDir, f), "fw-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW})
+	}
+	return src, nil
+}
+
+// addPQClean adds PQClean (fetched on first use): common/fips202.c and
+// each scheme's sources, with their defines and source hashes.
+func (src *sourceSet) addPQClean(ctx context.Context, root string, cfg BuildConfig, img *Image, pqSchemes []string) error {
+	pq, err := EnsurePQClean(ctx, root, cfg.Log)
+	if err != nil {
+		return err
+	}
+	if img.PQCleanVersion, img.PQCleanLock, err = pqcleanLock(root); err != nil {
+		return err
+	}
+	src.incFW = append(src.incFW, pq)
+	src.units = append(src.units, compileUnit{filepath.Join(pq, "common/fips202.c"), "pqclean-common-fips202.o", []string{filepath.Join(pq, "common")}})
+	h, err := hashTree(filepath.Join(pq, "common"), "fips202.c", "fips202.h", "randombytes.h")
+	if err != nil {
+		return err
+	}
+	img.Sources["pqclean/common"] = h
+	for _, s := range pqSchemes {
+		d := pqcleanDir[s]
+		src.defines = append(src.defines, d.define)
+		dir := filepath.Join(pq, d.dir)
+		srcs, _ := filepath.Glob(filepath.Join(dir, "*.c"))
+		if len(srcs) == 0 {
+			return fmt.Errorf("no sources in %s", dir)
+		}
+		for _, f := range srcs {
+			src.units = append(src.units, compileUnit{f, s + "-" + strings.TrimSuffix(filepath.Base(f), ".c") + ".o", []string{dir, filepath.Join(pq, "common")}})
+		}
+		h, err := hashTree(dir, ".c", ".h")
+		if err != nil {
+			return err
+		}
+		img.Sources["pqclean/"+s] = h
+	}
+	return nil
+}
+
+// addMbedTLS adds the classical schemes: mbedTLS's library (the Debian
+// source package), the firmware's classic.c and the RSA key header the
+// firmware signs with, derived from the seed.
+func (src *sourceSet) addMbedTLS(ctx context.Context, root, fwDir string, cfg BuildConfig, img *Image) error {
+	mbs, err := ensureMbedTLS(ctx, root, systemApt, cfg.Log)
+	if err != nil {
+		return err
+	}
+	mb := mbs.Dir
+	img.MbedTLS = &mbs
+	src.defines = append(src.defines, "WITH_CLASSIC", "MBEDTLS_CONFIG_FILE=\"mbedtls_config.h\"")
+	src.fwFiles = append(src.fwFiles, "classic.c")
+	// The RSA key the firmware signs with, derived from the seed.
+	key, err := DeviceRSAKey(cfg.Seed)
+	if err != nil {
+		return err
+	}
+	hdr := rsaKeyHeader(key, cfg.Seed)
+	sum := sha256.Sum256(hdr)
+	img.Sources["rsa-key"] = hex.EncodeToString(sum[:])
+	genDir := filepath.Join(root, ".cache/pico/gen", "rsa-"+img.Sources["rsa-key"][:16])
+	if err := atomicfile.WriteFile(filepath.Join(genDir, "rsa_key.h"), hdr, 0o644); err != nil {
+		return err
+	}
+	src.incFW = append(src.incFW, genDir, filepath.Join(mb, "include"))
+	for _, f := range mbedtlsFiles {
+		src.units = append(src.units, compileUnit{filepath.Join(mb, "library", f), "mbedtls-" + strings.TrimSuffix(f, ".c") + ".o", []string{fwDir, filepath.Join(mb, "include")}})
+	}
+	h, err := hashTree(filepath.Join(mb, "library"), ".c", ".h")
+	if err != nil {
+		return err
+	}
+	img.Sources["mbedtls"] = h
+	return nil
+}
+
+// heapAndStack returns the malloc heap (cfg.HeapSize; 8 KiB, 48 KiB with
+// mbedTLS) and the least stack the link accepts (cfg.MinStack; 32 KiB,
+// 128 KiB with ML-DSA).
+func heapAndStack(cfg BuildConfig, pqSchemes []string, classic bool) (heap, minStack int) {
+	heap = cfg.HeapSize
+	if heap == 0 {
+		heap = 8 << 10
+		if classic {
+			heap = 48 << 10
+		}
+	}
+	minStack = cfg.MinStack
+	if minStack == 0 {
+		minStack = 32 << 10
+		for _, s := range pqSchemes {
+			if strings.HasPrefix(s, "ml-dsa") {
+				minStack = 128 << 10
+			}
+		}
+	}
+	return heap, minStack
+}
+
+// firmwareID hashes everything that decides the image: the compiler, the
+// flags, the defines, the heap and stack sizes and each source tree's
+// SHA-256 (in key order); the first 16 hex digits.
+func firmwareID(compiler string, cflags, defines []string, heap, minStack int, sources map[string]string) string {
+	idh := sha256.New()
+	fmt.Fprintf(idh, "%s\n%q\n%q\nheap=%d stack=%d\n", compiler, cflags, defines, heap, minStack)
+	keys := make([]string, 0, len(sources))
+	for k := range sources {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(idh, "%s=%s\n", k, sources[k])
+	}
+	return hex.EncodeToString(idh.Sum(nil))[:16]
+}
+
+// compileUnits compiles the units into objDir, two at a time at most,
+// and returns the first compiler error with its output.
+func compileUnits(ctx context.Context, gcc string, cflags []string, objDir string, units []compileUnit, defines, fwDefines []string) error {
 	jobs := runtime.NumCPU()
 	if jobs > 2 {
 		jobs = 2
@@ -344,10 +448,10 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	for _, u := range units {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(u unit) {
+		go func(u compileUnit) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			args := append([]string{}, cfg.CFlags...)
+			args := append([]string{}, cflags...)
 			// PQClean and mbedTLS see only the defines they need; the
 			// firmware files see all of them.
 			ds := defines
@@ -374,9 +478,12 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		}(u)
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return Image{}, firstErr
-	}
+	return firstErr
+}
+
+// linkELF links the objects with the firmware's link.ld (and a map file)
+// into objDir and returns the ELF's path and bytes.
+func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir string, units []compileUnit, heap, minStack int) (string, []byte, error) {
 	tmpELF := filepath.Join(objDir, cfg.Name+".elf")
 	args := append([]string{}, cfg.CFlags...)
 	args = append(args, "-nostartfiles", "--specs=nano.specs",
@@ -392,41 +499,46 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return Image{}, fmt.Errorf("link %s: %w\n%s", cfg.Name, err, out.String())
+		return "", nil, fmt.Errorf("link %s: %w\n%s", cfg.Name, err, out.String())
 	}
 	elfBytes, err := os.ReadFile(tmpELF)
 	if err != nil {
-		return Image{}, fmt.Errorf("read %s: %w", tmpELF, err)
+		return "", nil, fmt.Errorf("read %s: %w", tmpELF, err)
 	}
+	return tmpELF, elfBytes, nil
+}
+
+// ramUF2 checks that every loadable segment of the ELF lies in SRAM (the
+// image is RAM-only; RP2040 datasheet, section 2.2, address map) and
+// encodes the segments as UF2 for the RP2040 family.
+func ramUF2(tmpELF string, elfBytes []byte) ([]byte, error) {
 	ef, err := elf.NewFile(bytes.NewReader(elfBytes))
 	if err != nil {
-		return Image{}, fmt.Errorf("parse %s: %w", tmpELF, err)
+		return nil, fmt.Errorf("parse %s: %w", tmpELF, err)
 	}
 	segs, err := LoadSegments(ef)
 	if err != nil {
-		return Image{}, fmt.Errorf("%s: %w", tmpELF, err)
+		return nil, fmt.Errorf("%s: %w", tmpELF, err)
 	}
 	for _, s := range segs {
 		if s.Addr < picodata.SRAMStart || uint64(s.Addr)+uint64(len(s.Data)) > picodata.SRAMStart+picodata.SRAMSize {
-			return Image{}, fmt.Errorf("%s: segment at 0x%08x is outside SRAM; the image must be RAM-only", tmpELF, s.Addr)
+			return nil, fmt.Errorf("%s: segment at 0x%08x is outside SRAM; the image must be RAM-only", tmpELF, s.Addr)
 		}
 	}
-	uf2, err := EncodeUF2(segs, UF2FamilyRP2040)
-	if err != nil {
-		return Image{}, err
-	}
+	return EncodeUF2(segs, UF2FamilyRP2040)
+}
+
+// writeImage writes the ELF, the UF2 and the firmware ID stamp (last, so
+// that a stamp names complete outputs), then hashes the outputs into img.
+func writeImage(img *Image, elfBytes, uf2 []byte, stamp string) error {
 	if err := atomicfile.WriteFile(img.ELF, elfBytes, 0o644); err != nil {
-		return Image{}, err
+		return err
 	}
 	if err := atomicfile.WriteFile(img.UF2, uf2, 0o644); err != nil {
-		return Image{}, err
+		return err
 	}
 	if err := atomicfile.WriteFile(stamp, []byte(img.FirmwareID), 0o644); err != nil {
-		return Image{}, err
+		return err
 	}
-	if err := img.hashOutputs(); err != nil {
-		return Image{}, err
-	}
-	img.BuildTime = time.Since(start)
-	return img, nil
+	return img.hashOutputs()
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/rederive"
@@ -229,26 +230,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	t0 := time.Now()
 
 	// 1. Everything that can fail without creating anything.
-	if r.spec, err = LoadSpec(l.SpecPath); err != nil {
-		return nil, l.Wrap(err)
-	}
-	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
-		return nil, l.Wrap(err)
-	}
-	r.configs = r.spec.Units(cfg.Profile)
-	prof, _ := r.spec.Profile(cfg.Profile)
-	if err := CheckPermission(); err != nil {
+	prof, err := r.load()
+	if err != nil {
 		return nil, err
-	}
-	est, _ := Estimate(r.spec, cfg.Profile)
-	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
-		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
-
-	if prof.OtherCellsN > 0 || prof.OtherCells == OtherCellsPaper {
-		r.logf("plan: primary cell %s at n = %d; other cells: %s configurations at n = %d", r.spec.PrimaryCell(cfg.Profile), prof.N, cmp.Or(prof.OtherCells, OtherCellsMatrix), cmp.Or(prof.OtherCellsN, prof.N))
-	}
-	for _, s := range r.spec.Skipped() {
-		r.logf("left out: %s", s)
 	}
 
 	// 2. The OpenSSL build in the cache when a configuration uses it, the
@@ -270,15 +254,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	defer r.stopServers()
-	var addrs []string
-	if hasPath(r.configs, PathLoopback) {
-		addrs = append(addrs, "127.0.0.1")
-	}
-	if r.net != nil {
-		addrs = append(addrs, bridgenet.ServerAddr)
-	}
-	addrs = append(addrs, r.remoteAddr()...)
-	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
+	r.logServers()
 
 	// 3. The run folder: removed on every path that does not commit it.
 	if err := l.Begin(ctx); err != nil {
@@ -296,7 +272,94 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err != nil {
 		return nil, err
 	}
+	conns, wall, st, err := r.handshakes(ctx, caps)
+	if err != nil {
+		return nil, err
+	}
+	rate := float64(len(conns)) / wall.Seconds()
+	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
 
+	// 4. What the process measured and the records derived from it.
+	files := map[string]string{}
+	recs, js, err := r.deriveRecords(ctx, conns, caps, files)
+	if err != nil {
+		return nil, err
+	}
+
+	// 5. The dataset.
+	if err := r.writeDataset(recs, files); err != nil {
+		return nil, err
+	}
+	if err := r.storeCaptures(caps, files, store); err != nil {
+		return nil, err
+	}
+	meta := r.runMeta(ctx, prof, caps, files, st, js, len(recs), wall, rate)
+
+	// 6. Register: meta.json, commit, then pin.
+	err = l.Commit(ctx, meta)
+	if l.Committed() {
+		res = &RunResult{
+			RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
+			Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: caps[0].sum, CaptureSize: caps[0].size,
+		}
+	}
+	if err != nil {
+		return res, err // a run that is committed but not pinned stays
+	}
+	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, l.SpecPath, res.Total.Round(time.Second))
+	return res, nil
+}
+
+// load reads the spec and plans the profile's connections, checks the
+// permission to capture and logs the plan: everything that can fail
+// without creating anything. It returns the profile.
+func (r *runner) load() (Profile, error) {
+	l, cfg := r.life, r.cfg
+	var err error
+	if r.spec, err = LoadSpec(l.SpecPath); err != nil {
+		return Profile{}, l.Wrap(err)
+	}
+	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
+		return Profile{}, l.Wrap(err)
+	}
+	r.configs = r.spec.Units(cfg.Profile)
+	prof, _ := r.spec.Profile(cfg.Profile)
+	if err := CheckPermission(); err != nil {
+		return Profile{}, err
+	}
+	est, _ := Estimate(r.spec, cfg.Profile)
+	r.logf("plan: profile %s, %d configurations x (%d rounds x %d warm-ups + %d measured) = %d connections, estimated %s",
+		cfg.Profile, len(r.configs), (prof.N+prof.Block-1)/prof.Block, prof.Warmup, prof.N, len(r.plan), est.Round(time.Second))
+
+	if prof.OtherCellsN > 0 || prof.OtherCells == OtherCellsPaper {
+		r.logf("plan: primary cell %s at n = %d; other cells: %s configurations at n = %d", r.spec.PrimaryCell(cfg.Profile), prof.N, cmp.Or(prof.OtherCells, OtherCellsMatrix), cmp.Or(prof.OtherCellsN, prof.N))
+	}
+	for _, s := range r.spec.Skipped() {
+		r.logf("left out: %s", s)
+	}
+	return prof, nil
+}
+
+// logServers logs how many servers listen, on which addresses and ports.
+func (r *runner) logServers() {
+	var addrs []string
+	if hasPath(r.configs, PathLoopback) {
+		addrs = append(addrs, "127.0.0.1")
+	}
+	if r.net != nil {
+		addrs = append(addrs, bridgenet.ServerAddr)
+	}
+	addrs = append(addrs, r.remoteAddr()...)
+	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
+}
+
+// handshakes makes every connection of the plan (connect) while the
+// captures run, stops the captures and checks the run: not interrupted,
+// its bridge network and remote host still there, no connection or
+// capture error, no packet the kernel dropped. It returns the
+// connections, their wall time and the captures' summed statistics.
+func (r *runner) handshakes(ctx context.Context, caps []*pathCapture) ([]conn, time.Duration, capture.Stats, error) {
+	l, run := r.life, r.life.Run
 	// A bridge network that someone else removes ends the connections.
 	connCtx, stopConns := context.WithCancelCause(ctx)
 	defer stopConns(nil)
@@ -320,8 +383,33 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	conns, wall, loopErr := r.connect(connCtx, keyLogs(caps))
 	stopCaptures(caps)
-	var st capture.Stats
-	var capErr error
+	st, capErr := r.captureStats(caps)
+	if ctx.Err() != nil {
+		return nil, 0, st, l.Errorf("run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
+	}
+	if r.net != nil {
+		if err := r.net.Err(); err != nil {
+			return nil, 0, st, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+		}
+	}
+	if err := r.remoteFailure(loopErr); err != nil {
+		return nil, 0, st, l.Errorf("run %s after %d of %d connections: remote path: %w; the run was removed and not registered, the remote server is stopped", run.ID, len(conns), len(r.plan), err)
+	}
+	if loopErr != nil {
+		return nil, 0, st, l.Errorf("run %s: %w; the run was removed", run.ID, loopErr)
+	}
+	if capErr != nil {
+		return nil, 0, st, l.Errorf("run %s: capture: %w; the run was removed", run.ID, capErr)
+	}
+	if err := st.Valid(); err != nil {
+		return nil, 0, st, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
+	}
+	return conns, wall, st, nil
+}
+
+// captureStats sums the stopped captures' statistics, logs each, and
+// returns the first capture's error, named by its interface.
+func (r *runner) captureStats(caps []*pathCapture) (st capture.Stats, capErr error) {
 	for _, pc := range caps {
 		if testHookCaptureStats != nil {
 			testHookCaptureStats(&pc.st)
@@ -336,65 +424,62 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		}
 		r.logf("capture: stopped on %s: %d packets, %d kernel drops, %d key log bytes", pc.iface, pc.st.Packets, pc.st.KernelDrops, pc.st.SecretBytes)
 	}
-	if ctx.Err() != nil {
-		return nil, l.Errorf("run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
-	}
-	if r.net != nil {
-		if err := r.net.Err(); err != nil {
-			return nil, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
-		}
-	}
-	if err := r.remoteFailure(loopErr); err != nil {
-		return nil, l.Errorf("run %s after %d of %d connections: remote path: %w; the run was removed and not registered, the remote server is stopped", run.ID, len(conns), len(r.plan), err)
-	}
-	if loopErr != nil {
-		return nil, l.Errorf("run %s: %w; the run was removed", run.ID, loopErr)
-	}
-	if capErr != nil {
-		return nil, l.Errorf("run %s: capture: %w; the run was removed", run.ID, capErr)
-	}
-	if err := st.Valid(); err != nil {
-		return nil, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
-	}
-	rate := float64(len(conns)) / wall.Seconds()
-	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
+	return st, capErr
+}
 
-	// 4. What the process measured (inproc.csv.gz) and the configurations,
-	// then the records derived from them and the captures by
-	// tlsjoin.DeriveRecords: the function the build's tls:records stage
-	// calls on the committed run, so the two cannot disagree.
-	files := map[string]string{}
-	write := func(name string, b []byte) error {
-		if err := atomicfile.WriteFile(filepath.Join(run.Dir, name), b, 0o644); err != nil {
-			return l.Errorf("run %s: %w", run.ID, err)
-		}
-		files[name] = repro.HashBytes(b)
-		return nil
+// write writes one file of the run folder atomically and records its
+// SHA-256 in files.
+func (r *runner) write(files map[string]string, name string, b []byte) error {
+	run := r.life.Run
+	if err := atomicfile.WriteFile(filepath.Join(run.Dir, name), b, 0o644); err != nil {
+		return r.life.Errorf("run %s: %w", run.ID, err)
 	}
+	files[name] = repro.HashBytes(b)
+	return nil
+}
+
+// writeDataset writes the dataset, records.csv.gz.
+func (r *runner) writeDataset(recs []tlsdata.Record, files map[string]string) error {
+	recBytes, err := MarshalRecords(recs)
+	if err != nil {
+		return r.life.Errorf("run %s: %w", r.life.Run.ID, err)
+	}
+	if err := r.write(files, RecordsFile, recBytes); err != nil {
+		return err
+	}
+	r.logf("wrote %s (%d rows), %s and %s", RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
+	return nil
+}
+
+// deriveRecords writes what the process measured (inproc.csv.gz) and the
+// configurations, hashes the captures, then derives the records from them
+// and the captures by tlsjoin.DeriveRecords: the function the build's
+// tls:records stage calls on the committed run, so the two cannot
+// disagree.
+func (r *runner) deriveRecords(ctx context.Context, conns []conn, caps []*pathCapture, files map[string]string) ([]tlsdata.Record, tlsjoin.Stats, error) {
+	l, run := r.life, r.life.Run
 	inproc, err := tlsjoin.MarshalInproc(r.inproc(conns))
 	if err != nil {
-		return nil, l.Errorf("run %s: %w", run.ID, err)
+		return nil, tlsjoin.Stats{}, l.Errorf("run %s: %w", run.ID, err)
 	}
-	if err := write(tlsjoin.InprocFile, inproc); err != nil {
-		return nil, err
+	if err := r.write(files, tlsjoin.InprocFile, inproc); err != nil {
+		return nil, tlsjoin.Stats{}, err
 	}
 	cj, err := json.MarshalIndent(r.configs, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, tlsjoin.Stats{}, err
 	}
-	if err := write(ConfigsFile, append(cj, '\n')); err != nil {
-		return nil, err
+	if err := r.write(files, ConfigsFile, append(cj, '\n')); err != nil {
+		return nil, tlsjoin.Stats{}, err
 	}
-	var capTotal int64 // bytes of every capture, uncompressed
 	for _, pc := range caps {
 		fi, err := os.Stat(pc.file)
 		if err != nil {
-			return nil, l.Errorf("run %s: %w", run.ID, err)
+			return nil, tlsjoin.Stats{}, l.Errorf("run %s: %w", run.ID, err)
 		}
 		pc.size = fi.Size()
-		capTotal += pc.size
 		if pc.sum, err = repro.HashFile(pc.file); err != nil {
-			return nil, l.Errorf("run %s: %w", run.ID, err)
+			return nil, tlsjoin.Stats{}, l.Errorf("run %s: %w", run.ID, err)
 		}
 	}
 	recs, js, err := tlsjoin.DeriveRecords(append(cj, '\n'), inproc, func(name string) (io.ReadCloser, error) {
@@ -406,53 +491,58 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("no capture %s was made", name)
 	})
 	if err != nil {
-		return nil, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
+		return nil, tlsjoin.Stats{}, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
 	if err := l.Interrupted(ctx); err != nil {
-		return nil, err
+		return nil, tlsjoin.Stats{}, err
 	}
 	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", js.CaptureConnections, len(recs), js.Verified)
+	return recs, js, nil
+}
 
-	// 5. The dataset.
-	recBytes, err := MarshalRecords(recs)
-	if err != nil {
-		return nil, l.Errorf("run %s: %w", run.ID, err)
+// storeCaptures commits small captures with the run, compressed, and puts
+// large ones in the content store (the rule is on their total, so a run's
+// captures are all in one place). meta.json names each by the SHA-256 of
+// its uncompressed bytes either way.
+func (r *runner) storeCaptures(caps []*pathCapture, files map[string]string, store *repro.Store) error {
+	l, run := r.life, r.life.Run
+	var capTotal int64 // bytes of every capture, uncompressed
+	for _, pc := range caps {
+		capTotal += pc.size
 	}
-	if err := write(RecordsFile, recBytes); err != nil {
-		return nil, err
-	}
-	r.logf("wrote %s (%d rows), %s and %s", RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
-
-	// Small captures are committed with the run, compressed; large ones
-	// go to the content store (the rule is on their total, so a run's
-	// captures are all in one place). meta.json names each by the SHA-256
-	// of its uncompressed bytes either way.
-	inRepo := capTotal <= rederive.InRepoLimit(cfg.CaptureInRepoMax)
+	inRepo := capTotal <= rederive.InRepoLimit(r.cfg.CaptureInRepoMax)
 	for _, pc := range caps {
 		if inRepo {
 			gzSum, err := rederive.Gzip(pc.file, pc.file+rederive.GzipExt)
 			if err != nil {
-				return nil, l.Errorf("run %s: %w", run.ID, err)
+				return l.Errorf("run %s: %w", run.ID, err)
 			}
 			files[pc.name+rederive.GzipExt] = gzSum
 			pc.where = "in the run folder as " + pc.name + rederive.GzipExt
 		} else {
 			if _, err := store.Put(pc.file); err != nil {
-				return nil, l.Errorf("run %s: %w", run.ID, err)
+				return l.Errorf("run %s: %w", run.ID, err)
 			}
 			pc.where = fmt.Sprintf("in the content store under sha256/%s/%s", pc.sum[:2], pc.sum[2:])
 		}
 		if err := os.Remove(pc.file); err != nil {
-			return nil, l.Errorf("run %s: %w", run.ID, err)
+			return l.Errorf("run %s: %w", run.ID, err)
 		}
 		files[pc.name] = pc.sum
 		r.logf("capture %s: %d bytes, sha256:%s, %s", pc.name, pc.size, pc.sum, pc.where)
 	}
+	return nil
+}
+
+// runMeta makes the run's meta.json: seeds, tools, files, what was
+// measured (the capture's counts, the joins, the handshake rate, each
+// path's capture) and the notes on order, primary cell and captures.
+func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture, files map[string]string, st capture.Stats, js tlsjoin.Stats, nrecs int, wall time.Duration, rate float64) provenance.Meta {
 	// The first capture's (loopback's when the run has that path) in the
 	// run-wide fields; measured.paths has every path's.
 	sum, capBytes := caps[0].sum, caps[0].size
 
-	meta := l.Meta(ctx, nil)
+	meta := r.life.Meta(ctx, nil)
 	meta.Seeds = map[string]uint64{"order": r.spec.Seeds.Order, "certificates": r.spec.Seeds.Certificates}
 	meta.Board = "host"
 	for k, v := range r.stackMeta() {
@@ -471,7 +561,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		"capture_sha256":           sum,
 		"capture_bytes":            capBytes,
 		"capture_connections":      js.CaptureConnections,
-		"connections":              len(recs),
+		"connections":              nrecs,
 		"connections_measured":     js.Measured,
 		"retransmissions":          js.Retrans,
 		"client_finished_verified": js.Verified,
@@ -483,26 +573,13 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r.remoteMeta(&meta)
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
-		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(cfg.Profile)),
+		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(r.cfg.Profile)),
 		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
 	}
 	for _, pc := range caps {
 		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tls/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
 	}
-
-	// 6. Register: meta.json, commit, then pin.
-	err = l.Commit(ctx, meta)
-	if l.Committed() {
-		res = &RunResult{
-			RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
-			Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: sum, CaptureSize: capBytes,
-		}
-	}
-	if err != nil {
-		return res, err // a run that is committed but not pinned stays
-	}
-	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, l.SpecPath, res.Total.Round(time.Second))
-	return res, nil
+	return meta
 }
 
 func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
