@@ -69,6 +69,24 @@ func Summarize(r io.Reader, w io.Writer) (Summary, error) {
 			if ev.Test != "" {
 				sum.Failed++
 				fmt.Fprint(w, strings.Join(buf[k], ""))
+			} else {
+				// The package failed with tests still running (a timeout
+				// panic or a crash: test2json then ends those tests with
+				// no action of their own): each is a failure, with its
+				// output, which holds the panic and the goroutines.
+				var open []key
+				for o := range buf {
+					if o.pkg == ev.Package && o.test != "" {
+						open = append(open, o)
+					}
+				}
+				slices.SortFunc(open, func(a, b key) int { return strings.Compare(a.test, b.test) })
+				for _, o := range open {
+					sum.Failed++
+					fmt.Fprintf(w, "--- FAIL: %s (did not finish: the package %s failed, by a timeout or a crash)\n", o.test, o.pkg)
+					fmt.Fprint(w, strings.Join(buf[o], ""))
+					delete(buf, o)
+				}
 			}
 			delete(buf, k)
 		case "skip":
