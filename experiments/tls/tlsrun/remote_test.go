@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -154,7 +155,16 @@ func TestRunRemoteFaults(t *testing.T) {
 					c.fault(t, sh)
 				}
 			}
-			_, err := Run(context.Background(), cfg)
+			// A fault must stop the run within seconds (ssh's keepalive
+			// is 2 s x 3): a run still going after 3 minutes is a hang,
+			// reported as such with every goroutine's stack.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			_, err := Run(ctx, cfg)
+			if ctx.Err() != nil {
+				buf := make([]byte, 1<<20)
+				t.Fatalf("the run did not stop within 3 minutes of the fault (%v); goroutines:\n%s\nlog:\n%s", err, buf[:runtime.Stack(buf, true)], e.log.String())
+			}
 			if !errors.Is(err, c.want) {
 				t.Fatalf("%v, want %v\nlog:\n%s", err, c.want, e.log.String())
 			}
