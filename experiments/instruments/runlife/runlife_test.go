@@ -521,7 +521,9 @@ func TestInterruptedPreflight(t *testing.T) {
 	// Begun with a real sampler and aborted: the sampler is stopped (a
 	// second Stop returns at once with the same record).
 	cfg = testConfig(root)
-	s = quiet.New(quiet.Options{Preflight: time.Millisecond, PreflightEvery: time.Millisecond, Every: time.Hour})
+	// Intervals of 30 ms: /proc/stat counts in ticks of 10 ms, so an
+	// interval of 1 ms often saw no tick and made no sample.
+	s = quiet.New(quiet.Options{Preflight: 60 * time.Millisecond, PreflightEvery: 30 * time.Millisecond, Every: time.Hour})
 	cfg.Machine = s
 	if l, err = New(cfg); err != nil {
 		t.Fatal(err)
