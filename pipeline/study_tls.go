@@ -29,9 +29,9 @@ func init() {
 		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
-				Does: "Study A: TLS 1.3 handshakes in 8 cells (Go or OpenSSL, loopback or a Docker-like bridge, direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},
+				Does: "Study A: TLS 1.3 handshakes in the 14 cells of `experiments/tls.toml` (Go, our OpenSSL harness or OpenSSL's own s_server/s_client; loopback, a Docker-like bridge or a private Docker daemon's Compose network; direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},
 			{Names: []string{"tls:openssl"},
-				Does: "builds Study A's second stack once into `.cache/openssl/`: Debian trixie's OpenSSL 3.5 source package (`apt-get source` through a private deb-src apt configuration under the cache, the pinned `.dsc` SHA-256 and the sums it lists checked), `./Configure linux-x86_64 no-shared no-tests no-docs && make build_libs`, then the C harness; later calls reuse the build"},
+				Does: "builds Study A's second stack once into `.cache/openssl/`: Debian trixie's OpenSSL 3.5 source package (`apt-get source` through a private deb-src apt configuration under the cache, the pinned `.dsc` SHA-256 and the sums it lists checked), `./Configure linux-x86_64 no-shared no-tests no-docs && make build_programs` (the static libraries and the `openssl` program), then the C harness; later calls reuse the build"},
 		},
 		NeedsRoot:    true,
 		Requirements: tlsrun.Requirements,
