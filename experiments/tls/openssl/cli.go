@@ -118,6 +118,10 @@ type Launcher struct {
 	// (a container sees the certificate folder at its mount point); nil
 	// is the identity.
 	File func(hostPath string) string
+	// Listening reports whether a server listens on addr where the
+	// program runs; nil is ListeningTCP in the calling thread's
+	// namespace. A path with its own namespace asks from a thread inside.
+	Listening func(addr string) (bool, error)
 }
 
 // Native runs the program at bin directly.
@@ -138,6 +142,13 @@ func (l Launcher) start(cmd *exec.Cmd) error {
 		return l.Start(cmd)
 	}
 	return cmd.Start()
+}
+
+func (l Launcher) listening(addr string) (bool, error) {
+	if l.Listening != nil {
+		return l.Listening(addr)
+	}
+	return ListeningTCP(addr)
 }
 
 func (l Launcher) file(p string) string {
@@ -233,8 +244,12 @@ type CLIServer struct {
 	Files    CertFiles // WriteCerts
 	Groups   string    // ServerGroups
 	Expect   handshake.Expect
-	// Ready is how long to wait for s_server's "ACCEPT"; 0 means 10 s.
+	// Ready is how long to wait for s_server to listen; 0 means 10 s.
 	Ready time.Duration
+	// Up, when not nil, is closed once s_server listens (-brief prints
+	// nothing then, so Serve watches the namespace's TCP table): the
+	// runner connects only after every server is up.
+	Up chan struct{}
 }
 
 // Serve closes ln (s_server cannot take a listening socket), starts
@@ -271,19 +286,14 @@ func (s *CLIServer) Serve(ctx context.Context, ln net.Listener, report func(hand
 		return fmt.Errorf("openssl s_server: start %s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	exited := make(chan error, 1)
-	accept := make(chan struct{})
 	var tail tailBuffer
-	var once sync.Once
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { // stdout: "ACCEPT", then sessions and "CONNECTION CLOSED" (drained)
+	go func() { // stdout: nothing with -brief (s_quiet), drained in case
 		defer wg.Done()
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			if sc.Text() == "ACCEPT" {
-				once.Do(func() { close(accept) })
-			}
 			tail.line("stdout: " + sc.Text())
 		}
 	}()
@@ -311,15 +321,30 @@ func (s *CLIServer) Serve(ctx context.Context, ln net.Listener, report func(hand
 	if ready == 0 {
 		ready = 10 * time.Second
 	}
-	select {
-	case <-accept:
-	case <-ctx.Done():
-		return stop()
-	case err := <-exited:
-		return fmt.Errorf("openssl s_server on %s exited at start (%v): %s", addr, err, tail.String())
-	case <-time.After(ready):
-		stop()
-		return fmt.Errorf("openssl s_server on %s: no ACCEPT within %s: %s", addr, ready, tail.String())
+	deadline := time.Now().Add(ready)
+	for up := false; !up; {
+		var lerr error
+		if up, lerr = s.Launcher.listening(addr); lerr != nil {
+			stop()
+			return fmt.Errorf("openssl s_server on %s: is it listening? %w", addr, lerr)
+		}
+		if up {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return stop()
+		case err := <-exited:
+			return fmt.Errorf("openssl s_server on %s exited at start (%v): %s", addr, err, tail.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return fmt.Errorf("openssl s_server on %s: not listening within %s: %s", addr, ready, tail.String())
+		}
+	}
+	if s.Up != nil {
+		close(s.Up)
 	}
 	var sum summary
 	for {

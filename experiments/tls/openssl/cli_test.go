@@ -153,14 +153,24 @@ func startCLI(t *testing.T, bin string, key handshake.CertKey, group tls.CurveID
 		t.Fatal(err)
 	}
 	p := &cliPair{addr: ln.Addr().String(), results: make(chan handshake.ServerRecord, 16), done: make(chan error, 1), keyLog: &bytes.Buffer{}}
-	srv := &CLIServer{Launcher: Native(bin), Args: testServerArgs, Files: files, Groups: ServerGroups(group), Expect: exp}
+	srv := &CLIServer{Launcher: Native(bin), Args: testServerArgs, Files: files, Groups: ServerGroups(group), Expect: exp, Up: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stop = cancel
 	go func() { p.done <- srv.Serve(ctx, ln, func(r handshake.ServerRecord) { p.results <- r }) }()
+	select {
+	case <-srv.Up:
+	case err := <-p.done:
+		cancel()
+		t.Fatalf("s_server did not come up: %v", err)
+	}
 	t.Cleanup(func() {
 		cancel()
-		if err := <-p.done; err != nil {
-			t.Errorf("Serve: %v", err)
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		default:
 		}
 	})
 	p.client = &CLIClient{Launcher: Native(bin), Args: testClientArgs, CA: files.CA, Groups: clientGroups, Expect: exp,

@@ -3,6 +3,9 @@ package openssl
 import (
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -32,4 +35,36 @@ func FreePort(ip string) (int, error) {
 		return 0, fmt.Errorf("free port: getsockname: %w", err)
 	}
 	return got.(*syscall.SockaddrInet4).Port, nil
+}
+
+// ListeningTCP reports whether a TCP socket listens on addr (an IPv4
+// ip:port) in the network namespace of the calling thread, from
+// /proc/thread-self/net/tcp (state 0A is TCP_LISTEN). s_server -brief
+// prints nothing when it starts listening, so its Serve polls this.
+func ListeningTCP(addr string) (bool, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	ip := net.ParseIP(host).To4()
+	if ip == nil {
+		return false, fmt.Errorf("%q is not an IPv4 address", addr)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return false, err
+	}
+	// /proc/net/tcp prints the address as the little-endian uint32 in hex.
+	want := fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], p)
+	raw, err := os.ReadFile("/proc/thread-self/net/tcp")
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(raw), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1] == want && f[3] == "0A" {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -58,8 +58,7 @@ func MeasureHost(ctx context.Context, bin string) (*HostCrypto, error) {
 		return nil, fmt.Errorf("openssl info -cpusettings: %w", err)
 	}
 	h.CPUSettings = strings.TrimSpace(string(out))
-	out, err = exec.CommandContext(ctx, bin, SpeedArgs...).Output()
-	if err != nil {
+	if out, err = runSpeed(ctx, bin); err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Command, err)
 	}
 	if h.OpsPerSecond, err = ParseSpeed(string(out)); err != nil {
@@ -72,6 +71,12 @@ func MeasureHost(ctx context.Context, bin string) (*HostCrypto, error) {
 		}
 	}
 	return h, nil
+}
+
+// runSpeed runs openssl speed with SpeedArgs and returns its standard
+// output (the tables; progress goes to standard error).
+func runSpeed(ctx context.Context, bin string) ([]byte, error) {
+	return exec.CommandContext(ctx, bin, SpeedArgs...).Output()
 }
 
 var (

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
@@ -151,7 +152,8 @@ func (r *runner) newCLIEnds(i int, c Config, b *handshake.Bundle, exp handshake.
 	if err != nil {
 		return nil, nil, err
 	}
-	srv := &openssl.CLIServer{Launcher: server, Args: r.spec.CLI.Server, Files: files, Groups: openssl.ServerGroups(c.Group), Expect: exp}
+	srv := &openssl.CLIServer{Launcher: server, Args: r.spec.CLI.Server, Files: files, Groups: openssl.ServerGroups(c.Group), Expect: exp, Up: make(chan struct{})}
+	r.stk.cliUp = append(r.stk.cliUp, cliUp{name: c.Name + " on " + c.pathName(), up: srv.Up, server: i})
 	return srv.Serve, func(keyLog io.Writer) dialer {
 		return &openssl.CLIClient{Launcher: client, Args: r.spec.CLI.Client, CA: files.CA, Groups: openssl.ClientGroups(c.Group, decoy),
 			Expect: exp, BindIP: bindIP, KeyDir: r.stk.certDir, KeyLog: keyLog}
@@ -170,6 +172,10 @@ func (r *runner) cliLaunchers(path string) (server, client openssl.Launcher, bin
 		server.Start = func(cmd *exec.Cmd) (err error) {
 			r.net.Server.Do(func() { err = cmd.Start() })
 			return err
+		}
+		server.Listening = func(addr string) (up bool, err error) {
+			r.net.Server.Do(func() { up, err = openssl.ListeningTCP(addr) })
+			return up, err
 		}
 		// Dial runs on the client namespace's thread (dial), so the
 		// process it starts is born there.
@@ -218,15 +224,19 @@ func (r *runner) socketOptions() map[string]any {
 	return out
 }
 
-// measureHost measures the host's cryptography with the build's openssl
-// program (openssl.MeasureHost), when the run has the build; when says
+// measureHost is openssl.MeasureHost (about 13 s); most tests replace it
+// with a fast fake (TestRunOpenSSLCLI runs the real one).
+var measureHost = openssl.MeasureHost
+
+// (*runner).measureHost measures the host's cryptography with the build's
+// openssl program (openssl.MeasureHost), when the run has the build; when says
 // "before" or "after" the handshakes. A failure is logged and recorded,
 // not fatal: the handshakes do not depend on it.
 func (r *runner) measureHost(ctx context.Context, when string) {
 	if r.stk.build == nil {
 		return
 	}
-	h, err := openssl.MeasureHost(ctx, r.stk.build.Program())
+	h, err := measureHost(ctx, r.stk.build.Program())
 	if err != nil {
 		r.logf("WARNING: host cryptography %s the handshakes not measured: %v", when, err)
 		r.hostErrs = append(r.hostErrs, when+": "+err.Error())
@@ -253,4 +263,35 @@ func (r *runner) hostCrypto() map[string]any {
 		out["errors"] = r.hostErrs
 	}
 	return out
+}
+
+// cliUp is one s_server the run waits for before its first connection.
+type cliUp struct {
+	name   string
+	up     chan struct{}
+	server int // index in runner.servers
+}
+
+// waitCLI waits until every s_server listens (CLIServer.Up), or fails
+// with the first that stopped or did not come up in time.
+func (r *runner) waitCLI(ctx context.Context) error {
+	if len(r.stk.cliUp) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	timeout := time.After(30 * time.Second)
+	for _, u := range r.stk.cliUp {
+		select {
+		case <-u.up:
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-r.servers[u.server].done:
+			r.servers[u.server].done <- err // for stopServers
+			return fmt.Errorf("tls:run: openssl s_server for %s stopped before it listened: %v", u.name, err)
+		case <-timeout:
+			return fmt.Errorf("tls:run: openssl s_server for %s not listening after 30 s", u.name)
+		}
+	}
+	r.vlogf("openssl-cli: %d s_server processes listening after %s", len(r.stk.cliUp), time.Since(t0).Round(time.Millisecond))
+	return nil
 }

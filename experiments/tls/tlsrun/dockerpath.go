@@ -84,6 +84,10 @@ func (r *runner) dockerLaunchers(native openssl.Launcher) (server, client openss
 	}
 	server = openssl.Launcher{
 		Argv: r.dock.ServerArgv,
+		Listening: func(addr string) (up bool, err error) {
+			r.dock.Server.Do(func() { up, err = openssl.ListeningTCP(addr) })
+			return up, err
+		},
 		File: func(p string) string {
 			rel, err := filepath.Rel(r.stk.certDir, p)
 			if err != nil || strings.HasPrefix(rel, "..") {

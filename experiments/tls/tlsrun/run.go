@@ -273,6 +273,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	defer r.stopServers()
+	if err := r.waitCLI(ctx); err != nil {
+		return nil, err
+	}
 	r.logServers()
 	r.measureHost(ctx, "before")
 

@@ -143,6 +143,8 @@ type stackState struct {
 	// program is the build's openssl program and its version, when the
 	// openssl-cli stack runs (clistack.go).
 	program, programVersion string
+	// cliUp are the s_server processes to wait for (waitCLI).
+	cliUp []cliUp
 }
 
 // prepareStacks builds (once, cached) OpenSSL and its harness when a
