@@ -31,8 +31,11 @@ func TestCalibration(t *testing.T) {
 	if a != b {
 		t.Errorf("the same K and seed gave different reports:\n%s\n%s", a, b)
 	}
-	for _, want := range []string{"K = 20 pseudo-replicate pairs, seed 7", "other not calibrated: no full reference run", "false alarms (NOT REPRODUCED with nothing changed): ",
-		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %: ", "power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %: 20 of 20"} {
+	for _, want := range []string{"K = 20 pseudo-replicate pairs, seed 7", "other not calibrated: no full reference run",
+		"resampling: rounds resampled with replacement", "resampling: repetitions resampled", "resampling: parametric within the run",
+		"false alarms (NOT REPRODUCED with nothing changed), resampling the records: ", "false alarms (NOT REPRODUCED with nothing changed), parametric (comparison): ",
+		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %, resampling the records: ", "power, every ML-KEM-1024 handshake slower (Study A) at 50 %, parametric (comparison): ",
+		"power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %, resampling the records: 20 of 20", "power, ML-DSA signing slower (Study C) at 20 %, parametric (comparison): 20 of 20"} {
 		if !strings.Contains(a, want) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}

@@ -30,6 +30,19 @@ func compareWith[T any](items func(ref, now *T) []agreement.Item) func(study str
 	}
 }
 
+// resampleWith is a study's Resample from its analysis package's
+// resampler of its results (read as T, strictly, as compareWith reads
+// them) and the line saying how it draws.
+func resampleWith[T any](resampler func(ref *T) agreement.Resampler, method string) func(ref []byte) (agreement.Resampler, string, error) {
+	return func(ref []byte) (agreement.Resampler, string, error) {
+		r, err := jsonnum.Decode[T]("the reference run's results", ref)
+		if err != nil {
+			return nil, "", err
+		}
+		return resampler(r), method, nil
+	}
+}
+
 // compareStudy is one study's items for agreement.Judge: its Compare
 // (nil: no items, the claims are still compared), the two results'
 // profiles and whether the two runs' hosts match.
