@@ -78,7 +78,7 @@ func resultsProfile(b []byte, def string) string {
 // hostPair says whether two runs were measured on matching hosts.
 type hostPair struct {
 	match bool
-	note  string // how they differ, or why it is unknown
+	note  string // how they differ, or why it is unknown; on a match, what could not be compared
 }
 
 // compareHosts reads both runs' fingerprints from their meta.json (run
@@ -104,5 +104,7 @@ func compareHosts(refRoot, refRun, newRoot, newRun string) hostPair {
 	if d := a.Differences(b); len(d) > 0 {
 		return hostPair{note: strings.Join(d, "; ")}
 	}
-	return hostPair{match: true}
+	// What one run did not record (the CPU flags of a run made before
+	// meta.json had them) is unknown, said, and not a mismatch.
+	return hostPair{match: true, note: strings.Join(a.Unknown(b), "; ")}
 }
