@@ -67,6 +67,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err := referenceResults(ctx, cfg, plans, tree, "a temporary tree under .cache (removed afterwards)"); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
+	betweenRuns(ctx, cfg, plans, filepath.Join(tree, ".between"))
 	text, err := calibration(cfg.Profile, plans, k, seed)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -125,6 +126,7 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 		if err != nil {
 			return "", err
 		}
+		p.between.Apply(as.Items)
 		judged := 0
 		for _, j := range agreement.Judge(agreement.DefaultRule, as).Items {
 			if j.Status != agreement.NotJudged {
@@ -146,6 +148,7 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 		}
 		resampled = append(resampled, draw)
 		fmt.Fprintf(&b, "        resampling: %s\n", method)
+		fmt.Fprintf(&b, "        %s\n", p.between)
 		if p.s.CalibrationChanges != nil {
 			ch, err := p.s.CalibrationChanges(p.refResults)
 			if err != nil {

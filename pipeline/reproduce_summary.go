@@ -67,6 +67,7 @@ func summarize(cfg Config, tree string, plans []studyPlan) *summary {
 				// that says so (agreement.Item.Error), inconsistent.
 				as.Items = []agreement.Item{{Name: "results", Error: err.Error()}}
 			}
+			p.between.Apply(as.Items)
 			compared = append(compared, as)
 		}
 	}
@@ -183,6 +184,7 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 			default:
 				fmt.Fprintf(&b, "  %-5s host differs from the reference run's: %s (its times are shown with their ratio, not judged)\n", p.s.Name, h.note)
 			}
+			fmt.Fprintf(&b, "  %-5s %s\n", p.s.Name, p.between)
 		}
 	}
 	if len(s.items.Items) > 0 {

@@ -134,8 +134,11 @@ func (b BetweenRun) String() string {
 	if len(b.Runs) > 0 {
 		runs = strings.Join(b.Runs, ", ")
 	}
-	if b.Caveat != "" {
+	switch {
+	case b.Caveat != "":
 		return fmt.Sprintf("%s (runs: %s)", b.Caveat, runs)
+	case len(b.Runs) == 0:
+		return "between-run variance not estimated (no runs examined); τ² = 0, so the intervals hold within-run error only"
 	}
 	return fmt.Sprintf("between-run variance τ²_rel = %.3g (between-run sd %.1f %% of each time; DerSimonian-Laird over %d items, Q %.1f on %d df) from %d runs: %s; intervals ref ± 1.96 sqrt(se_ref² + se_new² + 2 τ²)",
 		b.Tau2Rel, 100*math.Sqrt(b.Tau2Rel), b.Items, b.Q, b.DF, len(b.Runs), runs)
