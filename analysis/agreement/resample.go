@@ -92,3 +92,14 @@ func SmallestDetectedDraws(rule Rule, draws []Draw, k int, seed uint64, change C
 	}
 	return math.NaN(), Calibration{}
 }
+
+// RefValues are the items' Ref values, in order: what a study's
+// Resampler returns after re-deriving its items from a resampled run
+// compared with itself.
+func RefValues(items []Item) []Value {
+	out := make([]Value, len(items))
+	for i, it := range items {
+		out[i] = it.Ref
+	}
+	return out
+}

@@ -31,9 +31,8 @@ func Resampler(ref *Results) agreement.Resampler {
 			c.DiffMs = Num(d.Est)
 		}
 		items := CompareItems(&r, &r)
-		out := make([]agreement.Value, len(items))
+		out := agreement.RefValues(items)
 		for i, it := range items {
-			out[i] = it.Ref
 			if strings.HasSuffix(it.Name, " failed handshakes") {
 				out[i] = agreement.DrawNormal(rng, it.Ref)
 			}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/analysis/stats"
 )
 
 // ResampleMethod says in one line how Resampler draws a pseudo-run.
@@ -34,12 +35,7 @@ func Resampler(ref *Results) agreement.Resampler {
 			}
 			r.Schemes[name] = &s
 		}
-		items := CompareItems(&r, &r)
-		out := make([]agreement.Value, len(items))
-		for i, it := range items {
-			out[i] = it.Ref
-		}
-		return out
+		return agreement.RefValues(CompareItems(&r, &r))
 	}
 }
 
@@ -54,8 +50,9 @@ func resampleOp(rng *rand.Rand, o *Op) {
 		for i := range x {
 			x[i] = o.SamplesMs[rng.IntN(n)]
 		}
-		m, sd := meanSD(x)
-		o.MeanMs, o.SDMs, o.N = &m, &sd, n
+		if d, err := stats.Describe(x); err == nil {
+			o.MeanMs, o.SDMs, o.N = &d.Mean, &d.SD, n
+		}
 		return
 	}
 	if o.SDMs == nil || o.N < 1 {
@@ -63,18 +60,4 @@ func resampleOp(rng *rand.Rand, o *Op) {
 	}
 	m := agreement.DrawNormal(rng, agreement.V(*o.MeanMs, *o.SDMs/math.Sqrt(float64(o.N)))).Est
 	o.MeanMs = &m
-}
-
-// meanSD is the mean and the sample standard deviation (n - 1).
-func meanSD(x []float64) (float64, float64) {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	m := s / float64(len(x))
-	var ss float64
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return m, math.Sqrt(ss / float64(len(x)-1))
 }

@@ -43,12 +43,7 @@ func Resampler(ref *Results) agreement.Resampler {
 				}
 			}
 		}
-		items := CompareItems(r, r)
-		out := make([]agreement.Value, len(items))
-		for i, it := range items {
-			out[i] = it.Ref
-		}
-		return out
+		return agreement.RefValues(CompareItems(r, r))
 	}
 }
 
