@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"os"
+
 	"path/filepath"
+	"pqrepro/analysis/agreement"
 	"strings"
 	"testing"
 )
@@ -42,6 +44,32 @@ func TestCalibration(t *testing.T) {
 	}
 	if c, _ := calibration(Full, plans, 20, 8); c == a {
 		t.Error("another seed gave the same report")
+	}
+	if !strings.Contains(a, "between-run variance not estimated") {
+		t.Errorf("the report does not say that τ² is not estimated:\n%s", a)
+	}
+	// A between-run sd of 100 % of each time reaches the judgement (the
+	// same seed gives another power line for ML-KEM-1024), and the runs
+	// are named.
+	for i := range plans {
+		if plans[i].s.Name == "tls" {
+			plans[i].between = agreement.BetweenRun{Runs: []string{"r1", "r2", "r3"}, Tau2Rel: 1, Items: 1}
+		}
+	}
+	wide, err := calibration(Full, plans, 20, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(report string) string {
+		for _, l := range strings.Split(report, "\n") {
+			if strings.Contains(l, "handshake slower (Study A) at 50 %, resampling the records") {
+				return l
+			}
+		}
+		return ""
+	}
+	if !strings.Contains(wide, "from 3 runs: r1, r2, r3") || line(wide) == "" || line(wide) == line(a) {
+		t.Errorf("τ² did not reach the calibration:\n%s", wide)
 	}
 }
 
