@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +34,9 @@ func betweenCandidates(root, study, refRun string) (ids, left []string, err erro
 	read := func(run string) (meta, agreement.Fingerprint, error) {
 		var m meta
 		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(run), "meta.json"))
-		if err != nil {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return m, agreement.Fingerprint{}, fmt.Errorf("%s/meta.json: %w", run, pe.Err)
+		} else if err != nil {
 			return m, agreement.Fingerprint{}, err
 		}
 		if err := json.Unmarshal(b, &m); err != nil {

@@ -39,7 +39,7 @@ func TestBetweenCandidates(t *testing.T) {
 			t.Errorf("left out:\n%s\nlacks %q", all, want)
 		}
 	}
-	if _, _, err := betweenCandidates(root, "x", "data/x/none"); err == nil || !strings.Contains(err.Error(), "the reference run's meta.json") {
+	if _, _, err := betweenCandidates(root, "x", "data/x/none"); err == nil || !strings.Contains(err.Error(), "the reference run's meta.json: data/x/none/meta.json: no such file") || strings.Contains(err.Error(), root) {
 		t.Errorf("no reference meta.json: %v", err)
 	}
 }
