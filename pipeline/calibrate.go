@@ -33,13 +33,16 @@ const calibrationDoc = "docs/agreement.md"
 // (analysis/agreement: prediction intervals, Holm over every item) says
 // NOT REPRODUCED when nothing changed, and how often it notices a known
 // change, at cfg.Profile (default full). It draws K pseudo-replicate
-// pairs of the profile's reference runs (agreement.Pseudo: each item
-// drawn at its reference standard error, which the studies read from
-// their dependence-respecting intervals: Study A's rounds, Study B's
-// series, Study C's repetitions), judges each pair as `all` judges a new
-// run, and reports the false-alarm rate, the power against each study's
-// injected changes (Study.CalibrationChanges) at the goal's size, and the
-// smallest size detected in 80 % of the pairs. The figures go to
+// pairs of the profile's reference runs in two modes: resampling each
+// run's own rounds, series or repetitions with every item re-derived
+// from the resample (Study.Resample, agreement.Resampled), and the
+// parametric draw of each item at its reference standard error
+// (agreement.Pseudo), kept for comparison. It judges each pair as `all`
+// judges a new run, with the between-run variance of the repository's
+// quiet runs when there are enough (betweenRuns), and reports per mode
+// the false-alarm rate, the power against each study's injected changes
+// (Study.CalibrationChanges) at the goal's size, and the smallest size
+// detected in 80 % of the pairs. The figures go to
 // CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
 // block for the profile. The same K and seed give the same figures.
 func Calibrate(ctx context.Context, cfg Config) error {
