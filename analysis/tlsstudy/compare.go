@@ -89,7 +89,14 @@ func diffValue(c *Comparison) agreement.Value {
 	if c == nil {
 		return agreement.Absent
 	}
-	return agreement.V(float64(c.Rounds.IncreaseMs), float64(c.Rounds.SE))
+	v := agreement.V(float64(c.Rounds.IncreaseMs), float64(c.Rounds.SE))
+	// Its standard error rests on the rounds: NEff - 1 degrees of
+	// freedom (agreement.Value.DF), so the comparison refers the
+	// difference to Student's t, not the normal.
+	if c.Rounds.NEff > 1 {
+		v.DF = float64(c.Rounds.NEff - 1)
+	}
+	return v
 }
 
 func seOf(lo, hi, level Num) float64 {
