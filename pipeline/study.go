@@ -116,6 +116,13 @@ type Study struct {
 	// calibrate` injects into pseudo-replicates of the study's reference
 	// results (results/<Name>.json) to measure the rule's power.
 	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
+	// Resample, when set, returns the study's resampler of its reference
+	// results for `mage calibrate`'s resampling mode (pseudo-runs drawn
+	// from the run's own rounds, series or repetitions, every item
+	// re-derived from them; agreement.Resampler) and one line saying how
+	// it draws; nil calibrates the study by the parametric draw in both
+	// modes.
+	Resample func(ref []byte) (agreement.Resampler, string, error)
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How

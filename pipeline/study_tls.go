@@ -71,6 +71,7 @@ func init() {
 			}
 			return tlsstudy.CalibrationChanges(r), nil
 		},
+		Resample: resampleWith(tlsstudy.Resampler, tlsstudy.ResampleMethod),
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
