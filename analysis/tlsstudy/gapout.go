@@ -13,7 +13,7 @@ import (
 // increases (TableGap, FigureGap), the factors' effects (TableFactors)
 // and their \newcommand numbers (gapNumbers, in NumbersFile).
 
-var stackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "OpenSSL"}
+var stackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "OpenSSL (our harness)", tlsdata.StackOpenSSLCLI: "OpenSSL s_server/s_client"}
 
 // cellLabel is e.g. "OpenSSL, bridge, direct" or "Go, loopback, HRR".
 func cellLabel(c Cell) string {
@@ -98,9 +98,14 @@ func nRangeCells(r *Results) string {
 	return fmt.Sprintf("$n = %d$ to $%d$", lo, hi)
 }
 
-// factorLabel is e.g. "Stack: Go $\to$ OpenSSL".
+// shortStackLabels name the stacks in the factors table, whose width must
+// hold five factors' labels on a page.
+var shortStackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "harness", tlsdata.StackOpenSSLCLI: "CLI"}
+
+// factorLabel is e.g. "Stack: Go $\to$ harness" or "Process: harness
+// $\to$ CLI" (the table's note spells the labels out).
 func factorLabel(f FactorResult) string {
-	lv := func(s string) string { return render.Escape(cmpOr(stackLabels[s], keyShareLabel(s))) }
+	lv := func(s string) string { return render.Escape(cmpOr(shortStackLabels[s], keyShareLabel(s))) }
 	return render.Escape(factorNames[f.Factor]) + `: ` + lv(f.From) + ` $\to$ ` + lv(f.To)
 }
 
@@ -111,17 +116,24 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// heldLabel names the levels of the other two factors, e.g. "bridge,
-// direct".
+// heldLabel names the levels of the columns the factor holds, e.g.
+// "bridge, direct" for the stack and the process factors (both switch
+// the stack column).
 func heldLabel(factor string, c Cell) string {
-	var parts []string
-	if factor != "stack" {
-		parts = append(parts, stackLabels[c.Stack])
+	col := ""
+	for _, f := range Factors {
+		if f.Name == factor {
+			col = f.column
+		}
 	}
-	if factor != "path" {
+	var parts []string
+	if col != "stack" {
+		parts = append(parts, shortStackLabels[c.Stack])
+	}
+	if col != "path" {
 		parts = append(parts, c.Path)
 	}
-	if factor != "keyshare" {
+	if col != "keyshare" {
 		parts = append(parts, keyShareLabel(c.KeyShare))
 	}
 	return render.Escape(strings.Join(parts, ", "))
@@ -133,9 +145,10 @@ func heldLabel(factor string, c Cell) string {
 func factorsTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-factors",
-		Caption: `Study~A, what each factor does to the increases: switching one factor with the other two held, the change of each configuration's increase over its cell's baseline ` +
+		Caption: `Study~A, what each factor does to the increases: switching one factor with the others held, the change of each configuration's increase over its cell's baseline ` +
 			`(ms, with the 95\,\% cluster-bootstrap interval over the rounds both cells share; $^{*}$: Holm-adjusted $p < 0.05$ of the Wilcoxon signed-rank test of the per-round changes, over all ` + fmt.Sprint(countEffects(r)) + ` changes) ` +
-			`and the share of the distance to the published increase that the switch closes (negative: it moves ours away). $\star$: the pair that contains the primary cell.`,
+			`and the share of the distance to the published increase that the switch closes (negative: it moves ours away). $\star$: the factor's primary pair, the one nearest the primary cell (fewest factors changed), which the text quotes. ` +
+			`Go: Go's crypto/tls; harness: OpenSSL with our long-lived server and client; CLI: OpenSSL's s\_server and one s\_client process per connection.`,
 		Align:  "llrrrrrr",
 		Header: []string{"Factor", "Held at", roleNames["pq-sig"], `closed`, roleNames["pq-kem"], `closed`, roleNames["hybrid"], `closed`},
 	}
@@ -162,10 +175,25 @@ func factorsTable(r *Results) (string, error) {
 			t.Rows = append(t.Rows, row)
 		}
 	}
-	t.Notes = `The change is the To cell's round-level increase minus the From cell's; ` +
+	t.Notes = missingPairs(r) + `The change is the To cell's round-level increase minus the From cell's; ` +
 		`closed $= (|P - \Delta_\mathrm{from}| - |P - \Delta_\mathrm{to}|)/|P - \Delta_\mathrm{from}|$ with $P$ the published increase. ` +
 		fmt.Sprintf(`$n_\mathrm{eff}$ = %s rounds per change.`, effectNEff(r)) + effectNotes(r)
 	return t.Latex()
+}
+
+// missingPairs names, per factor, the pairs the run lacks (the cells are
+// not fully crossed), as a sentence or "".
+func missingPairs(r *Results) string {
+	var parts []string
+	for _, f := range r.Gap.Factors {
+		if len(f.Missing) > 0 {
+			parts = append(parts, render.Escape(factorNames[f.Factor]+": "+strings.Join(f.Missing, "; ")))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Pairs not in the run (the design's cells are not fully crossed, or the runner left a path out: meta.json notes): " + strings.Join(parts, ". ") + ". "
 }
 
 // effectNEff is "20" or "3 to 20" over all factor effects.
@@ -209,10 +237,21 @@ func countEffects(r *Results) int {
 	return n
 }
 
-var factorNames = map[string]string{"stack": "Stack", "path": "Path", "keyshare": "Key share"}
+var factorNames = map[string]string{"stack": "Stack", "process": "Process", "path": "Path", "runtime": "Runtime", "keyshare": "Key share"}
 
 // factorMacro is the macro-name part of a factor.
-var factorMacro = map[string]string{"stack": "Stack", "path": "Path", "keyshare": "Keyshare"}
+var factorMacro = map[string]string{"stack": "Stack", "process": "Process", "path": "Path", "runtime": "Runtime", "keyshare": "Keyshare"}
+
+// primaryNote is the paper's sentence on the judged cell.
+func primaryNote(c PrimaryChoice) string {
+	switch c.Status {
+	case PrimaryStated:
+		return "The claims are judged on the primary cell, " + cellLabel(c.Cell) + ", chosen before the run as the cell closest to the original's description."
+	case PrimaryFallback:
+		return "This run lacks the primary cell, " + cellLabel(c.Cell) + " (no Docker on its host: the runner left the docker cells out and says so in meta.json); the claims are judged on the fallback stated before the run, " + cellLabel(c.Judged) + "."
+	}
+	return "Primary cell not in this run: it has neither " + cellLabel(c.Cell) + " nor the fallback; the tables describe the nearest cell it has, " + cellLabel(c.Judged) + ", and the claims are not judged."
+}
 
 // gapNumbers sets the gap analysis's macros: per factor and role the
 // primary pair's change (\TlsGapStackHybridChangeMs and Low, High,
@@ -226,7 +265,10 @@ func gapNumbers(r *Results, set func(name, v string)) {
 			primary = c
 		}
 	}
-	set("PrimaryCell", render.Escape(cellLabel(primary.Cell)))
+	set("PrimaryCell", render.Escape(cellLabel(r.Primary.Judged)))
+	set("PrimaryCellStated", render.Escape(cellLabel(r.Primary.Cell)))
+	set("PrimaryCellStatus", r.Primary.Status)
+	set("PrimaryCellNote", render.Escape(primaryNote(r.Primary)))
 	set("GapCells", fmt.Sprint(len(r.Gap.Cells)))
 	set("GapEffects", fmt.Sprint(countEffects(r)))
 	set("GapN", nRangeCells(r))
@@ -234,6 +276,14 @@ func gapNumbers(r *Results, set func(name, v string)) {
 		fm := factorMacro[f.Factor]
 		set("Gap"+fm+"Note", render.Escape(cmpOr(f.Note, "measured")))
 		set("Gap"+fm+"Levels", fmt.Sprint(len(f.Levels)))
+		set("Gap"+fm+"Pairs", fmt.Sprint(len(f.Effects)/(len(Roles)-1)))
+		held := "---"
+		for _, e := range f.Effects {
+			if e.Primary {
+				held = heldLabel(f.Factor, e.From)
+			}
+		}
+		set("Gap"+fm+"Held", held)
 		for _, role := range Roles[1:] {
 			m := "Gap" + fm + roleMacro[role]
 			var e *FactorEffect
