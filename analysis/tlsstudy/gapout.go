@@ -139,10 +139,26 @@ func heldLabel(factor string, c Cell) string {
 	return render.Escape(strings.Join(parts, ", "))
 }
 
-// factorsTable: one row per factor and held levels, per role the change
-// of the increase with its interval and how much closer to the published
-// increase it moves ours.
+// factorsTable renders the factors' effects (factorEffectsTable) and,
+// after them in the same file, the host and socket account (hostTable,
+// label tab:tls-host): the host is the factor a run cannot switch, so its
+// account sits beside the factors that can be switched.
 func factorsTable(r *Results) (string, error) {
+	a, err := factorEffectsTable(r)
+	if err != nil {
+		return "", err
+	}
+	b, err := hostTable(r)
+	if err != nil {
+		return "", err
+	}
+	return a + b, nil
+}
+
+// factorEffectsTable: one row per factor and held levels, per role the
+// change of the increase with its interval and how much closer to the
+// published increase it moves ours.
+func factorEffectsTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-factors",
 		Caption: `Study~A, what each factor does to the increases: switching one factor with the others held, the change of each configuration's increase over its cell's baseline ` +

@@ -26,6 +26,13 @@ type Results struct {
 	Methods map[string]string `json:"methods"`
 	// Params are the analysis parameters as used.
 	Params ResultParams `json:"params"`
+	// Host is the primitive-cost account of the hybrid from meta.json's
+	// measured.host_crypto (hostcost.go); absent before issue 24's
+	// results.
+	Host *HostCost `json:"host_cost,omitempty"`
+	// Stalls is the per-cell packet timing that shows Nagle or
+	// delayed-ACK stalls (stalls.go); absent before issue 24's results.
+	Stalls *Stalls `json:"stalls,omitempty"`
 	// Primary says which cell the claims are judged on and why
 	// (PrimaryChoice: the stated cell, its fallback, or neither).
 	Primary PrimaryChoice `json:"primary_choice"`
