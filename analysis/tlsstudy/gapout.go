@@ -9,6 +9,10 @@ import (
 	"pqrepro/internal/render"
 )
 
+// LinuxDelackMinMs is Linux's minimum delayed-ACK timeout,
+// TCP_DELACK_MIN = HZ/25 (include/net/tcp.h), which the paper quotes.
+const LinuxDelackMinMs = 40
+
 // Renderings of the gap analysis: the cells beside the published
 // increases (TableGap, FigureGap), the factors' effects (TableFactors)
 // and their \newcommand numbers (gapNumbers, in NumbersFile).
@@ -288,7 +292,15 @@ func gapNumbers(r *Results, set func(name, v string)) {
 	set("GapCells", fmt.Sprint(len(r.Gap.Cells)))
 	set("GapEffects", fmt.Sprint(countEffects(r)))
 	set("GapN", nRangeCells(r))
-	for _, f := range r.Gap.Factors {
+	for _, fd := range Factors {
+		// Results of an analysis before a factor existed lack it: its
+		// macros say so, so that the paper builds on them.
+		f := FactorResult{Factor: fd.Name, From: fd.From, To: fd.To, Note: "not in these results (an analysis before the " + fd.Name + " factor)"}
+		for _, g := range r.Gap.Factors {
+			if g.Factor == fd.Name {
+				f = g
+			}
+		}
 		fm := factorMacro[f.Factor]
 		set("Gap"+fm+"Note", render.Escape(cmpOr(f.Note, "measured")))
 		set("Gap"+fm+"Levels", fmt.Sprint(len(f.Levels)))

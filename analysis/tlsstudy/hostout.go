@@ -30,7 +30,7 @@ func hostTable(r *Results) (string, error) {
 		Label: "tab:tls-host",
 		Caption: `Study~A, the host and the sockets per cell: the hybrid's increase minus ML-KEM-1024's (median over rounds, ms, 95\,\% cluster-bootstrap interval) beside the P-384 work the hybrid adds by this host's \texttt{openssl speed} ` +
 			`(predicted $= 4 \times$ one P-384 ECDH operation: two key generations and two derivations), and the server flight (ServerHello to its last segment) with the share of handshakes holding a gap of at least ` +
-			render.Fixed(StallThresholdMs, 0) + `\,ms (a Nagle or delayed-ACK stall; Linux's delayed-ACK timer is at least 40\,ms) and whether the server sets TCP\_NODELAY. $\star$: the primary cell.`,
+			render.Fixed(StallThresholdMs, 0) + `\,ms (a Nagle or delayed-ACK stall; Linux's delayed-ACK timer is at least ` + render.Fixed(LinuxDelackMinMs, 0) + `\,ms) and whether the server sets TCP\_NODELAY. $\star$: the primary cell.`,
 		Align:  "lrrrrrc",
 		Header: []string{"Cell", "Hybrid $-$ KEM (ms)", "Predicted", "Ratio", "Flight p99 (ms)", "Stalled", "Server NODELAY"},
 	}
@@ -136,6 +136,7 @@ func hostNumbers(r *Results, setOnce func(name, v string)) {
 		}
 	}
 	set("StallThresholdMs", render.Fixed(StallThresholdMs, 0))
+	set("StallTimerMs", render.Fixed(LinuxDelackMinMs, 0))
 	for _, k := range []string{"StallPrimaryFlightPctlMs", "StallPrimaryPct", "StallPrimaryServerNoDelay", "StallMaxPct", "StallMaxCell"} {
 		set(k, "---")
 	}

@@ -13,7 +13,7 @@ import (
 // writes, Nagle's algorithm (RFC 896; RFC 1122 4.2.3.4) holds a short
 // last segment until the data already sent is acknowledged; if the
 // client delays that ACK, the flight waits for the delayed-ACK timer. On
-// Linux the timer is at least TCP_DELACK_MIN = HZ/25 = 40 ms
+// Linux the timer is at least TCP_DELACK_MIN = HZ/25 = 40 ms (LinuxDelackMinMs)
 // (include/net/tcp.h; the quick-ACK mode at a connection's start usually
 // avoids it), on any path, loopback included, so a stall shows as a gap
 // of about 40 ms inside a handshake whose work takes a few milliseconds
