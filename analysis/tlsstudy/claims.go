@@ -1,6 +1,7 @@
 package tlsstudy
 
 import (
+	"errors"
 	"fmt"
 
 	"pqrepro/analysis/claims"
@@ -60,7 +61,7 @@ func studyANumbers() map[string]string {
 // cell and are not judged.
 func paperFamily(r *Results) (*Family, error) {
 	if !r.Primary.Judgeable() {
-		return nil, claims.Missing("tls", "primary_choice", r.Primary.Note)
+		return nil, errors.New(r.Primary.Note) // "primary cell not in this run: ..."
 	}
 	f := r.Families["paper"]
 	if f == nil {
