@@ -270,7 +270,11 @@ func primaryNote(c PrimaryChoice) string {
 	case PrimaryFallback:
 		return "This run lacks the primary cell, " + cellLabel(c.Cell) + " (no Docker on its host: the runner left the docker cells out and says so in meta.json); the claims are judged on the fallback stated before the run, " + cellLabel(c.Judged) + "."
 	}
-	return "Primary cell not in this run: it has neither " + cellLabel(c.Cell) + " nor the fallback; the tables describe the nearest cell it has, " + cellLabel(c.Judged) + ", and the claims are not judged."
+	fb := " (and no fallback is stated)"
+	if c.Fallback != nil {
+		fb = " nor the fallback " + cellLabel(*c.Fallback)
+	}
+	return "Primary cell not in this run: it has neither " + cellLabel(c.Cell) + fb + "; the tables describe the nearest cell it has, " + cellLabel(c.Judged) + ", and the claims are not judged."
 }
 
 // gapNumbers sets the gap analysis's macros: per factor and role the

@@ -72,7 +72,7 @@ func hostTable(r *Results) (string, error) {
 		}
 		if st := rw.stall; st != nil {
 			cells[4] = render.Fixed(float64(st.ServerFlightP99Ms), 3)
-			cells[5] = render.Percent(float64(st.StalledPct)/100, 1)
+			cells[5] = share(st.StalledPct)
 			cells[6] = yesNo(st.ServerNoDelay)
 		}
 		t.Rows = append(t.Rows, cells)
@@ -89,6 +89,14 @@ func hostTable(r *Results) (string, error) {
 	}
 	t.Notes = strings.Join(notes, " ")
 	return t.Latex()
+}
+
+// share is a percentage without a sign, e.g. "0.0\,\%", or "---".
+func share(x Num) string {
+	if s := render.Fixed(float64(x), 1); s != "---" {
+		return s + `\,\%`
+	}
+	return "---"
 }
 
 func pctOrDash(x Num) string {
@@ -154,13 +162,13 @@ func hostNumbers(r *Results, setOnce func(name, v string)) {
 		}
 		if c.Cell == r.Primary.Judged {
 			set("StallPrimaryFlightPctlMs", render.Fixed(float64(c.ServerFlightP99Ms), 3))
-			set("StallPrimaryPct", render.Percent(float64(c.StalledPct)/100, 1))
+			set("StallPrimaryPct", share(c.StalledPct))
 			set("StallPrimaryServerNoDelay", yesNo(c.ServerNoDelay))
 		}
 	}
 	set("StallCellsWith", fmt.Sprint(with))
 	if best >= 0 {
-		set("StallMaxPct", render.Percent(float64(r.Stalls.Cells[best].StalledPct)/100, 1))
+		set("StallMaxPct", share(r.Stalls.Cells[best].StalledPct))
 		set("StallMaxCell", render.Escape(cellLabel(r.Stalls.Cells[best].Cell)))
 	}
 }
