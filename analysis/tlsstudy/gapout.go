@@ -316,6 +316,32 @@ func gapNumbers(r *Results, set func(name, v string)) {
 			}
 		}
 		set("Gap"+fm+"Held", held)
+		// The baseline's median in the primary pair's two cells: what the
+		// factor does to the published baseline (the increases are the
+		// per-role macros below).
+		bFrom, bTo, bChange := "---", "---", "---"
+		for _, e := range f.Effects {
+			if !e.Primary {
+				continue
+			}
+			var a, b *CellResult
+			for i := range r.Gap.Cells {
+				switch r.Gap.Cells[i].Cell {
+				case e.From:
+					a = &r.Gap.Cells[i]
+				case e.To:
+					b = &r.Gap.Cells[i]
+				}
+			}
+			if a != nil && b != nil {
+				bFrom, bTo = render.Fixed(float64(a.MedianBaselineMs), 3), render.Fixed(float64(b.MedianBaselineMs), 3)
+				bChange = signed(float64(b.MedianBaselineMs)-float64(a.MedianBaselineMs), 3)
+			}
+			break
+		}
+		set("Gap"+fm+"BaselineFromMs", bFrom)
+		set("Gap"+fm+"BaselineToMs", bTo)
+		set("Gap"+fm+"BaselineChangeMs", bChange)
 		for _, role := range Roles[1:] {
 			m := "Gap" + fm + roleMacro[role]
 			var e *FactorEffect
