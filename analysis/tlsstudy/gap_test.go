@@ -227,8 +227,18 @@ func TestGapNoPrimary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if num := string(files[NumbersFile]); !strings.Contains(num, `\newcommand{\TlsPrimaryCellStatus}{absent}`) {
+	num := string(files[NumbersFile])
+	if !strings.Contains(num, `\newcommand{\TlsPrimaryCellStatus}{absent}`) {
 		t.Error("numbers do not say the primary cell is absent")
+	}
+	// The remaining gaps describe the stand-in, not the table's first cell.
+	for _, c := range back.Gap.Cells {
+		if c.Cell == back.Primary.Judged {
+			want := signed(Published.Increases["hybrid"].IncreaseMs-float64(c.role("hybrid").Rounds.IncreaseMs), 3)
+			if !strings.Contains(num, `\newcommand{\TlsGapHybridRemainingMs}{`+want+`}`) {
+				t.Errorf("numbers lack the stand-in's remaining hybrid gap %s", want)
+			}
+		}
 	}
 	for id, e := range claimstest.Evaluate(t, Claims(), back) {
 		if e.Verdict != claims.NotMeasurable || !strings.Contains(e.Reason, "primary cell not in this run") {

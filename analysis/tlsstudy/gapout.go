@@ -283,9 +283,11 @@ func primaryNote(c PrimaryChoice) string {
 // (\TlsGapStackNote says why); per role the primary cell's remaining gap
 // to the published increase and the cell whose increase is closest.
 func gapNumbers(r *Results, set func(name, v string)) {
+	// The judged cell (the stand-in when the run lacks the primary cell
+	// and its fallback: its remaining gaps describe, not judge).
 	primary := r.Gap.Cells[0]
 	for _, c := range r.Gap.Cells {
-		if c.Primary {
+		if c.Cell == r.Primary.Judged {
 			primary = c
 		}
 	}
