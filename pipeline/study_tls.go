@@ -114,6 +114,11 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	p.Baseline = p.Paper[0]
 	c := s.PrimaryCell(profile)
 	p.Cell = tlsstudy.Cell{Stack: c.Stack, Path: c.Path, KeyShare: c.KeyShare}
+	// [paper.fallback]: the analysis judges on the first of the two
+	// cells the run has (a host without Docker runs no docker cell).
+	if fb := s.Paper.Fallback; fb != (tlsrun.Cell{}) {
+		p.Fallback = tlsstudy.Cell{Stack: fb.Stack, Path: fb.Path, KeyShare: fb.KeyShare}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
