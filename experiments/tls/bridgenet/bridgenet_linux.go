@@ -209,10 +209,8 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 		sd.th.Do(func() {
 			for _, d := range sd.devs {
 				if !o.Offloads {
-					for _, cmd := range []uint32{ethtoolSTSO, ethtoolSGSO, ethtoolSGRO} {
-						if ferr = ethtoolSet(d, cmd, 0); ferr != nil {
-							return
-						}
+					if ferr = DisableOffloads(d); ferr != nil {
+						return
 					}
 				}
 				var off Offload
@@ -486,6 +484,18 @@ func ethtool(dev string, cmd, data uint32) (uint32, error) {
 func ethtoolSet(dev string, cmd, data uint32) error {
 	_, err := ethtool(dev, cmd, data)
 	return err
+}
+
+// DisableOffloads turns TSO, GSO and GRO off on dev in the calling
+// thread's network namespace (the docker path's devices too), so that a
+// capture there sees frames of at most the MTU.
+func DisableOffloads(dev string) error {
+	for _, cmd := range []uint32{ethtoolSTSO, ethtoolSGSO, ethtoolSGRO} {
+		if err := ethtoolSet(dev, cmd, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReadOffload reads dev's TSO, GSO and GRO in the calling thread's

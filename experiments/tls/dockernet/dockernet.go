@@ -1,0 +1,649 @@
+// Package dockernet runs Study A's docker path: a private Docker daemon,
+// an image made locally from the openssl program, and two containers on a
+// Compose bridge network, as the original study ran its s_server and
+// s_client (two Docker Compose containers on a bridge, MTU 1500).
+//
+// Nothing comes from a registry and nothing of the host's Docker is used:
+//
+//   - the daemon is Debian docker.io's dockerd, started by Start with its
+//     own socket, exec root and pidfile in a temp dir
+//     (<TMPDIR>/<project>-*), its data root under <Root>/.cache/docker/,
+//     no default bridge (--bridge=none) and no iptables rules
+//     (--iptables=false, --ip6tables=false), and stopped by Close;
+//   - the image is a tar this package writes itself (archive/tar,
+//     byte-identical for the same files): the program at
+//     /usr/local/bin/openssl, the shared objects ldd says it links
+//     (glibc, the loader), and /pause, a static idle process
+//     (pause/main.go) that keeps both containers alive at no CPU;
+//     `docker import` makes it an image;
+//   - compose.yaml (embedded; its SHA-256 goes into Info) declares the
+//     two containers and a bridge network with the MTU of Options.MTU
+//     (driver option com.docker.network.driver.mtu) and the bridge named
+//     after the project, brought up with docker-compose (v1) or `docker
+//     compose` (v2), whichever is installed (Info.Compose says which).
+//
+// The project, <prefix><pid>-<n>, names the compose project (and so its
+// containers and network), the bridge device, the image, the temp dir and
+// the data root, so that Leftovers and Clean find what a killed run left.
+// Close, and Start when it fails half-way, remove the containers, the
+// network and the image through the daemon, stop it (SIGTERM, then
+// SIGKILL after 15 s), and delete the data root and the temp dir: the
+// system is left as it was found.
+//
+// The caller starts s_server inside the server container (ServerArgv:
+// docker exec -i), runs s_client natively on Client, a thread that joined
+// the client container's network namespace, and captures on the client
+// container's eth0 on that thread. Server is a thread in the server
+// container's namespace (the caller reserves ports there).
+package dockernet
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"pqrepro/experiments/instruments/netns"
+	"pqrepro/experiments/tls/bridgenet"
+)
+
+// CertMount is where the server container sees Options.CertDir.
+const CertMount = "/certs"
+
+// Defaults of Options.
+const (
+	DefaultPrefix = "pqrd"
+	DefaultMTU    = 1500 // Docker's default bridge network
+	// Iface is the containers' device on the Compose network.
+	Iface = "eth0"
+)
+
+//go:embed compose.yaml
+var composeFile []byte
+
+// ErrFailed is wrapped by Err when a container, the network or the
+// daemon went away during the run.
+var ErrFailed = errors.New("the docker path failed during the run")
+
+// Options configure Start.
+type Options struct {
+	// Prefix starts the project's name, <prefix><pid>-<n>, which must fit
+	// a device name (15 characters); "" is DefaultPrefix.
+	Prefix string
+	// Root is the repository: the daemon's data root and the idle
+	// process's build go under Root/.cache/docker/.
+	Root string
+	// Program is the openssl program (any ELF: static, or dynamic with
+	// the libraries ldd finds); the image holds it at ProgramPath.
+	Program string
+	// CertDir is bind-mounted read-only at CertMount in the server.
+	CertDir string
+	// MTU of the Compose bridge and every veth; 0 is DefaultMTU.
+	MTU int
+	// Offloads keeps the veth devices' TSO, GSO and GRO as Docker leaves
+	// them; false turns them off on both containers' eth0 and on their
+	// host-side peers, so that a capture sees frames of at most the MTU
+	// (bridgenet does the same on its path).
+	Offloads bool
+	// Log gets one line per step; nil discards them. Verbose adds detail.
+	Log     io.Writer
+	Verbose bool
+}
+
+// Offloads is Info.Offloads: each device's offloads as read back after
+// Start set them, by "client/eth0", "server/eth0", "host/<veth>".
+type Offloads struct {
+	Default bool                         `json:"default"` // left as Docker made them
+	Devices map[string]bridgenet.Offload `json:"devices"`
+}
+
+// Info is what meta.json records about the docker path.
+type Info struct {
+	DaemonVersion string // dockerd's version as its API reports it
+	// DaemonStarted is true: the path always starts its own daemon
+	// (the host's, if any, is never used).
+	DaemonStarted bool
+	Image         string   // <project>:<first 12 hex of the tar's SHA-256>, and its ID
+	ImageFiles    []string // the image's files
+	ComposeSHA256 string   // of compose.yaml
+	Compose       string   // the compose tool and its version
+	Network       string   // the Compose network's name
+	Bridge        string   // its bridge device on the host
+	MTU           int      // eth0's MTU in the client container, read back
+	Offloads      any      // Offloads
+	// CongestionControl is net.ipv4.tcp_congestion_control in the
+	// "client" and "server" containers' namespaces.
+	CongestionControl map[string]string
+	ClientAddr        string
+	ServerAddr        string
+	ClientIface       string
+	ClientContainer   string
+	ServerContainer   string
+}
+
+// Net is a running docker path.
+type Net struct {
+	Info           Info
+	Client, Server *netns.Thread
+
+	opts   Options
+	tools  tools
+	st     state
+	daemon *daemon
+	events *exec.Cmd
+
+	done     chan struct{}
+	stop     chan struct{} // closed by stopWatch
+	stopOnce sync.Once
+	failOnce sync.Once
+	err      atomic.Pointer[error]
+	closing  atomic.Bool
+	closeMu  sync.Mutex
+	closed   bool
+	closeErr error
+	watchWG  sync.WaitGroup
+}
+
+var seq atomic.Int64
+
+// Start starts the private daemon, builds and imports the image, brings
+// the Compose project up, joins both containers' network namespaces, sets
+// and reads back MTU, offloads and congestion control, checks that the
+// server container answers TCP from the client's, and starts watching the
+// containers, the network and the daemon (Done). On any error everything
+// it made is removed. ctx bounds the setup only.
+func Start(ctx context.Context, o Options) (n *Net, err error) {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.MTU == 0 {
+		o.MTU = DefaultMTU
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	project := fmt.Sprintf("%s%d-%d", o.Prefix, os.Getpid(), seq.Add(1))
+	switch {
+	case len(project) > 15 || strings.ContainsAny(o.Prefix, "/ \t-_") || strings.ToLower(o.Prefix) != o.Prefix:
+		return nil, fmt.Errorf("docker path: prefix %q: the project %q must be a device name (15 characters at most) of lower-case letters and digits", o.Prefix, project)
+	case o.MTU < 1280 || o.MTU > 65535:
+		return nil, fmt.Errorf("docker path: MTU %d out of range 1280..65535", o.MTU)
+	case o.Root == "" || o.Program == "" || o.CertDir == "":
+		return nil, fmt.Errorf("docker path: Options need Root, Program and CertDir")
+	}
+	if fi, err := os.Stat(o.CertDir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("docker path: the certificate folder %s: not a directory (%v)", o.CertDir, err)
+	}
+	t, err := findTools()
+	if err != nil {
+		return nil, fmt.Errorf("docker path: %w", err)
+	}
+	dir, err := os.MkdirTemp("", project+"-")
+	if err != nil {
+		return nil, fmt.Errorf("docker path: %w", err)
+	}
+	root, _ := filepath.Abs(o.Root)
+	pid := os.Getpid()
+	s := state{Project: project, ParentPID: pid, ParentStart: startTime(pid), Dir: dir, DataRoot: filepath.Join(root, ".cache", "docker", project)}
+	n = &Net{opts: o, tools: t, st: s, done: make(chan struct{}), stop: make(chan struct{})}
+	built := n
+	defer func() {
+		if err != nil {
+			built.closing.Store(true)
+			built.stopWatch()
+			built.closeThreads()
+			if _, terr := teardown(context.Background(), t, s, built.daemon); terr != nil {
+				err = fmt.Errorf("%w; and %v (go run mage.go clean removes what is left)", err, terr)
+			}
+			n = nil
+		}
+	}()
+	if err := s.write(); err != nil {
+		return nil, fmt.Errorf("docker path: %w", err)
+	}
+	n.logf(true, "docker path: project %s, state in %s, data root %s", project, dir, s.DataRoot)
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{{"daemon", n.startDaemon}, {"image", n.buildImage}, {"compose", n.composeUp}, {"containers", n.joinContainers}, {"network settings", n.settings}, {"probe", n.probe}}
+	for _, st := range steps {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("docker path: setup interrupted before the %s step: %w", st.name, err)
+		}
+		if err := st.fn(ctx); err != nil {
+			return nil, fmt.Errorf("docker path: %w", err)
+		}
+	}
+	if err := n.watch(); err != nil {
+		return nil, fmt.Errorf("docker path: %w", err)
+	}
+	return n, nil
+}
+
+func (n *Net) logf(verbose bool, format string, args ...any) {
+	if verbose && !n.opts.Verbose {
+		return
+	}
+	fmt.Fprintf(n.opts.Log, format+"\n", args...)
+}
+
+// startDaemon starts the private dockerd.
+func (n *Net) startDaemon(ctx context.Context) error {
+	t0 := time.Now()
+	n.logf(true, "docker path: %s %s", n.tools.Dockerd, strings.Join(daemonArgs(n.st), " "))
+	d, ver, err := startDaemon(ctx, n.tools, n.st, 60*time.Second)
+	n.daemon = d
+	if err != nil {
+		return err
+	}
+	n.Info.DaemonVersion, n.Info.DaemonStarted = ver, true
+	n.logf(false, "docker path: private dockerd %s started in %.2f s (pid %d)", ver, time.Since(t0).Seconds(), d.cmd.Process.Pid)
+	return nil
+}
+
+// buildImage writes the image's tar and imports it.
+func (n *Net) buildImage(ctx context.Context) error {
+	t0 := time.Now()
+	pause, err := buildPause(ctx, n.tools.Go, filepath.Join(filepath.Dir(n.st.DataRoot)))
+	if err != nil {
+		return err
+	}
+	files, err := imageFiles(ctx, n.opts.Program, pause)
+	if err != nil {
+		return err
+	}
+	tarPath := filepath.Join(n.st.Dir, "image.tar")
+	f, err := os.Create(tarPath)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	names, err := writeImageTar(io.MultiWriter(f, h), files)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("image tar: %w", err)
+	}
+	fi, _ := os.Stat(tarPath)
+	ref := n.st.Project + ":" + hex.EncodeToString(h.Sum(nil))[:12]
+	t1 := time.Now()
+	out, err := n.tools.docker(ctx, n.st.socket(), "import", "--change", `CMD ["/pause"]`, tarPath, ref)
+	if err != nil {
+		return fmt.Errorf("import the image: %w", err)
+	}
+	id := strings.TrimSpace(out)
+	n.Info.Image, n.Info.ImageFiles = ref+" "+id, names
+	os.Remove(tarPath)
+	n.logf(false, "docker path: image %s (%s) of %d files, %d bytes, written in %.2f s and imported in %.2f s",
+		ref, id, len(names), fi.Size(), t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
+	n.logf(true, "docker path: image files %s", strings.Join(names, " "))
+	return nil
+}
+
+// composeUp writes compose.yaml into the temp dir and brings the project up.
+func (n *Net) composeUp(ctx context.Context) error {
+	t0 := time.Now()
+	sum := sha256.Sum256(composeFile)
+	n.Info.ComposeSHA256 = hex.EncodeToString(sum[:])
+	file := filepath.Join(n.st.Dir, "compose.yaml")
+	if err := os.WriteFile(file, composeFile, 0o644); err != nil {
+		return err
+	}
+	certs, _ := filepath.Abs(n.opts.CertDir)
+	env := []string{"DOCKER_HOST=unix://" + n.st.socket(), "PQRD_IMAGE=" + strings.Fields(n.Info.Image)[0],
+		"PQRD_CERTS=" + certs, "PQRD_MTU=" + strconv.Itoa(n.opts.MTU), "PQRD_BRIDGE=" + n.st.Project}
+	ver, err := run(ctx, env, append(append([]string{}, n.tools.Compose...), "version", "--short")...)
+	if err != nil {
+		return fmt.Errorf("compose: %w", err)
+	}
+	n.Info.Compose = strings.Join(append([]string{filepath.Base(n.tools.Compose[0])}, n.tools.Compose[1:]...), " ") + " " + strings.TrimSpace(ver)
+	argv := append(append([]string{}, n.tools.Compose...), "-p", n.st.Project, "-f", file, "up", "-d", "--no-build")
+	if _, err := run(ctx, env, argv...); err != nil {
+		return fmt.Errorf("compose up: %w", err)
+	}
+	n.Info.Bridge = n.st.Project
+	n.logf(false, "docker path: %s up in %.2f s (compose file sha256 %s)", n.Info.Compose, time.Since(t0).Seconds(), n.Info.ComposeSHA256[:12])
+	return nil
+}
+
+// container is what docker inspect says about one of the two.
+type container struct {
+	Name  string
+	State struct {
+		Pid     int
+		Running bool
+	}
+	NetworkSettings struct {
+		Networks map[string]struct{ IPAddress string }
+	}
+}
+
+// joinContainers finds the two containers, their addresses and network,
+// and starts a thread in each one's network namespace.
+func (n *Net) joinContainers(ctx context.Context) error {
+	byService := map[string]container{}
+	for _, svc := range []string{"client", "server"} {
+		out, err := n.tools.docker(ctx, n.st.socket(), "ps", "-q", "--filter", "label=com.docker.compose.project="+n.st.Project, "--filter", "label=com.docker.compose.service="+svc)
+		if err != nil {
+			return err
+		}
+		ids := strings.Fields(out)
+		if len(ids) != 1 {
+			return fmt.Errorf("compose project %s: %d running %s containers, want 1", n.st.Project, len(ids), svc)
+		}
+		js, err := n.tools.docker(ctx, n.st.socket(), "inspect", ids[0])
+		if err != nil {
+			return err
+		}
+		var cs []container
+		if err := json.Unmarshal([]byte(js), &cs); err != nil || len(cs) != 1 {
+			return fmt.Errorf("docker inspect %s: %v", ids[0], err)
+		}
+		c := cs[0]
+		if !c.State.Running || c.State.Pid <= 0 || len(c.NetworkSettings.Networks) != 1 {
+			return fmt.Errorf("container %s: running %v, pid %d, %d networks: want running on one network", c.Name, c.State.Running, c.State.Pid, len(c.NetworkSettings.Networks))
+		}
+		byService[svc] = c
+	}
+	for name, nw := range byService["client"].NetworkSettings.Networks {
+		n.Info.Network, n.Info.ClientAddr = name, nw.IPAddress
+	}
+	for _, nw := range byService["server"].NetworkSettings.Networks {
+		n.Info.ServerAddr = nw.IPAddress
+	}
+	n.Info.ClientContainer = strings.TrimPrefix(byService["client"].Name, "/")
+	n.Info.ServerContainer = strings.TrimPrefix(byService["server"].Name, "/")
+	n.Info.ClientIface = Iface
+	var err error
+	if n.Client, err = netns.NewThread(fmt.Sprintf("/proc/%d/ns/net", byService["client"].State.Pid)); err != nil {
+		return fmt.Errorf("the client container's namespace: %w", err)
+	}
+	if n.Server, err = netns.NewThread(fmt.Sprintf("/proc/%d/ns/net", byService["server"].State.Pid)); err != nil {
+		return fmt.Errorf("the server container's namespace: %w", err)
+	}
+	n.logf(false, "docker path: network %s, client %s (%s), server %s (%s)", n.Info.Network, n.Info.ClientContainer, n.Info.ClientAddr, n.Info.ServerContainer, n.Info.ServerAddr)
+	return nil
+}
+
+// settings sets and reads back offloads, reads MTU and congestion control.
+func (n *Net) settings(ctx context.Context) error {
+	off := Offloads{Default: n.opts.Offloads, Devices: map[string]bridgenet.Offload{}}
+	n.Info.CongestionControl = map[string]string{}
+	for _, side := range []struct {
+		name string
+		th   *netns.Thread
+	}{{"client", n.Client}, {"server", n.Server}} {
+		var idx, mtu int
+		var o bridgenet.Offload
+		var cc []byte
+		var err error
+		side.th.Do(func() {
+			var ifc *net.Interface
+			if ifc, err = net.InterfaceByName(Iface); err != nil {
+				return
+			}
+			idx, mtu = ifc.Index, ifc.MTU
+			if !n.opts.Offloads {
+				if err = bridgenet.DisableOffloads(Iface); err != nil {
+					return
+				}
+			}
+			if o, err = bridgenet.ReadOffload(Iface); err != nil {
+				return
+			}
+			cc, err = os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+		})
+		if err != nil {
+			return fmt.Errorf("the %s container's %s: %w", side.name, Iface, err)
+		}
+		off.Devices[side.name+"/"+Iface] = o
+		n.Info.CongestionControl[side.name] = strings.TrimSpace(string(cc))
+		if side.name == "client" {
+			n.Info.MTU = mtu
+		}
+		peer, err := hostPeer(n.Info.Bridge, idx)
+		if err != nil {
+			return fmt.Errorf("the %s container's host-side veth: %w", side.name, err)
+		}
+		if !n.opts.Offloads {
+			if err := bridgenet.DisableOffloads(peer); err != nil {
+				return fmt.Errorf("host-side veth %s: %w", peer, err)
+			}
+		}
+		if o, err = bridgenet.ReadOffload(peer); err != nil {
+			return fmt.Errorf("host-side veth %s: %w", peer, err)
+		}
+		off.Devices["host/"+peer] = o
+	}
+	n.Info.Offloads = off
+	if n.Info.MTU != n.opts.MTU {
+		return fmt.Errorf("the client container's %s has MTU %d, want %d (compose.yaml's driver option)", Iface, n.Info.MTU, n.opts.MTU)
+	}
+	n.logf(true, "docker path: MTU %d, offloads %+v, congestion control %v", n.Info.MTU, off, n.Info.CongestionControl)
+	return nil
+}
+
+// sysNet is where the host's devices are listed (tests replace it).
+var sysNet = "/sys/class/net"
+
+// hostPeer is the port of bridge whose veth peer has index peerIndex in
+// its container (a veth's iflink is its peer's index).
+func hostPeer(bridge string, peerIndex int) (string, error) {
+	ports, err := os.ReadDir(filepath.Join(sysNet, bridge, "brif"))
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, p := range ports {
+		b, err := os.ReadFile(filepath.Join(sysNet, p.Name(), "iflink"))
+		if err == nil && strings.TrimSpace(string(b)) == strconv.Itoa(peerIndex) {
+			found = append(found, p.Name())
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("bridge %s has %d ports linked to index %d, want 1", bridge, len(found), peerIndex)
+	}
+	return found[0], nil
+}
+
+// probe waits until a TCP connection from the client container reaches a
+// listener in the server container's namespace.
+func (n *Net) probe(ctx context.Context) error {
+	var ln net.Listener
+	var err error
+	n.Server.Do(func() { ln, err = net.Listen("tcp", net.JoinHostPort(n.Info.ServerAddr, "0")) })
+	if err != nil {
+		return fmt.Errorf("probe listener: %w", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var c net.Conn
+		n.Client.Do(func() {
+			d := net.Dialer{Timeout: 500 * time.Millisecond}
+			c, err = d.DialContext(ctx, "tcp", ln.Addr().String())
+		})
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("the server container is not reachable from the client's: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// event is the part of a `docker events` line the watcher reads.
+type event struct {
+	Type   string
+	Action string
+	Actor  struct{ Attributes map[string]string }
+}
+
+// watch follows the daemon's events (a container's die, oom or destroy,
+// the network's destroy or a disconnect) and the daemon's exit; the first
+// one closes Done. A private daemon has only this run's objects.
+func (n *Net) watch() error {
+	n.events = exec.Command(n.tools.Docker, "-H", "unix://"+n.st.socket(), "events", "--format", "{{json .}}")
+	out, err := n.events.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := n.events.Start(); err != nil {
+		return fmt.Errorf("docker events: %w", err)
+	}
+	role := map[string]string{n.Info.ClientContainer: "client", n.Info.ServerContainer: "server"}
+	n.watchWG.Add(2)
+	go func() {
+		defer n.watchWG.Done()
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var e event
+			if json.Unmarshal(sc.Bytes(), &e) != nil {
+				continue
+			}
+			if err := fatalEvent(e, role, n.Info.Network); err != nil {
+				n.fail(err)
+			}
+		}
+		n.events.Wait()
+		n.fail(errors.New("docker events ended (the daemon stopped answering)"))
+	}()
+	go func() {
+		defer n.watchWG.Done()
+		select {
+		case <-n.daemon.exited:
+			n.fail(fmt.Errorf("the private dockerd exited (%v); its log ends:\n%s", n.daemon.err, logTail(n.st.logFile(), 10)))
+		case <-n.done:
+		case <-n.stop:
+		}
+	}()
+	return nil
+}
+
+// fatalEvent says why e ends the run, nil when it does not.
+func fatalEvent(e event, role map[string]string, network string) error {
+	a := e.Actor.Attributes
+	switch {
+	case e.Type == "container" && (e.Action == "die" || e.Action == "oom" || e.Action == "destroy"):
+		name := a["name"]
+		r, ok := role[name]
+		if !ok {
+			return nil
+		}
+		if e.Action == "die" {
+			return fmt.Errorf("the %s container %s died (exit code %s)", r, name, a["exitCode"])
+		}
+		return fmt.Errorf("the %s container %s: %s", r, name, e.Action)
+	case e.Type == "network" && a["name"] == network && (e.Action == "destroy" || e.Action == "disconnect"):
+		return fmt.Errorf("the network %s: %s", network, e.Action)
+	}
+	return nil
+}
+
+func (n *Net) fail(err error) {
+	if n.closing.Load() {
+		return
+	}
+	n.failOnce.Do(func() {
+		e := fmt.Errorf("%w: %w", ErrFailed, err)
+		n.err.Store(&e)
+		close(n.done)
+	})
+}
+
+// ServerArgv is the command that runs the image's openssl program with
+// args in the server container, with its standard input kept open:
+// docker -H unix://<private socket> exec -i <server> /usr/local/bin/openssl args...
+func (n *Net) ServerArgv(args []string) []string {
+	return append([]string{n.tools.Docker, "-H", "unix://" + n.st.socket(), "exec", "-i", n.Info.ServerContainer, ProgramPath}, args...)
+}
+
+// Done is closed when a container dies or the network or the daemon goes
+// away during the run; Err then says which.
+func (n *Net) Done() <-chan struct{} { return n.done }
+
+// Err is nil while the path is intact, else an error wrapping ErrFailed.
+func (n *Net) Err() error {
+	if p := n.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// stopWatch ends the events follower and waits for the watcher.
+func (n *Net) stopWatch() {
+	if n.events != nil && n.events.Process != nil {
+		n.events.Process.Kill()
+	}
+	n.stopOnce.Do(func() { close(n.stop) })
+	n.watchWG.Wait()
+}
+
+func (n *Net) closeThreads() {
+	for _, th := range []*netns.Thread{n.Client, n.Server} {
+		if th != nil {
+			th.Close()
+		}
+	}
+}
+
+// Close removes the containers, the network and the image, stops the
+// daemon, and deletes its data root and the temp dir. It may be called
+// more than once; it returns the first call's error.
+func (n *Net) Close() error {
+	n.closeMu.Lock()
+	defer n.closeMu.Unlock()
+	if n.closed {
+		return n.closeErr
+	}
+	n.closed = true
+	t0 := time.Now()
+	n.closing.Store(true)
+	n.stopWatch()
+	n.closeThreads()
+	removed, err := teardown(context.Background(), n.tools, n.st, n.daemon)
+	if err != nil {
+		n.closeErr = fmt.Errorf("%w (go run mage.go clean removes what is left)", err)
+		return n.closeErr
+	}
+	n.logf(false, "docker path: removed in %.2f s: %s", time.Since(t0).Seconds(), strings.Join(removed, ", "))
+	return nil
+}
+
+// abandon leaves the path as a killed run would: the watcher and threads
+// end, the daemon and everything in it stay, and the state file names a
+// parent that is gone (for the tests of Leftovers and Clean).
+func (n *Net) abandon() {
+	n.closing.Store(true)
+	n.stopWatch()
+	n.closeThreads()
+	n.closed = true
+	n.st.ParentStart = "gone"
+	n.st.write()
+}
