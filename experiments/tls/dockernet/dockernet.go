@@ -192,7 +192,7 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker path: %w", err)
 	}
-	dir, err := os.MkdirTemp("", project+"-")
+	dir, err := os.MkdirTemp(tempDir(), project+"-")
 	if err != nil {
 		return nil, fmt.Errorf("docker path: %w", err)
 	}
@@ -235,7 +235,7 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 }
 
 func (n *Net) logf(verbose bool, format string, args ...any) {
-	if verbose && !n.opts.Verbose {
+	if (verbose && !n.opts.Verbose) || n.opts.Log == nil {
 		return
 	}
 	fmt.Fprintf(n.opts.Log, format+"\n", args...)

@@ -88,8 +88,8 @@ func sharedLibs(ctx context.Context, prog string) ([]string, error) {
 
 // writeImageTar writes the image's root file system as a tar to w,
 // byte-identical for the same files: entries sorted by name, parent
-// directories first, owner root, times zero, the files' permission bits
-// only. A symbolic link on the host (the loader's /lib64 path) is stored
+// directories first, owner root, times zero, mode 0755 (every file is a
+// program or a shared object). A symbolic link on the host (the loader's /lib64 path) is stored
 // as the file it points to. It returns the image's file names.
 func writeImageTar(w io.Writer, files []imageFile) ([]string, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
