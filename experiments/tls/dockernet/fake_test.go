@@ -385,3 +385,25 @@ func TestLeftoversClean(t *testing.T) {
 		t.Errorf("the killed run's daemon still runs")
 	}
 }
+
+// TestRequirements: docker.io and docker-compose, present exactly when
+// the tools are found.
+func TestRequirements(t *testing.T) {
+	f := newFake(t, "")
+	for _, have := range []bool{true, false} {
+		if !have {
+			findTools = func() (tools, error) { return tools{}, errors.New("none") }
+		}
+		var apt []string
+		for _, r := range Requirements() {
+			apt = append(apt, r.Apt...)
+			if r.Present() != have {
+				t.Errorf("%s present %v with tools %v", r.Name, r.Present(), have)
+			}
+		}
+		if strings.Join(apt, " ") != "docker.io docker-compose" {
+			t.Errorf("apt packages %v", apt)
+		}
+	}
+	_ = f
+}

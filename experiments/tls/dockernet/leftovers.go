@@ -116,6 +116,9 @@ func Leftovers(prefix string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker leftovers: %w", err)
 	}
+	if len(ls) == 0 {
+		return nil, nil
+	}
 	t, _ := findTools()
 	var out []string
 	for _, l := range ls {
