@@ -31,7 +31,7 @@
 // system is left as it was found.
 //
 // The caller starts s_server inside the server container (ServerArgv:
-// docker exec -i), runs s_client natively on Client, a thread that joined
+// docker exec -i, through a guard that stops it with the command), runs s_client natively on Client, a thread that joined
 // the client container's network namespace, and captures on the client
 // container's eth0 on that thread. Server is a thread in the server
 // container's namespace (the caller reserves ports there).
@@ -578,10 +578,16 @@ func (n *Net) fail(err error) {
 }
 
 // ServerArgv is the command that runs the image's openssl program with
-// args in the server container, with its standard input kept open:
-// docker -H unix://<private socket> exec -i <server> /usr/local/bin/openssl args...
+// args in the server container, its standard input and output those of
+// the command:
+//
+//	docker -H unix://<private socket> exec -i <server> /pause -guard /usr/local/bin/openssl args...
+//
+// The guard (pause/main.go) kills the program when the command's input
+// ends, which is how the daemon tells that the docker CLI was stopped
+// (killing `docker exec` does not kill what it started).
 func (n *Net) ServerArgv(args []string) []string {
-	return append([]string{n.tools.Docker, "-H", "unix://" + n.st.socket(), "exec", "-i", n.Info.ServerContainer, ProgramPath}, args...)
+	return append([]string{n.tools.Docker, "-H", "unix://" + n.st.socket(), "exec", "-i", n.Info.ServerContainer, PausePath, "-guard", ProgramPath}, args...)
 }
 
 // Done is closed when a container dies or the network or the daemon goes

@@ -191,6 +191,21 @@ func TestDocker(t *testing.T) {
 			if err != nil || reply != "ping\n" || mtu != 1500 {
 				t.Fatalf("from the client container: reply %q, eth0 MTU %d, err %v", reply, mtu, err)
 			}
+			// Stopping the command stops the program in the container.
+			cmd.Process.Kill()
+			cmd.Wait()
+			for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				top, err := n.tools.docker(context.Background(), s.socket(), "top", i.ServerContainer)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(top, ProgramPath) {
+					break
+				}
+				if time.Now().After(end) {
+					t.Fatalf("the program outlived its docker exec by 10 s:\n%s", top)
+				}
+			}
 			select {
 			case <-n.Done():
 				t.Fatalf("Done closed on an intact path: %v", n.Err())
