@@ -464,38 +464,10 @@ func hostPeer(bridge string, peerIndex int) (string, error) {
 // probe waits until a TCP connection from the client container reaches a
 // listener in the server container's namespace.
 func (n *Net) probe(ctx context.Context) error {
-	var ln net.Listener
-	var err error
-	n.Server.Do(func() { ln, err = net.Listen("tcp", net.JoinHostPort(n.Info.ServerAddr, "0")) })
-	if err != nil {
-		return fmt.Errorf("probe listener: %w", err)
+	if err := netns.Probe(ctx, n.Client, n.Server, n.Info.ServerAddr, 10*time.Second, nil); err != nil {
+		return fmt.Errorf("the server container: %w", err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var c net.Conn
-		n.Client.Do(func() {
-			d := net.Dialer{Timeout: 500 * time.Millisecond}
-			c, err = d.DialContext(ctx, "tcp", ln.Addr().String())
-		})
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("the server container is not reachable from the client's: %w", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return nil
 }
 
 // event is the part of a `docker events` line the watcher reads.
