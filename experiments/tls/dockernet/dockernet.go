@@ -479,7 +479,11 @@ type event struct {
 
 // watch follows the daemon's events (a container's die, oom or destroy,
 // the network's destroy or a disconnect) and the daemon's exit; the first
-// one closes Done. A private daemon has only this run's objects.
+// one closes Done. A private daemon has only this run's objects. Once
+// the events flow, both containers are checked to be still running, so
+// that one that died before the watcher started is not missed (the
+// events before it cannot be replayed: compose up's own network
+// disconnects are among them).
 func (n *Net) watch() error {
 	n.events = exec.Command(n.tools.Docker, "-H", "unix://"+n.st.socket(), "events", "--format", "{{json .}}")
 	out, err := n.events.StdoutPipe()
@@ -515,6 +519,15 @@ func (n *Net) watch() error {
 		case <-n.stop:
 		}
 	}()
+	for _, c := range []string{n.Info.ClientContainer, n.Info.ServerContainer} {
+		out, err := n.tools.docker(context.Background(), n.st.socket(), "inspect", "--format", "{{.State.Running}} {{.State.ExitCode}}", c)
+		if err != nil {
+			return fmt.Errorf("check container %s: %w", c, err)
+		}
+		if f := strings.Fields(out); len(f) == 2 && f[0] != "true" {
+			return fmt.Errorf("container %s exited before the run began (exit code %s)", c, f[1])
+		}
+	}
 	return nil
 }
 

@@ -52,6 +52,7 @@ import) [ "$MODE" = import-fails ] && { echo "Error response from daemon: no spa
 ps) echo fake_client_1;;
 network) [ "$2" = ls ] && echo fake_net; exit 0;;
 images) echo fake:tag;;
+inspect) [ "$MODE" = exited ] && echo "false 3"; exit 0;;
 events) [ -f $DIR/events ] && cat $DIR/events; [ -f $DIR/events-end ] && exit 0; exec sleep 600;;
 esac
 exit 0
@@ -265,6 +266,18 @@ func TestWatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWatchExitedBefore: a container that died before the watcher's
+// events began fails watch (the events cannot replay it).
+func TestWatchExitedBefore(t *testing.T) {
+	f := newFake(t, "exited")
+	n := watchedNet(t, f)
+	err := n.watch()
+	defer n.stopWatch()
+	if err == nil || !strings.Contains(err.Error(), "container p_client_1 exited before the run began (exit code 3)") {
+		t.Fatalf("watch = %v", err)
 	}
 }
 
