@@ -100,13 +100,13 @@ func noLeftovers(t *testing.T, s state, daemonPID int) {
 	}
 }
 
-func startTest(t *testing.T, program string, log *strings.Builder) *Net {
+func startTest(t *testing.T, program string, log *strings.Builder, offloads bool) *Net {
 	t.Helper()
 	root := t.TempDir()
 	certs := t.TempDir()
 	os.WriteFile(filepath.Join(certs, "hello"), []byte("hi\n"), 0o644)
 	t0 := time.Now()
-	n, err := Start(context.Background(), Options{Prefix: testPrefix, Root: root, Program: program, CertDir: certs, Log: log, Verbose: true})
+	n, err := Start(context.Background(), Options{Prefix: testPrefix, Root: root, Program: program, CertDir: certs, Offloads: offloads, Log: log, Verbose: true})
 	if err != nil {
 		t.Fatalf("Start: %v\nlog:\n%s", err, log)
 	}
@@ -121,13 +121,14 @@ func startTest(t *testing.T, program string, log *strings.Builder) *Net {
 func TestDocker(t *testing.T) {
 	needDocker(t)
 	for _, tc := range []struct {
-		name string
-		cgo  bool
-	}{{"static", false}, {"dynamic", true}} {
+		name     string
+		cgo      bool
+		offloads bool
+	}{{"static", false, false}, {"dynamic-offloads-default", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := buildEcho(t, tc.cgo)
 			var log strings.Builder
-			n := startTest(t, prog, &log)
+			n := startTest(t, prog, &log, tc.offloads)
 			s, dpid := n.st, n.daemon.cmd.Process.Pid
 			t.Cleanup(func() { n.Close() })
 			t.Logf("log:\n%s", log.String())
@@ -143,9 +144,15 @@ func TestDocker(t *testing.T) {
 				t.Errorf("offloads of %d devices, want 4: %v", len(off.Devices), off.Devices)
 			}
 			for d, o := range off.Devices {
-				if o.TSO || o.GSO || o.GRO {
+				if !tc.offloads && (o.TSO || o.GSO || o.GRO) {
 					t.Errorf("%s: offloads %+v, want all off", d, o)
 				}
+				if tc.offloads && !(o.TSO && o.GSO) {
+					t.Errorf("%s: offloads %+v, want Docker's (the kernel's) default TSO and GSO on", d, o)
+				}
+			}
+			if off.Default != tc.offloads {
+				t.Errorf("offloads default %v, want %v", off.Default, tc.offloads)
 			}
 			wantLib := tc.cgo
 			hasLib := false
@@ -232,7 +239,7 @@ func TestDocker(t *testing.T) {
 func TestDockerContainerDies(t *testing.T) {
 	needDocker(t)
 	var log strings.Builder
-	n := startTest(t, buildEcho(t, false), &log)
+	n := startTest(t, buildEcho(t, false), &log, false)
 	s, dpid := n.st, n.daemon.cmd.Process.Pid
 	defer n.Close()
 	if _, err := n.tools.docker(context.Background(), s.socket(), "kill", n.Info.ClientContainer); err != nil {
@@ -258,7 +265,7 @@ func TestDockerContainerDies(t *testing.T) {
 func TestDockerKilledRun(t *testing.T) {
 	needDocker(t)
 	var log strings.Builder
-	n := startTest(t, buildEcho(t, false), &log)
+	n := startTest(t, buildEcho(t, false), &log, false)
 	s, dpid := n.st, n.daemon.cmd.Process.Pid
 	n.abandon()
 	left, err := Leftovers(testPrefix)
