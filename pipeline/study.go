@@ -58,6 +58,10 @@ type Study struct {
 	// NetnsPrefixes name the network namespaces the experiment creates:
 	// net:clean removes those a crashed run left, status lists them.
 	NetnsPrefixes []string
+	// DockerPrefixes name the docker path's private daemons, containers,
+	// networks, images and temp dirs (dockernet.Options.Prefix): clean
+	// removes those a killed run left, status lists them.
+	DockerPrefixes []string
 	// EstimateFor is the expected wall time of the experiment for a
 	// profile, from the study's cost model measured on the reference
 	// machine (2 cores); nil or 0 means unknown.

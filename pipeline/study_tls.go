@@ -11,6 +11,7 @@ import (
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/tls/bridgenet"
+	"pqrepro/experiments/tls/dockernet"
 	"pqrepro/experiments/tls/openssl"
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/experiments/tls/tlsrun"
@@ -35,10 +36,14 @@ func init() {
 		},
 		NeedsRoot:    true,
 		Requirements: tlsrun.Requirements,
-		// The OpenSSL stack's, the bridge path's and the remote path's
-		// tests (Debian's openssh-server plays the second host).
+		// The OpenSSL stack's, the bridge path's, the docker path's and
+		// the remote path's tests (Debian's openssh-server plays the
+		// second host; docker.io and docker-compose the docker path's
+		// private daemon and its compose tool).
 		TestRequirements: func(string) []deps.Requirement {
-			return append(append(openssl.Requirements(), bridgenet.Requirements()...), sshhost.TestRequirements()...)
+			reqs := append(openssl.Requirements(), bridgenet.Requirements()...)
+			reqs = append(reqs, dockernet.Requirements()...)
+			return append(reqs, sshhost.TestRequirements()...)
 		},
 		// The OpenSSL stack's tests need the build; it is made once into
 		// .cache/openssl (minutes) and reused.
@@ -47,6 +52,8 @@ func init() {
 			return TLSOpenSSL(ctx, cfg)
 		},
 		NetnsPrefixes: []string{tlsrun.NetnsPrefix},
+		// The docker path's run prefix (tlsrun's, "pqrd").
+		DockerPrefixes: []string{dockernet.DefaultPrefix},
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},

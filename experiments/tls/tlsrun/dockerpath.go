@@ -26,7 +26,7 @@ import (
 
 // DockerPrefix starts the names of the docker path's project, network,
 // containers and image: <prefix><pid> (dockernet.Options.Prefix).
-var DockerPrefix = "pqrd"
+var DockerPrefix = dockernet.DefaultPrefix
 
 // DockerCaptureName is the docker path's capture in meta.json's files.
 var DockerCaptureName = tlsjoin.CaptureFor(PathDocker)
