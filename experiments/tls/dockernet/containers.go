@@ -64,6 +64,7 @@ func (n *Net) joinContainers(ctx context.Context) error {
 	n.Info.ServerContainer = strings.TrimPrefix(byService["server"].Name, "/")
 	n.Info.ClientIface = Iface
 	var err error
+	n.containerPIDs = []int{byService["client"].State.Pid, byService["server"].State.Pid}
 	if n.Client, err = netns.NewThread(fmt.Sprintf("/proc/%d/ns/net", byService["client"].State.Pid)); err != nil {
 		return fmt.Errorf("the client container's namespace: %w", err)
 	}

@@ -38,6 +38,7 @@
 package dockernet
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
@@ -142,6 +143,9 @@ type Net struct {
 	st     state
 	daemon *daemon
 	events *exec.Cmd
+
+	// containerPIDs are the containers' main processes (client, server).
+	containerPIDs []int
 
 	done     chan struct{}
 	stop     chan struct{} // closed by stopWatch
@@ -372,4 +376,42 @@ func (n *Net) abandon() {
 	n.closed = true
 	n.st.ParentStart = "gone"
 	n.st.write()
+}
+
+// Processes are the processes that run the containers: each container's
+// runtime shim (the parent of its main process), whose descendants are
+// the container's main process and every process `docker exec` starts
+// in it (the s_server processes). The shims are not descendants of the
+// run's own process (they daemonize away from the daemon that started
+// them), so the machine's quiet check (internal/quiet, Options.Include)
+// is told about them: their CPU is the experiment's, not another job's.
+func (n *Net) Processes() []int {
+	var out []int
+	for _, pid := range n.containerPIDs {
+		if pp := parentPID(pid); pp > 1 {
+			out = append(out, pp)
+		} else {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parentPID reads a process's parent from /proc/<pid>/stat; 0 when it is
+// gone.
+func parentPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	pp, _ := strconv.Atoi(f[1])
+	return pp
 }

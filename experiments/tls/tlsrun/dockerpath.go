@@ -11,6 +11,7 @@ import (
 	"pqrepro/experiments/tls/dockernet"
 	"pqrepro/experiments/tls/openssl"
 	"pqrepro/experiments/tls/tlsjoin"
+	"pqrepro/internal/quiet"
 )
 
 // The docker path (PathDocker): a private Docker daemon, two containers
@@ -48,6 +49,9 @@ func (r *runner) startDocker(ctx context.Context) error {
 		return fmt.Errorf("tls:run: the docker path: %w", err)
 	}
 	r.dock = n
+	// The containers' processes (s_server runs there) are the
+	// experiment's in the quiet check, not another job's.
+	r.unincludeDocker = quiet.IncludeProcesses(n.Processes)
 	i := n.Info
 	r.logf("docker path: daemon %s, image %s, network %s (MTU %d), client %s, server %s",
 		i.DaemonVersion, i.Image, i.Network, i.MTU, i.ClientAddr, i.ServerAddr)
@@ -68,6 +72,9 @@ func (r *runner) buildRoot() string {
 func (r *runner) closeDocker() {
 	if r.dock == nil {
 		return
+	}
+	if r.unincludeDocker != nil {
+		r.unincludeDocker()
 	}
 	if err := r.dock.Close(); err != nil {
 		r.logf("WARNING: %v (go run mage.go clean removes what is left)", err)

@@ -184,6 +184,9 @@ type runner struct {
 	stk     stackState     // stack.go
 	net     *bridgenet.Net // the bridge path's network, nil without one
 	dock    *dockernet.Net // the docker path's containers (dockerpath.go), nil without them
+	// unincludeDocker removes the containers' processes from the quiet
+	// check's experiment (quiet.IncludeProcesses).
+	unincludeDocker func()
 	rem     *remotePath    // the remote path's host (remotepath.go), nil without one
 	life    *runlife.Life  // the run's lifecycle; its MachineLine goes on progress lines
 	// skippedPaths are the paths the profile names that this host cannot
