@@ -187,8 +187,8 @@ type runner struct {
 	// unincludeDocker removes the containers' processes from the quiet
 	// check's experiment (quiet.IncludeProcesses).
 	unincludeDocker func()
-	rem     *remotePath    // the remote path's host (remotepath.go), nil without one
-	life    *runlife.Life  // the run's lifecycle; its MachineLine goes on progress lines
+	rem             *remotePath   // the remote path's host (remotepath.go), nil without one
+	life            *runlife.Life // the run's lifecycle; its MachineLine goes on progress lines
 	// skippedPaths are the paths the profile names that this host cannot
 	// run, with the reason (meta.json notes).
 	skippedPaths []string
