@@ -82,7 +82,7 @@ func hostTable(r *Results) (string, error) {
 		notes = append(notes, render.Escape(h.Note)+".")
 	} else if h != nil {
 		notes = append(notes, fmt.Sprintf(`P-384 ECDH %s\,ms an operation (mean of before and after the handshakes; drift %s); ML-KEM-1024 predicted %s\,ms over X25519. Go's cells use Go's P-384: no prediction. OpenSSL's CPU view: \texttt{%s}.`,
-			render.Fixed(float64(h.P384Ms), 3), pctOrDash(h.P384DriftPct), signed(float64(h.KemPredictedMs), 3), render.Escape(h.CPUSettings)))
+			render.Fixed(float64(h.P384Ms), 3), pctOrDash(h.P384DriftPct), signed(float64(h.KemPredictedMs), 3), strings.ReplaceAll(render.Escape(h.CPUSettings), ":", `:\allowbreak{}`)))
 	}
 	if len(order) == 0 {
 		notes = append(notes, "No cell has packet timing.")
