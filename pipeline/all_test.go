@@ -538,7 +538,8 @@ func TestAllJudgesItems(t *testing.T) {
 		"study items: 2 items: 1 judged, 1 consistent, 0 inconsistent; 1 not judged (1 host differs)",
 	)
 	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, ReproduceDir, Quick, "SUMMARY.txt"))
-	if err != nil || !strings.Contains(string(b), "not judged (host differs)") || !strings.Contains(string(b), "calibration of this rule at the quick profile: not measured here") {
+	if err != nil || !strings.Contains(string(b), "not judged (host differs)") || !strings.Contains(string(b), "calibration of this rule at the quick profile: not measured here") ||
+		!strings.Contains(string(b), "alpha between-run variance not estimated: the reference run's meta.json: ") {
 		t.Errorf("SUMMARY.txt: %v\n%s", err, b)
 	}
 	rr.values["alpha/quick"] = 22

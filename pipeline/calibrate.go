@@ -33,13 +33,16 @@ const calibrationDoc = "docs/agreement.md"
 // (analysis/agreement: prediction intervals, Holm over every item) says
 // NOT REPRODUCED when nothing changed, and how often it notices a known
 // change, at cfg.Profile (default full). It draws K pseudo-replicate
-// pairs of the profile's reference runs (agreement.Pseudo: each item
-// drawn at its reference standard error, which the studies read from
-// their dependence-respecting intervals: Study A's rounds, Study B's
-// series, Study C's repetitions), judges each pair as `all` judges a new
-// run, and reports the false-alarm rate, the power against each study's
-// injected changes (Study.CalibrationChanges) at the goal's size, and the
-// smallest size detected in 80 % of the pairs. The figures go to
+// pairs of the profile's reference runs in two modes: resampling each
+// run's own rounds, series or repetitions with every item re-derived
+// from the resample (Study.Resample, agreement.Resampled), and the
+// parametric draw of each item at its reference standard error
+// (agreement.Pseudo), kept for comparison. It judges each pair as `all`
+// judges a new run, with the between-run variance of the repository's
+// quiet runs when there are enough (betweenRuns), and reports per mode
+// the false-alarm rate, the power against each study's injected changes
+// (Study.CalibrationChanges) at the goal's size, and the smallest size
+// detected in 80 % of the pairs. The figures go to
 // CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
 // block for the profile. The same K and seed give the same figures.
 func Calibrate(ctx context.Context, cfg Config) error {
@@ -67,6 +70,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err := referenceResults(ctx, cfg, plans, tree, "a temporary tree under .cache (removed afterwards)"); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
+	betweenRuns(ctx, cfg, plans, filepath.Join(tree, ".between"))
 	text, err := calibration(cfg.Profile, plans, k, seed)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -106,9 +110,13 @@ func calibrationParams() (int, uint64, error) {
 }
 
 // calibration is the report of K pseudo-replicate comparisons of the
-// plans' reference results.
+// plans' reference results, in both modes: resampling each reference
+// run's own rounds, series or repetitions (Study.Resample; the stronger
+// check, which keeps the items' correlation) and the parametric draw of
+// every item at its standard error (agreement.Pseudo), kept as the
+// comparison row.
 func calibration(profile string, plans []studyPlan, k int, seed uint64) (string, error) {
-	var refs []agreement.Study
+	var parametric, resampled []agreement.Draw
 	var changes []agreement.Change
 	var b strings.Builder
 	fmt.Fprintf(&b, "calibration of `all` at the %s profile: K = %d pseudo-replicate pairs, seed %d (PQREPRO_CALIBRATE_K, PQREPRO_CALIBRATE_SEED)\n", profile, k, seed)
@@ -121,7 +129,7 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 		if err != nil {
 			return "", err
 		}
-		refs = append(refs, as)
+		p.between.Apply(as.Items)
 		judged := 0
 		for _, j := range agreement.Judge(agreement.DefaultRule, as).Items {
 			if j.Status != agreement.NotJudged {
@@ -129,6 +137,21 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 			}
 		}
 		fmt.Fprintf(&b, "  %-5s reference %s: %d items, %d judged on the same host\n", p.s.Name, p.ref, len(as.Items), judged)
+		parametric = append(parametric, agreement.Parametric(as))
+		draw, method := agreement.Parametric(as), "none (the study has no resampler): parametric in both modes"
+		if p.s.Resample != nil {
+			r, m, err := p.s.Resample(p.refResults)
+			if err != nil {
+				return "", fmt.Errorf("%s: resample the reference results: %w", p.s.Name, err)
+			}
+			if draw, err = agreement.Resampled(as, r); err != nil {
+				return "", err
+			}
+			method = m
+		}
+		resampled = append(resampled, draw)
+		fmt.Fprintf(&b, "        resampling: %s\n", method)
+		fmt.Fprintf(&b, "        %s\n", p.between)
 		if p.s.CalibrationChanges != nil {
 			ch, err := p.s.CalibrationChanges(p.refResults)
 			if err != nil {
@@ -137,26 +160,34 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 			changes = append(changes, ch...)
 		}
 	}
-	if len(refs) == 0 {
+	if len(parametric) == 0 {
 		return "", fmt.Errorf("no %s reference run to calibrate on", profile)
 	}
 	rule := agreement.DefaultRule
-	fa := agreement.Calibrate(rule, refs, k, seed, nil, 0)
-	goal := "meets the goal (at most 5 %)"
-	if fa.Rate > 0.05 {
-		goal = "MISSES the goal of at most 5 %"
-	}
-	fmt.Fprintf(&b, "false alarms (NOT REPRODUCED with nothing changed): %s: %s\n", fa, goal)
-	for _, ch := range changes {
-		pw := agreement.Calibrate(rule, refs, k, seed, &ch, ch.Size)
-		size, _ := agreement.SmallestDetected(rule, refs, k, seed, ch)
-		smallest := "none of the sizes tried (up to 200 %)"
-		if !math.IsNaN(size) {
-			smallest = fmt.Sprintf("%.0f %%", 100*size)
+	modes := []struct {
+		name  string
+		draws []agreement.Draw
+	}{{"resampling the records", resampled}, {"parametric (comparison)", parametric}}
+	for _, m := range modes {
+		fa := agreement.CalibrateDraws(rule, m.draws, k, seed, nil, 0)
+		goal := "meets the goal (at most 5 %)"
+		if fa.Rate > 0.05 {
+			goal = "MISSES the goal of at most 5 %"
 		}
-		fmt.Fprintf(&b, "power, %s at %.0f %%: %s; smallest size detected in 80 %% of pairs: %s\n", ch.Name, 100*ch.Size, pw, smallest)
+		fmt.Fprintf(&b, "false alarms (NOT REPRODUCED with nothing changed), %s: %s: %s\n", m.name, fa, goal)
 	}
-	b.WriteString("method: docs/agreement.md (parametric pseudo-replicates at each item's reference standard error; exact items do not vary)\n")
+	for _, ch := range changes {
+		for _, m := range modes {
+			pw := agreement.CalibrateDraws(rule, m.draws, k, seed, &ch, ch.Size)
+			size, _ := agreement.SmallestDetectedDraws(rule, m.draws, k, seed, ch)
+			smallest := "none of the sizes tried (up to 200 %)"
+			if !math.IsNaN(size) {
+				smallest = fmt.Sprintf("%.0f %%", 100*size)
+			}
+			fmt.Fprintf(&b, "power, %s at %.0f %%, %s: %s; smallest size detected in 80 %% of pairs: %s\n", ch.Name, 100*ch.Size, m.name, pw, smallest)
+		}
+	}
+	b.WriteString("method: docs/agreement.md (resampling: two resamples of the reference run's own rounds, series or repetitions per pair, every item re-derived from them; parametric: each item drawn independently at its reference standard error; exact items do not vary)\n")
 	return b.String(), nil
 }
 

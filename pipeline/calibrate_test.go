@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"os"
+
 	"path/filepath"
+	"pqrepro/analysis/agreement"
 	"strings"
 	"testing"
 )
@@ -31,14 +33,43 @@ func TestCalibration(t *testing.T) {
 	if a != b {
 		t.Errorf("the same K and seed gave different reports:\n%s\n%s", a, b)
 	}
-	for _, want := range []string{"K = 20 pseudo-replicate pairs, seed 7", "other not calibrated: no full reference run", "false alarms (NOT REPRODUCED with nothing changed): ",
-		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %: ", "power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %: 20 of 20"} {
+	for _, want := range []string{"K = 20 pseudo-replicate pairs, seed 7", "other not calibrated: no full reference run",
+		"resampling: rounds resampled with replacement", "resampling: repetitions resampled", "resampling: parametric within the run",
+		"false alarms (NOT REPRODUCED with nothing changed), resampling the records: ", "false alarms (NOT REPRODUCED with nothing changed), parametric (comparison): ",
+		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %, resampling the records: ", "power, every ML-KEM-1024 handshake slower (Study A) at 50 %, parametric (comparison): ",
+		"power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %, resampling the records: 20 of 20", "power, ML-DSA signing slower (Study C) at 20 %, parametric (comparison): 20 of 20"} {
 		if !strings.Contains(a, want) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}
 	}
 	if c, _ := calibration(Full, plans, 20, 8); c == a {
 		t.Error("another seed gave the same report")
+	}
+	if !strings.Contains(a, "between-run variance not estimated") {
+		t.Errorf("the report does not say that τ² is not estimated:\n%s", a)
+	}
+	// A between-run sd of 100 % of each time reaches the judgement (the
+	// same seed gives another power line for ML-KEM-1024), and the runs
+	// are named.
+	for i := range plans {
+		if plans[i].s.Name == "tls" {
+			plans[i].between = agreement.BetweenRun{Runs: []string{"r1", "r2", "r3"}, Tau2Rel: 1, Items: 1}
+		}
+	}
+	wide, err := calibration(Full, plans, 20, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(report string) string {
+		for _, l := range strings.Split(report, "\n") {
+			if strings.Contains(l, "handshake slower (Study A) at 50 %, resampling the records") {
+				return l
+			}
+		}
+		return ""
+	}
+	if !strings.Contains(wide, "from 3 runs: r1, r2, r3") || line(wide) == "" || line(wide) == line(a) {
+		t.Errorf("τ² did not reach the calibration:\n%s", wide)
 	}
 }
 

@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/tls/dockernet"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
 
-// Clean removes build caches and the leftovers of interrupted runs:
-// .cache/ (but its locks and the compiled magefile), staging folders of interrupted stages and incomplete run
+// Clean removes build caches and the leftovers of interrupted runs: what
+// a killed run's docker path left (its private dockerd, containers,
+// networks, images, bridge, data root and temp dir: dockernet.Clean;
+// first, since the data root is under .cache/), .cache/ (but its locks
+// and the compiled magefile), staging folders of interrupted stages and incomplete run
 // folders under data/, and the data remote's leftovers of killed pushes
 // (a dir remote's .incoming-* files no upload holds). It keeps raw data, the content store and the
 // committed outputs (they are artifacts; delete pqrepro.lock to force a
@@ -29,6 +33,17 @@ func Clean(cfg Config) error {
 		rel, _ := filepath.Rel(cfg.Root, p)
 		removed = append(removed, rel)
 		return nil
+	}
+	for _, prefix := range dockerPrefixes() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		gone, err := dockernet.Clean(ctx, prefix, nil)
+		cancel()
+		for _, g := range gone {
+			removed = append(removed, "docker: "+g)
+		}
+		if err != nil {
+			return fmt.Errorf("clean: %w", err)
+		}
 	}
 	// .cache/locks and .cache/mage stay: the lock this command holds and
 	// the compiled magefile it runs (and that another command may be

@@ -30,6 +30,19 @@ func compareWith[T any](items func(ref, now *T) []agreement.Item) func(study str
 	}
 }
 
+// resampleWith is a study's Resample from its analysis package's
+// resampler of its results (read as T, strictly, as compareWith reads
+// them) and the line saying how it draws.
+func resampleWith[T any](resampler func(ref *T) agreement.Resampler, method string) func(ref []byte) (agreement.Resampler, string, error) {
+	return func(ref []byte) (agreement.Resampler, string, error) {
+		r, err := jsonnum.Decode[T]("the reference run's results", ref)
+		if err != nil {
+			return nil, "", err
+		}
+		return resampler(r), method, nil
+	}
+}
+
 // compareStudy is one study's items for agreement.Judge: its Compare
 // (nil: no items, the claims are still compared), the two results'
 // profiles and whether the two runs' hosts match.
@@ -65,7 +78,7 @@ func resultsProfile(b []byte, def string) string {
 // hostPair says whether two runs were measured on matching hosts.
 type hostPair struct {
 	match bool
-	note  string // how they differ, or why it is unknown
+	note  string // how they differ, or why it is unknown; on a match, what could not be compared
 }
 
 // compareHosts reads both runs' fingerprints from their meta.json (run
@@ -91,5 +104,7 @@ func compareHosts(refRoot, refRun, newRoot, newRun string) hostPair {
 	if d := a.Differences(b); len(d) > 0 {
 		return hostPair{note: strings.Join(d, "; ")}
 	}
-	return hostPair{match: true}
+	// What one run did not record (the CPU flags of a run made before
+	// meta.json had them) is unknown, said, and not a mismatch.
+	return hostPair{match: true, note: strings.Join(a.Unknown(b), "; ")}
 }

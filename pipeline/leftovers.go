@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/tls/dockernet"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
@@ -22,6 +23,10 @@ type Leftovers struct {
 	Incomplete, Stages []string
 	// Namespaces are pqr-* network namespaces whose creator is dead.
 	Namespaces []string
+	// Docker is what killed runs of the docker path left: a private
+	// dockerd still running and its containers, networks and images, a
+	// bridge, a data root, a temp dir (dockernet.Leftovers).
+	Docker []string
 	// StaleLocks are lock files that still name a killed command.
 	StaleLocks []string
 	// Remote are the data remote's leftovers of killed pushes (a dir
@@ -60,7 +65,20 @@ func FindLeftovers(root string) Leftovers {
 		orphans, _ := linkemu.Orphaned("", prefix)
 		l.Namespaces = append(l.Namespaces, orphans...)
 	}
+	for _, prefix := range dockerPrefixes() {
+		left, _ := dockernet.Leftovers(prefix)
+		l.Docker = append(l.Docker, left...)
+	}
 	return l
+}
+
+// dockerPrefixes name what the studies' docker paths create.
+func dockerPrefixes() []string {
+	var out []string
+	for _, s := range Studies() {
+		out = append(out, s.DockerPrefixes...)
+	}
+	return out
 }
 
 // remoteLeftovers lists what killed pushes left on the configured data
@@ -119,6 +137,12 @@ func (l Leftovers) Lines() []string {
 	}
 	if len(l.Namespaces) > 0 {
 		out = append(out, "network namespaces of a killed net:run (`go run mage.go net:clean` removes them): "+strings.Join(l.Namespaces, ", "))
+	}
+	if len(l.Docker) > 0 {
+		out = append(out, "left by a killed run's docker path (`go run mage.go clean` removes them):")
+		for _, s := range l.Docker {
+			out = append(out, "  "+s)
+		}
 	}
 	if l.Writer != "" {
 		out = append(out, "running now: "+l.Writer)

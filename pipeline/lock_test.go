@@ -201,6 +201,44 @@ func TestLeftoverNamespace(t *testing.T) {
 	}
 }
 
+// What a killed run's docker path left (here the temp dir of a run killed
+// before it wrote its state; dockernet's tests cover a live daemon) is
+// reported by status with clean, and clean removes it; a live run's is
+// neither reported nor removed.
+func TestLeftoverDocker(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := filepath.Join(tmp, fmt.Sprintf("pqrdp%d-1-abc", deadPID(t)))
+	live := filepath.Join(tmp, fmt.Sprintf("pqrdp%d-2-def", os.Getpid()))
+	for _, d := range []string{dead, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, log, _ := fakeStudy(t)
+	studies[0].DockerPrefixes = []string{"pqrdp"}
+	l := FindLeftovers(cfg.Root)
+	out := strings.Join(l.Lines(), "\n")
+	if len(l.Docker) != 1 || !strings.Contains(out, "temp dir "+dead) || !strings.Contains(out, "docker path (`go run mage.go clean` removes them)") {
+		t.Fatalf("docker leftovers %v:\n%s", l.Docker, out)
+	}
+	if err := Clean(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("clean left %s (%v); log:\n%s", dead, err, log)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("clean removed a live run's %s", live)
+	}
+	if !strings.Contains(log.String(), "docker: "+dead) {
+		t.Errorf("clean did not say it removed %s:\n%s", dead, log)
+	}
+	if l := FindLeftovers(cfg.Root); len(l.Docker) > 0 {
+		t.Errorf("after clean: %v", l.Docker)
+	}
+}
+
 // lines is a log that hands each write to the test.
 type lines chan string
 

@@ -189,6 +189,10 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 		return err
 	}
 
+	// The between-run variance of each study's host-dependent estimates,
+	// from the repository's quiet runs of the profile on this host.
+	betweenRuns(ctx, cfg, plans, filepath.Join(work, ".between"))
+
 	// 5. The new runs' results, claims and paper.
 	paperErr, err := buildTree(ctx, cfg, target, plans, work, paperWhy == "")
 	if err != nil {

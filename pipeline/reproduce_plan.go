@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/internal/repro"
 )
 
@@ -32,6 +33,10 @@ type studyPlan struct {
 	failed     error         // the run or its analysis failed
 	refResults []byte
 	newResults []byte
+	// between is the between-run variance of the study's host-dependent
+	// estimates (betweenRuns), applied to its items before they are
+	// judged.
+	between agreement.BetweenRun
 }
 
 // planReproduction works out, per study, the reference run of the

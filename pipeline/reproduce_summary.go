@@ -67,6 +67,7 @@ func summarize(cfg Config, tree string, plans []studyPlan) *summary {
 				// that says so (agreement.Item.Error), inconsistent.
 				as.Items = []agreement.Item{{Name: "results", Error: err.Error()}}
 			}
+			p.between.Apply(as.Items)
 			compared = append(compared, as)
 		}
 	}
@@ -175,11 +176,15 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 			fmt.Fprintf(&b, "  %-5s not re-run here: %s; %s\n", p.s.Name, p.skip, ref)
 		}
 		if h, ok := s.hosts[p.s.Name]; ok {
-			if h.match {
+			switch {
+			case h.match && h.note != "":
+				fmt.Fprintf(&b, "  %-5s host: the same as the reference run's where both record it (its times are judged); %s\n", p.s.Name, h.note)
+			case h.match:
 				fmt.Fprintf(&b, "  %-5s host: the same as the reference run's (its times are judged)\n", p.s.Name)
-			} else {
+			default:
 				fmt.Fprintf(&b, "  %-5s host differs from the reference run's: %s (its times are shown with their ratio, not judged)\n", p.s.Name, h.note)
 			}
+			fmt.Fprintf(&b, "  %-5s %s\n", p.s.Name, p.between)
 		}
 	}
 	if len(s.items.Items) > 0 {

@@ -63,6 +63,11 @@ func TestCompareHosts(t *testing.T) {
 	if h := compareHosts(root, "data/x/a", root, "data/x/c"); h.match || !strings.Contains(h.note, `CPU "Intel(R) Xeon(R) Processor" vs "AMD EPYC"`) {
 		t.Errorf("another CPU: %+v", h)
 	}
+	os.MkdirAll(filepath.Join(root, "data/x/f"), 0o755)
+	os.WriteFile(filepath.Join(root, "data/x/f", "meta.json"), []byte(`{"host":{"cpu_model":"Intel(R) Xeon(R) Processor","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":24731708,"cpu_flags":{"aes":true,"avx512f":true},"cpu_flags_sha256":"ab"},"go":{"version":"go1.27.3"}}`), 0o644)
+	if h := compareHosts(root, "data/x/a", root, "data/x/f"); !h.match || h.note != "cpu flags not recorded in the reference run" {
+		t.Errorf("a reference run without CPU flags: %+v", h)
+	}
 	if h := compareHosts(root, "data/x/a", root, "data/x/none"); h.match || !strings.Contains(h.note, "the new run's host is unknown") {
 		t.Errorf("no meta.json: %+v", h)
 	}

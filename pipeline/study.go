@@ -58,6 +58,10 @@ type Study struct {
 	// NetnsPrefixes name the network namespaces the experiment creates:
 	// net:clean removes those a crashed run left, status lists them.
 	NetnsPrefixes []string
+	// DockerPrefixes name the docker path's private daemons, containers,
+	// networks, images and temp dirs (dockernet.Options.Prefix): clean
+	// removes those a killed run left, status lists them.
+	DockerPrefixes []string
 	// EstimateFor is the expected wall time of the experiment for a
 	// profile, from the study's cost model measured on the reference
 	// machine (2 cores); nil or 0 means unknown.
@@ -116,6 +120,13 @@ type Study struct {
 	// calibrate` injects into pseudo-replicates of the study's reference
 	// results (results/<Name>.json) to measure the rule's power.
 	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
+	// Resample, when set, returns the study's resampler of its reference
+	// results for `mage calibrate`'s resampling mode (pseudo-runs drawn
+	// from the run's own rounds, series or repetitions, every item
+	// re-derived from them; agreement.Resampler) and one line saying how
+	// it draws; nil calibrates the study by the parametric draw in both
+	// modes.
+	Resample func(ref []byte) (agreement.Resampler, string, error)
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How

@@ -61,6 +61,7 @@ func init() {
 		Claims:     netstudy.Claims,
 		ClaimViews: netstudy.ClaimViews,
 		Compare:    compareWith(netstudy.CompareItems),
+		Resample:   resampleWith(netstudy.Resampler, netstudy.ResampleMethod),
 		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {

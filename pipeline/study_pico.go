@@ -50,6 +50,7 @@ func init() {
 		CalibrationChanges: func([]byte) ([]agreement.Change, error) {
 			return picostudy.CalibrationChanges(), nil
 		},
+		Resample: resampleWith(picostudy.Resampler, picostudy.ResampleMethod),
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/tls/bridgenet"
+	"pqrepro/experiments/tls/dockernet"
 	"pqrepro/experiments/tls/openssl"
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/experiments/tls/tlsrun"
@@ -29,16 +30,20 @@ func init() {
 		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
-				Does: "Study A: TLS 1.3 handshakes in 8 cells (Go or OpenSSL, loopback or a Docker-like bridge, direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},
+				Does: "Study A: TLS 1.3 handshakes in the 14 cells of `experiments/tls.toml` (Go, our OpenSSL harness or OpenSSL's own s_server/s_client; loopback, a Docker-like bridge or a private Docker daemon's Compose network; direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},
 			{Names: []string{"tls:openssl"},
-				Does: "builds Study A's second stack once into `.cache/openssl/`: Debian trixie's OpenSSL 3.5 source package (`apt-get source` through a private deb-src apt configuration under the cache, the pinned `.dsc` SHA-256 and the sums it lists checked), `./Configure linux-x86_64 no-shared no-tests no-docs && make build_libs`, then the C harness; later calls reuse the build"},
+				Does: "builds Study A's second stack once into `.cache/openssl/`: Debian trixie's OpenSSL 3.5 source package (`apt-get source` through a private deb-src apt configuration under the cache, the pinned `.dsc` SHA-256 and the sums it lists checked), `./Configure linux-x86_64 no-shared no-tests no-docs && make build_programs` (the static libraries and the `openssl` program), then the C harness; later calls reuse the build"},
 		},
 		NeedsRoot:    true,
 		Requirements: tlsrun.Requirements,
-		// The OpenSSL stack's, the bridge path's and the remote path's
-		// tests (Debian's openssh-server plays the second host).
+		// The OpenSSL stack's, the bridge path's, the docker path's and
+		// the remote path's tests (Debian's openssh-server plays the
+		// second host; docker.io and docker-compose the docker path's
+		// private daemon and its compose tool).
 		TestRequirements: func(string) []deps.Requirement {
-			return append(append(openssl.Requirements(), bridgenet.Requirements()...), sshhost.TestRequirements()...)
+			reqs := append(openssl.Requirements(), bridgenet.Requirements()...)
+			reqs = append(reqs, dockernet.Requirements()...)
+			return append(reqs, sshhost.TestRequirements()...)
 		},
 		// The OpenSSL stack's tests need the build; it is made once into
 		// .cache/openssl (minutes) and reused.
@@ -47,6 +52,8 @@ func init() {
 			return TLSOpenSSL(ctx, cfg)
 		},
 		NetnsPrefixes: []string{tlsrun.NetnsPrefix},
+		// The docker path's run prefix (tlsrun's, "pqrd").
+		DockerPrefixes: []string{dockernet.DefaultPrefix},
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},
@@ -71,6 +78,7 @@ func init() {
 			}
 			return tlsstudy.CalibrationChanges(r), nil
 		},
+		Resample: resampleWith(tlsstudy.Resampler, tlsstudy.ResampleMethod),
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
@@ -113,6 +121,11 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	p.Baseline = p.Paper[0]
 	c := s.PrimaryCell(profile)
 	p.Cell = tlsstudy.Cell{Stack: c.Stack, Path: c.Path, KeyShare: c.KeyShare}
+	// [paper.fallback]: the analysis judges on the first of the two
+	// cells the run has (a host without Docker runs no docker cell).
+	if fb := s.Paper.Fallback; fb != (tlsrun.Cell{}) {
+		p.Fallback = tlsstudy.Cell{Stack: fb.Stack, Path: fb.Path, KeyShare: fb.KeyShare}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -202,6 +202,7 @@ func TestUnreadableResults(t *testing.T) {
 
 func FuzzReadFingerprint(f *testing.F) {
 	f.Add([]byte(`{"host":{"cpu_model":"x","cores":2,"kernel":"k","arch":"amd64","memory_kb":1},"go":{"version":"go1.27.3"},"tools":{"a":"1"}}`))
+	f.Add([]byte(`{"host":{"cpu_model":"x","cores":2,"cpu_flags":{"aes":true,"avx512f":false},"cpu_flags_sha256":"ab"}}`))
 	f.Add([]byte(`{"host":null}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -68,23 +68,15 @@ func Pseudo(rng *rand.Rand, s Study) Study {
 // pseudo-new run, the power to detect it. The same seed and K give the
 // same figures.
 func Calibrate(rule Rule, refs []Study, k int, seed uint64, change *Change, size float64) Calibration {
-	rng := rand.New(rand.NewPCG(seed, CalibrationStream))
-	c := Calibration{K: k}
-	for range k {
-		pairs := make([]Study, len(refs))
-		for i, s := range refs {
-			pairs[i] = Pseudo(rng, s)
-			if change != nil {
-				change.Apply(s.Name, pairs[i].Items, size)
-			}
-		}
-		if Judge(rule, pairs...).Inconsistent() {
-			c.Alarms++
-		}
+	return CalibrateDraws(rule, parametricDraws(refs), k, seed, change, size)
+}
+
+func parametricDraws(refs []Study) []Draw {
+	d := make([]Draw, len(refs))
+	for i, s := range refs {
+		d[i] = Parametric(s)
 	}
-	c.Rate = float64(c.Alarms) / float64(k)
-	c.Lo, c.Hi = wilson(c.Alarms, k)
-	return c
+	return d
 }
 
 // Sizes are the change sizes SmallestDetected tries, in order.
@@ -94,12 +86,7 @@ var Sizes = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2}
 // detected in at least 80 % of K pseudo-replicates, and its power; NaN
 // when none is.
 func SmallestDetected(rule Rule, refs []Study, k int, seed uint64, change Change) (float64, Calibration) {
-	for _, size := range Sizes {
-		if c := Calibrate(rule, refs, k, seed, &change, size); c.Rate >= 0.8 {
-			return size, c
-		}
-	}
-	return math.NaN(), Calibration{}
+	return SmallestDetectedDraws(rule, parametricDraws(refs), k, seed, change)
 }
 
 // wilson is the Wilson score interval for x of n at 95 %.

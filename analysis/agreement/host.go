@@ -21,6 +21,13 @@ type Fingerprint struct {
 	// (OpenSSL, the emulator, the compiler) as meta.json records them.
 	Go    string
 	Tools map[string]string
+	// CPUFlags are the CPU flags that decide cryptographic speed (aes,
+	// pclmulqdq, avx, avx2, avx512f, bmi2, adx, sha_ni: whether each is
+	// present) and CPUFlagsSHA256 the hash of the whole flags line, as
+	// meta.json's host records them; nil and "" in a run recorded before
+	// the host object had them (unknown, not a difference by itself).
+	CPUFlags       map[string]bool
+	CPUFlagsSHA256 string
 }
 
 // MemoryTolerance is how far two hosts' memory may differ, relative, and
@@ -33,11 +40,13 @@ const MemoryTolerance = 0.05
 func ReadFingerprint(meta []byte) (Fingerprint, error) {
 	var m struct {
 		Host struct {
-			CPUModel string `json:"cpu_model"`
-			Cores    int    `json:"cores"`
-			Kernel   string `json:"kernel"`
-			Arch     string `json:"arch"`
-			MemoryKB int64  `json:"memory_kb"`
+			CPUModel string          `json:"cpu_model"`
+			Cores    int             `json:"cores"`
+			Kernel   string          `json:"kernel"`
+			Arch     string          `json:"arch"`
+			MemoryKB int64           `json:"memory_kb"`
+			CPUFlags map[string]bool `json:"cpu_flags"`
+			FlagsSum string          `json:"cpu_flags_sha256"`
 		} `json:"host"`
 		Go struct {
 			Version string `json:"version"`
@@ -51,7 +60,7 @@ func ReadFingerprint(meta []byte) (Fingerprint, error) {
 		return Fingerprint{}, fmt.Errorf("read the host fingerprint from meta.json: it has no \"host\" object")
 	}
 	return Fingerprint{CPUModel: m.Host.CPUModel, Cores: m.Host.Cores, Kernel: m.Host.Kernel, Arch: m.Host.Arch,
-		MemoryKB: m.Host.MemoryKB, Go: m.Go.Version, Tools: m.Tools}, nil
+		MemoryKB: m.Host.MemoryKB, Go: m.Go.Version, Tools: m.Tools, CPUFlags: m.Host.CPUFlags, CPUFlagsSHA256: m.Host.FlagsSum}, nil
 }
 
 // Differences lists how b differs from a, one phrase each, in a fixed
@@ -72,6 +81,21 @@ func (a Fingerprint) Differences(b Fingerprint) []string {
 	if hi := math.Max(float64(a.MemoryKB), float64(b.MemoryKB)); hi > 0 && math.Abs(float64(a.MemoryKB-b.MemoryKB)) > MemoryTolerance*hi {
 		d = append(d, fmt.Sprintf("memory %d vs %d kB", a.MemoryKB, b.MemoryKB))
 	}
+	if a.flagsRecorded() && b.flagsRecorded() {
+		for _, f := range slices.Sorted(maps.Keys(a.CPUFlags)) {
+			if a.CPUFlags[f] != b.CPUFlags[f] {
+				d = append(d, fmt.Sprintf("CPU flag %s %s vs %s", f, presence(a.CPUFlags[f]), presence(b.CPUFlags[f])))
+			}
+		}
+		for _, f := range slices.Sorted(maps.Keys(b.CPUFlags)) {
+			if _, ok := a.CPUFlags[f]; !ok && b.CPUFlags[f] {
+				d = append(d, fmt.Sprintf("CPU flag %s not recorded vs present", f))
+			}
+		}
+		if a.CPUFlagsSHA256 != "" && b.CPUFlagsSHA256 != "" && a.CPUFlagsSHA256 != b.CPUFlagsSHA256 {
+			d = append(d, "CPU flags line differs (sha256 "+short(a.CPUFlagsSHA256)+" vs "+short(b.CPUFlagsSHA256)+")")
+		}
+	}
 	diff("Go", a.Go, b.Go)
 	keys := slices.Sorted(maps.Keys(a.Tools))
 	for _, k := range slices.Sorted(maps.Keys(b.Tools)) {
@@ -84,6 +108,32 @@ func (a Fingerprint) Differences(b Fingerprint) []string {
 	}
 	return d
 }
+
+// Unknown lists what Differences could not compare because one run did
+// not record it: a run recorded before meta.json's host had the CPU
+// flags has none, which is unknown, not a mismatch by itself.
+func (a Fingerprint) Unknown(b Fingerprint) []string {
+	switch {
+	case !a.flagsRecorded() && !b.flagsRecorded():
+		return []string{"cpu flags not recorded in either run"}
+	case !a.flagsRecorded():
+		return []string{"cpu flags not recorded in the reference run"}
+	case !b.flagsRecorded():
+		return []string{"cpu flags not recorded in the new run"}
+	}
+	return nil
+}
+
+func (a Fingerprint) flagsRecorded() bool { return len(a.CPUFlags) > 0 || a.CPUFlagsSHA256 != "" }
+
+func presence(p bool) string {
+	if p {
+		return "present"
+	}
+	return "absent"
+}
+
+func short(sum string) string { return sum[:min(len(sum), 12)] }
 
 // A ClaimVerdicts is one claim as the two runs judge it.
 type ClaimVerdicts struct {

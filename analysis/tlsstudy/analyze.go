@@ -34,7 +34,10 @@ var methods = map[string]string{
 	"agreement":      "in-process client timer (dial start to handshake complete) minus capture Ths (and minus client Finished - SYN): median of the differences and 95th percentile of their absolute values, over connections with both values",
 	"families":       "paper: the paper's four configurations vs its baseline; matrix: every configuration in the dataset vs the same baseline; both within the primary cell (params.primary_cell, stack/path/keyshare); each family is corrected separately",
 	"cells":          "gap.cells: the paper's four configurations in every cell (stack x path x key-share mode) of the run, each target vs the cell's own baseline with the statistics of the paper family (round level, Holm over the cell's three comparisons); the primary cell's comparisons are families.paper's",
-	"factors":        "gap.factors: for each factor (stack go->openssl, path loopback->bridge, keyshare direct->hrr) and each pair of complete cells that differ in that factor only, the change of each role's increase (median_t - median_b in the To cell minus in the From cell), the increases being the round-level ones (rounds), with a 95 % percentile cluster-bootstrap interval over the n_eff rounds both cells share (each resampled round carries the four blocks, PCG(bootstrap seed, FNV-1a 64 of \"<from cell>><to cell>|<role>\")) and the two-sided Wilcoxon signed-rank p of the per-round changes, Holm over all effects that have one; toward_ms = |published - from increase| - |published - to increase| (positive: the switch moves the increase toward the published one), closed_pct = 100 toward_ms / |published - from increase|",
+	"host_cost":      "host_cost: " + hostCostModel + "; its interval the percentile cluster bootstrap over the rounds with both blocks, PCG(bootstrap seed, FNV-1a 64 of \"<cell>|host-cost\")",
+	"stalls":         "stalls: per cell over its measured connections, server flight = server_flight_end_ns - server_hello_ns and client gap = client_finished_ns - server_flight_end_ns (ms, type 7 quantiles); stalled = connections with either >= threshold_ms (below Linux's 40 ms minimum delayed-ACK timer, above any handshake's compute here); socket options from meta.json measured.socket_options",
+	"primary_choice": "the claims are judged on the first of params.primary_cell ([paper.cell]) and its fallback ([paper.fallback]) that the run has connections in, both stated before the run; with neither, the families describe the complete cell nearest the stated one (fewest factors in which it differs, then table order) and no claim is judged",
+	"factors":        "gap.factors: for each factor (stack go->openssl, process openssl->openssl-cli, path loopback->bridge, runtime bridge->docker, keyshare direct->hrr) and each pair of complete cells that differ in that factor only, the change of each role's increase (median_t - median_b in the To cell minus in the From cell), the increases being the round-level ones (rounds), with a 95 % percentile cluster-bootstrap interval over the n_eff rounds both cells share (each resampled round carries the four blocks, PCG(bootstrap seed, FNV-1a 64 of \"<from cell>><to cell>|<role>\")) and the two-sided Wilcoxon signed-rank p of the per-round changes, Holm over all effects that have one; toward_ms = |published - from increase| - |published - to increase| (positive: the switch moves the increase toward the published one), closed_pct = 100 toward_ms / |published - from increase|; the cells are not fully crossed, so a factor's missing_pairs lists the cells whose partner is not in the run; the primary pair (primary: true, the paper's macros) is the pair nearest the primary cell: a cell's distance is the number of factor steps between it and the primary cell, a pair's the smaller of its cells', ties broken by the larger, then by table order",
 }
 
 // measured is one configuration's valid measured connections.
@@ -58,8 +61,8 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	primary := p.Cell.orDefault()
 	cells := cellSamples{}
+	rows := map[Cell]int{}
 	get := func(r *tlsdata.Record) (*measured, Cell) {
 		id, _ := tlsdata.ParseConfigID(r.Config) // the reader checked it
 		c := recordCell(r, id)
@@ -91,9 +94,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 			m.blocks++
 		}
 		prev, prevWarm = m, r.Warmup
-		if c != primary {
-			in.OtherCells++
-		}
+		rows[c]++
 		if r.Warmup {
 			in.Warmups++
 			m.warmups++
@@ -122,18 +123,16 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 		return nil, fmt.Errorf("%s: no measured connections (%d rows, all warm-ups): record a run with measured connections", in.Path, in.Rows)
 	}
 
+	choice, err := choosePrimary(p, cells)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Path, err)
+	}
+	primary := choice.Judged
+	in.OtherCells = in.Rows - rows[primary]
+
 	// The primary cell's configurations in table order; each must have
 	// enough connections.
 	byID := cells[primary]
-	if len(byID) == 0 {
-		var have []string
-		for c := range cells {
-			have = append(have, c.String())
-		}
-		slices.Sort(have)
-		return nil, fmt.Errorf("%s: the primary cell %s (stack/path/keyshare) has no connections; the run has %s: record a run that includes it, or set the cell in [paper.cell]",
-			in.Path, primary, strings.Join(have, ", "))
-	}
 	for c, ms := range cells {
 		for id, m := range ms {
 			if c != primary && len(m.recs) > 0 && len(m.recs) < MinConnections {
@@ -175,6 +174,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 		},
 		Families:  map[string]*Family{},
 		Published: Published,
+		Primary:   choice,
 	}
 	for i, id := range paper {
 		res.Params.Paper[Roles[i]] = id
@@ -196,7 +196,6 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	for i, id := range paper {
 		roles[id] = Roles[i]
 	}
-	var err error
 	if res.Families["paper"], err = family(p, primary, paper, byID, roles); err != nil {
 		return nil, fmt.Errorf("%s: paper family: %w", in.Path, err)
 	}
@@ -207,10 +206,20 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	if res.Dependence, err = dependence(ids, byID, cells, paper); err != nil {
 		return nil, fmt.Errorf("%s: dependence: %w", in.Path, err)
 	}
-	if res.Gap, err = gapAnalysis(p, cells, primary); err != nil {
+	if res.Gap, err = gapAnalysis(p, cells, choice); err != nil {
 		return nil, fmt.Errorf("%s: gap analysis: %w", in.Path, err)
 	}
+	res.Stalls = stalls(cells)
+	res.Host = hostCost(p, res.Gap, nil)
 	return res, nil
+}
+
+// AttachMeta adds what the run's meta.json says to results of Analyze:
+// the host's cryptography (the primitive-cost account, HostCost) and each
+// stack's socket options beside the stall account.
+func AttachMeta(res *Results, p Params, m RunMeta) {
+	res.Host = hostCost(p, res.Gap, m.HostCrypto)
+	res.Stalls.attachSocketOptions(m.SocketOptions)
 }
 
 // invalid says why a measured connection is not a valid sample, or "".

@@ -1,6 +1,7 @@
 package tlsstudy
 
 import (
+	"errors"
 	"fmt"
 
 	"pqrepro/analysis/claims"
@@ -19,8 +20,11 @@ const studyATol = 0.25
 
 // Claims are Study A's claims (Source; the values are Published), in the
 // order of the paper, with the rules that judge them on results/tls.json.
-// Our stack differs (Go crypto/tls on loopback and OpenSSL on a bridge vs
-// OpenSSL 3.5.2 in Docker), so absolute times are not expected to agree;
+// They are judged on the primary cell (OpenSSL's s_server and s_client in
+// Docker Compose, the client naming the server's group), or on its stated
+// fallback, and on no other cell (PrimaryChoice). Our build and host
+// differ (OpenSSL 3.5.7 vs 3.5.2, another CPU), so absolute times are not
+// expected to agree;
 // every rule is still judged as published, and the paper reports what does
 // not agree.
 func Claims() claims.Catalogue {
@@ -51,13 +55,28 @@ func studyANumbers() map[string]string {
 	return n
 }
 
+// paperFamily is the paper family the claims are judged on, or the error
+// that says why there is none: no family, or a run without the primary
+// cell and its fallback (PrimaryChoice), whose families describe another
+// cell and are not judged.
+func paperFamily(r *Results) (*Family, error) {
+	if !r.Primary.Judgeable() {
+		return nil, errors.New(r.Primary.Note) // "primary cell not in this run: ..."
+	}
+	f := r.Families["paper"]
+	if f == nil {
+		return nil, claims.Missing("tls", "families.paper", "no paper family")
+	}
+	return f, nil
+}
+
 // paperComparison is the paper family's comparison of a role, or the
 // error that names what is missing.
 func paperComparison(r *Results, role string) (*Comparison, string, error) {
 	path := "families.paper.comparisons[role=" + role + "]"
-	f := r.Families["paper"]
-	if f == nil {
-		return nil, path, claims.Missing("tls", "families.paper", "no paper family")
+	f, err := paperFamily(r)
+	if err != nil {
+		return nil, path, err
 	}
 	for i := range f.Comparisons {
 		if f.Comparisons[i].Role == role {
@@ -242,9 +261,9 @@ func studyAClaims() []claims.Claim {
 			Agreement: fmt.Sprintf("Friedman over rounds p < %.2f", claims.Alpha),
 			Rationale: "the original states significance, not an effect-size threshold; Kruskal-Wallis treats 4,000 dependent handshakes as independent, so significance is judged by Friedman's test over rounds (the blocks of a round compared with each other); epsilon-squared is shown as a descriptive column",
 			Eval: claims.On("tls", func(r *Results) claims.Outcome {
-				f := r.Families["paper"]
-				if f == nil {
-					return claims.Unmeasurable(claims.Missing("tls", "families.paper", "no paper family"))
+				f, err := paperFamily(r)
+				if err != nil {
+					return claims.Unmeasurable(err)
 				}
 				v, err := claims.Need("tls", claims.Field{Path: "families.paper.friedman.p", Value: float64(f.Friedman.P)},
 					claims.Field{Path: "families.paper.kruskal_wallis.epsilon2", Value: float64(f.Kruskal.Epsilon2)})

@@ -20,10 +20,10 @@ const BytesTol = 8
 //
 //   - per comparison of the matrix family, of the paper family and of
 //     every cell of the gap analysis: the median difference in ms
-//     (host-dependent estimate) and its direction (host-independent);
-//     the standard error is se = (hi - lo) / (2 · 1.96) of the
-//     comparison's 95 % interval bootstrap_median_diff_ms, whatever
-//     resampling made it (the fields are read, not recomputed);
+//     (host-dependent estimate) and its direction (host-independent):
+//     the round-level increase rounds.increase_ms with the standard
+//     error rounds.se of its cluster bootstrap over rounds (the fields
+//     are read, not recomputed);
 //   - per factor change of the gap analysis: its direction, from the
 //     interval [lower, upper];
 //   - per configuration: the median TCP payload bytes per connection
@@ -77,13 +77,26 @@ func comparisonItems(prefix string, ref, now []Comparison) []agreement.Item {
 	return items
 }
 
-// diffValue is a comparison's median difference and its standard error
-// from the 95 % bootstrap interval.
+// diffValue is a comparison's round-level increase (the median of the
+// per-round paired differences, rounds.go) and its standard error, the
+// standard deviation of its cluster-bootstrap replicates over rounds
+// (Rounds.SE): the study's own inference. The handshake-level median
+// difference and its bootstrap (bootstrap_median_diff_ms) treat the
+// serially dependent handshakes as independent and give an interval
+// about half as wide; judging a replication by it flags the between-round
+// drift that the rounds exist to absorb.
 func diffValue(c *Comparison) agreement.Value {
 	if c == nil {
 		return agreement.Absent
 	}
-	return agreement.V(float64(c.MedianDiffMs), seOf(c.Bootstrap.Lower, c.Bootstrap.Upper, c.Bootstrap.Level))
+	v := agreement.V(float64(c.Rounds.IncreaseMs), float64(c.Rounds.SE))
+	// Its standard error rests on the rounds: NEff - 1 degrees of
+	// freedom (agreement.Value.DF), so the comparison refers the
+	// difference to Student's t, not the normal.
+	if c.Rounds.NEff > 1 {
+		v.DF = float64(c.Rounds.NEff - 1)
+	}
+	return v
 }
 
 func seOf(lo, hi, level Num) float64 {

@@ -22,8 +22,8 @@ func committedResults(t *testing.T) *Results {
 }
 
 // TestCompareItemsSelf: a run compared with itself has every item
-// consistent or not judged for a stated reason, reads the standard error
-// from the bootstrap interval, and lists an item the new run lacks.
+// consistent or not judged for a stated reason, reads the round-level
+// increase and its cluster-bootstrap standard error, and lists an item the new run lacks.
 func TestCompareItemsSelf(t *testing.T) {
 	r := committedResults(t)
 	items := CompareItems(r, r)
@@ -37,9 +37,8 @@ func TestCompareItemsSelf(t *testing.T) {
 		}
 	}
 	c := r.Families["matrix"].Comparisons[0]
-	want := (float64(c.Bootstrap.Upper) - float64(c.Bootstrap.Lower)) / (2 * 1.959963984540054)
-	if got := items[len(r.Families["paper"].Comparisons)*2].Ref.SE; got-want > 1e-12 || want-got > 1e-12 {
-		t.Errorf("se %g, want %g", got, want)
+	if got := items[len(r.Families["paper"].Comparisons)*2].Ref; got.Est != float64(c.Rounds.IncreaseMs) || got.SE != float64(c.Rounds.SE) {
+		t.Errorf("the first matrix item is %+v, want the round-level increase %g and its se %g", got, c.Rounds.IncreaseMs, c.Rounds.SE)
 	}
 	short := *r
 	short.Configs = short.Configs[1:]

@@ -8,7 +8,7 @@
 // tolerances (claims.go, Claims), which analysis/claims evaluates.
 // Stages returns the three pipeline stages:
 //
-//	tls:analyze  <run>/records.csv.gz -> results/tls.json
+//	tls:analyze  <run>/records.csv.gz, <run>/meta.json -> results/tls.json
 //	tls:figures  results/tls.json     -> figures/tls-{ths,bytes,gap,drift}.{pdf,svg}
 //	tls:tables   results/tls.json     -> paper/generated/tls-{paper,matrix,bytes,gap,factors,drift,serial,numbers}.tex
 //
@@ -33,6 +33,16 @@
 // independent and are kept as descriptive only. Dependence (dependence.go)
 // reports each configuration's rank ACF at lag 1 and runs test, and the
 // run's drift by fifths of ClientHello time.
+//
+// The gap analysis (gap.go) sets the paper's four configurations of
+// every cell (stack x path x key-share mode) beside the published
+// increases and estimates five factors one at a time, the others held:
+// stack, process model, path, runtime and key share. The claims are
+// judged on the first of Params.Cell and Params.Fallback the run has
+// (PrimaryChoice), never on another cell. meta.json adds the host's
+// cryptography, for a primitive-cost account of the hybrid (hostcost.go),
+// and each stack's socket options beside the per-cell stall account
+// (stalls.go).
 //
 // Statistics follow analysis/stats and its stated conventions (R type 7
 // quantiles, SciPy 1.10 Mann-Whitney U and Wilcoxon signed-rank, Friedman

@@ -21,7 +21,7 @@ func ExampleStages() {
 	fmt.Println(tlsstudy.Stages("data/tls/x", params)[0].Params["paper"])
 	// Output:
 	// tls:analyze
-	//   in:  data/tls/20261130T120000Z-quick/records.csv.gz
+	//   in:  data/tls/20261130T120000Z-quick/records.csv.gz data/tls/20261130T120000Z-quick/meta.json
 	//   out: results/tls.json
 	// tls:figures
 	//   in:  results/tls.json

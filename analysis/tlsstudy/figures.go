@@ -326,7 +326,7 @@ func gapPlot(r *Results) (keyed, error) {
 	rowStyle(p, names)
 	p.X.Label.Text = "Increase over the cell's baseline by round, 95 % interval over rounds (ms, log scale)"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = render.LogTicks{}
+	p.X.Tick.Marker = render.LogTicks{Coarse: true}
 	p.Add(verticalGrid())
 	// The axis starts below the smallest positive value drawn.
 	lo, hi := math.Inf(1), math.Inf(-1)

@@ -28,7 +28,7 @@ const (
 // configuration. The zero Cell, as Params.Cell, means the records'
 // defaults: Go's stack on loopback, direct.
 type Cell struct {
-	Stack    string `json:"stack"`    // tlsdata.StackGo or StackOpenSSL
+	Stack    string `json:"stack"`    // tlsdata.Stacks: go, openssl or openssl-cli
 	Path     string `json:"path"`     // tlsdata.KnownPaths
 	KeyShare string `json:"keyshare"` // KeyShareDirect or KeyShareHRR
 }
@@ -78,7 +78,8 @@ func recordCell(r *tlsdata.Record, id tlsdata.ConfigID) Cell {
 }
 
 // inCell returns config ID base (a Go, direct ID such as "ed25519/X25519")
-// as cell c names it: "/hrr" for the HRR mode, "/openssl" for OpenSSL.
+// as cell c names it: "/hrr" for the HRR mode, "/openssl" for our OpenSSL
+// harness, "/openssl-cli" for OpenSSL's s_server and s_client.
 func inCell(base string, c Cell) string {
 	id, err := tlsdata.ParseConfigID(base)
 	if err != nil {
@@ -86,14 +87,15 @@ func inCell(base string, c Cell) string {
 	}
 	id.HRR = c.KeyShare == KeyShareHRR
 	id.Stack = ""
-	if c.Stack == tlsdata.StackOpenSSL {
-		id.Stack = tlsdata.StackOpenSSL
+	if c.Stack == tlsdata.StackOpenSSL || c.Stack == tlsdata.StackOpenSSLCLI {
+		id.Stack = c.Stack
 	}
 	return id.ID()
 }
 
-// compareCells orders cells as the tables list them: stack, path and
-// key-share mode, each in the order of its known values.
+// compareCells orders cells as the tables list them: stack (go, openssl,
+// openssl-cli), path (loopback, bridge, remote, docker) and key-share mode
+// (direct, hrr), each in the order of its known values.
 func compareCells(a, b Cell) int {
 	return cmp.Or(
 		cmp.Compare(slices.Index(tlsdata.Stacks, a.Stack), slices.Index(tlsdata.Stacks, b.Stack)),
@@ -102,23 +104,96 @@ func compareCells(a, b Cell) int {
 }
 
 // Factor is one of the run's factors and its two levels, from the one
-// farther from the original to the original's (stack, path), or from
-// the original's presumed mode to the retry (key share).
+// farther from the original to the original's (stack, process, path,
+// runtime), or from the original's presumed mode to the retry (key share).
+// Two factors may share a column of the cell: stack (go -> openssl) and
+// process (openssl -> openssl-cli) are steps along the stack column, path
+// (loopback -> bridge) and runtime (bridge -> docker) along the path
+// column.
 type Factor struct {
 	Name     string `json:"name"`
 	From, To string
-	level    func(Cell) string
-	set      func(Cell, string) Cell
+	// column names the cell's field the factor switches ("stack",
+	// "path", "keyshare").
+	column string
+	level  func(Cell) string
+	set    func(Cell, string) Cell
 }
 
-// Factors are the gap analysis's factors in table order.
+func stackOf(c Cell) string              { return c.Stack }
+func withStack(c Cell, v string) Cell    { c.Stack = v; return c }
+func pathOf(c Cell) string               { return c.Path }
+func withPath(c Cell, v string) Cell     { c.Path = v; return c }
+func keyShareOf(c Cell) string           { return c.KeyShare }
+func withKeyShare(c Cell, v string) Cell { c.KeyShare = v; return c }
+
+// Factors are the gap analysis's factors in table order: stack (Go's
+// crypto/tls -> our OpenSSL harness), process (the harness's long-lived
+// processes -> s_server and one s_client process per connection), path
+// (loopback -> the Docker-like bridge), runtime (that bridge -> a real
+// Docker daemon's Compose network) and key share (direct -> HRR).
 var Factors = []Factor{
-	{Name: "stack", From: tlsdata.StackGo, To: tlsdata.StackOpenSSL,
-		level: func(c Cell) string { return c.Stack }, set: func(c Cell, v string) Cell { c.Stack = v; return c }},
-	{Name: "path", From: "loopback", To: "bridge",
-		level: func(c Cell) string { return c.Path }, set: func(c Cell, v string) Cell { c.Path = v; return c }},
-	{Name: "keyshare", From: KeyShareDirect, To: KeyShareHRR,
-		level: func(c Cell) string { return c.KeyShare }, set: func(c Cell, v string) Cell { c.KeyShare = v; return c }},
+	{Name: "stack", From: tlsdata.StackGo, To: tlsdata.StackOpenSSL, column: "stack", level: stackOf, set: withStack},
+	{Name: "process", From: tlsdata.StackOpenSSL, To: tlsdata.StackOpenSSLCLI, column: "stack", level: stackOf, set: withStack},
+	{Name: "path", From: "loopback", To: "bridge", column: "path", level: pathOf, set: withPath},
+	{Name: "runtime", From: "bridge", To: "docker", column: "path", level: pathOf, set: withPath},
+	{Name: "keyshare", From: KeyShareDirect, To: KeyShareHRR, column: "keyshare", level: keyShareOf, set: withKeyShare},
+}
+
+// cellDistance is the number of factors in which cell c differs from the
+// primary cell: along each column the number of factor steps between c's
+// level and the primary cell's (go -> openssl -> openssl-cli, loopback ->
+// bridge -> docker, direct -> hrr). A level on no factor's chain (the
+// remote path) counts as one step more than the column's longest chain.
+func cellDistance(c, primary Cell) int {
+	d := 0
+	for _, col := range []string{"stack", "path", "keyshare"} {
+		var chain []string
+		var get func(Cell) string
+		for _, f := range Factors {
+			if f.column != col {
+				continue
+			}
+			get = f.level
+			if len(chain) == 0 {
+				chain = append(chain, f.From)
+			}
+			chain = append(chain, f.To)
+		}
+		a, b := slices.Index(chain, get(c)), slices.Index(chain, get(primary))
+		switch {
+		case get(c) == get(primary):
+		case a < 0 || b < 0:
+			d += len(chain)
+		default:
+			d += max(a-b, b-a)
+		}
+	}
+	return d
+}
+
+// primaryPair picks a factor's primary pair among its pairs (From cell,
+// To cell): the pair nearest the primary cell, where a pair's distance
+// is the smaller cellDistance of its two cells, ties broken by the other
+// cell's distance, then by table order (compareCells of the From cells).
+// With the primary cell openssl-cli/docker/direct this is the stack
+// factor at bridge/direct (go/bridge/direct -> openssl/bridge/direct),
+// process at bridge/direct, path for openssl-cli at direct, runtime for
+// openssl-cli at direct and key share at openssl-cli/docker: the chain
+// from go/loopback to the primary cell one factor at a time. It returns
+// -1 when pairs is empty.
+func primaryPair(pairs [][2]Cell, primary Cell) int {
+	best := -1
+	var bd [2]int
+	for i, p := range pairs {
+		a, b := cellDistance(p[0], primary), cellDistance(p[1], primary)
+		d := [2]int{min(a, b), max(a, b)}
+		if best < 0 || d[0] < bd[0] || (d[0] == bd[0] && d[1] < bd[1]) ||
+			(d == bd && compareCells(p[0], pairs[best][0]) < 0) {
+			best, bd = i, d
+		}
+	}
+	return best
 }
 
 // CellResult is the paper's four configurations in one cell, each target
@@ -163,7 +238,13 @@ type FactorResult struct {
 	Levels []string `json:"levels"` // present in the run, in Factors' order
 	// Note says why there are no effects (one level only, or no pair of
 	// complete cells), else is empty.
-	Note    string         `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Missing lists the pairs the design or the run lacks: a cell at one
+	// level whose partner at the other level (the factor switched, the
+	// others held) is not in the run (the cells are not fully crossed:
+	// experiments/tls.toml [matrix] cells), or a pair whose cells lack
+	// some of the paper's configurations.
+	Missing []string       `json:"missing_pairs,omitempty"`
 	Effects []FactorEffect `json:"effects"`
 }
 
@@ -178,8 +259,10 @@ type FactorEffect struct {
 	Role string `json:"role"`
 	From Cell   `json:"from_cell"`
 	To   Cell   `json:"to_cell"`
-	// Primary: the pair that holds the other factors at the primary
-	// cell's levels (one of its cells is the primary cell).
+	// Primary: the factor's primary pair, the one nearest the primary
+	// cell (primaryPair: fewest factors in which its nearer cell differs
+	// from the primary cell, then its farther cell, then table order);
+	// the paper's macros report this pair.
 	Primary        bool `json:"primary"`
 	FromIncreaseMs Num  `json:"from_increase_ms"`
 	ToIncreaseMs   Num  `json:"to_increase_ms"`
@@ -215,7 +298,8 @@ type cellSamples map[Cell]map[string]*measured
 
 // gapAnalysis compares every cell's paper configurations and every
 // factor's effect.
-func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
+func gapAnalysis(p Params, cells cellSamples, choice PrimaryChoice) (*Gap, error) {
+	primary := p.Cell.orDefault() // the primary pairs are nearest the stated cell
 	g := &Gap{}
 	keys := make([]Cell, 0, len(cells))
 	for c := range cells {
@@ -224,7 +308,7 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 	slices.SortFunc(keys, compareCells)
 	byCell := map[Cell]*CellResult{}
 	for _, c := range keys {
-		cr := CellResult{Cell: c, Primary: c == primary, Baseline: inCell(p.Paper[0], c)}
+		cr := CellResult{Cell: c, Primary: choice.Status != PrimaryAbsent && c == choice.Judged, Baseline: inCell(p.Paper[0], c)}
 		samples := map[string]*measured{}
 		var ids []string
 		roles := map[string]string{}
@@ -264,21 +348,42 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 				fr.Levels = append(fr.Levels, lv)
 			}
 		}
+		var pairs [][2]Cell
+		var missing []string
 		for _, c0 := range keys {
 			if f.level(c0) != f.From {
 				continue
 			}
 			c1 := f.set(c0, f.To)
 			a, b := byCell[c0], byCell[c1]
-			if a == nil || b == nil || !a.complete() || !b.complete() {
+			switch {
+			case b == nil:
+				missing = append(missing, fmt.Sprintf("%s has no %s", c0, c1))
+				continue
+			case !a.complete() || !b.complete():
+				missing = append(missing, fmt.Sprintf("%s -> %s lacks some of the paper's configurations", c0, c1))
 				continue
 			}
+			pairs = append(pairs, [2]Cell{c0, c1})
+		}
+		for _, c1 := range keys {
+			if c0 := f.set(c1, f.From); f.level(c1) == f.To && byCell[c0] == nil {
+				missing = append(missing, fmt.Sprintf("%s has no %s", c1, c0))
+			}
+		}
+		slices.Sort(missing)
+		if len(fr.Levels) == 2 { // with one level, Note says it all
+			fr.Missing = missing
+		}
+		pick := primaryPair(pairs, primary)
+		for i, pr := range pairs {
+			a, b := byCell[pr[0]], byCell[pr[1]]
 			for _, role := range Roles[1:] {
 				e, err := factorEffect(p, a, b, role)
 				if err != nil {
-					return nil, fmt.Errorf("factor %s, %s to %s, %s: %w", f.Name, c0, c1, role, err)
+					return nil, fmt.Errorf("factor %s, %s to %s, %s: %w", f.Name, pr[0], pr[1], role, err)
 				}
-				e.Primary = c0 == primary || c1 == primary
+				e.Primary = i == pick
 				fr.Effects = append(fr.Effects, e)
 				ps = append(ps, float64(e.P))
 				where = append(where, [2]int{len(g.Factors), len(fr.Effects) - 1})
@@ -286,7 +391,7 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 		}
 		switch {
 		case len(fr.Levels) < 2:
-			fr.Note = fmt.Sprintf("the run has one %s only (%s): no effect to estimate", f.Name, strings.Join(fr.Levels, ", "))
+			fr.Note = fmt.Sprintf("the run has one of %s's levels only (%s): no effect to estimate", f.Name, strings.Join(fr.Levels, ", "))
 		case len(fr.Effects) == 0:
 			fr.Note = fmt.Sprintf("no pair of cells that differ in %s only has all of the paper's configurations", f.Name)
 		}
@@ -297,6 +402,93 @@ func gapAnalysis(p Params, cells cellSamples, primary Cell) (*Gap, error) {
 		g.Factors[where[i][0]].Effects[where[i][1]].PHolm = Num(h)
 	}
 	return g, nil
+}
+
+// Status of PrimaryChoice: the run has the stated primary cell, only the
+// fallback, or neither.
+const (
+	PrimaryStated   = "primary"
+	PrimaryFallback = "fallback"
+	PrimaryAbsent   = "absent"
+)
+
+// PrimaryChoice records which cell the paper's claims are judged on: the
+// first of [paper.cell] (Params.Cell) and [paper.fallback]
+// (Params.Fallback) that the run has measured connections in, both
+// stated before the run (analysis/claims/preregistration.txt). When the
+// run has neither (a run recorded before the rule), the families describe
+// the stand-in, the complete cell nearest the stated one (cellDistance,
+// then table order), and the claims are not judged (Status
+// PrimaryAbsent; Note says so).
+type PrimaryChoice struct {
+	Cell     Cell   `json:"cell"`
+	Fallback *Cell  `json:"fallback,omitempty"`
+	Judged   Cell   `json:"judged"` // the cell of families.paper and families.matrix
+	Status   string `json:"status"` // PrimaryStated, PrimaryFallback or PrimaryAbsent
+	Note     string `json:"note"`
+}
+
+// Judgeable says whether the claims may be judged on the families.
+func (c PrimaryChoice) Judgeable() bool { return c.Status != PrimaryAbsent }
+
+// choosePrimary picks the judged cell (PrimaryChoice); an error only when
+// the run has no cell with all of the paper's configurations.
+func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
+	stated := p.Cell.orDefault()
+	ch := PrimaryChoice{Cell: stated}
+	has := func(c Cell) bool {
+		for _, m := range cells[c] {
+			if len(m.recs) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	var present []string
+	for c := range cells {
+		present = append(present, c.String())
+	}
+	slices.Sort(present)
+	if p.Fallback != (Cell{}) {
+		fb := p.Fallback.orDefault()
+		ch.Fallback = &fb
+	}
+	switch {
+	case has(stated):
+		ch.Judged, ch.Status = stated, PrimaryStated
+		ch.Note = fmt.Sprintf("the claims are judged on the primary cell %s ([paper.cell])", stated)
+		return ch, nil
+	case ch.Fallback != nil && has(*ch.Fallback):
+		ch.Judged, ch.Status = *ch.Fallback, PrimaryFallback
+		ch.Note = fmt.Sprintf("the primary cell %s is not in this run (see meta.json notes: left out); the claims are judged on the fallback cell %s ([paper.fallback])", stated, *ch.Fallback)
+		return ch, nil
+	}
+	var cands []Cell
+	for c, ms := range cells {
+		ok := true
+		for _, base := range p.Paper {
+			if m := ms[inCell(base, c)]; m == nil || len(m.recs) < MinConnections {
+				ok = false
+			}
+		}
+		if ok {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return ch, fmt.Errorf("the primary cell %s (stack/path/keyshare) has no connections, nor has the fallback %s, and no cell of the run (%s) has all of the paper's configurations: record a run that includes the primary cell",
+			stated, cmpOr(p.fallbackString(), "(none)"), strings.Join(present, ", "))
+	}
+	slices.SortFunc(cands, func(a, b Cell) int {
+		return cmp.Or(cmp.Compare(cellDistance(a, stated), cellDistance(b, stated)), compareCells(a, b))
+	})
+	ch.Judged, ch.Status = cands[0], PrimaryAbsent
+	fb := " (and no fallback is stated)"
+	if ch.Fallback != nil {
+		fb = " nor the fallback " + ch.Fallback.String()
+	}
+	ch.Note = fmt.Sprintf("primary cell not in this run: it has neither the primary cell %s%s; the tables describe the nearest cell the run has, %s, and the claims are not judged on it", stated, fb, cands[0])
+	return ch, nil
 }
 
 // factorEffect is role's change from cell a to cell b: the difference of

@@ -9,11 +9,15 @@ import (
 	"pqrepro/internal/render"
 )
 
+// LinuxDelackMinMs is Linux's minimum delayed-ACK timeout,
+// TCP_DELACK_MIN = HZ/25 (include/net/tcp.h), which the paper quotes.
+const LinuxDelackMinMs = 40
+
 // Renderings of the gap analysis: the cells beside the published
 // increases (TableGap, FigureGap), the factors' effects (TableFactors)
 // and their \newcommand numbers (gapNumbers, in NumbersFile).
 
-var stackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "OpenSSL"}
+var stackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "OpenSSL (our harness)", tlsdata.StackOpenSSLCLI: "OpenSSL s_server/s_client"}
 
 // cellLabel is e.g. "OpenSSL, bridge, direct" or "Go, loopback, HRR".
 func cellLabel(c Cell) string {
@@ -98,9 +102,14 @@ func nRangeCells(r *Results) string {
 	return fmt.Sprintf("$n = %d$ to $%d$", lo, hi)
 }
 
-// factorLabel is e.g. "Stack: Go $\to$ OpenSSL".
+// shortStackLabels name the stacks in the factors table, whose width must
+// hold five factors' labels on a page.
+var shortStackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpenSSL: "harness", tlsdata.StackOpenSSLCLI: "CLI"}
+
+// factorLabel is e.g. "Stack: Go $\to$ harness" or "Process: harness
+// $\to$ CLI" (the table's note spells the labels out).
 func factorLabel(f FactorResult) string {
-	lv := func(s string) string { return render.Escape(cmpOr(stackLabels[s], keyShareLabel(s))) }
+	lv := func(s string) string { return render.Escape(cmpOr(shortStackLabels[s], keyShareLabel(s))) }
 	return render.Escape(factorNames[f.Factor]) + `: ` + lv(f.From) + ` $\to$ ` + lv(f.To)
 }
 
@@ -111,31 +120,55 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// heldLabel names the levels of the other two factors, e.g. "bridge,
-// direct".
+// heldLabel names the levels of the columns the factor holds, e.g.
+// "bridge, direct" for the stack and the process factors (both switch
+// the stack column).
 func heldLabel(factor string, c Cell) string {
-	var parts []string
-	if factor != "stack" {
-		parts = append(parts, stackLabels[c.Stack])
+	col := ""
+	for _, f := range Factors {
+		if f.Name == factor {
+			col = f.column
+		}
 	}
-	if factor != "path" {
+	var parts []string
+	if col != "stack" {
+		parts = append(parts, shortStackLabels[c.Stack])
+	}
+	if col != "path" {
 		parts = append(parts, c.Path)
 	}
-	if factor != "keyshare" {
+	if col != "keyshare" {
 		parts = append(parts, keyShareLabel(c.KeyShare))
 	}
 	return render.Escape(strings.Join(parts, ", "))
 }
 
-// factorsTable: one row per factor and held levels, per role the change
-// of the increase with its interval and how much closer to the published
-// increase it moves ours.
+// factorsTable renders the factors' effects (factorEffectsTable) and,
+// after them in the same file, the host and socket account (hostTable,
+// label tab:tls-host): the host is the factor a run cannot switch, so its
+// account sits beside the factors that can be switched.
 func factorsTable(r *Results) (string, error) {
+	a, err := factorEffectsTable(r)
+	if err != nil {
+		return "", err
+	}
+	b, err := hostTable(r)
+	if err != nil {
+		return "", err
+	}
+	return a + b, nil
+}
+
+// factorEffectsTable: one row per factor and held levels, per role the
+// change of the increase with its interval and how much closer to the
+// published increase it moves ours.
+func factorEffectsTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-factors",
-		Caption: `Study~A, what each factor does to the increases: switching one factor with the other two held, the change of each configuration's increase over its cell's baseline ` +
+		Caption: `Study~A, what each factor does to the increases: switching one factor with the others held, the change of each configuration's increase over its cell's baseline ` +
 			`(ms, with the 95\,\% cluster-bootstrap interval over the rounds both cells share; $^{*}$: Holm-adjusted $p < 0.05$ of the Wilcoxon signed-rank test of the per-round changes, over all ` + fmt.Sprint(countEffects(r)) + ` changes) ` +
-			`and the share of the distance to the published increase that the switch closes (negative: it moves ours away). $\star$: the pair that contains the primary cell.`,
+			`and the share of the distance to the published increase that the switch closes (negative: it moves ours away). $\star$: the factor's primary pair, the one nearest the primary cell (fewest factors changed), which the text quotes. ` +
+			`Go: Go's crypto/tls; harness: OpenSSL with our long-lived server and client; CLI: OpenSSL's s\_server and one s\_client process per connection.`,
 		Align:  "llrrrrrr",
 		Header: []string{"Factor", "Held at", roleNames["pq-sig"], `closed`, roleNames["pq-kem"], `closed`, roleNames["hybrid"], `closed`},
 	}
@@ -162,10 +195,25 @@ func factorsTable(r *Results) (string, error) {
 			t.Rows = append(t.Rows, row)
 		}
 	}
-	t.Notes = `The change is the To cell's round-level increase minus the From cell's; ` +
+	t.Notes = missingPairs(r) + `The change is the To cell's round-level increase minus the From cell's; ` +
 		`closed $= (|P - \Delta_\mathrm{from}| - |P - \Delta_\mathrm{to}|)/|P - \Delta_\mathrm{from}|$ with $P$ the published increase. ` +
 		fmt.Sprintf(`$n_\mathrm{eff}$ = %s rounds per change.`, effectNEff(r)) + effectNotes(r)
 	return t.Latex()
+}
+
+// missingPairs names, per factor, the pairs the run lacks (the cells are
+// not fully crossed), as a sentence or "".
+func missingPairs(r *Results) string {
+	var parts []string
+	for _, f := range r.Gap.Factors {
+		if len(f.Missing) > 0 {
+			parts = append(parts, render.Escape(factorNames[f.Factor]+": "+strings.Join(f.Missing, "; ")))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Pairs not in the run (the design's cells are not fully crossed, or the runner left a path out: meta.json notes): " + strings.Join(parts, ". ") + ". "
 }
 
 // effectNEff is "20" or "3 to 20" over all factor effects.
@@ -209,10 +257,25 @@ func countEffects(r *Results) int {
 	return n
 }
 
-var factorNames = map[string]string{"stack": "Stack", "path": "Path", "keyshare": "Key share"}
+var factorNames = map[string]string{"stack": "Stack", "process": "Process", "path": "Path", "runtime": "Runtime", "keyshare": "Key share"}
 
 // factorMacro is the macro-name part of a factor.
-var factorMacro = map[string]string{"stack": "Stack", "path": "Path", "keyshare": "Keyshare"}
+var factorMacro = map[string]string{"stack": "Stack", "process": "Process", "path": "Path", "runtime": "Runtime", "keyshare": "Keyshare"}
+
+// primaryNote is the paper's sentence on the judged cell.
+func primaryNote(c PrimaryChoice) string {
+	switch c.Status {
+	case PrimaryStated:
+		return "The claims are judged on the primary cell, " + cellLabel(c.Cell) + ", chosen before the run as the cell closest to the original's description."
+	case PrimaryFallback:
+		return "This run lacks the primary cell, " + cellLabel(c.Cell) + " (no Docker on its host: the runner left the docker cells out and says so in meta.json); the claims are judged on the fallback stated before the run, " + cellLabel(c.Judged) + "."
+	}
+	fb := " (and no fallback is stated)"
+	if c.Fallback != nil {
+		fb = " nor the fallback " + cellLabel(*c.Fallback)
+	}
+	return "Primary cell not in this run: it has neither " + cellLabel(c.Cell) + fb + "; the tables describe the nearest cell it has, " + cellLabel(c.Judged) + ", and the claims are not judged."
+}
 
 // gapNumbers sets the gap analysis's macros: per factor and role the
 // primary pair's change (\TlsGapStackHybridChangeMs and Low, High,
@@ -220,20 +283,67 @@ var factorMacro = map[string]string{"stack": "Stack", "path": "Path", "keyshare"
 // (\TlsGapStackNote says why); per role the primary cell's remaining gap
 // to the published increase and the cell whose increase is closest.
 func gapNumbers(r *Results, set func(name, v string)) {
+	// The judged cell (the stand-in when the run lacks the primary cell
+	// and its fallback: its remaining gaps describe, not judge).
 	primary := r.Gap.Cells[0]
 	for _, c := range r.Gap.Cells {
-		if c.Primary {
+		if c.Cell == r.Primary.Judged {
 			primary = c
 		}
 	}
-	set("PrimaryCell", render.Escape(cellLabel(primary.Cell)))
+	set("PrimaryCell", render.Escape(cellLabel(r.Primary.Judged)))
+	set("PrimaryCellStated", render.Escape(cellLabel(r.Primary.Cell)))
+	set("PrimaryCellStatus", r.Primary.Status)
+	set("PrimaryCellNote", render.Escape(primaryNote(r.Primary)))
 	set("GapCells", fmt.Sprint(len(r.Gap.Cells)))
 	set("GapEffects", fmt.Sprint(countEffects(r)))
 	set("GapN", nRangeCells(r))
-	for _, f := range r.Gap.Factors {
+	for _, fd := range Factors {
+		// Results of an analysis before a factor existed lack it: its
+		// macros say so, so that the paper builds on them.
+		f := FactorResult{Factor: fd.Name, From: fd.From, To: fd.To, Note: "not in these results (an analysis before the " + fd.Name + " factor)"}
+		for _, g := range r.Gap.Factors {
+			if g.Factor == fd.Name {
+				f = g
+			}
+		}
 		fm := factorMacro[f.Factor]
 		set("Gap"+fm+"Note", render.Escape(cmpOr(f.Note, "measured")))
 		set("Gap"+fm+"Levels", fmt.Sprint(len(f.Levels)))
+		set("Gap"+fm+"Pairs", fmt.Sprint(len(f.Effects)/(len(Roles)-1)))
+		held := "---"
+		for _, e := range f.Effects {
+			if e.Primary {
+				held = heldLabel(f.Factor, e.From)
+			}
+		}
+		set("Gap"+fm+"Held", held)
+		// The baseline's median in the primary pair's two cells: what the
+		// factor does to the published baseline (the increases are the
+		// per-role macros below).
+		bFrom, bTo, bChange := "---", "---", "---"
+		for _, e := range f.Effects {
+			if !e.Primary {
+				continue
+			}
+			var a, b *CellResult
+			for i := range r.Gap.Cells {
+				switch r.Gap.Cells[i].Cell {
+				case e.From:
+					a = &r.Gap.Cells[i]
+				case e.To:
+					b = &r.Gap.Cells[i]
+				}
+			}
+			if a != nil && b != nil {
+				bFrom, bTo = render.Fixed(float64(a.MedianBaselineMs), 3), render.Fixed(float64(b.MedianBaselineMs), 3)
+				bChange = signed(float64(b.MedianBaselineMs)-float64(a.MedianBaselineMs), 3)
+			}
+			break
+		}
+		set("Gap"+fm+"BaselineFromMs", bFrom)
+		set("Gap"+fm+"BaselineToMs", bTo)
+		set("Gap"+fm+"BaselineChangeMs", bChange)
 		for _, role := range Roles[1:] {
 			m := "Gap" + fm + roleMacro[role]
 			var e *FactorEffect

@@ -43,6 +43,12 @@ type Params struct {
 	// (Go, loopback, direct). The pipeline sets it from [paper.cell] of
 	// experiments/tls.toml.
 	Cell Cell
+	// Fallback is the primary cell of a run without Cell (the pipeline
+	// sets it from [paper.fallback]; the runner leaves the docker cells
+	// out on a host without Docker and says so in meta.json): the
+	// analysis judges on the first of Cell, Fallback that the run has
+	// (PrimaryChoice). The zero Fallback means none.
+	Fallback Cell
 }
 
 // DefaultResamples is the bootstrap size when Params leaves it 0.
@@ -97,9 +103,14 @@ func (p Params) Validate() error {
 	if err := p.Cell.orDefault().validate(); err != nil {
 		errs = append(errs, fmt.Errorf("primary %w", err))
 	}
+	if p.Fallback != (Cell{}) {
+		if err := p.Fallback.orDefault().validate(); err != nil {
+			errs = append(errs, fmt.Errorf("fallback %w", err))
+		}
+	}
 	for _, id := range p.Paper {
 		if c, err := tlsdata.ParseConfigID(id); err == nil && (c.HRR || c.Stack != "") {
-			errs = append(errs, fmt.Errorf("paper %s: name it without /hrr and /openssl; the primary cell adds them", id))
+			errs = append(errs, fmt.Errorf("paper %s: name it without /hrr, /openssl or /openssl-cli; the primary cell adds them", id))
 		}
 	}
 	if p.BootstrapResamples < 0 || p.BootstrapResamples > 1_000_000 {
@@ -126,6 +137,7 @@ const (
 	paramSeed      = "bootstrap_seed"
 	paramResamples = "bootstrap_resamples"
 	paramCell      = "primary_cell"
+	paramFallback  = "fallback_cell"
 )
 
 func (p Params) stageParams() map[string]string {
@@ -136,7 +148,16 @@ func (p Params) stageParams() map[string]string {
 		paramSeed:      strconv.FormatUint(p.BootstrapSeed, 10),
 		paramResamples: strconv.Itoa(p.resamples()),
 		paramCell:      p.Cell.orDefault().String(),
+		paramFallback:  p.fallbackString(),
 	}
+}
+
+// fallbackString is the fallback cell's stage parameter: "" for none.
+func (p Params) fallbackString() string {
+	if p.Fallback == (Cell{}) {
+		return ""
+	}
+	return p.Fallback.orDefault().String()
 }
 
 // paramsFrom rebuilds Params from a stage's parameters, so that the
@@ -156,6 +177,11 @@ func paramsFrom(get func(string) string) (Params, error) {
 	if s := get(paramCell); s != "" {
 		if p.Cell, err = ParseCell(s); err != nil {
 			return p, fmt.Errorf("parameter %s: %w", paramCell, err)
+		}
+	}
+	if s := get(paramFallback); s != "" {
+		if p.Fallback, err = ParseCell(s); err != nil {
+			return p, fmt.Errorf("parameter %s: %w", paramFallback, err)
 		}
 	}
 	return p, p.Validate()

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+
 	"pqrepro/internal/jsonnum"
 )
 
@@ -23,6 +26,16 @@ type Results struct {
 	Methods map[string]string `json:"methods"`
 	// Params are the analysis parameters as used.
 	Params ResultParams `json:"params"`
+	// Host is the primitive-cost account of the hybrid from meta.json's
+	// measured.host_crypto (hostcost.go); absent before issue 24's
+	// results.
+	Host *HostCost `json:"host_cost,omitempty"`
+	// Stalls is the per-cell packet timing that shows Nagle or
+	// delayed-ACK stalls (stalls.go); absent before issue 24's results.
+	Stalls *Stalls `json:"stalls,omitempty"`
+	// Primary says which cell the claims are judged on and why
+	// (PrimaryChoice: the stated cell, its fallback, or neither).
+	Primary PrimaryChoice `json:"primary_choice"`
 	// Configs holds one entry per configuration with measured
 	// connections, in table order (cert key, group, chain, HRR).
 	Configs []ConfigResult `json:"configs"`
@@ -267,6 +280,33 @@ func UnmarshalResults(name string, b []byte) (*Results, error) {
 	return &r, nil
 }
 
+// checkFactorOrder accepts the factors of Factors in table order, or of
+// an earlier analysis that had fewer of them (stack, path, keyshare before
+// the process and runtime factors), so that a reference run's results
+// stay readable; any other list is an error.
+func checkFactorOrder(fs []FactorResult) error {
+	at := 0
+	for _, f := range fs {
+		i := slices.IndexFunc(Factors[at:], func(g Factor) bool { return g.Name == f.Factor })
+		if i < 0 {
+			return fmt.Errorf("gap: factor %q is unknown or out of order (want a subsequence of %s)", f.Factor, factorList())
+		}
+		at += i + 1
+	}
+	if len(fs) == 0 {
+		return fmt.Errorf("gap: no factors (want %s)", factorList())
+	}
+	return nil
+}
+
+func factorList() string {
+	names := make([]string, len(Factors))
+	for i, f := range Factors {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
 // check verifies what the renderers rely on: both families, each with a
 // baseline and at least one comparison whose configurations have results
 // (with a 101-point ECDF), and a role on every paper comparison.
@@ -291,11 +331,15 @@ func (r *Results) check() error {
 			}
 		}
 	}
-	if primaries != 1 {
-		return fmt.Errorf("gap: %d primary cells, want 1", primaries)
+	if r.Primary.Status == "" { // results written before the fallback rule: the stated cell was judged
+		r.Primary = PrimaryChoice{Cell: r.Params.Cell, Judged: r.Params.Cell, Status: PrimaryStated,
+			Note: fmt.Sprintf("the claims are judged on the primary cell %s ([paper.cell])", r.Params.Cell)}
 	}
-	if len(r.Gap.Factors) != len(Factors) {
-		return fmt.Errorf("gap: %d factors, want %d", len(r.Gap.Factors), len(Factors))
+	if want := map[bool]int{true: 1, false: 0}[r.Primary.Judgeable()]; primaries != want {
+		return fmt.Errorf("gap: %d primary cells, want %d (primary choice %s)", primaries, want, r.Primary.Status)
+	}
+	if err := checkFactorOrder(r.Gap.Factors); err != nil {
+		return err
 	}
 	for _, c := range r.Configs {
 		if len(c.ECDFMs) != 101 {

@@ -23,7 +23,7 @@ const (
 	TableDrift    = "paper/generated/tls-drift.tex"
 	TableSerial   = "paper/generated/tls-serial.tex"
 	TableGap      = "paper/generated/tls-gap.tex"
-	TableFactors  = "paper/generated/tls-factors.tex"
+	TableFactors  = "paper/generated/tls-factors.tex" // and the host table, tab:tls-host
 	TablePaper    = "paper/generated/tls-paper.tex"
 	TableMatrix   = "paper/generated/tls-matrix.tex"
 	TableBytes    = "paper/generated/tls-bytes.tex"
@@ -34,13 +34,17 @@ const (
 	stageFigures  = "tls:figures"
 	stageTables   = "tls:tables"
 	recordsInFile = tlsdata.RecordsFile
+	// MetaFile is the run's meta.json, read for the host's cryptography
+	// and the socket options (hostcost.go, stalls.go).
+	MetaFile = "meta.json"
 )
 
 // Stages returns the analysis and render stages of Study A for the pinned
 // run folder runDir (relative to the repository root, slash-separated,
 // e.g. "data/tls/20261130T120000Z-quick"):
 //
-//   - tls:analyze reads <runDir>/records.csv.gz and writes results/tls.json;
+//   - tls:analyze reads <runDir>/records.csv.gz and <runDir>/meta.json and
+//     writes results/tls.json;
 //   - tls:figures reads results/tls.json and writes figures/tls-ths.{pdf,svg}
 //     figures/tls-bytes.{pdf,svg}, figures/tls-gap.{pdf,svg} and
 //     figures/tls-drift.{pdf,svg}, dated
@@ -61,11 +65,12 @@ func Stages(runDir string, params Params) []*repro.Stage {
 // names the run's records file, whose bytes they are.
 func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	records := path.Join(runDir, recordsInFile)
+	metaFile := path.Join(runDir, MetaFile)
 	analyze := &repro.Stage{
 		Name:    stageAnalyze,
 		Doc:     "Study A statistics: Ths per configuration, tests vs baseline",
 		Code:    []string{codeDir},
-		Inputs:  []string{derived},
+		Inputs:  []string{derived, metaFile},
 		Params:  params.stageParams(),
 		Outputs: []string{ResultsFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
@@ -89,6 +94,15 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
+			mb, err := env.ReadFile(metaFile)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", metaFile, err)
+			}
+			meta, err := ParseRunMeta(metaFile, mb)
+			if err != nil {
+				return err
+			}
+			AttachMeta(res, p, meta)
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -406,6 +406,7 @@ func numbers(r *Results) (string, error) {
 	set("AgreementSynMedianMs", render.Fixed(float64(r.Agreement.SynToFinished.MedianDiffMs), 3))
 	set("AgreementSynPNinetyFiveMs", render.Fixed(float64(r.Agreement.SynToFinished.P95AbsDiffMs), 3))
 	gapNumbers(r, set)
+	hostNumbers(r, set)
 	dependenceNumbers(r, set)
 	if len(errs) > 0 {
 		return "", errs[0]

@@ -70,11 +70,19 @@ var ColumnsV1 = Columns[:len(Columns)-2]
 
 // Stacks are the TLS implementations a record's stack may name; StackGo
 // is the default of ConfigID and of files without the column.
-var Stacks = []string{StackGo, StackOpenSSL}
+var Stacks = []string{StackGo, StackOpenSSL, StackOpenSSLCLI}
 
 const (
 	StackGo      = "go"
 	StackOpenSSL = "openssl"
+	// StackOpenSSLCLI is the same OpenSSL build as StackOpenSSL, driven
+	// as the original study drove it: its own command-line tools, one
+	// long-running `openssl s_server` per configuration and one
+	// `openssl s_client` process per connection. It is a level of the
+	// stack column because a process model exists only for OpenSSL; the
+	// gap analysis treats openssl -> openssl-cli as its own factor
+	// ("process").
+	StackOpenSSLCLI = "openssl-cli"
 )
 
 // KnownPaths are the network paths a record may name: "loopback" (client
@@ -82,8 +90,10 @@ const (
 // by veth pairs through a Linux bridge, MTU 1500, like Docker's default
 // bridge network; experiments/tls/bridgenet) and "remote" (the server on a
 // second host reached over SSH, the client and capture here;
-// experiments/instruments/sshhost).
-var KnownPaths = []string{"loopback", "bridge", "remote"}
+// experiments/instruments/sshhost) and "docker" (client and server in two
+// containers of a private Docker daemon on a Compose bridge network, MTU
+// 1500, as the original study ran them; experiments/tls/dockernet).
+var KnownPaths = []string{"loopback", "bridge", "remote", "docker"}
 
 // DefaultPath is the path of records that do not name one.
 const DefaultPath = "loopback"
@@ -99,7 +109,7 @@ var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLK
 
 // ConfigID is one configuration of the matrix, as named by its ID
 //
-//	<cert_key>/<group>[/chain][/hrr][/openssl]
+//	<cert_key>/<group>[/chain][/hrr][/openssl|/openssl-cli]
 //
 // for example "ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024",
 // "ed25519/SecP384r1MLKEM1024" or "ecdsa-p256/X25519MLKEM768/chain". The
@@ -110,17 +120,19 @@ var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLK
 // offers a key share the server lacks, so every connection of the
 // configuration is expected to have a HelloRetryRequest (RFC 8446 4.1.4)
 // and any other connection is expected to have none; "openssl" means both
-// ends are the OpenSSL harness (Stack "openssl"); without it the stack is
-// Go's crypto/tls ("go").
+// ends are the OpenSSL harness (Stack "openssl"), "openssl-cli" both ends
+// OpenSSL's s_server and s_client (Stack "openssl-cli"); without either
+// the stack is Go's crypto/tls ("go").
 type ConfigID struct {
 	CertKey string
 	Group   string
 	Chain   bool
 	HRR     bool
-	Stack   string // "" (Go, the default; ParseConfigID leaves it empty) or StackOpenSSL
+	Stack   string // "" (Go, the default; ParseConfigID leaves it empty), StackOpenSSL or StackOpenSSLCLI
 }
 
-// StackName is the stack column's value for c: StackGo or StackOpenSSL.
+// StackName is the stack column's value for c: StackGo, StackOpenSSL or
+// StackOpenSSLCLI.
 func (c ConfigID) StackName() string {
 	if c.Stack == "" {
 		return StackGo
@@ -137,8 +149,8 @@ func (c ConfigID) ID() string {
 	if c.HRR {
 		s += "/hrr"
 	}
-	if c.Stack == StackOpenSSL {
-		s += "/openssl"
+	if c.Stack == StackOpenSSL || c.Stack == StackOpenSSLCLI {
+		s += "/" + c.Stack
 	}
 	return s
 }
@@ -148,7 +160,7 @@ func (c ConfigID) ID() string {
 func ParseConfigID(id string) (ConfigID, error) {
 	parts := strings.Split(id, "/")
 	if len(parts) < 2 || len(parts) > 5 {
-		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr][/openssl]", id)
+		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr][/openssl|/openssl-cli]", id)
 	}
 	c := ConfigID{CertKey: parts[0], Group: parts[1]}
 	if !slices.Contains(KnownCertKeys, c.CertKey) {
@@ -163,10 +175,10 @@ func ParseConfigID(id string) (ConfigID, error) {
 			c.Chain = true
 		case o == "hrr" && !c.HRR && c.Stack == "":
 			c.HRR = true
-		case o == "openssl" && c.Stack == "":
-			c.Stack = StackOpenSSL
+		case (o == StackOpenSSL || o == StackOpenSSLCLI) && c.Stack == "":
+			c.Stack = o
 		default:
-			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain, /hrr, /openssl in this order, each at most once", id, o)
+			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain, /hrr, then /openssl or /openssl-cli, in this order, each at most once", id, o)
 		}
 	}
 	return c, nil

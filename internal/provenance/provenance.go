@@ -8,7 +8,6 @@
 package provenance
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -74,6 +73,62 @@ type Host struct {
 	Kernel   string `json:"kernel"`
 	Arch     string `json:"arch"`
 	MemoryKB uint64 `json:"memory_kb"`
+	// CPUFlags says, for each of CryptoFlags, whether /proc/cpuinfo's
+	// flags line lists it: the instructions that decide how fast the
+	// studies' primitives run (AES-GCM and GHASH, the AVX2 paths of
+	// ML-KEM and ML-DSA, the bignum paths of P-384 and RSA, SHA-256).
+	// CPUFlagsSHA256 is the SHA-256 (hex) of the whole flags line as the
+	// kernel prints it, which tells two CPUs apart on any flag. Both are
+	// empty where /proc/cpuinfo has no flags line, and in a run recorded
+	// before they existed.
+	CPUFlags       map[string]bool `json:"cpu_flags,omitempty"`
+	CPUFlagsSHA256 string          `json:"cpu_flags_sha256,omitempty"`
+}
+
+// CryptoFlags are the CPU flags (as /proc/cpuinfo names them on x86)
+// that a run's host records: AES-NI and carry-less multiply (AES-GCM),
+// AVX, AVX2 and AVX-512F (the vectorised ML-KEM and ML-DSA code of Go
+// and OpenSSL), BMI2 and ADX (mulx/adcx/adox in P-256, P-384 and RSA
+// bignum code), and the SHA extensions.
+var CryptoFlags = []string{"aes", "pclmulqdq", "avx", "avx2", "avx512f", "bmi2", "adx", "sha_ni"}
+
+// ParseCPUInfo reads /proc/cpuinfo's text: the first processor's model
+// name ("unknown" without one), its CryptoFlags and the SHA-256 of its
+// whole flags line (nil and "" without a flags line; on arm64 the line
+// is "Features", read the same way).
+func ParseCPUInfo(text string) (model string, flags map[string]bool, sum string) {
+	model = "unknown"
+	var line string
+	found := false
+	for _, l := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			if model == "unknown" {
+				model = strings.TrimSpace(v)
+			}
+		case "flags", "Features":
+			if !found {
+				line, found = strings.TrimSpace(v), true
+			}
+		}
+	}
+	if !found {
+		return model, nil, ""
+	}
+	have := map[string]bool{}
+	for _, f := range strings.Fields(line) {
+		have[f] = true
+	}
+	flags = make(map[string]bool, len(CryptoFlags))
+	for _, f := range CryptoFlags {
+		flags[f] = have[f]
+	}
+	h := sha256.Sum256([]byte(line))
+	return model, flags, hex.EncodeToString(h[:])
 }
 
 // GoInfo describes the Go toolchain and modules the binary was built with.
@@ -167,16 +222,8 @@ func ToolVersion(ctx context.Context, argv ...string) (string, error) {
 func collectHost() Host {
 	h := Host{Cores: runtime.NumCPU(), Arch: runtime.GOARCH, CPUModel: "unknown", Kernel: "unknown"}
 	h.Hostname, _ = os.Hostname()
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), ":")
-			if ok && strings.TrimSpace(k) == "model name" {
-				h.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		h.CPUModel, h.CPUFlags, h.CPUFlagsSHA256 = ParseCPUInfo(string(b))
 	}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {

@@ -146,3 +146,53 @@ func TestRepoGit(t *testing.T) {
 		t.Error("RepoGit outside a checkout succeeded")
 	}
 }
+
+// TestParseCPUInfo: the first processor's model and flags, the crypto
+// flags each present or absent, the hash of the whole line (another flag
+// anywhere changes it), and no flags where the text has no flags line.
+func TestParseCPUInfo(t *testing.T) {
+	line := "fpu sse2 aes pclmulqdq avx avx2 bmi2 adx"
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	for _, tc := range []struct {
+		name, text, model string
+		flags             map[string]bool
+		sum               string
+	}{
+		{"x86, two processors", "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t\t: " + line + "\n\nprocessor\t: 1\nmodel name\t: other\nflags\t\t: fpu\n",
+			"Intel(R) Xeon(R) Processor", map[string]bool{"aes": true, "pclmulqdq": true, "avx": true, "avx2": true, "avx512f": false, "bmi2": true, "adx": true, "sha_ni": false}, sum(line)},
+		{"arm64 Features", "processor\t: 0\nFeatures\t: fp asimd aes sha2\n", "unknown",
+			map[string]bool{"aes": true, "pclmulqdq": false, "avx": false, "avx2": false, "avx512f": false, "bmi2": false, "adx": false, "sha_ni": false}, sum("fp asimd aes sha2")},
+		{"no flags line", "model name\t: x\n", "x", nil, ""},
+		{"empty", "", "unknown", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, flags, s := ParseCPUInfo(tc.text)
+			if model != tc.model || s != tc.sum || len(flags) != len(tc.flags) {
+				t.Fatalf("got %q %v %s, want %q %v %s", model, flags, s, tc.model, tc.flags, tc.sum)
+			}
+			for k, v := range tc.flags {
+				if flags[k] != v {
+					t.Errorf("flag %s = %v, want %v", k, flags[k], v)
+				}
+			}
+		})
+	}
+	if _, _, a := ParseCPUInfo("flags\t: " + line + " sha_ni\n"); a == sum(line) {
+		t.Error("one more flag left the hash unchanged")
+	}
+}
+
+func FuzzParseCPUInfo(f *testing.F) {
+	f.Add("model name\t: x\nflags\t\t: aes avx2\n")
+	f.Add("flags:")
+	f.Add(":::\n\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		_, flags, sum := ParseCPUInfo(text)
+		if (flags == nil) != (sum == "") {
+			t.Errorf("flags %v with hash %q", flags, sum)
+		}
+		if flags != nil && len(flags) != len(CryptoFlags) {
+			t.Errorf("%d flags, want one per crypto flag", len(flags))
+		}
+	})
+}

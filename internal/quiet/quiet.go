@@ -306,8 +306,9 @@ func (s *Sampler) read() (*snapshot, error) {
 	return snap, nil
 }
 
-// experiment returns the PIDs of the experiment in snap: Self, Include
-// and all their descendants.
+// experiment returns the PIDs of the experiment in snap: Self, Include,
+// the processes registered with IncludeProcesses, and all their
+// descendants.
 func (s *Sampler) experiment(snap *snapshot) map[int]bool {
 	children := map[int][]int{}
 	for k, p := range snap.procs {
@@ -317,6 +318,7 @@ func (s *Sampler) experiment(snap *snapshot) map[int]bool {
 	if s.opt.Include != nil {
 		roots = append(roots, s.opt.Include()...)
 	}
+	roots = append(roots, daemonProcesses()...)
 	in := map[int]bool{}
 	for len(roots) > 0 {
 		pid := roots[len(roots)-1]

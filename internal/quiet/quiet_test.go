@@ -109,6 +109,20 @@ func TestInclude(t *testing.T) {
 	}
 }
 
+// Processes registered with IncludeProcesses (a container's shim) count
+// as the experiment's like Include's, until they are removed.
+func TestIncludeProcesses(t *testing.T) {
+	remove := IncludeProcesses(func() []int { return []int{200} })
+	_, sm := pair(t, "busy", Options{})
+	remove()
+	if sm.OtherCores != 0.024 || sm.ExperimentCores != 1.3 {
+		t.Errorf("with cc1 registered: other %v, experiment %v; want 0.024, 1.3", sm.OtherCores, sm.ExperimentCores)
+	}
+	if _, after := pair(t, "busy", Options{}); after.OtherCores == 0.024 {
+		t.Errorf("still counted after remove: other %v", after.OtherCores)
+	}
+}
+
 func TestThresholdsAndShare(t *testing.T) {
 	th := DefaultThresholds
 	cases := []struct {

@@ -59,10 +59,15 @@ func (LinearTicks) Ticks(lo, hi float64) []plot.Tick {
 // and at the powers of ten otherwise, with unlabelled ticks at the other
 // integer multiples: every range gets at least MinTicks labels from a
 // decade up.
-type LogTicks struct{}
+type LogTicks struct {
+	// Coarse labels only the powers of ten from a span of 3 decades on
+	// (not 1, 2 and 5 up to 3.5), for a narrow axis whose labels would
+	// otherwise touch.
+	Coarse bool
+}
 
 // Ticks implements plot.Ticker.
-func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
+func (lt LogTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0 && hi >= lo && hi/lo < 1e30) { // also false for NaN and Inf
 		return nil
 	}
@@ -74,7 +79,7 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	case span < 1.5:
 		labelled[2], labelled[3], labelled[5] = true, true, true
-	case span < 3.5:
+	case span < 3.5 && !(lt.Coarse && span >= 3):
 		labelled[2], labelled[5] = true, true
 	}
 	var ts []plot.Tick

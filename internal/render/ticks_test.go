@@ -27,6 +27,8 @@ func TestTicks(t *testing.T) {
 		{"log, three decades", LogTicks{}.Ticks(0.02, 12), []string{"0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10"}},
 		{"log, six decades", LogTicks{}.Ticks(0.05, 2e5), []string{"0.1", "1", "10", "100", "1,000", "10,000", "100,000"}},
 		{"log, under a decade", LogTicks{}.Ticks(0.01, 0.1), []string{"0.01", "0.02", "0.03", "0.05", "0.1"}},
+		{"log coarse, 3.3 decades", LogTicks{Coarse: true}.Ticks(0.005, 10), []string{"0.01", "0.1", "1", "10"}},
+		{"log coarse, under 3 decades", LogTicks{Coarse: true}.Ticks(0.02, 12), []string{"0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10"}},
 		{"linear 0-19", LinearTicks{}.Ticks(0, 19.0), []string{"0", "5", "10", "15"}},
 		{"linear 0-5.3", LinearTicks{}.Ticks(0, 5.3), []string{"0", "1", "2", "3", "4", "5"}},
 		{"linear narrow", LinearTicks{}.Ticks(1.5, 2.7), []string{"1.6", "1.8", "2", "2.2", "2.4", "2.6"}},

@@ -209,10 +209,8 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 		sd.th.Do(func() {
 			for _, d := range sd.devs {
 				if !o.Offloads {
-					for _, cmd := range []uint32{ethtoolSTSO, ethtoolSGSO, ethtoolSGRO} {
-						if ferr = ethtoolSet(d, cmd, 0); ferr != nil {
-							return
-						}
+					if ferr = DisableOffloads(d); ferr != nil {
+						return
 					}
 				}
 				var off Offload
@@ -267,41 +265,16 @@ func (n *Net) vcvs() [2]string { return [2]string{n.dev.vc, n.dev.vs} }
 
 // probe waits until a TCP connection from the client namespace reaches a
 // listener in the server namespace (the bridge ports take a moment to
-// forward after they come up).
+// forward after they come up) and reads TCP_NODELAY from it.
 func (n *Net) probe(ctx context.Context) error {
-	var ln net.Listener
-	var err error
-	n.Server.Do(func() { ln, err = net.Listen("tcp", net.JoinHostPort(ServerAddr, "0")) })
+	err := netns.Probe(ctx, n.Client, n.Server, ServerAddr, 5*time.Second, func(c net.Conn) (err error) {
+		n.Info.TCPNoDelay, err = NoDelay(c)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("bridge network: probe listener: %w", err)
+		return fmt.Errorf("bridge network: the server namespace: %w", err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var c net.Conn
-		n.Client.Do(func() {
-			d := net.Dialer{Timeout: 500 * time.Millisecond}
-			c, err = d.DialContext(ctx, "tcp", ln.Addr().String())
-		})
-		if err == nil {
-			n.Info.TCPNoDelay, err = NoDelay(c)
-			c.Close()
-			return err
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("bridge network: the server namespace is not reachable from the client's: %w", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return nil
 }
 
 // watch polls the network until Close and records the first sign that a
@@ -486,6 +459,18 @@ func ethtool(dev string, cmd, data uint32) (uint32, error) {
 func ethtoolSet(dev string, cmd, data uint32) error {
 	_, err := ethtool(dev, cmd, data)
 	return err
+}
+
+// DisableOffloads turns TSO, GSO and GRO off on dev in the calling
+// thread's network namespace (the docker path's devices too), so that a
+// capture there sees frames of at most the MTU.
+func DisableOffloads(dev string) error {
+	for _, cmd := range []uint32{ethtoolSTSO, ethtoolSGSO, ethtoolSGRO} {
+		if err := ethtoolSet(dev, cmd, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReadOffload reads dev's TSO, GSO and GRO in the calling thread's

@@ -17,20 +17,23 @@ import (
 )
 
 // ConfigureArgs is the Configure line of the build: static libraries
-// only (the harness links them in, so the host's libssl never matters),
-// without the test suite and the manuals. MakeTarget builds libssl.a and
-// libcrypto.a and nothing else.
+// only (the harness and the openssl program link them in, so the host's
+// libssl never matters), without the test suite and the manuals.
+// MakeTarget builds libssl.a, libcrypto.a and the openssl command-line
+// program (apps/openssl) that the openssl-cli stack runs as s_server and
+// s_client.
 var ConfigureArgs = []string{"linux-x86_64", "no-shared", "no-tests", "no-docs"}
 
 // MakeTarget is the make target of the build.
-const MakeTarget = "build_libs"
+const MakeTarget = "build_programs"
 
 const stampName = ".pqrepro-build.json"
 
 // Build is a complete OpenSSL build in the cache and what meta.json
 // records about it.
 type Build struct {
-	// Dir is the built source tree: libssl.a, libcrypto.a and include/.
+	// Dir is the built source tree: libssl.a, libcrypto.a, include/ and
+	// apps/openssl (Program).
 	Dir       string `json:"-"`
 	Package   string `json:"package"`
 	Version   string `json:"version"` // Debian source version
@@ -45,6 +48,13 @@ type Build struct {
 	// BuildSeconds is how long Configure and make took, once.
 	BuildSeconds float64 `json:"build_seconds"`
 }
+
+// ProgramPath is the openssl command-line program in the built tree.
+const ProgramPath = "apps/openssl"
+
+// Program is the path of the build's openssl program (s_server, s_client,
+// speed, info), statically linked against the build's libraries.
+func (b *Build) Program() string { return filepath.Join(b.Dir, ProgramPath) }
 
 // Meta returns the build's provenance as meta.json tool keys.
 func (b *Build) Meta() map[string]string {
@@ -136,7 +146,7 @@ func cached(root string, p pin) (*Build, error) {
 		return nil, fmt.Errorf("%s records %s %s %q, not the pinned build; delete %s and build again", filepath.Join(dir, stampName), b.Version, b.DscSHA256, b.Configure, dir)
 	}
 	b.Dir = filepath.Join(dir, "src")
-	for _, f := range []string{"libssl.a", "libcrypto.a", "include/openssl/ssl.h"} {
+	for _, f := range []string{"libssl.a", "libcrypto.a", "include/openssl/ssl.h", ProgramPath} {
 		if _, err := os.Stat(filepath.Join(b.Dir, f)); err != nil {
 			return nil, fmt.Errorf("the OpenSSL build in %s has no %s: delete %s and build again: %w", dir, f, dir, err)
 		}
@@ -198,7 +208,7 @@ func ensure(ctx context.Context, root string, e env, log io.Writer) (*Build, err
 	if err != nil {
 		return nil, fmt.Errorf("build OpenSSL: %w", err)
 	}
-	for _, f := range []string{"libssl.a", "libcrypto.a"} {
+	for _, f := range []string{"libssl.a", "libcrypto.a", ProgramPath} {
 		if _, err := os.Stat(filepath.Join(src, f)); err != nil {
 			return nil, fmt.Errorf("build OpenSSL: make %s made no %s: %w", MakeTarget, f, err)
 		}

@@ -101,11 +101,13 @@ func (f *fakeEnv) env(t *testing.T) env {
 			f.builds++
 			if f.failBuild {
 				os.WriteFile(filepath.Join(src, "libssl.a"), []byte("half"), 0o644)
-				return errors.New("make: *** [build_libs] Error 2")
+				return errors.New("make: *** [build_programs] Error 2")
 			}
 			os.WriteFile(filepath.Join(src, "include/openssl/opensslv.h"), []byte("# define OPENSSL_FULL_VERSION_STR \"9.9.0\"\n"), 0o644)
 			os.WriteFile(filepath.Join(src, "include/openssl/ssl.h"), nil, 0o644)
 			os.WriteFile(filepath.Join(src, "libssl.a"), []byte("ssl"), 0o644)
+			os.MkdirAll(filepath.Join(src, "apps"), 0o755)
+			os.WriteFile(filepath.Join(src, ProgramPath), []byte("#!/bin/false\n"), 0o755)
 			return os.WriteFile(filepath.Join(src, "libcrypto.a"), []byte("crypto"), 0o644)
 		},
 	}
@@ -221,6 +223,22 @@ func TestCachedRefusesAnotherBuild(t *testing.T) {
 	b, _ := os.ReadFile(stamp)
 	os.WriteFile(stamp, []byte(strings.Replace(string(b), "no-docs", "no-asm", 1)), 0o644)
 	if _, err := cached(root, f.src.pin); err == nil || !strings.Contains(err.Error(), "not the pinned build") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestCachedNeedsTheProgram: a build whose openssl program is missing
+// (a build of the libraries only) is not the pinned build.
+func TestCachedNeedsTheProgram(t *testing.T) {
+	root := t.TempDir()
+	f := &fakeEnv{src: newFakeSource()}
+	if _, err := ensure(context.Background(), root, f.env(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(buildDir(root, f.src.pin), "src", ProgramPath)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cached(root, f.src.pin); err == nil || !strings.Contains(err.Error(), "has no apps/openssl") {
 		t.Fatalf("err = %v", err)
 	}
 }

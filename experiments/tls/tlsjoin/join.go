@@ -93,7 +93,7 @@ type Conn struct {
 	Server   string // the server's ip:port
 	StartNs  int64  // dial start, Unix nanoseconds (wall clock)
 	ClientNs int64  // dial start to client handshake complete
-	ServerNs int64  // accept to server handshake complete
+	ServerNs int64  // accept to server handshake complete; -1 when the server reports none (openssl-cli)
 	// Path is the network path of the connection (Config.Path): which
 	// capture holds it. "" is loopback.
 	Path string
@@ -274,6 +274,10 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			js.Verified++
 		}
 		cl, sv := cn.ClientNs, cn.ServerNs
+		svp := &sv
+		if sv < 0 { // not measured: openssl s_server reports no timer
+			svp = nil
+		}
 		out = append(out, tlsdata.Record{
 			Seq: cn.Seq, Config: cfg.Name, CertKey: cfg.CertKey, Group: cfg.Group, Chain: cfg.Chain, Warmup: cn.Warmup,
 			Client: c.Client, Server: c.Server,
@@ -283,7 +287,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			FrameBytesC2S: c.FrameBytesC2S, FrameBytesS2C: c.FrameBytesS2C,
 			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
 			ThsNs: c.ThsNs, Complete: c.Complete,
-			InprocClientNs: &cl, InprocServerNs: &sv, Stack: cfg.stack(), Path: pathOf(cn.Path),
+			InprocClientNs: &cl, InprocServerNs: svp, Stack: cfg.stack(), Path: pathOf(cn.Path),
 		})
 	}
 	var stray []string

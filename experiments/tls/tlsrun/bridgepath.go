@@ -78,6 +78,9 @@ func (r *runner) listen(c Config) (net.Listener, error) {
 	if c.Path == PathRemote {
 		return r.listenRemote()
 	}
+	if c.Path == PathDocker {
+		return r.listenDocker()
+	}
 	if c.Path != PathBridge {
 		return net.Listen("tcp", "127.0.0.1:0")
 	}
@@ -89,10 +92,14 @@ func (r *runner) listen(c Config) (net.Listener, error) {
 
 // dial makes one connection of server s from its path's client side.
 func (r *runner) dial(ctx context.Context, s *server) (cr handshake.ClientRecord, err error) {
-	if s.cfg.Path != PathBridge {
-		return s.cli.Dial(ctx, s.addr)
+	switch s.cfg.Path {
+	case PathBridge:
+		r.net.Client.Do(func() { cr, err = s.cli.Dial(ctx, s.addr) })
+	case PathDocker:
+		r.dock.Client.Do(func() { cr, err = s.cli.Dial(ctx, s.addr) })
+	default:
+		cr, err = s.cli.Dial(ctx, s.addr)
 	}
-	r.net.Client.Do(func() { cr, err = s.cli.Dial(ctx, s.addr) })
 	return cr, err
 }
 
@@ -136,6 +143,11 @@ func (r *runner) startCaptures(ctx context.Context, dir string) ([]*pathCapture,
 		}
 		caps = append(caps, pc)
 		r.logf("capture: started on %s in namespace %s", iface, r.net.Names()[0])
+	}
+	if pc, err := r.startDockerCapture(ctx, dir); err != nil {
+		return caps, err
+	} else if pc != nil {
+		caps = append(caps, pc)
 	}
 	pc, err := r.startRemoteCapture(ctx, dir)
 	if err != nil {
@@ -217,6 +229,8 @@ func (r *runner) pathsMeta(caps []*pathCapture, sums map[string]string) map[stri
 			}
 		} else if pc.path == PathRemote {
 			info = r.remoteInfo()
+		} else if pc.path == PathDocker {
+			info = r.dockerInfo()
 		} else {
 			info = loopbackInfo()
 		}

@@ -3,6 +3,7 @@ package tlsrun
 import (
 	"crypto/tls"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
@@ -43,6 +44,17 @@ var (
 	// costBridgeSetup its namespaces; see BenchmarkPaths.
 	costBridge      = 300 * time.Microsecond
 	costBridgeSetup = 300 * time.Millisecond
+	// costCLI is the openssl-cli stack's extra per connection: a new
+	// s_client process (fork, exec, the program's start, the providers'
+	// first fetches, its exit) and the port probe; costDocker the docker
+	// path's extra over the bridge's, costDockerSetup its daemon, image
+	// and containers (dockernet.Start and Close); see BenchmarkCLI.
+	costCLI         = 5 * time.Millisecond
+	costDocker      = 300 * time.Microsecond
+	costDockerSetup = 15 * time.Second
+	// costHost is measuring the host's cryptography twice
+	// (openssl.MeasureHost: 13 operations of 6 primitives, one second each).
+	costHost = 2 * 13 * time.Second
 	// costFixed is certificates, servers, provenance and the store.
 	costFixed = 500 * time.Millisecond
 )
@@ -62,12 +74,24 @@ func Estimate(s *Spec, profile string) (time.Duration, error) {
 		if c.Chain {
 			per[i] += costChain
 		}
-		if c.Path == PathBridge {
+		if c.Path == PathBridge || c.Path == PathDocker {
 			per[i] += costBridge
+		}
+		if c.Path == PathDocker {
+			per[i] += costDocker
+		}
+		if c.Stack == StackOpenSSLCLI {
+			per[i] += costCLI
 		}
 	}
 	if hasPath(cfgs, PathBridge) {
 		d += costBridgeSetup
+	}
+	if hasPath(cfgs, PathDocker) {
+		d += costDockerSetup
+	}
+	if slices.ContainsFunc(cfgs, func(c Config) bool { return usesOpenSSL(c.Stack) }) {
+		d += costHost
 	}
 	for _, st := range plan {
 		d += per[st.Config]

@@ -21,7 +21,30 @@ const (
 	// PathRemote: the servers on a second host ([remote] host, reached
 	// over SSH; experiments/instruments/sshhost), the client and the capture here.
 	PathRemote = "remote"
+	// PathDocker: client and server in two containers of a private Docker
+	// daemon on a Compose bridge network, MTU 1500, as the original ran
+	// them (experiments/tls/dockernet, dockerpath.go); the openssl-cli
+	// stack only.
+	PathDocker = "docker"
 )
+
+// allPaths is every path a profile or the matrix names, in first-seen
+// order.
+func (s *Spec) allPaths() []string {
+	var out []string
+	add := func(ps []string) {
+		for _, p := range ps {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	add(s.Matrix.Paths)
+	for _, name := range sortedKeys(s.Profiles) {
+		add(s.Profiles[name].Paths)
+	}
+	return out
+}
 
 func validPaths(where string, paths []string) error {
 	var errs []error
@@ -53,7 +76,9 @@ func (s *Spec) Paths(profile string) []string {
 // with Path set. Plan's steps index into it. With one path, unit i is
 // Configs()[i], so single-path runs are planned exactly as before paths
 // existed. A profile with other_cells = "paper" keeps, outside the
-// primary cell, only the paper's configurations.
+// primary cell, only the paper's configurations. Units leaves out the
+// cells [matrix] cells does not list and the stack x path combinations a
+// path cannot run (cellSupported).
 func (s *Spec) Units(profile string) []Config {
 	cs := s.Configs()
 	prof := s.Profiles[profile]
@@ -62,6 +87,9 @@ func (s *Spec) Units(profile string) []Config {
 	for _, p := range s.Paths(profile) {
 		for _, c := range cs {
 			c.Path = p
+			if cellSupported(c.Stack, p) != nil || !s.cellListed(cellOf(c)) {
+				continue
+			}
 			if prof.OtherCells == OtherCellsPaper && cellOf(c) != primary && !s.isPaperConfig(c) {
 				continue
 			}

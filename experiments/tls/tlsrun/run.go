@@ -23,6 +23,8 @@ import (
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/tls/bridgenet"
+	"pqrepro/experiments/tls/dockernet"
+	"pqrepro/experiments/tls/openssl"
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/deps"
@@ -122,7 +124,9 @@ type RunResult struct {
 }
 
 // Requirements lists what Run needs installed: iproute2 when a profile of
-// the spec under root runs the bridge path (bridgenet.Requirements); what
+// the spec under root runs the bridge path (bridgenet.Requirements);
+// Debian's docker.io and docker-compose when it runs the docker path
+// (dockernet.Requirements); what
 // building OpenSSL needs when the spec measures the openssl stack
 // (stack.go); beyond that Go and root (or CAP_NET_RAW) for the AF_PACKET
 // capture, which is not something a package installs, so Run checks it
@@ -139,8 +143,11 @@ func Requirements(root string) []deps.Requirement {
 			break
 		}
 	}
+	if slices.Contains(s.allPaths(), PathDocker) {
+		reqs = append(reqs, dockernet.Requirements()...)
+	}
 	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
-		if slices.Contains(s.Paths(p), PathBridge) {
+		if slices.Contains(s.Paths(p), PathBridge) || slices.Contains(s.Paths(p), PathDocker) {
 			return append(reqs, bridgenet.Requirements()...)
 		}
 	}
@@ -176,8 +183,19 @@ type runner struct {
 	servers []*server
 	stk     stackState     // stack.go
 	net     *bridgenet.Net // the bridge path's network, nil without one
-	rem     *remotePath    // the remote path's host (remotepath.go), nil without one
-	life    *runlife.Life  // the run's lifecycle; its MachineLine goes on progress lines
+	dock    *dockernet.Net // the docker path's containers (dockerpath.go), nil without them
+	// unincludeDocker removes the containers' processes from the quiet
+	// check's experiment (quiet.IncludeProcesses).
+	unincludeDocker func()
+	rem             *remotePath   // the remote path's host (remotepath.go), nil without one
+	life            *runlife.Life // the run's lifecycle; its MachineLine goes on progress lines
+	// skippedPaths are the paths the profile names that this host cannot
+	// run, with the reason (meta.json notes).
+	skippedPaths []string
+	// host is the host's cryptography measured before and after the
+	// handshakes (clistack.go measureHost), hostErrs what failed.
+	host     map[string]*openssl.HostCrypto
+	hostErrs []string
 }
 
 func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
@@ -246,6 +264,10 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	defer r.closeBridge()
+	if err := r.startDocker(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeDocker()
 	if err := r.startRemote(ctx); err != nil {
 		return nil, err
 	}
@@ -254,7 +276,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	defer r.stopServers()
+	if err := r.waitCLI(ctx); err != nil {
+		return nil, err
+	}
 	r.logServers()
+	r.measureHost(ctx, "before")
 
 	// 3. The run folder: removed on every path that does not commit it.
 	if err := l.Begin(ctx); err != nil {
@@ -278,6 +304,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	rate := float64(len(conns)) / wall.Seconds()
 	r.logf("handshakes: %d in %s, %.0f/s", len(conns), wall.Round(time.Millisecond), rate)
+	r.measureHost(ctx, "after")
 
 	// 4. What the process measured and the records derived from it.
 	files := map[string]string{}
@@ -319,6 +346,20 @@ func (r *runner) load() (Profile, error) {
 	if r.spec, err = LoadSpec(l.SpecPath); err != nil {
 		return Profile{}, l.Wrap(err)
 	}
+	if slices.Contains(r.spec.Paths(cfg.Profile), PathDocker) {
+		if why := dockerUnavailable(); why != nil {
+			// Without Docker the docker cells are left out, said here and
+			// in meta.json, and the pre-stated fallback is the primary
+			// cell; never a silent skip.
+			without, err := r.spec.WithoutPath(PathDocker)
+			if err != nil {
+				return Profile{}, l.Errorf("the docker path cannot run (%v) and %w", why, err)
+			}
+			r.spec = without
+			r.skippedPaths = append(r.skippedPaths, fmt.Sprintf("%s: %v; the primary cell is %s ([paper.fallback])", PathDocker, why, r.spec.PrimaryCell(cfg.Profile)))
+			r.logf("left out: every cell on the %s path: %v; primary cell %s ([paper.fallback])", PathDocker, why, r.spec.PrimaryCell(cfg.Profile))
+		}
+	}
 	if r.plan, err = Plan(r.spec, cfg.Profile); err != nil {
 		return Profile{}, l.Wrap(err)
 	}
@@ -349,6 +390,9 @@ func (r *runner) logServers() {
 	if r.net != nil {
 		addrs = append(addrs, bridgenet.ServerAddr)
 	}
+	if r.dock != nil {
+		addrs = append(addrs, r.dock.Info.ServerAddr)
+	}
 	addrs = append(addrs, r.remoteAddr()...)
 	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
 }
@@ -372,6 +416,15 @@ func (r *runner) handshakes(ctx context.Context, caps []*pathCapture) ([]conn, t
 			}
 		}()
 	}
+	if r.dock != nil { // a container that dies, or a network someone removes
+		go func() {
+			select {
+			case <-r.dock.Done():
+				stopConns(r.dock.Err())
+			case <-connCtx.Done():
+			}
+		}()
+	}
 	if done := r.remoteDone(); done != nil { // a dropped SSH session or a dead remote server
 		go func() {
 			select {
@@ -390,6 +443,11 @@ func (r *runner) handshakes(ctx context.Context, caps []*pathCapture) ([]conn, t
 	if r.net != nil {
 		if err := r.net.Err(); err != nil {
 			return nil, 0, st, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+		}
+	}
+	if r.dock != nil {
+		if err := r.dock.Err(); err != nil {
+			return nil, 0, st, l.Errorf("run %s after %d of %d connections: docker path: %w; the run was removed and its containers, network and image are being removed", run.ID, len(conns), len(r.plan), err)
 		}
 	}
 	if err := r.remoteFailure(loopErr); err != nil {
@@ -571,10 +629,19 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 		"paths":                    r.pathsMeta(caps, files),
 	}
 	r.remoteMeta(&meta)
+	if so := r.socketOptions(); len(so) > 0 {
+		meta.Measured["socket_options"] = so
+	}
+	if hc := r.hostCrypto(); hc != nil {
+		meta.Measured["host_crypto"] = hc
+	}
 	meta.Notes = []string{
 		fmt.Sprintf("order: %d rounds of blocks of %d measured connections per configuration, each block after %d discarded warm-ups, configurations shuffled per round (seed order=%d)", (prof.N+prof.Block-1)/prof.Block, prof.Block, prof.Warmup, r.spec.Seeds.Order),
 		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(r.cfg.Profile)),
 		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
+	}
+	for _, sp := range r.skippedPaths {
+		meta.Notes = append(meta.Notes, "left out: "+sp)
 	}
 	for _, pc := range caps {
 		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tls/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
@@ -720,7 +787,9 @@ func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]c
 		if sr.Err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, sr.Err)
 		}
-		if sr.Client != cr.Local {
+		// The CLI's s_server does not report its peer (Client ""): the
+		// capture's 4-tuple is the check there.
+		if sr.Client != "" && sr.Client != cr.Local {
 			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server saw client %s, client is %s (a stray connection to %s?)", i+1, s.cfg.Name, sr.Client, cr.Local, s.addr)
 		}
 		conns = append(conns, conn{seq: i, step: st, client: cr, server: sr})

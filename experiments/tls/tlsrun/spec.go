@@ -48,6 +48,17 @@ type Spec struct {
 	Bridge BridgeSpec `toml:"bridge"`
 	// Remote names the second host of the remote path (remotepath.go).
 	Remote RemoteSpec `toml:"remote"`
+	// CLI holds the command lines of the openssl-cli stack (clistack.go).
+	CLI CLISpec `toml:"cli"`
+}
+
+// CLISpec is the [cli] table: the exact arguments of the openssl program
+// for the openssl-cli stack, subcommand first, with the placeholders of
+// experiments/tls/openssl (cli.go) that the runner fills per configuration
+// and per connection.
+type CLISpec struct {
+	Server []string `toml:"server"`
+	Client []string `toml:"client"`
 }
 
 // BridgeSpec is the [bridge] table: how the bridge path is built.
@@ -84,6 +95,10 @@ type Matrix struct {
 	// (tlsdata.KnownPaths); empty is ["loopback"]. A profile's own
 	// paths replace them.
 	Paths []string `toml:"paths"`
+	// Cells, when set, are the only cells ("stack/path/keyshare") the
+	// run measures out of stacks x paths x keyshares: the design need not
+	// be fully crossed (the docker path runs the openssl-cli stack only).
+	Cells []string `toml:"cells"`
 }
 
 // Paper lists the paper's configurations (each must be in the matrix, or is
@@ -99,6 +114,10 @@ type Paper struct {
 	// the original study). Empty fields are the first stack, the
 	// profile's first path and the first key-share mode (Spec.PrimaryCell).
 	Cell Cell `toml:"cell"`
+	// Fallback is the primary cell of a run that cannot measure Cell
+	// (the docker path without Docker: WithoutPath), stated before any
+	// run like Cell; empty means none (such a run fails).
+	Fallback Cell `toml:"fallback"`
 }
 
 // Cell is one combination of the run's factors other than the
@@ -291,6 +310,7 @@ func (s *Spec) Validate() error {
 		errs = append(errs, validPaths("[profiles."+name+"] paths", s.Profiles[name].Paths))
 	}
 	errs = append(errs, s.validateCell()...)
+	errs = append(errs, s.validateCells()...)
 	if m := s.Bridge.MTU; m != 0 && (m < 1280 || m > 65535) {
 		bad("[bridge] mtu = %d: want 1280..65535 (0 is 1500)", m)
 	}
@@ -377,4 +397,39 @@ func (s *Spec) Configs() []Config {
 		}
 	}
 	return out
+}
+
+// WithoutPath returns a copy of s without the network path p: gone from
+// [matrix] paths, every profile's paths and [matrix] cells, and, when the
+// primary cell was on p, with [paper.fallback] as the primary cell. A run
+// that cannot use p (the docker path without Docker) runs this spec and
+// says so; an error when p carries the primary cell and there is no
+// fallback, or when no path would be left.
+func (s *Spec) WithoutPath(p string) (*Spec, error) {
+	c := *s
+	drop := func(ps []string) []string {
+		return slices.DeleteFunc(slices.Clone(ps), func(x string) bool { return x == p })
+	}
+	c.Matrix.Paths = drop(s.Matrix.Paths)
+	c.Matrix.Cells = slices.DeleteFunc(slices.Clone(s.Matrix.Cells), func(x string) bool {
+		parts := strings.Split(x, "/")
+		return len(parts) == 3 && parts[1] == p
+	})
+	c.Profiles = map[string]Profile{}
+	for name, prof := range s.Profiles {
+		prof.Paths = drop(prof.Paths)
+		c.Profiles[name] = prof
+	}
+	if s.Paper.Cell.Path == p {
+		if s.Paper.Fallback == (Cell{}) {
+			return nil, fmt.Errorf("the primary cell %s is on the %s path and [paper.fallback] names no other", s.Paper.Cell, p)
+		}
+		c.Paper.Cell = s.Paper.Fallback
+	}
+	for name := range c.Profiles {
+		if len(c.Paths(name)) == 0 {
+			return nil, fmt.Errorf("profile %s has no path left without %s", name, p)
+		}
+	}
+	return &c, nil
 }

@@ -21,8 +21,14 @@ import (
 // same implementation.
 const (
 	StackGo      = tlsdata.StackGo      // Go's crypto/tls (experiments/instruments/handshake)
-	StackOpenSSL = tlsdata.StackOpenSSL // OpenSSL 3.5 built from Debian's source (experiments/tls/openssl)
+	StackOpenSSL = tlsdata.StackOpenSSL // OpenSSL 3.5 built from Debian's source (experiments/tls/openssl), our harness
+	// StackOpenSSLCLI: the same build's s_server and s_client, one client
+	// process per connection (clistack.go).
+	StackOpenSSLCLI = tlsdata.StackOpenSSLCLI
 )
+
+// usesOpenSSL says whether a stack runs the OpenSSL build.
+func usesOpenSSL(stack string) bool { return stack == StackOpenSSL || stack == StackOpenSSLCLI }
 
 func (s *Spec) stacks() []string {
 	if len(s.Matrix.Stacks) == 0 {
@@ -84,9 +90,17 @@ func supported(stack string, ks handshake.KeyShare, g tls.CurveID) error {
 }
 
 // Skipped lists the matrix's combinations that Configs leaves out because
-// their stack cannot make them, with the reason.
+// their stack cannot make them, and the stack x path combinations Units
+// leaves out because the path cannot run the stack, with the reason.
 func (s *Spec) Skipped() []string {
 	var out []string
+	for _, st := range s.stacks() {
+		for _, p := range s.allPaths() {
+			if err := cellSupported(st, p); err != nil {
+				out = append(out, fmt.Sprintf("%s on %s: %v", st, p, err))
+			}
+		}
+	}
 	for _, st := range s.stacks() {
 		for _, ks := range s.keyShares() {
 			for _, g := range s.Matrix.Groups {
@@ -106,8 +120,8 @@ func (s *Spec) Skipped() []string {
 // id is the configuration's records ID (tlsdata.ConfigID).
 func (c Config) id() string {
 	st := ""
-	if c.Stack == StackOpenSSL {
-		st = StackOpenSSL
+	if usesOpenSSL(c.Stack) {
+		st = c.Stack
 	}
 	return tlsdata.ConfigID{CertKey: string(c.Key), Group: c.Group.String(), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Stack: st}.ID()
 }
@@ -126,12 +140,17 @@ type stackState struct {
 	harness string
 	certDir string
 	clients []*openssl.Client
+	// program is the build's openssl program and its version, when the
+	// openssl-cli stack runs (clistack.go).
+	program, programVersion string
+	// cliUp are the s_server processes to wait for (waitCLI).
+	cliUp []cliUp
 }
 
 // prepareStacks builds (once, cached) OpenSSL and its harness when a
 // configuration uses it.
 func (r *runner) prepareStacks(ctx context.Context) error {
-	if !slices.ContainsFunc(r.configs, func(c Config) bool { return c.Stack == StackOpenSSL }) {
+	if !slices.ContainsFunc(r.configs, func(c Config) bool { return usesOpenSSL(c.Stack) }) {
 		return nil
 	}
 	root := r.cfg.BuildRoot
@@ -150,9 +169,13 @@ func (r *runner) prepareStacks(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
+	// Readable by a container's user through the docker path's mount.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("tls:run: %w", err)
+	}
 	r.stk = stackState{build: b, harness: bin, certDir: dir}
 	r.logf("openssl: OpenSSL %s (Debian %s, %s) harness %s", b.OpenSSLVersion, b.Version, b.Configure, filepath.Base(filepath.Dir(bin)))
-	return nil
+	return r.prepareCLI(ctx)
 }
 
 // stopStacks ends the OpenSSL clients and removes the PEM files.
@@ -172,6 +195,7 @@ func (r *runner) stackMeta() map[string]string {
 	}
 	m := r.stk.build.Meta()
 	m["openssl.harness_sha256"] = openssl.HarnessSHA256()
+	r.cliMeta(m)
 	return m
 }
 
@@ -183,6 +207,9 @@ func (r *runner) newEnds(i int, c Config, b *handshake.Bundle, exp handshake.Exp
 		if decoy, err = handshake.Decoy(c.Group); err != nil {
 			return nil, nil, err
 		}
+	}
+	if c.Stack == StackOpenSSLCLI {
+		return r.newCLIEnds(i, c, b, exp, decoy)
 	}
 	if c.Stack != StackOpenSSL {
 		groups := []tls.CurveID{c.Group}
@@ -225,7 +252,7 @@ func (c Config) stackName() string {
 // here: Run reports it).
 func stackRequirements(root string) []deps.Requirement {
 	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
-	if err != nil || !slices.Contains(s.Matrix.Stacks, StackOpenSSL) {
+	if err != nil || !slices.ContainsFunc(s.Matrix.Stacks, usesOpenSSL) {
 		return nil
 	}
 	return openssl.Requirements()

@@ -203,7 +203,8 @@ func TestRunOpenSSLBridge(t *testing.T) {
 
 // BenchmarkRunStack records a 6-configuration matrix (Ed25519 and
 // ML-DSA-87 x X25519, MLKEM1024, SecP384r1MLKEM1024; 4 blocks of 50 + 3
-// warm-ups each, 1,272 connections) with each stack, one capture per run,
+// warm-ups each, 1,272 connections) with each stack (openssl-cli: a new
+// s_client process per connection), one capture per run,
 // and reports the handshake rate of the run and the kernel's
 // packet drops, which must be zero for a valid run. Needs root and, for
 // openssl, the build in the cache.
@@ -237,16 +238,16 @@ n = 200
 block = 50
 warmup = 3
 `
-	for _, stack := range []string{StackGo, StackOpenSSL} {
+	for _, stack := range []string{StackGo, StackOpenSSL, StackOpenSSLCLI} {
 		b.Run(stack, func(b *testing.B) {
-			if stack == StackOpenSSL {
+			if usesOpenSSL(stack) {
 				if _, err := openssl.Cached(root); err != nil {
 					b.Skipf("the OpenSSL build is not in the cache: %v", err)
 				}
 			}
 			for b.Loop() {
 				dir := b.TempDir()
-				e := &testEnv{root: dir, spec: writeSpec(b, dir, strings.Replace(spec, "STACK", stack, 1)), store: &repro.Store{Dir: filepath.Join(dir, "store")}}
+				e := &testEnv{root: dir, spec: writeSpec(b, dir, strings.Replace(spec, "STACK", stack, 1)+cliTable), store: &repro.Store{Dir: filepath.Join(dir, "store")}}
 				cfg := e.config(time.Now())
 				cfg.Now, cfg.Verbose = nil, false
 				cfg.BuildRoot = root

@@ -1,0 +1,145 @@
+package agreement
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// MinBetweenRuns is the fewest runs from which Between estimates a
+// between-run variance: with two runs the moment estimate rests on one
+// difference per item and is as likely to be 0 as to be large.
+const MinBetweenRuns = 3
+
+// BetweenRun is the between-run variance of a study's host-dependent
+// estimates, from repeated runs of one profile on one host: what moves
+// an estimate from run to run beyond its within-run standard error (the
+// machine's state between runs: another speed of the virtual CPU, its
+// neighbours, its caches). No within-run standard error contains it, so
+// an interval built from within-run errors alone calls such a move
+// inconsistent.
+//
+// It is a relative variance τ²_rel: an item of magnitude |m| has
+// between-run variance τ²_rel · m² (a run slower by some per cent moves
+// every time of an item by that share of it, the log scale's
+// delta-method equivalent, which keeps items of opposite sign and near
+// zero usable). It is estimated by the method of moments of DerSimonian
+// and Laird (1986, "Meta-analysis in clinical trials", Controlled
+// Clinical Trials 7(3)) with one τ² common to the study's items: per item
+// j observed in K_j runs, with y_ij = est_ij / |m_j| (m_j the item's
+// mean over the runs), s_ij = se_ij / |m_j|, w_ij = 1 / s_ij²,
+//
+//	Q_j = Σ_i w_ij (y_ij - ȳ_j)²,   ȳ_j = Σ_i w_ij y_ij / Σ_i w_ij,
+//	C_j = Σ_i w_ij - Σ_i w_ij² / Σ_i w_ij,
+//	τ²_rel = max(0, (Σ_j Q_j - Σ_j (K_j - 1)) / Σ_j C_j),
+//
+// the sum of the items' DerSimonian-Laird moment equations E[Q_j] =
+// (K_j - 1) + τ² C_j. The prediction interval for a new run then is
+// ref ± z · sqrt(se_ref² + se_new² + 2 τ²) (a random-effects prediction:
+// Higgins, Thompson and Spiegelhalter 2009, "A re-evaluation of
+// random-effects meta-analysis", JRSS A 172(1)): both the reference and
+// the new run carry one between-run deviation each.
+type BetweenRun struct {
+	// Runs are the IDs of the runs the estimate used.
+	Runs []string
+	// Tau2Rel is τ²_rel (0 when not estimated).
+	Tau2Rel float64
+	// Items is the number of items that entered it, Q and DF the summed
+	// Q_j and K_j - 1.
+	Items int
+	Q     float64
+	DF    int
+	// Caveat, when set, says why τ² is taken as 0 (fewer than
+	// MinBetweenRuns runs): the intervals hold within-run error only.
+	Caveat string
+}
+
+// Between estimates the between-run variance from runs (one list of
+// items per run, as the study lists them for a run compared with itself:
+// each item's Ref is that run's value; ids name the runs). Only
+// host-dependent Estimate items with a finite estimate and a positive
+// standard error enter, matched by name, each in at least two runs.
+func Between(ids []string, runs [][]Item) BetweenRun {
+	b := BetweenRun{Runs: ids}
+	if len(runs) < MinBetweenRuns {
+		b.Caveat = fmt.Sprintf("between-run variance not estimated: %d run(s) of this profile, spec and host whose quiet check passed, at least %d needed; τ² = 0, so the intervals hold within-run error only", len(runs), MinBetweenRuns)
+		return b
+	}
+	byName := map[string][]Value{}
+	var order []string
+	for _, items := range runs {
+		for _, it := range items {
+			v := it.Ref
+			if it.Class != HostDependent || it.Kind != Estimate || v.Absent || math.IsNaN(v.Est) || math.IsInf(v.Est, 0) || !(v.SE > 0) {
+				continue
+			}
+			if _, ok := byName[it.Name]; !ok {
+				order = append(order, it.Name)
+			}
+			byName[it.Name] = append(byName[it.Name], v)
+		}
+	}
+	var q, c float64
+	for _, name := range order {
+		vs := byName[name]
+		if len(vs) < 2 {
+			continue
+		}
+		var m float64
+		for _, v := range vs {
+			m += v.Est
+		}
+		m = math.Abs(m / float64(len(vs)))
+		if m == 0 {
+			continue
+		}
+		var sw, sw2, swy float64
+		w := make([]float64, len(vs))
+		for i, v := range vs {
+			s := v.SE / m
+			w[i] = 1 / (s * s)
+			sw, sw2, swy = sw+w[i], sw2+w[i]*w[i], swy+w[i]*v.Est/m
+		}
+		mean := swy / sw
+		for i, v := range vs {
+			d := v.Est/m - mean
+			q += w[i] * d * d
+		}
+		c += sw - sw2/sw
+		b.DF += len(vs) - 1
+		b.Items++
+	}
+	b.Q = q
+	if b.Items == 0 || c <= 0 {
+		b.Caveat = "between-run variance not estimated: no host-dependent estimate with a standard error in two or more of the runs; τ² = 0"
+		return b
+	}
+	b.Tau2Rel = math.Max(0, (q-float64(b.DF))/c)
+	return b
+}
+
+// Apply sets the between-run variance of every host-dependent Estimate
+// item: Tau2 = τ²_rel · ref², in the item's unit squared.
+func (b BetweenRun) Apply(items []Item) {
+	for i := range items {
+		if items[i].Class == HostDependent && items[i].Kind == Estimate && !math.IsNaN(items[i].Ref.Est) {
+			items[i].Tau2 = b.Tau2Rel * items[i].Ref.Est * items[i].Ref.Est
+		}
+	}
+}
+
+// String is one line for SUMMARY.txt and the calibration's report.
+func (b BetweenRun) String() string {
+	runs := "none"
+	if len(b.Runs) > 0 {
+		runs = strings.Join(b.Runs, ", ")
+	}
+	switch {
+	case b.Caveat != "":
+		return fmt.Sprintf("%s (runs: %s)", b.Caveat, runs)
+	case len(b.Runs) == 0:
+		return "between-run variance not estimated (no runs examined); τ² = 0, so the intervals hold within-run error only"
+	}
+	return fmt.Sprintf("between-run variance τ²_rel = %.3g (between-run sd %.1f %% of each time; DerSimonian-Laird over %d items, Q %.1f on %d df) from %d runs: %s; intervals ref ± 1.96 sqrt(se_ref² + se_new² + 2 τ²)",
+		b.Tau2Rel, 100*math.Sqrt(b.Tau2Rel), b.Items, b.Q, b.DF, len(b.Runs), runs)
+}

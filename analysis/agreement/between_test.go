@@ -1,0 +1,102 @@
+package agreement
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// betweenRuns makes k runs of n host-dependent estimate items (and one
+// exact item, which must not count): item j has mean m_j in [1, 10] and
+// within-run se 2 % of it; each run moves each item by a between-run
+// deviation of sd tau·m_j on top of its within-run error.
+func betweenRuns(seed uint64, k, n int, tau float64) ([]string, [][]Item) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	m := make([]float64, n)
+	for j := range m {
+		m[j] = 1 + 9*rng.Float64()
+	}
+	var ids []string
+	var runs [][]Item
+	for i := range k {
+		ids = append(ids, "run"+itoa(i))
+		var items []Item
+		for j := range n {
+			se := 0.02 * m[j]
+			est := m[j] * (1 + tau*rng.NormFloat64() + 0.02*rng.NormFloat64())
+			items = append(items, Item{Name: "t" + itoa(j), Class: HostDependent, Kind: Estimate, Ref: V(est, se)})
+		}
+		items = append(items, Item{Name: "bytes", Class: HostIndependent, Kind: Exact, Ref: V(float64(1000+i*50), 0)})
+		runs = append(runs, items)
+	}
+	return ids, runs
+}
+
+// TestBetween: a known between-run spread is recovered within tolerance,
+// none is found where there is none or the runs are identical, fewer
+// than three runs give τ² = 0 with the caveat, and the runs are listed.
+func TestBetween(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		k         int
+		tau       float64
+		lo, hi    float64 // bounds of the recovered τ_rel
+		identical bool
+		caveat    string
+	}{
+		{"sd 10 % over 5 runs", 5, 0.10, 0.085, 0.115, false, ""},
+		{"sd 40 % over 3 runs", 3, 0.40, 0.33, 0.47, false, ""},
+		{"no between-run spread", 5, 0, 0, 0.01, false, ""},
+		{"identical runs", 4, 0.1, 0, 0, true, ""},
+		{"two runs", 2, 0.1, 0, 0, false, "2 run(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids, runs := betweenRuns(11, tc.k, 80, tc.tau)
+			if tc.identical {
+				for i := range runs {
+					runs[i] = runs[0]
+				}
+			}
+			b := Between(ids, runs)
+			if tau := math.Sqrt(b.Tau2Rel); tau < tc.lo || tau > tc.hi {
+				t.Errorf("τ_rel %.4f, want in [%g, %g] (%s)", tau, tc.lo, tc.hi, b)
+			}
+			if !strings.Contains(b.Caveat, tc.caveat) || (tc.caveat == "") != (b.Caveat == "") {
+				t.Errorf("caveat %q, want %q", b.Caveat, tc.caveat)
+			}
+			if tc.caveat == "" && (b.Items != 80 || b.DF != 80*(tc.k-1)) {
+				t.Errorf("%d items on %d df, want the 80 estimates (the exact item left out)", b.Items, b.DF)
+			}
+			if !strings.Contains(b.String(), ids[len(ids)-1]) {
+				t.Errorf("the runs are not listed: %s", b)
+			}
+		})
+	}
+}
+
+// TestBetweenWidensTheInterval: an estimate 3 within-run standard errors
+// off is inconsistent without a between-run variance and consistent with
+// one of that size; exact and direction items are left alone.
+func TestBetweenWidensTheInterval(t *testing.T) {
+	items := []Item{
+		{Name: "t", Class: HostDependent, Kind: Estimate, Ref: V(10, 0.1), New: V(10.45, 0.1)},
+		{Name: "b", Class: HostIndependent, Kind: Exact, Ref: V(5, 0), New: V(5, 0)},
+		{Name: "d", Class: HostIndependent, Kind: Direction, Ref: V(10, 0.1), New: V(10.45, 0.1)},
+	}
+	judge := func(items []Item) Judged {
+		return Judge(DefaultRule, Study{Name: "s", Items: items, HostsMatch: true}).Items[0]
+	}
+	if j := judge(items); j.Status != Inconsistent {
+		t.Fatalf("without τ²: %v %s", j.Status, j.Why)
+	}
+	with := append([]Item(nil), items...)
+	BetweenRun{Tau2Rel: 0.03 * 0.03}.Apply(with)
+	if math.Abs(with[0].Tau2-0.09) > 1e-12 || with[1].Tau2 != 0 || with[2].Tau2 != 0 {
+		t.Fatalf("applied τ²: %g %g %g", with[0].Tau2, with[1].Tau2, with[2].Tau2)
+	}
+	j := judge(with)
+	if want := 1.959963984540054 * math.Sqrt(0.02+2*0.09); j.Status != Consistent || math.Abs(j.Hi-10-want) > 1e-9 {
+		t.Errorf("with τ²: %v %s, interval [%g, %g], want ±%g", j.Status, j.Why, j.Lo, j.Hi, want)
+	}
+}

@@ -1,0 +1,259 @@
+package tlsstudy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"pqrepro/analysis/stats"
+	"pqrepro/datasets/tlsdata"
+)
+
+// The host in the analysis (issue 24 item 1): a primitive-cost account of
+// the hybrid's increase from the host's own `openssl speed` figures,
+// which the runner records in meta.json measured.host_crypto before and
+// after the handshakes (experiments/tls/openssl, speed.go).
+//
+// Model. SecP384r1MLKEM1024 (draft-ietf-tls-ecdhe-mlkem) is ML-KEM-1024
+// plus an ECDHE over P-384 in the same key share, so the hybrid's
+// increase over the X25519 baseline minus ML-KEM-1024's is the P-384 work
+// a handshake adds (the X25519 work it replaces is in both increases and
+// cancels): the client's and the server's key generation and each side's
+// derivation of the shared point, four scalar multiplications,
+//
+//	predicted_ms = 4 x ms_per_op["ecdh-p384"],
+//
+// where one `openssl speed ecdhp384` operation is one derivation
+// (apps/speed.c times EVP_PKEY_derive with keys made beforehand) on
+// OpenSSL's generic P-384, and we assume a key generation costs about one
+// derivation: both are one scalar multiplication, and this build's P-384
+// has no fixed-base precomputation that would make the generator's
+// multiplication cheaper (Implementations["P-384"]). The speed is the mean of
+// the before and after measurements; their drift says how much the host
+// changed within the run. The model is OpenSSL's: it applies to the
+// openssl and openssl-cli stacks, not to Go's crypto/ecdh, whose P-384
+// differs (its cells are reported with Applies false). Extra
+// bytes on the wire (97 for the P-384 point each way) are ignored.
+//
+// The same account of ML-KEM-1024 against X25519 is
+//
+//	kem_predicted_ms = keygen + encaps + decaps of ML-KEM-1024
+//	                   - 4 x ms_per_op["ecdh-x25519"],
+//
+// the client's key generation and decapsulation and the server's
+// encapsulation replacing X25519's two key generations and two
+// derivations (four X25519 speed operations, by the same assumption).
+
+// HostCryptoMeta is the part of meta.json's measured.host_crypto the
+// analysis reads.
+type HostCryptoMeta struct {
+	Before *HostSpeed `json:"before"`
+	After  *HostSpeed `json:"after"`
+	// Implementations names the code that computes each primitive.
+	Implementations map[string]string `json:"implementations"`
+	Errors          []string          `json:"errors"`
+}
+
+// HostSpeed is one `openssl speed` measurement.
+type HostSpeed struct {
+	MsPerOp     map[string]float64 `json:"ms_per_op"`
+	CPUSettings string             `json:"cpu_settings"`
+}
+
+// SocketOptions is meta.json's measured.socket_options of one stack.
+type SocketOptions struct {
+	ClientNoDelay bool   `json:"client_tcp_nodelay"`
+	ServerNoDelay bool   `json:"server_tcp_nodelay"`
+	Source        string `json:"source"`
+}
+
+// RunMeta is what the analysis reads of a run's meta.json; both parts are
+// absent in runs recorded before issue 24.
+type RunMeta struct {
+	HostCrypto    *HostCryptoMeta
+	SocketOptions map[string]SocketOptions
+}
+
+// ParseRunMeta reads measured.host_crypto and measured.socket_options of
+// a run's meta.json; either may be missing. name is for the errors.
+func ParseRunMeta(name string, b []byte) (RunMeta, error) {
+	var m struct {
+		Measured struct {
+			HostCrypto    *HostCryptoMeta          `json:"host_crypto"`
+			SocketOptions map[string]SocketOptions `json:"socket_options"`
+		} `json:"measured"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil {
+		return RunMeta{}, fmt.Errorf("%s: %w; the run folder is immutable: record a new run", name, err)
+	}
+	hc := m.Measured.HostCrypto
+	if hc != nil {
+		for when, s := range map[string]*HostSpeed{"before": hc.Before, "after": hc.After} {
+			if s == nil {
+				continue
+			}
+			for k, v := range s.MsPerOp {
+				if !(v > 0) || math.IsInf(v, 0) {
+					return RunMeta{}, fmt.Errorf("%s: measured.host_crypto.%s.ms_per_op[%q] = %v: want a positive time", name, when, k, v)
+				}
+			}
+		}
+	}
+	for st := range m.Measured.SocketOptions {
+		if !slices.Contains(tlsdata.Stacks, st) {
+			return RunMeta{}, fmt.Errorf("%s: measured.socket_options names stack %q, not one of %v", name, st, tlsdata.Stacks)
+		}
+	}
+	return RunMeta{HostCrypto: hc, SocketOptions: m.Measured.SocketOptions}, nil
+}
+
+// HostCost is the primitive-cost account of the hybrid (see the model
+// above), per cell of the run.
+type HostCost struct {
+	Model string `json:"model"`
+	// Note says why there is no account (no host_crypto in meta.json),
+	// else is empty.
+	Note        string         `json:"note,omitempty"`
+	CPUSettings string         `json:"cpu_settings,omitempty"`
+	Before      map[string]Num `json:"before_ms_per_op,omitempty"`
+	After       map[string]Num `json:"after_ms_per_op,omitempty"`
+	// P384Ms is the mean of the before and after ecdh-p384 times (one of
+	// them when only one was measured); P384DriftPct = 100 (after -
+	// before) / before, null with one measurement.
+	P384Ms            Num            `json:"p384_ms_per_op"`
+	P384DriftPct      Num            `json:"p384_drift_pct"`
+	HybridPredictedMs Num            `json:"hybrid_predicted_ms"`
+	KemPredictedMs    Num            `json:"kem_predicted_ms"`
+	Cells             []HostCostCell `json:"cells"`
+}
+
+// HostCostCell is one cell's observed hybrid-minus-ML-KEM-1024 increase
+// beside the prediction.
+type HostCostCell struct {
+	Cell
+	// Applies: the model's P-384 is the cell's (OpenSSL stacks).
+	Applies bool `json:"applies"`
+	// ObservedMs is the median over rounds of the per-round hybrid
+	// increase minus ML-KEM-1024's (both round-level paired differences
+	// against the cell's baseline), with a percentile cluster-bootstrap
+	// interval over the NEff rounds that have both.
+	ObservedMs  Num `json:"observed_ms"`
+	Lower       Num `json:"lower"`
+	Upper       Num `json:"upper"`
+	NEff        int `json:"n_eff"`
+	PredictedMs Num `json:"predicted_ms"`
+	// Ratio is ObservedMs / PredictedMs.
+	Ratio Num `json:"ratio"`
+	// KemIncreaseMs is the cell's ML-KEM-1024 increase, beside
+	// KemPredictedMs.
+	KemIncreaseMs Num    `json:"kem_increase_ms"`
+	Note          string `json:"note,omitempty"`
+}
+
+const hostCostModel = "observed = median over rounds of (hybrid increase - ML-KEM-1024 increase); predicted = 4 x ms_per_op[ecdh-p384] (two key generations and two derivations over P-384; one `openssl speed ecdhp384` operation is one derivation, a key generation assumed as dear, no fixed-base precomputation in this build); kem_predicted = ML-KEM-1024 keygen + encaps + decaps - 4 x ms_per_op[ecdh-x25519]; speeds the mean of before and after; OpenSSL stacks only"
+
+// hostCost computes the account for every complete cell of the gap
+// analysis; a run without host_crypto gets a note and no cells.
+func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
+	nan := Num(math.NaN())
+	h := &HostCost{Model: hostCostModel, P384Ms: nan, P384DriftPct: nan, HybridPredictedMs: nan, KemPredictedMs: nan, Cells: []HostCostCell{}}
+	if hc == nil || (hc.Before == nil && hc.After == nil) {
+		h.Note = "meta.json has no measured.host_crypto (a run recorded before issue 24, or the OpenSSL build was not run): no primitive-cost account"
+		if hc != nil && len(hc.Errors) > 0 {
+			h.Note += "; the runner says: " + fmt.Sprint(hc.Errors)
+		}
+		return h
+	}
+	conv := func(s *HostSpeed) map[string]Num {
+		if s == nil {
+			return nil
+		}
+		out := map[string]Num{}
+		for k, v := range s.MsPerOp {
+			out[k] = Num(v)
+		}
+		return out
+	}
+	h.Before, h.After = conv(hc.Before), conv(hc.After)
+	if hc.Before != nil {
+		h.CPUSettings = hc.Before.CPUSettings
+	} else {
+		h.CPUSettings = hc.After.CPUSettings
+	}
+	speed := func(op string) float64 {
+		var xs []float64
+		for _, s := range []*HostSpeed{hc.Before, hc.After} {
+			if s != nil {
+				if v, ok := s.MsPerOp[op]; ok {
+					xs = append(xs, v)
+				}
+			}
+		}
+		if len(xs) == 0 {
+			return math.NaN()
+		}
+		sum := 0.0
+		for _, x := range xs {
+			sum += x
+		}
+		return sum / float64(len(xs))
+	}
+	p384 := speed("ecdh-p384")
+	h.P384Ms = Num(p384)
+	if hc.Before != nil && hc.After != nil {
+		if b, a := hc.Before.MsPerOp["ecdh-p384"], hc.After.MsPerOp["ecdh-p384"]; b > 0 && a > 0 {
+			h.P384DriftPct = Num(100 * (a - b) / b)
+		}
+	}
+	h.HybridPredictedMs = Num(4 * p384)
+	h.KemPredictedMs = Num(speed("mlkem1024-keygen") + speed("mlkem1024-encaps") + speed("mlkem1024-decaps") - 4*speed("ecdh-x25519"))
+	for i := range g.Cells {
+		c := &g.Cells[i]
+		hyb, kem := c.role("hybrid"), c.role("pq-kem")
+		if hyb == nil || kem == nil {
+			continue
+		}
+		hcell := HostCostCell{Cell: c.Cell, Applies: c.Stack != tlsdata.StackGo,
+			PredictedMs: h.HybridPredictedMs, KemIncreaseMs: kem.Rounds.IncreaseMs,
+			ObservedMs: nan, Lower: nan, Upper: nan, Ratio: nan}
+		if !hcell.Applies {
+			hcell.Note = "Go's crypto/ecdh P-384, not OpenSSL's: the prediction does not apply"
+		}
+		_, dk, dh := pairRounds(floats(kem.Rounds.DiffsMs), floats(hyb.Rounds.DiffsMs))
+		hcell.NEff = len(dk)
+		per := make([]float64, len(dk))
+		for j := range dk {
+			per[j] = dh[j] - dk[j]
+		}
+		if len(per) > 0 {
+			med, _ := stats.Median(per)
+			hcell.ObservedMs = Num(med)
+			if p384 > 0 {
+				hcell.Ratio = Num(med / (4 * p384))
+			}
+		}
+		switch {
+		case hcell.NEff < MinRounds:
+			hcell.Note = joinNote(hcell.Note, fmt.Sprintf("%d paired round(s): the interval needs at least %d", hcell.NEff, MinRounds))
+		case slices.Min(per) == slices.Max(per):
+			hcell.Note = joinNote(hcell.Note, "no spread over rounds to resample")
+		default:
+			stat := func(idx []int) float64 { return stats.MedianAt(per, idx) }
+			if rs, err := stats.ClusterBootstrap(hcell.NEff, stat, stats.ClusterConfig{
+				Seed: p.BootstrapSeed, Stream: streamOf(c.Cell.String() + "|host-cost"), Resamples: p.resamples(), Level: Level}); err == nil {
+				hcell.Lower, hcell.Upper = Num(rs.Lower), Num(rs.Upper)
+			}
+		}
+		h.Cells = append(h.Cells, hcell)
+	}
+	return h
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

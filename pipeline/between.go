@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"pqrepro/analysis/agreement"
+)
+
+// betweenCandidates lists the runs under root/data/<study>/ (every run
+// the repository holds, pinned or not) from which the between-run
+// variance of refRun's items is estimated: those of refRun's profile and
+// spec SHA-256 whose host fingerprint matches refRun's and whose quiet
+// check passed (meta.json measured.machine.verdict "quiet"), refRun
+// itself included when it qualifies, sorted by ID. left says, per run
+// left out, why.
+func betweenCandidates(root, study, refRun string) (ids, left []string, err error) {
+	type meta struct {
+		Profile  string `json:"profile"`
+		SpecSHA  string `json:"spec_sha256"`
+		Measured struct {
+			Machine struct {
+				Verdict string `json:"verdict"`
+			} `json:"machine"`
+		} `json:"measured"`
+	}
+	read := func(run string) (meta, agreement.Fingerprint, error) {
+		var m meta
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(run), "meta.json"))
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return m, agreement.Fingerprint{}, fmt.Errorf("%s/meta.json: %w", run, pe.Err)
+		} else if err != nil {
+			return m, agreement.Fingerprint{}, err
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return m, agreement.Fingerprint{}, fmt.Errorf("%s/meta.json: %w", run, err)
+		}
+		fp, err := agreement.ReadFingerprint(b)
+		return m, fp, err
+	}
+	ref, refFP, err := read(refRun)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the reference run's meta.json: %w", err)
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range dirs {
+		run := "data/" + study + "/" + filepath.Base(filepath.Dir(d))
+		m, fp, err := read(run)
+		why := ""
+		switch {
+		case err != nil:
+			why = err.Error()
+		case m.Profile != ref.Profile:
+			why = "profile " + m.Profile
+		case m.SpecSHA != ref.SpecSHA:
+			why = "another spec"
+		case len(refFP.Differences(fp)) > 0:
+			why = "another host (" + strings.Join(refFP.Differences(fp), "; ") + ")"
+		case m.Measured.Machine.Verdict != "quiet":
+			why = "quiet check not passed (verdict " + fmt.Sprintf("%q", m.Measured.Machine.Verdict) + ")"
+		}
+		if why != "" {
+			left = append(left, filepath.Base(run)+": "+why)
+			continue
+		}
+		ids = append(ids, filepath.Base(run))
+	}
+	slices.Sort(ids)
+	return ids, left, nil
+}
+
+// betweenRuns estimates, per compared study, the between-run variance
+// of its host-dependent estimates from the runs betweenCandidates finds
+// for its reference run (agreement.Between): the reference's results
+// are p.refResults, every other run is analysed in a tree of its own
+// under dir (removed afterwards). With fewer than agreement.MinBetweenRuns
+// runs it analyses nothing and τ² is 0 with the caveat.
+func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string) {
+	for i := range plans {
+		p := &plans[i]
+		if p.ref == "" || p.refResults == nil || p.s.Compare == nil {
+			continue
+		}
+		ids, left, err := betweenCandidates(cfg.Root, p.s.Name, p.ref)
+		if err != nil {
+			p.between = agreement.BetweenRun{Caveat: "between-run variance not estimated: " + err.Error() + "; τ² = 0"}
+			continue
+		}
+		if len(left) > 0 {
+			cfg.printf("between-run variance of %s: %d run(s) of data/%s left out (%s)", p.s.Name, len(left), p.s.Name, strings.Join(left, "; "))
+		}
+		if len(ids) < agreement.MinBetweenRuns {
+			p.between = agreement.Between(ids, make([][]agreement.Item, len(ids)))
+			continue
+		}
+		var runs [][]agreement.Item
+		var used []string
+		for _, id := range ids {
+			b := p.refResults
+			if run := "data/" + p.s.Name + "/" + id; run != p.ref {
+				if b, err = analyseRun(ctx, cfg, p.s, run, filepath.Join(dir, id)); err != nil {
+					cfg.printf("between-run variance of %s: run %s left out: %v", p.s.Name, id, err)
+					continue
+				}
+			}
+			as, err := compareStudy(p.s, b, b, cfg.Profile, hostPair{match: true})
+			if err != nil {
+				cfg.printf("between-run variance of %s: run %s left out: %v", p.s.Name, id, err)
+				continue
+			}
+			runs, used = append(runs, as.Items), append(used, id)
+		}
+		p.between = agreement.Between(used, runs)
+	}
+	os.RemoveAll(dir)
+}
+
+// analyseRun analyses one committed run of s into tree and returns its
+// results/<study>.json.
+func analyseRun(ctx context.Context, cfg Config, s Study, run, tree string) ([]byte, error) {
+	st, err := s.StagesFor(cfg.Root, cfg.Profile, run)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := analyseIn(ctx, cfg, tree, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Failed) > 0 {
+		return nil, fmt.Errorf("stage %s failed: %v", rep.Failed[0].Stage, rep.Failed[0].Err)
+	}
+	return os.ReadFile(filepath.Join(tree, "results", s.Name+".json"))
+}

@@ -1,0 +1,45 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBetweenCandidates: of a study's runs only those of the reference's
+// profile, spec and host whose quiet check passed are used (the
+// reference itself among them); every other run is named with why.
+func TestBetweenCandidates(t *testing.T) {
+	root := t.TempDir()
+	write := func(id, profile, spec, cpu, verdict string) {
+		dir := filepath.Join(root, "data", "x", id)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "meta.json"), []byte(`{"profile":"`+profile+`","spec_sha256":"`+spec+`","host":{"cpu_model":"`+cpu+`","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":1000},"go":{"version":"go1.27.3"},"measured":{"machine":{"verdict":"`+verdict+`"}}}`), 0o644)
+	}
+	write("r1", "quick", "s", "Xeon", "quiet")
+	write("r2", "quick", "s", "Xeon", "quiet")
+	write("r3", "quick", "s", "Xeon", "quiet")
+	write("busy", "quick", "s", "Xeon", "busy")
+	write("full", "full", "s", "Xeon", "quiet")
+	write("spec", "quick", "t", "Xeon", "quiet")
+	write("amd", "quick", "s", "AMD EPYC", "quiet")
+	write("old", "quick", "s", "Xeon", "")
+	ids, left, err := betweenCandidates(root, "x", "data/x/r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []string{"r1", "r2", "r3"}) {
+		t.Errorf("runs %v, want r1 r2 r3", ids)
+	}
+	all := strings.Join(left, "\n")
+	for _, want := range []string{`busy: quiet check not passed (verdict "busy")`, "full: profile full", "spec: another spec", `amd: another host (CPU "Xeon" vs "AMD EPYC")`, `old: quiet check not passed (verdict "")`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("left out:\n%s\nlacks %q", all, want)
+		}
+	}
+	if _, _, err := betweenCandidates(root, "x", "data/x/none"); err == nil || !strings.Contains(err.Error(), "the reference run's meta.json: data/x/none/meta.json: no such file") || strings.Contains(err.Error(), root) {
+		t.Errorf("no reference meta.json: %v", err)
+	}
+}
