@@ -48,7 +48,12 @@ func TestLinkemuSelfTestAndClean(t *testing.T) {
 		t.Skipf("no TUN device: %v", err)
 	}
 	var out, errb bytes.Buffer
-	code := dispatch([]string{"linkemu", "selftest", "-delay", "5ms", "-jitter", "1ms", "-rate", "50mbit", "-probes", "50"}, &out, &errb)
+	// The command's wiring is under test, not this machine's timing: a
+	// CI run measured p50 13.1 ms for the 10.0 ms RTT while other tests
+	// had just run, beyond the default 1 ms tolerance (linkemu's own tests
+	// check the tolerance), so the tolerance here is wide; p50 >= 9 ms
+	// below still shows the delay was applied.
+	code := dispatch([]string{"linkemu", "selftest", "-delay", "5ms", "-jitter", "1ms", "-rate", "50mbit", "-probes", "50", "-tolerance", "20ms"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("selftest exit %d: %s", code, errb.String())
 	}
