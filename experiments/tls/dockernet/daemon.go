@@ -50,23 +50,40 @@ func readState(dir string) (state, error) {
 	return s, nil
 }
 
-// startTime is field 22 of /proc/<pid>/stat (clock ticks since boot), ""
-// when the process does not exist or is a zombie.
-func startTime(pid int) string {
+// statFields are the fields of /proc/<pid>/stat after the command name
+// (field 3 on, so field n is statFields[n-3]), nil when the process does
+// not exist.
+func statFields(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return ""
+		return nil
 	}
 	// The command name (field 2) is in parentheses and may hold spaces.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return ""
+		return nil
 	}
-	f := strings.Fields(string(b[i+1:]))
+	return strings.Fields(string(b[i+1:]))
+}
+
+// startTime is field 22 of /proc/<pid>/stat (clock ticks since boot), ""
+// when the process does not exist or is a zombie.
+func startTime(pid int) string {
+	f := statFields(pid)
 	if len(f) < 20 || f[0] == "Z" {
 		return ""
 	}
 	return f[19]
+}
+
+// parentPID is field 4 of /proc/<pid>/stat; 0 when the process is gone.
+func parentPID(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return 0
+	}
+	pp, _ := strconv.Atoi(f[1])
+	return pp
 }
 
 // alive says whether the run that wrote s is still running.

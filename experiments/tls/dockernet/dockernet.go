@@ -38,7 +38,6 @@
 package dockernet
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
@@ -395,23 +394,4 @@ func (n *Net) Processes() []int {
 		}
 	}
 	return out
-}
-
-// parentPID reads a process's parent from /proc/<pid>/stat; 0 when it is
-// gone.
-func parentPID(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	pp, _ := strconv.Atoi(f[1])
-	return pp
 }

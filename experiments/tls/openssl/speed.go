@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -118,14 +117,4 @@ func ParseSpeed(out string) (map[string]float64, error) {
 		return nil, fmt.Errorf("no result line in its output (%d bytes)", len(out))
 	}
 	return ops, nil
-}
-
-// SortedOps lists the operations of a measurement in a fixed order.
-func (h *HostCrypto) SortedOps() []string {
-	ks := make([]string, 0, len(h.OpsPerSecond))
-	for k := range h.OpsPerSecond {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

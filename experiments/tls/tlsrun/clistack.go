@@ -46,12 +46,20 @@ func cellSupported(stack, path string) error {
 func (s *Spec) cells() []Cell {
 	var out []Cell
 	for _, c := range s.Matrix.Cells {
-		parts := strings.Split(c, "/")
-		if len(parts) == 3 {
-			out = append(out, Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]})
+		if cl, ok := parseCell(c); ok {
+			out = append(out, cl)
 		}
 	}
 	return out
+}
+
+// parseCell reads "stack/path/keyshare"; ok is false for another form.
+func parseCell(s string) (c Cell, ok bool) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 {
+		return Cell{}, false
+	}
+	return Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}, true
 }
 
 // cellListed says whether the spec's cells (all when none are listed)
@@ -66,12 +74,11 @@ func (s *Spec) validateCells() []error {
 	var errs []error
 	for i, c := range s.Matrix.Cells {
 		where := fmt.Sprintf("[matrix] cells: %q", c)
-		parts := strings.Split(c, "/")
-		if len(parts) != 3 {
+		cl, ok := parseCell(c)
+		if !ok {
 			errs = append(errs, fmt.Errorf("%s: want stack/path/keyshare, e.g. openssl-cli/docker/direct", where))
 			continue
 		}
-		cl := Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}
 		if !slices.Contains(s.stacks(), cl.Stack) {
 			errs = append(errs, fmt.Errorf("%s: stack %q is not one of [matrix] stacks %v", where, cl.Stack, s.stacks()))
 		}

@@ -412,8 +412,8 @@ func (s *Spec) WithoutPath(p string) (*Spec, error) {
 	}
 	c.Matrix.Paths = drop(s.Matrix.Paths)
 	c.Matrix.Cells = slices.DeleteFunc(slices.Clone(s.Matrix.Cells), func(x string) bool {
-		parts := strings.Split(x, "/")
-		return len(parts) == 3 && parts[1] == p
+		cl, ok := parseCell(x)
+		return ok && cl.Path == p
 	})
 	c.Profiles = map[string]Profile{}
 	for name, prof := range s.Profiles {
