@@ -14,58 +14,69 @@ import (
 	"pqrepro/analysis/agreement"
 )
 
-// betweenCandidates lists the runs under root/data/<study>/ (every run
-// the repository holds, pinned or not) from which the between-run
-// variance of refRun's items is estimated: those of refRun's profile and
-// spec SHA-256 whose host fingerprint matches refRun's and whose quiet
-// check passed (meta.json measured.machine.verdict "quiet"), refRun
-// itself included when it qualifies, sorted by ID. left says, per run
-// left out, why.
-func betweenCandidates(root, study, refRun string) (ids, left []string, err error) {
-	type meta struct {
-		Profile  string `json:"profile"`
-		SpecSHA  string `json:"spec_sha256"`
-		Measured struct {
-			Machine struct {
-				Verdict string `json:"verdict"`
-			} `json:"machine"`
-		} `json:"measured"`
+// runInfo is what a run's meta.json says that decides whether two runs
+// measured one design on one kind of host.
+type runInfo struct {
+	Profile   string `json:"profile"`
+	SpecSHA   string `json:"spec_sha256"`
+	DesignSHA string `json:"spec_design_sha256"`
+	Measured  struct {
+		Machine struct {
+			Verdict string `json:"verdict"`
+		} `json:"machine"`
+	} `json:"measured"`
+	host agreement.Fingerprint
+}
+
+// readRunInfo reads the meta.json of run (a folder relative to root).
+func readRunInfo(root, run string) (runInfo, error) {
+	var m runInfo
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(run), "meta.json"))
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return m, fmt.Errorf("%s/meta.json: %w", run, pe.Err)
+	} else if err != nil {
+		return m, err
 	}
-	read := func(run string) (meta, agreement.Fingerprint, error) {
-		var m meta
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(run), "meta.json"))
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			return m, agreement.Fingerprint{}, fmt.Errorf("%s/meta.json: %w", run, pe.Err)
-		} else if err != nil {
-			return m, agreement.Fingerprint{}, err
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			return m, agreement.Fingerprint{}, fmt.Errorf("%s/meta.json: %w", run, err)
-		}
-		fp, err := agreement.ReadFingerprint(b)
-		return m, fp, err
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s/meta.json: %w", run, err)
 	}
-	ref, refFP, err := read(refRun)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the reference run's meta.json: %w", err)
+	m.host, err = agreement.ReadFingerprint(b)
+	return m, err
+}
+
+// sameDesign reports whether two runs were told to do the same things:
+// the same spec without its pins (spec_design_sha256) when both record
+// it, else the same spec file (spec_sha256), which every pin changes.
+func (a runInfo) sameDesign(b runInfo) bool {
+	if a.DesignSHA != "" && b.DesignSHA != "" {
+		return a.DesignSHA == b.DesignSHA
 	}
+	return a.SpecSHA == b.SpecSHA
+}
+
+// comparableRuns lists the runs under root/data/<study>/ (every run the
+// repository holds, pinned or not) that measured like's design at its
+// profile on a host whose fingerprint matches like's, and whose quiet
+// check passed (meta.json measured.machine.verdict "quiet"), sorted by
+// ID. left says, per run left out, why.
+func comparableRuns(root, study string, like runInfo) (ids, left []string, err error) {
 	dirs, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, d := range dirs {
 		run := "data/" + study + "/" + filepath.Base(filepath.Dir(d))
-		m, fp, err := read(run)
+		m, err := readRunInfo(root, run)
 		why := ""
 		switch {
 		case err != nil:
 			why = err.Error()
-		case m.Profile != ref.Profile:
+		case m.Profile != like.Profile:
 			why = "profile " + m.Profile
-		case m.SpecSHA != ref.SpecSHA:
+		case !m.sameDesign(like):
 			why = "another spec"
-		case len(refFP.Differences(fp)) > 0:
-			why = "another host (" + strings.Join(refFP.Differences(fp), "; ") + ")"
+		case len(like.host.Differences(m.host)) > 0:
+			why = "another host (" + strings.Join(like.host.Differences(m.host), "; ") + ")"
 		case m.Measured.Machine.Verdict != "quiet":
 			why = "quiet check not passed (verdict " + fmt.Sprintf("%q", m.Measured.Machine.Verdict) + ")"
 		}
@@ -77,6 +88,18 @@ func betweenCandidates(root, study, refRun string) (ids, left []string, err erro
 	}
 	slices.Sort(ids)
 	return ids, left, nil
+}
+
+// betweenCandidates lists the runs from which the between-run variance
+// of refRun's items is estimated: comparableRuns of refRun (its profile
+// and design, a matching host, quiet), refRun itself included when it
+// qualifies. left says, per run left out, why.
+func betweenCandidates(root, study, refRun string) (ids, left []string, err error) {
+	ref, err := readRunInfo(root, refRun)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the reference run's meta.json: %w", err)
+	}
+	return comparableRuns(root, study, ref)
 }
 
 // betweenRuns estimates, per compared study, the between-run variance

@@ -42,4 +42,17 @@ func TestBetweenCandidates(t *testing.T) {
 	if _, _, err := betweenCandidates(root, "x", "data/x/none"); err == nil || !strings.Contains(err.Error(), "the reference run's meta.json: data/x/none/meta.json: no such file") || strings.Contains(err.Error(), root) {
 		t.Errorf("no reference meta.json: %v", err)
 	}
+
+	// Runs of one design match across the pins that changed their spec
+	// files (spec_design_sha256); where one run lacks the design hash,
+	// the file's hash decides.
+	root = t.TempDir()
+	writeMeta(t, root, "data/x/a", "quick", "s1", "d", "Xeon", "quiet")
+	writeMeta(t, root, "data/x/b", "quick", "s2", "d", "Xeon", "quiet")
+	writeMeta(t, root, "data/x/c", "quick", "s3", "e", "Xeon", "quiet")
+	writeMeta(t, root, "data/x/old", "quick", "s1", "", "Xeon", "quiet")
+	writeMeta(t, root, "data/x/old2", "quick", "s9", "", "Xeon", "quiet")
+	if ids, _, err := betweenCandidates(root, "x", "data/x/a"); err != nil || !slices.Equal(ids, []string{"a", "b", "old"}) {
+		t.Errorf("by design: runs %v (%v), want a b old", ids, err)
+	}
 }

@@ -184,7 +184,12 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 		cfg.printf("%s: %s: new run %s in %v", target, p.s.Name, p.newRun, p.took.Round(time.Second))
 	}
 
-	// 4. Reference results of the same profile.
+	// 4. Reference results of the same profile: the pinned run's, or,
+	// where the new run's host differs from its, those of a committed
+	// quiet run of the same design on a host like this one.
+	for i := range plans {
+		hostReference(cfg, &plans[i], work)
+	}
 	if err := referenceResults(ctx, cfg, plans, filepath.Join(work, ".reference"), filepath.Join(ReproduceDir, cfg.Profile, ".reference")); err != nil {
 		return err
 	}

@@ -24,6 +24,10 @@ type studyPlan struct {
 	// built from it, so that they are the reference results.
 	ref       string
 	committed bool
+	// pinned is the pinned run when ref is the reference of the new
+	// run's host instead (hostReference), and hostWhy says why; both ""
+	// otherwise.
+	pinned, hostWhy string
 	// skip says why the experiment is not re-run here ("" when it is).
 	skip     string
 	estimate time.Duration

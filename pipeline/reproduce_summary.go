@@ -163,6 +163,9 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 			} else {
 				ref += " (analysed in " + rel(filepath.Join(final, ".reference")) + ")"
 			}
+			if p.hostWhy != "" {
+				ref += ", the reference of this host: " + p.hostWhy
+			}
 		}
 		switch {
 		case p.failed != nil:

@@ -40,6 +40,11 @@ type Meta struct {
 	RunID   string `json:"run_id"`
 	Spec    string `json:"spec"`        // path of the spec file, relative to the repository root
 	SpecSHA string `json:"spec_sha256"` // hash of the spec file as it was when the run started
+	// SpecDesignSHA is the hash of that spec without its [runs] pins
+	// (spec.WithoutPins): the same for every run of one design, whatever
+	// was pinned when it started. Runs recorded before it existed lack
+	// it.
+	SpecDesignSHA string `json:"spec_design_sha256,omitempty"`
 	Profile string `json:"profile"`
 	// Seeds are every seed the run used, by purpose (for example
 	// "order", "certificates", "loss").

@@ -71,6 +71,15 @@ var ErrBusy = errors.New("the machine was busy during the run")
 // the paper's table of runs.
 const PinBusyEnv = "PQREPRO_PIN_BUSY"
 
+// PinEnv names the environment variable that, set to "no", commits a
+// quiet run without pinning it: a repeat run of the pinned design, kept
+// under data/<study>/ for the between-run variance and as the reference
+// of hosts like the one it ran on (docs/agreement.md), while the pinned
+// run stays the paper's. Unset (or "yes") pins as usual; any other value
+// is an error. The pipeline's scratch runs (WithPinBusy) are always
+// pinned in their scratch spec, whatever it says.
+const PinEnv = "PQREPRO_PIN"
+
 type pinBusyKey struct{}
 
 // WithPinBusy returns a ctx whose runs are pinned even if the machine was
@@ -90,6 +99,14 @@ func (l *Life) pinBusy(ctx context.Context) string {
 	}
 	r, _ := ctx.Value(pinBusyKey{}).(string)
 	return r
+}
+
+// noPin reports whether the run is committed without a pin: NoPin,
+// unless ctx is a pipeline's scratch run (WithPinBusy), which is always
+// pinned in its scratch spec.
+func (l *Life) noPin(ctx context.Context) bool {
+	_, scratch := ctx.Value(pinBusyKey{}).(string)
+	return l.NoPin && !scratch
 }
 
 // DefaultMachine makes the Watcher of a run whose Config.Machine is nil:
@@ -133,14 +150,19 @@ type Config struct {
 	PinBusy string
 	// Verbose makes MachineLine name the busiest other processes.
 	Verbose bool
+	// NoPin commits the run without pinning it (a repeat run); false is
+	// the value of PinEnv ("no": true).
+	NoPin bool
 }
 
 // Life is one run's lifecycle. Its Config has every default filled.
 type Life struct {
 	Config
 	// SpecSHA is the SHA-256 of the spec as New read it (meta.json's
-	// spec_sha256).
-	SpecSHA string
+	// spec_sha256); SpecDesignSHA that of the spec without its pins
+	// (spec.WithoutPins; meta.json's spec_design_sha256), the same for
+	// every run of one design whatever was pinned when it started.
+	SpecSHA, SpecDesignSHA string
 	// Run is the run being recorded, from Begin on.
 	Run *repro.Run
 	// Start is the run's start (Now at Begin), the time in its ID.
@@ -191,6 +213,15 @@ func New(cfg Config) (*Life, error) {
 	if l.PinBusy == "" {
 		l.PinBusy = os.Getenv(PinBusyEnv)
 	}
+	if !l.NoPin {
+		switch v := os.Getenv(PinEnv); v {
+		case "", "yes":
+		case "no":
+			l.NoPin = true
+		default:
+			return nil, l.Errorf("%s=%q: set it to no (commit the run without pinning it: a repeat run) or leave it unset", PinEnv, v)
+		}
+	}
 	if l.Profile == "" {
 		return nil, l.Errorf("no profile given: use quick or full (PQREPRO_PROFILE)")
 	}
@@ -199,6 +230,7 @@ func New(cfg Config) (*Life, error) {
 		return nil, l.Errorf("read spec: %w", err)
 	}
 	l.SpecSHA = repro.HashBytes(b)
+	l.SpecDesignSHA = repro.HashBytes(spec.WithoutPins(b))
 	return l, nil
 }
 
@@ -253,6 +285,9 @@ func (l *Life) Begin(ctx context.Context) error {
 	}
 	l.watching = true
 	fmt.Fprintf(l.Log, "%s:run: machine before the run: %s\n", l.Study, pre.Line())
+	if l.noPin(ctx) {
+		fmt.Fprintf(l.Log, "%s:run: the run will be committed but not pinned (%s=no): a repeat run\n", l.Study, PinEnv)
+	}
 	if pre.Verdict != quiet.Quiet {
 		if why := l.pinBusy(ctx); why != "" {
 			fmt.Fprintf(l.Log, "%s:run: machine: the run will be pinned even if the machine stays busy, because %q (%s)\n", l.Study, why, PinBusyEnv)
@@ -326,7 +361,7 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 	m := provenance.Collect(ctx, provenance.Options{Root: l.Root, Git: l.Git, Tools: tools})
 	m.Study = l.Study
 	m.Spec = SpecRel(l.Root, l.SpecPath)
-	m.SpecSHA = l.SpecSHA
+	m.SpecSHA, m.SpecDesignSHA = l.SpecSHA, l.SpecDesignSHA
 	m.Profile = l.Profile
 	if l.Run != nil {
 		m.RunID = l.Run.ID
@@ -381,6 +416,10 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 				l.Run.ID, l.Run.Final, ErrNotPinned, ErrBusy, strings.Join(mach.Reasons, "; "), PinBusyEnv)
 		}
 		fmt.Fprintf(l.Log, "%s:run: machine was %s; pinned anyway because %s=%q (recorded in meta.json)\n", l.Study, mach.Verdict, PinBusyEnv, mach.Override)
+	}
+	if l.noPin(ctx) {
+		fmt.Fprintf(l.Log, "%s:run: run %s committed, not pinned (%s=no): a repeat run of the pinned design, for the between-run variance and as the reference of hosts like this one (docs/agreement.md)\n", l.Study, l.Run.ID, PinEnv)
+		return nil
 	}
 	if err := spec.Pin(l.SpecPath, l.Profile, pin); err != nil {
 		return l.Errorf("run %s is committed in %s but %w: %w; add %s = %q under [runs] in %s by hand",

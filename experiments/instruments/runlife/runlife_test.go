@@ -577,3 +577,68 @@ func TestRealMachineRecorded(t *testing.T) {
 		t.Errorf("verdict %q on a machine with /proc", rec.Verdict)
 	}
 }
+
+// PQREPRO_PIN=no commits a quiet run without pinning it: the earlier pin
+// stays, the run is sealed and its meta.json records the same design
+// hash as the pinned run's spec without its pins; a pipeline's scratch
+// run is pinned whatever the variable says; another value is an error.
+func TestRepeatRunNotPinned(t *testing.T) {
+	const earlier = "20261129T120000Z-quick"
+	t.Setenv(PinEnv, "no")
+	root, specPath, before := testRoot(t, earlier)
+	var log strings.Builder
+	cfg := testConfig(root)
+	cfg.Log = &log
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := record(t, context.Background(), l, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(specPath); string(after) != string(before) {
+		t.Errorf("the spec changed:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(l.Run.Final, repro.ManifestFile)); err != nil {
+		t.Errorf("the repeat run is not sealed: %v", err)
+	}
+	for _, want := range []string{"will be committed but not pinned (PQREPRO_PIN=no)", "committed, not pinned (PQREPRO_PIN=no)"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(l.Run.Final, provenance.FileName))
+	var m provenance.Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.SpecSHA != repro.HashBytes(before) || m.SpecDesignSHA != repro.HashBytes(spec.WithoutPins(before)) || m.SpecDesignSHA == m.SpecSHA {
+		t.Errorf("spec hashes %s (design %s)", m.SpecSHA, m.SpecDesignSHA)
+	}
+	// The same design once more pinned: the design hash does not move.
+	if err := spec.Pin(specPath, "full", "20261130T120000Z-full"); err != nil {
+		t.Fatal(err)
+	}
+	pinned, _ := os.ReadFile(specPath)
+	if repro.HashBytes(spec.WithoutPins(pinned)) != m.SpecDesignSHA {
+		t.Error("a pin changed the design hash")
+	}
+
+	// A scratch run of the pipeline is pinned in its spec.
+	root2, specPath2, _ := testRoot(t, earlier)
+	l2, err := New(testConfig(root2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := record(t, WithPinBusy(context.Background(), "scratch"), l2, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if pin, _ := spec.PinnedIn(specPath2, "quick"); pin != l2.Run.ID {
+		t.Errorf("the scratch run is not pinned: pin %q", pin)
+	}
+
+	t.Setenv(PinEnv, "maybe")
+	if _, err := New(testConfig(root)); err == nil || !strings.Contains(err.Error(), `PQREPRO_PIN="maybe"`) {
+		t.Errorf("PQREPRO_PIN=maybe: %v", err)
+	}
+}

@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pqrepro/analysis/agreement"
+)
+
+// writeMeta writes a run's meta.json with the fields comparableRuns
+// reads.
+func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict string) {
+	t.Helper()
+	dir := filepath.Join(root, filepath.FromSlash(run))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := ""
+	if design != "" {
+		d = `"spec_design_sha256":"` + design + `",`
+	}
+	body := `{"profile":"` + profile + `","spec_sha256":"` + specSHA + `",` + d + `"host":{"cpu_model":"` + cpu + `","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":1000},"go":{"version":"go1.27.3"},"measured":{"machine":{"verdict":"` + verdict + `"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHostReference: a new run on another host than the pinned run's is
+// compared with the newest quiet run of its design and profile on its
+// own host kind, whatever the runs' pins made of their spec files;
+// busy runs, other designs, other profiles and other hosts are not
+// taken; without such a run the pinned reference stays.
+func TestHostReference(t *testing.T) {
+	root, tree := t.TempDir(), t.TempDir()
+	study := Study{Name: "x", Compare: func(string, []byte, []byte) ([]agreement.Item, error) { return nil, nil }}
+	writeMeta(t, root, "data/x/20261201T000000Z-quick", "quick", "s0", "d", "Xeon", "quiet") // pinned
+	writeMeta(t, root, "data/x/20261201T010000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	writeMeta(t, root, "data/x/20261201T020000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	writeMeta(t, root, "data/x/20261201T030000Z-quick", "quick", "s1", "d", "AMD EPYC", "busy")
+	writeMeta(t, root, "data/x/20261201T040000Z-quick", "quick", "s2", "e", "AMD EPYC", "quiet")
+	writeMeta(t, root, "data/x/20261201T050000Z-full", "full", "s1", "d", "AMD EPYC", "quiet")
+	writeMeta(t, root, "data/x/20261201T060000Z-quick", "quick", "s1", "d", "Other CPU", "quiet")
+	writeMeta(t, tree, "data/x/new", "quick", "s3", "d", "AMD EPYC", "")
+	plan := func(ref string) studyPlan { return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"} }
+
+	var log strings.Builder
+	cfg := Config{Root: root, Profile: "quick", Log: &log}
+	p := plan("data/x/20261201T000000Z-quick")
+	hostReference(cfg, &p, tree)
+	if p.ref != "data/x/20261201T020000Z-quick" || p.pinned != "data/x/20261201T000000Z-quick" || p.committed {
+		t.Errorf("reference %q, pinned %q, committed %v; want the newest quiet AMD run of design d", p.ref, p.pinned, p.committed)
+	}
+	if !strings.Contains(p.hostWhy, `was measured on another host (CPU "Xeon" vs "AMD EPYC")`) || !strings.Contains(log.String(), "the newest of 2 quiet quick run(s)") {
+		t.Errorf("why %q; log:\n%s", p.hostWhy, log.String())
+	}
+
+	// No run pinned: a run of this host is still a reference.
+	p = plan("")
+	hostReference(cfg, &p, tree)
+	if p.ref != "data/x/20261201T020000Z-quick" || p.hostWhy != "no quick run is pinned" {
+		t.Errorf("without a pin: reference %q, why %q", p.ref, p.hostWhy)
+	}
+
+	// The new run's host matches the pinned run's: nothing changes.
+	writeMeta(t, tree, "data/x/xeon", "quick", "s3", "d", "Xeon", "")
+	p = plan("data/x/20261201T000000Z-quick")
+	p.newRun = "data/x/xeon"
+	hostReference(cfg, &p, tree)
+	if p.ref != "data/x/20261201T000000Z-quick" || !p.committed || p.pinned != "" {
+		t.Errorf("same host: reference %q, committed %v, pinned %q", p.ref, p.committed, p.pinned)
+	}
+
+	// Another design than every AMD run's, or a host none matches: the
+	// pinned reference stays, and the log says why.
+	for _, run := range []string{"data/x/design", "data/x/host"} {
+		cpu, design := "AMD EPYC", "f"
+		if run == "data/x/host" {
+			cpu, design = "Third CPU", "d"
+		}
+		writeMeta(t, tree, run, "quick", "s3", design, cpu, "")
+		log.Reset()
+		p = plan("data/x/20261201T000000Z-quick")
+		p.newRun = run
+		hostReference(cfg, &p, tree)
+		if p.ref != "data/x/20261201T000000Z-quick" || !p.committed || !strings.Contains(log.String(), "host reference of x: none") {
+			t.Errorf("%s: reference %q, committed %v; log:\n%s", run, p.ref, p.committed, log.String())
+		}
+	}
+
+	// A new run without meta.json: said, nothing changed.
+	log.Reset()
+	p = plan("data/x/20261201T000000Z-quick")
+	p.newRun = "data/x/none"
+	hostReference(cfg, &p, tree)
+	if p.ref != "data/x/20261201T000000Z-quick" || !strings.Contains(log.String(), "not looked for") || strings.Contains(log.String(), tree) {
+		t.Errorf("no meta.json: reference %q; log:\n%s", p.ref, log.String())
+	}
+}
