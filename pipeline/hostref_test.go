@@ -43,7 +43,9 @@ func TestHostReference(t *testing.T) {
 	writeMeta(t, root, "data/x/20261201T050000Z-full", "full", "s1", "d", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T060000Z-quick", "quick", "s1", "d", "Other CPU", "quiet")
 	writeMeta(t, tree, "data/x/new", "quick", "s3", "d", "AMD EPYC", "")
-	plan := func(ref string) studyPlan { return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"} }
+	plan := func(ref string) studyPlan {
+		return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"}
+	}
 
 	var log strings.Builder
 	cfg := Config{Root: root, Profile: "quick", Log: &log}

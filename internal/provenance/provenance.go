@@ -45,7 +45,7 @@ type Meta struct {
 	// was pinned when it started. Runs recorded before it existed lack
 	// it.
 	SpecDesignSHA string `json:"spec_design_sha256,omitempty"`
-	Profile string `json:"profile"`
+	Profile       string `json:"profile"`
 	// Seeds are every seed the run used, by purpose (for example
 	// "order", "certificates", "loss").
 	Seeds map[string]uint64 `json:"seeds"`
