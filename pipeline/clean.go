@@ -11,6 +11,7 @@ import (
 
 	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/tls/dockernet"
+	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
@@ -18,7 +19,8 @@ import (
 // Clean removes build caches and the leftovers of interrupted runs: what
 // a killed run's docker path left (its private dockerd, containers,
 // networks, images, bridge, data root and temp dir: dockernet.Clean;
-// first, since the data root is under .cache/), .cache/ (but its locks
+// first, since the data root is under .cache/), Study A's PEM folders of
+// killed runs in the temporary directory (tlsrun.RemoveCertLeftovers), .cache/ (but its locks
 // and the compiled magefile), staging folders of interrupted stages and incomplete run
 // folders under data/, and the data remote's leftovers of killed pushes
 // (a dir remote's .incoming-* files no upload holds). It keeps raw data, the content store and the
@@ -63,6 +65,11 @@ func Clean(cfg Config) error {
 				return err
 			}
 		}
+	}
+	gone, err := tlsrun.RemoveCertLeftovers()
+	removed = append(removed, gone...)
+	if err != nil {
+		return fmt.Errorf("clean: %w", err)
 	}
 	if lr, name := leftoverRemover(cfg.Root); lr != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

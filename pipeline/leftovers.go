@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/tls/dockernet"
+	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
@@ -27,6 +28,9 @@ type Leftovers struct {
 	// dockerd still running and its containers, networks and images, a
 	// bridge, a data root, a temp dir (dockernet.Leftovers).
 	Docker []string
+	// TempDirs are temporary folders of killed runs outside the tree:
+	// Study A's PEM folders (tlsrun.CertLeftovers).
+	TempDirs []string
 	// StaleLocks are lock files that still name a killed command.
 	StaleLocks []string
 	// Remote are the data remote's leftovers of killed pushes (a dir
@@ -69,6 +73,7 @@ func FindLeftovers(root string) Leftovers {
 		left, _ := dockernet.Leftovers(prefix)
 		l.Docker = append(l.Docker, left...)
 	}
+	l.TempDirs = tlsrun.CertLeftovers()
 	return l
 }
 
@@ -126,6 +131,12 @@ func (l Leftovers) Lines() []string {
 	if len(l.Incomplete)+len(l.Stages)+len(l.StaleLocks) > 0 {
 		out = append(out, "leftovers of a killed command (`go run mage.go clean` removes them; data and outputs are intact):")
 		for _, s := range append(append(l.Incomplete, l.Stages...), l.StaleLocks...) {
+			out = append(out, "  "+s)
+		}
+	}
+	if len(l.TempDirs) > 0 {
+		out = append(out, "temporary folders of killed runs (`go run mage.go clean` removes them):")
+		for _, s := range l.TempDirs {
 			out = append(out, "  "+s)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,5 +256,32 @@ func TestRunsReportLeftoversWhenTheyStart(t *testing.T) {
 		if got := strings.Contains(log.String(), "data/fake/.incomplete-x"); got != want {
 			t.Errorf("%s reports leftovers: %v, want %v\n%s", target, got, want, log)
 		}
+	}
+}
+
+// A Study A run killed by SIGKILL leaves its PEM folder in the temporary
+// directory: status names it, clean removes it, and a live run's is not
+// touched.
+func TestLeftoverCertDir(t *testing.T) {
+	cfg, _, _ := fakeStudy(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	dead := filepath.Join(os.TempDir(), fmt.Sprintf("pqrepro-tls-openssl-%d-1", deadPID(t)))
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("pqrepro-tls-openssl-%d-2", os.Getpid()))
+	for _, d := range []string{dead, live} {
+		os.MkdirAll(filepath.Join(d, "pem"), 0o755)
+	}
+	out := strings.Join(FindLeftovers(cfg.Root).Lines(), "\n")
+	if !strings.Contains(out, dead) || strings.Contains(out, live) || !strings.Contains(out, "`go run mage.go clean` removes them") {
+		t.Errorf("leftovers:\n%s", out)
+	}
+	cfg.Log = io.Discard
+	if err := Clean(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("clean left the dead run's PEM folder")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("clean removed a live run's PEM folder: %v", err)
 	}
 }

@@ -165,7 +165,7 @@ func (r *runner) prepareStacks(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "pqrepro-tls-openssl-*")
+	dir, err := makeCertDir()
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
