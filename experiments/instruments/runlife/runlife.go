@@ -169,6 +169,7 @@ type Life struct {
 	Start time.Time
 
 	committed bool
+	pinned    bool // Commit pinned the run
 	watching  bool // Machine started and not yet stopped
 }
 
@@ -425,7 +426,18 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 		return l.Errorf("run %s is committed in %s but %w: %w; add %s = %q under [runs] in %s by hand",
 			l.Run.ID, l.Run.Final, ErrNotPinned, err, l.Profile, pin, l.SpecPath)
 	}
+	l.pinned = true
 	return nil
+}
+
+// PinState says what became of the run after a successful Commit, for a
+// runner's last line: "pinned for the <profile> profile in <spec>", or
+// "not pinned (PQREPRO_PIN=no: a repeat run)".
+func (l *Life) PinState() string {
+	if !l.pinned {
+		return "not pinned (" + PinEnv + "=no: a repeat run)"
+	}
+	return "pinned for the " + l.Profile + " profile in " + SpecRel(l.Root, l.SpecPath)
 }
 
 // MachineKey is the key of the quiet.Record in meta.json's measured map.

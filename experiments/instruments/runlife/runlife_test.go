@@ -599,6 +599,9 @@ func TestRepeatRunNotPinned(t *testing.T) {
 	if after, _ := os.ReadFile(specPath); string(after) != string(before) {
 		t.Errorf("the spec changed:\n%s", after)
 	}
+	if got := l.PinState(); got != "not pinned (PQREPRO_PIN=no: a repeat run)" {
+		t.Errorf("PinState %q", got)
+	}
 	if _, err := os.Stat(filepath.Join(l.Run.Final, repro.ManifestFile)); err != nil {
 		t.Errorf("the repeat run is not sealed: %v", err)
 	}
@@ -635,6 +638,9 @@ func TestRepeatRunNotPinned(t *testing.T) {
 	}
 	if pin, _ := spec.PinnedIn(specPath2, "quick"); pin != l2.Run.ID {
 		t.Errorf("the scratch run is not pinned: pin %q", pin)
+	}
+	if got := l2.PinState(); got != "pinned for the quick profile in "+spec.Path(study) {
+		t.Errorf("PinState %q", got)
 	}
 
 	t.Setenv(PinEnv, "maybe")

@@ -254,8 +254,8 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 		return err
 	}
 	*id = l.Run.ID
-	logf("run %s recorded (%d images, %v) and pinned for the %s profile in %s", l.Run.ID, len(records),
-		meta.End.Sub(meta.Start).Round(time.Second), cfg.Profile, meta.Spec)
+	logf("run %s recorded (%d images, %v) and %s", l.Run.ID, len(records),
+		meta.End.Sub(meta.Start).Round(time.Second), l.PinState())
 	return nil
 }
 

@@ -280,13 +280,18 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	r.logServers()
-	r.measureHost(ctx, "before")
 
 	// 3. The run folder: removed on every path that does not commit it.
+	// Begin's pre-flight samples the machine before the host
+	// cryptography is measured: openssl speed keeps both cores busy for
+	// about 13 s, and its 1-minute load, which the pre-flight cannot
+	// tell from another job's, made quiet machines look busy. Inside
+	// the run its processes are the run's own.
 	if err := l.Begin(ctx); err != nil {
 		return nil, err
 	}
 	defer l.Abort()
+	r.measureHost(ctx, "before")
 	run := l.Run
 	r.logf("run %s: recording into %s", run.ID, run.Dir)
 
@@ -333,7 +338,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err != nil {
 		return res, err // a run that is committed but not pinned stays
 	}
-	r.logf("run %s committed in %s and pinned for the %s profile in %s (%s)", run.ID, run.Final, cfg.Profile, l.SpecPath, res.Total.Round(time.Second))
+	r.logf("run %s committed in %s and %s (%s)", run.ID, run.Final, l.PinState(), res.Total.Round(time.Second))
 	return res, nil
 }
 
