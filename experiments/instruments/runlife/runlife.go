@@ -430,6 +430,23 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 	return nil
 }
 
+// Repeat reports whether the run is a repeat run, committed without a
+// pin (PinEnv=no, and not a pipeline's scratch run). A repeat run keeps
+// its packet captures in the content store, not in the run folder,
+// whatever their size (CaptureLimit): it adds records to the repository,
+// not tens of MB of captures to its history for every repetition.
+func (l *Life) Repeat(ctx context.Context) bool { return l.noPin(ctx) }
+
+// CaptureLimit is the runner's limit in bytes for committing its
+// captures with the run (rederive.InRepoLimit's argument): max, or -1
+// (never) for a repeat run.
+func (l *Life) CaptureLimit(ctx context.Context, max int64) int64 {
+	if l.Repeat(ctx) {
+		return -1
+	}
+	return max
+}
+
 // PinState says what became of the run after a successful Commit, for a
 // runner's last line: "pinned for the <profile> profile in <spec>", or
 // "not pinned (PQREPRO_PIN=no: a repeat run)".

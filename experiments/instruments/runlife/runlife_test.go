@@ -602,6 +602,9 @@ func TestRepeatRunNotPinned(t *testing.T) {
 	if got := l.PinState(); got != "not pinned (PQREPRO_PIN=no: a repeat run)" {
 		t.Errorf("PinState %q", got)
 	}
+	if !l.Repeat(context.Background()) || l.CaptureLimit(context.Background(), 5) != -1 {
+		t.Errorf("a repeat run keeps its captures with it: limit %d", l.CaptureLimit(context.Background(), 5))
+	}
 	if _, err := os.Stat(filepath.Join(l.Run.Final, repro.ManifestFile)); err != nil {
 		t.Errorf("the repeat run is not sealed: %v", err)
 	}
@@ -641,6 +644,9 @@ func TestRepeatRunNotPinned(t *testing.T) {
 	}
 	if got := l2.PinState(); got != "pinned for the quick profile in "+spec.Path(study) {
 		t.Errorf("PinState %q", got)
+	}
+	if scratch := WithPinBusy(context.Background(), "scratch"); l2.Repeat(scratch) || l2.CaptureLimit(scratch, 5) != 5 {
+		t.Error("a scratch run counts as a repeat run")
 	}
 
 	t.Setenv(PinEnv, "maybe")

@@ -159,7 +159,7 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	if err := r.writeRecords(ctx, results, out); err != nil {
 		return err
 	}
-	where, err := r.storeCaptures(out)
+	where, err := r.storeCaptures(out, l.CaptureLimit(ctx, r.cfg.CaptureInRepoMax))
 	if err != nil {
 		return err
 	}
@@ -352,11 +352,12 @@ func (r *runner) writeRecords(ctx context.Context, results []seriesResult, out *
 }
 
 // storeCaptures commits small captures with the run, compressed, and puts
-// large ones in the content store. meta.json names each by the SHA-256 of
+// large ones (above limit, rederive.InRepoLimit; a repeat run's always:
+// runlife.Life.CaptureLimit) in the content store. meta.json names each by the SHA-256 of
 // its uncompressed bytes either way. It returns where they went, for
 // meta.json's notes.
-func (r *runner) storeCaptures(out *runOutputs) (where string, err error) {
-	inRepo := out.capBytes <= rederive.InRepoLimit(r.cfg.CaptureInRepoMax)
+func (r *runner) storeCaptures(out *runOutputs, limit int64) (where string, err error) {
+	inRepo := out.capBytes <= rederive.InRepoLimit(limit)
 	for _, se := range r.est.Series {
 		p := out.capPaths[se.ID]
 		if inRepo {

@@ -322,7 +322,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err := r.writeDataset(recs, files); err != nil {
 		return nil, err
 	}
-	if err := r.storeCaptures(caps, files, store); err != nil {
+	if err := r.storeCaptures(caps, files, store, l.CaptureLimit(ctx, r.cfg.CaptureInRepoMax)); err != nil {
 		return nil, err
 	}
 	meta := r.runMeta(ctx, prof, caps, files, st, js, len(recs), wall, rate)
@@ -564,16 +564,17 @@ func (r *runner) deriveRecords(ctx context.Context, conns []conn, caps []*pathCa
 }
 
 // storeCaptures commits small captures with the run, compressed, and puts
-// large ones in the content store (the rule is on their total, so a run's
+// large ones (above limit; a repeat run's always: runlife.Life.CaptureLimit)
+// in the content store (the rule is on their total, so a run's
 // captures are all in one place). meta.json names each by the SHA-256 of
 // its uncompressed bytes either way.
-func (r *runner) storeCaptures(caps []*pathCapture, files map[string]string, store *repro.Store) error {
+func (r *runner) storeCaptures(caps []*pathCapture, files map[string]string, store *repro.Store, limit int64) error {
 	l, run := r.life, r.life.Run
 	var capTotal int64 // bytes of every capture, uncompressed
 	for _, pc := range caps {
 		capTotal += pc.size
 	}
-	inRepo := capTotal <= rederive.InRepoLimit(r.cfg.CaptureInRepoMax)
+	inRepo := capTotal <= rederive.InRepoLimit(limit)
 	for _, pc := range caps {
 		if inRepo {
 			gzSum, err := rederive.Gzip(pc.file, pc.file+rederive.GzipExt)

@@ -19,6 +19,7 @@ import (
 
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/rederive"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -550,4 +551,29 @@ func repoRoot(t *testing.T) string {
 	t.Helper()
 	wd, _ := os.Getwd()
 	return filepath.Join(wd, "..", "..", "..")
+}
+
+// A repeat run (PQREPRO_PIN=no) is committed without a pin, and its
+// capture goes to the content store, not into the run folder (Git).
+func TestRunRepeatKeepsItsCaptureInTheStore(t *testing.T) {
+	needRoot(t)
+	t.Setenv(runlife.PinEnv, "no")
+	e := newEnv(t, tinySpec)
+	specBefore, _ := os.ReadFile(e.spec)
+	res, err := Run(context.Background(), e.config(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)))
+	if err != nil {
+		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	if got := entries(t, res.Dir); got != "MANIFEST.sha256 configs.json inproc.csv.gz meta.json records.csv.gz" {
+		t.Errorf("the repeat run's folder holds %q (its capture belongs in the store)", got)
+	}
+	if _, err := os.Stat(e.store.Path(res.CaptureSHA)); err != nil {
+		t.Errorf("the capture is not in the content store: %v", err)
+	}
+	if b, _ := os.ReadFile(e.spec); string(b) != string(specBefore) {
+		t.Errorf("a repeat run changed the spec:\n%s", b)
+	}
+	if !strings.Contains(e.log.String(), "not pinned (PQREPRO_PIN=no: a repeat run)") {
+		t.Errorf("the log does not say the run is not pinned:\n%s", e.log.String())
+	}
 }
