@@ -123,7 +123,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 			cfg.printf("between-run variance of %s: %d run(s) of data/%s left out (%s)", p.s.Name, len(left), p.s.Name, strings.Join(left, "; "))
 		}
 		if len(ids) < agreement.MinBetweenRuns {
-			p.between = agreement.Between(ids, make([][]agreement.Item, len(ids)))
+			p.between = agreement.BetweenScaled(ids, make([][]agreement.Item, len(ids)), p.s.BetweenScale)
 			continue
 		}
 		var runs [][]agreement.Item
@@ -143,7 +143,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 			}
 			runs, used = append(runs, as.Items), append(used, id)
 		}
-		p.between = agreement.Between(used, runs)
+		p.between = agreement.BetweenScaled(used, runs, p.s.BetweenScale)
 	}
 	os.RemoveAll(dir)
 }

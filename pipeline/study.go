@@ -116,6 +116,10 @@ type Study struct {
 	// the study's analysis package's CompareItems through compareWith);
 	// nil compares the claims only.
 	Compare func(study string, ref, now []byte) ([]agreement.Item, error)
+	// BetweenScale is how the between-run deviations of the study's
+	// host-dependent estimates scale (agreement.BetweenScale): Relative
+	// (the zero value) or Absolute.
+	BetweenScale agreement.BetweenScale
 	// CalibrationChanges, when set, returns the known changes `mage
 	// calibrate` injects into pseudo-replicates of the study's reference
 	// results (results/<Name>.json) to measure the rule's power.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/netstudy"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/net/linkemu"
@@ -61,7 +62,11 @@ func init() {
 		Claims:     netstudy.Claims,
 		ClaimViews: netstudy.ClaimViews,
 		Compare:    compareWith(netstudy.CompareItems),
-		Resample:   resampleWith(netstudy.Resampler, netstudy.ResampleMethod),
+		// Each compared median comes from a series on a link of its own:
+		// the difference of two series carries the difference of their
+		// links' RTT offsets, of one size whatever the difference's.
+		BetweenScale: agreement.Absolute,
+		Resample:     resampleWith(netstudy.Resampler, netstudy.ResampleMethod),
 		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {

@@ -39,11 +39,23 @@ const MinBetweenRuns = 3
 // Higgins, Thompson and Spiegelhalter 2009, "A re-evaluation of
 // random-effects meta-analysis", JRSS A 172(1)): both the reference and
 // the new run carry one between-run deviation each.
+//
+// A study whose deviations do not scale with its items uses the
+// Absolute scale instead (BetweenScaled): m_j = 1, and τ² is in the
+// items' unit squared, common to every item whatever its size.
 type BetweenRun struct {
 	// Runs are the IDs of the runs the estimate used.
 	Runs []string
-	// Tau2Rel is τ²_rel (0 when not estimated).
+	// Scale says how the deviations scale with the items: Relative
+	// (Tau2Rel) or Absolute (Tau2Abs, in Unit squared).
+	Scale BetweenScale
+	// Tau2Rel is τ²_rel (0 when not estimated, or on the Absolute
+	// scale).
 	Tau2Rel float64
+	// Tau2Abs is τ² on the Absolute scale, in Unit squared (0 when not
+	// estimated, or on the Relative scale).
+	Tau2Abs float64
+	Unit    string
 	// Items is the number of items that entered it, Q and DF the summed
 	// Q_j and K_j - 1.
 	Items int
@@ -54,13 +66,41 @@ type BetweenRun struct {
 	Caveat string
 }
 
-// Between estimates the between-run variance from runs (one list of
+// BetweenScale says how a study's between-run deviations scale with its
+// items.
+type BetweenScale int
+
+const (
+	// Relative deviations are a share of each item (τ²_j = τ²_rel m_j²):
+	// Study A, whose times move together when the virtual CPU is slower
+	// or faster in one run than in another.
+	Relative BetweenScale = iota
+	// Absolute deviations are one size for every item (τ²_j = τ²): Study
+	// B, whose compared medians each come from a series on a link of its
+	// own, so that the difference of two series carries the difference
+	// of their links' RTT offsets (the self-tests' errors, +0.3 to +0.8
+	// ms at 1 ms RTT within one run on one host), whatever the size of
+	// the difference itself.
+	Absolute
+)
+
+func (s BetweenScale) String() string {
+	if s == Absolute {
+		return "absolute"
+	}
+	return "relative"
+}
+
+// Between is BetweenScaled on the Relative scale.
+func Between(ids []string, runs [][]Item) BetweenRun { return BetweenScaled(ids, runs, Relative) }
+
+// BetweenScaled estimates the between-run variance from runs (one list of
 // items per run, as the study lists them for a run compared with itself:
 // each item's Ref is that run's value; ids name the runs). Only
 // host-dependent Estimate items with a finite estimate and a positive
 // standard error enter, matched by name, each in at least two runs.
-func Between(ids []string, runs [][]Item) BetweenRun {
-	b := BetweenRun{Runs: ids}
+func BetweenScaled(ids []string, runs [][]Item, scale BetweenScale) BetweenRun {
+	b := BetweenRun{Runs: ids, Scale: scale}
 	if len(runs) < MinBetweenRuns {
 		b.Caveat = fmt.Sprintf("between-run variance not estimated: %d run(s) of this profile, spec and host whose quiet check passed, at least %d needed; τ² = 0, so the intervals hold within-run error only", len(runs), MinBetweenRuns)
 		return b
@@ -76,6 +116,9 @@ func Between(ids []string, runs [][]Item) BetweenRun {
 			if _, ok := byName[it.Name]; !ok {
 				order = append(order, it.Name)
 			}
+			if b.Unit == "" {
+				b.Unit = it.Unit
+			}
 			byName[it.Name] = append(byName[it.Name], v)
 		}
 	}
@@ -90,6 +133,9 @@ func Between(ids []string, runs [][]Item) BetweenRun {
 			m += v.Est
 		}
 		m = math.Abs(m / float64(len(vs)))
+		if scale == Absolute {
+			m = 1
+		}
 		if m == 0 {
 			continue
 		}
@@ -114,16 +160,25 @@ func Between(ids []string, runs [][]Item) BetweenRun {
 		b.Caveat = "between-run variance not estimated: no host-dependent estimate with a standard error in two or more of the runs; τ² = 0"
 		return b
 	}
-	b.Tau2Rel = math.Max(0, (q-float64(b.DF))/c)
+	tau2 := math.Max(0, (q-float64(b.DF))/c)
+	if scale == Absolute {
+		b.Tau2Abs = tau2
+	} else {
+		b.Tau2Rel = tau2
+	}
 	return b
 }
 
 // Apply sets the between-run variance of every host-dependent Estimate
-// item: Tau2 = τ²_rel · ref², in the item's unit squared.
+// item, in the item's unit squared: Tau2 = τ²_rel · ref² on the Relative
+// scale, τ² on the Absolute one.
 func (b BetweenRun) Apply(items []Item) {
 	for i := range items {
 		if items[i].Class == HostDependent && items[i].Kind == Estimate && !math.IsNaN(items[i].Ref.Est) {
 			items[i].Tau2 = b.Tau2Rel * items[i].Ref.Est * items[i].Ref.Est
+			if b.Scale == Absolute {
+				items[i].Tau2 = b.Tau2Abs
+			}
 		}
 	}
 }
@@ -139,6 +194,10 @@ func (b BetweenRun) String() string {
 		return fmt.Sprintf("%s (runs: %s)", b.Caveat, runs)
 	case len(b.Runs) == 0:
 		return "between-run variance not estimated (no runs examined); τ² = 0, so the intervals hold within-run error only"
+	}
+	if b.Scale == Absolute {
+		return fmt.Sprintf("between-run variance τ² = %.3g %s² (absolute: between-run sd %.3f %s on every estimate; DerSimonian-Laird over %d items, Q %.1f on %d df) from %d runs: %s; intervals ref ± 1.96 sqrt(se_ref² + se_new² + 2 τ²)",
+			b.Tau2Abs, b.Unit, math.Sqrt(b.Tau2Abs), b.Unit, b.Items, b.Q, b.DF, len(b.Runs), runs)
 	}
 	return fmt.Sprintf("between-run variance τ²_rel = %.3g (between-run sd %.1f %% of each time; DerSimonian-Laird over %d items, Q %.1f on %d df) from %d runs: %s; intervals ref ± 1.96 sqrt(se_ref² + se_new² + 2 τ²)",
 		b.Tau2Rel, 100*math.Sqrt(b.Tau2Rel), b.Items, b.Q, b.DF, len(b.Runs), runs)

@@ -100,3 +100,40 @@ func TestBetweenWidensTheInterval(t *testing.T) {
 		t.Errorf("with τ²: %v %s, interval [%g, %g], want ±%g", j.Status, j.Why, j.Lo, j.Hi, want)
 	}
 }
+
+// TestBetweenAbsolute: deviations of one size on items of every size
+// (a link's RTT offset in every difference) are recovered on the
+// Absolute scale, also for items near zero, where the Relative scale
+// gives them almost no width; Apply and String use the scale.
+func TestBetweenAbsolute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 1))
+	const tau, runsN, itemsN = 0.3, 5, 40 // ms
+	var ids []string
+	var runs [][]Item
+	for i := range runsN {
+		ids = append(ids, "run"+itoa(i))
+		var items []Item
+		for j := range itemsN {
+			m := 0.05 + 0.5*float64(j) // 0.05 .. 19.55 ms
+			items = append(items, Item{Name: "d" + itoa(j), Unit: "ms", Class: HostDependent, Kind: Estimate, Ref: V(m+tau*rng.NormFloat64()+0.05*rng.NormFloat64(), 0.05)})
+		}
+		runs = append(runs, items)
+	}
+	b := BetweenScaled(ids, runs, Absolute)
+	if got := math.Sqrt(b.Tau2Abs); got < 0.24 || got > 0.36 || b.Tau2Rel != 0 || b.Unit != "ms" {
+		t.Errorf("absolute τ %.3f ms (rel %.3g, unit %q), want about %.1f", got, b.Tau2Rel, b.Unit, tau)
+	}
+	if !strings.Contains(b.String(), "absolute: between-run sd 0.") || !strings.Contains(b.String(), "ms²") {
+		t.Errorf("String: %s", b)
+	}
+	near0 := []Item{{Name: "d0", Class: HostDependent, Kind: Estimate, Ref: V(0.05, 0.05)}}
+	b.Apply(near0)
+	if near0[0].Tau2 != b.Tau2Abs {
+		t.Errorf("Apply on the absolute scale: Tau2 %g, want %g", near0[0].Tau2, b.Tau2Abs)
+	}
+	rel := Between(ids, runs)
+	rel.Apply(near0)
+	if near0[0].Tau2 >= b.Tau2Abs/10 {
+		t.Errorf("the relative scale gives an item near zero τ² %g: this test does not tell the scales apart", near0[0].Tau2)
+	}
+}
