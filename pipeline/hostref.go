@@ -21,8 +21,11 @@ func hostReference(cfg Config, p *studyPlan, tree string) {
 	if p.newRun == "" || p.s.Compare == nil {
 		return
 	}
-	if p.ref != "" && compareHosts(cfg.Root, p.ref, tree, p.newRun).match {
-		return
+	var pinnedHost hostPair
+	if p.ref != "" {
+		if pinnedHost = compareHosts(cfg.Root, p.ref, tree, p.newRun); pinnedHost.match {
+			return
+		}
 	}
 	now, err := readRunInfo(tree, p.newRun)
 	if err != nil {
@@ -43,7 +46,7 @@ func hostReference(cfg Config, p *studyPlan, tree string) {
 	run := "data/" + p.s.Name + "/" + ids[len(ids)-1]
 	why := "no " + cfg.Profile + " run is pinned"
 	if p.ref != "" {
-		why = "the pinned " + p.ref + " was measured on another host (" + compareHosts(cfg.Root, p.ref, tree, p.newRun).note + ")"
+		why = "the pinned " + p.ref + " was measured on another host (" + pinnedHost.note + ")"
 	}
 	cfg.printf("host reference of %s: %s, the newest of %d quiet %s run(s) of this design on a host like this one (%s), because %s", p.s.Name, run, len(ids), cfg.Profile, strings.Join(ids, ", "), why)
 	p.pinned, p.ref, p.committed = p.ref, run, false

@@ -235,8 +235,8 @@ func WithoutPins(b []byte) []byte {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "[") {
-			inRuns = t == "[runs]" || strings.HasPrefix(t, "[runs]") && strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(t, "[runs]")), "#")
-			if inRuns {
+			header, _, _ := strings.Cut(t, "#")
+			if inRuns = strings.TrimSpace(header) == "[runs]"; inRuns {
 				continue
 			}
 		}

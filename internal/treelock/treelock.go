@@ -88,11 +88,18 @@ func (h Holder) String() string {
 }
 
 // Alive reports whether the holder's process still exists.
-func (h Holder) Alive() bool {
-	if h.PID <= 0 {
+func (h Holder) Alive() bool { return ProcessAlive(h.PID) }
+
+// ProcessAlive reports whether a process with that PID exists (signal 0
+// reaches it; a process of another user, EPERM, counts). It is how the
+// tree's locks, and the leftovers of killed runs named after their PID
+// (network namespaces, temporary folders), tell a dead owner from a
+// live one.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
 		return false
 	}
-	err := unix.Kill(h.PID, 0)
+	err := unix.Kill(pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
 }
 

@@ -101,14 +101,6 @@ func (l *Life) pinBusy(ctx context.Context) string {
 	return r
 }
 
-// noPin reports whether the run is committed without a pin: NoPin,
-// unless ctx is a pipeline's scratch run (WithPinBusy), which is always
-// pinned in its scratch spec.
-func (l *Life) noPin(ctx context.Context) bool {
-	_, scratch := ctx.Value(pinBusyKey{}).(string)
-	return l.NoPin && !scratch
-}
-
 // DefaultMachine makes the Watcher of a run whose Config.Machine is nil:
 // the real sampler of this machine (quiet.New), with the defaults of
 // internal/quiet. Tests of runners replace it (in TestMain) with a
@@ -286,7 +278,7 @@ func (l *Life) Begin(ctx context.Context) error {
 	}
 	l.watching = true
 	fmt.Fprintf(l.Log, "%s:run: machine before the run: %s\n", l.Study, pre.Line())
-	if l.noPin(ctx) {
+	if l.Repeat(ctx) {
 		fmt.Fprintf(l.Log, "%s:run: the run will be committed but not pinned (%s=no): a repeat run\n", l.Study, PinEnv)
 	}
 	if pre.Verdict != quiet.Quiet {
@@ -418,7 +410,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 		}
 		fmt.Fprintf(l.Log, "%s:run: machine was %s; pinned anyway because %s=%q (recorded in meta.json)\n", l.Study, mach.Verdict, PinBusyEnv, mach.Override)
 	}
-	if l.noPin(ctx) {
+	if l.Repeat(ctx) {
 		fmt.Fprintf(l.Log, "%s:run: run %s committed, not pinned (%s=no): a repeat run of the pinned design, for the between-run variance and as the reference of hosts like this one (docs/agreement.md)\n", l.Study, l.Run.ID, PinEnv)
 		return nil
 	}
@@ -431,11 +423,16 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 }
 
 // Repeat reports whether the run is a repeat run, committed without a
-// pin (PinEnv=no, and not a pipeline's scratch run). A repeat run keeps
-// its packet captures in the content store, not in the run folder,
-// whatever their size (CaptureLimit): it adds records to the repository,
-// not tens of MB of captures to its history for every repetition.
-func (l *Life) Repeat(ctx context.Context) bool { return l.noPin(ctx) }
+// pin: NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
+// (WithPinBusy), which is always pinned in its scratch spec. A repeat
+// run keeps its packet captures in the content store, not in the run
+// folder, whatever their size (CaptureLimit): it adds records to the
+// repository, not tens of MB of captures to its history for every
+// repetition.
+func (l *Life) Repeat(ctx context.Context) bool {
+	_, scratch := ctx.Value(pinBusyKey{}).(string)
+	return l.NoPin && !scratch
+}
 
 // CaptureLimit is the runner's limit in bytes for committing its
 // captures with the run (rederive.InRepoLimit's argument): max, or -1

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"pqrepro/internal/treelock"
 )
 
 // DefaultNetnsDir is where iproute2 keeps named network namespaces.
@@ -227,7 +229,7 @@ func Clean(dir, prefix string, force bool) (CleanReport, error) {
 		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
-		if !force && processAlive(ownerPID(name)) {
+		if !force && treelock.ProcessAlive(ownerPID(name)) {
 			rep.InUse = append(rep.InUse, name)
 			continue
 		}
@@ -250,7 +252,7 @@ func Orphaned(dir, prefix string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		if !processAlive(ownerPID(n)) {
+		if !treelock.ProcessAlive(ownerPID(n)) {
 			out = append(out, n)
 		}
 	}
@@ -278,14 +280,6 @@ func ownerPID(name string) int {
 		return 0
 	}
 	return pid
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
 }
 
 // ListNamespaces returns the names in dir (DefaultNetnsDir when empty) that

@@ -1,13 +1,13 @@
 package tlsrun
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"pqrepro/internal/treelock"
 )
 
 // certDirPrefix begins the name of the temporary folder that holds the
@@ -34,7 +34,7 @@ func CertLeftovers() []string {
 		rest := strings.TrimPrefix(filepath.Base(d), certDirPrefix)
 		pidText, _, found := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if found && err == nil && pid > 0 && alive(pid) {
+		if found && err == nil && treelock.ProcessAlive(pid) {
 			continue
 		}
 		out = append(out, d)
@@ -53,11 +53,4 @@ func RemoveCertLeftovers() ([]string, error) {
 		gone = append(gone, d)
 	}
 	return gone, nil
-}
-
-// alive reports whether a process with that PID exists (a process of
-// another user counts).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
