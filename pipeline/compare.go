@@ -3,8 +3,6 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"pqrepro/analysis/agreement"
@@ -86,21 +84,15 @@ type hostPair struct {
 // without a readable fingerprint does not match: its host-dependent
 // items are shown, not judged.
 func compareHosts(refRoot, refRun, newRoot, newRun string) hostPair {
-	read := func(root, run string) (agreement.Fingerprint, error) {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(run), "meta.json"))
-		if err != nil {
-			return agreement.Fingerprint{}, err
-		}
-		return agreement.ReadFingerprint(b)
-	}
-	a, err := read(refRoot, refRun)
+	ref, err := readRunInfo(refRoot, refRun)
 	if err != nil {
 		return hostPair{note: "the reference run's host is unknown: " + err.Error()}
 	}
-	b, err := read(newRoot, newRun)
+	now, err := readRunInfo(newRoot, newRun)
 	if err != nil {
 		return hostPair{note: "the new run's host is unknown: " + err.Error()}
 	}
+	a, b := ref.host, now.host
 	if d := a.Differences(b); len(d) > 0 {
 		return hostPair{note: strings.Join(d, "; ")}
 	}
