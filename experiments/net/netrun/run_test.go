@@ -36,7 +36,10 @@ certificates = 1
 order = 2
 [selftest]
 probes = 60
-tolerance_ms = 1.5
+# Wide: these tests check the runner, not the emulator's precision
+# (linkemu's tests do); a CI machine running other packages beside them
+# measured p50 errors of +1.6 to +8.2 ms on this 5 ms link.
+tolerance_ms = 25.0
 [scenarios.tiny]
 rtt_ms = 5.0
 jitter_ms = 0.0
@@ -326,7 +329,7 @@ func mustRead(t *testing.T, p string) []byte {
 func TestRunSelfTestRetriedOnceThenRefused(t *testing.T) {
 	needRoot(t)
 	// A tolerance no emulated link meets: both self-tests miss.
-	cfg, log := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "tolerance_ms = 1.5", "tolerance_ms = 0.000001", 1))
+	cfg, log := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "tolerance_ms = 25.0", "tolerance_ms = 0.000001", 1))
 	_, err := Run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "self-test failed twice") {
 		t.Fatalf("err = %v, want the run refused after two self-tests", err)

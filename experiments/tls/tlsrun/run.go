@@ -239,6 +239,15 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// A failure while ctx ends (a child process killed by the
+	// cancellation, say) is an interruption, and says so.
+	defer func() {
+		if err != nil && !errors.Is(err, runlife.ErrInterrupted) {
+			if ierr := l.Interrupted(ctx); ierr != nil {
+				err = fmt.Errorf("%w; as it stopped: %v", ierr, err)
+			}
+		}
+	}()
 	cfg.Root = l.Root
 	r := &runner{cfg: cfg, log: l.Log, life: l}
 	store := cfg.Store
