@@ -3,8 +3,11 @@ package linkemu
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestFlowOf(t *testing.T) {
@@ -128,4 +131,40 @@ func TestNegativeLateBound(t *testing.T) {
 	if err := o.fill(); err == nil {
 		t.Error("negative LateBound accepted")
 	}
+}
+
+// TestMonotonicEpochNeverEarly preempts monotonicEpoch on either side of
+// its CLOCK_MONOTONIC reading (the reader of a busy machine): the mapping
+// may make due times late by the preemption, never early. Reading Go's
+// clock only after CLOCK_MONOTONIC, as the forwarder once did, put
+// epochMon 3 ms early here and failed this test.
+func TestMonotonicEpochNeverEarly(t *testing.T) {
+	const hold = 3 * time.Millisecond
+	epoch := time.Now()
+	for _, step := range []int{0, 1} {
+		t.Run(fmt.Sprint("hold at step ", step), func(t *testing.T) {
+			testHookClockPair = func(s int) {
+				if s == step {
+					time.Sleep(hold)
+				}
+			}
+			got := monotonicEpoch(epoch)
+			testHookClockPair = nil
+			// An independent mapping with its own error bound: CLOCK_MONOTONIC
+			// read between two of Go's readings.
+			m1 := time.Since(epoch)
+			var ts unix.Timespec
+			unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+			m2 := time.Since(epoch)
+			lo, hi := ts.Nano()-int64(m2), ts.Nano()-int64(m1) // the true epoch lies in [lo, hi]
+			t.Logf("epochMon %d, true value in [%d, %d] (%v wide)", got, lo, hi, m2-m1)
+			if got < lo {
+				t.Errorf("epochMon %d is %v before the true epoch's lower bound: due times would be early", got, time.Duration(lo-got))
+			}
+			if got > hi+int64(hold)+int64(time.Millisecond) {
+				t.Errorf("epochMon %d is %v after the true epoch's upper bound: more than the %v hold", got, time.Duration(got-hi), hold)
+			}
+		})
+	}
+	t.Cleanup(func() { testHookClockPair = nil })
 }

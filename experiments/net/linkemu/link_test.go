@@ -180,41 +180,82 @@ func TestDelayPerDirection(t *testing.T) {
 		if xs[0] < want {
 			t.Errorf("from %s: a packet arrived after %.3f ms, before the %.1f ms delay", c.from, xs[0], want)
 		}
-		if p50-want > 1 {
-			t.Errorf("from %s: median one-way delay %.3f ms, more than 1 ms above %.1f ms", c.from, p50, want)
+		if p50-want > lateSlack {
+			t.Errorf("from %s: median one-way delay %.3f ms, more than %.1f ms above %.1f ms (lateness beyond gross error: see lateSlack)", c.from, p50, lateSlack, want)
 		}
 	}
+}
+
+// lateSlack bounds how late the end-to-end timing tests let a packet be
+// beyond the scenario's model. Lateness is the machine's, not the model's:
+// the forwarder's writer and the receiving socket run when the scheduler
+// lets them, and a CI machine running other packages' tests beside this
+// one measured a 0.8 ms shift of every quantile (TestJitter's p50 10.809
+// ms for a model median of 10). The tests check the model strictly where
+// lateness cannot help (no packet early, the jitter's spread) and bound
+// lateness only against gross errors (a delay applied twice, or not at
+// all); the emulator's accuracy on a quiet machine is measured by the
+// link's self-test in every Study B run and by the benchmarks (mage bench),
+// never by a timed unit test.
+const lateSlack = 3.0 // ms
+
+// modelDelaysMs replays the link's own shaper for n packets offered every
+// spacing (the seed and direction the link uses) and returns their
+// modelled one-way delays in ms, sorted: what a machine with no lateness
+// would measure. With spacing above 2*Jitter the no-reordering clamp never
+// applies, so these are Delay plus the seeded jitter draws.
+func modelDelaysMs(d Direction, seed uint64, dir uint64, n int, spacing time.Duration) []float64 {
+	s := NewShaper(d, seed, dir)
+	xs := make([]float64, 0, n)
+	for i := range n {
+		now := time.Duration(i) * spacing
+		if v, due := s.Offer(now, 64+28); v == Pass {
+			xs = append(xs, float64(due-now)/1e6)
+		}
+	}
+	slices.Sort(xs)
+	return xs
 }
 
 func TestJitter(t *testing.T) {
 	requireLink(t) // not parallel: concurrent traffic in one process competes for Go's Ps and skews timing
 	d := Direction{Delay: 10 * time.Millisecond, Jitter: 4 * time.Millisecond, Rate: Unlimited}
-	l := startLink(t, Symmetric("jitter", d, 3))
+	const seed, n, spacing = 3, 150, 10 * time.Millisecond
+	l := startLink(t, Symmetric("jitter", d, seed))
 	// 10 ms apart > 2*jitter: the no-reordering rule never applies, so the
-	// delays should be uniform on [6, 14] ms (sd 4/sqrt(3) = 2.31 ms) plus
-	// the emulator's small lateness.
-	r := oneWay(t, l, A, 7002, 150, 64, 10*time.Millisecond)
+	// delays are uniform on [6, 14] ms (sd 4/sqrt(3) = 2.31 ms), drawn from
+	// the link's seeded jitter stream, plus the machine's lateness.
+	r := oneWay(t, l, A, 7002, n, 64, spacing)
 	xs := delaysMs(r)
-	if len(xs) != 150 {
-		t.Fatalf("received %d of 150", len(xs))
+	if len(xs) != n {
+		t.Fatalf("received %d of %d", len(xs), n)
 	}
-	// Robust statistics: on a busy machine a few probes are held up by the
-	// sender's own scheduling, which must not fail the test; none may be
-	// early. Uniform [6, 14]: p5 6.4, p50 10, p95 13.6, IQR 4.
-	p5, p25, p50, p75, p95 := Quantile7(xs, 0.05), Quantile7(xs, 0.25), Quantile7(xs, 0.5), Quantile7(xs, 0.75), Quantile7(xs, 0.95)
-	t.Logf("min %.3f p5 %.3f p25 %.3f p50 %.3f p75 %.3f p95 %.3f max %.3f (uniform 6..14: p5 6.4, IQR 8..12, p95 13.6)",
-		xs[0], p5, p25, p50, p75, p95, xs[len(xs)-1])
+	model := modelDelaysMs(d, seed, 0, n, spacing)
+	qs := []float64{0.05, 0.25, 0.5, 0.75, 0.95}
+	var got, want [5]float64
+	for i, q := range qs {
+		got[i], want[i] = Quantile7(xs, q), Quantile7(model, q)
+	}
+	t.Logf("measured min %.3f p5 %.3f p25 %.3f p50 %.3f p75 %.3f p95 %.3f max %.3f", xs[0], got[0], got[1], got[2], got[3], got[4], xs[len(xs)-1])
+	t.Logf("model    min %.3f p5 %.3f p25 %.3f p50 %.3f p75 %.3f p95 %.3f max %.3f", model[0], want[0], want[1], want[2], want[3], want[4], model[len(model)-1])
+	// The model itself is the uniform jitter the scenario asks for.
+	if model[0] < 6 || model[len(model)-1] > 14 || math.Abs(want[2]-10) > 1 || math.Abs((want[3]-want[1])-4) > 1 {
+		t.Fatalf("the shaper's own delays are not uniform on [6, 14] ms: %v", want)
+	}
+	// Never early: lateness only adds. 0.05 ms covers the send time being
+	// taken just before the datagram is handed to the kernel.
 	if xs[0] < 6 {
 		t.Errorf("a packet took %.3f ms, less than delay - jitter = 6 ms", xs[0])
 	}
-	if math.Abs(p50-10) > 0.8 {
-		t.Errorf("median delay %.3f ms, want 10 ± 0.8", p50)
+	for i, q := range qs {
+		if late := got[i] - want[i]; late < -0.05 || late > lateSlack {
+			t.Errorf("p%.0f %.3f ms against the model's %.3f: %+.3f ms, want within [-0.05, +%.1f] (never early; lateness bounded)", 100*q, got[i], want[i], late, lateSlack)
+		}
 	}
-	if iqr := p75 - p25; iqr < 3 || iqr > 5 {
-		t.Errorf("interquartile range %.3f ms, want 4 ± 1 (uniform jitter ±4 ms)", iqr)
-	}
-	if p5 < 6 || p5 > 7.5 || p95 < 12.5 || p95 > 14.6 {
-		t.Errorf("p5 %.3f p95 %.3f ms, want about 6.4 and 13.6", p5, p95)
+	// The jitter's spread survives: lateness common to all packets cancels
+	// in the interquartile range; an unjittered link gives about 0.
+	if iqr, miqr := got[3]-got[1], want[3]-want[1]; iqr < miqr-0.5 || iqr > miqr+1.5 {
+		t.Errorf("interquartile range %.3f ms, the model's %.3f: want within [-0.5, +1.5] ms of it", iqr, miqr)
 	}
 }
 
