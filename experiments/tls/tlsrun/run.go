@@ -682,7 +682,24 @@ type server struct {
 	certLen int // bytes of the DER certificates the server sends
 }
 
-func (r *runner) startServers() error {
+// startServers reserves every configuration's port, then starts the
+// servers. The order matters: an openssl-cli server closes its reserved
+// listener so that s_server can bind the same address, and a port
+// reserved after that in the same namespace could be handed the freed
+// port by the kernel (a quick run on the docker path failed with
+// s_server's "BIO_bind: Address already in use" when reservations and
+// starts interleaved). On an error nothing is left listening or serving.
+func (r *runner) startServers() (err error) {
+	var starts []func()
+	defer func() {
+		if err != nil {
+			for _, s := range r.servers {
+				s.stop()
+				s.ln.Close()
+			}
+			r.servers = nil
+		}
+	}()
 	for _, c := range r.configs {
 		b, err := handshake.MakeCerts(handshake.CertConfig{Key: c.Key, Chain: c.Chain, Seed: r.spec.Seeds.Certificates})
 		if err != nil {
@@ -718,11 +735,29 @@ func (r *runner) startServers() error {
 			case <-ctx.Done():
 			}
 		}
-		go func() { s.done <- s.serve(ctx, ln, report) }()
+		starts = append(starts, func() {
+			if testHookServeStart != nil {
+				testHookServeStart()
+			}
+			go func() { s.done <- s.serve(ctx, ln, report) }()
+		})
 		r.servers = append(r.servers, s)
 		r.vlogf("server %-32s on %s (certificates %d bytes)", c.Name, s.addr, s.certLen)
 	}
+	startAll(starts)
 	return nil
+}
+
+// testHookServeStart, when set, runs as each server starts (tests).
+var testHookServeStart func()
+
+// startAll runs every start, in order, once all of them are known: the
+// caller reserves every resource first (startServers' ports) and starts
+// nothing when a reservation fails.
+func startAll(starts []func()) {
+	for _, start := range starts {
+		start()
+	}
 }
 
 func (r *runner) stopServers() {
