@@ -363,6 +363,11 @@ func TestAllReportsADifferentVerdict(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "alpha: the link broke") || !strings.Contains(rr.log.String(), "failed alpha") {
 		t.Errorf("failed run: %v\n%s", err, rr.log)
 	}
+	// Its overall line says so, never REPRODUCED (a quick run whose Study A
+	// failed once printed "REPRODUCED WHERE COMPARED" and exited 1).
+	if out := rr.log.String(); !strings.Contains(out, "quick: INCOMPLETE: re-run none; skipped none; failed alpha") || strings.Contains(out, "quick: REPRODUCED") {
+		t.Errorf("overall line of a failed run:\n%s", out)
+	}
 }
 
 func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {

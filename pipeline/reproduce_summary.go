@@ -232,6 +232,11 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 	switch {
 	case s.differs():
 		verdict = "NOT REPRODUCED"
+	case len(failed) > 0:
+		// A study whose run or analysis failed was not compared at all:
+		// the command exits non-zero, and its line must not say
+		// "REPRODUCED" of a study it could not judge.
+		verdict = "INCOMPLETE"
 	case len(rerun) == 0:
 		verdict = "NOTHING RE-RUN"
 	case len(skipped)+len(failed) > 0 || notCompared > 0 || counts.Judged < counts.Items:
