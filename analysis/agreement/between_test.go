@@ -137,3 +137,48 @@ func TestBetweenAbsolute(t *testing.T) {
 		t.Errorf("the relative scale gives an item near zero τ² %g: this test does not tell the scales apart", near0[0].Tau2)
 	}
 }
+
+// TestBetweenItemOfItsOwn: one item whose runs disagree far beyond the
+// common τ² (as Go's ML-DSA-87 increase did over six quick runs on one
+// host: 0.66-1.17 ms, within-run se 0.05-0.12, common τ_rel 4.6 %) keeps
+// its own τ²; the others keep the common one; and a new run that the
+// common τ² alone would call inconsistent on that item is consistent.
+func TestBetweenItemOfItsOwn(t *testing.T) {
+	ids, runs := betweenRuns(7, 3, 60, 0.02)
+	wild := []float64{0.78, 1.04, 1.32} // ms, se 0.1: Q_j = 14.0 on 2 df
+	for i := range runs {
+		runs[i] = append(runs[i], Item{Name: "go pq-sig", Unit: "ms", Class: HostDependent, Kind: Estimate, Ref: V(wild[i], 0.1)})
+	}
+	b := Between(ids, runs)
+	own, ok := b.PerItem["go pq-sig"]
+	mean := (0.78 + 1.04 + 1.32) / 3
+	if !ok || b.Raised < 1 || own <= b.Tau2Rel*mean*mean {
+		t.Fatalf("the wild item's own τ² %g (ok %v, raised %d), common at its size %g: want its own, larger", own, ok, b.Raised, b.Tau2Rel*mean*mean)
+	}
+	// By hand: w = 100 each, ȳ = 1.0467, Q = 100·Σ(y-ȳ)² = 14.58, C = 300 - 30000/300 = 200.
+	if want := (14.58 - 2) / 200; math.Abs(own-want) > 0.001 {
+		t.Errorf("own τ² %.4f, want %.4f ms²", own, want)
+	}
+	if !strings.Contains(b.String(), "items with a larger τ² of their own") {
+		t.Errorf("String does not say how many items keep their own τ²: %s", b)
+	}
+	items := []Item{
+		{Name: "go pq-sig", Unit: "ms", Class: HostDependent, Kind: Estimate, Ref: V(1.32, 0.12), New: V(0.67, 0.054)},
+		{Name: "t0", Class: HostDependent, Kind: Estimate, Ref: runs[2][0].Ref, New: runs[2][0].Ref},
+	}
+	judge := func(items []Item) Judged {
+		return Judge(DefaultRule, Study{Name: "s", Items: items, HostsMatch: true}).Items[0]
+	}
+	common := append([]Item(nil), items...)
+	BetweenRun{Tau2Rel: b.Tau2Rel}.Apply(common)
+	if j := judge(common); j.Status != Inconsistent {
+		t.Fatalf("with the common τ² alone the wild item is %v (%s): this test does not show the difference", j.Status, j.Why)
+	}
+	b.Apply(items)
+	if items[0].Tau2 != own || items[1].Tau2 != math.Max(b.Tau2Rel*items[1].Ref.Est*items[1].Ref.Est, b.PerItem["t0"]) {
+		t.Errorf("applied τ²: %g and %g", items[0].Tau2, items[1].Tau2)
+	}
+	if j := judge(items); j.Status != Consistent {
+		t.Errorf("with its own τ² the wild item is %v: %s", j.Status, j.Why)
+	}
+}
