@@ -239,7 +239,7 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 		verdict = "INCOMPLETE"
 	case len(rerun) == 0:
 		verdict = "NOTHING RE-RUN"
-	case len(skipped)+len(failed) > 0 || notCompared > 0 || counts.Judged < counts.Items:
+	case len(skipped) > 0 || notCompared > 0 || counts.Judged < counts.Items:
 		verdict = "REPRODUCED WHERE COMPARED"
 	}
 	fmt.Fprintf(&b, "%s: %s: re-run %s; skipped %s; failed %s; claims: %d same verdict, %d differ, %d not compared, %d consistent at the edge (%d derived, not counted); study items: %s (all in %s); %v in all\n",

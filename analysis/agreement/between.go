@@ -147,6 +147,7 @@ func BetweenScaled(ids []string, runs [][]Item, scale BetweenScale) BetweenRun {
 		}
 	}
 	var q, c float64
+	var owns []float64
 	for _, name := range order {
 		vs := byName[name]
 		if len(vs) < 2 {
@@ -181,11 +182,14 @@ func BetweenScaled(ids []string, runs [][]Item, scale BetweenScale) BetweenRun {
 		c += cj
 		b.DF += len(vs) - 1
 		b.Items++
+		// The item's own estimate on the scale's units (relative or
+		// absolute), comparable with the common τ² as it is.
 		if own := (qj - float64(len(vs)-1)) / cj; len(vs) >= MinBetweenRuns && cj > 0 && own > 0 {
 			if b.PerItem == nil {
 				b.PerItem = map[string]float64{}
 			}
 			b.PerItem[name] = own * m * m
+			owns = append(owns, own)
 		}
 	}
 	b.Q = q
@@ -199,14 +203,8 @@ func BetweenScaled(ids []string, runs [][]Item, scale BetweenScale) BetweenRun {
 	} else {
 		b.Tau2Rel = tau2
 	}
-	for _, name := range order {
-		vs := byName[name]
-		var m float64
-		for _, v := range vs {
-			m += v.Est
-		}
-		m /= float64(len(vs))
-		if own, ok := b.PerItem[name]; ok && own > b.common(m) {
+	for _, own := range owns {
+		if own > tau2 {
 			b.Raised++
 		}
 	}

@@ -140,6 +140,7 @@ func TestNegativeLateBound(t *testing.T) {
 // epochMon 3 ms early here and failed this test.
 func TestMonotonicEpochNeverEarly(t *testing.T) {
 	const hold = 3 * time.Millisecond
+	t.Cleanup(func() { testHookClockPair = nil })
 	epoch := time.Now()
 	for _, step := range []int{0, 1} {
 		t.Run(fmt.Sprint("hold at step ", step), func(t *testing.T) {
@@ -166,5 +167,4 @@ func TestMonotonicEpochNeverEarly(t *testing.T) {
 			}
 		})
 	}
-	t.Cleanup(func() { testHookClockPair = nil })
 }

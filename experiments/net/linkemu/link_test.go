@@ -242,11 +242,12 @@ func TestJitter(t *testing.T) {
 	if model[0] < 6 || model[len(model)-1] > 14 || math.Abs(want[2]-10) > 1 || math.Abs((want[3]-want[1])-4) > 1 {
 		t.Fatalf("the shaper's own delays are not uniform on [6, 14] ms: %v", want)
 	}
-	// Never early: lateness only adds. 0.05 ms covers the send time being
-	// taken just before the datagram is handed to the kernel.
+	// Never early: lateness only adds.
 	if xs[0] < 6 {
 		t.Errorf("a packet took %.3f ms, less than delay - jitter = 6 ms", xs[0])
 	}
+	// 0.05 ms below the model covers the send time being taken just
+	// before the datagram is handed to the kernel.
 	for i, q := range qs {
 		if late := got[i] - want[i]; late < -0.05 || late > lateSlack {
 			t.Errorf("p%.0f %.3f ms against the model's %.3f: %+.3f ms, want within [-0.05, +%.1f] (never early; lateness bounded)", 100*q, got[i], want[i], late, lateSlack)

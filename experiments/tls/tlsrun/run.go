@@ -744,21 +744,14 @@ func (r *runner) startServers() (err error) {
 		r.servers = append(r.servers, s)
 		r.vlogf("server %-32s on %s (certificates %d bytes)", c.Name, s.addr, s.certLen)
 	}
-	startAll(starts)
+	for _, start := range starts {
+		start()
+	}
 	return nil
 }
 
 // testHookServeStart, when set, runs as each server starts (tests).
 var testHookServeStart func()
-
-// startAll runs every start, in order, once all of them are known: the
-// caller reserves every resource first (startServers' ports) and starts
-// nothing when a reservation fails.
-func startAll(starts []func()) {
-	for _, start := range starts {
-		start()
-	}
-}
 
 func (r *runner) stopServers() {
 	for _, s := range r.servers {
