@@ -41,6 +41,15 @@ type Measurement struct {
 	OK     bool   `json:"ok"`     // the on-device check passed
 }
 
+// An OpRef names one operation of a run.
+type OpRef struct {
+	Scheme string `json:"scheme"`
+	Op     string `json:"op"`
+	Iter   int    `json:"i"`
+}
+
+func (o OpRef) String() string { return fmt.Sprintf("%s %s i=%d", o.Scheme, o.Op, o.Iter) }
+
 // A DeviceFailure is an on-device check that failed ("err" line).
 type DeviceFailure struct {
 	Scheme string `json:"scheme"`
@@ -78,7 +87,10 @@ type Dataset struct {
 	Complete     bool                         `json:"complete"`
 	EndMicros    uint64                       `json:"end_us"`
 	Emulated     bool                         `json:"emulated"`
-	Raw          []byte                       `json:"-"` // the serial log, verbatim
+	// InProgress is the operation a "b" line began and no "m" line has
+	// ended yet: where a run that stopped early was.
+	InProgress *OpRef `json:"in_progress,omitempty"`
+	Raw        []byte `json:"-"` // the serial log, verbatim
 }
 
 // vectorChunk accumulates one field's chunks.
@@ -118,6 +130,19 @@ func (d *Dataset) apply(l Line, rawLine int, vec map[string]*vectorChunk) error 
 			return fmt.Errorf("%w: measurement without scheme or op", ErrSyntax)
 		}
 		d.Measurements = append(d.Measurements, m)
+		if d.InProgress != nil && *d.InProgress == (OpRef{m.Scheme, m.Op, m.Iter}) {
+			d.InProgress = nil
+		}
+	case KindBegin:
+		o := OpRef{}
+		o.Scheme, _ = l.Get("scheme")
+		o.Op, _ = l.Get("op")
+		it, err := l.Uint("i")
+		if err != nil || o.Scheme == "" || o.Op == "" {
+			return fmt.Errorf("%w: begin line without scheme, op or i", ErrSyntax)
+		}
+		o.Iter = int(it)
+		d.InProgress = &o
 	case KindVector:
 		scheme, _ := l.Get("scheme")
 		field, _ := l.Get("field")

@@ -14,7 +14,7 @@ import (
 //
 // seq counts lines from 0 at each start of a run; crc is the CRC-32 (IEEE,
 // hash/crc32.ChecksumIEEE) of everything before " *", 8 lower-case hex
-// digits. Values contain no spaces. Kinds: start, m, v, err, fault, end.
+// digits. Values contain no spaces. Kinds: start, m, v, err, fault, end, b.
 
 // Line kinds.
 const (
@@ -24,6 +24,10 @@ const (
 	KindError   = "err"
 	KindFault   = "fault"
 	KindEnd     = "end"
+	// KindBegin announces a long operation before it starts (SPHINCS+:
+	// minutes of emulation per signature), so a run stopped by its time
+	// limit can say which operation it was in. Its "m" line ends it.
+	KindBegin = "b"
 )
 
 // MaxLineLen bounds one protocol line; the firmware's buffer is 600 bytes.

@@ -172,3 +172,46 @@ func FuzzReadRun(f *testing.F) {
 		}
 	})
 }
+
+// TestReadRunBeginLines checks the "b" line: it names the operation in
+// progress until that operation's "m" line ends it, so a run stopped by
+// its time limit can say where it was; a malformed one is a problem, and
+// the measurements around it are kept.
+func TestReadRunBeginLines(t *testing.T) {
+	f := func(k, v string) picodata.Field { return picodata.Field{Key: k, Value: v} }
+	good := picodatatest.Run(1)
+	begin := func(seq uint64, op, i string) string {
+		return picodata.FormatLine(seq, "b", f("scheme", "sphincs-sha2-128s"), f("op", op), f("i", i))
+	}
+	meas := func(seq uint64, op, i string) string {
+		return picodata.FormatLine(seq, "m", f("scheme", "sphincs-sha2-128s"), f("op", op), f("i", i),
+			f("us", "100"), f("cyc", "13300"), f("stack", "64"), f("heap", "0"), f("ok", "1"))
+	}
+	start := good[0] + "\n"
+
+	// Stopped inside sign i=0: keygen ended, sign begun.
+	d, err := readString(t, start+begin(1, "keygen", "0")+"\n"+meas(2, "keygen", "0")+"\n"+begin(3, "sign", "0")+"\n")
+	if err == nil {
+		t.Fatal("a stream without an end line must be an error")
+	}
+	if d.InProgress == nil || d.InProgress.String() != "sphincs-sha2-128s sign i=0" {
+		t.Fatalf("in progress = %v, want sphincs-sha2-128s sign i=0", d.InProgress)
+	}
+	if len(d.Measurements) != 1 {
+		t.Fatalf("measurements = %d, want the keygen", len(d.Measurements))
+	}
+
+	// Ended: nothing in progress, and no problem from the b lines.
+	end := picodata.FormatLine(5, "end", f("run", "0"), f("lines", "5"), f("failures", "0"), f("us", "9"))
+	d, err = readString(t, start+begin(1, "keygen", "0")+"\n"+meas(2, "keygen", "0")+"\n"+begin(3, "sign", "0")+"\n"+meas(4, "sign", "0")+"\n"+end+"\n")
+	if err != nil || !d.Complete || d.InProgress != nil || len(d.Problems) != 0 {
+		t.Fatalf("err=%v complete=%v in progress=%v problems=%v", err, d.Complete, d.InProgress, d.Problems)
+	}
+
+	// A begin line without its index is a problem; the run is kept.
+	bad := picodata.FormatLine(1, "b", f("scheme", "sphincs-sha2-128s"), f("op", "sign"))
+	d, _ = readString(t, start+bad+"\n"+meas(2, "keygen", "0")+"\n")
+	if len(d.Problems) == 0 || !strings.Contains(d.Problems[0].Msg, "begin line") || len(d.Measurements) != 1 {
+		t.Fatalf("problems=%v measurements=%d", d.Problems, len(d.Measurements))
+	}
+}

@@ -5,12 +5,18 @@
  * REPS_* times with the 1 MHz timer and the 64-bit cycle counter, measures
  * its peak stack by painting, checks the result on the device (ML-KEM:
  * decaps equals encaps and a ciphertext with one flipped bit gives another
- * key; ML-DSA: verify accepts and a signature with one flipped bit is
- * rejected), prints one protocol line per measurement, and after the first
- * iteration prints the test vector the host re-checks with circl
- * (FIPS 203 / FIPS 204). A failed check prints an "err" line and marks
- * the measurement ok=0; it is never dropped. The whole run then repeats
+ * key; ML-DSA and SPHINCS+: verify accepts and a signature with one
+ * flipped bit is rejected), prints one protocol line per measurement, and
+ * after the first iteration prints the test vector the host re-checks
+ * independently (circl for FIPS 203 / FIPS 204; pqrepro's slhverify for
+ * SPHINCS+ round 3.1). A failed check prints an "err" line and marks the
+ * measurement ok=0; it is never dropped. The whole run then repeats
  * (run=1, 2, ...) so a host that connects late still sees a full run.
+ *
+ * SPHINCS+ operations take seconds to minutes of simulated time (a
+ * SPHINCS+-SHA2-128s signature is billions of cycles), so each is
+ * announced by a "b" (begin) line: a run stopped by its time limit then
+ * says which operation it was in.
  */
 #include <string.h>
 
@@ -42,6 +48,15 @@
 #endif
 #ifndef REPS_DSA_SIGN
 #define REPS_DSA_SIGN 100
+#endif
+#ifndef REPS_SLH_KEYGEN
+#define REPS_SLH_KEYGEN 1
+#endif
+#ifndef REPS_SLH_SIGN_FAST
+#define REPS_SLH_SIGN_FAST 3
+#endif
+#ifndef REPS_SLH_SIGN_SMALL
+#define REPS_SLH_SIGN_SMALL 1
 #endif
 #ifndef RUNS
 #define RUNS 0 /* 0: repeat forever */
@@ -150,7 +165,7 @@ static const kem_t kems[] = {
 /* Buffers are static, not on the stack, so the painted stack depth is the
  * operation's own (as in the paper's setup and pqm4). */
 static uint8_t kpk[1568], ksk[3168], kct[1568], kss1[32], kss2[32], kss3[32];
-static uint8_t coins[64];
+static uint8_t coins[64]; /* the largest: ML-KEM keygen's d || z, SPHINCS+'s 3n = 48 */
 
 static void bench_kem(const kem_t *k, uint64_t seed) {
     span_t s;
@@ -214,20 +229,36 @@ static void bench_kem(const kem_t *k, uint64_t seed) {
     }
 }
 
-/* ---- ML-DSA (FIPS 204) ---- */
+/* ---- ML-DSA (FIPS 204) and SPHINCS+ (round 3.1, the cost of FIPS 205 SLH-DSA) ---- */
 
+/* Both are signature schemes behind PQClean's crypto_sign API. keygens
+ * and signs are the repetition counts; flip_all says whether every
+ * signature is also checked with one bit flipped (ML-DSA: cheap), or only
+ * the first (SPHINCS+: the rejected verify costs as much as a timed one,
+ * a minute of emulation per SPHINCS+-128f signature); announce emits the
+ * "b" line before each operation. */
 typedef struct {
     const char *name;
-    size_t pk, sk, sig;
+    size_t pk, sk, sig, seed;
     int (*keypair)(uint8_t *pk, uint8_t *sk);
     int (*sign)(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t mlen, const uint8_t *sk);
     int (*verify)(const uint8_t *sig, size_t siglen, const uint8_t *m, size_t mlen,
                   const uint8_t *pk);
+    uint32_t keygens, signs;
+    int flip_all, announce;
 } dsa_t;
 
 #define DSA_ENTRY(NAME, NS)                                                        \
     {NAME, NS##_CRYPTO_PUBLICKEYBYTES, NS##_CRYPTO_SECRETKEYBYTES, NS##_CRYPTO_BYTES, \
-     NS##_crypto_sign_keypair, NS##_crypto_sign_signature, NS##_crypto_sign_verify}
+     32, NS##_crypto_sign_keypair, NS##_crypto_sign_signature, NS##_crypto_sign_verify, \
+     REPS_DSA_KEYGEN, REPS_DSA_SIGN, 1, 0}
+
+/* SPHINCS+ draws SK.seed || SK.prf || PK.seed (3n bytes, CRYPTO_SEEDBYTES)
+ * in its keypair. */
+#define SLH_ENTRY(NAME, NS, SIGNS)                                                 \
+    {NAME, NS##_CRYPTO_PUBLICKEYBYTES, NS##_CRYPTO_SECRETKEYBYTES, NS##_CRYPTO_BYTES, \
+     NS##_CRYPTO_SEEDBYTES, NS##_crypto_sign_keypair, NS##_crypto_sign_signature,     \
+     NS##_crypto_sign_verify, REPS_SLH_KEYGEN, SIGNS, 0, 1}
 
 #ifdef WITH_MLDSA44
 #include "crypto_sign/ml-dsa-44/clean/api.h"
@@ -237,6 +268,15 @@ typedef struct {
 #endif
 #ifdef WITH_MLDSA87
 #include "crypto_sign/ml-dsa-87/clean/api.h"
+#endif
+#ifdef WITH_SPHINCS_SHA2_128F
+#include "crypto_sign/sphincs-sha2-128f-simple/clean/api.h"
+#endif
+#ifdef WITH_SPHINCS_SHAKE_128F
+#include "crypto_sign/sphincs-shake-128f-simple/clean/api.h"
+#endif
+#ifdef WITH_SPHINCS_SHA2_128S
+#include "crypto_sign/sphincs-sha2-128s-simple/clean/api.h"
 #endif
 
 static const dsa_t dsas[] = {
@@ -249,25 +289,66 @@ static const dsa_t dsas[] = {
 #ifdef WITH_MLDSA87
     DSA_ENTRY("ml-dsa-87", PQCLEAN_MLDSA87_CLEAN),
 #endif
+#ifdef WITH_SPHINCS_SHA2_128F
+    SLH_ENTRY("sphincs-sha2-128f", PQCLEAN_SPHINCSSHA2128FSIMPLE_CLEAN, REPS_SLH_SIGN_FAST),
+#endif
+#ifdef WITH_SPHINCS_SHAKE_128F
+    SLH_ENTRY("sphincs-shake-128f", PQCLEAN_SPHINCSSHAKE128FSIMPLE_CLEAN, REPS_SLH_SIGN_FAST),
+#endif
+#ifdef WITH_SPHINCS_SHA2_128S
+    SLH_ENTRY("sphincs-sha2-128s", PQCLEAN_SPHINCSSHA2128SSIMPLE_CLEAN, REPS_SLH_SIGN_SMALL),
+#endif
     {0},
 };
 
+#if defined(WITH_MLDSA44) || defined(WITH_MLDSA65) || defined(WITH_MLDSA87) || \
+    defined(WITH_SPHINCS_SHA2_128F) || defined(WITH_SPHINCS_SHAKE_128F) ||      \
+    defined(WITH_SPHINCS_SHA2_128S)
+#define WITH_DSA 1
+/* Largest keys and signature of the schemes compiled in. */
+#if defined(WITH_SPHINCS_SHA2_128F) || defined(WITH_SPHINCS_SHAKE_128F)
+#define DSA_SIG_MAX 17088 /* SPHINCS+-128f */
+#elif defined(WITH_SPHINCS_SHA2_128S)
+#define DSA_SIG_MAX 7856 /* SPHINCS+-128s */
+#else
+#define DSA_SIG_MAX 4627 /* ML-DSA-87 */
+#endif
 #if defined(WITH_MLDSA44) || defined(WITH_MLDSA65) || defined(WITH_MLDSA87)
-static uint8_t dpk[2592], dsk[4896], dpk2[2592], dsk2[4896], dsig[4627], dmsg[32];
+#define DSA_PK_MAX 2592
+#define DSA_SK_MAX 4896
+#else
+#define DSA_PK_MAX 32
+#define DSA_SK_MAX 64
+#endif
+static uint8_t dpk[DSA_PK_MAX], dsk[DSA_SK_MAX], dpk2[DSA_PK_MAX], dsk2[DSA_SK_MAX], dsig[DSA_SIG_MAX], dmsg[32];
+
+/* bench_begin announces a long operation ("b" line), so a run that hits
+ * its time limit can say which operation it was in. */
+static void bench_begin(const dsa_t *d, const char *op, uint32_t i) {
+    if (!d->announce) {
+        return;
+    }
+    proto_begin("b");
+    proto_str("scheme", d->name);
+    proto_str("op", op);
+    proto_u32("i", i);
+    proto_end();
+}
 
 static void bench_dsa(const dsa_t *d, uint64_t seed) {
     span_t s;
     rng_seed(seed, d->name);
-    for (uint32_t i = 0; i < REPS_DSA_KEYGEN; i++) {
+    for (uint32_t i = 0; i < d->keygens; i++) {
         if (i == 0) {
-            rng_capture(coins, 32);
+            rng_capture(coins, d->seed);
         }
+        bench_begin(d, "keygen", i);
         bench_start(&s);
         int r = d->keypair(i == 0 ? dpk : dpk2, i == 0 ? dsk : dsk2);
         bench_stop(&s);
         if (i == 0) {
             rng_capture(NULL, 0);
-            bench_vector(d->name, "keygen_seed", coins, 32);
+            bench_vector(d->name, "keygen_seed", coins, d->seed);
             bench_vector(d->name, "pk", dpk, d->pk);
             bench_vector(d->name, "sk", dsk, d->sk);
         }
@@ -276,11 +357,12 @@ static void bench_dsa(const dsa_t *d, uint64_t seed) {
             bench_fail(d->name, "keygen", i, "keypair_returned_error");
         }
     }
-    for (uint32_t i = 0; i < REPS_DSA_SIGN; i++) {
+    for (uint32_t i = 0; i < d->signs; i++) {
         /* Message i: 32 bytes from the scheme's stream (the paper does
          * not say what it signed). */
         rng_bytes(dmsg, sizeof dmsg);
         size_t siglen = 0;
+        bench_begin(d, "sign", i);
         bench_start(&s);
         int r = d->sign(dsig, &siglen, dmsg, sizeof dmsg, dsk);
         bench_stop(&s);
@@ -294,6 +376,7 @@ static void bench_dsa(const dsa_t *d, uint64_t seed) {
             bench_vector(d->name, "sig", dsig, d->sig);
         }
 
+        bench_begin(d, "verify", i);
         bench_start(&s);
         r = d->verify(dsig, siglen, dmsg, sizeof dmsg, dpk);
         bench_stop(&s);
@@ -301,13 +384,15 @@ static void bench_dsa(const dsa_t *d, uint64_t seed) {
         if (!ok) {
             bench_fail(d->name, "verify", i, "valid_signature_rejected");
         }
-        size_t pos = (i * 197u) % d->sig;
-        dsig[pos] ^= (uint8_t)(1u << (i % 8u));
-        if (d->verify(dsig, siglen, dmsg, sizeof dmsg, dpk) == 0) {
-            ok = 0;
-            bench_fail(d->name, "verify", i, "flipped_signature_accepted");
+        if (d->flip_all || i == 0) {
+            size_t pos = (i * 197u) % d->sig;
+            dsig[pos] ^= (uint8_t)(1u << (i % 8u));
+            if (d->verify(dsig, siglen, dmsg, sizeof dmsg, dpk) == 0) {
+                ok = 0;
+                bench_fail(d->name, "verify", i, "flipped_signature_accepted");
+            }
+            dsig[pos] ^= (uint8_t)(1u << (i % 8u));
         }
-        dsig[pos] ^= (uint8_t)(1u << (i % 8u));
         bench_emit(d->name, "verify", i, &s, ok);
     }
 }
@@ -378,7 +463,7 @@ int main(void) {
         for (const kem_t *k = kems; k->name; k++) {
             bench_kem(k, RNG_SEED);
         }
-#if defined(WITH_MLDSA44) || defined(WITH_MLDSA65) || defined(WITH_MLDSA87)
+#ifdef WITH_DSA
         for (const dsa_t *d = dsas; d->name; d++) {
             bench_dsa(d, RNG_SEED);
         }

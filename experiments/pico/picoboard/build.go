@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +32,10 @@ var pqcleanDir = map[string]struct{ dir, define string }{
 	"ml-dsa-44":   {"crypto_sign/ml-dsa-44/clean", "WITH_MLDSA44"},
 	"ml-dsa-65":   {"crypto_sign/ml-dsa-65/clean", "WITH_MLDSA65"},
 	"ml-dsa-87":   {"crypto_sign/ml-dsa-87/clean", "WITH_MLDSA87"},
+
+	"sphincs-sha2-128f":  {"crypto_sign/sphincs-sha2-128f-simple/clean", "WITH_SPHINCS_SHA2_128F"},
+	"sphincs-shake-128f": {"crypto_sign/sphincs-shake-128f-simple/clean", "WITH_SPHINCS_SHAKE_128F"},
+	"sphincs-sha2-128s":  {"crypto_sign/sphincs-sha2-128s-simple/clean", "WITH_SPHINCS_SHA2_128S"},
 }
 
 // A Profile fixes the repetition counts compiled into the firmware.
@@ -42,6 +47,15 @@ type Profile struct {
 	RSAKeygen int // RSA-2048 keygens (slow: seconds each on the M0+)
 	RSA       int // RSA-2048 sign/verify
 	ECC       int // ECDSA P-256 keygen/sign/verify and ECDH P-256 keygen/shared
+
+	// SPHINCS+ (our extension): keygens of every set, and signs (each
+	// followed by a timed verify) of the fast ("f") and the small ("s")
+	// sets. Signing has no rejection loop, so its time is the same for
+	// every message; a few signatures show that, and an "s" signature costs
+	// about 20 "f" ones.
+	SLHKeygen    int
+	SLHSignFast  int
+	SLHSignSmall int
 }
 
 // The two profiles. Full uses the paper's count for ML-DSA signing (100);
@@ -50,8 +64,8 @@ type Profile struct {
 // time (about 6 minutes of emulator wall time), no claim rests on it, and
 // three would make the classic image alone take about 20 minutes.
 var (
-	QuickProfile = Profile{Name: "quick", KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3}
-	FullProfile  = Profile{Name: "full", KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20}
+	QuickProfile = Profile{Name: "quick", KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1}
+	FullProfile  = Profile{Name: "full", KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, SLHKeygen: 1, SLHSignFast: 4, SLHSignSmall: 2}
 )
 
 // ProfileByName returns QuickProfile or FullProfile.
@@ -247,8 +261,8 @@ func splitSchemes(schemes []string) (pqSchemes []string, classic bool, err error
 			classic = true
 			continue
 		}
-		return nil, false, fmt.Errorf("build: unknown scheme %q (known: %s, %s, %s)", s,
-			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "))
+		return nil, false, fmt.Errorf("build: unknown scheme %q (known: %s, %s, %s, %s)", s,
+			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "), strings.Join(picodata.SPHINCSSchemes, " "))
 	}
 	if len(schemes) == 0 {
 		return nil, false, errors.New("build: no schemes")
@@ -293,6 +307,9 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 		fmt.Sprintf("REPS_RSA_KEYGEN=%d", cfg.Profile.RSAKeygen),
 		fmt.Sprintf("REPS_RSA=%d", cfg.Profile.RSA),
 		fmt.Sprintf("REPS_ECC=%d", cfg.Profile.ECC),
+		fmt.Sprintf("REPS_SLH_KEYGEN=%d", cfg.Profile.SLHKeygen),
+		fmt.Sprintf("REPS_SLH_SIGN_FAST=%d", cfg.Profile.SLHSignFast),
+		fmt.Sprintf("REPS_SLH_SIGN_SMALL=%d", cfg.Profile.SLHSignSmall),
 		fmt.Sprintf("RNG_SEED=0x%xull", cfg.Seed),
 		fmt.Sprintf("RUNS=%d", cfg.Runs),
 		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
@@ -338,6 +355,15 @@ func (src *sourceSet) addPQClean(ctx context.Context, root string, cfg BuildConf
 		return err
 	}
 	img.Sources["pqclean/common"] = h
+	// SPHINCS+-SHA2 hashes with PQClean's common/sha2.c.
+	if slices.ContainsFunc(pqSchemes, func(s string) bool { return strings.HasPrefix(s, "sphincs-sha2-") }) {
+		src.units = append(src.units, compileUnit{filepath.Join(pq, "common/sha2.c"), "pqclean-common-sha2.o", []string{filepath.Join(pq, "common")}})
+		h, err := hashTree(filepath.Join(pq, "common"), "sha2.c", "sha2.h")
+		if err != nil {
+			return err
+		}
+		img.Sources["pqclean/common-sha2"] = h
+	}
 	for _, s := range pqSchemes {
 		d := pqcleanDir[s]
 		src.defines = append(src.defines, d.define)

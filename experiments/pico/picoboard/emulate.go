@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,17 +142,26 @@ func Emulate(ctx context.Context, img Image, cfg RunConfig) (*EmulatedRun, error
 		line = line[i+1:]
 	}
 	if jerr := json.Unmarshal([]byte(line), &run.Emulator); jerr != nil {
-		return run, fmt.Errorf("emulate %s: runner gave no status (%v); stderr: %s", img.Name, werr, trunc(stderr.String(), 2000))
+		return run, fmt.Errorf("emulate %s%s: runner gave no status (%v); stderr: %s", img.Name, inOp(ds), werr, trunc(stderr.String(), 2000))
 	}
 	st := run.Emulator
 	if st.Reason != "end" {
-		return run, fmt.Errorf("emulate %s: stopped (%s) at pc=0x%08x ipsr=%d after %d cycles%s; last UART lines:\n%s",
-			img.Name, st.Reason, st.PC, st.IPSR, st.Cycles, errSuffix(st.Error), strings.Join(st.LastLines, "\n"))
+		return run, fmt.Errorf("emulate %s: stopped (%s)%s at pc=0x%08x ipsr=%d after %d cycles%s; last UART lines:\n%s",
+			img.Name, st.Reason, inOp(ds), st.PC, st.IPSR, st.Cycles, errSuffix(st.Error), strings.Join(st.LastLines, "\n"))
 	}
 	if readErr != nil {
-		return run, fmt.Errorf("emulate %s: %w", img.Name, readErr)
+		return run, fmt.Errorf("emulate %s%s: %w", img.Name, inOp(ds), readErr)
 	}
 	return run, nil
+}
+
+// inOp names the operation a stopped run was in (begun by a "b" line and
+// not ended), or "" when the stream does not say.
+func inOp(ds *picodata.Dataset) string {
+	if ds == nil || ds.InProgress == nil {
+		return ""
+	}
+	return " in " + ds.InProgress.String()
 }
 
 func errSuffix(s string) string {
@@ -161,11 +171,18 @@ func errSuffix(s string) string {
 	return " (" + s + ")"
 }
 
-// silentOps reports whether the image runs on-device RSA-2048 keygens: one
-// is tens of seconds of simulated time without a UART line, minutes of
-// wall time in rp2040js, longer than the default idle timeout. The
-// emulator's own timeout and deadlock detection still stop a hung image.
+// silentOps reports whether the image runs on-device RSA-2048 keygens or
+// SPHINCS+: one RSA keygen or SPHINCS+ signature is seconds to minutes of
+// simulated time without a UART line, minutes (a SPHINCS+-128s signature:
+// tens of minutes) of wall time in rp2040js, longer than the default idle
+// timeout. The emulator's own timeout and deadlock detection still stop a
+// hung image.
 func (img Image) silentOps() bool {
+	for _, s := range img.Schemes {
+		if slices.Contains(picodata.SPHINCSSchemes, s) {
+			return true
+		}
+	}
 	for _, d := range img.Defines {
 		if v, ok := strings.CutPrefix(d, "REPS_RSA_KEYGEN="); ok && v != "0" {
 			for _, s := range img.Schemes {

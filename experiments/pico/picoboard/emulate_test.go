@@ -2,6 +2,7 @@ package picoboard
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -247,4 +248,87 @@ func TestEmulateRSAKeygen(t *testing.T) {
 		t.Logf("%s %s: %.1f ms, stack %d B, heap %d B", m.Scheme, m.Op, float64(m.Micros)/1000, m.Stack, m.Heap)
 	}
 	t.Logf("emulator: %.1f simulated MHz, %.2f s wall", run.Emulator.SimMHz, run.Emulator.WallSeconds)
+}
+
+// TestEmulateTimeLimitSaysWhichOperation runs the SPHINCS+-SHA2-128s image
+// past a time limit shorter than its first key generation (hundreds of
+// millions of cycles): the error must name the operation it was in, from
+// the firmware's "b" line, not only the program counter.
+func TestEmulateTimeLimitSaysWhichOperation(t *testing.T) {
+	needToolchain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	img, err := Build(ctx, BuildConfig{Name: "test-sphincs-sha2-128s", Schemes: []string{"sphincs-sha2-128s"}, Profile: QuickProfile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := Emulate(ctx, img, RunConfig{Timeout: 6 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "stopped (timeout) in sphincs-sha2-128s keygen i=0") {
+		t.Fatalf("err = %v, want a timeout in sphincs-sha2-128s keygen i=0", err)
+	}
+	if run == nil || run.Complete || run.InProgress == nil || len(run.Measurements) != 0 {
+		t.Fatalf("run = %+v, want incomplete, in keygen, no measurement", run)
+	}
+}
+
+// TestEmulateSPHINCS is the end-to-end test of a SPHINCS+ image (the
+// fastest set, SHA2-128f: about a minute of emulation): build, run, the
+// "b" lines, the on-device verification, and the host's checks (circl's
+// FIPS 205 key generation from the device's seeds, slhverify's round 3.1
+// verification). A signature changed in the log must fail the host check.
+func TestEmulateSPHINCS(t *testing.T) {
+	needToolchain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	p := QuickProfile
+	p.SLHKeygen, p.SLHSignFast = 1, 1
+	img, err := Build(ctx, BuildConfig{Name: "test-sphincs-sha2-128f", Schemes: []string{"sphincs-sha2-128f"}, Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := Emulate(ctx, img, RunConfig{Timeout: 8 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Complete || len(run.Measurements) != 3 || run.InProgress != nil || len(run.Problems) != 0 {
+		t.Fatalf("complete=%v measurements=%d in progress=%v problems=%v", run.Complete, len(run.Measurements), run.InProgress, run.Problems)
+	}
+	for _, m := range run.Measurements {
+		if !m.OK || m.Scheme != "sphincs-sha2-128f" {
+			t.Errorf("bad measurement %+v", m)
+		}
+		if m.Op == "sign" && (m.Cycles < 500_000_000 || m.Stack > 16<<10) {
+			t.Errorf("sign: %d cycles, %d bytes of stack: not a SPHINCS+-128f signature", m.Cycles, m.Stack)
+		}
+	}
+	checks, err := VerifyVectors(run.Dataset)
+	if err != nil {
+		t.Fatalf("host verification: %v", err)
+	}
+	names := map[string]bool{}
+	for _, c := range checks {
+		names[c.Lib+": "+c.Name] = c.OK
+	}
+	for _, want := range []string{"circl (FIPS 205): keygen pk", "circl (FIPS 205): keygen sk", "pqrepro slhverify (round 3.1): verify device signature",
+		"pqrepro slhverify (round 3.1): reject flipped signature", "circl (FIPS 205): not a FIPS 205 signature"} {
+		if !names[want] {
+			t.Errorf("check %q missing or failed in %v", want, names)
+		}
+	}
+	// A signature altered on its way to the host: an error, never dropped.
+	sig := run.Vectors["sphincs-sha2-128f"]["sig"]
+	sig[100] ^= 0x10
+	checks, err = VerifyVectors(run.Dataset)
+	if !errors.Is(err, ErrVectorMismatch) || !strings.Contains(err.Error(), "verify device signature") {
+		t.Fatalf("altered signature: err = %v", err)
+	}
+	failed := 0
+	for _, c := range checks {
+		if !c.OK {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Error("the failed check must be listed with ok = false")
+	}
 }

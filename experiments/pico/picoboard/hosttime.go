@@ -1,6 +1,7 @@
 package picoboard
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdh"
@@ -20,6 +21,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/cloudflare/circl/sign/slhdsa"
 
 	"pqrepro/datasets/picodata"
 )
@@ -76,6 +79,10 @@ func dsaReps(p Profile) int    { return p.DSASign }
 func rsaKeyReps(p Profile) int { return p.RSAKeygen }
 func rsaReps(p Profile) int    { return p.RSA }
 func eccReps(p Profile) int    { return p.ECC }
+
+func slhKeyReps(p Profile) int   { return p.SLHKeygen }
+func slhFastReps(p Profile) int  { return p.SLHSignFast }
+func slhSmallReps(p Profile) int { return p.SLHSignSmall }
 
 // hostOps lists the host operations for scheme, with the device's op names.
 // Keys are made once per scheme (untimed) from the seed; every repetition
@@ -148,6 +155,39 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			m := msgFor(seed, "dsa msg", i)
 			sig, err := priv.Sign(crand.Reader, m, crypto.Hash(0))
 			return func() error { return mldsa.Verify(priv.PublicKey(), m, sig, nil) }, err
+		})
+		return ops, nil
+	}
+	if id, ok := circlSLH(scheme); ok {
+		// circl implements FIPS 205, the device round 3.1: the same hashes,
+		// so the same cost (sphincs_verify.go), but not the same bytes.
+		const lib = "circl (FIPS 205)"
+		_, priv, err := slhdsa.GenerateKey(bytes.NewReader(seedBytes(48)), id)
+		if err != nil {
+			return nil, err
+		}
+		signs := slhFastReps
+		if strings.HasSuffix(scheme, "s") {
+			signs = slhSmallReps
+		}
+		add("keygen", lib, slhKeyReps, func(i int) (func() error, error) {
+			s := append(msgFor(seed, "slh keygen", i), msgFor(seed, "slh keygen 2", i)[:16]...)
+			return func() error { _, _, err := slhdsa.GenerateKey(bytes.NewReader(s), id); return err }, nil
+		})
+		add("sign", lib, signs, func(i int) (func() error, error) {
+			m := slhdsa.NewMessage(msgFor(seed, "slh msg", i))
+			return func() error { _, err := slhdsa.SignDeterministic(&priv, m, nil); return err }, nil
+		})
+		add("verify", lib, signs, func(i int) (func() error, error) {
+			m := slhdsa.NewMessage(msgFor(seed, "slh msg", i))
+			pub := priv.PublicKey()
+			sig, err := slhdsa.SignDeterministic(&priv, m, nil)
+			return func() error {
+				if !slhdsa.Verify(&pub, m, sig, nil) {
+					return errors.New("circl rejects its own SLH-DSA signature")
+				}
+				return nil
+			}, err
 		})
 		return ops, nil
 	}
@@ -239,8 +279,8 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			return nil
 		}))
 	default:
-		return nil, fmt.Errorf("host timings: unknown scheme %q (known: %s, %s, %s)", scheme,
-			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "))
+		return nil, fmt.Errorf("host timings: unknown scheme %q (known: %s, %s, %s, %s)", scheme,
+			strings.Join(picodata.KEMSchemes, " "), strings.Join(picodata.DSASchemes, " "), strings.Join(picodata.ClassicalSchemes, " "), strings.Join(picodata.SPHINCSSchemes, " "))
 	}
 	return ops, nil
 }

@@ -153,3 +153,29 @@ func BenchmarkHost(b *testing.B) {
 		}
 	}
 }
+
+// TestHostTimingsSPHINCS times the SPHINCS+ sets' host column (circl's
+// FIPS 205, the same hashes as the device's round 3.1) with the profile's
+// SPHINCS+ counts: the fast sets sign SLHSignFast times, the small one
+// SLHSignSmall times.
+func TestHostTimingsSPHINCS(t *testing.T) {
+	p := Profile{Name: "tiny", SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1}
+	got, err := HostTimings(context.Background(), HostConfig{Profile: p, Schemes: []string{"sphincs-sha2-128f", "sphincs-sha2-128s"}, Clock: fakeClock(time.Microsecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"sphincs-sha2-128f/keygen": 1, "sphincs-sha2-128f/sign": 2, "sphincs-sha2-128f/verify": 2,
+		"sphincs-sha2-128s/keygen": 1, "sphincs-sha2-128s/sign": 1, "sphincs-sha2-128s/verify": 1,
+	}
+	for _, h := range got {
+		key := h.Scheme + "/" + h.Op
+		if h.Lib != "circl (FIPS 205)" || h.N != want[key] {
+			t.Errorf("%s (%s): n = %d, want %d", key, h.Lib, h.N, want[key])
+		}
+		delete(want, key)
+	}
+	if len(want) > 0 {
+		t.Errorf("missing %v", want)
+	}
+}

@@ -8,7 +8,9 @@ import "pqrepro/datasets/picodata"
 // two cores of this machine: all ML-KEM in one, each ML-DSA in its own (the
 // longest runs), and the mbedTLS baselines (RSA-2048, ECDSA P-256, ECDH
 // P-256) together in "classic", which needs a 48 KiB heap and ~10 KB of
-// stack instead.
+// stack instead. The SPHINCS+ sets (our extension) each get their own
+// image: one signature is billions of cycles, so each image is a long,
+// independent job for the scheduler.
 func StandardImages() []BuildConfig {
 	return []BuildConfig{
 		{Name: "mlkem", Schemes: picodata.KEMSchemes},
@@ -16,5 +18,8 @@ func StandardImages() []BuildConfig {
 		{Name: "mldsa65", Schemes: []string{"ml-dsa-65"}},
 		{Name: "mldsa87", Schemes: []string{"ml-dsa-87"}},
 		{Name: "classic", Schemes: picodata.ClassicalSchemes},
+		{Name: "sphincs-sha2-128f", Schemes: []string{"sphincs-sha2-128f"}},
+		{Name: "sphincs-shake-128f", Schemes: []string{"sphincs-shake-128f"}},
+		{Name: "sphincs-sha2-128s", Schemes: []string{"sphincs-sha2-128s"}},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,8 +15,8 @@ import (
 // unit) or a symbol name to its component.
 func ownerOf(path string) string {
 	p := strings.ReplaceAll(path, "\\", "/")
-	for _, s := range append(append([]string{}, picodata.KEMSchemes...), picodata.DSASchemes...) {
-		if strings.Contains(p, "/"+s+"/") {
+	for _, s := range slices.Concat(picodata.KEMSchemes, picodata.DSASchemes, picodata.SPHINCSSchemes) {
+		if strings.Contains(p, "/"+s+"/") || strings.Contains(p, "/"+s+"-simple/") {
 			return s
 		}
 	}
@@ -45,6 +46,8 @@ func ownerOf(path string) string {
 var symbolPrefixes = []struct{ prefix, owner string }{
 	{"PQCLEAN_MLKEM512_", "ml-kem-512"}, {"PQCLEAN_MLKEM768_", "ml-kem-768"}, {"PQCLEAN_MLKEM1024_", "ml-kem-1024"},
 	{"PQCLEAN_MLDSA44_", "ml-dsa-44"}, {"PQCLEAN_MLDSA65_", "ml-dsa-65"}, {"PQCLEAN_MLDSA87_", "ml-dsa-87"},
+	{"PQCLEAN_SPHINCSSHA2128FSIMPLE_", "sphincs-sha2-128f"}, {"PQCLEAN_SPHINCSSHAKE128FSIMPLE_", "sphincs-shake-128f"},
+	{"PQCLEAN_SPHINCSSHA2128SSIMPLE_", "sphincs-sha2-128s"},
 	{"mbedtls_", "mbedtls"},
 }
 

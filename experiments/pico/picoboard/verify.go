@@ -71,6 +71,9 @@ func stdDSA(name string) (mldsa.Parameters, bool) {
 //   - ML-DSA (FIPS 204): KeyGen from the device's seed xi gives its pk and
 //     sk; the device's signature of its message verifies (empty context);
 //     the same signature with one bit flipped does not.
+//   - SPHINCS+ round 3.1: circl's FIPS 205 KeyGen from the device's seeds
+//     gives its pk and sk, and pqrepro's slhverify (round 3.1 variant)
+//     verifies its signature (verifySPHINCS).
 //
 // Classical schemes (rsa-2048, ecdsa-p256, ecdh-p256) are checked with
 // Go's crypto/rsa, crypto/ecdsa and crypto/ecdh by VerifyClassical. The checks come back
@@ -104,6 +107,13 @@ func VerifyVectors(d *picodata.Dataset) ([]picodata.Check, error) {
 				continue
 			}
 			verifyDSA(scheme, ss, v, add)
+			continue
+		}
+		if _, ok := circlSLH(scheme); ok {
+			if !need("keygen_seed", "pk", "sk", "msg", "sig") {
+				continue
+			}
+			verifySPHINCS(scheme, v, add)
 			continue
 		}
 		if isClassical(scheme) {

@@ -336,9 +336,10 @@ func (p runPlan) describe(profile string) string {
 
 // imageIdle is how long img may stay silent on the serial line.
 func (p runPlan) imageIdle(img picoboard.Image) time.Duration {
-	if p.prof.RSAKeygen > 0 && slices.Contains(img.Schemes, "rsa-2048") {
-		// An RSA-2048 keygen is silent for minutes in rp2040js: only the
-		// image's time limit bounds it.
+	if p.prof.RSAKeygen > 0 && slices.Contains(img.Schemes, "rsa-2048") ||
+		slices.ContainsFunc(img.Schemes, func(s string) bool { return slices.Contains(picodata.SPHINCSSchemes, s) }) {
+		// An RSA-2048 keygen or a SPHINCS+ signature is silent for minutes
+		// in rp2040js: only the image's time limit bounds it.
 		return max(p.idle, p.timeout)
 	}
 	return p.idle

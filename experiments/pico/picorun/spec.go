@@ -113,14 +113,18 @@ type ProfileSpec struct {
 	RSAKeygen    int      `toml:"rsa_keygen"`
 	RSA          int      `toml:"rsa"`
 	ECC          int      `toml:"ecc"`
-	Images       []string `toml:"images"`        // empty: every standard image
-	ImageTimeout string   `toml:"image_timeout"` // Go duration, per image
+	SLHKeygen    int      `toml:"slh_keygen"`     // SPHINCS+ keygens per set
+	SLHSignFast  int      `toml:"slh_sign_fast"`  // SPHINCS+-128f signs (each verified)
+	SLHSignSmall int      `toml:"slh_sign_small"` // SPHINCS+-128s signs (each verified)
+	Images       []string `toml:"images"`         // empty: every standard image
+	ImageTimeout string   `toml:"image_timeout"`  // Go duration, per image
 }
 
 // Firmware returns the profile as the firmware's repetition counts.
 func (p ProfileSpec) Firmware(name string) picoboard.Profile {
 	return picoboard.Profile{Name: name, KEM: p.KEM, DSAKeygen: p.DSAKeygen, DSASign: p.DSASign,
-		RSAKeygen: p.RSAKeygen, RSA: p.RSA, ECC: p.ECC}
+		RSAKeygen: p.RSAKeygen, RSA: p.RSA, ECC: p.ECC,
+		SLHKeygen: p.SLHKeygen, SLHSignFast: p.SLHSignFast, SLHSignSmall: p.SLHSignSmall}
 }
 
 // DefaultSpec is what the committed experiments/pico.toml says; Estimate
@@ -133,8 +137,10 @@ func DefaultSpec() Spec {
 		Board:       BoardSpec{Kind: BoardEmulator, Baud: picoboard.DefaultBaud, IdleTimeout: "120s"},
 		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags)},
 		Profiles: map[string]ProfileSpec{
-			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, Images: []string{}, ImageTimeout: "10m"},
-			"full":  {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, Images: []string{}, ImageTimeout: "60m"},
+			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
+				Images: []string{"mlkem", "mldsa44", "mldsa65", "mldsa87", "classic", "sphincs-sha2-128f"}, ImageTimeout: "10m"},
+			"full": {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, SLHKeygen: 1, SLHSignFast: 4, SLHSignSmall: 2,
+				Images: []string{}, ImageTimeout: "60m"},
 		},
 	}
 }
@@ -181,13 +187,18 @@ func (s Spec) Validate() error {
 	}
 	for name, p := range s.Profiles {
 		for k, v := range map[string]int{"kem": p.KEM, "dsa_keygen": p.DSAKeygen, "dsa_sign": p.DSASign,
-			"rsa_keygen": p.RSAKeygen, "rsa": p.RSA, "ecc": p.ECC} {
+			"rsa_keygen": p.RSAKeygen, "rsa": p.RSA, "ecc": p.ECC,
+			"slh_keygen": p.SLHKeygen, "slh_sign_fast": p.SLHSignFast, "slh_sign_small": p.SLHSignSmall} {
 			if v < 0 || v > 100000 {
 				return fmt.Errorf("[profiles.%s] %s = %d: want 0..100000", name, k, v)
 			}
 		}
 		if p.KEM < 1 || p.DSAKeygen < 1 || p.DSASign < 1 {
 			return fmt.Errorf("[profiles.%s] kem, dsa_keygen and dsa_sign must be at least 1", name)
+		}
+		if p.SLHKeygen < 1 || p.SLHSignFast < 1 || p.SLHSignSmall < 1 {
+			// The host re-checks the first key and signature of each set.
+			return fmt.Errorf("[profiles.%s] slh_keygen, slh_sign_fast and slh_sign_small must be at least 1 (leave the SPHINCS+ images out with images = [...] instead)", name)
 		}
 		if _, err := parsePositive(p.ImageTimeout); err != nil {
 			return fmt.Errorf("[profiles.%s] image_timeout: %w", name, err)

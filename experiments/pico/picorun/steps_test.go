@@ -45,7 +45,7 @@ func TestNewPlan(t *testing.T) {
 		replicate bool
 		wantErr   string
 	}{
-		{name: "every image of the profile", body: emu, profile: "quick", want: []string{"classic", "mldsa87", "mldsa65", "mldsa44", "mlkem"}, slots: 2, wantW: 2},
+		{name: "every image of the profile", body: emu, profile: "quick", want: []string{"sphincs-sha2-128f", "classic", "mldsa87", "mldsa65", "mldsa44", "mlkem"}, slots: 2, wantW: 2},
 		{name: "the images given", body: emu, profile: "quick", images: []string{"mlkem", "mldsa44"}, want: []string{"mldsa44", "mlkem"}, slots: 2, wantW: 2},
 		{name: "workers given", body: emu, profile: "quick", images: []string{"mlkem"}, workers: 3, want: []string{"mlkem"}, slots: 3, wantW: 3},
 		{name: "replicate on one instance is spread", body: strings.Replace(emu, "replicate = false", "replicate = true", 1), profile: "quick", images: []string{"mlkem"}, workers: 1, want: []string{"mlkem"}, slots: 1, wantW: 1},
