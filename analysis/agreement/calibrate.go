@@ -89,19 +89,6 @@ func SmallestDetected(rule Rule, refs []Study, k int, seed uint64, change Change
 	return SmallestDetectedDraws(rule, parametricDraws(refs), k, seed, change)
 }
 
-// wilson is the Wilson score interval for x of n at 95 %.
-func wilson(x, n int) (float64, float64) {
-	if n == 0 {
-		return math.NaN(), math.NaN()
-	}
-	z := 1.959963984540054
-	p, nf := float64(x)/float64(n), float64(n)
-	d := 1 + z*z/nf
-	mid := (p + z*z/(2*nf)) / d
-	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
-	return math.Max(0, mid-half), math.Min(1, mid+half)
-}
-
 // ScaleNew multiplies the new estimate of every item whose name contains
 // one of the substrings by 1+size: a Change's usual Apply for "this
 // quantity is size slower".

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"pqrepro/analysis/stats"
 )
 
 // A Draw makes one pseudo-replicate pair of a study: a pseudo-reference
@@ -79,7 +81,7 @@ func CalibrateDraws(rule Rule, draws []Draw, k int, seed uint64, change *Change,
 		}
 	}
 	c.Rate = float64(c.Alarms) / float64(k)
-	c.Lo, c.Hi = wilson(c.Alarms, k)
+	c.Lo, c.Hi = stats.Wilson(c.Alarms, k)
 	return c
 }
 
