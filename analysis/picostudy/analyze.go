@@ -152,6 +152,7 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 		res.NotMeasured["host"] = "the run has no host timings"
 	}
 	exchanges(res, in.power)
+	res.Recommendation = recommendation(res)
 	if err := m4(res, in); err != nil {
 		return nil, err
 	}
@@ -324,9 +325,12 @@ func addImages(res *Results, images []imageData, power float64) error {
 				return fmt.Errorf("%w: %s %s: %v", ErrInput, s, op, err)
 			}
 			if op == "sign" {
+				lo, hi := ms[0].Cycles, ms[0].Cycles
 				for _, m := range ms {
 					o.SamplesMs = append(o.SamplesMs, float64(m.Micros)/1000)
+					lo, hi = min(lo, m.Cycles), max(hi, m.Cycles)
 				}
+				o.MinCycles, o.MaxCycles = &lo, &hi
 			}
 			sc.Ops[op] = o
 			if o.PeakStackBytes > sc.PeakStackBytes {

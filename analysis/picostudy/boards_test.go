@@ -108,11 +108,11 @@ func TestBoardFactorIdentical(t *testing.T) {
 	replicate(t, filepath.Join(root, testRunDir), "rp2040js-1", "rp2040js-2")
 	r := analyzeTree(t, root)
 	f := r.Boards
-	if f == nil || len(f.Boards) != 2 || len(f.Boards["rp2040js-2"]) != 5 || f.Note != "" {
+	if f == nil || len(f.Boards) != 2 || len(f.Boards["rp2040js-2"]) != 6 || f.Note != "" {
 		t.Fatalf("boards %+v", f)
 	}
 	if len(f.Ops) < 20 {
-		t.Fatalf("%d operations compared, want every operation of the 9 schemes", len(f.Ops))
+		t.Fatalf("%d operations compared, want every operation of the 10 schemes", len(f.Ops))
 	}
 	for _, o := range f.Ops {
 		if !o.Identical || o.H != 0 || o.P != 1 || o.PHolm != 1 || o.Epsilon2 != 0 || len(o.Boards) != 2 || o.N[0] != o.N[1] {

@@ -7,11 +7,11 @@ import (
 )
 
 func ExampleStages() {
-	for _, s := range picostudy.Stages("data/pico/20261130T115337Z-quick", picostudy.Params{SourceDateEpoch: 1767225600}) {
+	for _, s := range picostudy.Stages("data/pico/20261202T062838Z-quick", picostudy.Params{SourceDateEpoch: 1767225600}) {
 		fmt.Println(s.Name, s.Inputs, s.Outputs[0])
 	}
 	// Output:
-	// pico:analyze [data/pico/20261130T115337Z-quick analysis/picostudy/pqm4.csv] results/pico.json
+	// pico:analyze [data/pico/20261202T062838Z-quick analysis/picostudy/pqm4.csv] results/pico.json
 	// pico:figures [results/pico.json] figures/pico-mldsa-sign.pdf
 	// pico:tables [results/pico.json] paper/generated/pico-ops.tex
 }

@@ -24,7 +24,10 @@ var (
 	kemSeries       = render.SeriesStyle(0)
 	dsaSeries       = render.SeriesStyle(1)
 	classicalSeries = render.SeriesStyle(2)
-	gridStyle       = draw.LineStyle{Color: render.GridGrey, Width: vg.Points(0.5)}
+	// SPHINCS+ (our extension): orange crosses, a shape no other family
+	// uses.
+	sphincsSeries = render.Series{Color: render.Orange, Shape: draw.CrossGlyph{}, Hollow: draw.CrossGlyph{}}
+	gridStyle     = draw.LineStyle{Color: render.GridGrey, Width: vg.Points(0.5)}
 )
 
 // publishedValue is the paper's value for a key of published.
@@ -45,13 +48,18 @@ func displayName(s string) string {
 	case "ecdh-p256":
 		return "ECDH P-256"
 	}
+	if rest, ok := strings.CutPrefix(s, "sphincs-"); ok {
+		// SPHINCS+-SHA2-128f: the hash in capitals, the set's f or s not.
+		h, size, _ := strings.Cut(rest, "-")
+		return "SPHINCS+-" + strings.ToUpper(h) + "-" + size
+	}
 	return strings.ToUpper(s)
 }
 
 // schemeOrder lists the run's schemes: ML-KEM, ML-DSA, then classical.
 func schemeOrder(r *Results) []string {
 	var out []string
-	for _, s := range slices.Concat(picodata.KEMSchemes, picodata.DSASchemes, picodata.ClassicalSchemes) {
+	for _, s := range slices.Concat(picodata.KEMSchemes, picodata.DSASchemes, picodata.ClassicalSchemes, picodata.SPHINCSSchemes) {
 		if r.Schemes[s] != nil {
 			out = append(out, s)
 		}
@@ -88,18 +96,25 @@ func schemeSeries(s string) render.Series {
 		return kemSeries
 	case slices.Contains(picodata.DSASchemes, s):
 		return dsaSeries
+	case slices.Contains(picodata.SPHINCSSchemes, s):
+		return sphincsSeries
 	}
 	return classicalSeries
 }
 
 // familyKey is the key of the operation and stack figures: one entry
 // per family of schemes, with its marker or bar.
-func familyKey(bars bool) []render.KeyEntry {
+func familyKey(r *Results, bars bool) []render.KeyEntry {
 	var key []render.KeyEntry
-	for _, f := range []struct {
+	type family struct {
 		name string
 		st   render.Series
-	}{{"ML-KEM (FIPS 203)", kemSeries}, {"ML-DSA (FIPS 204)", dsaSeries}, {"classical (mbedTLS)", classicalSeries}} {
+	}
+	families := []family{{"ML-KEM (FIPS 203)", kemSeries}, {"ML-DSA (FIPS 204)", dsaSeries}, {"classical (mbedTLS)", classicalSeries}}
+	if slices.ContainsFunc(picodata.SPHINCSSchemes, func(s string) bool { return r.Schemes[s] != nil }) {
+		families = append(families, family{"SPHINCS+ 3.1 (ours; SLH-DSA's cost)", sphincsSeries})
+	}
+	for _, f := range families {
 		th := render.Thumb{Glyph: draw.GlyphStyle{Color: f.st.Color, Radius: vg.Points(2.6), Shape: f.st.Shape}}
 		if bars {
 			th = render.Thumb{Fill: f.st.Color}
@@ -135,12 +150,17 @@ func figureList(r *Results) ([]render.Figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	deadline, deadlineKey, err := deadlineFigure(r)
+	if err != nil {
+		return nil, err
+	}
 	rowsH := vg.Length(rows)*0.15*vg.Inch + 0.95*vg.Inch
 	return []render.Figure{
 		{Base: FigureSignBase, Plot: render.Compose([][]*plot.Plot{{sign}}, signKey, 3), W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}},
-		{Base: FigureOpsBase, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
-		{Base: FigureStackBase, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
+		{Base: FigureOpsBase, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(r, false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
+		{Base: FigureStackBase, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(r, true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
 			Thumb: render.Thumb{Line: sramLine}}), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{stack}},
+		{Base: FigureDeadlineBase, Plot: render.Compose([][]*plot.Plot{{deadline}}, deadlineKey, 3), W: render.TextWidth, H: 3.2 * vg.Inch, Panels: []*plot.Plot{deadline}},
 	}, nil
 }
 
@@ -370,4 +390,113 @@ func reversed(s []string) []string {
 	out := slices.Clone(s)
 	slices.Reverse(out)
 	return out
+}
+
+// deadlineLine marks a signing deadline in the deadline figure.
+var deadlineLine = draw.LineStyle{Color: color.Black, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(2.5)}}
+
+// deadlineFigure tests the original's advice (recommendation.go): every
+// signature of each ML-DSA and SPHINCS+ set of the run as a ring (spread
+// sideways as in the signing figure), its mean as the family's marker and
+// a min-max whisker, on a log scale that holds both the ML-DSA tail and
+// the SPHINCS+ minutes, with the 100 ms, 1 s and 10 s deadlines as dashed
+// lines. A scheme whose column stays below a line always meets it.
+func deadlineFigure(r *Results) (*plot.Plot, []render.KeyEntry, error) {
+	rec := r.Recommendation
+	if rec == nil || len(rec.Rows) == 0 {
+		return nil, nil, fmt.Errorf("deadline figure: the results have no signing comparison (no ML-DSA signing): rerun pico:analyze")
+	}
+	p := render.NewPlot("")
+	p.Y.Label.Text = "signing time (ms, log scale)"
+	p.X.Label.Text = boardNote(r)
+	if len(rec.NotMeasured) > 0 {
+		p.X.Label.Text += "; not in this run: " + strings.Join(rec.NotMeasured, ", ")
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = render.LogTicks{}
+	p.Add(&plotter.Grid{Horizontal: gridStyle})
+	const half = 0.2
+	var names []string
+	lo, hi := math.Inf(1), 0.0
+	var key []render.KeyEntry
+	keyed := map[string]bool{}
+	for _, row := range rec.Rows {
+		o := r.Schemes[row.Scheme].Ops["sign"]
+		x := float64(len(names))
+		// Two lines for a SPHINCS+ name, which is too long for a column.
+		names = append(names, fmt.Sprintf("%s\nn = %d", strings.Replace(displayName(row.Scheme), "+-", "+\n", 1), row.N))
+		st := schemeSeries(row.Scheme)
+		var pts plotter.XYs
+		for i, v := range o.SamplesMs {
+			off := (math.Mod(float64(i)*0.6180339887, 1) - 0.5) * 1.6 * half
+			pts = append(pts, plotter.XY{X: x + off, Y: v})
+		}
+		dots, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("deadline figure: %w", err)
+		}
+		dots.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0x55, 0x55, 0x55, 0xa0}, Radius: vg.Points(1.4), Shape: draw.RingGlyph{}}
+		whisk, err := plotter.NewLine(plotter.XYs{{X: x, Y: row.MinMs}, {X: x, Y: row.MaxMs}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("deadline figure: %w", err)
+		}
+		whisk.Color, whisk.Width = st.Color, vg.Points(0.8)
+		mean, err := plotter.NewScatter(plotter.XYs{{X: x + half, Y: row.MeanMs}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("deadline figure: %w", err)
+		}
+		mean.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(3), Shape: st.Shape}
+		p.Add(whisk, dots, mean)
+		if len(names) == 1 {
+			key = append(key, render.KeyEntry{Name: "one signature", Thumb: dots},
+				render.KeyEntry{Name: "min to max", Thumb: whisk})
+		}
+		if !keyed[row.Family] {
+			name := "mean, ML-DSA (FIPS 204)"
+			if row.Family == "sphincs+" {
+				name = "mean, SPHINCS+ 3.1 (ours)"
+			}
+			key = append(key, render.KeyEntry{Name: name, Thumb: mean})
+			keyed[row.Family] = true
+		}
+		lo, hi = min(lo, row.MinMs), max(hi, row.MaxMs)
+	}
+	right := float64(len(names)) - 0.5
+	var labels plotter.XYLabels
+	for _, d := range rec.DeadlinesMs {
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: d}, {X: right, Y: d}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("deadline figure: %w", err)
+		}
+		l.LineStyle = deadlineLine
+		p.Add(l)
+		// At the right end: the SPHINCS+ columns are seconds above or
+		// below every line there, so the label covers no signature.
+		labels.XYs = append(labels.XYs, plotter.XY{X: right - 0.05, Y: d})
+		labels.Labels = append(labels.Labels, "deadline "+deadlineName(d))
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	lb, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deadline figure: %w", err)
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].Font.Size = vg.Points(render.TickSize)
+		lb.TextStyle[i].XAlign = draw.XRight
+	}
+	lb.Offset = vg.Point{Y: vg.Points(2)}
+	p.Add(lb)
+	key = append(key, render.KeyEntry{Name: "deadline", Thumb: render.Thumb{Line: deadlineLine}})
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, right
+	p.Y.Min, p.Y.Max = lo/1.6, hi*1.6
+	return p, key, nil
+}
+
+// deadlineName writes a deadline in ms as the text does: 100 ms, 1 s, 10 s.
+func deadlineName(ms float64) string {
+	if ms >= 1000 && math.Mod(ms, 1000) == 0 {
+		return fmt.Sprintf("%.0f s", ms/1000)
+	}
+	return render.Fixed(ms, 0) + " ms"
 }

@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden/")
 
 const (
-	testRunID  = "20261130T115337Z-quick"
+	testRunID  = "20261202T062838Z-quick"
 	testRunDir = "data/pico/" + testRunID
 	testEpoch  = 1767225600 // 2026-01-01, the project default
 )
@@ -87,8 +87,8 @@ func engine(t testing.TB, root string, p Params) *repro.Engine {
 
 var allOutputs = []string{ResultsFile,
 	FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
-	FigureStackBase + ".pdf", FigureStackBase + ".svg",
-	TableOps, TableVersusPaper, TableM4, NumbersFile}
+	FigureStackBase + ".pdf", FigureStackBase + ".svg", FigureDeadlineBase + ".pdf", FigureDeadlineBase + ".svg",
+	TableOps, TableVersusPaper, TableM4, TableDeadlines, NumbersFile}
 
 func readOutputs(t testing.TB, root string) map[string][]byte {
 	t.Helper()
@@ -188,8 +188,26 @@ func TestResultsContent(t *testing.T) {
 	if !r.Emulated || r.Label != "emulated" || r.Board != "rp2040js 1.4.1 (emulated)" || r.ClockHz != 133000000 {
 		t.Errorf("label %q board %q emulated %v clock %d", r.Label, r.Board, r.Emulated, r.ClockHz)
 	}
-	if len(r.Schemes) != 9 {
-		t.Fatalf("%d schemes, want the 6 post-quantum and 3 classical ones", len(r.Schemes))
+	if len(r.Schemes) != 10 {
+		t.Fatalf("%d schemes, want the 6 post-quantum, 3 classical and SPHINCS+-SHA2-128f", len(r.Schemes))
+	}
+	// SPHINCS+-SHA2-128f: two signatures, the same time to within a few
+	// hundred cycles, missing 100 ms and 1 s and meeting 10 s outright.
+	rec := r.Recommendation
+	if rec == nil || strings.Join(rec.NotMeasured, ",") != "sphincs-shake-128f,sphincs-sha2-128s" {
+		t.Fatalf("recommendation %+v", rec)
+	}
+	spx := rowOf(rec, "sphincs-sha2-128f")
+	if spx.N != 2 || !spx.Constant || spx.MeanMs < 7000 || spx.MeanMs > 8500 {
+		t.Errorf("SPHINCS+-SHA2-128f row %+v", spx)
+	}
+	for i, want := range []string{"missed", "missed", "met"} {
+		if spx.Deadlines[i].Verdict != want {
+			t.Errorf("SPHINCS+-SHA2-128f within %v ms: %s, want %s", spx.Deadlines[i].DeadlineMs, spx.Deadlines[i].Verdict, want)
+		}
+	}
+	if ml := rowOf(rec, "ml-dsa-44"); ml.Constant || ml.N != 10 {
+		t.Errorf("ML-DSA-44 row %+v: ten signatures whose time varies", ml)
 	}
 	kem := r.Schemes["ml-kem-512"]
 	if kem.Family != "kem" || kem.Ops["keygen"].N != 5 || kem.Ops["decaps"].PeakStackBytes < 8000 {

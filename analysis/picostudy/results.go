@@ -41,6 +41,10 @@ type Results struct {
 	// Host is the same operations timed on the host CPU, when the run
 	// has host timings.
 	Host *Host `json:"host,omitempty"`
+	// Recommendation tests the original's closing advice (SLH-DSA where
+	// ML-DSA's signing time varies too much for a deadline) on the same
+	// board: our extension, with no published value (recommendation.go).
+	Recommendation *Recommendation `json:"recommendation"`
 	// Boards is the board as a factor, when the run used more than one
 	// board (emulator instance or real board); absent otherwise.
 	Boards *BoardFactor `json:"boards,omitempty"`
@@ -119,6 +123,11 @@ type Op struct {
 	PeakHeapBytes  uint32    `json:"peak_heap_bytes"`
 	EnergyMJ       *float64  `json:"energy_mj"` // mean time x power
 	SamplesMs      []float64 `json:"samples_ms,omitempty"`
+	// MinCycles and MaxCycles bound the cycles of a signing operation
+	// (set for "sign" only): their difference shows whether the time
+	// depends on the message.
+	MinCycles *uint64 `json:"min_cycles,omitempty"`
+	MaxCycles *uint64 `json:"max_cycles,omitempty"`
 }
 
 // Exchange is a full key exchange.

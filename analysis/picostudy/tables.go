@@ -63,6 +63,10 @@ func Tables(r *Results) (map[string]string, error) {
 		return nil, err
 	}
 	out[TableM4] = t
+	if t, err = deadlineTable(r); err != nil {
+		return nil, err
+	}
+	out[TableDeadlines] = t
 	n, err := numbers(r)
 	if err != nil {
 		return nil, err
@@ -181,6 +185,8 @@ var schemeWords = map[string]string{
 	"ml-kem-512": "MlkemFiveTwelve", "ml-kem-768": "MlkemSevenSixtyEight", "ml-kem-1024": "MlkemTenTwentyFour",
 	"ml-dsa-44": "MldsaFortyFour", "ml-dsa-65": "MldsaSixtyFive", "ml-dsa-87": "MldsaEightySeven",
 	"rsa-2048": "RsaTwentyFortyEight", "ecdsa-p256": "EcdsaPTwoFiftySix", "ecdh-p256": "EcdhPTwoFiftySix",
+	"sphincs-sha2-128f": "SphincsShaTwoOneTwentyEightF", "sphincs-shake-128f": "SphincsShakeOneTwentyEightF",
+	"sphincs-sha2-128s": "SphincsShaTwoOneTwentyEightS",
 }
 
 var digitWords = []string{"Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"}
@@ -280,6 +286,7 @@ func numbers(r *Results) (string, error) {
 	for _, s := range sortedKeys(r.SignVerifyVsECDSA) {
 		set(macroWord(s)+"SignVerifyEnergyVsEcdsa", render.Fixed(r.SignVerifyVsECDSA[s], 2))
 	}
+	recommendationNumbers(r, set)
 	if len(r.M4.Rows) > 0 {
 		set("MFourRatioMin", render.Fixed(r.M4.RatioMin, 2))
 		set("MFourRatioMax", render.Fixed(r.M4.RatioMax, 2))
