@@ -753,6 +753,22 @@ func (r *runner) startServers() (err error) {
 // testHookServeStart, when set, runs as each server starts (tests).
 var testHookServeStart func()
 
+// record waits for the server's record of a connection. A server that
+// stops first is an error; its end stays in s.done, because stopServers
+// waits for every server's end (taking it here hung a run whose remote
+// server's SSH session dropped: TestRunRemoteFaults/connection_dropped).
+func (s *server) record(ctx context.Context) (handshake.ServerRecord, error) {
+	select {
+	case sr := <-s.results:
+		return sr, nil
+	case err := <-s.done:
+		s.done <- err // for stopServers
+		return handshake.ServerRecord{}, fmt.Errorf("server stopped: %v", err)
+	case <-ctx.Done():
+		return handshake.ServerRecord{}, context.Cause(ctx)
+	}
+}
+
 func (r *runner) stopServers() {
 	for _, s := range r.servers {
 		s.stop()
@@ -819,13 +835,12 @@ func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]c
 		if err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, err)
 		}
-		var sr handshake.ServerRecord
-		select {
-		case sr = <-s.results:
-		case err := <-s.done:
-			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): server stopped: %v", i+1, s.cfg.Name, err)
-		case <-ctx.Done():
-			return conns, time.Since(begin), context.Cause(ctx)
+		sr, err := s.record(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return conns, time.Since(begin), context.Cause(ctx)
+			}
+			return conns, time.Since(begin), fmt.Errorf("connection %d (%s): %w", i+1, s.cfg.Name, err)
 		}
 		if sr.Err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, sr.Err)

@@ -1,8 +1,12 @@
 package tlsrun
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/experiments/instruments/handshake"
 )
@@ -55,5 +59,26 @@ func TestStartServersFailureStartsNothing(t *testing.T) {
 	t.Logf("error: %v", err)
 	if starts != 0 || r.servers != nil {
 		t.Errorf("after the error: %d servers started, %d kept; want none", starts, len(r.servers))
+	}
+}
+
+// TestServerEndSeenTwice: a server that stops during the connections (a
+// remote server whose SSH session dropped) is an error for the connection
+// loop, and stopServers must still see its end: taking it from s.done
+// without putting it back hung TestRunRemoteFaults/connection_dropped in
+// CI until the package timed out.
+func TestServerEndSeenTwice(t *testing.T) {
+	s := &server{results: make(chan handshake.ServerRecord, 8), done: make(chan error, 1), stop: func() {}}
+	s.done <- errors.New("remote session ended")
+	if _, err := s.record(context.Background()); err == nil || !strings.Contains(err.Error(), "server stopped: remote session ended") {
+		t.Fatalf("record: %v, want the server's end", err)
+	}
+	r := &runner{servers: []*server{s}}
+	stopped := make(chan struct{})
+	go func() { r.stopServers(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stopServers waits for an end the connection loop took")
 	}
 }
