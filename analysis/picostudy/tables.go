@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"pqrepro/datasets/picodata"
 	"pqrepro/internal/render"
 )
 
@@ -90,6 +91,9 @@ func opsTable(r *Results) (string, error) {
 		t.Header = append(t.Header, "Host ($\\mu$s)")
 		t.Notes += fmt.Sprintf(" Host: mean on %s (%d cores), cloudflare/circl for ML-KEM and ML-DSA, Go's crypto for the classical schemes.",
 			render.Escape(r.Host.CPU), r.Host.Cores)
+		if slices.ContainsFunc(picodata.SPHINCSSchemes, func(s string) bool { return r.Schemes[s] != nil }) {
+			t.Notes += " SPHINCS+ on the host: circl's FIPS 205 SLH-DSA of the same parameter set (the same hashes, not the same signatures)."
+		}
 	}
 	for _, s := range schemeOrder(r) {
 		sc := r.Schemes[s]
