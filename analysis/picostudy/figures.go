@@ -202,18 +202,11 @@ func signFigure(r *Results) (*plot.Plot, []render.KeyEntry, error) {
 		o := sc.Ops["sign"]
 		x := float64(len(names))
 		names = append(names, fmt.Sprintf("%s\nn = %d", displayName(s), o.N))
-		var pts plotter.XYs
-		for i, v := range o.SamplesMs {
-			// Golden-ratio sequence: an even, deterministic spread.
-			off := (math.Mod(float64(i)*0.6180339887, 1) - 0.5) * 1.6 * half
-			pts = append(pts, plotter.XY{X: x + off, Y: v})
-			top = max(top, v)
-		}
-		dots, err := plotter.NewScatter(pts)
+		dots, err := signatureRings(o.SamplesMs, x, half)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sign figure: %w", err)
 		}
-		dots.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0x55, 0x55, 0x55, 0xa0}, Radius: vg.Points(1.4), Shape: draw.RingGlyph{}}
+		top = max(top, slices.Max(o.SamplesMs))
 		q1, q3, med := deref(o.Q1Ms), deref(o.Q3Ms), deref(o.MedianMs)
 		box, err := plotter.NewPolygon(plotter.XYs{{X: x - half, Y: q1}, {X: x + half, Y: q1}, {X: x + half, Y: q3}, {X: x - half, Y: q3}})
 		if err != nil {
@@ -268,6 +261,23 @@ func signFigure(r *Results) (*plot.Plot, []render.KeyEntry, error) {
 	p.Y.Min, p.Y.Max = 0, top*1.05
 	p.Y.Tick.Marker = render.LinearTicks{}
 	return p, key, nil
+}
+
+// signatureRings draws every signature of a column centred on x as a grey
+// ring, spread sideways within half by the golden-ratio sequence (an even,
+// deterministic spread) so that equal times do not hide each other.
+func signatureRings(samplesMs []float64, x, half float64) (*plotter.Scatter, error) {
+	var pts plotter.XYs
+	for i, v := range samplesMs {
+		off := (math.Mod(float64(i)*0.6180339887, 1) - 0.5) * 1.6 * half
+		pts = append(pts, plotter.XY{X: x + off, Y: v})
+	}
+	dots, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	dots.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0x55, 0x55, 0x55, 0xa0}, Radius: vg.Points(1.4), Shape: draw.RingGlyph{}}
+	return dots, nil
 }
 
 func deref(x *float64) float64 {
@@ -426,16 +436,10 @@ func deadlineFigure(r *Results) (*plot.Plot, []render.KeyEntry, error) {
 		// Two lines for a SPHINCS+ name, which is too long for a column.
 		names = append(names, fmt.Sprintf("%s\nn = %d", strings.Replace(displayName(row.Scheme), "+-", "+\n", 1), row.N))
 		st := schemeSeries(row.Scheme)
-		var pts plotter.XYs
-		for i, v := range o.SamplesMs {
-			off := (math.Mod(float64(i)*0.6180339887, 1) - 0.5) * 1.6 * half
-			pts = append(pts, plotter.XY{X: x + off, Y: v})
-		}
-		dots, err := plotter.NewScatter(pts)
+		dots, err := signatureRings(o.SamplesMs, x, half)
 		if err != nil {
 			return nil, nil, fmt.Errorf("deadline figure: %w", err)
 		}
-		dots.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0x55, 0x55, 0x55, 0xa0}, Radius: vg.Points(1.4), Shape: draw.RingGlyph{}}
 		whisk, err := plotter.NewLine(plotter.XYs{{X: x, Y: row.MinMs}, {X: x, Y: row.MaxMs}})
 		if err != nil {
 			return nil, nil, fmt.Errorf("deadline figure: %w", err)

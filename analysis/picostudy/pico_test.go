@@ -197,7 +197,7 @@ func TestResultsContent(t *testing.T) {
 	if rec == nil || strings.Join(rec.NotMeasured, ",") != "sphincs-shake-128f,sphincs-sha2-128s" {
 		t.Fatalf("recommendation %+v", rec)
 	}
-	spx := rowOf(rec, "sphincs-sha2-128f")
+	spx, _ := rowOf(rec, "sphincs-sha2-128f")
 	if spx.N != 2 || !spx.Constant || spx.MeanMs < 7000 || spx.MeanMs > 8500 {
 		t.Errorf("SPHINCS+-SHA2-128f row %+v", spx)
 	}
@@ -206,7 +206,7 @@ func TestResultsContent(t *testing.T) {
 			t.Errorf("SPHINCS+-SHA2-128f within %v ms: %s, want %s", spx.Deadlines[i].DeadlineMs, spx.Deadlines[i].Verdict, want)
 		}
 	}
-	if ml := rowOf(rec, "ml-dsa-44"); ml.Constant || ml.N != 10 {
+	if ml, _ := rowOf(rec, "ml-dsa-44"); ml.Constant || ml.N != 10 {
 		t.Errorf("ML-DSA-44 row %+v: ten signatures whose time varies", ml)
 	}
 	kem := r.Schemes["ml-kem-512"]

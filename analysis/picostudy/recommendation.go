@@ -1,7 +1,6 @@
 package picostudy
 
 import (
-	"math"
 	"slices"
 
 	"pqrepro/analysis/stats"
@@ -105,18 +104,13 @@ func recommendation(res *Results) *Recommendation {
 	if !slices.ContainsFunc(rec.Rows, func(r SignRow) bool { return r.Family == "ml-dsa" }) {
 		return nil
 	}
-	var base *SignRow
+	var fastest *SignRow
 	for i, r := range rec.Rows {
-		if r.Scheme == "ml-dsa-44" {
-			base = &rec.Rows[i]
-		}
-	}
-	for _, r := range rec.Rows {
 		if r.Family != "sphincs+" {
 			continue
 		}
-		if rec.Findings.FastestSPHINCS == "" || r.MeanMs < rowOf(rec, rec.Findings.FastestSPHINCS).MeanMs {
-			rec.Findings.FastestSPHINCS = r.Scheme
+		if fastest == nil || r.MeanMs < fastest.MeanMs {
+			fastest = &rec.Rows[i]
 		}
 		for _, m := range r.Deadlines {
 			if m.Verdict == "met" && (rec.Findings.SPHINCSMeetsMs == 0 || m.DeadlineMs < rec.Findings.SPHINCSMeetsMs) {
@@ -124,19 +118,25 @@ func recommendation(res *Results) *Recommendation {
 			}
 		}
 	}
-	if f := rec.Findings.FastestSPHINCS; f != "" && base != nil {
-		rec.Findings.SlowdownVsMLDSA44 = num(rowOf(rec, f).MeanMs / base.MeanMs)
+	if fastest != nil {
+		rec.Findings.FastestSPHINCS = fastest.Scheme
+		if base, ok := rowOf(rec, "ml-dsa-44"); ok {
+			rec.Findings.SlowdownVsMLDSA44 = num(fastest.MeanMs / base.MeanMs)
+		}
 	}
 	return rec
 }
 
-func rowOf(rec *Recommendation, scheme string) SignRow {
-	for _, r := range rec.Rows {
-		if r.Scheme == scheme {
-			return r
+// rowOf is scheme's row, if rec has one (rec may be nil).
+func rowOf(rec *Recommendation, scheme string) (SignRow, bool) {
+	if rec != nil {
+		for _, r := range rec.Rows {
+			if r.Scheme == scheme {
+				return r, true
+			}
 		}
 	}
-	return SignRow{}
+	return SignRow{}, false
 }
 
 // signRow describes one scheme's signing and checks it against every
@@ -173,9 +173,6 @@ func signRow(s string, sc *Scheme) SignRow {
 			m.Verdict = "missed"
 		default:
 			m.Verdict = "sometimes"
-		}
-		if math.IsNaN(m.Lo) {
-			m.Lo, m.Hi, m.Verdict = 0, 1, "sometimes"
 		}
 		row.Deadlines = append(row.Deadlines, m)
 	}

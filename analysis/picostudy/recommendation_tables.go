@@ -69,14 +69,7 @@ func recommendationNumbers(r *Results, set func(name, v string)) {
 	rec := r.Recommendation
 	for _, s := range slices.Concat(picodata.DSASchemes, picodata.SPHINCSSchemes) {
 		w := macroWord(s)
-		row, ok := SignRow{}, false
-		if rec != nil {
-			for _, x := range rec.Rows {
-				if x.Scheme == s {
-					row, ok = x, true
-				}
-			}
-		}
+		row, ok := rowOf(rec, s)
 		for _, d := range DeadlinesMs {
 			dw := deadlineWords[d]
 			if !ok {

@@ -58,14 +58,14 @@ func TestRecommendationVerdicts(t *testing.T) {
 			}
 		}
 	}
-	ml := rowOf(rec, "ml-dsa-44")
+	ml, _ := rowOf(rec, "ml-dsa-44")
 	if m := ml.Deadlines[1]; m.Met != 99 || m.N != 100 || m.Lo > 0.95 || m.Hi < 0.99 {
 		t.Errorf("ML-DSA-44 within 1 s: %+v, want 99 of 100 with a Wilson interval around it", m)
 	}
 	if m := ml.Deadlines[2]; m.Met != 100 || m.Lo < 0.96 {
 		t.Errorf("ML-DSA-44 within 10 s: %+v", m)
 	}
-	if f := rowOf(rec, "sphincs-sha2-128f"); !f.Constant || f.CycleSpread > 1e-7 {
+	if f, _ := rowOf(rec, "sphincs-sha2-128f"); !f.Constant || f.CycleSpread > 1e-7 {
 		t.Errorf("SPHINCS+-SHA2-128f: constant=%v spread=%v, want constant (12 cycles in 1.0e9)", f.Constant, f.CycleSpread)
 	}
 	if rec.Findings.FastestSPHINCS != "sphincs-sha2-128f" || rec.Findings.SPHINCSMeetsMs != 10000 {

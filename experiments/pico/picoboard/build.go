@@ -68,6 +68,16 @@ var (
 	FullProfile  = Profile{Name: "full", KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, SLHKeygen: 1, SLHSignFast: 4, SLHSignSmall: 2}
 )
 
+// SLHSigns is the number of signatures the profile makes with a SPHINCS+
+// set: SLHSignSmall for the small ("s") sets, SLHSignFast for the fast
+// ("f") ones.
+func (p Profile) SLHSigns(scheme string) int {
+	if strings.HasSuffix(scheme, "s") {
+		return p.SLHSignSmall
+	}
+	return p.SLHSignFast
+}
+
 // ProfileByName returns QuickProfile or FullProfile.
 func ProfileByName(name string) (Profile, error) {
 	switch name {

@@ -80,9 +80,7 @@ func rsaKeyReps(p Profile) int { return p.RSAKeygen }
 func rsaReps(p Profile) int    { return p.RSA }
 func eccReps(p Profile) int    { return p.ECC }
 
-func slhKeyReps(p Profile) int   { return p.SLHKeygen }
-func slhFastReps(p Profile) int  { return p.SLHSignFast }
-func slhSmallReps(p Profile) int { return p.SLHSignSmall }
+func slhKeyReps(p Profile) int { return p.SLHKeygen }
 
 // hostOps lists the host operations for scheme, with the device's op names.
 // Keys are made once per scheme (untimed) from the seed; every repetition
@@ -166,10 +164,7 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 		if err != nil {
 			return nil, err
 		}
-		signs := slhFastReps
-		if strings.HasSuffix(scheme, "s") {
-			signs = slhSmallReps
-		}
+		signs := func(p Profile) int { return p.SLHSigns(scheme) }
 		add("keygen", lib, slhKeyReps, func(i int) (func() error, error) {
 			s := append(msgFor(seed, "slh keygen", i), msgFor(seed, "slh keygen 2", i)[:16]...)
 			return func() error { _, _, err := slhdsa.GenerateKey(bytes.NewReader(s), id); return err }, nil

@@ -43,7 +43,7 @@ func verifySPHINCS(scheme string, v map[string][]byte, add func(string, string, 
 		ourLib   = "pqrepro slhverify (round 3.1)"
 	)
 	id, ok := circlSLH(scheme)
-	params, err := slhverify.ParamsByName(slhName(scheme))
+	params, err := slhverify.ParamsByName(id.String())
 	if !ok || err != nil {
 		add(scheme, "parameter set", "-", false, fmt.Sprintf("no host implementation for %s (%v)", scheme, err))
 		return
@@ -80,17 +80,4 @@ func verifySPHINCS(scheme string, v map[string][]byte, add func(string, string, 
 		fips := slhdsa.Verify(&dpk, slhdsa.NewMessage(v["msg"]), v["sig"], nil)
 		add(scheme, "not a FIPS 205 signature", circlLib, !fips, "FIPS 205 accepts the device's signature: the firmware does not run SPHINCS+ round 3.1")
 	}
-}
-
-// slhName is slhverify's name of a firmware SPHINCS+ set.
-func slhName(scheme string) string {
-	switch scheme {
-	case "sphincs-sha2-128f":
-		return "slh-dsa-sha2-128f"
-	case "sphincs-shake-128f":
-		return "slh-dsa-shake-128f"
-	case "sphincs-sha2-128s":
-		return "slh-dsa-sha2-128s"
-	}
-	return scheme
 }

@@ -2,7 +2,6 @@ package picorun
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"pqrepro/datasets/picodata"
@@ -68,10 +67,7 @@ func imageSimMillis(c picoboard.BuildConfig, p ProfileSpec) float64 {
 		case slices.Contains(picodata.SPHINCSSchemes, s):
 			// Each signature is verified; the first once more with a
 			// flipped bit.
-			signs := p.SLHSignFast
-			if strings.HasSuffix(s, "s") {
-				signs = p.SLHSignSmall
-			}
+			signs := p.Firmware("").SLHSigns(s)
 			ms += float64(p.SLHKeygen)*opMs(s, "keygen") + float64(signs)*(opMs(s, "sign")+opMs(s, "verify")) + opMs(s, "verify")
 		case s == "rsa-2048":
 			ms += float64(p.RSAKeygen)*opMs(s, "keygen") + float64(p.RSA)*(opMs(s, "sign")+2*opMs(s, "verify"))

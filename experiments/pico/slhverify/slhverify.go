@@ -230,17 +230,7 @@ func forsPKFromSig(p *Params, h *hasher, sigFORS []byte, indices []uint32, adrs 
 		adrs.setTreeIndex(uint32(i)<<a + idx)
 		h.f(node, adrs, sk)
 		// Lines 6-17: up to the root of tree i.
-		for j := 0; j < a; j++ {
-			adrs.setTreeHeight(uint32(j + 1))
-			sib := auth[j*n : (j+1)*n]
-			if idx>>j&1 == 0 {
-				adrs.setTreeIndex(adrs.treeIndex() / 2)
-				h.hh(node, adrs, node, sib)
-			} else {
-				adrs.setTreeIndex((adrs.treeIndex() - 1) / 2)
-				h.hh(node, adrs, sib, node)
-			}
-		}
+		climb(h, node, adrs, idx, auth, a, n)
 	}
 	// Lines 20-24: T_k over the k roots.
 	var pkADRS address = *adrs
@@ -283,7 +273,17 @@ func xmssPKFromSig(p *Params, h *hasher, idx uint32, sigXMSS, m []byte, adrs *ad
 	// Lines 5-17: up to the root of the XMSS tree.
 	adrs.setTypeAndClear(addrTree)
 	adrs.setTreeIndex(idx)
-	for k := 0; k < p.HPrime; k++ {
+	climb(h, node, adrs, idx, auth, p.HPrime, n)
+	return node
+}
+
+// climb hashes node up height levels of a tree along its authentication
+// path auth, in place: at level k the sibling auth[k] goes right of node
+// when bit k of the leaf index idx is 0, left when it is 1, and the tree
+// index in adrs halves (FIPS 205 Algorithm 11 lines 7-17, Algorithm 17
+// lines 6-17).
+func climb(h *hasher, node []byte, adrs *address, idx uint32, auth []byte, height, n int) {
+	for k := 0; k < height; k++ {
 		adrs.setTreeHeight(uint32(k + 1))
 		sib := auth[k*n : (k+1)*n]
 		if idx>>k&1 == 0 {
@@ -294,7 +294,6 @@ func xmssPKFromSig(p *Params, h *hasher, idx uint32, sigXMSS, m []byte, adrs *ad
 			h.hh(node, adrs, sib, node)
 		}
 	}
-	return node
 }
 
 // wotsPKFromSig is wots_pkFromSig (FIPS 205, Section 5.3, Algorithm 8),
