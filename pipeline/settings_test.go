@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConfigure is what the magefile's targets get: quick runs the quick
+// profile whatever PQREPRO_PROFILE says, or fails saying why (issue 33:
+// with PQREPRO_PROFILE=full exported, quick ran the 70-minute full
+// profile); the other targets take PQREPRO_PROFILE over their default.
+func TestConfigure(t *testing.T) {
+	quick := TargetProfile{Fixed: Quick}
+	full := TargetProfile{Default: Full}
+	for _, tc := range []struct {
+		target  string
+		tp      TargetProfile
+		env     map[string]string
+		profile string
+		err     string
+	}{
+		{"quick", quick, nil, Quick, ""},
+		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "quick"}, Quick, ""},
+		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "full"}, "", "quick runs the quick profile, but PQREPRO_PROFILE=full asks for full"},
+		{"all", full, nil, Full, ""},
+		{"all", full, map[string]string{"PQREPRO_PROFILE": "quick"}, Quick, ""},
+		{"verify", TargetProfile{}, nil, "", ""},
+		{"verify", TargetProfile{}, map[string]string{"PQREPRO_PROFILE": "full"}, Full, ""},
+		{"all", full, map[string]string{"PQREPRO_PROFILE": "fast"}, "", `all: settings: PQREPRO_PROFILE="fast": want quick or full`},
+		{"calibrate", full, map[string]string{"PQREPRO_CALIBRATE_K": "-3"}, "", `calibrate: settings: PQREPRO_CALIBRATE_K="-3"`},
+	} {
+		cfg, err := Configure("/repo", tc.target, tc.tp, func(k string) string { return tc.env[k] }, true)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s %v: err = %v, want %q", tc.target, tc.env, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Profile != tc.profile || cfg.Root != "/repo" || !cfg.Verbose || cfg.Settings == nil {
+			t.Errorf("%s %v: %+v, %v; want profile %q", tc.target, tc.env, cfg, err, tc.profile)
+		}
+	}
+	cfg, err := Configure("/repo", "all", full, func(k string) string {
+		return map[string]string{"PQREPRO_STUDIES": "tls", "PQREPRO_STORE": "/s"}[k]
+	}, false)
+	if err != nil || cfg.settings().Store != "/s" || cfg.store().Dir != "/s" || len(cfg.settings().Studies) != 1 {
+		t.Errorf("the settings are not passed down: %+v, %v", cfg.Settings, err)
+	}
+	if (&Config{Root: "/repo"}).store().Dir != "/repo/.store" {
+		t.Error("a Config without settings does not use the default store")
+	}
+}
