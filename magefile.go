@@ -43,11 +43,6 @@ func locked(ctx context.Context, target string, tp pipeline.TargetProfile, fn fu
 	return with(ctx, target, tp, func(ctx context.Context, cfg pipeline.Config) error { return pipeline.Locked(ctx, cfg, target, fn) })
 }
 
-// run is a study's <name>:run target (pipeline.RunTarget).
-func run(ctx context.Context, study string) error {
-	return with(ctx, study+":run", full, func(ctx context.Context, cfg pipeline.Config) error { return pipeline.RunTarget(ctx, cfg, study) })
-}
-
 // All reproduces everything at the full profile (PQREPRO_PROFILE=quick: minutes) into .cache/reproduce/<profile> without touching the committed tree: plan and estimate, verify the committed data, re-run every experiment that can run here, paper from the new runs, one table of every claim against the reference run of the same profile.
 func All(ctx context.Context) error {
 	return locked(ctx, "all", full, pipeline.All)
@@ -127,7 +122,9 @@ type TLS mg.Namespace
 
 // Run captures TLS 1.3 handshakes into a new dataset under data/tls (PQREPRO_PROFILE=quick|full).
 func (TLS) Run(ctx context.Context) error {
-	return run(ctx, "tls")
+	return with(ctx, "tls:run", full, func(ctx context.Context, cfg pipeline.Config) error {
+		return pipeline.RunTarget(ctx, cfg, "tls")
+	})
 }
 
 // OpenSSL builds OpenSSL 3.5 from Debian's source package into .cache/openssl, once, and its handshake harness.
@@ -140,7 +137,9 @@ type Net mg.Namespace
 
 // Run captures handshakes across the emulated links into a new dataset under data/net.
 func (Net) Run(ctx context.Context) error {
-	return run(ctx, "net")
+	return with(ctx, "net:run", full, func(ctx context.Context, cfg pipeline.Config) error {
+		return pipeline.RunTarget(ctx, cfg, "net")
+	})
 }
 
 // Clean removes network namespaces and TUN devices left behind by a crashed run.
@@ -153,7 +152,9 @@ type Pico mg.Namespace
 
 // Run builds the firmware and benchmarks it on a Pico if one is attached, else in rp2040js, into data/pico.
 func (Pico) Run(ctx context.Context) error {
-	return run(ctx, "pico")
+	return with(ctx, "pico:run", full, func(ctx context.Context, cfg pipeline.Config) error {
+		return pipeline.RunTarget(ctx, cfg, "pico")
+	})
 }
 
 // Build compiles the RP2040 benchmark firmware images (ELF and RAM-only UF2) with gcc-arm-none-eabi (profile default quick).
