@@ -21,7 +21,7 @@ func TestConfigure(t *testing.T) {
 	}{
 		{"quick", quick, nil, Quick, ""},
 		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "quick"}, Quick, ""},
-		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "full"}, "", "quick runs the quick profile, but PQREPRO_PROFILE=full asks for full"},
+		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "full"}, "", "quick runs the quick profile only, but PQREPRO_PROFILE=full: unset PQREPRO_PROFILE"},
 		{"all", full, nil, Full, ""},
 		{"all", full, map[string]string{"PQREPRO_PROFILE": "quick"}, Quick, ""},
 		{"verify", TargetProfile{}, nil, "", ""},

@@ -263,8 +263,8 @@ func Load(getenv func(string) string) (Settings, error) {
 func (s Settings) ProfileFor(target, fixed, def string) (string, error) {
 	switch {
 	case fixed != "" && s.Profile != "" && s.Profile != fixed:
-		return "", fmt.Errorf("%s runs the %s profile, but %s=%s asks for %s: unset %s (or set it to %s), or run the target that takes it (all at PQREPRO_PROFILE=%s)",
-			target, fixed, Profile, s.Profile, s.Profile, Profile, fixed, s.Profile)
+		return "", fmt.Errorf("%s runs the %s profile only, but %s=%s: unset %s (or set it to %s) to run %s, or run `go run mage.go all` for the %s profile",
+			target, fixed, Profile, s.Profile, Profile, fixed, target, s.Profile)
 	case fixed != "":
 		return fixed, nil
 	case s.Profile != "":

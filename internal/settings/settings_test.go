@@ -111,7 +111,7 @@ func TestProfileFor(t *testing.T) {
 	}{
 		{"", Quick, "", Quick, ""},
 		{Quick, Quick, "", Quick, ""},
-		{Full, Quick, "", "", "quick runs the quick profile, but PQREPRO_PROFILE=full asks for full: unset PQREPRO_PROFILE"},
+		{Full, Quick, "", "", "quick runs the quick profile only, but PQREPRO_PROFILE=full: unset PQREPRO_PROFILE (or set it to quick) to run quick, or run `go run mage.go all` for the full profile"},
 		{"", "", Full, Full, ""},
 		{Quick, "", Full, Quick, ""},
 		{Full, "", Quick, Full, ""},

@@ -106,7 +106,7 @@ func pinOf(ctx context.Context) Pin {
 
 // WithPinBusy returns a ctx whose runs are pinned even if the machine was
 // busy, for the reason given (recorded like PinBusyEnv's) unless the
-// Config or the environment gives one. The pipeline uses it for the new
+// Config or WithPin gives one. The pipeline uses it for the new
 // runs of `mage all`, which go into a scratch tree to be compared with the
 // reference runs and are never reference runs themselves.
 func WithPinBusy(ctx context.Context, reason string) context.Context {
