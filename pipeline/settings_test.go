@@ -1,8 +1,13 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"pqrepro/experiments/instruments/runlife"
+	"pqrepro/internal/settings"
 )
 
 // TestConfigure is what the magefile's targets get: quick runs the quick
@@ -48,5 +53,28 @@ func TestConfigure(t *testing.T) {
 	}
 	if (&Config{Root: "/repo"}).store().Dir != "/repo/.store" {
 		t.Error("a Config without settings does not use the default store")
+	}
+}
+
+// TestRunExperimentPassesPin: PQREPRO_PIN and PQREPRO_PIN_BUSY reach the
+// runner (runlife reads them from ctx), and their absence is no pin
+// choice.
+func TestRunExperimentPassesPin(t *testing.T) {
+	var got runlife.Pin
+	st := Study{Name: "x", Run: func(ctx context.Context, _ Config, _, _ string) (string, error) {
+		got = runlife.PinOf(ctx)
+		return "", errors.New("stop")
+	}}
+	s := settings.Defaults()
+	s.NoPin, s.PinBusy = true, "the only host"
+	if _, err := runExperiment(context.Background(), Config{Root: t.TempDir(), Settings: &s}, st, "", t.TempDir()); err == nil {
+		t.Fatal("the runner's error was lost")
+	}
+	if got != (runlife.Pin{No: true, Busy: "the only host"}) {
+		t.Errorf("the runner got %+v", got)
+	}
+	runExperiment(context.Background(), Config{Root: t.TempDir()}, st, "", t.TempDir())
+	if got != (runlife.Pin{}) {
+		t.Errorf("without settings the runner got %+v", got)
 	}
 }

@@ -99,7 +99,8 @@ func WithPin(ctx context.Context, p Pin) context.Context {
 	return context.WithValue(ctx, pinKey{}, p)
 }
 
-func pinOf(ctx context.Context) Pin {
+// PinOf is the Pin that WithPin put in ctx; the zero Pin if none.
+func PinOf(ctx context.Context) Pin {
 	p, _ := ctx.Value(pinKey{}).(Pin)
 	return p
 }
@@ -119,7 +120,7 @@ func (l *Life) pinBusy(ctx context.Context) string {
 	if l.PinBusy != "" {
 		return l.PinBusy
 	}
-	if b := pinOf(ctx).Busy; b != "" {
+	if b := PinOf(ctx).Busy; b != "" {
 		return b
 	}
 	r, _ := ctx.Value(pinBusyKey{}).(string)
@@ -444,7 +445,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 // repetition.
 func (l *Life) Repeat(ctx context.Context) bool {
 	_, scratch := ctx.Value(pinBusyKey{}).(string)
-	return (l.NoPin || pinOf(ctx).No) && !scratch
+	return (l.NoPin || PinOf(ctx).No) && !scratch
 }
 
 // CaptureLimit is the runner's limit in bytes for committing its
