@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"pqrepro/analysis/agreement"
@@ -17,13 +16,6 @@ import (
 // CalibrateDir/<profile>/CALIBRATION.txt, which `mage all` copies into its
 // SUMMARY.txt.
 const CalibrateDir = ".cache/calibrate"
-
-// The calibration's defaults: K pseudo-replicates (PQREPRO_CALIBRATE_K)
-// and the PCG seed (PQREPRO_CALIBRATE_SEED).
-const (
-	calibrateK    = 200
-	calibrateSeed = 20261201
-)
 
 // calibrationDoc is the file whose marked blocks Calibrate fills with its
 // figures, one per profile.
@@ -54,10 +46,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	k, seed, err := calibrationParams()
-	if err != nil {
-		return err
-	}
+	k, seed := cfg.settings().CalibrateK, cfg.settings().CalibrateSeed
 	plans, err := planReproduction(cfg)
 	if err != nil {
 		return err
@@ -88,25 +77,6 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	fmt.Fprint(cfg.log(), text)
 	cfg.printf("calibrate: written to %s and %s", filepath.Join(CalibrateDir, cfg.Profile, "CALIBRATION.txt"), calibrationDoc)
 	return nil
-}
-
-func calibrationParams() (int, uint64, error) {
-	k, seed := calibrateK, uint64(calibrateSeed)
-	if v := os.Getenv("PQREPRO_CALIBRATE_K"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return 0, 0, fmt.Errorf("PQREPRO_CALIBRATE_K=%q: want a positive number of pseudo-replicates (the goal needs at least 200)", v)
-		}
-		k = n
-	}
-	if v := os.Getenv("PQREPRO_CALIBRATE_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("PQREPRO_CALIBRATE_SEED=%q: want an unsigned integer", v)
-		}
-		seed = n
-	}
-	return k, seed, nil
 }
 
 // calibration is the report of K pseudo-replicate comparisons of the

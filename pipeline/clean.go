@@ -71,7 +71,7 @@ func Clean(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("clean: %w", err)
 	}
-	if lr, name := leftoverRemover(cfg.Root); lr != nil {
+	if lr, name := leftoverRemover(cfg); lr != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		gone, err := lr.RemoveLeftovers(ctx)
 		cancel()

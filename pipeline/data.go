@@ -12,15 +12,6 @@ import (
 	"pqrepro/internal/repro"
 )
 
-// openRemote loads remote.toml (or $PQREPRO_REMOTE) and connects.
-func openRemote(cfg Config) (remote.Remote, error) {
-	c, _, err := remote.LoadConfig(cfg.Root)
-	if err != nil {
-		return nil, err
-	}
-	return remote.Open(cfg.Root, c)
-}
-
 func (c *Config) dataOptions() remote.Options {
 	return remote.Options{Logf: c.printf, Verbose: c.Verbose}
 }
@@ -60,7 +51,7 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	if err != nil {
 		return fmt.Errorf("data:%s: %w", verb, err)
 	}
-	store := repro.OpenStore(cfg.Root)
+	store := cfg.store()
 	cfg.printf("data:%s: %d referenced blobs, store %s, remote %s", verb, len(refs), store.Dir, rem)
 	start := time.Now()
 	res, err := do(ctx, store, rem, remote.Sums(refs), cfg.dataOptions())
@@ -117,7 +108,7 @@ func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remot
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	return remote.Survey(ctx, repro.OpenStore(cfg.Root), rem, refs), remoteName, remoteErr, nil
+	return remote.Survey(ctx, cfg.store(), rem, refs), remoteName, remoteErr, nil
 }
 
 // printDataStatus is the data part of mage status: one summary line, and

@@ -98,7 +98,7 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		}
 	}
 	rep := &evidenceReport{}
-	store := repro.OpenStore(cfg.Root)
+	store := cfg.store()
 	seen := map[pinnedRun]bool{}
 	for _, r := range runs {
 		if seen[r] {

@@ -42,7 +42,8 @@ type Leftovers struct {
 
 // FindLeftovers looks for leftovers of killed commands in the tree and
 // for orphaned network namespaces on the host.
-func FindLeftovers(root string) Leftovers {
+func FindLeftovers(cfg Config) Leftovers {
+	root := cfg.Root
 	var l Leftovers
 	for _, name := range []string{treelock.Write, treelock.Compile} {
 		st, h, err := treelock.Inspect(root, name)
@@ -62,7 +63,7 @@ func FindLeftovers(root string) Leftovers {
 		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
 	if l.Writer == "" {
-		l.Remote, l.RemoteName = remoteLeftovers(root)
+		l.Remote, l.RemoteName = remoteLeftovers(cfg)
 	}
 	// The studies' namespaces: the prefixes net:clean removes.
 	for _, prefix := range netnsPrefixes() {
@@ -88,8 +89,8 @@ func dockerPrefixes() []string {
 
 // remoteLeftovers lists what killed pushes left on the configured data
 // remote, if it is one that can have any (internal/remote.LeftoverRemover).
-func remoteLeftovers(root string) ([]string, string) {
-	lr, name := leftoverRemover(root)
+func remoteLeftovers(cfg Config) ([]string, string) {
+	lr, name := leftoverRemover(cfg)
 	if lr == nil {
 		return nil, ""
 	}
@@ -100,12 +101,8 @@ func remoteLeftovers(root string) ([]string, string) {
 }
 
 // leftoverRemover is the configured data remote if it can hold leftovers.
-func leftoverRemover(root string) (remote.LeftoverRemover, string) {
-	c, _, err := remote.LoadConfig(root)
-	if err != nil {
-		return nil, ""
-	}
-	rem, err := remote.Open(root, c)
+func leftoverRemover(cfg Config) (remote.LeftoverRemover, string) {
+	rem, err := openRemote(cfg)
 	if err != nil {
 		return nil, ""
 	}
@@ -163,7 +160,7 @@ func (l Leftovers) Lines() []string {
 
 // reportLeftovers prints Lines, if any.
 func reportLeftovers(cfg Config) {
-	for _, s := range FindLeftovers(cfg.Root).Lines() {
+	for _, s := range FindLeftovers(cfg).Lines() {
 		cfg.printf("%s", s)
 	}
 }

@@ -117,7 +117,7 @@ func deadPID(t *testing.T) int {
 
 func TestLeftoversOfAKill(t *testing.T) {
 	cfg, _, _ := fakeStudy(t)
-	if l := FindLeftovers(cfg.Root); len(l.Lines()) != 0 {
+	if l := FindLeftovers(cfg); len(l.Lines()) != 0 {
 		t.Fatalf("leftovers in a fresh tree: %v", l.Lines())
 	}
 	for _, d := range []string{".stage-123", "data/fake/.incomplete-20260101T000000Z-quick-1"} {
@@ -126,7 +126,7 @@ func TestLeftoversOfAKill(t *testing.T) {
 	os.MkdirAll(filepath.Join(cfg.Root, treelock.Dir), 0o755)
 	dead := fmt.Sprintf("%d 2026-01-02T03:04:05Z net:run\n", deadPID(t))
 	os.WriteFile(treelock.Path(cfg.Root, treelock.Write), []byte(dead), 0o644)
-	out := strings.Join(FindLeftovers(cfg.Root).Lines(), "\n")
+	out := strings.Join(FindLeftovers(cfg).Lines(), "\n")
 	for _, want := range []string{"`go run mage.go clean` removes them", ".stage-123", "data/fake/.incomplete-20260101T000000Z-quick-1", "write.lock names net:run (PID"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("leftovers do not say %q:\n%s", want, out)
@@ -168,7 +168,7 @@ func TestLeftoversNotWhileAWriterRuns(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	l := FindLeftovers(cfg.Root)
+	l := FindLeftovers(cfg)
 	if len(l.Incomplete) != 0 || !strings.HasPrefix(l.Writer, "build (PID ") {
 		t.Errorf("with a writer running: %+v", l)
 	}
@@ -191,7 +191,7 @@ func TestLeftoverNamespace(t *testing.T) {
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	cfg, _, _ := fakeStudy(t)
 	studies[0].NetnsPrefixes = []string{linkemu.DefaultPrefix} // as Study B registers it
-	l := FindLeftovers(cfg.Root)
+	l := FindLeftovers(cfg)
 	found := false
 	for _, n := range l.Namespaces {
 		found = found || n == name
@@ -218,7 +218,7 @@ func TestLeftoverDocker(t *testing.T) {
 	}
 	cfg, log, _ := fakeStudy(t)
 	studies[0].DockerPrefixes = []string{"pqrdp"}
-	l := FindLeftovers(cfg.Root)
+	l := FindLeftovers(cfg)
 	out := strings.Join(l.Lines(), "\n")
 	if len(l.Docker) != 1 || !strings.Contains(out, "temp dir "+dead) || !strings.Contains(out, "docker path (`go run mage.go clean` removes them)") {
 		t.Fatalf("docker leftovers %v:\n%s", l.Docker, out)
@@ -235,7 +235,7 @@ func TestLeftoverDocker(t *testing.T) {
 	if !strings.Contains(log.String(), "docker: "+dead) {
 		t.Errorf("clean did not say it removed %s:\n%s", dead, log)
 	}
-	if l := FindLeftovers(cfg.Root); len(l.Docker) > 0 {
+	if l := FindLeftovers(cfg); len(l.Docker) > 0 {
 		t.Errorf("after clean: %v", l.Docker)
 	}
 }
@@ -270,7 +270,7 @@ func TestLeftoverCertDir(t *testing.T) {
 	for _, d := range []string{dead, live} {
 		os.MkdirAll(filepath.Join(d, "pem"), 0o755)
 	}
-	out := strings.Join(FindLeftovers(cfg.Root).Lines(), "\n")
+	out := strings.Join(FindLeftovers(cfg).Lines(), "\n")
 	if !strings.Contains(out, dead) || strings.Contains(out, live) || !strings.Contains(out, "`go run mage.go clean` removes them") {
 		t.Errorf("leftovers:\n%s", out)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // fakeStudy registers a study whose experiment writes one number and
@@ -61,7 +62,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			manifests[cfg.Profile] = sum
 			return fakeRunID(cfg.Profile), err
 		},
-		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
+		StagesFor: func(root, profile, run string, _ settings.Settings) ([]*repro.Stage, error) {
 			return []*repro.Stage{{
 				Name: "fake:analyze", Doc: "double it", Code: []string{"analysis"},
 				Inputs: []string{run}, Outputs: []string{"results/fake.txt"},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // repoRoot is this repository, whose committed runs the tests read.
@@ -71,7 +72,7 @@ func rederiveQuick(t testing.TB, root string, captures bool) string {
 			continue
 		}
 		tree := t.TempDir()
-		e := &repro.Engine{Root: root, Stages: []*repro.Stage{st.Records(root, Quick, run)}}
+		e := &repro.Engine{Root: root, Stages: []*repro.Stage{st.Records(root, Quick, run, settings.Defaults())}}
 		files, err := e.Sources(nil)
 		if err != nil {
 			t.Fatal(err)

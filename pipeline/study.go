@@ -12,6 +12,7 @@ import (
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // A Study is one reproduced paper, as the pipeline sees it: everything
@@ -82,8 +83,9 @@ type Study struct {
 	Manifest func(root, profile string) (string, error)
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
-	// for `mage reproduce`.
-	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
+	// for `mage reproduce`. set carries the settings stages depend on
+	// (the content store, SOURCE_DATE_EPOCH).
+	StagesFor func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error)
 	// CannotRun, when set, says why the experiment cannot run on this
 	// machine ("" when it can), for example "not root" for a study that
 	// captures packets; `mage all` then skips it with that reason instead
@@ -95,7 +97,7 @@ type Study struct {
 	// The engine adds it for the runs pinned for the other profiles too,
 	// so that verify re-derives every pinned run whose captures are
 	// present, the quick runs' committed ones included.
-	Records func(root, profile, run string) *repro.Stage
+	Records func(root, profile, run string, set settings.Settings) *repro.Stage
 	// Claims returns the study's published claims as code, in the paper's
 	// order, with its published values' citation and the package that
 	// states them (its analysis package's Claims); the claims stage, `mage

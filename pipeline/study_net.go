@@ -14,6 +14,7 @@ import (
 	"pqrepro/experiments/net/netrun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -50,13 +51,13 @@ func init() {
 			return e.Expected
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Store: cfg.store(), Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: netstudy.HandTyped,
 
-		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return append([]*repro.Stage{netRecords(root, profile, run)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{})...), nil
+		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
+			return append([]*repro.Stage{netRecords(root, profile, run, set)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{SourceDateEpoch: set.SourceDateEpoch})...), nil
 		},
 		Records:    netRecords,
 		Claims:     netstudy.Claims,
@@ -78,6 +79,6 @@ func init() {
 }
 
 // netRecords re-derives a Study B run's records from its captures.
-func netRecords(root, profile, run string) *repro.Stage {
-	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive)
+func netRecords(root, profile, run string, set settings.Settings) *repro.Stage {
+	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive, set)
 }

@@ -18,6 +18,7 @@ import (
 	"pqrepro/internal/deps"
 	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -58,7 +59,7 @@ func init() {
 			return tlsrun.Estimates(root)[profile]
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Store: cfg.store(), Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
 			if err != nil {
 				return "", err
 			}
@@ -91,12 +92,13 @@ func init() {
 
 // tlsStagesFor are Study A's analysis stages over a run folder, with the
 // paper's configurations taken from experiments/tls.toml.
-func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
+func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
 	s, err := tlsrun.LoadSpec(filepath.Join(root, spec.Path(tlsrun.Study)))
 	if err != nil {
 		return nil, err
 	}
 	p := tlsstudy.DefaultParams(profile)
+	p.SourceDateEpoch = set.SourceDateEpoch
 	p.Paper = nil
 	for _, role := range tlsstudy.Roles {
 		var found *tlsrun.PaperConfig
@@ -129,12 +131,12 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return append([]*repro.Stage{tlsRecords(root, profile, run)}, tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)...), nil
+	return append([]*repro.Stage{tlsRecords(root, profile, run, set)}, tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)...), nil
 }
 
 // tlsRecords re-derives a Study A run's records from its capture.
-func tlsRecords(root, profile, run string) *repro.Stage {
-	return recordsStage(root, tlsrun.Study, profile, run, "experiments/tls/tlsjoin", tlsjoin.Derive)
+func tlsRecords(root, profile, run string, set settings.Settings) *repro.Stage {
+	return recordsStage(root, tlsrun.Study, profile, run, "experiments/tls/tlsjoin", tlsjoin.Derive, set)
 }
 
 // TLSOpenSSL builds Study A's OpenSSL stack into .cache/openssl: Debian

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pqrepro/internal/settings"
 )
 
 // TestTLSStagesCell: the analysis stage gets the spec's [paper.cell] and
@@ -14,7 +16,7 @@ func TestTLSStagesCell(t *testing.T) {
 	root := repoRoot(t)
 	params := func(root string) map[string]string {
 		t.Helper()
-		stages, err := tlsStagesFor(root, "full", "data/tls/x")
+		stages, err := tlsStagesFor(root, "full", "data/tls/x", settings.Defaults())
 		if err != nil {
 			t.Fatal(err)
 		}

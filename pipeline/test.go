@@ -29,7 +29,7 @@ func Test(ctx context.Context, cfg Config, args ...string) error {
 			return err
 		}
 	}
-	if err := gotest.Bounded(ctx, cfg.Root, cfg.log()); err != nil {
+	if err := gotest.Bounded(ctx, cfg.Root, cfg.settings().Fuzz, cfg.log()); err != nil {
 		return err
 	}
 	return gotest.VetAndTest(ctx, cfg.Root, cfg.log(), args...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"pqrepro/datasets/tlsdata"
 )
@@ -49,6 +50,9 @@ type Params struct {
 	// analysis judges on the first of Cell, Fallback that the run has
 	// (PrimaryChoice). The zero Fallback means none.
 	Fallback Cell
+	// SourceDateEpoch is the date of the figures' PDFs (the figures
+	// stage's parameter SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
+	SourceDateEpoch time.Time
 }
 
 // DefaultResamples is the bootstrap size when Params leaves it 0.

@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/interrupt"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 func init() {
@@ -62,12 +65,21 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: estimated %s\n", *profile, d.Round(1e9))
 		return 0
 	}
+	set, err := settings.Load(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "pqrepro tlsrun:", err)
+		return 2
+	}
 	cfg := tlsrun.RunConfig{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}
+	if *store == "" {
+		*store = set.Store
+	}
 	if *store != "" {
 		cfg.Store = &repro.Store{Dir: *store}
 	}
 	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
+	ctx = runlife.WithPin(ctx, runlife.Pin{No: set.NoPin, Busy: set.PinBusy})
 	res, err := tlsrun.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "pqrepro tlsrun:", err)

@@ -48,11 +48,11 @@ type Options struct {
 	// --abbrev=12`, with "-dirty" appended for a dirty tree. Letters,
 	// digits, '.', '_', '+' and '-' only.
 	Version string
-	// Epoch is the time every entry carries; zero is
-	// repro.SourceDateEpoch() (SOURCE_DATE_EPOCH or its default).
+	// Epoch is the time every entry carries (the setting
+	// SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
 	Epoch time.Time
-	// Store holds the captures; nil is repro.OpenStore(Root), which
-	// honours PQREPRO_STORE.
+	// Store holds the captures (the setting PQREPRO_STORE); nil is
+	// repro.OpenStore(Root, "").
 	Store *repro.Store
 	// AllowDirty bundles a tree whose tracked files differ from the
 	// commit: their working-tree content is archived and the bundle is
@@ -115,9 +115,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	epoch := opt.Epoch
 	if epoch.IsZero() {
-		if epoch, err = repro.SourceDateEpoch(); err != nil {
-			return nil, err
-		}
+		epoch = repro.DefaultEpoch()
 	}
 	epoch = epoch.UTC().Truncate(time.Second)
 	if epoch.Unix() < 0 || epoch.Unix() > 1<<33-1 {
@@ -125,7 +123,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	store := opt.Store
 	if store == nil {
-		store = repro.OpenStore(root)
+		store = repro.OpenStore(root, "")
 	}
 	timingsFile := opt.TimingsFile
 	if timingsFile == "" {

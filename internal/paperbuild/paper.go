@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"pqrepro/internal/latex"
 	"pqrepro/internal/provenance"
@@ -27,8 +28,9 @@ const BibFile = "references.bib"
 // one (not the folders) makes the paper depend on every stage that feeds
 // it and on nothing else. handTyped are the numbers the studies allow
 // the text to state literally (CheckSources); they are a parameter, so
-// that changing them checks the sources again.
-func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage {
+// that changing them checks the sources again. date is the PDF's date
+// (the setting SOURCE_DATE_EPOCH).
+func Stage(root string, others []*repro.Stage, handTyped []string, date time.Time) *repro.Stage {
 	if _, err := os.Stat(filepath.Join(root, "paper", "main.tex")); err != nil {
 		return nil
 	}
@@ -46,11 +48,7 @@ func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage 
 		}
 	}
 	slices.Sort(inputs[1:])
-	date, err := repro.SourceDateEpoch()
-	epoch := "invalid"
-	if err == nil {
-		epoch = strconv.FormatInt(date.Unix(), 10)
-	}
+	epoch := strconv.FormatInt(date.Unix(), 10)
 	handTyped = slices.Clone(handTyped)
 	slices.Sort(handTyped)
 	handTyped = slices.Compact(handTyped)
@@ -68,9 +66,6 @@ func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage 
 			return nil
 		},
 		Run: func(ctx context.Context, env *repro.Env) error {
-			if err != nil {
-				return err
-			}
 			files := map[string][]byte{}
 			for _, in := range env.Inputs() {
 				b, err := env.ReadFile(in)

@@ -381,7 +381,7 @@ func CheckRun(root, runRel, pinnedSHA, pinnedBy string, h *Hasher, store *Store)
 		}
 	}
 	if store == nil {
-		store = OpenStore(root)
+		store = OpenStore(root, "")
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Blobs)) {
 		sum := m.Blobs[name]

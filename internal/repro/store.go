@@ -18,13 +18,15 @@ import (
 type Store struct{ Dir string }
 
 // DefaultStoreDir is the store's location relative to the repository
-// root, unless the environment variable PQREPRO_STORE names another.
+// root, unless the setting PQREPRO_STORE (internal/settings) names
+// another.
 const DefaultStoreDir = ".store"
 
-// OpenStore returns the store for the repository at root.
-func OpenStore(root string) *Store {
-	if d := os.Getenv("PQREPRO_STORE"); d != "" {
-		return &Store{Dir: d}
+// OpenStore returns the store for the repository at root: dir (the
+// setting PQREPRO_STORE), or root/DefaultStoreDir when dir is "".
+func OpenStore(root, dir string) *Store {
+	if dir != "" {
+		return &Store{Dir: dir}
 	}
 	return &Store{Dir: filepath.Join(root, DefaultStoreDir)}
 }

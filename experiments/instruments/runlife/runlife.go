@@ -48,6 +48,7 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -65,37 +66,62 @@ var ErrNotPinned = errors.New("run committed but not pinned")
 // given (PinBusyEnv): the run is committed but not a reference run.
 var ErrBusy = errors.New("the machine was busy during the run")
 
-// PinBusyEnv names the environment variable that pins a run although
-// its machine was busy: PQREPRO_PIN_BUSY="why this run is good enough".
-// The reason is recorded in meta.json (measured.machine.override) and in
-// the paper's table of runs.
-const PinBusyEnv = "PQREPRO_PIN_BUSY"
+// PinBusyEnv is the setting that pins a run although its machine was
+// busy: PQREPRO_PIN_BUSY="why this run is good enough" (Config.PinBusy;
+// internal/settings reads it). The reason is recorded in meta.json
+// (measured.machine.override) and in the paper's table of runs.
+const PinBusyEnv = settings.PinBusy
 
-// PinEnv names the environment variable that, set to "no", commits a
-// quiet run without pinning it: a repeat run of the pinned design, kept
-// under data/<study>/ for the between-run variance and as the reference
-// of hosts like the one it ran on (docs/agreement.md), while the pinned
-// run stays the paper's. Unset (or "yes") pins as usual; any other value
-// is an error. The pipeline's scratch runs (WithPinBusy) are always
-// pinned in their scratch spec, whatever it says.
-const PinEnv = "PQREPRO_PIN"
+// PinEnv is the setting that, set to "no", commits a quiet run without
+// pinning it (Config.NoPin; internal/settings reads it): a repeat run of
+// the pinned design, kept under data/<study>/ for the between-run
+// variance and as the reference of hosts like the one it ran on
+// (docs/agreement.md), while the pinned run stays the paper's. The
+// pipeline's scratch runs (WithPinBusy) are always pinned in their
+// scratch spec, whatever it says.
+const PinEnv = settings.Pin
 
 type pinBusyKey struct{}
 
+type pinKey struct{}
+
+// A Pin is the operator's choice of PinEnv and PinBusyEnv, for WithPin.
+type Pin struct {
+	No   bool
+	Busy string
+}
+
+// WithPin returns a ctx whose runs take the operator's pin choice when
+// their Config leaves NoPin and PinBusy unset: the pipeline and
+// cmd/pqrepro pass the settings this way to runners whose RunConfig
+// does not carry runlife's fields.
+func WithPin(ctx context.Context, p Pin) context.Context {
+	return context.WithValue(ctx, pinKey{}, p)
+}
+
+// PinOf is the Pin that WithPin put in ctx; the zero Pin if none.
+func PinOf(ctx context.Context) Pin {
+	p, _ := ctx.Value(pinKey{}).(Pin)
+	return p
+}
+
 // WithPinBusy returns a ctx whose runs are pinned even if the machine was
 // busy, for the reason given (recorded like PinBusyEnv's) unless the
-// Config or the environment gives one. The pipeline uses it for the new
+// Config or WithPin gives one. The pipeline uses it for the new
 // runs of `mage all`, which go into a scratch tree to be compared with the
 // reference runs and are never reference runs themselves.
 func WithPinBusy(ctx context.Context, reason string) context.Context {
 	return context.WithValue(ctx, pinBusyKey{}, reason)
 }
 
-// pinBusy is the run's reason to pin a busy run: Config.PinBusy (or
-// PinBusyEnv), else WithPinBusy's, else "".
+// pinBusy is the run's reason to pin a busy run: Config.PinBusy, else
+// WithPin's, else WithPinBusy's, else "".
 func (l *Life) pinBusy(ctx context.Context) string {
 	if l.PinBusy != "" {
 		return l.PinBusy
+	}
+	if b := PinOf(ctx).Busy; b != "" {
+		return b
 	}
 	r, _ := ctx.Value(pinBusyKey{}).(string)
 	return r
@@ -138,12 +164,12 @@ type Config struct {
 	// DefaultMachine().
 	Machine quiet.Watcher
 	// PinBusy, when not empty, is the reason to pin the run even if the
-	// machine was busy; "" is the value of PinBusyEnv.
+	// machine was busy (PinBusyEnv); "" is WithPin's.
 	PinBusy string
 	// Verbose makes MachineLine name the busiest other processes.
 	Verbose bool
-	// NoPin commits the run without pinning it (a repeat run); false is
-	// the value of PinEnv ("no": true).
+	// NoPin commits the run without pinning it (a repeat run: PinEnv=no);
+	// false is WithPin's.
 	NoPin bool
 }
 
@@ -202,18 +228,6 @@ func New(cfg Config) (*Life, error) {
 	}
 	if l.Machine == nil {
 		l.Machine = DefaultMachine()
-	}
-	if l.PinBusy == "" {
-		l.PinBusy = os.Getenv(PinBusyEnv)
-	}
-	if !l.NoPin {
-		switch v := os.Getenv(PinEnv); v {
-		case "", "yes":
-		case "no":
-			l.NoPin = true
-		default:
-			return nil, l.Errorf("%s=%q: set it to no (commit the run without pinning it: a repeat run) or leave it unset", PinEnv, v)
-		}
 	}
 	if l.Profile == "" {
 		return nil, l.Errorf("no profile given: use quick or full (PQREPRO_PROFILE)")
@@ -423,7 +437,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 }
 
 // Repeat reports whether the run is a repeat run, committed without a
-// pin: NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
+// pin: NoPin or WithPin's No (PinEnv=no), unless ctx is a pipeline's scratch run
 // (WithPinBusy), which is always pinned in its scratch spec. A repeat
 // run keeps its packet captures in the content store, not in the run
 // folder, whatever their size (CaptureLimit): it adds records to the
@@ -431,7 +445,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 // repetition.
 func (l *Life) Repeat(ctx context.Context) bool {
 	_, scratch := ctx.Value(pinBusyKey{}).(string)
-	return l.NoPin && !scratch
+	return (l.NoPin || PinOf(ctx).No) && !scratch
 }
 
 // CaptureLimit is the runner's limit in bytes for committing its

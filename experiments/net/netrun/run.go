@@ -191,7 +191,7 @@ func openLife(cfg RunConfig) (*runlife.Life, RunConfig, error) {
 	}
 	cfg.Root, cfg.SpecPath, cfg.DataDir = l.Root, l.SpecPath, l.DataDir
 	if cfg.Store == nil {
-		cfg.Store = repro.OpenStore(cfg.Root)
+		cfg.Store = repro.OpenStore(cfg.Root, "")
 	}
 	cfg.Log = &lockedWriter{w: l.Log} // series log from their own goroutines
 	if cfg.ProgressEvery == 0 {

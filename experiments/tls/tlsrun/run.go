@@ -252,7 +252,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	r := &runner{cfg: cfg, log: l.Log, life: l}
 	store := cfg.Store
 	if store == nil {
-		store = repro.OpenStore(cfg.Root)
+		store = repro.OpenStore(cfg.Root, "")
 	}
 	t0 := time.Now()
 

@@ -557,10 +557,9 @@ func repoRoot(t *testing.T) string {
 // capture goes to the content store, not into the run folder (Git).
 func TestRunRepeatKeepsItsCaptureInTheStore(t *testing.T) {
 	needRoot(t)
-	t.Setenv(runlife.PinEnv, "no")
 	e := newEnv(t, tinySpec)
 	specBefore, _ := os.ReadFile(e.spec)
-	res, err := Run(context.Background(), e.config(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)))
+	res, err := Run(runlife.WithPin(context.Background(), runlife.Pin{No: true}), e.config(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)))
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
 	}
