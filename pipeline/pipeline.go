@@ -213,11 +213,8 @@ func (c *Config) stageProfile(s Study) (string, error) {
 	return Full, nil
 }
 
-// pinned is the run folder pinned for the profile: Pinned when the study
-// sets it, else the [runs] table of experiments/<name>.toml.
+// pinned is the run folder pinned for the profile in the [runs] table of
+// experiments/<name>.toml ("" when none is).
 func (s Study) pinned(root, profile string) (string, error) {
-	if s.Pinned != nil {
-		return s.Pinned(root, profile)
-	}
 	return spec.PinnedRun(root, s.Name, profile)
 }

@@ -13,23 +13,26 @@ import (
 
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
 )
 
-// fakeStudy registers a study whose experiment writes one number and
-// whose single stage doubles it, in a temporary repository.
 // fakeRunID is the fake study's run of profile: one run per profile, as
 // NewRun would name it.
 func fakeRunID(profile string) string { return "20260101T000000Z-" + profile }
 
+// fakeStudy registers a study whose experiment writes one number, seals
+// it and pins it in experiments/fake.toml as the real runners do, and
+// whose single stage doubles it, in a temporary repository.
 func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	t.Helper()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module fake\n"), 0o644)
 	os.MkdirAll(filepath.Join(root, "analysis"), 0o755)
 	os.WriteFile(filepath.Join(root, "analysis", "a.go"), []byte("package analysis\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "experiments"), 0o755)
+	os.WriteFile(filepath.Join(root, spec.Path("fake")), []byte("[runs]\n"), 0o644)
 	runs := 0
 	installed := false
-	manifests := map[string]string{} // profile -> SHA-256 of the run's manifest, the fake's pin
 	saved, savedClaims := studies, withClaims
 	t.Cleanup(func() { studies, withClaims = saved, savedClaims })
 	withClaims = false
@@ -42,24 +45,19 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 		Requirements: func(string) []deps.Requirement {
 			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
 		},
-		Pinned: func(root, profile string) (string, error) {
-			p := "data/fake/" + fakeRunID(profile)
-			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-				return "", nil
-			}
-			return p, nil
-		},
-		Manifest: func(root, profile string) (string, error) { return manifests[profile], nil },
-		Run: func(ctx context.Context, cfg Config, _, _ string) (string, error) {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			runs++
-			dir := filepath.Join(cfg.Root, "data", "fake", fakeRunID(cfg.Profile))
+			id := fakeRunID(cfg.Profile)
+			dir := filepath.Join(dataDir, "fake", id)
 			os.MkdirAll(dir, 0o755)
 			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644); err != nil {
 				return "", err
 			}
-			sum, err := repro.WriteManifest(dir, "fake/"+fakeRunID(cfg.Profile))
-			manifests[cfg.Profile] = sum
-			return fakeRunID(cfg.Profile), err
+			sum, err := repro.WriteManifest(dir, "fake/"+id)
+			if err != nil {
+				return "", err
+			}
+			return id, spec.Pin(specPath, cfg.Profile, spec.Sealed(id, sum))
 		},
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
 			return []*repro.Stage{{

@@ -66,20 +66,12 @@ type Study struct {
 	// profile, from the study's cost model measured on the reference
 	// machine (2 cores); nil or 0 means unknown.
 	EstimateFor func(root, profile string) time.Duration
-	// Pinned returns the run folder (relative to the root) that the
-	// study's analysis uses for the profile, or "" if there is none yet;
-	// nil means the [runs] table of experiments/<Name>.toml.
-	Pinned func(root, profile string) (string, error)
 	// Run runs the experiment with the spec at specPath into a new run
 	// folder dataDir/<study>/<run-id>/, pins it in that spec and returns
 	// its run ID; empty paths mean experiments/<Name>.toml and data/.
 	// `mage all` passes copies, so that it runs again without touching
 	// the committed data or spec. Call it through runExperiment.
 	Run func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error)
-	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
-	// that the pin records ("" if it records none); nil means the [runs]
-	// table of experiments/<Name>.toml (spec.PinnedSeal).
-	Manifest func(root, profile string) (string, error)
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
 	// for `mage reproduce`.
