@@ -198,6 +198,44 @@ func TestClean(t *testing.T) {
 	}
 }
 
+// TestStudyLeftoverHooks: status lists each study's leftovers under the
+// target that removes them, clean and net:clean call each study's Clean
+// with their own name, clean lists what the hook removed, and a hook's
+// error stops the target naming the study.
+func TestStudyLeftoverHooks(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	var called []string
+	fail := false
+	studies[0].Leftovers = func() []Leftover {
+		return []Leftover{{What: "fake sockets", Items: []string{"/tmp/fake-1", "/tmp/fake-2"}, RemovedBy: "fake:clean"}, {What: "nothing", RemovedBy: "clean"}}
+	}
+	studies[0].Clean = func(_ context.Context, _ Config, target string) ([]string, error) {
+		called = append(called, target)
+		if fail {
+			return nil, errors.New("socket busy")
+		}
+		return []string{"fake:" + target}, nil
+	}
+	got := FindLeftovers(cfg.Root).Lines()
+	want := []string{"fake sockets (`go run mage.go fake:clean` removes them):", "  /tmp/fake-1", "  /tmp/fake-2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q (a kind without items is not listed)", got, want)
+	}
+	if err := Clean(cfg); err != nil || !strings.Contains(log.String(), "clean: removed fake:clean") {
+		t.Errorf("clean: %v\n%s", err, log)
+	}
+	if err := NetClean(context.Background(), cfg); err != nil {
+		t.Errorf("net:clean: %v", err)
+	}
+	if !slices.Equal(called, []string{"clean", "net:clean"}) {
+		t.Errorf("Clean called for %q, want clean then net:clean", called)
+	}
+	fail = true
+	if err := Clean(cfg); err == nil || !strings.Contains(err.Error(), "clean: study fake: socket busy") {
+		t.Errorf("clean with a failing hook: %v", err)
+	}
+}
+
 // TestVerifyInstallsLatex: verify needs pdflatex for the paper stage and,
 // like every other target, installs it after saying what; without root
 // or sudo it stops before re-deriving anything and gives the command.

@@ -55,13 +55,17 @@ type Study struct {
 	// no package provides (Study A's OpenSSL build); mage test runs it
 	// before the tests.
 	BeforeTests func(ctx context.Context, cfg Config) error
-	// NetnsPrefixes name the network namespaces the experiment creates:
-	// net:clean removes those a crashed run left, status lists them.
-	NetnsPrefixes []string
-	// DockerPrefixes name the docker path's private daemons, containers,
-	// networks, images and temp dirs (dockernet.Options.Prefix): clean
-	// removes those a killed run left, status lists them.
-	DockerPrefixes []string
+	// Leftovers, when set, lists what killed runs of the experiment left
+	// outside the tree (network namespaces whose creator is dead, a
+	// docker path's daemon and containers, temporary folders), each kind
+	// with the target that removes it: status shows them, and so does
+	// every run target when it starts.
+	Leftovers func() []Leftover
+	// Clean, when set, removes the leftovers that target removes (their
+	// Leftover.RemovedBy: "clean", or a target of the study's own such
+	// as net:clean) and returns what it removed; it may also say through
+	// cfg what it kept and why (a namespace whose process still runs).
+	Clean func(ctx context.Context, cfg Config, target string) ([]string, error)
 	// EstimateFor is the expected wall time of the experiment for a
 	// profile, from the study's cost model measured on the reference
 	// machine (2 cores); nil or 0 means unknown.

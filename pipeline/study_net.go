@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pqrepro/analysis/agreement"
@@ -32,9 +34,15 @@ func init() {
 			{Names: []string{"net:clean"},
 				Does: "removes the network namespaces and TUN devices a crashed `net:run` left"},
 		},
-		NeedsRoot:     true,
-		Requirements:  netrun.Requirements,
-		NetnsPrefixes: []string{linkemu.DefaultPrefix},
+		NeedsRoot:    true,
+		Requirements: netrun.Requirements,
+		Leftovers:    func() []Leftover { return []Leftover{netnsLeftovers("net:run", linkemu.DefaultPrefix)} },
+		Clean: func(ctx context.Context, cfg Config, target string) ([]string, error) {
+			if target != "net:clean" {
+				return nil, nil
+			}
+			return netnsClean(cfg, linkemu.DefaultPrefix)
+		},
 		// The remote host's tests (Debian's openssh-server plays the
 		// second host).
 		TestRequirements: func(string) []deps.Requirement { return sshhost.TestRequirements() },
@@ -80,4 +88,34 @@ func init() {
 // netRecords re-derives a Study B run's records from its captures.
 func netRecords(root, profile, run string) *repro.Stage {
 	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive)
+}
+
+// netnsLeftovers lists the network namespaces named prefix* whose
+// creator is dead (linkemu.Orphaned), which a killed run left: Study B's
+// links and Study A's bridge path name theirs the linkemu way.
+func netnsLeftovers(run, prefix string) Leftover {
+	orphans, _ := linkemu.Orphaned("", prefix)
+	return Leftover{What: "network namespaces of a killed " + run, Items: orphans, RemovedBy: "net:clean"}
+}
+
+// netnsClean removes the network namespaces named prefix* whose creator
+// is dead (linkemu.Clean; with them their TUN, veth and bridge devices),
+// says which it removed and which it kept, and returns the removed ones.
+func netnsClean(cfg Config, prefix string) ([]string, error) {
+	rep, err := linkemu.Clean("", prefix, false)
+	if err != nil {
+		return nil, fmt.Errorf("net:clean: %w", err)
+	}
+	switch {
+	case len(rep.Removed) == 0 && len(rep.InUse) == 0:
+		cfg.printf("net:clean: no namespace named %s* left behind", prefix)
+	default:
+		if len(rep.Removed) > 0 {
+			cfg.printf("net:clean: removed %s", strings.Join(rep.Removed, ", "))
+		}
+		if len(rep.InUse) > 0 {
+			cfg.printf("net:clean: kept %s (their process is still running)", strings.Join(rep.InUse, ", "))
+		}
+	}
+	return rep.Removed, nil
 }

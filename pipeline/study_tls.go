@@ -51,9 +51,9 @@ func init() {
 			cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
 			return TLSOpenSSL(ctx, cfg)
 		},
-		NetnsPrefixes: []string{tlsrun.NetnsPrefix},
 		// The docker path's run prefix (tlsrun's, "pqrd").
-		DockerPrefixes: []string{dockernet.DefaultPrefix},
+		Leftovers: tlsLeftovers(dockernet.DefaultPrefix),
+		Clean:     tlsClean(dockernet.DefaultPrefix),
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},
@@ -135,6 +135,50 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 // tlsRecords re-derives a Study A run's records from its capture.
 func tlsRecords(root, profile, run string) *repro.Stage {
 	return recordsStage(root, tlsrun.Study, profile, run, "experiments/tls/tlsjoin", tlsjoin.Derive)
+}
+
+// tlsLeftovers lists what killed Study A runs left: the bridge path's
+// network namespaces (tlsrun.NetnsPrefix, named the linkemu way), what
+// the docker path of dockerPrefix left (a private dockerd still running
+// and its containers, networks and images, a bridge, a data root, a temp
+// dir: dockernet.Leftovers) and PEM folders in the temporary directory
+// (tlsrun.CertLeftovers).
+func tlsLeftovers(dockerPrefix string) func() []Leftover {
+	return func() []Leftover {
+		docker, _ := dockernet.Leftovers(dockerPrefix)
+		return []Leftover{
+			netnsLeftovers("tls:run", tlsrun.NetnsPrefix),
+			{What: "left by a killed run's docker path", Items: docker, RemovedBy: "clean"},
+			{What: "temporary folders of killed runs", Items: tlsrun.CertLeftovers(), RemovedBy: "clean"},
+		}
+	}
+}
+
+// tlsClean removes what tlsLeftovers lists for target: for clean the
+// docker path's leftovers (dockernet.Clean, within two minutes) and the
+// PEM folders (tlsrun.RemoveCertLeftovers), for net:clean the bridge
+// path's namespaces.
+func tlsClean(dockerPrefix string) func(ctx context.Context, cfg Config, target string) ([]string, error) {
+	return func(ctx context.Context, cfg Config, target string) ([]string, error) {
+		switch target {
+		case "net:clean":
+			return netnsClean(cfg, tlsrun.NetnsPrefix)
+		case "clean":
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			gone, err := dockernet.Clean(ctx, dockerPrefix, nil)
+			cancel()
+			var removed []string
+			for _, g := range gone {
+				removed = append(removed, "docker: "+g)
+			}
+			if err != nil {
+				return removed, err
+			}
+			certs, err := tlsrun.RemoveCertLeftovers()
+			return append(removed, certs...), err
+		}
+		return nil, nil
+	}
 }
 
 // TLSOpenSSL builds Study A's OpenSSL stack into .cache/openssl: Debian
