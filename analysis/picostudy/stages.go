@@ -125,7 +125,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			res, err := ParseResults(b)
+			res, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return err
 			}
@@ -152,7 +152,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			res, err := ParseResults(b)
+			res, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return err
 			}
