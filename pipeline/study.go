@@ -107,26 +107,16 @@ type Study struct {
 	// other number not from a generated macro. They live in the study's
 	// analysis package, with the reason for each.
 	HandTyped []string
-	// Compare lists the items of a reference run's and a new run's
-	// results/<Name>.json for `mage all` to judge (analysis/agreement;
-	// the study's analysis package's CompareItems through compareWith);
-	// nil compares the claims only.
-	Compare func(study string, ref, now []byte) ([]agreement.Item, error)
+	// Results reads one run's results/<Name>.json with the study's one
+	// decoder of them (its analysis package's DecodeResults, through
+	// resultsOf) and returns what `mage all` and `mage calibrate` derive
+	// from them: the compared items of two runs, the calibration's known
+	// changes and resampler. nil compares the claims only.
+	Results func(name string, b []byte) (Results, error)
 	// BetweenScale is how the between-run deviations of the study's
 	// host-dependent estimates scale (agreement.BetweenScale): Relative
 	// (the zero value) or Absolute.
 	BetweenScale agreement.BetweenScale
-	// CalibrationChanges, when set, returns the known changes `mage
-	// calibrate` injects into pseudo-replicates of the study's reference
-	// results (results/<Name>.json) to measure the rule's power.
-	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
-	// Resample, when set, returns the study's resampler of its reference
-	// results for `mage calibrate`'s resampling mode (pseudo-runs drawn
-	// from the run's own rounds, series or repetitions, every item
-	// re-derived from them; agreement.Resampler) and one line saying how
-	// it draws; nil calibrates the study by the parametric draw in both
-	// modes.
-	Resample func(ref []byte) (agreement.Resampler, string, error)
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How

@@ -69,12 +69,12 @@ func init() {
 		Records:    netRecords,
 		Claims:     netstudy.Claims,
 		ClaimViews: netstudy.ClaimViews,
-		Compare:    compareWith(netstudy.CompareItems),
+		Results: resultsOf[netstudy.Results]{Decode: netstudy.DecodeResults, Items: netstudy.CompareItems,
+			Resampler: netstudy.Resampler, Method: netstudy.ResampleMethod}.decode,
 		// Each compared median comes from a series on a link of its own:
 		// the difference of two series carries the difference of their
 		// links' RTT offsets, of one size whatever the difference's.
 		BetweenScale: agreement.Absolute,
-		Resample:     resampleWith(netstudy.Resampler, netstudy.ResampleMethod),
 		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {

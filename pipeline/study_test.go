@@ -48,8 +48,8 @@ func TestRegistrations(t *testing.T) {
 				t.Errorf("study %s: row %v needs Does, without a |", s.Name, td.Names)
 			}
 		}
-		if s.Run == nil || s.StagesFor == nil || s.Claims == nil || s.Compare == nil {
-			t.Errorf("study %s: Run, StagesFor, Claims and Compare must be set", s.Name)
+		if s.Run == nil || s.StagesFor == nil || s.Claims == nil || s.Results == nil {
+			t.Errorf("study %s: Run, StagesFor, Claims and Results must be set", s.Name)
 		}
 		if s.Claims != nil {
 			cat := s.Claims()

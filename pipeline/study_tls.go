@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -16,7 +15,6 @@ import (
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/deps"
-	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
 )
@@ -70,15 +68,8 @@ func init() {
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
 		Claims:    tlsstudy.Claims,
-		Compare:   compareWith(tlsstudy.CompareItems),
-		CalibrationChanges: func(ref []byte) ([]agreement.Change, error) {
-			r, err := jsonnum.Decode[tlsstudy.Results]("the reference run's results/tls.json", ref)
-			if err != nil {
-				return nil, err
-			}
-			return tlsstudy.CalibrationChanges(r), nil
-		},
-		Resample: resampleWith(tlsstudy.Resampler, tlsstudy.ResampleMethod),
+		Results: resultsOf[tlsstudy.Results]{Decode: tlsstudy.DecodeResults, Items: tlsstudy.CompareItems,
+			Changes: tlsstudy.CalibrationChanges, Resampler: tlsstudy.Resampler, Method: tlsstudy.ResampleMethod}.decode,
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
