@@ -5,10 +5,13 @@
 //
 // A study is one registration (Study, in study_<name>.go): its name and
 // label, the paper it reproduces, its requirements and estimate, its
-// experiment, its stages, its claims and how to compare two of its runs.
-// The targets, the claims stage, the artifact bundle and docs/targets.md's
-// target table are built from the registry; nothing outside the
-// registration names a study.
+// experiment, its stages, its claims, its results' decoder (with how to
+// compare two runs and calibrate the comparison), and what its killed
+// runs leave behind and how to remove it. The targets, the claims stage,
+// clean, net:clean, status's leftovers, the artifact bundle and
+// docs/targets.md's target table are built from the registry; nothing
+// outside the registration names a study or imports its packages
+// (layering_test.go's TestRegistrationImports).
 //
 // The module's layers, which layering_test.go enforces:
 //

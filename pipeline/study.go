@@ -34,7 +34,8 @@ type Study struct {
 	// Packages are the module's package folders that belong to this
 	// study alone: its experiment, its dataset format and its analysis.
 	// The layering test (layering_test.go) lets no package but the
-	// composition root import the packages of every study.
+	// composition root import the packages of every study, and no file
+	// of this package but the registration import any of them.
 	Packages []string
 	// Targets are the study's rows of docs/targets.md's target table, the
 	// first one its <Name>:run target (whose Does the artifact appendix
