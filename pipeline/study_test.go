@@ -66,6 +66,29 @@ func TestRegistrations(t *testing.T) {
 			}
 		}
 	}
+	// Every kind of leftover names a target that removes it, and a study
+	// that lists leftovers cleans them.
+	targets := map[string]bool{"clean": true}
+	for _, s := range Studies() {
+		for _, td := range s.Targets {
+			for _, n := range td.Names {
+				targets[n] = true
+			}
+		}
+	}
+	for _, s := range Studies() {
+		if s.Leftovers == nil {
+			continue
+		}
+		if s.Clean == nil {
+			t.Errorf("study %s lists leftovers but has no Clean", s.Name)
+		}
+		for _, k := range s.Leftovers() {
+			if k.What == "" || !targets[k.RemovedBy] {
+				t.Errorf("study %s: leftover %q is removed by %q, which is not clean or a registered study target", s.Name, k.What, k.RemovedBy)
+			}
+		}
+	}
 	if got := len(claims.All(catalogues())); got == 0 {
 		t.Error("the registry's catalogues are empty")
 	}
