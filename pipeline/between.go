@@ -151,7 +151,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 // analyseRun analyses one committed run of s into tree and returns its
 // results/<study>.json.
 func analyseRun(ctx context.Context, cfg Config, s Study, run, tree string) ([]byte, error) {
-	st, err := s.StagesFor(cfg.Root, cfg.Profile, run)
+	st, err := s.stagesOver(cfg.Root, cfg.Profile, run)
 	if err != nil {
 		return nil, err
 	}

@@ -150,7 +150,7 @@ func assembleStages(root string, runFor func(Study) (profile, run string, err er
 		if run == "" {
 			continue
 		}
-		st, err := s.StagesFor(root, profile, run)
+		st, err := s.stagesOver(root, profile, run)
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}

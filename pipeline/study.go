@@ -79,7 +79,8 @@ type Study struct {
 	Run func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error)
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
-	// for `mage reproduce`.
+	// for `mage reproduce`. The run's records stage (Records) is not
+	// among them: stagesOver puts it first.
 	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
 	// CannotRun, when set, says why the experiment cannot run on this
 	// machine ("" when it can), for example "not root" for a study that
@@ -88,8 +89,9 @@ type Study struct {
 	// and skips the study only when it cannot.
 	CannotRun func(root string) string
 	// Records, when set, returns the stage that re-derives a run's records
-	// from its packet captures (StagesFor includes it for its own run).
-	// The engine adds it for the runs pinned for the other profiles too,
+	// from its packet captures, which StagesFor's stages read; stagesOver
+	// runs it before them. The engine adds it for the runs pinned for the
+	// other profiles too,
 	// so that verify re-derives every pinned run whose captures are
 	// present, the quick runs' committed ones included.
 	Records func(root, profile, run string) *repro.Stage
@@ -164,6 +166,16 @@ func (s Study) estimate(root, profile string) time.Duration {
 		return 0
 	}
 	return s.EstimateFor(root, profile)
+}
+
+// stagesOver is every stage of the study over a run folder: the run's
+// records stage (Records, when set), then StagesFor's.
+func (s Study) stagesOver(root, profile, run string) ([]*repro.Stage, error) {
+	st, err := s.StagesFor(root, profile, run)
+	if err != nil || s.Records == nil {
+		return st, err
+	}
+	return append([]*repro.Stage{s.Records(root, profile, run)}, st...), nil
 }
 
 // runDoc is what the study's run target does, for the artifact appendix.

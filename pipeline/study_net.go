@@ -64,7 +64,7 @@ func init() {
 		HandTyped: netstudy.HandTyped,
 
 		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return append([]*repro.Stage{netRecords(root, profile, run)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{})...), nil
+			return netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{}), nil
 		},
 		Records:    netRecords,
 		Claims:     netstudy.Claims,

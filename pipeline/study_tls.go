@@ -120,7 +120,7 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return append([]*repro.Stage{tlsRecords(root, profile, run)}, tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)...), nil
+	return tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p), nil
 }
 
 // tlsRecords re-derives a Study A run's records from its capture.
