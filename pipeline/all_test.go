@@ -19,6 +19,7 @@ import (
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
@@ -526,14 +527,15 @@ func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *repro
 func TestAllJudgesItems(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
 	rr.values["alpha/quick"] = 21
-	studies[0].Compare = compareWith(func(ref, now *struct {
+	type value struct {
 		Value float64 `json:"value"`
-	}) []agreement.Item {
+	}
+	studies[0].Results = resultsOf[value]{Decode: jsonnum.Decode[value], Items: func(ref, now *value) []agreement.Item {
 		return []agreement.Item{
 			{Name: "time", Unit: "ms", Class: agreement.HostDependent, Kind: agreement.Estimate, Ref: agreement.V(ref.Value, 1), New: agreement.V(2*now.Value, 1)},
 			{Name: "count", Class: agreement.HostIndependent, Kind: agreement.Exact, Ref: agreement.V(ref.Value, 0), New: agreement.V(now.Value, 0)},
 		}
-	})
+	}}.decode
 	if err := rr.all(t, Quick); err != nil {
 		t.Fatalf("All: %v\n%s", err, rr.log)
 	}

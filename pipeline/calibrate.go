@@ -27,13 +27,13 @@ const calibrationDoc = "docs/agreement.md"
 // change, at cfg.Profile (default full). It draws K pseudo-replicate
 // pairs of the profile's reference runs in two modes: resampling each
 // run's own rounds, series or repetitions with every item re-derived
-// from the resample (Study.Resample, agreement.Resampled), and the
+// from the resample (Results.Resampler, agreement.Resampled), and the
 // parametric draw of each item at its reference standard error
 // (agreement.Pseudo), kept for comparison. It judges each pair as `all`
 // judges a new run, with the between-run variance of the repository's
 // quiet runs when there are enough (betweenRuns), and reports per mode
 // the false-alarm rate, the power against each study's injected changes
-// (Study.CalibrationChanges) at the goal's size, and the smallest size
+// (Results.Changes) at the goal's size, and the smallest size
 // detected in 80 % of the pairs. The figures go to
 // CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
 // block for the profile. The same K and seed give the same figures.
@@ -81,7 +81,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 
 // calibration is the report of K pseudo-replicate comparisons of the
 // plans' reference results, in both modes: resampling each reference
-// run's own rounds, series or repetitions (Study.Resample; the stronger
+// run's own rounds, series or repetitions (Results.Resampler; the stronger
 // check, which keeps the items' correlation) and the parametric draw of
 // every item at its standard error (agreement.Pseudo), kept as the
 // comparison row.
@@ -95,7 +95,7 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 			fmt.Fprintf(&b, "  %-5s not calibrated: no %s reference run\n", p.s.Name, profile)
 			continue
 		}
-		as, err := compareStudy(p.s, p.refResults, p.refResults, profile, hostPair{match: true})
+		as, ref, err := selfCompare(p.s, p.refResults, profile)
 		if err != nil {
 			return "", err
 		}
@@ -109,26 +109,18 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 		fmt.Fprintf(&b, "  %-5s reference %s: %d items, %d judged on the same host\n", p.s.Name, p.ref, len(as.Items), judged)
 		parametric = append(parametric, agreement.Parametric(as))
 		draw, method := agreement.Parametric(as), "none (the study has no resampler): parametric in both modes"
-		if p.s.Resample != nil {
-			r, m, err := p.s.Resample(p.refResults)
-			if err != nil {
-				return "", fmt.Errorf("%s: resample the reference results: %w", p.s.Name, err)
+		if ref != nil {
+			if r, m := ref.Resampler(); r != nil {
+				if draw, err = agreement.Resampled(as, r); err != nil {
+					return "", err
+				}
+				method = m
 			}
-			if draw, err = agreement.Resampled(as, r); err != nil {
-				return "", err
-			}
-			method = m
+			changes = append(changes, ref.Changes()...)
 		}
 		resampled = append(resampled, draw)
 		fmt.Fprintf(&b, "        resampling: %s\n", method)
 		fmt.Fprintf(&b, "        %s\n", p.between)
-		if p.s.CalibrationChanges != nil {
-			ch, err := p.s.CalibrationChanges(p.refResults)
-			if err != nil {
-				return "", fmt.Errorf("%s: %w", p.s.Name, err)
-			}
-			changes = append(changes, ch...)
-		}
 	}
 	if len(parametric) == 0 {
 		return "", fmt.Errorf("no %s reference run to calibrate on", profile)

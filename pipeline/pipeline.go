@@ -5,10 +5,13 @@
 //
 // A study is one registration (Study, in study_<name>.go): its name and
 // label, the paper it reproduces, its requirements and estimate, its
-// experiment, its stages, its claims and how to compare two of its runs.
-// The targets, the claims stage, the artifact bundle and docs/targets.md's
-// target table are built from the registry; nothing outside the
-// registration names a study.
+// experiment, its stages, its claims, its results' decoder (with how to
+// compare two runs and calibrate the comparison), and what its killed
+// runs leave behind and how to remove it. The targets, the claims stage,
+// clean, net:clean, status's leftovers, the artifact bundle and
+// docs/targets.md's target table are built from the registry; nothing
+// outside the registration names a study or imports its packages
+// (layering_test.go's TestRegistrationImports).
 //
 // The module's layers, which layering_test.go enforces:
 //
@@ -151,7 +154,7 @@ func assembleStages(root string, set settings.Settings, runFor func(Study) (prof
 		if run == "" {
 			continue
 		}
-		st, err := s.StagesFor(root, profile, run, set)
+		st, err := s.stagesOver(root, profile, run, set)
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
@@ -217,11 +220,8 @@ func (c *Config) stageProfile(s Study) (string, error) {
 	return Full, nil
 }
 
-// pinned is the run folder pinned for the profile: Pinned when the study
-// sets it, else the [runs] table of experiments/<name>.toml.
+// pinned is the run folder pinned for the profile in the [runs] table of
+// experiments/<name>.toml ("" when none is).
 func (s Study) pinned(root, profile string) (string, error) {
-	if s.Pinned != nil {
-		return s.Pinned(root, profile)
-	}
 	return spec.PinnedRun(root, s.Name, profile)
 }

@@ -95,7 +95,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, 
 			}
 			p.refResults = b
 		default:
-			st, err := p.s.StagesFor(cfg.Root, cfg.Profile, p.ref, cfg.settings())
+			st, err := p.s.stagesOver(cfg.Root, cfg.Profile, p.ref, cfg.settings())
 			if err != nil {
 				return fmt.Errorf("study %s: %w", p.s.Name, err)
 			}

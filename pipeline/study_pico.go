@@ -46,12 +46,11 @@ func init() {
 		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
 			return picostudy.Stages(run, picostudy.Params{SourceDateEpoch: set.SourceDateEpoch.Unix()}), nil
 		},
-		Claims:  picostudy.Claims,
-		Compare: compareWith(picostudy.CompareItems),
-		CalibrationChanges: func([]byte) ([]agreement.Change, error) {
-			return picostudy.CalibrationChanges(), nil
-		},
-		Resample: resampleWith(picostudy.Resampler, picostudy.ResampleMethod),
+		Claims: picostudy.Claims,
+		// The known changes are the same whatever the reference's values.
+		Results: resultsOf[picostudy.Results]{Decode: picostudy.DecodeResults, Items: picostudy.CompareItems,
+			Changes:   func(*picostudy.Results) []agreement.Change { return picostudy.CalibrationChanges() },
+			Resampler: picostudy.Resampler, Method: picostudy.ResampleMethod}.decode,
 	})
 }
 

@@ -616,15 +616,3 @@ func sortedKeys[V any](m map[string]V) []string {
 // with every object's keys sorted, numbers rounded to 12 significant
 // digits so the file is the same on every platform, a final newline.
 func (r *Results) Marshal() ([]byte, error) { return jsonnum.Marshal(r) }
-
-// ParseResults reads results/pico.json.
-func ParseResults(b []byte) (*Results, error) {
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("parse results: %w", err)
-	}
-	if r.Study != picodata.Study || len(r.Schemes) == 0 {
-		return nil, fmt.Errorf("parse results: not pico results (study %q, %d schemes): rerun pico:analyze", r.Study, len(r.Schemes))
-	}
-	return &r, nil
-}

@@ -121,7 +121,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			res, err := ParseResults(b)
+			res, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return err
 			}
@@ -148,7 +148,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			res, err := ParseResults(b)
+			res, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return err
 			}

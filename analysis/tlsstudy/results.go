@@ -263,8 +263,11 @@ const NumDigits = jsonnum.Digits
 // writes them, and a final newline.
 func MarshalResults(r *Results) ([]byte, error) { return jsonnum.Marshal(r) }
 
-// UnmarshalResults decodes results/tls.json and checks its schema.
-func UnmarshalResults(name string, b []byte) (*Results, error) {
+// DecodeResults reads results/tls.json (name names it in errors),
+// strictly (an unknown key is an error), and checks its schema and
+// factors: the study's one decoder of its results, for its stages and
+// for the pipeline's comparison and calibration hooks.
+func DecodeResults(name string, b []byte) (*Results, error) {
 	var r Results
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

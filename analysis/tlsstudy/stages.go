@@ -164,7 +164,7 @@ func readResults(env *repro.Env) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", ResultsFile, err)
 	}
-	return UnmarshalResults(ResultsFile, b)
+	return DecodeResults(ResultsFile, b)
 }
 
 // writeAll writes every output after all were rendered, in name order.
