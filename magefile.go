@@ -66,11 +66,6 @@ func Paper(ctx context.Context) error {
 // Claims evaluates every published claim on the current results and prints claim, published, ours, verdict.
 func Claims(ctx context.Context) error { return pipeline.Claims(ctx, config("")) }
 
-// Reproduce is all under its former name (PQREPRO_STUDIES=tls,... limits the studies re-run, as it does for all).
-func Reproduce(ctx context.Context) error {
-	return pipeline.Locked(ctx, config(pipeline.Full), "reproduce", pipeline.Reproduce)
-}
-
 // Bundle writes the deterministic artifact archive of the current commit to .cache/dist and prints its SHA-256 and size.
 func Bundle(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(""), "bundle", pipeline.Bundle)

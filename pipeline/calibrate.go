@@ -58,7 +58,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	plans, err := planReproduction(cfg)
+	plans, err := planAll(cfg)
 	if err != nil {
 		return err
 	}

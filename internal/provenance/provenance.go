@@ -172,7 +172,7 @@ type Options struct {
 	// Git is the state of the repository the run was started from, as
 	// RepoGit found it at the repository root when the run started; the
 	// pipeline passes it, so that a run working in a temporary tree (mage
-	// reproduce) records the repository's commit, not the temporary
+	// all) records the repository's commit, not the temporary
 	// tree's. Nil means RepoGit(Root), and "unknown" with the reason when
 	// Root is not a git checkout.
 	Git   *Git

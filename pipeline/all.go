@@ -31,7 +31,7 @@ const ReproduceDir = ".cache/reproduce"
 // stages when everything is stale, on the reference machine.
 const buildEstimate = 30 * time.Second
 
-// All is `mage all` (and `mage quick`, `mage reproduce`): it reproduces
+// All is `mage all` (and `mage quick`): it reproduces
 // every study at cfg.Profile (default full) without touching the
 // committed tree, and says how the new runs compare with the committed
 // ones. In order:
@@ -74,17 +74,10 @@ func All(ctx context.Context, cfg Config) error {
 	if cfg.Profile == Quick {
 		target = "quick"
 	}
-	return reproduceAll(ctx, cfg, target)
+	return runAll(ctx, cfg, target)
 }
 
-// Reproduce is All under the name of the `mage reproduce` target (kept
-// for scripts that call it): the same plan, verification, runs, paper
-// and table.
-func Reproduce(ctx context.Context, cfg Config) error {
-	return reproduceAll(ctx, cfg, "reproduce")
-}
-
-func reproduceAll(ctx context.Context, cfg Config, target string) error {
+func runAll(ctx context.Context, cfg Config, target string) error {
 	ctx, stop := withSignals(ctx)
 	defer stop()
 	if cfg.Profile == "" {
@@ -94,7 +87,7 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 		return err
 	}
 	began := cfg.now()
-	plans, err := planReproduction(cfg)
+	plans, err := planAll(cfg)
 	if err != nil {
 		return err
 	}
