@@ -33,17 +33,6 @@ type Step struct {
 	Run  func() error
 }
 
-// RunSteps runs steps in order and stops at the first error: Compare's
-// run without progress reports.
-func RunSteps(steps []Step) error {
-	for _, s := range steps {
-		if err := s.Run(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Num is a float64 that encodes NaN and ±Inf as JSON null, so that an
 // undefined statistic (the sd of one value) never breaks the document.
 type Num float64

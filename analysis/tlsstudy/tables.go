@@ -86,10 +86,6 @@ func pIs(p float64) string {
 	return "$p " + m + "$"
 }
 
-func cliffCell(c Cliff) string {
-	return fmt.Sprintf("%s [%s, %s]", render.Fixed(float64(c.Delta), 2), render.Fixed(float64(c.Lower), 2), render.Fixed(float64(c.Upper), 2))
-}
-
 // nRange is "n = 200" or "n = 30 to 200" over the given configurations.
 func nRange(r *Results, ids []string) string {
 	lo, hi := math.MaxInt, 0

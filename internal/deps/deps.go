@@ -41,21 +41,6 @@ func Command(name string) func() bool {
 	return func() bool { _, err := exec.LookPath(name); return err == nil }
 }
 
-// NpmInstalled returns a Present function that checks that the npm
-// packages of dir are installed exactly as the lock file pins them:
-// node_modules/.package-lock.json (written by npm ci) must exist and
-// must not be older than package-lock.json.
-func NpmInstalled(root, dir string) func() bool {
-	return func() bool {
-		lock, err := os.Stat(filepath.Join(root, dir, "package-lock.json"))
-		if err != nil {
-			return false
-		}
-		inst, err := os.Stat(filepath.Join(root, dir, "node_modules", ".package-lock.json"))
-		return err == nil && !inst.ModTime().Before(lock.ModTime())
-	}
-}
-
 // PrivateAptOptions are the apt-get and apt-cache options that make apt
 // read its sources from, and keep its lists and package cache in, dir
 // only (dir/sources.list, dir/sources.list.d, dir/lists, dir/cache): a

@@ -77,17 +77,6 @@ func joinProblems(p []string) string {
 	return s
 }
 
-// SelfTest starts a link for sc, measures it with the default
-// configuration and removes it. See Link.SelfTest.
-func SelfTest(ctx context.Context, sc Scenario) (SelfTestReport, error) {
-	l, err := Start(ctx, sc)
-	if err != nil {
-		return SelfTestReport{}, err
-	}
-	rep, err := l.SelfTest(ctx, SelfTestConfig{})
-	return rep, errors.Join(err, l.Close())
-}
-
 // StartVerified starts a link and self-tests it; when the self-test fails
 // (an *AccuracyError or any other error) the link is closed and the error
 // returned, so a run never starts on a link that is off.

@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -36,21 +34,6 @@ type HostConfig struct {
 	// time.Now. Tests inject a fake one.
 	Clock    func() time.Time
 	Progress io.Writer // one line per scheme/op/library when not nil
-}
-
-// HostInfo names the host CPU and Go runtime for the host column's caption.
-func HostInfo() map[string]string {
-	m := map[string]string{"goos": runtime.GOOS, "goarch": runtime.GOARCH, "go": runtime.Version(),
-		"cpus": fmt.Sprint(runtime.NumCPU())}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m["cpu"] = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return m
 }
 
 // hostOp is one timed operation: prepare makes the inputs of repetition i

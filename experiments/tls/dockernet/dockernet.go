@@ -365,18 +365,6 @@ func (n *Net) Close() error {
 	return nil
 }
 
-// abandon leaves the path as a killed run would: the watcher and threads
-// end, the daemon and everything in it stay, and the state file names a
-// parent that is gone (for the tests of Leftovers and Clean).
-func (n *Net) abandon() {
-	n.closing.Store(true)
-	n.stopWatch()
-	n.closeThreads()
-	n.closed = true
-	n.st.ParentStart = "gone"
-	n.st.write()
-}
-
 // Processes are the processes that run the containers: each container's
 // runtime shim (the parent of its main process), whose descendants are
 // the container's main process and every process `docker exec` starts

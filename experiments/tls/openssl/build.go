@@ -85,9 +85,6 @@ var pinned = pin{Version, DscFile, DscSHA256}
 // CacheDir is where builds live below the repository root (git-ignored).
 func CacheDir(root string) string { return filepath.Join(root, ".cache", "openssl") }
 
-// BuildDir is the folder of the pinned build below root.
-func BuildDir(root string) string { return buildDir(root, pinned) }
-
 func buildDir(root string, p pin) string {
 	return filepath.Join(CacheDir(root), strings.ReplaceAll(p.version, "~", "_")+"-"+buildKey(p))
 }
