@@ -27,7 +27,11 @@ func config(defaultProfile string) pipeline.Config {
 	return pipeline.Config{Root: root, Profile: profile, Verbose: mg.Verbose()}
 }
 
-// All reproduces everything at the full profile (PQREPRO_PROFILE=quick: minutes) into .cache/reproduce/<profile> without touching the committed tree: plan and estimate, verify the committed data, re-run every experiment that can run here, paper from the new runs, one table of every claim against the reference run of the same profile.
+// All reproduces everything at the full profile (PQREPRO_PROFILE=quick:
+// minutes) into .cache/reproduce/<profile> without touching the committed
+// tree. That is, plan and estimate, verify the committed data, re-run every
+// experiment that can run here, paper from the new runs, one table of every
+// claim against the reference run of the same profile.
 func All(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(pipeline.Full), "all", pipeline.All)
 }

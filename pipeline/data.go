@@ -26,7 +26,7 @@ func (c *Config) dataOptions() remote.Options {
 }
 
 // DataPull fetches every blob the runs under data/ refer to and the store
-// lacks from the data remote, checking each SHA-256 before storing it; an
+// lacks from the data remote, checking each SHA-256 before storing it. An
 // interrupted pull resumes where it stopped.
 func DataPull(ctx context.Context, cfg Config) error {
 	// It writes into the content store that build and verify read: under

@@ -37,7 +37,7 @@ var runs = map[string]bool{
 func runTarget(target string) bool { return strings.HasSuffix(target, ":run") }
 
 // Locked runs fn, a target that writes in the tree, under the tree's
-// write lock (internal/treelock): another writing command makes it wait
+// write lock (internal/treelock). Another writing command makes it wait
 // with one line saying for whom, or refuse (see refusing). It cancels
 // ctx on SIGINT and SIGTERM, so that every writing target takes its
 // cleanup path whichever signal stops it. Read-only targets (status,

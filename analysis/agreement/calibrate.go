@@ -38,8 +38,8 @@ func (c Calibration) String() string {
 	return fmt.Sprintf("%d of %d (%.1f %%, Wilson 95 %% [%.1f, %.1f] %%)", c.Alarms, c.K, 100*c.Rate, 100*c.Lo, 100*c.Hi)
 }
 
-// Pseudo draws one pseudo-replicate pair of a reference run's items: a
-// pseudo-reference and a pseudo-new run, each estimate drawn
+// Pseudo draws one pseudo-replicate pair of a reference run's items. That
+// is, a pseudo-reference and a pseudo-new run, each estimate drawn
 // independently from N(ref, se_ref²) (parametric bootstrap at the
 // reference's n: its standard errors are those of its profile, from the
 // study's dependence-respecting intervals). Exact items and items without
@@ -83,15 +83,15 @@ func parametricDraws(refs []Study) []Draw {
 var Sizes = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2}
 
 // SmallestDetected is the smallest of Sizes at which the change is
-// detected in at least 80 % of K pseudo-replicates, and its power; NaN
+// detected in at least 80 % of K pseudo-replicates, and its power. NaN
 // when none is.
 func SmallestDetected(rule Rule, refs []Study, k int, seed uint64, change Change) (float64, Calibration) {
 	return SmallestDetectedDraws(rule, parametricDraws(refs), k, seed, change)
 }
 
 // ScaleNew multiplies the new estimate of every item whose name contains
-// one of the substrings by 1+size: a Change's usual Apply for "this
-// quantity is size slower".
+// one of the substrings by 1+size. That is, a Change's usual Apply for
+// "this quantity is size slower".
 func ScaleNew(items []Item, size float64, substrings ...string) bool {
 	hit := false
 	for i := range items {

@@ -48,10 +48,10 @@ func Resampled(s Study, r Resampler) (Draw, error) {
 	}, nil
 }
 
-// DrawNormal is v with its estimate drawn from N(est, se²): a study's
-// resampler's fallback for an item its results carry no records of (it
-// says so in its method). A value without a positive standard error is
-// returned unchanged.
+// DrawNormal is v with its estimate drawn from N(est, se²). That is, a
+// study's resampler's fallback for an item its results carry no
+// records of (it says so in its method). A value without a positive
+// standard error is returned unchanged.
 func DrawNormal(rng *rand.Rand, v Value) Value {
 	if v.Absent || math.IsNaN(v.Est) || !(v.SE > 0) {
 		return v

@@ -15,14 +15,14 @@ import (
 // view).
 const PreregistrationFile = "analysis/claims/preregistration.txt"
 
-// RulesFiles are the files that state the claim rules, slash-separated
-// and relative to the repository root: the engine's judging rules, and
-// each study's claims with the published values they judge. A commit
-// that touches one after the rules commit is either recorded as an
-// amendment or is the new rules commit (TestPreregistrationMatchesHistory).
-// The first three are where the rules were registered (the catalogue was
-// one file per study group in analysis/claims until the rules moved into
-// the study packages); git's history of a removed file still counts.
+// RulesFiles are the files that state the claim rules, slash-separated and
+// relative to the repository root. That is, the engine's judging rules, and
+// each study's claims with the published values they judge. A commit that
+// touches one after the rules commit is either recorded as an amendment or
+// is the new rules commit (TestPreregistrationMatchesHistory). The first
+// three are where the rules were registered (the catalogue was one file per
+// study group in analysis/claims until the rules moved into the study
+// packages); git's history of a removed file still counts.
 var RulesFiles = []string{
 	"analysis/claims/claims.go",
 	"analysis/claims/catalogue.go",

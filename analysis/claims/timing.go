@@ -89,7 +89,7 @@ func ParseTiming(b []byte) (Timing, error) {
 	return t, nil
 }
 
-// Of is the timing of a claim of a study; an error when the table has
+// Of is the timing of a claim of a study. An error when the table has
 // no rule for the claim or no data for the study, so that a new claim
 // cannot go unrecorded.
 func (t Timing) Of(id, study string) (ClaimTiming, error) {

@@ -1,11 +1,12 @@
-// Package compare compares samples as `pqrepro compare` reports them:
-// each sample's description (stats.Describe), and every later sample B
-// against the first, A: Mann-Whitney U (two-sided, SciPy 1.10
-// conventions) with Holm and Bonferroni adjusted p over the pairs, the
-// median difference, the Hodges-Lehmann shift and interval, Cliff's delta
-// with its 95% interval, Vargha-Delaney A12, a bootstrap interval of the
-// median difference when asked, and Kruskal-Wallis over all samples when
-// there are three or more (the statistics are analysis/stats').
+// Package compare compares samples as `pqrepro compare` reports them.
+//
+// It describes each sample (stats.Describe) and compares every later sample
+// B against the first, A: Mann-Whitney U (two-sided, SciPy 1.10 conventions)
+// with Holm and Bonferroni adjusted p over the pairs, the median difference,
+// the Hodges-Lehmann shift and interval, Cliff's delta with its 95%
+// interval, Vargha-Delaney A12, a bootstrap interval of the median
+// difference when asked, and Kruskal-Wallis over all samples when there are
+// three or more (the statistics are analysis/stats').
 //
 // The work is a list of Steps, each with its expected cost in seconds on
 // the reference machine (the cost model below), so that a caller can

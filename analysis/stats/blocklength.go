@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// BlockLengthMinN is the fewest values for which BlockLength is defined:
-// the rule reads the autocorrelations up to lag ceil(sqrt(n)) + K_N with
+// BlockLengthMinN is the fewest values for which BlockLength is defined.
+// The rule reads the autocorrelations up to lag ceil(sqrt(n)) + K_N with
 // K_N = max(5, ceil(log10 n)), which needs n > ceil(sqrt(n)) + K_N; 16
 // is the smallest n where that holds with room for one more lag.
 const BlockLengthMinN = 16

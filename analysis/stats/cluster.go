@@ -91,7 +91,7 @@ func MedianAt(x []float64, idx []int) float64 {
 }
 
 // MedianOfDifferences returns the median of the paired differences
-// y[i] - x[i] and the differences (in order); x and y must have the same
+// y[i] - x[i] and the differences (in order). x and y must have the same
 // length, at least 1, and be finite.
 func MedianOfDifferences(x, y []float64) (float64, []float64, error) {
 	if len(x) != len(y) {

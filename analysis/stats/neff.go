@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// NEffMinN is the fewest values for which EffectiveN is defined: the
+// NEffMinN is the fewest values for which EffectiveN is defined. The
 // first pair of autocorrelations needs lags 0 and 1, and an
 // autocorrelation of two values is degenerate (r_1 = -1/2 always).
 const NEffMinN = 3

@@ -12,9 +12,9 @@ import (
 	"pqrepro/internal/render"
 )
 
-// Tables renders the LaTeX outputs of tls:tables from the results: the
-// paper's table, the full matrix, bytes per configuration and the
-// \newcommand numbers, keyed by output path.
+// Tables renders the LaTeX outputs of tls:tables from the results.
+// That is, the paper's table, the full matrix, bytes per configuration
+// and the \newcommand numbers, keyed by output path.
 func Tables(r *Results) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, t := range []struct {

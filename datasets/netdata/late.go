@@ -71,7 +71,8 @@ type LateEvent struct {
 func (e LateEvent) LateNs() int64 { return e.WrittenNs - e.DueNs }
 
 // ClientPort is the port of the flow's side A (the client's on a Study B
-// link): the source port of a->b packets, the destination port of b->a.
+// link). That is, the source port of a->b packets, the destination port
+// of b->a.
 func (e LateEvent) ClientPort() uint16 {
 	if e.Dir == DirAtoB {
 		return e.SrcPort

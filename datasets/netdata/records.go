@@ -1,7 +1,7 @@
-// Package netdata is the dataset format of Study B (TLS 1.3 handshakes
-// over emulated networks): the only code its runner (experiments/net/netrun,
-// with the capture join in experiments/net/netjoin) and its analysis
-// (analysis/netstudy) share.
+// Package netdata is the dataset format of Study B (TLS 1.3 handshakes over
+// emulated networks). That is, the only code its runner
+// (experiments/net/netrun, with the capture join in experiments/net/netjoin)
+// and its analysis (analysis/netstudy) share.
 //
 // A run folder data/net/<run-id>/ holds
 //

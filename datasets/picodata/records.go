@@ -21,9 +21,9 @@ const (
 	ImageFile        = "image.json"          // ImageRecord: build provenance and run status
 )
 
-// HostTimingsFile, at the top of a run folder, holds the same operations
-// timed on the host CPU (experiments/pico/picoboard.HostTimings), HostTimingsHeader columns: one
-// row per repetition, ns is its wall-clock duration.
+// HostTimingsFile, at the top of a run folder, holds the same operations timed
+// on the host CPU (experiments/pico/picoboard.HostTimings), HostTimingsHeader
+// columns. One row per repetition, ns is its wall-clock duration.
 const HostTimingsFile = "host-timings.csv.gz"
 
 // HostTimingsHeader is the column list of host-timings.csv.gz.

@@ -1,6 +1,7 @@
 // Package deps finds and installs the external programs the pipeline
-// needs: Debian packages (apt-get, as root or through sudo) and npm
-// packages (into a project-local folder, from a committed lock file).
+// needs. That is, Debian packages (apt-get, as root or through sudo)
+// and npm packages (into a project-local folder, from a committed
+// lock file).
 //
 // Ensure first says what is missing and what it will install, then
 // installs it; it never installs anything that is already there, so a

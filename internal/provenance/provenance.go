@@ -1,10 +1,10 @@
 // Package provenance writes meta.json, the record of how a raw dataset
-// was made: which spec and profile, which seeds, when, on which host,
-// with which Go, modules, commit and external tools, on which board, and
-// what the run measured about itself (kernel packet drops, emulator delay
-// accuracy). Every study writes one beside its data, so that a reader of
-// the dataset can tell whether a difference between two runs comes from
-// the code, the machine or chance.
+// was made. That is, which spec and profile, which seeds, when, on which
+// host, with which Go, modules, commit and external tools, on which
+// board, and what the run measured about itself (kernel packet drops,
+// emulator delay accuracy). Every study writes one beside its data, so
+// that a reader of the dataset can tell whether a difference between two
+// runs comes from the code, the machine or chance.
 package provenance
 
 import (
@@ -91,10 +91,10 @@ type Host struct {
 }
 
 // CryptoFlags are the CPU flags (as /proc/cpuinfo names them on x86)
-// that a run's host records: AES-NI and carry-less multiply (AES-GCM),
-// AVX, AVX2 and AVX-512F (the vectorised ML-KEM and ML-DSA code of Go
-// and OpenSSL), BMI2 and ADX (mulx/adcx/adox in P-256, P-384 and RSA
-// bignum code), and the SHA extensions.
+// that a run's host records. That is, AES-NI and carry-less multiply
+// (AES-GCM), AVX, AVX2 and AVX-512F (the vectorised ML-KEM and ML-DSA
+// code of Go and OpenSSL), BMI2 and ADX (mulx/adcx/adox in P-256,
+// P-384 and RSA bignum code), and the SHA extensions.
 var CryptoFlags = []string{"aes", "pclmulqdq", "avx", "avx2", "avx512f", "bmi2", "adx", "sha_ni"}
 
 // ParseCPUInfo reads /proc/cpuinfo's text: the first processor's model

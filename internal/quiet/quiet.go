@@ -1,6 +1,6 @@
 // Package quiet samples the machine before and during a recorded run and
-// says whether the run was measured on a quiet machine: the load average
-// (/proc/loadavg), the CPU time of processes that are not the
+// says whether the run was measured on a quiet machine. That is, the load
+// average (/proc/loadavg), the CPU time of processes that are not the
 // experiment's (/proc/stat against /proc/[pid]/stat), the time the
 // hypervisor stole (/proc/stat steal) and the CPU frequency where the
 // machine shows it, as proc(5) and the kernel's cpufreq documentation
@@ -143,7 +143,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Proc is another process and the CPU it used, in cores (1 = one core
-// the whole time); its reaped children's time counts as its own, so a
+// the whole time). Its reaped children's time counts as its own, so a
 // build shows as its driver (make, go).
 type Proc struct {
 	Cores float64 `json:"cores"`

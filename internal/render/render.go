@@ -1,6 +1,7 @@
 // Package render turns results into the bytes of figures, LaTeX tables
-// and LaTeX number macros, deterministically: the same results give the
-// same bytes on every machine, so that `mage verify` can compare them.
+// and LaTeX number macros, deterministically. That is, the same results
+// give the same bytes on every machine, so that `mage verify` can
+// compare them.
 //
 // Figures are gonum/plot plots rendered to memory. SVG output is
 // deterministic as is; for PDF, the creation and modification dates are

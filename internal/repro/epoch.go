@@ -8,9 +8,9 @@ import (
 )
 
 // DefaultSourceDateEpoch is the date every generated output carries when
-// SOURCE_DATE_EPOCH is not set: 2026-01-01T00:00:00Z. A fixed default (not
-// the commit time) keeps outputs identical across commits, so that
-// `mage verify` on a later commit still matches byte for byte.
+// SOURCE_DATE_EPOCH is not set. That is, 2026-01-01T00:00:00Z. A fixed
+// default (not the commit time) keeps outputs identical across commits, so
+// that `mage verify` on a later commit still matches byte for byte.
 const DefaultSourceDateEpoch = 1767225600
 
 // SourceDateEpoch returns the time generated outputs must carry, from the

@@ -17,7 +17,7 @@ import (
 	"pqrepro/internal/atomicfile"
 )
 
-// ManifestFile is the seal of a run folder: written by Run.Commit (or, for
+// ManifestFile is the seal of a run folder. Written by Run.Commit (or, for
 // runs that predate manifests, once by `pqrepro seal`), it lists every
 // other file of the folder and every content-store blob the run's
 // meta.json refers to, by SHA-256. The spec's pin records the manifest's

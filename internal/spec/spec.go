@@ -219,15 +219,15 @@ func PinnedIn(path, profile string) (string, error) {
 	return id, nil
 }
 
-// WithoutPins returns the spec b without its [runs] table: the table's
+// WithoutPins returns the spec b without its [runs] table. The table's
 // header and key lines are dropped, and so are the blank lines it leaves
 // at the end of the file; every other byte is kept. Two specs that
-// differ only in what they pin are the same design: the same
-// experiment, told to do the same things. Its SHA-256 is meta.json's
+// differ only in what they pin are the same design: the same experiment,
+// told to do the same things. Its SHA-256 is meta.json's
 // spec_design_sha256, which matches the runs of one design across the
 // pins that recording them adds (the repeat runs of the between-run
-// variance; docs/agreement.md), where spec_sha256, the hash of the
-// whole file, changes with every pin.
+// variance; docs/agreement.md), where spec_sha256, the hash of the whole
+// file, changes with every pin.
 func WithoutPins(b []byte) []byte {
 	lines := strings.SplitAfter(string(b), "\n")
 	out := make([]string, 0, len(lines))

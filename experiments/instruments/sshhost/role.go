@@ -22,9 +22,9 @@ import (
 // This file is the remote side: `pqrepro remote <role>` (cmd/pqrepro)
 // calls RunRole.
 
-// ServerConfig is one TLS server of the serve role: the same fields as a
-// Study A configuration, so that both sides make the same certificates
-// (handshake.MakeCerts is deterministic in Seed).
+// ServerConfig is one TLS server of the serve role. That is, the same
+// fields as a Study A configuration, so that both sides make the same
+// certificates (handshake.MakeCerts is deterministic in Seed).
 type ServerConfig struct {
 	Group string `json:"group"` // handshake.ParseGroup
 	Cert  string `json:"cert"`  // handshake.ParseCertKey

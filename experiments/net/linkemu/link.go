@@ -254,7 +254,8 @@ func (l *Link) fail(err error) {
 }
 
 // Err returns nil while the link runs and after a Close by its owner, and
-// the reason otherwise: the forwarder's I/O error or the context's error.
+// the reason otherwise. That is, the forwarder's I/O error or the
+// context's error.
 func (l *Link) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -38,8 +38,8 @@ func Images(root, profile string, names []string, log io.Writer) ([]BuildConfig,
 }
 
 // BuildImages builds every image of cfgs (cached builds are reused) and
-// writes one line per image to out: name, firmware ID, UF2 path and
-// build time.
+// writes one line per image to out. That is, name, firmware ID, UF2
+// path and build time.
 func BuildImages(ctx context.Context, cfgs []BuildConfig, out io.Writer) error {
 	for _, c := range cfgs {
 		img, err := Build(ctx, c)
@@ -118,8 +118,8 @@ func FlashUF2(uf2, drive string, out io.Writer) error {
 	return nil
 }
 
-// ReadBoard reads one benchmark run from a board's serial port into dir:
-// the raw log verbatim (board.serial.log) and what it parsed
+// ReadBoard reads one benchmark run from a board's serial port into dir.
+// That is, the raw log verbatim (board.serial.log) and what it parsed
 // (board.json, written even when the read fails part way). Untested on
 // hardware: tested against a pseudo-terminal.
 func ReadBoard(ctx context.Context, port, dir string, idle time.Duration) error {

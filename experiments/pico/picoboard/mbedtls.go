@@ -237,15 +237,14 @@ func checkPinnedFiles(dir string, pins map[string]string) error {
 	return nil
 }
 
-// PrivateDebSrc writes the private apt configuration below privDir: deb-src
-// entries derived from the system's Debian sources (sourcesDir/debian.sources,
-// deb822, the Debian 12 default, or else the one-line sourcesList, read
-// only), every "deb" type turned into "deb-src", in
+// PrivateDebSrc writes the private apt configuration below privDir. That is,
+// deb-src entries derived from the system's Debian sources
+// (sourcesDir/debian.sources, deb822, the Debian 12 default, or else the
+// one-line sourcesList, read only), every "deb" type turned into "deb-src", in
 // privDir/sources.list.d/pqrepro-debian-src.sources (or .list), an empty
-// privDir/sources.list, and the folders apt's lists and cache need. It
-// returns the sources file written. It writes no host name of its own (the
-// archives are the system's) and nothing outside privDir, so it needs no
-// root.
+// privDir/sources.list, and the folders apt's lists and cache need. It returns
+// the sources file written. It writes no host name of its own (the archives
+// are the system's) and nothing outside privDir, so it needs no root.
 func PrivateDebSrc(sourcesDir, sourcesList, privDir string) (string, error) {
 	var out []byte
 	name := mbedtlsSourcesName

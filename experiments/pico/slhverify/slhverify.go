@@ -1,6 +1,7 @@
 // Package slhverify is an independent, from-the-specification verifier of
-// stateless hash-based signatures: SLH-DSA as specified in [FIPS 205], and
-// its predecessor SPHINCS+ round 3.1 "simple" as implemented by PQClean
+// stateless hash-based signatures. That is, SLH-DSA as specified in [FIPS
+// 205], and its predecessor SPHINCS+ round 3.1 "simple" as implemented by
+// PQClean
 // (crypto_sign/sphincs-{sha2,shake}-{128,192,256}{f,s}-simple/clean),
 // which our RP2040 firmware runs.
 //

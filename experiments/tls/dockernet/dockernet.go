@@ -1,7 +1,8 @@
-// Package dockernet runs Study A's docker path: a private Docker daemon,
-// an image made locally from the openssl program, and two containers on a
-// Compose bridge network, as the original study ran its s_server and
-// s_client (two Docker Compose containers on a bridge, MTU 1500).
+// Package dockernet runs Study A's docker path. That is, a private Docker
+// daemon, an image made locally from the openssl program, and two
+// containers on a Compose bridge network, as the original study ran its
+// s_server and s_client (two Docker Compose containers on a bridge, MTU
+// 1500).
 //
 // Nothing comes from a registry and nothing of the host's Docker is used:
 //
@@ -365,13 +366,14 @@ func (n *Net) Close() error {
 	return nil
 }
 
-// Processes are the processes that run the containers: each container's
-// runtime shim (the parent of its main process), whose descendants are
-// the container's main process and every process `docker exec` starts
-// in it (the s_server processes). The shims are not descendants of the
-// run's own process (they daemonize away from the daemon that started
-// them), so the machine's quiet check (internal/quiet, Options.Include)
-// is told about them: their CPU is the experiment's, not another job's.
+// Processes are the processes that run the containers. That is, each
+// container's runtime shim (the parent of its main process), whose
+// descendants are the container's main process and every process
+// `docker exec` starts in it (the s_server processes). The shims are
+// not descendants of the run's own process (they daemonize away from
+// the daemon that started them), so the machine's quiet check
+// (internal/quiet, Options.Include) is told about them: their CPU is
+// the experiment's, not another job's.
 func (n *Net) Processes() []int {
 	var out []int
 	for _, pid := range n.containerPIDs {

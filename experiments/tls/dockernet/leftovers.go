@@ -107,10 +107,10 @@ func (l leftover) describe(ctx context.Context, t tools) []string {
 	return append(out, "temp dir "+s.Dir)
 }
 
-// Leftovers lists what killed runs with prefix left: a private dockerd
-// still running (its state dir names a parent that is gone) and its
-// containers, networks and images, a bridge device, the data root and the
-// temp dir. Runs whose process still lives are not leftovers.
+// Leftovers lists what killed runs with prefix left. That is, a private
+// dockerd still running (its state dir names a parent that is gone) and
+// its containers, networks and images, a bridge device, the data root and
+// the temp dir. Runs whose process still lives are not leftovers.
 func Leftovers(prefix string) ([]string, error) {
 	ls, err := findLeftovers(prefix)
 	if err != nil {

@@ -1,9 +1,10 @@
-// Package openssl builds the TLS stack of the original Study A, OpenSSL
-// 3.5, from Debian's source package and runs TLS 1.3 handshakes with it:
-// a small C server and client (harness/pqssl.c) linked statically against
-// the built libssl.a and libcrypto.a, driven from Go (Server, Client) with
-// the same configurations, checks and key log as experiments/instruments/handshake, so
-// that experiments/tls/tlsrun can measure both stacks from one capture.
+// Package openssl builds the TLS stack of the original Study A, OpenSSL 3.5,
+// from Debian's source package and runs TLS 1.3 handshakes with it. That is, a
+// small C server and client (harness/pqssl.c) linked statically against the
+// built libssl.a and libcrypto.a, driven from Go (Server, Client) with the
+// same configurations, checks and key log as
+// experiments/instruments/handshake, so that experiments/tls/tlsrun can
+// measure both stacks from one capture.
 //
 // The source is Debian trixie's openssl source package (Debian's patches
 // applied by dpkg-source, as in Debian's own libssl3t64), fetched with
@@ -184,7 +185,7 @@ func ParseDscSums(dsc []byte) ([]DscFileSum, error) {
 	return out, nil
 }
 
-// VerifySource checks a downloaded source package in dir: the .dsc's
+// VerifySource checks a downloaded source package in dir. The .dsc's
 // SHA-256 must be dscSHA (pinned), and every file its Checksums-Sha256
 // lists must be there with exactly that size (ErrIncomplete otherwise) and
 // SHA-256 (ErrHash otherwise).

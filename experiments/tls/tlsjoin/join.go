@@ -1,11 +1,11 @@
-// Package tlsjoin derives Study A's records (datasets/tlsdata) from
-// what a run measured: its packet captures (one per network path the run
-// used), read by experiments/instruments/capture, joined with the connections the
-// process made (inproc.csv.gz). The
-// runner (experiments/tls/tlsrun) calls Derive when it records a run and
-// the build's tls:records stage (experiments/instruments/rederive) calls the same
-// Derive on the committed run, so the capture reader and this join are
-// under that stage's code hash like any analysis code.
+// Package tlsjoin derives Study A's records (datasets/tlsdata) from what a run
+// measured. That is, its packet captures (one per network path the run used),
+// read by experiments/instruments/capture, joined with the connections the
+// process made (inproc.csv.gz). The runner (experiments/tls/tlsrun) calls
+// Derive when it records a run and the build's tls:records stage
+// (experiments/instruments/rederive) calls the same Derive on the committed
+// run, so the capture reader and this join are under that stage's code hash
+// like any analysis code.
 package tlsjoin
 
 import (
@@ -107,10 +107,10 @@ var InprocColumns = []string{"seq", "config", "warmup", "client", "server", "sta
 // connections on another path: InprocColumns and the path.
 var InprocColumnsPath = append(slices.Clip(InprocColumns), "path")
 
-// MarshalInproc renders the connections as inproc.csv.gz: gzip'd CSV with
-// no name and no time stamp in the header, so the bytes depend only on the
-// rows. The path column is written only when a connection is not on
-// loopback, so a loopback run's file is the one it has always been.
+// MarshalInproc renders the connections as inproc.csv.gz. That is, gzip'd
+// CSV with no name and no time stamp in the header, so the bytes depend
+// only on the rows. The path column is written only when a connection is
+// not on loopback, so a loopback run's file is the one it has always been.
 func MarshalInproc(conns []Conn) ([]byte, error) {
 	header := InprocColumns
 	if slices.ContainsFunc(conns, func(c Conn) bool { return pathOf(c.Path) != tlsdata.DefaultPath }) {
@@ -340,13 +340,13 @@ func Paths(conns []Conn) []string {
 	return slices.Compact(p)
 }
 
-// JoinPaths joins a run's connections path by path: the connections of
-// each path with the records of its own capture (caps, by path), by Join
-// with that path's servers; on loopback and on the bridge the 4-tuples
-// differ anyway, but a connection can only be in its path's capture. It
-// returns the rows of every path in run order (seq) and the statistics
-// summed over the paths. A path with connections but no capture is an
-// error.
+// JoinPaths joins a run's connections path by path. That is, the
+// connections of each path with the records of its own capture (caps, by
+// path), by Join with that path's servers; on loopback and on the bridge
+// the 4-tuples differ anyway, but a connection can only be in its path's
+// capture. It returns the rows of every path in run order (seq) and the
+// statistics summed over the paths. A path with connections but no
+// capture is an error.
 func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record) ([]tlsdata.Record, Stats, error) {
 	var out []tlsdata.Record
 	var js Stats
@@ -423,11 +423,11 @@ func readCapture(r io.Reader, name string) (*capture.Result, error) {
 	return res, nil
 }
 
-// Derive is rederive.Derive for Study A: configs.json, inproc.csv.gz and
-// the captures, one per path of the run (capture.pcapng for loopback,
-// capture-bridge.pcapng for the bridge) -> records.csv.gz bytes. Every
-// capture meta.json names must be one a path of the run's connections
-// needs.
+// Derive is rederive.Derive for Study A. That is, configs.json,
+// inproc.csv.gz and the captures, one per path of the run
+// (capture.pcapng for loopback, capture-bridge.pcapng for the bridge) ->
+// records.csv.gz bytes. Every capture meta.json names must be one a path
+// of the run's connections needs.
 func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
 	byName := map[string]rederive.Capture{}
 	for _, c := range caps {

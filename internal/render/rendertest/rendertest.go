@@ -1,4 +1,4 @@
-// Package rendertest checks the figures of a study in its tests: every
+// Package rendertest checks the figures of a study in its tests. Every
 // results file given is turned into figures, and each figure's layout is
 // checked (render.CheckFigures) at the size the paper prints it.
 package rendertest
