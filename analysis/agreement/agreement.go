@@ -423,7 +423,9 @@ func oneSidedOpposite(ref, now, se float64) float64 {
 func zQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
 // Pairs matches a study's reference and new elements by key and calls f
-// for each, in ref's order then for the elements only now has, with nil
+// for each.
+//
+// It calls f in ref's order then for the elements only now has, with nil
 // for the side that lacks one: a study's items list what either run has,
 // so that nothing is skipped silently.
 func Pairs[T any](ref, now []T, key func(T) string, f func(name string, r, n *T)) {

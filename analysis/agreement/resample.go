@@ -17,12 +17,14 @@ type Draw func(rng *rand.Rand) Study
 func Parametric(s Study) Draw { return func(rng *rand.Rand) Study { return Pseudo(rng, s) } }
 
 // A Resampler draws one pseudo-run of a study from its reference run's
-// own data (its rounds, series or repetitions, resampled the way the
-// study's analysis treats them as independent units) and re-derives
-// every item from the resample: the values it returns are the study's
-// items' values, in the order of Study.Items. Because one resample gives
-// every item, the items' correlation within a run is kept, which the
-// parametric draw loses.
+// own data.
+//
+// It resamples the run's units (its rounds, series or repetitions,
+// resampled the way the study's analysis treats them as independent
+// units) and re-derives every item from the resample: the values it
+// returns are the study's items' values, in the order of Study.Items.
+// Because one resample gives every item, the items' correlation within a
+// run is kept, which the parametric draw loses.
 type Resampler func(rng *rand.Rand) []Value
 
 // Resampled is the draw whose pseudo-reference and pseudo-new runs are

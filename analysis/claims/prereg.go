@@ -36,10 +36,12 @@ var RulesFiles = []string{
 }
 
 // Rules is the commit and date of the rules' first registration as a set,
-// and the later commits that touched the rules' files (an amendment, as a
-// pre-registration records one: the commit, what changed and why; one
-// that changed a rule says so and that it was made after seeing the data).
-// Whether a claim's rule predates its data is per claim (TimingFile).
+// and the later commits that touched the rules' files.
+//
+// Each later commit is an amendment, as a pre-registration records one:
+// the commit, what changed and why; one that changed a rule says so and
+// that it was made after seeing the data. Whether a claim's rule predates
+// its data is per claim (TimingFile).
 type Rules struct {
 	Commit     string      `json:"commit"`
 	Date       time.Time   `json:"date"`

@@ -1,7 +1,7 @@
 package tlsstudy
 
-// HandTyped are the numbers the paper's text may state literally about
-// Study A. That is, facts of its setup, not measurements (the paper
+// HandTyped are the numbers the paper may state literally about Study
+// A's setup. They are facts of its setup, not measurements (the paper
 // stage checks that every other number comes from a generated macro).
 var HandTyped = []string{
 	"1.3",   // TLS 1.3, the protocol measured

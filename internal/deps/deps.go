@@ -44,10 +44,12 @@ func Command(name string) func() bool {
 
 // PrivateAptOptions are the apt-get and apt-cache options that make apt
 // read its sources from, and keep its lists and package cache in, dir
-// only (dir/sources.list, dir/sources.list.d, dir/lists, dir/cache): a
-// private configuration under a build cache, for fetching a source
-// package without writing a system file (/etc/apt, /var/lib/apt) or
-// holding the system's apt locks.
+// only.
+//
+// The files are dir/sources.list, dir/sources.list.d, dir/lists and
+// dir/cache: a private configuration under a build cache, for fetching
+// a source package without writing a system file (/etc/apt,
+// /var/lib/apt) or holding the system's apt locks.
 func PrivateAptOptions(dir string) []string {
 	return []string{
 		"-o", "Dir::Etc::SourceList=" + filepath.Join(dir, "sources.list"),

@@ -41,10 +41,12 @@ func Marshal(header []string, rows [][]string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Unmarshal parses gzip'd CSV (name is for messages) whose first line
-// must be one of headers (a format that gained columns keeps its old
-// header as an alternative) and returns the index of the header it has
-// and the rows below it. Every row has the header's number of cells.
+// Unmarshal parses gzip'd CSV whose first line is one of headers, and
+// returns which and the rows.
+//
+// A format that gained columns keeps its old header as an alternative;
+// the index says which header the file has. Every row has the header's
+// number of cells. Name is for messages.
 func Unmarshal(b []byte, name string, headers ...[]string) (int, [][]string, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {

@@ -101,9 +101,11 @@ func (l Layout) Problems(scale float64) []string {
 }
 
 // InkFill returns the share of the page's width and height that the
-// coloured marks span (data and keys; greys and black, which draw axes,
-// grids and text, do not count): a figure whose data sit in a corner of
-// the page wastes its space.
+// coloured marks span.
+//
+// The marks are data and keys; greys and black, which draw axes, grids
+// and text, do not count): a figure whose data sit in a corner of the
+// page wastes its space.
 func (l Layout) InkFill() (x, y float64) {
 	if l.Ink.Max.X <= l.Ink.Min.X || l.W <= 0 || l.H <= 0 {
 		return 0, 0

@@ -13,10 +13,13 @@ import (
 // it).
 const MinTicks = 4
 
-// LinearTicks labels a linear axis at multiples of the largest step of
-// 1, 2 or 5 times a power of ten that still gives MinTicks labels
-// inside [lo, hi] (so 4 to about 10 labels), with an unlabelled tick halfway
-// between labels. Labels use Thousands (1,000).
+// LinearTicks labels a linear axis with at least MinTicks labels at round
+// steps.
+//
+// It labels it at multiples of the largest step of 1, 2 or 5 times a power
+// of ten that still gives MinTicks labels inside [lo, hi] (so 4 to about 10
+// labels), with an unlabelled tick halfway between labels. Labels use
+// Thousands (1,000).
 type LinearTicks struct{}
 
 // Ticks implements plot.Ticker.

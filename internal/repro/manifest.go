@@ -281,12 +281,15 @@ type RunCheck struct {
 	BlobsInRun int
 }
 
-// CheckRun compares the run folder runRel (slash path relative to root,
-// data/<study>/<run-id>) with its manifest, and the manifest with
-// pinnedSHA, the SHA-256 that pinnedBy (for example "experiments/tls.toml
-// [runs] full") records for it; with pinnedBy empty the manifest is
-// taken as it is (an unpinned run). Files are hashed with h (nil: every file
-// is read); blobs present in store are checked, absent ones counted.
+// CheckRun compares a run folder with its manifest, and the manifest with
+// its pin.
+//
+// The run folder is runRel (slash path relative to root,
+// data/<study>/<run-id>) with its manifest, and the manifest with pinnedSHA,
+// the SHA-256 that pinnedBy (for example "experiments/tls.toml [runs] full")
+// records for it; with pinnedBy empty the manifest is taken as it is (an
+// unpinned run). Files are hashed with h (nil: every file is read); blobs
+// present in store are checked, absent ones counted.
 func CheckRun(root, runRel, pinnedSHA, pinnedBy string, h *Hasher, store *Store) RunCheck {
 	if h == nil {
 		h = &Hasher{}

@@ -1,4 +1,4 @@
-// Package linkemu is a userspace link emulator for Study B. That is, two
+// Package linkemu is Study B's userspace link emulator. It joins two
 // network namespaces, each holding one TUN device, joined by a Go
 // forwarder that applies per-direction delay, jitter (without
 // reordering), seeded random loss and a rate limit with a bounded

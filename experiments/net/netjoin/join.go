@@ -94,11 +94,13 @@ func Join(rows []*netdata.Row, caps []capture.Record, timeout time.Duration) Joi
 	return ji
 }
 
-// DeriveRows re-derives the records: for every series of inproc (in order
-// of first appearance) it reads the series' capture from open and joins
-// it with the series' rows taken in time order (index), then renders the
-// rows in inproc's order as records.csv.gz. It also returns what each
-// series' join found.
+// DeriveRows re-derives a run's records from its in-process rows and
+// captures.
+//
+// For every series of inproc (in order of first appearance) it reads the
+// series' capture from open and joins it with the series' rows taken in
+// time order (index), then renders the rows in inproc's order as
+// records.csv.gz. It also returns what each series' join found.
 func DeriveRows(ctx context.Context, inproc []byte, timeout time.Duration, open func(series string) (io.ReadCloser, error)) ([]byte, map[string]JoinInfo, error) {
 	rows, err := netdata.ReadInproc(inproc, netdata.InprocFile)
 	if err != nil {

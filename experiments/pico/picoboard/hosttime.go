@@ -309,16 +309,18 @@ func addStdKEM(scheme string, seed []byte, add func(string, string, func(Profile
 	})
 }
 
-// HostTimings times every operation of the chosen schemes on this CPU with
-// circl and the Go standard library, cfg.Profile's repetition count times
-// each (ML-KEM and the ECC schemes: KEM / ECC; ML-DSA: DSAKeygen, DSASign;
-// RSA: RSAKeygen, RSA), for the host column of Study C's tables. Each
-// operation runs once untimed first (lazy tables, caches), then each
-// repetition's inputs are prepared untimed and only the call is timed with
-// cfg.Clock. An operation whose count is 0 (RSA keygen in the quick
-// profile) is left out. Results come in scheme, op, library order of
-// listing. A failing operation or a cancelled ctx stops the run with an
-// error; the timings so far are returned with it.
+// HostTimings times every operation of the chosen schemes on this CPU, for
+// the host column of Study C's tables.
+//
+// It uses circl and the Go standard library, cfg.Profile's repetition
+// count times each (ML-KEM and the ECC schemes: KEM / ECC; ML-DSA:
+// DSAKeygen, DSASign; RSA: RSAKeygen, RSA), for the host column of Study
+// C's tables. Each operation runs once untimed first (lazy tables,
+// caches), then each repetition's inputs are prepared untimed and only the
+// call is timed with cfg.Clock. An operation whose count is 0 (RSA keygen
+// in the quick profile) is left out. Results come in scheme, op, library
+// order of listing. A failing operation or a cancelled ctx stops the run
+// with an error; the timings so far are returned with it.
 func HostTimings(ctx context.Context, cfg HostConfig) ([]picodata.HostTiming, error) {
 	if cfg.Profile.Name == "" {
 		cfg.Profile = QuickProfile

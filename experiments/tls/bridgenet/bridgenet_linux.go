@@ -1,9 +1,9 @@
-// Package bridgenet builds the container-like network path of Study A.
-// That is, a client and a server network namespace, each with one veth
-// device whose peer is a port of a Linux bridge, MTU 1500, as Docker's
-// default bridge network joins two containers (docker0, one veth pair per
-// container, 172.17.0.0/16, MTU 1500; Docker documentation, "Bridge
-// network driver").
+// Package bridgenet builds Study A's container-like network path. It is a
+// client and a server network namespace, each with one veth device whose
+// peer is a port of a Linux bridge, MTU 1500, as Docker's default bridge
+// network joins two containers (docker0, one veth pair per container,
+// 172.17.0.0/16, MTU 1500; Docker documentation, "Bridge network
+// driver").
 //
 //	netns <prefix><pid>-<n>-c     netns <prefix><pid>-<n>-b           netns <prefix><pid>-<n>-s
 //	  "<prefix>-eth0" 172.17.0.2 ==== "<prefix>-vc" [bridge "<prefix>-br0"] "<prefix>-vs" ==== "<prefix>-eth0" 172.17.0.3

@@ -161,10 +161,13 @@ type Net struct {
 
 var seq atomic.Int64
 
-// Start starts the private daemon, builds and imports the image, brings
-// the Compose project up, joins both containers' network namespaces, sets
-// and reads back MTU, offloads and congestion control, checks that the
-// server container answers TCP from the client's, and starts watching the
+// Start sets up Study A's docker path and checks it before any
+// measurement.
+//
+// It starts the private daemon, builds and imports the image, brings the
+// Compose project up, joins both containers' network namespaces, sets and
+// reads back MTU, offloads and congestion control, checks that the server
+// container answers TCP from the client's, and starts watching the
 // containers, the network and the daemon (Done). On any error everything
 // it made is removed. ctx bounds the setup only.
 func Start(ctx context.Context, o Options) (n *Net, err error) {

@@ -102,10 +102,12 @@ func (a aptConfig) setup(systemSources string) error {
 }
 
 // DebSrcStanzas returns the stanzas of a deb822 sources file that name the
-// main Debian archive (a "deb" type and a suite without a dash, so not
-// -updates or -security archives), with Types set to "deb-src" and Suites
-// to suite; URIs, Components, Signed-By and comments are kept as the
-// system has them. Disabled stanzas are dropped.
+// main Debian archive, turned into deb-src stanzas.
+//
+// A main archive stanza has a "deb" type and a suite without a dash (so
+// not -updates or -security archives). The result has Types set to
+// "deb-src" and Suites to suite; URIs, Components, Signed-By and comments
+// are kept as the system has them. Disabled stanzas are dropped.
 func DebSrcStanzas(b []byte, suite string) []byte {
 	var out bytes.Buffer
 	for _, st := range strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n\n") {

@@ -382,11 +382,14 @@ func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record)
 	return out, js, nil
 }
 
-// DeriveRecords reads the capture of every path the run's connections
-// used (open returns the capture named CaptureFor(path), its uncompressed
-// bytes) and joins them with the connections by JoinPaths; it returns the
-// records, the join's statistics and the capture reader's result per
-// capture name (for the runner's meta.json).
+// DeriveRecords joins a run's connections with the captures of the paths
+// they used.
+//
+// It reads the capture of every path the run's connections used (open
+// returns the capture named CaptureFor(path), its uncompressed bytes) and
+// joins them with the connections by JoinPaths; it returns the records,
+// the join's statistics and the capture reader's result per capture name
+// (for the runner's meta.json).
 func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCloser, error)) ([]tlsdata.Record, Stats, error) {
 	var configs []Config
 	if err := json.Unmarshal(configsJSON, &configs); err != nil {
@@ -423,7 +426,7 @@ func readCapture(r io.Reader, name string) (*capture.Result, error) {
 	return res, nil
 }
 
-// Derive is rederive.Derive for Study A. That is, configs.json,
+// Derive is Study A's rederive.Derive. It reads configs.json,
 // inproc.csv.gz and the captures, one per path of the run
 // (capture.pcapng for loopback, capture-bridge.pcapng for the bridge) ->
 // records.csv.gz bytes. Every capture meta.json names must be one a path
