@@ -60,9 +60,12 @@ func Locked(ctx context.Context, cfg Config, target string, fn func(context.Cont
 	return fn(ctx, cfg)
 }
 
-// Signalled runs fn, a target that writes nothing in the tree but may
-// leave temporary files or processes (verify, test), with ctx cancelled
-// on SIGINT and SIGTERM, so that it cleans up whichever signal stops it.
+// Signalled runs fn with ctx cancelled on SIGINT and SIGTERM, for
+// targets that write nothing in the tree.
+//
+// Such a target (verify, test) may still leave temporary files or
+// processes; with ctx cancelled on SIGINT and SIGTERM, so that it cleans
+// up whichever signal stops it.
 func Signalled(ctx context.Context, cfg Config, fn func(context.Context, Config) error) error {
 	ctx, stop := withSignals(ctx)
 	defer stop()

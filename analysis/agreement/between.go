@@ -118,11 +118,13 @@ func (s BetweenScale) String() string {
 // Between is BetweenScaled on the Relative scale.
 func Between(ids []string, runs [][]Item) BetweenRun { return BetweenScaled(ids, runs, Relative) }
 
-// BetweenScaled estimates the between-run variance from runs (one list of
-// items per run, as the study lists them for a run compared with itself:
-// each item's Ref is that run's value; ids name the runs). Only
-// host-dependent Estimate items with a finite estimate and a positive
-// standard error enter, matched by name, each in at least two runs.
+// BetweenScaled estimates the between-run variance from repeated runs on
+// one scale.
+//
+// Runs holds one list of items per run, as the study lists them for a run
+// compared with itself: each item's Ref is that run's value; ids name the
+// runs. Only host-dependent Estimate items with a finite estimate and a
+// positive standard error enter, matched by name, each in at least two runs.
 func BetweenScaled(ids []string, runs [][]Item, scale BetweenScale) BetweenRun {
 	b := BetweenRun{Runs: ids, Scale: scale}
 	if len(runs) < MinBetweenRuns {

@@ -62,9 +62,11 @@ func DrawNormal(rng *rand.Rand, v Value) Value {
 	return v
 }
 
-// CalibrateDraws runs K pseudo-replicate comparisons, one pair per draw
-// in each (one Holm family over every study, as the command judges
-// them), and counts those with an inconsistent item; with change set it
+// CalibrateDraws runs K pseudo-replicate comparisons and counts those
+// with an inconsistent item.
+//
+// Each draw makes one pair per study, judged as one Holm family over
+// every study, as the command judges them. With change set, the change
 // is applied at size to every pseudo-new run. The same seed and K give
 // the same figures.
 func CalibrateDraws(rule Rule, draws []Draw, k int, seed uint64, change *Change, size float64) Calibration {

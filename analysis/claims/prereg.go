@@ -9,10 +9,11 @@ import (
 	"time"
 )
 
-// PreregistrationFile records which commit fixed the claim rules, so that
-// the paper can say which judged runs were recorded after the rules (a
-// pre-registered test) and which before (rules written with the data in
-// view).
+// PreregistrationFile records which commit fixed the claim rules.
+//
+// With it the paper can say which judged runs were recorded after the
+// rules (a pre-registered test) and which before (rules written with the
+// data in view).
 const PreregistrationFile = "analysis/claims/preregistration.txt"
 
 // RulesFiles are the files that state the claim rules, slash-separated and

@@ -391,10 +391,12 @@ func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 	return n.Latex(), nil
 }
 
-// ListMacros renders, per study, the IDs of its counted claims that are
-// not reproduced as \ClaimsNotReproducedIn<Label> ("C12, C13 and C17",
-// or "none"), so that the text names the claims that missed without
-// typing them.
+// ListMacros renders, per study, a macro naming its counted claims that
+// are not reproduced.
+//
+// The macro is \ClaimsNotReproducedIn<Label> ("C12, C13 and C17", or
+// "none"), so that the text names the claims that missed without typing
+// them.
 func ListMacros(rep Report, labels map[string]string) (string, error) {
 	var n render.Numbers
 	var studies []string

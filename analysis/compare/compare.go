@@ -101,11 +101,13 @@ type Detail struct {
 	mwu  []stats.MannWhitneyResult
 }
 
-// Compare computes the whole document for the samples data (named by
-// names; every later sample is compared with the first) as a list of
-// steps, which it hands to run (a progress reporter, or RunSteps).
-// The bootstrap runs only when boot is set (the table), since the JSON
-// has no field for it.
+// Compare computes the whole document for the samples data as a list
+// of steps.
+//
+// Names names the samples; every later sample is compared with the
+// first. It hands the steps to run (a progress reporter, or
+// RunSteps). The bootstrap runs only when boot is set (the table),
+// since the JSON has no field for it.
 func Compare(run func([]Step) error, names []string, data [][]float64, boot *stats.BootstrapConfig) (Result, Detail, error) {
 	var doc Result
 	var det Detail

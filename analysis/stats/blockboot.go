@@ -116,9 +116,11 @@ type BlockDiffResult struct {
 }
 
 // BlockBootstrapMedianDiff returns median(Y) - median(X) of two
-// independent series with its percentile interval and bootstrap z test
-// (BootstrapReplicates) from circular block bootstrap resamples of each
-// series (BootstrapSeries, X from the stream BootstrapStream, Y from
+// independent series, with a block bootstrap interval and test.
+//
+// The percentile interval and bootstrap z test (BootstrapReplicates)
+// come from circular block bootstrap resamples of each series
+// (BootstrapSeries, X from the stream BootstrapStream, Y from
 // BootstrapStream+1, both seeded with cfg.Seed). cfg.Method is ignored.
 func BlockBootstrapMedianDiff(x, y []float64, cfg BootstrapConfig) (BlockDiffResult, error) {
 	if !(cfg.Level > 0 && cfg.Level < 1) {

@@ -103,13 +103,14 @@ func compareCells(a, b Cell) int {
 		cmp.Compare(a.KeyShare, b.KeyShare)) // "direct" < "hrr"
 }
 
-// Factor is one of the run's factors and its two levels, from the one
-// farther from the original to the original's (stack, process, path,
-// runtime), or from the original's presumed mode to the retry (key share).
-// Two factors may share a column of the cell: stack (go -> openssl) and
-// process (openssl -> openssl-cli) are steps along the stack column, path
-// (loopback -> bridge) and runtime (bridge -> docker) along the path
-// column.
+// Factor is one of the run's factors and its two levels.
+//
+// The levels go from the one farther from the original to the original's
+// (stack, process, path, runtime), or from the original's presumed mode to
+// the retry (key share). Two factors may share a column of the cell: stack
+// (go -> openssl) and process (openssl -> openssl-cli) are steps along the
+// stack column, path (loopback -> bridge) and runtime (bridge -> docker)
+// along the path column.
 type Factor struct {
 	Name     string `json:"name"`
 	From, To string

@@ -129,10 +129,11 @@ func SortLate(evs []LateEvent) {
 	})
 }
 
-// EncodeLate returns late.csv.gz's bytes: the header and one row per event
-// in SortLate's order, gzip'd with an empty gzip header (no name, no
-// time) so that the same events always give the same bytes. Every event
-// must be valid.
+// EncodeLate returns late.csv.gz's bytes, the same for the same events.
+//
+// They are the header and one row per event in SortLate's order, gzip'd
+// with an empty gzip header (no name, no time) so that the same events
+// always give the same bytes. Every event must be valid.
 func EncodeLate(evs []LateEvent) ([]byte, error) {
 	evs = slices.Clone(evs)
 	SortLate(evs)

@@ -1,4 +1,4 @@
-// Package tlsdata is the dataset format of Study A. A run folder
+// Package tlsdata is Study A's dataset format. A run folder
 // data/tls/<run-id>/ holds records.csv.gz, one row per connection in the
 // order the interleaved run made them, warm-ups included but flagged. The
 // runner (experiments/tls/tlsrun) writes it; the analysis

@@ -97,10 +97,13 @@ type Host struct {
 // P-384 and RSA bignum code), and the SHA extensions.
 var CryptoFlags = []string{"aes", "pclmulqdq", "avx", "avx2", "avx512f", "bmi2", "adx", "sha_ni"}
 
-// ParseCPUInfo reads /proc/cpuinfo's text: the first processor's model
-// name ("unknown" without one), its CryptoFlags and the SHA-256 of its
-// whole flags line (nil and "" without a flags line; on arm64 the line
-// is "Features", read the same way).
+// ParseCPUInfo reads the first processor's model and CPU flags from
+// /proc/cpuinfo's text.
+//
+// It returns the first processor's model name ("unknown" without one),
+// its CryptoFlags and the SHA-256 of its whole flags line (nil and ""
+// without a flags line; on arm64 the line is "Features", read the same
+// way).
 func ParseCPUInfo(text string) (model string, flags map[string]bool, sum string) {
 	model = "unknown"
 	var line string

@@ -127,10 +127,11 @@ func PinnedSeal(root, study, profile string) (dir, manifest string, err error) {
 	return rel, manifest, nil
 }
 
-// Pin sets profile = "pin" in the [runs] table of the spec at path (pin
-// is a run ID or, for a sealed run, Sealed(runID, manifest)), changing
-// only that line (comments and layout are kept), and writes the file
-// atomically.
+// Pin sets profile = "pin" in the [runs] table of the spec at path,
+// changing only that line.
+//
+// Pin is a run ID or, for a sealed run, Sealed(runID, manifest).
+// Comments and layout are kept, and the file is written atomically.
 func Pin(path, profile, pin string) error {
 	if _, _, err := ParsePin(pin); err != nil {
 		return fmt.Errorf("pin: %w", err)

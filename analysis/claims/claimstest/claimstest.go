@@ -88,11 +88,14 @@ func CheckCatalogue(t *testing.T, cat claims.Catalogue, letter string) {
 	}
 }
 
-// CheckGolden evaluates the catalogue on the committed results file (a
-// path relative to the test's directory) and compares the verdict table
-// (ID, statement, published value, rule, rationale, ours, verdict,
-// reason) with the golden file; update rewrites it. A missing results
-// file skips the test with the reason.
+// CheckGolden compares a study's verdict table on its committed results
+// with the golden file.
+//
+// It evaluates the catalogue on the committed results file (a path
+// relative to the test's directory) and compares the verdict table (ID,
+// statement, published value, rule, rationale, ours, verdict, reason)
+// with the golden file; update rewrites it. A missing results file
+// skips the test with the reason.
 func CheckGolden(t *testing.T, cat claims.Catalogue, resultsFile, golden string, update bool) {
 	t.Helper()
 	b, err := os.ReadFile(resultsFile)

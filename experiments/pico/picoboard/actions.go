@@ -19,9 +19,11 @@ import (
 // Each writes its results to out (one line per image) and its progress
 // to log.
 
-// Images returns the standard images (StandardImages) named in names, all
-// of them when names is empty, for the profile (quick or full) and the
-// repository root ("" finds it from the working directory).
+// Images returns the standard images (StandardImages) named in names, or
+// all of them.
+//
+// They are for the profile (quick or full) and the repository root (""
+// finds it from the working directory).
 func Images(root, profile string, names []string, log io.Writer) ([]BuildConfig, error) {
 	prof, err := ProfileByName(profile)
 	if err != nil {
@@ -51,13 +53,16 @@ func BuildImages(ctx context.Context, cfgs []BuildConfig, out io.Writer) error {
 	return nil
 }
 
-// EmulateImages builds every image of cfgs, runs it in rp2040js and
-// checks its test vectors on the host (VerifyVectors), writing the raw
-// serial log <image>.serial.log and <image>.json (image, run, checks)
-// into dir and one line per image to out. A build error stops it; an
-// image whose run or checks fail is reported on log and the others still
-// run, and the error then counts them. Nothing is registered as a
-// dataset: `mage pico:run` does that.
+// EmulateImages builds, emulates and checks every image of cfgs, writing
+// one line per image to out.
+//
+// It builds every image, runs it in rp2040js and checks its test vectors
+// on the host (VerifyVectors), writing the raw serial log
+// <image>.serial.log and <image>.json (image, run, checks) into dir and
+// one line per image to out. A build error stops it; an image whose run
+// or checks fail is reported on log and the others still run, and the
+// error then counts them. Nothing is registered as a dataset: `mage
+// pico:run` does that.
 func EmulateImages(ctx context.Context, cfgs []BuildConfig, dir string, out, log io.Writer) error {
 	failed := 0
 	for _, c := range cfgs {

@@ -294,10 +294,11 @@ func hasDebSrc(b []byte) bool {
 	return false
 }
 
-// DebSrcFromDeb822 returns the stanzas of a deb822 sources file whose
-// Types include "deb", with Types set to "deb-src" and every other field
-// (URIs, Suites, Components, Signed-By, comments) kept; stanzas marked
-// "Enabled: no" and those without deb are dropped.
+// DebSrcFromDeb822 turns the "deb" stanzas of a deb822 sources file into
+// "deb-src" ones.
+//
+// Every other field (URIs, Suites, Components, Signed-By, comments) is kept;
+// stanzas marked "Enabled: no" and those without deb are dropped.
 func DebSrcFromDeb822(b []byte) []byte {
 	var out bytes.Buffer
 	for _, stanza := range splitStanzas(string(b)) {

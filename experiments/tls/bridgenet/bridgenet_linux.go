@@ -133,9 +133,11 @@ func Requirements() []deps.Requirement {
 
 var seq atomic.Int64
 
-// Start creates the namespaces, the bridge and the veth pairs, sets MTU
-// and offloads, brings everything up, checks that the server answers a
-// TCP connection from the client namespace and starts the watcher. On any
+// Start builds the bridge path and checks that it carries TCP.
+//
+// It creates the namespaces, the bridge and the veth pairs, sets MTU and
+// offloads, brings everything up, checks that the server answers a TCP
+// connection from the client namespace and starts the watcher. On any
 // error everything it created is removed. ctx bounds the setup only.
 func Start(ctx context.Context, o Options) (n *Net, err error) {
 	if o.Prefix == "" {

@@ -252,7 +252,10 @@ type CLIServer struct {
 	Up chan struct{}
 }
 
-// Serve closes ln (s_server cannot take a listening socket), starts
+// Serve runs s_server on ln's address and reports a record per
+// handshake it prints.
+//
+// It closes ln (s_server cannot take a listening socket), starts
 // s_server on ln's address, and reports one record per summary it
 // prints (Client "", DurationNs -1: s_server reports neither), or per
 // handshake it reports failed ("ERROR"). It returns when ctx ends (nil)

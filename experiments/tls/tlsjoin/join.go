@@ -181,9 +181,11 @@ func (s *Stats) add(o Stats) {
 // lies strictly inside it, for a wall clock stepped by NTP during the run.
 const joinSlack = 5 * time.Millisecond
 
-// Join matches every connection the process made on one network path
-// with its record in that path's capture and returns the dataset's rows
-// in run order (JoinPaths joins a run of several paths).
+// Join matches the connections of one network path with their records
+// in its capture.
+//
+// It returns the dataset's rows in run order (JoinPaths joins a run of
+// several paths).
 //
 // The key is the TCP 4-tuple (client ip:port, server ip:port), but on lo
 // the kernel reuses a 4-tuple within milliseconds (tcp_tw_reuse), so a
