@@ -115,9 +115,6 @@ func (s BetweenScale) String() string {
 	return "relative"
 }
 
-// Between is BetweenScaled on the Relative scale.
-func Between(ids []string, runs [][]Item) BetweenRun { return BetweenScaled(ids, runs, Relative) }
-
 // BetweenScaled estimates the between-run variance from repeated runs on
 // one scale.
 //
