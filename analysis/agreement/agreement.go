@@ -129,9 +129,11 @@ type Item struct {
 }
 
 // SEFromInterval is the standard error implied by a symmetric normal
-// interval [lo, hi] at level (0.95 gives se = (hi - lo) / (2 · 1.96)). The
-// studies' results give 95 % intervals; the studies read those fields
-// (whatever resampling made them) rather than recompute them.
+// interval [lo, hi] at level.
+//
+// For example, 0.95 gives se = (hi - lo) / (2 · 1.96). The studies'
+// results give 95 % intervals; the studies read those fields (whatever
+// resampling made them) rather than recompute them.
 func SEFromInterval(lo, hi, level float64) float64 {
 	return (hi - lo) / (2 * zQuantile(1-(1-level)/2))
 }

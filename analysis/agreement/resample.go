@@ -28,11 +28,13 @@ func Parametric(s Study) Draw { return func(rng *rand.Rand) Study { return Pseud
 type Resampler func(rng *rand.Rand) []Value
 
 // Resampled is the draw whose pseudo-reference and pseudo-new runs are
-// two independent resamples of the reference run (each item's Ref and
-// New replaced by the two resamples' values). It fails when the
-// resampler does not give one value per item (the study's resampler and
-// its items disagree: fix the study's Resample); it checks on one
-// resample of its own stream, so that the draws do not depend on it.
+// two independent resamples of the reference run.
+//
+// Each item's Ref and New are replaced by the two resamples' values. It
+// fails when the resampler does not give one value per item (the
+// study's resampler and its items disagree: fix the study's Resample);
+// it checks on one resample of its own stream, so that the draws do not
+// depend on it.
 func Resampled(s Study, r Resampler) (Draw, error) {
 	if got := len(r(rand.New(rand.NewPCG(0, CalibrationStream)))); got != len(s.Items) {
 		return nil, fmt.Errorf("the %s resampler gives %d values for %d items: it must re-derive every item of the study's CompareItems, in order", s.Name, got, len(s.Items))

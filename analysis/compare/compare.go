@@ -34,8 +34,10 @@ type Step struct {
 	Run  func() error
 }
 
-// Num is a float64 that encodes NaN and ±Inf as JSON null, so that an
-// undefined statistic (the sd of one value) never breaks the document.
+// Num is a float64 that encodes NaN and ±Inf as JSON null.
+//
+// With it an undefined statistic (the sd of one value) never breaks
+// the document.
 type Num float64
 
 // MarshalJSON writes v in the shortest form that reads back as v, or

@@ -8,8 +8,9 @@ import (
 )
 
 // BetweenSeries is the top-level interval of an effect measured once in
-// each of k series (replications of the whole measurement), and how far
-// the series disagree.
+// each of k series, and how far they disagree.
+//
+// The series are replications of the whole measurement.
 type BetweenSeries struct {
 	K int
 	// Mean of the series' estimates, their sample SD (divisor k-1), and

@@ -8,7 +8,9 @@ import (
 )
 
 // BootstrapMedians returns the medians of resamples bootstrap resamples
-// of x (|x| values drawn with replacement each), drawn as
+// of x.
+//
+// Each resample holds |x| values drawn with replacement, drawn as
 // BootstrapMedianDiff's ResampleValues draws one sample's, from a PCG
 // seeded with (seed, stream). Keeping the replicates of every sample lets
 // a caller form the bootstrap distribution of any difference of medians

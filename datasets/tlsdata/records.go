@@ -102,9 +102,11 @@ const DefaultPath = "loopback"
 // experiments/instruments/handshake.CertKey prints them, in the order tables list them.
 var KnownCertKeys = []string{"ed25519", "ecdsa-p256", "mldsa44", "mldsa65", "mldsa87"}
 
-// KnownGroups are the key-exchange group names a config may use, as Go's
-// crypto/tls CurveID.String prints them (the names experiments/instruments/handshake
-// and the capture reader use), in the order tables list them.
+// KnownGroups are the key-exchange group names a config may use, in the order
+// tables list them.
+//
+// They are spelled as Go's crypto/tls CurveID.String prints them (the names
+// experiments/instruments/handshake and the capture reader use).
 var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM1024", "SecP384r1MLKEM1024"}
 
 // ConfigID is one configuration of the matrix, as named by its ID
@@ -369,8 +371,9 @@ func optInt(p *int64) string {
 }
 
 // ParseError is a problem in a records file, located by file, 1-based line
-// and column name (Line is 0 when it concerns the whole file, Column empty
-// when it concerns the whole row).
+// and column name.
+//
+// Line is 0 when it concerns the whole file, Column empty when it concerns the whole row.
 type ParseError struct {
 	File   string
 	Line   int

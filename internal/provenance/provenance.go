@@ -281,8 +281,10 @@ func collectGit(ctx context.Context, root string) Git {
 	return g
 }
 
-// RepoGit returns the commit of the git checkout at dir, whether tracked
-// files differ from it and, if so, the SHA-256 of `git diff HEAD
+// RepoGit returns the commit of the git checkout at dir and whether
+// tracked files differ from it.
+//
+// If they differ, it also returns the SHA-256 of `git diff HEAD
 // --binary`. It fails when dir is not a git checkout or git cannot say.
 func RepoGit(ctx context.Context, dir string) (Git, error) {
 	if dir == "" {

@@ -237,10 +237,11 @@ func New(opt Options) *Sampler {
 	return s
 }
 
-// Sample reads the machine once and, from the second reading on, returns
-// the interval since the previous one (ok false on the first, which only
-// primes). A /proc that cannot be read is an error; the sampler stays
-// usable.
+// Sample reads the machine once and returns the interval since the
+// previous reading.
+//
+// The first reading only primes: it returns ok false. A /proc that
+// cannot be read is an error; the sampler stays usable.
 func (s *Sampler) Sample() (sm Sample, ok bool, err error) {
 	return s.sample(false)
 }
@@ -406,9 +407,11 @@ const (
 	ReasonSteal = "steal"
 )
 
-// Start implements Watcher: it primes, samples every PreflightEvery for
-// the Preflight window, then samples every Every in a goroutine that
-// Stop (or the end of ctx) ends.
+// Start implements Watcher.
+//
+// It primes, samples every PreflightEvery for the Preflight window,
+// then samples every Every in a goroutine that Stop (or the end of ctx)
+// ends.
 func (s *Sampler) Start(ctx context.Context) (Record, error) {
 	s.mu.Lock()
 	if s.started {

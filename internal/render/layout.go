@@ -104,7 +104,7 @@ func (l Layout) Problems(scale float64) []string {
 // coloured marks span.
 //
 // The marks are data and keys; greys and black, which draw axes, grids
-// and text, do not count): a figure whose data sit in a corner of the
+// and text, do not count. A figure whose data sit in a corner of the
 // page wastes its space.
 func (l Layout) InkFill() (x, y float64) {
 	if l.Ink.Max.X <= l.Ink.Min.X || l.W <= 0 || l.H <= 0 {

@@ -176,8 +176,9 @@ func (n *Numbers) Latex() string {
 }
 
 // Fixed formats x with d decimals, rounding half away from zero, and
-// renders non-finite values as an em dash (a table cell that has no
-// value says so instead of printing NaN).
+// renders non-finite values as an em dash.
+//
+// A table cell that has no value says so instead of printing NaN.
 func Fixed(x float64, d int) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "---"

@@ -78,8 +78,10 @@ func (m *Manifest) Marshal() []byte {
 }
 
 // ParseManifest parses a MANIFEST.sha256, rejecting anything it does not
-// understand (a malformed line, a path that leaves the folder, a file
-// listed twice), naming the line.
+// understand.
+//
+// It rejects a malformed line, a path that leaves the folder, a file
+// listed twice, naming the line.
 func ParseManifest(name string, b []byte) (*Manifest, error) {
 	m := &Manifest{Files: map[string]string{}, Blobs: map[string]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))

@@ -394,8 +394,10 @@ func orEnd(s string) string {
 	return s
 }
 
-// Compare returns nil when the re-derived records are the recorded ones
-// byte for byte, else a *MismatchError naming the file and the first
+// Compare checks that the re-derived records are the recorded ones byte
+// for byte.
+//
+// Otherwise it returns a *MismatchError naming the file and the first
 // differing line of the decompressed CSV.
 func Compare(recPath string, recorded, derived []byte) error {
 	if bytes.Equal(recorded, derived) {

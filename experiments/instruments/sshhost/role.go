@@ -37,10 +37,12 @@ type ServerConfig struct {
 	Stack string `json:"stack,omitempty"`
 }
 
-// RunRole runs role ("serve" or "clock") with its flags, reading the
-// heartbeat (serve) or the clock's requests (clock) from stdin and
-// writing Msg lines (serve) or times (clock) to stdout. It returns the
-// process's exit status.
+// RunRole runs role ("serve" or "clock") with its flags over stdin and
+// stdout.
+//
+// It reads the heartbeat (serve) or the clock's requests (clock) from
+// stdin and writes Msg lines (serve) or times (clock) to stdout. It
+// returns the process's exit status.
 func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("remote "+role, flag.ContinueOnError)
 	fs.SetOutput(stderr)

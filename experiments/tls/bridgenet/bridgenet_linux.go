@@ -465,8 +465,10 @@ func ethtoolSet(dev string, cmd, data uint32) error {
 }
 
 // DisableOffloads turns TSO, GSO and GRO off on dev in the calling
-// thread's network namespace (the docker path's devices too), so that a
-// capture there sees frames of at most the MTU.
+// thread's network namespace.
+//
+// The docker path's devices use it too. With offloads off a capture
+// there sees frames of at most the MTU.
 func DisableOffloads(dev string) error {
 	for _, cmd := range []uint32{ethtoolSTSO, ethtoolSGSO, ethtoolSGRO} {
 		if err := ethtoolSet(dev, cmd, 0); err != nil {

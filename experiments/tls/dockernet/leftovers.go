@@ -127,10 +127,13 @@ func Leftovers(prefix string) ([]string, error) {
 	return out, nil
 }
 
-// Clean removes Leftovers(prefix): through each killed run's daemon its
-// containers, networks and images, then the daemon, the bridge, the data
-// root and the temp dir (the same teardown as Close). It returns what it
-// removed, one line each also written to log.
+// Clean removes Leftovers(prefix), the remains of killed docker-path
+// runs.
+//
+// It removes, through each killed run's daemon, its containers, networks
+// and images, then the daemon, the bridge, the data root and the temp
+// dir (the same teardown as Close). It returns what it removed, one line
+// each also written to log.
 func Clean(ctx context.Context, prefix string, log io.Writer) ([]string, error) {
 	if log == nil {
 		log = io.Discard

@@ -39,9 +39,11 @@ func FreePort(ip string) (int, error) {
 }
 
 // ListeningTCP reports whether a TCP socket listens on addr (an IPv4
-// ip:port) in the network namespace of the calling thread, from
-// /proc/thread-self/net/tcp (state 0A is TCP_LISTEN). s_server -brief
-// prints nothing when it starts listening, so its Serve polls this.
+// ip:port) in the calling thread's network namespace.
+//
+// It reads /proc/thread-self/net/tcp (state 0A is TCP_LISTEN).
+// s_server -brief prints nothing when it starts listening, so its
+// Serve polls this.
 func ListeningTCP(addr string) (bool, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
