@@ -29,9 +29,9 @@ func config(defaultProfile string) pipeline.Config {
 
 // All reproduces everything at the full profile (PQREPRO_PROFILE=quick:
 // minutes) into .cache/reproduce/<profile> without touching the committed
-// tree. That is, plan and estimate, verify the committed data, re-run every
-// experiment that can run here, paper from the new runs, one table of every
-// claim against the reference run of the same profile.
+// tree. In order: plan and estimate, verify the committed data, re-run
+// every experiment that can run here, paper from the new runs, one table
+// of every claim against the reference run of the same profile.
 func All(ctx context.Context) error {
 	return pipeline.Locked(ctx, config(pipeline.Full), "all", pipeline.All)
 }
