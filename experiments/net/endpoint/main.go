@@ -1,12 +1,10 @@
 // Command endpoint is Study B's TLS client and server as a program of its
-// own.
-//
-// It is separate so that the same source can be built with the Go
-// toolchain the original study used (Go 1.24) and with the project's
-// (go.mod here says go 1.24 and imports nothing but the standard library).
-// The runner (experiments/net/netrun) builds it once per toolchain, starts
-// the server in one namespace of an emulated link and the client in the
-// other, and talks to both over a line protocol, CSV on stdout:
+// own, so that the same source can be built with the Go toolchain the
+// original study used (Go 1.24) and with the project's (go.mod here says
+// go 1.24 and imports nothing but the standard library). The runner
+// (experiments/net/netrun) builds it once per toolchain, starts the server
+// in one namespace of an emulated link and the client in the other, and
+// talks to both over a line protocol, CSV on stdout:
 //
 //	endpoint server -cert F -key F -timeout D -listen ADDR=GROUP ...
 //	    prints  ready,ADDR,GROUP   per listener, then  ready
