@@ -43,7 +43,11 @@ func locked(ctx context.Context, target string, tp pipeline.TargetProfile, fn fu
 	return with(ctx, target, tp, func(ctx context.Context, cfg pipeline.Config) error { return pipeline.Locked(ctx, cfg, target, fn) })
 }
 
-// All reproduces everything at the full profile (PQREPRO_PROFILE=quick: minutes) into .cache/reproduce/<profile> without touching the committed tree: plan and estimate, verify the committed data, re-run every experiment that can run here, paper from the new runs, one table of every claim against the reference run of the same profile.
+// All reproduces everything at the full profile (PQREPRO_PROFILE=quick:
+// minutes) into .cache/reproduce/<profile> without touching the committed
+// tree. In order: plan and estimate, verify the committed data, re-run
+// every experiment that can run here, paper from the new runs, one table
+// of every claim against the reference run of the same profile.
 func All(ctx context.Context) error {
 	return locked(ctx, "all", full, pipeline.All)
 }
@@ -87,11 +91,6 @@ func Paper(ctx context.Context) error {
 
 // Claims evaluates every published claim on the current results and prints claim, published, ours, verdict.
 func Claims(ctx context.Context) error { return with(ctx, "claims", pinned, pipeline.Claims) }
-
-// Reproduce is all under its former name (PQREPRO_STUDIES=tls,... limits the studies re-run, as it does for all).
-func Reproduce(ctx context.Context) error {
-	return locked(ctx, "reproduce", full, pipeline.Reproduce)
-}
 
 // Bundle writes the deterministic artifact archive of the current commit to .cache/dist and prints its SHA-256 and size.
 func Bundle(ctx context.Context) error {

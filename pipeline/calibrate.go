@@ -21,18 +21,21 @@ const CalibrateDir = ".cache/calibrate"
 // figures, one per profile.
 const calibrationDoc = "docs/agreement.md"
 
-// Calibrate is `mage calibrate`: it measures how often `mage all`'s rule
-// (analysis/agreement: prediction intervals, Holm over every item) says
-// NOT REPRODUCED when nothing changed, and how often it notices a known
-// change, at cfg.Profile (default full). It draws K pseudo-replicate
-// pairs of the profile's reference runs in two modes: resampling each
-// run's own rounds, series or repetitions with every item re-derived
-// from the resample (Results.Resampler, agreement.Resampled), and the
-// parametric draw of each item at its reference standard error
-// (agreement.Pseudo), kept for comparison. It judges each pair as `all`
-// judges a new run, with the between-run variance of the repository's
-// quiet runs when there are enough (betweenRuns), and reports per mode
-// the false-alarm rate, the power against each study's injected changes
+// Calibrate is `mage calibrate`: the false-alarm rate and power of `mage
+// all`'s rule.
+//
+// It measures how often `mage all`'s rule (analysis/agreement:
+// prediction intervals, Holm over every item) says NOT REPRODUCED when
+// nothing changed, and how often it notices a known change, at
+// cfg.Profile (default full). It draws K pseudo-replicate pairs of the
+// profile's reference runs in two modes: resampling each run's own
+// rounds, series or repetitions with every item re-derived from the
+// resample (Results.Resampler, agreement.Resampled), and the parametric
+// draw of each item at its reference standard error (agreement.Pseudo),
+// kept for comparison. It judges each pair as `all` judges a new run,
+// with the between-run variance of the repository's quiet runs when
+// there are enough (betweenRuns), and reports per mode the false-alarm
+// rate, the power against each study's injected changes
 // (Results.Changes) at the goal's size, and the smallest size
 // detected in 80 % of the pairs. The figures go to
 // CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
@@ -47,7 +50,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 		return err
 	}
 	k, seed := cfg.settings().CalibrateK, cfg.settings().CalibrateSeed
-	plans, err := planReproduction(cfg)
+	plans, err := planAll(cfg)
 	if err != nil {
 		return err
 	}

@@ -1,80 +1,85 @@
 package pipeline
 
 import (
-	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"pqrepro/analysis/agreement"
-	"pqrepro/internal/jsonnum"
 )
 
-// TestResultsOf: a study's Results decodes each results file once with
-// its one decoder (twice for two runs, once for a run compared with
-// itself), binds the study's functions to what it decoded, reports no
-// changes or resampler when the study has none, refuses to compare two
-// studies' results, and passes on the decoder's error.
-func TestResultsOf(t *testing.T) {
-	type res struct {
-		V float64 `json:"v"`
+// TestCompareStudy: every registered study's committed results agree with
+// themselves on a matching host; a field renamed in the results is an
+// error; a new run of another profile has every item not judged, saying
+// why.
+func TestCompareStudy(t *testing.T) {
+	match := hostPair{match: true}
+	for _, name := range []string{"tls", "net", "pico"} {
+		b, err := os.ReadFile(filepath.Join("..", "results", name+".json"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s := registered(name)
+		as, err := compareStudy(s, b, b, Full, match)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rep := agreement.Judge(agreement.DefaultRule, as)
+		if c := rep.Counts(); c.Inconsistent != 0 || c.Judged < c.Items/2 {
+			t.Errorf("%s compared with itself: %s", name, c)
+		}
+		quick := []byte(strings.Replace(string(b), `"profile": "full"`, `"profile": "quick"`, 1))
+		as, err = compareStudy(s, b, quick, Full, match)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c := agreement.Judge(agreement.DefaultRule, as).Counts(); c.NotJudged[agreement.ReasonProfileDiffers] != c.Items {
+			t.Errorf("%s against a quick run: %s", name, c)
+		}
+		if _, err := compareStudy(s, b, []byte(`{"profle":"full"}`), Full, match); err == nil || !strings.Contains(err.Error(), `unknown field "profle"`) {
+			t.Errorf("%s: a renamed field: %v", name, err)
+		}
 	}
-	decodes := 0
-	h := resultsOf[res]{
-		Decode: func(name string, b []byte) (*res, error) {
-			decodes++
-			return jsonnum.Decode[res](name, b)
-		},
-		Items: func(ref, now *res) []agreement.Item {
-			return []agreement.Item{{Name: "v", Kind: agreement.Exact, Ref: agreement.V(ref.V, 0), New: agreement.V(now.V, 0)}}
-		},
+	if as, err := compareStudy(Study{Name: "other"}, []byte(`{}`), []byte(`{}`), Quick, match); err != nil || as.Items != nil {
+		t.Errorf("a study without item rules: %v, %v", as, err)
 	}
-	s := Study{Name: "x", Results: h.decode}
-	as, err := compareStudy(s, []byte(`{"v": 1}`), []byte(`{"v": 2}`), Quick, hostPair{match: true})
-	if err != nil || len(as.Items) != 1 || as.Items[0].Ref.Est != 1 || as.Items[0].New.Est != 2 || decodes != 2 {
-		t.Errorf("compareStudy: %+v, %v, %d decodes", as.Items, err, decodes)
-	}
-	decodes = 0
-	as, r, err := selfCompare(s, []byte(`{"v": 3}`), Quick)
-	if err != nil || len(as.Items) != 1 || as.Items[0].New.Est != 3 || decodes != 1 {
-		t.Fatalf("selfCompare: %+v, %v, %d decodes", as.Items, err, decodes)
-	}
-	if ch := r.Changes(); ch != nil {
-		t.Errorf("changes of a study without any: %v", ch)
-	}
-	if rs, m := r.Resampler(); rs != nil || m != "" {
-		t.Errorf("resampler of a study without one: %v, %q", rs, m)
-	}
+}
 
-	// With changes and a resampler, each gets the decoded results.
-	h.Changes = func(ref *res) []agreement.Change { return []agreement.Change{{Name: "double", Size: ref.V}} }
-	h.Resampler = func(ref *res) agreement.Resampler { return nil }
-	h.Method = "none drawn"
-	r, err = h.decode("x.json", []byte(`{"v": 0.5}`))
-	if err != nil {
-		t.Fatal(err)
+// TestCompareHosts: the same fingerprint matches; another CPU differs and
+// says so; a run without meta.json does not match.
+func TestCompareHosts(t *testing.T) {
+	root := t.TempDir()
+	write := func(run, cpu string) {
+		os.MkdirAll(filepath.Join(root, run), 0o755)
+		os.WriteFile(filepath.Join(root, run, "meta.json"), []byte(`{"host":{"cpu_model":"`+cpu+`","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":24731708},"go":{"version":"go1.27.3"}}`), 0o644)
 	}
-	if ch := r.Changes(); len(ch) != 1 || ch[0].Size != 0.5 {
-		t.Errorf("changes: %v", ch)
+	write("data/x/a", "Intel(R) Xeon(R) Processor")
+	write("data/x/b", "Intel(R) Xeon(R) Processor")
+	write("data/x/c", "AMD EPYC")
+	if h := compareHosts(root, "data/x/a", root, "data/x/b"); !h.match {
+		t.Errorf("same host: %+v", h)
 	}
-	if _, m := r.Resampler(); m != "none drawn" {
-		t.Errorf("method %q", m)
+	if h := compareHosts(root, "data/x/a", root, "data/x/c"); h.match || !strings.Contains(h.note, `CPU "Intel(R) Xeon(R) Processor" vs "AMD EPYC"`) {
+		t.Errorf("another CPU: %+v", h)
 	}
+	os.MkdirAll(filepath.Join(root, "data/x/f"), 0o755)
+	os.WriteFile(filepath.Join(root, "data/x/f", "meta.json"), []byte(`{"host":{"cpu_model":"Intel(R) Xeon(R) Processor","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":24731708,"cpu_flags":{"aes":true,"avx512f":true},"cpu_flags_sha256":"ab"},"go":{"version":"go1.27.3"}}`), 0o644)
+	if h := compareHosts(root, "data/x/a", root, "data/x/f"); !h.match || h.note != "cpu flags not recorded in the reference run" {
+		t.Errorf("a reference run without CPU flags: %+v", h)
+	}
+	if h := compareHosts(root, "data/x/a", root, "data/x/none"); h.match || !strings.Contains(h.note, "the new run's host is unknown") {
+		t.Errorf("no meta.json: %+v", h)
+	}
+}
 
-	// Two studies' results do not compare.
-	other, _ := resultsOf[struct{}]{Decode: jsonnum.Decode[struct{}]}.decode("y.json", []byte(`{}`))
-	if _, err := r.Items(other); err == nil || !strings.Contains(err.Error(), "two studies' results") {
-		t.Errorf("items of two studies' results: %v", err)
+// registered is the registered study of that name, or a study with only
+// the name when there is none.
+func registered(name string) Study {
+	for _, s := range Studies() {
+		if s.Name == name {
+			return s
+		}
 	}
-
-	// The decoder's error, with the file named.
-	if _, err := compareStudy(s, []byte(`{"v": 1}`), []byte(`{"w": 1}`), Quick, hostPair{}); err == nil || !strings.Contains(err.Error(), `compare x: read the new run's results/x.json`) {
-		t.Errorf("a bad new run: %v", err)
-	}
-	if _, _, err := selfCompare(s, []byte(`[`), Quick); err == nil || !strings.Contains(err.Error(), "the reference run's results/x.json") {
-		t.Errorf("bad reference results: %v", err)
-	}
-	fail := resultsOf[res]{Decode: func(string, []byte) (*res, error) { return nil, errors.New("schema 9") }}
-	if _, err := compareStudy(Study{Name: "x", Results: fail.decode}, []byte(`{}`), []byte(`{}`), Quick, hostPair{}); err == nil || !strings.Contains(err.Error(), "schema 9") {
-		t.Errorf("a decoder's own check: %v", err)
-	}
+	return Study{Name: name}
 }

@@ -17,7 +17,7 @@ func (c *Config) dataOptions() remote.Options {
 }
 
 // DataPull fetches every blob the runs under data/ refer to and the store
-// lacks from the data remote, checking each SHA-256 before storing it; an
+// lacks from the data remote, checking each SHA-256 before storing it. An
 // interrupted pull resumes where it stopped.
 func DataPull(ctx context.Context, cfg Config) error {
 	// It writes into the content store that build and verify read: under
@@ -92,11 +92,12 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	return nil
 }
 
-// DataStatus says, for each blob the runs under data/ refer to, whether
-// it is present in the local store, remote-only (mage data:pull fetches
-// it) or absent. A missing or unreachable remote is not an error: the
-// blobs it would be asked about are reported absent or unknown with the
-// reason in remoteErr.
+// DataStatus says where each blob the runs under data/ refer to is.
+//
+// A blob is present in the local store, remote-only (mage data:pull
+// fetches it) or absent. A missing or unreachable remote is not an
+// error: the blobs it would be asked about are reported absent or
+// unknown with the reason in remoteErr.
 func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remoteName string, remoteErr error, err error) {
 	refs, err := remote.Referenced(cfg.Root)
 	if err != nil {

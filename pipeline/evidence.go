@@ -21,7 +21,7 @@ import (
 )
 
 // ErrEvidence is returned when a pinned run differs from its sealed
-// manifest (or the pin from the manifest): the raw data the paper is
+// manifest (or the pin from the manifest). The raw data the paper is
 // built from was altered, and nothing is built from it.
 var ErrEvidence = errors.New("the pinned raw data does not match its seal")
 

@@ -429,10 +429,10 @@ func gitRepo(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestReproduceRecordsTheRepositorysCommit: a run that works in another
-// tree (mage reproduce) records the repository's commit and dirty state,
+// TestAllRecordsTheRepositorysCommit: a run that works in another
+// tree (mage all) records the repository's commit and dirty state,
 // passed through Config, not "unknown" from the tree it works in.
-func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
+func TestAllRecordsTheRepositorysCommit(t *testing.T) {
 	cfg, _, _ := fakeStudy(t)
 	os.MkdirAll(filepath.Join(cfg.Root, "experiments"), 0o755)
 	os.WriteFile(filepath.Join(cfg.Root, "experiments/fake.toml"), []byte("[runs]\n"), 0o644)
@@ -449,9 +449,9 @@ func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
 		got = provenance.Collect(ctx, provenance.Options{Root: tree, Git: c.Git})
 		return "", errors.New("stop here")
 	}
-	err := Reproduce(context.Background(), cfg)
+	err := All(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "stop here") {
-		t.Fatalf("Reproduce: %v", err)
+		t.Fatalf("All: %v", err)
 	}
 	diff, _ := exec.Command("git", "-C", cfg.Root, "diff", "HEAD", "--binary", "--no-ext-diff", "--no-color").Output()
 	if got.Git.Commit != head || !got.Git.Dirty || got.Git.DiffSHA256 != repro.HashBytes(diff) {

@@ -72,7 +72,7 @@ type Config struct {
 	Now func() time.Time
 	// Git is the repository's state for the provenance of new runs,
 	// taken at Root when an experiment target starts (withGit), so that
-	// runs working in another tree (mage reproduce) record it too.
+	// runs working in another tree (mage all) record it too.
 	Git *provenance.Git
 	// Settings are the environment's settings, read once by the entry
 	// point (Configure); nil is an empty environment's (the defaults).

@@ -102,10 +102,10 @@ type Series struct {
 	Serial     Serial `json:"serial"`
 }
 
-// Serial holds the serial-dependence diagnostics of a latency series:
-// on the raw values and on their ranks (stats.Ranks), which heavy tails
-// cannot hide dependence from, the effective sample size on the ranks
-// and the block length of the series' block bootstrap.
+// Serial holds the serial-dependence diagnostics of a latency series.
+// That is, on the raw values and on their ranks (stats.Ranks), which
+// heavy tails cannot hide dependence from, the effective sample size on
+// the ranks and the block length of the series' block bootstrap.
 type Serial struct {
 	ACF           []Num `json:"acf"` // lags 1..len, raw values
 	LjungBoxQ     Num   `json:"ljung_box_q"`

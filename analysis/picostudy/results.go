@@ -90,8 +90,9 @@ type HostOp struct {
 	MaxUs    *float64 `json:"max_us"`
 }
 
-// EnergyModel is the paper's datasheet power model: E = P x t with
-// P = 3.3 V x 24 mA = 79.2 mW, so E[mJ] = t[ms] x 79.2 / 1000.
+// EnergyModel is the paper's datasheet power model. That is, E = P x
+// t with P = 3.3 V x 24 mA = 79.2 mW, so E[mJ] = t[ms] x 79.2 /
+// 1000.
 type EnergyModel struct {
 	Volts      float64 `json:"volts"`
 	Milliamps  float64 `json:"milliamps"`

@@ -63,8 +63,9 @@ const DefaultResamples = 2000
 const Level = 0.95
 
 // MinConnections is the fewest measured connections a configuration
-// needs: with one, the standard deviation, Cliff's variance and its
-// interval are undefined (divisor n-1), so such a dataset is refused.
+// needs. That is, with one, the standard deviation, Cliff's variance
+// and its interval are undefined (divisor n-1), so such a dataset is
+// refused.
 const MinConnections = 2
 
 // DefaultParams are the paper's configurations with the Ed25519 + X25519

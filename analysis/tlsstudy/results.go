@@ -140,9 +140,11 @@ type Retransmissions struct {
 	Max         int `json:"max"`         // most in one connection
 }
 
-// Agreement compares the capture's Ths with the client's in-process timer
-// (dial start to handshake complete), which also spans the TCP handshake
-// and the client's work after its Finished left.
+// Agreement compares the capture's Ths with the client's in-process
+// timer.
+//
+// The timer runs from dial start to handshake complete, so it also spans
+// the TCP handshake and the client's work after its Finished left.
 type Agreement struct {
 	// Ths: d = inproc_client - Ths.
 	Ths AgreementStat `json:"ths"`

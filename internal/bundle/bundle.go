@@ -88,10 +88,11 @@ type Report struct {
 
 var versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 
-// Write makes the bundle: a gzip-compressed tar, identical byte for byte
-// whenever the commit, the store blobs it refers to, SOURCE_DATE_EPOCH and
-// the Go version are the same. It holds, under the top folder
-// pqrepro-<version>/:
+// Write makes the bundle, a gzip-compressed tar.
+//
+// It is identical byte for byte whenever the commit, the store blobs it
+// refers to, SOURCE_DATE_EPOCH and the Go version are the same. It holds,
+// under the top folder pqrepro-<version>/:
 //
 //   - every file Git tracks (git ls-files), with the content of the
 //     working tree, which must equal the commit unless AllowDirty;

@@ -14,12 +14,13 @@ import (
 // package: one `go test -fuzz` command per line, # for comments.
 const ListFile = "fuzz.txt"
 
-// Bounded runs every command of every fuzz.txt under root (each a
-// fuzzer for a few seconds, run by sh in root) when run is set (CI set
-// or PQREPRO_FUZZ=1: internal/settings); otherwise it says how to run
-// them. `mage test` runs it
-// before the tests, so that the test run's summary stays the last line.
-// Hidden folders, node_modules and testdata are not searched.
+// Bounded runs the bounded fuzzers of every fuzz.txt under root when run
+// is set (CI set or PQREPRO_FUZZ=1: internal/settings).
+//
+// Each command is a fuzzer for a few seconds, run by sh in root; when run
+// is not set it says how to run them. `mage test` runs it before the
+// tests, so that the test run's summary stays the last line. Hidden
+// folders, node_modules and testdata are not searched.
 func Bounded(ctx context.Context, root string, run bool, log io.Writer) error {
 	printf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	var lists []string

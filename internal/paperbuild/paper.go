@@ -1,7 +1,8 @@
 // Package paperbuild makes the stages that turn the generated outputs into
-// the paper: the PDF itself (pdflatex over paper/main.tex and exactly the
-// generated files) and the figure-source captions. It is its own package
-// so that the paper's code version covers only what builds the paper.
+// the paper. That is, the PDF itself (pdflatex over paper/main.tex and
+// exactly the generated files) and the figure-source captions. It is its
+// own package so that the paper's code version covers only what builds the
+// paper.
 package paperbuild
 
 import (
@@ -23,13 +24,13 @@ import (
 const BibFile = "references.bib"
 
 // Stage builds paper/main.pdf from paper/main.tex and exactly the
-// generated files the other stages write for it: tables and numbers under
-// paper/generated/ and PDF figures under figures/. Declaring them one by
-// one (not the folders) makes the paper depend on every stage that feeds
-// it and on nothing else. handTyped are the numbers the studies allow
-// the text to state literally (CheckSources); they are a parameter, so
-// that changing them checks the sources again. date is the PDF's date
-// (the setting SOURCE_DATE_EPOCH).
+// generated files the other stages write for it. That is, tables and
+// numbers under paper/generated/ and PDF figures under figures/.
+// Declaring them one by one (not the folders) makes the paper depend on
+// every stage that feeds it and on nothing else. handTyped are the
+// numbers the studies allow the text to state literally (CheckSources);
+// they are a parameter, so that changing them checks the sources again.
+// date is the PDF's date (the setting SOURCE_DATE_EPOCH).
 func Stage(root string, others []*repro.Stage, handTyped []string, date time.Time) *repro.Stage {
 	if _, err := os.Stat(filepath.Join(root, "paper", "main.tex")); err != nil {
 		return nil

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultSourceDateEpoch is the date every generated output carries when
-// SOURCE_DATE_EPOCH is not set: 2026-01-01T00:00:00Z
+// SOURCE_DATE_EPOCH is not set. That is, 2026-01-01T00:00:00Z
 // (settings.DefaultSourceDateEpoch). A fixed default (not the commit
 // time) keeps outputs identical across commits, so that `mage verify` on
 // a later commit still matches byte for byte.

@@ -104,8 +104,8 @@ func (s *Store) Has(sum string) bool {
 }
 
 // PartialPath is where an unfinished download of the blob is kept so that
-// it can be resumed: <Dir>/partial/<hash>.part, outside the sha256 tree
-// and with a suffix, so it is never mistaken for a blob.
+// it can be resumed. That is, <Dir>/partial/<hash>.part, outside the
+// sha256 tree and with a suffix, so it is never mistaken for a blob.
 func (s *Store) PartialPath(sum string) string {
 	return filepath.Join(s.Dir, "partial", sum+".part")
 }

@@ -43,9 +43,9 @@ type studyPlan struct {
 	between agreement.BetweenRun
 }
 
-// planReproduction works out, per study, the reference run of the
+// planAll works out, per study, the reference run of the
 // profile and whether the experiment can run here.
-func planReproduction(cfg Config) ([]studyPlan, error) {
+func planAll(cfg Config) ([]studyPlan, error) {
 	only, err := studiesOf(cfg.settings().Studies)
 	if err != nil {
 		return nil, err
