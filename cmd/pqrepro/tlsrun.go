@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/interrupt"
 	"pqrepro/internal/repro"
@@ -62,7 +63,7 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: estimated %s\n", *profile, d.Round(1e9))
 		return 0
 	}
-	cfg := tlsrun.RunConfig{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}
+	cfg := tlsrun.RunConfig{Config: runlife.Config{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}}
 	if *store != "" {
 		cfg.Store = &repro.Store{Dir: *store}
 	}

@@ -108,11 +108,11 @@ func (l *Life) pinBusy(ctx context.Context) string {
 // them is, nor wait for its pre-flight.
 var DefaultMachine = func() quiet.Watcher { return quiet.New(quiet.Options{}) }
 
-// Config is what every runner's RunConfig has in common.
+// Config is the run lifecycle's settings, embedded in every runner's RunConfig.
 type Config struct {
 	// Study names the study: data/<Study>/<run-id>/, the spec
 	// experiments/<Study>.toml (spec.Path) and the error prefix
-	// "<Study>:run: ".
+	// "<Study>:run: ". A study's Run sets it.
 	Study string
 	// Root is the repository root; "" is the root of the pqrepro module
 	// above the working directory (FindRoot).

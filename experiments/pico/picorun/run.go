@@ -18,36 +18,20 @@ import (
 	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/pico/picoboard"
-	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 )
 
-// RunConfig says which profile to run and where.
+// RunConfig says which profile to run and where: the run lifecycle's
+// settings and Study C's own.
 type RunConfig struct {
-	// Root is the repository root; "" finds it from the working directory
-	// (runlife.FindRoot).
-	Root string
-	// Git is the state of the repository the run was started from
-	// (provenance.RepoGit at the repository root, taken by the pipeline
-	// when the run starts); nil means the state of Root.
-	Git *provenance.Git
-	// Profile names a [profiles.*] table of the spec ("quick" or "full").
-	Profile string
-	// SpecPath is the spec; "" means <Root>/experiments/pico.toml. The run
-	// is pinned in this file.
-	SpecPath string
-	// DataDir holds the runs (<DataDir>/pico/<run-id>/); "" means
-	// <Root>/data.
-	DataDir string
+	// Config is the run lifecycle's (runlife.Config; Run sets Study).
+	// Root "" is found from the working directory (picoboard.FindRoot);
+	// Now is also the clock of the progress lines.
+	runlife.Config
 	// Images, when set, replaces the profile's image list (tests).
 	Images []string
 	// Workers, when positive, replaces the spec's worker count.
 	Workers int
-	// Now is the clock (run ID, start and end, progress); nil is time.Now.
-	Now func() time.Time
-	// Log receives the plan and one line per image started and finished;
-	// nil discards.
-	Log io.Writer
 
 	// tamper, in tests, changes a dataset after it is read and before it
 	// is checked, to prove that a failed check fails the run.
@@ -140,25 +124,17 @@ var ErrCheck = errors.New("pico run check failed")
 // check named, as do a board that disappears, a BOOTSEL drive that does
 // not appear or cannot be written, and two boards reporting one ID
 // (ErrSameBoard); the run folder is then removed (never registered), as it
-// is when ctx is cancelled.
-// It returns the new run's ID (its folder's name under
-// DataDir/pico/), "" when no run was recorded.
-func Run(ctx context.Context, cfg RunConfig) (string, error) {
-	var id string
-	err := record(ctx, cfg, &id)
-	return id, err
-}
-
-// record is Run; it sets *id when the run is committed.
-func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
+// is when ctx is cancelled. The result is nil when no run was committed; a run committed but not
+// pinned has one, beside the error.
+func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
 	root, err := picoboard.FindRoot(cfg.Root)
 	if err != nil {
-		return fmt.Errorf("pico:run: %w", err)
+		return nil, fmt.Errorf("pico:run: %w", err)
 	}
-	l, err := runlife.New(runlife.Config{Study: Study, Root: root, Git: cfg.Git, Profile: cfg.Profile,
-		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+	cfg.Study, cfg.Root = Study, root
+	l, err := runlife.New(cfg.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = l.Wrap(err) }()
 	log, now := l.Log, l.Now
@@ -167,17 +143,17 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	// 1. The spec and what it asks for; nothing is created yet.
 	s, err := LoadSpec(l.SpecPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := newPlan(s, cfg.Profile, cfg.Images, cfg.Workers)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf("%s", p.describe(cfg.Profile))
 
 	// 2. The run folder, removed on every path that does not commit it.
 	if err := l.Begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer l.Abort()
 	defer func() {
@@ -189,14 +165,14 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	// 3. Tools and the board label first: a missing emulator fails early.
 	bs, err := prepareBoards(ctx, root, p, cfg.sysRoot, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// 4. Build every image before running any: a compile error stops the
 	// run before minutes of emulation.
 	built, err := buildImages(ctx, root, s, cfg.Profile, p.prof, p.imgs, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// 5. Run the images on the boards.
@@ -220,17 +196,17 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 		return rec, nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := l.Interrupted(ctx); err != nil {
-		return err
+		return nil, err
 	}
 
 	// 6. The same schemes timed on the host CPU.
 	hostRows := 0
 	if s.HostTimings {
 		if hostRows, err = writeHostTimings(ctx, l.Run.Dir, s, cfg.Profile, p.prof, built, now, logf); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -248,15 +224,14 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	meta.Measured = measuredMeta(p, meta.End.Sub(meta.Start), hostRows, bs.ids.record(p.slots, records), records)
 	meta.Notes = runNotes(p.board.Kind == BoardEmulator)
 	if meta.Files, err = hashTree(l.Run.Dir); err != nil {
-		return err
+		return nil, err
 	}
 	if err := l.Commit(ctx, meta); err != nil {
-		return err
+		return l.Result(), err
 	}
-	*id = l.Run.ID
 	logf("run %s recorded (%d images, %v) and %s", l.Run.ID, len(records),
 		meta.End.Sub(meta.Start).Round(time.Second), l.PinState())
-	return nil
+	return l.Result(), nil
 }
 
 // runPlan is what a run does, decided from the spec and RunConfig before

@@ -43,7 +43,7 @@ func (r *runner) startDocker(ctx context.Context) error {
 	}
 	n, err := dockernet.Start(ctx, dockernet.Options{
 		Prefix: DockerPrefix, Root: r.buildRoot(), Program: r.stk.program, CertDir: r.stk.certDir,
-		MTU: r.spec.Bridge.MTU, Offloads: r.spec.Bridge.Offloads, Log: r.log, Verbose: r.cfg.Verbose,
+		MTU: r.spec.Bridge.MTU, Offloads: r.spec.Bridge.Offloads, Log: r.cfg.Log, Verbose: r.cfg.Verbose,
 	})
 	if err != nil {
 		return fmt.Errorf("tls:run: the docker path: %w", err)

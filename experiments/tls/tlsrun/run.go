@@ -60,33 +60,16 @@ var ErrInterrupted = runlife.ErrInterrupted
 // capture); the run is removed and not registered.
 var ErrInvalid = errors.New("run invalid, removed and not registered")
 
-// RunConfig configures Run.
+// RunConfig configures Run: the run lifecycle's settings and Study A's own.
 type RunConfig struct {
-	// Root is the repository root; the spec, data/ and the store are
-	// below it unless overridden. "" is the repository root above the
-	// working directory (runlife.FindRoot).
-	Root string
-	// Git is the state of the repository the run was started from
-	// (provenance.RepoGit at the repository root, taken by the pipeline
-	// when the run starts); nil means the state of Root.
-	Git *provenance.Git
-	// Profile names the spec's profile (quick, full).
-	Profile string
-	// Log receives one line per step and throttled progress; nil is
-	// io.Discard. Verbose adds per-configuration detail.
-	Log     io.Writer
-	Verbose bool
-	// Now names the run (its ID is the UTC start time) and stamps
-	// meta.json's start and end; nil is time.Now. The handshake timers,
-	// the measured rate and the progress throttle always use the real
-	// monotonic clock: they measure the machine.
-	Now func() time.Time
+	// Config is the run lifecycle's (runlife.Config; Run sets Study).
+	// The spec's seeds are the run's seeds (write another spec to inject
+	// others). Verbose adds per-configuration detail to the log. Now names
+	// the run and stamps meta.json; the handshake timers, the measured
+	// rate and the progress throttle always use the real monotonic clock:
+	// they measure the machine.
+	runlife.Config
 
-	// SpecPath is the spec; "" is Root/experiments/tls.toml. The spec's
-	// seeds are the run's seeds (write another spec to inject others).
-	SpecPath string
-	// DataDir is where runs go; "" is Root/data.
-	DataDir string
 	// Store receives the capture; nil is repro.OpenStore(Root).
 	Store *repro.Store
 	// CaptureInRepoMax: captures of at most this many bytes in total
@@ -106,21 +89,6 @@ type RunConfig struct {
 	// ([remote] of the spec); tests use it for a private ssh_config and
 	// no agent. The static pqrepro for the host is built from BuildRoot.
 	RemoteSSH *sshhost.Options
-}
-
-// RunResult describes a committed run.
-type RunResult struct {
-	RunID       string
-	Dir         string        // the run folder, data/tls/<run-id>
-	Configs     int           // configurations
-	Connections int           // connections made, warm-ups included
-	Measured    int           // connections not flagged as warm-up
-	Wall        time.Duration // from the first dial to the last connection's close
-	Rate        float64       // Connections / Wall, handshakes per second
-	Total       time.Duration // the whole run, certificates to pin
-	Capture     capture.Stats
-	CaptureSHA  string // SHA-256 of the pcapng (uncompressed), as meta.json names it
-	CaptureSize int64  // bytes, uncompressed
 }
 
 // Requirements lists what Run needs installed: iproute2 when a profile of
@@ -176,7 +144,6 @@ var testHookCaptureStats func(*capture.Stats)
 // runner is the state of one Run.
 type runner struct {
 	cfg     RunConfig
-	log     io.Writer
 	spec    *Spec
 	configs []Config
 	plan    []Step
@@ -198,7 +165,7 @@ type runner struct {
 	hostErrs []string
 }
 
-func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
+func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.cfg.Log, "tls: "+format+"\n", a...) }
 
 func (r *runner) vlogf(format string, a ...any) {
 	if r.cfg.Verbose {
@@ -233,9 +200,9 @@ func (r *runner) vlogf(format string, a ...any) {
 // registered, the spec's pins and earlier runs are untouched, and every
 // namespace and device the run made is deleted. Errors before the run
 // folder exists (spec, profile, permission, port) leave nothing behind.
-func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
-	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
-		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now, Verbose: cfg.Verbose})
+func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
+	cfg.Study = Study
+	l, err := runlife.New(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +215,8 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 			}
 		}
 	}()
-	cfg.Root = l.Root
-	r := &runner{cfg: cfg, log: l.Log, life: l}
+	cfg.Config = l.Config // the defaults filled
+	r := &runner{cfg: cfg, life: l}
 	store := cfg.Store
 	if store == nil {
 		store = repro.OpenStore(cfg.Root)
@@ -337,18 +304,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	meta := r.runMeta(ctx, prof, caps, files, st, js, len(recs), wall, rate)
 
 	// 6. Register: meta.json, commit, then pin.
-	err = l.Commit(ctx, meta)
-	if l.Committed() {
-		res = &RunResult{
-			RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
-			Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: caps[0].sum, CaptureSize: caps[0].size,
-		}
+	if err := l.Commit(ctx, meta); err != nil {
+		return l.Result(), err // a run that is committed but not pinned stays
 	}
-	if err != nil {
-		return res, err // a run that is committed but not pinned stays
-	}
-	r.logf("run %s committed in %s and %s (%s)", run.ID, run.Final, l.PinState(), res.Total.Round(time.Second))
-	return res, nil
+	r.logf("run %s committed in %s and %s (%s)", run.ID, run.Final, l.PinState(), time.Since(t0).Round(time.Second))
+	return l.Result(), nil
 }
 
 // load reads the spec and plans the profile's connections, checks the

@@ -157,11 +157,11 @@ func (r *runner) prepareStacks(ctx context.Context) error {
 	if root == "" {
 		root = r.cfg.Root
 	}
-	b, err := openssl.Ensure(ctx, root, r.log)
+	b, err := openssl.Ensure(ctx, root, r.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
-	bin, err := b.Harness(ctx, r.log)
+	bin, err := b.Harness(ctx, r.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
