@@ -1,7 +1,10 @@
 // Package runlife is the life of one recorded run, shared by the three
-// studies' runners (experiments/tls/tlsrun, experiments/net/netrun,
-// experiments/pico/picorun): what every run does around its measurements,
-// written once so that the three do it the same way.
+// studies' runners.
+//
+// It is what every run does around its measurements, written once so
+// that experiments/tls/tlsrun, experiments/net/netrun and
+// experiments/pico/picorun do it the same way. Each runner's RunConfig
+// embeds Config, and each Run returns a Result.
 //
 //	l, err := runlife.New(cfg)   // defaults, profile, the spec read and hashed
 //	...                          // study checks and set-up (nothing on disk)
@@ -51,9 +54,9 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// ErrInterrupted is wrapped (with the context's error) by the error of a
-// run whose context ended before it was committed: the incomplete run was
-// removed and nothing was pinned.
+// ErrInterrupted is wrapped by the error of a run interrupted before Commit.
+// The context's error is wrapped too; the incomplete run was removed and
+// nothing was pinned.
 var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed and not registered; earlier runs and the spec are untouched")
 
 // ErrNotPinned is wrapped by Commit's error when the run was committed
@@ -151,7 +154,7 @@ type Config struct {
 type Life struct {
 	Config
 	// SpecSHA is the SHA-256 of the spec as New read it (meta.json's
-	// spec_sha256); SpecDesignSHA that of the spec without its pins
+	// spec_sha256). SpecDesignSHA is that of the spec without its pins
 	// (spec.WithoutPins; meta.json's spec_design_sha256), the same for
 	// every run of one design whatever was pinned when it started.
 	SpecSHA, SpecDesignSHA string
@@ -256,8 +259,9 @@ func (l *Life) Interrupted(ctx context.Context) error {
 	return l.Errorf("run %s: %w (%w)", l.Run.ID, ErrInterrupted, ctx.Err())
 }
 
-// Begin runs the pre-flight check of the machine (a few seconds of
-// samples, internal/quiet), prints its line, leaves the sampler running
+// Begin checks the machine before the run and creates the run folder.
+// The pre-flight is a few seconds of samples (internal/quiet); Begin
+// prints its line, leaves the sampler running
 // until Commit or Abort, and creates the run folder (repro.NewRun, named
 // after Now), hidden until Commit. It creates nothing when ctx has ended,
 // also during the pre-flight.
@@ -316,8 +320,8 @@ func (l *Life) stopMachine() quiet.Record {
 	return l.Machine.Stop()
 }
 
-// MachineLine is the machine's latest figures for a progress line
-// ("machine: load 0.52, other processes 0.03 core, steal 0.0 %"); with
+// MachineLine is the machine's latest figures for a progress line.
+// It reads "machine: load 0.52, other processes 0.03 core, steal 0.0 %"; with
 // Verbose it names the busiest other processes too. A nil Life (a
 // runner's unit test) says "machine: not watched".
 func (l *Life) MachineLine() string {
@@ -343,7 +347,7 @@ func (l *Life) MachineLine() string {
 // failed to pin it).
 func (l *Life) Committed() bool { return l.committed }
 
-// Meta returns meta.json's provenance for the run: host, Go, git
+// Meta returns meta.json's provenance for the run. It has host, Go, git
 // (Config.Git), the versions of tools (name to command line, as
 // provenance.Options.Tools), the study, run ID, spec (relative to Root),
 // spec SHA-256, profile, start and end (Now, taken before the tools are
@@ -363,8 +367,9 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 	return m
 }
 
-// Commit stops the machine's sampler and records it as
-// measured.machine, writes meta.json into the run folder, checks ctx a
+// Commit writes meta.json, publishes the run and pins it in the spec.
+// It stops the machine's sampler and records it as measured.machine,
+// writes meta.json into the run folder, checks ctx a
 // last time, seals and publishes the run (repro.Run.Commit:
 // MANIFEST.sha256, one rename, readable like the rest of data/) and pins
 // it for the profile in the spec (spec.Sealed), unless the machine was
@@ -423,7 +428,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 }
 
 // Repeat reports whether the run is a repeat run, committed without a
-// pin: NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
+// pin. That is NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
 // (WithPinBusy), which is always pinned in its scratch spec. A repeat
 // run keeps its packet captures in the content store, not in the run
 // folder, whatever their size (CaptureLimit): it adds records to the
@@ -444,8 +449,8 @@ func (l *Life) CaptureLimit(ctx context.Context, max int64) int64 {
 	return max
 }
 
-// PinState says what became of the run after a successful Commit, for a
-// runner's last line: "pinned for the <profile> profile in <spec>", or
+// PinState says what became of the run after a successful Commit. It is
+// for a runner's last line: "pinned for the <profile> profile in <spec>", or
 // "not pinned (PQREPRO_PIN=no: a repeat run)".
 func (l *Life) PinState() string {
 	if !l.pinned {

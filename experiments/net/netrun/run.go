@@ -32,7 +32,8 @@ type RunConfig struct {
 
 	// Store keeps the packet captures; nil means repro.OpenStore(Root).
 	Store *repro.Store
-	// CaptureInRepoMax: captures of at most this many bytes in total
+	// CaptureInRepoMax is the size up to which captures stay in the run.
+	// Captures of at most this many bytes in total
 	// (uncompressed) are committed gzip'd in the run folder, larger ones go
 	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
 	CaptureInRepoMax int64
@@ -41,7 +42,7 @@ type RunConfig struct {
 	// LinkOptions are the emulator's host settings (prefix, netns dir).
 	LinkOptions linkemu.Options
 	// RemoteSSH, when set, replaces how the spec's [remote] host is
-	// reached (tests: a private ssh_config, no agent); BuildRoot is the
+	// reached (tests: a private ssh_config, no agent). BuildRoot is the
 	// module the host's pqrepro is built from ("" is Root).
 	RemoteSSH *sshhost.Options
 	BuildRoot string
@@ -180,8 +181,8 @@ func openLife(cfg RunConfig) (*runlife.Life, RunConfig, error) {
 	return l, cfg, nil
 }
 
-// loadPlan reads the spec, plans the profile and estimates its time, and
-// logs the plan and its schedule: everything that can fail before
+// loadPlan reads the spec, plans the profile, estimates its time and logs
+// them. It is everything that can fail before
 // anything is built.
 func loadPlan(cfg RunConfig) (*Spec, Plan, Estimation, error) {
 	sp, err := LoadSpec(cfg.SpecPath)
@@ -206,9 +207,9 @@ func loadPlan(cfg RunConfig) (*Spec, Plan, Estimation, error) {
 	return sp, plan, est, nil
 }
 
-// buildEndpoints builds (cached) the plan's endpoint toolchains and makes
-// the temporary folder for their certificate files, before the run folder
-// exists: a build that fails creates no run. pemDir is "" without
+// buildEndpoints builds the plan's endpoints and their certificates'
+// temporary folder. It runs before the run folder exists (builds are
+// cached): a build that fails creates no run. pemDir is "" without
 // toolchains; the caller removes it otherwise, also on error.
 func buildEndpoints(ctx context.Context, cfg RunConfig, plan Plan) (eps map[string]*Endpoint, pemDir string, err error) {
 	eps = map[string]*Endpoint{}
@@ -228,7 +229,7 @@ func buildEndpoints(ctx context.Context, cfg RunConfig, plan Plan) (eps map[stri
 }
 
 // watchRemote returns a context that a dropped SSH session or a dead
-// remote server cancels, with rem's error as its cause; ctx itself when
+// remote server cancels. Its cause is rem's error; it is ctx itself when
 // the run has no remote host.
 func watchRemote(ctx context.Context, rem *remoteServers) (context.Context, context.CancelCauseFunc) {
 	done := rem.done()
@@ -259,8 +260,8 @@ type runOutputs struct {
 	capBytes      int64
 }
 
-// collect gathers the series' results in the estimate's order: the
-// measured rows apart from the serial controls', and each series' link
+// collect gathers the series' results in the estimate's order. They are
+// the measured rows apart from the serial controls', and each series' link
 // self-test, link statistics and capture.
 func collect(est Estimation, results []seriesResult) *runOutputs {
 	out := &runOutputs{
@@ -287,8 +288,8 @@ func collect(est Estimation, results []seriesResult) *runOutputs {
 	return out
 }
 
-// writeRecords writes what the process measured (inproc.csv.gz), then the
-// records derived from it and the captures by netjoin.DeriveRows: the
+// writeRecords writes inproc.csv.gz and the records derived from it and
+// the captures. They are derived by netjoin.DeriveRows: the
 // function the build's net:records stage calls on the committed run. It
 // also writes the measurement hygiene (hygiene.go) and fills each series'
 // capture join counts.
