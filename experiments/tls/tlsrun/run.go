@@ -577,11 +577,6 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 		"interface":                caps[0].iface,
 		"paths":                    r.pathsMeta(caps, files),
 	}
-	for _, p := range r.paths {
-		if mp, ok := p.(metaPath); ok {
-			mp.meta(&meta)
-		}
-	}
 	if so := r.socketOptions(); len(so) > 0 {
 		meta.Measured["socket_options"] = so
 	}
@@ -598,6 +593,13 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 	}
 	for _, pc := range caps {
 		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tls/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
+	}
+	// After the notes above, which replace Collect's: a path's provenance
+	// and notes (the remote host's) are added to them, not overwritten.
+	for _, p := range r.paths {
+		if mp, ok := p.(metaPath); ok {
+			mp.meta(&meta)
+		}
 	}
 	return meta
 }
