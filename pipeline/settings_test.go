@@ -57,12 +57,12 @@ func TestConfigure(t *testing.T) {
 }
 
 // TestRunExperimentPassesPin: PQREPRO_PIN and PQREPRO_PIN_BUSY reach the
-// runner (runlife reads them from ctx), and their absence is no pin
-// choice.
+// runner in its runlife.Config (Config.lifeConfig), and their absence is
+// no pin choice.
 func TestRunExperimentPassesPin(t *testing.T) {
-	var got runlife.Pin
-	st := Study{Name: "x", Run: func(ctx context.Context, _ Config, _, _ string) (string, error) {
-		got = runlife.PinOf(ctx)
+	var got runlife.Config
+	st := Study{Name: "x", Run: func(ctx context.Context, cfg Config, spec, data string) (string, error) {
+		got = cfg.lifeConfig(spec, data)
 		return "", errors.New("stop")
 	}}
 	s := settings.Defaults()
@@ -70,11 +70,11 @@ func TestRunExperimentPassesPin(t *testing.T) {
 	if _, err := runExperiment(context.Background(), Config{Root: t.TempDir(), Settings: &s}, st, "", t.TempDir()); err == nil {
 		t.Fatal("the runner's error was lost")
 	}
-	if got != (runlife.Pin{No: true, Busy: "the only host"}) {
-		t.Errorf("the runner got %+v", got)
+	if !got.NoPin || got.PinBusy != "the only host" {
+		t.Errorf("the runner got NoPin %v, PinBusy %q", got.NoPin, got.PinBusy)
 	}
 	runExperiment(context.Background(), Config{Root: t.TempDir()}, st, "", t.TempDir())
-	if got != (runlife.Pin{}) {
-		t.Errorf("without settings the runner got %+v", got)
+	if got.NoPin || got.PinBusy != "" {
+		t.Errorf("without settings the runner got NoPin %v, PinBusy %q", got.NoPin, got.PinBusy)
 	}
 }

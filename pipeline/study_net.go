@@ -59,7 +59,7 @@ func init() {
 			return e.Expected
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Store: cfg.store(), Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return runID(netrun.Run(ctx, netrun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir), Store: cfg.store()}))
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: netstudy.HandTyped,

@@ -38,7 +38,7 @@ func init() {
 		},
 		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return runID(picorun.Run(ctx, picorun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir)}))
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: picostudy.HandTyped,

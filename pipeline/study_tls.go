@@ -57,11 +57,7 @@ func init() {
 			return tlsrun.Estimates(root)[profile]
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Store: cfg.store(), Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
-			if err != nil {
-				return "", err
-			}
-			return res.RunID, nil
+			return runID(tlsrun.Run(ctx, tlsrun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir), Store: cfg.store()}))
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: tlsstudy.HandTyped,

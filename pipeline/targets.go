@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/spec"
 )
@@ -77,10 +76,9 @@ func roundDuration(d time.Duration) time.Duration {
 // into the repository and by All into its reproduction tree: s.Run with
 // the spec at specPath into dataDir, then a check that the run folder
 // dataDir/<study>/<id> it returns exists. It returns the run's ID. The
-// runner gets the operator's PQREPRO_PIN and PQREPRO_PIN_BUSY through
-// runlife.WithPin.
+// runner gets the operator's PQREPRO_PIN and PQREPRO_PIN_BUSY in its
+// runlife.Config (Config.lifeConfig).
 func runExperiment(ctx context.Context, cfg Config, s Study, specPath, dataDir string) (string, error) {
-	ctx = runlife.WithPin(ctx, runlife.Pin{No: cfg.settings().NoPin, Busy: cfg.settings().PinBusy})
 	id, err := s.Run(ctx, cfg, specPath, dataDir)
 	if err != nil {
 		return "", err

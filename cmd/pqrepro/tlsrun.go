@@ -70,7 +70,8 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pqrepro tlsrun:", err)
 		return 2
 	}
-	cfg := tlsrun.RunConfig{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}
+	cfg := tlsrun.RunConfig{Config: runlife.Config{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose,
+		NoPin: set.NoPin, PinBusy: set.PinBusy}}
 	if *store == "" {
 		*store = set.Store
 	}
@@ -79,7 +80,6 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
-	ctx = runlife.WithPin(ctx, runlife.Pin{No: set.NoPin, Busy: set.PinBusy})
 	res, err := tlsrun.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "pqrepro tlsrun:", err)

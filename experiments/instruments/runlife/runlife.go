@@ -1,7 +1,10 @@
 // Package runlife is the life of one recorded run, shared by the three
-// studies' runners (experiments/tls/tlsrun, experiments/net/netrun,
-// experiments/pico/picorun): what every run does around its measurements,
-// written once so that the three do it the same way.
+// studies' runners.
+//
+// It is what every run does around its measurements, written once so
+// that experiments/tls/tlsrun, experiments/net/netrun and
+// experiments/pico/picorun do it the same way. Each runner's RunConfig
+// embeds Config, and each Run returns a Result.
 //
 //	l, err := runlife.New(cfg)   // defaults, profile, the spec read and hashed
 //	...                          // study checks and set-up (nothing on disk)
@@ -52,9 +55,9 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// ErrInterrupted is wrapped (with the context's error) by the error of a
-// run whose context ended before it was committed: the incomplete run was
-// removed and nothing was pinned.
+// ErrInterrupted is wrapped by the error of a run interrupted before Commit.
+// The context's error is wrapped too; the incomplete run was removed and
+// nothing was pinned.
 var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed and not registered; earlier runs and the spec are untouched")
 
 // ErrNotPinned is wrapped by Commit's error when the run was committed
@@ -83,31 +86,9 @@ const PinEnv = settings.Pin
 
 type pinBusyKey struct{}
 
-type pinKey struct{}
-
-// A Pin is the operator's choice of PinEnv and PinBusyEnv, for WithPin.
-type Pin struct {
-	No   bool
-	Busy string
-}
-
-// WithPin returns a ctx whose runs take the operator's pin choice when
-// their Config leaves NoPin and PinBusy unset: the pipeline and
-// cmd/pqrepro pass the settings this way to runners whose RunConfig
-// does not carry runlife's fields.
-func WithPin(ctx context.Context, p Pin) context.Context {
-	return context.WithValue(ctx, pinKey{}, p)
-}
-
-// PinOf is the Pin that WithPin put in ctx; the zero Pin if none.
-func PinOf(ctx context.Context) Pin {
-	p, _ := ctx.Value(pinKey{}).(Pin)
-	return p
-}
-
 // WithPinBusy returns a ctx whose runs are pinned even if the machine was
 // busy, for the reason given (recorded like PinBusyEnv's) unless the
-// Config or WithPin gives one. The pipeline uses it for the new
+// Config gives one. The pipeline uses it for the new
 // runs of `mage all`, which go into a scratch tree to be compared with the
 // reference runs and are never reference runs themselves.
 func WithPinBusy(ctx context.Context, reason string) context.Context {
@@ -115,13 +96,10 @@ func WithPinBusy(ctx context.Context, reason string) context.Context {
 }
 
 // pinBusy is the run's reason to pin a busy run: Config.PinBusy, else
-// WithPin's, else WithPinBusy's, else "".
+// WithPinBusy's, else "".
 func (l *Life) pinBusy(ctx context.Context) string {
 	if l.PinBusy != "" {
 		return l.PinBusy
-	}
-	if b := PinOf(ctx).Busy; b != "" {
-		return b
 	}
 	r, _ := ctx.Value(pinBusyKey{}).(string)
 	return r
@@ -134,11 +112,11 @@ func (l *Life) pinBusy(ctx context.Context) string {
 // them is, nor wait for its pre-flight.
 var DefaultMachine = func() quiet.Watcher { return quiet.New(quiet.Options{}) }
 
-// Config is what every runner's RunConfig has in common.
+// Config is the run lifecycle's settings, embedded in every runner's RunConfig.
 type Config struct {
 	// Study names the study: data/<Study>/<run-id>/, the spec
 	// experiments/<Study>.toml (spec.Path) and the error prefix
-	// "<Study>:run: ".
+	// "<Study>:run: ". A study's Run sets it.
 	Study string
 	// Root is the repository root; "" is the root of the pqrepro module
 	// above the working directory (FindRoot).
@@ -164,12 +142,12 @@ type Config struct {
 	// DefaultMachine().
 	Machine quiet.Watcher
 	// PinBusy, when not empty, is the reason to pin the run even if the
-	// machine was busy (PinBusyEnv); "" is WithPin's.
+	// machine was busy (PinBusyEnv); "" is a scratch run's (WithPinBusy)
+	// or none.
 	PinBusy string
 	// Verbose makes MachineLine name the busiest other processes.
 	Verbose bool
-	// NoPin commits the run without pinning it (a repeat run: PinEnv=no);
-	// false is WithPin's.
+	// NoPin commits the run without pinning it (a repeat run: PinEnv=no).
 	NoPin bool
 }
 
@@ -177,7 +155,7 @@ type Config struct {
 type Life struct {
 	Config
 	// SpecSHA is the SHA-256 of the spec as New read it (meta.json's
-	// spec_sha256); SpecDesignSHA that of the spec without its pins
+	// spec_sha256). SpecDesignSHA is that of the spec without its pins
 	// (spec.WithoutPins; meta.json's spec_design_sha256), the same for
 	// every run of one design whatever was pinned when it started.
 	SpecSHA, SpecDesignSHA string
@@ -270,8 +248,9 @@ func (l *Life) Interrupted(ctx context.Context) error {
 	return l.Errorf("run %s: %w (%w)", l.Run.ID, ErrInterrupted, ctx.Err())
 }
 
-// Begin runs the pre-flight check of the machine (a few seconds of
-// samples, internal/quiet), prints its line, leaves the sampler running
+// Begin checks the machine before the run and creates the run folder.
+// The pre-flight is a few seconds of samples (internal/quiet); Begin
+// prints its line, leaves the sampler running
 // until Commit or Abort, and creates the run folder (repro.NewRun, named
 // after Now), hidden until Commit. It creates nothing when ctx has ended,
 // also during the pre-flight.
@@ -330,8 +309,8 @@ func (l *Life) stopMachine() quiet.Record {
 	return l.Machine.Stop()
 }
 
-// MachineLine is the machine's latest figures for a progress line
-// ("machine: load 0.52, other processes 0.03 core, steal 0.0 %"); with
+// MachineLine is the machine's latest figures for a progress line.
+// It reads "machine: load 0.52, other processes 0.03 core, steal 0.0 %"; with
 // Verbose it names the busiest other processes too. A nil Life (a
 // runner's unit test) says "machine: not watched".
 func (l *Life) MachineLine() string {
@@ -357,7 +336,7 @@ func (l *Life) MachineLine() string {
 // failed to pin it).
 func (l *Life) Committed() bool { return l.committed }
 
-// Meta returns meta.json's provenance for the run: host, Go, git
+// Meta returns meta.json's provenance for the run. It has host, Go, git
 // (Config.Git), the versions of tools (name to command line, as
 // provenance.Options.Tools), the study, run ID, spec (relative to Root),
 // spec SHA-256, profile, start and end (Now, taken before the tools are
@@ -377,8 +356,9 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 	return m
 }
 
-// Commit stops the machine's sampler and records it as
-// measured.machine, writes meta.json into the run folder, checks ctx a
+// Commit writes meta.json, publishes the run and pins it in the spec.
+// It stops the machine's sampler and records it as measured.machine,
+// writes meta.json into the run folder, checks ctx a
 // last time, seals and publishes the run (repro.Run.Commit:
 // MANIFEST.sha256, one rename, readable like the rest of data/) and pins
 // it for the profile in the spec (spec.Sealed), unless the machine was
@@ -437,7 +417,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 }
 
 // Repeat reports whether the run is a repeat run, committed without a
-// pin: NoPin or WithPin's No (PinEnv=no), unless ctx is a pipeline's scratch run
+// pin. That is NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
 // (WithPinBusy), which is always pinned in its scratch spec. A repeat
 // run keeps its packet captures in the content store, not in the run
 // folder, whatever their size (CaptureLimit): it adds records to the
@@ -445,7 +425,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 // repetition.
 func (l *Life) Repeat(ctx context.Context) bool {
 	_, scratch := ctx.Value(pinBusyKey{}).(string)
-	return (l.NoPin || PinOf(ctx).No) && !scratch
+	return l.NoPin && !scratch
 }
 
 // CaptureLimit is the runner's limit in bytes for committing its
@@ -458,8 +438,8 @@ func (l *Life) CaptureLimit(ctx context.Context, max int64) int64 {
 	return max
 }
 
-// PinState says what became of the run after a successful Commit, for a
-// runner's last line: "pinned for the <profile> profile in <spec>", or
+// PinState says what became of the run after a successful Commit. It is
+// for a runner's last line: "pinned for the <profile> profile in <spec>", or
 // "not pinned (PQREPRO_PIN=no: a repeat run)".
 func (l *Life) PinState() string {
 	if !l.pinned {

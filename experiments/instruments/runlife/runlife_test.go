@@ -448,17 +448,18 @@ func TestBusyMachine(t *testing.T) {
 	}
 }
 
-// The operator's reason (PQREPRO_PIN_BUSY through WithPin) is the
-// default of Config.PinBusy and wins over a scratch run's.
-func TestPinBusyFromWithPin(t *testing.T) {
+// The operator's reason (PQREPRO_PIN_BUSY in Config.PinBusy) wins over
+// a scratch run's.
+func TestPinBusyWinsOverScratch(t *testing.T) {
 	root, specPath, _ := testRoot(t, "")
 	cfg := testConfig(root)
 	cfg.Machine = quiet.NewFixed(quiet.Busy)
+	cfg.PinBusy = "measured on the only host"
 	l, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := WithPin(WithPinBusy(context.Background(), "scratch"), Pin{Busy: "measured on the only host"})
+	ctx := WithPinBusy(context.Background(), "scratch")
 	if err := record(t, ctx, l, -1, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -649,13 +650,15 @@ func TestRepeatRunNotPinned(t *testing.T) {
 		t.Error("a scratch run counts as a repeat run")
 	}
 
-	// The operator's PQREPRO_PIN=no through WithPin makes a repeat run
-	// of a Config that leaves NoPin unset; a scratch run stays pinned.
-	l3, err := New(testConfig(root))
+	// PQREPRO_PIN=no (Config.NoPin) makes a repeat run; a scratch run
+	// stays pinned.
+	c3 := testConfig(root)
+	c3.NoPin = true
+	l3, err := New(c3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ctx := WithPin(context.Background(), Pin{No: true}); !l3.Repeat(ctx) || l3.Repeat(context.Background()) || l3.Repeat(WithPinBusy(ctx, "scratch")) {
-		t.Error("WithPin's No is not the default of Config.NoPin")
+	if ctx := context.Background(); !l3.Repeat(ctx) || l3.Repeat(WithPinBusy(ctx, "scratch")) {
+		t.Error("Config.NoPin does not make a repeat run, or a scratch run is not pinned")
 	}
 }

@@ -33,7 +33,9 @@ func TestBusyRunNotPinned(t *testing.T) {
 	for i, override := range []string{"", "the only host of its kind"} {
 		e := newEnv(t, tinySpec)
 		before, _ := os.ReadFile(e.spec)
-		res, err := Run(runlife.WithPin(context.Background(), runlife.Pin{Busy: override}), e.config(time.Date(2026, 11, 30, 14, 0, i, 0, time.UTC)))
+		cfg := e.config(time.Date(2026, 11, 30, 14, 0, i, 0, time.UTC))
+		cfg.PinBusy = override
+		res, err := Run(context.Background(), cfg)
 		if res == nil {
 			t.Fatalf("override %q: not committed: %v\n%s", override, err, e.log.String())
 		}
