@@ -19,8 +19,10 @@ import (
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 	"pqrepro/internal/treelock"
 )
@@ -46,8 +48,6 @@ type reproRepo struct {
 func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo {
 	t.Helper()
 	root := t.TempDir()
-	t.Setenv("PQREPRO_STORE", "")
-	t.Setenv("PQREPRO_STUDIES", "")
 	rr := &reproRepo{values: map[string]int{}, cannot: map[string]string{}, runs: map[string]int{}}
 	write := func(rel, s string) {
 		t.Helper()
@@ -82,7 +82,7 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 				}
 				return fakeRecord(cfg, name, specPath, dataDir, rr.values[name+"/"+cfg.Profile])
 			},
-			StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
+			StagesFor: func(root, profile, run string, _ settings.Settings) ([]*repro.Stage, error) {
 				return []*repro.Stage{{
 					Name: name + ":analyze", Doc: "double it", Code: []string{"analysis"},
 					Inputs: []string{run}, Outputs: []string{"results/" + name + ".json"},
@@ -267,7 +267,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(final, "SUMMARY.txt")); err != nil || !strings.Contains(string(b), "F-alpha") {
 		t.Errorf("SUMMARY.txt: %v\n%s", err, b)
 	}
-	if l := FindLeftovers(rr.cfg.Root).Lines(); len(l) > 0 {
+	if l := FindLeftovers(rr.cfg).Lines(); len(l) > 0 {
 		t.Errorf("leftovers after a complete all: %v", l)
 	}
 
@@ -326,11 +326,13 @@ func TestAllSkipsWhatCannotRunHere(t *testing.T) {
 	}
 
 	// PQREPRO_STUDIES limits the re-runs the same way; an unknown name is an error.
-	t.Setenv("PQREPRO_STUDIES", "beta,gamma")
+	s := settings.Defaults()
+	s.Studies = []string{"beta", "gamma"}
+	rr.cfg.Settings = &s
 	if err := rr.all(t, Quick); err == nil || !strings.Contains(err.Error(), `PQREPRO_STUDIES names "gamma"`) {
 		t.Errorf("unknown study in PQREPRO_STUDIES: %v", err)
 	}
-	t.Setenv("PQREPRO_STUDIES", "alpha")
+	s.Studies = []string{"alpha"}
 	delete(rr.cannot, "alpha")
 	rr.values["alpha/quick"] = 21
 	if err := rr.all(t, Quick); err != nil || !strings.Contains(rr.log.String(), "3. beta: NOT re-run here: not in PQREPRO_STUDIES") || rr.runs["alpha"] != 1 {
@@ -431,7 +433,7 @@ func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 	}
 	// A tree a SIGKILL left is a leftover that status and the next run report.
 	os.MkdirAll(filepath.Join(rr.cfg.Root, ReproduceDir, ".incomplete-quick-123"), 0o755)
-	if l := strings.Join(FindLeftovers(rr.cfg.Root).Lines(), "\n"); !strings.Contains(l, ".cache/reproduce/.incomplete-quick-123") {
+	if l := strings.Join(FindLeftovers(rr.cfg).Lines(), "\n"); !strings.Contains(l, ".cache/reproduce/.incomplete-quick-123") {
 		t.Errorf("leftovers: %s", l)
 	}
 }
@@ -443,7 +445,7 @@ func TestAllRefusesWhileBuildWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release()
-	for _, target := range []string{"all", "quick", "reproduce"} {
+	for _, target := range []string{"all", "quick"} {
 		ran := false
 		err := Locked(context.Background(), rr.cfg, target, func(context.Context, Config) error { ran = true; return nil })
 		var be *treelock.BusyError
@@ -501,8 +503,8 @@ func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *repro
 		write(root, "internal/paperbuild/x.go", "package x\n")
 		write(root, "paper/main.tex", "\\documentclass{article}\n\\begin{document}\n\\input{generated/alpha.tex}\n\\end{document}\n")
 		s := studies[0].StagesFor
-		studies[0].StagesFor = func(root, profile, run string) ([]*repro.Stage, error) {
-			st, err := s(root, profile, run)
+		studies[0].StagesFor = func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
+			st, err := s(root, profile, run, set)
 			return append(st, &repro.Stage{Name: "alpha:tables", Code: []string{"analysis"},
 				Inputs: []string{"results/alpha.json"}, Outputs: []string{"paper/generated/alpha.tex"},
 				Run: func(ctx context.Context, env *repro.Env) error {
@@ -525,14 +527,15 @@ func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *repro
 func TestAllJudgesItems(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
 	rr.values["alpha/quick"] = 21
-	studies[0].Compare = compareWith(func(ref, now *struct {
+	type value struct {
 		Value float64 `json:"value"`
-	}) []agreement.Item {
+	}
+	studies[0].Results = resultsOf[value]{Decode: jsonnum.Decode[value], Items: func(ref, now *value) []agreement.Item {
 		return []agreement.Item{
 			{Name: "time", Unit: "ms", Class: agreement.HostDependent, Kind: agreement.Estimate, Ref: agreement.V(ref.Value, 1), New: agreement.V(2*now.Value, 1)},
 			{Name: "count", Class: agreement.HostIndependent, Kind: agreement.Exact, Ref: agreement.V(ref.Value, 0), New: agreement.V(now.Value, 0)},
 		}
-	})
+	}}.decode
 	if err := rr.all(t, Quick); err != nil {
 		t.Fatalf("All: %v\n%s", err, rr.log)
 	}

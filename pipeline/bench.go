@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// Bench prints the pipeline's performance figures: the wall time of a
-// no-op build of the current tree (what `mage build` costs beyond compiling
-// the magefile when nothing is stale), then every Go benchmark of the
-// module (go test -bench, one run each; use benchstat over several runs
+// Bench prints the pipeline's performance figures. That is, the wall time
+// of a no-op build of the current tree (what `mage build` costs beyond
+// compiling the magefile when nothing is stale), then every Go benchmark of
+// the module (go test -bench, one run each; use benchstat over several runs
 // to compare two versions).
 func Bench(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {

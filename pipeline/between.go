@@ -111,7 +111,7 @@ func betweenCandidates(root, study, refRun string) (ids, left []string, err erro
 func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string) {
 	for i := range plans {
 		p := &plans[i]
-		if p.ref == "" || p.refResults == nil || p.s.Compare == nil {
+		if p.ref == "" || p.refResults == nil || p.s.Results == nil {
 			continue
 		}
 		ids, left, err := betweenCandidates(cfg.Root, p.s.Name, p.ref)
@@ -136,7 +136,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 					continue
 				}
 			}
-			as, err := compareStudy(p.s, b, b, cfg.Profile, hostPair{match: true})
+			as, _, err := selfCompare(p.s, b, cfg.Profile)
 			if err != nil {
 				cfg.printf("between-run variance of %s: run %s left out: %v", p.s.Name, id, err)
 				continue
@@ -151,7 +151,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 // analyseRun analyses one committed run of s into tree and returns its
 // results/<study>.json.
 func analyseRun(ctx context.Context, cfg Config, s Study, run, tree string) ([]byte, error) {
-	st, err := s.StagesFor(cfg.Root, cfg.Profile, run)
+	st, err := s.stagesOver(cfg.Root, cfg.Profile, run, cfg.settings())
 	if err != nil {
 		return nil, err
 	}

@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// Build brings every stage up to date (or the named ones and what they
-// depend on), after checking every pinned run against its manifest
-// (through the hash cache, whose key includes the status-change time, so
-// an in-place edit with the modification time set back is seen).
+// Build brings every stage up to date, or the named ones and what they
+// depend on.
+//
+// It first checks every pinned run against its manifest (through the
+// hash cache, whose key includes the status-change time, so an in-place
+// edit with the modification time set back is seen).
 func Build(ctx context.Context, cfg Config, names ...string) error {
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -30,14 +29,16 @@ func Bundle(ctx context.Context, cfg Config) error {
 	}
 	targets := bundleTargets(cfg.Root)
 
-	if os.Getenv("PQREPRO_BUNDLE_MEASURE") == "1" {
+	if cfg.settings().BundleMeasure {
 		return measureTargets(ctx, cfg)
 	}
 
 	start := cfg.now()
 	rep, err := bundle.Write(ctx, bundle.Options{
 		Root:       cfg.Root,
-		AllowDirty: os.Getenv("PQREPRO_BUNDLE_DIRTY") == "1",
+		AllowDirty: cfg.settings().BundleDirty,
+		Epoch:      cfg.settings().SourceDateEpoch,
+		Store:      cfg.store(),
 		Targets:    targets,
 		Log:        cfg.log(),
 	})

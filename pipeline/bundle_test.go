@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"pqrepro/internal/bundle"
+	"pqrepro/internal/settings"
 	"pqrepro/pipeline"
 )
 
@@ -46,11 +47,10 @@ func committedRepo(t *testing.T) string {
 // TestPipelineBundle runs the function `mage bundle` calls.
 func TestPipelineBundle(t *testing.T) {
 	root := committedRepo(t)
-	t.Setenv("PQREPRO_STORE", t.TempDir())
-	t.Setenv("PQREPRO_BUNDLE_DIRTY", "")
-	t.Setenv("PQREPRO_BUNDLE_MEASURE", "")
+	s := settings.Defaults()
+	s.Store = t.TempDir()
 	var log bytes.Buffer
-	cfg := pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log}
+	cfg := pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log, Settings: &s}
 	if err := pipeline.Bundle(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPipelineBundle(t *testing.T) {
 	if err := pipeline.Bundle(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "README.md") {
 		t.Errorf("dirty tree: err = %v", err)
 	}
-	t.Setenv("PQREPRO_BUNDLE_DIRTY", "1")
+	s.BundleDirty = true
 	if err := pipeline.Bundle(context.Background(), cfg); err != nil {
 		t.Errorf("PQREPRO_BUNDLE_DIRTY=1: %v", err)
 	}
@@ -89,9 +89,10 @@ func TestPipelineBundle(t *testing.T) {
 // build and writes the timings file instead of a bundle.
 func TestPipelineMeasure(t *testing.T) {
 	root := committedRepo(t)
-	t.Setenv("PQREPRO_BUNDLE_MEASURE", "1")
+	s := settings.Defaults()
+	s.BundleMeasure = true
 	var log bytes.Buffer
-	if err := pipeline.Bundle(context.Background(), pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log}); err != nil {
+	if err := pipeline.Bundle(context.Background(), pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log, Settings: &s}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(bundle.DefaultTimingsFile)))

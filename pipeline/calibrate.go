@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"pqrepro/analysis/agreement"
@@ -18,30 +17,26 @@ import (
 // SUMMARY.txt.
 const CalibrateDir = ".cache/calibrate"
 
-// The calibration's defaults: K pseudo-replicates (PQREPRO_CALIBRATE_K)
-// and the PCG seed (PQREPRO_CALIBRATE_SEED).
-const (
-	calibrateK    = 200
-	calibrateSeed = 20261201
-)
-
 // calibrationDoc is the file whose marked blocks Calibrate fills with its
 // figures, one per profile.
 const calibrationDoc = "docs/agreement.md"
 
-// Calibrate is `mage calibrate`: it measures how often `mage all`'s rule
-// (analysis/agreement: prediction intervals, Holm over every item) says
-// NOT REPRODUCED when nothing changed, and how often it notices a known
-// change, at cfg.Profile (default full). It draws K pseudo-replicate
-// pairs of the profile's reference runs in two modes: resampling each
-// run's own rounds, series or repetitions with every item re-derived
-// from the resample (Study.Resample, agreement.Resampled), and the
-// parametric draw of each item at its reference standard error
-// (agreement.Pseudo), kept for comparison. It judges each pair as `all`
-// judges a new run, with the between-run variance of the repository's
-// quiet runs when there are enough (betweenRuns), and reports per mode
-// the false-alarm rate, the power against each study's injected changes
-// (Study.CalibrationChanges) at the goal's size, and the smallest size
+// Calibrate is `mage calibrate`: the false-alarm rate and power of `mage
+// all`'s rule.
+//
+// It measures how often `mage all`'s rule (analysis/agreement:
+// prediction intervals, Holm over every item) says NOT REPRODUCED when
+// nothing changed, and how often it notices a known change, at
+// cfg.Profile (default full). It draws K pseudo-replicate pairs of the
+// profile's reference runs in two modes: resampling each run's own
+// rounds, series or repetitions with every item re-derived from the
+// resample (Results.Resampler, agreement.Resampled), and the parametric
+// draw of each item at its reference standard error (agreement.Pseudo),
+// kept for comparison. It judges each pair as `all` judges a new run,
+// with the between-run variance of the repository's quiet runs when
+// there are enough (betweenRuns), and reports per mode the false-alarm
+// rate, the power against each study's injected changes
+// (Results.Changes) at the goal's size, and the smallest size
 // detected in 80 % of the pairs. The figures go to
 // CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
 // block for the profile. The same K and seed give the same figures.
@@ -54,11 +49,8 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	k, seed, err := calibrationParams()
-	if err != nil {
-		return err
-	}
-	plans, err := planReproduction(cfg)
+	k, seed := cfg.settings().CalibrateK, cfg.settings().CalibrateSeed
+	plans, err := planAll(cfg)
 	if err != nil {
 		return err
 	}
@@ -90,28 +82,9 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-func calibrationParams() (int, uint64, error) {
-	k, seed := calibrateK, uint64(calibrateSeed)
-	if v := os.Getenv("PQREPRO_CALIBRATE_K"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return 0, 0, fmt.Errorf("PQREPRO_CALIBRATE_K=%q: want a positive number of pseudo-replicates (the goal needs at least 200)", v)
-		}
-		k = n
-	}
-	if v := os.Getenv("PQREPRO_CALIBRATE_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 0, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("PQREPRO_CALIBRATE_SEED=%q: want an unsigned integer", v)
-		}
-		seed = n
-	}
-	return k, seed, nil
-}
-
 // calibration is the report of K pseudo-replicate comparisons of the
 // plans' reference results, in both modes: resampling each reference
-// run's own rounds, series or repetitions (Study.Resample; the stronger
+// run's own rounds, series or repetitions (Results.Resampler; the stronger
 // check, which keeps the items' correlation) and the parametric draw of
 // every item at its standard error (agreement.Pseudo), kept as the
 // comparison row.
@@ -125,7 +98,7 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 			fmt.Fprintf(&b, "  %-5s not calibrated: no %s reference run\n", p.s.Name, profile)
 			continue
 		}
-		as, err := compareStudy(p.s, p.refResults, p.refResults, profile, hostPair{match: true})
+		as, ref, err := selfCompare(p.s, p.refResults, profile)
 		if err != nil {
 			return "", err
 		}
@@ -139,26 +112,18 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 		fmt.Fprintf(&b, "  %-5s reference %s: %d items, %d judged on the same host\n", p.s.Name, p.ref, len(as.Items), judged)
 		parametric = append(parametric, agreement.Parametric(as))
 		draw, method := agreement.Parametric(as), "none (the study has no resampler): parametric in both modes"
-		if p.s.Resample != nil {
-			r, m, err := p.s.Resample(p.refResults)
-			if err != nil {
-				return "", fmt.Errorf("%s: resample the reference results: %w", p.s.Name, err)
+		if ref != nil {
+			if r, m := ref.Resampler(); r != nil {
+				if draw, err = agreement.Resampled(as, r); err != nil {
+					return "", err
+				}
+				method = m
 			}
-			if draw, err = agreement.Resampled(as, r); err != nil {
-				return "", err
-			}
-			method = m
+			changes = append(changes, ref.Changes()...)
 		}
 		resampled = append(resampled, draw)
 		fmt.Fprintf(&b, "        resampling: %s\n", method)
 		fmt.Fprintf(&b, "        %s\n", p.between)
-		if p.s.CalibrationChanges != nil {
-			ch, err := p.s.CalibrationChanges(p.refResults)
-			if err != nil {
-				return "", fmt.Errorf("%s: %w", p.s.Name, err)
-			}
-			changes = append(changes, ch...)
-		}
 	}
 	if len(parametric) == 0 {
 		return "", fmt.Errorf("no %s reference run to calibrate on", profile)

@@ -9,23 +9,19 @@ import (
 	"strings"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
-	"pqrepro/experiments/tls/dockernet"
-	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
 
 // Clean removes build caches and the leftovers of interrupted runs: what
-// a killed run's docker path left (its private dockerd, containers,
-// networks, images, bridge, data root and temp dir: dockernet.Clean;
-// first, since the data root is under .cache/), Study A's PEM folders of
-// killed runs in the temporary directory (tlsrun.RemoveCertLeftovers), .cache/ (but its locks
-// and the compiled magefile), staging folders of interrupted stages and incomplete run
-// folders under data/, and the data remote's leftovers of killed pushes
-// (a dir remote's .incoming-* files no upload holds). It keeps raw data, the content store and the
-// committed outputs (they are artifacts; delete pqrepro.lock to force a
-// full rebuild).
+// the studies' killed runs left outside the tree that clean removes
+// (Study.Clean: Study A's docker path and PEM folders; first, since the
+// docker path's data root is under .cache/), .cache/ (but its locks and
+// the compiled magefile), staging folders of interrupted stages and
+// incomplete run folders under data/, and the data remote's leftovers of
+// killed pushes (a dir remote's .incoming-* files no upload holds). It
+// keeps raw data, the content store and the committed outputs (they are
+// artifacts; delete pqrepro.lock to force a full rebuild).
 func Clean(cfg Config) error {
 	var removed []string
 	remove := func(p string) error {
@@ -36,16 +32,10 @@ func Clean(cfg Config) error {
 		removed = append(removed, rel)
 		return nil
 	}
-	for _, prefix := range dockerPrefixes() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		gone, err := dockernet.Clean(ctx, prefix, nil)
-		cancel()
-		for _, g := range gone {
-			removed = append(removed, "docker: "+g)
-		}
-		if err != nil {
-			return fmt.Errorf("clean: %w", err)
-		}
+	gone, err := cleanStudies(context.Background(), cfg, "clean")
+	removed = append(removed, gone...)
+	if err != nil {
+		return err
 	}
 	// .cache/locks and .cache/mage stay: the lock this command holds and
 	// the compiled magefile it runs (and that another command may be
@@ -66,12 +56,7 @@ func Clean(cfg Config) error {
 			}
 		}
 	}
-	gone, err := tlsrun.RemoveCertLeftovers()
-	removed = append(removed, gone...)
-	if err != nil {
-		return fmt.Errorf("clean: %w", err)
-	}
-	if lr, name := leftoverRemover(cfg.Root); lr != nil {
+	if lr, name := leftoverRemover(cfg); lr != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		gone, err := lr.RemoveLeftovers(ctx)
 		cancel()
@@ -92,41 +77,26 @@ func Clean(cfg Config) error {
 
 // NetClean removes the network namespaces (and with them the TUN, veth
 // and bridge devices) that crashed runs of the studies' experiments left
-// behind (Study.NetnsPrefixes); those of running processes are kept.
+// behind (Study.Clean for net:clean); those of running processes are
+// kept, and each study says which it removed and kept.
 func NetClean(ctx context.Context, cfg Config) error {
-	for _, prefix := range netnsPrefixes() {
-		if err := netClean(cfg, prefix); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := cleanStudies(ctx, cfg, "net:clean")
+	return err
 }
 
-// netnsPrefixes name the network namespaces the studies' experiments
-// create.
-func netnsPrefixes() []string {
-	var out []string
+// cleanStudies calls every registered study's Clean for target and
+// returns what they removed; the first error stops it.
+func cleanStudies(ctx context.Context, cfg Config, target string) ([]string, error) {
+	var removed []string
 	for _, s := range Studies() {
-		out = append(out, s.NetnsPrefixes...)
-	}
-	return out
-}
-
-func netClean(cfg Config, prefix string) error {
-	rep, err := linkemu.Clean("", prefix, false)
-	if err != nil {
-		return fmt.Errorf("net:clean: %w", err)
-	}
-	switch {
-	case len(rep.Removed) == 0 && len(rep.InUse) == 0:
-		cfg.printf("net:clean: no namespace named %s* left behind", prefix)
-	default:
-		if len(rep.Removed) > 0 {
-			cfg.printf("net:clean: removed %s", strings.Join(rep.Removed, ", "))
+		if s.Clean == nil {
+			continue
 		}
-		if len(rep.InUse) > 0 {
-			cfg.printf("net:clean: kept %s (their process is still running)", strings.Join(rep.InUse, ", "))
+		gone, err := s.Clean(ctx, cfg, target)
+		removed = append(removed, gone...)
+		if err != nil {
+			return removed, fmt.Errorf("%s: study %s: %w", target, s.Name, err)
 		}
 	}
-	return nil
+	return removed, nil
 }

@@ -6,51 +6,126 @@ import (
 	"strings"
 
 	"pqrepro/analysis/agreement"
-	"pqrepro/internal/jsonnum"
 )
 
-// compareWith is a study's Compare from its analysis package's
-// CompareItems: both runs' results are read as T (strictly: an unknown
-// field is an error, so that a field renamed in the analysis stops the
-// comparison here rather than turn every item into "absent").
-func compareWith[T any](items func(ref, now *T) []agreement.Item) func(study string, ref, now []byte) ([]agreement.Item, error) {
-	return func(study string, ref, now []byte) ([]agreement.Item, error) {
-		name := "results/" + study + ".json"
-		r, err := jsonnum.Decode[T]("the reference run's "+name, ref)
-		if err != nil {
-			return nil, err
-		}
-		n, err := jsonnum.Decode[T]("the new run's "+name, now)
-		if err != nil {
-			return nil, err
-		}
-		return items(r, n), nil
-	}
+// Results are one run's results/<name>.json decoded once by its study's
+// analysis package (its DecodeResults), with what `mage all` and `mage
+// calibrate` derive from them: Study.Results returns them, resultsOf
+// binds them to the analysis package's functions over its results type.
+type Results interface {
+	// Items lists the compared items of these results, the reference,
+	// and now's (decoded by the same study's Results) for
+	// agreement.Judge.
+	Items(now Results) ([]agreement.Item, error)
+	// Changes are the known changes `mage calibrate` injects into
+	// pseudo-replicates of these results to measure the rule's power;
+	// none when the study has none.
+	Changes() []agreement.Change
+	// Resampler draws pseudo-runs from these results' own rounds,
+	// series or repetitions, every item re-derived from them, and says
+	// how it draws; nil when the study has none (calibrate then draws
+	// parametrically in both modes).
+	Resampler() (agreement.Resampler, string)
 }
 
-// resampleWith is a study's Resample from its analysis package's
-// resampler of its results (read as T, strictly, as compareWith reads
-// them) and the line saying how it draws.
-func resampleWith[T any](resampler func(ref *T) agreement.Resampler, method string) func(ref []byte) (agreement.Resampler, string, error) {
-	return func(ref []byte) (agreement.Resampler, string, error) {
-		r, err := jsonnum.Decode[T]("the reference run's results", ref)
-		if err != nil {
-			return nil, "", err
-		}
-		return resampler(r), method, nil
-	}
+// resultsOf is a study's Results over its analysis package's results
+// type T: Decode is its one decoder (strict: a field renamed in the
+// analysis stops the comparison rather than turn every item "absent"),
+// Items its CompareItems; Changes and Resampler may be nil, Method says
+// how Resampler draws.
+type resultsOf[T any] struct {
+	Decode    func(name string, b []byte) (*T, error)
+	Items     func(ref, now *T) []agreement.Item
+	Changes   func(ref *T) []agreement.Change
+	Resampler func(ref *T) agreement.Resampler
+	Method    string
 }
 
-// compareStudy is one study's items for agreement.Judge: its Compare
-// (nil: no items, the claims are still compared), the two results'
-// profiles and whether the two runs' hosts match.
+// decode is the Study.Results hook: it decodes b once.
+func (h resultsOf[T]) decode(name string, b []byte) (Results, error) {
+	v, err := h.Decode(name, b)
+	if err != nil {
+		return nil, err
+	}
+	return decoded[T]{h: h, v: v}, nil
+}
+
+// decoded is one run's results of type T with its study's functions.
+type decoded[T any] struct {
+	h resultsOf[T]
+	v *T
+}
+
+func (d decoded[T]) Items(now Results) ([]agreement.Item, error) {
+	n, ok := now.(decoded[T])
+	if !ok {
+		return nil, fmt.Errorf("results of type %T compared with %T: two studies' results", d.v, now)
+	}
+	return d.h.Items(d.v, n.v), nil
+}
+
+func (d decoded[T]) Changes() []agreement.Change {
+	if d.h.Changes == nil {
+		return nil
+	}
+	return d.h.Changes(d.v)
+}
+
+func (d decoded[T]) Resampler() (agreement.Resampler, string) {
+	if d.h.Resampler == nil {
+		return nil, ""
+	}
+	return d.h.Resampler(d.v), d.h.Method
+}
+
+// compareStudy is one study's items for agreement.Judge: its results
+// decoded (Study.Results; nil: no items, the claims are still compared),
+// the two results' profiles and whether the two runs' hosts match.
 func compareStudy(s Study, ref, now []byte, profile string, hosts hostPair) (agreement.Study, error) {
-	as := agreement.Study{Name: s.Name, RefProfile: resultsProfile(ref, profile), NewProfile: resultsProfile(now, profile),
-		HostsMatch: hosts.match, HostNote: hosts.note}
-	if s.Compare == nil {
-		return as, nil
+	as, r, err := decodeRef(s, ref, profile, hosts)
+	as.NewProfile = resultsProfile(now, profile)
+	if err != nil || r == nil {
+		return as, err
 	}
-	items, err := s.Compare(s.Name, ref, now)
+	n, err := s.Results("the new run's results/"+s.Name+".json", now)
+	if err != nil {
+		return as, fmt.Errorf("compare %s: %w", s.Name, err)
+	}
+	return withItems(as, s, r, n)
+}
+
+// selfCompare is one run's results compared with themselves on a
+// matching host (the start of calibrate's pseudo-replicates and of the
+// between-run variance), decoded once; it returns them too (nil when
+// the study has no Results).
+func selfCompare(s Study, b []byte, profile string) (agreement.Study, Results, error) {
+	as, r, err := decodeRef(s, b, profile, hostPair{match: true})
+	if err != nil || r == nil {
+		return as, r, err
+	}
+	as, err = withItems(as, s, r, r)
+	return as, r, err
+}
+
+// decodeRef is the agreement.Study of s with the reference results ref
+// decoded (nil when the study has no Results); NewProfile is ref's.
+func decodeRef(s Study, ref []byte, profile string, hosts hostPair) (agreement.Study, Results, error) {
+	as := agreement.Study{Name: s.Name, RefProfile: resultsProfile(ref, profile), NewProfile: resultsProfile(ref, profile),
+		HostsMatch: hosts.match, HostNote: hosts.note}
+	if s.Results == nil {
+		return as, nil, nil
+	}
+	r, err := s.Results("the reference run's results/"+s.Name+".json", ref)
+	if err != nil {
+		return as, nil, fmt.Errorf("compare %s: %w", s.Name, err)
+	}
+	return as, r, nil
+}
+
+// withItems sets as.Items to the items of ref against now; none is an
+// error.
+func withItems(as agreement.Study, s Study, ref, now Results) (agreement.Study, error) {
+	items, err := ref.Items(now)
 	if err != nil {
 		return as, fmt.Errorf("compare %s: %w", s.Name, err)
 	}

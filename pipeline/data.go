@@ -12,21 +12,12 @@ import (
 	"pqrepro/internal/repro"
 )
 
-// openRemote loads remote.toml (or $PQREPRO_REMOTE) and connects.
-func openRemote(cfg Config) (remote.Remote, error) {
-	c, _, err := remote.LoadConfig(cfg.Root)
-	if err != nil {
-		return nil, err
-	}
-	return remote.Open(cfg.Root, c)
-}
-
 func (c *Config) dataOptions() remote.Options {
 	return remote.Options{Logf: c.printf, Verbose: c.Verbose}
 }
 
 // DataPull fetches every blob the runs under data/ refer to and the store
-// lacks from the data remote, checking each SHA-256 before storing it; an
+// lacks from the data remote, checking each SHA-256 before storing it. An
 // interrupted pull resumes where it stopped.
 func DataPull(ctx context.Context, cfg Config) error {
 	// It writes into the content store that build and verify read: under
@@ -60,7 +51,7 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	if err != nil {
 		return fmt.Errorf("data:%s: %w", verb, err)
 	}
-	store := repro.OpenStore(cfg.Root)
+	store := cfg.store()
 	cfg.printf("data:%s: %d referenced blobs, store %s, remote %s", verb, len(refs), store.Dir, rem)
 	start := time.Now()
 	res, err := do(ctx, store, rem, remote.Sums(refs), cfg.dataOptions())
@@ -101,11 +92,12 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	return nil
 }
 
-// DataStatus says, for each blob the runs under data/ refer to, whether
-// it is present in the local store, remote-only (mage data:pull fetches
-// it) or absent. A missing or unreachable remote is not an error: the
-// blobs it would be asked about are reported absent or unknown with the
-// reason in remoteErr.
+// DataStatus says where each blob the runs under data/ refer to is.
+//
+// A blob is present in the local store, remote-only (mage data:pull
+// fetches it) or absent. A missing or unreachable remote is not an
+// error: the blobs it would be asked about are reported absent or
+// unknown with the reason in remoteErr.
 func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remoteName string, remoteErr error, err error) {
 	refs, err := remote.Referenced(cfg.Root)
 	if err != nil {
@@ -117,7 +109,7 @@ func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remot
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	return remote.Survey(ctx, repro.OpenStore(cfg.Root), rem, refs), remoteName, remoteErr, nil
+	return remote.Survey(ctx, cfg.store(), rem, refs), remoteName, remoteErr, nil
 }
 
 // printDataStatus is the data part of mage status: one summary line, and

@@ -22,8 +22,6 @@ func dataRepo(t *testing.T) (root, remoteDir, sum string, capture []byte) {
 	root = t.TempDir()
 	remoteDir = filepath.Join(t.TempDir(), "share")
 	os.MkdirAll(remoteDir, 0o755)
-	t.Setenv("PQREPRO_STORE", "")
-	t.Setenv("PQREPRO_REMOTE", "")
 	capture = bytes.Repeat([]byte("pcapng "), 50_000)
 	h := sha256.Sum256(capture)
 	sum = hex.EncodeToString(h[:])
@@ -49,7 +47,7 @@ func TestDataPushPullStatus(t *testing.T) {
 
 	src := filepath.Join(t.TempDir(), "capture")
 	os.WriteFile(src, capture, 0o644)
-	store := repro.OpenStore(root)
+	store := repro.OpenStore(root, "")
 	if _, err := store.Put(src); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +120,7 @@ func TestDataPushLeftovers(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	left := filepath.Join(dir, ".incoming-4242")
 	os.WriteFile(left, []byte("half a blob"), 0o644)
-	lines := strings.Join(FindLeftovers(root).Lines(), "\n")
+	lines := strings.Join(FindLeftovers(Config{Root: root}).Lines(), "\n")
 	if !strings.Contains(lines, ".incoming-4242") || !strings.Contains(lines, "data:push") {
 		t.Errorf("status does not list the killed push's leftover:\n%s", lines)
 	}
@@ -133,7 +131,7 @@ func TestDataPushLeftovers(t *testing.T) {
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("clean left %s: %v\n%s", left, err, out.String())
 	}
-	if lines := FindLeftovers(root).Lines(); strings.Contains(strings.Join(lines, "\n"), ".incoming-") {
+	if lines := FindLeftovers(Config{Root: root}).Lines(); strings.Contains(strings.Join(lines, "\n"), ".incoming-") {
 		t.Errorf("still listed after clean: %v", lines)
 	}
 }

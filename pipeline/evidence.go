@@ -21,7 +21,7 @@ import (
 )
 
 // ErrEvidence is returned when a pinned run differs from its sealed
-// manifest (or the pin from the manifest): the raw data the paper is
+// manifest (or the pin from the manifest). The raw data the paper is
 // built from was altered, and nothing is built from it.
 var ErrEvidence = errors.New("the pinned raw data does not match its seal")
 
@@ -30,17 +30,8 @@ type pinnedRun struct {
 	study, dir string
 	// manifest is the SHA-256 the pin records for the run's manifest
 	// ("" if none); pinnedBy says where (spec file and key), specFile is
-	// the spec ("" when the study pins its runs itself).
+	// the spec.
 	manifest, pinnedBy, specFile string
-}
-
-// manifestPin is the manifest SHA-256 the study's pin for profile records.
-func (s Study) manifestPin(root, profile string) (string, error) {
-	if s.Manifest != nil {
-		return s.Manifest(root, profile)
-	}
-	_, m, err := spec.PinnedSeal(root, s.Name, profile)
-	return m, err
 }
 
 // pinnedRuns lists every run that any study pins, for every profile.
@@ -48,22 +39,14 @@ func pinnedRuns(cfg Config) ([]pinnedRun, error) {
 	var out []pinnedRun
 	for _, s := range Studies() {
 		for _, profile := range []string{Full, Quick} {
-			dir, err := s.pinned(cfg.Root, profile)
+			dir, m, err := spec.PinnedSeal(cfg.Root, s.Name, profile)
 			if err != nil {
 				return nil, fmt.Errorf("study %s: %w", s.Name, err)
 			}
 			if dir == "" {
 				continue
 			}
-			m, err := s.manifestPin(cfg.Root, profile)
-			if err != nil {
-				return nil, fmt.Errorf("study %s: %w", s.Name, err)
-			}
-			r := pinnedRun{study: s.Name, dir: dir, manifest: m, specFile: spec.Path(s.Name), pinnedBy: spec.Path(s.Name) + " [runs] " + profile}
-			if s.Pinned != nil {
-				r.specFile, r.pinnedBy = "", "the "+profile+" pin of study "+s.Name
-			}
-			out = append(out, r)
+			out = append(out, pinnedRun{study: s.Name, dir: dir, manifest: m, specFile: spec.Path(s.Name), pinnedBy: spec.Path(s.Name) + " [runs] " + profile})
 		}
 	}
 	return out, nil
@@ -98,7 +81,7 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		}
 	}
 	rep := &evidenceReport{}
-	store := repro.OpenStore(cfg.Root)
+	store := cfg.store()
 	seen := map[pinnedRun]bool{}
 	for _, r := range runs {
 		if seen[r] {
@@ -108,13 +91,9 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		rep.Runs++
 		by := r.pinnedBy
 		if r.manifest == "" {
-			p, restore := r.specFile, "if the spec was edited, restore it with `git checkout -- "+r.specFile+"`; "
-			if p == "" {
-				p, restore = r.dir+"/"+repro.ManifestFile, ""
-			}
-			rep.Problems = append(rep.Problems, repro.Problem{Path: p, What: fmt.Sprintf(
-				"%s names %s without the SHA-256 of its %s (a pin is <run-id>@sha256:<manifest SHA-256>); %sa run committed before manifests existed is sealed once with `go run ./cmd/pqrepro seal %s`",
-				r.pinnedBy, r.dir, repro.ManifestFile, restore, r.dir)})
+			rep.Problems = append(rep.Problems, repro.Problem{Path: r.specFile, What: fmt.Sprintf(
+				"%s names %s without the SHA-256 of its %s (a pin is <run-id>@sha256:<manifest SHA-256>); if the spec was edited, restore it with `git checkout -- %s`; a run committed before manifests existed is sealed once with `go run ./cmd/pqrepro seal %s`",
+				r.pinnedBy, r.dir, repro.ManifestFile, r.specFile, r.dir)})
 			by = "" // still check the folder against its own manifest
 		}
 		rc := repro.CheckRun(cfg.Root, r.dir, r.manifest, by, h, store)

@@ -17,6 +17,7 @@ import (
 
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -28,7 +29,6 @@ import (
 func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	t.Helper()
 	root := t.TempDir()
-	t.Setenv("PQREPRO_STORE", "")
 	write := func(rel string, b []byte) {
 		t.Helper()
 		p := filepath.Join(root, rel)
@@ -48,7 +48,7 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	studies = []Study{{
 		Name:  "ev",
 		Title: "evidence tests",
-		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
+		StagesFor: func(root, profile, run string, _ settings.Settings) ([]*repro.Stage, error) {
 			return []*repro.Stage{{
 				Name: "ev:analyze", Doc: "sum the records", Code: []string{"analysis"},
 				Inputs: []string{run}, Outputs: []string{"results/ev.txt"},
@@ -95,7 +95,7 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	}
 	blob := filepath.Join(t.TempDir(), "capture.pcapng")
 	os.WriteFile(blob, []byte("a capture"), 0o644)
-	blobSum, err := repro.OpenStore(root).Put(blob)
+	blobSum, err := repro.OpenStore(root, "").Put(blob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestVerifyListsFilesBeforeStageErrors(t *testing.T) {
 	// Not gzip at all: the stage fails, and a blob in the store is corrupt.
 	os.WriteFile(filepath.Join(cfg.Root, run, "records.csv.gz"), []byte("not gzip\n"), 0o644)
 	m, _ := provenance.Read(filepath.Join(cfg.Root, run))
-	blob := repro.OpenStore(cfg.Root).Path(m.Files["capture.pcapng"])
+	blob := repro.OpenStore(cfg.Root, "").Path(m.Files["capture.pcapng"])
 	os.Chmod(blob, 0o644)
 	os.WriteFile(blob, []byte("another capture"), 0o644)
 	err := Verify(context.Background(), cfg)
@@ -429,10 +429,10 @@ func gitRepo(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestReproduceRecordsTheRepositorysCommit: a run that works in another
-// tree (mage reproduce) records the repository's commit and dirty state,
+// TestAllRecordsTheRepositorysCommit: a run that works in another
+// tree (mage all) records the repository's commit and dirty state,
 // passed through Config, not "unknown" from the tree it works in.
-func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
+func TestAllRecordsTheRepositorysCommit(t *testing.T) {
 	cfg, _, _ := fakeStudy(t)
 	os.MkdirAll(filepath.Join(cfg.Root, "experiments"), 0o755)
 	os.WriteFile(filepath.Join(cfg.Root, "experiments/fake.toml"), []byte("[runs]\n"), 0o644)
@@ -449,9 +449,9 @@ func TestReproduceRecordsTheRepositorysCommit(t *testing.T) {
 		got = provenance.Collect(ctx, provenance.Options{Root: tree, Git: c.Git})
 		return "", errors.New("stop here")
 	}
-	err := Reproduce(context.Background(), cfg)
+	err := All(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "stop here") {
-		t.Fatalf("Reproduce: %v", err)
+		t.Fatalf("All: %v", err)
 	}
 	diff, _ := exec.Command("git", "-C", cfg.Root, "diff", "HEAD", "--binary", "--no-ext-diff", "--no-color").Output()
 	if got.Git.Commit != head || !got.Git.Dirty || got.Git.DiffSHA256 != repro.HashBytes(diff) {

@@ -18,7 +18,7 @@ import "strings"
 // when it finds such a run: p.ref becomes it, p.pinned the pinned run,
 // p.committed false (the committed results are the pinned run's).
 func hostReference(cfg Config, p *studyPlan, tree string) {
-	if p.newRun == "" || p.s.Compare == nil {
+	if p.newRun == "" || p.s.Results == nil {
 		return
 	}
 	var pinnedHost hostPair

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"pqrepro/analysis/agreement"
 )
 
 // writeMeta writes a run's meta.json with the fields comparableRuns
@@ -34,7 +32,7 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 // taken; without such a run the pinned reference stays.
 func TestHostReference(t *testing.T) {
 	root, tree := t.TempDir(), t.TempDir()
-	study := Study{Name: "x", Compare: func(string, []byte, []byte) ([]agreement.Item, error) { return nil, nil }}
+	study := Study{Name: "x", Results: func(string, []byte) (Results, error) { return nil, nil }}
 	writeMeta(t, root, "data/x/20261201T000000Z-quick", "quick", "s0", "d", "Xeon", "quiet") // pinned
 	writeMeta(t, root, "data/x/20261201T010000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T020000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -27,7 +30,9 @@ import (
 //
 // A package may import its own layer and the layers below; experiments
 // and analysis may not import each other. And only the composition root
-// may import the packages of every registered study (Study.Packages).
+// may import the packages of every registered study (Study.Packages);
+// inside it, only a study's registration (pipeline/study_<name>.go and
+// its tests) imports the study's packages (TestRegistrationImports).
 type layer int
 
 const (
@@ -252,6 +257,143 @@ func TestCheckLayersCatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := checkLayers([]goPackage{tc.pkg}, studies)
+			switch {
+			case tc.want == "" && len(bad) > 0:
+				t.Errorf("violations %q, want none", bad)
+			case tc.want != "" && (len(bad) != 1 || !strings.HasPrefix(bad[0], tc.want)):
+				t.Errorf("violations %q, want one starting %q", bad, tc.want)
+			}
+		})
+	}
+}
+
+// studyOf names the registered study a package of the module (a folder
+// relative to the module root) belongs to, "" for none: one of its
+// Packages, or a package under its experiment folder (experiments/<name>/),
+// its dataset format (datasets/<name>data) or its analysis
+// (analysis/<name>study). The instruments (experiments/instruments/) and
+// the analysis libraries (agreement, claims, stats, ...) serve every
+// study and belong to none.
+func studyOf(pkg string, studyPackages map[string][]string) string {
+	for _, name := range slices.Sorted(maps.Keys(studyPackages)) {
+		if slices.Contains(studyPackages[name], pkg) {
+			return name
+		}
+		for _, dir := range []string{"experiments/" + name, "datasets/" + name + "data", "analysis/" + name + "study"} {
+			if pkg == dir || strings.HasPrefix(pkg, dir+"/") {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// registrationOf is the study whose registration file name is
+// (study_<name>.go or study_<name>_test.go, for a registered name), or "".
+func registrationOf(file string, studyPackages map[string][]string) string {
+	name, ok := strings.CutPrefix(strings.TrimSuffix(strings.TrimSuffix(file, ".go"), "_test"), "study_")
+	if _, registered := studyPackages[name]; ok && registered {
+		return name
+	}
+	return ""
+}
+
+// checkRegistrationImports returns one message per import of a study's
+// package (studyOf) from a file of package pipeline (file name -> the
+// module's packages it imports) that is not that study's registration:
+// nothing outside study_<name>.go and its tests names a study, so a
+// study's leftovers, cleaning and results are hooks of its registration.
+func checkRegistrationImports(files map[string][]string, studyPackages map[string][]string) []string {
+	var bad []string
+	for _, file := range slices.Sorted(maps.Keys(files)) {
+		own := registrationOf(file, studyPackages)
+		for _, imp := range files[file] {
+			of := studyOf(imp, studyPackages)
+			switch {
+			case of == "" || of == own:
+			case own == "":
+				bad = append(bad, fmt.Sprintf("pipeline/%s imports %s, a package of study %s: only its registration (pipeline/study_%s.go and its tests) may; make what the file needs a hook of Study", file, imp, of, of))
+			default:
+				bad = append(bad, fmt.Sprintf("pipeline/%s imports %s, a package of study %s: a registration imports its own study's packages only", file, imp, of))
+			}
+		}
+	}
+	return bad
+}
+
+// pipelineImports parses the imports of every Go file of the pipeline
+// folder (tests included): file name -> the module's packages it imports.
+func pipelineImports(t *testing.T) map[string][]string {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, e.Name(), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = []string{}
+		for _, is := range f.Imports {
+			if rel, ok := strings.CutPrefix(strings.Trim(is.Path.Value, `"`), "pqrepro/"); ok {
+				out[e.Name()] = append(out[e.Name()], rel)
+			}
+		}
+	}
+	return out
+}
+
+// TestRegistrationImports: no file of package pipeline but a study's
+// registration imports one of the study's packages.
+func TestRegistrationImports(t *testing.T) {
+	studyPackages := map[string][]string{}
+	for _, s := range Studies() {
+		studyPackages[s.Name] = s.Packages
+	}
+	files := pipelineImports(t)
+	for _, want := range []string{"clean.go", "leftovers.go", "study_tls.go"} {
+		if _, ok := files[want]; !ok {
+			t.Fatalf("no %s in the pipeline folder: the test reads the wrong folder", want)
+		}
+	}
+	for _, msg := range checkRegistrationImports(files, studyPackages) {
+		t.Error(msg)
+	}
+}
+
+// TestCheckRegistrationImportsCatches feeds the rule synthetic files,
+// one import each.
+func TestCheckRegistrationImportsCatches(t *testing.T) {
+	studies := map[string][]string{"a": {"experiments/a/arun", "datasets/adata", "analysis/astudy", "experiments/shared/aonly"}, "b": {"experiments/b/brun"}}
+	for _, tc := range []struct {
+		file, imp string
+		want      string // "" is no violation
+	}{
+		{"clean.go", "experiments/a/arun", "pipeline/clean.go imports experiments/a/arun, a package of study a: only its registration"},
+		{"clean.go", "experiments/a/helper", "pipeline/clean.go imports experiments/a/helper, a package of study a"},
+		{"status.go", "datasets/adata", "pipeline/status.go imports datasets/adata, a package of study a"},
+		{"compare.go", "analysis/astudy", "pipeline/compare.go imports analysis/astudy, a package of study a"},
+		{"leftovers.go", "experiments/shared/aonly", "pipeline/leftovers.go imports experiments/shared/aonly, a package of study a"},
+		{"lock_test.go", "experiments/b/linkemu", "pipeline/lock_test.go imports experiments/b/linkemu, a package of study b"},
+		{"study_test.go", "analysis/astudy", "pipeline/study_test.go imports analysis/astudy"},
+		{"study_a.go", "experiments/b/brun", "pipeline/study_a.go imports experiments/b/brun, a package of study b: a registration imports its own"},
+		{"study_c.go", "experiments/a/arun", "pipeline/study_c.go imports experiments/a/arun"},
+		{"study_a.go", "experiments/a/arun", ""},
+		{"study_a_test.go", "analysis/astudy", ""},
+		{"study_a.go", "experiments/instruments/capture", ""},
+		{"records.go", "experiments/instruments/rederive", ""},
+		{"compare.go", "analysis/agreement", ""},
+		{"clean.go", "internal/treelock", ""},
+		{"study_b.go", "experiments/bb/x", ""},
+	} {
+		t.Run(tc.file+" imports "+tc.imp, func(t *testing.T) {
+			bad := checkRegistrationImports(map[string][]string{tc.file: {tc.imp}}, studies)
 			switch {
 			case tc.want == "" && len(bad) > 0:
 				t.Errorf("violations %q, want none", bad)

@@ -4,12 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
-	"pqrepro/experiments/tls/dockernet"
-	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/treelock"
 )
@@ -22,15 +18,9 @@ type Leftovers struct {
 	Writer string
 	// Incomplete and Stages are folders relative to the root.
 	Incomplete, Stages []string
-	// Namespaces are pqr-* network namespaces whose creator is dead.
-	Namespaces []string
-	// Docker is what killed runs of the docker path left: a private
-	// dockerd still running and its containers, networks and images, a
-	// bridge, a data root, a temp dir (dockernet.Leftovers).
-	Docker []string
-	// TempDirs are temporary folders of killed runs outside the tree:
-	// Study A's PEM folders (tlsrun.CertLeftovers).
-	TempDirs []string
+	// Studies are what killed runs of the studies' experiments left
+	// outside the tree (Study.Leftovers), in the registry's order.
+	Studies []Leftover
 	// StaleLocks are lock files that still name a killed command.
 	StaleLocks []string
 	// Remote are the data remote's leftovers of killed pushes (a dir
@@ -40,9 +30,23 @@ type Leftovers struct {
 	RemoteName string
 }
 
-// FindLeftovers looks for leftovers of killed commands in the tree and
-// for orphaned network namespaces on the host.
-func FindLeftovers(root string) Leftovers {
+// A Leftover is one kind of what killed runs of a study's experiment
+// left outside the tree (network namespaces whose creator is dead, a
+// docker path's daemon, temporary folders), with the target removing it.
+type Leftover struct {
+	// What names the kind, as status heads its list.
+	What string
+	// Items are the leftovers, one a line.
+	Items []string
+	// RemovedBy is the target that removes them: "clean" or one of the
+	// study's own (net:clean removes network namespaces: it needs root).
+	RemovedBy string
+}
+
+// FindLeftovers looks for leftovers of killed commands in the tree, on
+// the data remote, and on the host (every study's Study.Leftovers).
+func FindLeftovers(cfg Config) Leftovers {
+	root := cfg.Root
 	var l Leftovers
 	for _, name := range []string{treelock.Write, treelock.Compile} {
 		st, h, err := treelock.Inspect(root, name)
@@ -62,34 +66,25 @@ func FindLeftovers(root string) Leftovers {
 		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
 	if l.Writer == "" {
-		l.Remote, l.RemoteName = remoteLeftovers(root)
+		l.Remote, l.RemoteName = remoteLeftovers(cfg)
 	}
-	// The studies' namespaces: the prefixes net:clean removes.
-	for _, prefix := range netnsPrefixes() {
-		orphans, _ := linkemu.Orphaned("", prefix)
-		l.Namespaces = append(l.Namespaces, orphans...)
-	}
-	for _, prefix := range dockerPrefixes() {
-		left, _ := dockernet.Leftovers(prefix)
-		l.Docker = append(l.Docker, left...)
-	}
-	l.TempDirs = tlsrun.CertLeftovers()
-	return l
-}
-
-// dockerPrefixes name what the studies' docker paths create.
-func dockerPrefixes() []string {
-	var out []string
 	for _, s := range Studies() {
-		out = append(out, s.DockerPrefixes...)
+		if s.Leftovers == nil {
+			continue
+		}
+		for _, k := range s.Leftovers() {
+			if len(k.Items) > 0 {
+				l.Studies = append(l.Studies, k)
+			}
+		}
 	}
-	return out
+	return l
 }
 
 // remoteLeftovers lists what killed pushes left on the configured data
 // remote, if it is one that can have any (internal/remote.LeftoverRemover).
-func remoteLeftovers(root string) ([]string, string) {
-	lr, name := leftoverRemover(root)
+func remoteLeftovers(cfg Config) ([]string, string) {
+	lr, name := leftoverRemover(cfg)
 	if lr == nil {
 		return nil, ""
 	}
@@ -100,12 +95,8 @@ func remoteLeftovers(root string) ([]string, string) {
 }
 
 // leftoverRemover is the configured data remote if it can hold leftovers.
-func leftoverRemover(root string) (remote.LeftoverRemover, string) {
-	c, _, err := remote.LoadConfig(root)
-	if err != nil {
-		return nil, ""
-	}
-	rem, err := remote.Open(root, c)
+func leftoverRemover(cfg Config) (remote.LeftoverRemover, string) {
+	rem, err := openRemote(cfg)
 	if err != nil {
 		return nil, ""
 	}
@@ -134,24 +125,15 @@ func (l Leftovers) Lines() []string {
 			out = append(out, "  "+s)
 		}
 	}
-	if len(l.TempDirs) > 0 {
-		out = append(out, "temporary folders of killed runs (`go run mage.go clean` removes them):")
-		for _, s := range l.TempDirs {
-			out = append(out, "  "+s)
-		}
-	}
 	if len(l.Remote) > 0 {
 		out = append(out, "on the data remote ("+l.RemoteName+"), leftovers of a killed data:push (`go run mage.go clean` or the next data:push removes them; no blob is affected):")
 		for _, s := range l.Remote {
 			out = append(out, "  "+s)
 		}
 	}
-	if len(l.Namespaces) > 0 {
-		out = append(out, "network namespaces of a killed net:run (`go run mage.go net:clean` removes them): "+strings.Join(l.Namespaces, ", "))
-	}
-	if len(l.Docker) > 0 {
-		out = append(out, "left by a killed run's docker path (`go run mage.go clean` removes them):")
-		for _, s := range l.Docker {
+	for _, k := range l.Studies {
+		out = append(out, k.What+" (`go run mage.go "+k.RemovedBy+"` removes them):")
+		for _, s := range k.Items {
 			out = append(out, "  "+s)
 		}
 	}
@@ -163,7 +145,7 @@ func (l Leftovers) Lines() []string {
 
 // reportLeftovers prints Lines, if any.
 func reportLeftovers(cfg Config) {
-	for _, s := range FindLeftovers(cfg.Root).Lines() {
+	for _, s := range FindLeftovers(cfg).Lines() {
 		cfg.printf("%s", s)
 	}
 }

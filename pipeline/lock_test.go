@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
 )
@@ -117,7 +115,7 @@ func deadPID(t *testing.T) int {
 
 func TestLeftoversOfAKill(t *testing.T) {
 	cfg, _, _ := fakeStudy(t)
-	if l := FindLeftovers(cfg.Root); len(l.Lines()) != 0 {
+	if l := FindLeftovers(cfg); len(l.Lines()) != 0 {
 		t.Fatalf("leftovers in a fresh tree: %v", l.Lines())
 	}
 	for _, d := range []string{".stage-123", "data/fake/.incomplete-20260101T000000Z-quick-1"} {
@@ -126,7 +124,7 @@ func TestLeftoversOfAKill(t *testing.T) {
 	os.MkdirAll(filepath.Join(cfg.Root, treelock.Dir), 0o755)
 	dead := fmt.Sprintf("%d 2026-01-02T03:04:05Z net:run\n", deadPID(t))
 	os.WriteFile(treelock.Path(cfg.Root, treelock.Write), []byte(dead), 0o644)
-	out := strings.Join(FindLeftovers(cfg.Root).Lines(), "\n")
+	out := strings.Join(FindLeftovers(cfg).Lines(), "\n")
 	for _, want := range []string{"`go run mage.go clean` removes them", ".stage-123", "data/fake/.incomplete-20260101T000000Z-quick-1", "write.lock names net:run (PID"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("leftovers do not say %q:\n%s", want, out)
@@ -168,75 +166,9 @@ func TestLeftoversNotWhileAWriterRuns(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	l := FindLeftovers(cfg.Root)
+	l := FindLeftovers(cfg)
 	if len(l.Incomplete) != 0 || !strings.HasPrefix(l.Writer, "build (PID ") {
 		t.Errorf("with a writer running: %+v", l)
-	}
-}
-
-// A pqr-* namespace whose creator is dead is reported with net:clean. The
-// test creates its own, named after no live PID, and removes it; it never
-// touches namespaces it did not create.
-func TestLeftoverNamespace(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skipf("ip(8) creates the namespace: %v", err)
-	}
-	name := fmt.Sprintf("pqr-locktest%d-%d-a", deadPID(t), os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Skipf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
-	cfg, _, _ := fakeStudy(t)
-	studies[0].NetnsPrefixes = []string{linkemu.DefaultPrefix} // as Study B registers it
-	l := FindLeftovers(cfg.Root)
-	found := false
-	for _, n := range l.Namespaces {
-		found = found || n == name
-	}
-	out := strings.Join(l.Lines(), "\n")
-	if !found || !strings.Contains(out, "`go run mage.go net:clean` removes them") {
-		t.Errorf("namespace %s not reported:\n%s", name, out)
-	}
-}
-
-// What a killed run's docker path left (here the temp dir of a run killed
-// before it wrote its state; dockernet's tests cover a live daemon) is
-// reported by status with clean, and clean removes it; a live run's is
-// neither reported nor removed.
-func TestLeftoverDocker(t *testing.T) {
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	dead := filepath.Join(tmp, fmt.Sprintf("pqrdp%d-1-abc", deadPID(t)))
-	live := filepath.Join(tmp, fmt.Sprintf("pqrdp%d-2-def", os.Getpid()))
-	for _, d := range []string{dead, live} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, log, _ := fakeStudy(t)
-	studies[0].DockerPrefixes = []string{"pqrdp"}
-	l := FindLeftovers(cfg.Root)
-	out := strings.Join(l.Lines(), "\n")
-	if len(l.Docker) != 1 || !strings.Contains(out, "temp dir "+dead) || !strings.Contains(out, "docker path (`go run mage.go clean` removes them)") {
-		t.Fatalf("docker leftovers %v:\n%s", l.Docker, out)
-	}
-	if err := Clean(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("clean left %s (%v); log:\n%s", dead, err, log)
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("clean removed a live run's %s", live)
-	}
-	if !strings.Contains(log.String(), "docker: "+dead) {
-		t.Errorf("clean did not say it removed %s:\n%s", dead, log)
-	}
-	if l := FindLeftovers(cfg.Root); len(l.Docker) > 0 {
-		t.Errorf("after clean: %v", l.Docker)
 	}
 }
 
@@ -256,32 +188,5 @@ func TestRunsReportLeftoversWhenTheyStart(t *testing.T) {
 		if got := strings.Contains(log.String(), "data/fake/.incomplete-x"); got != want {
 			t.Errorf("%s reports leftovers: %v, want %v\n%s", target, got, want, log)
 		}
-	}
-}
-
-// A Study A run killed by SIGKILL leaves its PEM folder in the temporary
-// directory: status names it, clean removes it, and a live run's is not
-// touched.
-func TestLeftoverCertDir(t *testing.T) {
-	cfg, _, _ := fakeStudy(t)
-	t.Setenv("TMPDIR", t.TempDir())
-	dead := filepath.Join(os.TempDir(), fmt.Sprintf("pqrepro-tls-openssl-%d-1", deadPID(t)))
-	live := filepath.Join(os.TempDir(), fmt.Sprintf("pqrepro-tls-openssl-%d-2", os.Getpid()))
-	for _, d := range []string{dead, live} {
-		os.MkdirAll(filepath.Join(d, "pem"), 0o755)
-	}
-	out := strings.Join(FindLeftovers(cfg.Root).Lines(), "\n")
-	if !strings.Contains(out, dead) || strings.Contains(out, live) || !strings.Contains(out, "`go run mage.go clean` removes them") {
-		t.Errorf("leftovers:\n%s", out)
-	}
-	cfg.Log = io.Discard
-	if err := Clean(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dead); err == nil {
-		t.Error("clean left the dead run's PEM folder")
-	}
-	if _, err := os.Stat(live); err != nil {
-		t.Errorf("clean removed a live run's PEM folder: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // TestCommittedPaperSources runs the paper stage's source checks on the
@@ -62,8 +63,8 @@ func TestPaperStage(t *testing.T) {
 `), 0o644)
 		// The fake study also writes a number for the paper.
 		saved := studies[0].StagesFor
-		studies[0].StagesFor = func(root, profile, run string) ([]*repro.Stage, error) {
-			st, err := saved(root, profile, run)
+		studies[0].StagesFor = func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
+			st, err := saved(root, profile, run, set)
 			if err != nil {
 				return st, err
 			}

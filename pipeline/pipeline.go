@@ -5,10 +5,13 @@
 //
 // A study is one registration (Study, in study_<name>.go): its name and
 // label, the paper it reproduces, its requirements and estimate, its
-// experiment, its stages, its claims and how to compare two of its runs.
-// The targets, the claims stage, the artifact bundle and docs/targets.md's
-// target table are built from the registry; nothing outside the
-// registration names a study.
+// experiment, its stages, its claims, its results' decoder (with how to
+// compare two runs and calibrate the comparison), and what its killed
+// runs leave behind and how to remove it. The targets, the claims stage,
+// clean, net:clean, status's leftovers, the artifact bundle and
+// docs/targets.md's target table are built from the registry; nothing
+// outside the registration names a study or imports its packages
+// (layering_test.go's TestRegistrationImports).
 //
 // The module's layers, which layering_test.go enforces:
 //
@@ -38,6 +41,7 @@ import (
 	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -68,8 +72,11 @@ type Config struct {
 	Now func() time.Time
 	// Git is the repository's state for the provenance of new runs,
 	// taken at Root when an experiment target starts (withGit), so that
-	// runs working in another tree (mage reproduce) record it too.
+	// runs working in another tree (mage all) record it too.
 	Git *provenance.Git
+	// Settings are the environment's settings, read once by the entry
+	// point (Configure); nil is an empty environment's (the defaults).
+	Settings *settings.Settings
 }
 
 func (c *Config) log() io.Writer {
@@ -102,7 +109,7 @@ func (c *Config) Validate() error {
 // Engine returns the stage engine over every study's stages for the
 // profile. Studies without a pinned dataset contribute no stages.
 func Engine(cfg Config) (*repro.Engine, error) {
-	stages, err := assembleStages(cfg.Root, func(s Study) (string, string, error) {
+	stages, err := assembleStages(cfg.Root, cfg.settings(), func(s Study) (string, string, error) {
 		profile, err := cfg.stageProfile(s)
 		if err != nil {
 			return "", "", err
@@ -134,7 +141,7 @@ func Engine(cfg Config) (*repro.Engine, error) {
 // otherRecords, the records stages of the runs pinned for the other
 // profiles too (so that verify re-derives them); then the stages over
 // every study (finishStages).
-func assembleStages(root string, runFor func(Study) (profile, run string, err error), otherRecords, paper bool) ([]*repro.Stage, error) {
+func assembleStages(root string, set settings.Settings, runFor func(Study) (profile, run string, err error), otherRecords, paper bool) ([]*repro.Stage, error) {
 	var stages []*repro.Stage
 	for _, s := range Studies() {
 		if s.StagesFor == nil {
@@ -147,7 +154,7 @@ func assembleStages(root string, runFor func(Study) (profile, run string, err er
 		if run == "" {
 			continue
 		}
-		st, err := s.StagesFor(root, profile, run)
+		st, err := s.stagesOver(root, profile, run, set)
 		if err != nil {
 			return nil, fmt.Errorf("study %s: %w", s.Name, err)
 		}
@@ -164,18 +171,18 @@ func assembleStages(root string, runFor func(Study) (profile, run string, err er
 				return nil, fmt.Errorf("study %s: %w", s.Name, err)
 			}
 			if run != "" {
-				stages = append(stages, s.Records(root, other, run))
+				stages = append(stages, s.Records(root, other, run, set))
 			}
 		}
 	}
-	return finishStages(root, stages, paper), nil
+	return finishStages(root, set, stages, paper), nil
 }
 
 // finishStages appends to the studies' stages the ones over all of them:
 // the claims, the figure-source captions, the pinned runs' machines
 // (paperbuild.Machine) and, with paper set and
 // paper/main.tex present under root, the paper.
-func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage {
+func finishStages(root string, set settings.Settings, stages []*repro.Stage, paper bool) []*repro.Stage {
 	if c := claimsStage(stages); c != nil && withClaims {
 		stages = append(stages, c)
 	}
@@ -188,7 +195,7 @@ func finishStages(root string, stages []*repro.Stage, paper bool) []*repro.Stage
 	if !paper {
 		return stages
 	}
-	if p := paperbuild.Stage(root, stages, handTyped()); p != nil {
+	if p := paperbuild.Stage(root, stages, handTyped(), set.SourceDateEpoch); p != nil {
 		stages = append(stages, p)
 	}
 	return stages
@@ -213,11 +220,8 @@ func (c *Config) stageProfile(s Study) (string, error) {
 	return Full, nil
 }
 
-// pinned is the run folder pinned for the profile: Pinned when the study
-// sets it, else the [runs] table of experiments/<name>.toml.
+// pinned is the run folder pinned for the profile in the [runs] table of
+// experiments/<name>.toml ("" when none is).
 func (s Study) pinned(root, profile string) (string, error) {
-	if s.Pinned != nil {
-		return s.Pinned(root, profile)
-	}
 	return spec.PinnedRun(root, s.Name, profile)
 }

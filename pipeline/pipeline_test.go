@@ -13,23 +13,27 @@ import (
 
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
+	"pqrepro/internal/spec"
 )
 
-// fakeStudy registers a study whose experiment writes one number and
-// whose single stage doubles it, in a temporary repository.
 // fakeRunID is the fake study's run of profile: one run per profile, as
 // NewRun would name it.
 func fakeRunID(profile string) string { return "20260101T000000Z-" + profile }
 
+// fakeStudy registers a study whose experiment writes one number, seals
+// it and pins it in experiments/fake.toml as the real runners do, and
+// whose single stage doubles it, in a temporary repository.
 func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	t.Helper()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module fake\n"), 0o644)
 	os.MkdirAll(filepath.Join(root, "analysis"), 0o755)
 	os.WriteFile(filepath.Join(root, "analysis", "a.go"), []byte("package analysis\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "experiments"), 0o755)
+	os.WriteFile(filepath.Join(root, spec.Path("fake")), []byte("[runs]\n"), 0o644)
 	runs := 0
 	installed := false
-	manifests := map[string]string{} // profile -> SHA-256 of the run's manifest, the fake's pin
 	saved, savedClaims := studies, withClaims
 	t.Cleanup(func() { studies, withClaims = saved, savedClaims })
 	withClaims = false
@@ -42,26 +46,21 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 		Requirements: func(string) []deps.Requirement {
 			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
 		},
-		Pinned: func(root, profile string) (string, error) {
-			p := "data/fake/" + fakeRunID(profile)
-			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-				return "", nil
-			}
-			return p, nil
-		},
-		Manifest: func(root, profile string) (string, error) { return manifests[profile], nil },
-		Run: func(ctx context.Context, cfg Config, _, _ string) (string, error) {
+		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			runs++
-			dir := filepath.Join(cfg.Root, "data", "fake", fakeRunID(cfg.Profile))
+			id := fakeRunID(cfg.Profile)
+			dir := filepath.Join(dataDir, "fake", id)
 			os.MkdirAll(dir, 0o755)
 			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644); err != nil {
 				return "", err
 			}
-			sum, err := repro.WriteManifest(dir, "fake/"+fakeRunID(cfg.Profile))
-			manifests[cfg.Profile] = sum
-			return fakeRunID(cfg.Profile), err
+			sum, err := repro.WriteManifest(dir, "fake/"+id)
+			if err != nil {
+				return "", err
+			}
+			return id, spec.Pin(specPath, cfg.Profile, spec.Sealed(id, sum))
 		},
-		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
+		StagesFor: func(root, profile, run string, _ settings.Settings) ([]*repro.Stage, error) {
 			return []*repro.Stage{{
 				Name: "fake:analyze", Doc: "double it", Code: []string{"analysis"},
 				Inputs: []string{run}, Outputs: []string{"results/fake.txt"},
@@ -197,6 +196,44 @@ func TestClean(t *testing.T) {
 	Clean(cfg)
 	if !strings.Contains(log.String(), "nothing to remove") {
 		t.Errorf("second clean: %s", log)
+	}
+}
+
+// TestStudyLeftoverHooks: status lists each study's leftovers under the
+// target that removes them, clean and net:clean call each study's Clean
+// with their own name, clean lists what the hook removed, and a hook's
+// error stops the target naming the study.
+func TestStudyLeftoverHooks(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	var called []string
+	fail := false
+	studies[0].Leftovers = func() []Leftover {
+		return []Leftover{{What: "fake sockets", Items: []string{"/tmp/fake-1", "/tmp/fake-2"}, RemovedBy: "fake:clean"}, {What: "nothing", RemovedBy: "clean"}}
+	}
+	studies[0].Clean = func(_ context.Context, _ Config, target string) ([]string, error) {
+		called = append(called, target)
+		if fail {
+			return nil, errors.New("socket busy")
+		}
+		return []string{"fake:" + target}, nil
+	}
+	got := FindLeftovers(cfg).Lines()
+	want := []string{"fake sockets (`go run mage.go fake:clean` removes them):", "  /tmp/fake-1", "  /tmp/fake-2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q (a kind without items is not listed)", got, want)
+	}
+	if err := Clean(cfg); err != nil || !strings.Contains(log.String(), "clean: removed fake:clean") {
+		t.Errorf("clean: %v\n%s", err, log)
+	}
+	if err := NetClean(context.Background(), cfg); err != nil {
+		t.Errorf("net:clean: %v", err)
+	}
+	if !slices.Equal(called, []string{"clean", "net:clean"}) {
+		t.Errorf("Clean called for %q, want clean then net:clean", called)
+	}
+	fail = true
+	if err := Clean(cfg); err == nil || !strings.Contains(err.Error(), "clean: study fake: socket busy") {
+		t.Errorf("clean with a failing hook: %v", err)
 	}
 }
 

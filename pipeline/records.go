@@ -3,6 +3,7 @@ package pipeline
 import (
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // recordsOut is where a study's records stage writes the records of the
@@ -14,14 +15,14 @@ func recordsOut(study, profile string) string {
 // recordsStage is the stage "captures -> records" of a study's run
 // (experiments/instruments/rederive): code is the study's join package, whose Derive
 // the runner called when it recorded the run.
-func recordsStage(root, study, profile, run, code string, derive rederive.Derive) *repro.Stage {
+func recordsStage(root, study, profile, run, code string, derive rederive.Derive, set settings.Settings) *repro.Stage {
 	return rederive.Stage(rederive.Spec{
 		Name:   study + ":records-" + profile,
 		Doc:    "re-derive the " + profile + " run's records from its packet captures (or take them as recorded when the captures are absent)",
 		Code:   []string{code},
 		RunDir: run,
 		Out:    recordsOut(study, profile),
-		Store:  repro.OpenStore(root),
+		Store:  repro.OpenStore(root, set.Store),
 		Derive: derive,
 	})
 }

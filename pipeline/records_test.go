@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // repoRoot is this repository, whose committed runs the tests read.
@@ -71,7 +72,7 @@ func rederiveQuick(t testing.TB, root string, captures bool) string {
 			continue
 		}
 		tree := t.TempDir()
-		e := &repro.Engine{Root: root, Stages: []*repro.Stage{st.Records(root, Quick, run)}}
+		e := &repro.Engine{Root: root, Stages: []*repro.Stage{st.Records(root, Quick, run, settings.Defaults())}}
 		files, err := e.Sources(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -119,5 +120,41 @@ func BenchmarkRederiveQuickRuns(b *testing.B) {
 				rederiveQuick(b, root, captures)
 			}
 		})
+	}
+}
+
+// TestStagesOverRecordsFirst: a study's stages over a run are its records
+// stage of that run, then StagesFor's, which hold none of their own; a
+// study without Records has StagesFor's alone.
+func TestStagesOverRecordsFirst(t *testing.T) {
+	root := repoRoot(t)
+	for _, s := range Studies() {
+		run, err := s.pinned(root, Quick)
+		if err != nil || run == "" {
+			t.Fatalf("study %s has no pinned quick run (%v): the test needs one", s.Name, err)
+		}
+		st, err := s.stagesOver(root, Quick, run, settings.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := s.StagesFor(root, Quick, run, settings.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range own {
+			if strings.Contains(o.Name, ":records-") {
+				t.Errorf("study %s: StagesFor holds its records stage %s; stagesOver adds it", s.Name, o.Name)
+			}
+		}
+		want := len(own)
+		if s.Records != nil {
+			want++
+			if len(st) == 0 || st[0].Name != s.Name+":records-quick" || st[0].Confirms != run+"/records.csv.gz" {
+				t.Errorf("study %s: first stage %v, want its records stage of %s", s.Name, st[0].Name, run)
+			}
+		}
+		if len(st) != want {
+			t.Errorf("study %s: %d stages over %s, want %d", s.Name, len(st), run, want)
+		}
 	}
 }

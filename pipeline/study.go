@@ -12,6 +12,7 @@ import (
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // A Study is one reproduced paper, as the pipeline sees it: everything
@@ -34,7 +35,8 @@ type Study struct {
 	// Packages are the module's package folders that belong to this
 	// study alone: its experiment, its dataset format and its analysis.
 	// The layering test (layering_test.go) lets no package but the
-	// composition root import the packages of every study.
+	// composition root import the packages of every study, and no file
+	// of this package but the registration import any of them.
 	Packages []string
 	// Targets are the study's rows of docs/targets.md's target table, the
 	// first one its <Name>:run target (whose Does the artifact appendix
@@ -55,35 +57,33 @@ type Study struct {
 	// no package provides (Study A's OpenSSL build); mage test runs it
 	// before the tests.
 	BeforeTests func(ctx context.Context, cfg Config) error
-	// NetnsPrefixes name the network namespaces the experiment creates:
-	// net:clean removes those a crashed run left, status lists them.
-	NetnsPrefixes []string
-	// DockerPrefixes name the docker path's private daemons, containers,
-	// networks, images and temp dirs (dockernet.Options.Prefix): clean
-	// removes those a killed run left, status lists them.
-	DockerPrefixes []string
+	// Leftovers, when set, lists what killed runs of the experiment left
+	// outside the tree (network namespaces whose creator is dead, a
+	// docker path's daemon and containers, temporary folders), each kind
+	// with the target that removes it: status shows them, and so does
+	// every run target when it starts.
+	Leftovers func() []Leftover
+	// Clean, when set, removes the leftovers that target removes (their
+	// Leftover.RemovedBy: "clean", or a target of the study's own such
+	// as net:clean) and returns what it removed; it may also say through
+	// cfg what it kept and why (a namespace whose process still runs).
+	Clean func(ctx context.Context, cfg Config, target string) ([]string, error)
 	// EstimateFor is the expected wall time of the experiment for a
 	// profile, from the study's cost model measured on the reference
 	// machine (2 cores); nil or 0 means unknown.
 	EstimateFor func(root, profile string) time.Duration
-	// Pinned returns the run folder (relative to the root) that the
-	// study's analysis uses for the profile, or "" if there is none yet;
-	// nil means the [runs] table of experiments/<Name>.toml.
-	Pinned func(root, profile string) (string, error)
 	// Run runs the experiment with the spec at specPath into a new run
 	// folder dataDir/<study>/<run-id>/, pins it in that spec and returns
 	// its run ID; empty paths mean experiments/<Name>.toml and data/.
 	// `mage all` passes copies, so that it runs again without touching
 	// the committed data or spec. Call it through runExperiment.
 	Run func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error)
-	// Manifest returns the SHA-256 of the pinned run's MANIFEST.sha256
-	// that the pin records ("" if it records none); nil means the [runs]
-	// table of experiments/<Name>.toml (spec.PinnedSeal).
-	Manifest func(root, profile string) (string, error)
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
-	// for `mage reproduce`.
-	StagesFor func(root, profile, run string) ([]*repro.Stage, error)
+	// for `mage all`. set carries the settings stages depend on (the
+	// content store, SOURCE_DATE_EPOCH). The run's records stage
+	// (Records) is not among them: stagesOver puts it first.
+	StagesFor func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error)
 	// CannotRun, when set, says why the experiment cannot run on this
 	// machine ("" when it can), for example "not root" for a study that
 	// captures packets; `mage all` then skips it with that reason instead
@@ -91,11 +91,12 @@ type Study struct {
 	// and skips the study only when it cannot.
 	CannotRun func(root string) string
 	// Records, when set, returns the stage that re-derives a run's records
-	// from its packet captures (StagesFor includes it for its own run).
-	// The engine adds it for the runs pinned for the other profiles too,
+	// from its packet captures, which StagesFor's stages read; stagesOver
+	// runs it before them. The engine adds it for the runs pinned for the
+	// other profiles too,
 	// so that verify re-derives every pinned run whose captures are
 	// present, the quick runs' committed ones included.
-	Records func(root, profile, run string) *repro.Stage
+	Records func(root, profile, run string, set settings.Settings) *repro.Stage
 	// Claims returns the study's published claims as code, in the paper's
 	// order, with its published values' citation and the package that
 	// states them (its analysis package's Claims); the claims stage, `mage
@@ -111,26 +112,16 @@ type Study struct {
 	// other number not from a generated macro. They live in the study's
 	// analysis package, with the reason for each.
 	HandTyped []string
-	// Compare lists the items of a reference run's and a new run's
-	// results/<Name>.json for `mage all` to judge (analysis/agreement;
-	// the study's analysis package's CompareItems through compareWith);
-	// nil compares the claims only.
-	Compare func(study string, ref, now []byte) ([]agreement.Item, error)
+	// Results reads one run's results/<Name>.json with the study's one
+	// decoder of them (its analysis package's DecodeResults, through
+	// resultsOf) and returns what `mage all` and `mage calibrate` derive
+	// from them: the compared items of two runs, the calibration's known
+	// changes and resampler. nil compares the claims only.
+	Results func(name string, b []byte) (Results, error)
 	// BetweenScale is how the between-run deviations of the study's
 	// host-dependent estimates scale (agreement.BetweenScale): Relative
 	// (the zero value) or Absolute.
 	BetweenScale agreement.BetweenScale
-	// CalibrationChanges, when set, returns the known changes `mage
-	// calibrate` injects into pseudo-replicates of the study's reference
-	// results (results/<Name>.json) to measure the rule's power.
-	CalibrationChanges func(ref []byte) ([]agreement.Change, error)
-	// Resample, when set, returns the study's resampler of its reference
-	// results for `mage calibrate`'s resampling mode (pseudo-runs drawn
-	// from the run's own rounds, series or repetitions, every item
-	// re-derived from them; agreement.Resampler) and one line saying how
-	// it draws; nil calibrates the study by the parametric draw in both
-	// modes.
-	Resample func(ref []byte) (agreement.Resampler, string, error)
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How
@@ -177,6 +168,16 @@ func (s Study) estimate(root, profile string) time.Duration {
 		return 0
 	}
 	return s.EstimateFor(root, profile)
+}
+
+// stagesOver is every stage of the study over a run folder: the run's
+// records stage (Records, when set), then StagesFor's.
+func (s Study) stagesOver(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
+	st, err := s.StagesFor(root, profile, run, set)
+	if err != nil || s.Records == nil {
+		return st, err
+	}
+	return append([]*repro.Stage{s.Records(root, profile, run, set)}, st...), nil
 }
 
 // runDoc is what the study's run target does, for the artifact appendix.

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pqrepro/analysis/agreement"
@@ -14,6 +16,7 @@ import (
 	"pqrepro/experiments/net/netrun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -32,9 +35,15 @@ func init() {
 			{Names: []string{"net:clean"},
 				Does: "removes the network namespaces and TUN devices a crashed `net:run` left"},
 		},
-		NeedsRoot:     true,
-		Requirements:  netrun.Requirements,
-		NetnsPrefixes: []string{linkemu.DefaultPrefix},
+		NeedsRoot:    true,
+		Requirements: netrun.Requirements,
+		Leftovers:    func() []Leftover { return []Leftover{netnsLeftovers("net:run", linkemu.DefaultPrefix)} },
+		Clean: func(ctx context.Context, cfg Config, target string) ([]string, error) {
+			if target != "net:clean" {
+				return nil, nil
+			}
+			return netnsClean(cfg, linkemu.DefaultPrefix)
+		},
 		// The remote host's tests (Debian's openssh-server plays the
 		// second host).
 		TestRequirements: func(string) []deps.Requirement { return sshhost.TestRequirements() },
@@ -50,23 +59,23 @@ func init() {
 			return e.Expected
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			return netrun.Run(ctx, netrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return runID(netrun.Run(ctx, netrun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir), Store: cfg.store()}))
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: netstudy.HandTyped,
 
-		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return append([]*repro.Stage{netRecords(root, profile, run)}, netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{})...), nil
+		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
+			return netstudy.StagesFrom(run, recordsOut(netStudy, profile), netstudy.Params{SourceDateEpoch: set.SourceDateEpoch}), nil
 		},
 		Records:    netRecords,
 		Claims:     netstudy.Claims,
 		ClaimViews: netstudy.ClaimViews,
-		Compare:    compareWith(netstudy.CompareItems),
+		Results: resultsOf[netstudy.Results]{Decode: netstudy.DecodeResults, Items: netstudy.CompareItems,
+			Resampler: netstudy.Resampler, Method: netstudy.ResampleMethod}.decode,
 		// Each compared median comes from a series on a link of its own:
 		// the difference of two series carries the difference of their
 		// links' RTT offsets, of one size whatever the difference's.
 		BetweenScale: agreement.Absolute,
-		Resample:     resampleWith(netstudy.Resampler, netstudy.ResampleMethod),
 		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {
@@ -78,6 +87,36 @@ func init() {
 }
 
 // netRecords re-derives a Study B run's records from its captures.
-func netRecords(root, profile, run string) *repro.Stage {
-	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive)
+func netRecords(root, profile, run string, set settings.Settings) *repro.Stage {
+	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive, set)
+}
+
+// netnsLeftovers lists the network namespaces named prefix* whose
+// creator is dead (linkemu.Orphaned), which a killed run left: Study B's
+// links and Study A's bridge path name theirs the linkemu way.
+func netnsLeftovers(run, prefix string) Leftover {
+	orphans, _ := linkemu.Orphaned("", prefix)
+	return Leftover{What: "network namespaces of a killed " + run, Items: orphans, RemovedBy: "net:clean"}
+}
+
+// netnsClean removes the network namespaces named prefix* whose creator
+// is dead (linkemu.Clean; with them their TUN, veth and bridge devices),
+// says which it removed and which it kept, and returns the removed ones.
+func netnsClean(cfg Config, prefix string) ([]string, error) {
+	rep, err := linkemu.Clean("", prefix, false)
+	if err != nil {
+		return nil, fmt.Errorf("net:clean: %w", err)
+	}
+	switch {
+	case len(rep.Removed) == 0 && len(rep.InUse) == 0:
+		cfg.printf("net:clean: no namespace named %s* left behind", prefix)
+	default:
+		if len(rep.Removed) > 0 {
+			cfg.printf("net:clean: removed %s", strings.Join(rep.Removed, ", "))
+		}
+		if len(rep.InUse) > 0 {
+			cfg.printf("net:clean: kept %s (their process is still running)", strings.Join(rep.InUse, ", "))
+		}
+	}
+	return rep.Removed, nil
 }

@@ -13,6 +13,7 @@ import (
 	"pqrepro/experiments/pico/picorun"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 const picoStudy = "pico"
@@ -37,20 +38,19 @@ func init() {
 		},
 		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			return picorun.Run(ctx, picorun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
+			return runID(picorun.Run(ctx, picorun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir)}))
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: picostudy.HandTyped,
 
-		StagesFor: func(root, profile, run string) ([]*repro.Stage, error) {
-			return picostudy.Stages(run, picostudy.Params{}), nil
+		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
+			return picostudy.Stages(run, picostudy.Params{SourceDateEpoch: set.SourceDateEpoch.Unix()}), nil
 		},
-		Claims:  picostudy.Claims,
-		Compare: compareWith(picostudy.CompareItems),
-		CalibrationChanges: func([]byte) ([]agreement.Change, error) {
-			return picostudy.CalibrationChanges(), nil
-		},
-		Resample: resampleWith(picostudy.Resampler, picostudy.ResampleMethod),
+		Claims: picostudy.Claims,
+		// The known changes are the same whatever the reference's values.
+		Results: resultsOf[picostudy.Results]{Decode: picostudy.DecodeResults, Items: picostudy.CompareItems,
+			Changes:   func(*picostudy.Results) []agreement.Change { return picostudy.CalibrationChanges() },
+			Resampler: picostudy.Resampler, Method: picostudy.ResampleMethod}.decode,
 	})
 }
 
@@ -106,14 +106,14 @@ func PicoEmulate(ctx context.Context, cfg Config) error {
 // drive is found automatically or named by PQREPRO_PICO_DRIVE.
 // Untested on hardware: tested against a directory holding INFO_UF2.TXT.
 func PicoFlash(ctx context.Context, cfg Config) error {
-	uf2 := os.Getenv("PQREPRO_PICO_UF2")
+	uf2 := cfg.settings().PicoUF2
 	if uf2 == "" {
 		uf2 = filepath.Join(cfg.Root, ".cache", "pico", "images", "mlkem.uf2")
 		if err := PicoBuild(ctx, cfg); err != nil {
 			return err
 		}
 	}
-	if err := picoboard.FlashUF2(uf2, os.Getenv("PQREPRO_PICO_DRIVE"), cfg.log()); err != nil {
+	if err := picoboard.FlashUF2(uf2, cfg.settings().PicoDrive, cfg.log()); err != nil {
 		return fmt.Errorf("pico:flash: %w", err)
 	}
 	return nil
@@ -124,7 +124,7 @@ func PicoFlash(ctx context.Context, cfg Config) error {
 // GP0/GP1) into .cache/pico/read/, keeping the raw log verbatim.
 // Untested on hardware: tested against a pseudo-terminal.
 func PicoRead(ctx context.Context, cfg Config) error {
-	port := os.Getenv("PQREPRO_PICO_PORT")
+	port := cfg.settings().PicoPort
 	if port == "" {
 		return fmt.Errorf("pico:read: set PQREPRO_PICO_PORT to the board's serial port (for example /dev/ttyUSB0)")
 	}

@@ -48,8 +48,8 @@ func TestRegistrations(t *testing.T) {
 				t.Errorf("study %s: row %v needs Does, without a |", s.Name, td.Names)
 			}
 		}
-		if s.Run == nil || s.StagesFor == nil || s.Claims == nil || s.Compare == nil {
-			t.Errorf("study %s: Run, StagesFor, Claims and Compare must be set", s.Name)
+		if s.Run == nil || s.StagesFor == nil || s.Claims == nil || s.Results == nil {
+			t.Errorf("study %s: Run, StagesFor, Claims and Results must be set", s.Name)
 		}
 		if s.Claims != nil {
 			cat := s.Claims()
@@ -63,6 +63,29 @@ func TestRegistrations(t *testing.T) {
 				if c.Study != s.Name {
 					t.Errorf("study %s: claim %s belongs to study %q", s.Name, c.ID, c.Study)
 				}
+			}
+		}
+	}
+	// Every kind of leftover names a target that removes it, and a study
+	// that lists leftovers cleans them.
+	targets := map[string]bool{"clean": true}
+	for _, s := range Studies() {
+		for _, td := range s.Targets {
+			for _, n := range td.Names {
+				targets[n] = true
+			}
+		}
+	}
+	for _, s := range Studies() {
+		if s.Leftovers == nil {
+			continue
+		}
+		if s.Clean == nil {
+			t.Errorf("study %s lists leftovers but has no Clean", s.Name)
+		}
+		for _, k := range s.Leftovers() {
+			if k.What == "" || !targets[k.RemovedBy] {
+				t.Errorf("study %s: leftover %q is removed by %q, which is not clean or a registered study target", s.Name, k.What, k.RemovedBy)
 			}
 		}
 	}

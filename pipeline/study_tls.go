@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -16,8 +15,8 @@ import (
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/deps"
-	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -51,18 +50,14 @@ func init() {
 			cfg.printf("test: the OpenSSL stack of Study A (built once into .cache/openssl, minutes; reused afterwards)")
 			return TLSOpenSSL(ctx, cfg)
 		},
-		NetnsPrefixes: []string{tlsrun.NetnsPrefix},
 		// The docker path's run prefix (tlsrun's, "pqrd").
-		DockerPrefixes: []string{dockernet.DefaultPrefix},
+		Leftovers: tlsLeftovers(dockernet.DefaultPrefix),
+		Clean:     tlsClean(dockernet.DefaultPrefix),
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
-			res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, SpecPath: specPath, DataDir: dataDir})
-			if err != nil {
-				return "", err
-			}
-			return res.RunID, nil
+			return runID(tlsrun.Run(ctx, tlsrun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir), Store: cfg.store()}))
 		},
 		// The numbers the paper may state literally about the study.
 		HandTyped: tlsstudy.HandTyped,
@@ -70,15 +65,8 @@ func init() {
 		StagesFor: tlsStagesFor,
 		Records:   tlsRecords,
 		Claims:    tlsstudy.Claims,
-		Compare:   compareWith(tlsstudy.CompareItems),
-		CalibrationChanges: func(ref []byte) ([]agreement.Change, error) {
-			r, err := jsonnum.Decode[tlsstudy.Results]("the reference run's results/tls.json", ref)
-			if err != nil {
-				return nil, err
-			}
-			return tlsstudy.CalibrationChanges(r), nil
-		},
-		Resample: resampleWith(tlsstudy.Resampler, tlsstudy.ResampleMethod),
+		Results: resultsOf[tlsstudy.Results]{Decode: tlsstudy.DecodeResults, Items: tlsstudy.CompareItems,
+			Changes: tlsstudy.CalibrationChanges, Resampler: tlsstudy.Resampler, Method: tlsstudy.ResampleMethod}.decode,
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
@@ -91,12 +79,13 @@ func init() {
 
 // tlsStagesFor are Study A's analysis stages over a run folder, with the
 // paper's configurations taken from experiments/tls.toml.
-func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
+func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
 	s, err := tlsrun.LoadSpec(filepath.Join(root, spec.Path(tlsrun.Study)))
 	if err != nil {
 		return nil, err
 	}
 	p := tlsstudy.DefaultParams(profile)
+	p.SourceDateEpoch = set.SourceDateEpoch
 	p.Paper = nil
 	for _, role := range tlsstudy.Roles {
 		var found *tlsrun.PaperConfig
@@ -129,12 +118,56 @@ func tlsStagesFor(root, profile, run string) ([]*repro.Stage, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return append([]*repro.Stage{tlsRecords(root, profile, run)}, tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)...), nil
+	return tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p), nil
 }
 
 // tlsRecords re-derives a Study A run's records from its capture.
-func tlsRecords(root, profile, run string) *repro.Stage {
-	return recordsStage(root, tlsrun.Study, profile, run, "experiments/tls/tlsjoin", tlsjoin.Derive)
+func tlsRecords(root, profile, run string, set settings.Settings) *repro.Stage {
+	return recordsStage(root, tlsrun.Study, profile, run, "experiments/tls/tlsjoin", tlsjoin.Derive, set)
+}
+
+// tlsLeftovers lists what killed Study A runs left: the bridge path's
+// network namespaces (tlsrun.NetnsPrefix, named the linkemu way), what
+// the docker path of dockerPrefix left (a private dockerd still running
+// and its containers, networks and images, a bridge, a data root, a temp
+// dir: dockernet.Leftovers) and PEM folders in the temporary directory
+// (tlsrun.CertLeftovers).
+func tlsLeftovers(dockerPrefix string) func() []Leftover {
+	return func() []Leftover {
+		docker, _ := dockernet.Leftovers(dockerPrefix)
+		return []Leftover{
+			netnsLeftovers("tls:run", tlsrun.NetnsPrefix),
+			{What: "left by a killed run's docker path", Items: docker, RemovedBy: "clean"},
+			{What: "temporary folders of killed runs", Items: tlsrun.CertLeftovers(), RemovedBy: "clean"},
+		}
+	}
+}
+
+// tlsClean removes what tlsLeftovers lists for target: for clean the
+// docker path's leftovers (dockernet.Clean, within two minutes) and the
+// PEM folders (tlsrun.RemoveCertLeftovers), for net:clean the bridge
+// path's namespaces.
+func tlsClean(dockerPrefix string) func(ctx context.Context, cfg Config, target string) ([]string, error) {
+	return func(ctx context.Context, cfg Config, target string) ([]string, error) {
+		switch target {
+		case "net:clean":
+			return netnsClean(cfg, tlsrun.NetnsPrefix)
+		case "clean":
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			gone, err := dockernet.Clean(ctx, dockerPrefix, nil)
+			cancel()
+			var removed []string
+			for _, g := range gone {
+				removed = append(removed, "docker: "+g)
+			}
+			if err != nil {
+				return removed, err
+			}
+			certs, err := tlsrun.RemoveCertLeftovers()
+			return append(removed, certs...), err
+		}
+		return nil, nil
+	}
 }
 
 // TLSOpenSSL builds Study A's OpenSSL stack into .cache/openssl: Debian

@@ -75,7 +75,9 @@ func roundDuration(d time.Duration) time.Duration {
 // runExperiment is the one way a study's experiment is run, by RunStudy
 // into the repository and by All into its reproduction tree: s.Run with
 // the spec at specPath into dataDir, then a check that the run folder
-// dataDir/<study>/<id> it returns exists. It returns the run's ID.
+// dataDir/<study>/<id> it returns exists. It returns the run's ID. The
+// runner gets the operator's PQREPRO_PIN and PQREPRO_PIN_BUSY in its
+// runlife.Config (Config.lifeConfig).
 func runExperiment(ctx context.Context, cfg Config, s Study, specPath, dataDir string) (string, error) {
 	id, err := s.Run(ctx, cfg, specPath, dataDir)
 	if err != nil {

@@ -129,9 +129,11 @@ type Item struct {
 }
 
 // SEFromInterval is the standard error implied by a symmetric normal
-// interval [lo, hi] at level (0.95 gives se = (hi - lo) / (2 · 1.96)). The
-// studies' results give 95 % intervals; the studies read those fields
-// (whatever resampling made them) rather than recompute them.
+// interval [lo, hi] at level.
+//
+// For example, 0.95 gives se = (hi - lo) / (2 · 1.96). The studies'
+// results give 95 % intervals; the studies read those fields (whatever
+// resampling made them) rather than recompute them.
 func SEFromInterval(lo, hi, level float64) float64 {
 	return (hi - lo) / (2 * zQuantile(1-(1-level)/2))
 }
@@ -423,7 +425,9 @@ func oneSidedOpposite(ref, now, se float64) float64 {
 func zQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
 // Pairs matches a study's reference and new elements by key and calls f
-// for each, in ref's order then for the elements only now has, with nil
+// for each.
+//
+// It calls f in ref's order then for the elements only now has, with nil
 // for the side that lacks one: a study's items list what either run has,
 // so that nothing is skipped silently.
 func Pairs[T any](ref, now []T, key func(T) string, f func(name string, r, n *T)) {

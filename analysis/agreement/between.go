@@ -7,12 +7,12 @@ import (
 )
 
 // MinBetweenRuns is the fewest runs from which Between estimates a
-// between-run variance: with two runs the moment estimate rests on one
+// between-run variance. With two runs the moment estimate rests on one
 // difference per item and is as likely to be 0 as to be large.
 const MinBetweenRuns = 3
 
 // BetweenRun is the between-run variance of a study's host-dependent
-// estimates, from repeated runs of one profile on one host: what moves
+// estimates, from repeated runs of one profile on one host. What moves
 // an estimate from run to run beyond its within-run standard error (the
 // machine's state between runs: another speed of the virtual CPU, its
 // neighbours, its caches). No within-run standard error contains it, so
@@ -95,11 +95,11 @@ type BetweenRun struct {
 type BetweenScale int
 
 const (
-	// Relative deviations are a share of each item (τ²_j = τ²_rel m_j²):
-	// Study A, whose times move together when the virtual CPU is slower
-	// or faster in one run than in another.
+	// Relative deviations are a share of each item (τ²_j = τ²_rel m_j²).
+	// Study A uses it: its times move together when the virtual CPU
+	// is slower or faster in one run than in another.
 	Relative BetweenScale = iota
-	// Absolute deviations are one size for every item (τ²_j = τ²): Study
+	// Absolute deviations are one size for every item (τ²_j = τ²). Study
 	// B, whose compared medians each come from a series on a link of its
 	// own, so that the difference of two series carries the difference
 	// of their links' RTT offsets (the self-tests' errors, +0.3 to +0.8
@@ -115,14 +115,13 @@ func (s BetweenScale) String() string {
 	return "relative"
 }
 
-// Between is BetweenScaled on the Relative scale.
-func Between(ids []string, runs [][]Item) BetweenRun { return BetweenScaled(ids, runs, Relative) }
-
-// BetweenScaled estimates the between-run variance from runs (one list of
-// items per run, as the study lists them for a run compared with itself:
-// each item's Ref is that run's value; ids name the runs). Only
-// host-dependent Estimate items with a finite estimate and a positive
-// standard error enter, matched by name, each in at least two runs.
+// BetweenScaled estimates the between-run variance from repeated runs on
+// one scale.
+//
+// Runs holds one list of items per run, as the study lists them for a run
+// compared with itself: each item's Ref is that run's value; ids name the
+// runs. Only host-dependent Estimate items with a finite estimate and a
+// positive standard error enter, matched by name, each in at least two runs.
 func BetweenScaled(ids []string, runs [][]Item, scale BetweenScale) BetweenRun {
 	b := BetweenRun{Runs: ids, Scale: scale}
 	if len(runs) < MinBetweenRuns {
@@ -220,9 +219,9 @@ func (b BetweenRun) common(m float64) float64 {
 }
 
 // Apply sets the between-run variance of every host-dependent Estimate
-// item, in the item's unit squared: the larger of the common τ² (τ²_rel ·
-// ref² on the Relative scale, τ² on the Absolute one) and the item's own
-// τ²_j.
+// item, in the item's unit squared. That is, the larger of the common τ²
+// (τ²_rel · ref² on the Relative scale, τ² on the Absolute one) and the
+// item's own τ²_j.
 func (b BetweenRun) Apply(items []Item) {
 	if b.Caveat != "" {
 		return

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 )
 
 // CalibrationStream is the PCG stream of Calibrate's pseudo-replicates
@@ -38,8 +37,8 @@ func (c Calibration) String() string {
 	return fmt.Sprintf("%d of %d (%.1f %%, Wilson 95 %% [%.1f, %.1f] %%)", c.Alarms, c.K, 100*c.Rate, 100*c.Lo, 100*c.Hi)
 }
 
-// Pseudo draws one pseudo-replicate pair of a reference run's items: a
-// pseudo-reference and a pseudo-new run, each estimate drawn
+// Pseudo draws one pseudo-replicate pair of a reference run's items. That
+// is, a pseudo-reference and a pseudo-new run, each estimate drawn
 // independently from N(ref, se_ref²) (parametric bootstrap at the
 // reference's n: its standard errors are those of its profile, from the
 // study's dependence-respecting intervals). Exact items and items without
@@ -61,47 +60,5 @@ func Pseudo(rng *rand.Rand, s Study) Study {
 	return out
 }
 
-// Calibrate runs K pseudo-replicate comparisons of the reference runs'
-// items (Pseudo; one Holm family over every study, as the command judges
-// them) and counts those with an inconsistent item. With change nil it
-// measures the false-alarm rate; with a change applied at size to every
-// pseudo-new run, the power to detect it. The same seed and K give the
-// same figures.
-func Calibrate(rule Rule, refs []Study, k int, seed uint64, change *Change, size float64) Calibration {
-	return CalibrateDraws(rule, parametricDraws(refs), k, seed, change, size)
-}
-
-func parametricDraws(refs []Study) []Draw {
-	d := make([]Draw, len(refs))
-	for i, s := range refs {
-		d[i] = Parametric(s)
-	}
-	return d
-}
-
 // Sizes are the change sizes SmallestDetected tries, in order.
 var Sizes = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2}
-
-// SmallestDetected is the smallest of Sizes at which the change is
-// detected in at least 80 % of K pseudo-replicates, and its power; NaN
-// when none is.
-func SmallestDetected(rule Rule, refs []Study, k int, seed uint64, change Change) (float64, Calibration) {
-	return SmallestDetectedDraws(rule, parametricDraws(refs), k, seed, change)
-}
-
-// ScaleNew multiplies the new estimate of every item whose name contains
-// one of the substrings by 1+size: a Change's usual Apply for "this
-// quantity is size slower".
-func ScaleNew(items []Item, size float64, substrings ...string) bool {
-	hit := false
-	for i := range items {
-		for _, s := range substrings {
-			if strings.Contains(items[i].Name, s) {
-				items[i].New.Est *= 1 + size
-				hit = true
-				break
-			}
-		}
-	}
-	return hit
-}

@@ -9,7 +9,7 @@ import (
 )
 
 // A Fingerprint is what a run's meta.json says about the machine and the
-// software that measured it: the host-dependent items of two runs are
+// software that measured it. The host-dependent items of two runs are
 // compared only when their fingerprints match.
 type Fingerprint struct {
 	CPUModel string
@@ -31,7 +31,7 @@ type Fingerprint struct {
 }
 
 // MemoryTolerance is how far two hosts' memory may differ, relative, and
-// still count as the same machine kind: a virtual machine's usable memory
+// still count as the same machine kind. A virtual machine's usable memory
 // moves by a few MB between boots.
 const MemoryTolerance = 0.05
 
@@ -110,7 +110,7 @@ func (a Fingerprint) Differences(b Fingerprint) []string {
 }
 
 // Unknown lists what Differences could not compare because one run did
-// not record it: a run recorded before meta.json's host had the CPU
+// not record it. A run recorded before meta.json's host had the CPU
 // flags has none, which is unknown, not a mismatch by itself.
 func (a Fingerprint) Unknown(b Fingerprint) []string {
 	switch {
@@ -146,7 +146,7 @@ type ClaimVerdicts struct {
 
 // CompareClaim says whether two runs' verdicts on a claim agree: the same
 // verdict is consistent; a host-dependent claim is compared only on a
-// matching host; a verdict that flips while the claim's item is inside
+// matching host. A verdict that flips while the claim's item is inside
 // its prediction interval, or outside it but not rejected by Holm over
 // the family of items, is "consistent (verdict at the edge)": the
 // estimate moved no more than sampling allows, across the tolerance.

@@ -17,20 +17,24 @@ type Draw func(rng *rand.Rand) Study
 func Parametric(s Study) Draw { return func(rng *rand.Rand) Study { return Pseudo(rng, s) } }
 
 // A Resampler draws one pseudo-run of a study from its reference run's
-// own data (its rounds, series or repetitions, resampled the way the
-// study's analysis treats them as independent units) and re-derives
-// every item from the resample: the values it returns are the study's
-// items' values, in the order of Study.Items. Because one resample gives
-// every item, the items' correlation within a run is kept, which the
-// parametric draw loses.
+// own data.
+//
+// It resamples the run's units (its rounds, series or repetitions,
+// resampled the way the study's analysis treats them as independent
+// units) and re-derives every item from the resample: the values it
+// returns are the study's items' values, in the order of Study.Items.
+// Because one resample gives every item, the items' correlation within a
+// run is kept, which the parametric draw loses.
 type Resampler func(rng *rand.Rand) []Value
 
 // Resampled is the draw whose pseudo-reference and pseudo-new runs are
-// two independent resamples of the reference run (each item's Ref and
-// New replaced by the two resamples' values). It fails when the
-// resampler does not give one value per item (the study's resampler and
-// its items disagree: fix the study's Resample); it checks on one
-// resample of its own stream, so that the draws do not depend on it.
+// two independent resamples of the reference run.
+//
+// Each item's Ref and New are replaced by the two resamples' values. It
+// fails when the resampler does not give one value per item (the
+// study's resampler and its items disagree: fix the study's Resample);
+// it checks on one resample of its own stream, so that the draws do not
+// depend on it.
 func Resampled(s Study, r Resampler) (Draw, error) {
 	if got := len(r(rand.New(rand.NewPCG(0, CalibrationStream)))); got != len(s.Items) {
 		return nil, fmt.Errorf("the %s resampler gives %d values for %d items: it must re-derive every item of the study's CompareItems, in order", s.Name, got, len(s.Items))
@@ -48,10 +52,10 @@ func Resampled(s Study, r Resampler) (Draw, error) {
 	}, nil
 }
 
-// DrawNormal is v with its estimate drawn from N(est, se²): a study's
-// resampler's fallback for an item its results carry no records of (it
-// says so in its method). A value without a positive standard error is
-// returned unchanged.
+// DrawNormal is v with its estimate drawn from N(est, se²). That is, a
+// study's resampler's fallback for an item its results carry no
+// records of (it says so in its method). A value without a positive
+// standard error is returned unchanged.
 func DrawNormal(rng *rand.Rand, v Value) Value {
 	if v.Absent || math.IsNaN(v.Est) || !(v.SE > 0) {
 		return v
@@ -60,9 +64,11 @@ func DrawNormal(rng *rand.Rand, v Value) Value {
 	return v
 }
 
-// CalibrateDraws runs K pseudo-replicate comparisons, one pair per draw
-// in each (one Holm family over every study, as the command judges
-// them), and counts those with an inconsistent item; with change set it
+// CalibrateDraws runs K pseudo-replicate comparisons and counts those
+// with an inconsistent item.
+//
+// Each draw makes one pair per study, judged as one Holm family over
+// every study, as the command judges them. With change set, the change
 // is applied at size to every pseudo-new run. The same seed and K give
 // the same figures.
 func CalibrateDraws(rule Rule, draws []Draw, k int, seed uint64, change *Change, size float64) Calibration {

@@ -9,20 +9,21 @@ import (
 	"time"
 )
 
-// PreregistrationFile records which commit fixed the claim rules, so that
-// the paper can say which judged runs were recorded after the rules (a
-// pre-registered test) and which before (rules written with the data in
-// view).
+// PreregistrationFile records which commit fixed the claim rules.
+//
+// With it the paper can say which judged runs were recorded after the
+// rules (a pre-registered test) and which before (rules written with the
+// data in view).
 const PreregistrationFile = "analysis/claims/preregistration.txt"
 
-// RulesFiles are the files that state the claim rules, slash-separated
-// and relative to the repository root: the engine's judging rules, and
-// each study's claims with the published values they judge. A commit
-// that touches one after the rules commit is either recorded as an
-// amendment or is the new rules commit (TestPreregistrationMatchesHistory).
-// The first three are where the rules were registered (the catalogue was
-// one file per study group in analysis/claims until the rules moved into
-// the study packages); git's history of a removed file still counts.
+// RulesFiles are the files that state the claim rules, slash-separated and
+// relative to the repository root. That is, the engine's judging rules, and
+// each study's claims with the published values they judge. A commit that
+// touches one after the rules commit is either recorded as an amendment or
+// is the new rules commit (TestPreregistrationMatchesHistory). The first
+// three are where the rules were registered (the catalogue was one file per
+// study group in analysis/claims until the rules moved into the study
+// packages); git's history of a removed file still counts.
 var RulesFiles = []string{
 	"analysis/claims/claims.go",
 	"analysis/claims/catalogue.go",
@@ -36,10 +37,12 @@ var RulesFiles = []string{
 }
 
 // Rules is the commit and date of the rules' first registration as a set,
-// and the later commits that touched the rules' files (an amendment, as a
-// pre-registration records one: the commit, what changed and why; one
-// that changed a rule says so and that it was made after seeing the data).
-// Whether a claim's rule predates its data is per claim (TimingFile).
+// and the later commits that touched the rules' files.
+//
+// Each later commit is an amendment, as a pre-registration records one:
+// the commit, what changed and why; one that changed a rule says so and
+// that it was made after seeing the data. Whether a claim's rule predates
+// its data is per claim (TimingFile).
 type Rules struct {
 	Commit     string      `json:"commit"`
 	Date       time.Time   `json:"date"`

@@ -87,7 +87,7 @@ func Run(r *Results, catalogue []Claim) Report {
 	return rep
 }
 
-// RunTimed evaluates the catalogue and builds the report; with a timing
+// RunTimed evaluates the catalogue and builds the report. With a timing
 // table every claim records whether its rule predates its study's data,
 // and a claim the table lacks is an error.
 func RunTimed(r *Results, catalogue []Claim, timing *Timing) (Report, error) {
@@ -129,7 +129,7 @@ func RunTimed(r *Results, catalogue []Claim, timing *Timing) (Report, error) {
 	return rep, nil
 }
 
-// CheckOneQuantity reports the claims that break the counting rule: a
+// CheckOneQuantity reports the claims that break the counting rule. A
 // counted claim that names no measured quantity, two counted claims that
 // measure the same one, and a derived claim or an observation that names
 // one (it would be counted twice if it were counted).
@@ -310,18 +310,20 @@ func Stage(studies []StudyClaims) *repro.Stage {
 	}
 }
 
-// Numbers renders the verdict counts of the counted claims as
-// \newcommand macros (\ClaimsReproduced, \ClaimsNotReproduced,
-// \ClaimsNotAssessable, \ClaimsNotMeasurable, \ClaimsTotal), the same
-// split by timing (\ClaimsPreregistered, \ClaimsPostHoc and
-// \Claims<Verdict>Preregistered, \Claims<Verdict>PostHoc), the counts in
-// words (\ClaimsSentence, \ClaimsTimingSentence: the paper's abstract
-// and conclusion use these, so that no count or verb is typed), the
-// number of derived claims (\ClaimsDerived) and observations
-// (\ClaimsObservations), the effect-size labels' thresholds the paper
-// quotes: the engine's and each catalogue's Numbers, and per view with a
-// Macro the number of claims it re-evaluated and of verdicts that would
-// change (\<Macro>Checked, \<Macro>Changed).
+// Numbers renders the verdict counts and the other counts the paper quotes
+// as \newcommand macros, so that the text types no count.
+//
+// They are the verdict counts of the counted claims (\ClaimsReproduced,
+// \ClaimsNotReproduced, \ClaimsNotAssessable, \ClaimsNotMeasurable,
+// \ClaimsTotal), the same split by timing (\ClaimsPreregistered,
+// \ClaimsPostHoc and \Claims<Verdict>Preregistered,
+// \Claims<Verdict>PostHoc), the counts in words (\ClaimsSentence,
+// \ClaimsTimingSentence: the paper's abstract and conclusion use these, so
+// that no count or verb is typed), the number of derived claims
+// (\ClaimsDerived) and observations (\ClaimsObservations), the effect-size
+// labels' thresholds the paper quotes (the engine's and each catalogue's
+// Numbers), and per view with a Macro the number of claims it re-evaluated
+// and of verdicts that would change (\<Macro>Checked, \<Macro>Changed).
 // A catalogue's macro with a name that is not letters only, or set twice,
 // is an error.
 func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
@@ -389,10 +391,12 @@ func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 	return n.Latex(), nil
 }
 
-// ListMacros renders, per study, the IDs of its counted claims that are
-// not reproduced as \ClaimsNotReproducedIn<Label> ("C12, C13 and C17",
-// or "none"), so that the text names the claims that missed without
-// typing them.
+// ListMacros renders, per study, a macro naming its counted claims that
+// are not reproduced.
+//
+// The macro is \ClaimsNotReproducedIn<Label> ("C12, C13 and C17", or
+// "none"), so that the text names the claims that missed without typing
+// them.
 func ListMacros(rep Report, labels map[string]string) (string, error) {
 	var n render.Numbers
 	var studies []string

@@ -9,12 +9,13 @@ import (
 )
 
 // TimingFile records, per claim, the commit that introduced its current
-// rule and, per study, when its data were first seen, so that each
-// verdict says whether its rule predates the data that judge it (a
-// pre-registered test) or was written with the data in view (post hoc).
-// The table is committed, so the build is deterministic without git;
-// TestTimingMatchesHistory checks it against git's history when the
-// history is present and skips, saying so, on a shallow clone.
+// rule and, per study, when its data were first seen.
+//
+// With it each verdict says whether its rule predates the data that
+// judge it (a pre-registered test) or was written with the data in view
+// (post hoc). The table is committed, so the build is deterministic
+// without git; TestTimingMatchesHistory checks it against git's history
+// when the history is present and skips, saying so, on a shallow clone.
 const TimingFile = "analysis/claims/timing.txt"
 
 // Timing is the parsed TimingFile.
@@ -89,7 +90,7 @@ func ParseTiming(b []byte) (Timing, error) {
 	return t, nil
 }
 
-// Of is the timing of a claim of a study; an error when the table has
+// Of is the timing of a claim of a study. An error when the table has
 // no rule for the claim or no data for the study, so that a new claim
 // cannot go unrecorded.
 func (t Timing) Of(id, study string) (ClaimTiming, error) {

@@ -1,11 +1,12 @@
-// Package compare compares samples as `pqrepro compare` reports them:
-// each sample's description (stats.Describe), and every later sample B
-// against the first, A: Mann-Whitney U (two-sided, SciPy 1.10
-// conventions) with Holm and Bonferroni adjusted p over the pairs, the
-// median difference, the Hodges-Lehmann shift and interval, Cliff's delta
-// with its 95% interval, Vargha-Delaney A12, a bootstrap interval of the
-// median difference when asked, and Kruskal-Wallis over all samples when
-// there are three or more (the statistics are analysis/stats').
+// Package compare compares samples as `pqrepro compare` reports them.
+//
+// It describes each sample (stats.Describe) and compares every later sample
+// B against the first, A: Mann-Whitney U (two-sided, SciPy 1.10 conventions)
+// with Holm and Bonferroni adjusted p over the pairs, the median difference,
+// the Hodges-Lehmann shift and interval, Cliff's delta with its 95%
+// interval, Vargha-Delaney A12, a bootstrap interval of the median
+// difference when asked, and Kruskal-Wallis over all samples when there are
+// three or more (the statistics are analysis/stats').
 //
 // The work is a list of Steps, each with its expected cost in seconds on
 // the reference machine (the cost model below), so that a caller can
@@ -33,19 +34,10 @@ type Step struct {
 	Run  func() error
 }
 
-// RunSteps runs steps in order and stops at the first error: Compare's
-// run without progress reports.
-func RunSteps(steps []Step) error {
-	for _, s := range steps {
-		if err := s.Run(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Num is a float64 that encodes NaN and ±Inf as JSON null, so that an
-// undefined statistic (the sd of one value) never breaks the document.
+// Num is a float64 that encodes NaN and ±Inf as JSON null.
+//
+// With it an undefined statistic (the sd of one value) never breaks
+// the document.
 type Num float64
 
 // MarshalJSON writes v in the shortest form that reads back as v, or
@@ -111,11 +103,13 @@ type Detail struct {
 	mwu  []stats.MannWhitneyResult
 }
 
-// Compare computes the whole document for the samples data (named by
-// names; every later sample is compared with the first) as a list of
-// steps, which it hands to run (a progress reporter, or RunSteps).
-// The bootstrap runs only when boot is set (the table), since the JSON
-// has no field for it.
+// Compare computes the whole document for the samples data as a list
+// of steps.
+//
+// Names names the samples; every later sample is compared with the
+// first. It hands the steps to run (a progress reporter, or
+// RunSteps). The bootstrap runs only when boot is set (the table),
+// since the JSON has no field for it.
 func Compare(run func([]Step) error, names []string, data [][]float64, boot *stats.BootstrapConfig) (Result, Detail, error) {
 	var doc Result
 	var det Detail

@@ -153,3 +153,14 @@ func ExampleCompare() {
 	fmt.Printf("%s vs %s: median diff %s, Cliff's delta %s (%s)\n", p.B, p.A, FormatNum(p.MedianDiff), FormatNum(p.CliffsDelta), p.CliffsMagnitude)
 	// Output: hybrid vs x25519: median diff 0.4, Cliff's delta 1 (large)
 }
+
+// RunSteps runs steps in order and stops at the first error: Compare's
+// run without progress reports.
+func RunSteps(steps []Step) error {
+	for _, s := range steps {
+		if err := s.Run(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // BytesTol is how far a comparison's median TCP payload bytes per
-// connection may move between two runs: the key shares and the
+// connection may move between two runs. The key shares and the
 // certificate are fixed by the configuration; an ECDSA signature's DER
 // encoding varies by a few bytes (SEC 1 section 4.1.3).
 const BytesTol = 8

@@ -51,7 +51,8 @@ type Params struct {
 	// BootstrapResamples is the bootstrap size of both; 0 means 2000.
 	BootstrapResamples int
 	// SourceDateEpoch is the date in the PDFs; zero means
-	// repro.SourceDateEpoch() (SOURCE_DATE_EPOCH or 2026-01-01).
+	// repro.DefaultEpoch() (2026-01-01; the pipeline passes the setting
+	// SOURCE_DATE_EPOCH).
 	SourceDateEpoch time.Time
 }
 
@@ -114,15 +115,11 @@ func (p Params) analysisParams(runDir string) map[string]string {
 	}
 }
 
-// sourceDateParam is the figures stage's date parameter: Unix seconds, or
-// the reason it could not be found (the stage then fails with it).
+// sourceDateParam is the figures stage's date parameter: Unix seconds.
 func (p Params) sourceDateParam() string {
 	t := p.SourceDateEpoch
 	if t.IsZero() {
-		var err error
-		if t, err = repro.SourceDateEpoch(); err != nil {
-			return "invalid: " + err.Error()
-		}
+		t = repro.DefaultEpoch()
 	}
 	return strconv.FormatInt(t.Unix(), 10)
 }

@@ -1,6 +1,8 @@
 package netstudy
 
 import (
+	"fmt"
+
 	"pqrepro/analysis/stats"
 	"pqrepro/internal/jsonnum"
 )
@@ -8,6 +10,25 @@ import (
 // Num is internal/jsonnum's: rounded to 12 significant digits so that
 // results/net.json is the same on every platform, null for NaN.
 type Num = jsonnum.Num
+
+// DecodeResults reads results/net.json (name names it in errors),
+// strictly (jsonnum.Decode: an unknown key is an error), and checks that
+// it holds the comparisons and toolchain results: the study's one decoder
+// of its results, for its stages and for the pipeline's comparison and
+// calibration hooks.
+func DecodeResults(name string, b []byte) (*Results, error) {
+	res, err := jsonnum.Decode[Results](name, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Comparisons) == 0 || len(res.Design.Groups) != 2 {
+		return nil, fmt.Errorf("%s: no comparisons (rerun %s)", name, StageAnalyze)
+	}
+	if res.Toolchains == nil || len(res.Toolchains.PerToolchain) != len(res.Toolchains.Levels) || len(res.Toolchains.Levels) == 0 {
+		return nil, fmt.Errorf("%s: no toolchain results (rerun %s)", name, StageAnalyze)
+	}
+	return res, nil
+}
 
 // Results is results/net.json.
 type Results struct {
@@ -81,10 +102,10 @@ type Series struct {
 	Serial     Serial `json:"serial"`
 }
 
-// Serial holds the serial-dependence diagnostics of a latency series:
-// on the raw values and on their ranks (stats.Ranks), which heavy tails
-// cannot hide dependence from, the effective sample size on the ranks
-// and the block length of the series' block bootstrap.
+// Serial holds the serial-dependence diagnostics of a latency series.
+// That is, on the raw values and on their ranks (stats.Ranks), which
+// heavy tails cannot hide dependence from, the effective sample size on
+// the ranks and the block length of the series' block bootstrap.
 type Serial struct {
 	ACF           []Num `json:"acf"` // lags 1..len, raw values
 	LjungBoxQ     Num   `json:"ljung_box_q"`

@@ -1,7 +1,6 @@
 package netstudy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -152,17 +151,5 @@ func readResults(env *repro.Env) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w (run %s first)", ResultsFile, err, StageAnalyze)
 	}
-	var res Results
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&res); err != nil {
-		return nil, fmt.Errorf("%s: %w (rerun %s)", ResultsFile, err, StageAnalyze)
-	}
-	if len(res.Comparisons) == 0 || len(res.Design.Groups) != 2 {
-		return nil, fmt.Errorf("%s: no comparisons (rerun %s)", ResultsFile, StageAnalyze)
-	}
-	if res.Toolchains == nil || len(res.Toolchains.PerToolchain) != len(res.Toolchains.Levels) || len(res.Toolchains.Levels) == 0 {
-		return nil, fmt.Errorf("%s: no toolchain results (rerun %s)", ResultsFile, StageAnalyze)
-	}
-	return &res, nil
+	return DecodeResults(ResultsFile, b)
 }

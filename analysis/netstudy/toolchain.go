@@ -51,9 +51,9 @@ type ToolchainResult struct {
 }
 
 // ToolchainChange is the change of one comparison's difference (target
-// median - baseline median) from the primary toolchain to another: with
-// a 95 % percentile interval from the circular block bootstrap of its
-// four series, and the two-sided p of the bootstrap z test,
+// median - baseline median) from the primary toolchain to another. That
+// is, with a 95 % percentile interval from the circular block bootstrap
+// of its four series, and the two-sided p of the bootstrap z test,
 // Holm-adjusted over all changes; NEffMin is the smallest effective
 // sample size of the four series (the test's n is at most about that).
 // Note says why an interval is missing.

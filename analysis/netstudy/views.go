@@ -9,10 +9,10 @@ import (
 )
 
 // ClaimViews are the views of results/net.json on which Study B's claims
-// are re-evaluated as a robustness check (claims.View): the comparisons
-// and the reproduced summary without the handshakes a late packet touched
-// (Hygiene.WithoutFlagged, hygiene.go). The claims themselves stay judged
-// on every handshake, as pre-registered.
+// are re-evaluated as a robustness check (claims.View). That is, the
+// comparisons and the reproduced summary without the handshakes a late
+// packet touched (Hygiene.WithoutFlagged, hygiene.go). The claims
+// themselves stay judged on every handshake, as pre-registered.
 func ClaimViews() []claims.View {
 	return []claims.View{{
 		Name:  "without the handshakes a late packet touched (results/net.json hygiene.without_flagged)",

@@ -477,7 +477,7 @@ func hostBlock(res *Results, in input, rel string, meta provenance.Meta) error {
 	return nil
 }
 
-// HostMean is the host column's value for a scheme and operation: the
+// HostMean is the host column's value for a scheme and operation. The
 // mean of circl when it has the operation (the same library for every
 // post-quantum scheme), else of the first library by name.
 func (r *Results) HostMean(scheme, op string) (float64, string, bool) {
@@ -612,19 +612,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// Marshal encodes results canonically (internal/jsonnum): indented JSON
-// with every object's keys sorted, numbers rounded to 12 significant
-// digits so the file is the same on every platform, a final newline.
+// Marshal encodes results canonically (internal/jsonnum). That is,
+// indented JSON with every object's keys sorted, numbers rounded to 12
+// significant digits so the file is the same on every platform, a final
+// newline.
 func (r *Results) Marshal() ([]byte, error) { return jsonnum.Marshal(r) }
-
-// ParseResults reads results/pico.json.
-func ParseResults(b []byte) (*Results, error) {
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("parse results: %w", err)
-	}
-	if r.Study != picodata.Study || len(r.Schemes) == 0 {
-		return nil, fmt.Errorf("parse results: not pico results (study %q, %d schemes): rerun pico:analyze", r.Study, len(r.Schemes))
-	}
-	return &r, nil
-}

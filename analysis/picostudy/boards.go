@@ -9,7 +9,7 @@ import (
 	"pqrepro/datasets/picodata"
 )
 
-// DefaultBoard is the board of an image whose image.json names none: runs
+// DefaultBoard is the board of an image whose image.json names none. Runs
 // made before boards were recorded ran on one board, the emulator or a
 // single Pico.
 func DefaultBoard(emulated bool) string {
@@ -23,10 +23,10 @@ func DefaultBoard(emulated bool) string {
 const BoardTest = "Kruskal-Wallis H (tie-corrected, chi-squared p) across boards per scheme and operation, " +
 	"epsilon-squared = H/(N-1), p Holm-adjusted across the operations tested"
 
-// BoardFactor is the board as a factor: which board ran which image, and,
-// for every operation measured on two or more boards (a replicated run,
-// experiments/pico.toml [board] replicate = true), whether its time
-// differs between boards.
+// BoardFactor is the board as a factor. That is, which board ran which
+// image, and, for every operation measured on two or more boards (a
+// replicated run, experiments/pico.toml [board] replicate = true),
+// whether its time differs between boards.
 type BoardFactor struct {
 	// Boards maps each board ID to the run folders it wrote.
 	Boards map[string][]string `json:"boards"`

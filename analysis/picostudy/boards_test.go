@@ -92,7 +92,7 @@ func analyzeTree(t *testing.T, root string) *Results {
 	if _, err := engine(t, root, Params{}).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ParseResults(mustRead(t, filepath.Join(root, ResultsFile)))
+	r, err := DecodeResults(ResultsFile, mustRead(t, filepath.Join(root, ResultsFile)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // CyclesTol is how far, relative, an operation's mean cycle count may
-// move between two runs: the emulator is deterministic and the firmware's
+// move between two runs. The emulator is deterministic and the firmware's
 // randombytes is seeded (experiments/pico.toml), so the same seed gives
 // the same keys, messages and rejection-sampling paths; the tolerance
 // only absorbs the results' rounding to jsonnum.Digits digits.
@@ -88,8 +88,8 @@ func orNaN(p *float64) float64 {
 }
 
 // CalibrationChanges are the known changes the calibration injects into
-// Study C's pseudo-replicates: ML-DSA signing slower by size (+20 % at
-// the goal), in its cycles and its time.
+// Study C's pseudo-replicates. That is, ML-DSA signing slower by size
+// (+20 % at the goal), in its cycles and its time.
 func CalibrationChanges() []agreement.Change {
 	return []agreement.Change{{Name: "ML-DSA signing slower (Study C)", Size: 0.2,
 		Apply: func(study string, items []agreement.Item, size float64) bool {

@@ -1,7 +1,8 @@
-// Package picostudy is Study C's analysis: it turns one recorded run of
-// experiments/pico/picorun (data/pico/<run-id>/, read with datasets/picodata)
-// into results/pico.json and renders the figures, LaTeX tables and number
-// macros from it, as three stages of the repro engine (Stages).
+// Package picostudy is Study C's analysis. That is, it turns one recorded run
+// of experiments/pico/picorun (data/pico/<run-id>/, read with
+// datasets/picodata) into results/pico.json and renders the figures, LaTeX
+// tables and number macros from it, as three stages of the repro engine
+// (Stages).
 //
 // Statistics per scheme and operation are analysis/stats.Describe over the
 // 1 MHz timer's times: n, mean, sample SD, median, p95 and p99 (R type 7

@@ -12,7 +12,7 @@ import (
 func TestFigureLayout(t *testing.T) {
 	rendertest.CheckLayouts(t, []string{filepath.Join("..", "..", "results", "pico.json"), filepath.Join("testdata", "golden", "results", "pico.json")},
 		func(b []byte) ([]render.Figure, error) {
-			r, err := ParseResults(b)
+			r, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return nil, err
 			}

@@ -181,7 +181,7 @@ func TestResultsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ParseResults(b)
+	r, err := DecodeResults(ResultsFile, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestWithoutClassical(t *testing.T) {
 	if _, err := engine(t, root, Params{}).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ParseResults(mustRead(t, filepath.Join(root, ResultsFile)))
+	r, err := DecodeResults(ResultsFile, mustRead(t, filepath.Join(root, ResultsFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestClassicalComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(root, ResultsFile))
-	r, err := ParseResults(b)
+	r, err := DecodeResults(ResultsFile, b)
 	if err != nil {
 		t.Fatal(err)
 	}

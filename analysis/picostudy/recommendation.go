@@ -12,18 +12,19 @@ import (
 var DeadlinesMs = []float64{100, 1000, 10000}
 
 // ConstantTimeSpread is the largest relative cycle spread of a signing
-// operation, (max - min) / mean, that the analysis calls constant: well
-// above the few cycles SPHINCS+ varies by (its hash inputs have fixed
-// lengths) and far below ML-DSA's rejection loop, which repeats whole
-// iterations (a spread of the order of 100 %).
+// operation, (max - min) / mean, that the analysis calls constant. That
+// is, well above the few cycles SPHINCS+ varies by (its hash inputs
+// have fixed lengths) and far below ML-DSA's rejection loop, which
+// repeats whole iterations (a spread of the order of 100 %).
 const ConstantTimeSpread = 1e-4
 
-// Recommendation is the original's closing advice put to the test: where
-// ML-DSA's signing time varies too much for a hard deadline, use a scheme
-// whose signing time does not vary, such as SLH-DSA (FIPS 205). It sets
-// every signature scheme of the run that signs (ML-DSA-44/65/87, the
-// SPHINCS+ sets) side by side on the same board and against the deadlines.
-// This is our extension of the study: the original measured no SLH-DSA.
+// Recommendation is the original's closing advice put to the test. That
+// is, where ML-DSA's signing time varies too much for a hard deadline, use
+// a scheme whose signing time does not vary, such as SLH-DSA (FIPS 205).
+// It sets every signature scheme of the run that signs (ML-DSA-44/65/87,
+// the SPHINCS+ sets) side by side on the same board and against the
+// deadlines. This is our extension of the study: the original measured no
+// SLH-DSA.
 type Recommendation struct {
 	// Implementation says what the SPHINCS+ rows ran.
 	Implementation string      `json:"implementation"`
@@ -69,7 +70,7 @@ type SignRow struct {
 }
 
 // Meeting is how often one scheme's signing met one deadline: Met of N
-// signatures took at most DeadlineMs; Lo and Hi are the Wilson 95 %
+// signatures took at most DeadlineMs. Lo and Hi are the Wilson 95 %
 // interval of the probability (stats.Wilson). For a constant-time scheme
 // the probability is 0 or 1 and the interval only reflects n; Verdict
 // then rests on the constant time: "met" when every signature met it,

@@ -1,5 +1,27 @@
 package picostudy
 
+import (
+	"fmt"
+
+	"pqrepro/datasets/picodata"
+	"pqrepro/internal/jsonnum"
+)
+
+// DecodeResults reads results/pico.json (name names it in errors),
+// strictly (jsonnum.Decode: an unknown key is an error), and checks that
+// it holds the study's schemes: the study's one decoder of its results,
+// for its stages and for the pipeline's comparison and calibration hooks.
+func DecodeResults(name string, b []byte) (*Results, error) {
+	r, err := jsonnum.Decode[Results](name, b)
+	if err != nil {
+		return nil, err
+	}
+	if r.Study != picodata.Study || len(r.Schemes) == 0 {
+		return nil, fmt.Errorf("read %s: not pico results (study %q, %d schemes): rerun pico:analyze", name, r.Study, len(r.Schemes))
+	}
+	return r, nil
+}
+
 // Results is results/pico.json: everything the figures, tables and the
 // paper's numbers are made from. It carries no timestamp, and its keys are
 // sorted (encoded through a generic map), so the same run gives the same
@@ -68,8 +90,9 @@ type HostOp struct {
 	MaxUs    *float64 `json:"max_us"`
 }
 
-// EnergyModel is the paper's datasheet power model: E = P x t with
-// P = 3.3 V x 24 mA = 79.2 mW, so E[mJ] = t[ms] x 79.2 / 1000.
+// EnergyModel is the paper's datasheet power model. That is, E = P x
+// t with P = 3.3 V x 24 mA = 79.2 mW, so E[mJ] = t[ms] x 79.2 /
+// 1000.
 type EnergyModel struct {
 	Volts      float64 `json:"volts"`
 	Milliamps  float64 `json:"milliamps"`

@@ -31,8 +31,8 @@ const (
 // Params are the analysis' parameters; a changed value reruns the stages.
 type Params struct {
 	// SourceDateEpoch is the date written into the PDFs (seconds since
-	// 1970); 0 takes repro.SourceDateEpoch() (the SOURCE_DATE_EPOCH
-	// environment variable or the project's fixed default).
+	// 1970); 0 takes repro.DefaultEpoch() (the pipeline passes the
+	// setting SOURCE_DATE_EPOCH).
 	SourceDateEpoch int64
 	// PowerMilliwatts is the power model; 0 is the paper's 79.2 mW.
 	PowerMilliwatts float64
@@ -44,11 +44,7 @@ type Params struct {
 
 func (p Params) withDefaults() (Params, error) {
 	if p.SourceDateEpoch == 0 {
-		t, err := repro.SourceDateEpoch()
-		if err != nil {
-			return p, err
-		}
-		p.SourceDateEpoch = t.Unix()
+		p.SourceDateEpoch = repro.DefaultEpoch().Unix()
 	}
 	if p.PowerMilliwatts == 0 {
 		p.PowerMilliwatts = DefaultPowerMilliwatts
@@ -125,7 +121,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			res, err := ParseResults(b)
+			res, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return err
 			}
@@ -152,7 +148,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			res, err := ParseResults(b)
+			res, err := DecodeResults(ResultsFile, b)
 			if err != nil {
 				return err
 			}

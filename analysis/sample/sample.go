@@ -1,6 +1,8 @@
-// Package sample reads one numeric sample from a text file, the input of
-// `pqrepro compare` and `pqrepro serial`, so that every study reads its
-// measurements the same way and reports bad input the same way.
+// Package sample reads one numeric sample from a text file, for `pqrepro
+// compare` and `pqrepro serial`.
+//
+// With it every study reads its measurements the same way and reports
+// bad input the same way.
 //
 // Two formats:
 //

@@ -8,8 +8,9 @@ import (
 )
 
 // BetweenSeries is the top-level interval of an effect measured once in
-// each of k series (replications of the whole measurement), and how far
-// the series disagree.
+// each of k series, and how far they disagree.
+//
+// The series are replications of the whole measurement.
 type BetweenSeries struct {
 	K int
 	// Mean of the series' estimates, their sample SD (divisor k-1), and
@@ -27,17 +28,19 @@ type BetweenSeries struct {
 	Q, QP, I2 float64
 }
 
-// BetweenSeriesInterval puts the interval at the top level of the
-// design (Kalibera and Jones 2013, "Rigorous benchmarking in reasonable
-// time", ISMM: the unit of replication is the series, not the value):
-// est are the k series' estimates of one effect, se their within-series
-// standard errors (e.g. the block bootstrap's), used only for the
-// heterogeneity Q. The t interval treats the series as the sample: it
-// carries the between-series variance, and with few series it is wide
-// (k = 3: t = 4.30 at 95 %). It needs k >= 2 finite estimates
-// (ErrTooFew: one series gives no between-series variance), not all
-// equal (ErrAllTied: a zero-width interval would be silent), and
-// len(se) == k.
+// BetweenSeriesInterval is the interval of one effect over k series,
+// the series being the sample.
+//
+// It puts the interval at the top level of the design (Kalibera and
+// Jones 2013, "Rigorous benchmarking in reasonable time", ISMM: the
+// unit of replication is the series, not the value): est are the k
+// series' estimates of one effect, se their within-series standard
+// errors (e.g. the block bootstrap's), used only for the heterogeneity
+// Q. The t interval treats the series as the sample: it carries the
+// between-series variance, and with few series it is wide (k = 3: t =
+// 4.30 at 95 %). It needs k >= 2 finite estimates (ErrTooFew: one
+// series gives no between-series variance), not all equal (ErrAllTied:
+// a zero-width interval would be silent), and len(se) == k.
 func BetweenSeriesInterval(est, se []float64, level float64) (BetweenSeries, error) {
 	if err := checkSample(est); err != nil {
 		return BetweenSeries{}, fmt.Errorf("between-series interval: %w", err)

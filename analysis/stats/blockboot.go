@@ -7,7 +7,7 @@ import (
 )
 
 // BlockBootstrapMinBlocks is the fewest whole blocks a series must hold
-// for the block bootstrap: with one block every resample is a rotation
+// for the block bootstrap. With one block every resample is a rotation
 // of the series, its median never moves and the interval would have
 // zero width.
 const BlockBootstrapMinBlocks = 2
@@ -17,14 +17,15 @@ const BlockBootstrapMinBlocks = 2
 var ErrBlockTooLong = fmt.Errorf("stats: series too short for its block length (needs at least %d blocks): %w", BlockBootstrapMinBlocks, ErrTooFew)
 
 // BlockBootstrapMedians returns the medians of resamples circular block
-// bootstrap resamples of the series x (Politis and Romano 1992, "A
-// circular block-resampling procedure for stationary data", in Exploring
-// the Limits of Bootstrap, Wiley, 263-270): x is wrapped on a circle,
-// each resample joins ceil(n/block) blocks x_s, x_{s+1}, ...,
-// x_{s+block-1} (indices mod n) with starts s drawn uniformly from
-// 0..n-1, cut to n values. Within a block the series keeps its order, so
-// the resample keeps the dependence up to lag block-1; the circle gives
-// every value the same chance to be drawn.
+// bootstrap resamples of the series x.
+//
+// The circular block bootstrap (Politis and Romano 1992, "A circular
+// block-resampling procedure for stationary data", in Exploring the Limits
+// of Bootstrap, Wiley, 263-270) wraps x on a circle: each resample joins
+// ceil(n/block) blocks x_s, x_{s+1}, ..., x_{s+block-1} (indices mod n) with
+// starts s drawn uniformly from 0..n-1, cut to n values. Within a block the
+// series keeps its order, so the resample keeps the dependence up to lag
+// block-1; the circle gives every value the same chance to be drawn.
 //
 // The starts come from a PCG seeded with (seed, stream), rng.IntN(n) per
 // block. The medians are read off counts by rank, one pass per resample
@@ -78,12 +79,12 @@ type SeriesBootstrap struct {
 	Medians []float64
 }
 
-// BootstrapSeries block-bootstraps the median of one series: the block
+// BootstrapSeries block-bootstraps the median of one series. The block
 // length is BlockLength of Ranks(x) (its Circular value), n_eff is
-// EffectiveN of Ranks(x), and the resamples are BlockBootstrapMedians.
-// A caller forms the bootstrap distribution of any contrast of medians of
-// independent series (a difference, a difference of differences) from
-// the Medians of each, replicate by replicate, and summarises it with
+// EffectiveN of Ranks(x), and the resamples are BlockBootstrapMedians. A
+// caller forms the bootstrap distribution of any contrast of medians of
+// independent series (a difference, a difference of differences) from the
+// Medians of each, replicate by replicate, and summarises it with
 // BootstrapReplicates. It needs n >= BlockLengthMinN values, not all
 // equal, finite.
 func BootstrapSeries(x []float64, seed, stream uint64, resamples int) (SeriesBootstrap, error) {
@@ -115,9 +116,11 @@ type BlockDiffResult struct {
 }
 
 // BlockBootstrapMedianDiff returns median(Y) - median(X) of two
-// independent series with its percentile interval and bootstrap z test
-// (BootstrapReplicates) from circular block bootstrap resamples of each
-// series (BootstrapSeries, X from the stream BootstrapStream, Y from
+// independent series, with a block bootstrap interval and test.
+//
+// The percentile interval and bootstrap z test (BootstrapReplicates)
+// come from circular block bootstrap resamples of each series
+// (BootstrapSeries, X from the stream BootstrapStream, Y from
 // BootstrapStream+1, both seeded with cfg.Seed). cfg.Method is ignored.
 func BlockBootstrapMedianDiff(x, y []float64, cfg BootstrapConfig) (BlockDiffResult, error) {
 	if !(cfg.Level > 0 && cfg.Level < 1) {

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// BlockLengthMinN is the fewest values for which BlockLength is defined:
-// the rule reads the autocorrelations up to lag ceil(sqrt(n)) + K_N with
+// BlockLengthMinN is the fewest values for which BlockLength is defined.
+// The rule reads the autocorrelations up to lag ceil(sqrt(n)) + K_N with
 // K_N = max(5, ceil(log10 n)), which needs n > ceil(sqrt(n)) + K_N; 16
 // is the smallest n where that holds with room for one more lag.
 const BlockLengthMinN = 16
@@ -26,11 +26,14 @@ type BlockLengthResult struct {
 	M, MHat, MMax, Max int
 }
 
-// BlockLength returns the automatic block length of Politis and White
-// (2004, "Automatic block-length selection for the dependent bootstrap",
-// Econometric Reviews 23(1): 53-70) with the correction of Patton,
-// Politis and White (2009, Econometric Reviews 28(4): 372-375), computed
-// as R's np::b.star (Hayfield and Racine 2008) with its defaults:
+// BlockLength returns the automatic block length of Politis and White,
+// as R's np::b.star computes it.
+//
+// The method is Politis and White (2004, "Automatic block-length
+// selection for the dependent bootstrap", Econometric Reviews 23(1):
+// 53-70) with the correction of Patton, Politis and White (2009,
+// Econometric Reviews 28(4): 372-375), computed as R's np::b.star
+// (Hayfield and Racine 2008) with its defaults:
 //
 //   - K_N = max(5, ceil(log10 n)), m_max = ceil(sqrt n) + K_N,
 //     b_max = ceil(min(3 sqrt n, n/3)), c = qnorm(0.975);

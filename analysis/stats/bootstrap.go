@@ -23,7 +23,7 @@ const (
 	ResampleValues BootstrapMethod = "values"
 	// ResampleOrderStats draws each resample's median directly from its
 	// exact distribution as order statistics of uniforms (see
-	// BootstrapMedianDiff): O(1) random draws per resample and
+	// BootstrapMedianDiff). That is, O(1) random draws per resample and
 	// O(|X| log |X| + |Y| log |Y| + B log B) in all.
 	ResampleOrderStats BootstrapMethod = "order-statistics"
 )

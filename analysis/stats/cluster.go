@@ -79,9 +79,11 @@ func ClusterReplicates(n int, stat func(idx []int) float64, cfg ClusterConfig) (
 	return reps, est, nil
 }
 
-// MedianAt is the median of x at the indices idx (repeats count), the
-// statistic of a cluster bootstrap of one value per cluster, such as a
-// per-round paired difference. It uses a scratch copy; x is untouched.
+// MedianAt is the median of x at the indices idx (repeats count).
+//
+// It is the statistic of a cluster bootstrap of one value per cluster,
+// such as a per-round paired difference. It uses a scratch copy; x is
+// untouched.
 func MedianAt(x []float64, idx []int) float64 {
 	s := make([]float64, len(idx))
 	for i, j := range idx {
@@ -91,7 +93,7 @@ func MedianAt(x []float64, idx []int) float64 {
 }
 
 // MedianOfDifferences returns the median of the paired differences
-// y[i] - x[i] and the differences (in order); x and y must have the same
+// y[i] - x[i] and the differences (in order). x and y must have the same
 // length, at least 1, and be finite.
 func MedianOfDifferences(x, y []float64) (float64, []float64, error) {
 	if len(x) != len(y) {

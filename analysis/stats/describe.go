@@ -115,10 +115,9 @@ func Mean(x []float64) float64 {
 }
 
 // QuantileSorted returns the p-quantile (0 <= p <= 1) of the ascending
-// sample s by R's type 7 definition: h = (n-1)p,
-// Q = s[floor h] + (h - floor h)(s[floor h + 1] - s[floor h]).
-// It panics on an empty s or p outside [0, 1], which are programming
-// errors.
+// sample s by R's type 7 definition. That is, h = (n-1)p, Q = s[floor
+// h] + (h - floor h)(s[floor h + 1] - s[floor h]). It panics on an
+// empty s or p outside [0, 1], which are programming errors.
 func QuantileSorted(s []float64, p float64) float64 {
 	if len(s) == 0 || !(p >= 0 && p <= 1) {
 		panic(fmt.Sprintf("stats: QuantileSorted(len %d, p %v)", len(s), p))
@@ -143,8 +142,8 @@ func Quantile(x []float64, p float64) (float64, error) {
 	return QuantileSorted(sortedCopy(x), p), nil
 }
 
-// Median returns the median of x: the mean of the two middle values for
-// an even length (NumPy median, R type 7 at p = 0.5).
+// Median returns the median of x. That is, the mean of the two middle
+// values for an even length (NumPy median, R type 7 at p = 0.5).
 func Median(x []float64) (float64, error) {
 	if err := checkSample(x); err != nil {
 		return math.NaN(), err

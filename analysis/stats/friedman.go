@@ -22,7 +22,7 @@ type FriedmanResult struct {
 
 // Friedman tests whether k treatments differ when each of n blocks holds
 // one value of every treatment (Friedman 1937), as
-// scipy.stats.friedmanchisquare: blocks[i][j] is treatment j in block i;
+// scipy.stats.friedmanchisquare. blocks[i][j] is treatment j in block i;
 // the values are ranked within each block (mid-ranks), R_j is treatment
 // j's rank sum, and
 //

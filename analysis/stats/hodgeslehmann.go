@@ -30,12 +30,14 @@ type HodgesLehmannResult struct {
 	Method HLMethod
 }
 
-// HodgesLehmann returns the two-sample Hodges-Lehmann estimate of the
-// shift of Y against X, the median of the m n differences D = y_j - x_i
-// (Hodges and Lehmann 1963), and the distribution-free confidence interval
-// [D_(k), D_(mn+1-k)] from order statistics of the differences (Bauer
-// 1972; Hollander and Wolfe 1999, sec. 4.3), as R's
-// wilcox.test(y, x, conf.int=TRUE, conf.level=level) computes it:
+// HodgesLehmann returns the Hodges-Lehmann shift of Y against X and its
+// distribution-free confidence interval.
+//
+// The estimate is the median of the m n differences D = y_j - x_i (Hodges
+// and Lehmann 1963), the interval [D_(k), D_(mn+1-k)] from order
+// statistics of the differences (Bauer 1972;
+// Hollander and Wolfe 1999, sec. 4.3), as R's wilcox.test(y, x,
+// conf.int=TRUE, conf.level=level) computes it:
 //
 //   - exact when both samples have fewer than 50 values and the pooled
 //     sample has no ties: k = qwilcox((1-level)/2, n, m), the smallest q

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// NEffMinN is the fewest values for which EffectiveN is defined: the
+// NEffMinN is the fewest values for which EffectiveN is defined. The
 // first pair of autocorrelations needs lags 0 and 1, and an
 // autocorrelation of two values is degenerate (r_1 = -1/2 always).
 const NEffMinN = 3
@@ -21,13 +21,15 @@ type NEffResult struct {
 }
 
 // EffectiveN returns the effective sample size n_eff = n / tau of a
-// series, tau = 1 + 2 sum_{k=1}^{K} r_k with r_k its sample
+// series.
+//
+// Here tau = 1 + 2 sum_{k=1}^{K} r_k with r_k its sample
 // autocorrelations (ACF: mean removed, divisor n), truncated by Geyer's
 // initial positive sequence (Geyer 1992, "Practical Markov chain Monte
 // Carlo", Statistical Science 7(4): 473-483, sec. 3.3): with the pair
 // sums Gamma_m = r_{2m} + r_{2m+1} (r_0 = 1), M is the last m such that
-// Gamma_0, ..., Gamma_M are all positive, and K = 2M + 1, so that
-// tau = -1 + 2 sum_{m=0}^{M} Gamma_m. The pairs stop at the last lag the
+// Gamma_0, ..., Gamma_M are all positive, and K = 2M + 1, so that tau =
+// -1 + 2 sum_{m=0}^{M} Gamma_m. The pairs stop at the last lag the
 // series has (2M+1 <= n-1). Tau is raised to 1 (n_eff <= n): a series
 // with negative autocorrelation is not credited with more information
 // than an independent one.

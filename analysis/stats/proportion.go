@@ -2,9 +2,11 @@ package stats
 
 import "math"
 
-// Wilson is the Wilson score interval (Wilson 1927; Brown, Cai and
-// DasGupta 2001, "Interval Estimation for a Binomial Proportion") for k
-// successes in n trials at 95 %:
+// Wilson is the Wilson score interval for k successes in n trials at 95
+// %.
+//
+// The interval (Wilson 1927; Brown, Cai and DasGupta 2001, "Interval
+// Estimation for a Binomial Proportion") is:
 //
 //	centre = (p + z²/2n) / (1 + z²/n)
 //	half   = z sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n),   z = 1.95996...

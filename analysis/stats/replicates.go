@@ -8,7 +8,9 @@ import (
 )
 
 // BootstrapMedians returns the medians of resamples bootstrap resamples
-// of x (|x| values drawn with replacement each), drawn as
+// of x.
+//
+// Each resample holds |x| values drawn with replacement, drawn as
 // BootstrapMedianDiff's ResampleValues draws one sample's, from a PCG
 // seeded with (seed, stream). Keeping the replicates of every sample lets
 // a caller form the bootstrap distribution of any difference of medians
@@ -33,8 +35,8 @@ func BootstrapMedians(x []float64, seed, stream uint64, resamples int) ([]float6
 
 // BootstrapMediansOrderStats is BootstrapMedians with each resample's
 // median drawn from its exact distribution as order statistics of
-// uniforms (ResampleOrderStats, see BootstrapMedianDiff): the same
-// estimator at O(1) draws per resample instead of |x|.
+// uniforms (ResampleOrderStats, see BootstrapMedianDiff). That is,
+// the same estimator at O(1) draws per resample instead of |x|.
 func BootstrapMediansOrderStats(x []float64, seed, stream uint64, resamples int) ([]float64, error) {
 	if err := checkSample(x); err != nil {
 		return nil, fmt.Errorf("bootstrap sample: %w", err)

@@ -26,25 +26,25 @@ var ErrOneClass = errors.New("stats: runs test needs values on both sides of the
 // needs (see RunsMinN, ACFMinN, LjungBoxMinN).
 var ErrTooFew = errors.New("stats: too few values")
 
-// RunsMinN is the fewest values for which the runs test is defined: with
-// n0 and n1 values on each side of the median, var(R) > 0 needs
-// 2 n0 n1 > n, which with n0, n1 >= 1 holds exactly when n >= 3 (for
-// n = 2 the variance is 0 and z would be infinite).
+// RunsMinN is the fewest values for which the runs test is defined. That
+// is, with n0 and n1 values on each side of the median, var(R) > 0 needs
+// 2 n0 n1 > n, which with n0, n1 >= 1 holds exactly when n >= 3 (for n =
+// 2 the variance is 0 and z would be infinite).
 const RunsMinN = 3
 
-// ACFMinN returns the fewest values for which the autocorrelation at lag
-// k is defined: c_k sums the n-k products x_t x_{t-k}, so n >= k+1; n >= 2
+// ACFMinN returns the fewest values for which the autocorrelation at lag k
+// is defined: c_k sums the n-k products x_t x_{t-k}, so n >= k+1. n >= 2
 // besides, since c_0 = 0 for one value.
 func ACFMinN(k int) int { return max(k+1, 2) }
 
 // LjungBoxMinN returns the fewest values for which the Ljung-Box Q at
-// lag h is defined: every r_k for k <= h, and the divisors n-k > 0, so
-// n >= h+1 (and n >= 2).
+// lag h is defined. That is, every r_k for k <= h, and the divisors
+// n-k > 0, so n >= h+1 (and n >= 2).
 func LjungBoxMinN(h int) int { return ACFMinN(h) }
 
 // RunsTest is the runs test for randomness about the median, as
-// statsmodels' runstest_1samp(x, cutoff='median', correction=True):
-// values are coded 1 if x >= median(x) else 0, R is the number of runs,
+// statsmodels' runstest_1samp(x, cutoff='median', correction=True).
+// Values are coded 1 if x >= median(x) else 0, R is the number of runs,
 // and with n1 ones, n0 zeros and n = n0 + n1,
 //
 //	mu = 2 n0 n1/n + 1,  var = 2 n0 n1 (2 n0 n1 - n) / (n^2 (n-1))
@@ -104,12 +104,11 @@ func RunsTest(x []float64) (RunsResult, error) {
 	return res, nil
 }
 
-// ACF returns the sample autocorrelations r_0..r_maxLag of x as
-// statsmodels acf(x, nlags=maxLag, adjusted=False, fft=False):
-// with xbar the mean and c_k = sum_{t=k}^{n-1} (x_t - xbar)(x_{t-k} - xbar)/n,
-// r_k = c_k / c_0 (r_0 = 1). It needs 0 <= maxLag <= n-1 (n >=
-// ACFMinN(maxLag); else ErrTooFew) and a non-constant x (else ErrAllTied).
-// O(n maxLag).
+// ACF returns the sample autocorrelations r_0..r_maxLag of x as statsmodels
+// acf(x, nlags=maxLag, adjusted=False, fft=False). That is, with xbar the mean
+// and c_k = sum_{t=k}^{n-1} (x_t - xbar)(x_{t-k} - xbar)/n, r_k = c_k / c_0
+// (r_0 = 1). It needs 0 <= maxLag <= n-1 (n >= ACFMinN(maxLag); else
+// ErrTooFew) and a non-constant x (else ErrAllTied). O(n maxLag).
 func ACF(x []float64, maxLag int) ([]float64, error) {
 	if err := checkSample(x); err != nil {
 		return nil, fmt.Errorf("acf: %w", err)
@@ -154,9 +153,9 @@ func LjungBox(x []float64, lags int) (LjungBoxResult, error) {
 	return LjungBoxACF(r, len(x)), nil
 }
 
-// LjungBoxACF is LjungBox from autocorrelations already computed:
-// r = ACF(x, h) of the n values, with h = len(r)-1 >= 1, so that a caller
-// that needs both does the O(n h) sums once.
+// LjungBoxACF is LjungBox from autocorrelations already computed. That
+// is, r = ACF(x, h) of the n values, with h = len(r)-1 >= 1, so that a
+// caller that needs both does the O(n h) sums once.
 func LjungBoxACF(r []float64, n int) LjungBoxResult {
 	lags, fn := len(r)-1, float64(n)
 	var s float64

@@ -16,7 +16,7 @@ const (
 
 // SignedRankExactMaxN is the largest number of non-zero differences for
 // which WilcoxonSignedRank uses the exact null distribution (without ties
-// among |d|); SciPy 1.10's method='auto' uses the same bound.
+// among |d|). SciPy 1.10's method='auto' uses the same bound.
 const SignedRankExactMaxN = 50
 
 // ErrAllZero is returned when every paired difference is zero: the
@@ -39,12 +39,12 @@ type SignedRankResult struct {
 	Method SignedRankMethod
 }
 
-// WilcoxonSignedRank tests whether the paired differences d are
-// symmetric about zero (Wilcoxon 1945), two-sided, as
-// scipy.stats.wilcoxon(d, zero_method='wilcox', correction=False) of
-// SciPy 1.10: zeros are dropped; |d| are ranked with mid-ranks; W+ is the
-// sum of the ranks of the positive differences. Without ties and with at
-// most SignedRankExactMaxN differences, p = min(1, 2 P(W <= min(W+, W-)))
+// WilcoxonSignedRank tests whether the paired differences d are symmetric
+// about zero (Wilcoxon 1945), two-sided, as scipy.stats.wilcoxon(d,
+// zero_method='wilcox', correction=False) of SciPy 1.10: zeros are
+// dropped. |d| are ranked with mid-ranks; W+ is the sum of the ranks of
+// the positive differences. Without ties and with at most
+// SignedRankExactMaxN differences, p = min(1, 2 P(W <= min(W+, W-)))
 // under the exact null distribution (each of the 2^n sign patterns
 // equally likely, counted by dynamic programming over the ranks).
 // Otherwise z = (W+ - n(n+1)/4) / sqrt(n(n+1)(2n+1)/24 - sum(t^3-t)/48)

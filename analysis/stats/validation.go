@@ -13,6 +13,9 @@ const (
 	// ValidationStep the step drift at the middle, in innovation SDs.
 	ValidationPhi  = 0.8
 	ValidationStep = 1.0
+	// ValidationMinCoverage and the next two constants are the thresholds
+	// of the bootstrap's validation.
+	//
 	// ValidationMinCoverage is the least share of the 95 % block
 	// bootstrap intervals that must cover the true difference,
 	// ValidationMaxIndependent the share the independent bootstrap's must

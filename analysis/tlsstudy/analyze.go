@@ -214,9 +214,9 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	return res, nil
 }
 
-// AttachMeta adds what the run's meta.json says to results of Analyze:
-// the host's cryptography (the primitive-cost account, HostCost) and each
-// stack's socket options beside the stall account.
+// AttachMeta adds what the run's meta.json says to results of Analyze.
+// That is, the host's cryptography (the primitive-cost account, HostCost)
+// and each stack's socket options beside the stall account.
 func AttachMeta(res *Results, p Params, m RunMeta) {
 	res.Host = hostCost(p, res.Gap, m.HostCrypto)
 	res.Stalls.attachSocketOptions(m.SocketOptions)

@@ -141,7 +141,7 @@ func TestResultsCanonicalJSON(t *testing.T) {
 	if err := checkSortedKeys(b); err != nil {
 		t.Fatal(err)
 	}
-	back, err := UnmarshalResults("tls.json", b)
+	back, err := DecodeResults("tls.json", b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestResultsCanonicalJSON(t *testing.T) {
 	if !bytes.Equal(again, b) {
 		t.Fatal("results do not survive a read and write unchanged")
 	}
-	if _, err := UnmarshalResults("tls.json", bytes.Replace(b, []byte(`"schema": 1`), []byte(`"schema": 2`), 1)); err == nil ||
+	if _, err := DecodeResults("tls.json", bytes.Replace(b, []byte(`"schema": 1`), []byte(`"schema": 2`), 1)); err == nil ||
 		!strings.Contains(err.Error(), "schema 2, want 1") {
 		t.Errorf("wrong schema: %v", err)
 	}
@@ -298,7 +298,7 @@ func TestCheckSortedKeys(t *testing.T) {
 	}
 }
 
-// FuzzResults: whatever UnmarshalResults accepts, the table renderer
+// FuzzResults: whatever DecodeResults accepts, the table renderer
 // handles without panicking (an error is fine). The figures are left to
 // TestFiguresOddResults: rendering a plot per input makes coverage-guided
 // fuzzing crawl.
@@ -319,7 +319,7 @@ func FuzzResults(f *testing.F) {
 	f.Add(bytes.Replace(b, []byte(`"role": "hybrid"`), []byte(`"role": "x"`), 1))
 	f.Add([]byte(`{"schema":1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r, err := UnmarshalResults("fuzz.json", in)
+		r, err := DecodeResults("fuzz.json", in)
 		if err != nil {
 			return
 		}
@@ -358,7 +358,7 @@ func TestFiguresOddResults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := UnmarshalResults("odd.json", b)
+			back, err := DecodeResults("odd.json", b)
 			if err != nil {
 				continue
 			}

@@ -9,10 +9,10 @@ import (
 )
 
 // BytesTol is how far a configuration's median TCP payload bytes per
-// connection may move between two runs: the certificate chain and the
-// key shares are fixed by the configuration, but an ECDSA signature's DER
-// encoding varies by a few bytes with the signature's value (RFC 8446
-// section 4.4.3; SEC 1 section 4.1.3).
+// connection may move between two runs. That is, the certificate chain
+// and the key shares are fixed by the configuration, but an ECDSA
+// signature's DER encoding varies by a few bytes with the signature's
+// value (RFC 8446 section 4.4.3; SEC 1 section 4.1.3).
 const BytesTol = 8
 
 // CompareItems lists Study A's items for `mage all`, read from both runs'
@@ -155,11 +155,12 @@ func gapItems(ref, now *Gap) []agreement.Item {
 }
 
 // CalibrationChanges are the known changes the calibration injects into
-// Study A's pseudo-replicates: every ML-KEM-1024 handshake slower by size
-// (+50 % at the goal), which moves every difference of a target using
-// ML-KEM-1024 by size times its median; and one effect reversed: the
-// matrix family's first comparison's difference d becomes d (1 - 2 size),
-// so that size 1 is -d (fully reversed) and 0.5 no effect at all.
+// Study A's pseudo-replicates. That is, every ML-KEM-1024 handshake
+// slower by size (+50 % at the goal), which moves every difference of a
+// target using ML-KEM-1024 by size times its median; and one effect
+// reversed: the matrix family's first comparison's difference d becomes d
+// (1 - 2 size), so that size 1 is -d (fully reversed) and 0.5 no effect
+// at all.
 func CalibrationChanges(ref *Results) []agreement.Change {
 	// The item names' prefixes of every comparison whose target uses
 	// ML-KEM-1024, with the target's median.

@@ -14,7 +14,7 @@ func committedResults(t *testing.T) *Results {
 	if err != nil {
 		t.Skip("no committed results/tls.json")
 	}
-	r, err := UnmarshalResults("results/tls.json", b)
+	r, err := DecodeResults("results/tls.json", b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,8 +60,8 @@ func serialConfig(id string, m *measured) SerialConfig {
 }
 
 // Fifths are the run cut into five equal spans of ClientHello time (over
-// every measured connection of the run, all cells): per fifth the
-// primary cell's baseline median and each paper target's increase,
+// every measured connection of the run, all cells). That is, per fifth
+// the primary cell's baseline median and each paper target's increase,
 // median(target in the fifth) - median(baseline in the fifth). Null where
 // a fifth has no connection of either.
 type Fifths struct {

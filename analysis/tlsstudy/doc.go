@@ -1,6 +1,9 @@
-// Package tlsstudy is the analysis of Study A (the TLS 1.3 certificate
-// signature x key-exchange matrix of Hara, Kawashima and Saito, IPSJ SIG
-// Technical Report 2026-IOT-73 no. 15): it turns a pinned raw dataset
+// Package tlsstudy is Study A's analysis, from a pinned raw dataset to
+// results, figures, tables and numbers.
+//
+// Study A is the TLS 1.3 certificate signature x key-exchange matrix of
+// Hara, Kawashima and Saito (IPSJ SIG Technical Report 2026-IOT-73 no.
+// 15). The package turns a pinned raw dataset
 // data/tls/<run-id>/records.csv.gz (experiments/tls/tlsrun) into
 // results/tls.json, and that into the study's figures, LaTeX tables and
 // \newcommand numbers. It also holds the study's published values

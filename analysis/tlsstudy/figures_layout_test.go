@@ -14,7 +14,7 @@ import (
 func TestFigureLayout(t *testing.T) {
 	rendertest.CheckLayouts(t, []string{filepath.Join("..", "..", "results", "tls.json"), filepath.Join("testdata", "tls.json")},
 		func(b []byte) ([]render.Figure, error) {
-			r, err := UnmarshalResults("tls.json", b)
+			r, err := DecodeResults("tls.json", b)
 			if err != nil {
 				return nil, err
 			}

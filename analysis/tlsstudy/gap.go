@@ -103,13 +103,14 @@ func compareCells(a, b Cell) int {
 		cmp.Compare(a.KeyShare, b.KeyShare)) // "direct" < "hrr"
 }
 
-// Factor is one of the run's factors and its two levels, from the one
-// farther from the original to the original's (stack, process, path,
-// runtime), or from the original's presumed mode to the retry (key share).
-// Two factors may share a column of the cell: stack (go -> openssl) and
-// process (openssl -> openssl-cli) are steps along the stack column, path
-// (loopback -> bridge) and runtime (bridge -> docker) along the path
-// column.
+// Factor is one of the run's factors and its two levels.
+//
+// The levels go from the one farther from the original to the original's
+// (stack, process, path, runtime), or from the original's presumed mode to
+// the retry (key share). Two factors may share a column of the cell: stack
+// (go -> openssl) and process (openssl -> openssl-cli) are steps along the
+// stack column, path (loopback -> bridge) and runtime (bridge -> docker)
+// along the path column.
 type Factor struct {
 	Name     string `json:"name"`
 	From, To string
@@ -127,11 +128,12 @@ func withPath(c Cell, v string) Cell     { c.Path = v; return c }
 func keyShareOf(c Cell) string           { return c.KeyShare }
 func withKeyShare(c Cell, v string) Cell { c.KeyShare = v; return c }
 
-// Factors are the gap analysis's factors in table order: stack (Go's
-// crypto/tls -> our OpenSSL harness), process (the harness's long-lived
-// processes -> s_server and one s_client process per connection), path
-// (loopback -> the Docker-like bridge), runtime (that bridge -> a real
-// Docker daemon's Compose network) and key share (direct -> HRR).
+// Factors are the gap analysis's factors in table order. That is, stack
+// (Go's crypto/tls -> our OpenSSL harness), process (the harness's
+// long-lived processes -> s_server and one s_client process per
+// connection), path (loopback -> the Docker-like bridge), runtime (that
+// bridge -> a real Docker daemon's Compose network) and key share
+// (direct -> HRR).
 var Factors = []Factor{
 	{Name: "stack", From: tlsdata.StackGo, To: tlsdata.StackOpenSSL, column: "stack", level: stackOf, set: withStack},
 	{Name: "process", From: tlsdata.StackOpenSSL, To: tlsdata.StackOpenSSLCLI, column: "stack", level: stackOf, set: withStack},
@@ -412,14 +414,14 @@ const (
 	PrimaryAbsent   = "absent"
 )
 
-// PrimaryChoice records which cell the paper's claims are judged on: the
-// first of [paper.cell] (Params.Cell) and [paper.fallback]
-// (Params.Fallback) that the run has measured connections in, both
-// stated before the run (analysis/claims/preregistration.txt). When the
-// run has neither (a run recorded before the rule), the families describe
-// the stand-in, the complete cell nearest the stated one (cellDistance,
-// then table order), and the claims are not judged (Status
-// PrimaryAbsent; Note says so).
+// PrimaryChoice records which cell the paper's claims are judged on. That
+// is, the first of [paper.cell] (Params.Cell) and [paper.fallback]
+// (Params.Fallback) that the run has measured connections in, both stated
+// before the run (analysis/claims/preregistration.txt). When the run has
+// neither (a run recorded before the rule), the families describe the
+// stand-in, the complete cell nearest the stated one (cellDistance, then
+// table order), and the claims are not judged (Status PrimaryAbsent; Note
+// says so).
 type PrimaryChoice struct {
 	Cell     Cell   `json:"cell"`
 	Fallback *Cell  `json:"fallback,omitempty"`

@@ -219,7 +219,7 @@ func TestGapNoPrimary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := UnmarshalResults("tls.json", b)
+	back, err := DecodeResults("tls.json", b)
 	if err != nil {
 		t.Fatalf("results of a run without the primary cell do not read back: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"pqrepro/datasets/tlsdata"
 )
@@ -49,6 +50,9 @@ type Params struct {
 	// analysis judges on the first of Cell, Fallback that the run has
 	// (PrimaryChoice). The zero Fallback means none.
 	Fallback Cell
+	// SourceDateEpoch is the date of the figures' PDFs (the figures
+	// stage's parameter SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
+	SourceDateEpoch time.Time
 }
 
 // DefaultResamples is the bootstrap size when Params leaves it 0.
@@ -59,8 +63,9 @@ const DefaultResamples = 2000
 const Level = 0.95
 
 // MinConnections is the fewest measured connections a configuration
-// needs: with one, the standard deviation, Cliff's variance and its
-// interval are undefined (divisor n-1), so such a dataset is refused.
+// needs. That is, with one, the standard deviation, Cliff's variance
+// and its interval are undefined (divisor n-1), so such a dataset is
+// refused.
 const MinConnections = 2
 
 // DefaultParams are the paper's configurations with the Ed25519 + X25519

@@ -13,19 +13,19 @@ import (
 const ResampleMethod = "rounds resampled with replacement from the results' per-round differences (rounds.diffs_ms), the same rounds for every item; each increase re-derived as the median of its resampled differences, each factor change as the difference of two re-derived increases; standard errors the reference's rounds.se (a cluster bootstrap inside each of K pseudo-runs would cost K x 2000 resamples per item); bytes exact"
 
 // Resampler draws pseudo-runs of Study A from a reference run's results
-// for the calibration (agreement.Resampled), without the raw records:
-// the results carry, per comparison, the per-round paired differences
-// d_r (Rounds.DiffsMs), which are all the round-level inference uses. A
-// pseudo-run draws R rounds with replacement, R the run's number of
-// rounds (the profile's), the same round indices for every comparison
-// of every family and cell, so that what a round's drift does to all of
-// them at once stays together; each comparison's increase is then the
-// median of its d_r over the drawn rounds (NaN rounds skipped, as the
-// analysis pairs only rounds with both blocks), each factor change the
-// To cell's re-derived increase minus the From cell's (gap.go's
-// ChangeMs). The standard errors stay the reference's: the interval
-// width at the profile's n. The values come in CompareItems(ref, ref)'s
-// order.
+// for the calibration (agreement.Resampled), without the raw records.
+// That is, the results carry, per comparison, the per-round paired
+// differences d_r (Rounds.DiffsMs), which are all the round-level
+// inference uses. A pseudo-run draws R rounds with replacement, R the
+// run's number of rounds (the profile's), the same round indices for
+// every comparison of every family and cell, so that what a round's
+// drift does to all of them at once stays together; each comparison's
+// increase is then the median of its d_r over the drawn rounds (NaN
+// rounds skipped, as the analysis pairs only rounds with both blocks),
+// each factor change the To cell's re-derived increase minus the From
+// cell's (gap.go's ChangeMs). The standard errors stay the reference's:
+// the interval width at the profile's n. The values come in
+// CompareItems(ref, ref)'s order.
 func Resampler(ref *Results) agreement.Resampler {
 	rounds := 0
 	each(ref, func(c *Comparison) { rounds = max(rounds, len(c.Rounds.DiffsMs)) })

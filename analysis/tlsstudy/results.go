@@ -140,9 +140,11 @@ type Retransmissions struct {
 	Max         int `json:"max"`         // most in one connection
 }
 
-// Agreement compares the capture's Ths with the client's in-process timer
-// (dial start to handshake complete), which also spans the TCP handshake
-// and the client's work after its Finished left.
+// Agreement compares the capture's Ths with the client's in-process
+// timer.
+//
+// The timer runs from dial start to handshake complete, so it also spans
+// the TCP handshake and the client's work after its Finished left.
 type Agreement struct {
 	// Ths: d = inproc_client - Ths.
 	Ths AgreementStat `json:"ths"`
@@ -263,8 +265,11 @@ const NumDigits = jsonnum.Digits
 // writes them, and a final newline.
 func MarshalResults(r *Results) ([]byte, error) { return jsonnum.Marshal(r) }
 
-// UnmarshalResults decodes results/tls.json and checks its schema.
-func UnmarshalResults(name string, b []byte) (*Results, error) {
+// DecodeResults reads results/tls.json (name names it in errors),
+// strictly (an unknown key is an error), and checks its schema and
+// factors: the study's one decoder of its results, for its stages and
+// for the pipeline's comparison and calibration hooks.
+func DecodeResults(name string, b []byte) (*Results, error) {
 	var r Results
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

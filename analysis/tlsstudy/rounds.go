@@ -30,11 +30,11 @@ import (
 // configurations together by Friedman's test over rounds (block medians).
 
 // MinRounds is the fewest paired rounds the round-level interval and test
-// need: the smallest exact two-sided signed-rank p over n rounds is
-// 2/2^n, which is below 0.05 only from n = 6, and a bootstrap over fewer
-// rounds has too few distinct resamples to be an interval. With fewer
-// rounds the estimate is still given, the interval and test are null and
-// Note says why.
+// need. That is, the smallest exact two-sided signed-rank p over n rounds
+// is 2/2^n, which is below 0.05 only from n = 6, and a bootstrap over
+// fewer rounds has too few distinct resamples to be an interval. With
+// fewer rounds the estimate is still given, the interval and test are
+// null and Note says why.
 const MinRounds = 6
 
 // blockKey names one configuration of one cell, for seeding its streams.
@@ -207,9 +207,9 @@ func holmFinite(ps []float64) (holm, bonf []float64) {
 	return holm, bonf
 }
 
-// Friedman is Friedman's test over rounds: the block medians of every
-// configuration of a family, in the rounds in which all of them have a
-// block.
+// Friedman is Friedman's test over rounds. That is, the block medians
+// of every configuration of a family, in the rounds in which all of
+// them have a block.
 type Friedman struct {
 	Q        Num    `json:"q"`
 	DF       int    `json:"df"`

@@ -135,7 +135,7 @@ func TestAnalyzeOneRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := UnmarshalResults("tls.json", b); err != nil {
+	if _, err := DecodeResults("tls.json", b); err != nil {
 		t.Fatalf("the results of a one-round run do not read back: %v", err)
 	}
 }

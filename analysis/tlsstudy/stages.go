@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"strconv"
 	"time"
@@ -48,7 +47,7 @@ const (
 //   - tls:figures reads results/tls.json and writes figures/tls-ths.{pdf,svg}
 //     figures/tls-bytes.{pdf,svg}, figures/tls-gap.{pdf,svg} and
 //     figures/tls-drift.{pdf,svg}, dated
-//     SOURCE_DATE_EPOCH (a stage parameter, from repro.SourceDateEpoch);
+//     SOURCE_DATE_EPOCH (a stage parameter, from Params.SourceDateEpoch);
 //   - tls:tables reads results/tls.json and writes the LaTeX tables
 //     paper/generated/tls-{paper,matrix,bytes,gap,factors,drift,serial}.tex and the
 //     \newcommand numbers paper/generated/tls-numbers.tex.
@@ -114,7 +113,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		},
 	}
 
-	epoch := sourceDateEpochParam()
+	epoch := sourceDateEpochParam(params.SourceDateEpoch)
 	figures := &repro.Stage{
 		Name:    stageFigures,
 		Doc:     "Study A figures: Ths distributions and bytes on the wire",
@@ -165,7 +164,7 @@ func readResults(env *repro.Env) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", ResultsFile, err)
 	}
-	return UnmarshalResults(ResultsFile, b)
+	return DecodeResults(ResultsFile, b)
 }
 
 // writeAll writes every output after all were rendered, in name order.
@@ -182,12 +181,10 @@ func writeAll(ctx context.Context, env *repro.Env, files map[string][]byte) erro
 }
 
 // sourceDateEpochParam is the stage parameter SOURCE_DATE_EPOCH: the
-// decimal seconds of repro.SourceDateEpoch, or the raw invalid environment
-// value (parseEpoch then fails the stage with repro's message).
-func sourceDateEpochParam() string {
-	t, err := repro.SourceDateEpoch()
-	if err != nil {
-		return os.Getenv("SOURCE_DATE_EPOCH")
+// decimal seconds of t, or of repro.DefaultEpoch() when t is zero.
+func sourceDateEpochParam(t time.Time) string {
+	if t.IsZero() {
+		t = repro.DefaultEpoch()
 	}
 	return strconv.FormatInt(t.Unix(), 10)
 }

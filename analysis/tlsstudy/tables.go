@@ -12,9 +12,9 @@ import (
 	"pqrepro/internal/render"
 )
 
-// Tables renders the LaTeX outputs of tls:tables from the results: the
-// paper's table, the full matrix, bytes per configuration and the
-// \newcommand numbers, keyed by output path.
+// Tables renders the LaTeX outputs of tls:tables from the results.
+// That is, the paper's table, the full matrix, bytes per configuration
+// and the \newcommand numbers, keyed by output path.
 func Tables(r *Results) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, t := range []struct {
@@ -84,10 +84,6 @@ func pIs(p float64) string {
 		m = "= " + m
 	}
 	return "$p " + m + "$"
-}
-
-func cliffCell(c Cliff) string {
-	return fmt.Sprintf("%s [%s, %s]", render.Fixed(float64(c.Delta), 2), render.Fixed(float64(c.Lower), 2), render.Fixed(float64(c.Upper), 2))
 }
 
 // nRange is "n = 200" or "n = 30 to 200" over the given configurations.

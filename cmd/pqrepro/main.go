@@ -1,7 +1,7 @@
-// Command pqrepro holds the roles of the pipeline that run outside Mage:
-// the statistics commands (compare, serial), the capture reader (pcap),
-// and the roles that run in another network namespace or host (serve,
-// dial, linkemu).
+// Command pqrepro holds the roles of the pipeline that run outside Mage.
+// That is, the statistics commands (compare, serial), the capture reader
+// (pcap), and the roles that run in another network namespace or host
+// (serve, dial, linkemu).
 //
 // Each subcommand lives in its own file and registers itself in init with
 // register, so that parallel work on different subcommands never touches

@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"pqrepro/experiments/instruments/capture"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/tlsrun"
 	"pqrepro/internal/interrupt"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 func init() {
@@ -62,7 +65,16 @@ func runTLSRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: estimated %s\n", *profile, d.Round(1e9))
 		return 0
 	}
-	cfg := tlsrun.RunConfig{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose}
+	set, err := settings.Load(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "pqrepro tlsrun:", err)
+		return 2
+	}
+	cfg := tlsrun.RunConfig{Config: runlife.Config{Root: *root, Profile: *profile, SpecPath: *specPath, DataDir: *dataDir, Log: stdout, Verbose: *verbose,
+		NoPin: set.NoPin, PinBusy: set.PinBusy}}
+	if *store == "" {
+		*store = set.Store
+	}
 	if *store != "" {
 		cfg.Store = &repro.Store{Dir: *store}
 	}

@@ -71,7 +71,8 @@ type LateEvent struct {
 func (e LateEvent) LateNs() int64 { return e.WrittenNs - e.DueNs }
 
 // ClientPort is the port of the flow's side A (the client's on a Study B
-// link): the source port of a->b packets, the destination port of b->a.
+// link). That is, the source port of a->b packets, the destination port
+// of b->a.
 func (e LateEvent) ClientPort() uint16 {
 	if e.Dir == DirAtoB {
 		return e.SrcPort
@@ -128,10 +129,11 @@ func SortLate(evs []LateEvent) {
 	})
 }
 
-// EncodeLate returns late.csv.gz's bytes: the header and one row per event
-// in SortLate's order, gzip'd with an empty gzip header (no name, no
-// time) so that the same events always give the same bytes. Every event
-// must be valid.
+// EncodeLate returns late.csv.gz's bytes, the same for the same events.
+//
+// They are the header and one row per event in SortLate's order, gzip'd
+// with an empty gzip header (no name, no time) so that the same events
+// always give the same bytes. Every event must be valid.
 func EncodeLate(evs []LateEvent) ([]byte, error) {
 	evs = slices.Clone(evs)
 	SortLate(evs)

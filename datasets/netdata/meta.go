@@ -6,9 +6,9 @@ import (
 	"fmt"
 )
 
-// Design is measured.design of the run's meta.json, as far as the
-// analysis reads it (the runner, experiments/net/netrun, also records each
-// scenario's link seed and description): what was run, in which order.
+// Design is measured.design of the run's meta.json, as far as the analysis
+// reads it (the runner, experiments/net/netrun, also records each
+// scenario's link seed and description). What was run, in which order.
 type Design struct {
 	Order     string     `json:"order"`
 	Groups    []string   `json:"groups"`
@@ -48,9 +48,9 @@ type Meta struct {
 }
 
 // ParseMeta parses meta.json (name is used in errors) and checks that its
-// measured.design describes a Study B run the analysis can compare: two
-// groups, at least one round, and scenarios that are named and have an
-// RTT.
+// measured.design describes a Study B run the analysis can compare. That
+// is, two groups, at least one round, and scenarios that are named and
+// have an RTT.
 func ParseMeta(name string, b []byte) (Meta, error) {
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {

@@ -1,7 +1,7 @@
-// Package netdata is the dataset format of Study B (TLS 1.3 handshakes
-// over emulated networks): the only code its runner (experiments/net/netrun,
-// with the capture join in experiments/net/netjoin) and its analysis
-// (analysis/netstudy) share.
+// Package netdata is the dataset format of Study B (TLS 1.3 handshakes over
+// emulated networks). That is, the only code its runner
+// (experiments/net/netrun, with the capture join in experiments/net/netjoin)
+// and its analysis (analysis/netstudy) share.
 //
 // A run folder data/net/<run-id>/ holds
 //
@@ -36,8 +36,10 @@ const (
 )
 
 // CaptureName is the name of a series' capture in the run folder and in
-// meta.json's files (uncompressed; a capture committed with the run has
-// ".gz" appended).
+// meta.json's files.
+//
+// It is the uncompressed name; a capture committed with the run has
+// ".gz" appended.
 func CaptureName(series string) string { return "captures/" + series + ".pcapng" }
 
 // Columns are the header of records.csv.gz. Empty cells mean "not
@@ -96,8 +98,10 @@ var InprocColumns = []string{
 var InprocColumnsV1 = InprocColumns[:len(InprocColumns)-1]
 
 // Capture is what the packet capture on the client's TUN device saw of
-// one attempt's connection (the capture reader's record, as far as
-// records.csv.gz keeps it): the cells ths_ns .. payload_bytes_s2c.
+// one attempt's connection.
+//
+// It is the capture reader's record, as far as records.csv.gz keeps it: the
+// cells ths_ns .. payload_bytes_s2c.
 type Capture struct {
 	ThsNs           *int64 // ClientHello to client Finished; nil when not seen
 	Complete        bool   // cap_complete

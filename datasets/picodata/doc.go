@@ -1,6 +1,7 @@
-// Package picodata is the dataset format of Study C (ML-KEM and ML-DSA on
-// the RP2040): the only code its runner (experiments/pico/picorun, with the
-// host side in experiments/pico/picoboard) and its analysis (analysis/picostudy) share.
+// Package picodata is the dataset format of Study C (ML-KEM and ML-DSA on the
+// RP2040). That is, the only code its runner (experiments/pico/picorun, with
+// the host side in experiments/pico/picoboard) and its analysis
+// (analysis/picostudy) share.
 //
 // A run folder data/pico/<run-id>/ holds meta.json, host-timings.csv.gz
 // (HostTimingsFile: the same operations timed on the host CPU) and one

@@ -24,9 +24,11 @@ const (
 	KindError   = "err"
 	KindFault   = "fault"
 	KindEnd     = "end"
-	// KindBegin announces a long operation before it starts (SPHINCS+:
-	// minutes of emulation per signature), so a run stopped by its time
-	// limit can say which operation it was in. Its "m" line ends it.
+	// KindBegin announces a long operation before it starts.
+	//
+	// A SPHINCS+ signature takes minutes of emulation, so a run stopped
+	// by its time limit can say which operation it was in. Its "m" line
+	// ends it.
 	KindBegin = "b"
 )
 

@@ -26,14 +26,14 @@ type ReadOptions struct {
 	Progress func(Measurement)
 }
 
-// ReadRun reads one run of the protocol from r: it skips everything up to
-// the first start line (so a host may connect late: the firmware repeats
-// its run), then collects lines until the end line. It never hangs: it
-// stops at ctx's end, after IdleTimeout without data, at a read error (a
-// port that disappeared) or EOF. Noise, a checksum mismatch, a truncated or
-// lost line (sequence gap), a reset (a new start before the end) or a
-// fault are reported as Problems with the raw-log line number; good
-// records are kept, and the error is ErrIncomplete unless the run was
+// ReadRun reads one run of the protocol from r. That is, it skips
+// everything up to the first start line (so a host may connect late: the
+// firmware repeats its run), then collects lines until the end line. It
+// never hangs: it stops at ctx's end, after IdleTimeout without data, at a
+// read error (a port that disappeared) or EOF. Noise, a checksum mismatch,
+// a truncated or lost line (sequence gap), a reset (a new start before the
+// end) or a fault are reported as Problems with the raw-log line number;
+// good records are kept, and the error is ErrIncomplete unless the run was
 // whole. The returned Dataset is never nil. The goroutine reading r may
 // stay blocked in Read after a timeout until the caller closes r.
 func ReadRun(ctx context.Context, r io.Reader, opt ReadOptions) (*Dataset, error) {

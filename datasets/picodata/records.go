@@ -21,9 +21,9 @@ const (
 	ImageFile        = "image.json"          // ImageRecord: build provenance and run status
 )
 
-// HostTimingsFile, at the top of a run folder, holds the same operations
-// timed on the host CPU (experiments/pico/picoboard.HostTimings), HostTimingsHeader columns: one
-// row per repetition, ns is its wall-clock duration.
+// HostTimingsFile, at the top of a run folder, holds the same operations timed
+// on the host CPU (experiments/pico/picoboard.HostTimings), HostTimingsHeader
+// columns. One row per repetition, ns is its wall-clock duration.
 const HostTimingsFile = "host-timings.csv.gz"
 
 // HostTimingsHeader is the column list of host-timings.csv.gz.
@@ -120,9 +120,10 @@ func DecodeHostTimings(r io.Reader) ([]HostTiming, error) {
 	return out, nil
 }
 
-// EncodeMeasurements writes ms as CSV compressed with a deterministic gzip
-// header (no name, zero modification time, RFC 1952 section 2.3), so that
-// the same records always give the same bytes and the same SHA-256.
+// EncodeMeasurements writes ms as deterministically gzip'd CSV.
+//
+// The gzip header has no name, zero modification time (RFC 1952 section 2.3),
+// so that the same records always give the same bytes and the same SHA-256.
 func EncodeMeasurements(ms []Measurement) ([]byte, error) {
 	return gzipCSV(MeasurementsHeader, func(w *csv.Writer) error {
 		for _, m := range ms {

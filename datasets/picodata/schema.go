@@ -82,9 +82,9 @@ func (r *SizeReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "\nimage (text+rodata+data) %d bytes; static RAM (data+bss+heap) %d bytes\n", r.Image, r.StaticRAM)
 }
 
-// HostTiming is one operation timed on the host CPU with one library: n
-// repetitions, each duration separately (so the study computes the same
-// statistics as for the device).
+// HostTiming is one operation timed on the host CPU with one library.
+// That is, n repetitions, each duration separately (so the study
+// computes the same statistics as for the device).
 type HostTiming struct {
 	Scheme    string          `json:"scheme"`
 	Op        string          `json:"op"`

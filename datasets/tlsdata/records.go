@@ -1,4 +1,4 @@
-// Package tlsdata is the dataset format of Study A: a run folder
+// Package tlsdata is Study A's dataset format. A run folder
 // data/tls/<run-id>/ holds records.csv.gz, one row per connection in the
 // order the interleaved run made them, warm-ups included but flagged. The
 // runner (experiments/tls/tlsrun) writes it; the analysis
@@ -62,10 +62,10 @@ var Columns = []string{
 	"inproc_client_ns", "inproc_server_ns", "stack", "path",
 }
 
-// ColumnsV1 is the header of runs whose every record is Go's on loopback:
-// files written before the stack and path columns, and every file
-// WriteRecords writes for such a run (see writeCSV). ReadRecords reads
-// them with Stack = StackGo and Path = DefaultPath.
+// ColumnsV1 is the header of runs whose every record is Go's on loopback.
+// That is, files written before the stack and path columns, and every
+// file WriteRecords writes for such a run (see writeCSV). ReadRecords
+// reads them with Stack = StackGo and Path = DefaultPath.
 var ColumnsV1 = Columns[:len(Columns)-2]
 
 // Stacks are the TLS implementations a record's stack may name; StackGo
@@ -76,20 +76,20 @@ const (
 	StackGo      = "go"
 	StackOpenSSL = "openssl"
 	// StackOpenSSLCLI is the same OpenSSL build as StackOpenSSL, driven
-	// as the original study drove it: its own command-line tools, one
-	// long-running `openssl s_server` per configuration and one
-	// `openssl s_client` process per connection. It is a level of the
-	// stack column because a process model exists only for OpenSSL; the
-	// gap analysis treats openssl -> openssl-cli as its own factor
+	// as the original study drove it. That is, its own command-line
+	// tools, one long-running `openssl s_server` per configuration and
+	// one `openssl s_client` process per connection. It is a level of
+	// the stack column because a process model exists only for OpenSSL;
+	// the gap analysis treats openssl -> openssl-cli as its own factor
 	// ("process").
 	StackOpenSSLCLI = "openssl-cli"
 )
 
-// KnownPaths are the network paths a record may name: "loopback" (client
-// and server in one namespace, on lo) and "bridge" (two namespaces joined
-// by veth pairs through a Linux bridge, MTU 1500, like Docker's default
-// bridge network; experiments/tls/bridgenet) and "remote" (the server on a
-// second host reached over SSH, the client and capture here;
+// KnownPaths are the network paths a record may name. That is, "loopback"
+// (client and server in one namespace, on lo) and "bridge" (two namespaces
+// joined by veth pairs through a Linux bridge, MTU 1500, like Docker's
+// default bridge network; experiments/tls/bridgenet) and "remote" (the
+// server on a second host reached over SSH, the client and capture here;
 // experiments/instruments/sshhost) and "docker" (client and server in two
 // containers of a private Docker daemon on a Compose bridge network, MTU
 // 1500, as the original study ran them; experiments/tls/dockernet).
@@ -102,9 +102,11 @@ const DefaultPath = "loopback"
 // experiments/instruments/handshake.CertKey prints them, in the order tables list them.
 var KnownCertKeys = []string{"ed25519", "ecdsa-p256", "mldsa44", "mldsa65", "mldsa87"}
 
-// KnownGroups are the key-exchange group names a config may use, as Go's
-// crypto/tls CurveID.String prints them (the names experiments/instruments/handshake
-// and the capture reader use), in the order tables list them.
+// KnownGroups are the key-exchange group names a config may use, in the order
+// tables list them.
+//
+// They are spelled as Go's crypto/tls CurveID.String prints them (the names
+// experiments/instruments/handshake and the capture reader use).
 var KnownGroups = []string{"X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM1024", "SecP384r1MLKEM1024"}
 
 // ConfigID is one configuration of the matrix, as named by its ID
@@ -245,7 +247,7 @@ func (r *Record) PathOrDefault() string {
 }
 
 // Check reports whether r is internally consistent: a valid config ID that
-// agrees with the cert_key, group and chain columns; non-negative counts;
+// agrees with the cert_key, group and chain columns; non-negative counts.
 // ths_ns equal to client_finished_ns - client_hello_ns when both are
 // present; and a complete connection has its ClientHello, ServerHello,
 // client Finished and Ths (the capture reader's definition of complete).
@@ -296,11 +298,11 @@ func (r *Record) Check() error {
 	return nil
 }
 
-// WriteRecords writes rs as records.csv.gz content: gzip (no file name,
-// zero modification time, default level, so the bytes depend only on rs)
-// around RFC 4180 CSV with the Columns header. Every record must pass
-// Check and seq must be strictly increasing, so that whatever is written
-// can be read back by ReadRecords.
+// WriteRecords writes rs as records.csv.gz content. That is, gzip (no
+// file name, zero modification time, default level, so the bytes depend
+// only on rs) around RFC 4180 CSV with the Columns header. Every record
+// must pass Check and seq must be strictly increasing, so that whatever
+// is written can be read back by ReadRecords.
 func WriteRecords(w io.Writer, rs []Record) error {
 	zw := gzip.NewWriter(w) // Header is zero: no name, ModTime 0, OS unknown
 	if err := writeCSV(zw, rs); err != nil {
@@ -369,8 +371,9 @@ func optInt(p *int64) string {
 }
 
 // ParseError is a problem in a records file, located by file, 1-based line
-// and column name (Line is 0 when it concerns the whole file, Column empty
-// when it concerns the whole row).
+// and column name.
+//
+// Line is 0 when it concerns the whole file, Column empty when it concerns the whole row.
 type ParseError struct {
 	File   string
 	Line   int

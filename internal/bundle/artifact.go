@@ -19,7 +19,7 @@ const (
 	BundleSums   = "BUNDLE.SHA256SUMS"
 )
 
-// Manifest is the content of BUNDLE.json: which commit the bundle holds,
+// Manifest is the content of BUNDLE.json. Which commit the bundle holds,
 // whether the tree was clean, the date every entry carries, the store
 // blobs and runs, and the tools that made it. It holds no wall-clock time,
 // so two bundles of one commit are identical.

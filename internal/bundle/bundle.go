@@ -48,11 +48,11 @@ type Options struct {
 	// --abbrev=12`, with "-dirty" appended for a dirty tree. Letters,
 	// digits, '.', '_', '+' and '-' only.
 	Version string
-	// Epoch is the time every entry carries; zero is
-	// repro.SourceDateEpoch() (SOURCE_DATE_EPOCH or its default).
+	// Epoch is the time every entry carries (the setting
+	// SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
 	Epoch time.Time
-	// Store holds the captures; nil is repro.OpenStore(Root), which
-	// honours PQREPRO_STORE.
+	// Store holds the captures (the setting PQREPRO_STORE); nil is
+	// repro.OpenStore(Root, "").
 	Store *repro.Store
 	// AllowDirty bundles a tree whose tracked files differ from the
 	// commit: their working-tree content is archived and the bundle is
@@ -88,10 +88,11 @@ type Report struct {
 
 var versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 
-// Write makes the bundle: a gzip-compressed tar, identical byte for byte
-// whenever the commit, the store blobs it refers to, SOURCE_DATE_EPOCH and
-// the Go version are the same. It holds, under the top folder
-// pqrepro-<version>/:
+// Write makes the bundle, a gzip-compressed tar.
+//
+// It is identical byte for byte whenever the commit, the store blobs it
+// refers to, SOURCE_DATE_EPOCH and the Go version are the same. It holds,
+// under the top folder pqrepro-<version>/:
 //
 //   - every file Git tracks (git ls-files), with the content of the
 //     working tree, which must equal the commit unless AllowDirty;
@@ -115,9 +116,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	epoch := opt.Epoch
 	if epoch.IsZero() {
-		if epoch, err = repro.SourceDateEpoch(); err != nil {
-			return nil, err
-		}
+		epoch = repro.DefaultEpoch()
 	}
 	epoch = epoch.UTC().Truncate(time.Second)
 	if epoch.Unix() < 0 || epoch.Unix() > 1<<33-1 {
@@ -125,7 +124,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	}
 	store := opt.Store
 	if store == nil {
-		store = repro.OpenStore(root)
+		store = repro.OpenStore(root, "")
 	}
 	timingsFile := opt.TimingsFile
 	if timingsFile == "" {

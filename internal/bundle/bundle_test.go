@@ -46,15 +46,17 @@ func TestByteIdentical(t *testing.T) {
 		t.Error("changing SOURCE_DATE_EPOCH did not change the bundle")
 	}
 
-	// The environment variable is the default.
-	t.Setenv("SOURCE_DATE_EPOCH", fmt.Sprint(testEpoch.Add(24*time.Hour).Unix()))
+	// The zero Epoch is repro.DefaultEpoch() (SOURCE_DATE_EPOCH's default).
 	o.OutDir, o.Epoch = t.TempDir(), time.Time{}
-	if d := mustWrite(t, o); d.SHA256 != c.SHA256 {
-		t.Error("SOURCE_DATE_EPOCH from the environment gave another bundle than the same Epoch option")
+	d := mustWrite(t, o)
+	o.OutDir, o.Epoch = t.TempDir(), repro.DefaultEpoch()
+	if e := mustWrite(t, o); d.SHA256 != e.SHA256 {
+		t.Error("the zero Epoch gave another bundle than repro.DefaultEpoch()")
 	}
-	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	// An epoch a tar header cannot hold is refused.
+	o.OutDir, o.Epoch = t.TempDir(), time.Unix(1<<34, 0)
 	if _, err := Write(context.Background(), o); err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") {
-		t.Errorf("bad SOURCE_DATE_EPOCH: err = %v", err)
+		t.Errorf("epoch beyond a tar header: err = %v", err)
 	}
 }
 

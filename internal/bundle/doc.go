@@ -1,10 +1,10 @@
-// Package bundle writes the artifact bundle: one deterministic archive of a
-// commit for an archival repository, holding the code, the raw data, the
-// large captures from the content store, SHA256SUMS, CITATION.cff, a
-// machine-readable manifest (BUNDLE.json), a checksum list of everything
-// in it (BUNDLE.SHA256SUMS) and the artifact appendix (ARTIFACT.md:
-// hardware and software needed, time and disk per target, and which
-// published claims each target bears on).
+// Package bundle writes the artifact bundle. That is, one deterministic
+// archive of a commit for an archival repository, holding the code, the raw
+// data, the large captures from the content store, SHA256SUMS,
+// CITATION.cff, a machine-readable manifest (BUNDLE.json), a checksum list
+// of everything in it (BUNDLE.SHA256SUMS) and the artifact appendix
+// (ARTIFACT.md: hardware and software needed, time and disk per target, and
+// which published claims each target bears on).
 //
 // A clone has no content store: blobs the runs refer to that are not in
 // the store are left out, not an error. The bundle is still written; its

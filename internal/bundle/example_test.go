@@ -4,20 +4,54 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"pqrepro/internal/bundle"
 )
 
-// Write bundles the commit checked out at the root into
-// .cache/dist/pqrepro-<version>.tar.gz.
+// Write bundles one commit of a repository; two bundles of the same
+// commit and SOURCE_DATE_EPOCH are the same bytes.
 func ExampleWrite() {
-	rep, err := bundle.Write(context.Background(), bundle.Options{Root: ".", Log: os.Stdout})
-	if err != nil {
-		fmt.Println(err)
-		return
+	root, _ := os.MkdirTemp("", "bundle-example-")
+	defer os.RemoveAll(root)
+	for name, text := range map[string]string{
+		"README.md":    "# demo\n",
+		"CITATION.cff": "cff-version: 1.2.0\n",
+		"LICENSE":      "BSD-3-Clause\n",
+		"LICENSE-DATA": "CC-BY-4.0\n",
+		"SHA256SUMS":   "",
+	} {
+		os.WriteFile(filepath.Join(root, name), []byte(text), 0o644)
 	}
-	fmt.Printf("%s  %s (%d bytes)\n", rep.SHA256, rep.Path, rep.Size)
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=demo", "-c", "user.email=demo@example.org", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Printf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "demo")
+
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var sums []string
+	for range 2 {
+		rep, err := bundle.Write(context.Background(), bundle.Options{Root: root, OutDir: filepath.Join(root, ".out", fmt.Sprint(len(sums))), Version: "demo", Epoch: epoch})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(filepath.Base(rep.Path))
+		sums = append(sums, rep.SHA256)
+	}
+	fmt.Println("byte-identical:", sums[0] == sums[1])
+	// Output:
+	// pqrepro-demo.tar.gz
+	// pqrepro-demo.tar.gz
+	// byte-identical: true
 }
 
 // Measure times targets with an injected clock; the result is what

@@ -3,11 +3,9 @@ package bundle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -111,16 +109,4 @@ func parseTimings(name string, b []byte) (*Timings, error) {
 		}
 	}
 	return &t, nil
-}
-
-// ReadTimings reads a timings file; a missing one is (nil, nil).
-func ReadTimings(path string) (*Timings, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return parseTimings(path, b)
 }

@@ -1,6 +1,7 @@
 // Package deps finds and installs the external programs the pipeline
-// needs: Debian packages (apt-get, as root or through sudo) and npm
-// packages (into a project-local folder, from a committed lock file).
+// needs. That is, Debian packages (apt-get, as root or through sudo)
+// and npm packages (into a project-local folder, from a committed
+// lock file).
 //
 // Ensure first says what is missing and what it will install, then
 // installs it; it never installs anything that is already there, so a
@@ -41,27 +42,14 @@ func Command(name string) func() bool {
 	return func() bool { _, err := exec.LookPath(name); return err == nil }
 }
 
-// NpmInstalled returns a Present function that checks that the npm
-// packages of dir are installed exactly as the lock file pins them:
-// node_modules/.package-lock.json (written by npm ci) must exist and
-// must not be older than package-lock.json.
-func NpmInstalled(root, dir string) func() bool {
-	return func() bool {
-		lock, err := os.Stat(filepath.Join(root, dir, "package-lock.json"))
-		if err != nil {
-			return false
-		}
-		inst, err := os.Stat(filepath.Join(root, dir, "node_modules", ".package-lock.json"))
-		return err == nil && !inst.ModTime().Before(lock.ModTime())
-	}
-}
-
 // PrivateAptOptions are the apt-get and apt-cache options that make apt
 // read its sources from, and keep its lists and package cache in, dir
-// only (dir/sources.list, dir/sources.list.d, dir/lists, dir/cache): a
-// private configuration under a build cache, for fetching a source
-// package without writing a system file (/etc/apt, /var/lib/apt) or
-// holding the system's apt locks.
+// only.
+//
+// The files are dir/sources.list, dir/sources.list.d, dir/lists and
+// dir/cache: a private configuration under a build cache, for fetching
+// a source package without writing a system file (/etc/apt,
+// /var/lib/apt) or holding the system's apt locks.
 func PrivateAptOptions(dir string) []string {
 	return []string{
 		"-o", "Dir::Etc::SourceList=" + filepath.Join(dir, "sources.list"),

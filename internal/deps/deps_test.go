@@ -126,3 +126,18 @@ func TestCommand(t *testing.T) {
 		t.Error("found a program that does not exist")
 	}
 }
+
+// NpmInstalled returns a Present function that checks that the npm
+// packages of dir are installed exactly as the lock file pins them:
+// node_modules/.package-lock.json (written by npm ci) must exist and
+// must not be older than package-lock.json.
+func NpmInstalled(root, dir string) func() bool {
+	return func() bool {
+		lock, err := os.Stat(filepath.Join(root, dir, "package-lock.json"))
+		if err != nil {
+			return false
+		}
+		inst, err := os.Stat(filepath.Join(root, dir, "node_modules", ".package-lock.json"))
+		return err == nil && !inst.ModTime().Before(lock.ModTime())
+	}
+}

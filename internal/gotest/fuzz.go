@@ -14,12 +14,14 @@ import (
 // package: one `go test -fuzz` command per line, # for comments.
 const ListFile = "fuzz.txt"
 
-// Bounded runs every command of every fuzz.txt under root (each a
-// fuzzer for a few seconds, run by sh in root) when CI is set or
-// PQREPRO_FUZZ=1; otherwise it says how to run them. `mage test` runs it
-// before the tests, so that the test run's summary stays the last line.
-// Hidden folders, node_modules and testdata are not searched.
-func Bounded(ctx context.Context, root string, log io.Writer) error {
+// Bounded runs the bounded fuzzers of every fuzz.txt under root when run
+// is set (CI set or PQREPRO_FUZZ=1: internal/settings).
+//
+// Each command is a fuzzer for a few seconds, run by sh in root; when run
+// is not set it says how to run them. `mage test` runs it before the
+// tests, so that the test run's summary stays the last line. Hidden
+// folders, node_modules and testdata are not searched.
+func Bounded(ctx context.Context, root string, run bool, log io.Writer) error {
 	printf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	var lists []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -52,7 +54,7 @@ func Bounded(ctx context.Context, root string, log io.Writer) error {
 	if len(cmds) == 0 {
 		return nil
 	}
-	if os.Getenv("CI") == "" && os.Getenv("PQREPRO_FUZZ") != "1" {
+	if !run {
 		printf("test: %d bounded fuzz runs (%s files) not run: set PQREPRO_FUZZ=1 (CI runs them)", len(cmds), ListFile)
 		return nil
 	}

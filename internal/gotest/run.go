@@ -9,10 +9,12 @@ import (
 	"strings"
 )
 
-// VetAndTest runs `go vet ./...`, then `go test -json -count=1 -p 1
-// ./...` with args before the pattern, in root, writing what Summarize
-// writes to log. It fails when vet fails, when a test fails and when no
-// test ran at all. -p 1 runs one package at a time: tests that measure
+// VetAndTest runs go vet and go test over the module at root.
+//
+// It runs `go vet ./...`, then `go test -json -count=1 -p 1 ./...` with
+// args before the pattern, in root, writing what Summarize writes to
+// log. It fails when vet fails, when a test fails and when no test ran
+// at all. -p 1 runs one package at a time: tests that measure
 // milliseconds (a link emulator) fail for want of CPU beside tests that
 // keep every core busy (an emulator).
 func VetAndTest(ctx context.Context, root string, log io.Writer, args ...string) error {

@@ -1,8 +1,9 @@
 // Package gotest runs a module's checks the way `mage test` does and
-// reports them for people: go vet, then `go test -json` summarised (the
-// package lines, every failed test in full, every skipped test with its
-// reason, and "N passed, N failed, N skipped"), and before them the
-// bounded fuzz runs listed in fuzz.txt files. It knows no study.
+// reports them for people. That is, go vet, then `go test -json`
+// summarised (the package lines, every failed test in full, every
+// skipped test with its reason, and "N passed, N failed, N skipped"),
+// and before them the bounded fuzz runs listed in fuzz.txt files. It
+// knows no study.
 package gotest
 
 import (
@@ -30,11 +31,11 @@ type Summary struct {
 }
 
 // Summarize reads a `go test -json` stream and writes what a person
-// needs: the package lines as go test prints them (ok, FAIL, no test
-// files, build errors), the full output of every failed test, and one
-// line per skipped test with its reason, so that no test is skipped
-// silently. It ends with the plain closing line "N passed, N failed,
-// N skipped".
+// needs. That is, the package lines as go test prints them (ok, FAIL,
+// no test files, build errors), the full output of every failed test,
+// and one line per skipped test with its reason, so that no test is
+// skipped silently. It ends with the plain closing line "N passed, N
+// failed, N skipped".
 func Summarize(r io.Reader, w io.Writer) (Summary, error) {
 	var sum Summary
 	type key struct{ pkg, test string }

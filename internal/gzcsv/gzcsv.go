@@ -1,6 +1,6 @@
 // Package gzcsv is the gzip'd CSV of the studies' records and in-process
-// files: bytes that depend only on the header and rows, so that a file
-// re-derived from the same data is the same file, byte for byte.
+// files. That is, bytes that depend only on the header and rows, so that
+// a file re-derived from the same data is the same file, byte for byte.
 package gzcsv
 
 import (
@@ -14,9 +14,9 @@ import (
 )
 
 // Marshal renders a header and rows as gzip'd CSV whose bytes depend only
-// on them: best compression, no name and no time stamp in the gzip header
-// (RFC 1952 section 2.3.1: MTIME = 0 means no time stamp). The studies'
-// records and in-process files use it.
+// on them. That is, best compression, no name and no time stamp in the
+// gzip header (RFC 1952 section 2.3.1: MTIME = 0 means no time stamp).
+// The studies' records and in-process files use it.
 func Marshal(header []string, rows [][]string) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -41,10 +41,12 @@ func Marshal(header []string, rows [][]string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Unmarshal parses gzip'd CSV (name is for messages) whose first line
-// must be one of headers (a format that gained columns keeps its old
-// header as an alternative) and returns the index of the header it has
-// and the rows below it. Every row has the header's number of cells.
+// Unmarshal parses gzip'd CSV whose first line is one of headers, and
+// returns which and the rows.
+//
+// A format that gained columns keeps its old header as an alternative;
+// the index says which header the file has. Every row has the header's
+// number of cells. Name is for messages.
 func Unmarshal(b []byte, name string, headers ...[]string) (int, [][]string, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {

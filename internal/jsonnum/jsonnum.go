@@ -66,10 +66,10 @@ type Summary struct {
 	Max    Num `json:"max"`
 }
 
-// Marshal encodes v canonically for a results file: indented JSON with
-// every object's keys sorted (struct fields included), every number
-// rounded to Digits significant digits (so plain float64 fields are as
-// portable as Num ones), no HTML escaping, and a final newline.
+// Marshal encodes v canonically for a results file. That is, indented
+// JSON with every object's keys sorted (struct fields included), every
+// number rounded to Digits significant digits (so plain float64 fields
+// are as portable as Num ones), no HTML escaping, and a final newline.
 func Marshal(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -119,7 +119,7 @@ func round(v any) any {
 	return v
 }
 
-// Decode reads a results file into a new T, strictly: a key T does not
+// Decode reads a results file into a new T, strictly. A key T does not
 // have (a field renamed on one side, or a file from another version of
 // the analysis) is an error, not a silently zero value. name is the
 // file's name for the error.

@@ -43,7 +43,7 @@ type Options struct {
 	Log *[]byte
 }
 
-// Error is a failed LaTeX build; Excerpt holds the relevant lines of the
+// Error is a failed LaTeX build. Excerpt holds the relevant lines of the
 // log (the "!" error lines and what follows them), not the whole log.
 type Error struct {
 	Err     error
@@ -167,9 +167,9 @@ func runBibtex(ctx context.Context, dir, job string, env []string) error {
 }
 
 // Problems lists what a finished build's log says is wrong with the
-// document although a PDF was produced: undefined references and
-// citations, multiply defined labels, and overfull boxes wider than 1 pt
-// (text running into the margin). A paper with any of these is not
+// document although a PDF was produced. That is, undefined references
+// and citations, multiply defined labels, and overfull boxes wider than
+// 1 pt (text running into the margin). A paper with any of these is not
 // finished.
 func Problems(log []byte) []string {
 	var out []string
@@ -206,9 +206,9 @@ func overfullPoints(l string) float64 {
 	return v
 }
 
-// Excerpt returns the lines of a LaTeX log that explain a failure: every
-// error line (starting with "!" or in file:line: form) with the few lines
-// after it, at most 40 lines in all.
+// Excerpt returns the lines of a LaTeX log that explain a failure. That
+// is, every error line (starting with "!" or in file:line: form) with the
+// few lines after it, at most 40 lines in all.
 func Excerpt(log []byte) string {
 	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(log))

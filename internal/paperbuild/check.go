@@ -35,11 +35,12 @@ var conventions = []string{
 	"0.147", "0.33", "0.474", // Cliff's delta magnitude thresholds (Romano et al.)
 }
 
-// CheckSources returns every problem of the paper's sources: a figure or
-// table label that no \ref names, and a number in the hand-written text
-// (main.tex and sections/, not generated/) that looks measured and is
-// neither a convention nor one of handTyped, the numbers the studies
-// allow. files maps paths relative to paper/ to their content.
+// CheckSources returns every problem of the paper's sources. That is, a
+// figure or table label that no \ref names, and a number in the
+// hand-written text (main.tex and sections/, not generated/) that looks
+// measured and is neither a convention nor one of handTyped, the numbers
+// the studies allow. files maps paths relative to paper/ to their
+// content.
 func CheckSources(files map[string][]byte, handTyped []string) []string {
 	allowed := slices.Concat(conventions, handTyped)
 	var problems []string

@@ -15,17 +15,19 @@ import (
 // data (with SHA-256) it came from, for the figure captions.
 const FigSourceFile = "paper/generated/figure-sources.tex"
 
-// FigureSources writes, for every PDF figure a stage makes, a macro
-// \FigSource<Name> (figures/tls-ths.pdf -> \FigSourceTlsThs) that says
-// which code made it from which raw data, with hashes: a single file by
-// its SHA-256, a run folder of several files by its tree hash (the
-// SHA-256 of the `sha256sum` lines of its files, sorted by path, relative
-// to the folder, leaving out meta.json and the folder's seal and notes
-// (MANIFEST.sha256, README.md: no stage input, see repro.Stage.Inputs);
-// `cd data/pico/<run> && sha256sum $(find . -type f ! -name meta.json !
-// -name README.md ! -name MANIFEST.sha256 | LC_ALL=C sort | sed 's|^./||')
-// | sha256sum` reproduces it). The stage declares the figures and the raw
-// data files as inputs, so any change to either rewrites the captions.
+// FigureSources makes the stage that writes, per PDF figure, a macro naming
+// the code and raw data that made it, with hashes.
+//
+// The macro is \FigSource<Name> (figures/tls-ths.pdf -> \FigSourceTlsThs).
+// It names a single file by its SHA-256, a run folder of several files by
+// its tree hash (the SHA-256 of the `sha256sum` lines of its files, sorted
+// by path, relative to the folder, leaving out meta.json and the folder's
+// seal and notes (MANIFEST.sha256, README.md: no stage input, see
+// repro.Stage.Inputs); `cd data/pico/<run> && sha256sum $(find . -type f !
+// -name meta.json ! -name README.md ! -name MANIFEST.sha256 | LC_ALL=C sort
+// | sed 's|^./||') | sha256sum` reproduces it). The stage declares the
+// figures and the raw data files as inputs, so any change to either rewrites
+// the captions.
 func FigureSources(stages []*repro.Stage) *repro.Stage {
 	producer := map[string]*repro.Stage{}
 	for _, s := range stages {

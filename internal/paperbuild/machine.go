@@ -29,20 +29,22 @@ const (
 // runners sampled the machine.
 const NotRecorded = "not recorded (run predates the quiet check)"
 
-// Machine returns the stage that writes MachineFile and
-// MachineNumbersFile from the meta.json
-// of every run folder the other stages read (data/<study>/<run-id>/, the
-// pinned runs of this build): per run, whether the machine was quiet, its
-// maximum load and other processes' CPU, the mean steal share and, for a
-// busy run pinned anyway, the recorded reason (measured.machine in
-// meta.json; docs/quiet.md). It also sets the macros \MachinePinnedRuns,
-// \MachineQuietRuns, \MachineBusyRuns, \MachineUnrecordedRuns and the
-// thresholds of internal/quiet (\QuietOtherCores, \QuietLoadPerCore,
-// \QuietStealPercent, \QuietBusySharePercent), so that the text states
-// no number by hand. It returns nil when no source of the paper under
-// root (paper/main.tex, paper/sections/*.tex) includes MachineFile (a
-// tree without this paper: its table would be a float no text refers to)
-// or no such run folder has a meta.json.
+// Machine returns the stage that writes MachineFile and MachineNumbersFile:
+// how quiet the machine was in each run the paper uses.
+//
+// It reads the meta.json of every run folder the other stages read
+// (data/<study>/<run-id>/, the pinned runs of this build): per run, whether
+// the machine was quiet, its maximum load and other processes' CPU, the mean
+// steal share and, for a busy run pinned anyway, the recorded reason
+// (measured.machine in meta.json; docs/quiet.md). It also sets the macros
+// \MachinePinnedRuns, \MachineQuietRuns, \MachineBusyRuns,
+// \MachineUnrecordedRuns and the thresholds of internal/quiet
+// (\QuietOtherCores, \QuietLoadPerCore, \QuietStealPercent,
+// \QuietBusySharePercent), so that the text states no number by hand. It
+// returns nil when no source of the paper under root (paper/main.tex,
+// paper/sections/*.tex) includes MachineFile (a tree without this paper: its
+// table would be a float no text refers to) or no such run folder has a
+// meta.json.
 func Machine(root string, stages []*repro.Stage) *repro.Stage {
 	if !paperIncludes(root, strings.TrimPrefix(MachineFile, "paper/")) {
 		return nil

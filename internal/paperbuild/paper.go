@@ -1,7 +1,8 @@
 // Package paperbuild makes the stages that turn the generated outputs into
-// the paper: the PDF itself (pdflatex over paper/main.tex and exactly the
-// generated files) and the figure-source captions. It is its own package
-// so that the paper's code version covers only what builds the paper.
+// the paper. That is, the PDF itself (pdflatex over paper/main.tex and
+// exactly the generated files) and the figure-source captions. It is its
+// own package so that the paper's code version covers only what builds the
+// paper.
 package paperbuild
 
 import (
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"pqrepro/internal/latex"
 	"pqrepro/internal/provenance"
@@ -22,13 +24,14 @@ import (
 const BibFile = "references.bib"
 
 // Stage builds paper/main.pdf from paper/main.tex and exactly the
-// generated files the other stages write for it: tables and numbers under
-// paper/generated/ and PDF figures under figures/. Declaring them one by
-// one (not the folders) makes the paper depend on every stage that feeds
-// it and on nothing else. handTyped are the numbers the studies allow
-// the text to state literally (CheckSources); they are a parameter, so
-// that changing them checks the sources again.
-func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage {
+// generated files the other stages write for it. That is, tables and
+// numbers under paper/generated/ and PDF figures under figures/.
+// Declaring them one by one (not the folders) makes the paper depend on
+// every stage that feeds it and on nothing else. handTyped are the
+// numbers the studies allow the text to state literally (CheckSources);
+// they are a parameter, so that changing them checks the sources again.
+// date is the PDF's date (the setting SOURCE_DATE_EPOCH).
+func Stage(root string, others []*repro.Stage, handTyped []string, date time.Time) *repro.Stage {
 	if _, err := os.Stat(filepath.Join(root, "paper", "main.tex")); err != nil {
 		return nil
 	}
@@ -46,11 +49,7 @@ func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage 
 		}
 	}
 	slices.Sort(inputs[1:])
-	date, err := repro.SourceDateEpoch()
-	epoch := "invalid"
-	if err == nil {
-		epoch = strconv.FormatInt(date.Unix(), 10)
-	}
+	epoch := strconv.FormatInt(date.Unix(), 10)
 	handTyped = slices.Clone(handTyped)
 	slices.Sort(handTyped)
 	handTyped = slices.Compact(handTyped)
@@ -68,9 +67,6 @@ func Stage(root string, others []*repro.Stage, handTyped []string) *repro.Stage 
 			return nil
 		},
 		Run: func(ctx context.Context, env *repro.Env) error {
-			if err != nil {
-				return err
-			}
 			files := map[string][]byte{}
 			for _, in := range env.Inputs() {
 				b, err := env.ReadFile(in)

@@ -1,10 +1,10 @@
 // Package provenance writes meta.json, the record of how a raw dataset
-// was made: which spec and profile, which seeds, when, on which host,
-// with which Go, modules, commit and external tools, on which board, and
-// what the run measured about itself (kernel packet drops, emulator delay
-// accuracy). Every study writes one beside its data, so that a reader of
-// the dataset can tell whether a difference between two runs comes from
-// the code, the machine or chance.
+// was made. That is, which spec and profile, which seeds, when, on which
+// host, with which Go, modules, commit and external tools, on which
+// board, and what the run measured about itself (kernel packet drops,
+// emulator delay accuracy). Every study writes one beside its data, so
+// that a reader of the dataset can tell whether a difference between two
+// runs comes from the code, the machine or chance.
 package provenance
 
 import (
@@ -91,16 +91,19 @@ type Host struct {
 }
 
 // CryptoFlags are the CPU flags (as /proc/cpuinfo names them on x86)
-// that a run's host records: AES-NI and carry-less multiply (AES-GCM),
-// AVX, AVX2 and AVX-512F (the vectorised ML-KEM and ML-DSA code of Go
-// and OpenSSL), BMI2 and ADX (mulx/adcx/adox in P-256, P-384 and RSA
-// bignum code), and the SHA extensions.
+// that a run's host records. That is, AES-NI and carry-less multiply
+// (AES-GCM), AVX, AVX2 and AVX-512F (the vectorised ML-KEM and ML-DSA
+// code of Go and OpenSSL), BMI2 and ADX (mulx/adcx/adox in P-256,
+// P-384 and RSA bignum code), and the SHA extensions.
 var CryptoFlags = []string{"aes", "pclmulqdq", "avx", "avx2", "avx512f", "bmi2", "adx", "sha_ni"}
 
-// ParseCPUInfo reads /proc/cpuinfo's text: the first processor's model
-// name ("unknown" without one), its CryptoFlags and the SHA-256 of its
-// whole flags line (nil and "" without a flags line; on arm64 the line
-// is "Features", read the same way).
+// ParseCPUInfo reads the first processor's model and CPU flags from
+// /proc/cpuinfo's text.
+//
+// It returns the first processor's model name ("unknown" without one),
+// its CryptoFlags and the SHA-256 of its whole flags line (nil and ""
+// without a flags line; on arm64 the line is "Features", read the same
+// way).
 func ParseCPUInfo(text string) (model string, flags map[string]bool, sum string) {
 	model = "unknown"
 	var line string
@@ -172,7 +175,7 @@ type Options struct {
 	// Git is the state of the repository the run was started from, as
 	// RepoGit found it at the repository root when the run started; the
 	// pipeline passes it, so that a run working in a temporary tree (mage
-	// reproduce) records the repository's commit, not the temporary
+	// all) records the repository's commit, not the temporary
 	// tree's. Nil means RepoGit(Root), and "unknown" with the reason when
 	// Root is not a git checkout.
 	Git   *Git
@@ -278,8 +281,10 @@ func collectGit(ctx context.Context, root string) Git {
 	return g
 }
 
-// RepoGit returns the commit of the git checkout at dir, whether tracked
-// files differ from it and, if so, the SHA-256 of `git diff HEAD
+// RepoGit returns the commit of the git checkout at dir and whether
+// tracked files differ from it.
+//
+// If they differ, it also returns the SHA-256 of `git diff HEAD
 // --binary`. It fails when dir is not a git checkout or git cannot say.
 func RepoGit(ctx context.Context, dir string) (Git, error) {
 	if dir == "" {

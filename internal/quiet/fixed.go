@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Fixed is a Watcher that samples nothing and reports a fixed Record: the
-// stand-in for tests of runners, which must not depend on how busy the
-// machine running them is. Make one with NewFixed.
+// Fixed is a Watcher that samples nothing and reports a fixed Record.
+// That is, the stand-in for tests of runners, which must not depend on
+// how busy the machine running them is. Make one with NewFixed.
 type Fixed struct {
 	Rec    Record
 	Sample Sample

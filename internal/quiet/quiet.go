@@ -1,6 +1,6 @@
 // Package quiet samples the machine before and during a recorded run and
-// says whether the run was measured on a quiet machine: the load average
-// (/proc/loadavg), the CPU time of processes that are not the
+// says whether the run was measured on a quiet machine. That is, the load
+// average (/proc/loadavg), the CPU time of processes that are not the
 // experiment's (/proc/stat against /proc/[pid]/stat), the time the
 // hypervisor stole (/proc/stat steal) and the CPU frequency where the
 // machine shows it, as proc(5) and the kernel's cpufreq documentation
@@ -143,7 +143,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Proc is another process and the CPU it used, in cores (1 = one core
-// the whole time); its reaped children's time counts as its own, so a
+// the whole time). Its reaped children's time counts as its own, so a
 // build shows as its driver (make, go).
 type Proc struct {
 	Cores float64 `json:"cores"`
@@ -237,10 +237,11 @@ func New(opt Options) *Sampler {
 	return s
 }
 
-// Sample reads the machine once and, from the second reading on, returns
-// the interval since the previous one (ok false on the first, which only
-// primes). A /proc that cannot be read is an error; the sampler stays
-// usable.
+// Sample reads the machine once and returns the interval since the
+// previous reading.
+//
+// The first reading only primes: it returns ok false. A /proc that
+// cannot be read is an error; the sampler stays usable.
 func (s *Sampler) Sample() (sm Sample, ok bool, err error) {
 	return s.sample(false)
 }
@@ -406,9 +407,11 @@ const (
 	ReasonSteal = "steal"
 )
 
-// Start implements Watcher: it primes, samples every PreflightEvery for
-// the Preflight window, then samples every Every in a goroutine that
-// Stop (or the end of ctx) ends.
+// Start implements Watcher.
+//
+// It primes, samples every PreflightEvery for the Preflight window,
+// then samples every Every in a goroutine that Stop (or the end of ctx)
+// ends.
 func (s *Sampler) Start(ctx context.Context) (Record, error) {
 	s.mu.Lock()
 	if s.started {

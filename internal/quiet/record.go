@@ -76,7 +76,7 @@ type Phase struct {
 }
 
 // Point is one point of Record.Series: T is its last sample's end in
-// seconds after the first reading; Load1 and OtherCores are maxima, Steal
+// seconds after the first reading. Load1 and OtherCores are maxima, Steal
 // the mean, Busy whether any of its samples was.
 type Point struct {
 	Busy       bool    `json:"busy"`
@@ -237,7 +237,7 @@ func (a *aggregate) record() Record {
 }
 
 // Line is the record in one line: the verdict, the figures and the
-// busiest other processes; a busy or unknown record ends with what to
+// busiest other processes. A busy or unknown record ends with what to
 // do.
 func (r Record) Line() string {
 	var b strings.Builder

@@ -12,13 +12,13 @@ import (
 
 // ConfigFile is where the repository names its data remote, relative to
 // the repository root. It is not under data/, whose every file is raw
-// data listed in SHA256SUMS. The environment variable PQREPRO_REMOTE
-// names another file (a personal mirror, a test server) without editing
+// data listed in SHA256SUMS. The setting PQREPRO_REMOTE (LoadConfig's
+// file) names another (a personal mirror, a test server) without editing
 // it.
 const ConfigFile = "remote.toml"
 
-// A Config names a data remote. It is committed, so it never holds
-// credentials: S3 keys come from the environment (see [OpenS3]).
+// A Config names a data remote. Its file is committed, so it never holds
+// credentials: S3 keys come from the settings into Creds (see [OpenS3]).
 //
 //	kind      = "dir" | "http" | "s3"
 //	url       = dir: a path (relative to the repository root, or absolute)
@@ -41,15 +41,18 @@ type Config struct {
 	Region   string `toml:"region"`
 	ReadOnly bool   `toml:"read_only"`
 	Index    string `toml:"index"`
+	// Creds are the S3 keys, set by the caller from the settings
+	// (PQREPRO_S3_* or AWS_*); never read from the file.
+	Creds Credentials `toml:"-"`
 }
 
 // LoadConfig reads the remote configuration of the repository at root:
-// $PQREPRO_REMOTE if set, else remote.toml. It returns an error
-// wrapping os.ErrNotExist when there is none.
-func LoadConfig(root string) (Config, string, error) {
+// file (the setting PQREPRO_REMOTE) if not "", else remote.toml. It
+// returns an error wrapping os.ErrNotExist when there is none.
+func LoadConfig(root, file string) (Config, string, error) {
 	p := filepath.Join(root, ConfigFile)
-	if e := os.Getenv("PQREPRO_REMOTE"); e != "" {
-		p = e
+	if file != "" {
+		p = file
 	}
 	var c Config
 	md, err := toml.DecodeFile(p, &c)

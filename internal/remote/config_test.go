@@ -36,10 +36,9 @@ func TestLoadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			t.Setenv("PQREPRO_REMOTE", "")
 			os.WriteFile(filepath.Join(root, ConfigFile), []byte(tt.toml), 0o644)
 			os.WriteFile(filepath.Join(root, "idx.txt"), []byte(sum+"  a.pcapng?download=1\n"), 0o644)
-			got, _, err := LoadConfig(root)
+			got, _, err := LoadConfig(root, "")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
@@ -65,25 +64,22 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-func TestLoadConfigMissingAndEnv(t *testing.T) {
+func TestLoadConfigMissingAndOther(t *testing.T) {
 	root := t.TempDir()
-	t.Setenv("PQREPRO_REMOTE", "")
-	if _, _, err := LoadConfig(root); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := LoadConfig(root, ""); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("no config: %v, want os.ErrNotExist", err)
 	}
 	other := filepath.Join(t.TempDir(), "mine.toml")
 	os.WriteFile(other, []byte("kind = \"dir\"\nurl = \"/mnt/x\"\n"), 0o644)
-	t.Setenv("PQREPRO_REMOTE", other)
-	c, p, err := LoadConfig(root)
+	c, p, err := LoadConfig(root, other)
 	if err != nil || p != other || c.URL != "/mnt/x" {
-		t.Fatalf("PQREPRO_REMOTE: %+v %s %v", c, p, err)
+		t.Fatalf("another file (PQREPRO_REMOTE): %+v %s %v", c, p, err)
 	}
 }
 
 // TestCommittedConfig: the repository's own remote.toml parses.
 func TestCommittedConfig(t *testing.T) {
-	t.Setenv("PQREPRO_REMOTE", "")
-	if _, _, err := LoadConfig(filepath.Join("..", "..")); err != nil {
+	if _, _, err := LoadConfig(filepath.Join("..", ".."), ""); err != nil {
 		t.Fatal(err)
 	}
 }

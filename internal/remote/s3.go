@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"pqrepro/internal/settings"
 )
 
 // An S3 remote keeps blobs as objects <Prefix>sha256/<2>/<62> in a bucket
@@ -35,11 +36,14 @@ type S3 struct {
 	endpoint    string
 }
 
-// OpenS3 connects to the S3 remote a Config names. Credentials come from
-// the environment only: PQREPRO_S3_ACCESS_KEY_ID and
-// PQREPRO_S3_SECRET_ACCESS_KEY, else the AWS_* variables (with
-// AWS_SESSION_TOKEN); with none, requests are anonymous, which is enough
-// to pull from a public bucket.
+// Credentials are an S3 remote's keys. internal/settings fills them from
+// PQREPRO_S3_ACCESS_KEY_ID and PQREPRO_S3_SECRET_ACCESS_KEY, else the
+// AWS_* variables (with AWS_SESSION_TOKEN); the secrets print as "(set)".
+type Credentials = settings.S3Credentials
+
+// OpenS3 connects to the S3 remote a Config names, with c.Creds; with no
+// access key, requests are anonymous, which is enough to pull from a
+// public bucket.
 func OpenS3(c Config) (*S3, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -48,14 +52,9 @@ func OpenS3(c Config) (*S3, error) {
 	if u.Path != "" && u.Path != "/" {
 		return nil, fmt.Errorf("remote: s3 url %q: the endpoint has no path; put the folder in prefix", c.URL)
 	}
-	var creds *credentials.Credentials
-	switch {
-	case os.Getenv("PQREPRO_S3_ACCESS_KEY_ID") != "":
-		creds = credentials.NewStaticV4(os.Getenv("PQREPRO_S3_ACCESS_KEY_ID"), os.Getenv("PQREPRO_S3_SECRET_ACCESS_KEY"), "")
-	case os.Getenv("AWS_ACCESS_KEY_ID") != "":
-		creds = credentials.NewEnvAWS()
-	default:
-		creds = credentials.NewStatic("", "", "", credentials.SignatureAnonymous)
+	creds := credentials.NewStatic("", "", "", credentials.SignatureAnonymous)
+	if k := c.Creds; k.AccessKeyID != "" {
+		creds = credentials.NewStaticV4(k.AccessKeyID, k.SecretAccessKey.Reveal(), k.SessionToken.Reveal())
 	}
 	cl, err := minio.New(u.Host, &minio.Options{Creds: creds, Secure: u.Scheme == "https", Region: c.Region})
 	if err != nil {

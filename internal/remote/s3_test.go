@@ -94,9 +94,8 @@ func startS3(t testing.TB, prefix string) *S3 {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Setenv("PQREPRO_S3_ACCESS_KEY_ID", s3Access)
-	t.Setenv("PQREPRO_S3_SECRET_ACCESS_KEY", s3Secret)
-	s, err := OpenS3(Config{Kind: "s3", URL: "http://" + addr, Bucket: s3Bucket, Prefix: prefix})
+	s, err := OpenS3(Config{Kind: "s3", URL: "http://" + addr, Bucket: s3Bucket, Prefix: prefix,
+		Creds: Credentials{AccessKeyID: s3Access, SecretAccessKey: s3Secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +198,8 @@ func TestS3Resume(t *testing.T) {
 func TestS3Credentials(t *testing.T) {
 	ctx := context.Background()
 	rem := startS3(t, "")
-	t.Setenv("PQREPRO_S3_ACCESS_KEY_ID", s3Access)
-	t.Setenv("PQREPRO_S3_SECRET_ACCESS_KEY", "wrong")
-	bad, err := OpenS3(Config{Kind: "s3", URL: "http://" + rem.Client.EndpointURL().Host, Bucket: s3Bucket})
+	bad, err := OpenS3(Config{Kind: "s3", URL: "http://" + rem.Client.EndpointURL().Host, Bucket: s3Bucket,
+		Creds: Credentials{AccessKeyID: s3Access, SecretAccessKey: "wrong"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,10 @@ const (
 	keyBelow  = 5 // key to the panels
 )
 
-// Compose returns the plot of a figure: its key in a strip above
+// Compose returns the plot of a figure. That is, its key in a strip above
 // everything else, then the panels in a grid (rows of plots, aligned so
-// that their data areas line up). The key is never drawn on data or on
-// a gridline, whatever the data: it has its own part of the page. cols is
+// that their data areas line up). The key is never drawn on data or on a
+// gridline, whatever the data: it has its own part of the page. cols is
 // the number of key columns (0: all entries on one line). A single plot
 // is Compose([][]*plot.Plot{{p}}, key, cols).
 func Compose(rows [][]*plot.Plot, key []KeyEntry, cols int) *plot.Plot {

@@ -63,12 +63,12 @@ func LayoutOf(p *plot.Plot, w, h vg.Length) Layout {
 	return Layout{W: w, H: h, Texts: rec.texts, Ink: rec.ink, Key: rec.key, Keyed: rec.keyed, Marks: rec.marks}
 }
 
-// Problems lists what makes a figure hard to read: two strings that
-// overlap by more than half a point, a string that runs off the page or
-// within half a point of its edge (a clipped label), a string smaller
-// than MinFontSize once the figure is printed at scale (the paper's
-// width over the figure's), and a key drawn over data, a gridline or an
-// axis. Empty strings are ignored.
+// Problems lists what makes a figure hard to read. That is, two strings
+// that overlap by more than half a point, a string that runs off the
+// page or within half a point of its edge (a clipped label), a string
+// smaller than MinFontSize once the figure is printed at scale (the
+// paper's width over the figure's), and a key drawn over data, a
+// gridline or an axis. Empty strings are ignored.
 func (l Layout) Problems(scale float64) []string {
 	const slack = 0.5
 	var out []string
@@ -101,9 +101,11 @@ func (l Layout) Problems(scale float64) []string {
 }
 
 // InkFill returns the share of the page's width and height that the
-// coloured marks span (data and keys; greys and black, which draw axes,
-// grids and text, do not count): a figure whose data sit in a corner of
-// the page wastes its space.
+// coloured marks span.
+//
+// The marks are data and keys; greys and black, which draw axes, grids
+// and text, do not count. A figure whose data sit in a corner of the
+// page wastes its space.
 func (l Layout) InkFill() (x, y float64) {
 	if l.Ink.Max.X <= l.Ink.Min.X || l.W <= 0 || l.H <= 0 {
 		return 0, 0
@@ -206,13 +208,14 @@ func (r *recorder) addKey(b vg.Rectangle) {
 	r.key.Max.X, r.key.Max.Y = max(r.key.Max.X, b.Max.X), max(r.key.Max.Y, b.Max.Y)
 }
 
-// CheckFigures reports, for each figure and each of its panels, every
-// layout problem (Problems, at the printed scale that scale returns for
-// the figure), a panel that uses gonum's own legend (drawn in the data
-// area, over data and gridlines), a numeric axis with fewer than
-// MinTicks labels, and a page the coloured marks fill less than minFill
-// of in either direction.
-// Tests of the study packages call it on their figures.
+// CheckFigures reports every layout problem of each figure and each of its
+// panels.
+//
+// That is: the problems Problems finds at the printed scale that scale
+// returns for the figure, a panel that uses gonum's own legend (drawn in the
+// data area, over data and gridlines), a numeric axis with fewer than
+// MinTicks labels, and a page the coloured marks fill less than minFill of
+// in either direction. Tests of the study packages call it on their figures.
 func CheckFigures(figs []Figure, minFill float64, scale func(Figure) float64) []string {
 	var out []string
 	for _, f := range figs {
@@ -283,9 +286,9 @@ func labelledTicks(a *plot.Axis) (n int, numeric bool) {
 
 // PrintScale is how much the paper scales a figure of width w that it
 // includes with \includegraphics[opts]{figures/<name>.pdf}, name the
-// last element of base,: 1 without a
-// width, F TextWidth / w with width=F\linewidth (or \textwidth), and 1
-// when tex does not include the figure.
+// last element of base,. That is, 1 without a width, F TextWidth / w
+// with width=F\linewidth (or \textwidth), and 1 when tex does not
+// include the figure.
 func PrintScale(tex, base string, w vg.Length) float64 {
 	re := regexp.MustCompile(`\\includegraphics(?:\[([^\]]*)\])?\{(?:[^{}]*/)?` + regexp.QuoteMeta(path.Base(base)) + `(?:\.pdf)?\}`)
 	m := re.FindStringSubmatch(tex)

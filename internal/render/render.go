@@ -1,6 +1,7 @@
 // Package render turns results into the bytes of figures, LaTeX tables
-// and LaTeX number macros, deterministically: the same results give the
-// same bytes on every machine, so that `mage verify` can compare them.
+// and LaTeX number macros, deterministically. That is, the same results
+// give the same bytes on every machine, so that `mage verify` can
+// compare them.
 //
 // Figures are gonum/plot plots rendered to memory. SVG output is
 // deterministic as is; for PDF, the creation and modification dates are
@@ -175,8 +176,9 @@ func (n *Numbers) Latex() string {
 }
 
 // Fixed formats x with d decimals, rounding half away from zero, and
-// renders non-finite values as an em dash (a table cell that has no
-// value says so instead of printing NaN).
+// renders non-finite values as an em dash.
+//
+// A table cell that has no value says so instead of printing NaN.
 func Fixed(x float64, d int) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "---"

@@ -38,9 +38,9 @@ func Tint(c color.RGBA, share float64) color.RGBA {
 	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff}
 }
 
-// A Series is how one data series of a figure is drawn: colour, marker
-// and line dash differ together, so no two series are told apart by
-// colour alone.
+// A Series is how one data series of a figure is drawn. That is,
+// colour, marker and line dash differ together, so no two series are
+// told apart by colour alone.
 type Series struct {
 	Color color.RGBA
 	// Shape is the filled marker, Hollow its outline (a published or

@@ -13,10 +13,13 @@ import (
 // it).
 const MinTicks = 4
 
-// LinearTicks labels a linear axis at multiples of the largest step of
-// 1, 2 or 5 times a power of ten that still gives MinTicks labels
-// inside [lo, hi] (so 4 to about 10 labels), with an unlabelled tick halfway
-// between labels. Labels use Thousands (1,000).
+// LinearTicks labels a linear axis with at least MinTicks labels at round
+// steps.
+//
+// It labels it at multiples of the largest step of 1, 2 or 5 times a power
+// of ten that still gives MinTicks labels inside [lo, hi] (so 4 to about 10
+// labels), with an unlabelled tick halfway between labels. Labels use
+// Thousands (1,000).
 type LinearTicks struct{}
 
 // Ticks implements plot.Ticker.
@@ -53,12 +56,13 @@ func (LinearTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// LogTicks labels a log axis at every integer times each power of ten
-// when it spans less than a decade, at 1, 2, 3 and 5 times when less
-// than 1.5 decades, at 1, 2 and 5 when less than 3.5,
-// and at the powers of ten otherwise, with unlabelled ticks at the other
-// integer multiples: every range gets at least MinTicks labels from a
-// decade up.
+// LogTicks labels a log axis so that every range from a decade up gets at
+// least MinTicks labels.
+//
+// It labels every integer times each power of ten when the axis spans less
+// than a decade, 1, 2, 3 and 5 times when less than 1.5 decades, 1, 2 and 5
+// when less than 3.5, and the powers of ten otherwise, with unlabelled ticks
+// at the other integer multiples.
 type LogTicks struct {
 	// Coarse labels only the powers of ten from a span of 3 decades on
 	// (not 1, 2 and 5 up to 3.5), for a narrow axis whose labels would

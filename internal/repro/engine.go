@@ -260,16 +260,6 @@ func sortedUnion(a, b map[string]string) []string {
 	return slices.Sorted(maps.Keys(keys))
 }
 
-// readLockOrEmpty reads the lock file. A missing lock is an empty one (a
-// fresh tree has built nothing); a corrupt one is an error.
-func (e *Engine) readLockOrEmpty() (*Lock, error) {
-	l, err := ReadLock(e.abs(LockFile))
-	if errors.Is(err, ErrNoLock) {
-		return NewLock(), nil
-	}
-	return l, err
-}
-
 // Status reports every stage in dependency order, stale or not. A stage
 // whose upstream stage is stale is stale too, since its inputs will
 // change when the upstream stage runs.

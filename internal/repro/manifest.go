@@ -17,7 +17,7 @@ import (
 	"pqrepro/internal/atomicfile"
 )
 
-// ManifestFile is the seal of a run folder: written by Run.Commit (or, for
+// ManifestFile is the seal of a run folder. Written by Run.Commit (or, for
 // runs that predate manifests, once by `pqrepro seal`), it lists every
 // other file of the folder and every content-store blob the run's
 // meta.json refers to, by SHA-256. The spec's pin records the manifest's
@@ -78,8 +78,10 @@ func (m *Manifest) Marshal() []byte {
 }
 
 // ParseManifest parses a MANIFEST.sha256, rejecting anything it does not
-// understand (a malformed line, a path that leaves the folder, a file
-// listed twice), naming the line.
+// understand.
+//
+// It rejects a malformed line, a path that leaves the folder, a file
+// listed twice, naming the line.
 func ParseManifest(name string, b []byte) (*Manifest, error) {
 	m := &Manifest{Files: map[string]string{}, Blobs: map[string]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -281,12 +283,15 @@ type RunCheck struct {
 	BlobsInRun int
 }
 
-// CheckRun compares the run folder runRel (slash path relative to root,
-// data/<study>/<run-id>) with its manifest, and the manifest with
-// pinnedSHA, the SHA-256 that pinnedBy (for example "experiments/tls.toml
-// [runs] full") records for it; with pinnedBy empty the manifest is
-// taken as it is (an unpinned run). Files are hashed with h (nil: every file
-// is read); blobs present in store are checked, absent ones counted.
+// CheckRun compares a run folder with its manifest, and the manifest with
+// its pin.
+//
+// The run folder is runRel (slash path relative to root,
+// data/<study>/<run-id>) with its manifest, and the manifest with pinnedSHA,
+// the SHA-256 that pinnedBy (for example "experiments/tls.toml [runs] full")
+// records for it; with pinnedBy empty the manifest is taken as it is (an
+// unpinned run). Files are hashed with h (nil: every file is read); blobs
+// present in store are checked, absent ones counted.
 func CheckRun(root, runRel, pinnedSHA, pinnedBy string, h *Hasher, store *Store) RunCheck {
 	if h == nil {
 		h = &Hasher{}
@@ -381,7 +386,7 @@ func CheckRun(root, runRel, pinnedSHA, pinnedBy string, h *Hasher, store *Store)
 		}
 	}
 	if store == nil {
-		store = OpenStore(root)
+		store = OpenStore(root, "")
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Blobs)) {
 		sum := m.Blobs[name]

@@ -130,14 +130,13 @@ func TestCheckRun(t *testing.T) {
 			os.WriteFile(filepath.Join(run, ManifestFile), b, 0o644)
 		}, func(string) string { return "" }, "records.csv: meta.json lists sha256"},
 		{"a blob in the store is corrupt", func(t *testing.T, run string) {
-			s := OpenStore(filepath.Dir(filepath.Dir(filepath.Dir(run))))
+			s := OpenStore(filepath.Dir(filepath.Dir(filepath.Dir(run))), "")
 			p := s.Path(HashBytes([]byte("capture")))
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte("not the capture"), 0o444)
 		}, nil, "content-store blob capture.pcapng"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("PQREPRO_STORE", "")
 			data, r := sealedRun(t)
 			root := filepath.Dir(data)
 			rel, _ := filepath.Rel(root, r.Final)

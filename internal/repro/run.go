@@ -54,11 +54,13 @@ func NewRun(dataDir, study, profile string, start time.Time) (*Run, error) {
 	return &Run{ID: id, Dir: dir, Final: final}, nil
 }
 
-// Commit seals the run with its MANIFEST.sha256 (every file of the
-// folder and every content-store blob its meta.json names, by SHA-256;
-// see ManifestFile), then publishes it. It fails, leaving the temporary
-// folder for inspection, if the folder cannot be sealed (meta.json
-// disagrees with a file) or a run of the same name appeared meanwhile.
+// Commit seals the run with its MANIFEST.sha256, then publishes it.
+//
+// The manifest lists every file of the folder and every content-store
+// blob its meta.json names, by SHA-256 (see ManifestFile). It fails,
+// leaving the temporary folder for inspection, if the folder cannot be
+// sealed (meta.json disagrees with a file) or a run of the same name
+// appeared meanwhile.
 func (r *Run) Commit() error {
 	if r.done {
 		return errors.New("run already committed or aborted")

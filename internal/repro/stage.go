@@ -142,7 +142,7 @@ func (e *Env) Logf(format string, args ...any) {
 }
 
 // Notef prints a line that the reader of a build or of verify must see
-// whatever the verbosity: a fact about the outputs that is not visible in
+// whatever the verbosity. A fact about the outputs that is not visible in
 // them (for example that records were taken as recorded because a capture
 // is absent). It is prefixed with the stage's name.
 func (e *Env) Notef(format string, args ...any) {

@@ -18,13 +18,15 @@ import (
 type Store struct{ Dir string }
 
 // DefaultStoreDir is the store's location relative to the repository
-// root, unless the environment variable PQREPRO_STORE names another.
+// root, unless the setting PQREPRO_STORE (internal/settings) names
+// another.
 const DefaultStoreDir = ".store"
 
-// OpenStore returns the store for the repository at root.
-func OpenStore(root string) *Store {
-	if d := os.Getenv("PQREPRO_STORE"); d != "" {
-		return &Store{Dir: d}
+// OpenStore returns the store for the repository at root: dir (the
+// setting PQREPRO_STORE), or root/DefaultStoreDir when dir is "".
+func OpenStore(root, dir string) *Store {
+	if dir != "" {
+		return &Store{Dir: dir}
 	}
 	return &Store{Dir: filepath.Join(root, DefaultStoreDir)}
 }
@@ -102,8 +104,8 @@ func (s *Store) Has(sum string) bool {
 }
 
 // PartialPath is where an unfinished download of the blob is kept so that
-// it can be resumed: <Dir>/partial/<hash>.part, outside the sha256 tree
-// and with a suffix, so it is never mistaken for a blob.
+// it can be resumed. That is, <Dir>/partial/<hash>.part, outside the
+// sha256 tree and with a suffix, so it is never mistaken for a blob.
 func (s *Store) PartialPath(sum string) string {
 	return filepath.Join(s.Dir, "partial", sum+".part")
 }

@@ -18,7 +18,7 @@ var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[a-z0-9][a-z0-9-]*$`)
 func IsRunID(name string) bool { return runIDPattern.MatchString(name) }
 
 // StrayEntries lists what sits under <raw dir>/<study>/ without being a
-// sealed run: a folder whose name is not a run ID, a folder without its
+// sealed run. A folder whose name is not a run ID, a folder without its
 // MANIFEST.sha256, or a file. Each is a Problem naming the path (relative
 // to root) and what to do. The temporary folders of runs in progress or
 // killed (.incomplete-*) are not listed here: they are leftovers, which

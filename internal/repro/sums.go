@@ -190,12 +190,14 @@ func (e *Engine) runFolder(p string) (string, bool) {
 	return "", false
 }
 
-// CheckListed re-hashes, without the hash cache, every file entries list
-// (paths relative to root) and returns one problem per file that is
-// missing, unreadable or differs from its line. It is the one SHA256SUMS
-// check: `mage verify` (Engine.Verify) and `mage all`'s check of the
-// committed data print its problems as FAIL lines. A cancelled ctx stops
-// it with ctx's error.
+// CheckListed re-hashes every file of entries and returns one problem
+// per file that differs.
+//
+// It reads without the hash cache every file entries list (paths
+// relative to root); a problem is a file that is missing, unreadable or
+// differs from its line. It is the one SHA256SUMS check: `mage verify`
+// (Engine.Verify) and `mage all`'s check of the committed data print its
+// problems as FAIL lines. A cancelled ctx stops it with ctx's error.
 func CheckListed(ctx context.Context, root string, entries []SumEntry) ([]Problem, error) {
 	var problems []Problem
 	for _, ent := range entries {

@@ -127,10 +127,11 @@ func PinnedSeal(root, study, profile string) (dir, manifest string, err error) {
 	return rel, manifest, nil
 }
 
-// Pin sets profile = "pin" in the [runs] table of the spec at path (pin
-// is a run ID or, for a sealed run, Sealed(runID, manifest)), changing
-// only that line (comments and layout are kept), and writes the file
-// atomically.
+// Pin sets profile = "pin" in the [runs] table of the spec at path,
+// changing only that line.
+//
+// Pin is a run ID or, for a sealed run, Sealed(runID, manifest).
+// Comments and layout are kept, and the file is written atomically.
 func Pin(path, profile, pin string) error {
 	if _, _, err := ParsePin(pin); err != nil {
 		return fmt.Errorf("pin: %w", err)
@@ -219,15 +220,15 @@ func PinnedIn(path, profile string) (string, error) {
 	return id, nil
 }
 
-// WithoutPins returns the spec b without its [runs] table: the table's
+// WithoutPins returns the spec b without its [runs] table. The table's
 // header and key lines are dropped, and so are the blank lines it leaves
 // at the end of the file; every other byte is kept. Two specs that
-// differ only in what they pin are the same design: the same
-// experiment, told to do the same things. Its SHA-256 is meta.json's
+// differ only in what they pin are the same design: the same experiment,
+// told to do the same things. Its SHA-256 is meta.json's
 // spec_design_sha256, which matches the runs of one design across the
 // pins that recording them adds (the repeat runs of the between-run
-// variance; docs/agreement.md), where spec_sha256, the hash of the
-// whole file, changes with every pin.
+// variance; docs/agreement.md), where spec_sha256, the hash of the whole
+// file, changes with every pin.
 func WithoutPins(b []byte) []byte {
 	lines := strings.SplitAfter(string(b), "\n")
 	out := make([]string, 0, len(lines))

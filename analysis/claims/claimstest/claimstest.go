@@ -1,7 +1,7 @@
 // Package claimstest holds the checks every study's claims get in its
-// own tests: the catalogue's form (IDs, rules, rationales, derivations)
-// and the golden verdict table on the committed results, which proves
-// that moving or refactoring a rule changed no verdict.
+// own tests. That is, the catalogue's form (IDs, rules, rationales,
+// derivations) and the golden verdict table on the committed results,
+// which proves that moving or refactoring a rule changed no verdict.
 package claimstest
 
 import (
@@ -35,13 +35,13 @@ func Evaluate(t testing.TB, cat claims.Catalogue, results any) map[string]claims
 	return m
 }
 
-// CheckCatalogue checks a study's catalogue: every claim of the study,
-// an ID of the paper's scheme with the study's letter (A1a, B1, C12),
-// unique, with a rule and its rationale, derived only from claims that
-// exist; every claim but an observation of ours quotes the original's
-// sentence it comes from; no two counted claims measure one quantity
-// (claims.CheckOneQuantity); every published value of its Source said
-// where it comes from.
+// CheckCatalogue checks a study's catalogue. That is, every claim of
+// the study, an ID of the paper's scheme with the study's letter (A1a,
+// B1, C12), unique, with a rule and its rationale, derived only from
+// claims that exist; every claim but an observation of ours quotes the
+// original's sentence it comes from; no two counted claims measure one
+// quantity (claims.CheckOneQuantity); every published value of its
+// Source said where it comes from.
 func CheckCatalogue(t *testing.T, cat claims.Catalogue, letter string) {
 	t.Helper()
 	id := regexp.MustCompile(`^` + letter + `[1-9][0-9]*[a-z]?$`)
@@ -88,11 +88,14 @@ func CheckCatalogue(t *testing.T, cat claims.Catalogue, letter string) {
 	}
 }
 
-// CheckGolden evaluates the catalogue on the committed results file (a
-// path relative to the test's directory) and compares the verdict table
-// (ID, statement, published value, rule, rationale, ours, verdict,
-// reason) with the golden file; update rewrites it. A missing results
-// file skips the test with the reason.
+// CheckGolden compares a study's verdict table on its committed results
+// with the golden file.
+//
+// It evaluates the catalogue on the committed results file (a path
+// relative to the test's directory) and compares the verdict table (ID,
+// statement, published value, rule, rationale, ours, verdict, reason)
+// with the golden file; update rewrites it. A missing results file
+// skips the test with the reason.
 func CheckGolden(t *testing.T, cat claims.Catalogue, resultsFile, golden string, update bool) {
 	t.Helper()
 	b, err := os.ReadFile(resultsFile)

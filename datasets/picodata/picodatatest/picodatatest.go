@@ -9,9 +9,9 @@ import (
 )
 
 // Run returns a whole run of the serial line protocol as the firmware
-// prints it, one string per line without the line end: a start line, nMeas
-// ML-KEM-512 keygen measurements, one test-vector chunk and the end line.
-// Sequence numbers start at 0, as at each start of a run.
+// prints it, one string per line without the line end. That is, a start
+// line, nMeas ML-KEM-512 keygen measurements, one test-vector chunk and
+// the end line. Sequence numbers start at 0, as at each start of a run.
 func Run(nMeas int) []string {
 	f := func(k, v string) picodata.Field { return picodata.Field{Key: k, Value: v} }
 	lines := []string{picodata.FormatLine(0, "start", f("proto", "1"), f("run", "0"), f("fw", "abc"), f("img", "1"),

@@ -5,10 +5,13 @@ import (
 	"io"
 )
 
-// WriteDSB writes a little-endian pcapng Decryption Secrets Block
-// (draft-ietf-opsawg-pcapng, section 4.7) holding an NSS key log (secrets
-// type 0x544c534b "TLSK"), so that Wireshark and tshark decrypt the TLS
-// sessions of the file without a separate key log:
+// WriteDSB writes a pcapng Decryption Secrets Block holding an NSS key
+// log, so that Wireshark decrypts the file.
+//
+// The block is little-endian (draft-ietf-opsawg-pcapng, section 4.7) and
+// holds the key log (secrets type 0x544c534b "TLSK"), so that Wireshark
+// and tshark decrypt the TLS sessions of the file without a separate key
+// log:
 //
 //	block type 0x0000000A | total length | secrets type | secrets length |
 //	secrets, zero-padded to 4 bytes | total length

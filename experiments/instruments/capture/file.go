@@ -50,10 +50,12 @@ func (e *DamageError) Error() string {
 // can be larger, so allow 64 MiB).
 const maxBlock = 64 << 20
 
-// Source reads packets from a pcap (the classic libpcap format, micro- or
-// nanosecond, either byte order) or pcapng (draft-ietf-opsawg-pcapng: SHB,
-// IDB, EPB, SPB, the obsolete PB; other blocks such as the Decryption
-// Secrets Block, name resolution and statistics are skipped) stream.
+// Source reads packets from a pcap or pcapng stream.
+//
+// It reads pcap (the classic libpcap format, micro- or nanosecond, either
+// byte order) or pcapng (draft-ietf-opsawg-pcapng: SHB, IDB, EPB, SPB, the
+// obsolete PB; other blocks such as the Decryption Secrets Block, name
+// resolution and statistics are skipped) stream.
 type Source struct {
 	r   *bufio.Reader
 	off int64

@@ -356,10 +356,10 @@ func (c *Capture) loop(ctx context.Context) error {
 }
 
 // Stop ends the capture, reads the remaining queued packets, reads the
-// kernel's counters and writes the pcapng file atomically: section header,
-// interface, the Decryption Secrets Block with the key log, the packets,
-// and an Interface Statistics Block with the kernel drop count. Stop is
-// safe to call more than once.
+// kernel's counters and writes the pcapng file atomically. That is,
+// section header, interface, the Decryption Secrets Block with the key
+// log, the packets, and an Interface Statistics Block with the kernel drop
+// count. Stop is safe to call more than once.
 func (c *Capture) Stop() (Stats, error) {
 	c.once.Do(func() {
 		close(c.stop)

@@ -8,11 +8,11 @@ import (
 )
 
 // Warnings describes, one line each, what the reader skipped, corrected or
-// could not confirm: skipped packets by reason (with the undecodable link
-// types), corrected original lengths, frames cut by the snap length,
-// incomplete records, and what the key log held and confirmed. Command-line
-// tools print them on stderr; they are empty for a clean capture with no
-// key log.
+// could not confirm. That is, skipped packets by reason (with the
+// undecodable link types), corrected original lengths, frames cut by the
+// snap length, incomplete records, and what the key log held and confirmed.
+// Command-line tools print them on stderr; they are empty for a clean
+// capture with no key log.
 func (r *Result) Warnings() []string {
 	var w []string
 	sk := r.Skipped

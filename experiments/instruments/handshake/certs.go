@@ -1,10 +1,11 @@
 // Package handshake runs TLS 1.3 handshakes (RFC 8446) between a Go
-// crypto/tls server and client for exactly one configuration at a time:
-// one key-exchange group, one certificate key type, leaf only or leaf plus
-// CA certificate. It is the traffic generator of Study A: every connection
-// is a fresh full handshake (no session tickets, no resumption), every
-// connection is checked against the configuration, and every connection is
-// timed in process so that capture-derived times can be compared with it.
+// crypto/tls server and client for exactly one configuration at a time.
+// That is, one key-exchange group, one certificate key type, leaf only or
+// leaf plus CA certificate. It is the traffic generator of Study A: every
+// connection is a fresh full handshake (no session tickets, no
+// resumption), every connection is checked against the configuration, and
+// every connection is timed in process so that capture-derived times can
+// be compared with it.
 package handshake
 
 import (

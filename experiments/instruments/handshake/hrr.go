@@ -7,7 +7,7 @@ import (
 )
 
 // KeyShare says how a client offers the configured group: Direct sends its
-// key share for it in the ClientHello; HRR offers a decoy group's key
+// key share for it in the ClientHello. HRR offers a decoy group's key
 // share first, so the server (which supports only the configured group)
 // must answer with a HelloRetryRequest (RFC 8446 4.1.4) and the client
 // sends a second ClientHello with the configured group's share.

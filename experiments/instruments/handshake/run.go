@@ -77,9 +77,9 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// ServerTLSConfig is the server side of one configuration: TLS 1.3 only,
-// exactly one group (the server must list MLKEM1024 explicitly: it is not in
-// Go's default set), no session tickets.
+// ServerTLSConfig is the server side of one configuration. That is, TLS 1.3
+// only, exactly one group (the server must list MLKEM1024 explicitly: it is
+// not in Go's default set), no session tickets.
 func ServerTLSConfig(b *Bundle, group tls.CurveID, keyLog io.Writer) *tls.Config {
 	return &tls.Config{
 		MinVersion:             tls.VersionTLS13,
@@ -91,10 +91,10 @@ func ServerTLSConfig(b *Bundle, group tls.CurveID, keyLog io.Writer) *tls.Config
 	}
 }
 
-// ClientTLSConfig is the client side: TLS 1.3 only, the given groups (one
-// for a normal run; since Go 1.24 the order is ignored and the key share is
-// sent for the first of the groups in Go's fixed preference order), no
-// session cache, full certificate verification against roots.
+// ClientTLSConfig is the client side. That is, TLS 1.3 only, the given
+// groups (one for a normal run; since Go 1.24 the order is ignored and the
+// key share is sent for the first of the groups in Go's fixed preference
+// order), no session cache, full certificate verification against roots.
 func ClientTLSConfig(roots *x509.CertPool, serverName string, groups []tls.CurveID, keyLog io.Writer) *tls.Config {
 	return &tls.Config{
 		MinVersion:             tls.VersionTLS13,
@@ -201,7 +201,7 @@ type Client struct {
 	Timeout time.Duration // per connection; 0 means 30 s
 }
 
-// Dial makes one connection to addr: TCP connect, full handshake, checks,
+// Dial makes one connection to addr. TCP connect, full handshake, checks,
 // then an orderly close (close_notify and FIN, then wait for the server's
 // FIN) so that every connection in a capture ends the same way.
 func (c *Client) Dial(ctx context.Context, addr string) (ClientRecord, error) {

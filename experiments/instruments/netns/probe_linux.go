@@ -8,10 +8,11 @@ import (
 )
 
 // Probe waits until a TCP connection dialled on client reaches a listener
-// that server opens on ip (a bridge's ports, or a container's veth, take
-// a moment to forward after they come up), at most within. use, when not
-// nil, sees the first connection before it is closed (to read its socket
-// options).
+// that server opens on ip.
+//
+// A bridge's ports, or a container's veth, take a moment to forward after
+// they come up. It waits at most within. use, when not nil, sees the
+// first connection before it is closed (to read its socket options).
 func Probe(ctx context.Context, client, server *Thread, ip string, within time.Duration, use func(net.Conn) error) error {
 	var ln net.Listener
 	var err error

@@ -61,12 +61,12 @@ const (
 )
 
 // InRepoMaxBytes bounds the captures a runner commits in the run folder
-// (gzip'd, beside the records): a run whose captures total at most this
-// many bytes uncompressed keeps them in git, so that a fresh clone
-// re-derives its records from the packets; larger ones go to the content
-// store. A quick run of Study A on both paths (about 16 MB: 7.6 MB on
-// loopback, 8.3 MB on the bridge; 13 MB gzip'd) and one of Study B (about
-// 1.3 MB) are well below it.
+// (gzip'd, beside the records). That is, a run whose captures total at
+// most this many bytes uncompressed keeps them in git, so that a fresh
+// clone re-derives its records from the packets; larger ones go to the
+// content store. A quick run of Study A on both paths (about 16 MB: 7.6
+// MB on loopback, 8.3 MB on the bridge; 13 MB gzip'd) and one of Study B
+// (about 1.3 MB) are well below it.
 const InRepoMaxBytes = 32 << 20
 
 // InRepoLimit is a runner's limit for committing captures: max, or
@@ -81,8 +81,9 @@ func InRepoLimit(max int64) int64 {
 	return max
 }
 
-// A Capture is one capture a run refers to: its name in meta.json's files
-// (relative to the run folder) and the SHA-256 of its uncompressed bytes.
+// A Capture is one capture a run refers to. That is, its name in
+// meta.json's files (relative to the run folder) and the SHA-256 of its
+// uncompressed bytes.
 type Capture struct {
 	Name   string
 	SHA256 string
@@ -213,9 +214,9 @@ func NewLocator(env *repro.Env, runDir string, store *repro.Store) *Locator {
 	return &Locator{env: env, runDir: runDir, store: store, inputs: in}
 }
 
-// Where says where the capture is: the path of its file relative to the
-// root (run folder) or the blob's path (store), and whether it is
-// compressed; ok is false when it is absent.
+// Where says where the capture is. That is, the path of its file
+// relative to the root (run folder) or the blob's path (store), and
+// whether it is compressed; ok is false when it is absent.
 func (l *Locator) Where(c Capture) (where string, gz, ok bool) {
 	p := path.Join(l.runDir, c.Name)
 	if l.inputs[p+GzipExt] {
@@ -254,15 +255,16 @@ func (l *Locator) Open(c Capture) (io.ReadCloser, error) {
 }
 
 // OpenFile opens a capture file outside a stage (the runner's, before the
-// run is committed) the same way: checked against want, gunzipped when
-// its name ends in GzipExt.
+// run is committed) the same way. That is, checked against want,
+// gunzipped when its name ends in GzipExt.
 func OpenFile(p, want string) (io.ReadCloser, error) {
 	return openChecked(p, p, want, strings.HasSuffix(p, GzipExt))
 }
 
-// Derive is a study's derivation of records.csv.gz from its run: the
-// in-process file's bytes and a way to open each capture (named as in
-// meta.json's files). The runner calls the same function at record time.
+// Derive is a study's derivation of records.csv.gz from its run. That
+// is, the in-process file's bytes and a way to open each capture (named
+// as in meta.json's files). The runner calls the same function at record
+// time.
 type Derive func(ctx context.Context, runDir string, read func(name string) ([]byte, error), open func(Capture) (io.ReadCloser, error), caps []Capture) ([]byte, error)
 
 // Spec describes a records stage.
@@ -392,8 +394,10 @@ func orEnd(s string) string {
 	return s
 }
 
-// Compare returns nil when the re-derived records are the recorded ones
-// byte for byte, else a *MismatchError naming the file and the first
+// Compare checks that the re-derived records are the recorded ones byte
+// for byte.
+//
+// Otherwise it returns a *MismatchError naming the file and the first
 // differing line of the decompressed CSV.
 func Compare(recPath string, recorded, derived []byte) error {
 	if bytes.Equal(recorded, derived) {

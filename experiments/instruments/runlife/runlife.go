@@ -1,7 +1,10 @@
 // Package runlife is the life of one recorded run, shared by the three
-// studies' runners (experiments/tls/tlsrun, experiments/net/netrun,
-// experiments/pico/picorun): what every run does around its measurements,
-// written once so that the three do it the same way.
+// studies' runners.
+//
+// It is what every run does around its measurements, written once so
+// that experiments/tls/tlsrun, experiments/net/netrun and
+// experiments/pico/picorun do it the same way. Each runner's RunConfig
+// embeds Config, and each Run returns a Result.
 //
 //	l, err := runlife.New(cfg)   // defaults, profile, the spec read and hashed
 //	...                          // study checks and set-up (nothing on disk)
@@ -48,12 +51,13 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
-// ErrInterrupted is wrapped (with the context's error) by the error of a
-// run whose context ended before it was committed: the incomplete run was
-// removed and nothing was pinned.
+// ErrInterrupted is wrapped by the error of a run interrupted before Commit.
+// The context's error is wrapped too; the incomplete run was removed and
+// nothing was pinned.
 var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed and not registered; earlier runs and the spec are untouched")
 
 // ErrNotPinned is wrapped by Commit's error when the run was committed
@@ -65,34 +69,34 @@ var ErrNotPinned = errors.New("run committed but not pinned")
 // given (PinBusyEnv): the run is committed but not a reference run.
 var ErrBusy = errors.New("the machine was busy during the run")
 
-// PinBusyEnv names the environment variable that pins a run although
-// its machine was busy: PQREPRO_PIN_BUSY="why this run is good enough".
-// The reason is recorded in meta.json (measured.machine.override) and in
-// the paper's table of runs.
-const PinBusyEnv = "PQREPRO_PIN_BUSY"
+// PinBusyEnv is the setting that pins a run although its machine was
+// busy: PQREPRO_PIN_BUSY="why this run is good enough" (Config.PinBusy;
+// internal/settings reads it). The reason is recorded in meta.json
+// (measured.machine.override) and in the paper's table of runs.
+const PinBusyEnv = settings.PinBusy
 
-// PinEnv names the environment variable that, set to "no", commits a
-// quiet run without pinning it: a repeat run of the pinned design, kept
-// under data/<study>/ for the between-run variance and as the reference
-// of hosts like the one it ran on (docs/agreement.md), while the pinned
-// run stays the paper's. Unset (or "yes") pins as usual; any other value
-// is an error. The pipeline's scratch runs (WithPinBusy) are always
-// pinned in their scratch spec, whatever it says.
-const PinEnv = "PQREPRO_PIN"
+// PinEnv is the setting that, set to "no", commits a quiet run without
+// pinning it (Config.NoPin; internal/settings reads it): a repeat run of
+// the pinned design, kept under data/<study>/ for the between-run
+// variance and as the reference of hosts like the one it ran on
+// (docs/agreement.md), while the pinned run stays the paper's. The
+// pipeline's scratch runs (WithPinBusy) are always pinned in their
+// scratch spec, whatever it says.
+const PinEnv = settings.Pin
 
 type pinBusyKey struct{}
 
 // WithPinBusy returns a ctx whose runs are pinned even if the machine was
 // busy, for the reason given (recorded like PinBusyEnv's) unless the
-// Config or the environment gives one. The pipeline uses it for the new
+// Config gives one. The pipeline uses it for the new
 // runs of `mage all`, which go into a scratch tree to be compared with the
 // reference runs and are never reference runs themselves.
 func WithPinBusy(ctx context.Context, reason string) context.Context {
 	return context.WithValue(ctx, pinBusyKey{}, reason)
 }
 
-// pinBusy is the run's reason to pin a busy run: Config.PinBusy (or
-// PinBusyEnv), else WithPinBusy's, else "".
+// pinBusy is the run's reason to pin a busy run: Config.PinBusy, else
+// WithPinBusy's, else "".
 func (l *Life) pinBusy(ctx context.Context) string {
 	if l.PinBusy != "" {
 		return l.PinBusy
@@ -108,11 +112,11 @@ func (l *Life) pinBusy(ctx context.Context) string {
 // them is, nor wait for its pre-flight.
 var DefaultMachine = func() quiet.Watcher { return quiet.New(quiet.Options{}) }
 
-// Config is what every runner's RunConfig has in common.
+// Config is the run lifecycle's settings, embedded in every runner's RunConfig.
 type Config struct {
 	// Study names the study: data/<Study>/<run-id>/, the spec
 	// experiments/<Study>.toml (spec.Path) and the error prefix
-	// "<Study>:run: ".
+	// "<Study>:run: ". A study's Run sets it.
 	Study string
 	// Root is the repository root; "" is the root of the pqrepro module
 	// above the working directory (FindRoot).
@@ -138,12 +142,12 @@ type Config struct {
 	// DefaultMachine().
 	Machine quiet.Watcher
 	// PinBusy, when not empty, is the reason to pin the run even if the
-	// machine was busy; "" is the value of PinBusyEnv.
+	// machine was busy (PinBusyEnv); "" is a scratch run's (WithPinBusy)
+	// or none.
 	PinBusy string
 	// Verbose makes MachineLine name the busiest other processes.
 	Verbose bool
-	// NoPin commits the run without pinning it (a repeat run); false is
-	// the value of PinEnv ("no": true).
+	// NoPin commits the run without pinning it (a repeat run: PinEnv=no).
 	NoPin bool
 }
 
@@ -151,7 +155,7 @@ type Config struct {
 type Life struct {
 	Config
 	// SpecSHA is the SHA-256 of the spec as New read it (meta.json's
-	// spec_sha256); SpecDesignSHA that of the spec without its pins
+	// spec_sha256). SpecDesignSHA is that of the spec without its pins
 	// (spec.WithoutPins; meta.json's spec_design_sha256), the same for
 	// every run of one design whatever was pinned when it started.
 	SpecSHA, SpecDesignSHA string
@@ -203,18 +207,6 @@ func New(cfg Config) (*Life, error) {
 	if l.Machine == nil {
 		l.Machine = DefaultMachine()
 	}
-	if l.PinBusy == "" {
-		l.PinBusy = os.Getenv(PinBusyEnv)
-	}
-	if !l.NoPin {
-		switch v := os.Getenv(PinEnv); v {
-		case "", "yes":
-		case "no":
-			l.NoPin = true
-		default:
-			return nil, l.Errorf("%s=%q: set it to no (commit the run without pinning it: a repeat run) or leave it unset", PinEnv, v)
-		}
-	}
 	if l.Profile == "" {
 		return nil, l.Errorf("no profile given: use quick or full (PQREPRO_PROFILE)")
 	}
@@ -256,8 +248,9 @@ func (l *Life) Interrupted(ctx context.Context) error {
 	return l.Errorf("run %s: %w (%w)", l.Run.ID, ErrInterrupted, ctx.Err())
 }
 
-// Begin runs the pre-flight check of the machine (a few seconds of
-// samples, internal/quiet), prints its line, leaves the sampler running
+// Begin checks the machine before the run and creates the run folder.
+// The pre-flight is a few seconds of samples (internal/quiet); Begin
+// prints its line, leaves the sampler running
 // until Commit or Abort, and creates the run folder (repro.NewRun, named
 // after Now), hidden until Commit. It creates nothing when ctx has ended,
 // also during the pre-flight.
@@ -316,8 +309,8 @@ func (l *Life) stopMachine() quiet.Record {
 	return l.Machine.Stop()
 }
 
-// MachineLine is the machine's latest figures for a progress line
-// ("machine: load 0.52, other processes 0.03 core, steal 0.0 %"); with
+// MachineLine is the machine's latest figures for a progress line.
+// It reads "machine: load 0.52, other processes 0.03 core, steal 0.0 %"; with
 // Verbose it names the busiest other processes too. A nil Life (a
 // runner's unit test) says "machine: not watched".
 func (l *Life) MachineLine() string {
@@ -343,7 +336,7 @@ func (l *Life) MachineLine() string {
 // failed to pin it).
 func (l *Life) Committed() bool { return l.committed }
 
-// Meta returns meta.json's provenance for the run: host, Go, git
+// Meta returns meta.json's provenance for the run. It has host, Go, git
 // (Config.Git), the versions of tools (name to command line, as
 // provenance.Options.Tools), the study, run ID, spec (relative to Root),
 // spec SHA-256, profile, start and end (Now, taken before the tools are
@@ -363,8 +356,9 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 	return m
 }
 
-// Commit stops the machine's sampler and records it as
-// measured.machine, writes meta.json into the run folder, checks ctx a
+// Commit writes meta.json, publishes the run and pins it in the spec.
+// It stops the machine's sampler and records it as measured.machine,
+// writes meta.json into the run folder, checks ctx a
 // last time, seals and publishes the run (repro.Run.Commit:
 // MANIFEST.sha256, one rename, readable like the rest of data/) and pins
 // it for the profile in the spec (spec.Sealed), unless the machine was
@@ -423,7 +417,7 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 }
 
 // Repeat reports whether the run is a repeat run, committed without a
-// pin: NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
+// pin. That is NoPin (PinEnv=no), unless ctx is a pipeline's scratch run
 // (WithPinBusy), which is always pinned in its scratch spec. A repeat
 // run keeps its packet captures in the content store, not in the run
 // folder, whatever their size (CaptureLimit): it adds records to the
@@ -444,8 +438,8 @@ func (l *Life) CaptureLimit(ctx context.Context, max int64) int64 {
 	return max
 }
 
-// PinState says what became of the run after a successful Commit, for a
-// runner's last line: "pinned for the <profile> profile in <spec>", or
+// PinState says what became of the run after a successful Commit. It is
+// for a runner's last line: "pinned for the <profile> profile in <spec>", or
 // "not pinned (PQREPRO_PIN=no: a repeat run)".
 func (l *Life) PinState() string {
 	if !l.pinned {

@@ -398,7 +398,6 @@ func TestBusyMachine(t *testing.T) {
 		{"quiet with override", "not needed", quiet.Quiet, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(PinBusyEnv, "")
 			root, specPath, _ := testRoot(t, earlier)
 			cfg := testConfig(root)
 			var log strings.Builder
@@ -449,17 +448,19 @@ func TestBusyMachine(t *testing.T) {
 	}
 }
 
-// The environment's reason is the default of Config.PinBusy.
-func TestPinBusyFromEnvironment(t *testing.T) {
-	t.Setenv(PinBusyEnv, "measured on the only host")
+// The operator's reason (PQREPRO_PIN_BUSY in Config.PinBusy) wins over
+// a scratch run's.
+func TestPinBusyWinsOverScratch(t *testing.T) {
 	root, specPath, _ := testRoot(t, "")
 	cfg := testConfig(root)
 	cfg.Machine = quiet.NewFixed(quiet.Busy)
+	cfg.PinBusy = "measured on the only host"
 	l, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := record(t, context.Background(), l, -1, nil); err != nil {
+	ctx := WithPinBusy(context.Background(), "scratch")
+	if err := record(t, ctx, l, -1, nil); err != nil {
 		t.Fatal(err)
 	}
 	if pin, _ := spec.PinnedIn(specPath, "quick"); pin != l.Run.ID {
@@ -473,7 +474,6 @@ func TestPinBusyFromEnvironment(t *testing.T) {
 // A context's reason (the pipeline's scratch runs) pins a busy run too;
 // the Config's reason wins over it.
 func TestPinBusyFromContext(t *testing.T) {
-	t.Setenv(PinBusyEnv, "")
 	for _, cfgWhy := range []string{"", "the operator's reason"} {
 		root, specPath, _ := testRoot(t, "")
 		cfg := testConfig(root)
@@ -548,7 +548,6 @@ func TestRealMachineRecorded(t *testing.T) {
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skip("no /proc")
 	}
-	t.Setenv(PinBusyEnv, "")
 	root, specPath, _ := testRoot(t, "")
 	cfg := testConfig(root)
 	cfg.Machine = quiet.New(quiet.Options{Preflight: 400 * time.Millisecond, PreflightEvery: 200 * time.Millisecond, Every: 100 * time.Millisecond})
@@ -581,14 +580,14 @@ func TestRealMachineRecorded(t *testing.T) {
 // PQREPRO_PIN=no commits a quiet run without pinning it: the earlier pin
 // stays, the run is sealed and its meta.json records the same design
 // hash as the pinned run's spec without its pins; a pipeline's scratch
-// run is pinned whatever the variable says; another value is an error.
+// run is pinned whatever the setting says (internal/settings rejects
+// any value but yes and no).
 func TestRepeatRunNotPinned(t *testing.T) {
 	const earlier = "20261129T120000Z-quick"
-	t.Setenv(PinEnv, "no")
 	root, specPath, before := testRoot(t, earlier)
 	var log strings.Builder
 	cfg := testConfig(root)
-	cfg.Log = &log
+	cfg.Log, cfg.NoPin = &log, true
 	l, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -632,7 +631,9 @@ func TestRepeatRunNotPinned(t *testing.T) {
 
 	// A scratch run of the pipeline is pinned in its spec.
 	root2, specPath2, _ := testRoot(t, earlier)
-	l2, err := New(testConfig(root2))
+	cfg2 := testConfig(root2)
+	cfg2.NoPin = true
+	l2, err := New(cfg2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,8 +650,15 @@ func TestRepeatRunNotPinned(t *testing.T) {
 		t.Error("a scratch run counts as a repeat run")
 	}
 
-	t.Setenv(PinEnv, "maybe")
-	if _, err := New(testConfig(root)); err == nil || !strings.Contains(err.Error(), `PQREPRO_PIN="maybe"`) {
-		t.Errorf("PQREPRO_PIN=maybe: %v", err)
+	// PQREPRO_PIN=no (Config.NoPin) makes a repeat run; a scratch run
+	// stays pinned.
+	c3 := testConfig(root)
+	c3.NoPin = true
+	l3, err := New(c3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx := context.Background(); !l3.Repeat(ctx) || l3.Repeat(WithPinBusy(ctx, "scratch")) {
+		t.Error("Config.NoPin does not make a repeat run, or a scratch run is not pinned")
 	}
 }

@@ -81,12 +81,14 @@ type Deployed struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-// Deploy copies the local file bin to Dir/<name>-<first 16 hex of its
-// SHA-256> on the host (name "": "pqrepro") unless a file with that
-// SHA-256 is already there.
-// The copy goes to a temporary name, is hashed on the host with
-// sha256sum, and renamed into place only when the sum matches; a failed
-// copy (a full disk: ErrDiskFull) leaves no file behind.
+// Deploy copies the local file bin to the host, named after its
+// SHA-256.
+//
+// The copy is Dir/<name>-<first 16 hex of its SHA-256> (name "":
+// "pqrepro") unless a file with that SHA-256 is already there. The copy
+// goes to a temporary name, is hashed on the host with sha256sum, and
+// renamed into place only when the sum matches; a failed copy (a full
+// disk: ErrDiskFull) leaves no file behind.
 func (h *Host) Deploy(ctx context.Context, bin, name string) (Deployed, error) {
 	if name == "" {
 		name = "pqrepro"

@@ -1,9 +1,9 @@
 // Package sshhost runs the server role of a TLS study on a second machine
-// over SSH: it copies the one static pqrepro binary there (checked by its
-// SHA-256 on the remote side), starts a role of it (pqrepro remote ...)
-// whose life is tied to the SSH session, records the remote machine's
-// provenance (CPU, kernel, OS, binary hash, clock offset estimate) and
-// stops what it started.
+// over SSH. That is, it copies the one static pqrepro binary there
+// (checked by its SHA-256 on the remote side), starts a role of it
+// (pqrepro remote ...) whose life is tied to the SSH session, records the
+// remote machine's provenance (CPU, kernel, OS, binary hash, clock offset
+// estimate) and stops what it started.
 //
 // # Why the system ssh client
 //

@@ -181,11 +181,13 @@ func (p *Process) Err() error {
 	}
 }
 
-// Stop ends the role: it closes the role's input (the role exits at once),
-// waits up to 5 s for the session to end, then kills the PID over a fresh
-// connection and ends the local ssh. It returns an error when the remote
-// process may still be running (the connection is gone and the role's
-// watchdog will end it within Options.Watchdog). Safe to call twice.
+// Stop ends the role and reports whether the remote process may still run.
+//
+// It closes the role's input (the role exits at once), waits up to 5 s for
+// the session to end, then kills the PID over a fresh connection and ends
+// the local ssh. It returns an error when the remote process may still be
+// running (the connection is gone and the role's watchdog will end it
+// within Options.Watchdog). Safe to call twice.
 func (p *Process) Stop() error {
 	var err error
 	p.stopOnce.Do(func() {

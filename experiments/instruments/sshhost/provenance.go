@@ -27,10 +27,11 @@ type Provenance struct {
 	Clock        Clock  `json:"clock"`
 }
 
-// Clock is an estimate of the host's clock minus this one's, NTP-style
-// (RFC 5905 8: offset = ((t1 - t0) + (t2 - t3)) / 2, here t1 = t2, one
-// reading of the remote clock): from the sample with the smallest round
-// trip, whose half bounds the error.
+// Clock is an estimate of the host's clock minus this one's.
+//
+// It is NTP-style (RFC 5905 8: offset = ((t1 - t0) + (t2 - t3)) / 2,
+// here t1 = t2, one reading of the remote clock): from the sample with
+// the smallest round trip, whose half bounds the error.
 type Clock struct {
 	OffsetNs int64 `json:"offset_ns"`
 	// BoundNs: the true offset is within OffsetNs +- BoundNs (half the

@@ -22,9 +22,9 @@ import (
 // This file is the remote side: `pqrepro remote <role>` (cmd/pqrepro)
 // calls RunRole.
 
-// ServerConfig is one TLS server of the serve role: the same fields as a
-// Study A configuration, so that both sides make the same certificates
-// (handshake.MakeCerts is deterministic in Seed).
+// ServerConfig is one TLS server of the serve role. That is, the same
+// fields as a Study A configuration, so that both sides make the same
+// certificates (handshake.MakeCerts is deterministic in Seed).
 type ServerConfig struct {
 	Group string `json:"group"` // handshake.ParseGroup
 	Cert  string `json:"cert"`  // handshake.ParseCertKey
@@ -37,10 +37,12 @@ type ServerConfig struct {
 	Stack string `json:"stack,omitempty"`
 }
 
-// RunRole runs role ("serve" or "clock") with its flags, reading the
-// heartbeat (serve) or the clock's requests (clock) from stdin and
-// writing Msg lines (serve) or times (clock) to stdout. It returns the
-// process's exit status.
+// RunRole runs role ("serve" or "clock") with its flags over stdin and
+// stdout.
+//
+// It reads the heartbeat (serve) or the clock's requests (clock) from
+// stdin and writes Msg lines (serve) or times (clock) to stdout. It
+// returns the process's exit status.
 func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("remote "+role, flag.ContinueOnError)
 	fs.SetOutput(stderr)

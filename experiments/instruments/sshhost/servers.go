@@ -25,8 +25,11 @@ type Servers struct {
 	Ready time.Duration
 }
 
-// StartServers builds the static pqrepro for the host's architecture from
-// the module at root, deploys it (and harness, the local OpenSSL harness,
+// StartServers starts Study A's TLS servers on the remote host and waits
+// until every one listens.
+//
+// It builds the static pqrepro for the host's architecture from the
+// module at root, deploys it (and harness, the local OpenSSL harness,
 // when a configuration uses the openssl stack), records the host's
 // provenance and starts the serve role with cs, waiting until every
 // server listens. On an error nothing is left running on the host.

@@ -1,7 +1,8 @@
-// Package linkemu is a userspace link emulator for Study B: two network
-// namespaces, each holding one TUN device, joined by a Go forwarder that
-// applies per-direction delay, jitter (without reordering), seeded random
-// loss and a rate limit with a bounded drop-tail byte queue.
+// Package linkemu is Study B's userspace link emulator. It joins two
+// network namespaces, each holding one TUN device, joined by a Go
+// forwarder that applies per-direction delay, jitter (without
+// reordering), seeded random loss and a rate limit with a bounded
+// drop-tail byte queue.
 //
 // Why userspace: the kernel this project runs on has no sch_netem (tbf and
 // htb exist, but neither delays packets), so the forwarder does netem's job.

@@ -12,10 +12,11 @@ import (
 const MaxLateEvents = 1 << 20
 
 // A LateEvent is one packet the forwarder wrote more than Options.LateBound
-// after its due time: the emulator delayed it beyond the scenario's model
-// (the machine did not run the writer in time). Times are wall-clock Unix
-// nanoseconds, computed from the link's epoch and the monotonic clock, so
-// that they compare with the handshakes' start times; Late = Written - Due.
+// after its due time. That is, the emulator delayed it beyond the
+// scenario's model (the machine did not run the writer in time). Times are
+// wall-clock Unix nanoseconds, computed from the link's epoch and the
+// monotonic clock, so that they compare with the handshakes' start times;
+// Late = Written - Due.
 //
 // The ports and protocol come from the packet's IPv4 and TCP/UDP headers
 // (0 when the packet is not IPv4 or too short): with the direction they

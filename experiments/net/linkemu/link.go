@@ -157,8 +157,10 @@ func Start(ctx context.Context, sc Scenario) (*Link, error) {
 	return StartWith(ctx, sc, Options{})
 }
 
-// StartWith validates sc and opts (nothing is created when they are
-// invalid), checks that the TUN device can be opened, creates namespaces
+// StartWith starts a link of scenario sc with options opts.
+//
+// It validates sc and opts (nothing is created when they are invalid),
+// checks that the TUN device can be opened, creates namespaces
 // "<prefix><pid>-<n>-a" and "-b" with one TUN device each, and starts the
 // forwarder. When ctx is cancelled the link shuts down, removes everything
 // and Err reports ctx's error. On any error nothing is left behind.
@@ -254,7 +256,8 @@ func (l *Link) fail(err error) {
 }
 
 // Err returns nil while the link runs and after a Close by its owner, and
-// the reason otherwise: the forwarder's I/O error or the context's error.
+// the reason otherwise. That is, the forwarder's I/O error or the
+// context's error.
 func (l *Link) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -200,7 +200,7 @@ type CleanReport struct {
 }
 
 // Clean removes the namespaces named prefix* in dir (DefaultNetnsDir when
-// empty) that were left behind by a process that is no longer running: the
+// empty) that were left behind by a process that is no longer running. The
 // creator's PID is the number after the prefix. With force it removes them
 // all, including those of running processes (their links break). It is
 // what "pqrepro linkemu clean" and "mage net:clean" run.

@@ -169,11 +169,11 @@ func FormatRate(bps int64) string {
 	return strconv.FormatInt(bps, 10) + "bit"
 }
 
-// ParseRate reads a rate in bit/s: "unlimited", or a decimal number with an
-// optional unit bit, kbit, mbit, gbit (SI, powers of 1000, as tc(8) uses
-// them; case-insensitive; "bps" is rejected because tc reads it as bytes).
-// It rejects values that do not fit in an int64 and negative numbers; a zero
-// parses (Validate rejects it, with the reason).
+// ParseRate reads a rate in bit/s. That is, "unlimited", or a decimal number
+// with an optional unit bit, kbit, mbit, gbit (SI, powers of 1000, as tc(8)
+// uses them; case-insensitive; "bps" is rejected because tc reads it as
+// bytes). It rejects values that do not fit in an int64 and negative
+// numbers; a zero parses (Validate rejects it, with the reason).
 func ParseRate(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	if t == "unlimited" || t == "inf" {

@@ -55,7 +55,7 @@ type SelfTestReport struct {
 }
 
 // AccuracyError is returned when a self-test ran but the link does not do
-// what the scenario says; a run must not start on such a link.
+// what the scenario says. A run must not start on such a link.
 type AccuracyError struct {
 	Report SelfTestReport
 }
@@ -77,18 +77,7 @@ func joinProblems(p []string) string {
 	return s
 }
 
-// SelfTest starts a link for sc, measures it with the default
-// configuration and removes it. See Link.SelfTest.
-func SelfTest(ctx context.Context, sc Scenario) (SelfTestReport, error) {
-	l, err := Start(ctx, sc)
-	if err != nil {
-		return SelfTestReport{}, err
-	}
-	rep, err := l.SelfTest(ctx, SelfTestConfig{})
-	return rep, errors.Join(err, l.Close())
-}
-
-// StartVerified starts a link and self-tests it; when the self-test fails
+// StartVerified starts a link and self-tests it. When the self-test fails
 // (an *AccuracyError or any other error) the link is closed and the error
 // returned, so a run never starts on a link that is off.
 func StartVerified(ctx context.Context, sc Scenario, opts Options, cfg SelfTestConfig) (*Link, SelfTestReport, error) {
@@ -127,15 +116,14 @@ func (c *SelfTestConfig) fill(sc Scenario) error {
 	return nil
 }
 
-// SelfTest measures the link as it is: Probes UDP datagrams go from A to an
-// echo server in B and back, Interval apart (far enough that the
-// no-reordering rule never delays a probe, so the expected median is the
-// configured one). The RTT of a probe is the kernel receive timestamp
+// SelfTest measures the link as it is. That is, Probes UDP datagrams go
+// from A to an echo server in B and back, Interval apart (far enough that
+// the no-reordering rule never delays a probe, so the expected median is
+// the configured one). The RTT of a probe is the kernel receive timestamp
 // (SO_TIMESTAMPNS) of its echo minus its send time minus the time it spent
 // in the echo server (from the server's own kernel receive timestamp to its
 // reply), so that a slow echo goroutine on a busy machine is not blamed on
-// the link. The test fails with an
-// *AccuracyError when
+// the link. The test fails with an *AccuracyError when
 //
 //   - no probe came back,
 //   - |p50 - expected| > Tolerance, where expected = delay(a->b) +
@@ -297,8 +285,8 @@ func (l *Link) SelfTest(ctx context.Context, cfg SelfTestConfig) (SelfTestReport
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// Quantile7 is the R type 7 quantile of sorted xs: h = (n-1)p,
-// x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
+// Quantile7 is the R type 7 quantile of sorted xs. That is, h =
+// (n-1)p, x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
 func Quantile7(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()

@@ -55,8 +55,9 @@ func NewShaper(d Direction, seed uint64, dir uint64) *Shaper {
 	}
 }
 
-// Offer runs the model for a packet of size bytes arriving at now and
-// returns the verdict and, for Pass, the time it is due at the far side.
+// Offer runs the model for a packet of size bytes arriving at now.
+// It returns the verdict and, for Pass, the time the packet is due at
+// the far side.
 func (s *Shaper) Offer(now time.Duration, size int) (Verdict, time.Duration) {
 	if s.lossP > 0 && s.loss.Float64() < s.lossP {
 		return DropLoss, 0

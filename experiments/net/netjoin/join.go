@@ -1,11 +1,12 @@
-// Package netjoin derives Study B's records.csv.gz (datasets/netdata) from what a run
-// measured: one packet capture per series (scenario x round x group, on
-// the client's TUN device), read by experiments/instruments/capture, joined with the
-// attempts the process made (inproc.csv.gz). The runner
-// (experiments/net/netrun) calls DeriveRows when it records a run and the
-// build's net:records stage (experiments/instruments/rederive) calls the same function
-// on the committed run, so the capture reader and this join are under that
-// stage's code hash like any analysis code.
+// Package netjoin derives Study B's records.csv.gz (datasets/netdata) from
+// what a run measured. That is, one packet capture per series (scenario x
+// round x group, on the client's TUN device), read by
+// experiments/instruments/capture, joined with the attempts the process made
+// (inproc.csv.gz). The runner (experiments/net/netrun) calls DeriveRows when
+// it records a run and the build's net:records stage
+// (experiments/instruments/rederive) calls the same function on the committed
+// run, so the capture reader and this join are under that stage's code hash
+// like any analysis code.
 package netjoin
 
 import (
@@ -39,15 +40,15 @@ type JoinInfo struct {
 }
 
 // Join attaches to every row (one series, in time order) the capture
-// record of its connection: same client and server address, the earliest
-// unused one whose first packet (SYN, else ClientHello) is not before the
-// attempt started (minus 1 ms of clock slack between the kernel's packet
-// stamps and time.Now). Ports are reused within a scenario (32,000
-// connections exceed the ephemeral range), which the reader handles by
-// ending a connection at FIN/RST; the time order then tells reused
-// 4-tuples apart. A record must also start before the next attempt and
-// within the timeout, so that an attempt whose packets never reached the
-// capture cannot take a later connection's record.
+// record of its connection. That is, same client and server address, the
+// earliest unused one whose first packet (SYN, else ClientHello) is not
+// before the attempt started (minus 1 ms of clock slack between the
+// kernel's packet stamps and time.Now). Ports are reused within a
+// scenario (32,000 connections exceed the ephemeral range), which the
+// reader handles by ending a connection at FIN/RST; the time order then
+// tells reused 4-tuples apart. A record must also start before the next
+// attempt and within the timeout, so that an attempt whose packets never
+// reached the capture cannot take a later connection's record.
 func Join(rows []*netdata.Row, caps []capture.Record, timeout time.Duration) JoinInfo {
 	type key struct{ c, s string }
 	byKey := map[key][]int{}
@@ -93,11 +94,13 @@ func Join(rows []*netdata.Row, caps []capture.Record, timeout time.Duration) Joi
 	return ji
 }
 
-// DeriveRows re-derives the records: for every series of inproc (in order
-// of first appearance) it reads the series' capture from open and joins
-// it with the series' rows taken in time order (index), then renders the
-// rows in inproc's order as records.csv.gz. It also returns what each
-// series' join found.
+// DeriveRows re-derives a run's records from its in-process rows and
+// captures.
+//
+// For every series of inproc (in order of first appearance) it reads the
+// series' capture from open and joins it with the series' rows taken in
+// time order (index), then renders the rows in inproc's order as
+// records.csv.gz. It also returns what each series' join found.
 func DeriveRows(ctx context.Context, inproc []byte, timeout time.Duration, open func(series string) (io.ReadCloser, error)) ([]byte, map[string]JoinInfo, error) {
 	rows, err := netdata.ReadInproc(inproc, netdata.InprocFile)
 	if err != nil {

@@ -25,10 +25,10 @@ import (
 )
 
 // EndpointDir is the Study B endpoint program's source, relative to the
-// repository root: a module of its own (go 1.24, standard library only),
-// so that it builds with the original study's Go 1.24 as well as with the
-// project's toolchain. The toolchain factor of the spec picks which build
-// runs; the source is the same.
+// repository root. It is a module of its own (go 1.24, standard library
+// only), so that it builds with the original study's Go 1.24 as well as
+// with the project's toolchain. The toolchain factor of the spec picks
+// which build runs; the source is the same.
 const EndpointDir = "experiments/net/endpoint"
 
 // endpointCache is where built endpoints are kept, relative to the root:
@@ -167,9 +167,9 @@ type proc struct {
 	mu    sync.Mutex
 }
 
-// startProc starts the endpoint; start runs cmd.Start, so that the caller
-// can run it on a thread inside a network namespace (a child process is
-// in the namespace of the thread that forks it).
+// startProc starts the endpoint process. start runs cmd.Start, so that the
+// caller can run it on a thread inside a network namespace (a child process
+// is in the namespace of the thread that forks it).
 func startProc(ep *Endpoint, args []string, start func(func())) (*proc, error) {
 	p := &proc{cmd: exec.Command(ep.Path, args...), lines: make(chan []string, 64), done: make(chan struct{}), errb: &strings.Builder{}}
 	stdout, err := p.cmd.StdoutPipe()
@@ -241,8 +241,8 @@ type epServer struct {
 	wg     sync.WaitGroup
 }
 
-// startEndpointServer starts the server listening on "ADDR=GROUP" pairs and
-// passes every accepted connection to report; a connection whose group
+// startEndpointServer starts the endpoint's server on "ADDR=GROUP" pairs.
+// It passes every accepted connection to report; a connection whose group
 // (read from its ServerHello) is not its listener's, or that had a
 // HelloRetryRequest, is reported with an error.
 func startEndpointServer(ctx context.Context, ep *Endpoint, cert, key string, timeout time.Duration, listen []string, start func(func()), report func(handshake.ServerRecord)) (*epServer, error) {

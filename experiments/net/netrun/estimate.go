@@ -22,7 +22,9 @@ import (
 const RTTsPerConnection = 3
 
 // Model constants of Estimate's expected time, measured on the 2-core
-// reference machine with the quick profile (see the package README in the
+// reference machine.
+//
+// They were measured with the quick profile (see the package README in the
 // report of `go test -run TestRunEndToEnd -v`): CPU and scheduling per
 // connection beyond the round trips (two ECDSA P-256 operations, one or two
 // key exchanges, Go's TLS state machines, the capture), and the setup of a
@@ -31,7 +33,7 @@ const RTTsPerConnection = 3
 const (
 	PerConnectionOverhead = 2 * time.Millisecond
 	PerSeriesOverhead     = 500 * time.Millisecond
-	// minRTO is Linux's TCP_RTO_MIN (200 ms): a lost data segment costs at
+	// minRTO is Linux's TCP_RTO_MIN (200 ms). A lost data segment costs at
 	// least that much more than its RTT; a lost SYN costs TCP_TIMEOUT_INIT (1 s).
 	minRTO = 200 * time.Millisecond
 	// packetsPerConnection is about how many segments one connection sends
@@ -51,9 +53,10 @@ type Estimation struct {
 	// ratio recorded in meta.json (measured.wall_to_theoretical_ratio); with
 	// parallel series it is below 1.
 	Minimum time.Duration
-	// ScheduledMinimum is the makespan of the schedule when every series
-	// takes exactly its share of Minimum: the least wall time this schedule
-	// can achieve (measured.wall_to_scheduled_min_ratio >= 1).
+	// ScheduledMinimum is the least makespan of the schedule. It is reached
+	// when every series takes exactly its share of Minimum: the least wall
+	// time this schedule can achieve (measured.wall_to_scheduled_min_ratio
+	// >= 1).
 	ScheduledMinimum time.Duration
 	// Work is the sum of the series' expected durations: the expected
 	// wall time if they ran one at a time.

@@ -67,10 +67,10 @@ func lateEvents(se Series, scenario, toolchain string, evs []linkemu.LateEvent) 
 	return out
 }
 
-// writeHygiene writes the late-packet record (when the plan has a bound)
-// and the serial controls' files (when it has controls) into the run
-// folder, adds them to files and their summaries to measured, and returns
-// the controls' capture joins by series.
+// writeHygiene writes the late-packet record and the serial controls' files
+// into the run folder. The record is written when the plan has a bound, the
+// files when it has controls; it adds them to files and their summaries to
+// measured, and returns the controls' capture joins by series.
 func (r *runner) writeHygiene(ctx context.Context, results []seriesResult, ctlRows []Row, capPaths, files map[string]string, measured map[string]any) (map[string]netjoin.JoinInfo, error) {
 	if r.plan.LateBound > 0 {
 		var evs []netdata.LateEvent

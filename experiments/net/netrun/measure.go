@@ -75,7 +75,7 @@ func (sr *seriesRun) measure(steps []step) error {
 }
 
 // attempt makes one connection to the server of group gi and returns its
-// row; an error ends the series (the series was stopped, a server saw a
+// row. An error ends the series (the series was stopped, a server saw a
 // connection that is not what the configuration says, or the handshake
 // failed for a reason a lossy link does not explain).
 func (sr *seriesRun) attempt(gi int) (Row, error) {
@@ -115,7 +115,7 @@ func (sr *seriesRun) attempt(gi int) (Row, error) {
 }
 
 // judgeAttempt sets row.OK and row.Failure from the client's record and
-// dial error: no error is a success; a network failure (classify) is a
+// dial error. No error is a success; a network failure (classify) is a
 // failure of that class, or a success whose close failed ("close-<class>")
 // when the handshake completed; any other error is returned, naming the
 // group and the attempt n: it is a configuration error, not a sample.

@@ -134,11 +134,11 @@ func maxOverlap(res []seriesResult, from, to time.Time) int {
 	return best
 }
 
-// runMeta makes the run's meta.json: the design, the endpoints, each
-// series' self-test, link statistics and capture, the handshake counts
-// and failures, the schedule against the estimate's minimums, the seeds
-// and the notes. where says where the captures went (storeCaptures). It
-// also returns the attempts and the handshakes that succeeded.
+// runMeta makes the run's meta.json. It records the design, the endpoints,
+// each series' self-test, link statistics and capture, the handshake counts
+// and failures, the schedule against the estimate's minimums, the seeds and
+// the notes. where says where the captures went (storeCaptures). It also
+// returns the attempts and the handshakes that succeeded.
 func (r *runner) runMeta(ctx context.Context, out *runOutputs, sched scheduleMeta, where string) (m provenance.Meta, attempts, oks int) {
 	sp, plan, est, eps, rem, measured := r.spec, r.plan, r.est, r.eps, r.rem, out.measured
 	scen := make([]netdata.Scenario, len(plan.Scenarios))

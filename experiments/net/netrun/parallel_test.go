@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/provenance"
 )
 
@@ -238,7 +239,7 @@ func TestProgressETA(t *testing.T) {
 	}
 	plan, _ := s.Plan("test")
 	var log strings.Builder
-	r := &runner{cfg: RunConfig{Log: &log, ProgressEvery: time.Nanosecond}, plan: plan, est: est, started: time.Now(), progs: make([]seriesProgress, len(est.Series))}
+	r := &runner{cfg: RunConfig{Config: runlife.Config{Log: &log}, ProgressEvery: time.Nanosecond}, plan: plan, est: est, started: time.Now(), progs: make([]seriesProgress, len(est.Series))}
 	eta := func() time.Duration {
 		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
 		last := lines[len(lines)-1]

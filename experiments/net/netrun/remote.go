@@ -13,11 +13,12 @@ import (
 	"pqrepro/experiments/instruments/sshhost"
 )
 
-// RemoteSpec is net.toml's [remote] table: with a host, the TLS servers run
-// there (the deployed pqrepro's serve role, Go crypto/tls of this
-// module's toolchain) and each series' namespace B relays its connections
-// to them, so a series' bytes cross its emulated link, then the real
-// network to the host. Empty: the servers run in namespace B, as before.
+// RemoteSpec is net.toml's [remote] table: the host of the TLS servers.
+// With a host, the servers run there (the deployed pqrepro's serve role, Go
+// crypto/tls of this module's toolchain) and each series' namespace B
+// relays its connections to them, so a series' bytes cross its emulated
+// link, then the real network to the host. Empty: the servers run in
+// namespace B, as before.
 type RemoteSpec = sshhost.Spec
 
 // remoteServers is a run's servers on the remote host, one per group,

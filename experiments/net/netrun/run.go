@@ -18,44 +18,31 @@ import (
 	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/atomicfile"
-	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 )
 
-// RunConfig says where and how to run the experiment.
+// RunConfig says where and how to run the experiment: the run
+// lifecycle's settings and Study B's own.
 type RunConfig struct {
-	// Root is the repository root. meta.json names the spec relative to it
-	// and the content store defaults to repro.OpenStore(Root); "" is the
-	// repository root above the working directory (runlife.FindRoot).
-	Root string
-	// Git is the state of the repository the run was started from
-	// (provenance.RepoGit at the repository root, taken by the pipeline
-	// when the run starts); nil means the state of Root.
-	Git *provenance.Git
-	// Profile is "quick" or "full" (any [profiles.*] of the spec).
-	Profile string
-	// SpecPath is the spec; empty means Root/experiments/net.toml. On
-	// success the run is pinned in its [runs] table.
-	SpecPath string
-	// DataDir receives data/net/<run-id>/; empty means Root/data.
-	DataDir string
+	// Config is the run lifecycle's (runlife.Config; Run sets Study).
+	// meta.json names the spec relative to Root; a committed run is pinned
+	// in the spec's [runs] table. Now names the run and stamps meta.json;
+	// the handshake timers always use the real monotonic clock.
+	runlife.Config
+
 	// Store keeps the packet captures; nil means repro.OpenStore(Root).
 	Store *repro.Store
-	// CaptureInRepoMax: captures of at most this many bytes in total
+	// CaptureInRepoMax is the size up to which captures stay in the run.
+	// Captures of at most this many bytes in total
 	// (uncompressed) are committed gzip'd in the run folder, larger ones go
 	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
 	CaptureInRepoMax int64
-	// Log receives the plan and progress lines; nil discards them.
-	Log io.Writer
 	// ProgressEvery throttles progress lines; 0 means 5 s.
 	ProgressEvery time.Duration
-	// Now is the clock of the run ID and of meta.json; nil is time.Now.
-	// Handshake timers always use the real monotonic clock.
-	Now func() time.Time
 	// LinkOptions are the emulator's host settings (prefix, netns dir).
 	LinkOptions linkemu.Options
 	// RemoteSSH, when set, replaces how the spec's [remote] host is
-	// reached (tests: a private ssh_config, no agent); BuildRoot is the
+	// reached (tests: a private ssh_config, no agent). BuildRoot is the
 	// module the host's pqrepro is built from ("" is Root).
 	RemoteSSH *sshhost.Options
 	BuildRoot string
@@ -77,55 +64,50 @@ var geteuid = os.Geteuid
 // not root.
 var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces and TUN devices and captures packets; run it as root (sudo -E mage net:run)")
 
-// Run runs the profile's scenarios and writes a new run folder
-// data/net/<run-id>/ with inproc.csv.gz (what the process measured),
+// Run records Study B: the profile's scenarios into a new run folder
+// data/net/<run-id>/, pinned in the spec.
+//
+// The folder holds inproc.csv.gz (what the process measured),
 // records.csv.gz (derived from it and the captures by netjoin.DeriveRows,
 // the function the build's net:records stage calls again) and meta.json;
-// keeps one pcapng per series gzip'd in the run folder when they are small
-// (rederive.InRepoMaxBytes in all) or in the content store; and pins the
-// run in the spec. On any
+// one pcapng per series is kept gzip'd in the run folder when they are
+// small (rederive.InRepoMaxBytes in all) or in the content store. On any
 // failure, cancellation (Ctrl-C) or a link that stops mid-run, the
-// namespaces are removed, the run folder is aborted and nothing is pinned.
-// It returns the new run's ID (its folder's name under
-// DataDir/net/), "" when no run was recorded.
-func Run(ctx context.Context, cfg RunConfig) (string, error) {
-	var id string
-	err := record(ctx, cfg, &id)
-	return id, err
-}
-
-// record is Run; it sets *id when the run is committed. Its steps: the
-// plan (loadPlan), the endpoint builds (buildEndpoints), the remote host
-// (watchRemote), the run folder, the series (runAll), what they produced
-// (collect), the records (writeRecords), the captures (storeCaptures),
-// meta.json (runMeta), then commit and pin.
-func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
+// namespaces are removed, the run folder is aborted and nothing is
+// pinned. The result is nil when no run was committed; a run committed
+// but not pinned has one, beside the error.
+//
+// Its steps: the plan (loadPlan), the endpoint builds (buildEndpoints),
+// the remote host (watchRemote), the run folder, the series (runAll),
+// what they produced (collect), the records (writeRecords), the captures
+// (storeCaptures), meta.json (runMeta), then commit and pin.
+func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 	if geteuid() != 0 {
-		return ErrNeedRoot
+		return nil, ErrNeedRoot
 	}
 	l, cfg, err := openLife(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sp, plan, est, err := loadPlan(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bundle, err := handshake.MakeCerts(handshake.CertConfig{Key: plan.CertKey, Chain: sp.CertChain, Seed: sp.Seeds.Certificates})
 	if err != nil {
-		return fmt.Errorf("net:run: certificates: %w", err)
+		return nil, fmt.Errorf("net:run: certificates: %w", err)
 	}
 	eps, pemDir, err := buildEndpoints(ctx, cfg, plan)
 	if pemDir != "" {
 		defer os.RemoveAll(pemDir)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	buildRoot := cmp.Or(cfg.BuildRoot, cfg.Root)
 	rem, err := startRemote(ctx, sp, plan, cfg.RemoteSSH, buildRoot, cfg.Log)
 	if err != nil {
-		return l.Errorf("%w; nothing was recorded", err)
+		return nil, l.Errorf("%w; nothing was recorded", err)
 	}
 	defer func() {
 		if serr := rem.stop(); serr != nil {
@@ -135,7 +117,7 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	ctx, stopRun := watchRemote(ctx, rem)
 	defer stopRun(nil)
 	if err := l.Begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer l.Abort()
 	run := l.Run
@@ -143,55 +125,54 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	r := &runner{cfg: cfg, spec: sp, plan: plan, est: est, bundle: bundle, dir: run.Dir, started: time.Now(), progs: make([]seriesProgress, len(est.Series)), eps: eps, life: l}
 	if pemDir != "" {
 		if r.pem.cert, r.pem.key, r.pem.roots, err = endpointFiles(pemDir, bundle); err != nil {
-			return fmt.Errorf("net:run: %w", err)
+			return nil, fmt.Errorf("net:run: %w", err)
 		}
 	}
 	r.rem = rem
 	results, err := r.runAll(ctx)
 	if rerr := rem.failure(err); rerr != nil {
-		return rerr
+		return nil, rerr
 	}
 	if err != nil {
-		return fmt.Errorf("net:run: %w", err)
+		return nil, fmt.Errorf("net:run: %w", err)
 	}
 	out := collect(est, results)
 	sched := r.scheduleMeta(results)
 	if err := r.writeRecords(ctx, results, out); err != nil {
-		return err
+		return nil, err
 	}
 	where, err := r.storeCaptures(out, l.CaptureLimit(ctx, r.cfg.CaptureInRepoMax))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m, attempts, oks := r.runMeta(ctx, out, sched, where)
 	if err := ctx.Err(); err != nil {
 		if rerr := rem.failure(err); rerr != nil {
-			return rerr
+			return nil, rerr
 		}
 	}
 	if err := l.Commit(ctx, m); err != nil {
-		return err
+		return l.Result(), err
 	}
-	*id = l.Run.ID
 	wall := time.Duration(sched.WallS * 1e9)
 	fmt.Fprintf(cfg.Log, "net:run: %d of %d handshakes ok; wall %v, theoretical minimum %v serial (ratio %.3f), %v as scheduled (ratio %.3f); run %s %s\n",
 		oks, attempts, wall.Round(time.Millisecond), est.Minimum.Round(time.Millisecond), sched.WallS/max(est.Minimum.Seconds(), 1e-9),
 		est.ScheduledMinimum.Round(time.Millisecond), sched.WallS/max(est.ScheduledMinimum.Seconds(), 1e-9), run.ID, l.PinState())
-	return nil
+	return l.Result(), nil
 }
 
 // openLife starts the run's lifecycle (runlife) and returns cfg with its
 // paths resolved, its defaults filled in and its log safe for the series'
 // goroutines.
 func openLife(cfg RunConfig) (*runlife.Life, RunConfig, error) {
-	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
-		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+	cfg.Study = Study
+	l, err := runlife.New(cfg.Config)
 	if err != nil {
 		return nil, cfg, err
 	}
-	cfg.Root, cfg.SpecPath, cfg.DataDir = l.Root, l.SpecPath, l.DataDir
+	cfg.Config = l.Config // the defaults filled
 	if cfg.Store == nil {
-		cfg.Store = repro.OpenStore(cfg.Root)
+		cfg.Store = repro.OpenStore(cfg.Root, "")
 	}
 	cfg.Log = &lockedWriter{w: l.Log} // series log from their own goroutines
 	if cfg.ProgressEvery == 0 {
@@ -200,8 +181,8 @@ func openLife(cfg RunConfig) (*runlife.Life, RunConfig, error) {
 	return l, cfg, nil
 }
 
-// loadPlan reads the spec, plans the profile and estimates its time, and
-// logs the plan and its schedule: everything that can fail before
+// loadPlan reads the spec, plans the profile, estimates its time and logs
+// them. It is everything that can fail before
 // anything is built.
 func loadPlan(cfg RunConfig) (*Spec, Plan, Estimation, error) {
 	sp, err := LoadSpec(cfg.SpecPath)
@@ -226,9 +207,9 @@ func loadPlan(cfg RunConfig) (*Spec, Plan, Estimation, error) {
 	return sp, plan, est, nil
 }
 
-// buildEndpoints builds (cached) the plan's endpoint toolchains and makes
-// the temporary folder for their certificate files, before the run folder
-// exists: a build that fails creates no run. pemDir is "" without
+// buildEndpoints builds the plan's endpoints and their certificates'
+// temporary folder. It runs before the run folder exists (builds are
+// cached): a build that fails creates no run. pemDir is "" without
 // toolchains; the caller removes it otherwise, also on error.
 func buildEndpoints(ctx context.Context, cfg RunConfig, plan Plan) (eps map[string]*Endpoint, pemDir string, err error) {
 	eps = map[string]*Endpoint{}
@@ -248,7 +229,7 @@ func buildEndpoints(ctx context.Context, cfg RunConfig, plan Plan) (eps map[stri
 }
 
 // watchRemote returns a context that a dropped SSH session or a dead
-// remote server cancels, with rem's error as its cause; ctx itself when
+// remote server cancels. Its cause is rem's error; it is ctx itself when
 // the run has no remote host.
 func watchRemote(ctx context.Context, rem *remoteServers) (context.Context, context.CancelCauseFunc) {
 	done := rem.done()
@@ -279,8 +260,8 @@ type runOutputs struct {
 	capBytes      int64
 }
 
-// collect gathers the series' results in the estimate's order: the
-// measured rows apart from the serial controls', and each series' link
+// collect gathers the series' results in the estimate's order. They are
+// the measured rows apart from the serial controls', and each series' link
 // self-test, link statistics and capture.
 func collect(est Estimation, results []seriesResult) *runOutputs {
 	out := &runOutputs{
@@ -307,8 +288,8 @@ func collect(est Estimation, results []seriesResult) *runOutputs {
 	return out
 }
 
-// writeRecords writes what the process measured (inproc.csv.gz), then the
-// records derived from it and the captures by netjoin.DeriveRows: the
+// writeRecords writes inproc.csv.gz and the records derived from it and
+// the captures. They are derived by netjoin.DeriveRows: the
 // function the build's net:records stage calls on the committed run. It
 // also writes the measurement hygiene (hygiene.go) and fills each series'
 // capture join counts.

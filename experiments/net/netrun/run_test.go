@@ -16,6 +16,7 @@ import (
 
 	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/rederive"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/provenance"
@@ -77,9 +78,8 @@ func tree(t *testing.T, specText string) (RunConfig, *bytes.Buffer) {
 	}
 	var log bytes.Buffer
 	return RunConfig{
-		Root: root, Profile: "test", SpecPath: sp,
-		Store: &repro.Store{Dir: filepath.Join(root, "store")},
-		Log:   &syncBuffer{b: &log}, ProgressEvery: time.Hour,
+		Config: runlife.Config{Root: root, Profile: "test", SpecPath: sp, Log: &syncBuffer{b: &log}},
+		Store:  &repro.Store{Dir: filepath.Join(root, "store")}, ProgressEvery: time.Hour,
 	}, &log
 }
 

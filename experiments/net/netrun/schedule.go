@@ -50,7 +50,7 @@ type seriesProgress struct {
 	finished bool
 }
 
-// seriesResult is what one series produced; the times bound the whole
+// seriesResult is what one series produced. Its times bound the whole
 // series (link start to capture stored) and its handshake phase (first
 // warm-up connection to the last recorded attempt).
 type seriesResult struct {
@@ -66,10 +66,10 @@ type seriesResult struct {
 	toolchain      string              // the rows' toolchain column
 }
 
-// runAll starts the series in the estimate's dispatch order, at most
-// plan.Parallel at a time, an exclusive series only when nothing else runs
-// and nothing else while it runs. The first series that fails cancels the
-// others (their links close as they return); runAll returns only when
+// runAll runs the series in the estimate's dispatch order, at most
+// plan.Parallel at a time. An exclusive series runs only when nothing else
+// runs and nothing else while it runs. The first series that fails cancels
+// the others (their links close as they return); runAll returns only when
 // every series has returned, with that first error.
 func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -189,7 +189,7 @@ func (r *runner) progress(idx int) int {
 }
 
 // progressSpeed is how much slower than the estimate's model the series
-// run so far: the sum over started series of the time their handshakes
+// run so far. It is the sum over started series of the time their handshakes
 // took (until now, or until they ended for a finished one) over the sum of
 // the model's time for the attempts they recorded, bounded to [0.5, 10];
 // 1 before any attempt.

@@ -10,9 +10,9 @@ import (
 	"pqrepro/experiments/net/linkemu"
 )
 
-// Series is the unit the runner schedules: one (scenario, round, group)
-// measured serially on a link of its own (with order = "interleaved", one
-// (scenario, round) with its groups alternating on that link). Its
+// Series is the unit the runner schedules, measured serially on a link of
+// its own. It is one (scenario, round, group) (with order = "interleaved",
+// one (scenario, round) with its groups alternating on that link). Its
 // warm-up, its handshakes, its capture and its server belong to it alone.
 type Series struct {
 	ID        string           // "<scenario>-<round>-<group>"; interleaved: "<scenario>-<round>"; then "-<toolchain>" with endpoint builds
@@ -36,7 +36,7 @@ type Series struct {
 const ControlSuffix = "-alone"
 
 // ControlSeries returns the plan's serial controls, in the order the spec
-// lists them: each a copy of the named series (same link seed, so the same
+// lists them. Each is a copy of the named series (same link seed, so the same
 // loss and jitter draws for the same packets, same offset) marked Control
 // and Exclusive, with ID <id>-alone. An ID that is not one of the plan's
 // series, or is listed twice, is an error.
@@ -142,8 +142,8 @@ func (p Plan) Series() []Series {
 	return out
 }
 
-// dispatchOrder is the order in which the runner starts series, and
-// schedule the times at which they would start and end given their
+// dispatchOrder is the order in which the runner starts series, with
+// their planned start and end. The schedule holds the times given their
 // durations: first the exclusive series, one at a time, in record order;
 // then the others longest first (LPT list scheduling, Graham 1969: the
 // makespan is at most 4/3 - 1/(3m) of the optimum for m slots), each

@@ -22,7 +22,7 @@ import (
 	"pqrepro/internal/repro"
 )
 
-// series runs one series on a link of its own: start and self-test the
+// series runs one series on a link of its own. It starts and self-tests the
 // link (alone, see runner.quiet), servers in B, a capture on A's TUN
 // device, the warm-up and the recorded attempts, then join the capture and
 // store it. Everything it created is removed when it returns. Each step is
@@ -73,7 +73,7 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	return res, nil
 }
 
-// seriesRun is the state of one series while it runs; its fields are set
+// seriesRun is the state of one series while it runs. Its fields are set
 // by the steps in order (setUpLink, startServers, startCapture,
 // startClients, measure, finish), and close removes whatever they set up.
 type seriesRun struct {
@@ -127,9 +127,9 @@ func (sr *seriesRun) setUpLink(ctx context.Context) (linkemu.SelfTestReport, err
 	return rep, nil
 }
 
-// selfTestTwice calls start (a link and its self-test) and, when the
-// self-test misses the delay (a linkemu.AccuracyError) and stopped is
-// false, tells missed and calls it once more: one stall of the machine
+// selfTestTwice starts a link and its self-test, once more when it misses.
+// When the self-test misses the delay (a linkemu.AccuracyError) and stopped
+// is false, it tells missed and calls it once more: one stall of the machine
 // during the probes should not end a run, a link that is wrong twice
 // should. Any other error is returned at once.
 func selfTestTwice[L any](start func() (L, linkemu.SelfTestReport, error), stopped func() bool, missed func(error)) (L, linkemu.SelfTestReport, error) {
@@ -163,14 +163,14 @@ func watchLink(link *linkemu.Link, cancel context.CancelCauseFunc) (stop func())
 }
 
 // port is the address of the server for the group of index gi in the
-// spec: port + gi on B's address (the same address as in a serial run).
+// spec. It is port + gi on B's address (the same address as in a serial run).
 func (sr *seriesRun) port(gi int) string {
 	return net.JoinHostPort(sr.link.Endpoint(linkemu.B).Addr.String(), strconv.Itoa(sr.r.spec.Port+gi))
 }
 
-// startServers starts the client thread in A and the servers in B, one
-// per group of the series: the endpoint's server process (a child is in
-// the network namespace of the thread that forks it) or in-process
+// startServers starts the client thread in A and the servers in B, one per
+// group of the series. A server is the endpoint's server process (a child
+// is in the network namespace of the thread that forks it) or in-process
 // handshake.Servers.
 func (sr *seriesRun) startServers() error {
 	r, s := sr.r, sr.s
@@ -265,11 +265,12 @@ func (sr *seriesRun) startClients() error {
 	return nil
 }
 
-// finish stops the servers and the capture and checks that nothing
-// failed on the way (a dead link first: it is the cause of whatever else
-// failed after it, server reads or the capture's "network is down"), then
-// records the link's counters, closes the link, keeps the capture (its
-// SHA-256 and size in res) and puts the rows in record order.
+// finish stops the servers and the capture, checks the series and keeps its
+// results. It checks that nothing failed on the way (a dead link first: it
+// is the cause of whatever else failed after it, server reads or the
+// capture's "network is down"), then records the link's counters, closes
+// the link, keeps the capture (its SHA-256 and size in res) and puts the
+// rows in record order.
 func (sr *seriesRun) finish(res *seriesResult) error {
 	link := sr.link
 	if sr.stopSrv != nil {
@@ -338,9 +339,9 @@ func sortRows(rows []Row, groupIndex func(string) int) []Row {
 	return rows
 }
 
-// close removes what the steps set up and finish did not: the endpoint's
-// client, the capture (and its file unless finish kept it), the servers
-// and the client thread.
+// close removes what the steps set up and finish did not. That is the
+// endpoint's client, the capture (and its file unless finish kept it), the
+// servers and the client thread.
 func (sr *seriesRun) close() {
 	if sr.epCli != nil {
 		sr.epCli.close()

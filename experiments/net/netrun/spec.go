@@ -36,7 +36,8 @@ type Spec struct {
 	Scenarios map[string]ScenarioSpec `toml:"scenarios"`
 	Profiles  map[string]ProfileSpec  `toml:"profiles"`
 	Runs      spec.Runs               `toml:"runs"`
-	// Toolchains are the Go releases whose builds of the endpoint program
+	// Toolchains are the Go releases that build the endpoint program.
+	// The builds of the endpoint program
 	// (EndpointDir) run the handshakes, the first the primary one (the
 	// analysis uses its rows); empty runs them in process, with the
 	// runner's own Go, as before the factor existed. A profile's own
@@ -45,7 +46,7 @@ type Spec struct {
 	// Remote, when its host is set, runs the servers on a second host
 	// (remote.go).
 	Remote RemoteSpec `toml:"remote"`
-	// LateBoundMs is the bound of the late-packet record: every packet the
+	// LateBoundMs is the bound of the late-packet record. Every packet the
 	// link emulator writes more than this many milliseconds after its due
 	// time is recorded (datasets/netdata late.csv.gz) and the analysis
 	// flags the handshakes it touched. 0 records none.
@@ -87,7 +88,7 @@ type ProfileSpec struct {
 	Order     string   `toml:"order"`
 	// Toolchains, when set, replace the spec's toolchains.
 	Toolchains []string `toml:"toolchains"`
-	// ParallelSeries caps how many series run at once, each on its own
+	// ParallelSeries caps how many series run at once. Each runs on its own
 	// link; 0 or 1 runs them one after the other (see the package doc).
 	ParallelSeries int `toml:"parallel_series"`
 	// SerialControl lists series (by Series.ID) that are run a second time
@@ -268,9 +269,9 @@ type Plan struct {
 	Controls []string
 }
 
-// InProcess is the toolchain of a series that runs its handshakes inside
-// the runner (experiments/instruments/handshake) rather than in an endpoint build:
-// the runner's own Go, runtime.Version().
+// InProcess is the toolchain of a series whose handshakes run inside the
+// runner: the runner's own Go, runtime.Version(). They run in
+// experiments/instruments/handshake rather than in an endpoint build.
 const InProcess = ""
 
 // toolchains returns the plan's toolchains, [InProcess] when none.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pqrepro/experiments/instruments/runlife"
 )
 
 func TestCommittedSpec(t *testing.T) {
@@ -71,7 +73,7 @@ func TestRunNeedsRootFirst(t *testing.T) {
 	t.Cleanup(func() { geteuid = saved })
 	geteuid = func() int { return 65534 }
 	dir := t.TempDir()
-	if _, err := Run(t.Context(), RunConfig{Root: dir, Profile: "quick"}); err != ErrNeedRoot {
+	if _, err := Run(t.Context(), RunConfig{Config: runlife.Config{Root: dir, Profile: "quick"}}); err != ErrNeedRoot {
 		t.Fatalf("error %v, want ErrNeedRoot", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

@@ -19,9 +19,11 @@ import (
 // Each writes its results to out (one line per image) and its progress
 // to log.
 
-// Images returns the standard images (StandardImages) named in names, all
-// of them when names is empty, for the profile (quick or full) and the
-// repository root ("" finds it from the working directory).
+// Images returns the standard images (StandardImages) named in names, or
+// all of them.
+//
+// They are for the profile (quick or full) and the repository root (""
+// finds it from the working directory).
 func Images(root, profile string, names []string, log io.Writer) ([]BuildConfig, error) {
 	prof, err := ProfileByName(profile)
 	if err != nil {
@@ -38,8 +40,8 @@ func Images(root, profile string, names []string, log io.Writer) ([]BuildConfig,
 }
 
 // BuildImages builds every image of cfgs (cached builds are reused) and
-// writes one line per image to out: name, firmware ID, UF2 path and
-// build time.
+// writes one line per image to out. That is, name, firmware ID, UF2
+// path and build time.
 func BuildImages(ctx context.Context, cfgs []BuildConfig, out io.Writer) error {
 	for _, c := range cfgs {
 		img, err := Build(ctx, c)
@@ -51,13 +53,16 @@ func BuildImages(ctx context.Context, cfgs []BuildConfig, out io.Writer) error {
 	return nil
 }
 
-// EmulateImages builds every image of cfgs, runs it in rp2040js and
-// checks its test vectors on the host (VerifyVectors), writing the raw
-// serial log <image>.serial.log and <image>.json (image, run, checks)
-// into dir and one line per image to out. A build error stops it; an
-// image whose run or checks fail is reported on log and the others still
-// run, and the error then counts them. Nothing is registered as a
-// dataset: `mage pico:run` does that.
+// EmulateImages builds, emulates and checks every image of cfgs, writing
+// one line per image to out.
+//
+// It builds every image, runs it in rp2040js and checks its test vectors
+// on the host (VerifyVectors), writing the raw serial log
+// <image>.serial.log and <image>.json (image, run, checks) into dir and
+// one line per image to out. A build error stops it; an image whose run
+// or checks fail is reported on log and the others still run, and the
+// error then counts them. Nothing is registered as a dataset: `mage
+// pico:run` does that.
 func EmulateImages(ctx context.Context, cfgs []BuildConfig, dir string, out, log io.Writer) error {
 	failed := 0
 	for _, c := range cfgs {
@@ -118,8 +123,8 @@ func FlashUF2(uf2, drive string, out io.Writer) error {
 	return nil
 }
 
-// ReadBoard reads one benchmark run from a board's serial port into dir:
-// the raw log verbatim (board.serial.log) and what it parsed
+// ReadBoard reads one benchmark run from a board's serial port into dir.
+// That is, the raw log verbatim (board.serial.log) and what it parsed
 // (board.json, written even when the read fails part way). Untested on
 // hardware: tested against a pseudo-terminal.
 func ReadBoard(ctx context.Context, port, dir string, idle time.Duration) error {

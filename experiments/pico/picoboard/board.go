@@ -18,9 +18,9 @@ type ReadConfig struct {
 	Progress    func(picodata.Measurement)
 }
 
-// Read opens a real board's serial port (a USB-UART adapter on GP0/GP1)
-// and reads one whole run with ReadRun: a host that connects mid-run waits
-// for the next start line, as the firmware repeats its run. The raw log is
+// Read opens a real board's serial port (a USB-UART adapter on GP0/GP1) and
+// reads one whole run with ReadRun. A host that connects mid-run waits for
+// the next start line, as the firmware repeats its run. The raw log is
 // written to RawLogPath as it arrives, so nothing is lost if the run breaks.
 // Untested on hardware here (no board attached); the same reader is tested
 // against a pseudo-terminal and runs every emulator result.

@@ -8,10 +8,11 @@ import (
 
 // PortSerial returns the USB serial number of the device behind a serial
 // port (/dev/ttyACM0, /dev/ttyUSB0, or a /dev/serial/by-id link), read
-// from sysfs: the tty's device, then its parents, up to the USB device
-// that has a "serial" attribute. sysRoot is "/sys" ("" means that; tests
-// give a fake tree). It returns "" when there is none: a pseudo-terminal,
-// an adapter without a serial number, or a system without sysfs.
+// from sysfs. That is, the tty's device, then its parents, up to the USB
+// device that has a "serial" attribute. sysRoot is "/sys" ("" means that;
+// tests give a fake tree). It returns "" when there is none: a
+// pseudo-terminal, an adapter without a serial number, or a system
+// without sysfs.
 //
 // For a USB-UART adapter on GP0/GP1 this is the adapter's serial number,
 // not the Pico's: the board is then identified by the adapter it is wired

@@ -55,8 +55,9 @@ type EmulatedRun struct {
 	Emulator EmulatorStatus `json:"emulator"`
 }
 
-// Emulate runs a RAM-only UF2 in rp2040js at the firmware's own clock and
-// reads its UART0 through a pseudo-terminal with the same OpenSerial and
+// Emulate runs a RAM-only UF2 in rp2040js at the firmware's own clock.
+//
+// It reads its UART0 through a pseudo-terminal with the same OpenSerial and
 // ReadRun a board uses. It fails, with the PC and the last UART lines, when
 // the firmware faults, hits a breakpoint, deadlocks or runs out of time.
 func Emulate(ctx context.Context, img Image, cfg RunConfig) (*EmulatedRun, error) {

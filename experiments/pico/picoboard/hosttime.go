@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -36,21 +34,6 @@ type HostConfig struct {
 	// time.Now. Tests inject a fake one.
 	Clock    func() time.Time
 	Progress io.Writer // one line per scheme/op/library when not nil
-}
-
-// HostInfo names the host CPU and Go runtime for the host column's caption.
-func HostInfo() map[string]string {
-	m := map[string]string{"goos": runtime.GOOS, "goarch": runtime.GOARCH, "go": runtime.Version(),
-		"cpus": fmt.Sprint(runtime.NumCPU())}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m["cpu"] = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return m
 }
 
 // hostOp is one timed operation: prepare makes the inputs of repetition i
@@ -326,16 +309,18 @@ func addStdKEM(scheme string, seed []byte, add func(string, string, func(Profile
 	})
 }
 
-// HostTimings times every operation of the chosen schemes on this CPU with
-// circl and the Go standard library, cfg.Profile's repetition count times
-// each (ML-KEM and the ECC schemes: KEM / ECC; ML-DSA: DSAKeygen, DSASign;
-// RSA: RSAKeygen, RSA), for the host column of Study C's tables. Each
-// operation runs once untimed first (lazy tables, caches), then each
-// repetition's inputs are prepared untimed and only the call is timed with
-// cfg.Clock. An operation whose count is 0 (RSA keygen in the quick
-// profile) is left out. Results come in scheme, op, library order of
-// listing. A failing operation or a cancelled ctx stops the run with an
-// error; the timings so far are returned with it.
+// HostTimings times every operation of the chosen schemes on this CPU, for
+// the host column of Study C's tables.
+//
+// It uses circl and the Go standard library, cfg.Profile's repetition
+// count times each (ML-KEM and the ECC schemes: KEM / ECC; ML-DSA:
+// DSAKeygen, DSASign; RSA: RSAKeygen, RSA), for the host column of Study
+// C's tables. Each operation runs once untimed first (lazy tables,
+// caches), then each repetition's inputs are prepared untimed and only the
+// call is timed with cfg.Clock. An operation whose count is 0 (RSA keygen
+// in the quick profile) is left out. Results come in scheme, op, library
+// order of listing. A failing operation or a cancelled ctx stops the run
+// with an error; the timings so far are returned with it.
 func HostTimings(ctx context.Context, cfg HostConfig) ([]picodata.HostTiming, error) {
 	if cfg.Profile.Name == "" {
 		cfg.Profile = QuickProfile

@@ -237,15 +237,14 @@ func checkPinnedFiles(dir string, pins map[string]string) error {
 	return nil
 }
 
-// PrivateDebSrc writes the private apt configuration below privDir: deb-src
-// entries derived from the system's Debian sources (sourcesDir/debian.sources,
-// deb822, the Debian 12 default, or else the one-line sourcesList, read
-// only), every "deb" type turned into "deb-src", in
+// PrivateDebSrc writes the private apt configuration below privDir. That is,
+// deb-src entries derived from the system's Debian sources
+// (sourcesDir/debian.sources, deb822, the Debian 12 default, or else the
+// one-line sourcesList, read only), every "deb" type turned into "deb-src", in
 // privDir/sources.list.d/pqrepro-debian-src.sources (or .list), an empty
-// privDir/sources.list, and the folders apt's lists and cache need. It
-// returns the sources file written. It writes no host name of its own (the
-// archives are the system's) and nothing outside privDir, so it needs no
-// root.
+// privDir/sources.list, and the folders apt's lists and cache need. It returns
+// the sources file written. It writes no host name of its own (the archives
+// are the system's) and nothing outside privDir, so it needs no root.
 func PrivateDebSrc(sourcesDir, sourcesList, privDir string) (string, error) {
 	var out []byte
 	name := mbedtlsSourcesName
@@ -295,10 +294,11 @@ func hasDebSrc(b []byte) bool {
 	return false
 }
 
-// DebSrcFromDeb822 returns the stanzas of a deb822 sources file whose
-// Types include "deb", with Types set to "deb-src" and every other field
-// (URIs, Suites, Components, Signed-By, comments) kept; stanzas marked
-// "Enabled: no" and those without deb are dropped.
+// DebSrcFromDeb822 turns the "deb" stanzas of a deb822 sources file into
+// "deb-src" ones.
+//
+// Every other field (URIs, Suites, Components, Signed-By, comments) is kept;
+// stanzas marked "Enabled: no" and those without deb are dropped.
 func DebSrcFromDeb822(b []byte) []byte {
 	var out bytes.Buffer
 	for _, stanza := range splitStanzas(string(b)) {

@@ -56,13 +56,13 @@ func pqcleanLock(root string) (version, sum string, err error) {
 	return v, hex.EncodeToString(s[:]), nil
 }
 
-// Provenance returns what meta.json records about the image, as flat
-// string pairs with dotted keys: the image and firmware ID, the output
-// hashes, compiler and flags, defines, seed and memory layout, every
-// source tree's SHA-256 ("source.<name>"), the PQClean npm version and lock
-// hash, and the mbedTLS Debian version with its source package sums.
-// Lists are joined with single spaces. Keys that do not apply (mbedtls.*
-// for a PQ-only image) are absent.
+// Provenance returns what meta.json records about the image, as flat string
+// pairs with dotted keys. That is, the image and firmware ID, the output
+// hashes, compiler and flags, defines, seed and memory layout, every source
+// tree's SHA-256 ("source.<name>"), the PQClean npm version and lock hash,
+// and the mbedTLS Debian version with its source package sums. Lists are
+// joined with single spaces. Keys that do not apply (mbedtls.* for a
+// PQ-only image) are absent.
 func (img Image) Provenance() map[string]string {
 	m := map[string]string{
 		"image":       img.Name,

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenPTY allocates a pseudo-terminal pair through /dev/ptmx (pts(4)): it
+// OpenPTY allocates a pseudo-terminal pair through /dev/ptmx (pts(4)). It
 // returns the master side and the path of the slave, which a serial reader
 // opens like any tty. The emulator writes UART bytes to the master.
 func OpenPTY() (master *os.File, slave string, err error) {

@@ -14,9 +14,11 @@ import (
 const rsaKeyLabel = "pqrepro/pico rsa-2048 device key v1"
 
 // DeviceRSAKey derives the RSA-2048 key (e = 65537) the firmware signs
-// with from the build seed, deterministically, so the quick profile can
-// benchmark signing without an on-device keygen (seconds on the M0+) and
-// every build with the same seed signs with the same key.
+// with from the build seed.
+//
+// It is deterministic so the quick profile can benchmark signing without
+// an on-device keygen (seconds on the M0+) and every build with the same
+// seed signs with the same key.
 //
 // Derivation: a SHAKE256 stream over rsaKeyLabel || seed (8 bytes, little
 // endian). Each prime takes 128 bytes of the stream as a big-endian

@@ -10,9 +10,11 @@ import (
 // DefaultBaud is the firmware's UART0 rate (firmware/board.h UART_BAUD).
 const DefaultBaud = 115200
 
-// OpenSerial opens a serial port (a board's USB-UART adapter, or the slave
-// side of the emulator's pseudo-terminal) at 8N1 in raw mode, with a short
-// read timeout so ReadRun can notice cancellation. The same function serves
+// OpenSerial opens a board's or the emulator's serial port for ReadRun.
+//
+// The port is a board's USB-UART adapter, or the slave side of the
+// emulator's pseudo-terminal, opened at 8N1 in raw mode, with a short read
+// timeout so ReadRun can notice cancellation. The same function serves
 // board and emulator, so both go through one reader.
 func OpenSerial(path string, baud int) (serial.Port, error) {
 	if baud <= 0 {

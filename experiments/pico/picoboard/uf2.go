@@ -37,9 +37,10 @@ type Segment struct {
 	Data []byte
 }
 
-// EncodeUF2 turns segments into a UF2 file for the RP2040: 256-byte payloads
-// at 256-aligned addresses (gaps inside a 256-byte page are zero-filled),
-// family ID flag set, blocks numbered 0..n-1 in ascending address order.
+// EncodeUF2 turns segments into a UF2 file for the RP2040. That is, 256-byte
+// payloads at 256-aligned addresses (gaps inside a 256-byte page are
+// zero-filled), family ID flag set, blocks numbered 0..n-1 in ascending
+// address order.
 func EncodeUF2(segs []Segment, family uint32) ([]byte, error) {
 	pages := map[uint32][]byte{}
 	for _, s := range segs {

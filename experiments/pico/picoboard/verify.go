@@ -61,9 +61,11 @@ func stdDSA(name string) (mldsa.Parameters, bool) {
 	return mldsa.Parameters{}, false
 }
 
-// VerifyVectors re-checks the test vector the firmware printed for every
-// post-quantum scheme of the run with cloudflare/circl and, where it has the
-// parameter set, Go's crypto/mlkem and crypto/mldsa:
+// VerifyVectors re-checks on the host the test vector the firmware printed
+// for every post-quantum scheme.
+//
+// It checks with cloudflare/circl and, where it has the parameter set, Go's
+// crypto/mlkem and crypto/mldsa:
 //
 //   - ML-KEM (FIPS 203): KeyGen from the device's coins (d || z) gives the
 //     device's pk and sk; Encaps from its coins m gives its ct and shared

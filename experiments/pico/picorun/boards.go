@@ -10,8 +10,8 @@ import (
 	"pqrepro/experiments/pico/picoboard"
 )
 
-// ErrSameBoard is wrapped by the error of a run in which two boards of the
-// spec turn out to be one board: they report the same unique ID or their
+// ErrSameBoard is wrapped by the error of a run whose two boards are one.
+// The two boards of the spec report the same unique ID or their
 // ports have the same USB serial number.
 var ErrSameBoard = errors.New("two boards report the same ID")
 
@@ -46,9 +46,9 @@ func (s Slot) describe() string {
 	return s.Port
 }
 
-// preflight fails when two ports have the same USB serial number (one
-// adapter listed twice through different device names, e.g. a by-id link
-// and /dev/ttyUSB0), before anything is built or run.
+// preflight fails when two ports have the same USB serial number. That is
+// one adapter listed twice through different device names (a by-id link
+// and /dev/ttyUSB0, say); it runs before anything is built or run.
 func (b *boardIDs) preflight() error {
 	ns := make([]int, 0, len(b.usb))
 	for n := range b.usb {
@@ -70,10 +70,10 @@ func (b *boardIDs) preflight() error {
 	return nil
 }
 
-// identify returns the ID of the board in slot sl that just ran an image
-// whose start line carried uid (maybe ""), and fails when another slot
-// already reported the same ID: two ports wired to one board, or two
-// boards with one ID.
+// identify returns the ID of the board in slot sl that just ran an image.
+// The image's start line carried uid (maybe ""); identify fails when
+// another slot already reported the same ID: two ports wired to one board,
+// or two boards with one ID.
 func (b *boardIDs) identify(sl Slot, uid string) (string, error) {
 	id := sl.Name()
 	switch {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pqrepro/datasets/picodata"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/pico/picoboard"
 	"pqrepro/experiments/pico/picotest"
 	"pqrepro/internal/provenance"
@@ -171,8 +172,8 @@ func runBoards(t *testing.T, boards []*fakeBoard, replicate bool) (string, strin
 		ports = append(ports, b.port)
 		drives = append(drives, b.drive)
 	}
-	cfg := RunConfig{Profile: "quick", Images: []string{"mlkem"}, SpecPath: writeSpec(t, boardsSpec(t, replicate, ports, drives)),
-		DataDir: t.TempDir(), bootselWait: time.Second}
+	cfg := RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: writeSpec(t, boardsSpec(t, replicate, ports, drives)), DataDir: t.TempDir()},
+		Images: []string{"mlkem"}, bootselWait: time.Second}
 	var log syncBuffer
 	var once sync.Map
 	log.on = func(line string) {
@@ -315,7 +316,7 @@ func TestRunReplicatedEmulator(t *testing.T) {
 	var log syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: dataDir, Images: []string{"mlkem"}, Workers: 2, Log: &log})
+	_, err := Run(ctx, RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: dataDir, Log: &log}, Images: []string{"mlkem"}, Workers: 2})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -340,7 +341,7 @@ func TestRunReplicatedEmulator(t *testing.T) {
 // refused before anything is built.
 func TestRunRejectsBoardWithoutBootsel(t *testing.T) {
 	body := boardsSpec(t, false, []string{"/dev/ttyUSB0", "/dev/ttyUSB1"}, []string{"/media/a", ""})
-	_, err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: t.TempDir(), Images: []string{"mlkem", "classic"}})
+	_, err := Run(context.Background(), RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: writeSpec(t, body), DataDir: t.TempDir()}, Images: []string{"mlkem", "classic"}})
 	if err == nil || !strings.Contains(err.Error(), "board 2 (/dev/ttyUSB1) has no bootsel") {
 		t.Errorf("error %v", err)
 	}

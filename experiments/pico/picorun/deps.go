@@ -9,11 +9,12 @@ import (
 	"pqrepro/internal/deps"
 )
 
-// Requirements lists what Run needs installed: Debian's bare-metal ARM
-// compiler with newlib-nano (the firmware; pico-sdk is not packaged for
-// Debian), and Node.js with npm (rp2040js and the PQClean sources come as
-// pinned npm packages that experiments/pico/picoboard installs into .cache itself).
-// A real board needs nothing more: go.bug.st/serial reads it.
+// Requirements lists what Run needs installed: an ARM compiler and Node.js.
+// They are Debian's bare-metal ARM compiler with newlib-nano (the firmware;
+// pico-sdk is not packaged for Debian), and Node.js with npm (rp2040js and
+// the PQClean sources come as pinned npm packages that
+// experiments/pico/picoboard installs into .cache itself). A real board
+// needs nothing more: go.bug.st/serial reads it.
 func Requirements(root string) []deps.Requirement {
 	return []deps.Requirement{
 		{Name: "arm-none-eabi-gcc with newlib", Why: "the RP2040 benchmark firmware (pico:run builds it)",

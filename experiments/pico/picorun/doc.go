@@ -1,6 +1,8 @@
-// Package picorun runs Study C (ML-KEM and ML-DSA against RSA-2048,
-// ECDSA P-256 and ECDH P-256 on a Raspberry Pi Pico, RP2040 Cortex-M0+ at
-// 133 MHz) from its spec, experiments/pico.toml, into a raw dataset:
+// Package picorun runs Study C from experiments/pico.toml into a raw dataset.
+//
+// Study C measures ML-KEM and ML-DSA against RSA-2048, ECDSA P-256 and
+// ECDH P-256 on a Raspberry Pi Pico (RP2040 Cortex-M0+ at 133 MHz). The
+// dataset:
 //
 //	data/pico/<run-id>/
 //	  meta.json                    provenance (internal/provenance), with the

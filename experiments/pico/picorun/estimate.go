@@ -34,11 +34,13 @@ var opMillis = map[string]map[string]float64{
 	"sphincs-sha2-128s":  {"keygen": 20867.9, "sign": 158563.9, "verify": 164.7},
 }
 
-// Emulator throughput and fixed costs behind Estimate: rp2040js ran this
-// firmware at 24-37 simulated MHz on the reference machine (2 cores, two
-// emulators at once, other work beside); 25 MHz errs long. Each image also
-// costs a build (cached by firmware ID; a first build compiles PQClean and
-// takes about 15 s) and a few seconds of start-up and test-vector output.
+// Emulator throughput and fixed costs behind Estimate.
+//
+// rp2040js ran this firmware at 24-37 simulated MHz on the reference
+// machine (2 cores, two emulators at once, other work beside); 25 MHz errs
+// long. Each image also costs a build (cached by firmware ID; a first build
+// compiles PQClean and takes about 15 s) and a few seconds of start-up and
+// test-vector output.
 const (
 	estimateSimHz     = 25e6
 	estimateClockHz   = 133e6
@@ -109,9 +111,9 @@ func makespan(ds []time.Duration, workers int) time.Duration {
 }
 
 // Estimate is the expected wall time of Run for a profile of the committed
-// spec on the reference machine (2 cores): the builds one after the other,
-// then the images on the spec's workers, longest first. An unknown profile
-// gives 0.
+// spec on the reference machine. It counts 2 cores: the builds one after
+// the other, then the images on the spec's workers, longest first. An
+// unknown profile gives 0.
 func Estimate(profile string) time.Duration {
 	s := DefaultSpec()
 	p, ok := s.Profiles[profile]

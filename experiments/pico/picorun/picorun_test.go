@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"pqrepro/datasets/picodata"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/pico/picoboard"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -281,7 +282,7 @@ func TestRunQuickMLKEM(t *testing.T) {
 	now := func() time.Time { return clock }
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Now: now, Log: &log})
+	_, err := Run(ctx, RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Now: now, Log: &log}, Images: []string{"mlkem"}})
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, log.String())
 	}
@@ -395,7 +396,7 @@ func testSerialBoard(t *testing.T, raw []byte, bootsel bool) {
 	body = strings.Replace(body, `kind = "emulator"`, `kind = "serial"`, 1)
 	body = strings.Replace(body, `port = ""`, fmt.Sprintf("port = %q", slave), 1)
 	body = strings.Replace(body, `idle_timeout = "120s"`, `idle_timeout = "20s"`, 1)
-	cfg := RunConfig{Profile: "quick", Images: []string{"mlkem"}}
+	cfg := RunConfig{Config: runlife.Config{Profile: "quick"}, Images: []string{"mlkem"}}
 	var drive string
 	if bootsel {
 		body = strings.Replace(body, `bootsel = ""`, `bootsel = "auto"`, 1)
@@ -486,7 +487,7 @@ func TestRunFailedChecks(t *testing.T) {
 			dataDir := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, tamper: c.tamper})
+			_, err := Run(ctx, RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: specPath, DataDir: dataDir}, Images: []string{"mlkem"}, tamper: c.tamper})
 			if !errors.Is(err, ErrCheck) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "image mlkem") {
 				t.Fatalf("error %v, want ErrCheck saying %q", err, c.want)
 			}
@@ -515,7 +516,7 @@ func TestRunCancelled(t *testing.T) {
 		}
 	}}
 	start := time.Now()
-	_, err := Run(ctx, RunConfig{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Images: []string{"mlkem"}, Log: log})
+	_, err := Run(ctx, RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: specPath, DataDir: dataDir, Log: log}, Images: []string{"mlkem"}})
 	if err == nil {
 		t.Fatal("a cancelled run succeeded")
 	}
@@ -534,11 +535,11 @@ func TestRunCancelled(t *testing.T) {
 }
 
 func TestRunRejectsUnknownImage(t *testing.T) {
-	_, err := Run(context.Background(), RunConfig{Profile: "quick", SpecPath: testSpec(t), DataDir: t.TempDir(), Images: []string{"nope"}})
+	_, err := Run(context.Background(), RunConfig{Config: runlife.Config{Profile: "quick", SpecPath: testSpec(t), DataDir: t.TempDir()}, Images: []string{"nope"}})
 	if err == nil || !strings.Contains(err.Error(), `unknown image "nope"`) {
 		t.Errorf("error %v", err)
 	}
-	_, err = Run(context.Background(), RunConfig{Profile: "medium", SpecPath: testSpec(t), DataDir: t.TempDir()})
+	_, err = Run(context.Background(), RunConfig{Config: runlife.Config{Profile: "medium", SpecPath: testSpec(t), DataDir: t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), `profile "medium"`) {
 		t.Errorf("error %v", err)
 	}

@@ -18,42 +18,26 @@ import (
 	"pqrepro/datasets/picodata"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/pico/picoboard"
-	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 )
 
-// RunConfig says which profile to run and where.
+// RunConfig says which profile to run and where: the run lifecycle's
+// settings and Study C's own.
 type RunConfig struct {
-	// Root is the repository root; "" finds it from the working directory
-	// (runlife.FindRoot).
-	Root string
-	// Git is the state of the repository the run was started from
-	// (provenance.RepoGit at the repository root, taken by the pipeline
-	// when the run starts); nil means the state of Root.
-	Git *provenance.Git
-	// Profile names a [profiles.*] table of the spec ("quick" or "full").
-	Profile string
-	// SpecPath is the spec; "" means <Root>/experiments/pico.toml. The run
-	// is pinned in this file.
-	SpecPath string
-	// DataDir holds the runs (<DataDir>/pico/<run-id>/); "" means
-	// <Root>/data.
-	DataDir string
+	// Config is the run lifecycle's (runlife.Config; Run sets Study).
+	// Root "" is found from the working directory (picoboard.FindRoot);
+	// Now is also the clock of the progress lines.
+	runlife.Config
 	// Images, when set, replaces the profile's image list (tests).
 	Images []string
 	// Workers, when positive, replaces the spec's worker count.
 	Workers int
-	// Now is the clock (run ID, start and end, progress); nil is time.Now.
-	Now func() time.Time
-	// Log receives the plan and one line per image started and finished;
-	// nil discards.
-	Log io.Writer
 
 	// tamper, in tests, changes a dataset after it is read and before it
 	// is checked, to prove that a failed check fails the run.
 	tamper func(image string, ds *picodata.Dataset)
 	// mountsFile replaces /proc/self/mounts when looking for the BOOTSEL
-	// drive; bootselWait how long to wait for it (0: DefaultBootselWait);
+	// drive. bootselWait is how long to wait for it (0: DefaultBootselWait);
 	// sysRoot replaces /sys when reading a port's USB serial number.
 	mountsFile  string
 	bootselWait time.Duration
@@ -82,8 +66,8 @@ type ImageRecord struct {
 	Checks       int               `json:"host_checks"`
 	Skipped      int               `json:"skipped_lines"`
 	EndMicros    uint64            `json:"end_us"`
-	// Board is the ID of the board that ran the image: the unique ID the
-	// firmware reported (Header.UID), else the USB serial number of the
+	// Board is the ID of the board that ran the image. It is the unique ID
+	// the firmware reported (Header.UID), else the USB serial number of the
 	// board's serial port, else pico-<n> (the n-th board of the spec); an
 	// emulator instance is rp2040js-<n>. Runs made before boards were
 	// recorded lack it: they ran on one board (analysis/picostudy).
@@ -140,25 +124,17 @@ var ErrCheck = errors.New("pico run check failed")
 // check named, as do a board that disappears, a BOOTSEL drive that does
 // not appear or cannot be written, and two boards reporting one ID
 // (ErrSameBoard); the run folder is then removed (never registered), as it
-// is when ctx is cancelled.
-// It returns the new run's ID (its folder's name under
-// DataDir/pico/), "" when no run was recorded.
-func Run(ctx context.Context, cfg RunConfig) (string, error) {
-	var id string
-	err := record(ctx, cfg, &id)
-	return id, err
-}
-
-// record is Run; it sets *id when the run is committed.
-func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
+// is when ctx is cancelled. The result is nil when no run was committed; a run committed but not
+// pinned has one, beside the error.
+func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
 	root, err := picoboard.FindRoot(cfg.Root)
 	if err != nil {
-		return fmt.Errorf("pico:run: %w", err)
+		return nil, fmt.Errorf("pico:run: %w", err)
 	}
-	l, err := runlife.New(runlife.Config{Study: Study, Root: root, Git: cfg.Git, Profile: cfg.Profile,
-		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now})
+	cfg.Study, cfg.Root = Study, root
+	l, err := runlife.New(cfg.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = l.Wrap(err) }()
 	log, now := l.Log, l.Now
@@ -167,17 +143,17 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	// 1. The spec and what it asks for; nothing is created yet.
 	s, err := LoadSpec(l.SpecPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := newPlan(s, cfg.Profile, cfg.Images, cfg.Workers)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf("%s", p.describe(cfg.Profile))
 
 	// 2. The run folder, removed on every path that does not commit it.
 	if err := l.Begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer l.Abort()
 	defer func() {
@@ -189,14 +165,14 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	// 3. Tools and the board label first: a missing emulator fails early.
 	bs, err := prepareBoards(ctx, root, p, cfg.sysRoot, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// 4. Build every image before running any: a compile error stops the
 	// run before minutes of emulation.
 	built, err := buildImages(ctx, root, s, cfg.Profile, p.prof, p.imgs, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	// 5. Run the images on the boards.
@@ -220,17 +196,17 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 		return rec, nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := l.Interrupted(ctx); err != nil {
-		return err
+		return nil, err
 	}
 
 	// 6. The same schemes timed on the host CPU.
 	hostRows := 0
 	if s.HostTimings {
 		if hostRows, err = writeHostTimings(ctx, l.Run.Dir, s, cfg.Profile, p.prof, built, now, logf); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -248,15 +224,14 @@ func record(ctx context.Context, cfg RunConfig, id *string) (err error) {
 	meta.Measured = measuredMeta(p, meta.End.Sub(meta.Start), hostRows, bs.ids.record(p.slots, records), records)
 	meta.Notes = runNotes(p.board.Kind == BoardEmulator)
 	if meta.Files, err = hashTree(l.Run.Dir); err != nil {
-		return err
+		return nil, err
 	}
 	if err := l.Commit(ctx, meta); err != nil {
-		return err
+		return l.Result(), err
 	}
-	*id = l.Run.ID
 	logf("run %s recorded (%d images, %v) and %s", l.Run.ID, len(records),
 		meta.End.Sub(meta.Start).Round(time.Second), l.PinState())
-	return nil
+	return l.Result(), nil
 }
 
 // runPlan is what a run does, decided from the spec and RunConfig before
@@ -272,8 +247,9 @@ type runPlan struct {
 	idle, timeout time.Duration
 }
 
-// newPlan selects the profile's images (or images, when given), the
-// boards and the workers (or workers, when positive), orders the images
+// newPlan selects the profile's images, boards and workers and orders the
+// images. images, when given, and workers, when positive, replace the
+// spec's; newPlan orders the images
 // longest first so the boards finish close together, and refuses a set of
 // real boards that cannot run it.
 func newPlan(s Spec, profile string, images []string, workers int) (runPlan, error) {
@@ -355,9 +331,9 @@ type boardSetup struct {
 	ids     *boardIDs
 }
 
-// prepareBoards installs rp2040js for an emulated run (its version is
-// recorded) or names the serial ports of real boards, and checks that no
-// two ports are one board (boardIDs.preflight).
+// prepareBoards installs rp2040js or names the real boards' serial ports.
+// An emulated run records rp2040js's version; prepareBoards also checks
+// that no two ports are one board (boardIDs.preflight).
 func prepareBoards(ctx context.Context, root string, p runPlan, sysRoot string, log io.Writer) (boardSetup, error) {
 	bs := boardSetup{tools: map[string]string{}}
 	if p.board.Kind == BoardEmulator {
@@ -397,7 +373,8 @@ type job struct {
 	img picoboard.Image
 }
 
-// planJobs lists the jobs per queue, in order: every image once in one
+// planJobs lists the jobs per queue, in order, and each job's estimate.
+// A queue holds every image once in one
 // queue that every board takes from (spread), or every image once per
 // board in a queue of its own (replicate: run folders <image>@<board
 // number>); and each job's estimate.
@@ -424,7 +401,7 @@ func planJobs(built []picoboard.Image, slots []Slot, replicate bool, est map[str
 	return plan, jobEst
 }
 
-// runJobs runs the jobs on the boards, one at a time per board: with
+// runJobs runs the jobs on the boards, one at a time per board. With
 // replicate, board i takes queue i; else every board takes the next job of
 // the one queue. The first job that fails stops the others (a job stopped
 // by it is not an error of its own) and is the error; a job that ctx
@@ -500,9 +477,10 @@ func runJobs(ctx context.Context, slots []Slot, plan [][]job, replicate bool, ru
 	return records, firstErr
 }
 
-// writeHostTimings times the built images' schemes on the host CPU
-// (circl and Go crypto, the profile's counts; each image once, also when
-// replicated) into dir/HostTimingsFile and returns the number of series.
+// writeHostTimings times the built images' schemes on the host CPU into
+// dir/HostTimingsFile. It uses circl and Go crypto, the profile's counts,
+// each image once (also when replicated), and returns the number of
+// series.
 func writeHostTimings(ctx context.Context, dir string, s Spec, profile string, prof ProfileSpec, built []picoboard.Image, now func() time.Time, logf func(string, ...any)) (int, error) {
 	var schemes []string
 	for _, img := range built {
@@ -525,10 +503,10 @@ func writeHostTimings(ctx context.Context, dir string, s Spec, profile string, p
 	return len(hs), nil
 }
 
-// measuredMeta is meta.json's measured: the run's wall time, workers,
-// host timing series, whether it was emulated or replicated, the boards
-// (boardIDs.record) and per image its times, counts, clock, provenance
-// and board (and the emulator's figures).
+// measuredMeta is meta.json's measured. It holds the run's wall time,
+// workers, host timing series, whether it was emulated or replicated, the
+// boards (boardIDs.record) and per image its times, counts, clock,
+// provenance and board (and the emulator's figures).
 func measuredMeta(p runPlan, wall time.Duration, hostRows int, boards map[string]any, records map[string]ImageRecord) map[string]any {
 	images := map[string]any{}
 	measured := map[string]any{"wall_seconds": wall.Seconds(), "workers": p.workers, "host_timing_series": hostRows,
@@ -680,10 +658,10 @@ func runImage(ctx context.Context, img picoboard.Image, env imageEnv) (ImageReco
 	return rec, nil
 }
 
-// readBoard copies the image to the board's BOOTSEL drive when configured
-// (waiting for the drive to appear) and reads one whole run from the
-// board's serial port. The firmware repeats its run, so the reader may
-// start after the board did: it waits for the next start line.
+// readBoard flashes the image when configured and reads one whole run from
+// the board's serial port. Flashing copies it to the board's BOOTSEL drive,
+// waiting for the drive to appear. The firmware repeats its run, so the
+// reader may start after the board did: it waits for the next start line.
 func readBoard(ctx context.Context, img picoboard.Image, env imageEnv, rawPath string) (*picodata.Dataset, error) {
 	if env.slot.Bootsel != "" {
 		drive := env.slot.Bootsel
@@ -723,7 +701,7 @@ func flashWhenReady(ctx context.Context, img picoboard.Image, drive string, env 
 	}
 }
 
-// CheckDataset fails when a run is not whole and clean: an incomplete
+// CheckDataset fails when a run is not whole and clean. That is an incomplete
 // read, a problem on the line, a fault, a device check that failed (an
 // "err" line or ok=0), a firmware that is not the image built, or a scheme
 // of the image without measurements. The error names the scheme and check.
@@ -845,9 +823,9 @@ func firstLine(err error) string {
 	return s
 }
 
-// tracker makes the progress lines: one per image started and finished,
-// with the elapsed time and an ETA from the estimates, rescaled by how
-// long the finished images took against their estimates.
+// tracker makes the progress lines. It writes one per image started and
+// finished, with the elapsed time and an ETA from the estimates, rescaled
+// by how long the finished images took against their estimates.
 type tracker struct {
 	mu       sync.Mutex
 	now      func() time.Time

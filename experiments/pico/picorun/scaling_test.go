@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/pico/picoboard"
 	"pqrepro/internal/provenance"
 )
@@ -68,7 +69,7 @@ func BenchmarkRunInstances(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				data := b.TempDir()
 				t0 := time.Now()
-				if _, err := Run(ctx, RunConfig{Profile: profile, SpecPath: specFile(b), DataDir: data, Workers: n}); err != nil {
+				if _, err := Run(ctx, RunConfig{Config: runlife.Config{Profile: profile, SpecPath: specFile(b), DataDir: data}, Workers: n}); err != nil {
 					b.Fatal(err)
 				}
 				emu += time.Since(t0).Seconds()

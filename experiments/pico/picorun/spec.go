@@ -26,9 +26,9 @@ const (
 type Spec struct {
 	// Seed seeds the firmware's deterministic randombytes.
 	Seed uint64 `toml:"seed"`
-	// Workers is how many rp2040js instances run at once (the machine's 2
-	// cores), each a board rp2040js-<n>; real boards run one image at a
-	// time each.
+	// Workers is how many rp2040js instances run at once. The machine has 2
+	// cores; each instance is a board rp2040js-<n>; real boards run one
+	// image at a time each.
 	Workers int `toml:"workers"`
 	// HostTimings also times every operation on the host CPU (circl and
 	// Go's crypto, picoboard.HostTimings) after the images, for a host column.
@@ -48,8 +48,8 @@ type BoardSpec struct {
 	Bootsel     string `toml:"bootsel"` // "", "auto" or the RPI-RP2 mount point
 	Baud        int    `toml:"baud"`
 	IdleTimeout string `toml:"idle_timeout"` // Go duration
-	// Replicate runs every image on every board (emulator instance or
-	// real board), so that each operation is measured on each board and
+	// Replicate runs every image on every board, emulated or real. It is
+	// so that each operation is measured on each board and
 	// the analysis can test the board as a factor. false (the default)
 	// spreads the images: each runs once, on the next free board.
 	Replicate bool `toml:"replicate"`
@@ -212,7 +212,7 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-// validate checks the board list: a real board needs a port, no port or
+// validate checks the board list. A real board needs a port, no port or
 // BOOTSEL drive is listed twice, and "auto" (search the mount table) is
 // only allowed with one board, as it cannot tell two drives apart.
 func (b BoardSpec) validate() error {

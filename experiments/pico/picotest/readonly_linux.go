@@ -15,9 +15,9 @@ import (
 const fsImmutableFL = 0x00000010
 
 // ReadOnly makes dir refuse new files until the test ends, as a BOOTSEL
-// drive mounted read-only does: mode 0555, and, for root (whom modes do
-// not stop), the immutable attribute (chattr +i). It skips the test when
-// neither can be had.
+// drive mounted read-only does. That is, mode 0555, and, for root (whom
+// modes do not stop), the immutable attribute (chattr +i). It skips the
+// test when neither can be had.
 func ReadOnly(t testing.TB, dir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {

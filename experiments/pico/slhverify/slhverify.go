@@ -1,6 +1,7 @@
 // Package slhverify is an independent, from-the-specification verifier of
-// stateless hash-based signatures: SLH-DSA as specified in [FIPS 205], and
-// its predecessor SPHINCS+ round 3.1 "simple" as implemented by PQClean
+// stateless hash-based signatures. That is, SLH-DSA as specified in [FIPS
+// 205], and its predecessor SPHINCS+ round 3.1 "simple" as implemented by
+// PQClean
 // (crypto_sign/sphincs-{sha2,shake}-{128,192,256}{f,s}-simple/clean),
 // which our RP2040 firmware runs.
 //
@@ -80,12 +81,13 @@ func (v Variant) String() string {
 // are well formed but the signature is not valid for them.
 var ErrSignature = errors.New("slhverify: signature does not verify (computed root differs from PK.root)")
 
-// Verify reports whether sig is a valid signature of msg under the public
-// key pk = PK.seed || PK.root for the parameter set p and variant v. It
-// returns nil if it is, and otherwise an error saying why: a malformed
-// input (parameter set, variant, public key or signature length, context
-// longer than 255 bytes, or a non-empty context for [Round31]), or
-// [ErrSignature].
+// Verify reports whether sig is a valid signature of msg under pk for the
+// parameter set p and variant v.
+//
+// The public key is pk = PK.seed || PK.root. It returns nil if it is, and
+// otherwise an error saying why: a malformed input (parameter set,
+// variant, public key or signature length, context longer than 255 bytes,
+// or a non-empty context for [Round31]), or [ErrSignature].
 //
 // For [FIPS205], Verify is slh_verify (FIPS 205, Section 10.3, Algorithm
 // 24) with context string ctx, which must be at most 255 bytes long. For

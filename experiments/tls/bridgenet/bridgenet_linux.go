@@ -1,8 +1,9 @@
-// Package bridgenet builds the container-like network path of Study A: a
+// Package bridgenet builds Study A's container-like network path. It is a
 // client and a server network namespace, each with one veth device whose
 // peer is a port of a Linux bridge, MTU 1500, as Docker's default bridge
 // network joins two containers (docker0, one veth pair per container,
-// 172.17.0.0/16, MTU 1500; Docker documentation, "Bridge network driver").
+// 172.17.0.0/16, MTU 1500; Docker documentation, "Bridge network
+// driver").
 //
 //	netns <prefix><pid>-<n>-c     netns <prefix><pid>-<n>-b           netns <prefix><pid>-<n>-s
 //	  "<prefix>-eth0" 172.17.0.2 ==== "<prefix>-vc" [bridge "<prefix>-br0"] "<prefix>-vs" ==== "<prefix>-eth0" 172.17.0.3
@@ -132,9 +133,11 @@ func Requirements() []deps.Requirement {
 
 var seq atomic.Int64
 
-// Start creates the namespaces, the bridge and the veth pairs, sets MTU
-// and offloads, brings everything up, checks that the server answers a
-// TCP connection from the client namespace and starts the watcher. On any
+// Start builds the bridge path and checks that it carries TCP.
+//
+// It creates the namespaces, the bridge and the veth pairs, sets MTU and
+// offloads, brings everything up, checks that the server answers a TCP
+// connection from the client namespace and starts the watcher. On any
 // error everything it created is removed. ctx bounds the setup only.
 func Start(ctx context.Context, o Options) (n *Net, err error) {
 	if o.Prefix == "" {
@@ -462,8 +465,10 @@ func ethtoolSet(dev string, cmd, data uint32) error {
 }
 
 // DisableOffloads turns TSO, GSO and GRO off on dev in the calling
-// thread's network namespace (the docker path's devices too), so that a
-// capture there sees frames of at most the MTU.
+// thread's network namespace.
+//
+// The docker path's devices use it too. With offloads off a capture
+// there sees frames of at most the MTU.
 func DisableOffloads(dev string) error {
 	for _, cmd := range []uint32{ethtoolSTSO, ethtoolSGSO, ethtoolSGRO} {
 		if err := ethtoolSet(dev, cmd, 0); err != nil {

@@ -1,7 +1,8 @@
-// Package dockernet runs Study A's docker path: a private Docker daemon,
-// an image made locally from the openssl program, and two containers on a
-// Compose bridge network, as the original study ran its s_server and
-// s_client (two Docker Compose containers on a bridge, MTU 1500).
+// Package dockernet runs Study A's docker path. That is, a private Docker
+// daemon, an image made locally from the openssl program, and two
+// containers on a Compose bridge network, as the original study ran its
+// s_server and s_client (two Docker Compose containers on a bridge, MTU
+// 1500).
 //
 // Nothing comes from a registry and nothing of the host's Docker is used:
 //
@@ -160,10 +161,13 @@ type Net struct {
 
 var seq atomic.Int64
 
-// Start starts the private daemon, builds and imports the image, brings
-// the Compose project up, joins both containers' network namespaces, sets
-// and reads back MTU, offloads and congestion control, checks that the
-// server container answers TCP from the client's, and starts watching the
+// Start sets up Study A's docker path and checks it before any
+// measurement.
+//
+// It starts the private daemon, builds and imports the image, brings the
+// Compose project up, joins both containers' network namespaces, sets and
+// reads back MTU, offloads and congestion control, checks that the server
+// container answers TCP from the client's, and starts watching the
 // containers, the network and the daemon (Done). On any error everything
 // it made is removed. ctx bounds the setup only.
 func Start(ctx context.Context, o Options) (n *Net, err error) {
@@ -365,25 +369,14 @@ func (n *Net) Close() error {
 	return nil
 }
 
-// abandon leaves the path as a killed run would: the watcher and threads
-// end, the daemon and everything in it stay, and the state file names a
-// parent that is gone (for the tests of Leftovers and Clean).
-func (n *Net) abandon() {
-	n.closing.Store(true)
-	n.stopWatch()
-	n.closeThreads()
-	n.closed = true
-	n.st.ParentStart = "gone"
-	n.st.write()
-}
-
-// Processes are the processes that run the containers: each container's
-// runtime shim (the parent of its main process), whose descendants are
-// the container's main process and every process `docker exec` starts
-// in it (the s_server processes). The shims are not descendants of the
-// run's own process (they daemonize away from the daemon that started
-// them), so the machine's quiet check (internal/quiet, Options.Include)
-// is told about them: their CPU is the experiment's, not another job's.
+// Processes are the processes that run the containers. That is, each
+// container's runtime shim (the parent of its main process), whose
+// descendants are the container's main process and every process
+// `docker exec` starts in it (the s_server processes). The shims are
+// not descendants of the run's own process (they daemonize away from
+// the daemon that started them), so the machine's quiet check
+// (internal/quiet, Options.Include) is told about them: their CPU is
+// the experiment's, not another job's.
 func (n *Net) Processes() []int {
 	var out []int
 	for _, pid := range n.containerPIDs {

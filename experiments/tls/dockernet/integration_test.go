@@ -287,3 +287,15 @@ func TestDockerKilledRun(t *testing.T) {
 	t.Logf("Clean took %.2f s: %s", time.Since(t0).Seconds(), strings.Join(removed, ", "))
 	noLeftovers(t, s, dpid)
 }
+
+// abandon leaves the path as a killed run would: the watcher and threads
+// end, the daemon and everything in it stay, and the state file names a
+// parent that is gone (for the tests of Leftovers and Clean).
+func (n *Net) abandon() {
+	n.closing.Store(true)
+	n.stopWatch()
+	n.closeThreads()
+	n.closed = true
+	n.st.ParentStart = "gone"
+	n.st.write()
+}

@@ -107,10 +107,10 @@ func (l leftover) describe(ctx context.Context, t tools) []string {
 	return append(out, "temp dir "+s.Dir)
 }
 
-// Leftovers lists what killed runs with prefix left: a private dockerd
-// still running (its state dir names a parent that is gone) and its
-// containers, networks and images, a bridge device, the data root and the
-// temp dir. Runs whose process still lives are not leftovers.
+// Leftovers lists what killed runs with prefix left. That is, a private
+// dockerd still running (its state dir names a parent that is gone) and
+// its containers, networks and images, a bridge device, the data root and
+// the temp dir. Runs whose process still lives are not leftovers.
 func Leftovers(prefix string) ([]string, error) {
 	ls, err := findLeftovers(prefix)
 	if err != nil {
@@ -127,10 +127,13 @@ func Leftovers(prefix string) ([]string, error) {
 	return out, nil
 }
 
-// Clean removes Leftovers(prefix): through each killed run's daemon its
-// containers, networks and images, then the daemon, the bridge, the data
-// root and the temp dir (the same teardown as Close). It returns what it
-// removed, one line each also written to log.
+// Clean removes Leftovers(prefix), the remains of killed docker-path
+// runs.
+//
+// It removes, through each killed run's daemon, its containers, networks
+// and images, then the daemon, the bridge, the data root and the temp
+// dir (the same teardown as Close). It returns what it removed, one line
+// each also written to log.
 func Clean(ctx context.Context, prefix string, log io.Writer) ([]string, error) {
 	if log == nil {
 		log = io.Discard

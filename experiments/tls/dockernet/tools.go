@@ -62,9 +62,9 @@ var findTools = func() (tools, error) {
 }
 
 // Available says why this host cannot run the docker path, nil when it
-// can: Debian's dockerd, the docker CLI, a compose tool and Go are
-// present, the process is root (dockerd and the namespaces need it) and
-// the kernel has cgroups and network namespaces. It starts nothing.
+// can. That is, Debian's dockerd, the docker CLI, a compose tool and Go
+// are present, the process is root (dockerd and the namespaces need it)
+// and the kernel has cgroups and network namespaces. It starts nothing.
 func Available() error {
 	if _, err := findTools(); err != nil {
 		return err

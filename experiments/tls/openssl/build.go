@@ -16,12 +16,12 @@ import (
 	"pqrepro/internal/deps"
 )
 
-// ConfigureArgs is the Configure line of the build: static libraries
-// only (the harness and the openssl program link them in, so the host's
-// libssl never matters), without the test suite and the manuals.
-// MakeTarget builds libssl.a, libcrypto.a and the openssl command-line
-// program (apps/openssl) that the openssl-cli stack runs as s_server and
-// s_client.
+// ConfigureArgs is the Configure line of the build. That is, static
+// libraries only (the harness and the openssl program link them in, so
+// the host's libssl never matters), without the test suite and the
+// manuals. MakeTarget builds libssl.a, libcrypto.a and the openssl
+// command-line program (apps/openssl) that the openssl-cli stack runs as
+// s_server and s_client.
 var ConfigureArgs = []string{"linux-x86_64", "no-shared", "no-tests", "no-docs"}
 
 // MakeTarget is the make target of the build.
@@ -84,9 +84,6 @@ var pinned = pin{Version, DscFile, DscSHA256}
 
 // CacheDir is where builds live below the repository root (git-ignored).
 func CacheDir(root string) string { return filepath.Join(root, ".cache", "openssl") }
-
-// BuildDir is the folder of the pinned build below root.
-func BuildDir(root string) string { return buildDir(root, pinned) }
 
 func buildDir(root string, p pin) string {
 	return filepath.Join(CacheDir(root), strings.ReplaceAll(p.version, "~", "_")+"-"+buildKey(p))
@@ -155,10 +152,10 @@ func cached(root string, p pin) (*Build, error) {
 }
 
 // Ensure returns the pinned OpenSSL build, making it first when it is not
-// in the cache: fetch and verify the source (private apt configuration,
-// pinned sums), unpack it with dpkg-source, Configure and make in a
-// temporary folder, and rename that into place only when everything
-// succeeded. A later call finds it and returns at once.
+// in the cache. That is, fetch and verify the source (private apt
+// configuration, pinned sums), unpack it with dpkg-source, Configure and
+// make in a temporary folder, and rename that into place only when
+// everything succeeded. A later call finds it and returns at once.
 func Ensure(ctx context.Context, root string, log io.Writer) (*Build, error) {
 	return ensure(ctx, root, systemEnv, log)
 }

@@ -64,7 +64,7 @@ var (
 )
 
 // CheckCommandLine reports whether args (the openssl program's arguments,
-// its subcommand first) can drive the openssl-cli stack: the subcommand
+// its subcommand first) can drive the openssl-cli stack. The subcommand
 // is want, -brief is present and every placeholder of places occurs
 // exactly once.
 func CheckCommandLine(want string, args []string, places []string) error {
@@ -102,9 +102,9 @@ func fill(args []string, values map[string]string) []string {
 	return out
 }
 
-// Launcher is where a path runs the openssl program: natively (the
-// program on this host's file system, started on a thread inside the
-// path's network namespace) or inside a container.
+// Launcher is where a path runs the openssl program. That is,
+// natively (the program on this host's file system, started on a
+// thread inside the path's network namespace) or inside a container.
 type Launcher struct {
 	// Argv is the command that runs the program with the given
 	// arguments: {Build.Program(), args...} natively, or {"docker", ...,
@@ -252,7 +252,10 @@ type CLIServer struct {
 	Up chan struct{}
 }
 
-// Serve closes ln (s_server cannot take a listening socket), starts
+// Serve runs s_server on ln's address and reports a record per
+// handshake it prints.
+//
+// It closes ln (s_server cannot take a listening socket), starts
 // s_server on ln's address, and reports one record per summary it
 // prints (Client "", DurationNs -1: s_server reports neither), or per
 // handshake it reports failed ("ERROR"). It returns when ctx ends (nil)

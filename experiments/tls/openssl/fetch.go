@@ -1,9 +1,10 @@
-// Package openssl builds the TLS stack of the original Study A, OpenSSL
-// 3.5, from Debian's source package and runs TLS 1.3 handshakes with it:
-// a small C server and client (harness/pqssl.c) linked statically against
-// the built libssl.a and libcrypto.a, driven from Go (Server, Client) with
-// the same configurations, checks and key log as experiments/instruments/handshake, so
-// that experiments/tls/tlsrun can measure both stacks from one capture.
+// Package openssl builds the TLS stack of the original Study A, OpenSSL 3.5,
+// from Debian's source package and runs TLS 1.3 handshakes with it. That is, a
+// small C server and client (harness/pqssl.c) linked statically against the
+// built libssl.a and libcrypto.a, driven from Go (Server, Client) with the
+// same configurations, checks and key log as
+// experiments/instruments/handshake, so that experiments/tls/tlsrun can
+// measure both stacks from one capture.
 //
 // The source is Debian trixie's openssl source package (Debian's patches
 // applied by dpkg-source, as in Debian's own libssl3t64), fetched with
@@ -101,10 +102,12 @@ func (a aptConfig) setup(systemSources string) error {
 }
 
 // DebSrcStanzas returns the stanzas of a deb822 sources file that name the
-// main Debian archive (a "deb" type and a suite without a dash, so not
-// -updates or -security archives), with Types set to "deb-src" and Suites
-// to suite; URIs, Components, Signed-By and comments are kept as the
-// system has them. Disabled stanzas are dropped.
+// main Debian archive, turned into deb-src stanzas.
+//
+// A main archive stanza has a "deb" type and a suite without a dash (so
+// not -updates or -security archives). The result has Types set to
+// "deb-src" and Suites to suite; URIs, Components, Signed-By and comments
+// are kept as the system has them. Disabled stanzas are dropped.
 func DebSrcStanzas(b []byte, suite string) []byte {
 	var out bytes.Buffer
 	for _, st := range strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n\n") {
@@ -184,7 +187,7 @@ func ParseDscSums(dsc []byte) ([]DscFileSum, error) {
 	return out, nil
 }
 
-// VerifySource checks a downloaded source package in dir: the .dsc's
+// VerifySource checks a downloaded source package in dir. The .dsc's
 // SHA-256 must be dscSHA (pinned), and every file its Checksums-Sha256
 // lists must be there with exactly that size (ErrIncomplete otherwise) and
 // SHA-256 (ErrHash otherwise).

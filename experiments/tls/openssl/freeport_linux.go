@@ -10,11 +10,12 @@ import (
 )
 
 // FreePort asks the kernel for a TCP port on ip (IPv4) the way connect
-// would pick one: a socket without SO_REUSEADDR bound to port 0, read back
-// and closed. Without SO_REUSEADDR the kernel skips every port that has a
-// socket in TIME_WAIT (inet_csk_get_port), so the 4-tuple s_client then
-// binds with -bind cannot collide with a connection of the run that has
-// just closed. Go's net.Listen sets SO_REUSEADDR, hence the raw socket.
+// would pick one. That is, a socket without SO_REUSEADDR bound to port 0,
+// read back and closed. Without SO_REUSEADDR the kernel skips every port
+// that has a socket in TIME_WAIT (inet_csk_get_port), so the 4-tuple
+// s_client then binds with -bind cannot collide with a connection of the
+// run that has just closed. Go's net.Listen sets SO_REUSEADDR, hence the
+// raw socket.
 func FreePort(ip string) (int, error) {
 	a := net.ParseIP(ip).To4()
 	if a == nil {
@@ -38,9 +39,11 @@ func FreePort(ip string) (int, error) {
 }
 
 // ListeningTCP reports whether a TCP socket listens on addr (an IPv4
-// ip:port) in the network namespace of the calling thread, from
-// /proc/thread-self/net/tcp (state 0A is TCP_LISTEN). s_server -brief
-// prints nothing when it starts listening, so its Serve polls this.
+// ip:port) in the calling thread's network namespace.
+//
+// It reads /proc/thread-self/net/tcp (state 0A is TCP_LISTEN).
+// s_server -brief prints nothing when it starts listening, so its
+// Serve polls this.
 func ListeningTCP(addr string) (bool, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -20,9 +20,10 @@ func HarnessSHA256() string { return sha256hex(harnessSource) }
 var harnessFlags = []string{"-O2", "-Wall", "-Werror", "-std=gnu11"}
 
 // Harness compiles harness/pqssl.c against the build's static libraries
-// (once per source and flags; the binary is cached beside the build and
-// written by rename, so a half-written one is never run) and returns the
-// binary's path.
+// and returns the binary's path.
+//
+// It compiles once per source and flags; the binary is cached beside the
+// build and written by rename, so a half-written one is never run.
 func (b *Build) Harness(ctx context.Context, log io.Writer) (string, error) {
 	key := sha256hex(append(append([]byte(nil), harnessSource...), []byte(fmt.Sprint(harnessFlags))...))[:16]
 	dir := filepath.Join(filepath.Dir(b.Dir), "harness-"+key)

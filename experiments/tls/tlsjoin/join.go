@@ -1,11 +1,11 @@
-// Package tlsjoin derives Study A's records (datasets/tlsdata) from
-// what a run measured: its packet captures (one per network path the run
-// used), read by experiments/instruments/capture, joined with the connections the
-// process made (inproc.csv.gz). The
-// runner (experiments/tls/tlsrun) calls Derive when it records a run and
-// the build's tls:records stage (experiments/instruments/rederive) calls the same
-// Derive on the committed run, so the capture reader and this join are
-// under that stage's code hash like any analysis code.
+// Package tlsjoin derives Study A's records (datasets/tlsdata) from what a run
+// measured. That is, its packet captures (one per network path the run used),
+// read by experiments/instruments/capture, joined with the connections the
+// process made (inproc.csv.gz). The runner (experiments/tls/tlsrun) calls
+// Derive when it records a run and the build's tls:records stage
+// (experiments/instruments/rederive) calls the same Derive on the committed
+// run, so the capture reader and this join are under that stage's code hash
+// like any analysis code.
 package tlsjoin
 
 import (
@@ -107,10 +107,10 @@ var InprocColumns = []string{"seq", "config", "warmup", "client", "server", "sta
 // connections on another path: InprocColumns and the path.
 var InprocColumnsPath = append(slices.Clip(InprocColumns), "path")
 
-// MarshalInproc renders the connections as inproc.csv.gz: gzip'd CSV with
-// no name and no time stamp in the header, so the bytes depend only on the
-// rows. The path column is written only when a connection is not on
-// loopback, so a loopback run's file is the one it has always been.
+// MarshalInproc renders the connections as inproc.csv.gz. That is, gzip'd
+// CSV with no name and no time stamp in the header, so the bytes depend
+// only on the rows. The path column is written only when a connection is
+// not on loopback, so a loopback run's file is the one it has always been.
 func MarshalInproc(conns []Conn) ([]byte, error) {
 	header := InprocColumns
 	if slices.ContainsFunc(conns, func(c Conn) bool { return pathOf(c.Path) != tlsdata.DefaultPath }) {
@@ -181,9 +181,11 @@ func (s *Stats) add(o Stats) {
 // lies strictly inside it, for a wall clock stepped by NTP during the run.
 const joinSlack = 5 * time.Millisecond
 
-// Join matches every connection the process made on one network path
-// with its record in that path's capture and returns the dataset's rows
-// in run order (JoinPaths joins a run of several paths).
+// Join matches the connections of one network path with their records
+// in its capture.
+//
+// It returns the dataset's rows in run order (JoinPaths joins a run of
+// several paths).
 //
 // The key is the TCP 4-tuple (client ip:port, server ip:port), but on lo
 // the kernel reuses a 4-tuple within milliseconds (tcp_tw_reuse), so a
@@ -340,13 +342,13 @@ func Paths(conns []Conn) []string {
 	return slices.Compact(p)
 }
 
-// JoinPaths joins a run's connections path by path: the connections of
-// each path with the records of its own capture (caps, by path), by Join
-// with that path's servers; on loopback and on the bridge the 4-tuples
-// differ anyway, but a connection can only be in its path's capture. It
-// returns the rows of every path in run order (seq) and the statistics
-// summed over the paths. A path with connections but no capture is an
-// error.
+// JoinPaths joins a run's connections path by path. That is, the
+// connections of each path with the records of its own capture (caps, by
+// path), by Join with that path's servers; on loopback and on the bridge
+// the 4-tuples differ anyway, but a connection can only be in its path's
+// capture. It returns the rows of every path in run order (seq) and the
+// statistics summed over the paths. A path with connections but no
+// capture is an error.
 func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record) ([]tlsdata.Record, Stats, error) {
 	var out []tlsdata.Record
 	var js Stats
@@ -382,11 +384,14 @@ func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record)
 	return out, js, nil
 }
 
-// DeriveRecords reads the capture of every path the run's connections
-// used (open returns the capture named CaptureFor(path), its uncompressed
-// bytes) and joins them with the connections by JoinPaths; it returns the
-// records, the join's statistics and the capture reader's result per
-// capture name (for the runner's meta.json).
+// DeriveRecords joins a run's connections with the captures of the paths
+// they used.
+//
+// It reads the capture of every path the run's connections used (open
+// returns the capture named CaptureFor(path), its uncompressed bytes) and
+// joins them with the connections by JoinPaths; it returns the records,
+// the join's statistics and the capture reader's result per capture name
+// (for the runner's meta.json).
 func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCloser, error)) ([]tlsdata.Record, Stats, error) {
 	var configs []Config
 	if err := json.Unmarshal(configsJSON, &configs); err != nil {
@@ -423,11 +428,11 @@ func readCapture(r io.Reader, name string) (*capture.Result, error) {
 	return res, nil
 }
 
-// Derive is rederive.Derive for Study A: configs.json, inproc.csv.gz and
-// the captures, one per path of the run (capture.pcapng for loopback,
-// capture-bridge.pcapng for the bridge) -> records.csv.gz bytes. Every
-// capture meta.json names must be one a path of the run's connections
-// needs.
+// Derive is Study A's rederive.Derive. It reads configs.json,
+// inproc.csv.gz and the captures, one per path of the run
+// (capture.pcapng for loopback, capture-bridge.pcapng for the bridge) ->
+// records.csv.gz bytes. Every capture meta.json names must be one a path
+// of the run's connections needs.
 func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
 	byName := map[string]rederive.Capture{}
 	for _, c := range caps {

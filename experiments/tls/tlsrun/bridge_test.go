@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/instruments/rederive"
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/bridgenet"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -230,13 +231,14 @@ func BenchmarkPaths(b *testing.B) {
 				root := b.TempDir()
 				sp := strings.Replace(string(body), `paths = ["loopback", "bridge"]`, `paths = ["`+path+`"]`, 1)
 				writeSpec(b, root, sp)
-				res, err := Run(context.Background(), RunConfig{Root: root, Profile: "quick", Store: &repro.Store{Dir: filepath.Join(root, "store")},
-					Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, i, 0, time.UTC) }})
+				res, err := Run(context.Background(), RunConfig{Store: &repro.Store{Dir: filepath.Join(root, "store")},
+					Config: runlife.Config{Root: root, Profile: "quick", Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, i, 0, time.UTC) }}})
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(res.Rate, "handshakes/s")
-				b.ReportMetric(float64(res.Connections), "connections")
+				st := readStats(b, res.Dir)
+				b.ReportMetric(st.Rate, "handshakes/s")
+				b.ReportMetric(float64(st.Connections), "connections")
 			}
 		})
 	}

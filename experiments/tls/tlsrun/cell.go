@@ -7,8 +7,8 @@ import (
 	"pqrepro/experiments/instruments/handshake"
 )
 
-// PrimaryCell returns the profile's primary cell ([paper.cell]): its
-// stack, path and key-share mode, each defaulting to the first stack, the
+// PrimaryCell returns the profile's primary cell ([paper.cell]). Its
+// stack, path and key-share mode each default to the first stack, the
 // profile's first path and the first key-share mode when the spec leaves
 // it empty.
 func (s *Spec) PrimaryCell(profile string) Cell {
@@ -26,7 +26,7 @@ func (s *Spec) PrimaryCell(profile string) Cell {
 }
 
 // validateCell checks that [paper.cell] names a stack, a key-share mode and
-// a path the matrix has; a profile whose paths lack the cell's path is
+// a path the matrix has. A profile whose paths lack the cell's path is
 // reported by Units' callers (Plan) since a profile may leave it out.
 func (s *Spec) validateCell() []error {
 	var errs []error
@@ -60,10 +60,10 @@ func (s *Spec) isPaperConfig(c Config) bool {
 }
 
 // unitN returns the measured connections and the block size of unit c in
-// the profile: the profile's n and block in the primary cell, and outside
-// it other_cells_n (when set) cut into one block per round of the primary
-// cell, so that every configuration runs in every round and drift hits
-// all cells alike.
+// the profile. They are the profile's n and block in the primary cell, and
+// outside it other_cells_n (when set) cut into one block per round of the
+// primary cell, so that every configuration runs in every round and drift
+// hits all cells alike.
 func unitN(p Profile, primary Cell, c Config) (n, block int) {
 	if p.OtherCellsN == 0 || cellOf(c) == primary {
 		return p.N, p.Block

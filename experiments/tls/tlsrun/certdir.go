@@ -24,9 +24,9 @@ func makeCertDir() (string, error) {
 	return os.MkdirTemp("", certDirPrefix+strconv.Itoa(os.Getpid())+"-*")
 }
 
-// CertLeftovers lists the PEM folders in os.TempDir() whose run is dead:
-// those named after a PID that no longer runs, and those of runs from
-// before the folder carried its PID (no owner to ask).
+// CertLeftovers lists the PEM folders in os.TempDir() whose run is dead.
+// Those are the folders named after a PID that no longer runs, and those of
+// runs from before the folder carried its PID (no owner to ask).
 func CertLeftovers() []string {
 	m, _ := filepath.Glob(filepath.Join(os.TempDir(), certDirPrefix+"*"))
 	var out []string

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
-	"pqrepro/experiments/tls/bridgenet"
 	"pqrepro/experiments/tls/openssl"
 )
 
@@ -27,7 +25,7 @@ import (
 // runs inside the server container (docker exec) and every s_client in
 // the client container's network namespace (dockerpath.go).
 
-// cellSupported says whether a path can run a stack: the docker path runs
+// cellSupported says whether a path can run a stack. The docker path runs
 // the OpenSSL tools only (its image holds the openssl program, neither Go
 // nor the harness), the remote path the stacks its SSH host can start
 // (not the CLI).
@@ -121,8 +119,26 @@ func (s *Spec) validateCells() []error {
 	return errs
 }
 
+// cliStack is the openssl-cli stack of a run: the build's openssl
+// program, the [cli] command lines, and the s_server processes to wait for.
+type cliStack struct {
+	logger
+	program, version string   // the build's openssl program and its version
+	server, client   []string // [cli] server and client
+	certDir          string   // the run's PEM files (stackState.certDir)
+	up               []cliUp  // the s_server processes wait waits for
+}
+
+// cliUp is one s_server the run waits for before its first connection.
+type cliUp struct {
+	name   string
+	up     chan struct{}
+	server int // index in runner.servers
+}
+
 // prepareCLI checks that the build has its openssl program when a
-// configuration uses the openssl-cli stack and logs its version.
+// configuration uses the openssl-cli stack, logs its version and makes
+// the run's cliStack.
 func (r *runner) prepareCLI(ctx context.Context) error {
 	if !slices.ContainsFunc(r.configs, func(c Config) bool { return c.Stack == StackOpenSSLCLI }) {
 		return nil
@@ -132,15 +148,16 @@ func (r *runner) prepareCLI(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tls:run: the openssl-cli stack: %w (delete %s and run go run mage.go tls:openssl)", err, filepath.Dir(r.stk.build.Dir))
 	}
-	r.stk.program, r.stk.programVersion = bin, v
+	r.cli = &cliStack{logger: r.logger, program: bin, version: v, server: r.spec.CLI.Server, client: r.spec.CLI.Client, certDir: r.stk.certDir}
 	r.logf("openssl-cli: %s (%s), s_server: %s", v, bin, strings.Join(r.spec.CLI.Server, " "))
 	r.logf("openssl-cli: s_client per connection: %s", strings.Join(r.spec.CLI.Client, " "))
 	return nil
 }
 
-// newCLIEnds is newEnds for the openssl-cli stack.
-func (r *runner) newCLIEnds(i int, c Config, b *handshake.Bundle, exp handshake.Expect, decoy tls.CurveID) (serve func(context.Context, net.Listener, func(handshake.ServerRecord)) error, newClient func(io.Writer) dialer, err error) {
-	dir := filepath.Join(r.stk.certDir, fmt.Sprint(i))
+// ends makes configuration c's s_server and its s_client factory on path
+// p; i is the server's index in runner.servers.
+func (k *cliStack) ends(i int, c Config, p path, b *handshake.Bundle, exp handshake.Expect, decoy tls.CurveID) (serve func(context.Context, net.Listener, func(handshake.ServerRecord)) error, newClient func(io.Writer) dialer, err error) {
+	dir := filepath.Join(k.certDir, fmt.Sprint(i))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
@@ -155,150 +172,46 @@ func (r *runner) newCLIEnds(i int, c Config, b *handshake.Bundle, exp handshake.
 			os.Chmod(f, 0o644)
 		}
 	}
-	server, client, bindIP, err := r.cliLaunchers(c.Path)
-	if err != nil {
-		return nil, nil, err
+	host, ok := p.(cliPath)
+	if !ok {
+		return nil, nil, fmt.Errorf("the openssl-cli stack cannot run on the %s path", c.pathName())
 	}
-	srv := &openssl.CLIServer{Launcher: server, Args: r.spec.CLI.Server, Files: files, Groups: openssl.ServerGroups(c.Group), Expect: exp, Up: make(chan struct{})}
-	r.stk.cliUp = append(r.stk.cliUp, cliUp{name: c.Name + " on " + c.pathName(), up: srv.Up, server: i})
+	server, client, bindIP := host.launchers(openssl.Native(k.program))
+	srv := &openssl.CLIServer{Launcher: server, Args: k.server, Files: files, Groups: openssl.ServerGroups(c.Group), Expect: exp, Up: make(chan struct{})}
+	k.up = append(k.up, cliUp{name: c.Name + " on " + c.pathName(), up: srv.Up, server: i})
 	return srv.Serve, func(keyLog io.Writer) dialer {
-		return &openssl.CLIClient{Launcher: client, Args: r.spec.CLI.Client, CA: files.CA, Groups: openssl.ClientGroups(c.Group, decoy),
-			Expect: exp, BindIP: bindIP, KeyDir: r.stk.certDir, KeyLog: keyLog}
+		return &openssl.CLIClient{Launcher: client, Args: k.client, CA: files.CA, Groups: openssl.ClientGroups(c.Group, decoy),
+			Expect: exp, BindIP: bindIP, KeyDir: k.certDir, KeyLog: keyLog}
 	}, nil
 }
 
-// cliLaunchers are where a path runs s_server and s_client, and the
-// client's address.
-func (r *runner) cliLaunchers(path string) (server, client openssl.Launcher, bindIP string, err error) {
-	native := openssl.Native(r.stk.program)
-	switch path {
-	case PathLoopback, "":
-		return native, native, "127.0.0.1", nil
-	case PathBridge:
-		server = native
-		server.Start = func(cmd *exec.Cmd) (err error) {
-			r.net.Server.Do(func() { err = cmd.Start() })
-			return err
-		}
-		server.Listening = func(addr string) (up bool, err error) {
-			r.net.Server.Do(func() { up, err = openssl.ListeningTCP(addr) })
-			return up, err
-		}
-		// Dial runs on the client namespace's thread (dial), so the
-		// process it starts is born there.
-		return server, native, bridgenet.ClientAddr, nil
-	case PathDocker:
-		return r.dockerLaunchers(native)
-	}
-	return server, client, "", fmt.Errorf("the openssl-cli stack cannot run on the %s path", path)
+// meta is what meta.json records about the openssl-cli stack.
+func (k *cliStack) meta(m map[string]string) {
+	m["openssl.program"] = k.version
+	m["openssl.cli_server"] = strings.Join(k.server, " ")
+	m["openssl.cli_client"] = strings.Join(k.client, " ")
 }
 
-// cliMeta is what meta.json records about the openssl-cli stack.
-func (r *runner) cliMeta(m map[string]string) {
-	if r.stk.program == "" {
-		return
-	}
-	m["openssl.program"] = r.stk.programVersion
-	m["openssl.cli_server"] = strings.Join(r.spec.CLI.Server, " ")
-	m["openssl.cli_client"] = strings.Join(r.spec.CLI.Client, " ")
-}
-
-// socketOptions is meta.json's measured.socket_options: per stack of the
-// run, whether each side sets TCP_NODELAY on its connection, which
-// decides whether Nagle's algorithm can hold back a flight's last
-// segment (a ServerHello with ML-KEM-1024's 1,568-byte ciphertext crosses
-// one 1,500-byte frame). Go's net package sets it on every TCP
-// connection (read back: measured.paths tcp_nodelay); the harness sets it
-// on both sides (harness/pqssl.c); s_client sets it when it connects
-// (apps/lib/s_socket.c, init_client: BIO_SOCK_NODELAY) and s_server on no
-// socket (apps/lib/s_socket.c, do_server: the accepted socket keeps the
-// listener's options, which set only SO_REUSEADDR).
-func (r *runner) socketOptions() map[string]any {
-	out := map[string]any{}
-	for _, st := range r.spec.stacks() {
-		if !slices.ContainsFunc(r.configs, func(c Config) bool { return c.Stack == st }) {
-			continue
-		}
-		switch st {
-		case StackGo:
-			out[st] = map[string]any{"client_tcp_nodelay": true, "server_tcp_nodelay": true, "source": "Go net package: TCPConn.SetNoDelay(true) on every connection"}
-		case StackOpenSSL:
-			out[st] = map[string]any{"client_tcp_nodelay": true, "server_tcp_nodelay": true, "source": "experiments/tls/openssl/harness/pqssl.c: setsockopt TCP_NODELAY on both sides"}
-		case StackOpenSSLCLI:
-			out[st] = map[string]any{"client_tcp_nodelay": true, "server_tcp_nodelay": false, "source": "OpenSSL 3.5 apps/lib/s_socket.c: init_client connects with BIO_SOCK_NODELAY; do_server accepts with the listener's options (SO_REUSEADDR only)"}
-		}
-	}
-	return out
-}
-
-// measureHost is openssl.MeasureHost (about 13 s); most tests replace it
-// with a fast fake (TestRunOpenSSLCLI runs the real one).
-var measureHost = openssl.MeasureHost
-
-// (*runner).measureHost measures the host's cryptography with the build's
-// openssl program (openssl.MeasureHost), when the run has the build; when says
-// "before" or "after" the handshakes. A failure is logged and recorded,
-// not fatal: the handshakes do not depend on it.
-func (r *runner) measureHost(ctx context.Context, when string) {
-	if r.stk.build == nil {
-		return
-	}
-	h, err := measureHost(ctx, r.stk.build.Program())
-	if err != nil {
-		r.logf("WARNING: host cryptography %s the handshakes not measured: %v", when, err)
-		r.hostErrs = append(r.hostErrs, when+": "+err.Error())
-		return
-	}
-	if r.host == nil {
-		r.host = map[string]*openssl.HostCrypto{}
-	}
-	r.host[when] = h
-	r.logf("host cryptography %s the handshakes: P-384 ECDH %.3f ms, ML-KEM-1024 encaps %.3f ms, decaps %.3f ms, ML-DSA-87 sign %.3f ms (%s)",
-		when, h.MsPerOp["ecdh-p384"], h.MsPerOp["mlkem1024-encaps"], h.MsPerOp["mlkem1024-decaps"], h.MsPerOp["mldsa87-sign"], h.CPUSettings)
-}
-
-// hostCrypto is meta.json's measured.host_crypto.
-func (r *runner) hostCrypto() map[string]any {
-	if r.host == nil && r.hostErrs == nil {
-		return nil
-	}
-	out := map[string]any{"implementations": openssl.Implementations}
-	for k, v := range r.host {
-		out[k] = v
-	}
-	if len(r.hostErrs) > 0 {
-		out["errors"] = r.hostErrs
-	}
-	return out
-}
-
-// cliUp is one s_server the run waits for before its first connection.
-type cliUp struct {
-	name   string
-	up     chan struct{}
-	server int // index in runner.servers
-}
-
-// waitCLI waits until every s_server listens (CLIServer.Up), or fails
-// with the first that stopped or did not come up in time.
-func (r *runner) waitCLI(ctx context.Context) error {
-	if len(r.stk.cliUp) == 0 {
+// wait waits until every s_server listens (CLIServer.Up), or fails with
+// the first that stopped or did not come up in time.
+func (k *cliStack) wait(ctx context.Context, servers []*server) error {
+	if len(k.up) == 0 {
 		return nil
 	}
 	t0 := time.Now()
 	timeout := time.After(30 * time.Second)
-	for _, u := range r.stk.cliUp {
+	for _, u := range k.up {
 		select {
 		case <-u.up:
 		case <-ctx.Done():
 			return ctx.Err()
-		case err := <-r.servers[u.server].done:
-			r.servers[u.server].done <- err // for stopServers
+		case err := <-servers[u.server].done:
+			servers[u.server].done <- err // for stopServers
 			return fmt.Errorf("tls:run: openssl s_server for %s stopped before it listened: %v", u.name, err)
 		case <-timeout:
 			return fmt.Errorf("tls:run: openssl s_server for %s not listening after 30 s", u.name)
 		}
 	}
-	r.vlogf("openssl-cli: %d s_server processes listening after %s", len(r.stk.cliUp), time.Since(t0).Round(time.Millisecond))
+	k.vlogf("openssl-cli: %d s_server processes listening after %s", len(k.up), time.Since(t0).Round(time.Millisecond))
 	return nil
 }

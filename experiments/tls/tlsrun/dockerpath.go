@@ -36,26 +36,37 @@ var DockerCaptureName = tlsjoin.CaptureFor(PathDocker)
 // Docker engine to install or start), nil when it can; tests replace it.
 var dockerUnavailable = dockernet.Available
 
-// startDocker starts the docker path when a unit runs on it.
-func (r *runner) startDocker(ctx context.Context) error {
-	if !hasPath(r.configs, PathDocker) {
-		return nil
+// dockerPath is the docker path (PathDocker): a private daemon's client
+// and server containers on a Compose network (experiments/tls/dockernet).
+type dockerPath struct {
+	logger
+	dock    *dockernet.Net
+	certDir string // the openssl-cli stack's PEM files, mounted read-only in the server container
+	// uninclude removes the containers' processes from the quiet
+	// check's experiment (quiet.IncludeProcesses).
+	uninclude func()
+}
+
+// startDocker starts the docker path's daemon, image and containers.
+func (r *runner) startDocker(ctx context.Context) (path, error) {
+	var program string // the docker path runs the openssl-cli stack only (cellSupported)
+	if r.cli != nil {
+		program = r.cli.program
 	}
 	n, err := dockernet.Start(ctx, dockernet.Options{
-		Prefix: DockerPrefix, Root: r.buildRoot(), Program: r.stk.program, CertDir: r.stk.certDir,
-		MTU: r.spec.Bridge.MTU, Offloads: r.spec.Bridge.Offloads, Log: r.log, Verbose: r.cfg.Verbose,
+		Prefix: DockerPrefix, Root: r.buildRoot(), Program: program, CertDir: r.stk.certDir,
+		MTU: r.spec.Bridge.MTU, Offloads: r.spec.Bridge.Offloads, Log: r.cfg.Log, Verbose: r.cfg.Verbose,
 	})
 	if err != nil {
-		return fmt.Errorf("tls:run: the docker path: %w", err)
+		return nil, fmt.Errorf("tls:run: the docker path: %w", err)
 	}
-	r.dock = n
 	// The containers' processes (s_server runs there) are the
 	// experiment's in the quiet check, not another job's.
-	r.unincludeDocker = quiet.IncludeProcesses(n.Processes)
+	p := &dockerPath{logger: r.logger, dock: n, certDir: r.stk.certDir, uninclude: quiet.IncludeProcesses(n.Processes)}
 	i := n.Info
 	r.logf("docker path: daemon %s, image %s, network %s (MTU %d), client %s, server %s",
 		i.DaemonVersion, i.Image, i.Network, i.MTU, i.ClientAddr, i.ServerAddr)
-	return nil
+	return p, nil
 }
 
 // buildRoot is where caches live (RunConfig.BuildRoot, else Root).
@@ -66,76 +77,84 @@ func (r *runner) buildRoot() string {
 	return r.cfg.Root
 }
 
-// closeDocker removes the docker path's containers, network and image
-// and stops the daemon it started; a failure is logged (the run's
-// outcome is decided) and `go run mage.go clean` removes what is left.
-func (r *runner) closeDocker() {
-	if r.dock == nil {
+func (*dockerPath) name() string         { return PathDocker }
+func (p *dockerPath) serverAddr() string { return p.dock.Info.ServerAddr }
+
+// client runs f on a thread in the client container's network namespace.
+func (p *dockerPath) client(f func()) { p.dock.Client.Do(f) }
+
+// close removes the docker path's containers, network and image and
+// stops the daemon it started; `go run mage.go clean` removes what a
+// failure leaves.
+func (p *dockerPath) close() {
+	if p.uninclude != nil {
+		p.uninclude()
+	}
+	if err := p.dock.Close(); err != nil {
+		p.logf("WARNING: %v (go run mage.go clean removes what is left)", err)
 		return
 	}
-	if r.unincludeDocker != nil {
-		r.unincludeDocker()
-	}
-	if err := r.dock.Close(); err != nil {
-		r.logf("WARNING: %v (go run mage.go clean removes what is left)", err)
-		return
-	}
-	r.vlogf("docker path: containers, network, image and daemon removed")
+	p.vlogf("docker path: containers, network, image and daemon removed")
 }
 
-// dockerLaunchers run s_server in the server container and s_client
-// natively in the client container's namespace (dial).
-func (r *runner) dockerLaunchers(native openssl.Launcher) (server, client openssl.Launcher, bindIP string, err error) {
-	if r.dock == nil {
-		return server, client, "", fmt.Errorf("the docker path is not running")
-	}
+// launchers run s_server in the server container and s_client
+// natively in the client container's namespace (client).
+func (p *dockerPath) launchers(native openssl.Launcher) (server, client openssl.Launcher, bindIP string) {
 	server = openssl.Launcher{
-		Argv: r.dock.ServerArgv,
+		Argv: p.dock.ServerArgv,
 		Listening: func(addr string) (up bool, err error) {
-			r.dock.Server.Do(func() { up, err = openssl.ListeningTCP(addr) })
+			p.dock.Server.Do(func() { up, err = openssl.ListeningTCP(addr) })
 			return up, err
 		},
-		File: func(p string) string {
-			rel, err := filepath.Rel(r.stk.certDir, p)
+		File: func(f string) string {
+			rel, err := filepath.Rel(p.certDir, f)
 			if err != nil || strings.HasPrefix(rel, "..") {
-				return p
+				return f
 			}
 			return filepath.Join(dockernet.CertMount, rel)
 		},
 	}
-	return server, native, r.dock.Info.ClientAddr, nil
+	return server, native, p.dock.Info.ClientAddr
 }
 
-// listenDocker reserves configuration c's port in the server container's
-// namespace; the Serve of the CLI closes it and s_server binds the same
+// listen reserves configuration c's port in the server container's
+// namespace. The Serve of the CLI closes it and s_server binds the same
 // address inside the container.
-func (r *runner) listenDocker() (ln net.Listener, err error) {
-	r.dock.Server.Do(func() { ln, err = net.Listen("tcp", net.JoinHostPort(r.dock.Info.ServerAddr, "0")) })
+func (p *dockerPath) listen(Config) (ln net.Listener, err error) {
+	p.dock.Server.Do(func() { ln, err = net.Listen("tcp", net.JoinHostPort(p.dock.Info.ServerAddr, "0")) })
 	return ln, err
 }
 
-// startDockerCapture starts the capture on the client container's eth0.
-func (r *runner) startDockerCapture(ctx context.Context, dir string) (*pathCapture, error) {
-	if r.dock == nil {
-		return nil, nil
-	}
-	iface := r.dock.Info.ClientIface
+// capture captures on the client container's eth0.
+func (p *dockerPath) capture(ctx context.Context, dir string, _ []*server) (*pathCapture, error) {
+	iface := p.dock.Info.ClientIface
 	pc := &pathCapture{path: PathDocker, iface: iface, name: DockerCaptureName, file: filepath.Join(dir, DockerCaptureName)}
 	keep := false
 	var err error
-	r.dock.Client.Do(func() {
+	p.dock.Client.Do(func() {
 		pc.c, err = capture.Start(ctx, capture.Options{Interface: iface, Path: pc.file, DropOutgoing: &keep})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tls:run: docker path: %w", err)
 	}
-	r.logf("capture: started on %s in the client container %s", iface, r.dock.Info.ClientContainer)
+	p.logf("capture: started on %s in the client container %s", iface, p.dock.Info.ClientContainer)
 	return pc, nil
 }
 
-// dockerInfo is meta.json's measured.paths entry of the docker path.
-func (r *runner) dockerInfo() map[string]any {
-	i := r.dock.Info
+func (p *dockerPath) done() <-chan struct{} { return p.dock.Done() }
+
+// failure is the containers' error: a container that died or a network
+// someone removed.
+func (p *dockerPath) failure(error) error {
+	if err := p.dock.Err(); err != nil {
+		return fmt.Errorf("docker path: %w; the run was removed and its containers, network and image are being removed", err)
+	}
+	return nil
+}
+
+// info is measured.paths.docker.
+func (p *dockerPath) info() map[string]any {
+	i := p.dock.Info
 	return map[string]any{
 		"path": PathDocker, "interface": i.ClientIface, "daemon": i.DaemonVersion, "daemon_started": i.DaemonStarted,
 		"image": i.Image, "image_files": i.ImageFiles, "compose_file_sha256": i.ComposeSHA256, "compose": i.Compose,

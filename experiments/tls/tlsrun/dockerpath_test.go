@@ -51,7 +51,7 @@ func TestRunDocker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
 	}
-	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", res.Connections)) {
+	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", readStats(t, res.Dir).Connections)) {
 		t.Errorf("not every client Finished was decrypted:\n%s", e.log.String())
 	}
 	n := map[string]int{}

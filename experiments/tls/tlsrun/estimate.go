@@ -10,8 +10,11 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// Cost model of one connection on the reference machine (2 cores shared
-// with other work, AMD EPYC, Go 1.27.3), fitted to the medians of a quick
+// Cost model of one connection on the reference machine, for the plan's
+// estimate only.
+//
+// The machine has 2 cores shared with other work (AMD EPYC, Go 1.27.3).
+// The figures are fitted to the medians of a quick
 // run while capturing (client timer of each configuration): a base cost
 // for TCP, the record layer, Ed25519 + X25519 and the gap between
 // connections, plus the certificate key's and the group's extra over
@@ -39,12 +42,12 @@ var (
 	costChain = 400 * time.Microsecond
 	// costRead is reading the capture back and joining, per connection.
 	costRead = 100 * time.Microsecond
-	// costBridge is the bridge path's extra cost per connection (veth,
-	// bridge and MTU-sized segments instead of lo's 64 KiB ones), and
-	// costBridgeSetup its namespaces; see BenchmarkPaths.
+	// costBridge is the bridge path's extra cost per connection and
+	// costBridgeSetup its namespaces'. The extra is veth, bridge and
+	// MTU-sized segments instead of lo's 64 KiB ones (see BenchmarkPaths).
 	costBridge      = 300 * time.Microsecond
 	costBridgeSetup = 300 * time.Millisecond
-	// costCLI is the openssl-cli stack's extra per connection: a new
+	// costCLI is the openssl-cli stack's extra cost per connection. A new
 	// s_client process (fork, exec, the program's start, the providers'
 	// first fetches, its exit) and the port probe; costDocker the docker
 	// path's extra over the bridge's, costDockerSetup its daemon, image

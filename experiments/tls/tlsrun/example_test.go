@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/tlsrun"
 )
 
@@ -15,12 +16,12 @@ import (
 func ExampleRun() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Root: ".", Profile: "quick", Log: os.Stdout})
+	res, err := tlsrun.Run(ctx, tlsrun.RunConfig{Config: runlife.Config{Root: ".", Profile: "quick", Log: os.Stdout}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
-	fmt.Println(res.Dir, res.Connections, "connections at", res.Rate, "handshakes/s")
+	fmt.Println("run", res.RunID, "in", res.Dir)
 }
 
 // Estimate gives the plan's expected wall time before anything runs.

@@ -31,10 +31,11 @@ func TestBusyRunNotPinned(t *testing.T) {
 	defer func(d func() quiet.Watcher) { runlife.DefaultMachine = d }(runlife.DefaultMachine)
 	runlife.DefaultMachine = func() quiet.Watcher { return quiet.NewFixed(quiet.Busy) }
 	for i, override := range []string{"", "the only host of its kind"} {
-		t.Setenv(runlife.PinBusyEnv, override)
 		e := newEnv(t, tinySpec)
 		before, _ := os.ReadFile(e.spec)
-		res, err := Run(context.Background(), e.config(time.Date(2026, 11, 30, 14, 0, i, 0, time.UTC)))
+		cfg := e.config(time.Date(2026, 11, 30, 14, 0, i, 0, time.UTC))
+		cfg.PinBusy = override
+		res, err := Run(context.Background(), cfg)
 		if res == nil {
 			t.Fatalf("override %q: not committed: %v\n%s", override, err, e.log.String())
 		}

@@ -92,6 +92,11 @@ func TestRunRemote(t *testing.T) {
 	if rp, _ := paths[PathRemote].(map[string]any); rp["mtu"] != float64(sshtest.MTU) || rp["interface"] != sh.HostDev {
 		t.Errorf("meta paths.remote: %v", rp)
 	}
+	// The remote path's note says where the servers ran and with which
+	// binary; the run-wide notes used to overwrite it.
+	if notes := strings.Join(m.Notes, "\n"); !strings.Contains(notes, "remote path: servers on "+sshtest.Alias+" over SSH") {
+		t.Errorf("meta notes lack the remote path's: %v", m.Notes)
+	}
 	rel, _ := filepath.Rel(e.root, res.Dir)
 	checkRederive(t, e.root, filepath.ToSlash(rel))
 

@@ -46,9 +46,12 @@ func (s *Spec) validateRemote() []error {
 	return nil
 }
 
-// remotePath is a run's remote host: the deployed binary, the serve role
-// with one TLS server per remote configuration, and its records.
+// remotePath is the remote path (PathRemote): servers on a second host.
+// It holds the host's deployed binary, its serve role with one TLS server
+// per remote configuration, and its records; the clients and the capture
+// are here.
 type remotePath struct {
+	logger
 	host    *sshhost.Host
 	proc    *sshhost.Process
 	prov    sshhost.Provenance
@@ -63,11 +66,13 @@ type remotePath struct {
 }
 
 // remoteListener stands for a server of the serve role: Addr is where it
-// listens on the remote host; Accept waits until Close.
+// listens on the remote host; Accept waits until Close. Its serve
+// replaces the configuration's stack's.
 type remoteListener struct {
 	i      int
 	addr   *net.TCPAddr
 	closed chan struct{}
+	rp     *remotePath
 }
 
 func (l *remoteListener) Accept() (net.Conn, error) { <-l.closed; return nil, net.ErrClosed }
@@ -81,21 +86,18 @@ func (l *remoteListener) Close() error {
 }
 func (l *remoteListener) Addr() net.Addr { return l.addr }
 
-// startRemote builds the static binary for the host's architecture, copies
-// it there (sshhost.Deploy), records the host's provenance and starts the
-// serve role with every remote configuration, when a unit runs on the
-// remote path.
-func (r *runner) startRemote(ctx context.Context) (err error) {
-	if !hasPath(r.configs, PathRemote) {
-		return nil
-	}
+// startRemote deploys pqrepro to the remote host and starts its servers.
+// It builds the static binary for the host's architecture, copies it
+// there (sshhost.Deploy), records the host's provenance and starts the
+// serve role with every remote configuration.
+func (r *runner) startRemote(ctx context.Context) (_ path, err error) {
 	opt := r.spec.Remote.Options()
 	if r.cfg.RemoteSSH != nil {
 		opt = *r.cfg.RemoteSSH
 	}
 	h, err := sshhost.New(opt)
 	if err != nil {
-		return fmt.Errorf("tls:run: %w", err)
+		return nil, fmt.Errorf("tls:run: %w", err)
 	}
 	var cs []sshhost.ServerConfig
 	for _, c := range r.configs {
@@ -103,27 +105,22 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 			cs = append(cs, sshhost.ServerConfig{Group: c.Group.String(), Cert: string(c.Key), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Seed: r.spec.Seeds.Certificates, Stack: c.stackName()})
 		}
 	}
-	root := r.cfg.BuildRoot
-	if root == "" {
-		root = r.cfg.Root
-	}
-	srv, err := sshhost.StartServers(ctx, h, root, r.stk.harness, cs)
+	srv, err := sshhost.StartServers(ctx, h, r.buildRoot(), r.stk.harness, cs)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("tls:run: %w (%w)", ErrInterrupted, ctx.Err())
+			return nil, fmt.Errorf("tls:run: %w (%w)", ErrInterrupted, ctx.Err())
 		}
-		return fmt.Errorf("tls:run: remote path: %w", err)
+		return nil, fmt.Errorf("tls:run: remote path: %w", err)
 	}
-	rp := &remotePath{host: h, proc: srv.Proc, prov: srv.Prov, dep: srv.Dep, harness: srv.Harness, addrs: srv.Addrs, deploy: srv.Ready}
-	r.rem = rp
+	rp := &remotePath{logger: r.logger, host: h, proc: srv.Proc, prov: srv.Prov, dep: srv.Dep, harness: srv.Harness, addrs: srv.Addrs, deploy: srv.Ready}
 	defer func() {
 		if err != nil {
-			r.closeRemote()
+			rp.close()
 		}
 	}()
 	rp.ip, _, _ = net.SplitHostPort(rp.addrs[0])
 	if rp.iface, err = ifaceTo(rp.ip); err != nil {
-		return fmt.Errorf("tls:run: remote path: %w", err)
+		return nil, fmt.Errorf("tls:run: remote path: %w", err)
 	}
 	rp.recs = make([]chan handshake.ServerRecord, len(cs))
 	for i := range rp.recs {
@@ -140,7 +137,7 @@ func (r *runner) startRemote(ctx context.Context) (err error) {
 	if srv.Harness.Path != "" {
 		r.logf("remote path: OpenSSL harness %s (sha256:%s)", srv.Harness.Path, srv.Harness.SHA256[:16])
 	}
-	return nil
+	return rp, nil
 }
 
 // dispatch hands the serve role's records to their servers.
@@ -185,22 +182,31 @@ func ifaceTo(ip string) (string, error) {
 	return "", fmt.Errorf("no interface holds %s, the address that reaches %s", local, ip)
 }
 
-// closeRemote stops the serve role (nothing of the run stays running on
-// the host; the binary stays in [remote] dir for the next run).
-func (r *runner) closeRemote() {
-	if r.rem == nil || r.rem.proc == nil {
-		return
-	}
-	if err := r.rem.proc.Stop(); err != nil {
-		r.logf("WARNING: remote path: %v", err)
-		return
-	}
-	r.vlogf("remote path: serve pid %d on %s stopped", r.rem.proc.PID, r.rem.host.Dest())
+func (*remotePath) name() string { return PathRemote }
+
+// serverAddr is the remote servers' address and host, for the log.
+func (rp *remotePath) serverAddr() string {
+	return rp.ip + " (remote, " + strings.TrimSpace(rp.host.Dest()) + ")"
 }
 
-// listenRemote gives the next remote configuration its listener.
-func (r *runner) listenRemote() (net.Listener, error) {
-	rp := r.rem
+// client runs f here: the remote path's clients are this process's.
+func (*remotePath) client(f func()) { f() }
+
+// close stops the serve role (nothing of the run stays running on
+// the host; the binary stays in [remote] dir for the next run).
+func (rp *remotePath) close() {
+	if rp.proc == nil {
+		return
+	}
+	if err := rp.proc.Stop(); err != nil {
+		rp.logf("WARNING: remote path: %v", err)
+		return
+	}
+	rp.vlogf("remote path: serve pid %d on %s stopped", rp.proc.PID, rp.host.Dest())
+}
+
+// listen gives the next remote configuration its listener.
+func (rp *remotePath) listen(Config) (net.Listener, error) {
 	if rp.next >= len(rp.addrs) {
 		return nil, errors.New("more remote configurations than the serve role started")
 	}
@@ -209,76 +215,54 @@ func (r *runner) listenRemote() (net.Listener, error) {
 		return nil, err
 	}
 	rp.next++
-	return &remoteListener{i: rp.next - 1, addr: a, closed: make(chan struct{})}, nil
+	return &remoteListener{i: rp.next - 1, addr: a, closed: make(chan struct{}), rp: rp}, nil
 }
 
-// remoteServe replaces the serve function of a remote configuration: it
-// reports the serve role's records for the listener's server until ctx
-// ends, and fails when the SSH session ends first.
-func (r *runner) remoteServe(ln net.Listener, serve func(context.Context, net.Listener, func(handshake.ServerRecord)) error) func(context.Context, net.Listener, func(handshake.ServerRecord)) error {
-	rl, ok := ln.(*remoteListener)
-	if !ok {
-		return serve
-	}
-	rp := r.rem
-	return func(ctx context.Context, _ net.Listener, report func(handshake.ServerRecord)) error {
-		defer rl.Close()
-		for {
-			select {
-			case rec := <-rp.recs[rl.i]:
-				report(rec)
-			case <-rp.proc.Done():
-				return rp.proc.Err()
-			case <-ctx.Done():
-				return nil
-			}
+// serve is a remote configuration's serve function. It reports the
+// serve role's records for the listener's server until ctx ends, and
+// fails when the SSH session ends first.
+func (l *remoteListener) serve(ctx context.Context, _ net.Listener, report func(handshake.ServerRecord)) error {
+	defer l.Close()
+	rp := l.rp
+	for {
+		select {
+		case rec := <-rp.recs[l.i]:
+			report(rec)
+		case <-rp.proc.Done():
+			return rp.proc.Err()
+		case <-ctx.Done():
+			return nil
 		}
 	}
 }
 
-// remoteFailure is why the remote path broke, nil while it works. After a
+func (rp *remotePath) done() <-chan struct{} { return rp.proc.Done() }
+
+// failure is why the remote path broke, nil while it works. After a
 // failed connection (loopErr) it waits up to remoteSettle for the SSH
 // session to tell: a dead link or server often shows first as a refused
 // or reset connection, and ssh notices a silent link within
 // ServerAliveInterval x ServerAliveCountMax (6 s).
-func (r *runner) remoteFailure(loopErr error) error {
-	if r.rem == nil || loopErr == nil {
-		return r.remoteErr()
+func (rp *remotePath) failure(loopErr error) error {
+	if loopErr != nil {
+		select {
+		case <-rp.proc.Done():
+		case <-time.After(remoteSettle):
+		}
 	}
-	select {
-	case <-r.rem.proc.Done():
-	case <-time.After(remoteSettle):
+	if err := rp.proc.Err(); err != nil {
+		return fmt.Errorf("remote path: %w; the run was removed and not registered, the remote server is stopped", err)
 	}
-	return r.remoteErr()
+	return nil
 }
 
 const remoteSettle = 10 * time.Second
 
-// remoteErr is why the remote path broke, nil while it works.
-func (r *runner) remoteErr() error {
-	if r.rem == nil {
-		return nil
-	}
-	return r.rem.proc.Err()
-}
-
-// remoteDone closes when the remote path's SSH session ends (nil channel
-// without a remote path).
-func (r *runner) remoteDone() <-chan struct{} {
-	if r.rem == nil {
-		return nil
-	}
-	return r.rem.proc.Done()
-}
-
-// startRemoteCapture captures the remote path on the interface that
-// reaches the host, the remote servers' ports only.
-func (r *runner) startRemoteCapture(ctx context.Context, dir string) (*pathCapture, error) {
-	if r.rem == nil {
-		return nil, nil
-	}
-	pc := &pathCapture{path: PathRemote, iface: r.rem.iface, name: RemoteCaptureName, file: filepath.Join(dir, RemoteCaptureName)}
-	ports := r.serverPorts(PathRemote)
+// capture captures the remote path on the interface that reaches the
+// host, the remote servers' ports only.
+func (rp *remotePath) capture(ctx context.Context, dir string, servers []*server) (*pathCapture, error) {
+	pc := &pathCapture{path: PathRemote, iface: rp.iface, name: RemoteCaptureName, file: filepath.Join(dir, RemoteCaptureName)}
+	ports := serverPorts(servers, PathRemote)
 	if len(ports) > capture.MaxPorts {
 		ports = nil
 	}
@@ -288,37 +272,26 @@ func (r *runner) startRemoteCapture(ctx context.Context, dir string) (*pathCaptu
 		return nil, fmt.Errorf("tls:run: remote path: %w", err)
 	}
 	pc.c = c
-	r.logf("capture: started on %s (toward %s)", pc.iface, r.rem.ip)
+	rp.logf("capture: started on %s (toward %s)", pc.iface, rp.ip)
 	return pc, nil
 }
 
-// remoteInfo is meta.json's measured.paths.remote.
-func (r *runner) remoteInfo() map[string]any {
-	info := map[string]any{"path": PathRemote, "interface": r.rem.iface, "server_addr": r.rem.ip, "host": r.rem.host.Dest()}
-	if ifc, err := net.InterfaceByName(r.rem.iface); err == nil {
+// info is meta.json's measured.paths.remote.
+func (rp *remotePath) info() map[string]any {
+	info := map[string]any{"path": PathRemote, "interface": rp.iface, "server_addr": rp.ip, "host": rp.host.Dest()}
+	if ifc, err := net.InterfaceByName(rp.iface); err == nil {
 		info["mtu"] = ifc.MTU
 	}
 	return info
 }
 
-// remoteMeta records the remote host's provenance in meta.json.
-func (r *runner) remoteMeta(m *provenance.Meta) {
-	if r.rem == nil {
-		return
+// meta records the remote host's provenance in meta.json.
+func (rp *remotePath) meta(m *provenance.Meta) {
+	m.Measured["remote_host"] = rp.prov
+	if rp.harness.SHA256 != "" {
+		m.Measured["remote_harness"] = rp.harness
 	}
-	m.Measured["remote_host"] = r.rem.prov
-	if r.rem.harness.SHA256 != "" {
-		m.Measured["remote_harness"] = r.rem.harness
-	}
-	m.Measured["remote_deploy_s"] = round3(r.rem.deploy.Seconds())
+	m.Measured["remote_deploy_s"] = round3(rp.deploy.Seconds())
 	m.Notes = append(m.Notes, fmt.Sprintf("remote path: servers on %s over SSH (pqrepro remote serve, binary sha256:%s built for %s here with %s), client and capture on this host; the servers' accept times are the remote clock's (offset estimate in measured.remote_host.clock)",
-		r.rem.host.Dest(), r.rem.dep.SHA256, r.rem.prov.Arch, runtime.Version()))
-}
-
-// remoteAddr is the remote servers' address for the log ("" without).
-func (r *runner) remoteAddr() []string {
-	if r.rem == nil {
-		return nil
-	}
-	return []string{r.rem.ip + " (remote, " + strings.TrimSpace(r.rem.host.Dest()) + ")"}
+		rp.host.Dest(), rp.dep.SHA256, rp.prov.Arch, runtime.Version()))
 }

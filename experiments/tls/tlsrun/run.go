@@ -38,58 +38,39 @@ const (
 	// ConfigsFile lists the run's configurations (name, key, group, chain,
 	// the paper's label, baseline) as JSON, in Spec.Configs order.
 	ConfigsFile = "configs.json"
-	// CaptureName is the capture's name in meta.json Files (the SHA-256
+	// CaptureName is the loopback capture's name in meta.json Files.
+	// Files gives the SHA-256
 	// of its uncompressed bytes); the file is committed in the run folder
 	// as CaptureName.gz when it is small (rederive.InRepoMaxBytes), else
 	// kept in the content store under that SHA-256.
 	CaptureName = tlsjoin.CaptureName
 )
 
-// Interface is where the loopback path captures: its servers listen on
-// 127.0.0.1. The bridge path captures on bridgenet.Info.ClientIface.
-const Interface = "lo"
-
-// ErrInterrupted is returned (wrapped, with the context's error) when the
-// run's context ends before the run is complete: the capture was closed,
+// ErrInterrupted is wrapped by the error of a run whose context ended
+// before it was complete. The capture was closed,
 // the incomplete run removed and not registered. It is
 // runlife.ErrInterrupted, the same for every study.
 var ErrInterrupted = runlife.ErrInterrupted
 
-// ErrInvalid is returned (wrapped) when the run completed but its data
-// cannot be used (kernel packet drops, a connection missing from the
+// ErrInvalid is wrapped by the error of a run whose data cannot be used.
+// That is a run with kernel packet drops, a connection missing from the
 // capture); the run is removed and not registered.
 var ErrInvalid = errors.New("run invalid, removed and not registered")
 
-// RunConfig configures Run.
+// RunConfig configures Run: the run lifecycle's settings and Study A's own.
 type RunConfig struct {
-	// Root is the repository root; the spec, data/ and the store are
-	// below it unless overridden. "" is the repository root above the
-	// working directory (runlife.FindRoot).
-	Root string
-	// Git is the state of the repository the run was started from
-	// (provenance.RepoGit at the repository root, taken by the pipeline
-	// when the run starts); nil means the state of Root.
-	Git *provenance.Git
-	// Profile names the spec's profile (quick, full).
-	Profile string
-	// Log receives one line per step and throttled progress; nil is
-	// io.Discard. Verbose adds per-configuration detail.
-	Log     io.Writer
-	Verbose bool
-	// Now names the run (its ID is the UTC start time) and stamps
-	// meta.json's start and end; nil is time.Now. The handshake timers,
-	// the measured rate and the progress throttle always use the real
-	// monotonic clock: they measure the machine.
-	Now func() time.Time
+	// Config is the run lifecycle's (runlife.Config; Run sets Study).
+	// The spec's seeds are the run's seeds (write another spec to inject
+	// others). Verbose adds per-configuration detail to the log. Now names
+	// the run and stamps meta.json; the handshake timers, the measured
+	// rate and the progress throttle always use the real monotonic clock:
+	// they measure the machine.
+	runlife.Config
 
-	// SpecPath is the spec; "" is Root/experiments/tls.toml. The spec's
-	// seeds are the run's seeds (write another spec to inject others).
-	SpecPath string
-	// DataDir is where runs go; "" is Root/data.
-	DataDir string
 	// Store receives the capture; nil is repro.OpenStore(Root).
 	Store *repro.Store
-	// CaptureInRepoMax: captures of at most this many bytes in total
+	// CaptureInRepoMax is the size up to which captures stay in the run.
+	// Captures of at most this many bytes in total
 	// (uncompressed) are committed gzip'd in the run folder, larger ones go
 	// to Store; 0 means rederive.InRepoMaxBytes, negative means always Store.
 	CaptureInRepoMax int64
@@ -108,29 +89,13 @@ type RunConfig struct {
 	RemoteSSH *sshhost.Options
 }
 
-// RunResult describes a committed run.
-type RunResult struct {
-	RunID       string
-	Dir         string        // the run folder, data/tls/<run-id>
-	Configs     int           // configurations
-	Connections int           // connections made, warm-ups included
-	Measured    int           // connections not flagged as warm-up
-	Wall        time.Duration // from the first dial to the last connection's close
-	Rate        float64       // Connections / Wall, handshakes per second
-	Total       time.Duration // the whole run, certificates to pin
-	Capture     capture.Stats
-	CaptureSHA  string // SHA-256 of the pcapng (uncompressed), as meta.json names it
-	CaptureSize int64  // bytes, uncompressed
-}
-
-// Requirements lists what Run needs installed: iproute2 when a profile of
-// the spec under root runs the bridge path (bridgenet.Requirements);
-// Debian's docker.io and docker-compose when it runs the docker path
-// (dockernet.Requirements); what
-// building OpenSSL needs when the spec measures the openssl stack
-// (stack.go); beyond that Go and root (or CAP_NET_RAW) for the AF_PACKET
-// capture, which is not something a package installs, so Run checks it
-// itself (CheckPermission).
+// Requirements lists what Run needs installed for the spec under root. That
+// is iproute2 when a profile of the spec runs the bridge path
+// (bridgenet.Requirements); Debian's docker.io and docker-compose when it
+// runs the docker path (dockernet.Requirements); what building OpenSSL
+// needs when the spec measures the openssl stack (stack.go); beyond that Go
+// and root (or CAP_NET_RAW) for the AF_PACKET capture, which is not
+// something a package installs, so Run checks it itself (CheckPermission).
 func Requirements(root string) []deps.Requirement {
 	reqs := stackRequirements(root)
 	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
@@ -173,22 +138,21 @@ func CheckPermission() error {
 // cannot be provoked reliably); nil outside tests.
 var testHookCaptureStats func(*capture.Stats)
 
-// runner is the state of one Run.
+// runner is the state of one Run. It holds the plan, the servers and the
+// paths they run on, the stacks they use, and what the run measured
+// besides.
 type runner struct {
+	logger
 	cfg     RunConfig
-	log     io.Writer
 	spec    *Spec
 	configs []Config
 	plan    []Step
 	servers []*server
-	stk     stackState     // stack.go
-	net     *bridgenet.Net // the bridge path's network, nil without one
-	dock    *dockernet.Net // the docker path's containers (dockerpath.go), nil without them
-	// unincludeDocker removes the containers' processes from the quiet
-	// check's experiment (quiet.IncludeProcesses).
-	unincludeDocker func()
-	rem             *remotePath   // the remote path's host (remotepath.go), nil without one
-	life            *runlife.Life // the run's lifecycle; its MachineLine goes on progress lines
+	// paths are the run's paths (paths.go), in startPaths' order.
+	paths []path
+	stk   stackState    // stack.go
+	cli   *cliStack     // the openssl-cli stack (clistack.go), nil without
+	life  *runlife.Life // the run's lifecycle; its MachineLine goes on progress lines
 	// skippedPaths are the paths the profile names that this host cannot
 	// run, with the reason (meta.json notes).
 	skippedPaths []string
@@ -198,33 +162,63 @@ type runner struct {
 	hostErrs []string
 }
 
-func (r *runner) logf(format string, a ...any) { fmt.Fprintf(r.log, "tls: "+format+"\n", a...) }
+// startPaths starts every path a unit runs on, in this order (the
+// captures', the log's and meta.json's), each with its own type. On an
+// error the paths started so far stay in r.paths for closePaths.
+func (r *runner) startPaths(ctx context.Context) error {
+	for _, p := range []struct {
+		name  string
+		start func(context.Context) (path, error)
+	}{
+		{PathLoopback, func(context.Context) (path, error) { return &loopbackPath{r.logger}, nil }},
+		{PathBridge, r.startBridge},
+		{PathDocker, r.startDocker},
+		{PathRemote, r.startRemote},
+	} {
+		if !hasPath(r.configs, p.name) {
+			continue
+		}
+		started, err := p.start(ctx)
+		if err != nil {
+			return err
+		}
+		r.paths = append(r.paths, started)
+	}
+	return nil
+}
 
-func (r *runner) vlogf(format string, a ...any) {
-	if r.cfg.Verbose {
-		r.logf(format, a...)
+// closePaths closes the started paths, the last started first.
+func (r *runner) closePaths() {
+	for i := len(r.paths) - 1; i >= 0; i-- {
+		r.paths[i].close()
 	}
 }
 
-// Run records one Study A dataset: it validates the spec, checks the
-// permission to capture, builds the bridge network when the profile runs
-// the bridge path (bridgepath.go), makes the certificates and starts one
-// server per configuration and path on its own port (127.0.0.1 on
-// loopback, the server namespace's address on the bridge; all up for the
-// whole run), then creates the run folder, starts ONE capture per path (on
-// lo; on the client's veth in its namespace), makes every connection
-// of Plan one after another (one client, sequential, like the paper's
-// repeated connections), stops the captures, writes what the process
-// measured (inproc.csv.gz, with each connection's path) and configs.json,
-// derives records.csv.gz from them and the captures with
-// tlsjoin.DeriveRecords (the function the build's tls:records stage calls
-// again; each path's connections are joined with that path's capture),
-// keeps the pcapngs (with the key log as a Decryption Secrets Block)
-// gzip'd in the run folder when they are small together
-// (rederive.InRepoMaxBytes) or in the content store, writes meta.json,
-// commits the run folder to data/tls/<run-id>/ and pins the run for the
-// profile in the spec (the lifecycle is experiments/instruments/runlife's, shared
-// with the other studies).
+// path is the run's path named name ("" is loopback), nil when the run
+// has none.
+func (r *runner) path(name string) path {
+	if name == "" {
+		name = PathLoopback
+	}
+	for _, p := range r.paths {
+		if p.name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Run records one Study A dataset into data/tls/<run-id>/ and pins it
+// for the profile in the spec.
+//
+// The steps (the package documentation tells them in full): the spec and
+// the permission to capture; the stacks and paths; one server per
+// configuration and path; the run folder (runlife); one capture per path;
+// every connection of Plan, one after another; inproc.csv.gz and
+// configs.json; records.csv.gz by tlsjoin.DeriveRecords; the captures, in
+// the run folder or the content store; meta.json; commit and pin. The
+// result is nil when no run was committed; a run committed but not pinned
+// has one, beside the error.
 //
 // Any failure, a kernel packet drop, a connection the capture does not
 // match, the end of ctx (Ctrl-C; the pipeline cancels it on SIGINT and
@@ -233,9 +227,9 @@ func (r *runner) vlogf(format string, a ...any) {
 // registered, the spec's pins and earlier runs are untouched, and every
 // namespace and device the run made is deleted. Errors before the run
 // folder exists (spec, profile, permission, port) leave nothing behind.
-func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
-	l, err := runlife.New(runlife.Config{Study: Study, Root: cfg.Root, Git: cfg.Git, Profile: cfg.Profile,
-		SpecPath: cfg.SpecPath, DataDir: cfg.DataDir, Log: cfg.Log, Now: cfg.Now, Verbose: cfg.Verbose})
+func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
+	cfg.Study = Study
+	l, err := runlife.New(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -248,11 +242,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 			}
 		}
 	}()
-	cfg.Root = l.Root
-	r := &runner{cfg: cfg, log: l.Log, life: l}
+	cfg.Config = l.Config // the defaults filled
+	r := &runner{logger: logger{w: l.Log, verbose: l.Verbose}, cfg: cfg, life: l}
 	store := cfg.Store
 	if store == nil {
-		store = repro.OpenStore(cfg.Root)
+		store = repro.OpenStore(cfg.Root, "")
 	}
 	t0 := time.Now()
 
@@ -269,24 +263,19 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, err
 	}
 	defer r.stopStacks()
-	if err := r.startBridge(ctx); err != nil {
+	err = r.startPaths(ctx)
+	defer r.closePaths()
+	if err != nil {
 		return nil, err
 	}
-	defer r.closeBridge()
-	if err := r.startDocker(ctx); err != nil {
-		return nil, err
-	}
-	defer r.closeDocker()
-	if err := r.startRemote(ctx); err != nil {
-		return nil, err
-	}
-	defer r.closeRemote()
 	if err := r.startServers(); err != nil {
 		return nil, err
 	}
 	defer r.stopServers()
-	if err := r.waitCLI(ctx); err != nil {
-		return nil, err
+	if r.cli != nil {
+		if err := r.cli.wait(ctx, r.servers); err != nil {
+			return nil, err
+		}
 	}
 	r.logServers()
 
@@ -337,18 +326,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	meta := r.runMeta(ctx, prof, caps, files, st, js, len(recs), wall, rate)
 
 	// 6. Register: meta.json, commit, then pin.
-	err = l.Commit(ctx, meta)
-	if l.Committed() {
-		res = &RunResult{
-			RunID: run.ID, Dir: run.Final, Configs: len(r.configs), Connections: len(recs), Measured: js.Measured,
-			Wall: wall, Rate: rate, Total: time.Since(t0), Capture: st, CaptureSHA: caps[0].sum, CaptureSize: caps[0].size,
-		}
+	if err := l.Commit(ctx, meta); err != nil {
+		return l.Result(), err // a run that is committed but not pinned stays
 	}
-	if err != nil {
-		return res, err // a run that is committed but not pinned stays
-	}
-	r.logf("run %s committed in %s and %s (%s)", run.ID, run.Final, l.PinState(), res.Total.Round(time.Second))
-	return res, nil
+	r.logf("run %s committed in %s and %s (%s)", run.ID, run.Final, l.PinState(), time.Since(t0).Round(time.Second))
+	return l.Result(), nil
 }
 
 // load reads the spec and plans the profile's connections, checks the
@@ -398,55 +380,33 @@ func (r *runner) load() (Profile, error) {
 // logServers logs how many servers listen, on which addresses and ports.
 func (r *runner) logServers() {
 	var addrs []string
-	if hasPath(r.configs, PathLoopback) {
-		addrs = append(addrs, "127.0.0.1")
+	for _, p := range r.paths {
+		addrs = append(addrs, p.serverAddr())
 	}
-	if r.net != nil {
-		addrs = append(addrs, bridgenet.ServerAddr)
-	}
-	if r.dock != nil {
-		addrs = append(addrs, r.dock.Info.ServerAddr)
-	}
-	addrs = append(addrs, r.remoteAddr()...)
-	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), r.portRange())
+	r.logf("servers: %d on %s (ports %s)", len(r.servers), strings.Join(addrs, " and "), portRange(r.servers))
 }
 
-// handshakes makes every connection of the plan (connect) while the
-// captures run, stops the captures and checks the run: not interrupted,
+// handshakes makes every connection of the plan while the captures run.
+// Then it stops the captures and checks the run: not interrupted,
 // its bridge network and remote host still there, no connection or
 // capture error, no packet the kernel dropped. It returns the
 // connections, their wall time and the captures' summed statistics.
 func (r *runner) handshakes(ctx context.Context, caps []*pathCapture) ([]conn, time.Duration, capture.Stats, error) {
 	l, run := r.life, r.life.Run
-	// A bridge network that someone else removes ends the connections.
+	// A path that breaks (a bridge network someone removes, a container
+	// that dies, a dropped SSH session) ends the connections.
 	connCtx, stopConns := context.WithCancelCause(ctx)
 	defer stopConns(nil)
-	if r.net != nil {
-		go func() {
-			select {
-			case <-r.net.Done():
-				stopConns(r.net.Err())
-			case <-connCtx.Done():
-			}
-		}()
-	}
-	if r.dock != nil { // a container that dies, or a network someone removes
-		go func() {
-			select {
-			case <-r.dock.Done():
-				stopConns(r.dock.Err())
-			case <-connCtx.Done():
-			}
-		}()
-	}
-	if done := r.remoteDone(); done != nil { // a dropped SSH session or a dead remote server
-		go func() {
-			select {
-			case <-done:
-				stopConns(r.remoteErr())
-			case <-connCtx.Done():
-			}
-		}()
+	for _, p := range r.paths {
+		if w, ok := p.(watchedPath); ok {
+			go func() {
+				select {
+				case <-w.done():
+					stopConns(w.failure(nil))
+				case <-connCtx.Done():
+				}
+			}()
+		}
 	}
 	conns, wall, loopErr := r.connect(connCtx, keyLogs(caps))
 	stopCaptures(caps)
@@ -454,18 +414,12 @@ func (r *runner) handshakes(ctx context.Context, caps []*pathCapture) ([]conn, t
 	if ctx.Err() != nil {
 		return nil, 0, st, l.Errorf("run %s after %d of %d connections: %w (%w)", run.ID, len(conns), len(r.plan), ErrInterrupted, ctx.Err())
 	}
-	if r.net != nil {
-		if err := r.net.Err(); err != nil {
-			return nil, 0, st, l.Errorf("run %s after %d of %d connections: %w; the run was removed and every namespace and device it created is being removed", run.ID, len(conns), len(r.plan), err)
+	for _, p := range r.paths {
+		if w, ok := p.(watchedPath); ok {
+			if err := w.failure(loopErr); err != nil {
+				return nil, 0, st, l.Errorf("run %s after %d of %d connections: %w", run.ID, len(conns), len(r.plan), err)
+			}
 		}
-	}
-	if r.dock != nil {
-		if err := r.dock.Err(); err != nil {
-			return nil, 0, st, l.Errorf("run %s after %d of %d connections: docker path: %w; the run was removed and its containers, network and image are being removed", run.ID, len(conns), len(r.plan), err)
-		}
-	}
-	if err := r.remoteFailure(loopErr); err != nil {
-		return nil, 0, st, l.Errorf("run %s after %d of %d connections: remote path: %w; the run was removed and not registered, the remote server is stopped", run.ID, len(conns), len(r.plan), err)
 	}
 	if loopErr != nil {
 		return nil, 0, st, l.Errorf("run %s: %w; the run was removed", run.ID, loopErr)
@@ -477,26 +431,6 @@ func (r *runner) handshakes(ctx context.Context, caps []*pathCapture) ([]conn, t
 		return nil, 0, st, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
 	}
 	return conns, wall, st, nil
-}
-
-// captureStats sums the stopped captures' statistics, logs each, and
-// returns the first capture's error, named by its interface.
-func (r *runner) captureStats(caps []*pathCapture) (st capture.Stats, capErr error) {
-	for _, pc := range caps {
-		if testHookCaptureStats != nil {
-			testHookCaptureStats(&pc.st)
-		}
-		st.Packets += pc.st.Packets
-		st.KernelSeen += pc.st.KernelSeen
-		st.KernelDrops += pc.st.KernelDrops
-		st.Truncated += pc.st.Truncated
-		st.SecretBytes += pc.st.SecretBytes
-		if pc.err != nil && capErr == nil {
-			capErr = fmt.Errorf("%s: %w", pc.iface, pc.err)
-		}
-		r.logf("capture: stopped on %s: %d packets, %d kernel drops, %d key log bytes", pc.iface, pc.st.Packets, pc.st.KernelDrops, pc.st.SecretBytes)
-	}
-	return st, capErr
 }
 
 // write writes one file of the run folder atomically and records its
@@ -523,9 +457,9 @@ func (r *runner) writeDataset(recs []tlsdata.Record, files map[string]string) er
 	return nil
 }
 
-// deriveRecords writes what the process measured (inproc.csv.gz) and the
-// configurations, hashes the captures, then derives the records from them
-// and the captures by tlsjoin.DeriveRecords: the function the build's
+// deriveRecords writes inproc.csv.gz and configs.json and derives the
+// records from them and the captures. It hashes the captures and calls
+// tlsjoin.DeriveRecords: the function the build's
 // tls:records stage calls on the committed run, so the two cannot
 // disagree.
 func (r *runner) deriveRecords(ctx context.Context, conns []conn, caps []*pathCapture, files map[string]string) ([]tlsdata.Record, tlsjoin.Stats, error) {
@@ -572,11 +506,11 @@ func (r *runner) deriveRecords(ctx context.Context, conns []conn, caps []*pathCa
 	return recs, js, nil
 }
 
-// storeCaptures commits small captures with the run, compressed, and puts
-// large ones (above limit; a repeat run's always: runlife.Life.CaptureLimit)
-// in the content store (the rule is on their total, so a run's
-// captures are all in one place). meta.json names each by the SHA-256 of
-// its uncompressed bytes either way.
+// storeCaptures keeps the captures gzip'd in the run when small, else in
+// the content store. Above limit (a repeat run's always:
+// runlife.Life.CaptureLimit) they go to the store (the rule is on their
+// total, so a run's captures are all in one place). meta.json names each by
+// the SHA-256 of its uncompressed bytes either way.
 func (r *runner) storeCaptures(caps []*pathCapture, files map[string]string, store *repro.Store, limit int64) error {
 	l, run := r.life, r.life.Run
 	var capTotal int64 // bytes of every capture, uncompressed
@@ -607,8 +541,8 @@ func (r *runner) storeCaptures(caps []*pathCapture, files map[string]string, sto
 	return nil
 }
 
-// runMeta makes the run's meta.json: seeds, tools, files, what was
-// measured (the capture's counts, the joins, the handshake rate, each
+// runMeta makes the run's meta.json. It holds seeds, tools, files, what
+// was measured (the capture's counts, the joins, the handshake rate, each
 // path's capture) and the notes on order, primary cell and captures.
 func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture, files map[string]string, st capture.Stats, js tlsjoin.Stats, nrecs int, wall time.Duration, rate float64) provenance.Meta {
 	// The first capture's (loopback's when the run has that path) in the
@@ -643,7 +577,6 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 		"interface":                caps[0].iface,
 		"paths":                    r.pathsMeta(caps, files),
 	}
-	r.remoteMeta(&meta)
 	if so := r.socketOptions(); len(so) > 0 {
 		meta.Measured["socket_options"] = so
 	}
@@ -661,6 +594,13 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 	for _, pc := range caps {
 		meta.Notes = append(meta.Notes, fmt.Sprintf("capture: %s (%s path) is %s; records.csv.gz is derived from the captures and %s by experiments/tls/tlsjoin (the build's tls:records stage re-derives it)", pc.name, pc.path, pc.where, tlsjoin.InprocFile))
 	}
+	// After the notes above, which replace Collect's: a path's provenance
+	// and notes (the remote host's) are added to them, not overwritten.
+	for _, p := range r.paths {
+		if mp, ok := p.(metaPath); ok {
+			mp.meta(&meta)
+		}
+	}
 	return meta
 }
 
@@ -669,6 +609,7 @@ func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
 // server is one configuration's server and client, up for the whole run.
 type server struct {
 	cfg     Config
+	path    path // where it listens and where its client dials from
 	ln      net.Listener
 	addr    string
 	expect  handshake.Expect
@@ -705,7 +646,11 @@ func (r *runner) startServers() (err error) {
 		if err != nil {
 			return fmt.Errorf("tls:run: certificates for %s: %w", c.Name, err)
 		}
-		ln, err := r.listen(c)
+		p := r.path(c.Path)
+		if p == nil {
+			return fmt.Errorf("tls:run: listen for %s: the run has no %s path", c.Name, c.pathName())
+		}
+		ln, err := p.listen(c)
 		if err != nil {
 			return fmt.Errorf("tls:run: listen for %s: %w", c.Name, err)
 		}
@@ -715,9 +660,11 @@ func (r *runner) startServers() (err error) {
 			ln.Close()
 			return fmt.Errorf("tls:run: %s: %w", c.Name, err)
 		}
-		serve = r.remoteServe(ln, serve)
+		if rl, ok := ln.(*remoteListener); ok {
+			serve = rl.serve // the serve role's records, not a local server
+		}
 		s := &server{
-			cfg: c, ln: ln, addr: ln.Addr().String(), bundle: b, expect: exp, serve: serve, client: client,
+			cfg: c, path: p, ln: ln, addr: ln.Addr().String(), bundle: b, expect: exp, serve: serve, client: client,
 			results: make(chan handshake.ServerRecord, 8),
 			done:    make(chan error, 1),
 		}
@@ -778,27 +725,6 @@ func (r *runner) stopServers() {
 	}
 }
 
-// serverPorts lists the listening ports of the servers on path, for the
-// capture filter.
-func (r *runner) serverPorts(path string) []uint16 {
-	var ports []uint16
-	for _, s := range r.servers {
-		if s.cfg.Path == path {
-			ports = append(ports, uint16(s.ln.Addr().(*net.TCPAddr).Port))
-		}
-	}
-	return ports
-}
-
-func (r *runner) portRange() string {
-	lo, hi := 1<<16, 0
-	for _, s := range r.servers {
-		p := s.ln.Addr().(*net.TCPAddr).Port
-		lo, hi = min(lo, p), max(hi, p)
-	}
-	return fmt.Sprintf("%d..%d", lo, hi)
-}
-
 // conn is one connection as the process saw it.
 type conn struct {
 	seq    int
@@ -831,7 +757,9 @@ func (r *runner) connect(ctx context.Context, keyLogs map[string]io.Writer) ([]c
 			return conns, time.Since(begin), err
 		}
 		s := r.servers[st.Config]
-		cr, err := r.dial(ctx, s)
+		var cr handshake.ClientRecord
+		var err error
+		s.path.client(func() { cr, err = s.cli.Dial(ctx, s.addr) })
 		if err != nil {
 			return conns, time.Since(begin), fmt.Errorf("connection %d of %d (%s): %w", i+1, total, s.cfg.Name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -50,9 +51,37 @@ func newEnv(t *testing.T, body string) *testEnv {
 
 func (e *testEnv) config(now time.Time) RunConfig {
 	return RunConfig{
-		Root: e.root, Profile: "quick", Log: &e.log, Verbose: true, Store: e.store,
-		Now: func() time.Time { return now }, ProgressEvery: time.Millisecond,
+		Config: runlife.Config{Root: e.root, Profile: "quick", Log: &e.log, Verbose: true, Now: func() time.Time { return now }},
+		Store:  e.store, ProgressEvery: time.Millisecond,
 	}
+}
+
+// runStats are the run-wide figures a committed run's meta.json records
+// in measured (runMeta), which the tests compare with what they see.
+type runStats struct {
+	Connections int     `json:"connections"`
+	Measured    int     `json:"connections_measured"`
+	Rate        float64 `json:"handshake_rate_per_s"`
+	CaptureSHA  string  `json:"capture_sha256"`
+	CaptureSize int64   `json:"capture_bytes"`
+	Packets     uint64  `json:"packets_captured"`
+	KernelDrops uint64  `json:"kernel_drops"`
+}
+
+// readStats reads the run-wide figures of the run committed in dir.
+func readStats(tb testing.TB, dir string) runStats {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, provenance.FileName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var m struct {
+		Measured runStats `json:"measured"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		tb.Fatalf("%s: %v", dir, err)
+	}
+	return m.Measured
 }
 
 // entries lists a directory, "" for a missing one.
@@ -102,8 +131,8 @@ func TestRunEndToEnd(t *testing.T) {
 
 	// records.csv.gz: 2 configurations x 3 rounds x (1 warm-up) + 2 x 5 measured.
 	recs := readRunRecords(t, wantDir)
-	if len(recs) != 16 || res.Connections != 16 || res.Measured != 10 {
-		t.Fatalf("%d records (result: %d, %d measured), want 16 with 10 measured", len(recs), res.Connections, res.Measured)
+	if st := readStats(t, res.Dir); len(recs) != 16 || st.Connections != 16 || st.Measured != 10 {
+		t.Fatalf("%d records (meta.json: %d, %d measured), want 16 with 10 measured", len(recs), st.Connections, st.Measured)
 	}
 	perConfig := map[string][2]int{}
 	for i, r := range recs {
@@ -182,23 +211,25 @@ func TestRunEndToEnd(t *testing.T) {
 	// in the store; its uncompressed bytes have the recorded hash and
 	// hold the key log.
 	sum := m.Files[CaptureName]
-	if sum != res.CaptureSHA || m.Measured["capture_sha256"] != sum {
-		t.Fatalf("capture hash: files %s, measured %v, result %s", sum, m.Measured["capture_sha256"], res.CaptureSHA)
+	st := readStats(t, res.Dir)
+	if sum == "" || sum != st.CaptureSHA {
+		t.Fatalf("capture hash: files %s, measured %s", sum, st.CaptureSHA)
 	}
 	if got := entries(t, filepath.Join(e.store.Dir, "sha256")); got != "" {
 		t.Errorf("the store holds %q; a small capture belongs in the run folder", got)
-	}
-	if m.Measured["capture_bytes"] != float64(res.CaptureSize) {
-		t.Errorf("capture size %d, recorded %v", res.CaptureSize, m.Measured["capture_bytes"])
 	}
 	cf, err := rederive.OpenFile(filepath.Join(wantDir, CaptureName+rederive.GzipExt), sum)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cres, err := capture.Read(cf, capture.ReadOptions{})
-	if cerr := cf.Close(); cerr != nil {
-		t.Fatal(cerr)
+	raw, err := io.ReadAll(cf)
+	if cerr := cf.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
 	}
+	if st.CaptureSize != int64(len(raw)) {
+		t.Errorf("capture size %d, recorded %d", len(raw), st.CaptureSize)
+	}
+	cres, err := capture.Read(bytes.NewReader(raw), capture.ReadOptions{})
 	if err != nil || len(cres.Secrets) == 0 {
 		t.Fatalf("committed capture: %v, %d secret bytes (want the key log as a DSB)", err, len(cres.Secrets))
 	}
@@ -208,8 +239,8 @@ func TestRunEndToEnd(t *testing.T) {
 	for _, r := range cres.Records {
 		inConns += r.PacketsC2S + r.PacketsS2C
 	}
-	if len(cres.Records) != 16 || uint64(inConns) != res.Capture.Packets {
-		t.Errorf("capture holds %d packets, %d of them in %d connections: want only the run's 16 connections (%d noise exchanges ran)", res.Capture.Packets, inConns, len(cres.Records), *noise)
+	if len(cres.Records) != 16 || uint64(inConns) != st.Packets {
+		t.Errorf("capture holds %d packets, %d of them in %d connections: want only the run's 16 connections (%d noise exchanges ran)", st.Packets, inConns, len(cres.Records), *noise)
 	}
 
 	// The pin (with the SHA-256 of the manifest Commit wrote), and
@@ -557,17 +588,18 @@ func repoRoot(t *testing.T) string {
 // capture goes to the content store, not into the run folder (Git).
 func TestRunRepeatKeepsItsCaptureInTheStore(t *testing.T) {
 	needRoot(t)
-	t.Setenv(runlife.PinEnv, "no")
 	e := newEnv(t, tinySpec)
 	specBefore, _ := os.ReadFile(e.spec)
-	res, err := Run(context.Background(), e.config(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)))
+	cfg := e.config(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	cfg.NoPin = true
+	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
 	}
 	if got := entries(t, res.Dir); got != "MANIFEST.sha256 configs.json inproc.csv.gz meta.json records.csv.gz" {
 		t.Errorf("the repeat run's folder holds %q (its capture belongs in the store)", got)
 	}
-	if _, err := os.Stat(e.store.Path(res.CaptureSHA)); err != nil {
+	if _, err := os.Stat(e.store.Path(readStats(t, res.Dir).CaptureSHA)); err != nil {
 		t.Errorf("the capture is not in the content store: %v", err)
 	}
 	if b, _ := os.ReadFile(e.spec); string(b) != string(specBefore) {

@@ -1,16 +1,3 @@
-// Package tlsrun is the experiment runner of Study A: it runs the TLS 1.3
-// certificate-key x key-exchange-group matrix of experiments/tls.toml on one
-// host, captures every packet on the loopback interface, joins the capture's
-// per-connection records with the in-process timers (experiments/tls/tlsjoin)
-// and writes the raw dataset data/tls/<run-id>/ (inproc.csv.gz,
-// records.csv.gz, configs.json, meta.json); the pcapng is kept gzip'd in
-// the run folder when small, else in the content store, referenced by its
-// SHA-256 either way.
-//
-// The design choices the paper leaves open, and how this package settles
-// them, are stated in experiments/tls.toml and in the doc comments of
-// Plan (the interleaved block order), Run (one capture, one server per
-// configuration) and tlsjoin.Join (matching capture and in-process records).
 package tlsrun
 
 import (
@@ -52,10 +39,10 @@ type Spec struct {
 	CLI CLISpec `toml:"cli"`
 }
 
-// CLISpec is the [cli] table: the exact arguments of the openssl program
-// for the openssl-cli stack, subcommand first, with the placeholders of
-// experiments/tls/openssl (cli.go) that the runner fills per configuration
-// and per connection.
+// CLISpec is the [cli] table: the openssl-cli stack's command lines. They are
+// the exact arguments of the openssl program, subcommand first, with the
+// placeholders of experiments/tls/openssl (cli.go) that the runner fills per
+// configuration and per connection.
 type CLISpec struct {
 	Server []string `toml:"server"`
 	Client []string `toml:"client"`
@@ -65,7 +52,8 @@ type CLISpec struct {
 type BridgeSpec struct {
 	// MTU of the bridge and its veth devices; 0 is 1500, Docker's.
 	MTU int `toml:"mtu"`
-	// Offloads keeps the veth devices' TSO/GSO/GRO as the kernel and
+	// Offloads keeps the veth devices' offloads.
+	// It keeps TSO/GSO/GRO as the kernel and
 	// Docker leave them; false (the default) turns them off so that the
 	// capture sees frames of at most MTU bytes, not GSO super-frames.
 	Offloads bool `toml:"offloads"`
@@ -95,9 +83,10 @@ type Matrix struct {
 	// (tlsdata.KnownPaths); empty is ["loopback"]. A profile's own
 	// paths replace them.
 	Paths []string `toml:"paths"`
-	// Cells, when set, are the only cells ("stack/path/keyshare") the
-	// run measures out of stacks x paths x keyshares: the design need not
-	// be fully crossed (the docker path runs the openssl-cli stack only).
+	// Cells, when set, are the only cells ("stack/path/keyshare") the run
+	// measures. They are chosen out of stacks x paths x keyshares: the design
+	// need not be fully crossed (the docker path runs the openssl-cli stack
+	// only).
 	Cells []string `toml:"cells"`
 }
 
@@ -109,14 +98,15 @@ type Paper struct {
 	// ChainVariants adds, for each paper configuration, a variant whose
 	// server sends leaf + CA certificate (the opposite of Matrix.Chain).
 	ChainVariants bool `toml:"chain_variants"`
-	// Cell is the primary cell: the stack, path and key-share mode whose
+	// Cell is the primary cell, the one the paper's claims are judged on.
+	// It names the stack, path and key-share mode whose
 	// configurations the paper's claims are judged on (the one closest to
 	// the original study). Empty fields are the first stack, the
 	// profile's first path and the first key-share mode (Spec.PrimaryCell).
 	Cell Cell `toml:"cell"`
-	// Fallback is the primary cell of a run that cannot measure Cell
-	// (the docker path without Docker: WithoutPath), stated before any
-	// run like Cell; empty means none (such a run fails).
+	// Fallback is the primary cell of a run that cannot measure Cell.
+	// Such a run (the docker path without Docker: WithoutPath) states it
+	// before it starts, like Cell; empty means none (such a run fails).
 	Fallback Cell `toml:"fallback"`
 }
 
@@ -145,13 +135,14 @@ type Profile struct {
 	Warmup int `toml:"warmup"` // discarded connections before every block
 	// Paths, when set, replace [matrix] paths for this profile.
 	Paths []string `toml:"paths"`
-	// OtherCellsN, when set, is the number of measured connections of
+	// OtherCellsN, when set, is n outside the primary cell.
+	// It is the number of measured connections of
 	// every configuration outside the primary cell ([paper.cell]), spread
 	// over the same rounds as the primary cell's (Plan); 0 means N.
 	OtherCellsN int `toml:"other_cells_n"`
-	// OtherCells says which configurations run outside the primary cell:
-	// "matrix" (every one, the default when empty) or "paper" (only those
-	// whose certificate key and group are one of [[paper.configs]]).
+	// OtherCells says which configurations run outside the primary cell.
+	// It is "matrix" (every one, the default when empty) or "paper" (only
+	// those whose certificate key and group are one of [[paper.configs]]).
 	OtherCells string `toml:"other_cells"`
 }
 
@@ -180,7 +171,7 @@ type Config struct {
 	Path string `json:"path,omitempty"`
 }
 
-// ConfigName is the canonical name of a configuration, the records'
+// ConfigName is the canonical name of a configuration. It is the records'
 // config column (the config ID of record.go, without /hrr since the run
 // never provokes a HelloRetryRequest): "<cert_key>/<group>" plus "/chain"
 // when the server sends leaf + CA, e.g. "mldsa87/X25519".
@@ -341,14 +332,14 @@ func (s *Spec) Profile(name string) (Profile, error) {
 	return p, nil
 }
 
-// Configs returns the run's configurations in a fixed order: the matrix in
-// the order of cert_keys x groups as written in the spec, then paper
-// configurations not in the matrix, then the chain variants of the paper's
-// configurations; the matrix is repeated per stack, then per key-share
-// mode (in the spec's order), leaving out combinations a stack cannot make
-// (Skipped). The paper's configurations are those of the first stack and
-// key-share mode. Paper labels are attached to the matching matrix entry.
-// The spec must be valid.
+// Configs returns the run's configurations in a fixed order. It is the
+// matrix in the order of cert_keys x groups as written in the spec, then
+// paper configurations not in the matrix, then the chain variants of the
+// paper's configurations; the matrix is repeated per stack, then per
+// key-share mode (in the spec's order), leaving out combinations a stack
+// cannot make (Skipped). The paper's configurations are those of the first
+// stack and key-share mode. Paper labels are attached to the matching
+// matrix entry. The spec must be valid.
 func (s *Spec) Configs() []Config {
 	var out []Config
 	index := map[string]int{}
@@ -399,7 +390,8 @@ func (s *Spec) Configs() []Config {
 	return out
 }
 
-// WithoutPath returns a copy of s without the network path p: gone from
+// WithoutPath returns a copy of s without the network path p.
+// The path is gone from
 // [matrix] paths, every profile's paths and [matrix] cells, and, when the
 // primary cell was on p, with [paper.fallback] as the primary cell. A run
 // that cannot use p (the docker path without Docker) runs this spec and

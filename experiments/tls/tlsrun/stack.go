@@ -89,9 +89,9 @@ func supported(stack string, ks handshake.KeyShare, g tls.CurveID) error {
 	return nil
 }
 
-// Skipped lists the matrix's combinations that Configs leaves out because
-// their stack cannot make them, and the stack x path combinations Units
-// leaves out because the path cannot run the stack, with the reason.
+// Skipped lists the combinations Configs and Units leave out, with the
+// reason. Configs leaves out what a stack cannot make, Units the stack x
+// path combinations a path cannot run.
 func (s *Spec) Skipped() []string {
 	var out []string
 	for _, st := range s.stacks() {
@@ -140,11 +140,6 @@ type stackState struct {
 	harness string
 	certDir string
 	clients []*openssl.Client
-	// program is the build's openssl program and its version, when the
-	// openssl-cli stack runs (clistack.go).
-	program, programVersion string
-	// cliUp are the s_server processes to wait for (waitCLI).
-	cliUp []cliUp
 }
 
 // prepareStacks builds (once, cached) OpenSSL and its harness when a
@@ -157,11 +152,11 @@ func (r *runner) prepareStacks(ctx context.Context) error {
 	if root == "" {
 		root = r.cfg.Root
 	}
-	b, err := openssl.Ensure(ctx, root, r.log)
+	b, err := openssl.Ensure(ctx, root, r.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
-	bin, err := b.Harness(ctx, r.log)
+	bin, err := b.Harness(ctx, r.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("tls:run: %w", err)
 	}
@@ -195,7 +190,9 @@ func (r *runner) stackMeta() map[string]string {
 	}
 	m := r.stk.build.Meta()
 	m["openssl.harness_sha256"] = openssl.HarnessSHA256()
-	r.cliMeta(m)
+	if r.cli != nil {
+		r.cli.meta(m)
+	}
 	return m
 }
 
@@ -209,7 +206,10 @@ func (r *runner) newEnds(i int, c Config, b *handshake.Bundle, exp handshake.Exp
 		}
 	}
 	if c.Stack == StackOpenSSLCLI {
-		return r.newCLIEnds(i, c, b, exp, decoy)
+		if r.cli == nil {
+			return nil, nil, fmt.Errorf("the %s stack was not prepared", StackOpenSSLCLI)
+		}
+		return r.cli.ends(i, c, r.path(c.Path), b, exp, decoy)
 	}
 	if c.Stack != StackOpenSSL {
 		groups := []tls.CurveID{c.Group}
@@ -256,4 +256,73 @@ func stackRequirements(root string) []deps.Requirement {
 		return nil
 	}
 	return openssl.Requirements()
+}
+
+// socketOptions is meta.json's measured.socket_options: TCP_NODELAY per
+// stack and side. Whether each side sets it on its connection
+// decides whether Nagle's algorithm can hold back a flight's last
+// segment (a ServerHello with ML-KEM-1024's 1,568-byte ciphertext crosses
+// one 1,500-byte frame). Go's net package sets it on every TCP
+// connection (read back: measured.paths tcp_nodelay); the harness sets it
+// on both sides (harness/pqssl.c); s_client sets it when it connects
+// (apps/lib/s_socket.c, init_client: BIO_SOCK_NODELAY) and s_server on no
+// socket (apps/lib/s_socket.c, do_server: the accepted socket keeps the
+// listener's options, which set only SO_REUSEADDR).
+func (r *runner) socketOptions() map[string]any {
+	out := map[string]any{}
+	for _, st := range r.spec.stacks() {
+		if !slices.ContainsFunc(r.configs, func(c Config) bool { return c.Stack == st }) {
+			continue
+		}
+		switch st {
+		case StackGo:
+			out[st] = map[string]any{"client_tcp_nodelay": true, "server_tcp_nodelay": true, "source": "Go net package: TCPConn.SetNoDelay(true) on every connection"}
+		case StackOpenSSL:
+			out[st] = map[string]any{"client_tcp_nodelay": true, "server_tcp_nodelay": true, "source": "experiments/tls/openssl/harness/pqssl.c: setsockopt TCP_NODELAY on both sides"}
+		case StackOpenSSLCLI:
+			out[st] = map[string]any{"client_tcp_nodelay": true, "server_tcp_nodelay": false, "source": "OpenSSL 3.5 apps/lib/s_socket.c: init_client connects with BIO_SOCK_NODELAY; do_server accepts with the listener's options (SO_REUSEADDR only)"}
+		}
+	}
+	return out
+}
+
+// measureHost is openssl.MeasureHost (about 13 s); most tests replace it
+// with a fast fake (TestRunOpenSSLCLI runs the real one).
+var measureHost = openssl.MeasureHost
+
+// (*runner).measureHost measures the host's cryptography with the build's
+// openssl program (openssl.MeasureHost), when the run has the build; when says
+// "before" or "after" the handshakes. A failure is logged and recorded,
+// not fatal: the handshakes do not depend on it.
+func (r *runner) measureHost(ctx context.Context, when string) {
+	if r.stk.build == nil {
+		return
+	}
+	h, err := measureHost(ctx, r.stk.build.Program())
+	if err != nil {
+		r.logf("WARNING: host cryptography %s the handshakes not measured: %v", when, err)
+		r.hostErrs = append(r.hostErrs, when+": "+err.Error())
+		return
+	}
+	if r.host == nil {
+		r.host = map[string]*openssl.HostCrypto{}
+	}
+	r.host[when] = h
+	r.logf("host cryptography %s the handshakes: P-384 ECDH %.3f ms, ML-KEM-1024 encaps %.3f ms, decaps %.3f ms, ML-DSA-87 sign %.3f ms (%s)",
+		when, h.MsPerOp["ecdh-p384"], h.MsPerOp["mlkem1024-encaps"], h.MsPerOp["mlkem1024-decaps"], h.MsPerOp["mldsa87-sign"], h.CPUSettings)
+}
+
+// hostCrypto is meta.json's measured.host_crypto.
+func (r *runner) hostCrypto() map[string]any {
+	if r.host == nil && r.hostErrs == nil {
+		return nil
+	}
+	out := map[string]any{"implementations": openssl.Implementations}
+	for k, v := range r.host {
+		out[k] = v
+	}
+	if len(r.hostErrs) > 0 {
+		out["errors"] = r.hostErrs
+	}
+	return out
 }

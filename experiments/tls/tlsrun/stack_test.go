@@ -100,7 +100,7 @@ func stackRun(t *testing.T, add string, buildRoot string) []Record {
 	}
 	// Every client Finished, of both stacks, confirmed by decrypting it
 	// with the key log the clients wrote.
-	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", res.Connections)) {
+	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", readStats(t, res.Dir).Connections)) {
 		t.Errorf("not every client Finished was decrypted:\n%s", e.log.String())
 	}
 	meta, err := os.ReadFile(filepath.Join(res.Dir, "meta.json"))
@@ -178,7 +178,7 @@ func TestRunOpenSSLBridge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\nlog:\n%s", err, e.log.String())
 	}
-	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", res.Connections)) {
+	if !strings.Contains(e.log.String(), fmt.Sprintf("(%d client Finished confirmed by decryption)", readStats(t, res.Dir).Connections)) {
 		t.Errorf("not every client Finished was decrypted:\n%s", e.log.String())
 	}
 	recs := readRunRecords(t, res.Dir)
@@ -255,9 +255,10 @@ warmup = 3
 				if err != nil {
 					b.Fatalf("%v\n%s", err, e.log.String())
 				}
-				b.ReportMetric(res.Rate, "handshakes/s")
-				b.ReportMetric(float64(res.Capture.KernelDrops), "kernel-drops")
-				b.ReportMetric(float64(res.Connections), "connections")
+				st := readStats(b, res.Dir)
+				b.ReportMetric(st.Rate, "handshakes/s")
+				b.ReportMetric(float64(st.KernelDrops), "kernel-drops")
+				b.ReportMetric(float64(st.Connections), "connections")
 			}
 		})
 	}

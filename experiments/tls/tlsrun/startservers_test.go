@@ -12,7 +12,7 @@ import (
 )
 
 func startFixture(keys ...handshake.CertKey) *runner {
-	r := &runner{spec: &Spec{}}
+	r := &runner{spec: &Spec{}, paths: []path{&loopbackPath{}}}
 	for i, k := range keys {
 		r.configs = append(r.configs, Config{Name: string(k) + "/X25519", Key: k, Group: tls.X25519, GroupName: "X25519",
 			Stack: StackGo, KeyShare: handshake.Direct, Path: PathLoopback, Baseline: i == 0})

@@ -1,4 +1,4 @@
-// Package rendertest checks the figures of a study in its tests: every
+// Package rendertest checks the figures of a study in its tests. Every
 // results file given is turned into figures, and each figure's layout is
 // checked (render.CheckFigures) at the size the paper prints it.
 package rendertest
@@ -22,10 +22,13 @@ const MinFill = 0.5
 // the printed scale of each figure.
 var PaperSections = filepath.Join("..", "..", "paper", "sections")
 
-// CheckLayouts builds the figures of every results file that exists (a
-// missing one is logged, not an error: a clone without committed results
-// has none) and fails the test on every layout problem and on a figure
-// whose bytes differ between two renders.
+// CheckLayouts fails the test on a layout problem or an unstable render
+// of any figure of a study.
+//
+// It builds the figures of every results file that exists (a missing one
+// is logged, not an error: a clone without committed results has none)
+// and fails the test on every layout problem and on a figure whose bytes
+// differ between two renders.
 func CheckLayouts(t *testing.T, paths []string, figures func(results []byte) ([]render.Figure, error)) {
 	t.Helper()
 	tex := paperTex(t)

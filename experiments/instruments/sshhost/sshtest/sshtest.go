@@ -1,8 +1,8 @@
-// Package sshtest plays a second host for tests: Debian's OpenSSH server
-// (sshd) inside a network namespace of its own, joined to this namespace
-// by a veth pair with a fixed MTU, with a generated host key, a generated
-// user key, a private ssh_config and known_hosts in a temporary folder.
-// Nothing under the user's ~/.ssh is read or written.
+// Package sshtest plays a second host for tests. That is, Debian's
+// OpenSSH server (sshd) inside a network namespace of its own, joined to
+// this namespace by a veth pair with a fixed MTU, with a generated host
+// key, a generated user key, a private ssh_config and known_hosts in a
+// temporary folder. Nothing under the user's ~/.ssh is read or written.
 //
 // The namespace and devices are named Prefix<pid>-<n>[hr]; Close (run by
 // t.Cleanup, also when the test fails) kills sshd by its PID, deletes the

@@ -95,7 +95,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, 
 			}
 			p.refResults = b
 		default:
-			st, err := p.s.StagesFor(cfg.Root, cfg.Profile, p.ref)
+			st, err := p.s.stagesOver(cfg.Root, cfg.Profile, p.ref, cfg.settings())
 			if err != nil {
 				return fmt.Errorf("study %s: %w", p.s.Name, err)
 			}
@@ -139,7 +139,7 @@ func buildTree(ctx context.Context, cfg Config, target string, plans []studyPlan
 	for _, p := range plans {
 		byName[p.s.Name] = p
 	}
-	stages, err := assembleStages(cfg.Root, func(s Study) (string, string, error) {
+	stages, err := assembleStages(cfg.Root, cfg.settings(), func(s Study) (string, string, error) {
 		p, ok := byName[s.Name]
 		if !ok {
 			return "", "", nil

@@ -43,10 +43,10 @@ type studyPlan struct {
 	between agreement.BetweenRun
 }
 
-// planReproduction works out, per study, the reference run of the
+// planAll works out, per study, the reference run of the
 // profile and whether the experiment can run here.
-func planReproduction(cfg Config) ([]studyPlan, error) {
-	only, err := studiesFromEnv()
+func planAll(cfg Config) ([]studyPlan, error) {
+	only, err := studiesOf(cfg.settings().Studies)
 	if err != nil {
 		return nil, err
 	}
@@ -112,18 +112,15 @@ func staleStudies(cfg Config) map[string]bool {
 	return stale
 }
 
-// studiesFromEnv reads PQREPRO_STUDIES (comma-separated study names);
-// an empty set means every study.
-func studiesFromEnv() (map[string]bool, error) {
+// studiesOf checks the study names of PQREPRO_STUDIES against the
+// registry; an empty set means every study.
+func studiesOf(names []string) (map[string]bool, error) {
 	only := map[string]bool{}
 	known := map[string]bool{}
 	for _, s := range Studies() {
 		known[s.Name] = true
 	}
-	for _, s := range strings.Split(os.Getenv("PQREPRO_STUDIES"), ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
+	for _, s := range names {
 		if !known[s] {
 			return nil, fmt.Errorf("PQREPRO_STUDIES names %q, which is not a study (the studies: %s)", s, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		}

@@ -13,17 +13,18 @@ import (
 )
 
 // ErrNotReproduced is returned by All when a new run contradicts the
-// reference run of the same profile: a judged item of a study lies
-// outside its prediction interval after Holm's correction, or a claim's
-// verdict changes while its estimate does not stay inside its interval
-// (analysis/agreement). Items not judged (another host's times, another
-// profile, null or missing values) are counted, not failures.
+// reference run of the same profile. That is, a judged item of a study
+// lies outside its prediction interval after Holm's correction, or a
+// claim's verdict changes while its estimate does not stay inside its
+// interval (analysis/agreement). Items not judged (another host's
+// times, another profile, null or missing values) are counted, not
+// failures.
 var ErrNotReproduced = errors.New("the new runs do not reproduce the reference runs")
 
-// ReproduceDir is where All writes, relative to the root: one complete
-// reproduction tree per profile, ReproduceDir/<profile>/, laid out like
-// the repository (data/, results/, figures/, paper/main.pdf) with
-// SUMMARY.txt, and the incomplete tree of a running `all` as
+// ReproduceDir is where All writes, relative to the root. That is, one
+// complete reproduction tree per profile, ReproduceDir/<profile>/, laid
+// out like the repository (data/, results/, figures/, paper/main.pdf)
+// with SUMMARY.txt, and the incomplete tree of a running `all` as
 // ReproduceDir/.incomplete-<profile>-*.
 const ReproduceDir = ".cache/reproduce"
 
@@ -31,10 +32,10 @@ const ReproduceDir = ".cache/reproduce"
 // stages when everything is stale, on the reference machine.
 const buildEstimate = 30 * time.Second
 
-// All is `mage all` (and `mage quick`, `mage reproduce`): it reproduces
-// every study at cfg.Profile (default full) without touching the
-// committed tree, and says how the new runs compare with the committed
-// ones. In order:
+// All is `mage all` (and `mage quick`). That is, it reproduces every
+// study at cfg.Profile (default full) without touching the committed
+// tree, and says how the new runs compare with the committed ones. In
+// order:
 //
 //  1. it prints its plan: per study what runs, its estimated time from
 //     the study's cost model (Study.EstimateFor) and which reference run
@@ -74,17 +75,10 @@ func All(ctx context.Context, cfg Config) error {
 	if cfg.Profile == Quick {
 		target = "quick"
 	}
-	return reproduceAll(ctx, cfg, target)
+	return runAll(ctx, cfg, target)
 }
 
-// Reproduce is All under the name of the `mage reproduce` target (kept
-// for scripts that call it): the same plan, verification, runs, paper
-// and table.
-func Reproduce(ctx context.Context, cfg Config) error {
-	return reproduceAll(ctx, cfg, "reproduce")
-}
-
-func reproduceAll(ctx context.Context, cfg Config, target string) error {
+func runAll(ctx context.Context, cfg Config, target string) error {
 	ctx, stop := withSignals(ctx)
 	defer stop()
 	if cfg.Profile == "" {
@@ -94,7 +88,7 @@ func reproduceAll(ctx context.Context, cfg Config, target string) error {
 		return err
 	}
 	began := cfg.now()
-	plans, err := planReproduction(cfg)
+	plans, err := planAll(cfg)
 	if err != nil {
 		return err
 	}

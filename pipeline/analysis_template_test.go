@@ -1,0 +1,247 @@
+package pipeline
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// templateDoc holds the analysis file template, between templateBegin and
+// templateEnd, as a table: file, what it holds, the names it declares.
+const (
+	templateDoc   = "docs/authoring.md"
+	templateBegin = "<!-- analysis template -->"
+	templateEnd   = "<!-- end analysis template -->"
+)
+
+// templateExtra are the production files of an analysis package beyond
+// the template, each with its reason: a study's own analysis and its
+// renderings, which the other studies do not have. A file in neither the
+// template nor this list fails TestAnalysisTemplate.
+var templateExtra = map[string]string{
+	"tlsstudy/dependence.go":             "Study A's checks of serial dependence and drift (issue 19)",
+	"tlsstudy/driftout.go":               "the renderings of the drift and dependence checks",
+	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run (issue 11)",
+	"tlsstudy/gapout.go":                 "the renderings of the gap analysis",
+	"tlsstudy/hostcost.go":               "the host's primitive-cost account of the hybrid's increase (issue 24)",
+	"tlsstudy/hostout.go":                "the renderings of the host's and the stall account",
+	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on (issue 19)",
+	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account (issue 24)",
+	"tlsstudy/util.go":                   "sortedKeys, shared by the renderings",
+	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls (issue 13)",
+	"netstudy/hygiene_tables.go":         "the rendering of the hygiene checks",
+	"netstudy/inference.go":              "inference for dependent, drifting series: the block bootstrap (issue 19)",
+	"netstudy/read.go":                   "reading Study B's design and rows from the dataset",
+	"netstudy/toolchain.go":              "the toolchain factor (issue 11)",
+	"netstudy/views.go":                  "the claim views: results without the handshakes a late packet touched",
+	"picostudy/boards.go":                "the boards a run's images ran on (emulator or Pico)",
+	"picostudy/recommendation.go":        "the original's deployment advice tested against signing deadlines",
+	"picostudy/recommendation_tables.go": "the rendering of the recommendation",
+}
+
+// A templateFile is one row of the template.
+type templateFile struct {
+	name     string
+	optional bool
+	declares []string
+}
+
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// parseTemplate reads the template's rows from the document's text.
+func parseTemplate(doc string) ([]templateFile, error) {
+	_, rest, ok := strings.Cut(doc, templateBegin)
+	body, _, ok2 := strings.Cut(rest, templateEnd)
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("%s has no %s ... %s block: restore the analysis file template", templateDoc, templateBegin, templateEnd)
+	}
+	var out []templateFile
+	for _, line := range strings.Split(body, "\n") {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 3 || strings.HasPrefix(strings.TrimSpace(cells[0]), "---") || strings.TrimSpace(cells[0]) == "file" {
+			continue
+		}
+		m := codeSpan.FindStringSubmatch(cells[0])
+		if m == nil || !strings.HasSuffix(m[1], ".go") {
+			return nil, fmt.Errorf("%s: template row %q names no `<file>.go`", templateDoc, line)
+		}
+		f := templateFile{name: m[1], optional: strings.Contains(cells[0], "(optional)")}
+		for _, d := range codeSpan.FindAllStringSubmatch(cells[2], -1) {
+			f.declares = append(f.declares, d[1])
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: the analysis file template has no rows", templateDoc)
+	}
+	return out, nil
+}
+
+// checkTemplate returns one message per way the package pkg (its Go files,
+// each with the top-level names it declares) departs from the template.
+func checkTemplate(pkg string, files map[string][]string, tmpl []templateFile, extra map[string]string) []string {
+	var bad []string
+	inTemplate := map[string]bool{}
+	for _, f := range tmpl {
+		inTemplate[f.name] = true
+		names, ok := files[f.name]
+		if !ok {
+			if !f.optional {
+				bad = append(bad, fmt.Sprintf("analysis/%s has no %s (%s's template)", pkg, f.name, templateDoc))
+			}
+			continue
+		}
+		for _, d := range f.declares {
+			if !slices.Contains(names, d) {
+				bad = append(bad, fmt.Sprintf("analysis/%s/%s does not declare %s (%s's template)", pkg, f.name, d, templateDoc))
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if inTemplate[name] || strings.HasSuffix(name, "_test.go") || extra[pkg+"/"+name] != "" {
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("analysis/%s/%s is neither in %s's template nor in templateExtra with its reason", pkg, name, templateDoc))
+	}
+	return bad
+}
+
+// declared lists the Go files of dir with the top-level names each
+// declares (functions, types, variables, constants; no methods).
+func declared(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := []string{}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names = append(names, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					switch sp := sp.(type) {
+					case *ast.TypeSpec:
+						names = append(names, sp.Name.Name)
+					case *ast.ValueSpec:
+						for _, n := range sp.Names {
+							names = append(names, n.Name)
+						}
+					}
+				}
+			}
+		}
+		out[e.Name()] = names
+	}
+	return out
+}
+
+// TestAnalysisTemplate: every registered study has its analysis package
+// analysis/<name>study, every analysis/*study package is a registered
+// study's, and each follows docs/authoring.md's analysis file template.
+func TestAnalysisTemplate(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(templateDoc)))
+	if err != nil {
+		t.Skipf("%s is not next to the module (a copy of the package?): %v", templateDoc, err)
+	}
+	tmpl, err := parseTemplate(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob(filepath.Join("..", "analysis", "*study"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		seen[filepath.Base(d)] = true
+	}
+	for _, s := range Studies() {
+		if !seen[s.Name+"study"] {
+			t.Errorf("study %s has no analysis/%sstudy", s.Name, s.Name)
+		}
+		delete(seen, s.Name+"study")
+	}
+	for pkg := range seen {
+		t.Errorf("analysis/%s is no registered study's analysis", pkg)
+	}
+	used := map[string]bool{}
+	for _, d := range dirs {
+		pkg := filepath.Base(d)
+		files := declared(t, d)
+		for name := range files {
+			used[pkg+"/"+name] = true
+		}
+		for _, msg := range checkTemplate(pkg, files, tmpl, templateExtra) {
+			t.Error(msg)
+		}
+	}
+	for f := range templateExtra {
+		if !used[f] {
+			t.Errorf("templateExtra lists analysis/%s, which does not exist: remove it", f)
+		}
+	}
+}
+
+// TestCheckTemplateCatches feeds the check a template and packages that
+// depart from it in each way.
+func TestCheckTemplateCatches(t *testing.T) {
+	tmpl, err := parseTemplate("text\n" + templateBegin + "\n| file | holds | declares |\n|---|---|---|\n" +
+		"| `results.go` | the results | `Results`, `DecodeResults` |\n| `doc.go` (optional) | the comment | |\n| `x_test.go` | a test | |\n" + templateEnd + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tmpl) != 3 || !tmpl[1].optional || !slices.Equal(tmpl[0].declares, []string{"Results", "DecodeResults"}) {
+		t.Fatalf("parsed %+v", tmpl)
+	}
+	extra := map[string]string{"astudy/gap.go": "the gap analysis"}
+	for _, tc := range []struct {
+		name  string
+		files map[string][]string
+		want  []string
+	}{
+		{"complete", map[string][]string{"results.go": {"Results", "DecodeResults"}, "x_test.go": nil, "gap.go": nil, "y_test.go": nil}, nil},
+		{"a file missing", map[string][]string{"results.go": {"Results", "DecodeResults"}}, []string{"analysis/astudy has no x_test.go"}},
+		{"a name missing", map[string][]string{"results.go": {"Results"}, "x_test.go": nil}, []string{"analysis/astudy/results.go does not declare DecodeResults"}},
+		{"an unexpected file", map[string][]string{"results.go": {"Results", "DecodeResults"}, "x_test.go": nil, "misc.go": nil}, []string{"analysis/astudy/misc.go is neither in"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := checkTemplate("astudy", tc.files, tmpl, extra)
+			if len(bad) != len(tc.want) {
+				t.Fatalf("violations %q, want %q", bad, tc.want)
+			}
+			for i := range bad {
+				if !strings.HasPrefix(bad[i], tc.want[i]) {
+					t.Errorf("violation %q, want one starting %q", bad[i], tc.want[i])
+				}
+			}
+		})
+	}
+	if _, err := parseTemplate("no block"); err == nil {
+		t.Error("a document without the template was accepted")
+	}
+	if _, err := parseTemplate(templateBegin + "\n| results | x | |\n" + templateEnd); err == nil {
+		t.Error("a row naming no Go file was accepted")
+	}
+}

@@ -1,0 +1,275 @@
+package pipeline
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// docsIndex is the page that must reach every page under docs/.
+const docsIndex = "docs/README.md"
+
+// mdLink matches an inline Markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// readDoc reads a file of the repository by its slash path, skipping the
+// test when the package is not next to the repository (a copy of it).
+func readDoc(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(rel)))
+	if err != nil {
+		if os.IsNotExist(err) && rel == "README.md" {
+			t.Skipf("README.md is not next to the module: %v", err)
+		}
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// docPages lists the Markdown pages the link check reads: the README and
+// every docs/*.md, as slash paths from the repository root.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if err != nil || len(m) == 0 {
+		t.Skipf("no docs/*.md next to the module: %v", err)
+	}
+	pages := []string{"README.md"}
+	for _, p := range m {
+		pages = append(pages, "docs/"+filepath.Base(p))
+	}
+	return pages
+}
+
+// outsideCode returns the lines of a Markdown page that are not inside a
+// fenced code block, with inline code spans blanked out.
+func outsideCode(text string) []string {
+	var out []string
+	fenced := false
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			out = append(out, "")
+			continue
+		}
+		if fenced {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// slug is the anchor GitHub gives a heading: lower case, punctuation
+// other than '-' and '_' dropped, spaces turned into '-'.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors returns the heading anchors of a Markdown page.
+func anchors(text string) map[string]bool {
+	a := map[string]bool{}
+	for _, l := range outsideCode(text) {
+		if h, ok := strings.CutPrefix(l, "#"); ok {
+			a[slug(strings.TrimLeft(h, "#"))] = true
+		}
+	}
+	return a
+}
+
+// TestDocsIndexReachesEveryPage: docs/README.md links every page under
+// docs/, so that no page is reachable only by knowing its name.
+func TestDocsIndexReachesEveryPage(t *testing.T) {
+	index := readDoc(t, docsIndex)
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(index, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		linked[path.Clean(target)] = true
+	}
+	for _, p := range docPages(t) {
+		name := strings.TrimPrefix(p, "docs/")
+		if p == "README.md" || p == docsIndex {
+			continue
+		}
+		if !linked[name] {
+			t.Errorf("%s is linked from nowhere in %s: add one line for it there", p, docsIndex)
+		}
+	}
+	if !strings.Contains(readDoc(t, "README.md"), "](docs/README.md)") {
+		t.Errorf("README.md does not link %s", docsIndex)
+	}
+}
+
+// TestDocsRelativeLinks: every relative link of the README and of
+// docs/*.md names a file of the repository, and an anchor on a Markdown
+// page names one of its headings.
+func TestDocsRelativeLinks(t *testing.T) {
+	texts := map[string]string{}
+	for _, p := range docPages(t) {
+		texts[p] = readDoc(t, p)
+	}
+	for _, p := range docPages(t) {
+		for i, l := range outsideCode(texts[p]) {
+			l = regexp.MustCompile("`[^`]*`").ReplaceAllString(l, "")
+			for _, m := range mdLink.FindAllStringSubmatch(l, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, anchor, _ := strings.Cut(target, "#")
+				rel := p
+				if file != "" {
+					rel = path.Join(path.Dir(p), file)
+					if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(rel))); err != nil {
+						t.Errorf("%s:%d: link %s: %s does not exist", p, i+1, target, rel)
+						continue
+					}
+				}
+				if anchor == "" || !strings.HasSuffix(rel, ".md") {
+					continue
+				}
+				text, ok := texts[rel]
+				if !ok {
+					text = readDoc(t, rel)
+				}
+				if !anchors(text)[anchor] {
+					t.Errorf("%s:%d: link %s: %s has no heading with anchor #%s", p, i+1, target, rel, anchor)
+				}
+			}
+		}
+	}
+}
+
+// readmeFigures are the tokens with a digit that README.md may state:
+// names (of schemes, standards, files, hardware), not measured or
+// computed figures. A figure the README states must be checked against
+// what the code computes by a test here, like the Go version below.
+var readmeFigures = map[string]bool{
+	"1.27.3": true, "go1.27.3": true, // checked against go.mod below
+	"1": true, "2": true, "3": true, "4": true, // the steps
+	"1.3":         true, // TLS 1.3
+	"ML-KEM-1024": true, "ML-KEM": true, "ML-DSA": true, "SLH-DSA": true,
+	"RP2040": true, "x86-64": true, "arm64": true,
+	"SHA256SUMS": true, "SHA-256": true, "CITATION.cff": true,
+	"3-Clause": true, "4.0": true, // the licences: BSD 3-Clause, CC BY 4.0
+	"AF_PACKET": true, "sha256sum": true,
+}
+
+// TestReadmeStatesNoUncheckedFigure: the README states no measured or
+// computed figure (file counts, claim counts, times, rates) that no test
+// checks, since nothing would notice it going stale; and the Go version it
+// names is the one go.mod requires.
+func TestReadmeStatesNoUncheckedFigure(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	token := regexp.MustCompile("[^\\s()\\[\\]{},;:\"'*|<>=`]*\\d[^\\s()\\[\\]{},;:\"'*|<>=`]*")
+	seen := map[string]bool{}
+	for i, l := range strings.Split(readme, "\n") {
+		for _, tok := range token.FindAllString(l, -1) {
+			tok = strings.Trim(tok, "`.")
+			if tok == "" || readmeFigures[tok] || seen[tok] {
+				continue
+			}
+			seen[tok] = true
+			t.Errorf("README.md:%d states %q: a figure there must be generated or checked by a test (pipeline/docs_test.go), or left to the docs page it belongs to", i+1, tok)
+		}
+	}
+
+	gomod := readDoc(t, "go.mod")
+	want := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(gomod)
+	if want == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	for _, m := range regexp.MustCompile(`GOTOOLCHAIN=go([0-9.]*[0-9])|Go ([0-9]+\.[0-9]+\.[0-9]+)`).FindAllStringSubmatch(readme, -1) {
+		if v := m[1] + m[2]; v != want[1] {
+			t.Errorf("README.md names Go %s, go.mod requires go %s", v, want[1])
+		}
+	}
+}
+
+// mageTargets returns the targets magefile.go defines, as `mage -l`
+// names them but in lower case: each exported function, and each
+// method of a namespace as <namespace>:<method>.
+func mageTargets(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "magefile.go"), nil, 0)
+	if err != nil {
+		t.Skipf("magefile.go is not next to the module: %v", err)
+	}
+	var out []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || !fn.Name.IsExported() {
+			continue
+		}
+		name := strings.ToLower(fn.Name.Name)
+		if fn.Recv != nil {
+			if id, ok := fn.Recv.List[0].Type.(*ast.Ident); ok {
+				name = strings.ToLower(id.Name) + ":" + name
+			}
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tableTargets returns the targets named in the first column of a
+// Markdown table whose header starts with "| target |".
+func tableTargets(text string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "| target |"):
+			in = true
+		case in && strings.HasPrefix(l, "|---"):
+		case in && strings.HasPrefix(l, "|"):
+			first := strings.SplitN(l, "|", 3)[1]
+			for _, m := range regexp.MustCompile("`([a-zA-Z:]+)`").FindAllStringSubmatch(first, -1) {
+				out = append(out, strings.ToLower(m[1]))
+			}
+		default:
+			in = false
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestTargetTables: docs/targets.md's table has a row for every target
+// of magefile.go and no other; the README's shorter table names only
+// real targets.
+func TestTargetTables(t *testing.T) {
+	targets := mageTargets(t)
+	doc := tableTargets(readDoc(t, "docs/targets.md"))
+	if !slices.Equal(doc, targets) {
+		t.Errorf("docs/targets.md's table lists %v,\nmagefile.go defines %v", doc, targets)
+	}
+	for _, name := range tableTargets(readDoc(t, "README.md")) {
+		if !slices.Contains(targets, name) {
+			t.Errorf("README.md's target table names %s, which magefile.go does not define", name)
+		}
+	}
+}
