@@ -142,7 +142,8 @@ var newReproRepoHook func(root string)
 // fakeRecord records a sealed run holding value, pins it in specPath and
 // returns its ID.
 func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string, error) {
-	r, err := repro.NewRun(dataDir, study, cfg.Profile, time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC))
+	start := time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC)
+	r, err := repro.NewRun(dataDir, study, cfg.Profile, start)
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +151,7 @@ func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string,
 	if err := os.WriteFile(filepath.Join(r.Dir, "x.txt"), b, 0o644); err != nil {
 		return "", err
 	}
-	if err := provenance.Write(r.Dir, provenance.Meta{Study: study, RunID: r.ID, Files: map[string]string{"x.txt": repro.HashBytes(b)}}); err != nil {
+	if err := provenance.Write(r.Dir, provenance.Meta{Study: study, RunID: r.ID, Start: start, End: start.Add(time.Minute), Files: map[string]string{"x.txt": repro.HashBytes(b)}}); err != nil {
 		return "", err
 	}
 	if err := r.Commit(); err != nil {

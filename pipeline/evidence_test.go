@@ -80,7 +80,8 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 		},
 	}}
 
-	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	start := time.Date(2026, 11, 30, 12, 0, 0, 250e6, time.UTC)
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := provenance.Meta{Study: "ev", RunID: r.ID, Files: map[string]string{
+	m := provenance.Meta{Study: "ev", RunID: r.ID, Start: start, End: start.Add(90 * time.Second), Files: map[string]string{
 		"records.csv.gz": repro.HashBytes(csv.Bytes()), "capture.pcapng": blobSum}}
 	if err := provenance.Write(r.Dir, m); err != nil {
 		t.Fatal(err)
@@ -321,6 +322,10 @@ func TestBuildAddsNewRunsToSums(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(r.Dir, "x.txt"), []byte("1\n"), 0o644)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if err := provenance.Write(r.Dir, provenance.Meta{Study: "ev", RunID: r.ID, Start: start, End: start.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -333,10 +338,11 @@ func TestBuildAddsNewRunsToSums(t *testing.T) {
 			t.Errorf("SHA256SUMS lacks the new run's %s:\n%s", f, sums)
 		}
 	}
-	// Altering the unpinned run is refused by the engine (SHA256SUMS).
+	// Altering the unpinned run is refused against its manifest.
+	log.Reset()
 	os.WriteFile(filepath.Join(r.Final, "x.txt"), []byte("2\n"), 0o644)
-	if err := Build(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "refusing to rewrite SHA256SUMS") {
-		t.Errorf("build over an altered unpinned run: %v", err)
+	if err := Build(context.Background(), cfg); !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "FAIL data/ev/"+r.ID+"/x.txt: content differs from the sealed run") {
+		t.Errorf("build over an altered unpinned run: %v\n%s", err, log)
 	}
 }
 
@@ -477,5 +483,132 @@ func TestWithGit(t *testing.T) {
 	c, err = Config{Root: root}.withGit(context.Background())
 	if err != nil || c.Git.Commit != head || c.Git.Dirty || c.Git.DiffSHA256 != "" {
 		t.Errorf("clean checkout: %+v, %v", c.Git, err)
+	}
+}
+
+// sealedRun records an unpinned sealed run of study ev named after id's
+// start, whose meta.json says it started at start (its ID's time when
+// zero) and ran for a minute, and returns its folder.
+func sealedRun(t *testing.T, root string, named, start time.Time) string {
+	t.Helper()
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start.IsZero() {
+		start = named
+	}
+	b := []byte("7\n")
+	os.WriteFile(filepath.Join(r.Dir, "records.txt"), b, 0o644)
+	if err := provenance.Write(r.Dir, provenance.Meta{Study: "ev", RunID: r.ID, Start: start, End: start.Add(time.Minute), Files: map[string]string{"records.txt": repro.HashBytes(b)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return "data/ev/" + r.ID
+}
+
+// copyTree copies the folder src to dst (both below root).
+func copyTree(t *testing.T, root, src, dst string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-r", filepath.Join(root, src), filepath.Join(root, dst)).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+}
+
+// TestEveryRunIsEvidence checks that a run nobody pins is checked
+// against its own manifest and its meta.json by status, build, verify,
+// all and quick, as issue 35 found it was not: a pinned quick run copied
+// under a new ID with 64 bytes flipped built, verified and entered
+// SHA256SUMS.
+func TestEveryRunIsEvidence(t *testing.T) {
+	clock := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		// make changes the tree and returns the path the FAIL lines name.
+		make func(t *testing.T, root, pinned string) string
+		want []string // each line after "FAIL <path>" (status: "ERROR  <path>")
+	}{
+		{"a pinned run copied under a new ID, 64 bytes flipped", func(t *testing.T, root, pinned string) string {
+			run := "data/ev/20261201T000000Z-quick"
+			copyTree(t, root, pinned, run)
+			p := filepath.Join(root, run, "records.csv.gz")
+			b, _ := os.ReadFile(p)
+			for i := range 64 {
+				b[len(b)/2-32+i] ^= 0xff
+			}
+			os.WriteFile(p, b, 0o644)
+			return run
+		}, []string{"/records.csv.gz: content differs from the sealed run", "/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20261201T000000Z-quick"}},
+		{"a pinned run copied under a new ID, unchanged", func(t *testing.T, root, pinned string) string {
+			run := "data/ev/20261201T000000Z-quick"
+			copyTree(t, root, pinned, run)
+			return run
+		}, []string{"/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20261201T000000Z-quick: a manifest was copied between runs"}},
+		{"an extra file in an unpinned run", func(t *testing.T, root, _ string) string {
+			run := sealedRun(t, root, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{})
+			os.WriteFile(filepath.Join(root, run, "more.csv"), []byte("1\n"), 0o644)
+			return run
+		}, []string{"/more.csv: extra file: not in MANIFEST.sha256"}},
+		{"a symbolic link to /etc in an unpinned run", func(t *testing.T, root, _ string) string {
+			run := sealedRun(t, root, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{})
+			if err := os.Symlink("/etc", filepath.Join(root, run, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			return run
+		}, []string{"/sub: extra: not a regular file"}},
+		{"a bad MANIFEST line in an unpinned run", func(t *testing.T, root, _ string) string {
+			run := sealedRun(t, root, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{})
+			f, _ := os.OpenFile(filepath.Join(root, run, repro.ManifestFile), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("not a checksum line\n")
+			f.Close()
+			return run
+		}, []string{"/MANIFEST.sha256: data/ev/20261201T000000Z-quick/MANIFEST.sha256:5: not a `sha256sum` line"}},
+		{"a run named for 2099", func(t *testing.T, root, _ string) string {
+			return sealedRun(t, root, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), time.Time{})
+		}, []string{": the run ID 20991231T000000Z-quick lies in the future (now is 2026-12-03T12:00:00Z)"}},
+		{"a run whose meta.json started an hour after its ID", func(t *testing.T, root, _ string) string {
+			named := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			run := sealedRun(t, root, named, named.Add(time.Hour))
+			return run + "/meta.json"
+		}, []string{": start 2026-12-01T01:00:00Z is not the second the run ID 20261201T000000Z-quick names"}},
+		{"a hidden folder beside the studies", func(t *testing.T, root, _ string) string {
+			os.MkdirAll(filepath.Join(root, "data/.x"), 0o755)
+			os.WriteFile(filepath.Join(root, "data/.x/records.csv"), []byte("1\n"), 0o644)
+			return "data/.x"
+		}, []string{": not a study folder"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, log, pinned := evidenceRepo(t)
+			cfg.Now = func() time.Time { return clock }
+			path := tc.make(t, cfg.Root, pinned)
+			before := snapshotFiles(t, cfg.Root)
+			for name, target := range map[string]func() error{
+				"status": func() error { return Status(context.Background(), cfg) },
+				"build":  func() error { return Build(context.Background(), cfg) },
+				"verify": func() error { return Verify(context.Background(), cfg) },
+				"all":    func() error { c := cfg; c.Profile = Full; return All(context.Background(), c) },
+				"quick":  func() error { c := cfg; c.Profile = Quick; return All(context.Background(), c) },
+			} {
+				log.Reset()
+				err := target()
+				if err == nil {
+					t.Errorf("%s: no error:\n%s", name, log)
+				}
+				for _, w := range tc.want {
+					line := "FAIL " + path + w
+					if name == "status" {
+						line = "ERROR  " + path + w
+					}
+					if !strings.Contains(log.String(), line) {
+						t.Errorf("%s: output lacks %q:\n%s", name, line, log)
+					}
+				}
+				if after := snapshotFiles(t, cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
+					t.Errorf("%s changed SHA256SUMS, the lock or an output", name)
+				}
+			}
+		})
 	}
 }

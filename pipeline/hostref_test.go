@@ -1,16 +1,21 @@
 package pipeline
 
 import (
+	"bytes"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/internal/repro"
 )
 
 // writeMeta writes a run's meta.json with the fields comparableRuns
-// reads.
+// reads; a folder named like a run is sealed too (its meta.json gets
+// its ID and times from the name, and a MANIFEST.sha256).
 func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict string) {
 	t.Helper()
 	dir := filepath.Join(root, filepath.FromSlash(run))
@@ -21,9 +26,18 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 	if design != "" {
 		d = `"spec_design_sha256":"` + design + `",`
 	}
+	id := path.Base(run)
+	if start, err := time.Parse(runIDLayout, strings.Split(id, "-")[0]); err == nil && repro.IsRunID(id) {
+		d += `"run_id":"` + id + `","start":"` + start.Add(time.Millisecond).Format(time.RFC3339Nano) + `","end":"` + start.Add(time.Minute).Format(time.RFC3339Nano) + `",`
+	}
 	body := `{"profile":"` + profile + `","spec_sha256":"` + specSHA + `",` + d + `"host":{"cpu_model":"` + cpu + `","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":1000},"go":{"version":"go1.27.3"},"measured":{"machine":{"verdict":"` + verdict + `"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if repro.IsRunID(id) {
+		if _, err := repro.WriteManifest(dir, path.Base(path.Dir(run))+"/"+id); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -42,13 +56,33 @@ func TestHostReference(t *testing.T) {
 	writeMeta(t, root, "data/x/20261201T040000Z-quick", "quick", "s2", "e", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T050000Z-full", "full", "s1", "d", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T060000Z-quick", "quick", "s1", "d", "Other CPU", "quiet")
+	// Newer AMD runs of design d that are not sound evidence: named for
+	// 2099 (after the clock), with a file that differs from its seal,
+	// with an extra file, and with a meta.json that started an hour
+	// after its ID.
+	writeMeta(t, root, "data/x/20991231T000000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	writeMeta(t, root, "data/x/20261201T070000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	altered := filepath.Join(root, "data/x/20261201T070000Z-quick/meta.json")
+	if b, err := os.ReadFile(altered); err != nil || os.WriteFile(altered, append(b, '\n'), 0o644) != nil {
+		t.Fatal(err)
+	}
+	writeMeta(t, root, "data/x/20261201T080000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	os.WriteFile(filepath.Join(root, "data/x/20261201T080000Z-quick/more.csv"), []byte("1\n"), 0o644)
+	writeMeta(t, root, "data/x/20261201T090000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	late := filepath.Join(root, "data/x/20261201T090000Z-quick")
+	b, _ := os.ReadFile(filepath.Join(late, "meta.json"))
+	os.WriteFile(filepath.Join(late, "meta.json"), bytes.Replace(b, []byte(`"start":"2026-12-01T09`), []byte(`"start":"2026-12-01T10`), 1), 0o644)
+	os.Remove(filepath.Join(late, repro.ManifestFile))
+	if _, err := repro.WriteManifest(late, "x/20261201T090000Z-quick"); err != nil {
+		t.Fatal(err)
+	}
 	writeMeta(t, tree, "data/x/new", "quick", "s3", "d", "AMD EPYC", "")
 	plan := func(ref string) studyPlan {
 		return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"}
 	}
 
 	var log strings.Builder
-	cfg := Config{Root: root, Profile: "quick", Log: &log}
+	cfg := Config{Root: root, Profile: "quick", Log: &log, Now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
 	p := plan("data/x/20261201T000000Z-quick")
 	hostReference(cfg, &p, tree)
 	if p.ref != "data/x/20261201T020000Z-quick" || p.pinned != "data/x/20261201T000000Z-quick" || p.committed {
