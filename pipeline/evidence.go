@@ -27,6 +27,10 @@ import (
 // Nothing is built from it.
 var ErrEvidence = errors.New("the raw data under data/ does not match its seals")
 
+// ErrSpec is returned when a study's spec (experiments/<study>.toml)
+// does not load: no run of the study could start from it.
+var ErrSpec = errors.New("a study's spec does not load")
+
 // A pinnedRun is one run some study pins for some profile.
 type pinnedRun struct {
 	study, dir string
@@ -216,8 +220,12 @@ func runTimeProblems(root, runRel string, now time.Time) []repro.Problem {
 	}
 	mp := runRel + "/" + provenance.FileName
 	m, err := provenance.Read(filepath.Join(root, filepath.FromSlash(runRel)))
-	if err != nil {
-		bad(mp, "the run's start cannot be read: %v", err)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		bad(mp, "missing: a run records its ID, start and end there")
+		return out
+	case err != nil:
+		bad(mp, "the run's start cannot be read: %s", strings.ReplaceAll(err.Error(), filepath.Join(root, filepath.FromSlash(runRel))+string(filepath.Separator), runRel+"/"))
 		return out
 	}
 	start, end := m.Start.UTC(), m.End.UTC()
@@ -236,15 +244,41 @@ func runTimeProblems(root, runRel string, now time.Time) []repro.Problem {
 	return out
 }
 
-// requireEvidence runs checkEvidence before a target does anything else
-// and refuses, printing one FAIL line per altered, missing or extra file,
-// when any pinned run differs from its seal.
+// specProblems loads and validates every study's spec (Study.CheckSpec),
+// one problem per spec that does not load, named by its path.
+func specProblems(cfg Config) []repro.Problem {
+	var out []repro.Problem
+	for _, s := range Studies() {
+		if s.CheckSpec == nil {
+			continue
+		}
+		if err := s.CheckSpec(cfg.Root); err != nil {
+			p := spec.Path(s.Name)
+			what := strings.TrimPrefix(err.Error(), "spec "+filepath.Join(cfg.Root, filepath.FromSlash(p))+": ")
+			out = append(out, repro.Problem{Path: p, What: strings.ReplaceAll(what, "\n", "; ") +
+				"; no " + s.Name + " run can start from it: fix it, or restore it with `git checkout -- " + p + "`"})
+		}
+	}
+	return out
+}
+
+// requireEvidence runs checkEvidence and specProblems before a target
+// does anything else and refuses, printing one FAIL line per altered,
+// missing or extra file, stray entry of data/ or spec that does not
+// load.
 func requireEvidence(cfg Config, h *repro.Hasher, target string) error {
 	rep, err := checkEvidence(cfg, h)
 	if err != nil {
 		return err
 	}
-	return refuseAltered(cfg, rep.Problems, target)
+	specs := specProblems(cfg)
+	if len(rep.Problems) == 0 && len(specs) > 0 {
+		for _, p := range specs {
+			cfg.printf("FAIL %s", p)
+		}
+		return fmt.Errorf("%w: %d specs (listed above), so %s did nothing", ErrSpec, len(specs), target)
+	}
+	return refuseAltered(cfg, repro.MergeProblems(append(rep.Problems, specs...)), target)
 }
 
 // refuseAltered prints one FAIL line per problem and returns ErrEvidence
@@ -256,7 +290,7 @@ func refuseAltered(cfg Config, problems []repro.Problem, target string) error {
 	for _, p := range problems {
 		cfg.printf("FAIL %s", p)
 	}
-	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: raw data is immutable, and outputs are never rebuilt from altered data. Restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run` seals and pins it)",
+	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: sealed runs are immutable, and outputs are never built from data that differs from its seals. Each line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run, or record a new run (`mage <study>:run` seals and pins it)",
 		ErrEvidence, len(problems), target)
 }
 

@@ -18,6 +18,7 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
+	"pqrepro/internal/treelock"
 )
 
 // evidenceRepo is a repository with one study, "ev", whose spec pins a
@@ -610,5 +611,109 @@ func TestEveryRunIsEvidence(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStatusChecksWhatBuildChecks checks that status names what build
+// refuses (a stray folder, a spec that does not load, a corrupt lock),
+// blames the right culprit, and still lists the leftovers of a killed
+// command after an ERROR line (issue 35: it stopped before them).
+func TestStatusChecksWhatBuildChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(t *testing.T, root string)
+		is     error    // status's and build's error
+		want   []string // in status's output
+		not    []string // never in status's output
+	}{
+		{"a stray folder", func(t *testing.T, root string) {
+			os.MkdirAll(filepath.Join(root, "data/ev/zz"), 0o755)
+		}, ErrEvidence, []string{
+			"  ERROR  data/ev/zz: not a run",
+			"do NOT rebuild: 1 entries under data/ that are not sealed runs (ERROR lines above)",
+		}, []string{"pinned raw data", "problems in sealed runs"}},
+		{"a spec that does not load", func(t *testing.T, root string) {
+			studies[0].CheckSpec = func(root string) error {
+				return fmt.Errorf("spec %s: timeout_ms = +Inf: must be a finite number of milliseconds", filepath.Join(root, "experiments/ev.toml"))
+			}
+		}, ErrSpec, []string{
+			"  ERROR  experiments/ev.toml: timeout_ms = +Inf: must be a finite number of milliseconds; no ev run can start from it",
+			"do NOT rebuild: 1 specs that do not load",
+		}, []string{"pinned raw data", "entries under data/"}},
+		{"a corrupt lock", func(t *testing.T, root string) {
+			os.WriteFile(filepath.Join(root, repro.LockFile), []byte("{garbage"), 0o644)
+		}, nil, []string{"  ERROR  the stages' status cannot be computed: "}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, log, _ := evidenceRepo(t)
+			tc.break_(t, cfg.Root)
+			// A killed command's leftovers: a stage folder, a run in
+			// progress and a write lock naming a dead process.
+			for _, d := range []string{".stage-123", "data/ev/.incomplete-20261130T130000Z-quick-1"} {
+				os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
+			}
+			os.MkdirAll(filepath.Join(cfg.Root, treelock.Dir), 0o755)
+			os.WriteFile(treelock.Path(cfg.Root, treelock.Write), []byte(fmt.Sprintf("%d 2026-01-02T03:04:05Z net:run\n", deadPID(t))), 0o644)
+
+			err := Status(context.Background(), cfg)
+			out := log.String()
+			if err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Errorf("status: err = %v, want %v", err, tc.is)
+			}
+			for _, w := range append(tc.want, "leftovers of a killed command", ".stage-123", "data/ev/.incomplete-20261130T130000Z-quick-1", "write.lock names net:run") {
+				if !strings.Contains(out, w) {
+					t.Errorf("status output lacks %q:\n%s", w, out)
+				}
+			}
+			if tc.is != nil { // the lock's own error names its path
+				tc.not = append(tc.not, cfg.Root)
+			}
+			for _, w := range tc.not {
+				if strings.Contains(out, w) {
+					t.Errorf("status output says %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "up to date") || strings.Contains(out, "`mage build` rebuilds") {
+				t.Errorf("status advises a build:\n%s", out)
+			}
+			log.Reset()
+			if err := Build(context.Background(), cfg); err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Errorf("build: err = %v, want %v:\n%s", err, tc.is, log)
+			}
+		})
+	}
+}
+
+// TestStudiesCheckTheirSpecs checks that every registered study's spec is
+// validated by status and build (Study.CheckSpec), that the committed
+// specs pass, and that net.toml's timeout_ms = inf, which its loader
+// accepted (issue 35), does not.
+func TestStudiesCheckTheirSpecs(t *testing.T) {
+	root := repoRoot(t)
+	for _, s := range Studies() {
+		if s.CheckSpec == nil {
+			t.Errorf("study %s: no CheckSpec: status cannot validate %s", s.Name, spec.Path(s.Name))
+			continue
+		}
+		if err := s.CheckSpec(root); err != nil {
+			t.Errorf("study %s: the committed spec: %v", s.Name, err)
+		}
+		b, err := os.ReadFile(filepath.Join(root, spec.Path(s.Name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := t.TempDir()
+		os.MkdirAll(filepath.Join(bad, "experiments"), 0o755)
+		if s.Name == netStudy {
+			b = bytes.Replace(b, []byte("\ntimeout_ms = 10000\n"), []byte("\ntimeout_ms = inf\n"), 1)
+		} else {
+			b = append(b, "\nnot_a_key = 1\n"...)
+		}
+		os.WriteFile(filepath.Join(bad, spec.Path(s.Name)), b, 0o644)
+		if err := s.CheckSpec(bad); err == nil {
+			t.Errorf("study %s: a broken spec passes", s.Name)
+		} else if s.Name == netStudy && !strings.Contains(err.Error(), "timeout_ms = +Inf") {
+			t.Errorf("study net: timeout_ms = inf: %v", err)
+		}
 	}
 }

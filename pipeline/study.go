@@ -80,6 +80,12 @@ type Study struct {
 	// that the pin records ("" if it records none); nil means the [runs]
 	// table of experiments/<Name>.toml (spec.PinnedSeal).
 	Manifest func(root, profile string) (string, error)
+	// CheckSpec reads and validates the study's spec
+	// (experiments/<Name>.toml) as its experiment would; nil: there is
+	// nothing to check beyond StagesFor. status and build run it for every
+	// study, so that a spec no run could start from is named before one
+	// is tried.
+	CheckSpec func(root string) error
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
 	// for `mage reproduce`.

@@ -54,6 +54,10 @@ func init() {
 		NetnsPrefixes: []string{tlsrun.NetnsPrefix},
 		// The docker path's run prefix (tlsrun's, "pqrd").
 		DockerPrefixes: []string{dockernet.DefaultPrefix},
+		CheckSpec: func(root string) error {
+			_, err := tlsrun.LoadSpec(filepath.Join(root, spec.Path(tlsrun.Study)))
+			return err
+		},
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},
