@@ -34,10 +34,15 @@ func hostReference(cfg Config, p *studyPlan, tree string) {
 		cfg.printf("host reference of %s: not looked for: the new run's %v", p.s.Name, err)
 		return
 	}
-	ids, _, err := comparableRuns(cfg.Root, p.s.Name, now, soundRun(cfg))
+	ids, left, err := comparableRuns(cfg.Root, p.s.Name, now, soundRun(cfg))
 	if err != nil {
 		cfg.printf("host reference of %s: not looked for: %v", p.s.Name, err)
 		return
+	}
+	for _, l := range left {
+		if strings.Contains(l, ": not sound evidence: ") {
+			cfg.printf("host reference of %s: run %s", p.s.Name, l)
+		}
 	}
 	if len(ids) == 0 {
 		if p.ref != "" {

@@ -91,6 +91,16 @@ func TestHostReference(t *testing.T) {
 	if !strings.Contains(p.hostWhy, `was measured on another host (CPU "Xeon" vs "AMD EPYC")`) || !strings.Contains(log.String(), "the newest of 2 quiet quick run(s)") {
 		t.Errorf("why %q; log:\n%s", p.hostWhy, log.String())
 	}
+	for _, want := range []string{
+		"host reference of x: run 20991231T000000Z-quick: not sound evidence: data/x/20991231T000000Z-quick: the run ID 20991231T000000Z-quick lies in the future (now is 2026-12-03T00:00:00Z)",
+		"host reference of x: run 20261201T070000Z-quick: not sound evidence: data/x/20261201T070000Z-quick/meta.json: content differs from the sealed run",
+		"host reference of x: run 20261201T080000Z-quick: not sound evidence: data/x/20261201T080000Z-quick/more.csv: extra file",
+		"host reference of x: run 20261201T090000Z-quick: not sound evidence: data/x/20261201T090000Z-quick/meta.json: start 2026-12-01T10:00:00.001Z is not the second the run ID 20261201T090000Z-quick names",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
 
 	// No run pinned: a run of this host is still a reference.
 	p = plan("")
