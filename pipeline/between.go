@@ -125,9 +125,7 @@ func soundRun(cfg Config) func(run string) error {
 			return fmt.Errorf("%s is not named like a run (<start time>-<profile>)", path.Base(run))
 		}
 		ps := repro.CheckRun(cfg.Root, run, "", "", nil, store).Problems
-		if len(ps) == 0 {
-			ps = runTimeProblems(cfg.Root, run, now)
-		}
+		ps = append(ps, runTimeProblems(cfg.Root, run, now, len(ps) == 0)...)
 		if len(ps) == 0 {
 			return nil
 		}

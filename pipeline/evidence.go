@@ -142,11 +142,9 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		rep.BlobsAbsent += rc.BlobsAbsent
 		rep.BlobsInRun += rc.BlobsInRun
 		rep.Problems = append(rep.Problems, rc.Problems...)
-		if len(rc.Problems) == 0 {
-			// A run whose files differ from its seal has its meta.json
-			// named already; its times are read from a sound one only.
-			rep.Problems = append(rep.Problems, runTimeProblems(cfg.Root, r.dir, now)...)
-		}
+		// A run whose files differ from its seal has them named
+		// already: its meta.json's times are read from a sound one only.
+		rep.Problems = append(rep.Problems, runTimeProblems(cfg.Root, r.dir, now, len(rc.Problems) == 0)...)
 		for _, ent := range sums {
 			if !strings.HasPrefix(ent.Path, r.dir+"/") {
 				continue
@@ -201,8 +199,10 @@ const runIDLayout = "20060102T150405Z"
 // start), its end must not precede its start, and neither the ID nor the
 // end may lie after now. A run named for a later date would otherwise be
 // "the newest" run of its design, and so the host reference of `mage
-// all` (hostReference), whatever it holds.
-func runTimeProblems(root, runRel string, now time.Time) []repro.Problem {
+// all` (hostReference), whatever it holds. With meta false only the
+// ID is checked against the clock (for a run whose files, meta.json
+// perhaps among them, differ from its seal).
+func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Problem {
 	id := path.Base(runRel)
 	var out []repro.Problem
 	bad := func(p, format string, args ...any) {
@@ -217,6 +217,9 @@ func runTimeProblems(root, runRel string, now time.Time) []repro.Problem {
 	}
 	if named.After(now) {
 		bad(runRel, "the run ID %s lies in the future (now is %s)", id, now.UTC().Format(time.RFC3339))
+	}
+	if !meta {
+		return out
 	}
 	mp := runRel + "/" + provenance.FileName
 	m, err := provenance.Read(filepath.Join(root, filepath.FromSlash(runRel)))

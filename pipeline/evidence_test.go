@@ -566,6 +566,17 @@ func TestEveryRunIsEvidence(t *testing.T) {
 			f.Close()
 			return run
 		}, []string{"/MANIFEST.sha256: data/ev/20261201T000000Z-quick/MANIFEST.sha256:5: not a `sha256sum` line"}},
+		{"a pinned run copied under a 2099 ID, 64 bytes flipped (the issue's case)", func(t *testing.T, root, pinned string) string {
+			run := "data/ev/20991231T000000Z-quick"
+			copyTree(t, root, pinned, run)
+			p := filepath.Join(root, run, "records.csv.gz")
+			b, _ := os.ReadFile(p)
+			for i := range 64 {
+				b[len(b)/2-32+i] ^= 0xff
+			}
+			os.WriteFile(p, b, 0o644)
+			return run
+		}, []string{"/records.csv.gz: content differs from the sealed run", "/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20991231T000000Z-quick", ": the run ID 20991231T000000Z-quick lies in the future"}},
 		{"a run named for 2099", func(t *testing.T, root, _ string) string {
 			return sealedRun(t, root, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), time.Time{})
 		}, []string{": the run ID 20991231T000000Z-quick lies in the future (now is 2026-12-03T12:00:00Z)"}},
