@@ -63,7 +63,9 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	store := repro.OpenStore(cfg.Root)
 	cfg.printf("data:%s: %d referenced blobs, store %s, remote %s", verb, len(refs), store.Dir, rem)
 	start := time.Now()
-	res, err := do(ctx, store, rem, remote.Sums(refs), cfg.dataOptions())
+	o := cfg.dataOptions()
+	o.Sizes = remote.Sizes(refs) // the bounds a pull never reads past
+	res, err := do(ctx, store, rem, remote.Sums(refs), o)
 	by := map[string][]string{}
 	for _, r := range refs {
 		by[r.Sum] = r.By
@@ -89,11 +91,17 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	cfg.printf("data:%s: %d transferred (%.1f MB in %v), %d already local, %d already on the remote, %d not in the local store, %d failed",
 		verb, moved, float64(bytes)/1e6, time.Since(start).Round(time.Millisecond),
 		skipped["present"], skipped["on remote"], skipped["not in the local store"], failed)
+	if n := skipped["remote abandoned"]; n > 0 {
+		cfg.printf("data:%s: %d not tried: the remote was abandoned (see above)", verb, n)
+	}
 	if notFound {
 		errs = append(errs, errors.New("a blob that is not on the remote must be pushed from the machine that has it (mage data:push there), or its run redone (mage <study>:run)"))
 	}
-	if len(errs) == 0 && err != nil { // cancelled before any blob failed
+	switch {
+	case len(errs) == 0 && err != nil: // cancelled before any blob failed, or refused before any request
 		errs = append(errs, err)
+	case errors.Is(err, remote.ErrAbandoned) || errors.Is(err, remote.ErrPullDeadline):
+		errs = append(errs, err) // the remote as a whole: said once
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("data:%s: %w", verb, errors.Join(errs...))
@@ -151,6 +159,9 @@ func printDataStatus(ctx context.Context, cfg Config) {
 		if s.State == remote.Present && !cfg.Verbose {
 			continue
 		}
+		if s.State == remote.Unknown && (errors.Is(s.Err, remote.ErrAbandoned) || errors.Is(s.Err, context.DeadlineExceeded)) {
+			continue // not asked: counted below, once
+		}
 		line := fmt.Sprintf("  %-11s %s", s.State, s.Sum[:12])
 		if s.Size >= 0 {
 			line += fmt.Sprintf(" %9.1f MB", float64(s.Size)/1e6)
@@ -161,11 +172,21 @@ func printDataStatus(ctx context.Context, cfg Config) {
 		}
 		cfg.printf("%s", line)
 	}
-	seen := map[string]bool{} // an unreachable remote fails every lookup alike: say it once
+	seen := map[string]int{} // an unreachable remote fails every lookup alike: say it once
+	var order []string
 	for _, s := range sts {
-		if s.Err != nil && !seen[s.Err.Error()] && absent == "" {
-			seen[s.Err.Error()] = true
-			cfg.printf("  unknown: %v", s.Err)
+		if s.Err != nil && absent == "" {
+			if seen[s.Err.Error()] == 0 {
+				order = append(order, s.Err.Error())
+			}
+			seen[s.Err.Error()]++
+		}
+	}
+	for _, e := range order {
+		if seen[e] > 1 {
+			cfg.printf("  unknown (%d blobs): %s", seen[e], e)
+		} else {
+			cfg.printf("  unknown: %s", e)
 		}
 	}
 	if n := countState(sts, remote.RemoteOnly); n > 0 {
