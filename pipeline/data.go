@@ -128,8 +128,9 @@ func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remot
 	return remote.Survey(ctx, repro.OpenStore(cfg.Root), rem, refs), remoteName, remoteErr, nil
 }
 
-// printDataStatus is the data part of mage status: one summary line, and
-// a line per blob that is not present (every blob with -v).
+// printDataStatus is the data part of mage status: one summary line, a
+// line per blob that is remote-only or absent (every blob with -v), and
+// for blobs the remote could not be asked about a line per cause.
 func printDataStatus(ctx context.Context, cfg Config) {
 	sts, name, remErr, err := DataStatus(ctx, cfg)
 	if err != nil {
@@ -159,8 +160,8 @@ func printDataStatus(ctx context.Context, cfg Config) {
 		if s.State == remote.Present && !cfg.Verbose {
 			continue
 		}
-		if s.State == remote.Unknown && (errors.Is(s.Err, remote.ErrAbandoned) || errors.Is(s.Err, context.DeadlineExceeded)) {
-			continue // not asked: counted below, once
+		if s.State == remote.Unknown && !cfg.Verbose {
+			continue // a remote that cannot be asked fails alike for every blob: said below, once per cause
 		}
 		line := fmt.Sprintf("  %-11s %s", s.State, s.Sum[:12])
 		if s.Size >= 0 {
