@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,8 +101,16 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	switch {
 	case len(errs) == 0 && err != nil: // cancelled before any blob failed, or refused before any request
 		errs = append(errs, err)
-	case errors.Is(err, remote.ErrAbandoned) || errors.Is(err, remote.ErrPullDeadline):
-		errs = append(errs, err) // the remote as a whole: said once
+	case err != nil:
+		// What is about the remote as a whole (abandoned, out of time),
+		// not already a blob's error: said once.
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if !slices.ContainsFunc(res, func(r remote.Result) bool { return r.Err == e }) {
+					errs = append(errs, e)
+				}
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("data:%s: %w", verb, errors.Join(errs...))

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/internal/remote"
 	"pqrepro/internal/repro"
@@ -191,5 +192,40 @@ func TestDataPullChecksRecordedSize(t *testing.T) {
 	}
 	if repro.OpenStore(root).Has(sum) {
 		t.Error("the blob was stored")
+	}
+}
+
+// TestDataPullAbandonSaidOnce: a pull from a refusing port names each
+// failed blob once and the abandonment once, not every error twice.
+func TestDataPullAbandonSaidOnce(t *testing.T) {
+	root, _, _, _ := dataRepo(t)
+	files := map[string]string{}
+	for i := range 10 {
+		h := sha256.Sum256([]byte{byte(i)})
+		files[fmt.Sprintf("c%02d.pcapng", i)] = hex.EncodeToString(h[:])
+	}
+	run := filepath.Join(root, "data", "net", "20260101T000000Z-quick")
+	os.MkdirAll(run, 0o755)
+	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
+	os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644)
+	os.WriteFile(filepath.Join(root, "remote.toml"), []byte("kind = \"http\"\nurl = \"http://127.0.0.1:1/\"\n"), 0o644)
+	var out bytes.Buffer
+	cfg := Config{Root: root, Log: &out}
+	err := dataTransfer(context.Background(), cfg, "pull", func(ctx context.Context, st *repro.Store, rem remote.Remote, sums []string, o remote.Options) ([]remote.Result, error) {
+		o.Retries, o.Backoff = -1, time.Millisecond
+		return remote.Pull(ctx, st, rem, sums, o)
+	})
+	if !errors.Is(err, remote.ErrAbandoned) {
+		t.Fatalf("error %v, want %v", err, remote.ErrAbandoned)
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, "connection refused"); n != 3+1 { // 3 blobs, and the abandonment's cause
+		t.Errorf("%d mentions of the refusal, want 4:\n%s", n, msg)
+	}
+	if n := strings.Count(msg, remote.ErrAbandoned.Error()); n != 1 {
+		t.Errorf("the abandonment said %d times:\n%s", n, msg)
+	}
+	if !strings.Contains(out.String(), "8 not tried: the remote was abandoned") {
+		t.Errorf("output does not count the blobs not tried:\n%s", out.String())
 	}
 }

@@ -314,7 +314,11 @@ func Pull(ctx context.Context, store *repro.Store, rem Remote, sums []string, o 
 		return r
 	})
 	if abandoned != nil {
-		err = errors.Join(err, abandoned)
+		var list []error // flat: each blob's error, then why the rest were not tried
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			list = j.Unwrap()
+		}
+		err = errors.Join(append(list, abandoned)...)
 	}
 	return res, err
 }
