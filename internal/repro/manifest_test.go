@@ -387,3 +387,29 @@ func TestManifestRecordsBlobSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitFindsTheRepositorysStore: without Run.Store, Commit reads
+// blob sizes from the store of the repository the run belongs to
+// (<root>/.store for <root>/data/<study>/<run>), as a study's run does.
+func TestCommitFindsTheRepositorysStore(t *testing.T) {
+	t.Setenv("PQREPRO_STORE", "")
+	root := t.TempDir()
+	src := filepath.Join(t.TempDir(), "capture")
+	os.WriteFile(src, []byte("0123456789"), 0o644)
+	blob, err := OpenStore(root).Put(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRun(filepath.Join(root, "data"), "net", "quick", mustTime(t, "2026-11-30T12:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, metaFile), []byte(`{"files": {"c.pcapng": "`+blob+`"}}`), 0o644)
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Final, ManifestFile))
+	if !strings.Contains(string(b), "# blob-size "+blob+" 10\n") {
+		t.Errorf("manifest without the blob's size:\n%s", b)
+	}
+}
