@@ -67,9 +67,9 @@ const (
 	// DefaultMinRate is Options.MinRate's default, in bytes per second.
 	DefaultMinRate = 100_000
 	// DefaultMaxUnrecorded is Options.MaxUnrecorded's default: 1 GiB,
-	// above every capture recorded so far (the largest, a Study B full
-	// run's series, are tens of MB), which at DefaultMinRate may take
-	// 3 h.
+	// over four times the largest capture recorded so far (a Study A
+	// full run's, 223,706,544 bytes by its meta.json "capture_bytes");
+	// at DefaultMinRate a blob this size may take 3 h.
 	DefaultMaxUnrecorded = 1 << 30
 	// DefaultAbandonAfter is Options.AbandonAfter's default.
 	DefaultAbandonAfter = 3
