@@ -188,7 +188,7 @@ func TestDataPullChecksRecordedSize(t *testing.T) {
 	if !errors.Is(err, remote.ErrSizeMismatch) {
 		t.Fatalf("pull of a blob the remote holds at another size than recorded: %v\n%s", err, out.String())
 	}
-	if repro.OpenStore(root).Has(sum) {
+	if repro.OpenStore(root, "").Has(sum) {
 		t.Error("the blob was stored")
 	}
 }

@@ -375,7 +375,7 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	if _, err := os.Lstat(filepath.Join(abs, repro.ManifestFile)); err == nil {
 		return fmt.Errorf("%s is sealed already (%s exists); a manifest is written once", dir, repro.ManifestFile)
 	}
-	m, err := repro.NewManifest(abs, name) // also checks meta.json against the files
+	m, err := repro.NewManifestStore(abs, name, cfg.store()) // also checks meta.json against the files
 	if err != nil {
 		return err
 	}
@@ -438,7 +438,7 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	if err := atomicfile.WriteFile(notes, []byte(note), 0o644); err != nil {
 		return fmt.Errorf("seal %s: %w", dir, err)
 	}
-	sum, err := repro.WriteManifest(abs, name)
+	sum, err := repro.WriteManifestStore(abs, name, cfg.store())
 	if err != nil {
 		return err
 	}

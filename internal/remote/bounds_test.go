@@ -343,9 +343,8 @@ func TestConfigBounds(t *testing.T) {
 		{"s3 file url", "kind = \"s3\"\nurl = \"file:///x\"\nbucket = \"b\"", "http:// or https://"},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-			t.Setenv("PQREPRO_REMOTE", "")
 			os.WriteFile(filepath.Join(root, ConfigFile), []byte(tc.toml), 0o644)
-			_, _, err := LoadConfig(root)
+			_, _, err := LoadConfig(root, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -356,14 +355,12 @@ func TestConfigBounds(t *testing.T) {
 		t.Error("an index linked from outside the repository was read")
 	}
 	t.Run("dev_zero", func(t *testing.T) {
-		t.Setenv("PQREPRO_REMOTE", "/dev/zero")
-		if _, _, err := LoadConfig(root); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if _, _, err := LoadConfig(root, "/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("PQREPRO_REMOTE=/dev/zero: %v", err)
 		}
 		big := filepath.Join(t.TempDir(), "big.toml")
 		os.WriteFile(big, []byte("# "+strings.Repeat("x", MaxConfigBytes)+"\n"), 0o644)
-		t.Setenv("PQREPRO_REMOTE", big)
-		if _, _, err := LoadConfig(root); err == nil || !strings.Contains(err.Error(), "larger than") {
+		if _, _, err := LoadConfig(root, big); err == nil || !strings.Contains(err.Error(), "larger than") {
 			t.Errorf("a huge configuration: %v", err)
 		}
 	})

@@ -268,13 +268,15 @@ func NewManifest(dir, run string) (*Manifest, error) {
 	return NewManifestStore(dir, run, StoreFor(dir))
 }
 
-// StoreFor is the content store of the repository holding the run folder
-// dir (<root>/data/<study>/<run>): OpenStore(<root>).
+// StoreFor is the default content store of the repository holding the
+// run folder dir (<root>/data/<study>/<run>): OpenStore(<root>, ""). A
+// caller that knows the configured store (PQREPRO_STORE) passes it to
+// NewManifestStore or WriteManifestStore instead.
 func StoreFor(dir string) *Store {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return OpenStore(filepath.Dir(filepath.Dir(filepath.Dir(dir))))
+	return OpenStore(filepath.Dir(filepath.Dir(filepath.Dir(dir))), "")
 }
 
 // NewManifestStore is NewManifest with the blobs' sizes read from store

@@ -391,11 +391,10 @@ func TestManifestRecordsBlobSizes(t *testing.T) {
 // blob sizes from the store of the repository the run belongs to
 // (<root>/.store for <root>/data/<study>/<run>), as a study's run does.
 func TestCommitFindsTheRepositorysStore(t *testing.T) {
-	t.Setenv("PQREPRO_STORE", "")
 	root := t.TempDir()
 	src := filepath.Join(t.TempDir(), "capture")
 	os.WriteFile(src, []byte("0123456789"), 0o644)
-	blob, err := OpenStore(root).Put(src)
+	blob, err := OpenStore(root, "").Put(src)
 	if err != nil {
 		t.Fatal(err)
 	}
