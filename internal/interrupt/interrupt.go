@@ -4,9 +4,12 @@
 // takes its cleanup path (captures closed, network namespaces removed,
 // the incomplete run folder deleted, nothing pinned) whichever of them
 // stopped it. Go's default for SIGTERM is to exit at once, and Mage's
-// generated main cancels only on SIGINT. (mage.go's own process, which
-// passes signals on to the compiled magefile's group, is
-// internal/magemain.)
+// generated main cancels only on SIGINT. The death of the process that
+// started this one cancels too: a target whose launcher was killed
+// (SIGKILL to `go run`, a CI time limit, an installed mage binary) would
+// otherwise go on for an hour with its namespaces, servers and the tree's
+// lock. (mage.go's own process, which passes signals on to the compiled
+// magefile's group, is internal/magemain.)
 package interrupt
 
 import (
@@ -14,14 +17,47 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // Signals are the signals that cancel a Context.
 var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
+// ParentPoll is how often a Context looks whether the process that started
+// this one has exited (the parent PID changes when the kernel re-parents
+// an orphan). Polling needs no cooperation from the parent; a parent that
+// set PR_SET_PDEATHSIG (internal/magemain does) stops its child at once.
+const ParentPoll = 250 * time.Millisecond
+
 // Context returns a copy of parent that is cancelled on SIGINT or
-// SIGTERM; stop releases the signals (a later one then acts as if
-// Context had not been called) and cancels the context.
+// SIGTERM, or when the process that started this one exits; stop releases
+// the signals (a later one then acts as if Context had not been called)
+// and cancels the context.
 func Context(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
-	return signal.NotifyContext(parent, Signals...)
+	sctx, stopSignals := signal.NotifyContext(parent, Signals...)
+	ctx, cancel := context.WithCancel(sctx)
+	if ppid := os.Getppid(); ppid > 1 { // 1: started by init or already orphaned: nothing to watch
+		go watchParent(ctx, ppid, cancel)
+	}
+	return ctx, func() {
+		cancel()
+		stopSignals()
+	}
+}
+
+// watchParent cancels when this process's parent is no longer ppid.
+func watchParent(ctx context.Context, ppid int, cancel context.CancelFunc) {
+	t := time.NewTicker(ParentPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if os.Getppid() != ppid {
+				cancel()
+				return
+			}
+		}
+	}
 }
