@@ -4,11 +4,11 @@
 // takes its cleanup path (captures closed, network namespaces removed,
 // the incomplete run folder deleted, nothing pinned) whichever of them
 // stopped it. Go's default for SIGTERM is to exit at once, and Mage's
-// generated main cancels only on SIGINT. The death of the process that
-// started this one cancels too: a target whose launcher was killed
-// (SIGKILL to `go run`, a CI time limit, an installed mage binary) would
-// otherwise go on for an hour with its namespaces, servers and the tree's
-// lock. (mage.go's own process, which passes signals on to the compiled
+// generated main cancels only on SIGINT. For a target (Target), the death
+// of the process that started it cancels too: a target whose launcher was
+// killed (SIGKILL to `go run`, a CI time limit, an installed mage binary)
+// would otherwise go on for an hour with its namespaces, servers and the
+// tree's lock. (mage.go's own process, which passes signals on to the compiled
 // magefile's group, is internal/magemain.)
 package interrupt
 
@@ -30,11 +30,19 @@ var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 const ParentPoll = 250 * time.Millisecond
 
 // Context returns a copy of parent that is cancelled on SIGINT or
-// SIGTERM, or when the process that started this one exits; stop releases
-// the signals (a later one then acts as if Context had not been called)
-// and cancels the context.
+// SIGTERM; stop releases the signals (a later one then acts as if
+// Context had not been called) and cancels the context. cmd/pqrepro's
+// commands use it: one started with nohup or & may outlive its shell.
 func Context(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
-	sctx, stopSignals := signal.NotifyContext(parent, Signals...)
+	return signal.NotifyContext(parent, Signals...)
+}
+
+// Target is Context that is also cancelled when the process that started
+// this one exits: the Mage targets use it (pipeline), whose launcher is
+// `go run mage.go`, mage.go's process or an installed mage, and which
+// must not outlive it holding the tree's lock.
+func Target(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
+	sctx, stopSignals := Context(parent)
 	ctx, cancel := context.WithCancel(sctx)
 	if ppid := os.Getppid(); ppid > 1 { // 1: started by init or already orphaned: nothing to watch
 		go watchParent(ctx, ppid, cancel)

@@ -19,7 +19,7 @@ import (
 // TestHelperChain is not a test: run by TestKilledLauncherStopsTarget as
 // `TEST -test.run=^TestHelperChain$ -- ROLE DIR`, it plays a launcher
 // (starts the target as a plain child, prints its PID and waits) or the
-// target (holds DIR's write lock until its Context is cancelled, then
+// target (holds DIR's write lock until its Target context is cancelled, then
 // cleans up: writes DIR/stopped and releases the lock).
 func TestHelperChain(t *testing.T) {
 	args := flag.Args()
@@ -37,7 +37,7 @@ func TestHelperChain(t *testing.T) {
 		os.Stdout.WriteString(strconv.Itoa(c.Process.Pid) + "\n")
 		c.Wait()
 	case "target":
-		ctx, stop := Context(context.Background())
+		ctx, stop := Target(context.Background())
 		defer stop()
 		l, err := treelock.Acquire(ctx, dir, treelock.Write, "chain", treelock.Refuse, nil)
 		if err != nil {
@@ -53,7 +53,7 @@ func TestHelperChain(t *testing.T) {
 }
 
 // TestKilledLauncherStopsTarget: SIGKILL to the process that started a
-// target (which sets no parent-death signal) cancels the target's Context,
+// target (which sets no parent-death signal) cancels the target's context,
 // so it cleans up and releases the tree's lock; before the parent watch
 // it ran on, holding the lock.
 func TestKilledLauncherStopsTarget(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // Spin holds the write lock and computes until interrupted, then removes
 // its marker file (its cleanup) and releases the lock.
 func Spin(ctx context.Context) error {
-	ctx, stop := interrupt.Context(ctx)
+	ctx, stop := interrupt.Target(ctx)
 	defer stop()
 	l, err := treelock.Acquire(ctx, ".", treelock.Write, "spin", treelock.Refuse, nil)
 	if err != nil {
