@@ -195,3 +195,32 @@ func TestReadKeyLogBounded(t *testing.T) {
 		t.Errorf("Read with a key log over the cap: %v, want ErrKeyLogTooLarge", err)
 	}
 }
+
+// TestKeyLogStatsKept: the given key log's statistics count every line
+// and every distinct secret although only the records' and the capture's
+// client randoms are kept: repeats count once, the last secret of a
+// repeat is used, and hex case does not make a conflict.
+func TestKeyLogStatsKept(t *testing.T) {
+	cr := func(b byte) string { return strings.Repeat(fmt.Sprintf("%02x", b), 32) }
+	line := func(c byte, sec string) string { return "CLIENT_HANDSHAKE_TRAFFIC_SECRET " + cr(c) + " " + sec + "\n" }
+	dsb := line(0xb0, "aa") + line(0xb1, "bb")
+	given := "# comment\n" + line(0xa0, "01") + line(0xa0, "02") + // a record's, repeated: the last is kept
+		line(0xb0, "cc") + line(0xb1, "BB") + // a conflict with the capture's; the same in upper case
+		line(0xc0, "03") + line(0xc0, "03") + line(0xc1, "04") + // no record's
+		"CLIENT_RANDOM " + cr(0xd0) + " 05\n" + "garbage\n"
+	rs := []Record{{haveCR: true, cr: [32]byte(bytes.Repeat([]byte{0xa0}, 32))}, {haveCR: true, cr: [32]byte(bytes.Repeat([]byte{0xe0}, 32))}}
+	st := checkFinished(rs, []byte(given), []byte(dsb))
+	want := KeyLogStats{Lines: 2 + 9, Unusable: 1, Secrets: 5, Matched: 1, Conflicts: 1}
+	st.Verified, st.Failed = 0, 0
+	if st != want {
+		t.Errorf("stats %+v, want %+v", st, want)
+	}
+	if rs[0].FinishedCheck != CheckNotCaptured || rs[1].FinishedCheck != CheckNoSecret {
+		t.Errorf("checks %q %q, want %q (a secret but no record captured) and %q", rs[0].FinishedCheck, rs[1].FinishedCheck, CheckNotCaptured, CheckNoSecret)
+	}
+	// Secrets only for client randoms of no record still check every record.
+	rs = []Record{{haveCR: true, cr: [32]byte(bytes.Repeat([]byte{0xe0}, 32))}}
+	if st := checkFinished(rs, []byte(line(0xc0, "03")), nil); st.Secrets != 1 || rs[0].FinishedCheck != CheckNoSecret {
+		t.Errorf("stats %+v, check %q, want 1 secret and %q", st, rs[0].FinishedCheck, CheckNoSecret)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"slices"
 	"unicode"
 )
 
@@ -98,13 +99,20 @@ func checkKeyLogLines(what string, b []byte) error {
 
 // parseKeyLog reads NSS key log lines and keeps, per client random, the
 // CLIENT_HANDSHAKE_TRAFFIC_SECRET (the key of the client's encrypted
-// handshake messages, RFC 8446 7.1) as a hex slice of b: no copy, so the
-// map costs a fraction of the file (a key and a slice header a line).
-// Lines of other labels are valid but unused; malformed lines are
-// counted.
+// handshake messages, RFC 8446 7.1) as a hex slice of b (no copy). Lines
+// of other labels are valid but unused; malformed lines are counted.
 func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
-	var st KeyLogStats
 	m := make(map[[32]byte][]byte)
+	st := scanKeyLog(b, func(cr [32]byte, sec []byte) { m[cr] = sec })
+	st.Secrets = len(m)
+	return m, st
+}
+
+// scanKeyLog calls fn with the client random and hex secret of every
+// CLIENT_HANDSHAKE_TRAFFIC_SECRET line of b, in order, and counts the
+// lines and the unusable ones; it allocates nothing per line.
+func scanKeyLog(b []byte, fn func(cr [32]byte, sec []byte)) KeyLogStats {
+	var st KeyLogStats
 	var f [3][]byte
 	for line := range bytes.Lines(b) {
 		line = bytes.TrimSpace(line)
@@ -136,35 +144,55 @@ func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
 			continue
 		}
 		if string(f[0]) == "CLIENT_HANDSHAKE_TRAFFIC_SECRET" {
-			m[cr] = f[2]
+			fn(cr, f[2])
 		}
 	}
-	st.Secrets = len(m)
-	return m, st
+	return st
 }
 
 // checkFinished fills FinishedCheck and ClientFinishedVerified of every
 // record from the given key log and the capture's own secrets (dsb), and
-// returns the key logs' statistics.
+// returns the key logs' statistics. Of the given key log it keeps only
+// the secrets of the records' client randoms and of the capture's own
+// (for Conflicts), and 32 bytes a line to count distinct secrets, so
+// its memory is the file's and a sixth of it again at most.
 func checkFinished(rs []Record, given, dsb []byte) KeyLogStats {
 	keys, st := parseKeyLog(dsb)
-	gk, gst := parseKeyLog(given)
+	want := make(map[[32]byte]bool, len(rs))
+	for i := range rs {
+		if rs[i].haveCR {
+			want[rs[i].cr] = true
+		}
+	}
+	inDSB := map[[32]byte][]byte{} // the given key log's last secret of a client random the capture has
+	gk := map[[32]byte][]byte{}    // ... of a record's client random the capture has not
+	var others [][32]byte          // client randoms the capture has not, with repeats
+	gst := scanKeyLog(given, func(cr [32]byte, sec []byte) {
+		if _, ok := keys[cr]; ok {
+			inDSB[cr] = sec
+			return
+		}
+		if want[cr] {
+			gk[cr] = sec
+		}
+		others = append(others, cr)
+	})
 	st.Lines += gst.Lines
 	st.Unusable += gst.Unusable
-	for cr, sec := range gk {
-		if have, ok := keys[cr]; ok {
-			if !bytes.EqualFold(have, sec) { // hex digits of either case
-				st.Conflicts++
-			}
-			continue
+	for cr, sec := range inDSB {
+		if !bytes.EqualFold(keys[cr], sec) { // hex digits of either case
+			st.Conflicts++
 		}
+	}
+	slices.SortFunc(others, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	st.Secrets = len(keys) + len(slices.Compact(others))
+	for cr, sec := range gk {
 		keys[cr] = sec
 	}
-	st.Secrets = len(keys)
 	matched := map[[32]byte]bool{}
 	for i := range rs {
 		r := &rs[i]
-		if len(keys) > 0 {
+		if st.Secrets > 0 {
 			if r.haveCR && keys[r.cr] != nil {
 				matched[r.cr] = true
 			}
