@@ -46,15 +46,15 @@ func TestCheckReason(t *testing.T) {
 }
 
 // A reason the paper cannot print stops the run before anything is
-// recorded, from the environment, the Config or a context.
+// recorded, from the Config (PQREPRO_PIN_BUSY, which internal/settings
+// reads) or a context.
 func TestBadPinBusyIsRefusedBeforeTheRun(t *testing.T) {
-	for _, tc := range []struct{ name, env, cfg, ctx string }{
-		{"environment", "busy \U0001F600", "", ""},
-		{"config", "", "busy\u2028host", ""},
-		{"context", "", "", strings.Repeat("x", 60)},
+	for _, tc := range []struct{ name, cfg, ctx string }{
+		{"config emoji", "busy \U0001F600", ""},
+		{"config line separator", "busy\u2028host", ""},
+		{"context", "", strings.Repeat("x", 60)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(PinBusyEnv, tc.env)
 			root, specPath, body := testRoot(t, "")
 			cfg := testConfig(root)
 			cfg.Machine, cfg.PinBusy = quiet.NewFixed(quiet.Busy), tc.cfg
