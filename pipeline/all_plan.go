@@ -133,7 +133,7 @@ func printPlan(cfg Config, target string, plans []studyPlan, paperWhy string) {
 	rel := filepath.Join(ReproduceDir, cfg.Profile)
 	cfg.printf("%s: plan (%s profile), into %s; the committed data, specs, outputs, %s and %s are not touched:", target, cfg.Profile, rel, repro.SumsFile, repro.LockFile)
 	step := 1
-	cfg.printf("  %d. verify the committed data: every pinned run against its sealed manifest and pin, every file in %s re-hashed [seconds]", step, repro.SumsFile)
+	cfg.printf("  %d. verify the committed data: every run under data/ against its sealed manifest (and a pinned one against its pin), every file in %s re-hashed [seconds]", step, repro.SumsFile)
 	total := map[string]time.Duration{}
 	for _, p := range plans {
 		step++
@@ -168,8 +168,9 @@ func printPlan(cfg Config, target string, plans []studyPlan, paperWhy string) {
 }
 
 // verifyCommitted is All's first step. It makes the first two checks of
-// `mage verify`, on the committed data the comparison reads: every
-// pinned run against its sealed manifest and its pin, every file read
+// `mage verify`, on the committed data the comparison reads: every run
+// against its sealed manifest and a pinned one against its pin, every
+// run's ID against its meta.json and the clock, every file read
 // again (checkEvidence with no hash cache), then every file SHA256SUMS
 // lists re-hashed, the committed results the reference column is read
 // from included (checkSums). It does not re-derive the outputs from the
@@ -189,8 +190,8 @@ func verifyCommitted(ctx context.Context, cfg Config, target string) error {
 	if err := refuseAltered(cfg, repro.MergeProblems(append(ev.Problems, problems...)), target); err != nil {
 		return err
 	}
-	cfg.printf("%s: verified the committed data: %d pinned runs against their manifests (%d files, %d content-store blobs; %d not in the local store), %d files of %s re-hashed (%v)",
-		target, ev.Runs, ev.Files, ev.Blobs, ev.BlobsAbsent, checked, repro.SumsFile, cfg.now().Sub(start).Round(time.Millisecond))
+	cfg.printf("%s: verified the committed data: %d runs (%d pinned) against their manifests (%d files, %d content-store blobs; %d not in the local store), %d files of %s re-hashed (%v)",
+		target, ev.Runs, ev.Pinned, ev.Files, ev.Blobs, ev.BlobsAbsent, checked, repro.SumsFile, cfg.now().Sub(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -142,7 +142,8 @@ var newReproRepoHook func(root string)
 // fakeRecord records a sealed run holding value, pins it in specPath and
 // returns its ID.
 func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string, error) {
-	r, err := repro.NewRun(dataDir, study, cfg.Profile, time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC))
+	start := time.Date(2026, 12, 1, 5, 0, 0, 0, time.UTC)
+	r, err := repro.NewRun(dataDir, study, cfg.Profile, start)
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +151,7 @@ func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string,
 	if err := os.WriteFile(filepath.Join(r.Dir, "x.txt"), b, 0o644); err != nil {
 		return "", err
 	}
-	if err := provenance.Write(r.Dir, provenance.Meta{Study: study, RunID: r.ID, Files: map[string]string{"x.txt": repro.HashBytes(b)}}); err != nil {
+	if err := provenance.Write(r.Dir, provenance.Meta{Study: study, RunID: r.ID, Start: start, End: start.Add(time.Minute), Files: map[string]string{"x.txt": repro.HashBytes(b)}}); err != nil {
 		return "", err
 	}
 	if err := r.Commit(); err != nil {
@@ -236,7 +237,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 		"2. alpha: re-run fake study alpha at the quick profile [about 1s]; compare with the quick reference run data/alpha/20261201T050000Z-quick",
 		"3. beta: re-run fake study beta at the quick profile [about 1s]; no quick reference run: its results are shown, not compared",
 		"quick: estimated time about 32s (experiments at the quick profile: about 2s; at the full profile: about 2m0s)",
-		"quick: verified the committed data: 3 pinned runs against their manifests",
+		"quick: verified the committed data: 3 runs (3 pinned) against their manifests",
 		"reference: analysing the quick reference runs that the committed outputs are not built from, or not with the current code (alpha data/alpha/20261201T050000Z-quick)",
 		"paper: not built: this tree has no paper/main.tex",
 		"quick: REPRODUCED WHERE COMPARED: re-run alpha 0s, beta 0s; skipped none; failed none; claims: 1 same verdict, 0 differ, 1 not compared",

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/internal/repro"
 )
 
 // runInfo is what a run's meta.json says that decides whether two runs
@@ -56,10 +58,12 @@ func (a runInfo) sameDesign(b runInfo) bool {
 
 // comparableRuns lists the runs under root/data/<study>/ (every run the
 // repository holds, pinned or not) that measured like's design at its
-// profile on a host whose fingerprint matches like's, and whose quiet
-// check passed (meta.json measured.machine.verdict "quiet"), sorted by
-// ID. left says, per run left out, why.
-func comparableRuns(root, study string, like runInfo) (ids, left []string, err error) {
+// profile on a host whose fingerprint matches like's, whose quiet check
+// passed (meta.json measured.machine.verdict "quiet") and that sound
+// passes (soundRun: the run matches its manifest, and its ID its
+// meta.json and the clock), sorted by ID. left says, per run left out,
+// why.
+func comparableRuns(root, study string, like runInfo, sound func(run string) error) (ids, left []string, err error) {
 	dirs, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
 	if err != nil {
 		return nil, nil, err
@@ -79,6 +83,10 @@ func comparableRuns(root, study string, like runInfo) (ids, left []string, err e
 			why = "another host (" + strings.Join(like.host.Differences(m.host), "; ") + ")"
 		case m.Measured.Machine.Verdict != "quiet":
 			why = "quiet check not passed (verdict " + fmt.Sprintf("%q", m.Measured.Machine.Verdict) + ")"
+		default:
+			if err := sound(run); err != nil {
+				why = "not sound evidence: " + err.Error()
+			}
 		}
 		if why != "" {
 			left = append(left, filepath.Base(run)+": "+why)
@@ -92,14 +100,41 @@ func comparableRuns(root, study string, like runInfo) (ids, left []string, err e
 
 // betweenCandidates lists the runs from which the between-run variance
 // of refRun's items is estimated: comparableRuns of refRun (its profile
-// and design, a matching host, quiet), refRun itself included when it
-// qualifies. left says, per run left out, why.
-func betweenCandidates(root, study, refRun string) (ids, left []string, err error) {
+// and design, a matching host, quiet, sound), refRun itself included
+// when it qualifies. left says, per run left out, why.
+func betweenCandidates(root, study, refRun string, sound func(run string) error) (ids, left []string, err error) {
 	ref, err := readRunInfo(root, refRun)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the reference run's meta.json: %w", err)
 	}
-	return comparableRuns(root, study, ref)
+	return comparableRuns(root, study, ref, sound)
+}
+
+// soundRun returns comparableRuns' check of one committed run (a folder
+// relative to cfg.Root): nil when the run is a sealed run (a folder
+// with a run ID and its MANIFEST.sha256) whose files match its manifest
+// (repro.CheckRun, every file read again) and whose ID agrees with its
+// meta.json and the clock (runTimeProblems); else the problems found.
+// `mage all` refuses to start when any run fails these checks
+// (verifyCommitted), but the host reference and the between-run
+// variance take a run's numbers as evidence, so they check it again.
+func soundRun(cfg Config) func(run string) error {
+	store, now := cfg.store(), cfg.now()
+	return func(run string) error {
+		if !repro.IsRunID(path.Base(run)) {
+			return fmt.Errorf("%s is not named like a run (<start time>-<profile>)", path.Base(run))
+		}
+		ps := repro.CheckRun(cfg.Root, run, "", "", nil, store).Problems
+		ps = append(ps, runTimeProblems(cfg.Root, run, now, len(ps) == 0)...)
+		if len(ps) == 0 {
+			return nil
+		}
+		what := make([]string, len(ps))
+		for i, p := range ps {
+			what[i] = p.String()
+		}
+		return errors.New(strings.Join(what, "; "))
+	}
 }
 
 // betweenRuns estimates, per compared study, the between-run variance
@@ -114,7 +149,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 		if p.ref == "" || p.refResults == nil || p.s.Results == nil {
 			continue
 		}
-		ids, left, err := betweenCandidates(cfg.Root, p.s.Name, p.ref)
+		ids, left, err := betweenCandidates(cfg.Root, p.s.Name, p.ref, soundRun(cfg))
 		if err != nil {
 			p.between = agreement.BetweenRun{Caveat: "between-run variance not estimated: " + err.Error() + "; τ² = 0"}
 			continue

@@ -63,7 +63,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	betweenRuns(ctx, cfg, plans, filepath.Join(tree, ".between"))
-	text, err := calibration(cfg.Profile, plans, k, seed)
+	text, err := calibration(ctx, cfg.Profile, plans, k, seed)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
@@ -88,7 +88,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 // check, which keeps the items' correlation) and the parametric draw of
 // every item at its standard error (agreement.Pseudo), kept as the
 // comparison row.
-func calibration(profile string, plans []studyPlan, k int, seed uint64) (string, error) {
+func calibration(ctx context.Context, profile string, plans []studyPlan, k int, seed uint64) (string, error) {
 	var parametric, resampled []agreement.Draw
 	var changes []agreement.Change
 	var b strings.Builder
@@ -134,7 +134,10 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 		draws []agreement.Draw
 	}{{"resampling the records", resampled}, {"parametric (comparison)", parametric}}
 	for _, m := range modes {
-		fa := agreement.CalibrateDraws(rule, m.draws, k, seed, nil, 0)
+		fa, err := agreement.CalibrateDraws(ctx, rule, m.draws, k, seed, nil, 0)
+		if err != nil {
+			return "", err
+		}
 		goal := "meets the goal (at most 5 %)"
 		if fa.Rate > 0.05 {
 			goal = "MISSES the goal of at most 5 %"
@@ -143,8 +146,14 @@ func calibration(profile string, plans []studyPlan, k int, seed uint64) (string,
 	}
 	for _, ch := range changes {
 		for _, m := range modes {
-			pw := agreement.CalibrateDraws(rule, m.draws, k, seed, &ch, ch.Size)
-			size, _ := agreement.SmallestDetectedDraws(rule, m.draws, k, seed, ch)
+			pw, err := agreement.CalibrateDraws(ctx, rule, m.draws, k, seed, &ch, ch.Size)
+			if err != nil {
+				return "", err
+			}
+			size, _, err := agreement.SmallestDetectedDraws(ctx, rule, m.draws, k, seed, ch)
+			if err != nil {
+				return "", err
+			}
 			smallest := "none of the sizes tried (up to 200 %)"
 			if !math.IsNaN(size) {
 				smallest = fmt.Sprintf("%.0f %%", 100*size)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"os"
 
 	"path/filepath"
@@ -25,11 +26,11 @@ func TestCalibration(t *testing.T) {
 		plans = append(plans, p)
 	}
 	plans = append(plans, studyPlan{s: Study{Name: "other"}})
-	a, err := calibration(Full, plans, 20, 7)
+	a, err := calibration(context.Background(), Full, plans, 20, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := calibration(Full, plans, 20, 7)
+	b, _ := calibration(context.Background(), Full, plans, 20, 7)
 	if a != b {
 		t.Errorf("the same K and seed gave different reports:\n%s\n%s", a, b)
 	}
@@ -42,7 +43,7 @@ func TestCalibration(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}
 	}
-	if c, _ := calibration(Full, plans, 20, 8); c == a {
+	if c, _ := calibration(context.Background(), Full, plans, 20, 8); c == a {
 		t.Error("another seed gave the same report")
 	}
 	if !strings.Contains(a, "between-run variance not estimated") {
@@ -56,7 +57,7 @@ func TestCalibration(t *testing.T) {
 			plans[i].between = agreement.BetweenRun{Runs: []string{"r1", "r2", "r3"}, Tau2Rel: 1, Items: 1}
 		}
 	}
-	wide, err := calibration(Full, plans, 20, 7)
+	wide, err := calibration(context.Background(), Full, plans, 20, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

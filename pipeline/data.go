@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +55,9 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	store := cfg.store()
 	cfg.printf("data:%s: %d referenced blobs, store %s, remote %s", verb, len(refs), store.Dir, rem)
 	start := time.Now()
-	res, err := do(ctx, store, rem, remote.Sums(refs), cfg.dataOptions())
+	o := cfg.dataOptions()
+	o.Sizes = remote.Sizes(refs) // the bounds a pull never reads past
+	res, err := do(ctx, store, rem, remote.Sums(refs), o)
 	by := map[string][]string{}
 	for _, r := range refs {
 		by[r.Sum] = r.By
@@ -80,11 +83,25 @@ func dataTransfer(ctx context.Context, cfg Config, verb string, do transferFunc)
 	cfg.printf("data:%s: %d transferred (%.1f MB in %v), %d already local, %d already on the remote, %d not in the local store, %d failed",
 		verb, moved, float64(bytes)/1e6, time.Since(start).Round(time.Millisecond),
 		skipped["present"], skipped["on remote"], skipped["not in the local store"], failed)
+	if n := skipped["remote abandoned"]; n > 0 {
+		cfg.printf("data:%s: %d not tried: the remote was abandoned (see above)", verb, n)
+	}
 	if notFound {
 		errs = append(errs, errors.New("a blob that is not on the remote must be pushed from the machine that has it (mage data:push there), or its run redone (mage <study>:run)"))
 	}
-	if len(errs) == 0 && err != nil { // cancelled before any blob failed
+	switch {
+	case len(errs) == 0 && err != nil: // cancelled before any blob failed, or refused before any request
 		errs = append(errs, err)
+	case err != nil:
+		// What is about the remote as a whole (abandoned, out of time),
+		// not already a blob's error: said once.
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if !slices.ContainsFunc(res, func(r remote.Result) bool { return r.Err == e }) {
+					errs = append(errs, e)
+				}
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("data:%s: %w", verb, errors.Join(errs...))
@@ -112,8 +129,9 @@ func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remot
 	return remote.Survey(ctx, cfg.store(), rem, refs), remoteName, remoteErr, nil
 }
 
-// printDataStatus is the data part of mage status: one summary line, and
-// a line per blob that is not present (every blob with -v).
+// printDataStatus is the data part of mage status: one summary line, a
+// line per blob that is remote-only or absent (every blob with -v), and
+// for blobs the remote could not be asked about a line per cause.
 func printDataStatus(ctx context.Context, cfg Config) {
 	sts, name, remErr, err := DataStatus(ctx, cfg)
 	if err != nil {
@@ -143,6 +161,9 @@ func printDataStatus(ctx context.Context, cfg Config) {
 		if s.State == remote.Present && !cfg.Verbose {
 			continue
 		}
+		if s.State == remote.Unknown && !cfg.Verbose {
+			continue // a remote that cannot be asked fails alike for every blob: said below, once per cause
+		}
 		line := fmt.Sprintf("  %-11s %s", s.State, s.Sum[:12])
 		if s.Size >= 0 {
 			line += fmt.Sprintf(" %9.1f MB", float64(s.Size)/1e6)
@@ -153,11 +174,21 @@ func printDataStatus(ctx context.Context, cfg Config) {
 		}
 		cfg.printf("%s", line)
 	}
-	seen := map[string]bool{} // an unreachable remote fails every lookup alike: say it once
+	seen := map[string]int{} // an unreachable remote fails every lookup alike: say it once
+	var order []string
 	for _, s := range sts {
-		if s.Err != nil && !seen[s.Err.Error()] && absent == "" {
-			seen[s.Err.Error()] = true
-			cfg.printf("  unknown: %v", s.Err)
+		if s.Err != nil && absent == "" {
+			if seen[s.Err.Error()] == 0 {
+				order = append(order, s.Err.Error())
+			}
+			seen[s.Err.Error()]++
+		}
+	}
+	for _, e := range order {
+		if seen[e] > 1 {
+			cfg.printf("  unknown (%d blobs): %s", seen[e], e)
+		} else {
+			cfg.printf("  unknown: %s", e)
 		}
 	}
 	if n := countState(sts, remote.RemoteOnly); n > 0 {

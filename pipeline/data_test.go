@@ -6,11 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"pqrepro/internal/remote"
 	"pqrepro/internal/repro"
 )
 
@@ -133,5 +138,92 @@ func TestDataPushLeftovers(t *testing.T) {
 	}
 	if lines := FindLeftovers(Config{Root: root}).Lines(); strings.Contains(strings.Join(lines, "\n"), ".incoming-") {
 		t.Errorf("still listed after clean: %v", lines)
+	}
+}
+
+// TestDataStatusUnreachableRemoteSaysItOnce: 40 blobs on a remote whose
+// port refuses connections give a few lines, not one (or two) per blob:
+// after three lookups fail alike the remote is asked no more.
+func TestDataStatusUnreachableRemoteSaysItOnce(t *testing.T) {
+	root, _, _, _ := dataRepo(t)
+	files := map[string]string{}
+	for i := range 40 {
+		h := sha256.Sum256([]byte{byte(i)})
+		files[fmt.Sprintf("c%02d.pcapng", i)] = hex.EncodeToString(h[:])
+	}
+	run := filepath.Join(root, "data", "net", "20260101T000000Z-quick")
+	os.MkdirAll(run, 0o755)
+	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
+	os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: every connection is refused
+	os.WriteFile(filepath.Join(root, "remote.toml"), []byte("kind = \"http\"\nurl = \"http://"+addr+"/\"\n"), 0o644)
+	var out bytes.Buffer
+	printDataStatus(context.Background(), Config{Root: root, Log: &out})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	t.Logf("%d lines:\n%s", len(lines), out.String())
+	if len(lines) > 6 || !strings.Contains(out.String(), "41 blobs: 41 unknown") || !strings.Contains(out.String(), "unknown (38 blobs)") {
+		t.Errorf("%d lines for 41 blobs on an unreachable remote, want at most 6 and one for the 38 not asked:\n%s", len(lines), out.String())
+	}
+}
+
+// TestDataPullChecksRecordedSize: a blob whose size the run's manifest
+// records is not fetched from a remote that holds another size under
+// its name.
+func TestDataPullChecksRecordedSize(t *testing.T) {
+	root, remoteDir, sum, capture := dataRepo(t)
+	dst := filepath.Join(remoteDir, "sha256", sum[:2], sum[2:])
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	os.WriteFile(dst, capture, 0o644)
+	run := filepath.Join(root, "data", "tls", "20260101T000000Z-quick")
+	man := "# pqrepro run manifest tls/20260101T000000Z-quick\n# blob " + sum + "  capture.pcapng\n" +
+		fmt.Sprintf("# blob-size %s %d\n", sum, len(capture)-1)
+	os.WriteFile(filepath.Join(run, repro.ManifestFile), []byte(man), 0o644)
+	var out bytes.Buffer
+	err := DataPull(context.Background(), Config{Root: root, Log: &out})
+	if !errors.Is(err, remote.ErrSizeMismatch) {
+		t.Fatalf("pull of a blob the remote holds at another size than recorded: %v\n%s", err, out.String())
+	}
+	if repro.OpenStore(root, "").Has(sum) {
+		t.Error("the blob was stored")
+	}
+}
+
+// TestDataPullAbandonSaidOnce: a pull from a refusing port names each
+// failed blob once and the abandonment once, not every error twice.
+func TestDataPullAbandonSaidOnce(t *testing.T) {
+	root, _, _, _ := dataRepo(t)
+	files := map[string]string{}
+	for i := range 10 {
+		h := sha256.Sum256([]byte{byte(i)})
+		files[fmt.Sprintf("c%02d.pcapng", i)] = hex.EncodeToString(h[:])
+	}
+	run := filepath.Join(root, "data", "net", "20260101T000000Z-quick")
+	os.MkdirAll(run, 0o755)
+	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
+	os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644)
+	os.WriteFile(filepath.Join(root, "remote.toml"), []byte("kind = \"http\"\nurl = \"http://127.0.0.1:1/\"\n"), 0o644)
+	var out bytes.Buffer
+	cfg := Config{Root: root, Log: &out}
+	err := dataTransfer(context.Background(), cfg, "pull", func(ctx context.Context, st *repro.Store, rem remote.Remote, sums []string, o remote.Options) ([]remote.Result, error) {
+		o.Retries, o.Backoff = -1, time.Millisecond
+		return remote.Pull(ctx, st, rem, sums, o)
+	})
+	if !errors.Is(err, remote.ErrAbandoned) {
+		t.Fatalf("error %v, want %v", err, remote.ErrAbandoned)
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, "connection refused"); n != 3+1 { // 3 blobs, and the abandonment's cause
+		t.Errorf("%d mentions of the refusal, want 4:\n%s", n, msg)
+	}
+	if n := strings.Count(msg, remote.ErrAbandoned.Error()); n != 1 {
+		t.Errorf("the abandonment said %d times:\n%s", n, msg)
+	}
+	if !strings.Contains(out.String(), "8 not tried: the remote was abandoned") {
+		t.Errorf("output does not count the blobs not tried:\n%s", out.String())
 	}
 }

@@ -20,10 +20,16 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// ErrEvidence is returned when a pinned run differs from its sealed
-// manifest (or the pin from the manifest). The raw data the paper is
-// built from was altered, and nothing is built from it.
-var ErrEvidence = errors.New("the pinned raw data does not match its seal")
+// ErrEvidence is returned when the raw data under data/ differs from
+// its seals: a run differs from its sealed manifest (or a pinned run's
+// manifest from its pin), a run's ID disagrees with its meta.json or
+// lies in the future, or data/ holds an entry that is not a sealed run.
+// Nothing is built from it.
+var ErrEvidence = errors.New("the raw data under data/ does not match its seals")
+
+// ErrSpec is returned when a study's spec (experiments/<study>.toml)
+// does not load: no run of the study could start from it.
+var ErrSpec = errors.New("a study's spec does not load")
 
 // A pinnedRun is one run some study pins for some profile.
 type pinnedRun struct {
@@ -54,19 +60,32 @@ func pinnedRuns(cfg Config) ([]pinnedRun, error) {
 
 // evidenceReport is what checkEvidence found.
 type evidenceReport struct {
-	Runs, Files, Blobs, BlobsAbsent, BlobsInRun int
-	Problems                                    []repro.Problem
+	// Runs counts the run folders checked, Pinned those a study pins.
+	Runs, Pinned, Files, Blobs, BlobsAbsent, BlobsInRun int
+	Problems                                            []repro.Problem
+	// Strays counts the problems that are entries of data/ which are not
+	// sealed runs (repro.StrayEntries), for status to name the culprit.
+	Strays int
 }
 
-// checkEvidence checks every pinned run against its MANIFEST.sha256 and
-// every pin against the manifest's SHA-256; with h set (the builds' hash
-// cache) also every file of a pinned run that SHA256SUMS lists against
-// that list, so that editing the data, meta.json, the manifest and the
-// pin together is caught too. With h nil (verify) every file is read
-// again and the SHA256SUMS comparison is left to repro.Engine.Verify.
-// Content-store blobs are checked when the store holds them.
+// checkEvidence checks every run folder under data/, pinned or not,
+// against its MANIFEST.sha256 (and a pinned run's manifest against its
+// pin), its ID against its meta.json and the clock (runTimeProblems),
+// and names every entry of data/ that is not a sealed run. An unpinned
+// run is evidence too: build lists it in SHA256SUMS, and the host
+// reference and the between-run variance of `mage all` read it. With h
+// set (the builds' hash cache) every file of a run that SHA256SUMS lists
+// is also compared with that list, so that editing the data, meta.json,
+// the manifest and the pin together is caught too. With h nil (verify)
+// every file is read again and the SHA256SUMS comparison is left to
+// repro.Engine.Verify. Content-store blobs are checked when the store
+// holds them.
 func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 	runs, err := pinnedRuns(cfg)
+	if err != nil {
+		return nil, err
+	}
+	all, err := repro.RunFolders(cfg.Root, []string{"data"})
 	if err != nil {
 		return nil, err
 	}
@@ -82,18 +101,22 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 	}
 	rep := &evidenceReport{}
 	store := cfg.store()
-	seen := map[pinnedRun]bool{}
-	for _, r := range runs {
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
+	now := cfg.now()
+	checked := map[string]bool{}
+	check := func(r pinnedRun) {
 		rep.Runs++
 		by := r.pinnedBy
-		if r.manifest == "" {
-			rep.Problems = append(rep.Problems, repro.Problem{Path: r.specFile, What: fmt.Sprintf(
-				"%s names %s without the SHA-256 of its %s (a pin is <run-id>@sha256:<manifest SHA-256>); if the spec was edited, restore it with `git checkout -- %s`; a run committed before manifests existed is sealed once with `go run ./cmd/pqrepro seal %s`",
-				r.pinnedBy, r.dir, repro.ManifestFile, r.specFile, r.dir)})
+		if r.pinnedBy != "" {
+			rep.Pinned++
+		}
+		if r.pinnedBy != "" && r.manifest == "" {
+			p, restore := r.specFile, "if the spec was edited, restore it with `git checkout -- "+r.specFile+"`; "
+			if p == "" {
+				p, restore = r.dir+"/"+repro.ManifestFile, ""
+			}
+			rep.Problems = append(rep.Problems, repro.Problem{Path: p, What: fmt.Sprintf(
+				"%s names %s without the SHA-256 of its %s (a pin is <run-id>@sha256:<manifest SHA-256>); %sa run committed before manifests existed is sealed once with `go run ./cmd/pqrepro seal %s`",
+				r.pinnedBy, r.dir, repro.ManifestFile, restore, r.dir)})
 			by = "" // still check the folder against its own manifest
 		}
 		rc := repro.CheckRun(cfg.Root, r.dir, r.manifest, by, h, store)
@@ -102,6 +125,9 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		rep.BlobsAbsent += rc.BlobsAbsent
 		rep.BlobsInRun += rc.BlobsInRun
 		rep.Problems = append(rep.Problems, rc.Problems...)
+		// A run whose files differ from its seal has them named
+		// already: its meta.json's times are read from a sound one only.
+		rep.Problems = append(rep.Problems, runTimeProblems(cfg.Root, r.dir, now, len(rc.Problems) == 0)...)
 		for _, ent := range sums {
 			if !strings.HasPrefix(ent.Path, r.dir+"/") {
 				continue
@@ -117,26 +143,128 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 			}
 		}
 	}
-	// Anything under data/<study>/ that is not a sealed run with a valid
-	// ID: named, never listed in SHA256SUMS (repro.StrayEntries).
+	for _, r := range runs {
+		if checked[r.dir] {
+			continue
+		}
+		checked[r.dir] = true
+		check(r)
+	}
+	// Every other sealed run, against its own manifest: no pin vouches
+	// for it, so its manifest is taken as it is, but the files, the run
+	// ID it names and meta.json must agree with it.
+	for _, dir := range all {
+		if checked[dir] {
+			continue
+		}
+		checked[dir] = true
+		check(pinnedRun{study: path.Base(path.Dir(dir)), dir: dir})
+	}
+	// Anything under data/ that is not a sealed run with a valid ID:
+	// named, never listed in SHA256SUMS (repro.StrayEntries).
 	stray, err := repro.StrayEntries(cfg.Root, []string{"data"})
 	if err != nil {
 		return nil, err
 	}
+	rep.Strays = len(stray)
 	rep.Problems = append(rep.Problems, stray...)
 	rep.Problems = repro.MergeProblems(rep.Problems)
 	return rep, nil
 }
 
-// requireEvidence runs checkEvidence before a target does anything else
-// and refuses, printing one FAIL line per altered, missing or extra file,
-// when any pinned run differs from its seal.
+// runIDLayout is the time part of a run ID (repro.NewRun): the UTC start
+// time to the second.
+const runIDLayout = "20060102T150405Z"
+
+// runTimeProblems checks a sealed run's ID against its meta.json and the
+// clock: meta.json's run_id must be the folder's name, its start must
+// fall in the second the ID names (repro.NewRun names a run after its
+// start), its end must not precede its start, and neither the ID nor the
+// end may lie after now. A run named for a later date would otherwise be
+// "the newest" run of its design, and so the host reference of `mage
+// all` (hostReference), whatever it holds. With meta false only the
+// ID is checked against the clock (for a run whose files, meta.json
+// perhaps among them, differ from its seal).
+func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Problem {
+	id := path.Base(runRel)
+	var out []repro.Problem
+	bad := func(p, format string, args ...any) {
+		out = append(out, repro.Problem{Path: p, What: fmt.Sprintf(format, args...) +
+			"; a run's ID is the UTC second it started (repro.NewRun) and is never renamed: restore the folder with `git checkout -- " + runRel + "`, or remove it if it was never committed"})
+	}
+	stamp, _, _ := strings.Cut(id, "-")
+	named, err := time.Parse(runIDLayout, stamp)
+	if err != nil {
+		bad(runRel, "the run ID %s names no valid time (%v)", id, err)
+		return out
+	}
+	if named.After(now) {
+		bad(runRel, "the run ID %s lies in the future (now is %s)", id, now.UTC().Format(time.RFC3339))
+	}
+	if !meta {
+		return out
+	}
+	mp := runRel + "/" + provenance.FileName
+	m, err := provenance.Read(filepath.Join(root, filepath.FromSlash(runRel)))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		bad(mp, "missing: a run records its ID, start and end there")
+		return out
+	case err != nil:
+		bad(mp, "the run's start cannot be read: %s", strings.ReplaceAll(err.Error(), filepath.Join(root, filepath.FromSlash(runRel))+string(filepath.Separator), runRel+"/"))
+		return out
+	}
+	start, end := m.Start.UTC(), m.End.UTC()
+	switch {
+	case m.RunID != id:
+		bad(mp, "run_id is %q, not the folder's name %s", m.RunID, id)
+	case m.Start.IsZero() || m.End.IsZero():
+		bad(mp, "start or end is missing, so the run ID %s cannot be checked against them", id)
+	case !start.Truncate(time.Second).Equal(named):
+		bad(mp, "start %s is not the second the run ID %s names", start.Format(time.RFC3339Nano), id)
+	case end.Before(start):
+		bad(mp, "end %s precedes start %s", end.Format(time.RFC3339Nano), start.Format(time.RFC3339Nano))
+	case end.After(now):
+		bad(mp, "end %s lies in the future (now is %s)", end.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339))
+	}
+	return out
+}
+
+// specProblems loads and validates every study's spec (Study.CheckSpec),
+// one problem per spec that does not load, named by its path.
+func specProblems(cfg Config) []repro.Problem {
+	var out []repro.Problem
+	for _, s := range Studies() {
+		if s.CheckSpec == nil {
+			continue
+		}
+		if err := s.CheckSpec(cfg.Root); err != nil {
+			p := spec.Path(s.Name)
+			what := strings.TrimPrefix(err.Error(), "spec "+filepath.Join(cfg.Root, filepath.FromSlash(p))+": ")
+			out = append(out, repro.Problem{Path: p, What: strings.ReplaceAll(what, "\n", "; ") +
+				"; no " + s.Name + " run can start from it: fix it, or restore it with `git checkout -- " + p + "`"})
+		}
+	}
+	return out
+}
+
+// requireEvidence runs checkEvidence and specProblems before a target
+// does anything else and refuses, printing one FAIL line per altered,
+// missing or extra file, stray entry of data/ or spec that does not
+// load.
 func requireEvidence(cfg Config, h *repro.Hasher, target string) error {
 	rep, err := checkEvidence(cfg, h)
 	if err != nil {
 		return err
 	}
-	return refuseAltered(cfg, rep.Problems, target)
+	specs := specProblems(cfg)
+	if len(rep.Problems) == 0 && len(specs) > 0 {
+		for _, p := range specs {
+			cfg.printf("FAIL %s", p)
+		}
+		return fmt.Errorf("%w: %d specs (listed above), so %s did nothing", ErrSpec, len(specs), target)
+	}
+	return refuseAltered(cfg, repro.MergeProblems(append(rep.Problems, specs...)), target)
 }
 
 // refuseAltered prints one FAIL line per problem and returns ErrEvidence
@@ -148,7 +276,7 @@ func refuseAltered(cfg Config, problems []repro.Problem, target string) error {
 	for _, p := range problems {
 		cfg.printf("FAIL %s", p)
 	}
-	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: raw data is immutable, and outputs are never rebuilt from altered data. Restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run` seals and pins it)",
+	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: sealed runs are immutable, and outputs are never built from data that differs from its seals. Each line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run, or record a new run (`mage <study>:run` seals and pins it)",
 		ErrEvidence, len(problems), target)
 }
 
@@ -247,7 +375,7 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	if _, err := os.Lstat(filepath.Join(abs, repro.ManifestFile)); err == nil {
 		return fmt.Errorf("%s is sealed already (%s exists); a manifest is written once", dir, repro.ManifestFile)
 	}
-	m, err := repro.NewManifest(abs, name) // also checks meta.json against the files
+	m, err := repro.NewManifestStore(abs, name, cfg.store()) // also checks meta.json against the files
 	if err != nil {
 		return err
 	}
@@ -310,7 +438,7 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	if err := atomicfile.WriteFile(notes, []byte(note), 0o644); err != nil {
 		return fmt.Errorf("seal %s: %w", dir, err)
 	}
-	sum, err := repro.WriteManifest(abs, name)
+	sum, err := repro.WriteManifestStore(abs, name, cfg.store())
 	if err != nil {
 		return err
 	}
@@ -350,5 +478,5 @@ func (r *evidenceReport) line(d time.Duration) string {
 	if r.BlobsAbsent > 0 {
 		blobs += fmt.Sprintf(", %d not in the local store (not checked)", r.BlobsAbsent)
 	}
-	return fmt.Sprintf("verify: %d pinned runs checked against their manifests: %d files, %s (%v)", r.Runs, r.Files, blobs, d.Round(time.Millisecond))
+	return fmt.Sprintf("verify: %d runs (%d pinned) checked against their manifests: %d files, %s (%v)", r.Runs, r.Pinned, r.Files, blobs, d.Round(time.Millisecond))
 }

@@ -19,6 +19,7 @@ import (
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
+	"pqrepro/internal/treelock"
 )
 
 // evidenceRepo is a repository with one study, "ev", whose spec pins a
@@ -80,7 +81,8 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 		},
 	}}
 
-	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	start := time.Date(2026, 11, 30, 12, 0, 0, 250e6, time.UTC)
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := provenance.Meta{Study: "ev", RunID: r.ID, Files: map[string]string{
+	m := provenance.Meta{Study: "ev", RunID: r.ID, Start: start, End: start.Add(90 * time.Second), Files: map[string]string{
 		"records.csv.gz": repro.HashBytes(csv.Bytes()), "capture.pcapng": blobSum}}
 	if err := provenance.Write(r.Dir, m); err != nil {
 		t.Fatal(err)
@@ -321,6 +323,10 @@ func TestBuildAddsNewRunsToSums(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(r.Dir, "x.txt"), []byte("1\n"), 0o644)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	if err := provenance.Write(r.Dir, provenance.Meta{Study: "ev", RunID: r.ID, Start: start, End: start.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -333,10 +339,11 @@ func TestBuildAddsNewRunsToSums(t *testing.T) {
 			t.Errorf("SHA256SUMS lacks the new run's %s:\n%s", f, sums)
 		}
 	}
-	// Altering the unpinned run is refused by the engine (SHA256SUMS).
+	// Altering the unpinned run is refused against its manifest.
+	log.Reset()
 	os.WriteFile(filepath.Join(r.Final, "x.txt"), []byte("2\n"), 0o644)
-	if err := Build(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "refusing to rewrite SHA256SUMS") {
-		t.Errorf("build over an altered unpinned run: %v", err)
+	if err := Build(context.Background(), cfg); !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "FAIL data/ev/"+r.ID+"/x.txt: content differs from the sealed run") {
+		t.Errorf("build over an altered unpinned run: %v\n%s", err, log)
 	}
 }
 
@@ -477,5 +484,247 @@ func TestWithGit(t *testing.T) {
 	c, err = Config{Root: root}.withGit(context.Background())
 	if err != nil || c.Git.Commit != head || c.Git.Dirty || c.Git.DiffSHA256 != "" {
 		t.Errorf("clean checkout: %+v, %v", c.Git, err)
+	}
+}
+
+// sealedRun records an unpinned sealed run of study ev named after id's
+// start, whose meta.json says it started at start (its ID's time when
+// zero) and ran for a minute, and returns its folder.
+func sealedRun(t *testing.T, root string, named, start time.Time) string {
+	t.Helper()
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, named)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start.IsZero() {
+		start = named
+	}
+	b := []byte("7\n")
+	os.WriteFile(filepath.Join(r.Dir, "records.txt"), b, 0o644)
+	if err := provenance.Write(r.Dir, provenance.Meta{Study: "ev", RunID: r.ID, Start: start, End: start.Add(time.Minute), Files: map[string]string{"records.txt": repro.HashBytes(b)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return "data/ev/" + r.ID
+}
+
+// copyTree copies the folder src to dst (both below root).
+func copyTree(t *testing.T, root, src, dst string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-r", filepath.Join(root, src), filepath.Join(root, dst)).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+}
+
+// TestEveryRunIsEvidence checks that a run nobody pins is checked
+// against its own manifest and its meta.json by status, build, verify,
+// all and quick, as issue 35 found it was not: a pinned quick run copied
+// under a new ID with 64 bytes flipped built, verified and entered
+// SHA256SUMS.
+func TestEveryRunIsEvidence(t *testing.T) {
+	clock := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		// make changes the tree and returns the path the FAIL lines name.
+		make func(t *testing.T, root, pinned string) string
+		want []string // each line after "FAIL <path>" (status: "ERROR  <path>")
+	}{
+		{"a pinned run copied under a new ID, 64 bytes flipped", func(t *testing.T, root, pinned string) string {
+			run := "data/ev/20261201T000000Z-quick"
+			copyTree(t, root, pinned, run)
+			p := filepath.Join(root, run, "records.csv.gz")
+			b, _ := os.ReadFile(p)
+			for i := range 64 {
+				b[len(b)/2-32+i] ^= 0xff
+			}
+			os.WriteFile(p, b, 0o644)
+			return run
+		}, []string{"/records.csv.gz: content differs from the sealed run", "/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20261201T000000Z-quick"}},
+		{"a pinned run copied under a new ID, unchanged", func(t *testing.T, root, pinned string) string {
+			run := "data/ev/20261201T000000Z-quick"
+			copyTree(t, root, pinned, run)
+			return run
+		}, []string{"/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20261201T000000Z-quick: a manifest was copied between runs"}},
+		{"an extra file in an unpinned run", func(t *testing.T, root, _ string) string {
+			run := sealedRun(t, root, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{})
+			os.WriteFile(filepath.Join(root, run, "more.csv"), []byte("1\n"), 0o644)
+			return run
+		}, []string{"/more.csv: extra file: not in MANIFEST.sha256"}},
+		{"a symbolic link to /etc in an unpinned run", func(t *testing.T, root, _ string) string {
+			run := sealedRun(t, root, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{})
+			if err := os.Symlink("/etc", filepath.Join(root, run, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			return run
+		}, []string{"/sub: extra: not a regular file"}},
+		{"a bad MANIFEST line in an unpinned run", func(t *testing.T, root, _ string) string {
+			run := sealedRun(t, root, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.Time{})
+			f, _ := os.OpenFile(filepath.Join(root, run, repro.ManifestFile), os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("not a checksum line\n")
+			f.Close()
+			return run
+		}, []string{"/MANIFEST.sha256: data/ev/20261201T000000Z-quick/MANIFEST.sha256:5: not a `sha256sum` line"}},
+		{"a pinned run copied under a 2099 ID, 64 bytes flipped (the issue's case)", func(t *testing.T, root, pinned string) string {
+			run := "data/ev/20991231T000000Z-quick"
+			copyTree(t, root, pinned, run)
+			p := filepath.Join(root, run, "records.csv.gz")
+			b, _ := os.ReadFile(p)
+			for i := range 64 {
+				b[len(b)/2-32+i] ^= 0xff
+			}
+			os.WriteFile(p, b, 0o644)
+			return run
+		}, []string{"/records.csv.gz: content differs from the sealed run", "/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20991231T000000Z-quick", ": the run ID 20991231T000000Z-quick lies in the future"}},
+		{"a run named for 2099", func(t *testing.T, root, _ string) string {
+			return sealedRun(t, root, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), time.Time{})
+		}, []string{": the run ID 20991231T000000Z-quick lies in the future (now is 2026-12-03T12:00:00Z)"}},
+		{"a run whose meta.json started an hour after its ID", func(t *testing.T, root, _ string) string {
+			named := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			run := sealedRun(t, root, named, named.Add(time.Hour))
+			return run + "/meta.json"
+		}, []string{": start 2026-12-01T01:00:00Z is not the second the run ID 20261201T000000Z-quick names"}},
+		{"a hidden folder beside the studies", func(t *testing.T, root, _ string) string {
+			os.MkdirAll(filepath.Join(root, "data/.x"), 0o755)
+			os.WriteFile(filepath.Join(root, "data/.x/records.csv"), []byte("1\n"), 0o644)
+			return "data/.x"
+		}, []string{": not a study folder"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, log, pinned := evidenceRepo(t)
+			cfg.Now = func() time.Time { return clock }
+			path := tc.make(t, cfg.Root, pinned)
+			before := snapshotFiles(t, cfg.Root)
+			for name, target := range map[string]func() error{
+				"status": func() error { return Status(context.Background(), cfg) },
+				"build":  func() error { return Build(context.Background(), cfg) },
+				"verify": func() error { return Verify(context.Background(), cfg) },
+				"all":    func() error { c := cfg; c.Profile = Full; return All(context.Background(), c) },
+				"quick":  func() error { c := cfg; c.Profile = Quick; return All(context.Background(), c) },
+			} {
+				log.Reset()
+				err := target()
+				if err == nil {
+					t.Errorf("%s: no error:\n%s", name, log)
+				}
+				for _, w := range tc.want {
+					line := "FAIL " + path + w
+					if name == "status" {
+						line = "ERROR  " + path + w
+					}
+					if !strings.Contains(log.String(), line) {
+						t.Errorf("%s: output lacks %q:\n%s", name, line, log)
+					}
+				}
+				if after := snapshotFiles(t, cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
+					t.Errorf("%s changed SHA256SUMS, the lock or an output", name)
+				}
+			}
+		})
+	}
+}
+
+// TestStatusChecksWhatBuildChecks checks that status names what build
+// refuses (a stray folder, a spec that does not load, a corrupt lock),
+// blames the right culprit, and still lists the leftovers of a killed
+// command after an ERROR line (issue 35: it stopped before them).
+func TestStatusChecksWhatBuildChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(t *testing.T, root string)
+		is     error    // status's and build's error
+		want   []string // in status's output
+		not    []string // never in status's output
+	}{
+		{"a stray folder", func(t *testing.T, root string) {
+			os.MkdirAll(filepath.Join(root, "data/ev/zz"), 0o755)
+		}, ErrEvidence, []string{
+			"  ERROR  data/ev/zz: not a run",
+			"do NOT rebuild: 1 entries under data/ that are not sealed runs (ERROR lines above)",
+		}, []string{"pinned raw data", "problems in sealed runs"}},
+		{"a spec that does not load", func(t *testing.T, root string) {
+			studies[0].CheckSpec = func(root string) error {
+				return fmt.Errorf("spec %s: timeout_ms = +Inf: must be a finite number of milliseconds", filepath.Join(root, "experiments/ev.toml"))
+			}
+		}, ErrSpec, []string{
+			"  ERROR  experiments/ev.toml: timeout_ms = +Inf: must be a finite number of milliseconds; no ev run can start from it",
+			"do NOT rebuild: 1 specs that do not load",
+		}, []string{"pinned raw data", "entries under data/"}},
+		{"a corrupt lock", func(t *testing.T, root string) {
+			os.WriteFile(filepath.Join(root, repro.LockFile), []byte("{garbage"), 0o644)
+		}, nil, []string{"  ERROR  the stages' status cannot be computed: "}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, log, _ := evidenceRepo(t)
+			tc.break_(t, cfg.Root)
+			// A killed command's leftovers: a stage folder, a run in
+			// progress and a write lock naming a dead process.
+			for _, d := range []string{".stage-123", "data/ev/.incomplete-20261130T130000Z-quick-1"} {
+				os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
+			}
+			os.MkdirAll(filepath.Join(cfg.Root, treelock.Dir), 0o755)
+			os.WriteFile(treelock.Path(cfg.Root, treelock.Write), []byte(fmt.Sprintf("%d 2026-01-02T03:04:05Z net:run\n", deadPID(t))), 0o644)
+
+			err := Status(context.Background(), cfg)
+			out := log.String()
+			if err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Errorf("status: err = %v, want %v", err, tc.is)
+			}
+			for _, w := range append(tc.want, "leftovers of a killed command", ".stage-123", "data/ev/.incomplete-20261130T130000Z-quick-1", "write.lock names net:run") {
+				if !strings.Contains(out, w) {
+					t.Errorf("status output lacks %q:\n%s", w, out)
+				}
+			}
+			if tc.is != nil { // the lock's own error names its path
+				tc.not = append(tc.not, cfg.Root)
+			}
+			for _, w := range tc.not {
+				if strings.Contains(out, w) {
+					t.Errorf("status output says %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "up to date") || strings.Contains(out, "`mage build` rebuilds") {
+				t.Errorf("status advises a build:\n%s", out)
+			}
+			log.Reset()
+			if err := Build(context.Background(), cfg); err == nil || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Errorf("build: err = %v, want %v:\n%s", err, tc.is, log)
+			}
+		})
+	}
+}
+
+// TestStudiesCheckTheirSpecs checks that every registered study's spec is
+// validated by status and build (Study.CheckSpec), that the committed
+// specs pass, and that net.toml's timeout_ms = inf, which its loader
+// accepted (issue 35), does not.
+func TestStudiesCheckTheirSpecs(t *testing.T) {
+	root := repoRoot(t)
+	for _, s := range Studies() {
+		if s.CheckSpec == nil {
+			t.Errorf("study %s: no CheckSpec: status cannot validate %s", s.Name, spec.Path(s.Name))
+			continue
+		}
+		if err := s.CheckSpec(root); err != nil {
+			t.Errorf("study %s: the committed spec: %v", s.Name, err)
+		}
+		b, err := os.ReadFile(filepath.Join(root, spec.Path(s.Name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := t.TempDir()
+		os.MkdirAll(filepath.Join(bad, "experiments"), 0o755)
+		if s.Name == netStudy {
+			b = bytes.Replace(b, []byte("\ntimeout_ms = 10000\n"), []byte("\ntimeout_ms = inf\n"), 1)
+		} else {
+			b = append(b, "\nnot_a_key = 1\n"...)
+		}
+		os.WriteFile(filepath.Join(bad, spec.Path(s.Name)), b, 0o644)
+		if err := s.CheckSpec(bad); err == nil {
+			t.Errorf("study %s: a broken spec passes", s.Name)
+		} else if s.Name == netStudy && !strings.Contains(err.Error(), "timeout_ms = +Inf") {
+			t.Errorf("study net: timeout_ms = inf: %v", err)
+		}
 	}
 }

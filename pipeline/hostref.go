@@ -6,7 +6,9 @@ import "strings"
 // pinned reference run's, the reference of this host: the newest run
 // under data/<study>/ of the new run's profile and design (spec without
 // its pins) recorded on a host whose fingerprint matches the new run's,
-// with its quiet check passed (comparableRuns). Times are a property of
+// with its quiet check passed, that matches its manifest and whose ID
+// agrees with its meta.json and the clock (comparableRuns, soundRun): a
+// run named for a later date is refused, not "the newest". Times are a property of
 // the host (docs/agreement.md, "What depends on the machine"): against
 // the pinned run of another host they are shown, not judged; against a
 // committed quiet run of this host's kind they are judged, with the
@@ -32,10 +34,15 @@ func hostReference(cfg Config, p *studyPlan, tree string) {
 		cfg.printf("host reference of %s: not looked for: the new run's %v", p.s.Name, err)
 		return
 	}
-	ids, _, err := comparableRuns(cfg.Root, p.s.Name, now)
+	ids, left, err := comparableRuns(cfg.Root, p.s.Name, now, soundRun(cfg))
 	if err != nil {
 		cfg.printf("host reference of %s: not looked for: %v", p.s.Name, err)
 		return
+	}
+	for _, l := range left {
+		if strings.Contains(l, ": not sound evidence: ") {
+			cfg.printf("host reference of %s: run %s", p.s.Name, l)
+		}
 	}
 	if len(ids) == 0 {
 		if p.ref != "" {

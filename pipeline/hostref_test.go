@@ -1,14 +1,20 @@
 package pipeline
 
 import (
+	"bytes"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"pqrepro/internal/repro"
 )
 
 // writeMeta writes a run's meta.json with the fields comparableRuns
-// reads.
+// reads; a folder named like a run is sealed too (its meta.json gets
+// its ID and times from the name, and a MANIFEST.sha256).
 func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict string) {
 	t.Helper()
 	dir := filepath.Join(root, filepath.FromSlash(run))
@@ -19,9 +25,18 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 	if design != "" {
 		d = `"spec_design_sha256":"` + design + `",`
 	}
+	id := path.Base(run)
+	if start, err := time.Parse(runIDLayout, strings.Split(id, "-")[0]); err == nil && repro.IsRunID(id) {
+		d += `"run_id":"` + id + `","start":"` + start.Add(time.Millisecond).Format(time.RFC3339Nano) + `","end":"` + start.Add(time.Minute).Format(time.RFC3339Nano) + `",`
+	}
 	body := `{"profile":"` + profile + `","spec_sha256":"` + specSHA + `",` + d + `"host":{"cpu_model":"` + cpu + `","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":1000},"go":{"version":"go1.27.3"},"measured":{"machine":{"verdict":"` + verdict + `"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if repro.IsRunID(id) {
+		if _, err := repro.WriteManifest(dir, path.Base(path.Dir(run))+"/"+id); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -40,13 +55,33 @@ func TestHostReference(t *testing.T) {
 	writeMeta(t, root, "data/x/20261201T040000Z-quick", "quick", "s2", "e", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T050000Z-full", "full", "s1", "d", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T060000Z-quick", "quick", "s1", "d", "Other CPU", "quiet")
+	// Newer AMD runs of design d that are not sound evidence: named for
+	// 2099 (after the clock), with a file that differs from its seal,
+	// with an extra file, and with a meta.json that started an hour
+	// after its ID.
+	writeMeta(t, root, "data/x/20991231T000000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	writeMeta(t, root, "data/x/20261201T070000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	altered := filepath.Join(root, "data/x/20261201T070000Z-quick/meta.json")
+	if b, err := os.ReadFile(altered); err != nil || os.WriteFile(altered, append(b, '\n'), 0o644) != nil {
+		t.Fatal(err)
+	}
+	writeMeta(t, root, "data/x/20261201T080000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	os.WriteFile(filepath.Join(root, "data/x/20261201T080000Z-quick/more.csv"), []byte("1\n"), 0o644)
+	writeMeta(t, root, "data/x/20261201T090000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
+	late := filepath.Join(root, "data/x/20261201T090000Z-quick")
+	b, _ := os.ReadFile(filepath.Join(late, "meta.json"))
+	os.WriteFile(filepath.Join(late, "meta.json"), bytes.Replace(b, []byte(`"start":"2026-12-01T09`), []byte(`"start":"2026-12-01T10`), 1), 0o644)
+	os.Remove(filepath.Join(late, repro.ManifestFile))
+	if _, err := repro.WriteManifest(late, "x/20261201T090000Z-quick"); err != nil {
+		t.Fatal(err)
+	}
 	writeMeta(t, tree, "data/x/new", "quick", "s3", "d", "AMD EPYC", "")
 	plan := func(ref string) studyPlan {
 		return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"}
 	}
 
 	var log strings.Builder
-	cfg := Config{Root: root, Profile: "quick", Log: &log}
+	cfg := Config{Root: root, Profile: "quick", Log: &log, Now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
 	p := plan("data/x/20261201T000000Z-quick")
 	hostReference(cfg, &p, tree)
 	if p.ref != "data/x/20261201T020000Z-quick" || p.pinned != "data/x/20261201T000000Z-quick" || p.committed {
@@ -54,6 +89,16 @@ func TestHostReference(t *testing.T) {
 	}
 	if !strings.Contains(p.hostWhy, `was measured on another host (CPU "Xeon" vs "AMD EPYC")`) || !strings.Contains(log.String(), "the newest of 2 quiet quick run(s)") {
 		t.Errorf("why %q; log:\n%s", p.hostWhy, log.String())
+	}
+	for _, want := range []string{
+		"host reference of x: run 20991231T000000Z-quick: not sound evidence: data/x/20991231T000000Z-quick: the run ID 20991231T000000Z-quick lies in the future (now is 2026-12-03T00:00:00Z)",
+		"host reference of x: run 20261201T070000Z-quick: not sound evidence: data/x/20261201T070000Z-quick/meta.json: content differs from the sealed run",
+		"host reference of x: run 20261201T080000Z-quick: not sound evidence: data/x/20261201T080000Z-quick/more.csv: extra file",
+		"host reference of x: run 20261201T090000Z-quick: not sound evidence: data/x/20261201T090000Z-quick/meta.json: start 2026-12-01T10:00:00.001Z is not the second the run ID 20261201T090000Z-quick names",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
 	}
 
 	// No run pinned: a run of this host is still a reference.

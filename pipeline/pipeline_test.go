@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"pqrepro/internal/deps"
+	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
@@ -52,6 +53,10 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			dir := filepath.Join(dataDir, "fake", id)
 			os.MkdirAll(dir, 0o755)
 			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("21\n"), 0o644); err != nil {
+				return "", err
+			}
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			if err := provenance.Write(dir, provenance.Meta{Study: "fake", RunID: id, Start: start, End: start.Add(time.Second)}); err != nil {
 				return "", err
 			}
 			sum, err := repro.WriteManifest(dir, "fake/"+id)

@@ -7,8 +7,10 @@ import (
 )
 
 // withSignals cancels ctx on SIGINT and SIGTERM (internal/interrupt, the
-// one implementation the targets and cmd/pqrepro share), so that an
-// experiment stopped by Ctrl-C or by a supervisor takes its cleanup path.
+// one implementation the targets and cmd/pqrepro share) and when the
+// target's launcher exits (interrupt.Target), so that an experiment
+// stopped by Ctrl-C, a supervisor or a killed `go run` takes its cleanup
+// path.
 func withSignals(ctx context.Context) (context.Context, context.CancelFunc) {
-	return interrupt.Context(ctx)
+	return interrupt.Target(ctx)
 }

@@ -2,13 +2,21 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
+
+	"pqrepro/internal/repro"
 )
 
-// Status prints every stage and, for stale ones, why. A pinned run that
-// differs from its sealed manifest is an error (ERROR lines, non-nil
-// result), not a reason to rebuild; otherwise it returns nil unless the
-// status cannot be computed (a corrupt lock file).
+// Status prints every stage and, for stale ones, why, after the checks
+// build makes before it builds: every sealed run under data/ against its
+// manifest (checkEvidence), every study's spec (specProblems). A run
+// that differs from its seal, an entry of data/ that is not a sealed
+// run, a spec that does not load, an engine or lock that cannot be read
+// are errors (ERROR lines, non-nil result), not reasons to rebuild. It
+// lists the leftovers of killed commands whatever else it found.
 func Status(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -26,20 +34,32 @@ func Status(ctx context.Context, cfg Config) error {
 		cfg.printf("study %-5s %s [%s profile: %s]", s.Name, s.Title, profile, pinned)
 	}
 	printDataStatus(ctx, cfg)
+	var errs []error
+	h := &repro.Hasher{}
 	e, err := Engine(cfg)
 	if err != nil {
-		return err
+		cfg.printf("  ERROR  the stages cannot be assembled: %v", err)
+		errs = append(errs, fmt.Errorf("the stages cannot be assembled: %w", err))
+		e = nil
+	} else {
+		h = e.Hasher
 	}
-	ev, err := checkEvidence(cfg, e.Hasher)
+	ev, err := checkEvidence(cfg, h)
 	if err != nil {
-		return err
+		cfg.printf("  ERROR  the runs under data/ cannot be checked: %v", err)
+		errs = append(errs, fmt.Errorf("the runs under data/ cannot be checked: %w", err))
+		ev = &evidenceReport{}
 	}
-	for _, p := range ev.Problems {
+	specs := specProblems(cfg)
+	for _, p := range repro.MergeProblems(append(slices.Clone(ev.Problems), specs...)) {
 		cfg.printf("  ERROR  %s", p)
 	}
-	st, err := e.Status(ctx)
-	if err != nil {
-		return err
+	var st []repro.StageStatus
+	if e != nil {
+		if st, err = e.Status(ctx); err != nil {
+			cfg.printf("  ERROR  the stages' status cannot be computed: %v", err)
+			errs = append(errs, fmt.Errorf("the stages' status cannot be computed: %w", err))
+		}
 	}
 	stale := 0
 	for _, s := range st {
@@ -53,10 +73,25 @@ func Status(ctx context.Context, cfg Config) error {
 			cfg.printf("           %s", r)
 		}
 	}
+	var culprits []string
+	if n := len(ev.Problems) - ev.Strays; n > 0 {
+		culprits = append(culprits, fmt.Sprintf("%d problems in sealed runs (a file differs from its run's manifest, or a pinned manifest from its pin, or a run's ID from its meta.json or the clock)", n))
+	}
+	if ev.Strays > 0 {
+		culprits = append(culprits, fmt.Sprintf("%d entries under data/ that are not sealed runs", ev.Strays))
+	}
+	if len(specs) > 0 {
+		culprits = append(culprits, fmt.Sprintf("%d specs that do not load", len(specs)))
+	}
 	switch {
-	case len(ev.Problems) > 0:
-		cfg.printf("%d of %d stages are stale, but do NOT rebuild: the pinned raw data does not match its seal, or data/ holds entries that are not sealed runs (ERROR lines above)", stale, len(st))
-		return fmt.Errorf("%w: %d problems; restore each file with `git checkout -- <path>`, or record a new run (`mage <study>:run`) and pin it", ErrEvidence, len(ev.Problems))
+	case len(culprits) > 0:
+		cfg.printf("%d of %d stages are stale, but do NOT rebuild: %s (ERROR lines above)", stale, len(st), strings.Join(culprits, "; "))
+		if len(ev.Problems) > 0 {
+			errs = append(errs, fmt.Errorf("%w: %s; each ERROR line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run, or record a new run (`mage <study>:run`) and pin it", ErrEvidence, strings.Join(culprits, "; ")))
+		} else {
+			errs = append(errs, fmt.Errorf("%w: %d specs (ERROR lines above)", ErrSpec, len(specs)))
+		}
+	case e == nil || len(errs) > 0:
 	case len(st) == 0:
 		cfg.printf("no stages: no study has a pinned dataset yet")
 	case stale == 0:
@@ -65,5 +100,5 @@ func Status(ctx context.Context, cfg Config) error {
 		cfg.printf("%d of %d stages are stale: `mage build` rebuilds them", stale, len(st))
 	}
 	reportLeftovers(cfg)
-	return nil
+	return errors.Join(errs...)
 }

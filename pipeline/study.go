@@ -78,6 +78,12 @@ type Study struct {
 	// `mage all` passes copies, so that it runs again without touching
 	// the committed data or spec. Call it through runExperiment.
 	Run func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error)
+	// CheckSpec reads and validates the study's spec
+	// (experiments/<Name>.toml) as its experiment would; nil: there is
+	// nothing to check beyond StagesFor. status and build run it for every
+	// study, so that a spec no run could start from is named before one
+	// is tried.
+	CheckSpec func(root string) error
 	// StagesFor returns the study's analysis and render stages over a run
 	// folder (relative to root): the pinned run for the build, a new run
 	// for `mage all`. set carries the settings stages depend on (the

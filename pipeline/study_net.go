@@ -47,6 +47,10 @@ func init() {
 		// The remote host's tests (Debian's openssh-server plays the
 		// second host).
 		TestRequirements: func(string) []deps.Requirement { return sshhost.TestRequirements() },
+		CheckSpec: func(root string) error {
+			_, err := netrun.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
+			return err
+		},
 		EstimateFor: func(root, profile string) time.Duration {
 			s, err := netrun.LoadSpec(filepath.Join(root, spec.Path(netStudy)))
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
+	"pqrepro/internal/spec"
 )
 
 const picoStudy = "pico"
@@ -35,6 +36,10 @@ func init() {
 		Requirements: picorun.Requirements,
 		TestRequirements: func(root string) []deps.Requirement {
 			return append(picorun.Requirements(root), reqDpkgDev)
+		},
+		CheckSpec: func(root string) error {
+			_, err := picorun.LoadSpec(filepath.Join(root, spec.Path(picorun.Study)))
+			return err
 		},
 		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {

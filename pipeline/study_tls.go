@@ -53,6 +53,10 @@ func init() {
 		// The docker path's run prefix (tlsrun's, "pqrd").
 		Leftovers: tlsLeftovers(dockernet.DefaultPrefix),
 		Clean:     tlsClean(dockernet.DefaultPrefix),
+		CheckSpec: func(root string) error {
+			_, err := tlsrun.LoadSpec(filepath.Join(root, spec.Path(tlsrun.Study)))
+			return err
+		},
 		EstimateFor: func(root, profile string) time.Duration {
 			return tlsrun.Estimates(root)[profile]
 		},

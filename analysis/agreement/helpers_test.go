@@ -1,6 +1,9 @@
 package agreement
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // Helpers of the tests: the parametric calibration, the relative-scale
 // between-run estimate and a scaling Change, which the pipeline does not
@@ -13,7 +16,11 @@ import "strings"
 // pseudo-new run, the power to detect it. The same seed and K give the
 // same figures.
 func Calibrate(rule Rule, refs []Study, k int, seed uint64, change *Change, size float64) Calibration {
-	return CalibrateDraws(rule, parametricDraws(refs), k, seed, change, size)
+	c, err := CalibrateDraws(context.Background(), rule, parametricDraws(refs), k, seed, change, size)
+	if err != nil {
+		panic(err) // a background context never ends
+	}
+	return c
 }
 
 func parametricDraws(refs []Study) []Draw {
@@ -28,7 +35,11 @@ func parametricDraws(refs []Study) []Draw {
 // detected in at least 80 % of K pseudo-replicates, and its power. NaN
 // when none is.
 func SmallestDetected(rule Rule, refs []Study, k int, seed uint64, change Change) (float64, Calibration) {
-	return SmallestDetectedDraws(rule, parametricDraws(refs), k, seed, change)
+	size, c, err := SmallestDetectedDraws(context.Background(), rule, parametricDraws(refs), k, seed, change)
+	if err != nil {
+		panic(err) // a background context never ends
+	}
+	return size, c
 }
 
 // ScaleNew multiplies the new estimate of every item whose name contains

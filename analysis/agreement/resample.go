@@ -1,6 +1,7 @@
 package agreement
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -70,11 +71,15 @@ func DrawNormal(rng *rand.Rand, v Value) Value {
 // Each draw makes one pair per study, judged as one Holm family over
 // every study, as the command judges them. With change set, the change
 // is applied at size to every pseudo-new run. The same seed and K give
-// the same figures.
-func CalibrateDraws(rule Rule, draws []Draw, k int, seed uint64, change *Change, size float64) Calibration {
+// the same figures. It stops with ctx's error when ctx ends, so that a
+// calibration whose launcher was stopped does not compute on.
+func CalibrateDraws(ctx context.Context, rule Rule, draws []Draw, k int, seed uint64, change *Change, size float64) (Calibration, error) {
 	rng := rand.New(rand.NewPCG(seed, CalibrationStream))
 	c := Calibration{K: k}
-	for range k {
+	for i := range k {
+		if ctx.Err() != nil {
+			return Calibration{}, fmt.Errorf("calibration stopped after %d of %d pseudo-replicates: %w", i, k, context.Cause(ctx))
+		}
 		pairs := make([]Study, len(draws))
 		for i, d := range draws {
 			pairs[i] = d(rng)
@@ -88,17 +93,22 @@ func CalibrateDraws(rule Rule, draws []Draw, k int, seed uint64, change *Change,
 	}
 	c.Rate = float64(c.Alarms) / float64(k)
 	c.Lo, c.Hi = stats.Wilson(c.Alarms, k)
-	return c
+	return c, nil
 }
 
-// SmallestDetectedDraws is SmallestDetected over draws.
-func SmallestDetectedDraws(rule Rule, draws []Draw, k int, seed uint64, change Change) (float64, Calibration) {
+// SmallestDetectedDraws is SmallestDetected over draws; it stops with
+// ctx's error when ctx ends.
+func SmallestDetectedDraws(ctx context.Context, rule Rule, draws []Draw, k int, seed uint64, change Change) (float64, Calibration, error) {
 	for _, size := range Sizes {
-		if c := CalibrateDraws(rule, draws, k, seed, &change, size); c.Rate >= 0.8 {
-			return size, c
+		c, err := CalibrateDraws(ctx, rule, draws, k, seed, &change, size)
+		if err != nil {
+			return math.NaN(), Calibration{}, err
+		}
+		if c.Rate >= 0.8 {
+			return size, c, nil
 		}
 	}
-	return math.NaN(), Calibration{}
+	return math.NaN(), Calibration{}, nil
 }
 
 // RefValues are the items' Ref values, in order: what a study's

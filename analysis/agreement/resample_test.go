@@ -1,6 +1,8 @@
 package agreement
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -59,11 +61,12 @@ func TestResampled(t *testing.T) {
 			if p.Items[0].Ref.Est == p.Items[0].New.Est || !p.HostsMatch || p.NewProfile != p.RefProfile {
 				t.Errorf("not a pair of two resamples on one host: %+v", p.Items[0])
 			}
-			res := CalibrateDraws(DefaultRule, []Draw{d}, 100, 3, nil, 0)
-			if res != CalibrateDraws(DefaultRule, []Draw{d}, 100, 3, nil, 0) {
+			ctx := context.Background()
+			res, _ := CalibrateDraws(ctx, DefaultRule, []Draw{d}, 100, 3, nil, 0)
+			if again, _ := CalibrateDraws(ctx, DefaultRule, []Draw{d}, 100, 3, nil, 0); res != again {
 				t.Error("the same seed and K gave different rates")
 			}
-			par := CalibrateDraws(DefaultRule, []Draw{Parametric(s)}, 100, 3, nil, 0)
+			par, _ := CalibrateDraws(ctx, DefaultRule, []Draw{Parametric(s)}, 100, 3, nil, 0)
 			if par.Rate > 0.15 {
 				t.Errorf("parametric false-alarm rate %s", par)
 			}
@@ -94,5 +97,31 @@ func TestDrawNormal(t *testing.T) {
 		if moved != tc.moves || got.Absent != tc.v.Absent || (tc.moves && got.SE != tc.v.SE) {
 			t.Errorf("%+v drawn as %+v: want moved %v", tc.v, got, tc.moves)
 		}
+	}
+}
+
+// TestCalibrateDrawsStops: a calibration whose context ends (its
+// launcher stopped: SIGTERM from timeout, a killed go run) returns the
+// cause after the pseudo-replicate it was drawing, instead of computing
+// all K; SmallestDetectedDraws passes the stop on.
+func TestCalibrateDrawsStops(t *testing.T) {
+	s := Study{Name: "s", Items: []Item{{Name: "t", Kind: Estimate, Class: HostDependent, Ref: V(10, 1), New: V(10, 1)}}, RefProfile: "quick", NewProfile: "quick", HostsMatch: true}
+	stop := errors.New("launcher gone")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	drawn := 0
+	draw := func(rng *rand.Rand) Study {
+		drawn++
+		if drawn == 3 {
+			cancel(stop)
+		}
+		return Parametric(s)(rng)
+	}
+	c, err := CalibrateDraws(ctx, DefaultRule, []Draw{draw}, 1_000_000, 1, nil, 0)
+	if !errors.Is(err, stop) || drawn != 3 || c.K != 0 {
+		t.Errorf("after a cancel at draw 3: %d draws, %+v, %v", drawn, c, err)
+	}
+	size, _, err := SmallestDetectedDraws(ctx, DefaultRule, []Draw{Parametric(s)}, 10, 1, Change{Name: "x", Apply: func(string, []Item, float64) bool { return true }})
+	if !errors.Is(err, stop) || !math.IsNaN(size) {
+		t.Errorf("SmallestDetectedDraws on an ended context: %v, %v", size, err)
 	}
 }

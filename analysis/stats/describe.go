@@ -80,6 +80,16 @@ func Describe(x []float64) (Summary, error) {
 			ss += d * d
 		}
 		sd = math.Sqrt(ss / float64(n-1))
+		if math.IsInf(sd, 0) || math.IsNaN(sd) { // the squares overflowed (values near 1e154 and beyond)
+			xs, e := scaledPow2(x)
+			ms := Mean(xs)
+			ss = 0
+			for _, v := range xs {
+				d := v - ms
+				ss += d * d
+			}
+			sd = math.Ldexp(math.Sqrt(ss/float64(n-1)), e) // +Inf only if the sd itself exceeds float64
+		}
 	}
 	cv := math.NaN()
 	if m != 0 {
@@ -111,7 +121,35 @@ func Mean(x []float64) float64 {
 	for _, v := range x {
 		c += v - m
 	}
-	return m + c/float64(len(x))
+	r := m + c/float64(len(x))
+	if !math.IsInf(r, 0) && !math.IsNaN(r) {
+		return r
+	}
+	// The sum overflowed float64 (values near 1e308): the same in
+	// [-1, 1], scaled back exactly by a power of two. e is 0 when x
+	// holds a NaN or an infinity: nothing to rescue.
+	xs, e := scaledPow2(x)
+	if e == 0 {
+		return r
+	}
+	return math.Ldexp(Mean(xs), e)
+}
+
+// scaledPow2 returns x times 2^-e, with e the binary exponent of the
+// largest |x|, so every value lies in [-1, 1]; scaling by a power of two
+// is exact for normal numbers. Mean, Describe and ACF use it only when
+// the direct sums overflow, so results that fit float64 are unchanged.
+func scaledPow2(x []float64) ([]float64, int) {
+	var mx float64
+	for _, v := range x {
+		mx = max(mx, math.Abs(v))
+	}
+	_, e := math.Frexp(mx)
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Ldexp(v, -e)
+	}
+	return out, e
 }
 
 // QuantileSorted returns the p-quantile (0 <= p <= 1) of the ascending

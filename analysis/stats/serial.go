@@ -121,6 +121,12 @@ func ACF(x []float64, maxLag int) ([]float64, error) {
 		return nil, fmt.Errorf("acf at lag %d needs at least %d values, got %d: %w", maxLag, ACFMinN(maxLag), n, ErrTooFew)
 	}
 	acov, err := autocovariances(x, maxLag)
+	if err == nil && (math.IsInf(acov[0], 0) || math.IsNaN(acov[0])) {
+		// The squares overflowed float64 (values near 1e154 and beyond):
+		// r_k is scale-free, so take it from x scaled into [-1, 1].
+		xs, _ := scaledPow2(x)
+		acov, err = autocovariances(xs, maxLag)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("acf: %w", err)
 	}

@@ -77,8 +77,8 @@ func runCompareClock(args []string, stdout, stderr io.Writer, now func() time.Ti
 	if err != nil {
 		return 2
 	}
-	if *resamples < 1 {
-		fmt.Fprintf(stderr, "pqrepro compare: --resamples must be at least 1, got %d\n", *resamples)
+	if *resamples < 1 || *resamples > stats.MaxResamples {
+		fmt.Fprintf(stderr, "pqrepro compare: --resamples must be 1 to %d (the interval's Monte Carlo error is far below the printed digits long before), got %d\n", stats.MaxResamples, *resamples)
 		return 2
 	}
 	if m := stats.BootstrapMethod(*method); m != stats.ResampleOrderStats && m != stats.ResampleValues {

@@ -213,6 +213,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"missing column", [][2]string{{"a.csv", "t\n1\n"}, {"b.csv", "u\n2\n"}}, []string{"--column", "t"}, "FILE:1: no column \"t\""},
 		{"bad flag", [][2]string{{"a", good}, {"b", good}}, []string{"--nope"}, "flag provided but not defined"},
 		{"bad resamples", [][2]string{{"a", good}, {"b", good}}, []string{"--resamples", "0"}, "--resamples"},
+		{"too many resamples", [][2]string{{"a", good}, {"b", good}}, []string{"--resamples", "1000000000"}, "--resamples must be 1 to 1000000"},
 		{"bad seed", [][2]string{{"a", good}, {"b", good}}, []string{"--seed", "-1"}, "invalid value"},
 		{"bad bootstrap", [][2]string{{"a", good}, {"b", good}}, []string{"--bootstrap", "jackknife"}, `--bootstrap "jackknife": want order-statistics or values`},
 	} {

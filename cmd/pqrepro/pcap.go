@@ -102,9 +102,14 @@ Flags:
 	}
 	var opt capture.ReadOptions
 	if *keylog != "" {
-		b, err := os.ReadFile(*keylog)
+		kf, err := os.Open(*keylog)
 		if err != nil {
 			return fail("read key log: %v", err)
+		}
+		b, err := capture.ReadKeyLog(kf)
+		kf.Close()
+		if err != nil {
+			return fail("%s: %v", *keylog, err)
 		}
 		opt.KeyLog = b
 	}

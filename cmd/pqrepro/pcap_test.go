@@ -116,6 +116,7 @@ func TestPcapExitCodes(t *testing.T) {
 		{"text", []string{write("text", []byte("not a capture, just text\n"))}, 2, false, "neither pcap nor pcapng"},
 		{"damaged before the first packet", []string{write("hdr.pcapng", full[:40])}, 2, false, "nothing could be read"},
 		{"missing key log", []string{"--keylog", filepath.Join(dir, "nokeys"), golden}, 2, false, "read key log"},
+		{"endless key log", []string{"--keylog", "/dev/zero", golden}, 2, false, "key log larger than 64 MiB"},
 		{"no file", nil, 2, false, "usage"},
 		{"two formats", []string{"--csv", "--json", golden}, 2, false, "usage"},
 		{"help", []string{"-h"}, 0, false, "Exit codes:"},

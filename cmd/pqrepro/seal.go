@@ -26,7 +26,8 @@ func runSeal(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pqrepro seal [-root DIR] data/<study>/<run-id>...")
 		fmt.Fprintln(stderr, "Checks every file of each run against its meta.json and SHA256SUMS (working and committed),")
-		fmt.Fprintln(stderr, "appends a note to its README.md, writes its MANIFEST.sha256 and pins the manifest's SHA-256")
+		fmt.Fprintln(stderr, "appends a note to its README.md, writes its MANIFEST.sha256 (with the size of each blob the")
+		fmt.Fprintln(stderr, "content store holds, the bound a data:pull reads to) and pins the manifest's SHA-256")
 		fmt.Fprintln(stderr, "in experiments/<study>.toml. Refuses a run that is sealed already.")
 		fs.PrintDefaults()
 	}

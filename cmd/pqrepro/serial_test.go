@@ -274,3 +274,32 @@ func FuzzSerial(f *testing.F) {
 		}
 	})
 }
+
+// TestHugeValuesNoDash: values near 1e300 get numbers, not "-" with no
+// reason (or the short-sample reason on every lag): serial's ACF and
+// Ljung-Box and compare's sd and cv are those of the sample scaled down.
+func TestHugeValuesNoDash(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&a, "%ge300\n", 1+float64((i*7)%11)/10)
+		fmt.Fprintf(&b, "%ge300\n", 2+float64((i*5)%13)/10)
+	}
+	p := writeFiles(t, [2]string{"a", a.String()}, [2]string{"b", b.String()})
+	code, out, errs := run(t, serialCmd, "--lags", "10", p[0])
+	if code != 0 || strings.Contains(out, "-\n") || strings.Contains(out, "- (") || strings.Contains(out, "= -") {
+		t.Errorf("serial: exit %d, a statistic undefined:\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(t, serialCmd, "--lags", "25", p[0])
+	if code != 0 || !strings.Contains(out, " 19  ") || strings.Contains(out, "  1  - (") || !strings.Contains(out, " 20  - (the autocorrelation at lag k needs at least k+1 values") {
+		t.Errorf("serial --lags 25: exit %d, want lags 1..19 defined and lag 20 with the short-sample reason:\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(t, compareCmd, p[0], p[1])
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errs)
+	}
+	for _, l := range strings.Split(out, "\n")[1:3] {
+		if f := strings.Fields(l); len(f) < 5 || f[3] == "-" || f[4] == "-" {
+			t.Errorf("compare: sd or cv undefined in %q", l)
+		}
+	}
+}

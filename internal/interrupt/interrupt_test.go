@@ -27,3 +27,11 @@ func TestStopCancels(t *testing.T) {
 		t.Error("stop did not cancel the context")
 	}
 }
+
+func TestTargetStopCancels(t *testing.T) {
+	ctx, stop := Target(context.Background())
+	stop()
+	if ctx.Err() == nil {
+		t.Error("stop did not cancel the context")
+	}
+}

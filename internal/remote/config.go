@@ -3,8 +3,11 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -55,7 +58,7 @@ func LoadConfig(root, file string) (Config, string, error) {
 		p = file
 	}
 	var c Config
-	md, err := toml.DecodeFile(p, &c)
+	md, err := decodeConfig(p, &c)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return c, p, fmt.Errorf("remote: no data remote configured: %w (write %s, see docs/data-remote.md)", err, ConfigFile)
@@ -66,6 +69,57 @@ func LoadConfig(root, file string) (Config, string, error) {
 		return c, p, fmt.Errorf("remote: %s: unknown key %q (known: kind, url, bucket, prefix, region, read_only, index)", p, un[0].String())
 	}
 	return c, p, c.validate(p)
+}
+
+// MaxIndexBytes bounds an http remote's index file: 16 MiB is some
+// 100,000 lines of "<sha256>  <url>", 250 times the blobs the runs refer
+// to today.
+const MaxIndexBytes = 16 << 20
+
+// MaxConfigBytes bounds a remote configuration file: remote.toml is a
+// few lines, and PQREPRO_REMOTE=/dev/zero (or a log file named by
+// mistake) must not be read into memory whole.
+const MaxConfigBytes = 64 << 10
+
+// decodeConfig is toml.DecodeFile reading at most MaxConfigBytes of a
+// regular file.
+func decodeConfig(p string, c *Config) (toml.MetaData, error) {
+	b, err := readSmallFile(p, MaxConfigBytes)
+	if err != nil {
+		return toml.MetaData{}, err
+	}
+	return toml.Decode(string(b), c)
+}
+
+// readSmallFile reads the regular file p if it holds at most max bytes.
+// A device, a FIFO or a folder is refused before it is read.
+func readSmallFile(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	return readSmall(f, max)
+}
+
+// readSmall reads the regular file f (and closes it) if it holds at most
+// max bytes.
+func readSmall(f *os.File, max int64) ([]byte, error) {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%v): name a file", fi.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("larger than %d bytes: not a remote configuration or index", max)
+	}
+	return b, nil
 }
 
 func (c Config) validate(p string) error {
@@ -98,6 +152,43 @@ func (c Config) validate(p string) error {
 	if err := checkPrefix(c.Prefix); err != nil {
 		return bad("%v", err)
 	}
+	if c.Kind != "dir" {
+		if err := checkBaseURL(c.URL); err != nil {
+			return bad("url = %q: %v", c.URL, err)
+		}
+	}
+	if c.Index != "" && !filepath.IsLocal(c.Index) {
+		return bad("index = %q: want a committed file inside the repository, as a relative path without \"..\"", c.Index)
+	}
+	return nil
+}
+
+// checkBaseURL holds an http or s3 remote's url to what is fetched:
+// http(s), a host, a port in 1-65535 if one is given, no credentials, no
+// query or fragment. It runs before any request, so that an ftp:// or
+// mistyped url fails once, at once, not once per blob after retries.
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("scheme %q: a remote is reached over http:// or https:// only: %w", u.Scheme, ErrUnsupported)
+	case u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("no host: write http(s)://host[:port]/...: %w", ErrUnsupported)
+	case u.User != nil:
+		return fmt.Errorf("credentials in the URL are refused: %w", ErrUnsupported)
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("a query or fragment is refused (a blob's path is appended to the url): %w", ErrUnsupported)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %q: want 1-65535: %w", port, ErrUnsupported)
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("empty port: %w", ErrUnsupported)
+	}
 	return nil
 }
 
@@ -110,6 +201,11 @@ func checkPrefix(prefix string) error {
 	}
 	if strings.HasPrefix(prefix, "/") || strings.ContainsAny(prefix, "\\") {
 		return fmt.Errorf("prefix = %q: want a relative folder inside the remote, like \"pqrepro/\"", prefix)
+	}
+	// A server or object store decodes %2e%2e/ to ../ (and %2f to /),
+	// so an escaped prefix could leave the remote's folder unseen.
+	if strings.ContainsAny(prefix, "%?#") {
+		return fmt.Errorf("prefix = %q: '%%', '?' and '#' are refused (a percent-escape such as %%2e%%2e is decoded by the server); write the folder's name plainly", prefix)
 	}
 	for _, r := range prefix {
 		if r < 0x20 || r == 0x7f {
@@ -137,7 +233,17 @@ func Open(root string, c Config) (Remote, error) {
 	case "http":
 		h := &HTTP{Base: c.URL, Prefix: c.Prefix}
 		if c.Index != "" {
-			idx, err := ReadIndex(filepath.Join(root, c.Index), c.URL)
+			// Opened through os.OpenInRoot: a symbolic link that leaves
+			// the repository is refused like a "../" path.
+			f, err := os.OpenInRoot(root, c.Index)
+			if err != nil {
+				return nil, fmt.Errorf("remote: index %s: %w (the index is a committed file inside the repository)", c.Index, err)
+			}
+			b, err := readSmall(f, MaxIndexBytes)
+			if err != nil {
+				return nil, fmt.Errorf("remote: index %s: %w", c.Index, err)
+			}
+			idx, err := parseIndex(strings.NewReader(string(b)), c.Index, c.URL)
 			if err != nil {
 				return nil, err
 			}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +50,8 @@ func (h *HTTP) client() *http.Client {
 			return next(req, via)
 		}
 		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
+			// A loop, most likely; it will loop again: not retried.
+			return fmt.Errorf("stopped after 10 redirects: %w (a redirect loop; fix the URL)", ErrUnsupported)
 		}
 		return nil
 	}
@@ -87,7 +87,26 @@ func (h *HTTP) URL(sum string) (string, error) {
 	return strings.TrimSuffix(h.Base, "/") + "/" + Key(h.Prefix, sum), nil
 }
 
+// Check validates the remote's URL (see checkBaseURL) and prefix
+// without a request: Pull calls it first, so that an ftp:// url or a
+// bad port fails once, not once per blob after retries.
+func (h *HTTP) Check() error {
+	if err := checkPrefix(h.Prefix); err != nil {
+		return fmt.Errorf("%s: %w: %w", h, err, ErrUnsupported)
+	}
+	if h.Index != nil && h.Base == "" {
+		return nil // every URL comes from the index, checked when read
+	}
+	if err := checkBaseURL(h.Base); err != nil {
+		return fmt.Errorf("%s: url: %w", h, err)
+	}
+	return nil
+}
+
 func (h *HTTP) do(ctx context.Context, method, sum string, off int64) (*http.Response, error) {
+	if err := h.Check(); err != nil {
+		return nil, err
+	}
 	u, err := h.URL(sum)
 	if err != nil {
 		return nil, err
@@ -143,6 +162,9 @@ func (h *HTTP) Stat(ctx context.Context, sum string) (int64, error) {
 }
 
 func (h *HTTP) statByGet(ctx context.Context, sum string) (int64, error) {
+	if err := h.Check(); err != nil {
+		return 0, err
+	}
 	u, err := h.URL(sum)
 	if err != nil {
 		return 0, err
@@ -226,12 +248,11 @@ func (h *HTTP) List(ctx context.Context) ([]string, error) {
 // for the file name); blank lines and lines starting with # are skipped.
 // Relative URLs are resolved against base.
 func ReadIndex(path, base string) (map[string]string, error) {
-	f, err := os.Open(path)
+	b, err := readSmallFile(path, MaxIndexBytes)
 	if err != nil {
-		return nil, fmt.Errorf("remote: index: %w", err)
+		return nil, fmt.Errorf("remote: index %s: %w", path, err)
 	}
-	defer f.Close()
-	return parseIndex(f, path, base)
+	return parseIndex(strings.NewReader(string(b)), path, base)
 }
 
 // checkIndexURL holds an index line's URL to remote.toml's rules: no

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -44,10 +47,56 @@ type Options struct {
 	// given up on. In bytes per second; 0 means 100 kB/s (a 1 GB capture
 	// may take 2 h 47 min).
 	MinRate int64
+	// Sizes are the blobs' sizes as the runs' manifests record them
+	// (Ref.Size, see [Sizes]): a pull never reads more than the recorded
+	// size, refuses a remote that announces another, and gives the blob
+	// Stall plus its recorded size at MinRate from its first request on.
+	Sizes map[string]int64
+	// MaxUnrecorded bounds a blob whose size no manifest records (runs
+	// sealed before sizes were): the remote's announcement is believed
+	// only up to this many bytes. 0 means DefaultMaxUnrecorded.
+	MaxUnrecorded int64
+	// AbandonAfter is how many blobs in a row may fail the same way
+	// (the same error, blob names aside) before Pull gives the remote
+	// up and tries no more blobs; 0 means DefaultAbandonAfter, negative
+	// never. A blob that is not on the remote does not count.
+	AbandonAfter int
 }
 
-// DefaultMinRate is Options.MinRate's default, in bytes per second.
-const DefaultMinRate = 100_000
+const (
+	// DefaultMinRate is Options.MinRate's default, in bytes per second.
+	DefaultMinRate = 100_000
+	// DefaultMaxUnrecorded is Options.MaxUnrecorded's default: 1 GiB,
+	// over four times the largest capture recorded so far (a Study A
+	// full run's, 223,706,544 bytes by its meta.json "capture_bytes");
+	// at DefaultMinRate a blob this size may take 3 h.
+	DefaultMaxUnrecorded = 1 << 30
+	// DefaultAbandonAfter is Options.AbandonAfter's default.
+	DefaultAbandonAfter = 3
+)
+
+func (o Options) maxUnrecorded() int64 {
+	if o.MaxUnrecorded <= 0 {
+		return DefaultMaxUnrecorded
+	}
+	return o.MaxUnrecorded
+}
+
+func (o Options) abandonAfter() int {
+	if o.AbandonAfter == 0 {
+		return DefaultAbandonAfter
+	}
+	return o.AbandonAfter
+}
+
+// bound is the most bytes a pull of sum may read, and whether that is
+// the size a manifest records (else it is MaxUnrecorded).
+func (o Options) bound(sum string) (int64, bool) {
+	if n, ok := o.Sizes[sum]; ok && n >= 0 {
+		return n, true
+	}
+	return o.maxUnrecorded(), false
+}
 
 func (o Options) stall() time.Duration {
 	if o.Stall <= 0 {
@@ -65,7 +114,11 @@ func (o Options) minRate() int64 {
 
 // budget is the total time a blob of size bytes may take.
 func (o Options) budget(size int64) time.Duration {
-	return o.stall() + time.Duration(float64(size)/float64(o.minRate())*float64(time.Second))
+	d := float64(o.stall()) + float64(size)/float64(o.minRate())*float64(time.Second)
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
 }
 
 func (o Options) retries() int {
@@ -104,6 +157,19 @@ var (
 	// ErrTooSlow means a blob took longer than Options.Stall plus its
 	// size at Options.MinRate.
 	ErrTooSlow = errors.New("the download is slower than the minimum rate")
+	// ErrSizeMismatch means the remote announces another size than the
+	// run's manifest records: it serves other bytes, and is not asked
+	// for them.
+	ErrSizeMismatch = errors.New("the remote announces another size than the run's manifest records")
+	// ErrTooLarge means the remote announces more than
+	// Options.MaxUnrecorded for a blob whose size no manifest records.
+	ErrTooLarge = errors.New("the remote announces more bytes than a blob without a recorded size may have")
+	// ErrPullDeadline means the whole pull ran out of its time: every
+	// blob's Stall plus its size at MinRate, summed.
+	ErrPullDeadline = errors.New("the pull took longer than all its blobs may")
+	// ErrAbandoned means Pull gave the remote up after
+	// Options.AbandonAfter blobs in a row failed the same way.
+	ErrAbandoned = errors.New("remote abandoned")
 )
 
 // retryable reports whether another attempt may succeed.
@@ -111,7 +177,7 @@ func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	for _, permanent := range []error{ErrNotFound, ErrReadOnly, ErrUnsupported, ErrBusy, ErrTooLong, ErrNoSize, ErrTooSlow} {
+	for _, permanent := range []error{ErrNotFound, ErrReadOnly, ErrUnsupported, ErrBusy, ErrTooLong, ErrNoSize, ErrTooSlow, ErrSizeMismatch, ErrTooLarge, ErrRemoteAbsent} {
 		if errors.Is(err, permanent) {
 			return false
 		}
@@ -167,56 +233,204 @@ type Result struct {
 // Pull) continues from its end. It tries every blob and returns the
 // results in order with the errors joined.
 //
-// A hostile or broken remote is bounded three ways: no more bytes are
-// written than the size first announced (Stat, else the download's
-// Content-Length; a blob with neither is refused, and one that sends more
-// is discarded and not retried); no byte for Options.Stall ends an
-// attempt; and the whole blob, retries included, gets Options.Stall plus
-// its size at Options.MinRate. Refusals (4xx, a redirect off HTTP(S), a
-// size that contradicts itself) are not retried.
+// A hostile or broken remote is bounded before any request and per blob:
+//
+//   - a remote with a Check method (an http remote: its URL's scheme,
+//     host and port) is checked first, and a bad one fails the pull at
+//     once;
+//   - no more bytes are read than the size the run's manifest records
+//     (Options.Sizes), and a remote announcing another size is refused;
+//     for a blob without a recorded size, the size first announced (Stat,
+//     else the download's Content-Length) if at most
+//     Options.MaxUnrecorded; a blob announcing neither is refused, one
+//     that sends more is discarded and not retried;
+//   - no byte for Options.Stall ends an attempt;
+//   - each blob, retries included, gets Options.Stall plus its bound at
+//     Options.MinRate from its first request on (the announced size once
+//     known, if smaller), and the whole pull the sum of those;
+//   - after Options.AbandonAfter blobs in a row fail the same way, the
+//     remote is given up, with one line that says why, and the blobs
+//     left are not tried (Result.Skipped says so).
+//
+// Refusals (4xx, a redirect off HTTP(S) or in a loop, a size that
+// contradicts the manifest or itself) are not retried.
 func Pull(ctx context.Context, store *repro.Store, rem Remote, sums []string, o Options) ([]Result, error) {
-	return each(ctx, sums, func(sum string) Result {
-		if err := checkSum(sum); err != nil {
-			return Result{Sum: sum, Err: err}
+	if c, ok := rem.(interface{ Check() error }); ok {
+		if err := c.Check(); err != nil {
+			return nil, fmt.Errorf("pull from %s: %w: no request made; fix the remote's configuration (%s, or $PQREPRO_REMOTE)", rem, err, ConfigFile)
 		}
-		if store.Has(sum) {
-			return Result{Sum: sum, Skipped: "present"}
+	}
+	var total time.Duration
+	var todo, unrecorded int
+	var recorded int64
+	for _, sum := range sums {
+		if !IsSHA256(sum) || store.Has(sum) {
+			continue
 		}
-		r := Result{Sum: sum}
-		start := time.Now()
-		bctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		var timer *time.Timer
-		var allowed time.Duration
-		var announced int64
-		arm := func(size int64) { // once the blob's size is known
-			if timer == nil {
-				announced, allowed = size, o.budget(size)
-				timer = time.AfterFunc(allowed-time.Since(start), func() { cancel(ErrTooSlow) })
+		todo++
+		n, ok := o.bound(sum)
+		if ok {
+			recorded += n
+		} else {
+			unrecorded++
+		}
+		total = min(total+o.budget(n), math.MaxInt64/2)
+	}
+	if todo > 0 {
+		o.logf("pull: %d blobs to fetch (%s recorded, %d without a recorded size, each believed up to %s); giving up after %v (%v per blob + the bytes at %d B/s)",
+			todo, mb(recorded), unrecorded, mb(o.maxUnrecorded()), durText(total), o.stall(), o.minRate())
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, total, fmt.Errorf("%w (%v for %d blobs)", ErrPullDeadline, durText(total), todo))
+		defer cancel()
+	}
+	var lastKind string
+	var inARow int
+	var abandoned error
+	res, err := each(ctx, sums, func(sum string) Result {
+		if abandoned != nil {
+			return Result{Sum: sum, Skipped: "remote abandoned"}
+		}
+		r := pullOne(ctx, store, rem, sum, o)
+		switch k := failureKind(r.Err, sum); {
+		case r.Err == nil || k == "":
+			lastKind, inARow = "", 0
+		case k == lastKind:
+			inARow++
+		default:
+			lastKind, inARow = k, 1
+		}
+		if n := o.abandonAfter(); n > 0 && inARow >= n {
+			left := 0
+			for i := slices.Index(sums, sum) + 1; i < len(sums); i++ {
+				if IsSHA256(sums[i]) && !store.Has(sums[i]) {
+					left++
+				}
 			}
-		}
-		r.Err = retry(bctx, o, "pull "+short(sum), func() error { return fetch(bctx, store, rem, sum, o, &r, arm) })
-		if timer != nil {
-			timer.Stop()
-		}
-		if r.Err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), ErrTooSlow) {
-			r.Err = fmt.Errorf("pull %s from %s: %w: %d bytes may take %v (%v + size at %d B/s); %d arrived: %w",
-				short(sum), rem, ErrTooSlow, announced, allowed.Round(time.Millisecond), o.stall(), o.minRate(), r.Resumed+r.Bytes, r.Err)
-		}
-		r.Took = time.Since(start)
-		if r.Err == nil {
-			o.logf("pulled %s  %s", short(sum), rate(r.Bytes, r.Took, r.Resumed))
+			if left > 0 {
+				abandoned = fmt.Errorf("%w: %s: %d blobs in a row failed the same way (%s); the %d left are not tried: fix the remote or name another in %s, then pull again", ErrAbandoned, rem, inARow, lastKind, left, ConfigFile)
+				o.logf("pull: %v", abandoned)
+			}
 		}
 		return r
 	})
+	if abandoned != nil {
+		var list []error // flat: each blob's error, then why the rest were not tried
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			list = j.Unwrap()
+		}
+		err = errors.Join(append(list, abandoned)...)
+	}
+	return res, err
+}
+
+// pullOne pulls one blob under its own time budget.
+func pullOne(ctx context.Context, store *repro.Store, rem Remote, sum string, o Options) Result {
+	if err := checkSum(sum); err != nil {
+		return Result{Sum: sum, Err: err}
+	}
+	if store.Has(sum) {
+		return Result{Sum: sum, Skipped: "present"}
+	}
+	r := Result{Sum: sum}
+	start := time.Now()
+	bctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	limit, isRecorded := o.bound(sum)
+	allowed := o.budget(limit)
+	timer := time.AfterFunc(allowed, func() { cancel(ErrTooSlow) })
+	announced := limit
+	armed := false
+	// arm tightens the budget to the announced size, once: a blob
+	// without a recorded size gets its announced size's time, not
+	// MaxUnrecorded's.
+	arm := func(size int64) {
+		if !armed && size < limit {
+			armed = true
+			announced, allowed = size, o.budget(size)
+			timer.Reset(max(allowed-time.Since(start), 0))
+		}
+	}
+	b := bounds{limit: limit, recorded: isRecorded, arm: arm}
+	r.Err = retry(bctx, o, "pull "+short(sum), func() error { return fetch(bctx, store, rem, sum, o, &r, b) })
+	timer.Stop()
+	if r.Err != nil && ctx.Err() == nil && errors.Is(context.Cause(bctx), ErrTooSlow) {
+		r.Err = fmt.Errorf("pull %s from %s: %w: %d bytes may take %v (%v + size at %d B/s); %d arrived: %w",
+			short(sum), rem, ErrTooSlow, announced, allowed.Round(time.Millisecond), o.stall(), o.minRate(), r.Resumed+r.Bytes, r.Err)
+	}
+	if r.Err != nil && errors.Is(context.Cause(ctx), ErrPullDeadline) {
+		r.Err = fmt.Errorf("%w: %w", context.Cause(ctx), r.Err)
+	}
+	r.Took = time.Since(start)
+	if r.Err == nil {
+		o.logf("pulled %s  %s", short(sum), rate(r.Bytes, r.Took, r.Resumed))
+	}
+	return r
+}
+
+// bounds are what a fetch may believe about a blob's size.
+type bounds struct {
+	limit    int64 // the recorded size, or MaxUnrecorded
+	recorded bool  // limit is the size the manifest records
+	arm      func(size int64)
+}
+
+// accept checks a size the remote announced against the bounds.
+func (b bounds) accept(rem Remote, sum string, size int64) error {
+	switch {
+	case b.recorded && size != b.limit:
+		return fmt.Errorf("pull %s from %s: %w: it announces %d bytes, the manifest %d; nothing fetched (is the remote serving another file under this name?)", short(sum), rem, ErrSizeMismatch, size, b.limit)
+	case !b.recorded && size > b.limit:
+		return fmt.Errorf("pull %s from %s: %w: it announces %d bytes, more than the %d believed of a blob whose size no manifest records; nothing fetched", short(sum), rem, ErrTooLarge, size, b.limit)
+	}
+	b.arm(size)
+	return nil
+}
+
+// failureKind names how a blob failed, blob names aside, so that blobs
+// failing alike can be counted; "" for a failure that says nothing about
+// the remote as a whole (the blob is not on it, or the pull was
+// cancelled).
+func failureKind(err error, sum string) string {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, context.Canceled) {
+		return ""
+	}
+	for _, e := range []error{ErrAbandoned, ErrPullDeadline, ErrUnsupported, ErrRemoteAbsent, ErrReadOnly, ErrSizeMismatch, ErrTooLarge, ErrTooLong, ErrNoSize, ErrTooSlow, ErrStalled, ErrCorrupt, ErrTruncated} {
+		if errors.Is(err, e) {
+			return e.Error()
+		}
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return "server answered " + se.status
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return "DNS: " + dns.Err
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(err.Error(), sum, "<blob>"), short(sum), "<blob>")
+}
+
+// mb formats n bytes as MB (10^6 bytes).
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// durText rounds d for a person: to the second, or the hour above 100 h.
+func durText(d time.Duration) string {
+	if d > 100*time.Hour {
+		return d.Round(time.Hour).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 func each(ctx context.Context, sums []string, f func(string) Result) ([]Result, error) {
 	var res []Result
 	var errs []error
 	for _, s := range sums {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
+		if ctx.Err() != nil {
+			errs = append(errs, context.Cause(ctx))
 			break
 		}
 		r := f(s)
@@ -229,7 +443,7 @@ func each(ctx context.Context, sums []string, f func(string) Result) ([]Result, 
 }
 
 // fetch makes one attempt at downloading sum into the partial file.
-func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result, arm func(size int64)) (err error) {
+func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o Options, r *Result, b bounds) (err error) {
 	ctx, w := watch(parent, o.stall())
 	part := store.PartialPath(sum)
 	defer func() {
@@ -246,7 +460,11 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 		return err
 	}
 	if size >= 0 {
-		arm(size)
+		if err := b.accept(rem, sum, size); err != nil {
+			return err
+		}
+	} else if b.recorded {
+		size = b.limit // the remote does not say; the manifest does
 	}
 	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 		return fmt.Errorf("pull %s: %w", short(sum), err)
@@ -283,8 +501,12 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 		if rest := announcedLength(rc); rest >= 0 {
 			switch {
 			case size < 0:
+				if err := b.accept(rem, sum, have+rest); err != nil {
+					f.Close()
+					os.Remove(part)
+					return err
+				}
 				size = have + rest
-				arm(size)
 			case have+rest != size:
 				f.Close()
 				os.Remove(part)
@@ -521,8 +743,7 @@ func newProgress(o Options, verb, sum string, have, size int64) *progress {
 				el := time.Since(start)
 				line := fmt.Sprintf("  %s %s  %s", verb, short(sum), rate(n, el, have))
 				if size > 0 && n > 0 {
-					left := time.Duration(float64(size-have-n) / float64(n) * float64(el))
-					line += fmt.Sprintf("  %.0f%% of %.1f MB, ETA %v", 100*float64(have+n)/float64(size), float64(size)/1e6, left.Round(time.Second))
+					line += fmt.Sprintf("  %.0f%% of %.1f MB, ETA %s", 100*float64(have+n)/float64(size), float64(size)/1e6, eta(size-have-n, n, el))
 				}
 				o.Logf("%s", line)
 			}
@@ -539,6 +760,20 @@ func (p *progress) stop() {
 	default:
 		close(p.done)
 	}
+}
+
+// eta is how long the left bytes take at the rate n bytes in el, for a
+// person. It is computed in floating point and capped: a huge size at a
+// low rate overflowed time.Duration and printed "ETA -2562047h".
+func eta(left, n int64, el time.Duration) string {
+	secs := float64(left) / float64(n) * el.Seconds()
+	switch {
+	case left <= 0:
+		return "0s"
+	case math.IsNaN(secs) || secs > 100_000*3600:
+		return "over 100000h"
+	}
+	return time.Duration(secs * float64(time.Second)).Round(time.Second).String()
 }
 
 // rate formats "12.3 MB in 1.2s, 10.2 MB/s" (MB = 10^6 bytes).

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"pqrepro/internal/atomicfile"
@@ -31,8 +32,13 @@ import (
 //
 //	# pqrepro run manifest <study>/<run-id>
 //	# blob <sha256>  <name in meta.json "files">
+//	# blob-size <sha256> <bytes>
 //
-// and any other comment is free text.
+// and any other comment is free text. A blob-size line records the size
+// of a blob named by a blob line, read from the content store at seal
+// time: a pull never reads more from a data remote than this. Runs sealed
+// before blob-size lines existed have none (and are never rewritten); to
+// sha256sum and to older readers the line is a comment.
 const ManifestFile = "MANIFEST.sha256"
 
 // NotesFile is a run folder's README.md: notes for people about the run
@@ -57,7 +63,13 @@ type Manifest struct {
 	// Blobs maps the names meta.json gives content-store files (such as
 	// capture.pcapng) to their SHA-256.
 	Blobs map[string]string
+	// BlobSizes maps a blob's SHA-256 to its size in bytes, for the blobs
+	// that were in the content store when the run was sealed; nil or
+	// missing entries mean the size was not recorded.
+	BlobSizes map[string]int64
 }
+
+const blobSizePrefix = "# blob-size "
 
 // Marshal renders the manifest: header, blob comments, then the
 // sha256sum lines, each group sorted.
@@ -69,6 +81,9 @@ func (m *Manifest) Marshal() []byte {
 		b.WriteString("# Content-store blobs the run's meta.json refers to (in .store/sha256/<2 hex>/<62 hex>):\n")
 		for _, name := range slices.Sorted(maps.Keys(m.Blobs)) {
 			fmt.Fprintf(&b, "# blob %s  %s\n", m.Blobs[name], name)
+		}
+		for _, sum := range slices.Sorted(maps.Keys(m.BlobSizes)) {
+			fmt.Fprintf(&b, "%s%s %d\n", blobSizePrefix, sum, m.BlobSizes[sum])
 		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(m.Files)) {
@@ -84,11 +99,25 @@ func (m *Manifest) Marshal() []byte {
 // listed twice, naming the line.
 func ParseManifest(name string, b []byte) (*Manifest, error) {
 	m := &Manifest{Files: map[string]string{}, Blobs: map[string]string{}}
+	sizeLine := map[string]int{} // blob-size lines by SHA-256, to name the line of a stray one
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		switch {
+		case n > 1 && strings.HasPrefix(line, blobSizePrefix):
+			sum, size, ok := parseBlobSize(strings.TrimPrefix(line, blobSizePrefix))
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: a blob-size line is `%s<sha256> <bytes>` (decimal, no sign, no leading zero)", name, n, blobSizePrefix)
+			}
+			if _, dup := sizeLine[sum]; dup {
+				return nil, fmt.Errorf("%s:%d: the size of blob %s is recorded twice", name, n, short(sum))
+			}
+			sizeLine[sum] = n
+			if m.BlobSizes == nil {
+				m.BlobSizes = map[string]int64{}
+			}
+			m.BlobSizes[sum] = size
 		case n == 1:
 			run, ok := strings.CutPrefix(line, manifestHeader)
 			if !ok || strings.Count(run, "/") != 1 || !runIDPart.MatchString(path.Dir(run)) {
@@ -125,7 +154,32 @@ func ParseManifest(name string, b []byte) (*Manifest, error) {
 	if m.Run == "" {
 		return nil, fmt.Errorf("%s: empty: not a pqrepro run manifest", name)
 	}
+	if len(sizeLine) > 0 {
+		named := map[string]bool{}
+		for _, sum := range m.Blobs {
+			named[sum] = true
+		}
+		for _, sum := range slices.Sorted(maps.Keys(sizeLine)) {
+			if !named[sum] {
+				return nil, fmt.Errorf("%s:%d: a size is recorded for blob %s, which no blob line names", name, sizeLine[sum], short(sum))
+			}
+		}
+	}
 	return m, nil
+}
+
+// parseBlobSize parses "<sha256> <bytes>", the bytes in canonical
+// decimal (what Marshal writes), so that a manifest has one spelling.
+func parseBlobSize(s string) (string, int64, bool) {
+	sum, num, ok := strings.Cut(s, " ")
+	if !ok || !isSHA256(sum) {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != num {
+		return "", 0, false
+	}
+	return sum, n, true
 }
 
 // innerReason is ParseSums' error about the one line it was given,
@@ -207,7 +261,27 @@ func isSHA256(s string) bool { return len(s) == 64 && strings.Trim(s, "012345678
 // regular files and directories, when meta.json's "files" map gives a
 // file of the folder another hash than its content has, or when an entry
 // of that map is neither a file of the folder nor a SHA-256 (a blob).
+//
+// The size of each blob that is in the run's content store (see
+// [StoreFor]) is recorded too; a blob not there gets no size.
 func NewManifest(dir, run string) (*Manifest, error) {
+	return NewManifestStore(dir, run, StoreFor(dir))
+}
+
+// StoreFor is the default content store of the repository holding the
+// run folder dir (<root>/data/<study>/<run>): OpenStore(<root>, ""). A
+// caller that knows the configured store (PQREPRO_STORE) passes it to
+// NewManifestStore or WriteManifestStore instead.
+func StoreFor(dir string) *Store {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return OpenStore(filepath.Dir(filepath.Dir(filepath.Dir(dir))), "")
+}
+
+// NewManifestStore is NewManifest with the blobs' sizes read from store
+// (nil: none recorded).
+func NewManifestStore(dir, run string, store *Store) (*Manifest, error) {
 	files, odd, err := folderFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("manifest of %s: %w", run, err)
@@ -241,6 +315,17 @@ func NewManifest(dir, run string) (*Manifest, error) {
 			continue
 		}
 		m.Blobs[name] = want
+		if store == nil {
+			continue
+		}
+		// Stat, not a re-hash: the run stored the blob moments ago, and
+		// a pull checks the SHA-256 of whatever arrives anyway.
+		if fi, err := os.Stat(store.Path(want)); err == nil && fi.Mode().IsRegular() {
+			if m.BlobSizes == nil {
+				m.BlobSizes = map[string]int64{}
+			}
+			m.BlobSizes[want] = fi.Size()
+		}
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("manifest of %s: %w", run, errors.Join(errs...))
@@ -253,11 +338,17 @@ func NewManifest(dir, run string) (*Manifest, error) {
 // spec pins. It refuses a folder that is sealed already: a manifest is
 // written once.
 func WriteManifest(dir, run string) (string, error) {
+	return WriteManifestStore(dir, run, StoreFor(dir))
+}
+
+// WriteManifestStore is WriteManifest with the blobs' sizes read from
+// store.
+func WriteManifestStore(dir, run string, store *Store) (string, error) {
 	p := filepath.Join(dir, ManifestFile)
 	if _, err := os.Lstat(p); err == nil {
 		return "", fmt.Errorf("%s is sealed already (%s exists): a manifest is written once; record a new run to change data", run, ManifestFile)
 	}
-	m, err := NewManifest(dir, run)
+	m, err := NewManifestStore(dir, run, store)
 	if err != nil {
 		return "", err
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +184,7 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte("# pqrepro run manifest tls/20261130T120000Z-quick\n# blob " + strings.Repeat("a", 64) + "  capture.pcapng\n" + strings.Repeat("b", 64) + "  meta.json\n"))
 	f.Add([]byte("# pqrepro run manifest x/y\n" + strings.Repeat("b", 64) + "  ../escape\n"))
 	f.Add([]byte(""))
+	f.Add([]byte("# pqrepro run manifest tls/x\n# blob " + strings.Repeat("a", 64) + "  c\n# blob-size " + strings.Repeat("a", 64) + " 1000\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := ParseManifest("m", b)
 		if err != nil {
@@ -191,6 +194,11 @@ func FuzzParseManifest(f *testing.F) {
 		m2, err := ParseManifest("m", m.Marshal())
 		if err != nil || !bytes.Equal(m.Marshal(), m2.Marshal()) {
 			t.Fatalf("round trip: %v\n%q\n%q", err, m.Marshal(), b)
+		}
+		for sum, n := range m.BlobSizes {
+			if n < 0 || !slices.Contains(slices.Collect(maps.Values(m.Blobs)), sum) {
+				t.Fatalf("accepted size %d of %q, which no blob line names", n, sum)
+			}
 		}
 		for p := range m.Files {
 			if strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") || p == ManifestFile {
@@ -316,5 +324,90 @@ func TestBlobCommittedGzippedInTheRun(t *testing.T) {
 	}
 	if rc.BlobsInRun != 1 || rc.BlobsAbsent != 1 {
 		t.Errorf("in run %d (want 1: capture.pcapng.gz), absent %d (want 1: other.pcapng)", rc.BlobsInRun, rc.BlobsAbsent)
+	}
+}
+
+// TestManifestRecordsBlobSizes: a run sealed while its blob is in the
+// store records the blob's size; the size round-trips, older manifests
+// (no size line) still parse, and malformed or stray size lines are
+// refused with their line number.
+func TestManifestRecordsBlobSizes(t *testing.T) {
+	data := t.TempDir()
+	store := &Store{Dir: filepath.Join(t.TempDir(), "store")}
+	src := filepath.Join(t.TempDir(), "capture")
+	os.WriteFile(src, []byte("capture bytes"), 0o644)
+	blob, err := store.Put(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	absent := HashBytes([]byte("not stored"))
+	r, err := NewRun(data, "tls", "quick", mustTime(t, "2026-11-30T12:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Store = store
+	meta := `{"files": {"capture.pcapng": "` + blob + `", "other.pcapng": "` + absent + `"}}`
+	os.WriteFile(filepath.Join(r.Dir, metaFile), []byte(meta), 0o644)
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Final, ManifestFile))
+	if !strings.Contains(string(b), "\n# blob-size "+blob+" 13\n") {
+		t.Fatalf("manifest records no size for the stored blob:\n%s", b)
+	}
+	m, err := ParseManifest("m", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.BlobSizes) != 1 || m.BlobSizes[blob] != 13 {
+		t.Errorf("BlobSizes = %v, want only %s: 13 (the absent blob has no size)", m.BlobSizes, blob[:12])
+	}
+	if !bytes.Equal(m.Marshal(), b) {
+		t.Errorf("Marshal does not give the file back:\n%s\n%s", m.Marshal(), b)
+	}
+	// A manifest of before blob-size lines parses, with no sizes.
+	old := strings.ReplaceAll(string(b), "# blob-size "+blob+" 13\n", "")
+	if m, err := ParseManifest("m", []byte(old)); err != nil || len(m.BlobSizes) != 0 {
+		t.Errorf("manifest without sizes: %v, sizes %v", err, m)
+	}
+	head := "# pqrepro run manifest tls/x\n# blob " + blob + "  capture.pcapng\n"
+	for _, tc := range []struct{ line, want string }{
+		{"# blob-size " + blob + " -1", "m:3: a blob-size line"},
+		{"# blob-size " + blob + " 013", "m:3: a blob-size line"},
+		{"# blob-size " + blob + " +13", "m:3: a blob-size line"},
+		{"# blob-size " + blob + " 99999999999999999999", "m:3: a blob-size line"},
+		{"# blob-size " + blob + "  13", "m:3: a blob-size line"},
+		{"# blob-size " + blob[:63] + " 13", "m:3: a blob-size line"},
+		{"# blob-size " + absent + " 13", "m:3: a size is recorded for blob"},
+		{"# blob-size " + blob + " 13\n# blob-size " + blob + " 13", "m:4: the size of blob"},
+	} {
+		if _, err := ParseManifest("m", []byte(head+tc.line+"\n")); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.line, err, tc.want)
+		}
+	}
+}
+
+// TestCommitFindsTheRepositorysStore: without Run.Store, Commit reads
+// blob sizes from the store of the repository the run belongs to
+// (<root>/.store for <root>/data/<study>/<run>), as a study's run does.
+func TestCommitFindsTheRepositorysStore(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(t.TempDir(), "capture")
+	os.WriteFile(src, []byte("0123456789"), 0o644)
+	blob, err := OpenStore(root, "").Put(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRun(filepath.Join(root, "data"), "net", "quick", mustTime(t, "2026-11-30T12:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(r.Dir, metaFile), []byte(`{"files": {"c.pcapng": "`+blob+`"}}`), 0o644)
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Final, ManifestFile))
+	if !strings.Contains(string(b), "# blob-size "+blob+" 10\n") {
+		t.Errorf("manifest without the blob's size:\n%s", b)
 	}
 }

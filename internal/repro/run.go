@@ -27,7 +27,10 @@ type Run struct {
 	// Manifest is the SHA-256 of the run's MANIFEST.sha256, set by
 	// Commit: the value the spec's pin records (spec.Sealed).
 	Manifest string
-	done     bool
+	// Store is where the blobs meta.json names are, so that Commit
+	// records their sizes in the manifest; nil: StoreFor(Final).
+	Store *Store
+	done  bool
 }
 
 var runIDPart = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -65,7 +68,11 @@ func (r *Run) Commit() error {
 	if r.done {
 		return errors.New("run already committed or aborted")
 	}
-	sum, err := WriteManifest(r.Dir, filepath.Base(filepath.Dir(r.Final))+"/"+r.ID)
+	store := r.Store
+	if store == nil {
+		store = StoreFor(r.Final)
+	}
+	sum, err := WriteManifestStore(r.Dir, filepath.Base(filepath.Dir(r.Final))+"/"+r.ID, store)
 	if err != nil {
 		return fmt.Errorf("commit run %s: %w", r.ID, err)
 	}

@@ -36,7 +36,11 @@ func StrayEntries(root string, rawDirs []string) ([]Problem, error) {
 			return nil, err
 		}
 		for _, st := range studies {
-			if !st.IsDir() || strings.HasPrefix(st.Name(), ".") {
+			if rel := d + "/" + st.Name(); !st.IsDir() || strings.HasPrefix(st.Name(), ".") {
+				// A file, or a hidden folder, beside the study folders:
+				// no stage reads it and SHA256SUMS leaves hidden paths
+				// out, so without this line nothing would name it.
+				out = append(out, Problem{Path: rel, What: fmt.Sprintf("not a study folder: %s/ holds one folder per study (%s/<study>/<run-id>/), none hidden; nothing of it is listed in %s or read by a stage: remove it", d, d, SumsFile)})
 				continue
 			}
 			entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d), st.Name()))
@@ -52,6 +56,40 @@ func StrayEntries(root string, rawDirs []string) ([]Problem, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// RunFolders lists the sealed runs under <raw dir>/<study>/: every
+// folder StrayEntries does not name, as slash paths relative to root,
+// sorted. Each is checked against its own manifest, pinned or not.
+func RunFolders(root string, rawDirs []string) ([]string, error) {
+	var out []string
+	for _, d := range rawDirs {
+		d = path.Clean(d)
+		studies, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range studies {
+			if !st.IsDir() || strings.HasPrefix(st.Name(), ".") {
+				continue
+			}
+			entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d), st.Name()))
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				rel := d + "/" + st.Name() + "/" + e.Name()
+				if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && strayReason(root, rel, e) == "" {
+					out = append(out, rel)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
 	return out, nil
 }
 

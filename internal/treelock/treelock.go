@@ -24,6 +24,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,9 +83,22 @@ func (h Holder) String() string {
 		if rec == "" {
 			rec = "the lock's record"
 		}
-		return "an unknown command (its record " + rec + " is missing or unreadable)"
+		return "an unknown command (its record " + printable(rec) + " is missing or unreadable)"
 	}
-	return fmt.Sprintf("%s (PID %d, started %s)", h.Target, h.PID, h.Start.Local().Format("15:04:05"))
+	return fmt.Sprintf("%s (PID %d, started %s)", printable(h.Target), h.PID, h.Start.Local().Format("15:04:05"))
+}
+
+// printable returns s as it is when every rune prints, else quoted with
+// Go escapes: a record is a file anyone with write access to the tree can
+// edit, and its text reaches terminals (status, the waiting line), where
+// escape sequences would act instead of showing.
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // Alive reports whether the holder's process still exists.
@@ -203,20 +217,20 @@ func try(root, name string) (*Lock, Holder, error) {
 			}
 			return nil, Holder{}, fmt.Errorf("lock %s: %w", root, err)
 		}
-		rec, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		rec, err := openRecord(path, os.O_RDWR|os.O_CREATE)
 		if err != nil {
 			d.Close()
-			return nil, Holder{}, fmt.Errorf("lock %s: %w", path, err)
+			return nil, Holder{}, err
 		}
 		return &Lock{f: d, rec: rec, path: path}, Holder{}, nil
 	}
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := openRecord(path, os.O_RDWR|os.O_CREATE)
 		if err != nil {
-			return nil, Holder{}, fmt.Errorf("lock %s: %w", path, err)
+			return nil, Holder{}, err
 		}
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			b, _ := io.ReadAll(f)
+			b, _ := io.ReadAll(io.LimitReader(f, maxRecord))
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				h, ok := parseHolder(b)
@@ -237,10 +251,44 @@ func try(root, name string) (*Lock, Holder, error) {
 	}
 }
 
+// maxRecord bounds what is read of a record: "PID START TARGET" takes
+// well under a kilobyte; a larger file is garbled.
+const maxRecord = 4096
+
+// openRecord opens the record at path without following a symbolic link
+// and refuses anything but a regular file: a link planted at
+// .cache/locks/write.lock would have the lock truncate and write its
+// target, and a FIFO or device would block or never end a read.
+func openRecord(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o644)
+	if errors.Is(err, unix.ELOOP) {
+		to, _ := os.Readlink(path)
+		return nil, fmt.Errorf("lock %s is a symbolic link (to %s), not a lock record: remove it and start again (the lock writes its record there)", path, printable(to))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lock %s is not a regular file: remove it and start again", path)
+	}
+	return f, nil
+}
+
+// readRecord reads at most maxRecord bytes of the record at path.
+func readRecord(path string) ([]byte, error) {
+	f, err := openRecord(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxRecord))
+}
+
 // readHolder reads the record at path; a missing or garbled one names an
 // unknown holder with the path.
 func readHolder(path string) Holder {
-	b, err := os.ReadFile(path)
+	b, err := readRecord(path)
 	if err != nil {
 		return Holder{Record: path}
 	}
@@ -292,9 +340,9 @@ const (
 // waiting. It never changes the file.
 func Inspect(root, name string) (State, Holder, error) {
 	path := Path(root, name)
-	b, err := os.ReadFile(path)
+	b, err := readRecord(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Free, Holder{}, fmt.Errorf("lock %s: %w", path, err)
+		return Free, Holder{}, err
 	}
 	h, ok := parseHolder(b)
 	if !ok {

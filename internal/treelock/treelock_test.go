@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -207,3 +208,101 @@ func FuzzParseHolder(f *testing.F) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestRecordNotFollowed: a symbolic link, a FIFO or a device planted as
+// a lock's record is refused with a message saying to remove it; the
+// link's target is left as it was (before, Acquire truncated it and wrote
+// its record there) and nothing blocks or reads without end.
+func TestRecordNotFollowed(t *testing.T) {
+	for _, name := range []string{Write, Compile} {
+		for _, tc := range []struct {
+			kind string
+			make func(t *testing.T, path string) (check func())
+			want string
+		}{
+			{"link to a file", func(t *testing.T, path string) func() {
+				victim := filepath.Join(t.TempDir(), "precious")
+				if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(victim, path); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+						t.Errorf("the link's target now holds %q", b)
+					}
+				}
+			}, "is a symbolic link"},
+			{"link to /dev/zero", func(t *testing.T, path string) func() {
+				if err := os.Symlink("/dev/zero", path); err != nil {
+					t.Fatal(err)
+				}
+				return func() {}
+			}, "is a symbolic link"},
+			{"FIFO", func(t *testing.T, path string) func() {
+				if err := syscall.Mkfifo(path, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return func() {}
+			}, "not a regular file"},
+		} {
+			t.Run(name+"/"+tc.kind, func(t *testing.T) {
+				root := t.TempDir()
+				path := Path(root, name)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				check := tc.make(t, path)
+				done := make(chan error, 1)
+				go func() {
+					l, err := Acquire(context.Background(), root, name, "build", Refuse, nil)
+					l.Release()
+					if err == nil {
+						_, _, err = Inspect(root, name)
+					}
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "remove it") {
+						t.Errorf("Acquire: %v, want %q and what to do", err, tc.want)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("Acquire blocked")
+				}
+				if _, _, err := Inspect(root, name); err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Inspect: %v, want %q", err, tc.want)
+				}
+				check()
+			})
+		}
+	}
+}
+
+// TestHolderPrintable: a record's target with control characters (a
+// terminal escape written into the file) is printed quoted, never raw.
+func TestHolderPrintable(t *testing.T) {
+	for _, tc := range []struct{ target, want string }{
+		{"tls:run", "tls:run (PID 7, "},
+		{"x\x1b]0;pwned\x07", `"x\x1b]0;pwned\a" (PID 7, `},
+		{"a\u202eb", `"a\u202eb" (PID 7, `},
+	} {
+		h := Holder{PID: 7, Target: tc.target, Start: time.Unix(0, 0)}
+		if got := h.String(); !strings.HasPrefix(got, tc.want) || strings.ContainsAny(got, "\x1b\x07") {
+			t.Errorf("%q prints as %q, want it to start with %q", tc.target, got, tc.want)
+		}
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := strconv.Itoa(os.Getpid()) + " 2026-01-01T00:00:00Z \x1b[2Jbuild\n"
+	if err := os.WriteFile(Path(root, Compile), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := readHolder(Path(root, Compile))
+	if s := h.String(); strings.Contains(s, "\x1b") || !strings.Contains(s, `\x1b[2Jbuild`) {
+		t.Errorf("a record's escape prints as %q", s)
+	}
+}

@@ -8,8 +8,13 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
+	"io"
+	"io/fs"
+	"slices"
+	"unicode"
 )
 
 // KeyLogStats says what the key log (the --keylog file plus the capture's
@@ -45,9 +50,43 @@ const (
 // otherwise cost a gigabyte to decode.
 const maxKeyLogLine = 256
 
+// MaxKeyLog bounds a key log's size: 64 MiB holds the five secret lines
+// of TLS 1.3 (about 1 kB a connection) for some 60,000 connections, far
+// more than any study's capture, and the parsed secrets take at most about
+// the file's size again (parseKeyLog keeps hex slices of it).
+const MaxKeyLog = 64 << 20
+
+// ErrKeyLogTooLarge is returned for a key log larger than MaxKeyLog.
+var ErrKeyLogTooLarge = errors.New("capture: key log larger than 64 MiB")
+
+// ReadKeyLog reads a key log of at most MaxKeyLog bytes from r; a longer
+// or endless one (/dev/zero, a capture given by mistake) is refused
+// without holding more than MaxKeyLog bytes.
+// A regular file is read into a buffer of its size, so the bytes held are
+// the file's (io.ReadAll's doubling would hold up to twice as many).
+func ReadKeyLog(r io.Reader) ([]byte, error) {
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= MaxKeyLog {
+			buf.Grow(int(st.Size()) + bytes.MinRead)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxKeyLog+1)); err != nil {
+		return nil, fmt.Errorf("capture: read key log: %w", err)
+	}
+	b := buf.Bytes()
+	if len(b) > MaxKeyLog {
+		return nil, fmt.Errorf("%w (at most %d bytes); give the NSS key log file of the run (SSLKEYLOGFILE), not a capture or a device", ErrKeyLogTooLarge, MaxKeyLog)
+	}
+	return b, nil
+}
+
 // checkKeyLogLines rejects a key log (named what, for the message) with
 // a line longer than any key log line, naming the first such line.
 func checkKeyLogLines(what string, b []byte) error {
+	if len(b) > MaxKeyLog {
+		return fmt.Errorf("%w: %s has %d bytes; give the NSS key log file of the run", ErrKeyLogTooLarge, what, len(b))
+	}
 	n := 0
 	for line := range bytes.Lines(b) {
 		n++
@@ -60,58 +99,100 @@ func checkKeyLogLines(what string, b []byte) error {
 
 // parseKeyLog reads NSS key log lines and keeps, per client random, the
 // CLIENT_HANDSHAKE_TRAFFIC_SECRET (the key of the client's encrypted
-// handshake messages, RFC 8446 7.1). Lines of other labels are valid but
-// unused; malformed lines are counted.
+// handshake messages, RFC 8446 7.1) as a hex slice of b (no copy). Lines
+// of other labels are valid but unused; malformed lines are counted.
 func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
-	var st KeyLogStats
 	m := make(map[[32]byte][]byte)
+	st := scanKeyLog(b, func(cr [32]byte, sec []byte) { m[cr] = sec })
+	st.Secrets = len(m)
+	return m, st
+}
+
+// scanKeyLog calls fn with the client random and hex secret of every
+// CLIENT_HANDSHAKE_TRAFFIC_SECRET line of b, in order, and counts the
+// lines and the unusable ones; it allocates nothing per line.
+func scanKeyLog(b []byte, fn func(cr [32]byte, sec []byte)) KeyLogStats {
+	var st KeyLogStats
+	var f [3][]byte
 	for line := range bytes.Lines(b) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
 		st.Lines++
-		f := bytes.Fields(line)
-		if len(f) != 3 {
+		n := 0
+		for len(line) > 0 && n < len(f) {
+			i := bytes.IndexFunc(line, unicode.IsSpace)
+			if i < 0 {
+				i = len(line)
+			}
+			f[n], line = line[:i], bytes.TrimLeftFunc(line[i:], unicode.IsSpace)
+			n++
+		}
+		var cr [32]byte
+		var sec [maxKeyLogLine / 2]byte
+		if n != 3 || len(line) > 0 || len(f[1]) != 64 || len(f[2]) == 0 || len(f[2]) > 2*len(sec) {
 			st.Unusable++
 			continue
 		}
-		cr, err1 := hex.DecodeString(string(f[1]))
-		sec, err2 := hex.DecodeString(string(f[2]))
-		if err1 != nil || err2 != nil || len(cr) != 32 || len(sec) == 0 {
+		if _, err := hex.Decode(cr[:], f[1]); err != nil {
+			st.Unusable++
+			continue
+		}
+		if _, err := hex.Decode(sec[:], f[2]); err != nil {
 			st.Unusable++
 			continue
 		}
 		if string(f[0]) == "CLIENT_HANDSHAKE_TRAFFIC_SECRET" {
-			m[[32]byte(cr)] = sec
+			fn(cr, f[2])
 		}
 	}
-	st.Secrets = len(m)
-	return m, st
+	return st
 }
 
 // checkFinished fills FinishedCheck and ClientFinishedVerified of every
 // record from the given key log and the capture's own secrets (dsb), and
-// returns the key logs' statistics.
+// returns the key logs' statistics. Of the given key log it keeps only
+// the secrets of the records' client randoms and of the capture's own
+// (for Conflicts), and 32 bytes a line to count distinct secrets, so
+// its memory is the file's and a sixth of it again at most.
 func checkFinished(rs []Record, given, dsb []byte) KeyLogStats {
 	keys, st := parseKeyLog(dsb)
-	gk, gst := parseKeyLog(given)
+	want := make(map[[32]byte]bool, len(rs))
+	for i := range rs {
+		if rs[i].haveCR {
+			want[rs[i].cr] = true
+		}
+	}
+	inDSB := map[[32]byte][]byte{} // the given key log's last secret of a client random the capture has
+	gk := map[[32]byte][]byte{}    // ... of a record's client random the capture has not
+	var others [][32]byte          // client randoms the capture has not, with repeats
+	gst := scanKeyLog(given, func(cr [32]byte, sec []byte) {
+		if _, ok := keys[cr]; ok {
+			inDSB[cr] = sec
+			return
+		}
+		if want[cr] {
+			gk[cr] = sec
+		}
+		others = append(others, cr)
+	})
 	st.Lines += gst.Lines
 	st.Unusable += gst.Unusable
-	for cr, sec := range gk {
-		if have, ok := keys[cr]; ok {
-			if !bytes.Equal(have, sec) {
-				st.Conflicts++
-			}
-			continue
+	for cr, sec := range inDSB {
+		if !bytes.EqualFold(keys[cr], sec) { // hex digits of either case
+			st.Conflicts++
 		}
+	}
+	slices.SortFunc(others, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	st.Secrets = len(keys) + len(slices.Compact(others))
+	for cr, sec := range gk {
 		keys[cr] = sec
 	}
-	st.Secrets = len(keys)
 	matched := map[[32]byte]bool{}
 	for i := range rs {
 		r := &rs[i]
-		if len(keys) > 0 {
+		if st.Secrets > 0 {
 			if r.haveCR && keys[r.cr] != nil {
 				matched[r.cr] = true
 			}
@@ -151,8 +232,8 @@ func verifyFinished(r *Record, keys map[[32]byte][]byte) string {
 	if !r.haveCR {
 		return CheckNotCaptured
 	}
-	secret := keys[r.cr]
-	if secret == nil {
+	secret, err := hex.DecodeString(string(keys[r.cr]))
+	if err != nil || len(secret) == 0 {
 		return CheckNoSecret
 	}
 	if r.cfinCut || len(r.cfinRec) < 5+16 {

@@ -120,11 +120,19 @@ type Result struct {
 	// that goes on later is tracked afresh (and, if it then sends a
 	// ClientHello, is a record without its SYN: reason no_syn).
 	DroppedNoHello int64
-	noHelloIdle    time.Duration // the bounds in force, for Warnings
-	noHelloMax     int
-	KeyLog         KeyLogStats
-	Secrets        []byte       // key log lines from the file's Decryption Secrets Blocks
-	Damage         *DamageError // nil when the file was read to its end
+	// DroppedUnfinished counts flows whose state was dropped because
+	// more than ReadOptions.UnfinishedMax flows that sent a ClientHello
+	// but no client Finished were held at once (open or closed, they
+	// wait for the end of the capture): the oldest such flow goes first.
+	// A ClientHello flood must not hold the reader's memory; a dropped
+	// flow makes no record.
+	DroppedUnfinished int64
+	noHelloIdle       time.Duration // the bounds in force, for Warnings
+	noHelloMax        int
+	unfinishedMax     int
+	KeyLog            KeyLogStats
+	Secrets           []byte       // key log lines from the file's Decryption Secrets Blocks
+	Damage            *DamageError // nil when the file was read to its end
 }
 
 // ReadOptions control Read.
@@ -141,6 +149,10 @@ type ReadOptions struct {
 	// DefaultNoHelloMax.
 	NoHelloIdle time.Duration
 	NoHelloMax  int
+	// UnfinishedMax bounds the flows held that sent a ClientHello but no
+	// client Finished (Result.DroppedUnfinished); 0 means
+	// DefaultUnfinishedMax.
+	UnfinishedMax int
 }
 
 // Defaults of ReadOptions.NoHelloIdle and NoHelloMax: a minute of capture
@@ -152,6 +164,13 @@ const (
 	DefaultNoHelloIdle = time.Minute
 	DefaultNoHelloMax  = 1 << 14
 )
+
+// DefaultUnfinishedMax is the default of ReadOptions.UnfinishedMax: 16,384
+// flows with a ClientHello and no client Finished at once. The studies
+// open a handful of connections at a time and finish them within
+// milliseconds; at about 800 bytes of state each
+// (BenchmarkReadHelloFlood), the cap holds under 16 MB.
+const DefaultUnfinishedMax = 1 << 14
 
 // Read turns a capture into per-connection records. A damaged file still
 // yields every record built from the packets before the damage; the damage
@@ -169,14 +188,7 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 	if err := checkKeyLogLines("the key log", opt.KeyLog); err != nil {
 		return nil, err
 	}
-	t := newTracker()
-	t.idleNs, t.maxNoHello = int64(DefaultNoHelloIdle), DefaultNoHelloMax
-	if opt.NoHelloIdle > 0 {
-		t.idleNs = int64(opt.NoHelloIdle)
-	}
-	if opt.NoHelloMax > 0 {
-		t.maxNoHello = opt.NoHelloMax
-	}
+	t := newTrackerFor(opt)
 	res := &Result{}
 	var seg segment
 	for {
@@ -223,8 +235,9 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 	if err := checkKeyLogLines("the capture's Decryption Secrets Blocks", src.Secrets); err != nil {
 		return nil, err
 	}
-	res.DroppedNoHello = t.dropped
+	res.DroppedNoHello, res.DroppedUnfinished = t.dropped, t.droppedUnfinished
 	res.noHelloIdle, res.noHelloMax = time.Duration(t.idleNs), t.maxNoHello
+	res.unfinishedMax = t.maxUnfinished
 	res.Records = t.finish()
 	res.KeyLog = checkFinished(res.Records, opt.KeyLog, src.Secrets)
 	if res.Damage != nil {
@@ -285,9 +298,31 @@ type tracker struct {
 	idleNs     int64 // 0: never drop by time
 	maxNoHello int   // 0: no cap
 	dropped    int64
+	// unfinished holds the flows that sent a ClientHello and no client
+	// Finished, in the order they sent it; entries of flows finished or
+	// gone since are skipped (conn.unfinished says which are live).
+	unfinished        []*conn
+	uhead             int // unfinished[:uhead] are spent
+	nUnfinished       int // live entries
+	maxUnfinished     int // 0: no cap
+	droppedUnfinished int64
 }
 
 func newTracker() *tracker { return &tracker{conns: make(map[flowKey]*conn)} }
+
+// newTrackerFor makes a tracker with the bounds of opt (defaults for 0).
+func newTrackerFor(opt ReadOptions) *tracker {
+	t := newTracker()
+	t.idleNs, t.maxNoHello = int64(DefaultNoHelloIdle), DefaultNoHelloMax
+	if opt.NoHelloIdle > 0 {
+		t.idleNs = int64(opt.NoHelloIdle)
+	}
+	if opt.NoHelloMax > 0 {
+		t.maxNoHello = opt.NoHelloMax
+	}
+	t.maxUnfinished = cmp.Or(opt.UnfinishedMax, DefaultUnfinishedMax)
+	return t
+}
 
 type tm struct {
 	ns int64
@@ -311,6 +346,7 @@ func (t tm) ptr() *int64 {
 type conn struct {
 	lastNs, lookNs  int64 // the flow's latest packet; when sweep last queued it
 	gone            bool  // closed or dropped: no longer in tracker.conns
+	unfinished      bool  // counted in tracker.nUnfinished (see boundUnfinished)
 	client, server  netip.AddrPort
 	firstNs         int64
 	seq             int
@@ -550,6 +586,7 @@ func (t *tracker) packet(s *segment, ns int64) {
 	c.lastNs = ns
 	t.nowNs = max(t.nowNs, ns)
 	defer t.sweep()
+	defer t.boundUnfinished(c)
 	dir := 0
 	if s.src != c.client {
 		dir = 1
@@ -744,9 +781,55 @@ func (t *tracker) sweep() {
 	}
 }
 
+// boundUnfinished counts c among the flows with a ClientHello and no
+// client Finished when it has just become one, and drops the oldest such
+// flows while more than t.maxUnfinished are held (Result.DroppedUnfinished).
+// A flow enters the queue once (a ClientHello and a Finished, once seen,
+// stay seen), and the queue is compacted when stale entries outnumber the
+// live ones, so it costs amortised O(1) a packet and O(held flows) memory.
+func (t *tracker) boundUnfinished(c *conn) {
+	if !c.gone && !c.unfinished && c.ch.ok && !c.cf.ok {
+		c.unfinished = true
+		t.nUnfinished++
+		t.unfinished = append(t.unfinished, c)
+	} else if c.unfinished && c.cf.ok {
+		t.unmarkUnfinished(c)
+	}
+	for t.maxUnfinished > 0 && t.nUnfinished > t.maxUnfinished {
+		old := t.unfinished[t.uhead]
+		t.unfinished[t.uhead] = nil
+		t.uhead++
+		if !old.unfinished {
+			continue // finished or closed since
+		}
+		t.unmarkUnfinished(old)
+		delete(t.conns, flowKey{old.client, old.server})
+		old.gone = true
+		t.droppedUnfinished++
+	}
+	if len(t.unfinished) > 1024 && len(t.unfinished) > 2*t.nUnfinished { // spent or stale entries dominate
+		live := t.unfinished[:0]
+		for _, u := range t.unfinished[t.uhead:] {
+			if u.unfinished {
+				live = append(live, u)
+			}
+		}
+		clear(t.unfinished[len(live):])
+		t.unfinished, t.uhead = live, 0
+	}
+}
+
+func (t *tracker) unmarkUnfinished(c *conn) {
+	c.unfinished = false
+	t.nUnfinished--
+}
+
 func (t *tracker) close(c *conn) {
 	delete(t.conns, flowKey{c.client, c.server})
 	c.gone = true
+	if c.unfinished {
+		t.unmarkUnfinished(c)
+	}
 	if !c.record() {
 		return
 	}

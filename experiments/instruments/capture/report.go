@@ -45,6 +45,9 @@ func (r *Result) Warnings() []string {
 	if r.DroppedNoHello > 0 {
 		w = append(w, fmt.Sprintf("dropped the state of %d flows that carried no ClientHello (idle for %v of capture time, or more than %d open at once: a SYN scan?); they make no records", r.DroppedNoHello, r.noHelloIdle, r.noHelloMax))
 	}
+	if r.DroppedUnfinished > 0 {
+		w = append(w, fmt.Sprintf("dropped the state of %d flows that sent a ClientHello but no client Finished (more than %d held at once, the oldest first: a ClientHello flood?); they make no records", r.DroppedUnfinished, r.unfinishedMax))
+	}
 	incomplete := 0
 	for _, rec := range r.Records {
 		if !rec.Complete {

@@ -207,6 +207,13 @@ func New(cfg Config) (*Life, error) {
 	if l.Machine == nil {
 		l.Machine = DefaultMachine()
 	}
+	if l.PinBusy != "" {
+		// The reason is sealed into meta.json and printed by the
+		// paper: checked before anything is recorded.
+		if err := CheckReason(PinBusyEnv, l.PinBusy); err != nil {
+			return nil, l.Errorf("%w; nothing was recorded", err)
+		}
+	}
 	if l.Profile == "" {
 		return nil, l.Errorf("no profile given: use quick or full (PQREPRO_PROFILE)")
 	}
@@ -260,6 +267,11 @@ func (l *Life) Begin(ctx context.Context) error {
 	}
 	if err := l.Interrupted(ctx); err != nil {
 		return err
+	}
+	if why := l.pinBusy(ctx); why != "" {
+		if err := CheckReason("the reason to pin a busy run", why); err != nil {
+			return l.Errorf("%w; nothing was recorded", err)
+		}
 	}
 	pre, err := l.Machine.Start(ctx)
 	if err != nil {
@@ -370,6 +382,10 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 	if l.Run == nil {
 		return l.Errorf("commit before Begin")
+	}
+	if err := checkMeta(m); err != nil {
+		l.stopMachine()
+		return l.Errorf("run %s: %w; the run is not sealed", l.Run.ID, err)
 	}
 	mach := l.stopMachine()
 	if mach.Verdict != quiet.Quiet {

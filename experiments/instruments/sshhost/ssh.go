@@ -88,8 +88,11 @@ func New(opt Options) (*Host, error) {
 	if opt.Dest == "" {
 		return nil, errors.New("sshhost: no destination: set [remote] host to an SSH destination such as user@host")
 	}
-	if err := checkArg(opt.Dest); err != nil || strings.ContainsAny(opt.Dest, "'\"\\`$;|&<>()") {
+	if err := checkArg(opt.Dest); err != nil || strings.ContainsAny(opt.Dest, "'\"\\`$;|&<>(){}") {
 		return nil, fmt.Errorf("sshhost: [remote] host %q is not an SSH destination ([user@]host or a Host alias)", opt.Dest)
+	}
+	if err := checkDest(opt.Dest); err != nil {
+		return nil, fmt.Errorf("sshhost: [remote] host %q: %v", opt.Dest, err)
 	}
 	if err := checkArg(opt.ConfigFile); opt.ConfigFile != "" && err != nil {
 		return nil, fmt.Errorf("sshhost: ssh_config %q: %v (name the file by a path, like ./ssh_config)", opt.ConfigFile, err)
@@ -129,6 +132,28 @@ func checkArg(s string) error {
 		if unicode.IsControl(r) || unicode.Is(unicode.Z, r) || unicode.Is(unicode.Cf, r) {
 			return fmt.Errorf("holds %U at byte %d: a control, space or separator character", r, i)
 		}
+	}
+	return nil
+}
+
+// checkDest checks the parts of an SSH destination ([ssh://][user@]host
+// [:port]) that checkArg cannot see: the user and the host must not be
+// empty, and the host must not start with '-'. ssh refuses such a host
+// itself ("hostname contains invalid characters", exit 255), which would
+// otherwise be reported as a dropped connection.
+func checkDest(dest string) error {
+	d := strings.TrimPrefix(dest, "ssh://")
+	user, host, hasUser := "", d, false
+	if i := strings.LastIndexByte(d, '@'); i >= 0 {
+		user, host, hasUser = d[:i], d[i+1:], true
+	}
+	switch {
+	case hasUser && user == "":
+		return errors.New("the user before '@' is empty; write user@host or host")
+	case host == "":
+		return errors.New("no host after the user; write user@host or host")
+	case strings.HasPrefix(host, "-"):
+		return errors.New("the host starts with '-', which ssh refuses (an option's shape); write user@host or a Host alias")
 	}
 	return nil
 }
@@ -220,6 +245,7 @@ func sshConfigError(stderr string) bool {
 		"usage: ssh ", "Bad configuration option", "bad configuration options", "Can't open user config file",
 		"Bad owner or permissions on", "unknown option -- ", "illegal option -- ", "option requires an argument -- ",
 		"no argument after keyword", "Unsupported option", "garbage at end of line", "missing argument.",
+		"hostname contains invalid characters", "Invalid hostname", "user contains invalid characters",
 	} {
 		if strings.Contains(stderr, m) {
 			return true

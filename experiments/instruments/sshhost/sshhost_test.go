@@ -17,7 +17,8 @@ import (
 
 func TestNewRejectsBadDestinations(t *testing.T) {
 	for _, d := range []string{"", "-oProxyCommand=x", "a b", "host'x", "h\"", "a\nb",
-		"h\r", "h\x00x", "h\vx", "h\fx", "h\u00a0x", "h\u2028x", "h\u2029x", "h\u0085x", "h\u200bx", "h\x7f", "h\xffx", "h;id", "h`id`", "$(id)"} {
+		"h\r", "h\x00x", "h\vx", "h\fx", "h\u00a0x", "h\u2028x", "h\u2029x", "h\u0085x", "h\u200bx", "h\x7f", "h\xffx", "h;id", "h`id`", "$(id)",
+		"user@-oProxyCommand=x", "ssh://user@-oProxyCommand=x", "u@-p", "@host", "user@", "ssh://", "h{x}"} {
 		if _, err := New(Options{Dest: d}); err == nil {
 			t.Errorf("New(%q): no error", d)
 		}
@@ -42,7 +43,7 @@ func TestNewRejectsBadDestinations(t *testing.T) {
 	if err := (Spec{Host: "u@h", Dir: "/srv/pqrepro", SSHConfig: "./ssh_config"}).Validate(); err != nil {
 		t.Errorf("a good [remote] table: %v", err)
 	}
-	for _, d := range []string{"host", "user@host", "user@10.0.0.1", "alias-1"} {
+	for _, d := range []string{"host", "user@host", "user@10.0.0.1", "alias-1", "ssh://user@host:2222", "me@corp@host", "user@h-1"} {
 		if _, err := New(Options{Dest: d}); err != nil {
 			t.Errorf("New(%q): %v", d, err)
 		}
@@ -104,6 +105,7 @@ func TestClassify(t *testing.T) {
 		"Can't open user config file /x/nope: No such file or directory",
 		"command-line: line 0: Bad configuration option: bogus",
 		"unknown option -- Z\nusage: ssh [-46AaCfGgKkMNnqsTtVvXxYy] [-B bind_interface]",
+		"hostname contains invalid characters",
 	} {
 		if err := h.classify(exitErr(t, 255), stderr); !errors.Is(err, ErrSSHConfig) || errors.Is(err, ErrConnection) {
 			t.Errorf("%q: %v, want ErrSSHConfig", stderr, err)
@@ -220,6 +222,12 @@ func FuzzParseProvenance(f *testing.F) {
 func TestSSHConfigErrorsFromTheRealClient(t *testing.T) {
 	if _, err := exec.LookPath("ssh"); err != nil {
 		t.Skipf("needs the OpenSSH client: %v", err)
+	}
+	// A destination New refuses, given to ssh anyway: its refusal is
+	// ssh's own, not a dropped connection.
+	h := &Host{opt: Options{Dest: "user@-oProxyCommand=x", SSH: "ssh", ConnectTimeout: time.Second}}
+	if _, err := h.Run(context.Background(), "true", nil); !errors.Is(err, ErrSSHConfig) || errors.Is(err, ErrConnection) {
+		t.Errorf("ssh user@-oProxyCommand=x: %v, want ErrSSHConfig", err)
 	}
 	bad := filepath.Join(t.TempDir(), "ssh_config")
 	os.WriteFile(bad, []byte("Bogus yes\n"), 0o600)

@@ -103,6 +103,31 @@ type ProfileSpec struct {
 // SCHED_FIFO), a capture and a client thread.
 const MaxParallelSeries = 32
 
+// Bounds of the spec's numbers, so that a typo cannot make a plan that
+// overflows or never ends: TOML reads inf and any int64, and
+// time.Duration overflows above about 9.2e12 ms (msDur). A handshake
+// not done in ten minutes on an emulated link is lost (the spec uses
+// 10,000 ms); the full profile's largest round is 10,000 handshakes, so
+// a million is a hundred times that, already days of handshakes.
+const (
+	MaxTimeoutMs = 600_000
+	MaxRounds    = 1_000_000
+	MaxWarmup    = 10_000
+)
+
+// validMs checks a millisecond value of the spec: finite, in (0, max],
+// or [0, max] when zero is allowed.
+func validMs(key string, v float64, zeroOK bool) error {
+	lo := "> 0"
+	if zeroOK {
+		lo = ">= 0"
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (v == 0 && !zeroOK) || v > MaxTimeoutMs {
+		return fmt.Errorf("%s = %v: must be a finite number of milliseconds %s and at most %d (ten minutes)", key, v, lo, MaxTimeoutMs)
+	}
+	return nil
+}
+
 // LoadSpec reads and validates the spec at path.
 func LoadSpec(path string) (*Spec, error) {
 	var s Spec
@@ -139,11 +164,11 @@ func (s *Spec) Validate() error {
 	if s.Order != Serial && s.Order != Interleaved {
 		errs = append(errs, fmt.Errorf("order = %q: use %q or %q", s.Order, Serial, Interleaved))
 	}
-	if !(s.TimeoutMs > 0) {
-		errs = append(errs, fmt.Errorf("timeout_ms = %v: must be > 0", s.TimeoutMs))
+	if err := validMs("timeout_ms", s.TimeoutMs, false); err != nil {
+		errs = append(errs, err)
 	}
-	if s.Warmup < 0 {
-		errs = append(errs, fmt.Errorf("warmup = %d: must be >= 0", s.Warmup))
+	if s.Warmup < 0 || s.Warmup > MaxWarmup {
+		errs = append(errs, fmt.Errorf("warmup = %d: must be 0..%d", s.Warmup, MaxWarmup))
 	}
 	if s.Port < 1 || s.Port+len(s.Groups) > 65535 {
 		errs = append(errs, fmt.Errorf("port = %d: must be 1..%d", s.Port, 65535-len(s.Groups)))
@@ -151,8 +176,8 @@ func (s *Spec) Validate() error {
 	if s.SelfTest.Probes < 10 {
 		errs = append(errs, fmt.Errorf("selftest.probes = %d: at least 10", s.SelfTest.Probes))
 	}
-	if !(s.SelfTest.ToleranceMs > 0) {
-		errs = append(errs, fmt.Errorf("selftest.tolerance_ms = %v: must be > 0", s.SelfTest.ToleranceMs))
+	if err := validMs("selftest.tolerance_ms", s.SelfTest.ToleranceMs, false); err != nil {
+		errs = append(errs, err)
 	}
 	for _, name := range sortedKeys(s.Scenarios) {
 		if _, err := s.Link(name); err != nil {
@@ -162,8 +187,8 @@ func (s *Spec) Validate() error {
 	if len(s.Profiles) == 0 {
 		errs = append(errs, errors.New("profiles: none defined"))
 	}
-	if !(s.LateBoundMs >= 0) {
-		errs = append(errs, fmt.Errorf("late_bound_ms = %v: must be >= 0 (0 records no late packets)", s.LateBoundMs))
+	if err := validMs("late_bound_ms", s.LateBoundMs, true); err != nil {
+		errs = append(errs, fmt.Errorf("%w (0 records no late packets)", err))
 	}
 	errs = append(errs, validToolchains("toolchains", s.Toolchains))
 	for _, p := range sortedKeys(s.Profiles) {
@@ -184,18 +209,19 @@ func (s *Spec) Validate() error {
 			errs = append(errs, fmt.Errorf("profiles.%s.rounds: none listed", p))
 		}
 		for i, r := range ps.Rounds {
-			if r < 1 {
-				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d must be >= 1", p, r))
+			if r < 1 || r > MaxRounds {
+				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d must be 1..%d", p, r, MaxRounds))
 			}
 			if slices.Index(ps.Rounds, r) != i {
 				errs = append(errs, fmt.Errorf("profiles.%s.rounds: %d listed twice (rounds are identified by their size)", p, r))
 			}
 		}
-		if ps.Warmup != nil && *ps.Warmup < 0 {
-			errs = append(errs, fmt.Errorf("profiles.%s.warmup = %d: must be >= 0", p, *ps.Warmup))
+		if ps.Warmup != nil && (*ps.Warmup < 0 || *ps.Warmup > MaxWarmup) {
+			errs = append(errs, fmt.Errorf("profiles.%s.warmup = %d: must be 0..%d", p, *ps.Warmup, MaxWarmup))
 		}
-		if ps.TimeoutMs < 0 {
-			errs = append(errs, fmt.Errorf("profiles.%s.timeout_ms = %v: must be > 0", p, ps.TimeoutMs))
+		// 0 (unset) takes the top-level timeout_ms.
+		if err := validMs("profiles."+p+".timeout_ms", ps.TimeoutMs, true); err != nil {
+			errs = append(errs, err)
 		}
 		if ps.ParallelSeries < 0 || ps.ParallelSeries > MaxParallelSeries {
 			errs = append(errs, fmt.Errorf("profiles.%s.parallel_series = %d: must be 0..%d (0 and 1 run the series one at a time)", p, ps.ParallelSeries, MaxParallelSeries))
