@@ -26,37 +26,18 @@ func IsRunID(name string) bool { return runIDPattern.MatchString(name) }
 // SHA256SUMS, nor read by any stage.
 func StrayEntries(root string, rawDirs []string) ([]Problem, error) {
 	var out []Problem
-	for _, d := range rawDirs {
-		d = path.Clean(d)
-		studies, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
-		if os.IsNotExist(err) {
-			continue
+	err := walkRaw(root, rawDirs, func(d, rel string) {
+		// A file, or a hidden folder, beside the study folders: no stage
+		// reads it and SHA256SUMS leaves hidden paths out, so without
+		// this line nothing would name it.
+		out = append(out, Problem{Path: rel, What: fmt.Sprintf("not a study folder: %s/ holds one folder per study (%s/<study>/<run-id>/), none hidden; nothing of it is listed in %s or read by a stage: remove it", d, d, SumsFile)})
+	}, func(study, rel string, e os.DirEntry) {
+		if what := strayReason(root, rel, e); what != "" {
+			out = append(out, Problem{Path: rel, What: what + fmt.Sprintf("; nothing of it is listed in %s or read by a stage: remove it, or record a run (`mage %s:run`)", SumsFile, study)})
 		}
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range studies {
-			if rel := d + "/" + st.Name(); !st.IsDir() || strings.HasPrefix(st.Name(), ".") {
-				// A file, or a hidden folder, beside the study folders:
-				// no stage reads it and SHA256SUMS leaves hidden paths
-				// out, so without this line nothing would name it.
-				out = append(out, Problem{Path: rel, What: fmt.Sprintf("not a study folder: %s/ holds one folder per study (%s/<study>/<run-id>/), none hidden; nothing of it is listed in %s or read by a stage: remove it", d, d, SumsFile)})
-				continue
-			}
-			entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d), st.Name()))
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range entries {
-				rel := d + "/" + st.Name() + "/" + e.Name()
-				if what := strayReason(root, rel, e); what != "" {
-					out = append(out, Problem{Path: rel, What: what + fmt.Sprintf("; nothing of it is listed in %s or read by a stage: remove it, or record a run (`mage %s:run`)", SumsFile, st.Name())})
-				}
-			}
-		}
-	}
+	})
 	slices.SortFunc(out, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	return out, err
 }
 
 // RunFolders lists the sealed runs under <raw dir>/<study>/: every
@@ -64,6 +45,20 @@ func StrayEntries(root string, rawDirs []string) ([]Problem, error) {
 // sorted. Each is checked against its own manifest, pinned or not.
 func RunFolders(root string, rawDirs []string) ([]string, error) {
 	var out []string
+	err := walkRaw(root, rawDirs, func(string, string) {}, func(_, rel string, e os.DirEntry) {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && strayReason(root, rel, e) == "" {
+			out = append(out, rel)
+		}
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+// walkRaw calls notStudy for each entry of a raw dir that is not a study
+// folder (a file or a hidden folder) and entry for each entry of a study
+// folder (<raw dir>/<study>/<name>), with slash paths relative to root.
+// A raw dir that does not exist holds nothing.
+func walkRaw(root string, rawDirs []string, notStudy func(d, rel string), entry func(study, rel string, e os.DirEntry)) error {
 	for _, d := range rawDirs {
 		d = path.Clean(d)
 		studies, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
@@ -71,26 +66,23 @@ func RunFolders(root string, rawDirs []string) ([]string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, st := range studies {
-			if !st.IsDir() || strings.HasPrefix(st.Name(), ".") {
+			if rel := d + "/" + st.Name(); !st.IsDir() || strings.HasPrefix(st.Name(), ".") {
+				notStudy(d, rel)
 				continue
 			}
 			entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d), st.Name()))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for _, e := range entries {
-				rel := d + "/" + st.Name() + "/" + e.Name()
-				if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && strayReason(root, rel, e) == "" {
-					out = append(out, rel)
-				}
+				entry(st.Name(), d+"/"+st.Name()+"/"+e.Name(), e)
 			}
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	return nil
 }
 
 // strayReason says why rel is not a sealed run, or "" if it is one (or a
