@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -88,32 +87,11 @@ func BenchmarkReadSYNFlood(b *testing.B) {
 	capture := synFlood(n)
 	var perConn float64
 	for b.Loop() {
-		src, err := NewSource(bytes.NewReader(capture))
-		if err != nil {
-			b.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		t := newTracker()
-		t.idleNs, t.maxNoHello = int64(DefaultNoHelloIdle), n+1
-		var seg segment
-		for {
-			p, err := src.Next()
-			if err != nil {
-				break
-			}
-			if decode(p.LinkType, p.Data, &seg) == decOK {
-				t.packet(&seg, p.TsNs)
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
+		heap, t := liveAfterRead(b, capture, ReadOptions{NoHelloMax: n + 1})
 		if len(t.conns) != n {
 			b.Fatalf("%d live flows, want %d", len(t.conns), n)
 		}
-		perConn = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
-		runtime.KeepAlive(t)
+		perConn = float64(heap) / n
 	}
 	b.ReportMetric(perConn, "live-B/conn")
 	if perConn > maxConnBytes {
