@@ -146,15 +146,7 @@ func TestDataPushLeftovers(t *testing.T) {
 // after three lookups fail alike the remote is asked no more.
 func TestDataStatusUnreachableRemoteSaysItOnce(t *testing.T) {
 	root, _, _, _ := dataRepo(t)
-	files := map[string]string{}
-	for i := range 40 {
-		h := sha256.Sum256([]byte{byte(i)})
-		files[fmt.Sprintf("c%02d.pcapng", i)] = hex.EncodeToString(h[:])
-	}
-	run := filepath.Join(root, "data", "net", "20260101T000000Z-quick")
-	os.MkdirAll(run, 0o755)
-	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
-	os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644)
+	runWithMissingBlobs(t, root, 40)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -197,15 +189,7 @@ func TestDataPullChecksRecordedSize(t *testing.T) {
 // failed blob once and the abandonment once, not every error twice.
 func TestDataPullAbandonSaidOnce(t *testing.T) {
 	root, _, _, _ := dataRepo(t)
-	files := map[string]string{}
-	for i := range 10 {
-		h := sha256.Sum256([]byte{byte(i)})
-		files[fmt.Sprintf("c%02d.pcapng", i)] = hex.EncodeToString(h[:])
-	}
-	run := filepath.Join(root, "data", "net", "20260101T000000Z-quick")
-	os.MkdirAll(run, 0o755)
-	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
-	os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644)
+	runWithMissingBlobs(t, root, 10)
 	os.WriteFile(filepath.Join(root, "remote.toml"), []byte("kind = \"http\"\nurl = \"http://127.0.0.1:1/\"\n"), 0o644)
 	var out bytes.Buffer
 	cfg := Config{Root: root, Log: &out}
@@ -225,5 +209,24 @@ func TestDataPullAbandonSaidOnce(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "8 not tried: the remote was abandoned") {
 		t.Errorf("output does not count the blobs not tried:\n%s", out.String())
+	}
+}
+
+// runWithMissingBlobs adds a Study B run folder to the repository at root
+// whose meta.json names n stored blobs that the store does not hold.
+func runWithMissingBlobs(t *testing.T, root string, n int) {
+	t.Helper()
+	files := map[string]string{}
+	for i := range n {
+		h := sha256.Sum256([]byte{byte(i)})
+		files[fmt.Sprintf("c%02d.pcapng", i)] = hex.EncodeToString(h[:])
+	}
+	run := filepath.Join(root, "data", "net", "20260101T000000Z-quick")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
+	if err := os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
