@@ -532,15 +532,7 @@ func TestEveryRunIsEvidence(t *testing.T) {
 		want []string // each line after "FAIL <path>" (status: "ERROR  <path>")
 	}{
 		{"a pinned run copied under a new ID, 64 bytes flipped", func(t *testing.T, root, pinned string) string {
-			run := "data/ev/20261201T000000Z-quick"
-			copyTree(t, root, pinned, run)
-			p := filepath.Join(root, run, "records.csv.gz")
-			b, _ := os.ReadFile(p)
-			for i := range 64 {
-				b[len(b)/2-32+i] ^= 0xff
-			}
-			os.WriteFile(p, b, 0o644)
-			return run
+			return copyFlipped(t, root, pinned, "data/ev/20261201T000000Z-quick")
 		}, []string{"/records.csv.gz: content differs from the sealed run", "/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20261201T000000Z-quick"}},
 		{"a pinned run copied under a new ID, unchanged", func(t *testing.T, root, pinned string) string {
 			run := "data/ev/20261201T000000Z-quick"
@@ -567,15 +559,7 @@ func TestEveryRunIsEvidence(t *testing.T) {
 			return run
 		}, []string{"/MANIFEST.sha256: data/ev/20261201T000000Z-quick/MANIFEST.sha256:5: not a `sha256sum` line"}},
 		{"a pinned run copied under a 2099 ID, 64 bytes flipped (the issue's case)", func(t *testing.T, root, pinned string) string {
-			run := "data/ev/20991231T000000Z-quick"
-			copyTree(t, root, pinned, run)
-			p := filepath.Join(root, run, "records.csv.gz")
-			b, _ := os.ReadFile(p)
-			for i := range 64 {
-				b[len(b)/2-32+i] ^= 0xff
-			}
-			os.WriteFile(p, b, 0o644)
-			return run
+			return copyFlipped(t, root, pinned, "data/ev/20991231T000000Z-quick")
 		}, []string{"/records.csv.gz: content differs from the sealed run", "/MANIFEST.sha256: seals ev/20261130T120000Z-quick, not ev/20991231T000000Z-quick", ": the run ID 20991231T000000Z-quick lies in the future"}},
 		{"a run named for 2099", func(t *testing.T, root, _ string) string {
 			return sealedRun(t, root, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), time.Time{})
@@ -727,4 +711,23 @@ func TestStudiesCheckTheirSpecs(t *testing.T) {
 			t.Errorf("study net: timeout_ms = inf: %v", err)
 		}
 	}
+}
+
+// copyFlipped copies the run folder pinned to run under root and flips 64
+// bytes in the middle of its records.csv.gz; it returns run.
+func copyFlipped(t *testing.T, root, pinned, run string) string {
+	t.Helper()
+	copyTree(t, root, pinned, run)
+	p := filepath.Join(root, run, "records.csv.gz")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 64 {
+		b[len(b)/2-32+i] ^= 0xff
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
