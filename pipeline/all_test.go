@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -117,7 +118,7 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 	rr.log = &bytes.Buffer{}
 	rr.cfg = Config{Root: root, Log: rr.log, Installer: &deps.Installer{Root: root, Log: rr.log,
 		IsRoot: func() bool { return false }, HaveSudo: func() bool { return false },
-		Run: func(context.Context, string, ...string) error { return errors.New("no installing in tests") }}}
+		Run: func(context.Context, string, io.Writer, ...string) error { return errors.New("no installing in tests") }}}
 	// The committed reference runs and the outputs built from them.
 	for _, ref := range slices.Sorted(maps.Keys(refs)) {
 		rr.values[ref] = refs[ref]
@@ -557,3 +558,4 @@ func TestAllJudgesItems(t *testing.T) {
 	}
 	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")
 }
+
