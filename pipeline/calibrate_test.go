@@ -38,7 +38,7 @@ func TestCalibration(t *testing.T) {
 		"resampling: rounds resampled with replacement", "resampling: repetitions resampled", "resampling: parametric within the run",
 		"false alarms (NOT REPRODUCED with nothing changed), resampling the records: ", "false alarms (NOT REPRODUCED with nothing changed), parametric (comparison): ",
 		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %, resampling the records: ", "power, every ML-KEM-1024 handshake slower (Study A) at 50 %, parametric (comparison): ",
-		"power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %, resampling the records: 20 of 20", "power, ML-DSA signing slower (Study C) at 20 %, parametric (comparison): 20 of 20"} {
+		"power, ML-DSA-87's increase reversed (Study A, claims A1a-A1c; 100 % = fully reversed) at 100 %", "power, the hybrid's increase reversed (Study A, claims A3a-A3c; 100 % = fully reversed) at 100 %", "power, ML-DSA signing slower (Study C) at 20 %, resampling the records: 20 of 20", "power, ML-DSA signing slower (Study C) at 20 %, parametric (comparison): 20 of 20"} {
 		if !strings.Contains(a, want) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}
