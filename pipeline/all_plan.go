@@ -31,6 +31,9 @@ type studyPlan struct {
 	// skip says why the experiment is not re-run here ("" when it is).
 	skip     string
 	estimate time.Duration
+	// oneTime is what this machine must install or build before the run,
+	// once (Study.oneTimeWork); empty when the study is skipped.
+	oneTime []OneTimeWork
 
 	newRun     string        // the new run folder, relative to the tree
 	took       time.Duration // its wall time
@@ -72,6 +75,9 @@ func planAll(cfg Config) ([]studyPlan, error) {
 			p.skip = "the study has no experiment yet"
 		case s.CannotRun != nil:
 			p.skip = s.CannotRun(cfg.Root)
+		}
+		if p.skip == "" {
+			p.oneTime = s.oneTimeWork(cfg.Root)
 		}
 		plans = append(plans, p)
 	}
@@ -135,6 +141,7 @@ func printPlan(cfg Config, target string, plans []studyPlan, paperWhy string) {
 	step := 1
 	cfg.printf("  %d. verify the committed data: every run under data/ against its sealed manifest (and a pinned one against its pin), every file in %s re-hashed [seconds]", step, repro.SumsFile)
 	total := map[string]time.Duration{}
+	var once time.Duration
 	for _, p := range plans {
 		step++
 		for _, prof := range []string{Quick, Full} {
@@ -155,6 +162,10 @@ func printPlan(cfg Config, target string, plans []studyPlan, paperWhy string) {
 			est = "about " + roundDuration(p.estimate).String()
 		}
 		cfg.printf("  %d. %s: re-run %s at the %s profile [%s]; %s", step, p.s.Name, p.s.Title, cfg.Profile, est, ref)
+		for _, w := range p.oneTime {
+			once += w.Estimate
+			cfg.printf("     first, once on this machine: %s [about %v]", w.What, roundDuration(w.Estimate))
+		}
 	}
 	step++
 	what := "analyse the new runs, evaluate the claims and build the paper in the tree"
@@ -163,8 +174,12 @@ func printPlan(cfg Config, target string, plans []studyPlan, paperWhy string) {
 	}
 	cfg.printf("  %d. %s [about %v]", step, what, roundDuration(buildEstimate))
 	cfg.printf("  %d. print one table: per claim the published value, the reference run's and this run's value and verdict", step+1)
-	cfg.printf("%s: estimated time about %v (experiments at the quick profile: about %v; at the full profile: about %v)",
-		target, roundDuration(total[cfg.Profile]+buildEstimate), roundDuration(total[Quick]), roundDuration(total[Full]))
+	oneTime := ""
+	if once > 0 {
+		oneTime = fmt.Sprintf(", of which about %v is one-time work on this machine that a second run skips", roundDuration(once))
+	}
+	cfg.printf("%s: estimated time about %v%s (experiments at the quick profile: about %v; at the full profile: about %v)",
+		target, roundDuration(total[cfg.Profile]+once+buildEstimate), oneTime, roundDuration(total[Quick]), roundDuration(total[Full]))
 }
 
 // verifyCommitted is All's first step. It makes the first two checks of

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -117,7 +118,7 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 	rr.log = &bytes.Buffer{}
 	rr.cfg = Config{Root: root, Log: rr.log, Installer: &deps.Installer{Root: root, Log: rr.log,
 		IsRoot: func() bool { return false }, HaveSudo: func() bool { return false },
-		Run: func(context.Context, string, ...string) error { return errors.New("no installing in tests") }}}
+		Run: func(context.Context, string, io.Writer, ...string) error { return errors.New("no installing in tests") }}}
 	// The committed reference runs and the outputs built from them.
 	for _, ref := range slices.Sorted(maps.Keys(refs)) {
 		rr.values[ref] = refs[ref]
@@ -556,4 +557,45 @@ func TestAllJudgesItems(t *testing.T) {
 		t.Errorf("a count that differs: %v\n%s", err, rr.log)
 	}
 	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")
+}
+
+// TestPlanCountsOneTimeWork checks that the plan names a fresh machine's
+// installs and builds, puts them in the total and says they are one-time.
+func TestPlanCountsOneTimeWork(t *testing.T) {
+	var log bytes.Buffer
+	cfg := Config{Root: t.TempDir(), Profile: Quick, Log: &log}
+	s := Study{Name: "alpha", Title: "fake study alpha",
+		EstimateFor: func(_, profile string) time.Duration { return time.Minute },
+		Requirements: func(string) []deps.Requirement {
+			return []deps.Requirement{{Name: "tshark", Why: "test", Present: func() bool { return false }, Apt: []string{"tshark"}}}
+		},
+		OneTime: func(string) []OneTimeWork {
+			return []OneTimeWork{{What: "build X into .cache/x", Estimate: 6 * time.Minute}}
+		},
+	}
+	ready := s
+	ready.Requirements, ready.OneTime = nil, nil
+	for _, tc := range []struct {
+		name  string
+		s     Study
+		wants []string
+		not   string
+	}{
+		{"fresh machine", s, []string{
+			"first, once on this machine: apt-get install tshark [about 24s]",
+			"first, once on this machine: build X into .cache/x [about 6m0s]",
+			"quick: estimated time about 7m54s, of which about 6m24s is one-time work on this machine that a second run skips",
+		}, ""},
+		{"second run", ready, []string{"quick: estimated time about 1m30s (experiments"}, "once on this machine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log.Reset()
+			p := studyPlan{s: tc.s, estimate: time.Minute, oneTime: tc.s.oneTimeWork(cfg.Root)}
+			printPlan(cfg, "quick", []studyPlan{p}, "")
+			mustContain(t, log.String(), tc.wants...)
+			if tc.not != "" && strings.Contains(log.String(), tc.not) {
+				t.Errorf("plan says %q:\n%s", tc.not, log.String())
+			}
+		})
+	}
 }

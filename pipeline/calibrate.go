@@ -2,10 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"pqrepro/analysis/agreement"
@@ -63,10 +68,15 @@ func Calibrate(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	betweenRuns(ctx, cfg, plans, filepath.Join(tree, ".between"))
+	inputs, err := calibrationInputs(cfg.Root, cfg.Profile, k, seed)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
 	text, err := calibration(ctx, cfg.Profile, plans, k, seed)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
+	text = strings.Replace(text, "\n", "\n"+inputsLine(inputs)+"\n", 1)
 	out := filepath.Join(cfg.Root, CalibrateDir, cfg.Profile, "CALIBRATION.txt")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -165,6 +175,93 @@ func calibration(ctx context.Context, profile string, plans []studyPlan, k int, 
 	return b.String(), nil
 }
 
+// calibrationInputs is a digest of everything a calibration's figures
+// follow from: the profile, K and seed, each study's pinned reference run
+// of the profile, every committed run folder (the between-run variance
+// draws on the quiet ones), and the Go code of the analysis and of the
+// calibration itself. docs/agreement.md quotes the figures with it, and
+// TestCalibrationDocIsCurrent fails when the tree's digest differs, so
+// that a quoted figure is re-derived when its inputs change (or not
+// quoted): 16 hexadecimal digits of a SHA-256.
+func calibrationInputs(root, profile string, k int, seed uint64) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "profile %s\nK %d\nseed %d\n", profile, k, seed)
+	for _, s := range Studies() {
+		if s.StagesFor == nil {
+			continue
+		}
+		ref, err := s.pinned(root, profile)
+		if err != nil {
+			return "", fmt.Errorf("study %s: %w", s.Name, err)
+		}
+		fmt.Fprintf(h, "study %s reference %s\n", s.Name, ref)
+		runs, err := os.ReadDir(filepath.Join(root, "data", s.Name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		for _, r := range runs {
+			fmt.Fprintf(h, "run %s\n", r.Name())
+		}
+	}
+	var code []string
+	for _, dir := range []string{"analysis", "pipeline"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if d.IsDir() && name == "testdata" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+				return nil
+			}
+			if dir == "pipeline" && !calibrationCode[name] {
+				return nil
+			}
+			code = append(code, p)
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("hash the calibration's code: %w", err)
+		}
+	}
+	slices.Sort(code)
+	for _, p := range code {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(h, "code %s %x\n", filepath.ToSlash(rel), sha256.Sum256(b))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// calibrationCode are pipeline's files that decide a calibration's
+// figures; the rest of the analysis is all of analysis/.
+var calibrationCode = map[string]bool{"calibrate.go": true, "between.go": true, "compare.go": true}
+
+// inputsLine is the calibration report's line naming its inputs' digest.
+func inputsLine(digest string) string {
+	return "inputs " + digest + " (calibrationInputs: the profile's reference runs, every committed run, K, seed and the analysis code; when the tree's digest differs, these figures are stale)"
+}
+
+// calibrationDigest reads the inputs digest and the K and seed from a
+// calibration report ("" when it has none: a report older than the
+// digest).
+func calibrationDigest(text string) (digest string, k int, seed uint64) {
+	for _, line := range strings.Split(text, "\n") {
+		if d, ok := strings.CutPrefix(line, "inputs "); ok && len(d) >= 16 {
+			digest = d[:16]
+		}
+		if i := strings.Index(line, "K = "); i >= 0 && strings.HasPrefix(line, "calibration of `all`") {
+			fmt.Sscanf(line[i:], "K = %d pseudo-replicate pairs, seed %d", &k, &seed)
+		}
+	}
+	return digest, k, seed
+}
+
 // fillDocBlock replaces the text between doc's markers for profile
 // ("<!-- calibration:<profile> -->" and "<!-- end calibration:<profile> -->")
 // with text, as a code block. A doc without the markers is an error
@@ -190,6 +287,11 @@ func calibrationNote(cfg Config) string {
 	b, err := os.ReadFile(filepath.Join(cfg.Root, CalibrateDir, cfg.Profile, "CALIBRATION.txt"))
 	if err != nil {
 		return fmt.Sprintf("\ncalibration of this rule at the %s profile: not measured here; `PQREPRO_PROFILE=%s go run mage.go calibrate` measures it (docs/agreement.md)\n", cfg.Profile, cfg.Profile)
+	}
+	digest, k, seed := calibrationDigest(string(b))
+	if now, err := calibrationInputs(cfg.Root, cfg.Profile, k, seed); err != nil || digest != now {
+		return fmt.Sprintf("\ncalibration of this rule at the %s profile: the last one here (%s) was computed on other inputs (runs or analysis code) than this tree's, so its figures are not quoted; `PQREPRO_PROFILE=%s go run mage.go calibrate` measures it again (docs/agreement.md)\n",
+			cfg.Profile, filepath.Join(CalibrateDir, cfg.Profile, "CALIBRATION.txt"), cfg.Profile)
 	}
 	return "\n" + string(b)
 }

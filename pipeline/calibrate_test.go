@@ -38,7 +38,7 @@ func TestCalibration(t *testing.T) {
 		"resampling: rounds resampled with replacement", "resampling: repetitions resampled", "resampling: parametric within the run",
 		"false alarms (NOT REPRODUCED with nothing changed), resampling the records: ", "false alarms (NOT REPRODUCED with nothing changed), parametric (comparison): ",
 		"power, every ML-KEM-1024 handshake slower (Study A) at 50 %, resampling the records: ", "power, every ML-KEM-1024 handshake slower (Study A) at 50 %, parametric (comparison): ",
-		"power, one effect reversed", "power, ML-DSA signing slower (Study C) at 20 %, resampling the records: 20 of 20", "power, ML-DSA signing slower (Study C) at 20 %, parametric (comparison): 20 of 20"} {
+		"power, ML-DSA-87's increase reversed (Study A, claims A1a-A1c; 100 % = fully reversed) at 100 %", "power, the hybrid's increase reversed (Study A, claims A3a-A3c; 100 % = fully reversed) at 100 %", "power, ML-DSA signing slower (Study C) at 20 %, resampling the records: 20 of 20", "power, ML-DSA signing slower (Study C) at 20 %, parametric (comparison): 20 of 20"} {
 		if !strings.Contains(a, want) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}
@@ -85,5 +85,81 @@ func TestFillDocBlock(t *testing.T) {
 	}
 	if err := fillDocBlock(doc, "full", "new\n"); err == nil || !strings.Contains(err.Error(), "calibration:full") {
 		t.Errorf("no block: %v", err)
+	}
+}
+
+// TestCalibrationDocIsCurrent fails when a calibration docs/agreement.md
+// quotes was computed on other inputs than this tree's: other reference
+// runs, another set of committed runs, or other analysis code.
+func TestCalibrationDocIsCurrent(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", calibrationDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, profile := range []string{Quick, Full} {
+		begin, end := "<!-- calibration:"+profile+" -->", "<!-- end calibration:"+profile+" -->"
+		i, j := strings.Index(string(b), begin), strings.Index(string(b), end)
+		if i < 0 || j < i {
+			t.Errorf("%s has no calibration block for the %s profile", calibrationDoc, profile)
+			continue
+		}
+		digest, k, seed := calibrationDigest(string(b)[i:j])
+		now, err := calibrationInputs("..", profile, k, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if digest != now {
+			t.Errorf("%s quotes a calibration at the %s profile computed on inputs %q, but this tree's are %q: its figures are stale; run `PQREPRO_PROFILE=%s go run mage.go calibrate` (K = %d, seed %d: set PQREPRO_CALIBRATE_K and PQREPRO_CALIBRATE_SEED to match) and commit the doc",
+				calibrationDoc, profile, digest, now, profile, k, seed)
+		}
+	}
+}
+
+// TestCalibrationInputs checks that the digest moves with each input.
+func TestCalibrationInputs(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("analysis/agreement/rule.go", "package agreement\n")
+	write("pipeline/calibrate.go", "package pipeline\n")
+	digest := func() string {
+		d, err := calibrationInputs(root, Quick, 200, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	base := digest()
+	if d, _ := calibrationInputs(root, Quick, 200, 1); d != base {
+		t.Fatal("the same tree gave two digests")
+	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+		moves  bool
+	}{
+		{"a test file", func() { write("analysis/agreement/rule_test.go", "package agreement\n") }, false},
+		{"another pipeline file", func() { write("pipeline/docs.go", "package pipeline\n") }, false},
+		{"analysis code", func() { write("analysis/agreement/rule.go", "package agreement // changed\n") }, true},
+		{"calibration code", func() { write("pipeline/calibrate.go", "package pipeline // changed\n") }, true},
+		{"a new run", func() { write("data/tls/20261204T000000Z-quick/meta.json", "{}") }, true},
+	} {
+		before := digest()
+		tc.change()
+		if moved := digest() != before; moved != tc.moves {
+			t.Errorf("%s: digest moved %v, want %v", tc.name, moved, tc.moves)
+		}
+	}
+	if d, _ := calibrationInputs(root, Quick, 20, 1); d == digest() {
+		t.Error("K does not move the digest")
+	}
+	text := "calibration of `all` at the quick profile: K = 20 pseudo-replicate pairs, seed 7 (x)\n" + inputsLine("0123456789abcdef") + "\n"
+	if d, k, s := calibrationDigest(text); d != "0123456789abcdef" || k != 20 || s != 7 {
+		t.Errorf("calibrationDigest = %q, %d, %d", d, k, s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,7 +83,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 	var log bytes.Buffer
 	cfg := Config{Root: root, Profile: Quick, Log: &log, Installer: &deps.Installer{
 		Root: root, Log: &log, IsRoot: func() bool { return true },
-		Run: func(context.Context, string, ...string) error { installed = true; return nil },
+		Run: func(context.Context, string, io.Writer, ...string) error { installed = true; return nil },
 	}}
 	return cfg, &log, &runs
 }
@@ -267,7 +268,7 @@ func TestVerifyInstallsLatex(t *testing.T) {
 			var ran []string
 			cfg.Installer = &deps.Installer{Root: cfg.Root, Log: log,
 				IsRoot: func() bool { return tc.root }, HaveSudo: func() bool { return false },
-				Run: func(_ context.Context, _ string, argv ...string) error {
+				Run: func(_ context.Context, _ string, _ io.Writer, argv ...string) error {
 					ran = append(ran, strings.Join(argv, " "))
 					return nil
 				}}

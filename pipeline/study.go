@@ -53,6 +53,11 @@ type Study struct {
 	// beyond Go: mage test installs them, so that no test skips in CI
 	// for want of a tool.
 	TestRequirements func(root string) []deps.Requirement
+	// OneTime, when set, lists the work a run of the experiment must do
+	// first on this machine and never again (a build into .cache), with
+	// its expected time; nil or empty when there is none. Missing
+	// Requirements are counted apart (oneTimeWork).
+	OneTime func(root string) []OneTimeWork
 	// BeforeTests, when set, prepares what the study's tests need that
 	// no package provides (Study A's OpenSSL build); mage test runs it
 	// before the tests.
@@ -165,6 +170,29 @@ func labels() map[string]string {
 	out := map[string]string{}
 	for _, s := range studies {
 		out[s.Name] = s.Label
+	}
+	return out
+}
+
+// OneTimeWork is one piece of preparation a fresh machine needs before a
+// study's first run and never after: a package install, a build.
+type OneTimeWork struct {
+	What     string
+	Estimate time.Duration
+}
+
+// oneTimeWork is the study's one-time work on this machine: the Debian
+// packages its experiment lacks (deps.InstallEstimate), then its OneTime
+// builds.
+func (s Study) oneTimeWork(root string) []OneTimeWork {
+	var out []OneTimeWork
+	if s.Requirements != nil {
+		if missing := deps.Missing(s.Requirements(root)); len(missing) > 0 {
+			out = append(out, OneTimeWork{What: strings.Join(deps.Plan(missing), "; "), Estimate: deps.InstallEstimate(missing)})
+		}
+	}
+	if s.OneTime != nil {
+		out = append(out, s.OneTime(root)...)
 	}
 	return out
 }

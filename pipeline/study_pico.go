@@ -42,6 +42,14 @@ func init() {
 			return err
 		},
 		EstimateFor: func(root, profile string) time.Duration { return picorun.Estimate(profile) },
+		// A fresh machine fetches the pinned sources once (the image
+		// builds are in EstimateFor).
+		OneTime: func(root string) []OneTimeWork {
+			if picoboard.SourcesFetched(root) {
+				return nil
+			}
+			return []OneTimeWork{{What: "fetch the firmware's and the emulator's pinned sources into .cache/pico (npm ci twice, apt-get source mbedtls)", Estimate: picoboard.FetchEstimate}}
+		},
 		Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
 			return runID(picorun.Run(ctx, picorun.RunConfig{Config: cfg.lifeConfig(specPath, dataDir)}))
 		},

@@ -44,6 +44,13 @@ func init() {
 			reqs = append(reqs, dockernet.Requirements()...)
 			return append(reqs, sshhost.TestRequirements()...)
 		},
+		// A fresh machine builds OpenSSL once before the first run.
+		OneTime: func(root string) []OneTimeWork {
+			if !tlsrun.NeedsOpenSSL(root) || openssl.Built(root) {
+				return nil
+			}
+			return []OneTimeWork{{What: "build Debian's openssl " + openssl.Version + " source package into .cache/openssl", Estimate: openssl.BuildEstimate}}
+		},
 		// The OpenSSL stack's tests need the build; it is made once into
 		// .cache/openssl (minutes) and reused.
 		BeforeTests: func(ctx context.Context, cfg Config) error {

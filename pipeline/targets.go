@@ -16,8 +16,13 @@ func (c *Config) installer() *deps.Installer {
 	if c.Installer != nil {
 		return c.Installer
 	}
-	return &deps.Installer{Root: c.Root, Log: c.log()}
+	return &deps.Installer{Root: c.Root, Log: c.log(), LogDir: filepath.Join(c.Root, InstallLogDir), Verbose: c.Verbose}
 }
+
+// InstallLogDir is where each package install's whole output goes
+// (deps.Installer.LogDir), relative to the repository root: the terminal
+// shows one line per install, -v the output too.
+const InstallLogDir = ".cache/logs"
 
 // RunTarget is a study's <name>:run target: it takes the tree's write
 // lock (refusing to start while another command writes), then RunStudy.

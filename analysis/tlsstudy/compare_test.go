@@ -2,6 +2,7 @@ package tlsstudy
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +66,29 @@ func TestCalibrationChanges(t *testing.T) {
 		}
 		if ch.Apply("net", items, ch.Size) {
 			t.Errorf("%s touched another study", ch.Name)
+		}
+	}
+	// Each reversal turns one claim's effect around, fully at its size,
+	// and leaves the others alone.
+	for role, name := range map[string]string{"pq-sig": "ML-DSA-87's increase reversed", "hybrid": "the hybrid's increase reversed"} {
+		i := slices.IndexFunc(CalibrationChanges(r), func(c agreement.Change) bool { return strings.HasPrefix(c.Name, name) })
+		if i < 0 {
+			t.Fatalf("no change %q", name)
+		}
+		ch := CalibrationChanges(r)[i]
+		items := CompareItems(r, r)
+		ch.Apply("tls", items, ch.Size)
+		for j, it := range items {
+			want := it.Ref.Est
+			if it.Name == "paper "+role+" vs baseline difference" || (j > 0 && it.Kind == agreement.Direction && items[j-1].Name == "paper "+role+" vs baseline difference") {
+				want = -it.Ref.Est
+				if want >= 0 {
+					t.Errorf("%s: the reference effect %s = %v is not positive, so reversing it tests nothing", name, it.Name, it.Ref.Est)
+				}
+			}
+			if it.New.Est != want {
+				t.Errorf("%s: %s = %v, want %v", name, it.Name, it.New.Est, want)
+			}
 		}
 	}
 }

@@ -250,6 +250,13 @@ func (c Config) stackName() string {
 // stackRequirements are the OpenSSL build's requirements when the spec
 // under root lists the openssl stack (an unreadable spec needs nothing
 // here: Run reports it).
+// NeedsOpenSSL reports whether root's spec runs an OpenSSL stack, whose
+// build (openssl.Ensure) a fresh machine makes once before the run.
+func NeedsOpenSSL(root string) bool {
+	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
+	return err == nil && slices.ContainsFunc(s.Matrix.Stacks, usesOpenSSL)
+}
+
 func stackRequirements(root string) []deps.Requirement {
 	s, err := LoadSpec(filepath.Join(root, spec.Path(Study)))
 	if err != nil || !slices.ContainsFunc(s.Matrix.Stacks, usesOpenSSL) {
