@@ -9,9 +9,12 @@ import (
 )
 
 // TestHostCostModel: on the synthetic host, whose OpenSSL hybrid costs
-// about 4 P-384 operations more than ML-KEM-1024, the account predicts
-// it (ratio near 1) in every OpenSSL cell, says the model does not apply
-// to Go's cells, and reports the before/after drift.
+// about 4 P-384 operations more than ML-KEM-1024 in every cell, the
+// account predicts the HRR cells (4 operations: ratio near 1) and falls
+// short in the direct cells by the client's first key generation, which
+// the account leaves outside Ths (3 operations: ratio near 4/3); it says
+// the model does not apply to Go's cells, and reports the before/after
+// drift.
 func TestHostCostModel(t *testing.T) {
 	res, err := Analyze(gapSpec.records(), gapParams(primaryCell), Input{Path: "synthetic"})
 	if err != nil {
@@ -29,11 +32,14 @@ func TestHostCostModel(t *testing.T) {
 	if h.Note != "" {
 		t.Fatalf("note %q with host_crypto in meta.json", h.Note)
 	}
-	if math.Abs(float64(h.HybridPredictedMs)-4*synthP384Ms) > 1e-9 || math.Abs(float64(h.P384DriftPct)-100*(1.01-0.99)/0.99) > 1e-6 {
-		t.Errorf("predicted %v ms, drift %v %%: want %v and %v", h.HybridPredictedMs, h.P384DriftPct, 4*synthP384Ms, 100*(1.01-0.99)/0.99)
+	if math.Abs(float64(h.HybridPredictedMs)-3*synthP384Ms) > 1e-9 || math.Abs(float64(h.HybridPredictedHRRMs)-4*synthP384Ms) > 1e-9 || math.Abs(float64(h.P384DriftPct)-100*(1.01-0.99)/0.99) > 1e-6 {
+		t.Errorf("predicted %v ms direct, %v ms HRR, drift %v %%: want %v, %v and %v", h.HybridPredictedMs, h.HybridPredictedHRRMs, h.P384DriftPct, 3*synthP384Ms, 4*synthP384Ms, 100*(1.01-0.99)/0.99)
 	}
-	if want := 0.03 + 0.035 + 0.045 - 4*0.04; math.Abs(float64(h.KemPredictedMs)-want) > 1e-9 {
-		t.Errorf("ML-KEM-1024 predicted %v, want %v", h.KemPredictedMs, want)
+	if want := 0.035 + 0.045 - 3*0.04; math.Abs(float64(h.KemPredictedMs)-want) > 1e-9 {
+		t.Errorf("ML-KEM-1024 predicted %v direct, want %v", h.KemPredictedMs, want)
+	}
+	if want := 0.03 + 0.035 + 0.045 - 4*0.04; math.Abs(float64(h.KemPredictedHRRMs)-want) > 1e-9 {
+		t.Errorf("ML-KEM-1024 predicted %v after an HRR, want %v", h.KemPredictedHRRMs, want)
 	}
 	if len(h.Cells) != 14 {
 		t.Fatalf("%d cells, want 14", len(h.Cells))
@@ -45,12 +51,19 @@ func TestHostCostModel(t *testing.T) {
 		if !(c.Lower <= c.ObservedMs && c.ObservedMs <= c.Upper) {
 			t.Errorf("cell %s: observed %v outside [%v, %v]", c.Cell, c.ObservedMs, c.Lower, c.Upper)
 		}
-		if c.Applies && (c.Ratio < 0.85 || c.Ratio > 1.15) {
-			t.Errorf("cell %s: observed %v / predicted %v = %v, want about 1", c.Cell, c.ObservedMs, c.PredictedMs, c.Ratio)
+		wantOps, wantRatio := 3, 4.0/3
+		if c.KeyShare == KeyShareHRR {
+			wantOps, wantRatio = 4, 1
+		}
+		if c.P384Ops != wantOps || math.Abs(float64(c.PredictedMs)-float64(wantOps)*synthP384Ms) > 1e-9 {
+			t.Errorf("cell %s: %d P-384 operations, predicted %v: want %d", c.Cell, c.P384Ops, c.PredictedMs, wantOps)
+		}
+		if c.Applies && math.Abs(float64(c.Ratio)/wantRatio-1) > 0.15 {
+			t.Errorf("cell %s: observed %v / predicted %v = %v, want about %.2f", c.Cell, c.ObservedMs, c.PredictedMs, c.Ratio, wantRatio)
 		}
 		// Go's synthetic hybrid is 9.05 - 5.07 = 3.98 ms over ML-KEM-1024:
 		// another P-384 speed, another hybrid cost.
-		if !c.Applies && (c.Ratio > 0.75 || !strings.Contains(c.Note, "does not apply")) {
+		if !c.Applies && (float64(c.Ratio)/wantRatio > 0.75 || !strings.Contains(c.Note, "does not apply")) {
 			t.Errorf("Go cell %s: ratio %v, note %q", c.Cell, c.Ratio, c.Note)
 		}
 	}
@@ -59,7 +72,7 @@ func TestHostCostModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	num := string(files[NumbersFile])
-	for _, want := range []string{`\newcommand{\TlsHostEcdhMs}{1.670}`, `\newcommand{\TlsHostHybridPredictedMs}{+6.680}`, `\newcommand{\TlsHostEcdhDriftPct}{+2.0\,\%}`, `\newcommand{\TlsHostHybridRatio}{`} {
+	for _, want := range []string{`\newcommand{\TlsHostEcdhMs}{1.670}`, `\newcommand{\TlsHostHybridPredictedMs}{+5.010}`, `\newcommand{\TlsHostHybridPredictedHRRMs}{+6.680}`, `\newcommand{\TlsHostOpsDirect}{3}`, `\newcommand{\TlsPubHybridMinusKemMs}{3.976}`, `\newcommand{\TlsHostEcdhDriftPct}{+2.0\,\%}`, `\newcommand{\TlsHostHybridRatio}{`} {
 		if !strings.Contains(num, want) {
 			t.Errorf("numbers lack %q", want)
 		}
