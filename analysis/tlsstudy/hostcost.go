@@ -156,10 +156,10 @@ type HostCostCell struct {
 	// increase minus ML-KEM-1024's (both round-level paired differences
 	// against the cell's baseline), with a percentile cluster-bootstrap
 	// interval over the NEff rounds that have both.
-	ObservedMs  Num `json:"observed_ms"`
-	Lower       Num `json:"lower"`
-	Upper       Num `json:"upper"`
-	NEff int `json:"n_eff"`
+	ObservedMs Num `json:"observed_ms"`
+	Lower      Num `json:"lower"`
+	Upper      Num `json:"upper"`
+	NEff       int `json:"n_eff"`
 	// P384Ops is the number of P-384 operations inside the cell's Ths:
 	// 3 with a direct key share, 4 after an HRR; PredictedMs is P384Ops
 	// x the host's P-384 operation.
