@@ -20,17 +20,17 @@ var Roles = []string{"baseline", "pq-sig", "pq-kem", "hybrid"}
 // Row is one measured cell: one delay level, client group list,
 // certificate chain and paper configuration.
 type Row struct {
-	OneWayDelayMs float64 // nominal one-way delay of the level (ms)
-	RTTMs         float64 // the link's self-tested round-trip time (ms)
-	Groups        string  // the client's group-list mode
-	Chain         string  // "leaf" or "leaf+ca"
-	Role          string  // one of Roles
-	HRRShare      float64 // share of connections with an HRR, 0..1
-	RoundTrips    float64 // median measured round trips before the client's Finished
-	CPUMs         float64 // the host's predicted cryptographic time (ms)
+	OneWayDelayMs float64 `json:"one_way_delay_ms"` // nominal one-way delay of the level (ms)
+	RTTMs         float64 `json:"rtt_ms"`           // the link's self-tested round-trip time (ms)
+	Groups        string  `json:"groups"`           // the client's group-list mode
+	Chain         string  `json:"chain"`            // "leaf" or "leaf+ca"
+	Role          string  `json:"role"`             // one of Roles
+	HRRShare      float64 `json:"hrr_share"`        // share of connections with an HRR, 0..1
+	RoundTrips    float64 `json:"round_trips"`      // median measured round trips before the client's Finished
+	CPUMs         float64 `json:"cpu_ms"`           // the host's predicted cryptographic time (ms)
 	// RoundThsMs is the median Ths (ms) of each round, indexed by round:
 	// round r is the same round in every row of a fit.
-	RoundThsMs []float64
+	RoundThsMs []float64 `json:"round_ths_ms"`
 }
 
 // Combo is one combination of factors: a client group list and a chain.
