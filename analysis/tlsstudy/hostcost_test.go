@@ -2,6 +2,8 @@ package tlsstudy
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -185,4 +187,35 @@ func FuzzParseRunMeta(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPaperHostSentences checks what the paper's text says in words about
+// the committed results' host account (paper/sections/tls.tex, "The
+// host" and "What the factors do not explain"): the published hybrid
+// minus ML-KEM-1024 is "of the order of" this host's direct-share P-384
+// work (within a factor 1.5 either way), and ML-KEM-1024's published
+// increase is "not CPU": the host's ML-KEM-1024 prediction, direct or
+// after an HRR, is under a tenth of it.
+func TestPaperHostSentences(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "results", "tls.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DecodeResults("results/tls.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Host
+	if h == nil || h.Note != "" {
+		t.Fatalf("the committed results hold no host account: %+v", h)
+	}
+	pubHyb, pubKem := Published.Increases["hybrid"].IncreaseMs, Published.Increases["pq-kem"].IncreaseMs
+	if ratio := (pubHyb - pubKem) / float64(h.HybridPredictedMs); ratio < 1/1.5 || ratio > 1.5 {
+		t.Errorf("published hybrid - ML-KEM-1024 = %.3f ms is %.2f x the predicted P-384 work %.3f ms: the paper says of the order of ours", pubHyb-pubKem, ratio, h.HybridPredictedMs)
+	}
+	for _, v := range []Num{h.KemPredictedMs, h.KemPredictedHRRMs} {
+		if math.Abs(float64(v)) >= pubKem/10 {
+			t.Errorf("ML-KEM-1024 predicted %v ms by this host's speed: the paper says the published %v ms is not CPU", v, pubKem)
+		}
+	}
 }
