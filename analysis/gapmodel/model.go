@@ -25,7 +25,7 @@ type Row struct {
 	Groups        string  `json:"groups"`           // the client's group-list mode
 	Chain         string  `json:"chain"`            // "leaf" or "leaf+ca"
 	Role          string  `json:"role"`             // one of Roles
-	HRRShare      float64 `json:"hrr_share"`        // share of connections with an HRR, 0..1
+	HRRShare      float64 `json:"hrr_share"`        // share of connections with an HRR: 0 or 1
 	RoundTrips    float64 `json:"round_trips"`      // median measured round trips before the client's Finished
 	CPUMs         float64 `json:"cpu_ms"`           // the host's predicted cryptographic time (ms)
 	// RoundThsMs is the median Ths (ms) of each round, indexed by round:
@@ -138,6 +138,9 @@ func check(rows []Row) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 				return fmt.Errorf("gapmodel: row %s: %s is %v: want a finite value >= 0; check the export", r.Label(), name, v)
 			}
+		}
+		if r.HRRShare > 0 && r.HRRShare < 1 || r.HRRShare > 1 {
+			return fmt.Errorf("gapmodel: row %s: HRR share %v: a cell's connections must all take a HelloRetryRequest (1) or none (0), since its CPU term counts 3 or 4 ECDH operations; a connection whose HRR does not match its cell is an error of the run, not a sample", r.Label(), r.HRRShare)
 		}
 		if len(r.RoundThsMs) == 0 {
 			return fmt.Errorf("gapmodel: row %s has no rounds: a cell needs its per-round medians", r.Label())

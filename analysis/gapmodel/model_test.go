@@ -209,6 +209,7 @@ func TestBadInput(t *testing.T) {
 		{"NaN RTT", "RTT is NaN", func(rs []Row) []Row { rs[2].RTTMs = math.NaN(); return rs }},
 		{"NaN round", "round 1", func(rs []Row) []Row { rs[2].RoundThsMs[1] = math.NaN(); return rs }},
 		{"unknown role", "not one of", func(rs []Row) []Row { rs[0].Role = "pq"; return rs }},
+		{"mixed HRR", "HRR share 0.5", func(rs []Row) []Row { rs[2].HRRShare = 0.5; return rs }},
 		{"one CPU", "cannot be fitted", func(rs []Row) []Row {
 			for i := range rs {
 				rs[i].CPUMs = 1
