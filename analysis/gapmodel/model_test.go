@@ -289,3 +289,41 @@ func FuzzParseRegistration(f *testing.F) {
 		}
 	})
 }
+
+// TestCPUFactorOnlyWhenNeeded: published medians made at RTT 2 ms with a
+// CPU 1.5 times slower are met by the path alone within the registered
+// bound, so no CPU factor is solved; with a CPU 3 times slower they are
+// not, and the joint fit finds both, two free parameters for four
+// numbers.
+func TestCPUFactorOnlyWhenNeeded(t *testing.T) {
+	rows := synthRows(10, 0.05)
+	f, err := FitModel(rows, Registered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Combo{"x25519-first", "leaf+ca"}
+	for _, tc := range []struct {
+		slow      float64
+		params    int
+		wantSlow  float64
+		tolerance float64
+	}{{1.5, 1, 1, 0}, {3, 2, 3, 0.1}} {
+		at := func(role string) float64 { return trueC0 + synthK(c, role)*2 + tc.slow*trueS*synthCPU[role] }
+		pub := Published{BaselineMs: at("baseline"), IncreaseMs: map[string]float64{
+			"pq-sig": at("pq-sig") - at("baseline"), "pq-kem": at("pq-kem") - at("baseline"), "hybrid": at("hybrid") - at("baseline")}}
+		e, err := Explain(f, rows, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Best < 0 {
+			t.Fatalf("CPU %vx slower: nothing fits:\n%s", tc.slow, Text(f, e))
+		}
+		b := e.Combos[e.Best]
+		if b.Combo != c || b.FreeParams != tc.params || math.Abs(b.CPUFactor-tc.wantSlow) > tc.tolerance {
+			t.Errorf("CPU %vx slower: best %s, %d params, CPU factor %.3f, RTT %.3f; want %s, %d, %v", tc.slow, b.Combo, b.FreeParams, b.CPUFactor, b.RTTMs, c, tc.params, tc.wantSlow)
+		}
+		if tc.params == 2 && math.Abs(b.RTTMs-2) > 0.1 {
+			t.Errorf("CPU %vx slower: RTT %.3f, want 2", tc.slow, b.RTTMs)
+		}
+	}
+}
