@@ -31,6 +31,7 @@ var templateExtra = map[string]string{
 	"tlsstudy/driftout.go":               "the renderings of the drift and dependence checks",
 	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run (issue 11)",
 	"tlsstudy/gapout.go":                 "the renderings of the gap analysis",
+	"tlsstudy/gapmodelout.go":            "the renderings of the gap model over the emulated-path cells (issue 30; the model is analysis/gapmodel)",
 	"tlsstudy/hostcost.go":               "the host's primitive-cost account of the hybrid's increase (issue 24)",
 	"tlsstudy/hostout.go":                "the renderings of the host's and the stall account",
 	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on (issue 19)",

@@ -71,7 +71,11 @@ func figureList(r *Results) ([]render.Figure, error) {
 		figs = append(figs, render.Figure{Base: f.base, Plot: render.Compose([][]*plot.Plot{{k.p}}, k.key, k.cols),
 			W: figureWidth, H: figureHeight(k.rows, keyRows), Panels: []*plot.Plot{k.p}})
 	}
-	return figs, nil
+	g, err := gapModelFigure(r)
+	if err != nil {
+		return nil, fmt.Errorf("figure %s: %w", FigureGapModel, err)
+	}
+	return append(figs, g), nil
 }
 
 // rowOrder lists the configurations from the top row down (table order)

@@ -19,11 +19,17 @@ import (
 // Model. SecP384r1MLKEM1024 (draft-ietf-tls-ecdhe-mlkem) is ML-KEM-1024
 // plus an ECDHE over P-384 in the same key share, so the hybrid's
 // increase over the X25519 baseline minus ML-KEM-1024's is the P-384 work
-// a handshake adds (the X25519 work it replaces is in both increases and
-// cancels): the client's and the server's key generation and each side's
-// derivation of the shared point, four scalar multiplications,
+// a handshake adds inside Ths (the X25519 work it replaces is in both
+// increases and cancels). Ths runs from the ClientHello to the client's
+// Finished, and the client makes its first key share before it sends the
+// ClientHello (RFC 8446 4.1.2: the key_share extension is in the
+// ClientHello), so that key generation is outside Ths. With a direct key
+// share Ths holds three P-384 scalar multiplications, the server's key
+// generation and each side's derivation of the shared point; after a
+// HelloRetryRequest (RFC 8446 4.1.4) the client generates a second share
+// for the group the server named, inside Ths, which makes four:
 //
-//	predicted_ms = 4 x ms_per_op["ecdh-p384"],
+//	predicted_ms = n x ms_per_op["ecdh-p384"],  n = 3 (direct), 4 (HRR),
 //
 // where one `openssl speed ecdhp384` operation is one derivation
 // (apps/speed.c times EVP_PKEY_derive with keys made beforehand) on
@@ -36,15 +42,21 @@ import (
 // openssl and openssl-cli stacks, not to Go's crypto/ecdh, whose P-384
 // differs (its cells are reported with Applies false). Extra
 // bytes on the wire (97 for the P-384 point each way) are ignored.
+// (Before issue 30 the account counted four operations in every cell,
+// the client's first key generation included; the HRR cells fitted it,
+// the direct cells fell short by a quarter.)
 //
 // The same account of ML-KEM-1024 against X25519 is
 //
+//	kem_predicted_ms = encaps + decaps of ML-KEM-1024
+//	                   - 3 x ms_per_op["ecdh-x25519"]            (direct)
 //	kem_predicted_ms = keygen + encaps + decaps of ML-KEM-1024
-//	                   - 4 x ms_per_op["ecdh-x25519"],
+//	                   - 4 x ms_per_op["ecdh-x25519"]            (HRR),
 //
-// the client's key generation and decapsulation and the server's
-// encapsulation replacing X25519's two key generations and two
-// derivations (four X25519 speed operations, by the same assumption).
+// the server's encapsulation and the client's decapsulation (and, after
+// an HRR, the client's second key generation) replacing X25519's
+// server key generation and two derivations (and the client's second key
+// generation), one X25519 speed operation each by the same assumption.
 
 // HostCryptoMeta is the part of meta.json's measured.host_crypto the
 // analysis reads.
@@ -122,11 +134,16 @@ type HostCost struct {
 	// P384Ms is the mean of the before and after ecdh-p384 times (one of
 	// them when only one was measured); P384DriftPct = 100 (after -
 	// before) / before, null with one measurement.
-	P384Ms            Num            `json:"p384_ms_per_op"`
-	P384DriftPct      Num            `json:"p384_drift_pct"`
-	HybridPredictedMs Num            `json:"hybrid_predicted_ms"`
-	KemPredictedMs    Num            `json:"kem_predicted_ms"`
-	Cells             []HostCostCell `json:"cells"`
+	P384Ms       Num `json:"p384_ms_per_op"`
+	P384DriftPct Num `json:"p384_drift_pct"`
+	// HybridPredictedMs and KemPredictedMs are the accounts of a direct
+	// key share (3 P-384 operations), the HRR ones those after a
+	// HelloRetryRequest (4).
+	HybridPredictedMs    Num            `json:"hybrid_predicted_ms"`
+	HybridPredictedHRRMs Num            `json:"hybrid_predicted_hrr_ms"`
+	KemPredictedMs       Num            `json:"kem_predicted_ms"`
+	KemPredictedHRRMs    Num            `json:"kem_predicted_hrr_ms"`
+	Cells                []HostCostCell `json:"cells"`
 }
 
 // HostCostCell is one cell's observed hybrid-minus-ML-KEM-1024 increase
@@ -139,26 +156,44 @@ type HostCostCell struct {
 	// increase minus ML-KEM-1024's (both round-level paired differences
 	// against the cell's baseline), with a percentile cluster-bootstrap
 	// interval over the NEff rounds that have both.
-	ObservedMs  Num `json:"observed_ms"`
-	Lower       Num `json:"lower"`
-	Upper       Num `json:"upper"`
-	NEff        int `json:"n_eff"`
+	ObservedMs Num `json:"observed_ms"`
+	Lower      Num `json:"lower"`
+	Upper      Num `json:"upper"`
+	NEff       int `json:"n_eff"`
+	// P384Ops is the number of P-384 operations inside the cell's Ths:
+	// 3 with a direct key share, 4 after an HRR; PredictedMs is P384Ops
+	// x the host's P-384 operation.
+	P384Ops     int `json:"p384_ops"`
 	PredictedMs Num `json:"predicted_ms"`
 	// Ratio is ObservedMs / PredictedMs.
 	Ratio Num `json:"ratio"`
 	// KemIncreaseMs is the cell's ML-KEM-1024 increase, beside
-	// KemPredictedMs.
+	// KemPredictedMs (or KemPredictedHRRMs in an HRR cell).
 	KemIncreaseMs Num    `json:"kem_increase_ms"`
 	Note          string `json:"note,omitempty"`
 }
 
-const hostCostModel = "observed = median over rounds of (hybrid increase - ML-KEM-1024 increase); predicted = 4 x ms_per_op[ecdh-p384] (two key generations and two derivations over P-384; one `openssl speed ecdhp384` operation is one derivation, a key generation assumed as dear, no fixed-base precomputation in this build); kem_predicted = ML-KEM-1024 keygen + encaps + decaps - 4 x ms_per_op[ecdh-x25519]; speeds the mean of before and after; OpenSSL stacks only"
+const hostCostModel = "observed = median over rounds of (hybrid increase - ML-KEM-1024 increase); predicted = n x ms_per_op[ecdh-p384], n = 3 with a direct key share (the server's key generation and both derivations; the client's first key generation precedes the ClientHello, outside Ths, RFC 8446 4.1.2) and n = 4 after a HelloRetryRequest (the client's second key generation); one `openssl speed ecdhp384` operation is one derivation, a key generation assumed as dear, no fixed-base precomputation in this build; kem_predicted = ML-KEM-1024 encaps + decaps - 3 x ms_per_op[ecdh-x25519] (direct), keygen + encaps + decaps - 4 x ms_per_op[ecdh-x25519] (HRR); speeds the mean of before and after; OpenSSL stacks only"
+
+// P384Ops is the number of P-384 scalar multiplications the hybrid adds
+// inside Ths for a key-share mode: 3 direct, 4 after an HRR (see the
+// model above); 0 for an unknown mode. The count holds for the ECDH part
+// of any group (ConfigCPUMs uses it for X25519 too).
+func P384Ops(keyShare string) int {
+	switch keyShare {
+	case KeyShareDirect:
+		return 3
+	case KeyShareHRR:
+		return 4
+	}
+	return 0
+}
 
 // hostCost computes the account for every complete cell of the gap
 // analysis; a run without host_crypto gets a note and no cells.
 func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
 	nan := Num(math.NaN())
-	h := &HostCost{Model: hostCostModel, P384Ms: nan, P384DriftPct: nan, HybridPredictedMs: nan, KemPredictedMs: nan, Cells: []HostCostCell{}}
+	h := &HostCost{Model: hostCostModel, P384Ms: nan, P384DriftPct: nan, HybridPredictedMs: nan, HybridPredictedHRRMs: nan, KemPredictedMs: nan, KemPredictedHRRMs: nan, Cells: []HostCostCell{}}
 	if hc == nil || (hc.Before == nil && hc.After == nil) {
 		h.Note = "meta.json has no measured.host_crypto (a run recorded before issue 24, or the OpenSSL build was not run): no primitive-cost account"
 		if hc != nil && len(hc.Errors) > 0 {
@@ -207,16 +242,20 @@ func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
 			h.P384DriftPct = Num(100 * (a - b) / b)
 		}
 	}
-	h.HybridPredictedMs = Num(4 * p384)
-	h.KemPredictedMs = Num(speed("mlkem1024-keygen") + speed("mlkem1024-encaps") + speed("mlkem1024-decaps") - 4*speed("ecdh-x25519"))
+	h.HybridPredictedMs = Num(float64(P384Ops(KeyShareDirect)) * p384)
+	h.HybridPredictedHRRMs = Num(float64(P384Ops(KeyShareHRR)) * p384)
+	encDec, x25519 := speed("mlkem1024-encaps")+speed("mlkem1024-decaps"), speed("ecdh-x25519")
+	h.KemPredictedMs = Num(encDec - 3*x25519)
+	h.KemPredictedHRRMs = Num(speed("mlkem1024-keygen") + encDec - 4*x25519)
 	for i := range g.Cells {
 		c := &g.Cells[i]
 		hyb, kem := c.role("hybrid"), c.role("pq-kem")
 		if hyb == nil || kem == nil {
 			continue
 		}
+		ops := P384Ops(c.Cell.KeyShare)
 		hcell := HostCostCell{Cell: c.Cell, Applies: c.Stack != tlsdata.StackGo,
-			PredictedMs: h.HybridPredictedMs, KemIncreaseMs: kem.Rounds.IncreaseMs,
+			P384Ops: ops, PredictedMs: Num(float64(ops) * p384), KemIncreaseMs: kem.Rounds.IncreaseMs,
 			ObservedMs: nan, Lower: nan, Upper: nan, Ratio: nan}
 		if !hcell.Applies {
 			hcell.Note = "Go's crypto/ecdh P-384, not OpenSSL's: the prediction does not apply"
@@ -230,8 +269,8 @@ func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
 		if len(per) > 0 {
 			med, _ := stats.Median(per)
 			hcell.ObservedMs = Num(med)
-			if p384 > 0 {
-				hcell.Ratio = Num(med / (4 * p384))
+			if p384 > 0 && ops > 0 {
+				hcell.Ratio = Num(med / (float64(ops) * p384))
 			}
 		}
 		switch {
@@ -256,4 +295,112 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// HostMsPerOp is the host's time per `openssl speed` operation: the mean
+// of the before and after measurements of each operation (the one that
+// exists when only one was measured); nil without host_crypto.
+func HostMsPerOp(hc *HostCryptoMeta) map[string]float64 {
+	if hc == nil {
+		return nil
+	}
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, s := range []*HostSpeed{hc.Before, hc.After} {
+		if s == nil {
+			continue
+		}
+		for k, v := range s.MsPerOp {
+			sum[k] += v
+			n[k]++
+		}
+	}
+	if len(sum) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range sum {
+		out[k] = v / float64(n[k])
+	}
+	return out
+}
+
+// kexParts are the `openssl speed` primitives of each group: an ECDH
+// part (one key generation and one derivation per side, each one
+// "ecdh-<curve>" operation, as in the account above) and a KEM part
+// ("<kem>-keygen", "-encaps", "-decaps"); a hybrid has both
+// (draft-ietf-tls-ecdhe-mlkem).
+var kexParts = map[string]struct{ ecdh, kem string }{
+	"X25519":             {ecdh: "ecdh-x25519"},
+	"MLKEM1024":          {kem: "mlkem1024"},
+	"X25519MLKEM768":     {ecdh: "ecdh-x25519", kem: "mlkem768"},
+	"SecP384r1MLKEM1024": {ecdh: "ecdh-p384", kem: "mlkem1024"},
+}
+
+// sigPrimitive is the `openssl speed` name of each certificate key's
+// signature ("<name>-sign", "<name>-verify").
+var sigPrimitive = map[string]string{"ed25519": "ed25519", "mldsa87": "mldsa87"}
+
+// ConfigCPUMs is the host's predicted cryptographic time inside Ths of
+// one configuration, the CPU term of the gap model (analysis/gapmodel).
+// By the account above, Ths holds the server's key generation, each
+// side's derivation or the encapsulation and decapsulation, and after a
+// HelloRetryRequest the client's second key generation; the server's
+// CertificateVerify signature and the client's verification of it
+// (RFC 8446 4.4.3); and chainVerifies more verifications, the
+// certificate signatures the client checks (0 for a self-signed leaf
+// that the client does not trust, 1 for a leaf signed by a CA of the same
+// algorithm):
+//
+//	ecdh: (3 direct, 4 HRR) x ms["ecdh-<curve>"]
+//	kem:  ms["<kem>-encaps"] + ms["<kem>-decaps"] (+ ms["<kem>-keygen"] after an HRR)
+//	sig:  ms["<sig>-sign"] + (1 + chainVerifies) x ms["<sig>-verify"]
+//
+// msPerOp is HostMsPerOp's map. A group or key without speed figures is
+// an error naming what to add to the runner's `openssl speed` arguments.
+func ConfigCPUMs(msPerOp map[string]float64, certKey, group string, hrr bool, chainVerifies int) (float64, error) {
+	op := func(name string) (float64, error) {
+		v, ok := msPerOp[name]
+		if !ok || !(v > 0) {
+			return 0, fmt.Errorf("no `openssl speed` figure %q for %s/%s: add the primitive to the runner's speed arguments (experiments/tls/openssl, SpeedArgs)", name, certKey, group)
+		}
+		return v, nil
+	}
+	parts, ok := kexParts[group]
+	if !ok {
+		return 0, fmt.Errorf("group %q has no CPU account (one of %v)", group, sortedKeys(kexParts))
+	}
+	sig, ok := sigPrimitive[certKey]
+	if !ok {
+		return 0, fmt.Errorf("certificate key %q has no CPU account (one of %v)", certKey, sortedKeys(sigPrimitive))
+	}
+	if chainVerifies < 0 {
+		return 0, fmt.Errorf("%d chain verifications: want 0 or more", chainVerifies)
+	}
+	keyShare := KeyShareDirect
+	if hrr {
+		keyShare = KeyShareHRR
+	}
+	total := 0.0
+	add := func(name string, times float64) error {
+		v, err := op(name)
+		total += times * v
+		return err
+	}
+	var errs []error
+	if parts.ecdh != "" {
+		errs = append(errs, add(parts.ecdh, float64(P384Ops(keyShare))))
+	}
+	if parts.kem != "" {
+		errs = append(errs, add(parts.kem+"-encaps", 1), add(parts.kem+"-decaps", 1))
+		if hrr {
+			errs = append(errs, add(parts.kem+"-keygen", 1))
+		}
+	}
+	errs = append(errs, add(sig+"-sign", 1), add(sig+"-verify", float64(1+chainVerifies)))
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
 }

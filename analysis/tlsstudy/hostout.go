@@ -2,6 +2,8 @@ package tlsstudy
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"pqrepro/internal/render"
@@ -29,7 +31,7 @@ func hostTable(r *Results) (string, error) {
 	t := render.Table{
 		Label: "tab:tls-host",
 		Caption: `Study~A, the host and the sockets per cell: the hybrid's increase minus ML-KEM-1024's (median over rounds, ms, 95\,\% cluster-bootstrap interval) beside the P-384 work the hybrid adds by this host's \texttt{openssl speed} ` +
-			`(predicted $= 4 \times$ one P-384 ECDH operation: two key generations and two derivations), and the server flight (ServerHello to its last segment) with the share of handshakes holding a gap of at least ` +
+			`(predicted $= 3 \times$ one P-384 ECDH operation with a direct key share: the server's key generation and both derivations, the client's first key generation preceding the ClientHello; $4 \times$ after a HelloRetryRequest, which adds the client's second key generation), and the server flight (ServerHello to its last segment) with the share of handshakes holding a gap of at least ` +
 			render.Fixed(StallThresholdMs, 0) + `\,ms (a Nagle or delayed-ACK stall; Linux's delayed-ACK timer is at least ` + render.Fixed(LinuxDelackMinMs, 0) + `\,ms) and whether the server sets TCP\_NODELAY. $\star$: the primary cell.`,
 		Align:  "lrrrrrc",
 		Header: []string{"Cell", "Hybrid $-$ KEM (ms)", "Predicted", "Ratio", "Flight p99 (ms)", "Stalled", "Server NODELAY"},
@@ -81,8 +83,8 @@ func hostTable(r *Results) (string, error) {
 	if h != nil && h.Note != "" {
 		notes = append(notes, render.Escape(h.Note)+".")
 	} else if h != nil {
-		notes = append(notes, fmt.Sprintf(`P-384 ECDH %s\,ms an operation (mean of before and after the handshakes; drift %s); ML-KEM-1024 predicted %s\,ms over X25519. Go's cells use Go's P-384: no prediction. OpenSSL's CPU view: \texttt{%s}.`,
-			render.Fixed(float64(h.P384Ms), 3), pctOrDash(h.P384DriftPct), signed(float64(h.KemPredictedMs), 3), strings.ReplaceAll(render.Escape(h.CPUSettings), ":", `:\allowbreak{}`)))
+		notes = append(notes, fmt.Sprintf(`P-384 ECDH %s\,ms an operation (mean of before and after the handshakes; drift %s); ML-KEM-1024 predicted %s\,ms over X25519 with a direct key share, %s\,ms after an HRR. Go's cells use Go's P-384: no prediction. OpenSSL's CPU view: \texttt{%s}.`,
+			render.Fixed(float64(h.P384Ms), 3), pctOrDash(h.P384DriftPct), signed(float64(h.KemPredictedMs), 3), signed(float64(h.KemPredictedHRRMs), 3), strings.ReplaceAll(render.Escape(h.CPUSettings), ":", `:\allowbreak{}`)))
 	}
 	if len(order) == 0 {
 		notes = append(notes, "No cell has packet timing.")
@@ -107,8 +109,11 @@ func pctOrDash(x Num) string {
 }
 
 // hostNumbers sets the host's and the sockets' macros: the P-384 speed
-// and its drift, the predictions, the judged cell's observed hybrid minus
-// ML-KEM-1024 with its interval and ratio, the stall threshold, the
+// and its drift, the predictions (direct and HRR), the judged cell's
+// observed hybrid minus ML-KEM-1024 with its interval and ratio, the
+// range of the ratio over the OpenSSL cells of each key-share mode, the
+// published hybrid minus ML-KEM-1024 and its ratio to this host's
+// direct-share P-384 work, the stall threshold, the
 // judged cell's flight p99 and stalled share, the largest stalled share
 // of any cell and the cell it is in.
 func hostNumbers(r *Results, setOnce func(name, v string)) {
@@ -120,9 +125,17 @@ func hostNumbers(r *Results, setOnce func(name, v string)) {
 		}
 	}()
 	h := r.Host
-	for _, k := range []string{"HostEcdhMs", "HostEcdhDriftPct", "HostHybridPredictedMs", "HostKemPredictedMs", "HostHybridObservedMs", "HostHybridLowMs", "HostHybridHighMs", "HostHybridRatio", "HostKemObservedMs"} {
+	for _, k := range []string{"HostEcdhMs", "HostEcdhDriftPct", "HostHybridPredictedMs", "HostHybridPredictedHRRMs", "HostKemPredictedMs", "HostKemPredictedHRRMs",
+		"HostHybridObservedMs", "HostHybridLowMs", "HostHybridHighMs", "HostHybridRatio", "HostKemObservedMs",
+		"HostRatioDirectMin", "HostRatioDirectMax", "HostRatioHRRMin", "HostRatioHRRMax", "HostPubHybridMinusKemRatio"} {
 		set(k, "---")
 	}
+	set("HostOpsDirect", fmt.Sprint(P384Ops(KeyShareDirect)))
+	set("HostOpsHRR", fmt.Sprint(P384Ops(KeyShareHRR)))
+	pubHyb, pubKem := Published.Increases["hybrid"].IncreaseMs, Published.Increases["pq-kem"].IncreaseMs
+	set("PubHybridMs", render.Fixed(pubHyb, 3))
+	set("PubKemMs", render.Fixed(pubKem, 3))
+	set("PubHybridMinusKemMs", render.Fixed(pubHyb-pubKem, 3))
 	set("HostNote", "measured")
 	if h == nil {
 		set("HostNote", "no host account in these results")
@@ -132,7 +145,24 @@ func hostNumbers(r *Results, setOnce func(name, v string)) {
 		set("HostEcdhMs", render.Fixed(float64(h.P384Ms), 3))
 		set("HostEcdhDriftPct", pctOrDash(h.P384DriftPct))
 		set("HostHybridPredictedMs", signed(float64(h.HybridPredictedMs), 3))
+		set("HostHybridPredictedHRRMs", signed(float64(h.HybridPredictedHRRMs), 3))
 		set("HostKemPredictedMs", signed(float64(h.KemPredictedMs), 3))
+		set("HostKemPredictedHRRMs", signed(float64(h.KemPredictedHRRMs), 3))
+		if h.HybridPredictedMs > 0 {
+			set("HostPubHybridMinusKemRatio", render.Fixed((pubHyb-pubKem)/float64(h.HybridPredictedMs), 2))
+		}
+		for mode, names := range map[string][2]string{KeyShareDirect: {"HostRatioDirectMin", "HostRatioDirectMax"}, KeyShareHRR: {"HostRatioHRRMin", "HostRatioHRRMax"}} {
+			var rs []float64
+			for _, c := range h.Cells {
+				if c.Applies && c.KeyShare == mode && !math.IsNaN(float64(c.Ratio)) {
+					rs = append(rs, float64(c.Ratio))
+				}
+			}
+			if len(rs) > 0 {
+				set(names[0], render.Fixed(slices.Min(rs), 2))
+				set(names[1], render.Fixed(slices.Max(rs), 2))
+			}
+		}
 		for _, c := range h.Cells {
 			if c.Cell == r.Primary.Judged {
 				set("HostHybridObservedMs", signed(float64(c.ObservedMs), 3))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"pqrepro/analysis/gapmodel"
 	"pqrepro/internal/jsonnum"
 )
 
@@ -33,6 +34,11 @@ type Results struct {
 	// Stalls is the per-cell packet timing that shows Nagle or
 	// delayed-ACK stalls (stalls.go); absent before issue 24's results.
 	Stalls *Stalls `json:"stalls,omitempty"`
+	// GapModelRows are the emulated-path cells the gap model
+	// (analysis/gapmodel, issue 30) is fitted on; absent when the run
+	// measured no emulated path (gapmodelout.go then says "not measured
+	// in this run").
+	GapModelRows []gapmodel.Row `json:"gap_model_rows,omitempty"`
 	// Primary says which cell the claims are judged on and why
 	// (PrimaryChoice: the stated cell, its fallback, or neither).
 	Primary PrimaryChoice `json:"primary_choice"`

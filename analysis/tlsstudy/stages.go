@@ -14,25 +14,28 @@ import (
 
 // Output paths, relative to the repository root.
 const (
-	ResultsFile   = "results/tls.json"
-	FigureThs     = "figures/tls-ths"   // .pdf and .svg
-	FigureBytes   = "figures/tls-bytes" // .pdf and .svg
-	FigureGap     = "figures/tls-gap"   // .pdf and .svg
-	FigureDrift   = "figures/tls-drift" // .pdf and .svg
-	TableDrift    = "paper/generated/tls-drift.tex"
-	TableSerial   = "paper/generated/tls-serial.tex"
-	TableGap      = "paper/generated/tls-gap.tex"
-	TableFactors  = "paper/generated/tls-factors.tex" // and the host table, tab:tls-host
-	TablePaper    = "paper/generated/tls-paper.tex"
-	TableMatrix   = "paper/generated/tls-matrix.tex"
-	TableBytes    = "paper/generated/tls-bytes.tex"
-	NumbersFile   = "paper/generated/tls-numbers.tex"
-	paramEpoch    = "SOURCE_DATE_EPOCH"
-	codeDir       = "analysis/tlsstudy"
-	stageAnalyze  = "tls:analyze"
-	stageFigures  = "tls:figures"
-	stageTables   = "tls:tables"
-	recordsInFile = tlsdata.RecordsFile
+	ResultsFile = "results/tls.json"
+	FigureThs   = "figures/tls-ths"   // .pdf and .svg
+	FigureBytes = "figures/tls-bytes" // .pdf and .svg
+	FigureGap   = "figures/tls-gap"   // .pdf and .svg
+	FigureDrift = "figures/tls-drift" // .pdf and .svg
+	// FigureGapModel and TableGapModel render the gap model (issue 30).
+	FigureGapModel = "figures/tls-gapmodel" // .pdf and .svg
+	TableGapModel  = "paper/generated/tls-gapmodel.tex"
+	TableDrift     = "paper/generated/tls-drift.tex"
+	TableSerial    = "paper/generated/tls-serial.tex"
+	TableGap       = "paper/generated/tls-gap.tex"
+	TableFactors   = "paper/generated/tls-factors.tex" // and the host table, tab:tls-host
+	TablePaper     = "paper/generated/tls-paper.tex"
+	TableMatrix    = "paper/generated/tls-matrix.tex"
+	TableBytes     = "paper/generated/tls-bytes.tex"
+	NumbersFile    = "paper/generated/tls-numbers.tex"
+	paramEpoch     = "SOURCE_DATE_EPOCH"
+	codeDir        = "analysis/tlsstudy"
+	stageAnalyze   = "tls:analyze"
+	stageFigures   = "tls:figures"
+	stageTables    = "tls:tables"
+	recordsInFile  = tlsdata.RecordsFile
 	// MetaFile is the run's meta.json, read for the host's cryptography
 	// and the socket options (hostcost.go, stalls.go).
 	MetaFile = "meta.json"
@@ -120,7 +123,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
 		Params:  map[string]string{paramEpoch: epoch},
-		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg", FigureDrift + ".pdf", FigureDrift + ".svg"},
+		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg", FigureDrift + ".pdf", FigureDrift + ".svg", FigureGapModel + ".pdf", FigureGapModel + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			date, err := parseEpoch(env.Param(paramEpoch))
 			if err != nil {
@@ -143,7 +146,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Doc:     "Study A LaTeX tables and numbers",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
-		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, NumbersFile},
+		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, TableGapModel, NumbersFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			res, err := readResults(env)
 			if err != nil {

@@ -21,7 +21,7 @@ func Tables(r *Results) (map[string][]byte, error) {
 		path string
 		make func(*Results) (string, error)
 	}{
-		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {TableDrift, driftTable}, {TableSerial, serialTable}, {NumbersFile, numbers},
+		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {TableDrift, driftTable}, {TableSerial, serialTable}, {TableGapModel, gapModelTable}, {NumbersFile, numbers},
 	} {
 		s, err := t.make(r)
 		if err != nil {
@@ -403,6 +403,9 @@ func numbers(r *Results) (string, error) {
 	set("AgreementSynPNinetyFiveMs", render.Fixed(float64(r.Agreement.SynToFinished.P95AbsDiffMs), 3))
 	gapNumbers(r, set)
 	hostNumbers(r, set)
+	if err := gapModelNumbers(r, set); err != nil {
+		errs = append(errs, err)
+	}
 	dependenceNumbers(r, set)
 	if len(errs) > 0 {
 		return "", errs[0]

@@ -1,0 +1,348 @@
+package tlsstudy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"pqrepro/analysis/gapmodel"
+	"pqrepro/analysis/stats"
+	"pqrepro/internal/render"
+)
+
+// Renderings of the gap model (analysis/gapmodel, issue 30) over the
+// emulated-path cells (Results.GapModelRows): a figure (FigureGapModel)
+// of each configuration's increase over the baseline against the path's
+// RTT, a panel per client group list, with the model's lines and the
+// published increases; a table (TableGapModel) of the fitted parameters
+// and of the published-vs-predicted residuals per combination; and their
+// \newcommand numbers (gapModelNumbers, in NumbersFile). A run without
+// emulated-path cells gets each output saying "not measured in this run".
+
+// notMeasured is what every gap-model output says without the cells.
+const notMeasured = "not measured in this run"
+
+// gapModelPublished converts Published, the one copy of the original's
+// numbers, for gapmodel.Explain.
+func gapModelPublished() gapmodel.Published {
+	p := gapmodel.Published{Source: Published.Source, BaselineMs: Published.BaselineMedianMs, IncreaseMs: map[string]float64{}}
+	for role, inc := range Published.Increases {
+		p.IncreaseMs[role] = inc.IncreaseMs
+	}
+	return p
+}
+
+// gapModel fits the model on rows and, if the prediction passes, explains
+// the published medians; nil, nil without rows.
+func gapModel(rows []gapmodel.Row) (*gapmodel.Fit, *gapmodel.Explanation, error) {
+	if len(rows) == 0 {
+		return nil, nil, nil
+	}
+	f, err := gapmodel.FitModel(rows, gapmodel.Registered)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gap model: %w", err)
+	}
+	if !f.Pass {
+		return f, nil, nil
+	}
+	e, err := gapmodel.Explain(f, rows, gapModelPublished())
+	if err != nil {
+		return nil, nil, fmt.Errorf("gap model: %w", err)
+	}
+	return f, e, nil
+}
+
+// gapModelRoleLabel names a role in the figure's key and the table.
+func gapModelRoleLabel(role string) string {
+	if role == "baseline" {
+		return "Baseline"
+	}
+	return Published.Increases[role].Config
+}
+
+// gapModelFigure draws, per client group list, each configuration's
+// observed increase over the baseline (median over rounds of the paired
+// per-round difference) against the path's self-tested RTT, marker per
+// chain; the model's increase, (k_j - k_base) RTT + s (CPU_j - CPU_base),
+// as lines (solid: leaf, dashed: leaf and CA); and the published
+// increases as dotted horizontal lines. Without rows it draws the
+// published lines alone and says the cells were not measured.
+func gapModelFigure(r *Results) (render.Figure, error) {
+	rows := r.GapModelRows
+	f, _, err := gapModel(rows)
+	if err != nil {
+		return render.Figure{}, err
+	}
+	var groups []string
+	for i := range rows {
+		if !slices.Contains(groups, rows[i].Groups) {
+			groups = append(groups, rows[i].Groups)
+		}
+	}
+	slices.Sort(groups)
+	maxRTT := 4.0
+	for i := range rows {
+		maxRTT = max(maxRTT, rows[i].RTTMs)
+	}
+	var key []render.KeyEntry
+	panel := func(title string, rs []gapmodel.Row) (*plot.Plot, error) {
+		p := render.NewPlot(title)
+		p.X.Label.Text = "Path RTT, self-tested (ms)"
+		p.Y.Label.Text = "Increase over the baseline (ms)"
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, maxRTT*1.05, 0, 10
+		p.X.Tick.Marker, p.Y.Tick.Marker = render.LinearTicks{}, render.LinearTicks{}
+		for k, role := range Roles[1:] {
+			st := roleSeries(k)
+			pub := Published.Increases[role].IncreaseMs
+			l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: pub}, {X: maxRTT * 1.05, Y: pub}})
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
+			p.Add(l)
+			if len(key) < 3 {
+				key = append(key, render.KeyEntry{Name: gapModelRoleLabel(role) + ": published", Thumb: l})
+			}
+			p.Y.Max = max(p.Y.Max, pub*1.1)
+		}
+		if f == nil {
+			return p, nil
+		}
+		chains := map[string]bool{}
+		for i := range rs {
+			chains[rs[i].Chain] = true
+		}
+		for k, role := range Roles[1:] {
+			st := roleSeries(k)
+			for _, chain := range sortedKeys(chains) {
+				obs, kRole, kBase, cRole, cBase := gapModelIncreases(rs, role, chain)
+				if len(obs) == 0 {
+					continue
+				}
+				sc, err := plotter.NewScatter(obs)
+				if err != nil {
+					return nil, err
+				}
+				sc.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2.4), Shape: st.Shape}
+				if chain != "leaf" {
+					sc.GlyphStyle.Shape = st.Hollow
+				}
+				model := func(x float64) float64 { return (kRole-kBase)*x + f.S.Est*(cRole-cBase) }
+				ln, err := plotter.NewLine(plotter.XYs{{X: 0, Y: model(0)}, {X: maxRTT * 1.05, Y: model(maxRTT * 1.05)}})
+				if err != nil {
+					return nil, err
+				}
+				ln.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(1)}
+				if chain != "leaf" {
+					ln.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				}
+				p.Add(ln, sc)
+				for _, pt := range obs {
+					p.Y.Max = max(p.Y.Max, pt.Y*1.1)
+					p.Y.Min = min(p.Y.Min, pt.Y*1.1)
+				}
+			}
+		}
+		return p, nil
+	}
+	var panels []*plot.Plot
+	if len(groups) == 0 {
+		p, err := panel("", nil)
+		if err != nil {
+			return render.Figure{}, err
+		}
+		p.Title.Text = "Emulated-path cells: " + notMeasured
+		panels = append(panels, p)
+	}
+	for _, g := range groups {
+		var rs []gapmodel.Row
+		for _, row := range rows {
+			if row.Groups == g {
+				rs = append(rs, row)
+			}
+		}
+		p, err := panel("Client groups: "+g, rs)
+		if err != nil {
+			return render.Figure{}, err
+		}
+		panels = append(panels, p)
+	}
+	if f != nil {
+		key = append(key, render.KeyEntry{Name: "ours (filled: leaf, hollow: leaf + CA); lines: the model (dashed: leaf + CA)",
+			Thumb: render.Thumb{Line: draw.LineStyle{Color: render.Grey, Width: vg.Points(1)}}})
+	}
+	cols := 3
+	return render.Figure{Base: FigureGapModel, Plot: render.Compose([][]*plot.Plot{panels}, key, cols),
+		W: figureWidth, H: 2.8 * vg.Inch, Panels: panels}, nil
+}
+
+// gapModelIncreases returns one chain's observed increases of role over
+// the baseline (x: RTT, y: median over rounds of the per-round
+// difference) at every delay level of rs, and the model's median round
+// trips and CPU of the role and the baseline over those levels.
+func gapModelIncreases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, kRole, kBase, cRole, cBase float64) {
+	base := map[float64]*gapmodel.Row{}
+	for i := range rs {
+		if rs[i].Chain == chain && rs[i].Role == "baseline" {
+			base[rs[i].OneWayDelayMs] = &rs[i]
+		}
+	}
+	var kr, kb, cr, cb []float64
+	for i := range rs {
+		r := &rs[i]
+		b := base[r.OneWayDelayMs]
+		if r.Chain != chain || r.Role != role || b == nil {
+			continue
+		}
+		d := make([]float64, len(r.RoundThsMs))
+		for j := range d {
+			d[j] = r.RoundThsMs[j] - b.RoundThsMs[j]
+		}
+		m, err := stats.Median(d)
+		if err != nil {
+			continue
+		}
+		obs = append(obs, plotter.XY{X: r.RTTMs, Y: m})
+		kr, kb, cr, cb = append(kr, r.RoundTrips), append(kb, b.RoundTrips), append(cr, r.CPUMs), append(cb, b.CPUMs)
+	}
+	if len(obs) == 0 {
+		return nil, 0, 0, 0, 0
+	}
+	slices.SortFunc(obs, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
+	kRole, _ = stats.Median(kr)
+	kBase, _ = stats.Median(kb)
+	cRole, _ = stats.Median(cr)
+	cBase, _ = stats.Median(cb)
+	return obs, kRole, kBase, cRole, cBase
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// gapModelTable: the fitted parameters with their intervals, the
+// held-out test, and per combination the path RTT (and CPU factor) with
+// each published median's residual.
+func gapModelTable(r *Results) (string, error) {
+	f, e, err := gapModel(r.GapModelRows)
+	if err != nil {
+		return "", err
+	}
+	reg := gapmodel.Registered
+	t := render.Table{
+		Label: "tab:tls-gapmodel",
+		Caption: `Study~A, the gap model $\mathrm{Ths} = c_0 + k \times \mathrm{RTT} + s \times \mathrm{CPU}$ (registered before the run: fit on the lowest and highest delay level, every held-out cell within ` +
+			render.Fixed(reg.BoundMs, 2) + `\,ms): per combination of client group list and chain, the path RTT (and CPU-speed factor) that best explains the published medians, and each residual (predicted $-$ published, ms).`,
+		Align:  "lrrrrrrr",
+		Header: []string{"Combination", "RTT (ms)", "CPU factor", "Baseline", "ML-DSA-87", "ML-KEM-1024", "Hybrid", "RMS"},
+	}
+	switch {
+	case f == nil:
+		t.Rows = append(t.Rows, []string{"Emulated-path cells: " + notMeasured, "---", "---", "---", "---", "---", "---", "---"})
+		t.Notes = "The run holds no emulated-path cell: the model is registered (analysis/gapmodel/registration.txt) but not fitted."
+		return t.Latex()
+	case e == nil:
+		t.Rows = append(t.Rows, []string{"the held-out prediction fails: nothing explained", "---", "---", "---", "---", "---", "---", "---"})
+	default:
+		for i, c := range e.Combos {
+			label := render.Escape(c.Combo.String())
+			if i == e.Best {
+				label = `$\star$ ` + label
+			}
+			row := []string{label, render.Fixed(c.RTTMs, 2), render.Fixed(c.CPUFactor, 2)}
+			for _, v := range c.ResidualMs {
+				row = append(row, signed(v, 2))
+			}
+			t.Rows = append(t.Rows, append(row, render.Fixed(c.RMSMs, 2)))
+		}
+	}
+	notes := []string{fmt.Sprintf(`$c_0 = %s$\,ms [%s, %s], $s = %s$ [%s, %s] (%s\,%% cluster bootstrap over %d rounds); held out: max $|$error$|$ %s\,ms, the prediction %s.`,
+		render.Fixed(f.C0.Est, 3), render.Fixed(f.C0.Lower, 3), render.Fixed(f.C0.Upper, 3), render.Fixed(f.S.Est, 3), render.Fixed(f.S.Lower, 3), render.Fixed(f.S.Upper, 3),
+		render.Fixed(100*reg.Level, 0), f.Rounds, render.Fixed(f.MaxAbsErrMs, 3), passWord(f))}
+	if e != nil {
+		notes = append(notes, fmt.Sprintf(`$\star$: the best combination within %s\,ms of every published median, if any. %s.`, render.Fixed(reg.ExplainBoundMs, 2), render.Escape(e.BaselineNote)))
+		for _, c := range e.Combos {
+			if c.Note != "" {
+				notes = append(notes, render.Escape(c.Combo.String()+": "+c.Note)+".")
+			}
+		}
+	}
+	t.Notes = strings.Join(notes, " ")
+	return t.Latex()
+}
+
+func passWord(f *gapmodel.Fit) string {
+	if f.Pass {
+		return "passes"
+	}
+	return "fails"
+}
+
+// gapModelNumbers sets the gap model's macros: the registered bounds,
+// whether the cells were measured, the fitted parameters and intervals,
+// the held-out test, and the best combination with its RTT, CPU factor,
+// RMS residual and what it says of the baseline.
+func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
+	f, e, err := gapModel(r.GapModelRows)
+	if err != nil {
+		return err
+	}
+	vals := map[string]string{}
+	set := func(name, v string) { vals[name] = v }
+	defer func() {
+		for _, k := range sortedKeys(vals) {
+			setOnce(k, vals[k])
+		}
+	}()
+	reg := gapmodel.Registered
+	set("GapModelBoundMs", render.Fixed(reg.BoundMs, 2))
+	set("GapModelExplainBoundMs", render.Fixed(reg.ExplainBoundMs, 2))
+	set("GapModelResamples", fmt.Sprint(reg.Resamples))
+	for _, k := range []string{"GapModelCZeroMs", "GapModelCZeroLowMs", "GapModelCZeroHighMs", "GapModelS", "GapModelSLow", "GapModelSHigh",
+		"GapModelMaxErrMs", "GapModelPass", "GapModelBest", "GapModelBestRTTMs", "GapModelBestCPUFactor", "GapModelBestRMSMs", "GapModelBaselineNote", "GapModelRounds"} {
+		set(k, "---")
+	}
+	if f == nil {
+		set("GapModelStatus", notMeasured)
+		return nil
+	}
+	set("GapModelStatus", "measured")
+	set("GapModelCZeroMs", render.Fixed(f.C0.Est, 3))
+	set("GapModelCZeroLowMs", render.Fixed(f.C0.Lower, 3))
+	set("GapModelCZeroHighMs", render.Fixed(f.C0.Upper, 3))
+	set("GapModelS", render.Fixed(f.S.Est, 2))
+	set("GapModelSLow", render.Fixed(f.S.Lower, 2))
+	set("GapModelSHigh", render.Fixed(f.S.Upper, 2))
+	set("GapModelMaxErrMs", render.Fixed(f.MaxAbsErrMs, 3))
+	set("GapModelPass", passWord(f))
+	set("GapModelRounds", fmt.Sprint(f.Rounds))
+	if e == nil {
+		return nil
+	}
+	set("GapModelBaselineNote", render.Escape(e.BaselineNote))
+	if e.Best < 0 {
+		set("GapModelBest", "none")
+		return nil
+	}
+	b := e.Combos[e.Best]
+	set("GapModelBest", render.Escape(b.Combo.String()))
+	set("GapModelBestRTTMs", render.Fixed(b.RTTMs, 2))
+	set("GapModelBestCPUFactor", render.Fixed(b.CPUFactor, 2))
+	set("GapModelBestRMSMs", render.Fixed(b.RMSMs, 2))
+	if math.IsNaN(b.RMSMs) {
+		return fmt.Errorf("gap model: best combination %s with RMS NaN", b.Combo)
+	}
+	return nil
+}
