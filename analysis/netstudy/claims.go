@@ -272,7 +272,7 @@ func judgeSmallestScenario(r *Results) claims.Outcome {
 	}
 	mean, lo, hi := v[0], v[1], v[2]
 	floor, ceil := published.DiffMsMin*(1-latencyTol), published.DiffMsMin*(1+latencyTol)
-	o := claims.Outcome{Ours: fmt.Sprintf("%.3f ms [%.3f, %.3f] over %d rounds (%s; round %d: %.3f ms)", mean, lo, hi, e.K, e.Scenario, r.Reproduced.Round, float64(r.Reproduced.DiffMsMin)),
+	o := claims.Outcome{Ours: fmt.Sprintf("%.3f ms [%.3f, %.3f] over %d rounds (%s; round %s: %.3f ms)", mean, lo, hi, e.K, e.Scenario, strings.ReplaceAll(intTeX(r.Reproduced.Round), "{,}", ","), float64(r.Reproduced.DiffMsMin)),
 		Verdict: claims.Reproduced, Direction: claims.DirectionOf(mean, published.DiffMsMin)}
 	switch {
 	case lo >= floor && hi <= ceil:
