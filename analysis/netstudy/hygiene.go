@@ -98,7 +98,11 @@ type FlagSeries struct {
 // WithoutFlagged are the comparisons without the flagged handshakes.
 type WithoutFlagged struct {
 	Comparisons []Comparison `json:"comparisons"`
-	Reproduced  Reproduced   `json:"reproduced"`
+	// Scenarios are the scenario-level differences over the rounds of
+	// Comparisons (inference.go), which claim B3 reads; absent from
+	// results written before they were recorded.
+	Scenarios  []ScenarioEffect `json:"scenarios,omitempty"`
+	Reproduced Reproduced       `json:"reproduced"`
 }
 
 // Control is the concurrency control's result.
@@ -436,6 +440,7 @@ func hygiene(res *Results, d *Design, all []Row, in hygieneInput, p Params) (*Hy
 	if err != nil {
 		return nil, fmt.Errorf("without flagged: %w", err)
 	}
+	h.WithoutFlagged.Scenarios = scenarioEffects(d, h.WithoutFlagged.Comparisons)
 	h.WithoutFlagged.Reproduced = res.Reproduced
 	h.WithoutFlagged.Reproduced.HigherLatency, h.WithoutFlagged.Reproduced.HigherBytes, h.WithoutFlagged.Reproduced.Significant = 0, 0, 0
 	h.WithoutFlagged.Reproduced.fill(d, h.WithoutFlagged.Comparisons, res.Reproduced.Round)
