@@ -19,6 +19,20 @@ import (
 // float referenced, no measured number typed by hand. It lives here, not
 // in internal/paperbuild, because the allowances are the studies'.
 func TestCommittedPaperSources(t *testing.T) {
+	files := committedPaperSources(t)
+	for _, p := range paperbuild.CheckSources(files, handTyped()) {
+		t.Error(p)
+	}
+	// Without the studies' allowances, their versions are typed by hand.
+	if len(paperbuild.CheckSources(files, nil)) == 0 {
+		t.Error("the paper passes without the studies' HandTyped: the allowances are not needed, or not the studies'")
+	}
+}
+
+// committedPaperSources reads the repository's paper/**/*.tex, by path
+// relative to paper/, skipping the test without a paper next to the module.
+func committedPaperSources(t *testing.T) map[string][]byte {
+	t.Helper()
 	root := filepath.Join("..", "paper")
 	files := map[string][]byte{}
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -36,12 +50,34 @@ func TestCommittedPaperSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range paperbuild.CheckSources(files, handTyped()) {
-		t.Error(p)
+	return files
+}
+
+// TestStaleSignSentence: the sentence that said the per-fifth
+// ML-KEM-1024 increases were "changing sign" after the data had made them
+// all positive (testdata/stale-changing-sign.tex, issue 31) fails the
+// paper's source check with today's generated numbers, in the paper as
+// it is; the paper's own sentence, whose words are generated
+// (\TlsFifthKemIncreaseSign), passes. If the committed run's increases
+// change sign again, the old sentence becomes true and this test says so.
+func TestStaleSignSentence(t *testing.T) {
+	files := committedPaperSources(t)
+	old, err := os.ReadFile(filepath.Join("testdata", "stale-changing-sign.tex"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Without the studies' allowances, their versions are typed by hand.
-	if len(paperbuild.CheckSources(files, nil)) == 0 {
-		t.Error("the paper passes without the studies' HandTyped: the allowances are not needed, or not the studies'")
+	files["sections/stale.tex"] = old
+	var got []string
+	for _, p := range paperbuild.CheckSources(files, handTyped()) {
+		if strings.HasPrefix(p, "sections/stale.tex:") {
+			got = append(got, p)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], `"changing sign" about \TlsFifthKemIncreaseMs`) {
+		t.Errorf("the stale sentence is not rejected with today's data: problems %q", got)
+	}
+	if !bytes.Contains(files["sections/tls.tex"], []byte(`\TlsFifthKemIncreaseMs{}~ms, \TlsFifthKemIncreaseSign{}`)) {
+		t.Error("sections/tls.tex no longer takes the words of the per-fifth increases from \\TlsFifthKemIncreaseSign")
 	}
 }
 

@@ -52,6 +52,7 @@ import (
 	"math"
 	"strconv"
 
+	"pqrepro/analysis/stats"
 	"pqrepro/internal/jsonnum"
 )
 
@@ -437,11 +438,13 @@ func Pct0(x float64) string { return fmt.Sprintf("%.1f %%", x) }
 // Times formats a ratio ("17.02x").
 func Times(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) + "x" }
 
-// PValue formats a p-value; values below the smallest normal double are
-// shown as a bound (the normal approximation underflows for large n).
+// PValue formats a p-value for a verdict table: "= 0.0023", or "< 1e-06"
+// below stats.PFloor, the floor every printed p of this project keeps
+// (a p below it claims more than the studies' designs can support: see
+// stats.PFloor).
 func PValue(p float64) string {
-	if p < 1e-300 {
-		return "< 1e-300"
+	if p < stats.PFloor {
+		return fmt.Sprintf("< %.0e", stats.PFloor)
 	}
 	return fmt.Sprintf("= %.2g", p)
 }

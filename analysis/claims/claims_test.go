@@ -492,3 +492,16 @@ func TestTimingMatchesHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestPValueFloor: a verdict table prints no p below stats.PFloor, the
+// floor of every printed p (issue 31: A7 printed 3.9e-12).
+func TestPValueFloor(t *testing.T) {
+	for _, tc := range []struct {
+		p    float64
+		want string
+	}{{0.0023, "= 0.0023"}, {5.7e-6, "= 5.7e-06"}, {1e-6, "= 1e-06"}, {3.9e-12, "< 1e-06"}, {0, "< 1e-06"}} {
+		if got := PValue(tc.p); got != tc.want {
+			t.Errorf("PValue(%g) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -49,10 +49,14 @@ func on(rule func(r *Results) claims.Outcome) func(*claims.Results) claims.Outco
 // stays shown.
 func roundOK(r *Results, o claims.Outcome) claims.Outcome {
 	if r.Reproduced.Round != published.Round && o.Verdict != claims.NotMeasurable {
-		o.Verdict = claims.NotMeasurable
-		o.Reason = fmt.Sprintf("the run's largest round is %d, not 10,000 (quick profile)", r.Reproduced.Round)
+		o.Verdict, o.Reason = claims.NotMeasurable, roundReason(r)
 	}
 	return o
+}
+
+// roundReason says why a claim about the 10,000 round is not measurable.
+func roundReason(r *Results) string {
+	return fmt.Sprintf("the run's largest round is %d, not 10,000 (quick profile)", r.Reproduced.Round)
 }
 
 // judgeReproduced is the tolerance rule on one number of "reproduced",
@@ -117,12 +121,18 @@ func studyBClaims() []claims.Claim {
 			ID: "B3", Study: "net", HostDependent: true,
 			Statement: "smallest median latency difference in the 10,000 round",
 			Quote:     quoteDiffs,
-			Measures:  "smallest median latency difference, 10,000 round",
+			Measures:  "smallest median latency difference, scenario level (its rounds as replicates)",
 			Published: fmt.Sprintf("%.3f ms", p.DiffMsMin),
-			Agreement: within,
-			Rationale: fmt.Sprintf("in the fastest scenario the difference is mostly the hybrid's CPU time, which depends on the host's CPU (the paper does not name it); a difference under %.2f ms or over %.2f ms fails",
+			Agreement: within + ", the scenario-level interval inside the window",
+			Rationale: fmt.Sprintf("in the fastest scenario the difference is mostly the hybrid's CPU time, which depends on the host's CPU (the paper does not name it); the unit of replication is the series, so the claim is judged on the scenario with the smallest difference at the level of the design: the Student t interval over its rounds' differences must lie inside %.2f-%.2f ms (agreement shown, not merely not excluded); an interval reaching outside fails",
 				p.DiffMsMin*(1-latencyTol), p.DiffMsMin*(1+latencyTol)),
-			Eval: judgeReproduced("diff_ms_min", func(r *Results) Num { return r.Reproduced.DiffMsMin }, p.DiffMsMin, claims.Ms),
+			Eval: on(func(r *Results) claims.Outcome {
+				o := judgeSmallestScenario(r)
+				if r.Reproduced.Round != published.Round {
+					o.Verdict, o.Reason = claims.NotMeasurable, roundReason(r)
+				}
+				return o
+			}),
 		},
 		{
 			ID: "B4", Study: "net", HostDependent: true,
@@ -234,6 +244,42 @@ func judgeFalling(r *Results) claims.Outcome {
 		o.Verdict, o.Reason = claims.NotReproduced, "fastest above slowest, but not falling at every step"
 	default:
 		o.Verdict, o.Reason = claims.NotReproduced, "does not fall"
+	}
+	return o
+}
+
+// judgeSmallestScenario is B3's rule: the scenario with the smallest
+// scenario-level difference (ScenarioEffect.MeanMs, its rounds as
+// replicates) agrees with the published smallest difference when its t
+// interval lies inside the ±latencyTol window; the largest round's
+// difference of that scenario is shown beside it.
+func judgeSmallestScenario(r *Results) claims.Outcome {
+	best := -1
+	for i, e := range r.Scenarios {
+		if !math.IsNaN(float64(e.MeanMs)) && (best < 0 || e.MeanMs < r.Scenarios[best].MeanMs) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return claims.Unmeasurable(claims.Missing("net", "scenarios[].mean_ms", "no scenario has a difference over its rounds"))
+	}
+	e := r.Scenarios[best]
+	path := fmt.Sprintf("scenarios[%d].", best)
+	v, err := claims.Need("net", claims.Field{Path: path + "mean_ms", Value: float64(e.MeanMs)},
+		claims.Field{Path: path + "lower_ms", Value: float64(e.LowerMs)}, claims.Field{Path: path + "upper_ms", Value: float64(e.UpperMs)})
+	if err != nil {
+		return claims.Unmeasurable(err)
+	}
+	mean, lo, hi := v[0], v[1], v[2]
+	floor, ceil := published.DiffMsMin*(1-latencyTol), published.DiffMsMin*(1+latencyTol)
+	o := claims.Outcome{Ours: fmt.Sprintf("%.3f ms [%.3f, %.3f] over %d rounds (%s; round %s: %.3f ms)", mean, lo, hi, e.K, e.Scenario, strings.ReplaceAll(intTeX(r.Reproduced.Round), "{,}", ","), float64(r.Reproduced.DiffMsMin)),
+		Verdict: claims.Reproduced, Direction: claims.DirectionOf(mean, published.DiffMsMin)}
+	switch {
+	case lo >= floor && hi <= ceil:
+	case hi < floor || lo > ceil:
+		o.Verdict, o.Reason = claims.NotReproduced, fmt.Sprintf("the scenario-level interval lies outside %.2f-%.2f ms", floor, ceil)
+	default:
+		o.Verdict, o.Reason = claims.NotReproduced, fmt.Sprintf("the scenario-level interval straddles the window %.2f-%.2f ms: agreement not shown", floor, ceil)
 	}
 	return o
 }

@@ -90,3 +90,37 @@ func TestNoRuleAsksForSignificance(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeSmallestScenario: B3 reads the scenario-level interval of the
+// scenario with the smallest difference: inside the window reproduced,
+// straddling a bound or outside it not reproduced, none not measurable.
+func TestJudgeSmallestScenario(t *testing.T) {
+	nan := Num(math.NaN())
+	mk := func(lo, mean, hi Num) *Results {
+		return &Results{Reproduced: Reproduced{Round: 10000, DiffMsMin: mean}, Scenarios: []ScenarioEffect{
+			{Scenario: "far", K: 3, MeanMs: 2.0, LowerMs: 1.9, UpperMs: 2.1},
+			{Scenario: "lan", K: 3, MeanMs: mean, LowerMs: lo, UpperMs: hi},
+			{Scenario: "one", K: 1, MeanMs: nan, LowerMs: nan, UpperMs: nan},
+		}}
+	}
+	for _, tc := range []struct {
+		lo, mean, hi Num
+		want         claims.Verdict
+		reason       string
+	}{
+		{0.6, 0.7, 0.8, claims.Reproduced, ""},
+		{0.139, 0.424, 0.709, claims.NotReproduced, "straddles"}, // today's lan: the floor 0.371 inside the interval
+		{0.9, 1.0, 1.2, claims.NotReproduced, "straddles"},       // the ceiling 1.113
+		{0.1, 0.2, 0.3, claims.NotReproduced, "lies outside"},    // wholly below
+		{0.1, 0.7, 1.5, claims.NotReproduced, "straddles"},       // wider than the window
+		{0.371, 0.742, 1.113, claims.Reproduced, ""},             // on the bounds
+	} {
+		o := judgeSmallestScenario(mk(tc.lo, tc.mean, tc.hi))
+		if o.Verdict != tc.want || !strings.Contains(o.Reason, tc.reason) || !strings.Contains(o.Ours, "lan") {
+			t.Errorf("[%v, %v]: %s (%s; %s), want %s (%q)", tc.lo, tc.hi, o.Verdict, o.Reason, o.Ours, tc.want, tc.reason)
+		}
+	}
+	if o := judgeSmallestScenario(&Results{Scenarios: []ScenarioEffect{{Scenario: "one", K: 1, MeanMs: nan}}}); o.Verdict != claims.NotMeasurable {
+		t.Errorf("no scenario interval: %s, want not measurable", o.Verdict)
+	}
+}

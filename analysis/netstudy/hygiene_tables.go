@@ -23,7 +23,7 @@ func hygieneTables(res *Results) (string, error) {
 	b, t := res.Design.Groups[0], res.Design.Groups[1]
 	late := render.Table{
 		Label: "tab:net-late",
-		Caption: fmt.Sprintf("Handshakes touched by a late packet (one the link emulator wrote more than %s ms after its due time, on the handshake's flow and within its window) per scenario and round, flagged of the sample and share per group, and the median difference (%s minus %s, ms) on all handshakes (the study's estimate) and without the flagged ones, with its 95\\,\\%% circular block bootstrap interval. Verdict: direction and Bonferroni significance (block bootstrap $z$ test) of the comparison, same or changed without the flagged handshakes.",
+		Caption: fmt.Sprintf("Handshakes touched by a late packet (one the link emulator wrote more than %s ms after its due time, on the handshake's flow and within its window) per scenario and round, flagged of the sample and share per group, and the median difference (%s minus %s, ms) on all handshakes (the study's estimate) and without the flagged ones, with its 95\\,\\%% circular block bootstrap interval. Verdict: direction of the comparison, same or changed without the flagged handshakes (a comparison has no test of its own: significance is tested over a scenario's rounds).",
 			render.Fixed(float64(h.LateBoundMs), 1), groupTeX(t), groupTeX(b)),
 		Align:  "lrrrrrl",
 		Header: []string{"Scenario", "Round", "Flagged " + groupTeX(b), "Flagged " + groupTeX(t), "$\\Delta$ all", "$\\Delta$ without [95\\,\\% CI]", "Verdict"},

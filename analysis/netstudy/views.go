@@ -10,7 +10,7 @@ import (
 
 // ClaimViews are the views of results/net.json on which Study B's claims
 // are re-evaluated as a robustness check (claims.View). That is, the
-// comparisons and the reproduced summary without the handshakes a late
+// comparisons, the scenarios and the reproduced summary without the handshakes a late
 // packet touched (Hygiene.WithoutFlagged, hygiene.go). The claims
 // themselves stay judged on every handshake, as pre-registered.
 func ClaimViews() []claims.View {
@@ -21,9 +21,10 @@ func ClaimViews() []claims.View {
 	}}
 }
 
-// withoutFlagged replaces the results' comparisons and reproduced block by
-// those computed without the flagged handshakes; ok is false for results
-// of a run without a late-packet record.
+// withoutFlagged replaces the results' comparisons, scenario-level
+// differences (when recorded) and reproduced block by those computed
+// without the flagged handshakes; ok is false for results of a run
+// without a late-packet record.
 func withoutFlagged(b []byte) ([]byte, bool, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(b, &doc); err != nil {
@@ -36,6 +37,9 @@ func withoutFlagged(b []byte) ([]byte, bool, error) {
 	}
 	view := maps.Clone(doc)
 	view["comparisons"], view["reproduced"] = wf["comparisons"], wf["reproduced"]
+	if wf["scenarios"] != nil {
+		view["scenarios"] = wf["scenarios"]
+	}
 	vb, err := json.Marshal(view)
 	return vb, err == nil, err
 }

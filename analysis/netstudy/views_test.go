@@ -67,3 +67,32 @@ func TestClaimViewWithoutFlagged(t *testing.T) {
 		t.Error("broken results: no error")
 	}
 }
+
+// TestClaimViewCarriesScenarios: the view swaps in the scenario-level
+// differences without the flagged handshakes when the results record
+// them (B3 reads them), and keeps the study's when they do not.
+func TestClaimViewCarriesScenarios(t *testing.T) {
+	sc := func(mean float64) []any { return []any{map[string]any{"scenario": "lan", "mean_ms": mean}} }
+	wf := map[string]any{"reproduced": map[string]any{}, "comparisons": []any{}, "scenarios": sc(0.4)}
+	doc := map[string]any{"reproduced": map[string]any{}, "comparisons": []any{}, "scenarios": sc(0.5),
+		"hygiene": map[string]any{"without_flagged": wf}}
+	mean := func(doc map[string]any) any {
+		b, _ := json.Marshal(doc)
+		vb, ok, err := ClaimViews()[0].Of(b)
+		if err != nil || !ok {
+			t.Fatalf("view: ok %v, %v", ok, err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(vb, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got["scenarios"].([]any)[0].(map[string]any)["mean_ms"]
+	}
+	if m := mean(doc); m != 0.4 {
+		t.Errorf("the view's lan mean is %v, want the one without flagged (0.4)", m)
+	}
+	delete(wf, "scenarios")
+	if m := mean(doc); m != 0.5 {
+		t.Errorf("without recorded scenarios the view's lan mean is %v, want the study's (0.5)", m)
+	}
+}

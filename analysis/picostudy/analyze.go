@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"path"
@@ -331,6 +332,7 @@ func addImages(res *Results, images []imageData, power float64) error {
 					lo, hi = min(lo, m.Cycles), max(hi, m.Cycles)
 				}
 				o.MinCycles, o.MaxCycles = &lo, &hi
+				o.CVLower, o.CVUpper = cvInterval(s, o.SamplesMs)
 			}
 			sc.Ops[op] = o
 			if o.PeakStackBytes > sc.PeakStackBytes {
@@ -376,6 +378,48 @@ func describe(ms []picodata.Measurement, power float64) (*Op, error) {
 	o.MeanCycles = num(cyc / float64(len(ms)))
 	o.EnergyMJ = num(s.Mean * power / 1000)
 	return o, nil
+}
+
+// CV interval of a signing operation: the percentile bootstrap of the
+// coefficient of variation over its repetitions (Efron and Tibshirani
+// 1993, ch. 13), cvResamples resamples at cvLevel from a PCG stream named
+// after the scheme (cvStream), so the interval does not depend on the
+// order of the analysis. The repetitions are independent signatures of
+// fresh messages, so they are the units resampled.
+const (
+	cvResamples = 2000
+	cvLevel     = 0.95
+	cvSeed      = 1
+)
+
+// cvStream is the PCG stream of a scheme's CV bootstrap: FNV-1a of its
+// name.
+func cvStream(scheme string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte("cv|" + scheme))
+	return h.Sum64()
+}
+
+// cvInterval returns the cvLevel percentile bootstrap interval of the
+// coefficient of variation of x, or nils when there is none (fewer than
+// two values, or a resample with a zero mean).
+func cvInterval(scheme string, x []float64) (*float64, *float64) {
+	cv := func(idx []int) float64 {
+		var sum, sq float64
+		for _, i := range idx {
+			sum += x[i]
+		}
+		m := sum / float64(len(idx))
+		for _, i := range idx {
+			sq += (x[i] - m) * (x[i] - m)
+		}
+		return math.Sqrt(sq/float64(len(idx)-1)) / m
+	}
+	r, err := stats.ClusterBootstrap(len(x), cv, stats.ClusterConfig{Seed: cvSeed, Stream: cvStream(scheme), Resamples: cvResamples, Level: cvLevel})
+	if err != nil {
+		return nil, nil
+	}
+	return num(r.Lower), num(r.Upper)
 }
 
 // exchanges fills the full key exchanges, the ML-KEM vs ECDH comparison

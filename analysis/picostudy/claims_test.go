@@ -78,3 +78,39 @@ func TestStudyCMissingValues(t *testing.T) {
 		t.Errorf("C1: %+v", got["C1"])
 	}
 }
+
+// TestJudgeSignCV: C12 reads each ML-DSA signing CV's bootstrap interval:
+// every interval reaching 66-73 % reproduces, one wholly outside does
+// not, a deterministic signer is not highly variable, a missing interval
+// is not measurable naming the field.
+func TestJudgeSignCV(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	mk := func(iv ...[3]float64) *Results {
+		r := &Results{Schemes: map[string]*Scheme{}}
+		for i, s := range []string{"ml-dsa-44", "ml-dsa-65", "ml-dsa-87"} {
+			o := &Op{CV: f(iv[i][1])}
+			if iv[i][0] >= 0 {
+				o.CVLower, o.CVUpper = f(iv[i][0]), f(iv[i][2])
+			}
+			r.Schemes[s] = &Scheme{Ops: map[string]*Op{"sign": o}}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		iv     [][3]float64
+		want   claims.Verdict
+		reason string
+	}{
+		{"all reach", [][3]float64{{0.60, 0.68, 0.75}, {0.55, 0.62, 0.67}, {0.70, 0.80, 0.90}}, claims.Reproduced, ""},
+		{"today's", [][3]float64{{0.501, 0.577, 0.645}, {0.509, 0.606, 0.691}, {0.393, 0.496, 0.575}}, claims.NotReproduced, "ML-DSA-44, ML-DSA-87"},
+		{"above", [][3]float64{{0.60, 0.68, 0.75}, {0.74, 0.80, 0.90}, {0.60, 0.68, 0.75}}, claims.NotReproduced, "ML-DSA-65"},
+		{"deterministic", [][3]float64{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, claims.NotReproduced, "not highly variable"},
+		{"no interval", [][3]float64{{0.60, 0.68, 0.75}, {-1, 0.62, 0}, {0.60, 0.68, 0.75}}, claims.NotMeasurable, "ml-dsa-65.ops.sign.cv_lower"},
+	} {
+		o := judgeSignCV(mk(tc.iv...))
+		if o.Verdict != tc.want || !strings.Contains(o.Reason, tc.reason) {
+			t.Errorf("%s: %s (%s), want %s (%q)", tc.name, o.Verdict, o.Reason, tc.want, tc.reason)
+		}
+	}
+}

@@ -130,15 +130,20 @@ type CodeSize struct {
 // Op is the statistics of one operation, in milliseconds unless named
 // otherwise. A statistic that is undefined (sd of one sample) is null.
 type Op struct {
-	N              int       `json:"n"`
-	MeanMs         *float64  `json:"mean_ms"`
-	SDMs           *float64  `json:"sd_ms"`
-	MedianMs       *float64  `json:"median_ms"`
-	Q1Ms           *float64  `json:"q1_ms"`
-	Q3Ms           *float64  `json:"q3_ms"`
-	P95Ms          *float64  `json:"p95_ms"`
-	P99Ms          *float64  `json:"p99_ms"`
-	CV             *float64  `json:"cv"`
+	N        int      `json:"n"`
+	MeanMs   *float64 `json:"mean_ms"`
+	SDMs     *float64 `json:"sd_ms"`
+	MedianMs *float64 `json:"median_ms"`
+	Q1Ms     *float64 `json:"q1_ms"`
+	Q3Ms     *float64 `json:"q3_ms"`
+	P95Ms    *float64 `json:"p95_ms"`
+	P99Ms    *float64 `json:"p99_ms"`
+	CV       *float64 `json:"cv"`
+	// CVLower and CVUpper are the 95 % percentile bootstrap interval of
+	// CV over the repetitions (set for "sign" only: the operation whose
+	// time varies; cvInterval).
+	CVLower        *float64  `json:"cv_lower,omitempty"`
+	CVUpper        *float64  `json:"cv_upper,omitempty"`
 	MinMs          *float64  `json:"min_ms"`
 	MaxMs          *float64  `json:"max_ms"`
 	MeanCycles     *float64  `json:"mean_cycles"`

@@ -175,10 +175,15 @@ func dependenceNumbers(r *Results, set func(name, v string)) {
 	set("FifthMaxOverMin", fixedOrDash(fi.MaxOverMin, 2))
 	for _, role := range Roles[1:] {
 		var p []string
+		var xs []float64
 		for _, v := range fi.IncreaseMs[role] {
 			p = append(p, signedOrDash(v, 3))
+			xs = append(xs, float64(v))
 		}
 		set("Fifth"+roleMacro[role]+"IncreaseMs", strings.Join(p, ", "))
+		// The words for their signs, generated with them (the prose test
+		// of pipeline checks every sign word against its numbers).
+		set("Fifth"+roleMacro[role]+"IncreaseSign", render.SignWords(xs))
 	}
 	f := r.Families["paper"]
 	var b []float64

@@ -36,13 +36,15 @@ var conventions = []string{
 }
 
 // CheckSources returns every problem of the paper's sources. That is, a
-// figure or table label that no \ref names, and a number in the
+// figure or table label that no \ref names, a number in the
 // hand-written text (main.tex and sections/, not generated/) that looks
 // measured and is neither a convention nor one of handTyped, the numbers
-// the studies allow. files maps paths relative to paper/ to their
+// the studies allow, and a sign word that its generated numbers
+// contradict (checkSignWords). files maps paths relative to paper/ to their
 // content.
 func CheckSources(files map[string][]byte, handTyped []string) []string {
 	allowed := slices.Concat(conventions, handTyped)
+	macros := generatedMacros(files)
 	var problems []string
 	labels := map[string]string{}
 	refs := map[string]bool{}
@@ -67,6 +69,7 @@ func CheckSources(files map[string][]byte, handTyped []string) []string {
 		if strings.HasPrefix(name, "generated/") {
 			continue
 		}
+		problems = append(problems, checkSignWords(name, text, macros)...)
 		for i, line := range strings.Split(text, "\n") {
 			line = skipArgRe.ReplaceAllString(line, "")
 			for _, num := range numberRe.FindAllString(line, -1) {

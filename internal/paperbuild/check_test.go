@@ -29,3 +29,34 @@ We measured 3.9~ms and 120\,\% by hand. % 5.5 in a comment is fine
 		t.Errorf("1.3 allowed without a study allowing it:\n%s", got)
 	}
 }
+
+// TestCheckSignWords: a sign word, typed or generated, must agree with
+// the signs of its sentence's last generated number list; one with no
+// list before it in its sentence is a problem, one in another sentence
+// does not borrow the list.
+func TestCheckSignWords(t *testing.T) {
+	gen := []byte(`\newcommand{\Base}{1.121, 1.141, 1.165}
+\newcommand{\Inc}{+0.091, +0.106, +0.195}
+\newcommand{\Mixed}{+0.091, $-$0.106, 1{,}204}
+\newcommand{\IncSign}{all positive}
+\newcommand{\MixedSign}{changing sign}
+`)
+	for _, tc := range []struct {
+		name, text string
+		want       string // "" for no problem
+	}{
+		{"typed stale", `The base is \Base{}~ms and the increase \Inc{}~ms, changing sign (Table).`, `"changing sign" about \Inc, whose values [0.091 0.106 0.195] are all positive`},
+		{"typed true", `The increase is \Inc{}~ms, all positive.`, ""},
+		{"typed true, mixed", "The increase is \\Mixed{}~ms,\nchanging sign.", ""},
+		{"typed wrong, mixed", `The increase is \Mixed{}~ms, all positive.`, `about \Mixed`},
+		{"generated", `The increase is \Inc{}~ms, \IncSign{}.`, ""},
+		{"generated wrong", `The increase is \Inc{}~ms, \MixedSign{}.`, `\MixedSign ("changing sign") about \Inc`},
+		{"no subject", `The increases, all negative, are large.`, "no generated list before it"},
+		{"other sentence", `The increase is \Mixed{}~ms. Later ones are all positive.`, "no generated list before it"},
+	} {
+		got := strings.Join(CheckSources(map[string][]byte{"generated/n.tex": gen, "sections/s.tex": []byte(tc.text)}, nil), "\n")
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

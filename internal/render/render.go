@@ -202,3 +202,42 @@ func Percent(ratio float64, d int) string {
 	}
 	return s + `\,\%`
 }
+
+// The sign words SignWords writes, the only words a text may use for the
+// signs of a list of measured values (pipeline's prose test checks every
+// occurrence against the values beside it).
+const (
+	AllPositive  = "all positive"
+	AllNegative  = "all negative"
+	ChangingSign = "changing sign"
+)
+
+// SignWords says in words what signs the values xs have: AllPositive,
+// AllNegative or ChangingSign, "---" when there is none, one is not
+// finite, or one is zero (no sign).
+//
+// A sentence about a measured list ("the increase per fifth is ...,
+// all positive") takes its words from here, generated with the numbers,
+// so that it cannot outlive the data.
+func SignWords(xs []float64) string {
+	pos, neg := 0, 0
+	for _, x := range xs {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0) || x == 0:
+			return "---"
+		case x > 0:
+			pos++
+		default:
+			neg++
+		}
+	}
+	switch {
+	case pos+neg == 0:
+		return "---"
+	case neg == 0:
+		return AllPositive
+	case pos == 0:
+		return AllNegative
+	}
+	return ChangingSign
+}

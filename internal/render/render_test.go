@@ -139,3 +139,23 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestSignWords: the words follow the signs; no value, a zero or a NaN
+// give a dash, never a sign.
+func TestSignWords(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want string
+	}{
+		{[]float64{0.091, 0.106, 0.195, 0.093, 0.079}, AllPositive},
+		{[]float64{-1, -0.5}, AllNegative},
+		{[]float64{0.1, -0.1, 0.2}, ChangingSign},
+		{nil, "---"},
+		{[]float64{0.1, 0}, "---"},
+		{[]float64{0.1, math.NaN()}, "---"},
+	} {
+		if got := SignWords(tc.xs); got != tc.want {
+			t.Errorf("SignWords(%v) = %q, want %q", tc.xs, got, tc.want)
+		}
+	}
+}

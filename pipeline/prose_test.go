@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Hand-written sentences of the paper that state a verdict or an order
+// of measured quantities in words ("significantly slower", "the largest",
+// "exceeds") around generated numbers. Their words are not generated, so
+// this test checks each against the results: the verdicts of
+// results/claims.json and the generated macros (which the build derives
+// from results/*.json). When a sentence is reworded, its entry here must
+// follow (the test fails when the words are gone), and when the data
+// change so that the words are false, the test fails with the reason:
+// rewrite the sentence, or generate its words.
+//
+// The sign words ("all positive", "changing sign") are checked in every
+// sentence by the paper stage itself (paperbuild.checkSignWords).
+
+// proseClaim is one hand-written statement, where it is, and what must
+// hold for it to be true.
+type proseClaim struct {
+	file  string // relative to paper/
+	words string // the statement, as the source spells it (white space normalised)
+	holds func(p *proseData) error
+}
+
+// proseData is what the statements are checked against.
+type proseData struct {
+	verdicts map[string]string // claim ID -> verdict (results/claims.json)
+	macros   map[string]string // generated macro -> value (paper/generated)
+}
+
+func (p *proseData) verdict(want string, ids ...string) error {
+	for _, id := range ids {
+		v, ok := p.verdicts[id]
+		if !ok {
+			return fmt.Errorf("results/claims.json has no claim %s", id)
+		}
+		if v != want {
+			return fmt.Errorf("claim %s is %q, not %q", id, v, want)
+		}
+	}
+	return nil
+}
+
+func (p *proseData) number(name string) (float64, error) {
+	v, ok := p.macros[name]
+	if !ok {
+		return 0, fmt.Errorf("no generated macro \\%s", name)
+	}
+	x, err := strconv.ParseFloat(strings.NewReplacer("{,}", "", "$-$", "-", "+", "").Replace(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("\\%s = %q is not a number", name, v)
+	}
+	return x, nil
+}
+
+// all is the first error of the checks, or nil.
+func all(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+const (
+	reproduced    = "reproduced"
+	notReproduced = "not reproduced"
+)
+
+var proseClaims = []proseClaim{
+	{"sections/discussion.tex", "every post-quantum configuration is significantly slower than the baseline",
+		func(p *proseData) error { return p.verdict(reproduced, "A1a", "A2a", "A3a") }},
+	{"sections/discussion.tex", "hybrid's increase is the largest",
+		func(p *proseData) error { return p.verdict(reproduced, "A5") }},
+	{"sections/discussion.tex", "the groups differ as a whole",
+		func(p *proseData) error { return p.verdict(reproduced, "A7") }},
+	{"sections/discussion.tex", "ours put it below (A6",
+		func(p *proseData) error { return p.verdict(notReproduced, "A6") }},
+	{"sections/discussion.tex", "Cliff's $\\delta=\\TlsKemCliffDelta$, a small effect",
+		func(p *proseData) error {
+			// Romano et al. (2006): small from 0.147 to below 0.33.
+			d, err := p.number("TlsKemCliffDelta")
+			if err == nil && !(d >= 0.147 && d < 0.33) {
+				err = fmt.Errorf("Cliff's delta %.3f is not small (0.147 to 0.33)", d)
+			}
+			return err
+		}},
+	{"sections/discussion.tex", "The hybrid is slower and larger in every comparison",
+		func(p *proseData) error { return p.verdict(reproduced, "B1", "B2") }},
+	{"sections/discussion.tex", "(\\NetFrameGrowthMin{}\\,\\% of frames) exceeds the published",
+		func(p *proseData) error {
+			lo, err1 := p.number("NetFrameGrowthMin")
+			pub, err2 := p.number("NetPubVolumeGrowthMax")
+			err := all(err1, err2)
+			if err == nil && !(lo > pub) {
+				err = fmt.Errorf("the smallest frame growth %.1f %% does not exceed the published %.0f %%", lo, pub)
+			}
+			return err
+		}},
+	{"sections/discussion.tex", "The exchange and signing times agree with the original within the stated tolerances",
+		func(p *proseData) error {
+			return p.verdict(reproduced, "C1", "C2", "C3", "C8", "C9", "C10", "C11")
+		}},
+	{"sections/discussion.tex", "\\PicoEcdhPTwoFiftySixExchangeMs{}~ms, slower than published (inside C3's tolerance, but enough to put the derived speed-up C4 outside its own)",
+		func(p *proseData) error {
+			return all(p.verdict(reproduced, "C3"), p.verdict(notReproduced, "C4"))
+		}},
+	{"sections/discussion.tex", "One ML-DSA-44 signature takes longer, and so in the constant-power model costs more energy, than one ECDSA P-256 signature (C13)",
+		func(p *proseData) error { return p.verdict(notReproduced, "C13") }},
+	{"main.tex", "In particular, Study~A's absolute increases do not reproduce",
+		func(p *proseData) error { return p.verdict(notReproduced, "A1c", "A2c", "A3c") }},
+	{"sections/conclusion.tex", "The single-host TLS study reproduces in its significance tests and the hybrid's largest increase, not in the size of any increase",
+		func(p *proseData) error {
+			return all(p.verdict(reproduced, "A1a", "A2a", "A3a", "A5"), p.verdict(notReproduced, "A1c", "A2c", "A3c"))
+		}},
+	{"sections/conclusion.tex", "the network study reproduces in direction (the hybrid is slower and larger in every comparison)",
+		func(p *proseData) error { return p.verdict(reproduced, "B1", "B2") }},
+}
+
+// TestHandWrittenVerdicts: every statement of proseClaims is still in its
+// file and true of the committed results.
+func TestHandWrittenVerdicts(t *testing.T) {
+	files := committedPaperSources(t)
+	b, err := os.ReadFile(filepath.Join("..", "results", "claims.json"))
+	if err != nil {
+		t.Skipf("no results/claims.json next to the module: %v", err)
+	}
+	var res struct {
+		Claims []struct {
+			ID      string `json:"id"`
+			Verdict string `json:"verdict"`
+		} `json:"claims"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	p := &proseData{verdicts: map[string]string{}, macros: map[string]string{}}
+	for _, c := range res.Claims {
+		p.verdicts[c.ID] = c.Verdict
+	}
+	def := regexp.MustCompile(`(?m)^\\newcommand\{\\([A-Za-z]+)\}\{(.*)\}\s*$`)
+	for name, src := range files {
+		if strings.HasPrefix(name, "generated/") {
+			for _, m := range def.FindAllStringSubmatch(string(src), -1) {
+				p.macros[m[1]] = m[2]
+			}
+		}
+	}
+	space := regexp.MustCompile(`\s+`)
+	for _, c := range proseClaims {
+		text := space.ReplaceAllString(string(files[c.file]), " ")
+		if !strings.Contains(text, c.words) {
+			t.Errorf("%s no longer says %q: update proseClaims with the new words and what makes them true", c.file, c.words)
+			continue
+		}
+		if err := c.holds(p); err != nil {
+			t.Errorf("%s says %q, which the results contradict: %v; rewrite the sentence or generate its words", c.file, c.words, err)
+		}
+	}
+}
