@@ -68,7 +68,8 @@ type seriesResult struct {
 
 // runAll runs the series in the estimate's dispatch order, at most
 // plan.Parallel at a time. An exclusive series runs only when nothing else
-// runs and nothing else while it runs. The first series that fails cancels
+// runs and nothing else while it runs; the transfer block starts when
+// every series before it has ended. The first series that fails cancels
 // the others (their links close as they return); runAll returns only when
 // every series has returned, with that first error.
 func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
@@ -109,8 +110,19 @@ func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
 			<-slots
 		}
 	}
+	barrier := false
 dispatch:
 	for _, i := range r.est.Order {
+		if r.est.Series[i].ResponseBytes > 0 && !barrier {
+			// The transfer block (our extension) starts when every
+			// series before it has ended (dispatchOrder).
+			barrier = true
+			got := acquire(cap(slots))
+			release(got)
+			if got < cap(slots) {
+				break dispatch
+			}
+		}
 		if r.est.Series[i].Exclusive {
 			got := acquire(cap(slots)) // every slot: waits for the running ones
 			if got < cap(slots) {
