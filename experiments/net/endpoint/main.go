@@ -33,14 +33,16 @@
 // of application data and closes (close_notify, FIN); the client reads to
 // the server's close_notify. RESPONSE_BYTES is what it read, TTLB_NS dial
 // start to the last byte of the response on the monotonic clock (empty
-// without SIZE). A response that ends short of SIZE is an error of class
-// eof (or timeout, reset) with RESPONSE_BYTES saying how far it came: an
+// without SIZE). A response that ends short of SIZE (or runs long) is an
+// error of class response-eof (response-timeout, response-reset: the
+// handshake completed) with RESPONSE_BYTES saying how far it came: an
 // incomplete connection, never a time to last byte. Without SIZE the
 // connection is the handshake-only one of the rounds, byte for byte.
 package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -284,10 +286,10 @@ func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration, size int)
 		n, last, err := fetch(tc, size)
 		got = strconv.Itoa(n)
 		if err != nil {
-			class, msg = classify(err), fmt.Sprintf("response: %d of %d bytes: %v", n, size, err)
-			if class == "" {
-				class = "eof" // a short or long response is the network's or the server's failure, not the configuration's
-			}
+			// response-CLASS: the handshake completed, the response did
+			// not; a short or long response is the network's or the
+			// server's failure, not the configuration's.
+			class, msg = "response-"+cmp.Or(classify(err), "eof"), fmt.Sprintf("response: %d of %d bytes: %v", n, size, err)
 			return
 		}
 		ttlb = strconv.FormatInt(last.Sub(start).Nanoseconds(), 10)
