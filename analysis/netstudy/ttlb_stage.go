@@ -28,8 +28,8 @@ func ttlbStage(runDir, records string, params Params) *repro.Stage {
 		Doc:     "Study B transfer block (our extension): the hybrid's time-to-last-byte increase per scenario and response size; Kampanakis and Childs-Klein's statements as our claims",
 		Code:    []string{codeDir},
 		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
-		Params:  params.analysisParams(runDir),
-		Outputs: []string{TTLBFile, TexTTLB},
+		Params:  ttlbParams(runDir, params),
+		Outputs: []string{TTLBFile, TexTTLB, FigTTLB + ".pdf", FigTTLB + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			p, err := paramsFrom(env.Param)
 			if err != nil {
@@ -73,9 +73,32 @@ func ttlbStage(runDir, records string, params Params) *repro.Stage {
 			if err != nil {
 				return fmt.Errorf("%s: %w", StageTTLB, err)
 			}
-			return env.WriteFile(TexTTLB, []byte(tex))
+			if err := env.WriteFile(TexTTLB, []byte(tex)); err != nil {
+				return err
+			}
+			date, err := parseDate(env.Param("source_date_epoch"))
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageTTLB, err)
+			}
+			figs, err := ttlbFigures(t, date)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageTTLB, err)
+			}
+			for _, ext := range []string{".pdf", ".svg"} {
+				if err := env.WriteFile(FigTTLB+ext, figs[FigTTLB+ext]); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
+}
+
+// ttlbParams are the analysis' parameters and the figures' date.
+func ttlbParams(runDir string, params Params) map[string]string {
+	m := params.analysisParams(runDir)
+	m["source_date_epoch"] = params.sourceDateParam()
+	return m
 }
 
 // sizeLabel names a response size for the table: 0 (handshake only),

@@ -3,8 +3,11 @@ package netstudy
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/datasets/netdata"
 )
@@ -124,6 +127,25 @@ func TestExtRules(t *testing.T) {
 	}{{2, 1, 3, ExtReproduced}, {6, 5, 7, ExtNotReproduced}, {4, 3, 6, ExtInconclusive}, {math.NaN(), math.NaN(), math.NaN(), ExtNotMeasured}} {
 		if v, why := below(mk(tc.rel, tc.lo, tc.hi), "lan", 204800, 5); v != tc.want {
 			t.Errorf("rel %v [%v, %v]: %s (%s), want %s", tc.rel, tc.lo, tc.hi, v, why, tc.want)
+		}
+	}
+}
+
+// The figure renders for a measured block and for a run without one
+// (PQREPRO_TTLB_FIG=<dir> writes them there to look at).
+func TestTTLBFigure(t *testing.T) {
+	d, xfer, rounds := ttlbRows(40, 2)
+	res, err := AnalyzeTTLB(d, xfer, rounds, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*TTLBResults{"measured": res, "pinned": notMeasuredTTLB()} {
+		figs, err := ttlbFigures(r, time.Unix(1767225600, 0).UTC())
+		if err != nil || len(figs[FigTTLB+".pdf"]) == 0 || len(figs[FigTTLB+".svg"]) == 0 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if dir := os.Getenv("PQREPRO_TTLB_FIG"); dir != "" {
+			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[FigTTLB+".pdf"], 0o644)
 		}
 	}
 }
