@@ -114,7 +114,10 @@
 // transfer-inproc.csv.gz, derived by netjoin like records.csv.gz, with the
 // time to last byte from the ClientHello and from the SYN, the server's
 // flights and stalls (docs/studies.md defines them). Estimate models them
-// (transferTime); in the full profile they add about 11 min.
+// (transferTime); transfer_parallel caps how many run at once (a
+// response crosses the forwarder packet by packet, so concurrent
+// transfers compete for the cores); in the full profile, 2 at once, they
+// add about 23 min.
 //
 // # The cost of running series side by side
 //

@@ -147,12 +147,12 @@ func Estimate(s *Spec, profile string) (Estimation, error) {
 		e.Series = append(e.Series, SeriesEstimate{Series: se, Connections: n, Minimum: min, Expected: x})
 	}
 	e.Order = dispatchOrder(series, exp, p.Parallel)
-	start, end, makespan := schedule(series, e.Order, exp, p.Parallel)
+	start, end, makespan := schedule(series, e.Order, exp, p.Parallel, p.TransferParallel)
 	for i := range e.Series {
 		e.Series[i].Start, e.Series[i].End = start[i], end[i]
 	}
 	e.Expected = makespan
-	_, _, e.ScheduledMinimum = schedule(series, e.Order, mins, p.Parallel)
+	_, _, e.ScheduledMinimum = schedule(series, e.Order, mins, p.Parallel, p.TransferParallel)
 	return e, nil
 }
 

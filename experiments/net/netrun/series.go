@@ -247,24 +247,38 @@ func lpt(idx []int, dur []time.Duration) {
 	}
 }
 
-// schedule simulates dispatching order with parallel slots and returns
-// each series' start and end and the makespan.
-func schedule(series []Series, order []int, dur []time.Duration, parallel int) (start, end []time.Duration, makespan time.Duration) {
+// schedule simulates dispatching order with parallel slots (the transfer
+// block on at most xpar of them; 0: all) and returns each series' start
+// and end and the makespan.
+func schedule(series []Series, order []int, dur []time.Duration, parallel, xpar int) (start, end []time.Duration, makespan time.Duration) {
 	start = make([]time.Duration, len(series))
 	end = make([]time.Duration, len(series))
 	var t time.Duration
-	free := make([]time.Duration, max(1, parallel))
-	barrier := false
+	all := make([]time.Duration, max(1, parallel))
+	free := all      // the slots in use: all of them, or the transfer block's
+	sync := func() { // wait for every slot
+		for _, f := range all {
+			t = max(t, f)
+		}
+		for k := range all {
+			all[k] = t
+		}
+	}
+	barrier, inBlock := false, false
 	for _, i := range order {
-		if series[i].ResponseBytes > 0 && !barrier {
-			// The transfer block starts when every series before it ended.
-			barrier = true
-			for _, f := range free {
-				t = max(t, f)
+		switch x := series[i].ResponseBytes > 0; {
+		case x && !barrier:
+			// The transfer block starts when every series before it
+			// ended, on at most xpar slots.
+			barrier, inBlock = true, true
+			sync()
+			if xpar > 0 && xpar < len(all) {
+				free = all[:xpar]
 			}
-			for k := range free {
-				free[k] = t
-			}
+		case !x && inBlock:
+			inBlock = false
+			sync()
+			free = all
 		}
 		if series[i].Exclusive {
 			// Wait for everything running, then run alone.

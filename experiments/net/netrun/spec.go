@@ -106,6 +106,11 @@ type ProfileSpec struct {
 	// TransferRound is the number of recorded connections of each
 	// transfer series (scenario x size x group x toolchain).
 	TransferRound int `toml:"transfer_round"`
+	// TransferParallel caps how many transfer series run at once; 0 is
+	// parallel_series. A transfer moves its response through the link's
+	// user-space forwarder and capture, so concurrent transfers compete
+	// for the cores in a way handshakes do not.
+	TransferParallel int `toml:"transfer_parallel"`
 }
 
 // MaxParallelSeries bounds parallel_series: every concurrent series holds a
@@ -152,6 +157,8 @@ func validTransfer(p string, ps ProfileSpec, toolchains []string) []error {
 	switch {
 	case len(ps.TransferSizes) == 0 && ps.TransferRound != 0:
 		errs = append(errs, fmt.Errorf("profiles.%s.transfer_round = %d without transfer_sizes: list the response sizes or remove the round", p, ps.TransferRound))
+	case ps.TransferParallel < 0 || ps.TransferParallel > MaxParallelSeries:
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_parallel = %d: must be 0..%d (0: parallel_series)", p, ps.TransferParallel, MaxParallelSeries))
 	case len(ps.TransferSizes) > 0 && (ps.TransferRound < 1 || ps.TransferRound > MaxRounds):
 		errs = append(errs, fmt.Errorf("profiles.%s.transfer_round = %d: must be 1..%d when transfer_sizes are listed", p, ps.TransferRound, MaxRounds))
 	}
@@ -348,6 +355,9 @@ type Plan struct {
 	// extension; profiles.*.transfer_sizes, TransferSeries).
 	TransferSizes []int
 	TransferRound int
+	// TransferParallel is the most transfer series running at once
+	// (1 <= TransferParallel <= Parallel).
+	TransferParallel int
 }
 
 // InProcess is the toolchain of a series whose handshakes run inside the
@@ -406,6 +416,10 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 	p.LateBound = msDur(s.LateBoundMs)
 	p.Controls = slices.Clone(ps.SerialControl)
 	p.TransferSizes, p.TransferRound = slices.Clone(ps.TransferSizes), ps.TransferRound
+	p.TransferParallel = p.Parallel
+	if ps.TransferParallel > 0 {
+		p.TransferParallel = min(ps.TransferParallel, p.Parallel)
+	}
 	p.Toolchains = slices.Clone(s.Toolchains)
 	if len(ps.Toolchains) > 0 {
 		p.Toolchains = slices.Clone(ps.Toolchains)

@@ -68,6 +68,7 @@ func TestSpecRejectsBadInput(t *testing.T) {
 		{"size twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10, 10]\ntransfer_round = 3", "10 after 10"},
 		{"sizes without round", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]", "transfer_round = 0: must be 1..1000000"},
 		{"round without sizes", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_round = 3", "transfer_round = 3 without transfer_sizes"},
+		{"negative transfer parallel", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_parallel = -1", "transfer_parallel = -1: must be 0..32"},
 		{"transfer in process", "rounds = [10]", "rounds = [10]\ntransfer_sizes = [10]\ntransfer_round = 3", "needs endpoint builds"},
 		{"control twice", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-10-X25519\"]", "listed twice"},
 	} {
@@ -136,6 +137,21 @@ func TestTransferBlock(t *testing.T) {
 	}
 	if firstXfer < lastRound {
 		t.Errorf("a transfer series starts at %v, before the last round series ends at %v", firstXfer, lastRound)
+	}
+	// At most transfer_parallel transfer series at once in the plan.
+	for _, a := range e.Series {
+		if a.ResponseBytes == 0 {
+			continue
+		}
+		n := 0
+		for _, b := range e.Series {
+			if b.ResponseBytes > 0 && b.Start <= a.Start && a.Start < b.End {
+				n++
+			}
+		}
+		if n > full.TransferParallel {
+			t.Errorf("%s starts with %d transfer series running, more than %d", a.ID, n, full.TransferParallel)
+		}
 	}
 	if e.Expected > 90*time.Minute {
 		t.Errorf("full profile expected %v, over the 90 min goal", e.Expected)
