@@ -88,6 +88,29 @@ func TestAnalyzeTTLB(t *testing.T) {
 	if len(res.Claims) != 4 {
 		t.Errorf("%d extension claims", len(res.Claims))
 	}
+	// The table has a row per cell, eight cells each, and the fastest
+	// scenario's handshake increase beside its TTLB increase as macros.
+	tex, err := ttlbTeX(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, l := range strings.Split(tex, "\n") {
+		if strings.HasSuffix(l, `\\`) && !strings.HasPrefix(l, "scenario") {
+			rows++
+			if n := strings.Count(l, "&"); n != 7 {
+				t.Errorf("row with %d cells: %s", n+1, l)
+			}
+		}
+	}
+	if rows != len(res.Cells) {
+		t.Errorf("%d table rows, want %d", rows, len(res.Cells))
+	}
+	for _, m := range []string{`\NetTtlbHsRelPctOneMiB`, `\NetTtlbRelPctLanOneMiB`, `\NetTtlbBelowFiveFar}{0}`, `\NetTtlbStatus}{measured}`} {
+		if !strings.Contains(tex, m) {
+			t.Errorf("no %s in\n%s", m, tex)
+		}
+	}
 }
 
 // A run without the transfer block (every pinned run) says so in every
