@@ -147,10 +147,10 @@ func ttlbTeX(t *TTLBResults) (string, error) {
 	var b strings.Builder
 	b.WriteString("% Study B transfer block: our extension (issue 34), not the original's design.\n")
 	b.WriteString(n.Latex())
-	b.WriteString("\\begin{table}[t]\n\\centering\n\\caption{Our extension of Study B (not the original's design): the hybrid's increase of the time to last byte (ClientHello to the response's last byte) over X25519 by response size, beside the handshake's increase on the same connections; size 0 is the handshake-only connection. Intervals: 95~\\%, block bootstrap of each series.}\n\\label{tab:net-ttlb}\n\\small\n")
-	b.WriteString("\\begin{tabular}{llrrrrrr}\n\\toprule\nscenario & size & X25519 (ms) & hybrid (ms) & increase (ms) & increase (\\%) & 95~\\% interval (\\%) & handshake (\\%) \\\\\n\\midrule\n")
+	b.WriteString("\\begin{table}[t]\n\\centering\n\\caption{Our extension of Study B (not the original's design): the hybrid's increase of the time to last byte (ClientHello to the response's last byte) over X25519 by response size, beside the handshake's increase on the same connections; size 0 is the handshake-only connection. Intervals: 95~\\%, block bootstrap of each series.}\n\\label{tab:net-ttlb}\n\\footnotesize\n\\setlength{\\tabcolsep}{4pt}\n")
+	b.WriteString("\\begin{tabular}{llrrrrrr}\n\\toprule\nscenario & size & X25519 (ms) & hybrid (ms) & $+$ms & $+$\\% & interval (\\%) & handshake $+$\\% \\\\\n\\midrule\n")
 	if !t.Measured {
-		b.WriteString("\\multicolumn{8}{c}{" + render.Escape(NotMeasuredPinned) + "} \\\\\n")
+		b.WriteString("\\multicolumn{8}{p{0.8\\linewidth}}{\\centering " + render.Escape(NotMeasuredPinned) + "} \\\\\n")
 	}
 	var m render.Numbers
 	mset := func(name, v string) {
