@@ -143,7 +143,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			return nil
 		},
 	}
-	return []*repro.Stage{analyze, figures, tables}
+	return []*repro.Stage{analyze, figures, tables, ttlbStage(runDir, records, params)}
 }
 
 func readResults(env *repro.Env) (*Results, error) {

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"pqrepro/internal/gzcsv"
@@ -33,6 +34,12 @@ const (
 	RecordsFile = "records.csv.gz"
 	InprocFile  = "inproc.csv.gz"
 	MetaFile    = "meta.json"
+	// TransferFile and TransferInprocFile hold the transfer block's rows
+	// (our extension, issue 34: time to last byte; TransferColumns),
+	// derived like records.csv.gz; a run without the block has neither,
+	// and records.csv.gz never holds a transfer row.
+	TransferFile       = "transfer.csv.gz"
+	TransferInprocFile = "transfer-inproc.csv.gz"
 )
 
 // CaptureName is the name of a series' capture in the run folder and in
@@ -80,6 +87,43 @@ var Columns = []string{
 // (see Columns).
 var ColumnsV1 = Columns[:len(Columns)-1]
 
+// TransferColumns are Columns and the transfer block's (our extension,
+// issue 34: time to last byte). A file with a row of the transfer block
+// (Row.ResponseBytes > 0: TransferFile) has this header; every other
+// file keeps Columns or ColumnsV1, so a run without the block has the
+// bytes it always had. The cells after toolchain:
+//
+//   - response_bytes: the response size asked for (> 0);
+//   - response_read: the bytes the client read (in process);
+//   - client_ttlb_ns: dial start to the response's last byte (in process);
+//   - from the capture on A's TUN device (Transfer): ttlb_ns = the
+//     ClientHello's first segment to the segment that completes the
+//     response in order; ttlb_syn_ns = the same from the client's SYN;
+//     round_trips, the server's flights from its first handshake flight
+//     to that segment; stalls, its pauses longer than half the
+//     connection's SYN round trip inside the response (the server waited
+//     for ACKs: congestion window or loss recovery); incomplete, why
+//     there is no time to last byte (Incomplete*), empty with one.
+var TransferColumns = append(slices.Clone(Columns),
+	"response_bytes", "response_read", "client_ttlb_ns", "ttlb_ns", "ttlb_syn_ns", "round_trips", "stalls", "incomplete")
+
+// Why a transfer row has no time to last byte (the incomplete cell).
+const (
+	IncompleteShort     = "short_response"    // the client read fewer bytes than asked for (or the attempt failed)
+	IncompleteNoCapture = "no_capture_record" // the capture has no record of the connection
+	IncompleteNoEnd     = "no_last_byte"      // the capture does not show the response's last byte in order
+	IncompleteNoStart   = "no_client_hello"   // the capture has no ClientHello (or SYN) to count from
+)
+
+// Transfer is what the capture showed of a transfer row's response.
+type Transfer struct {
+	TTLBNs     *int64 // ClientHello to the response's last byte; nil when Incomplete says why
+	TTLBSynNs  *int64 // SYN to the response's last byte; nil without a SYN
+	RoundTrips int
+	Stalls     int
+	Incomplete string
+}
+
 // LegacyToolchain is the toolchain of the rows of runs recorded before
 // the toolchain column: all ran in process with Go 1.27.3.
 const LegacyToolchain = "go1.27.3"
@@ -96,6 +140,11 @@ var InprocColumns = []string{
 
 // InprocColumnsV1 is InprocColumns without the toolchain column.
 var InprocColumnsV1 = InprocColumns[:len(InprocColumns)-1]
+
+// TransferInprocColumns are InprocColumns and response_bytes,
+// response_read and client_ttlb_ns (TransferColumns): the header of a file
+// with a row of the transfer block.
+var TransferInprocColumns = append(slices.Clone(InprocColumns), "response_bytes", "response_read", "client_ttlb_ns")
 
 // Capture is what the packet capture on the client's TUN device saw of
 // one attempt's connection.
@@ -135,6 +184,17 @@ type Row struct {
 	// Toolchain is the Go release that ran the handshake (the toolchain
 	// column); "" is LegacyToolchain.
 	Toolchain string
+	// ResponseBytes is the response size of a transfer row (our
+	// extension); 0 for the handshake-only connection of the rounds.
+	ResponseBytes int
+	ResponseRead  int64     // bytes the client read
+	ClientTTLBNs  int64     // dial start to the last byte, in process; 0 when there is none
+	Xfer          *Transfer // from the capture (netjoin); nil when not derived
+}
+
+// transfer reports whether a row of rows is the transfer block's.
+func transfer(rows []Row) bool {
+	return slices.ContainsFunc(rows, func(r Row) bool { return r.ResponseBytes > 0 })
 }
 
 // ToolchainName is r.Toolchain with "" read as LegacyToolchain.
@@ -180,21 +240,50 @@ func (r Row) cells() []string {
 	} else {
 		c = append(c, "", "", "", "", "", "", "", "", "", "", "")
 	}
-	return append(c, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName())
+	c = append(c, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName())
+	return append(c, r.transferCells()...)
+}
+
+// transferCells are the cells after toolchain (TransferColumns), all
+// empty for a handshake-only row.
+func (r Row) transferCells() []string {
+	if r.ResponseBytes <= 0 {
+		return make([]string, len(TransferColumns)-len(Columns))
+	}
+	c := []string{strconv.Itoa(r.ResponseBytes), strconv.FormatInt(r.ResponseRead, 10), opt(r.ClientTTLBNs)}
+	x := r.Xfer
+	if x == nil {
+		return append(c, "", "", "", "", IncompleteNoCapture)
+	}
+	ptr := func(v *int64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	return append(c, ptr(x.TTLBNs), ptr(x.TTLBSynNs), strconv.Itoa(x.RoundTrips), strconv.Itoa(x.Stalls), x.Incomplete)
 }
 
 func (r Row) inprocCells() []string {
-	return []string{
+	c := []string{
 		r.Series, r.Scenario, strconv.Itoa(r.Round), r.Group, strconv.Itoa(r.Seq), strconv.Itoa(r.Index), strconv.FormatInt(r.StartNs, 10),
 		strconv.FormatBool(r.OK), r.Failure, r.Client, r.Server, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName(),
 	}
+	if r.ResponseBytes <= 0 {
+		return append(c, "", "", "")
+	}
+	return append(c, strconv.Itoa(r.ResponseBytes), strconv.FormatInt(r.ResponseRead, 10), opt(r.ClientTTLBNs))
 }
 
-// encode renders rows under header, or under v1 (the header without the
-// last, toolchain, column: cells cut to its width) when every row is
-// LegacyToolchain's.
-func encode(header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
-	if legacy(rows) {
+// encode renders rows under v3 (the header with the transfer block's
+// columns) when a row is the transfer block's, else under header, or
+// under v1 (the header without the last, toolchain, column) when every
+// row is LegacyToolchain's; cells are cut to the header's width.
+func encode(v3, header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
+	switch {
+	case transfer(rows):
+		header = v3
+	case legacy(rows):
 		header = v1
 	}
 	out := make([][]string, len(rows))
@@ -205,17 +294,19 @@ func encode(header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, 
 }
 
 // EncodeRecords renders rows as records.csv.gz.
-func EncodeRecords(rows []Row) ([]byte, error) { return encode(Columns, ColumnsV1, rows, Row.cells) }
+func EncodeRecords(rows []Row) ([]byte, error) {
+	return encode(TransferColumns, Columns, ColumnsV1, rows, Row.cells)
+}
 
 // EncodeInproc renders rows as inproc.csv.gz (their capture records left out).
 func EncodeInproc(rows []Row) ([]byte, error) {
-	return encode(InprocColumns, InprocColumnsV1, rows, Row.inprocCells)
+	return encode(TransferInprocColumns, InprocColumns, InprocColumnsV1, rows, Row.inprocCells)
 }
 
 // ReadInproc parses inproc.csv.gz (either header); name is for messages.
 // Rows of a file without the toolchain column are LegacyToolchain's.
 func ReadInproc(b []byte, name string) ([]Row, error) {
-	_, recs, err := gzcsv.Unmarshal(b, name, InprocColumnsV1, InprocColumns)
+	_, recs, err := gzcsv.Unmarshal(b, name, InprocColumnsV1, InprocColumns, TransferInprocColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -235,10 +326,18 @@ func ReadInproc(b []byte, name string) ([]Row, error) {
 		r := Row{Series: c[0], Scenario: c[1], Round: int(num(c[2])), Group: c[3], Seq: int(num(c[4])), Index: int(num(c[5])),
 			StartNs: num(c[6]), OK: ok, Failure: c[8], Client: c[9], Server: c[10], ClientNs: num(c[11]), ServerNs: num(c[12]),
 			Toolchain: LegacyToolchain}
-		if len(c) == len(InprocColumns) {
+		if len(c) >= len(InprocColumns) {
 			if r.Toolchain = c[13]; r.Toolchain == "" {
 				errs = append(errs, errors.New("empty toolchain"))
 			}
+		}
+		if len(c) == len(TransferInprocColumns) && c[14] != "" {
+			r.ResponseBytes, r.ResponseRead, r.ClientTTLBNs = int(num(c[14])), num(c[15]), num(c[16])
+			if r.ResponseBytes < 1 || r.ResponseRead < 0 || r.ClientTTLBNs < 0 {
+				errs = append(errs, fmt.Errorf("response_bytes %q, response_read %q, client_ttlb_ns %q: want a size > 0 and counts >= 0", c[14], c[15], c[16]))
+			}
+		} else if len(c) == len(TransferInprocColumns) && c[15]+c[16] != "" {
+			errs = append(errs, errors.New("response_read and client_ttlb_ns must be empty without response_bytes"))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
@@ -261,7 +360,7 @@ func ReadRecords(r io.Reader, name string) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	_, recs, err := gzcsv.Unmarshal(b, name, ColumnsV1, Columns)
+	_, recs, err := gzcsv.Unmarshal(b, name, ColumnsV1, Columns, TransferColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -306,8 +405,11 @@ func parseRecord(r *Row, c []string) error {
 	r.ClientNs = p.num(20, 0, true)
 	r.ServerNs = p.num(21, 0, true)
 	r.Toolchain = LegacyToolchain
-	if len(c) == len(Columns) {
+	if len(c) >= len(Columns) {
 		r.Toolchain = p.str(22, true)
+	}
+	if len(c) == len(TransferColumns) {
+		parseTransfer(r, &p)
 	}
 	if p.err != nil {
 		return p.err
@@ -316,6 +418,45 @@ func parseRecord(r *Row, c []string) error {
 		return errors.New("failure is empty: a failed attempt (ok false) must name its failure class")
 	}
 	return nil
+}
+
+// parseTransfer fills the transfer block's cells (TransferColumns) of r:
+// all empty for a handshake-only row; for a transfer row a size > 0 and
+// either a time to last byte (ttlb_ns, with round_trips and stalls) or
+// the reason there is none (incomplete), never both.
+func parseTransfer(r *Row, p *cells) {
+	c, k := p.c, len(Columns)
+	if c[k] == "" {
+		for i := k + 1; i < len(TransferColumns); i++ {
+			if c[i] != "" && p.err == nil {
+				p.fail(i, "must be empty without response_bytes (a handshake-only row)")
+			}
+		}
+		return
+	}
+	r.ResponseBytes = int(p.num(k, 1, false))
+	r.ResponseRead = p.num(k+1, 0, false)
+	r.ClientTTLBNs = p.num(k+2, 1, true)
+	x := &Transfer{Incomplete: c[k+7]}
+	if c[k+3] != "" {
+		v := p.num(k+3, 1, false)
+		x.TTLBNs = &v
+		if x.Incomplete != "" {
+			p.fail(k+7, "must be empty when ttlb_ns is given: an incomplete response has no time to last byte")
+		}
+	} else if x.Incomplete == "" {
+		p.fail(k+7, "empty, want the reason ttlb_ns is empty")
+	}
+	if c[k+4] != "" {
+		v := p.num(k+4, 1, false)
+		x.TTLBSynNs = &v
+		if x.TTLBNs == nil {
+			p.fail(k+4, "given without ttlb_ns")
+		}
+	}
+	x.RoundTrips = int(p.num(k+5, 0, true))
+	x.Stalls = int(p.num(k+6, 0, true))
+	r.Xfer = x
 }
 
 // cells parses the cells of one row, keeping the first error, which names
@@ -327,7 +468,7 @@ type cells struct {
 
 func (p *cells) fail(i int, format string, args ...any) {
 	if p.err == nil {
-		p.err = fmt.Errorf("%s %q: "+format, append([]any{Columns[i], p.c[i]}, args...)...)
+		p.err = fmt.Errorf("%s %q: "+format, append([]any{TransferColumns[i], p.c[i]}, args...)...)
 	}
 }
 

@@ -89,6 +89,8 @@ func TestReadInprocBad(t *testing.T) {
 func FuzzReadInproc(f *testing.F) {
 	good, _ := EncodeInproc([]Row{{Series: "s", Scenario: "lan", Round: 1, Group: "g", StartNs: 1, OK: true, Client: "c", Server: "s"}})
 	f.Add(good)
+	xfer, _ := EncodeInproc([]Row{{Series: "s", Scenario: "lan", Round: 1, Group: "g", StartNs: 1, OK: true, Client: "c", Server: "s", ResponseBytes: 10, ResponseRead: 10, ClientTTLBNs: 5}})
+	f.Add(xfer)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rows, err := ReadInproc(b, "inproc.csv.gz")
 		if err != nil {
@@ -205,6 +207,9 @@ func FuzzReadRecords(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add(gz(strings.Join(ColumnsV1, ",") + "\nlan,1,g,0,0,0,false,reset,,,,,,,,,,,,,,\n"))
+	if b, err := EncodeRecords(transferRows()); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rows, err := ReadRecords(bytes.NewReader(b), "records.csv.gz")
 		if err != nil {

@@ -84,6 +84,17 @@ type Record struct {
 	// of its fields are empty or corrected (the Reason* constants, in their
 	// order); empty for a complete record with every field filled.
 	Reason string `json:"-"`
+	// SynAckNs is the server's first SYN-ACK; with SynNs it gives the
+	// connection's SYN round trip, the scale of Flights.
+	SynAckNs *int64 `json:"-"`
+
+	// The server's stream after its ServerHello, for the time to last
+	// byte of Study B's transfer block (ResponseEnd, Flights).
+	s2cDel    []delivery // the latest in-order deliveries, at most maxDeliveries
+	s2cFinAbs int64      // stream offset of the server's FIN
+	s2cFin    bool
+	flights   int   // the server's flights after its ServerHello
+	lastFl    int64 // when the last of them started
 
 	firstNs int64
 	seq     int
@@ -343,7 +354,28 @@ func (t tm) ptr() *int64 {
 	return &v
 }
 
+// delivery is one in-order advance of the server's stream: the stream
+// offset it reached and when (the latest arrival time among the bytes
+// delivered so far: a segment held behind a hole is complete only when
+// the hole is filled).
+type delivery struct{ abs, ns int64 }
+
+// maxDeliveries bounds the server-stream state kept for ResponseEnd: the
+// latest in-order advances (the response's last byte lies within 24
+// bytes of the FIN, in the last advance or two), 256 bytes a flow whatever
+// it carries.
+const maxDeliveries = 16
+
 type conn struct {
+	synack          tm
+	s2cDel          []delivery // ring of the latest in-order server advances after the ServerHello
+	s2cDelHead      int        // next slot of the ring once full
+	s2cMaxNs        int64      // latest arrival among the server bytes delivered in order
+	s2cFinAbs       int64
+	s2cFin          bool
+	lastS2CNs       int64
+	flights         int   // server flights after the ServerHello
+	lastFl          int64 // when the last one started
 	lastNs, lookNs  int64 // the flow's latest packet; when sweep last queued it
 	gone            bool  // closed or dropped: no longer in tracker.conns
 	unfinished      bool  // counted in tracker.nUnfinished (see boundUnfinished)
@@ -609,6 +641,9 @@ func (t *tracker) packet(s *segment, ns int64) {
 			c.syn.setOnce(ns)
 			c.isn, c.haveISN = s.seq, true
 		}
+		if dir == 1 && s.flags&flagACK != 0 {
+			c.synack.setOnce(ns)
+		}
 	}
 	if s.flags&flagRST != 0 {
 		c.closed = true
@@ -622,6 +657,9 @@ func (t *tracker) packet(s *segment, ns int64) {
 		if dir == 1 && c.finalSH && !c.cf.ok && !d.gap {
 			c.sfe.ns, c.sfe.ok = ns, true
 		}
+		if dir == 1 && c.finalSH {
+			c.flight(ns)
+		}
 	}
 	if s.flags&flagFIN != 0 {
 		fs := s.seq + uint32(s.payloadLen)
@@ -631,6 +669,9 @@ func (t *tracker) packet(s *segment, ns int64) {
 			}
 		} else {
 			d.finSeen, d.finSeq = true, fs
+			if dir == 1 && d.started && !c.s2cFin {
+				c.s2cFinAbs, c.s2cFin = d.abs+int64(int32(fs-d.next)), true
+			}
 			if d.started && d.next == fs {
 				d.setNext(d.next + 1)
 			}
@@ -719,13 +760,88 @@ func (t *tracker) drain(c *conn, dir int) {
 func (t *tracker) deliver(c *conn, dir int, known []byte, unknown int, ns int64) {
 	d := &c.d[dir]
 	d.setNext(d.next + uint32(len(known)+unknown))
-	if d.gap || d.p.bad || d.p.stop {
+	if !d.gap && !d.p.bad && !d.p.stop {
+		d.p.feed(c, dir, known, ns)
+		if unknown > 0 {
+			d.p.feedUnknown(c, dir, unknown)
+		}
+	}
+	if dir == 1 && c.finalSH {
+		c.advance(d.abs, ns) // the ServerHello's own segment included
+	}
+}
+
+// advance notes that the server's stream is complete in order up to abs,
+// its last byte having arrived at ns, in a ring of maxDeliveries.
+func (c *conn) advance(abs, ns int64) {
+	c.s2cMaxNs = max(c.s2cMaxNs, ns)
+	dl := delivery{abs: abs, ns: c.s2cMaxNs}
+	if len(c.s2cDel) < maxDeliveries {
+		c.s2cDel = append(c.s2cDel, dl)
 		return
 	}
-	d.p.feed(c, dir, known, ns)
-	if unknown > 0 {
-		d.p.feedUnknown(c, dir, unknown)
+	c.s2cDel[c.s2cDelHead] = dl
+	c.s2cDelHead = (c.s2cDelHead + 1) % maxDeliveries
+}
+
+// flight counts a server segment with payload after the ServerHello: it
+// starts a new flight when it comes more than half the SYN round trip
+// after the previous one (the server waited for the client). Without a
+// SYN round trip no flights are counted.
+func (c *conn) flight(ns int64) {
+	if !c.syn.ok || !c.synack.ok {
+		return
 	}
+	half := (c.synack.ns - c.syn.ns) / 2
+	if c.flights == 0 || ns-c.lastS2CNs > half {
+		c.flights++
+		c.lastFl = ns
+	}
+	c.lastS2CNs = ns
+}
+
+// ResponseEnd returns when the client's side of the capture had the
+// server's stream complete, in order, up to trailer bytes before the
+// server's FIN: the last byte of a response the server closed with a
+// trailer-byte record (a TLS 1.3 close_notify is 24 bytes: RFC 8446 5.2,
+// 5 header bytes, 2 alert bytes, the content type and a 16-byte AEAD
+// tag). ok is false without a FIN, or when that byte is not among the
+// latest in-order advances kept.
+func (r *Record) ResponseEnd(trailer int64) (ns int64, ok bool) {
+	if !r.s2cFin {
+		return 0, false
+	}
+	// Advances only move forward, so the first to reach target is the
+	// one with the least offset at or beyond it; one below target must be
+	// kept too, or the ring lost the advance that reached it.
+	target := r.s2cFinAbs - trailer
+	found, below := false, false
+	var at int64
+	for _, d := range r.s2cDel {
+		switch {
+		case d.abs < target:
+			below = true
+		case !found || d.abs < at:
+			at, ns, found = d.abs, d.ns, true
+		}
+	}
+	if !found || !below {
+		return 0, false
+	}
+	return ns, true
+}
+
+// Flights returns how many flights the server sent after its ServerHello
+// (that flight included) up to the time until: runs of segments with
+// payload none of which came more than half the SYN round trip after the
+// one before. Only the last flight can start after a response's last
+// byte (the close_notify sent after it), so only it is checked against
+// until. 0 when the capture has no SYN round trip.
+func (r *Record) Flights(until int64) int {
+	if r.flights > 0 && r.lastFl > until {
+		return r.flights - 1
+	}
+	return r.flights
 }
 
 // lost reports whether direction dir's stream may hold bytes the parser
@@ -845,7 +961,8 @@ func (t *tracker) close(c *conn) {
 		FrameBytesC2S: c.frameBytes[0], FrameBytesS2C: c.frameBytes[1],
 		TCPPayloadBytesC2S: c.payloadBytes[0], TCPPayloadBytesS2C: c.payloadBytes[1],
 		firstNs: c.firstNs, seq: c.seq, cr: c.cr, haveCR: c.haveCR, suite: c.suite, cfinRec: c.cfinRec,
-		cfinCut: c.cfinCut,
+		cfinCut: c.cfinCut, SynAckNs: c.synack.ptr(),
+		s2cDel: c.s2cDel, s2cFinAbs: c.s2cFinAbs, s2cFin: c.s2cFin, flights: c.flights, lastFl: c.lastFl,
 	}
 	if c.haveGroup {
 		r.Group = tls.CurveID(c.group).String()

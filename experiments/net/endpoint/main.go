@@ -11,10 +11,10 @@
 //	    then    accept,CLIENT,LOCAL,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR
 //	            per connection; runs until stdin is closed
 //	endpoint client -roots F -servername S -timeout D
-//	    reads   dial ADDR GROUP   lines on stdin, makes one connection
-//	            each (the only group offered: GROUP), and prints
+//	    reads   dial ADDR GROUP [SIZE]   lines on stdin, makes one
+//	            connection each (the only group offered: GROUP), and prints
 //	            keylog,LINE          (NSS key log lines, for the capture)
-//	            conn,LOCAL,SERVER,START_UNIX_NS,DURATION_NS,GROUP,HRR,CLASS,ERROR
+//	            conn,LOCAL,SERVER,START_UNIX_NS,DURATION_NS,GROUP,HRR,CLASS,ERROR,RESPONSE_BYTES,TTLB_NS
 //	endpoint version
 //	    prints  version,GOVERSION
 //
@@ -26,10 +26,23 @@
 // orderly close failed); an error with an empty CLASS is a configuration
 // error. Every connection is a fresh full TLS 1.3 handshake without
 // tickets, closed with close_notify and FIN like experiments/instruments/handshake.
+//
+// The transfer block (our extension, issue 34: time to last byte). With
+// SIZE the client, after its handshake, sends one request record, the
+// line "size SIZE\n" (request.go), and the server answers with SIZE bytes
+// of application data and closes (close_notify, FIN); the client reads to
+// the server's close_notify. RESPONSE_BYTES is what it read, TTLB_NS dial
+// start to the last byte of the response on the monotonic clock (empty
+// without SIZE). A response that ends short of SIZE (or runs long) is an
+// error of class response-eof (response-timeout, response-reset: the
+// handshake completed) with RESPONSE_BYTES saying how far it came: an
+// incomplete connection, never a time to last byte. Without SIZE the
+// connection is the handshake-only one of the rounds, byte for byte.
 package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -184,7 +197,7 @@ func serve(o *out, ln net.Listener, cfg *tls.Config, timeout time.Duration) {
 			}
 			o.line("accept", raw.RemoteAddr().String(), raw.LocalAddr().String(), strconv.FormatInt(t0.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), msg)
 			if err == nil {
-				io.Copy(io.Discard, tc) // until the client's close_notify/FIN
+				respond(tc) // a request, or nothing until the client's close_notify/FIN
 				tc.Close()
 			}
 		}()
@@ -210,8 +223,16 @@ func client(o *out, args []string) error {
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 3 || f[0] != "dial" {
-			return fmt.Errorf("bad command %q: want dial ADDR GROUP", sc.Text())
+		if (len(f) != 3 && len(f) != 4) || f[0] != "dial" {
+			return fmt.Errorf("bad command %q: want dial ADDR GROUP [SIZE]", sc.Text())
+		}
+		size := -1 // handshake only
+		if len(f) == 4 {
+			n, err := parseSize(f[3])
+			if err != nil {
+				return fmt.Errorf("bad command %q: %w", sc.Text(), err)
+			}
+			size = n
 		}
 		g, err := parseGroup(f[2])
 		if err != nil {
@@ -220,20 +241,22 @@ func client(o *out, args []string) error {
 		cfg := tlsBase()
 		cfg.RootCAs, cfg.ServerName, cfg.CurvePreferences = roots, *name, []tls.CurveID{tls.CurveID(g)}
 		cfg.KeyLogWriter = keyLog{o}
-		dial(o, f[1], cfg, *timeout)
+		dial(o, f[1], cfg, *timeout, size)
 	}
 	return sc.Err()
 }
 
-func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration) {
+// dial makes one connection; size < 0 is the handshake-only connection,
+// size >= 0 asks for a response of size bytes (transfer block).
+func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration, size int) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var local, remote, group, class, msg string
+	var local, remote, group, class, msg, got, ttlb string
 	var ns int64
 	var hrr bool
 	start := time.Now()
 	defer func() {
-		o.line("conn", local, remote, strconv.FormatInt(start.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), class, msg)
+		o.line("conn", local, remote, strconv.FormatInt(start.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), class, msg, got, ttlb)
 	}()
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", addr)
@@ -258,6 +281,18 @@ func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration) {
 	if group, hrr, serr = sn.result(); serr != nil {
 		msg = serr.Error()
 		return
+	}
+	if size >= 0 {
+		n, last, err := fetch(tc, size)
+		got = strconv.Itoa(n)
+		if err != nil {
+			// response-CLASS: the handshake completed, the response did
+			// not; a short or long response is the network's or the
+			// server's failure, not the configuration's.
+			class, msg = "response-"+cmp.Or(classify(err), "eof"), fmt.Sprintf("response: %d of %d bytes: %v", n, size, err)
+			return
+		}
+		ttlb = strconv.FormatInt(last.Sub(start).Nanoseconds(), 10)
 	}
 	if err := tc.CloseWrite(); err != nil {
 		class, msg = "close-"+classify(err), "close_notify: "+err.Error()

@@ -32,6 +32,54 @@ func fromCapture(r *capture.Record) netdata.Capture {
 		PayloadBytesC2S: r.TCPPayloadBytesC2S, PayloadBytesS2C: r.TCPPayloadBytesS2C}
 }
 
+// closeNotifyLen is the bytes of a TLS 1.3 close_notify record: a 5-byte
+// header, the 2-byte alert, the inner content type and a 16-byte AEAD tag
+// (RFC 8446 5.2, 6.1; every TLS 1.3 suite Go offers has a 16-byte tag).
+// The server of the transfer block sends it right after the response,
+// then its FIN, so the response's last byte is this many bytes before
+// the FIN.
+const closeNotifyLen = 5 + 2 + 1 + 16
+
+// transferOf is the time to last byte of a transfer row (our extension)
+// from its connection's capture record:
+//
+//	ttlb_ns     = last byte - ClientHello
+//	ttlb_syn_ns = last byte - SYN
+//
+// where the last byte is when the client's side had the response
+// complete in order (capture.Record.ResponseEnd); round_trips are the
+// server's flights from its ServerHello's to the last byte
+// (capture.Record.Flights: 2 at the least, the handshake's and the
+// response's), stalls the flights beyond those two (the server waited
+// for ACKs inside the response: congestion window or loss recovery). A
+// response the client did not read in full has no time to last byte,
+// whatever the capture shows.
+func transferOf(row *netdata.Row, rec *capture.Record) *netdata.Transfer {
+	x := &netdata.Transfer{}
+	switch {
+	case !row.OK || row.Failure != "" || row.ResponseRead != int64(row.ResponseBytes):
+		x.Incomplete = netdata.IncompleteShort
+		return x
+	case rec.ClientHelloNs == nil:
+		x.Incomplete = netdata.IncompleteNoStart
+		return x
+	}
+	end, ok := rec.ResponseEnd(closeNotifyLen)
+	if !ok || end <= *rec.ClientHelloNs {
+		x.Incomplete = netdata.IncompleteNoEnd
+		return x
+	}
+	v := end - *rec.ClientHelloNs
+	x.TTLBNs = &v
+	if rec.SynNs != nil && end > *rec.SynNs {
+		w := end - *rec.SynNs
+		x.TTLBSynNs = &w
+	}
+	x.RoundTrips = rec.Flights(end)
+	x.Stalls = max(0, x.RoundTrips-2)
+	return x
+}
+
 // JoinInfo counts what the join of one series found.
 type JoinInfo struct {
 	Connections int // capture records (warm-up included)
@@ -84,8 +132,14 @@ func Join(rows []*netdata.Row, caps []capture.Record, timeout time.Duration) Joi
 			used[j] = true
 			c := fromCapture(&caps[j])
 			row.Cap = &c
+			if row.ResponseBytes > 0 {
+				row.Xfer = transferOf(row, &caps[j])
+			}
 			ji.Joined++
 			break
+		}
+		if row.ResponseBytes > 0 && row.Xfer == nil {
+			row.Xfer = &netdata.Transfer{Incomplete: netdata.IncompleteNoCapture}
 		}
 		if row.OK && (row.Cap == nil || row.Cap.ThsNs == nil) {
 			ji.Unmatched++

@@ -69,3 +69,34 @@ func TestFileNamesAgreeWithRederive(t *testing.T) {
 		}
 	}
 }
+
+// A transfer row (our extension) without a full response, a ClientHello,
+// a last byte in the capture or a capture record has no time to last
+// byte, only the reason; a handshake-only row gets no transfer cells.
+func TestTransferIncomplete(t *testing.T) {
+	ms := int64(time.Millisecond)
+	full := func(start int64, client string) *netdata.Row {
+		return &netdata.Row{Client: client, Server: "10.77.0.2:4433", StartNs: start, OK: true, ResponseBytes: 100, ResponseRead: 100}
+	}
+	short := full(0, "c:1")
+	short.ResponseRead, short.Failure = 60, "response-eof"
+	noEnd := full(10*ms, "c:2") // the record shows no FIN: no last byte
+	noCH := full(20*ms, "c:3")
+	noCap := full(30*ms, "c:4")
+	hsOnly := &netdata.Row{Client: "c:5", Server: "10.77.0.2:4433", StartNs: 40 * ms, OK: true}
+	r3 := rec("c:3", 21*ms)
+	r3.ClientHelloNs = nil
+	caps := []capture.Record{rec("c:1", 1*ms), rec("c:2", 11*ms), r3, rec("c:5", 41*ms)}
+	Join([]*netdata.Row{short, noEnd, noCH, noCap, hsOnly}, caps, time.Second)
+	for _, tc := range []struct {
+		row  *netdata.Row
+		want string
+	}{{short, netdata.IncompleteShort}, {noEnd, netdata.IncompleteNoEnd}, {noCH, netdata.IncompleteNoStart}, {noCap, netdata.IncompleteNoCapture}} {
+		if x := tc.row.Xfer; x == nil || x.Incomplete != tc.want || x.TTLBNs != nil || x.TTLBSynNs != nil {
+			t.Errorf("row %s: transfer %+v, want incomplete %q and no time", tc.row.Client, x, tc.want)
+		}
+	}
+	if hsOnly.Xfer != nil || hsOnly.Cap == nil {
+		t.Errorf("handshake-only row: transfer %+v, capture %v", hsOnly.Xfer, hsOnly.Cap)
+	}
+}

@@ -103,6 +103,22 @@
 // concurrent runs'. Estimate and the schedule count them; in the full
 // profile they add about 8 min.
 //
+// # Transfer block (our extension)
+//
+// A profile's transfer_sizes and transfer_round add series whose
+// connections, after the handshake, ask for a response of that many bytes
+// (Plan.TransferSeries, endpoint/request.go): the time to last byte of
+// issue 34, not the original's design. They run after every round's
+// series has ended (a barrier in runAll and in the schedule) and before
+// the serial controls; their rows go to transfer.csv.gz and
+// transfer-inproc.csv.gz, derived by netjoin like records.csv.gz, with the
+// time to last byte from the ClientHello and from the SYN, the server's
+// flights and stalls (docs/studies.md defines them). Estimate models them
+// (transferTime); transfer_parallel caps how many run at once (a
+// response crosses the forwarder packet by packet, so concurrent
+// transfers compete for the cores); in the full profile, 2 at once, they
+// add about 23 min.
+//
 // # The cost of running series side by side
 //
 // On the 2-core reference machine (shared, load average about 13 from

@@ -323,18 +323,32 @@ func startEndpointClient(ep *Endpoint, roots string, timeout time.Duration, keyL
 	return &epClient{p: p, keyLog: keyLog}, nil
 }
 
+// response is what the client read of a transfer connection's response
+// (our extension): the bytes and dial start to the last of them (0 when
+// the response did not complete).
+type response struct {
+	read, ttlbNs int64
+}
+
 // dial makes one connection offering group only; the record says what
-// the endpoint measured. A negotiated group other than group, or a
+// the endpoint measured. size >= 0 asks for a response of size bytes
+// after the handshake (the transfer block), size < 0 makes the
+// handshake-only connection. A negotiated group other than group, or a
 // HelloRetryRequest, is an error of class "" (the configuration is wrong).
-func (c *epClient) dial(ctx context.Context, addr, group string) (handshake.ClientRecord, error) {
+func (c *epClient) dial(ctx context.Context, addr, group string, size int) (handshake.ClientRecord, response, error) {
 	var rec handshake.ClientRecord
-	if _, err := fmt.Fprintf(c.p.stdin, "dial %s %s\n", addr, group); err != nil {
-		return rec, fmt.Errorf("endpoint client: %w", err)
+	var resp response
+	cmd := fmt.Sprintf("dial %s %s\n", addr, group)
+	if size >= 0 {
+		cmd = fmt.Sprintf("dial %s %s %d\n", addr, group, size)
+	}
+	if _, err := io.WriteString(c.p.stdin, cmd); err != nil {
+		return rec, resp, fmt.Errorf("endpoint client: %w", err)
 	}
 	for {
 		l, err := c.p.next(ctx)
 		if err != nil {
-			return rec, fmt.Errorf("endpoint client: %w", err)
+			return rec, resp, fmt.Errorf("endpoint client: %w", err)
 		}
 		switch {
 		case l[0] == "keylog" && len(l) == 2:
@@ -342,9 +356,11 @@ func (c *epClient) dial(ctx context.Context, addr, group string) (handshake.Clie
 				io.WriteString(c.keyLog, l[1]+"\n")
 			}
 			continue
-		case l[0] != "conn" || len(l) != 9:
-			return rec, fmt.Errorf("endpoint client: unexpected output %q", strings.Join(l, ","))
+		case l[0] != "conn" || len(l) != 11:
+			return rec, resp, fmt.Errorf("endpoint client: unexpected output %q", strings.Join(l, ","))
 		}
+		resp.read, _ = strconv.ParseInt(l[9], 10, 64)
+		resp.ttlbNs, _ = strconv.ParseInt(l[10], 10, 64)
 		rec.Local, rec.Server = l[1], l[2]
 		if ns, err := strconv.ParseInt(l[3], 10, 64); err == nil {
 			rec.Start = time.Unix(0, ns)
@@ -352,12 +368,12 @@ func (c *epClient) dial(ctx context.Context, addr, group string) (handshake.Clie
 		rec.DurationNs, _ = strconv.ParseInt(l[4], 10, 64)
 		rec.HRR = l[6] == "true"
 		if l[8] != "" {
-			return rec, &endpointError{class: l[7], msg: l[8]}
+			return rec, resp, &endpointError{class: l[7], msg: l[8]}
 		}
 		if l[5] != group || rec.HRR {
-			return rec, &endpointError{msg: fmt.Sprintf("connection %s -> %s negotiated %s (HelloRetryRequest %v), want %s without one", rec.Local, addr, l[5], rec.HRR, group)}
+			return rec, resp, &endpointError{msg: fmt.Sprintf("connection %s -> %s negotiated %s (HelloRetryRequest %v), want %s without one", rec.Local, addr, l[5], rec.HRR, group)}
 		}
-		return rec, nil
+		return rec, resp, nil
 	}
 }
 

@@ -81,7 +81,7 @@ func TestEndpointToolchains(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, g := range []string{"X25519MLKEM768", "X25519"} {
-				rec, err := cli.dial(ctx, srv.addrs[g], g)
+				rec, _, err := cli.dial(ctx, srv.addrs[g], g, -1)
 				if err != nil {
 					t.Errorf("%s: %v", g, err)
 					continue
@@ -90,8 +90,14 @@ func TestEndpointToolchains(t *testing.T) {
 					t.Errorf("%s: record %+v", g, rec)
 				}
 			}
+			// A transfer connection (our extension): the response in full,
+			// its last byte after the handshake.
+			rec, resp, err := cli.dial(ctx, srv.addrs["X25519MLKEM768"], "X25519MLKEM768", 100_000)
+			if err != nil || resp.read != 100_000 || resp.ttlbNs <= rec.DurationNs {
+				t.Errorf("transfer: err %v, read %d, ttlb %d ns after a %d ns handshake", err, resp.read, resp.ttlbNs, rec.DurationNs)
+			}
 			// The X25519 server offered only X25519MLKEM768: no common group.
-			_, err = cli.dial(ctx, srv.addrs["X25519"], "X25519MLKEM768")
+			_, _, err = cli.dial(ctx, srv.addrs["X25519"], "X25519MLKEM768", -1)
 			if err == nil || classify(err) != "" {
 				t.Errorf("wrong group: err %v (class %q), want a configuration error", err, classify(err))
 			}
@@ -101,8 +107,8 @@ func TestEndpointToolchains(t *testing.T) {
 			if err := srv.close(); err != nil {
 				t.Errorf("server: %v", err)
 			}
-			if n := strings.Count(keylog.String(), "CLIENT_TRAFFIC_SECRET_0"); n != 2 {
-				t.Errorf("%d key log traffic secrets, want 2:\n%s", n, keylog.String())
+			if n := strings.Count(keylog.String(), "CLIENT_TRAFFIC_SECRET_0"); n != 3 {
+				t.Errorf("%d key log traffic secrets, want 3:\n%s", n, keylog.String())
 			}
 			ok, bad := 0, 0
 			for _, r := range srecs {
@@ -112,8 +118,8 @@ func TestEndpointToolchains(t *testing.T) {
 					bad++
 				}
 			}
-			if ok != 2 || bad != 1 {
-				t.Errorf("server reported %d good and %d failed connections, want 2 and 1: %+v", ok, bad, srecs)
+			if ok != 3 || bad != 1 {
+				t.Errorf("server reported %d good and %d failed connections, want 3 and 1: %+v", ok, bad, srecs)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/deps"
 )
 
@@ -107,8 +108,9 @@ func Estimate(s *Spec, profile string) (Estimation, error) {
 	if err != nil {
 		return Estimation{}, fmt.Errorf("profiles.%s.serial_control: %w", profile, err)
 	}
-	series := append(p.Series(), ctl...)
-	for _, c := range ctl {
+	xfer := p.TransferSeries()
+	series := append(append(p.Series(), xfer...), ctl...)
+	for _, c := range append(xfer, ctl...) {
 		e.Handshakes += c.Handshakes()
 	}
 	exp := make([]time.Duration, len(series))
@@ -127,6 +129,11 @@ func Estimate(s *Spec, profile string) (Estimation, error) {
 		retrans := time.Duration(float64(n) * pLoss * float64(minRTO+rtt))
 		interval := max(2*time.Millisecond, 2*sc.AtoB.Jitter+time.Millisecond)
 		self := time.Duration(s.SelfTest.Probes)*interval + rtt
+		if se.ResponseBytes > 0 {
+			tmin, texp := transferTime(sc, se.ResponseBytes)
+			min += time.Duration(n) * tmin
+			retrans += time.Duration(n) * texp
+		}
 		x := min + time.Duration(n)*PerConnectionOverhead + retrans + self + PerSeriesOverhead
 		mins[i], exp[i] = min, x
 		e.Connections += n
@@ -140,12 +147,12 @@ func Estimate(s *Spec, profile string) (Estimation, error) {
 		e.Series = append(e.Series, SeriesEstimate{Series: se, Connections: n, Minimum: min, Expected: x})
 	}
 	e.Order = dispatchOrder(series, exp, p.Parallel)
-	start, end, makespan := schedule(series, e.Order, exp, p.Parallel)
+	start, end, makespan := schedule(series, e.Order, exp, p.Parallel, p.TransferParallel)
 	for i := range e.Series {
 		e.Series[i].Start, e.Series[i].End = start[i], end[i]
 	}
 	e.Expected = makespan
-	_, _, e.ScheduledMinimum = schedule(series, e.Order, mins, p.Parallel)
+	_, _, e.ScheduledMinimum = schedule(series, e.Order, mins, p.Parallel, p.TransferParallel)
 	return e, nil
 }
 
@@ -170,6 +177,49 @@ func (e Estimation) WritePlan(w io.Writer) {
 			s.ID, s.Connections, s.Start.Round(time.Second), s.End.Round(time.Second),
 			s.Expected.Round(time.Second), s.Minimum.Round(time.Second), excl)
 	}
+}
+
+// Constants of the transfer block's model (transferTime): TCP's initial
+// window (RFC 6928: 10 segments) and a segment's payload on a 1500-byte
+// MTU with timestamps.
+const (
+	initialWindow = 10
+	mss           = 1448
+)
+
+// transferTime is what one transfer connection (our extension) adds to
+// the RTTsPerConnection of a handshake-only one, at the least and in
+// expectation. At the least: the request's round trip, the slow-start
+// round trips until the window covers the response or the path's
+// bandwidth-delay product (the window starts at initialWindow segments
+// and doubles each round trip), and the response's serialisation at the
+// link's rate. Expected: under loss the response moves at the rate of
+// Mathis et al. (CCR 27(3), 1997), MSS/RTT x 1.22/sqrt(p), when that is
+// below the link's, and every lost segment of the response costs one
+// more round trip (fast retransmit) on average. It is a model for
+// planning, not a measurement.
+func transferTime(sc linkemu.Scenario, size int) (minimum, extra time.Duration) {
+	rtt := sc.RTT()
+	rate := float64(sc.BtoA.Rate)
+	if rate <= 0 || sc.BtoA.Rate == linkemu.Unlimited {
+		rate = 1e10
+	}
+	bdp := rate / 8 * rtt.Seconds()
+	rounds := 0
+	for w := float64(initialWindow * mss); w < float64(size) && w < bdp; w *= 2 {
+		rounds++
+	}
+	ser := time.Duration(float64(size) * 8 / rate * 1e9)
+	minimum = time.Duration(1+rounds)*rtt + ser
+	if loss := sc.BtoA.Loss / 100; loss > 0 && rtt > 0 {
+		mathis := mss * 8 / rtt.Seconds() * 1.22 / math.Sqrt(loss)
+		if mathis < rate {
+			extra += time.Duration(float64(size)*8/mathis*1e9) - ser
+		}
+		segs := float64(size) / mss
+		extra += time.Duration(segs * loss * float64(rtt))
+	}
+	return minimum, extra
 }
 
 // Requirements lists what the experiment needs installed: nothing outside

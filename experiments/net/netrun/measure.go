@@ -2,9 +2,11 @@ package netrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
@@ -84,6 +86,7 @@ func (sr *seriesRun) attempt(gi int) (Row, error) {
 		return Row{}, err
 	}
 	var cr handshake.ClientRecord
+	var resp response
 	var derr error
 	r.quiet.RLock()
 	t0 := time.Now()
@@ -92,12 +95,19 @@ func (sr *seriesRun) attempt(gi int) (Row, error) {
 		if testHookDialGroup != nil {
 			g = testHookDialGroup(g)
 		}
-		cr, derr = sr.epCli.dial(sr.ctx, sr.port(gi), g)
+		size := -1 // the rounds' handshake-only connection
+		if s.ResponseBytes > 0 {
+			size = s.ResponseBytes
+		}
+		cr, resp, derr = sr.epCli.dial(sr.ctx, sr.port(gi), g, size)
 	} else {
 		sr.th.Do(func() { cr, derr = sr.clients[gi].Dial(sr.ctx, sr.port(gi)) })
 	}
 	r.quiet.RUnlock()
 	row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
+	if s.ResponseBytes > 0 {
+		row.ResponseBytes, row.ResponseRead, row.ClientTTLBNs = s.ResponseBytes, resp.read, resp.ttlbNs
+	}
 	if sr.ctx.Err() != nil {
 		return row, context.Cause(sr.ctx)
 	}
@@ -125,7 +135,12 @@ func judgeAttempt(row *Row, cr handshake.ClientRecord, derr error, n int) error 
 		return nil
 	}
 	class := classify(derr)
+	var ee *endpointError
 	switch {
+	case errors.As(derr, &ee) && strings.HasPrefix(ee.class, "response-"):
+		// The handshake completed, the transfer block's response did not:
+		// an incomplete transfer row, never a time to last byte.
+		row.OK, row.Failure = true, ee.class
 	case class == "":
 		return fmt.Errorf("handshake %s/%d: %w (not a network failure: fix the configuration)", row.Group, n, derr)
 	case cr.DurationNs > 0:

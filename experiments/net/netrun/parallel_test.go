@@ -171,7 +171,7 @@ func TestSchedule(t *testing.T) {
 			if !slices.Equal(order, tc.order) {
 				t.Errorf("order %v, want %v", order, tc.order)
 			}
-			start, end, ms := schedule(tc.series, order, tc.dur, tc.parallel)
+			start, end, ms := schedule(tc.series, order, tc.dur, tc.parallel, 0)
 			if ms != tc.makespan {
 				t.Errorf("makespan %v, want %v", ms, tc.makespan)
 			}

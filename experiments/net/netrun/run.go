@@ -251,6 +251,7 @@ func watchRemote(ctx context.Context, rem *remoteServers) (context.Context, cont
 // meta.json, and the run folder's files with their SHA-256.
 type runOutputs struct {
 	rows, ctlRows []Row
+	xferRows      []Row // the transfer block's (our extension)
 	measured      map[string]any
 	selfTests     map[string]linkemu.SelfTestReport
 	linkStats     map[string]linkemu.Stats
@@ -274,9 +275,12 @@ func collect(est Estimation, results []seriesResult) *runOutputs {
 	}
 	for i, se := range est.Series {
 		res := results[i]
-		if se.Control {
+		switch {
+		case se.Control:
 			out.ctlRows = append(out.ctlRows, res.rows...)
-		} else {
+		case se.ResponseBytes > 0:
+			out.xferRows = append(out.xferRows, res.rows...)
+		default:
 			out.rows = append(out.rows, res.rows...)
 		}
 		out.selfTests[se.ID] = res.selfTest
@@ -314,10 +318,17 @@ func (r *runner) writeRecords(ctx context.Context, results []seriesResult, out *
 	if err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
+	xferJoins, err := r.writeTransfer(ctx, out)
+	if err != nil {
+		return fmt.Errorf("net:run: %w", err)
+	}
 	for i, se := range r.est.Series {
 		ji, ok := joins[se.ID]
-		if se.Control {
+		switch {
+		case se.Control:
 			ji, ok = ctlJoins[se.ID]
+		case se.ResponseBytes > 0:
+			ji, ok = xferJoins[se.ID]
 		}
 		ci := results[i].capture
 		if ok {
@@ -330,6 +341,40 @@ func (r *runner) writeRecords(ctx context.Context, results []seriesResult, out *
 	}
 	out.files[RecordsFile] = repro.HashBytes(recBytes)
 	return nil
+}
+
+// writeTransfer writes the transfer block's files (our extension, issue
+// 34): transfer-inproc.csv.gz and transfer.csv.gz derived from it and the
+// block's captures by netjoin.DeriveRows, the function records.csv.gz is
+// derived with, and says in measured.transfer what they are. A run
+// without the block writes neither and nothing in meta.json changes.
+func (r *runner) writeTransfer(ctx context.Context, out *runOutputs) (map[string]netjoin.JoinInfo, error) {
+	if len(out.xferRows) == 0 {
+		return nil, nil
+	}
+	inproc, err := netdata.EncodeInproc(out.xferRows)
+	if err != nil {
+		return nil, err
+	}
+	recs, joins, err := netjoin.DeriveRows(ctx, inproc, r.plan.Timeout, func(series string) (io.ReadCloser, error) {
+		return rederive.OpenFile(out.capPaths[series], out.files[netdata.CaptureName(series)])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("transfer block: %w", err)
+	}
+	for name, b := range map[string][]byte{netdata.TransferInprocFile: inproc, netdata.TransferFile: recs} {
+		if err := atomicfile.WriteFile(filepath.Join(r.dir, name), b, 0o644); err != nil {
+			return nil, err
+		}
+		out.files[name] = repro.HashBytes(b)
+	}
+	out.measured["transfer"] = map[string]any{
+		"file":           netdata.TransferFile,
+		"response_bytes": r.plan.TransferSizes,
+		"round":          r.plan.TransferRound,
+		"note":           "our extension (issue 34), not the original's design: after the handshake the client sends one request and the server answers with response_bytes bytes; run as a block after every round's series; its rows are in " + netdata.TransferFile + ", never records.csv.gz",
+	}
+	return joins, nil
 }
 
 // storeCaptures commits small captures with the run, compressed, and puts

@@ -68,7 +68,8 @@ type seriesResult struct {
 
 // runAll runs the series in the estimate's dispatch order, at most
 // plan.Parallel at a time. An exclusive series runs only when nothing else
-// runs and nothing else while it runs. The first series that fails cancels
+// runs and nothing else while it runs; the transfer block starts when
+// every series before it has ended. The first series that fails cancels
 // the others (their links close as they return); runAll returns only when
 // every series has returned, with that first error.
 func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
@@ -109,11 +110,37 @@ func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
 			<-slots
 		}
 	}
+	// held: slots the transfer block may not use, taken at its barrier
+	// and given back when it ends (plan.TransferParallel).
+	barrier, held := false, 0
 dispatch:
 	for _, i := range r.est.Order {
-		if r.est.Series[i].Exclusive {
-			got := acquire(cap(slots)) // every slot: waits for the running ones
+		x := r.est.Series[i].ResponseBytes > 0
+		switch {
+		case x && !barrier:
+			// The transfer block (our extension) starts when every
+			// series before it has ended (dispatchOrder), on at most
+			// TransferParallel slots.
+			barrier = true
+			got := acquire(cap(slots))
 			if got < cap(slots) {
+				release(got)
+				break dispatch
+			}
+			tp := r.plan.TransferParallel
+			if tp <= 0 || tp > cap(slots) {
+				tp = cap(slots) // 0: parallel_series
+			}
+			held = cap(slots) - tp
+			release(got - held)
+		case !x && held > 0:
+			release(held)
+			held = 0
+		}
+		if r.est.Series[i].Exclusive {
+			want := cap(slots) - held
+			got := acquire(want) // every slot: waits for the running ones
+			if got < want {
 				release(got)
 				break dispatch
 			}
@@ -182,7 +209,7 @@ func (r *runner) progress(idx int) int {
 	for i := range left {
 		left[i] = time.Duration(float64(left[i]) * speed)
 	}
-	_, _, eta := schedule(series, r.est.Order, left, r.plan.Parallel)
+	_, _, eta := schedule(series, r.est.Order, left, r.plan.Parallel, r.plan.TransferParallel)
 	fmt.Fprintf(r.cfg.Log, "net:run: %d/%d handshakes (%.1f %%), last from %s, elapsed %v, ETA %v (speed %.2f x the model); %s\n",
 		r.done, total, 100*float64(r.done)/float64(max(total, 1)), r.est.Series[idx].ID, elapsed.Round(time.Second), eta.Round(time.Second), speed, r.life.MachineLine())
 	return r.done

@@ -30,6 +30,60 @@ type Series struct {
 	// go to control.csv.gz. Its ID is ControlOf + ControlSuffix.
 	Control   bool
 	ControlOf string
+	// ResponseBytes > 0 marks a series of the transfer block (our
+	// extension, Plan.TransferSeries): every connection asks for a
+	// response of that many bytes; its rows go to transfer.csv.gz.
+	ResponseBytes int
+}
+
+// TransferSeries returns the transfer block's series (our extension,
+// issue 34: time to last byte), after the plan's series in record order:
+// scenarios, then response sizes, then groups, then toolchains, each of
+// TransferRound connections that ask for ResponseBytes after the
+// handshake. ID: <scenario>-<size>B-<group>-<toolchain>.
+//
+// Why a block of its own and not a factor inside the rounds: the rounds'
+// handshake-only connections, and the study's claims on them, stay what
+// they were (same series, seeds, records.csv.gz), and size 0 of the
+// factor is that connection, measured by the rounds. A transfer series'
+// link seed is TransferSeed, never a round's, so the block draws its own
+// losses. Its series are scheduled like the rounds' (exclusive where the
+// scenario is, else longest first), before the serial controls.
+func (p Plan) TransferSeries() []Series {
+	if len(p.TransferSizes) == 0 || p.TransferRound < 1 {
+		return nil
+	}
+	var out []Series
+	for si, sc := range p.Scenarios {
+		offset := 0
+		excl := si < len(p.Exclusive) && p.Exclusive[si]
+		for _, size := range p.TransferSizes {
+			for gi, g := range p.Groups {
+				ls := sc
+				ls.Seed = TransferSeed(sc.Seed, size, g)
+				for _, tc := range p.toolchains() {
+					id := fmt.Sprintf("%s-%dB-%s", sc.Name, size, g)
+					if tc != InProcess {
+						id += "-" + tc
+					}
+					s := Series{ID: id, Scenario: si, Round: p.TransferRound, Groups: []int{gi}, Link: ls, Offset: offset, Exclusive: excl, Toolchain: tc, ResponseBytes: size}
+					offset += s.Handshakes()
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TransferSeed is the link seed of a transfer series:
+//
+//	TransferSeed(seed, size, group) = SeriesSeed(mix(seed ^ "ttlb"), size, group)
+//
+// with "ttlb" the four bytes as a big-endian number, so that no transfer
+// series shares a round's loss and jitter draws by accident of its size.
+func TransferSeed(seed uint64, size int, group tls.CurveID) uint64 {
+	return SeriesSeed(mix64(seed^0x74746c62), size, group)
 }
 
 // ControlSuffix ends the ID of a serial control series.
@@ -147,10 +201,14 @@ func (p Plan) Series() []Series {
 // durations: first the exclusive series, one at a time, in record order;
 // then the others longest first (LPT list scheduling, Graham 1969: the
 // makespan is at most 4/3 - 1/(3m) of the optimum for m slots), each
-// started as soon as one of the parallel slots is free; last the serial
+// started as soon as one of the parallel slots is free; then the transfer
+// block (Series.ResponseBytes > 0, our extension), in the same two parts,
+// after every round's series has ended (a barrier: the rounds' series run
+// next to the same load as before the block existed); last the serial
 // controls (Series.Control, listed after the plan's series), each alone,
 // in the spec's order. With one slot the order is the record order
-// (scenario by scenario, as the paper ran them, then the controls).
+// (scenario by scenario, as the paper ran them, then the transfer block,
+// then the controls).
 func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
 	if parallel <= 1 {
 		all := make([]int, len(series))
@@ -159,34 +217,69 @@ func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
 		}
 		return all
 	}
-	var excl, rest, ctl []int
+	var excl, rest, xExcl, xRest, ctl []int
 	for i, s := range series {
 		switch {
 		case s.Control:
 			ctl = append(ctl, i)
+		case s.ResponseBytes > 0 && s.Exclusive:
+			xExcl = append(xExcl, i)
+		case s.ResponseBytes > 0:
+			xRest = append(xRest, i)
 		case s.Exclusive:
 			excl = append(excl, i)
 		default:
 			rest = append(rest, i)
 		}
 	}
-	// Stable insertion sort by duration, longest first; ties keep record order.
-	for i := 1; i < len(rest); i++ {
-		for j := i; j > 0 && dur[rest[j]] > dur[rest[j-1]]; j-- {
-			rest[j], rest[j-1] = rest[j-1], rest[j]
-		}
-	}
-	return append(append(excl, rest...), ctl...)
+	lpt(rest, dur)
+	lpt(xRest, dur)
+	return slices.Concat(excl, rest, xExcl, xRest, ctl)
 }
 
-// schedule simulates dispatching order with parallel slots and returns
-// each series' start and end and the makespan.
-func schedule(series []Series, order []int, dur []time.Duration, parallel int) (start, end []time.Duration, makespan time.Duration) {
+// lpt sorts idx by duration, longest first, stably (ties keep record
+// order), by insertion.
+func lpt(idx []int, dur []time.Duration) {
+	for i := 1; i < len(idx); i++ {
+		for j := i; j > 0 && dur[idx[j]] > dur[idx[j-1]]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+}
+
+// schedule simulates dispatching order with parallel slots (the transfer
+// block on at most xpar of them; 0: all) and returns each series' start
+// and end and the makespan.
+func schedule(series []Series, order []int, dur []time.Duration, parallel, xpar int) (start, end []time.Duration, makespan time.Duration) {
 	start = make([]time.Duration, len(series))
 	end = make([]time.Duration, len(series))
 	var t time.Duration
-	free := make([]time.Duration, max(1, parallel))
+	all := make([]time.Duration, max(1, parallel))
+	free := all      // the slots in use: all of them, or the transfer block's
+	sync := func() { // wait for every slot
+		for _, f := range all {
+			t = max(t, f)
+		}
+		for k := range all {
+			all[k] = t
+		}
+	}
+	barrier, inBlock := false, false
 	for _, i := range order {
+		switch x := series[i].ResponseBytes > 0; {
+		case x && !barrier:
+			// The transfer block starts when every series before it
+			// ended, on at most xpar slots.
+			barrier, inBlock = true, true
+			sync()
+			if xpar > 0 && xpar < len(all) {
+				free = all[:xpar]
+			}
+		case !x && inBlock:
+			inBlock = false
+			sync()
+			free = all
+		}
 		if series[i].Exclusive {
 			// Wait for everything running, then run alone.
 			for _, f := range free {

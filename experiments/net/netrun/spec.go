@@ -96,6 +96,21 @@ type ProfileSpec struct {
 	// handshakes go to control.csv.gz, not records.csv.gz; the analysis
 	// compares each one's median with its concurrent run's.
 	SerialControl []string `toml:"serial_control"`
+	// TransferSizes are the response sizes in bytes of the transfer block
+	// (our extension, issue 34: time to last byte): after the handshake
+	// the client sends one small request and the server answers with that
+	// many bytes. Size 0, the handshake-only connection, is not listed:
+	// the rounds above measure it (see Plan.TransferSeries). Empty: no
+	// transfer block.
+	TransferSizes []int `toml:"transfer_sizes"`
+	// TransferRound is the number of recorded connections of each
+	// transfer series (scenario x size x group x toolchain).
+	TransferRound int `toml:"transfer_round"`
+	// TransferParallel caps how many transfer series run at once; 0 is
+	// parallel_series. A transfer moves its response through the link's
+	// user-space forwarder and capture, so concurrent transfers compete
+	// for the cores in a way handshakes do not.
+	TransferParallel int `toml:"transfer_parallel"`
 }
 
 // MaxParallelSeries bounds parallel_series: every concurrent series holds a
@@ -114,6 +129,44 @@ const (
 	MaxRounds    = 1_000_000
 	MaxWarmup    = 10_000
 )
+
+// MaxResponseBytes bounds a transfer_sizes entry: 16 MiB, sixteen times
+// the largest size the extension measures (1 MiB). At the far scenario's
+// 10 Mbit/s 16 MiB take 13 s to serialise, already beyond a reasonable
+// per-connection timeout; a larger value is a typo, not a design.
+const MaxResponseBytes = 16 << 20
+
+// validTransfer checks a profile's transfer block: every size in
+// (0, MaxResponseBytes], ascending, and a round when sizes are listed.
+// It needs endpoint builds (toolchains): the in-process client has no
+// request/response.
+func validTransfer(p string, ps ProfileSpec, toolchains []string) []error {
+	var errs []error
+	for i, n := range ps.TransferSizes {
+		switch {
+		case n < 0:
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: %d is negative: a response size is a number of bytes > 0", p, n))
+		case n == 0:
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: 0 is the handshake-only connection, which the rounds measure already: list only sizes > 0", p))
+		case n > MaxResponseBytes:
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: %d is above the bound of %d bytes (16 MiB)", p, n, MaxResponseBytes))
+		case i > 0 && n <= ps.TransferSizes[i-1]:
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: %d after %d: list the sizes once each, ascending", p, n, ps.TransferSizes[i-1]))
+		}
+	}
+	switch {
+	case len(ps.TransferSizes) == 0 && ps.TransferRound != 0:
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_round = %d without transfer_sizes: list the response sizes or remove the round", p, ps.TransferRound))
+	case ps.TransferParallel < 0 || ps.TransferParallel > MaxParallelSeries:
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_parallel = %d: must be 0..%d (0: parallel_series)", p, ps.TransferParallel, MaxParallelSeries))
+	case len(ps.TransferSizes) > 0 && (ps.TransferRound < 1 || ps.TransferRound > MaxRounds):
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_round = %d: must be 1..%d when transfer_sizes are listed", p, ps.TransferRound, MaxRounds))
+	}
+	if len(ps.TransferSizes) > 0 && len(toolchains) == 0 {
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: the transfer block needs endpoint builds (toolchains): the in-process client sends no request", p))
+	}
+	return errs
+}
 
 // validMs checks a millisecond value of the spec: finite, in (0, max],
 // or [0, max] when zero is allowed.
@@ -229,6 +282,11 @@ func (s *Spec) Validate() error {
 		if ps.Order != "" && ps.Order != Serial && ps.Order != Interleaved {
 			errs = append(errs, fmt.Errorf("profiles.%s.order = %q: use %q or %q", p, ps.Order, Serial, Interleaved))
 		}
+		tcs := s.Toolchains
+		if len(ps.Toolchains) > 0 {
+			tcs = ps.Toolchains
+		}
+		errs = append(errs, validTransfer(p, ps, tcs)...)
 		if len(ps.SerialControl) > 0 {
 			if plan, err := s.Plan(p); err == nil {
 				if _, err := plan.ControlSeries(); err != nil {
@@ -293,6 +351,13 @@ type Plan struct {
 	// Controls are the IDs of the series run again, alone, after all the
 	// others (profiles.*.serial_control; see ControlSeries).
 	Controls []string
+	// TransferSizes and TransferRound are the transfer block (our
+	// extension; profiles.*.transfer_sizes, TransferSeries).
+	TransferSizes []int
+	TransferRound int
+	// TransferParallel is the most transfer series running at once
+	// (1 <= TransferParallel <= Parallel).
+	TransferParallel int
 }
 
 // InProcess is the toolchain of a series whose handshakes run inside the
@@ -350,6 +415,11 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 	p.Parallel = max(1, ps.ParallelSeries)
 	p.LateBound = msDur(s.LateBoundMs)
 	p.Controls = slices.Clone(ps.SerialControl)
+	p.TransferSizes, p.TransferRound = slices.Clone(ps.TransferSizes), ps.TransferRound
+	p.TransferParallel = p.Parallel
+	if ps.TransferParallel > 0 {
+		p.TransferParallel = min(ps.TransferParallel, p.Parallel)
+	}
 	p.Toolchains = slices.Clone(s.Toolchains)
 	if len(ps.Toolchains) > 0 {
 		p.Toolchains = slices.Clone(ps.Toolchains)

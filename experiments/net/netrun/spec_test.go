@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pqrepro/experiments/instruments/runlife"
 )
@@ -60,6 +61,15 @@ func TestSpecRejectsBadInput(t *testing.T) {
 		{"toolchain twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\", \"go1.24.4\"]", "listed twice"},
 		{"negative late bound", "warmup = 1", "warmup = 1\nlate_bound_ms = -1", "late_bound_ms"},
 		{"unknown control", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-99-X25519\"]", `"tiny-99-X25519" is not a series of profile test`},
+		{"zero response size", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [0, 10]\ntransfer_round = 3", "0 is the handshake-only connection"},
+		{"negative response size", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [-10]\ntransfer_round = 3", "-10 is negative"},
+		{"response above the bound", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [16777217]\ntransfer_round = 3", "above the bound of 16777216 bytes"},
+		{"sizes not ascending", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [20, 10]\ntransfer_round = 3", "10 after 20"},
+		{"size twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10, 10]\ntransfer_round = 3", "10 after 10"},
+		{"sizes without round", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]", "transfer_round = 0: must be 1..1000000"},
+		{"round without sizes", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_round = 3", "transfer_round = 3 without transfer_sizes"},
+		{"negative transfer parallel", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_parallel = -1", "transfer_parallel = -1: must be 0..32"},
+		{"transfer in process", "rounds = [10]", "rounds = [10]\ntransfer_sizes = [10]\ntransfer_round = 3", "needs endpoint builds"},
 		{"control twice", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-10-X25519\"]", "listed twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +83,85 @@ func TestSpecRejectsBadInput(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The transfer block (our extension) is a block of its own: the rounds'
+// series keep their IDs, seeds and offsets, the transfer series follow
+// with seeds of their own, and the schedule starts them only after every
+// round's series has ended.
+func TestTransferBlock(t *testing.T) {
+	s, err := LoadSpec("../../net.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Plan("full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds, xfer := full.Series(), full.TransferSeries()
+	if want := 3 * 4 * 2 * 2; len(xfer) != want {
+		t.Fatalf("%d transfer series, want %d (3 scenarios x 4 sizes x 2 groups x 2 toolchains)", len(xfer), want)
+	}
+	seeds := map[uint64]string{}
+	for _, r := range rounds {
+		seeds[r.Link.Seed] = r.ID
+		if r.ResponseBytes != 0 {
+			t.Errorf("round series %s has a response size", r.ID)
+		}
+	}
+	for _, x := range xfer {
+		if id, ok := seeds[x.Link.Seed]; ok && !strings.HasPrefix(id, strings.TrimSuffix(x.ID, "-"+x.Toolchain)) {
+			t.Errorf("transfer series %s shares its link seed with round series %s", x.ID, id)
+		}
+		if x.ResponseBytes <= 0 || x.Round != full.TransferRound {
+			t.Errorf("%s: size %d round %d", x.ID, x.ResponseBytes, x.Round)
+		}
+	}
+	if xfer[0].ID != "lan-10240B-X25519-go1.24.4" {
+		t.Errorf("first transfer series %s", xfer[0].ID)
+	}
+	e, err := Estimate(s, "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lastRound, firstXfer time.Duration = 0, 1 << 62
+	for _, se := range e.Series {
+		switch {
+		case se.Control:
+		case se.ResponseBytes > 0:
+			firstXfer = min(firstXfer, se.Start)
+		default:
+			lastRound = max(lastRound, se.End)
+		}
+	}
+	if firstXfer < lastRound {
+		t.Errorf("a transfer series starts at %v, before the last round series ends at %v", firstXfer, lastRound)
+	}
+	// At most transfer_parallel transfer series at once in the plan.
+	for _, a := range e.Series {
+		if a.ResponseBytes == 0 {
+			continue
+		}
+		n := 0
+		for _, b := range e.Series {
+			if b.ResponseBytes > 0 && b.Start <= a.Start && a.Start < b.End {
+				n++
+			}
+		}
+		if n > full.TransferParallel {
+			t.Errorf("%s starts with %d transfer series running, more than %d", a.ID, n, full.TransferParallel)
+		}
+	}
+	if e.Expected > 90*time.Minute {
+		t.Errorf("full profile expected %v, over the 90 min goal", e.Expected)
+	}
+	q, err := Estimate(s, "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Expected > time.Minute {
+		t.Errorf("quick profile expected %v, over 1 min", q.Expected)
 	}
 }
 

@@ -1,0 +1,174 @@
+package netstudy
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/datasets/netdata"
+)
+
+// ttlbRows makes a transfer block whose hybrid adds add ms to every
+// connection's TTLB over a base that grows with the size, n connections
+// per series, and a size-0 round.
+func ttlbRows(n int, add float64) (*Design, []netdata.Row, []Row) {
+	d := &Design{Scenarios: []Scenario{{Name: "wan", RTTms: 31.1}, {Name: "lan", RTTms: 1}, {Name: "far", RTTms: 78.7}},
+		Rounds: []int{100}, Groups: []string{"X25519", "X25519MLKEM768"}, Toolchains: []string{"go1.24.4"}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var xfer []netdata.Row
+	var rounds []Row
+	for _, sc := range d.Scenarios {
+		for gi, g := range d.Groups {
+			for i := range n {
+				ths := sc.RTTms + 1 + float64(gi)*add + rng.Float64()*0.1
+				rounds = append(rounds, Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: "go1.24.4"})
+			}
+			for _, size := range []int{10240, 1048576} {
+				for i := range n {
+					base := 2*sc.RTTms + float64(size)/1000
+					v := int64((base + float64(gi)*add + rng.Float64()*0.1) * 1e6)
+					h := int64((sc.RTTms + 1 + float64(gi)*add) * 1e6)
+					xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, Seq: i, OK: true, Toolchain: "go1.24.4",
+						ResponseBytes: size, ResponseRead: int64(size), Cap: &netdata.Capture{ThsNs: &h, Complete: true},
+						Xfer: &netdata.Transfer{TTLBNs: &v, RoundTrips: 2}})
+				}
+			}
+			// One incomplete connection per group and scenario.
+			xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, OK: true, Failure: "response-eof", Toolchain: "go1.24.4",
+				ResponseBytes: 10240, ResponseRead: 5, Xfer: &netdata.Transfer{Incomplete: netdata.IncompleteShort}})
+		}
+	}
+	return d, xfer, rounds
+}
+
+// The hybrid's increase per scenario and size, relative to a TTLB that
+// grows with the size, falls with the size; incomplete connections are
+// counted, never timed; the scenarios come by RTT, lan the fastest.
+func TestAnalyzeTTLB(t *testing.T) {
+	d, xfer, rounds := ttlbRows(40, 2)
+	res, err := AnalyzeTTLB(d, xfer, rounds, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Measured || res.Fastest != "lan" || strings.Join(res.Scenarios, ",") != "lan,wan,far" || len(res.Cells) != 9 {
+		t.Fatalf("measured %v fastest %q scenarios %v cells %d", res.Measured, res.Fastest, res.Scenarios, len(res.Cells))
+	}
+	for _, sc := range res.Scenarios {
+		var last float64 = math.Inf(1)
+		for _, c := range res.Cells {
+			if c.Scenario != sc {
+				continue
+			}
+			if math.Abs(float64(c.DiffMs)-2) > 0.1 || !(float64(c.RelPct) < last) {
+				t.Errorf("%s %d: diff %v ms, rel %v %% (previous %v): want about 2 ms, falling", sc, c.SizeBytes, c.DiffMs, c.RelPct, last)
+			}
+			if math.IsNaN(float64(c.RelLowerPct)) || !(c.RelLowerPct <= c.RelPct && c.RelPct <= c.RelUpperPct) {
+				t.Errorf("%s %d: interval [%v, %v] around %v", sc, c.SizeBytes, c.RelLowerPct, c.RelUpperPct, c.RelPct)
+			}
+			if c.SizeBytes == 10240 && c.Incomplete != 2 {
+				t.Errorf("%s: %d incomplete, want 2", sc, c.Incomplete)
+			}
+			last = float64(c.RelPct)
+		}
+	}
+	// At 1 MiB (base about 1 s) 2 ms is 0.2 %: below 1 % from there on.
+	if got := res.Below1["far"]; got != 1048576 {
+		t.Errorf("far below 1 %% from %d, want 1048576", got)
+	}
+	if got := res.Below5["lan"]; got != 1048576 {
+		t.Errorf("lan below 5 %% from %d, want 1048576", got)
+	}
+	if got := res.Below5["far"]; got != 0 {
+		t.Errorf("far below 5 %% from %d, want 0 (the handshake already)", got)
+	}
+	if len(res.Claims) != 4 {
+		t.Errorf("%d extension claims", len(res.Claims))
+	}
+	// The table has a row per cell, eight cells each, and the fastest
+	// scenario's handshake increase beside its TTLB increase as macros.
+	tex, err := ttlbTeX(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, l := range strings.Split(tex, "\n") {
+		if strings.HasSuffix(l, `\\`) && !strings.HasPrefix(l, "scenario") {
+			rows++
+			if n := strings.Count(l, "&"); n != 7 {
+				t.Errorf("row with %d cells: %s", n+1, l)
+			}
+		}
+	}
+	if rows != len(res.Cells) {
+		t.Errorf("%d table rows, want %d", rows, len(res.Cells))
+	}
+	for _, m := range []string{`\NetTtlbHsRelPctOneMiB`, `\NetTtlbRelPctLanOneMiB`, `\NetTtlbBelowFiveFar}{0}`, `\NetTtlbStatus}{measured}`} {
+		if !strings.Contains(tex, m) {
+			t.Errorf("no %s in\n%s", m, tex)
+		}
+	}
+}
+
+// A run without the transfer block (every pinned run) says so in every
+// output, judges no extension claim, and the original's catalogue has
+// none of them (its counts are unchanged).
+func TestTTLBNotMeasured(t *testing.T) {
+	res, err := AnalyzeTTLB(&Design{}, nil, nil, Params{})
+	if err != nil || res.Measured || res.Note != NotMeasuredPinned {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for _, c := range res.Claims {
+		if c.Verdict != ExtNotMeasured {
+			t.Errorf("%s: %s", c.ID, c.Verdict)
+		}
+	}
+	tex, err := ttlbTeX(res)
+	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measured}`) {
+		t.Errorf("tex: %v\n%s", err, tex)
+	}
+	for _, c := range Claims().Claims {
+		if strings.HasPrefix(c.ID, "K") {
+			t.Errorf("extension claim %s in the original's catalogue", c.ID)
+		}
+	}
+}
+
+// The rules judge: below the bound with its interval is reproduced, a
+// point estimate at the bound is not, an interval across it inconclusive.
+func TestExtRules(t *testing.T) {
+	mk := func(rel, lo, hi float64) *TTLBResults {
+		c := TTLBCell{Scenario: "lan", SizeBytes: 204800, RelPct: Num(rel), RelLowerPct: Num(lo), RelUpperPct: Num(hi)}
+		return &TTLBResults{Measured: true, Scenarios: []string{"lan"}, Cells: []TTLBCell{c}}
+	}
+	for _, tc := range []struct {
+		rel, lo, hi float64
+		want        string
+	}{{2, 1, 3, ExtReproduced}, {6, 5, 7, ExtNotReproduced}, {4, 3, 6, ExtInconclusive}, {math.NaN(), math.NaN(), math.NaN(), ExtNotMeasured}} {
+		if v, why := below(mk(tc.rel, tc.lo, tc.hi), "lan", 204800, 5); v != tc.want {
+			t.Errorf("rel %v [%v, %v]: %s (%s), want %s", tc.rel, tc.lo, tc.hi, v, why, tc.want)
+		}
+	}
+}
+
+// The figure renders for a measured block and for a run without one
+// (PQREPRO_TTLB_FIG=<dir> writes them there to look at).
+func TestTTLBFigure(t *testing.T) {
+	d, xfer, rounds := ttlbRows(40, 2)
+	res, err := AnalyzeTTLB(d, xfer, rounds, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*TTLBResults{"measured": res, "pinned": notMeasuredTTLB()} {
+		figs, err := ttlbFigures(r, time.Unix(1767225600, 0).UTC())
+		if err != nil || len(figs[FigTTLB+".pdf"]) == 0 || len(figs[FigTTLB+".svg"]) == 0 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if dir := os.Getenv("PQREPRO_TTLB_FIG"); dir != "" {
+			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[FigTTLB+".pdf"], 0o644)
+		}
+	}
+}
