@@ -3,7 +3,6 @@ package capture
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -178,6 +177,9 @@ func Start(ctx context.Context, o Options) (*Capture, error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 		return fail("enable nanosecond timestamps", err)
 	}
+	if _, err := awaitArrivalStamps(time.Second); err != nil {
+		return fail("wait for arrival timestamps", err)
+	}
 	tv := unix.NsecToTimeval(int64(20 * time.Millisecond))
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return fail("set read timeout", err)
@@ -327,17 +329,8 @@ func (c *Capture) loop(ctx context.Context) error {
 			}
 			return fmt.Errorf("read packet: %w", err)
 		}
-		ts := time.Time{}
-		if cms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-			for _, cm := range cms {
-				if cm.Header.Level == unix.SOL_SOCKET && cm.Header.Type == unix.SO_TIMESTAMPNS && len(cm.Data) >= 16 {
-					sec := int64(binary.NativeEndian.Uint64(cm.Data[0:]))
-					nsec := int64(binary.NativeEndian.Uint64(cm.Data[8:]))
-					ts = time.Unix(sec, nsec)
-				}
-			}
-		}
-		if ts.IsZero() {
+		ts, ok := stampOf(oob[:oobn])
+		if !ok {
 			ts = time.Now()
 		}
 		if stopping && ts.After(stopAt) {
