@@ -338,6 +338,7 @@ func numbers(res *Results) (string, error) {
 	set("PayloadGrowthMax", render.Fixed(float64(r.PayloadGrowthMax), 1))
 	set("HigherLatency", strconv.Itoa(r.HigherLatency))
 	set("HigherBytes", strconv.Itoa(r.HigherBytes))
+	set("DirectionPhrase", directionPhrase(res.Comparisons))
 	set("Significant", strconv.Itoa(r.Significant))
 	set("PubHandshakes", intTeX(p.Handshakes))
 	set("PubDiffMsMin", render.Fixed(p.DiffMsMin, 3))
