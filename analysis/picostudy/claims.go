@@ -188,7 +188,7 @@ func studyCClaims() []claims.Claim {
 			Quote: qSign, Measures: "coefficient of variation of the ML-DSA signing times",
 			Published: "coefficient of variation 66-73 %", Agreement: "the 95 % bootstrap interval of each of our three CVs reaches 66-73 %",
 			Rationale: "a CV of 100 signatures is an estimate, not an exact value: each of ours is judged by its percentile bootstrap interval over the signatures (cv_lower, cv_upper), and the published range is taken as published (the original gives no interval for it); an interval wholly outside the range fails, and so does a deterministic signer (every CV under 30 %)",
-			Eval: on(judgeSignCV),
+			Eval:      on(judgeSignCV),
 		},
 		{
 			ID: "C13", Study: "pico", Statement: "one ML-DSA-44 signature uses less modelled energy than one ECDSA P-256 signature (time x 79.2 mW; not measured)",
