@@ -205,6 +205,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 	// 6. Compare, write the summary, make the tree final.
 	sum := summarize(cfg, work, plans)
 	sum.took = cfg.now().Sub(began)
+	crossHostJudge(ctx, cfg, sum, filepath.Join(work, ".crosshost"))
 	pdf := ""
 	if paperWhy == "" {
 		pdf = filepath.Join(final, "paper", "main.pdf")

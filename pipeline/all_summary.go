@@ -29,6 +29,11 @@ type summary struct {
 	items   *agreement.Report
 	hosts   map[string]hostPair // by study, for the studies compared
 	took    time.Duration       // wall time of the whole command
+	// crossHost are, by study, the lines of its normalised items judged
+	// across hosts (crosshost.go) when the host differs from the
+	// reference's; crossOutside counts the items outside their interval.
+	crossHost    map[string][]string
+	crossOutside int
 }
 
 // summarize compares the plans' reference and new results: every study's
@@ -131,7 +136,7 @@ func (s *summary) differs() bool {
 			return true
 		}
 	}
-	return s.items.Inconsistent()
+	return s.items.Inconsistent() || s.crossOutside > 0
 }
 
 // cell is one side of a claim in the table.
@@ -188,6 +193,9 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 				fmt.Fprintf(&b, "  %-5s host differs from the reference run's: %s (its times are shown with their ratio, not judged)\n", p.s.Name, h.note)
 			}
 			fmt.Fprintf(&b, "  %-5s %s\n", p.s.Name, p.between)
+			for _, l := range s.crossHost[p.s.Name] {
+				b.WriteString(l + "\n")
+			}
 		}
 	}
 	if len(s.items.Items) > 0 {
@@ -242,9 +250,13 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 	case len(skipped) > 0 || notCompared > 0 || counts.Judged < counts.Items:
 		verdict = "REPRODUCED WHERE COMPARED"
 	}
-	fmt.Fprintf(&b, "%s: %s: re-run %s; skipped %s; failed %s; claims: %d same verdict, %d differ, %d not compared, %d consistent at the edge (%d derived, not counted); study items: %s (all in %s); %v in all\n",
+	across := ""
+	if n := len(s.crossHost); n > 0 {
+		across = fmt.Sprintf("; across hosts: %d item(s) outside their interval", s.crossOutside)
+	}
+	fmt.Fprintf(&b, "%s: %s: re-run %s; skipped %s; failed %s; claims: %d same verdict, %d differ, %d not compared, %d consistent at the edge (%d derived, not counted); study items: %s%s (all in %s); %v in all\n",
 		target, verdict, listOrNone(rerun), listOrNone(skipped), listOrNone(failed), same, diff, notCompared, edge, derived,
-		counts, rel(filepath.Join(final, "SUMMARY.txt")), s.took.Round(time.Second))
+		counts, across, rel(filepath.Join(final, "SUMMARY.txt")), s.took.Round(time.Second))
 	return b.String()
 }
 

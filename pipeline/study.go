@@ -133,6 +133,12 @@ type Study struct {
 	// host-dependent estimates scale (agreement.BetweenScale): Relative
 	// (the zero value) or Absolute.
 	BetweenScale agreement.BetweenScale
+	// Normalised reads one run's results/<Name>.json and returns its
+	// items made comparable across hosts (observed over the host's own
+	// prediction, agreement.Normalised); nil when the study has none.
+	// `mage all` judges them on a host that differs from the reference's,
+	// against the spread of every host's quiet runs (crosshost.go).
+	Normalised func(name string, b []byte) ([]agreement.Normalised, error)
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How

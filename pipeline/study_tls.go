@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -78,6 +79,7 @@ func init() {
 		Claims:    tlsstudy.Claims,
 		Results: resultsOf[tlsstudy.Results]{Decode: tlsstudy.DecodeResults, Items: tlsstudy.CompareItems,
 			Changes: tlsstudy.CalibrationChanges, Resampler: tlsstudy.Resampler, Method: tlsstudy.ResampleMethod}.decode,
+		Normalised: tlsNormalised,
 		// The capture needs an AF_PACKET socket: root or CAP_NET_RAW.
 		CannotRun: func(string) string {
 			if err := tlsrun.CheckPermission(); err != nil {
@@ -201,4 +203,24 @@ func TLSOpenSSL(ctx context.Context, cfg Config) error {
 	cfg.printf("tls:openssl: OpenSSL %s from Debian %s %s (.dsc sha256 %s), %s && make %s: built once in %.0f s; harness %s; this call %s",
 		b.OpenSSLVersion, b.Suite, b.Version, b.DscSHA256, b.Configure, b.MakeTarget, b.BuildSeconds, bin, time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// tlsNormalised is Study A's items made comparable across hosts: each
+// paper configuration's increase in the judged cell over the host's own
+// predicted cryptographic increase (tlsstudy.NormalisedIncreases).
+func tlsNormalised(name string, b []byte) ([]agreement.Normalised, error) {
+	r, err := tlsstudy.DecodeResults(name, b)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := tlsstudy.NormalisedIncreases(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agreement.Normalised, len(ns))
+	for i, n := range ns {
+		out[i] = agreement.Normalised{Name: fmt.Sprintf("%s increase in %s / host prediction", n.Role, r.Primary.Judged),
+			Observed: n.ObservedMs, Predicted: n.PredictedMs, Ratio: n.Ratio, NotJudged: n.NotJudged}
+	}
+	return out, nil
 }
