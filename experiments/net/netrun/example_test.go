@@ -29,7 +29,7 @@ func ExampleEstimate() {
 		}
 	}
 	// Output:
-	// quick: 952 handshakes (1052 connections with warm-up) in 3 scenarios, 50 series, up to 6 at once: theoretical minimum 55s serial, 12s as scheduled; expected about 39s (serial work 2m9s, longest series 8s)
+	// quick: 952 handshakes (1052 connections with warm-up) in 3 scenarios, 50 series, up to 6 at once: theoretical minimum 39s serial, 9s as scheduled; expected about 35s (serial work 1m44s, longest series 6s)
 	// full: 197880 handshakes (198315 connections with warm-up) in 3 scenarios, 87 series, up to 12 at once: theoretical minimum 6h19m17s serial, 58m23s as scheduled; expected about 1h23m4s (serial work 7h43m23s, longest series 46m38s)
 	//   lan-1000-X25519-go1.24.4       1005 connections        0s ..       6s  (expected 6s, minimum 3s, alone)
 	//   lan-1000-X25519-go1.27.3       1005 connections        6s ..      12s  (expected 6s, minimum 3s, alone)
