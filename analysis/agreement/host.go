@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 )
 
 // A Fingerprint is what a run's meta.json says about the machine and the
@@ -76,7 +77,9 @@ func (a Fingerprint) Differences(b Fingerprint) []string {
 	if a.Cores != b.Cores {
 		d = append(d, fmt.Sprintf("cores %d vs %d", a.Cores, b.Cores))
 	}
-	diff("kernel", a.Kernel, b.Kernel)
+	if ka, kb := kernelRelease(a.Kernel), kernelRelease(b.Kernel); ka != kb {
+		d = append(d, fmt.Sprintf("kernel release %q vs %q", ka, kb))
+	}
 	diff("arch", a.Arch, b.Arch)
 	if hi := math.Max(float64(a.MemoryKB), float64(b.MemoryKB)); hi > 0 && math.Abs(float64(a.MemoryKB-b.MemoryKB)) > MemoryTolerance*hi {
 		d = append(d, fmt.Sprintf("memory %d vs %d kB", a.MemoryKB, b.MemoryKB))
@@ -122,6 +125,21 @@ func (a Fingerprint) Unknown(b Fingerprint) []string {
 		return []string{"cpu flags not recorded in the new run"}
 	}
 	return nil
+}
+
+// kernelRelease is a kernel string without its build suffix: "Linux
+// 6.18.44-fc-v1272" gives "Linux 6.18.44". Two virtual machines of one
+// kind run the same kernel release under different build strings (a
+// suffix per build of the image), which move no time this project
+// measures; the release (its version numbers) can, through the network
+// stack and the scheduler, so it stays in the fingerprint.
+func kernelRelease(k string) string {
+	name, version, ok := strings.Cut(strings.TrimSpace(k), " ")
+	if !ok {
+		name, version = "", name
+	}
+	release, _, _ := strings.Cut(version, "-")
+	return strings.TrimSpace(name + " " + release)
 }
 
 func (a Fingerprint) flagsRecorded() bool { return len(a.CPUFlags) > 0 || a.CPUFlagsSHA256 != "" }

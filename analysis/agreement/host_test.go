@@ -50,3 +50,25 @@ func TestFingerprintCPUFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelBuildStringIsNoDifference: two VMs of one kind that differ
+// only in the kernel's build suffix are one host; another release is not.
+func TestKernelBuildStringIsNoDifference(t *testing.T) {
+	fp := func(kernel string) Fingerprint {
+		return Fingerprint{CPUModel: "AMD EPYC", Cores: 2, Kernel: kernel, Arch: "amd64", MemoryKB: 24683748, Go: "go1.27.3"}
+	}
+	for _, tc := range []struct {
+		a, b, want string
+	}{
+		{"Linux 6.18.44-fc-v1272", "Linux 6.18.44-fc-v669", ""},
+		{"Linux 6.18.44-fc-v1272", "Linux 6.18.44", ""},
+		{"Linux 6.18.44-fc-v1272", "Linux 6.18.45-fc-v1272", `kernel release "Linux 6.18.44" vs "Linux 6.18.45"`},
+		{"Linux 6.1.0-13-amd64", "Linux 6.12.0-13-amd64", `kernel release "Linux 6.1.0" vs "Linux 6.12.0"`},
+		{"", "Linux 6.18.44", `kernel release "" vs "Linux 6.18.44"`},
+	} {
+		got := strings.Join(fp(tc.a).Differences(fp(tc.b)), "; ")
+		if got != tc.want {
+			t.Errorf("%q vs %q: differences %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

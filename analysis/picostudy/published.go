@@ -7,7 +7,8 @@ const PaperTitle = "Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cort
 
 // Source is the paper Study C reproduces, where its published values
 // (published) come from: this project has read a third-party technical
-// summary of the preprint, in English, not the preprint itself; no
+// summary of the preprint, written in Japanese, not the preprint itself;
+// its statements appear here in our English rendering; no
 // version, page or table of the preprint is cited. (The summary's lay
 // paragraph says signing takes about a second, which its technical
 // numbers contradict; the claims judge the technical numbers.)
@@ -15,11 +16,11 @@ var Source = claims.Citation{
 	Authors: "Rojin Chhetri",
 	Title:   PaperTitle,
 	Venue:   "arXiv:2603.19340 [cs.CR], 2026",
-	Where:   "a third-party technical summary of the preprint (English), not the preprint itself: exchange times and modelled energy, ML-DSA signing mean, p99 and coefficient of variation, peak stack, Cortex-M4 ratio",
+	Where:   "a third-party technical summary of the preprint, in Japanese (its statements in our English rendering), not the preprint itself: exchange times and modelled energy, ML-DSA signing mean, p99 and coefficient of variation, peak stack, Cortex-M4 ratio",
 }
 
 // summary is where Study C's quotes were read.
-const summary = "third-party summary, English"
+const summary = "third-party summary, in Japanese"
 
 // quote is a statement of the summary, rendered by this project (the
 // summary's words were not recorded verbatim).
