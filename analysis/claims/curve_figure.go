@@ -29,7 +29,7 @@ func curveFigureClaims(rep CurveReport) []Curve {
 
 // writeCurveFigure draws each fragile claim's specification curve: one
 // row per claim, one mark per specification (the stated one first),
-// filled where the claim holds and open where it fails. Dated at the
+// a dot where the claim holds and a cross where it fails. Dated at the
 // rules' registration, so that the PDF is deterministic.
 func writeCurveFigure(env *repro.Env, rep CurveReport, date time.Time) error {
 	cs := curveFigureClaims(rep)
