@@ -88,23 +88,36 @@ type Curve struct {
 	Label string `json:"label"`
 }
 
-// Summary is "holds in k of n" with ", no alternative" when n is 1.
+// Summary says "holds in k of n", "k of 1, no alternative", or, for a
+// claim not judged, its stated verdict.
+//
+// A claim not judged has no curve (RuleFile): "0 of 1" would read as a
+// failure, so its summary names the stated verdict instead.
 func (c Curve) Summary() string {
-	s := fmt.Sprintf("holds in %d of %d", c.K, c.N)
-	if c.N == 1 {
-		s = fmt.Sprintf("%d of 1, no alternative", c.K)
+	switch {
+	case c.Label == NotJudged:
+		return "stated: " + string(c.Stated)
+	case c.N == 1:
+		return fmt.Sprintf("%d of 1, no alternative", c.K)
 	}
-	return s
+	return fmt.Sprintf("holds in %d of %d", c.K, c.N)
 }
 
 // Label applies RuleFile to a stated verdict and the alternatives'
 // verdicts: k and n count the stated specification too.
+//
+// An alternative that is not measurable here is left out of n, as
+// RuleFile says; Curves lists it apart (Curve.Left) with its reason.
 func Label(stated Verdict, alts []Verdict) (k, n int, label string) {
-	n = 1 + len(alts)
+	n = 1
 	if stated == Reproduced {
 		k++
 	}
 	for _, v := range alts {
+		if v == NotMeasurable {
+			continue
+		}
+		n++
 		if v == Reproduced {
 			k++
 		}

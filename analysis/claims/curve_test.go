@@ -6,9 +6,12 @@ import (
 	"testing"
 )
 
-// TestLabel holds Label to RuleFile's table.
+// TestLabel holds Label to RuleFile's table, bad input included: an
+// alternative that is not measurable is left out of n, and a stated
+// verdict that is not assessable or not measurable gives no label
+// whatever the alternatives say.
 func TestLabel(t *testing.T) {
-	R, N := Reproduced, NotReproduced
+	R, N, M, A := Reproduced, NotReproduced, NotMeasurable, NotAssessable
 	for _, tc := range []struct {
 		name   string
 		stated Verdict
@@ -17,17 +20,45 @@ func TestLabel(t *testing.T) {
 		label  string
 	}{
 		{"no alternative", R, nil, 1, 1, Robust},
+		{"empty alternatives", R, []Verdict{}, 1, 1, Robust},
 		{"holds everywhere", R, []Verdict{R, R}, 3, 3, Robust},
 		{"fails in one", R, []Verdict{R, N, R}, 3, 4, Fragile},
+		{"fails in every alternative", R, []Verdict{N, N}, 1, 3, Fragile},
 		{"first rule's direction only counts as failing", R, []Verdict{DirectionOnly}, 1, 2, Fragile},
+		{"an unmeasurable alternative is left out of n", R, []Verdict{R, M}, 2, 2, Robust},
+		{"only unmeasurable alternatives: no alternative", R, []Verdict{M, M}, 1, 1, Robust},
+		{"an alternative not assessable does not hold", R, []Verdict{A}, 1, 2, Fragile},
 		{"fails as stated", N, []Verdict{R, R}, 2, 3, Fails},
 		{"fails as stated, no alternative", N, nil, 0, 1, Fails},
-		{"calibrated", NotAssessable, []Verdict{R}, 1, 2, NotJudged},
-		{"not measurable", NotMeasurable, nil, 0, 1, NotJudged},
+		{"direction only as stated fails", DirectionOnly, []Verdict{R}, 1, 2, Fails},
+		{"calibrated", A, []Verdict{R}, 1, 2, NotJudged},
+		{"not measurable", M, nil, 0, 1, NotJudged},
+		{"not measurable as stated, reproduced elsewhere", M, []Verdict{R, R}, 2, 3, NotJudged},
 	} {
 		k, n, label := Label(tc.stated, tc.alts)
 		if k != tc.k || n != tc.n || label != tc.label {
 			t.Errorf("%s: Label = %d of %d, %s; want %d of %d, %s", tc.name, k, n, label, tc.k, tc.n, tc.label)
+		}
+	}
+}
+
+// TestCurveSummary: a curve with nothing varied says "1 of 1, no
+// alternative" (or 0 of 1 when it fails); a claim not judged names its
+// stated verdict, never "0 of 1", which would read as a failure.
+func TestCurveSummary(t *testing.T) {
+	for _, tc := range []struct {
+		c    Curve
+		want string
+	}{
+		{Curve{Stated: Reproduced, K: 1, N: 1, Label: Robust}, "1 of 1, no alternative"},
+		{Curve{Stated: NotReproduced, K: 0, N: 1, Label: Fails}, "0 of 1, no alternative"},
+		{Curve{Stated: Reproduced, K: 13, N: 20, Label: Fragile}, "holds in 13 of 20"},
+		{Curve{Stated: NotReproduced, K: 2, N: 3, Label: Fails}, "holds in 2 of 3"},
+		{Curve{Stated: NotMeasurable, K: 0, N: 1, Label: NotJudged}, "stated: not measurable here"},
+		{Curve{Stated: NotAssessable, K: 1, N: 2, Label: NotJudged}, "stated: not assessable (calibrated)"},
+	} {
+		if got := tc.c.Summary(); got != tc.want {
+			t.Errorf("%s %d of %d: Summary = %q, want %q", tc.c.Label, tc.c.K, tc.c.N, got, tc.want)
 		}
 	}
 }
