@@ -232,7 +232,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			inputs = append(inputs, s.Alternatives)
 		}
 	}
-	inputs = append(inputs, PreregistrationFile, TimingFile, RuleFile)
+	inputs = append(inputs, PreregistrationFile, TimingFile, RuleFile, HistoryFile)
 	slices.Sort(inputs)
 	slices.Sort(code)
 	return &repro.Stage{
@@ -241,7 +241,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 		Code:    slices.Compact(code),
 		Inputs:  inputs,
 		Params:  params,
-		Outputs: []string{JSONFile, LatexFile, NumbersFile, CurveFile, CurveFigure + ".pdf", CurveFigure + ".svg"},
+		Outputs: []string{JSONFile, LatexFile, NumbersFile, CurveFile, CurveFigure + ".pdf", CurveFigure + ".svg", HistoryLatexFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			files := map[string][]byte{}
 			for study, p := range results {
@@ -336,6 +336,17 @@ func Stage(studies []StudyClaims) *repro.Stage {
 				return err
 			}
 			rep.curves = &curves
+			hb, err := env.ReadFile(HistoryFile)
+			if err != nil {
+				return err
+			}
+			hist, err := ParseHistory(hb)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(HistoryLatexFile, []byte(HistoryLatex(rep, hist, timing, &curves))); err != nil {
+				return err
+			}
 			tex, err := Latex(rep, labels)
 			if err != nil {
 				return err
