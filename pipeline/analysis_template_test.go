@@ -27,6 +27,7 @@ const (
 // renderings, which the other studies do not have. A file in neither the
 // template nor this list fails TestAnalysisTemplate.
 var templateExtra = map[string]string{
+	"tlsstudy/alternatives.go":           "Study A under other cells, Ths definitions and repeat runs: the specification curve's alternatives (issue 31)",
 	"tlsstudy/dependence.go":             "Study A's checks of serial dependence and drift (issue 19)",
 	"tlsstudy/driftout.go":               "the renderings of the drift and dependence checks",
 	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run (issue 11)",

@@ -14,6 +14,7 @@ import (
 
 	"pqrepro/analysis/agreement"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/spec"
 )
 
 // runInfo is what a run's meta.json says that decides whether two runs
@@ -198,4 +199,38 @@ func analyseRun(ctx context.Context, cfg Config, s Study, run, tree string) ([]b
 		return nil, fmt.Errorf("stage %s failed: %v", rep.Failed[0].Stage, rep.Failed[0].Err)
 	}
 	return os.ReadFile(filepath.Join(tree, "results", s.Name+".json"))
+}
+
+// quietRepeats lists the other runs of data/<study>/ (folders relative
+// to root) that repeat run for the specification curve: the same
+// profile, the design of the study's spec as committed now
+// (spec_design_sha256 of its [runs]-less bytes), a quiet check passed;
+// other hosts included. A run recorded before meta.json carried the
+// design hash (as Study A's pinned full run) is never a repeat.
+func quietRepeats(root, study, profile, run string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(root, spec.Path(study)))
+	if err != nil {
+		return nil, err
+	}
+	design := repro.HashBytes(spec.WithoutPins(b))
+	dirs, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range dirs {
+		r := "data/" + study + "/" + filepath.Base(filepath.Dir(d))
+		if r == run {
+			continue
+		}
+		m, err := readRunInfo(root, r)
+		if err != nil {
+			continue
+		}
+		if m.Profile == profile && m.DesignSHA == design && m.Measured.Machine.Verdict == "quiet" {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -63,6 +63,11 @@ func claimsStage(stages []*repro.Stage) *repro.Stage {
 				c.Results = p
 			}
 		}
+		for _, st := range stages {
+			if a := "results/" + s.Name + "-alternatives.json"; slices.Contains(st.Outputs, a) {
+				c.Alternatives = a
+			}
+		}
 		if c.Results == "" {
 			c.Missing = fmt.Sprintf("no dataset pinned for %s: run `mage %s:run`", s.Title, s.Name)
 		}

@@ -131,7 +131,12 @@ func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.St
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p), nil
+	st := tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)
+	repeats, err := quietRepeats(root, tlsrun.Study, profile, run)
+	if err != nil {
+		return nil, err
+	}
+	return append(st, tlsstudy.AlternativesStage(run, recordsOut(tlsrun.Study, profile), repeats, p)), nil
 }
 
 // tlsRecords re-derives a Study A run's records from its capture.

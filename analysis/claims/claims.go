@@ -205,6 +205,13 @@ type Catalogue struct {
 	// Numbers are constants of the rules that the paper's text quotes, as
 	// \newcommand name -> value (claims-numbers.tex).
 	Numbers map[string]string
+	// FirstRules are the rules as first written of the claims whose rule
+	// changed since, judged on today's results (the specification curve,
+	// curve.go).
+	FirstRules []FirstRule
+	// Unavailable names the kinds of alternative specification the
+	// study's records cannot give, each with why.
+	Unavailable []string
 }
 
 // A Citation says where a study's published values come from.

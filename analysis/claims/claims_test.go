@@ -104,6 +104,8 @@ func TestStageThroughEngine(t *testing.T) {
 		"analysis/claims/x.go": "package claims\n",
 		"analysis/x/x.go":      "package x\n",
 		"results/x.json":       `{"value": 41.5, "run": "20261201T090000Z-quick"}`,
+		RuleFile:               "# rule\n",
+		HistoryFile:            "first\tX1\tunknown\tunknown\tnot read\n",
 		PreregistrationFile:    "b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n",
 		TimingFile: "data x 20261201T090000Z-quick 2026-12-01T09:00:00Z\n" +
 			"rule X1 b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n" +

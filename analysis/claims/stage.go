@@ -76,6 +76,9 @@ type Report struct {
 	// Robustness re-evaluates claims on other views of the same results
 	// (robust.go); it changes no verdict above.
 	Robustness []Robustness `json:"robustness,omitempty"`
+	// curves, when set, adds the specification curve's column to the
+	// tables and its counts to the macros (CurveFile holds it).
+	curves *CurveReport
 }
 
 // Independent is the number of claims Counts covers.
@@ -174,6 +177,10 @@ type StudyClaims struct {
 	// on which its claims are re-evaluated as a robustness check
 	// (robust.go); they change no verdict.
 	Views []View
+	// Alternatives, when set, is the study's alternatives file (a JSON
+	// Alternatives, written by its analysis): its results under each
+	// other specification the committed data allow (curve.go).
+	Alternatives string
 }
 
 // Stage evaluates every study's claims on the results files it is given
@@ -186,6 +193,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 	var inputs []string
 	var cats []Catalogue
 	var views []studyView
+	altFiles := map[string]string{}
 	code := []string{"analysis/claims"}
 	for _, s := range studies {
 		if s.Results != "" {
@@ -218,8 +226,13 @@ func Stage(studies []StudyClaims) *repro.Stage {
 		if s.Catalogue.Package != "" {
 			code = append(code, s.Catalogue.Package)
 		}
+		if s.Alternatives != "" {
+			altFiles[s.Name] = s.Alternatives
+			params["alternatives."+s.Name] = s.Alternatives
+			inputs = append(inputs, s.Alternatives)
+		}
 	}
-	inputs = append(inputs, PreregistrationFile, TimingFile)
+	inputs = append(inputs, PreregistrationFile, TimingFile, RuleFile, HistoryFile)
 	slices.Sort(inputs)
 	slices.Sort(code)
 	return &repro.Stage{
@@ -228,7 +241,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 		Code:    slices.Compact(code),
 		Inputs:  inputs,
 		Params:  params,
-		Outputs: []string{JSONFile, LatexFile, NumbersFile},
+		Outputs: []string{JSONFile, LatexFile, NumbersFile, CurveFile, CurveFigure + ".pdf", CurveFigure + ".svg", HistoryLatexFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			files := map[string][]byte{}
 			for study, p := range results {
@@ -284,6 +297,54 @@ func Stage(studies []StudyClaims) *repro.Stage {
 				return err
 			}
 			if err := env.WriteFile(JSONFile, append(b, '\n')); err != nil {
+				return err
+			}
+			alts := map[string]Alternatives{}
+			var firsts []FirstRule
+			for _, c := range cats {
+				firsts = append(firsts, c.FirstRules...)
+				if len(c.Unavailable) > 0 {
+					a := alts[c.Study]
+					a.Unavailable = append(a.Unavailable, c.Unavailable...)
+					alts[c.Study] = a
+				}
+			}
+			for _, study := range slices.Sorted(maps.Keys(altFiles)) {
+				ab, err := env.ReadFile(altFiles[study])
+				if err != nil {
+					return err
+				}
+				var a Alternatives
+				if err := json.Unmarshal(ab, &a); err != nil {
+					return fmt.Errorf("%s: %w", altFiles[study], err)
+				}
+				a.Unavailable = append(alts[study].Unavailable, a.Unavailable...)
+				alts[study] = a
+			}
+			curves, err := Curves(files, missing, All(cats), alts, firsts)
+			if err != nil {
+				return err
+			}
+			cb, err := json.MarshalIndent(curves, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(CurveFile, append(cb, '\n')); err != nil {
+				return err
+			}
+			if err := writeCurveFigure(env, curves, rep.Rules.Date); err != nil {
+				return err
+			}
+			rep.curves = &curves
+			hb, err := env.ReadFile(HistoryFile)
+			if err != nil {
+				return err
+			}
+			hist, err := ParseHistory(hb)
+			if err != nil {
+				return err
+			}
+			if err := env.WriteFile(HistoryLatexFile, []byte(HistoryLatex(rep, hist, timing, &curves))); err != nil {
 				return err
 			}
 			tex, err := Latex(rep, labels)
@@ -363,6 +424,15 @@ func Numbers(rep Report, views []View, cats ...Catalogue) (string, error) {
 		}
 	}
 	n.Set("ClaimsDerived", fmt.Sprint(rep.Derived))
+	if c := rep.curves; c != nil {
+		n.Set("ClaimsRobust", fmt.Sprint(c.Counts[Robust]))
+		n.Set("ClaimsRobustNoAlternative", fmt.Sprint(c.NoAlternative))
+		n.Set("ClaimsRobustVaried", fmt.Sprint(c.Counts[Robust]-c.NoAlternative))
+		n.Set("ClaimsFragile", fmt.Sprint(c.Counts[Fragile]))
+		n.Set("ClaimsFails", fmt.Sprint(c.Counts[Fails]))
+		n.Set("ClaimsNotJudged", fmt.Sprint(c.Counts[NotJudged]))
+		n.Set("ClaimsCurveSentence", CurveSentence(*c))
+	}
 	// The rules' constants, so that the paper's text cannot drift from
 	// the code that applies them.
 	n.Set("ClaimsAlpha", render.Fixed(Alpha, 2))
@@ -587,6 +657,13 @@ func Latex(rep Report, labels map[string]string) (string, error) {
 			Align:  "l" + rag + "p{0.31\\linewidth}" + rag + "p{0.18\\linewidth}" + rag + "p{0.16\\linewidth}" + rag + "p{0.06\\linewidth}" + rag + "p{0.11\\linewidth}",
 			Header: []string{"claim", "published (source)", "rule", "ours", "dir.", "verdict"},
 		}
+		if rep.curves != nil {
+			t.Align = "l" + rag + "p{0.27\\linewidth}" + rag + "p{0.16\\linewidth}" + rag + "p{0.14\\linewidth}" + rag + "p{0.05\\linewidth}" + rag + "p{0.10\\linewidth}" + rag + "p{0.10\\linewidth}"
+			t.Header = append(t.Header, "robust?")
+			t.Caption += " Robust?: the counted claim's specification curve (" + render.Escape(CurveFile) + "; rule in " + render.Escape(RuleFile) +
+				"): in how many of the defensible specifications (other cells of the design, Ths definitions, quiet repeat runs, the rule as first written) it is reproduced; " +
+				"robust: in all, fragile: as stated but not in every alternative, fails: not as stated."
+		}
 		var notes, reasons []string
 		byReason := map[string][]string{}
 		quoted := map[string]string{} // quote -> the first claim that shows it
@@ -623,7 +700,17 @@ func Latex(rep Report, labels map[string]string) (string, error) {
 			if tl := c.timingLabel(); tl != "" && c.Counted() {
 				verdict += " \\newline {\\footnotesize " + map[string]string{"pre-registered": "pre-reg.", "post hoc": "post hoc"}[tl] + "}"
 			}
-			t.Rows = append(t.Rows, []string{id, pub, render.Escape(c.Agreement), ours, dir, verdict})
+			robust := "--"
+			if rep.curves != nil {
+				if cv, ok := rep.curves.curveOf(c.ID); ok {
+					robust = render.Escape(cv.Label) + " \\newline {\\footnotesize " + render.Escape(cv.Summary()) + "}"
+				}
+			}
+			row := []string{id, pub, render.Escape(c.Agreement), ours, dir, verdict}
+			if rep.curves != nil {
+				row = append(row, robust)
+			}
+			t.Rows = append(t.Rows, row)
 			if c.Reason != "" {
 				if !slices.Contains(reasons, c.Reason) {
 					reasons = append(reasons, c.Reason)

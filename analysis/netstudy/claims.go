@@ -36,7 +36,12 @@ const volumeSlack = 5
 // QuoteNoSignificance), so no rule here asks for it
 // (TestNoRuleAsksForSignificance).
 func Claims() claims.Catalogue {
-	return claims.Catalogue{Study: "net", Package: "analysis/netstudy", Source: Source, Claims: studyBClaims()}
+	return claims.Catalogue{Study: "net", Package: "analysis/netstudy", Source: Source, Claims: studyBClaims(),
+		Unavailable: []string{
+			"ths: the records carry one handshake time (ths_ns) and no SYN or FIN timestamp, so no other Ths definition can be computed",
+			"cell: the design has one cell (the emulated scenarios are the claims' own conditions)",
+			"run: no other quiet run of the pinned full run's profile and design is committed",
+		}}
 }
 
 // on is a rule over results/net.json.

@@ -34,6 +34,8 @@ func Claims() claims.Catalogue {
 		Source:  Source,
 		Claims:  studyAClaims(),
 		Numbers: studyANumbers(),
+		// Study A's records carry every Ths definition (ThsDefinitions).
+		FirstRules: FirstRules(),
 	}
 }
 
