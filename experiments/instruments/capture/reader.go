@@ -95,6 +95,7 @@ type Record struct {
 	s2cFin    bool
 	flights   int   // the server's flights after its ServerHello
 	lastFl    int64 // when the last of them started
+	cfFlights int   // flights before the client Finished; -1 unknown
 
 	firstNs int64
 	seq     int
@@ -376,6 +377,7 @@ type conn struct {
 	lastS2CNs       int64
 	flights         int   // server flights after the ServerHello
 	lastFl          int64 // when the last one started
+	cfFlights       int   // flights when the client Finished arrived (-1 before)
 	lastNs, lookNs  int64 // the flow's latest packet; when sweep last queued it
 	gone            bool  // closed or dropped: no longer in tracker.conns
 	unfinished      bool  // counted in tracker.nUnfinished (see boundUnfinished)
@@ -606,7 +608,7 @@ func (t *tracker) packet(s *segment, ns int64) {
 		c = nil
 	}
 	if c == nil {
-		c = &conn{client: s.src, server: s.dst, firstNs: ns, seq: t.seq}
+		c = &conn{client: s.src, server: s.dst, firstNs: ns, seq: t.seq, cfFlights: -1}
 		t.seq++
 		if s.flags&(flagSYN|flagACK) == flagSYN|flagACK {
 			c.client, c.server = s.dst, s.src
@@ -659,6 +661,9 @@ func (t *tracker) packet(s *segment, ns int64) {
 		}
 		if dir == 1 && c.finalSH {
 			c.flight(ns)
+		}
+		if dir == 0 && c.cf.ok && c.cfFlights < 0 {
+			c.cfFlights = c.flights
 		}
 	}
 	if s.flags&flagFIN != 0 {
@@ -844,6 +849,24 @@ func (r *Record) Flights(until int64) int {
 	return r.flights
 }
 
+// RoundTrips returns the round trips the client waited for before its
+// Finished, measured from the capture: one for the ClientHello, one more
+// after a HelloRetryRequest (RFC 8446 4.1.4), and one more for every
+// further server flight before the client's Finished, a flight split by a
+// wait for the client's ACK (the congestion window, RFC 6928; see
+// Flights for what starts a flight). ok is false for an incomplete
+// connection or one without its SYN round trip.
+func (r *Record) RoundTrips() (n int, ok bool) {
+	if !r.Complete || r.SynAckNs == nil || r.cfFlights < 1 {
+		return 0, false
+	}
+	n = r.cfFlights
+	if r.HRR {
+		n++
+	}
+	return n, true
+}
+
 // lost reports whether direction dir's stream may hold bytes the parser
 // never saw: a hole left unfilled, a hole given up on, or payload the snap
 // length cut where the parser needed it.
@@ -963,6 +986,7 @@ func (t *tracker) close(c *conn) {
 		firstNs: c.firstNs, seq: c.seq, cr: c.cr, haveCR: c.haveCR, suite: c.suite, cfinRec: c.cfinRec,
 		cfinCut: c.cfinCut, SynAckNs: c.synack.ptr(),
 		s2cDel: c.s2cDel, s2cFinAbs: c.s2cFinAbs, s2cFin: c.s2cFin, flights: c.flights, lastFl: c.lastFl,
+		cfFlights: c.cfFlights,
 	}
 	if c.haveGroup {
 		r.Group = tls.CurveID(c.group).String()
