@@ -22,7 +22,7 @@ func FuzzRead(f *testing.F) {
 	sy.snap = 104
 	sy.conn(cli4, srv4, synthOpts{group: 0x11ec, reorder: true})
 	f.Add(sy.buf.Bytes())
-	f.Add(roundTripCapture(true, true, false))
+	f.Add(roundTripCapture(true, true, true, false))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Read(bytes.NewReader(data), ReadOptions{KeyLog: []byte("CLIENT_HANDSHAKE_TRAFFIC_SECRET 00 00\n")})

@@ -9,9 +9,10 @@ import (
 // roundTripCapture writes one TLS 1.3 connection on a 2 ms SYN round
 // trip: optionally through a HelloRetryRequest, with the server's flight
 // optionally split by a wait for the client's ACK (as the congestion
-// window splits a flight beyond TCP's initial window, RFC 6928), and
-// session tickets after the client's Finished, or no Finished at all.
-func roundTripCapture(hrr, split, noFinish bool) []byte {
+// window splits a flight beyond TCP's initial window, RFC 6928) or paused
+// by the server itself, and session tickets after the client's Finished,
+// or no Finished at all.
+func roundTripCapture(hrr, split, cpuGap, noFinish bool) []byte {
 	const rttNs = 2_000_000
 	sy := newSynth(LinkEthernet)
 	c, sv := netip.MustParseAddrPort("10.77.0.1:40000"), netip.MustParseAddrPort("10.77.0.2:4433")
@@ -38,14 +39,22 @@ func roundTripCapture(hrr, split, noFinish bool) []byte {
 	flight := append(synthServerHello(0x0202, false, 1568), tlsRecord(20, []byte{1})...)
 	flight = append(flight, tlsRecord(23, make([]byte, 3000))...)
 	sy.ts += rttNs
-	if split {
-		half := len(flight) / 2
-		sy.frame(sv, c, ss, cs, A, flight[:half])
-		sy.frame(c, sv, cs, ss+uint32(half), A, nil) // the client's ACK
-		sy.ts += rttNs                               // the server waits for it
-		sy.frame(sv, c, ss+uint32(half), cs, A, flight[half:])
-	} else {
-		sy.frame(sv, c, ss, cs, A, flight)
+	// The flight in segments of 1,400 bytes (12 of them, 16.8 KB); a split
+	// after the initial window's 10 is a wait for the client's ACK, a
+	// pause after 2 (cpuGap) the server's own time.
+	const mss = 1400
+	if len(flight) < 12*mss {
+		flight = append(flight, tlsRecord(23, make([]byte, 12*mss-len(flight)-5))...)
+	}
+	for off, seg := 0, 0; off < len(flight); off, seg = off+mss, seg+1 {
+		if split && seg == InitialWindow {
+			sy.frame(c, sv, cs, ss+uint32(off), A, nil) // the client's ACK
+			sy.ts += rttNs                              // the server waits for it
+		}
+		if cpuGap && seg == 2 {
+			sy.ts += 3 * rttNs // signing its CertificateVerify
+		}
+		sy.frame(sv, c, ss+uint32(off), cs, A, flight[off:min(off+mss, len(flight))])
 	}
 	ss += uint32(len(flight))
 	if !noFinish {
@@ -66,19 +75,21 @@ func roundTripCapture(hrr, split, noFinish bool) []byte {
 
 func TestRoundTrips(t *testing.T) {
 	for _, tc := range []struct {
-		name                 string
-		hrr, split, noFinish bool
-		want                 int
-		ok                   bool
+		name                         string
+		hrr, split, cpuGap, noFinish bool
+		want                         int
+		ok                           bool
 	}{
-		{"direct", false, false, false, 1, true},
-		{"hrr", true, false, false, 2, true},
-		{"split flight", false, true, false, 2, true},
-		{"hrr and split flight", true, true, false, 3, true},
-		{"no Finished", false, false, true, 0, false},
+		{"direct", false, false, false, false, 1, true},
+		{"hrr", true, false, false, false, 2, true},
+		{"split flight", false, true, false, false, 2, true},
+		{"hrr and split flight", true, true, false, false, 3, true},
+		{"server's own pause", false, false, true, false, 1, true},
+		{"pause and split flight", false, true, true, false, 2, true},
+		{"no Finished", false, false, false, true, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Read(bytes.NewReader(roundTripCapture(tc.hrr, tc.split, tc.noFinish)), ReadOptions{})
+			res, err := Read(bytes.NewReader(roundTripCapture(tc.hrr, tc.split, tc.cpuGap, tc.noFinish)), ReadOptions{})
 			if err != nil || len(res.Records) != 1 {
 				t.Fatalf("read: %v, %d records", err, len(res.Records))
 			}
