@@ -277,7 +277,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 		case !c.Complete:
 			errs = append(errs, fmt.Errorf("%s: the capture's record is incomplete (SYN, ClientHello, ServerHello or client Finished missing, or a hole in the stream)", what))
 		case c.HRR && !cfg.wantHRR():
-			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; %s expects none", what, cfg.hrrWhy()))
+			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; none was expected (%s)", what, cfg.hrrWhy()))
 		case !c.HRR && cfg.wantHRR():
 			errs = append(errs, fmt.Errorf("%s: the capture shows no HelloRetryRequest; %s expects one", what, cfg.hrrWhy()))
 		case c.Group != cfg.Group:
