@@ -371,6 +371,10 @@ func (r *runner) load() (Profile, error) {
 	if prof.OtherCellsN > 0 || prof.OtherCells == OtherCellsPaper {
 		r.logf("plan: primary cell %s at n = %d; other cells: %s configurations at n = %d", r.spec.PrimaryCell(cfg.Profile), prof.N, cmp.Or(prof.OtherCells, OtherCellsMatrix), cmp.Or(prof.OtherCellsN, prof.N))
 	}
+	if d := r.spec.emulatedDelays(cfg.Profile); len(d) > 0 {
+		r.logf("plan: emulated cells: %d configurations on %d links (one-way delays %v ms) at n = %d each (emulated_n; the line above counts them at the profile's n)",
+			len(r.spec.emulatedUnits(cfg.Profile)), len(d), d, prof.EmulatedN)
+	}
 	for _, s := range r.spec.Skipped() {
 		r.logf("left out: %s", s)
 	}
