@@ -145,7 +145,8 @@ func tlsRecords(root, profile, run string, set settings.Settings) *repro.Stage {
 }
 
 // tlsLeftovers lists what killed Study A runs left: the bridge path's
-// network namespaces (tlsrun.NetnsPrefix, named the linkemu way), what
+// network namespaces (tlsrun.NetnsPrefix, named the linkemu way) and the
+// emulated paths' (tlsrun.EmulatedNetnsPrefix), what
 // the docker path of dockerPrefix left (a private dockerd still running
 // and its containers, networks and images, a bridge, a data root, a temp
 // dir: dockernet.Leftovers) and PEM folders in the temporary directory
@@ -155,6 +156,7 @@ func tlsLeftovers(dockerPrefix string) func() []Leftover {
 		docker, _ := dockernet.Leftovers(dockerPrefix)
 		return []Leftover{
 			netnsLeftovers("tls:run", tlsrun.NetnsPrefix),
+			netnsLeftovers("tls:run", tlsrun.EmulatedNetnsPrefix),
 			{What: "left by a killed run's docker path", Items: docker, RemovedBy: "clean"},
 			{What: "temporary folders of killed runs", Items: tlsrun.CertLeftovers(), RemovedBy: "clean"},
 		}
@@ -164,12 +166,17 @@ func tlsLeftovers(dockerPrefix string) func() []Leftover {
 // tlsClean removes what tlsLeftovers lists for target: for clean the
 // docker path's leftovers (dockernet.Clean, within two minutes) and the
 // PEM folders (tlsrun.RemoveCertLeftovers), for net:clean the bridge
-// path's namespaces.
+// path's and the emulated paths' namespaces.
 func tlsClean(dockerPrefix string) func(ctx context.Context, cfg Config, target string) ([]string, error) {
 	return func(ctx context.Context, cfg Config, target string) ([]string, error) {
 		switch target {
 		case "net:clean":
-			return netnsClean(cfg, tlsrun.NetnsPrefix)
+			gone, err := netnsClean(cfg, tlsrun.NetnsPrefix)
+			if err != nil {
+				return gone, err
+			}
+			emu, err := netnsClean(cfg, tlsrun.EmulatedNetnsPrefix)
+			return append(gone, emu...), err
 		case "clean":
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			gone, err := dockernet.Clean(ctx, dockerPrefix, nil)

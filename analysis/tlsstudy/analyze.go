@@ -123,6 +123,16 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 		return nil, fmt.Errorf("%s: no measured connections (%d rows, all warm-ups): record a run with measured connections", in.Path, in.Rows)
 	}
 
+	// The emulated-path cells are the gap model's (gaprows.go), not the
+	// comparisons': they leave cells here.
+	emulated := cellSamples{}
+	for c, ms := range cells {
+		if _, ok := tlsdata.ParseEmulatedPath(c.Path); ok {
+			emulated[c] = ms
+			delete(cells, c)
+		}
+	}
+
 	choice, err := choosePrimary(p, cells)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Path, err)
@@ -211,6 +221,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	}
 	res.Stalls = stalls(cells)
 	res.Host = hostCost(p, res.Gap, nil)
+	res.emulated = emulated
 	return res, nil
 }
 
@@ -235,10 +246,11 @@ func invalid(r *tlsdata.Record, id tlsdata.ConfigID) string {
 		}
 		why = append(why, fmt.Sprintf("negotiated group %s, configured %s", g, r.Group))
 	}
-	if r.HRR && !id.HRR {
+	wantHRR := id.HRR || tlsdata.ExpectHRR(id.GroupsName(), id.Group)
+	if r.HRR && !wantHRR {
 		why = append(why, "unexpected HelloRetryRequest")
 	}
-	if !r.HRR && id.HRR {
+	if !r.HRR && wantHRR {
 		why = append(why, "no HelloRetryRequest although the configuration expects one")
 	}
 	if r.ThsNs != nil && *r.ThsNs <= 0 {

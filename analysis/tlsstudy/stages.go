@@ -105,6 +105,9 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 				return err
 			}
 			AttachMeta(res, p, meta)
+			if err := AttachGapModel(res, p, meta); err != nil {
+				return fmt.Errorf("%s: %w", records, err)
+			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -62,6 +62,24 @@ var Columns = []string{
 	"inproc_client_ns", "inproc_server_ns", "stack", "path",
 }
 
+// ColumnsEmulated is the header of runs with an emulated-path cell (issue
+// 30): Columns and three more, for the gap model (analysis/gapmodel).
+//
+//   - client_groups: the client's group-list mode (ClientGroupModes).
+//   - round_trips: the round trips before the client's Finished, measured
+//     from the capture (experiments/tls/tlsjoin): 1, one more after a
+//     HelloRetryRequest (RFC 8446 4.1.4), one more per server flight held
+//     back by TCP's congestion window (RFC 6928); empty when the capture
+//     could not count them.
+//   - link_rtt_ns: the emulated link's self-tested round-trip time
+//     (median of its probes), empty on other paths.
+//
+// WriteRecords writes it only when a record is on an emulated path or
+// has a client group list other than per-config, so that the records of
+// every other run keep their bytes; ReadRecords reads Columns files with
+// client_groups per-config and the two counts empty.
+var ColumnsEmulated = append(slices.Clip(Columns), "client_groups", "round_trips", "link_rtt_ns")
+
 // ColumnsV1 is the header of runs whose every record is Go's on loopback.
 // That is, files written before the stack and path columns, and every
 // file WriteRecords writes for such a run (see writeCSV). ReadRecords
@@ -98,6 +116,90 @@ var KnownPaths = []string{"loopback", "bridge", "remote", "docker"}
 // DefaultPath is the path of records that do not name one.
 const DefaultPath = "loopback"
 
+// EmulatedPathPrefix starts the name of an emulated path: client and
+// server in two namespaces joined by the user-space link emulator with a
+// fixed one-way delay each way, "emulated-<delay>ms" (EmulatedPath).
+const EmulatedPathPrefix = "emulated-"
+
+// MaxEmulatedDelayMs bounds an emulated path's one-way delay; a larger
+// value is taken for a unit mistake.
+const MaxEmulatedDelayMs = 100
+
+// EmulatedPath names the emulated path of one-way delay delayMs, for
+// example "emulated-0.5ms"; the number is Go's shortest decimal.
+func EmulatedPath(delayMs float64) string {
+	return EmulatedPathPrefix + strconv.FormatFloat(delayMs, 'f', -1, 64) + "ms"
+}
+
+// ParseEmulatedPath returns the one-way delay (ms) of an emulated path's
+// name; ok is false for any other name or a non-canonical spelling.
+func ParseEmulatedPath(p string) (delayMs float64, ok bool) {
+	num, found := strings.CutPrefix(p, EmulatedPathPrefix)
+	if !found {
+		return 0, false
+	}
+	num, found = strings.CutSuffix(num, "ms")
+	if !found {
+		return 0, false
+	}
+	d, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(d >= 0 && d <= MaxEmulatedDelayMs) || EmulatedPath(d) != p {
+		return 0, false
+	}
+	return d, true
+}
+
+// ValidPath says whether p is one of KnownPaths or an emulated path.
+func ValidPath(p string) bool {
+	_, emu := ParseEmulatedPath(p)
+	return emu || slices.Contains(KnownPaths, p)
+}
+
+// pathWords lists the valid paths for errors.
+func pathWords() string {
+	return strings.Join(KnownPaths, ", ") + " or " + EmulatedPathPrefix + "<one-way delay>ms"
+}
+
+// Client group-list modes of a configuration on an emulated path: which
+// groups the client offers and which it sends a key share for (its
+// first). ClientGroupsPerConfig is the default: the configuration's own
+// group only, never a HelloRetryRequest.
+const (
+	ClientGroupsPerConfig = "per-config"
+	// ClientGroupsX25519First: one list for every configuration,
+	// X25519:MLKEM1024:SecP384r1MLKEM1024, so the ML-KEM configurations
+	// take a HelloRetryRequest.
+	ClientGroupsX25519First = "x25519-first"
+	// ClientGroupsStrongestFirst: one list for every configuration,
+	// SecP384r1MLKEM1024:MLKEM1024:X25519, so every configuration but the
+	// hybrid takes a HelloRetryRequest.
+	ClientGroupsStrongestFirst = "strongest-first"
+)
+
+// ClientGroupModes are the client group-list modes a record may name.
+var ClientGroupModes = []string{ClientGroupsPerConfig, ClientGroupsX25519First, ClientGroupsStrongestFirst}
+
+// ClientGroupList is a mode's one list of groups, in the client's order
+// (Go's names, KnownGroups); nil for ClientGroupsPerConfig.
+func ClientGroupList(mode string) []string {
+	switch mode {
+	case ClientGroupsX25519First:
+		return []string{"X25519", "MLKEM1024", "SecP384r1MLKEM1024"}
+	case ClientGroupsStrongestFirst:
+		return []string{"SecP384r1MLKEM1024", "MLKEM1024", "X25519"}
+	}
+	return nil
+}
+
+// ExpectHRR says whether a configuration of group under client group-list
+// mode takes a HelloRetryRequest: its client sends one key share, for its
+// list's first group (RFC 8446 4.1.4), so exactly when that is not the
+// server's one group.
+func ExpectHRR(mode, group string) bool {
+	l := ClientGroupList(mode)
+	return len(l) > 0 && l[0] != group
+}
+
 // KnownCertKeys are the certificate key names a config may use, as
 // experiments/instruments/handshake.CertKey prints them, in the order tables list them.
 var KnownCertKeys = []string{"ed25519", "ecdsa-p256", "mldsa44", "mldsa65", "mldsa87"}
@@ -131,6 +233,17 @@ type ConfigID struct {
 	Chain   bool
 	HRR     bool
 	Stack   string // "" (Go, the default; ParseConfigID leaves it empty), StackOpenSSL or StackOpenSSLCLI
+	// Groups is the client group-list mode (ClientGroupModes); "" is
+	// ClientGroupsPerConfig, which the ID does not name.
+	Groups string
+}
+
+// GroupsName is c.Groups with "" read as ClientGroupsPerConfig.
+func (c ConfigID) GroupsName() string {
+	if c.Groups == "" {
+		return ClientGroupsPerConfig
+	}
+	return c.Groups
 }
 
 // StackName is the stack column's value for c: StackGo, StackOpenSSL or
@@ -154,6 +267,9 @@ func (c ConfigID) ID() string {
 	if c.Stack == StackOpenSSL || c.Stack == StackOpenSSLCLI {
 		s += "/" + c.Stack
 	}
+	if g := c.GroupsName(); g != ClientGroupsPerConfig {
+		s += "/groups-" + g
+	}
 	return s
 }
 
@@ -161,8 +277,8 @@ func (c ConfigID) ID() string {
 // options in the order chain, hrr) so that one configuration has one ID.
 func ParseConfigID(id string) (ConfigID, error) {
 	parts := strings.Split(id, "/")
-	if len(parts) < 2 || len(parts) > 5 {
-		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr][/openssl|/openssl-cli]", id)
+	if len(parts) < 2 || len(parts) > 6 {
+		return ConfigID{}, fmt.Errorf("config %q: want <cert_key>/<group>[/chain][/hrr][/openssl|/openssl-cli][/groups-<mode>]", id)
 	}
 	c := ConfigID{CertKey: parts[0], Group: parts[1]}
 	if !slices.Contains(KnownCertKeys, c.CertKey) {
@@ -172,7 +288,12 @@ func ParseConfigID(id string) (ConfigID, error) {
 		return ConfigID{}, fmt.Errorf("config %q: unknown group %q (one of %s)", id, c.Group, strings.Join(KnownGroups, ", "))
 	}
 	for _, o := range parts[2:] {
+		mode, isGroups := strings.CutPrefix(o, "groups-")
 		switch {
+		case isGroups && c.Groups == "" && mode != ClientGroupsPerConfig && slices.Contains(ClientGroupModes, mode):
+			c.Groups = mode
+		case c.Groups != "":
+			return ConfigID{}, fmt.Errorf("config %q: option %q after /groups-%s: the group-list mode comes last", id, o, c.Groups)
 		case o == "chain" && !c.Chain && !c.HRR && c.Stack == "":
 			c.Chain = true
 		case o == "hrr" && !c.HRR && c.Stack == "":
@@ -180,7 +301,7 @@ func ParseConfigID(id string) (ConfigID, error) {
 		case (o == StackOpenSSL || o == StackOpenSSLCLI) && c.Stack == "":
 			c.Stack = o
 		default:
-			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain, /hrr, then /openssl or /openssl-cli, in this order, each at most once", id, o)
+			return ConfigID{}, fmt.Errorf("config %q: option %q: want /chain, /hrr, then /openssl or /openssl-cli, then /groups-<mode> (one of %s but %s), in this order, each at most once", id, o, strings.Join(ClientGroupModes[1:], ", "), ClientGroupsPerConfig)
 		}
 	}
 	return c, nil
@@ -228,6 +349,29 @@ type Record struct {
 	// Path is the network path (KnownPaths); "" is written and read as
 	// DefaultPath.
 	Path string
+
+	// ClientGroups is the client group-list mode (ClientGroupModes); ""
+	// is ClientGroupsPerConfig.
+	ClientGroups string
+	// RoundTrips is the measured round trips before the client's Finished
+	// (ColumnsEmulated); nil when not counted.
+	RoundTrips *int64
+	// LinkRTTNs is the emulated link's self-tested RTT; nil on other paths.
+	LinkRTTNs *int64
+}
+
+// ClientGroupsName is r.ClientGroups with "" read as ClientGroupsPerConfig.
+func (r *Record) ClientGroupsName() string {
+	if r.ClientGroups == "" {
+		return ClientGroupsPerConfig
+	}
+	return r.ClientGroups
+}
+
+// emulatedColumns says whether r needs ColumnsEmulated.
+func (r *Record) emulatedColumns() bool {
+	_, emu := ParseEmulatedPath(r.Path)
+	return emu || r.ClientGroupsName() != ClientGroupsPerConfig || r.RoundTrips != nil || r.LinkRTTNs != nil
 }
 
 // StackName is r.Stack with "" read as StackGo.
@@ -259,8 +403,20 @@ func (r *Record) Check() error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(KnownPaths, r.PathOrDefault()) {
-		return fmt.Errorf("path %q: want one of %s", r.Path, strings.Join(KnownPaths, ", "))
+	if !ValidPath(r.PathOrDefault()) {
+		return fmt.Errorf("path %q: want one of %s", r.Path, pathWords())
+	}
+	if !slices.Contains(ClientGroupModes, r.ClientGroupsName()) {
+		return fmt.Errorf("client_groups %q: want one of %s", r.ClientGroups, strings.Join(ClientGroupModes, ", "))
+	}
+	if r.ClientGroupsName() != c.GroupsName() {
+		return fmt.Errorf("config %s disagrees with client_groups=%s", r.Config, r.ClientGroupsName())
+	}
+	if r.RoundTrips != nil && (*r.RoundTrips < 1 || *r.RoundTrips > 100) {
+		return fmt.Errorf("round_trips %d: want 1..100", *r.RoundTrips)
+	}
+	if r.LinkRTTNs != nil && *r.LinkRTTNs < 0 {
+		return fmt.Errorf("link_rtt_ns is negative (%d)", *r.LinkRTTNs)
 	}
 	if c.CertKey != r.CertKey || c.Group != r.Group || c.Chain != r.Chain {
 		return fmt.Errorf("config %s disagrees with cert_key=%s group=%s chain=%v", r.Config, r.CertKey, r.Group, r.Chain)
@@ -325,13 +481,16 @@ func writeCSV(w io.Writer, rs []Record) error {
 	for i := range rs {
 		if rs[i].StackName() != StackGo || rs[i].PathOrDefault() != DefaultPath {
 			header = Columns
+		}
+		if rs[i].emulatedColumns() {
+			header = ColumnsEmulated
 			break
 		}
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write records: %w", err)
 	}
-	row := make([]string, len(Columns))
+	row := make([]string, len(ColumnsEmulated))
 	for i := range rs {
 		r := &rs[i]
 		if err := r.Check(); err != nil {
@@ -349,8 +508,11 @@ func writeCSV(w io.Writer, rs []Record) error {
 			strconv.FormatInt(r.TCPPayloadBytesC2S, 10), strconv.FormatInt(r.TCPPayloadBytesS2C, 10),
 			optInt(r.ThsNs), strconv.FormatBool(r.Complete),
 			optInt(r.InprocClientNs), optInt(r.InprocServerNs))
-		if len(header) == len(Columns) {
+		if len(header) >= len(Columns) {
 			row = append(row, r.StackName(), r.PathOrDefault())
+		}
+		if len(header) == len(ColumnsEmulated) {
+			row = append(row, r.ClientGroupsName(), optInt(r.RoundTrips), optInt(r.LinkRTTNs))
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write records: %w", err)
@@ -427,13 +589,13 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	if len(header) != len(Columns) && len(header) != len(ColumnsV1) {
+	if len(header) != len(ColumnsEmulated) && len(header) != len(Columns) && len(header) != len(ColumnsV1) {
 		return nil, &ParseError{File: name, Line: 1, Err: csv.ErrFieldCount}
 	}
-	v1 := slices.Equal(header, ColumnsV1)
-	if !v1 && !slices.Equal(header, Columns) {
+	if !slices.Equal(header, ColumnsEmulated[:len(header)]) {
 		return nil, &ParseError{File: name, Line: 1, Err: headerError(header)}
 	}
+	v1 := len(header) == len(ColumnsV1)
 	var out []Record
 	for {
 		row, err := cr.Read()
@@ -444,7 +606,7 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 			return nil, csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		rec, col, err := parseRow(row, v1)
+		rec, col, err := parseRow(row, v1, len(header) == len(ColumnsEmulated))
 		if err != nil {
 			return nil, &ParseError{File: name, Line: line, Column: col, Err: err}
 		}
@@ -468,7 +630,10 @@ func csvError(name string, err error) error {
 }
 
 func headerError(got []string) error {
-	for i, c := range Columns {
+	for i, c := range ColumnsEmulated {
+		if i >= len(got) && i >= len(Columns) {
+			break
+		}
 		if i >= len(got) || got[i] != c {
 			g := "(missing)"
 			if i < len(got) {
@@ -480,9 +645,9 @@ func headerError(got []string) error {
 	return fmt.Errorf("header has %d columns, want %d", len(got), len(Columns))
 }
 
-// parseRow parses one data row (of a ColumnsV1 file when v1); on error
-// it returns the column at fault.
-func parseRow(row []string, v1 bool) (Record, string, error) {
+// parseRow parses one data row (of a ColumnsV1 file when v1, of a
+// ColumnsEmulated file when emu); on error it returns the column at fault.
+func parseRow(row []string, v1, emu bool) (Record, string, error) {
 	var r Record
 	p := rowParser{row: row}
 	r.Seq = int(p.int("seq", 0, 1<<31-1))
@@ -517,6 +682,11 @@ func parseRow(row []string, v1 bool) (Record, string, error) {
 		r.Stack = p.str("stack", false)
 		r.Path = p.str("path", false)
 	}
+	if emu {
+		r.ClientGroups = p.str("client_groups", false)
+		r.RoundTrips = p.opt("round_trips")
+		r.LinkRTTNs = p.opt("link_rtt_ns")
+	}
 	if p.err != nil {
 		return Record{}, p.col, p.err
 	}
@@ -536,7 +706,7 @@ type rowParser struct {
 }
 
 func (p *rowParser) next(name string) (string, bool) {
-	if Columns[p.i] != name {
+	if ColumnsEmulated[p.i] != name {
 		panic("tlsdata: parseRow out of step with Columns at " + name)
 	}
 	v := p.row[p.i]

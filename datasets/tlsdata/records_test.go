@@ -228,6 +228,9 @@ func FuzzReadRecords(f *testing.F) {
 	_ = writeCSV(&plain, sampleRecords(4, 6))
 	f.Add(plain.Bytes())
 	f.Add([]byte(strings.Join(Columns, ",") + "\n"))
+	var emu bytes.Buffer
+	_ = writeCSV(&emu, emulatedRecords(4, 8))
+	f.Add(emu.Bytes())
 	f.Add([]byte("seq\n1\n"))
 	f.Add([]byte{0x1f, 0x8b, 8, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -22,6 +22,7 @@ func FuzzRead(f *testing.F) {
 	sy.snap = 104
 	sy.conn(cli4, srv4, synthOpts{group: 0x11ec, reorder: true})
 	f.Add(sy.buf.Bytes())
+	f.Add(roundTripCapture(true, true, true, false))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Read(bytes.NewReader(data), ReadOptions{KeyLog: []byte("CLIENT_HANDSHAKE_TRAFFIC_SECRET 00 00\n")})
@@ -45,6 +46,9 @@ func FuzzRead(f *testing.F) {
 			}
 			if r.Complete && r.ThsNs == nil {
 				t.Fatalf("complete record without Ths: %v", r)
+			}
+			if n, ok := r.RoundTrips(); ok && (n < 1 || !r.Complete || n > r.flights+1) || !ok && n != 0 {
+				t.Fatalf("RoundTrips() = %d, %v with %d flights, complete %v", n, ok, r.flights, r.Complete)
 			}
 		}
 	})

@@ -95,6 +95,7 @@ type Record struct {
 	s2cFin    bool
 	flights   int   // the server's flights after its ServerHello
 	lastFl    int64 // when the last of them started
+	cfFlights int   // flights before the client Finished; -1 unknown
 
 	firstNs int64
 	seq     int
@@ -376,6 +377,9 @@ type conn struct {
 	lastS2CNs       int64
 	flights         int   // server flights after the ServerHello
 	lastFl          int64 // when the last one started
+	cfFlights       int   // cwFlights when the client Finished arrived (-1 before)
+	cwFlights       int   // server flights split by a full congestion window (flight)
+	cwSegs, cwWin   int   // segments since the last such split; the window then
 	lastNs, lookNs  int64 // the flow's latest packet; when sweep last queued it
 	gone            bool  // closed or dropped: no longer in tracker.conns
 	unfinished      bool  // counted in tracker.nUnfinished (see boundUnfinished)
@@ -606,7 +610,7 @@ func (t *tracker) packet(s *segment, ns int64) {
 		c = nil
 	}
 	if c == nil {
-		c = &conn{client: s.src, server: s.dst, firstNs: ns, seq: t.seq}
+		c = &conn{client: s.src, server: s.dst, firstNs: ns, seq: t.seq, cfFlights: -1}
 		t.seq++
 		if s.flags&(flagSYN|flagACK) == flagSYN|flagACK {
 			c.client, c.server = s.dst, s.src
@@ -659,6 +663,11 @@ func (t *tracker) packet(s *segment, ns int64) {
 		}
 		if dir == 1 && c.finalSH {
 			c.flight(ns)
+		} else if dir == 1 {
+			c.cwSegs++ // before the ServerHello is whole: in the window too
+		}
+		if dir == 0 && c.cf.ok && c.cfFlights < 0 {
+			c.cfFlights = c.cwFlights
 		}
 	}
 	if s.flags&flagFIN != 0 {
@@ -793,12 +802,31 @@ func (c *conn) flight(ns int64) {
 		return
 	}
 	half := (c.synack.ns - c.syn.ns) / 2
-	if c.flights == 0 || ns-c.lastS2CNs > half {
+	gap := c.flights > 0 && ns-c.lastS2CNs > half
+	if c.flights == 0 || gap {
 		c.flights++
 		c.lastFl = ns
 	}
+	// The congestion-window flights: a gap splits a flight only once the
+	// server has sent its whole window since the last split (RFC 6928's
+	// initial window of 10 segments, then doubled as in slow start), so
+	// the wait was for the client's ACK; a shorter run before a gap is the
+	// server's own time (signing between its Certificate and its
+	// CertificateVerify, say), not a round trip.
+	switch {
+	case c.cwFlights == 0:
+		c.cwFlights, c.cwWin = 1, InitialWindow
+	case gap && c.cwSegs >= c.cwWin:
+		c.cwFlights++
+		c.cwSegs, c.cwWin = 0, 2*c.cwWin
+	}
+	c.cwSegs++
 	c.lastS2CNs = ns
 }
+
+// InitialWindow is TCP's initial congestion window in segments (RFC 6928;
+// Linux's default), the most a server sends before it waits for an ACK.
+const InitialWindow = 10
 
 // ResponseEnd returns when the client's side of the capture had the
 // server's stream complete, in order, up to trailer bytes before the
@@ -842,6 +870,26 @@ func (r *Record) Flights(until int64) int {
 		return r.flights - 1
 	}
 	return r.flights
+}
+
+// RoundTrips returns the round trips the client waited for before its
+// Finished, measured from the capture: one for the ClientHello, one more
+// after a HelloRetryRequest (RFC 8446 4.1.4), and one more for every
+// server flight before the client's Finished that was split by a wait for
+// the client's ACK: a gap of more than half the SYN round trip after the
+// server had sent its whole congestion window (InitialWindow segments,
+// RFC 6928, doubling after each wait). A gap after fewer segments is the
+// server's own time, not a round trip. ok is false for an incomplete
+// connection or one without its SYN round trip.
+func (r *Record) RoundTrips() (n int, ok bool) {
+	if !r.Complete || r.SynAckNs == nil || r.cfFlights < 1 {
+		return 0, false
+	}
+	n = r.cfFlights
+	if r.HRR {
+		n++
+	}
+	return n, true
 }
 
 // lost reports whether direction dir's stream may hold bytes the parser
@@ -963,6 +1011,7 @@ func (t *tracker) close(c *conn) {
 		firstNs: c.firstNs, seq: c.seq, cr: c.cr, haveCR: c.haveCR, suite: c.suite, cfinRec: c.cfinRec,
 		cfinCut: c.cfinCut, SynAckNs: c.synack.ptr(),
 		s2cDel: c.s2cDel, s2cFinAbs: c.s2cFinAbs, s2cFin: c.s2cFin, flights: c.flights, lastFl: c.lastFl,
+		cfFlights: c.cfFlights,
 	}
 	if c.haveGroup {
 		r.Group = tls.CurveID(c.group).String()

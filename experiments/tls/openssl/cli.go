@@ -244,6 +244,10 @@ type CLIServer struct {
 	Files    CertFiles // WriteCerts
 	Groups   string    // ServerGroups
 	Expect   handshake.Expect
+	// ChainFile, when set, holds the certificates s_server sends after
+	// the leaf (-cert_chain): -cert reads only the first certificate of
+	// its file, so a leaf + CA chain needs both.
+	ChainFile string
 	// Ready is how long to wait for s_server to listen; 0 means 10 s.
 	Ready time.Duration
 	// Up, when not nil, is closed once s_server listens (-brief prints
@@ -269,6 +273,9 @@ func (s *CLIServer) Serve(ctx context.Context, ln net.Listener, report func(hand
 	args := fill(s.Args, map[string]string{
 		PlaceAddr: addr, PlaceCert: s.Launcher.file(s.Files.Chain), PlaceKey: s.Launcher.file(s.Files.Key), PlaceGroups: s.Groups,
 	})
+	if s.ChainFile != "" {
+		args = append(args, "-cert_chain", s.Launcher.file(s.ChainFile))
+	}
 	cmd := s.Launcher.command(nil, args)
 	// s_server reads its standard input and forwards it to the client; a
 	// pipe nobody writes keeps it quiet (a closed one would read as EOF).
@@ -533,6 +540,40 @@ func (t *tailBuffer) String() string {
 		return "(no output)"
 	}
 	return strings.Join(t.lines, " | ")
+}
+
+// TLSGroups lists the TLS groups the program offers (`openssl list
+// -tls-groups`, as OpenSSL spells them).
+func TLSGroups(ctx context.Context, bin string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, bin, "list", "-tls-groups").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s list -tls-groups: %w", filepath.Base(bin), err)
+	}
+	return ParseTLSGroups(string(out)), nil
+}
+
+// ParseTLSGroups reads the colon-separated list `openssl list
+// -tls-groups` prints.
+func ParseTLSGroups(out string) []string {
+	var gs []string
+	for _, g := range strings.FieldsFunc(out, func(r rune) bool { return r == ':' || r == '\n' || r == ' ' || r == '\r' }) {
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// MissingGroups returns the groups of a groups list (OpenSSL's syntax,
+// with '*' and '?' prefixes and ':' or '/' separators) that offered
+// lacks, compared without regard to case.
+func MissingGroups(list string, offered []string) []string {
+	var out []string
+	for _, g := range strings.FieldsFunc(list, func(r rune) bool { return r == ':' || r == '/' }) {
+		g = strings.TrimLeft(g, "*?")
+		if g != "" && !slices.ContainsFunc(offered, func(o string) bool { return strings.EqualFold(o, g) }) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // ProgramVersion asks the program for its version ("OpenSSL 3.5.7 ...").

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,4 +319,24 @@ func TestCLIFaults(t *testing.T) {
 			t.Fatal("Serve did not return after its s_server died")
 		}
 	})
+}
+
+func TestMissingGroups(t *testing.T) {
+	offered := ParseTLSGroups("secp256r1:x25519:MLKEM1024:SecP384r1MLKEM1024\n")
+	for _, tc := range []struct {
+		list string
+		want []string
+	}{
+		{"X25519:MLKEM1024:SecP384r1MLKEM1024", nil},
+		{"*X25519MLKEM768:MLKEM1024", []string{"X25519MLKEM768"}},
+		{"?X448/x25519", []string{"X448"}},
+		{"", nil},
+	} {
+		if got := MissingGroups(tc.list, offered); !slices.Equal(got, tc.want) {
+			t.Errorf("MissingGroups(%q) = %v, want %v", tc.list, got, tc.want)
+		}
+	}
+	if got := GroupList([]tls.CurveID{tls.X25519, tls.MLKEM1024, tls.SecP384r1MLKEM1024}); got != "X25519:MLKEM1024:SecP384r1MLKEM1024" {
+		t.Errorf("GroupList = %q", got)
+	}
 }

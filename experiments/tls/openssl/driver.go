@@ -68,6 +68,16 @@ func GroupName(g tls.CurveID) string {
 	return g.String()
 }
 
+// GroupList is one groups list for a client that names groups in order;
+// the client sends its one key share for the first (RFC 8446 4.2.8).
+func GroupList(gs []tls.CurveID) string {
+	names := make([]string, len(gs))
+	for i, g := range gs {
+		names[i] = GroupName(g)
+	}
+	return strings.Join(names, ":")
+}
+
 // ServerGroups is the server's groups list: exactly the configured group.
 func ServerGroups(g tls.CurveID) string { return GroupName(g) }
 

@@ -9,6 +9,7 @@
 package tlsjoin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,11 +71,27 @@ type Config struct {
 	// ran on; a run on several paths lists every configuration once per
 	// path. "" (runs before the path factor) is loopback.
 	Path string `json:"path,omitempty"`
+	// ClientGroups is the client group-list mode on an emulated path
+	// (tlsdata.ClientGroupModes); "" is per-config. LinkRTTNs is the
+	// path's self-tested RTT, copied into every record of the path.
+	ClientGroups string `json:"client_groups,omitempty"`
+	LinkRTTNs    int64  `json:"link_rtt_ns,omitempty"`
 }
 
 // wantHRR reports whether the configuration's connections must show a
-// HelloRetryRequest.
-func (c Config) wantHRR() bool { return c.KeyShare == "hrr" }
+// HelloRetryRequest: the hrr key-share mode, or a client group list whose
+// first group is not the configuration's (tlsdata.ExpectHRR).
+func (c Config) wantHRR() bool {
+	return c.KeyShare == "hrr" || tlsdata.ExpectHRR(c.ClientGroups, c.Group)
+}
+
+// hrrWhy names what predicts a configuration's HelloRetryRequest.
+func (c Config) hrrWhy() string {
+	if c.ClientGroups != "" && c.ClientGroups != tlsdata.ClientGroupsPerConfig {
+		return "the client group list " + c.ClientGroups
+	}
+	return "the " + cmp.Or(c.KeyShare, "direct") + " key-share mode"
+}
 
 // stack is the records' stack column value.
 func (c Config) stack() string {
@@ -152,8 +169,8 @@ func ReadInproc(b []byte, name string) ([]Conn, error) {
 		c.Path = tlsdata.DefaultPath
 		if len(r) == len(InprocColumnsPath) {
 			c.Path = r[8]
-			if !slices.Contains(tlsdata.KnownPaths, c.Path) {
-				errs = append(errs, fmt.Errorf("path %q: want one of %s", c.Path, strings.Join(tlsdata.KnownPaths, ", ")))
+			if !tlsdata.ValidPath(c.Path) {
+				errs = append(errs, fmt.Errorf("path %q: want one of %s or %s<delay>ms", c.Path, strings.Join(tlsdata.KnownPaths, ", "), tlsdata.EmulatedPathPrefix))
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -260,9 +277,9 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 		case !c.Complete:
 			errs = append(errs, fmt.Errorf("%s: the capture's record is incomplete (SYN, ClientHello, ServerHello or client Finished missing, or a hole in the stream)", what))
 		case c.HRR && !cfg.wantHRR():
-			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; none was expected", what))
+			errs = append(errs, fmt.Errorf("%s: the capture shows a HelloRetryRequest; none was expected (%s)", what, cfg.hrrWhy()))
 		case !c.HRR && cfg.wantHRR():
-			errs = append(errs, fmt.Errorf("%s: the capture shows no HelloRetryRequest; the hrr key-share mode expects one", what))
+			errs = append(errs, fmt.Errorf("%s: the capture shows no HelloRetryRequest; %s expects one", what, cfg.hrrWhy()))
 		case c.Group != cfg.Group:
 			errs = append(errs, fmt.Errorf("%s: the capture's ServerHello negotiated %q, configured %s", what, c.Group, cfg.Group))
 		case c.ThsNs == nil || *c.ThsNs <= 0:
@@ -280,7 +297,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 		if sv < 0 { // not measured: openssl s_server reports no timer
 			svp = nil
 		}
-		out = append(out, tlsdata.Record{
+		rec := tlsdata.Record{
 			Seq: cn.Seq, Config: cfg.Name, CertKey: cfg.CertKey, Group: cfg.Group, Chain: cfg.Chain, Warmup: cn.Warmup,
 			Client: c.Client, Server: c.Server,
 			SynNs: c.SynNs, ClientHelloNs: c.ClientHelloNs, ServerHelloNs: c.ServerHelloNs, ServerFlightEndNs: c.ServerFlightEndNs,
@@ -290,7 +307,21 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			TCPPayloadBytesC2S: c.TCPPayloadBytesC2S, TCPPayloadBytesS2C: c.TCPPayloadBytesS2C,
 			ThsNs: c.ThsNs, Complete: c.Complete,
 			InprocClientNs: &cl, InprocServerNs: svp, Stack: cfg.stack(), Path: pathOf(cn.Path),
-		})
+		}
+		if _, emu := tlsdata.ParseEmulatedPath(rec.Path); emu {
+			// Only here, so that every other run's records keep their
+			// columns and bytes (tlsdata.ColumnsEmulated).
+			rec.ClientGroups = cmp.Or(cfg.ClientGroups, tlsdata.ClientGroupsPerConfig)
+			if n, ok := c.RoundTrips(); ok {
+				rt := int64(n)
+				rec.RoundTrips = &rt
+			}
+			if cfg.LinkRTTNs > 0 {
+				rtt := cfg.LinkRTTNs
+				rec.LinkRTTNs = &rtt
+			}
+		}
+		out = append(out, rec)
 	}
 	var stray []string
 	for i, c := range caps {

@@ -64,10 +64,16 @@ func (s *Spec) isPaperConfig(c Config) bool {
 // outside it other_cells_n (when set) cut into one block per round of the
 // primary cell, so that every configuration runs in every round and drift
 // hits all cells alike.
+//
+// An emulated-path configuration has the profile's emulated_n, spread the
+// same way.
 func unitN(p Profile, primary Cell, c Config) (n, block int) {
+	rounds := (p.N + p.Block - 1) / p.Block
+	if c.isEmulated() {
+		return p.EmulatedN, (p.EmulatedN + rounds - 1) / rounds
+	}
 	if p.OtherCellsN == 0 || cellOf(c) == primary {
 		return p.N, p.Block
 	}
-	rounds := (p.N + p.Block - 1) / p.Block
 	return p.OtherCellsN, (p.OtherCellsN + rounds - 1) / rounds
 }

@@ -21,8 +21,24 @@ func TestRepositoryCells(t *testing.T) {
 			t.Fatalf("%s: primary cell %s", prof, primary)
 		}
 		cells := map[Cell]int{}
+		emulated := 0
 		for _, u := range units {
+			if u.isEmulated() {
+				emulated++ // the gap model's cells (emulated.go), outside the design's 14
+				continue
+			}
 			cells[cellOf(u)]++
+		}
+		// delays x 3 group lists x 2 chains x the paper's 4 in full; none
+		// in quick (emulated_n = 0: its captures would not fit the run).
+		want := len(s.emulatedDelays(prof)) * 3 * 2 * 4
+		if prof == "quick" {
+			want = 0
+		} else if want == 0 {
+			t.Errorf("%s: no emulated delays", prof)
+		}
+		if emulated != want {
+			t.Errorf("%s: %d emulated units, want %d", prof, emulated, want)
 		}
 		if len(cells) != 14 {
 			t.Fatalf("%s: %d cells, want the 14 of [matrix] cells: %v", prof, len(cells), cells)

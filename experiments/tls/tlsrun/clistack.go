@@ -151,6 +151,9 @@ func (r *runner) prepareCLI(ctx context.Context) error {
 	r.cli = &cliStack{logger: r.logger, program: bin, version: v, server: r.spec.CLI.Server, client: r.spec.CLI.Client, certDir: r.stk.certDir}
 	r.logf("openssl-cli: %s (%s), s_server: %s", v, bin, strings.Join(r.spec.CLI.Server, " "))
 	r.logf("openssl-cli: s_client per connection: %s", strings.Join(r.spec.CLI.Client, " "))
+	if slices.ContainsFunc(r.configs, Config.isEmulated) {
+		return r.cli.checkOfferedGroups(ctx, r.configs)
+	}
 	return nil
 }
 
@@ -176,11 +179,22 @@ func (k *cliStack) ends(i int, c Config, p path, b *handshake.Bundle, exp handsh
 	if !ok {
 		return nil, nil, fmt.Errorf("the openssl-cli stack cannot run on the %s path", c.pathName())
 	}
+	if err := checkCertFiles(c, files); err != nil {
+		return nil, nil, err
+	}
+	groups, err := clientGroupsArg(c, decoy)
+	if err != nil {
+		return nil, nil, err
+	}
 	server, client, bindIP := host.launchers(openssl.Native(k.program))
 	srv := &openssl.CLIServer{Launcher: server, Args: k.server, Files: files, Groups: openssl.ServerGroups(c.Group), Expect: exp, Up: make(chan struct{})}
+	if c.Chain {
+		// -cert reads the leaf only: the CA goes in -cert_chain.
+		srv.ChainFile = files.CA
+	}
 	k.up = append(k.up, cliUp{name: c.Name + " on " + c.pathName(), up: srv.Up, server: i})
 	return srv.Serve, func(keyLog io.Writer) dialer {
-		return &openssl.CLIClient{Launcher: client, Args: k.client, CA: files.CA, Groups: openssl.ClientGroups(c.Group, decoy),
+		return &openssl.CLIClient{Launcher: client, Args: k.client, CA: files.CA, Groups: groups,
 			Expect: exp, BindIP: bindIP, KeyDir: k.certDir, KeyLog: keyLog}
 	}, nil
 }

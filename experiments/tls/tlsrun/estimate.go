@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/internal/spec"
 )
@@ -55,6 +56,14 @@ var (
 	costCLI         = 5 * time.Millisecond
 	costDocker      = 300 * time.Microsecond
 	costDockerSetup = 15 * time.Second
+	// costEmulatedSetup is starting and self-testing one emulated link
+	// (200 probes 2 ms apart, the namespaces and TUN devices);
+	// costEmulated the user-space forwarder's own delay per connection.
+	// An emulated connection also waits (2.5 + HRR) round trips of its
+	// link: the TCP handshake, the TLS round trips before the client's
+	// Finished, and half of one until s_server has printed its summary.
+	costEmulatedSetup = 1500 * time.Millisecond
+	costEmulated      = 600 * time.Microsecond
 	// costHost is measuring the host's cryptography twice
 	// (openssl.MeasureHost: 13 operations of 6 primitives, one second each).
 	costHost = 2 * 13 * time.Second
@@ -86,7 +95,15 @@ func Estimate(s *Spec, profile string) (time.Duration, error) {
 		if c.Stack == StackOpenSSLCLI {
 			per[i] += costCLI
 		}
+		if d, ok := tlsdata.ParseEmulatedPath(c.Path); ok {
+			rts := 2.5
+			if tlsdata.ExpectHRR(c.ClientGroups, c.Group.String()) {
+				rts++
+			}
+			per[i] += costEmulated + time.Duration(rts*2*d*float64(time.Millisecond))
+		}
 	}
+	d += time.Duration(len(s.emulatedDelays(profile))) * costEmulatedSetup
 	if hasPath(cfgs, PathBridge) {
 		d += costBridgeSetup
 	}

@@ -31,8 +31,14 @@ func ExampleEstimate() {
 		fmt.Println(err)
 		return
 	}
-	steps, _ := tlsrun.Plan(s, "quick")
-	d, _ := tlsrun.Estimate(s, "quick")
-	fmt.Println(len(s.Configs()), "configurations,", len(s.Units("quick")), "of them run on", len(s.Paths("quick")), "paths,", len(steps), "connections, estimate under a minute:", d.Minutes() < 1)
-	// Output: 115 configurations, 72 of them run on 3 paths, 2880 connections, estimate under a minute: true
+	for _, profile := range []string{"quick", "full"} {
+		steps, _ := tlsrun.Plan(s, profile)
+		d, _ := tlsrun.Estimate(s, profile)
+		fmt.Println(profile+":", len(s.Units(profile)), "units on", len(s.Paths(profile)), "paths and the emulated ones,", len(steps), "connections, estimate under 15 minutes:", d.Minutes() < 15)
+	}
+	fmt.Println(len(s.Configs()), "configurations in the spec")
+	// Output:
+	// quick: 72 units on 3 paths and the emulated ones, 2880 connections, estimate under 15 minutes: true
+	// full: 168 units on 3 paths and the emulated ones, 65680 connections, estimate under 15 minutes: true
+	// 115 configurations in the spec
 }

@@ -104,7 +104,7 @@ func TestPlanDeterministic(t *testing.T) {
 	// The oracle's 20 configurations: the quick profile on one path, one
 	// stack, one key-share mode, every configuration.
 	q := s.Profiles["quick"]
-	q.Paths, q.OtherCells = nil, ""
+	q.Paths, q.OtherCells, q.EmulatedN = nil, "", 0
 	s.Profiles["quick"] = q
 	s.Matrix.Paths, s.Matrix.Stacks, s.Matrix.KeyShares, s.Paper.Cell = nil, []string{"go"}, []string{"direct"}, Cell{}
 	a, _ := Plan(s, "quick")

@@ -103,7 +103,7 @@ func (s *Spec) Units(profile string) []Config {
 			out = append(out, c)
 		}
 	}
-	return out
+	return append(out, s.emulatedUnits(profile)...)
 }
 
 // hasPath says whether any unit runs on path p.

@@ -184,7 +184,7 @@ func (r *runner) startPaths(ctx context.Context) error {
 		}
 		r.paths = append(r.paths, started)
 	}
-	return nil
+	return r.startEmulated(ctx)
 }
 
 // closePaths closes the started paths, the last started first.
@@ -370,6 +370,10 @@ func (r *runner) load() (Profile, error) {
 
 	if prof.OtherCellsN > 0 || prof.OtherCells == OtherCellsPaper {
 		r.logf("plan: primary cell %s at n = %d; other cells: %s configurations at n = %d", r.spec.PrimaryCell(cfg.Profile), prof.N, cmp.Or(prof.OtherCells, OtherCellsMatrix), cmp.Or(prof.OtherCellsN, prof.N))
+	}
+	if d := r.spec.emulatedDelays(cfg.Profile); len(d) > 0 {
+		r.logf("plan: emulated cells: %d configurations on %d links (one-way delays %v ms) at n = %d each (emulated_n; the line above counts them at the profile's n)",
+			len(r.spec.emulatedUnits(cfg.Profile)), len(d), d, prof.EmulatedN)
 	}
 	for _, s := range r.spec.Skipped() {
 		r.logf("left out: %s", s)
@@ -588,6 +592,9 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 		fmt.Sprintf("primary cell (stack/path/keyshare, [paper.cell]): %s", r.spec.PrimaryCell(r.cfg.Profile)),
 		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
 	}
+	if slices.ContainsFunc(r.configs, Config.isEmulated) {
+		meta.Notes = append(meta.Notes, "emulated paths (emulated-<one-way delay>ms): the openssl-cli stack through the user-space link emulator, captured on the client's TUN device in its namespace; each link self-tested before the run (measured.paths.<path>.self_test), its median RTT in every record's link_rtt_ns; round_trips counted from the capture (experiments/instruments/capture, Record.RoundTrips)")
+	}
 	for _, sp := range r.skippedPaths {
 		meta.Notes = append(meta.Notes, "left out: "+sp)
 	}
@@ -654,7 +661,7 @@ func (r *runner) startServers() (err error) {
 		if err != nil {
 			return fmt.Errorf("tls:run: listen for %s: %w", c.Name, err)
 		}
-		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain, HRR: c.KeyShare == handshake.HRR}
+		exp := handshake.Expect{Group: c.Group, Key: c.Key, Chain: c.Chain, HRR: c.KeyShare == handshake.HRR || tlsdata.ExpectHRR(c.ClientGroups, c.Group.String())}
 		serve, client, err := r.newEnds(len(r.servers), c, b, exp)
 		if err != nil {
 			ln.Close()

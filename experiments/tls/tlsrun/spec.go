@@ -37,6 +37,8 @@ type Spec struct {
 	Remote RemoteSpec `toml:"remote"`
 	// CLI holds the command lines of the openssl-cli stack (clistack.go).
 	CLI CLISpec `toml:"cli"`
+	// Emulated holds the factors of the emulated-path cells (emulated.go).
+	Emulated EmulatedSpec `toml:"emulated"`
 }
 
 // CLISpec is the [cli] table: the openssl-cli stack's command lines. They are
@@ -144,6 +146,12 @@ type Profile struct {
 	// It is "matrix" (every one, the default when empty) or "paper" (only
 	// those whose certificate key and group are one of [[paper.configs]]).
 	OtherCells string `toml:"other_cells"`
+	// EmulatedN is the number of measured connections of every
+	// emulated-path configuration (emulated.go), spread over the primary
+	// cell's rounds like other_cells_n; 0 runs no emulated cell.
+	EmulatedN int `toml:"emulated_n"`
+	// EmulatedDelaysMs, when set, replace [emulated] delays_ms.
+	EmulatedDelaysMs []float64 `toml:"emulated_delays_ms"`
 }
 
 // Values of Profile.OtherCells.
@@ -169,6 +177,12 @@ type Config struct {
 	// Path is the network path the configuration runs on (Spec.Units);
 	// empty in Spec.Configs.
 	Path string `json:"path,omitempty"`
+	// ClientGroups is the client group-list mode of an emulated-path
+	// configuration (tlsdata.ClientGroupModes); "" elsewhere (its own
+	// group). LinkRTTNs is its link's self-tested RTT, set once the link
+	// is up.
+	ClientGroups string `json:"client_groups,omitempty"`
+	LinkRTTNs    int64  `json:"link_rtt_ns,omitempty"`
 }
 
 // ConfigName is the canonical name of a configuration. It is the records'
@@ -306,6 +320,7 @@ func (s *Spec) Validate() error {
 		bad("[bridge] mtu = %d: want 1280..65535 (0 is 1500)", m)
 	}
 	errs = append(errs, s.validateRemote()...)
+	errs = append(errs, s.validateEmulated()...)
 	for prof := range s.Runs {
 		if _, ok := s.Profiles[prof]; !ok {
 			bad("[runs] pins profile %q, which has no [profiles.%s] table", prof, prof)

@@ -123,7 +123,7 @@ func (c Config) id() string {
 	if usesOpenSSL(c.Stack) {
 		st = c.Stack
 	}
-	return tlsdata.ConfigID{CertKey: string(c.Key), Group: c.Group.String(), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Stack: st}.ID()
+	return tlsdata.ConfigID{CertKey: string(c.Key), Group: c.Group.String(), Chain: c.Chain, HRR: c.KeyShare == handshake.HRR, Stack: st, Groups: c.ClientGroups}.ID()
 }
 
 // dialer makes one client connection: handshake.Client and
