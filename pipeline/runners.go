@@ -1,6 +1,9 @@
 package pipeline
 
-import "pqrepro/experiments/instruments/runlife"
+import (
+	"pqrepro/experiments/instruments/runlife"
+	"pqrepro/internal/quiet"
+)
 
 // lifeConfig is the run lifecycle's settings of a study's Run hook: the
 // pipeline's root, git state, profile, log, clock and verbosity, the
@@ -8,8 +11,12 @@ import "pqrepro/experiments/instruments/runlife"
 // folder runExperiment gives. Every runner's RunConfig embeds it; the
 // runner names its study.
 func (c *Config) lifeConfig(specPath, dataDir string) runlife.Config {
-	return runlife.Config{Root: c.Root, Git: c.Git, Profile: c.Profile, Log: c.log(), Now: c.Now, Verbose: c.Verbose,
+	lc := runlife.Config{Root: c.Root, Git: c.Git, Profile: c.Profile, Log: c.log(), Now: c.Now, Verbose: c.Verbose,
 		SpecPath: specPath, DataDir: dataDir, NoPin: c.settings().NoPin, PinBusy: c.settings().PinBusy}
+	if d := c.settings().Settle; d > 0 {
+		lc.Settle = quiet.Settler{Max: d}.Settle
+	}
+	return lc
 }
 
 // runID is a Run hook's answer from a runner's: the committed run's ID,

@@ -166,7 +166,7 @@ func TestWritersWaitRunsRefuse(t *testing.T) {
 	defer l.Release()
 	held := fmt.Sprintf("build (PID %d, started ", os.Getpid())
 
-	out, err := goRunMage(ctx, root, []string{"PQREPRO_PROFILE=quick"}, "tls:run")
+	out, err := goRunMage(ctx, root, []string{"PQREPRO_PROFILE=quick", "PQREPRO_SETTLE=0"}, "tls:run")
 	if err == nil || !strings.Contains(out, "tls:run refuses to start while "+held) {
 		t.Errorf("tls:run while a build holds the lock: %v, want a refusal naming the build\n%s", err, out)
 	}
@@ -282,7 +282,7 @@ func startRun(t *testing.T, root, target string) *tree {
 	t.Helper()
 	c := exec.Command("go", "run", "mage.go", target)
 	c.Dir = root
-	c.Env = append(os.Environ(), "PQREPRO_PROFILE=quick")
+	c.Env = append(os.Environ(), "PQREPRO_PROFILE=quick", "PQREPRO_SETTLE=0")
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a group of its own, as in a terminal
 	tr := &tree{cmd: c, log: &syncBuffer{}}
 	c.Stdout, c.Stderr = tr.log, tr.log

@@ -50,6 +50,9 @@ const (
 	Pin = "PQREPRO_PIN"
 	// PinBusy is the reason to pin a run although its machine was busy.
 	PinBusy = "PQREPRO_PIN_BUSY"
+	// Settle bounds a run's wait for its start-up's load to decay before
+	// the pre-flight (a Go duration; 0 does not wait).
+	Settle = "PQREPRO_SETTLE"
 	// PicoUF2 is the image pico:flash copies.
 	PicoUF2 = "PQREPRO_PICO_UF2"
 	// PicoDrive is the Pico's RPI-RP2 drive pico:flash copies to.
@@ -72,11 +75,14 @@ const (
 var Names = []string{
 	Profile, Studies, CalibrateK, CalibrateSeed, Store, Remote,
 	S3AccessKeyID, S3SecretAccessKey, AWSAccessKeyID, AWSSecretAccessKey, AWSSecretKey, AWSSessionToken,
-	Pin, PinBusy, PicoUF2, PicoDrive, PicoPort, BundleMeasure, BundleDirty, Fuzz, CI, SourceDateEpoch,
+	Pin, PinBusy, Settle, PicoUF2, PicoDrive, PicoPort, BundleMeasure, BundleDirty, Fuzz, CI, SourceDateEpoch,
 }
 
 // The defaults of the variables that have one besides "unset".
 const (
+	// DefaultSettle is 3 min: about three time constants of the 1-minute
+	// load average, after which a start-up burst has decayed to 5 %.
+	DefaultSettle = 3 * time.Minute
 	// DefaultCalibrateK is 200 pseudo-replicate pairs: enough to bound
 	// a 5 % false-alarm rate to within about 3 points (docs/agreement.md).
 	DefaultCalibrateK = 200
@@ -146,6 +152,10 @@ type Settings struct {
 	// NoPin is PQREPRO_PIN=no; PinBusy is PQREPRO_PIN_BUSY.
 	NoPin   bool
 	PinBusy string
+	// Settle is PQREPRO_SETTLE: how long a run waits at most, before its
+	// pre-flight, for the load of its own start-up to decay
+	// (quiet.Settler); 0 does not wait.
+	Settle time.Duration
 	// PicoUF2, PicoDrive and PicoPort are the pico:flash and pico:read
 	// values; "" is their default.
 	PicoUF2, PicoDrive, PicoPort string
@@ -219,6 +229,14 @@ func Load(getenv func(string) string) (Settings, error) {
 			secret = getenv(AWSSecretKey)
 		}
 		s.S3 = S3Credentials{AccessKeyID: getenv(AWSAccessKeyID), SecretAccessKey: Secret(secret), SessionToken: Secret(getenv(AWSSessionToken)), From: AWSAccessKeyID}
+	}
+	s.Settle = DefaultSettle
+	if v := getenv(Settle); v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d < 0 || d > time.Hour {
+			bad(Settle, v, "want a duration from 0 (no wait) to 1h, e.g. 3m")
+		} else {
+			s.Settle = d
+		}
 	}
 	switch v := getenv(Pin); v {
 	case "", "yes":

@@ -149,6 +149,12 @@ type Config struct {
 	Verbose bool
 	// NoPin commits the run without pinning it (a repeat run: PinEnv=no).
 	NoPin bool
+	// Settle, when not nil, runs in Begin before the pre-flight: it
+	// waits for the load of the run's own start-up to decay
+	// (quiet.Settler; the pipeline sets it for real runs, tests leave it
+	// nil). Its error other than an interruption is printed, not fatal:
+	// the pre-flight then judges the machine as it is.
+	Settle func(ctx context.Context, log io.Writer) (float64, error)
 }
 
 // Life is one run's lifecycle. Its Config has every default filled.
@@ -271,6 +277,14 @@ func (l *Life) Begin(ctx context.Context) error {
 	if why := l.pinBusy(ctx); why != "" {
 		if err := CheckReason("the reason to pin a busy run", why); err != nil {
 			return l.Errorf("%w; nothing was recorded", err)
+		}
+	}
+	if l.Settle != nil {
+		if _, err := l.Settle(ctx, l.Log); err != nil {
+			if ierr := l.Interrupted(ctx); ierr != nil {
+				return ierr
+			}
+			fmt.Fprintf(l.Log, "%s:run: machine: not waiting for the load to settle: %v\n", l.Study, err)
 		}
 	}
 	pre, err := l.Machine.Start(ctx)

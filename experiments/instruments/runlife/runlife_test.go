@@ -662,3 +662,43 @@ func TestRepeatRunNotPinned(t *testing.T) {
 		t.Error("Config.NoPin does not make a repeat run, or a scratch run is not pinned")
 	}
 }
+
+// TestSettleBeforePreflight: Begin runs Settle before the pre-flight,
+// goes on after a Settle error with a line, and an interrupted wait
+// creates nothing.
+func TestSettleBeforePreflight(t *testing.T) {
+	root, specPath, before := testRoot(t, "")
+	var log strings.Builder
+	cfg := testConfig(root)
+	cfg.Log = &log
+	called := 0
+	cfg.Settle = func(ctx context.Context, w io.Writer) (float64, error) {
+		called++
+		return 5, errors.New("no /proc/loadavg")
+	}
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.Abort()
+	if called != 1 || !strings.Contains(log.String(), "not waiting for the load to settle: no /proc/loadavg") {
+		t.Errorf("settle called %d times; log:\n%s", called, log.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Settle = func(ctx context.Context, w io.Writer) (float64, error) {
+		cancel()
+		return 5, ctx.Err()
+	}
+	l, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(ctx); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("an interrupted settle: Begin returned %v, want ErrInterrupted", err)
+	}
+	assertUntouched(t, root, specPath, before)
+}
