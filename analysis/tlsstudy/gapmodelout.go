@@ -268,7 +268,7 @@ func gapModelTable(r *Results) (string, error) {
 			t.Rows = append(t.Rows, append(row, render.Fixed(c.RMSMs, 2)))
 		}
 	}
-	notes := []string{fmt.Sprintf(`$c_0 = %s$\,ms [%s, %s], $s = %s$ [%s, %s] (%s\,%% cluster bootstrap over %d rounds); held out: max $|$error$|$ %s\,ms, the prediction %s.`,
+	notes := []string{fmt.Sprintf(`$c_0 = %s$\,ms [%s, %s], $s = %s$ [%s, %s] (%s\,\%% cluster bootstrap over %d rounds); held out: max $|$error$|$ %s\,ms, the prediction %s.`,
 		render.Fixed(f.C0.Est, 3), render.Fixed(f.C0.Lower, 3), render.Fixed(f.C0.Upper, 3), render.Fixed(f.S.Est, 3), render.Fixed(f.S.Lower, 3), render.Fixed(f.S.Upper, 3),
 		render.Fixed(100*reg.Level, 0), f.Rounds, render.Fixed(f.MaxAbsErrMs, 3), passWord(f))}
 	if e != nil {

@@ -74,7 +74,9 @@ func pValue(p float64) string {
 	if math.IsNaN(p) {
 		return "---"
 	}
-	return "$" + pMath(p) + "$"
+	// \ensuremath, not dollars: the macro is also set inside math
+	// ("$p = \TlsKemSignedRankP{}$"), where "$...$" would close it.
+	return `\ensuremath{` + pMath(p) + `}`
 }
 
 // pIs is "$p = ...$" or "$p < ...$" for running text.
