@@ -179,12 +179,12 @@ func TestPValueFormat(t *testing.T) {
 		p          float64
 		cell, text string
 	}{
-		{0.5, "$0.500$", "$p = 0.500$"},
-		{0.001, "$0.001$", "$p = 0.001$"},
-		{0.00049, `$4.9\times10^{-4}$`, `$p = 4.9\times10^{-4}$`},
-		{2.5e-6, `$2.5\times10^{-6}$`, `$p = 2.5\times10^{-6}$`},
-		{1.53e-65, `$<10^{-6}$`, `$p <10^{-6}$`}, // stats.PFloor
-		{0, `$<10^{-6}$`, `$p <10^{-6}$`},
+		{0.5, `\ensuremath{0.500}`, "$p = 0.500$"},
+		{0.001, `\ensuremath{0.001}`, "$p = 0.001$"},
+		{0.00049, `\ensuremath{4.9\times10^{-4}}`, `$p = 4.9\times10^{-4}$`},
+		{2.5e-6, `\ensuremath{2.5\times10^{-6}}`, `$p = 2.5\times10^{-6}$`},
+		{1.53e-65, `\ensuremath{<10^{-6}}`, `$p <10^{-6}$`}, // stats.PFloor
+		{0, `\ensuremath{<10^{-6}}`, `$p <10^{-6}$`},
 		{math.NaN(), "---", `$p = \text{---}$`},
 	} {
 		if got := pValue(c.p); got != c.cell {
