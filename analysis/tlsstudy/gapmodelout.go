@@ -311,7 +311,7 @@ func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
 	set("GapModelExplainBoundMs", render.Fixed(reg.ExplainBoundMs, 2))
 	set("GapModelResamples", fmt.Sprint(reg.Resamples))
 	for _, k := range []string{"GapModelCZeroMs", "GapModelCZeroLowMs", "GapModelCZeroHighMs", "GapModelS", "GapModelSLow", "GapModelSHigh",
-		"GapModelMaxErrMs", "GapModelPass", "GapModelBest", "GapModelBestRTTMs", "GapModelBestCPUFactor", "GapModelBestRMSMs", "GapModelBaselineNote", "GapModelRounds"} {
+		"GapModelMaxErrMs", "GapModelPass", "GapModelOutcome", "GapModelBest", "GapModelBestRTTMs", "GapModelBestCPUFactor", "GapModelBestRMSMs", "GapModelBaselineNote", "GapModelRounds"} {
 		set(k, "---")
 	}
 	if f == nil {
@@ -328,6 +328,7 @@ func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
 	set("GapModelMaxErrMs", render.Fixed(f.MaxAbsErrMs, 3))
 	set("GapModelPass", passWord(f))
 	set("GapModelRounds", fmt.Sprint(f.Rounds))
+	set("GapModelOutcome", gapModelOutcome(f, e))
 	if e == nil {
 		return nil
 	}
@@ -345,4 +346,33 @@ func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
 		return fmt.Errorf("gap model: best combination %s with RMS NaN", b.Combo)
 	}
 	return nil
+}
+
+// gapModelOutcome is the paper's sentence on what the model explains, in
+// generated words: with a failed held-out test, that nothing was solved
+// for, and the held-out cell the model missed most (the registration
+// forbids explaining the published numbers with a model that fails it);
+// with a passed one, the best combination or that none fits.
+func gapModelOutcome(f *gapmodel.Fit, e *gapmodel.Explanation) string {
+	if !f.Pass {
+		var worst *gapmodel.Prediction
+		for i := range f.Predictions {
+			if p := &f.Predictions[i]; worst == nil || math.Abs(p.ErrorMs) > math.Abs(worst.ErrorMs) {
+				worst = p
+			}
+		}
+		out := fmt.Sprintf("the held-out prediction fails its registered bound of %s~ms, so, as registered, no path RTT or CPU factor is solved for and the model explains none of the published numbers", render.Fixed(f.Reg.BoundMs, 2))
+		if worst != nil {
+			out += fmt.Sprintf("; it misses most in %s (RTT %s~ms, %s measured round trips: predicted %s~ms, observed %s~ms)",
+				render.Escape(worst.Row.Label()), render.Fixed(worst.Row.RTTMs, 3), render.Fixed(worst.Row.RoundTrips, 1),
+				render.Fixed(worst.PredictedMs, 2), render.Fixed(worst.ObservedMs, 2))
+		}
+		return out
+	}
+	if e == nil || e.Best < 0 {
+		return fmt.Sprintf("the held-out prediction passes (every error within %s~ms), but no combination of client group list and chain fits the four published medians within %s~ms each", render.Fixed(f.Reg.BoundMs, 2), render.Fixed(f.Reg.ExplainBoundMs, 2))
+	}
+	b := e.Combos[e.Best]
+	return fmt.Sprintf("the held-out prediction passes (every error within %s~ms); the best combination is %s, with a path RTT of %s~ms and a CPU factor of %s (root-mean-square residual %s~ms)",
+		render.Fixed(f.Reg.BoundMs, 2), render.Escape(b.Combo.String()), render.Fixed(b.RTTMs, 2), render.Fixed(b.CPUFactor, 2), render.Fixed(b.RMSMs, 2))
 }
