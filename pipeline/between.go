@@ -65,12 +65,11 @@ func (a runInfo) sameDesign(b runInfo) bool {
 // meta.json and the clock), sorted by ID. left says, per run left out,
 // why.
 func comparableRuns(root, study string, like runInfo, sound func(run string) error) (ids, left []string, err error) {
-	dirs, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
+	runs, err := runFolders(root, study)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, d := range dirs {
-		run := "data/" + study + "/" + filepath.Base(filepath.Dir(d))
+	for _, run := range runs {
 		m, err := readRunInfo(root, run)
 		why := ""
 		switch {
@@ -213,13 +212,12 @@ func quietRepeats(root, study, profile, run string) ([]string, error) {
 		return nil, err
 	}
 	design := repro.HashBytes(spec.WithoutPins(b))
-	dirs, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
+	runs, err := runFolders(root, study)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, d := range dirs {
-		r := "data/" + study + "/" + filepath.Base(filepath.Dir(d))
+	for _, r := range runs {
 		if r == run {
 			continue
 		}
@@ -233,4 +231,18 @@ func quietRepeats(root, study, profile, run string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// runFolders lists the run folders under root/data/<study>/ that hold a
+// meta.json, as "data/<study>/<id>", sorted by ID.
+func runFolders(root, study string) ([]string, error) {
+	metas, err := filepath.Glob(filepath.Join(root, "data", study, "*", "meta.json"))
+	if err != nil {
+		return nil, err
+	}
+	runs := make([]string, len(metas))
+	for i, m := range metas {
+		runs[i] = "data/" + study + "/" + filepath.Base(filepath.Dir(m))
+	}
+	return runs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,20 +53,19 @@ func crossHostRuns(ctx context.Context, cfg Config, s Study, ref string, refResu
 		return ch
 	}
 	defer os.RemoveAll(dir)
-	dirs, err := filepath.Glob(filepath.Join(cfg.Root, "data", s.Name, "*", "meta.json"))
+	runs, err := runFolders(cfg.Root, s.Name)
 	if err != nil {
 		ch.left = append(ch.left, err.Error())
 		return ch
 	}
 	sound := soundRun(cfg)
 	byName := map[string]*crossHostItem{}
-	for _, d := range dirs {
+	for _, run := range runs {
 		if ctx.Err() != nil {
 			ch.left = append(ch.left, "stopped: "+ctx.Err().Error())
 			break
 		}
-		id := filepath.Base(filepath.Dir(d))
-		run := "data/" + s.Name + "/" + id
+		id := path.Base(run)
 		m, err := readRunInfo(cfg.Root, run)
 		switch {
 		case err != nil:

@@ -52,6 +52,9 @@ type CrossHost struct {
 // one host there is no between-host variance to estimate.
 const MinHosts = 2
 
+// ErrTooFewHosts is FitCrossHost's error for fewer than MinHosts hosts.
+var ErrTooFewHosts = errors.New("a between-host variance needs at least 2 hosts")
+
 // FitCrossHost fits the model on values at level (0.95 for a 95 %
 // prediction interval). Fewer than MinHosts hosts, or a ratio that is not
 // positive and finite, is an error.
@@ -65,7 +68,7 @@ func FitCrossHost(values []HostValue, level float64) (CrossHost, error) {
 	}
 	m := len(by)
 	if m < MinHosts {
-		return CrossHost{}, fmt.Errorf("%d host(s): a between-host variance needs at least %d; record quiet runs on another host", m, MinHosts)
+		return CrossHost{}, fmt.Errorf("%d host(s): %w; record quiet runs on another host", m, ErrTooFewHosts)
 	}
 	var means []float64
 	ss, df, invN := 0.0, 0, 0.0
@@ -124,12 +127,12 @@ type HostHoldout struct {
 	// Detected counts the held-out runs outside their interval after a
 	// slower primitive was injected (ratio + Slower), and DLo, DHi its
 	// Wilson interval: the power.
-	Slower         float64
-	Detected       int
-	DLo, DHi       float64
-	PerHost        []string // one line per held-out host
-	NotHeldOut     []string // hosts left out, and why
-	ErrorsFromFits []error
+	Slower     float64
+	Detected   int
+	DLo, DHi   float64
+	PerHost    []string // one line per held-out host
+	NotHeldOut []string // hosts left out, and why
+	errs       []error  // fits that failed for another reason than ErrTooFewHosts
 }
 
 // HoldOutHosts judges each host's runs against the interval of the
@@ -155,8 +158,8 @@ func HoldOutHosts(values []HostValue, level, slower float64) HostHoldout {
 		fit, err := FitCrossHost(rest, level)
 		if err != nil {
 			h.NotHeldOut = append(h.NotHeldOut, fmt.Sprintf("%s: %v", host, err))
-			if !strings.Contains(err.Error(), "host(s)") {
-				h.ErrorsFromFits = append(h.ErrorsFromFits, err)
+			if !errors.Is(err, ErrTooFewHosts) {
+				h.errs = append(h.errs, err)
 			}
 			continue
 		}
@@ -180,7 +183,7 @@ func HoldOutHosts(values []HostValue, level, slower float64) HostHoldout {
 }
 
 // Err is the first error of a fit that was not for too few hosts.
-func (h HostHoldout) Err() error { return errors.Join(h.ErrorsFromFits...) }
+func (h HostHoldout) Err() error { return errors.Join(h.errs...) }
 
 // String says the false-alarm rate and the power in one line.
 func (h HostHoldout) String() string {

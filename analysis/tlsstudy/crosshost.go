@@ -64,14 +64,6 @@ func NormalisedIncreases(r *Results) ([]NormalisedIncrease, error) {
 		return nil, fmt.Errorf("normalised increases: %w", err)
 	}
 	hrr := r.Primary.Judged.KeyShare == KeyShareHRR
-	config := func(id string) *ConfigResult {
-		for i := range r.Configs {
-			if r.Configs[i].Config == id {
-				return &r.Configs[i]
-			}
-		}
-		return nil
-	}
 	// increase is the predicted increase of target over baseline from
 	// one `openssl speed` measurement.
 	increase := func(speed map[string]Num, target, baseline string) (float64, error) {
@@ -81,7 +73,7 @@ func NormalisedIncreases(r *Results) ([]NormalisedIncrease, error) {
 		}
 		var cpu [2]float64
 		for i, id := range []string{target, baseline} {
-			c := config(id)
+			c := r.config(id)
 			if c == nil {
 				return 0, fmt.Errorf("configuration %s is not in the results' configs", id)
 			}
