@@ -15,6 +15,9 @@
 //	            connection each (the only group offered: GROUP), and prints
 //	            keylog,LINE          (NSS key log lines, for the capture)
 //	            conn,LOCAL,SERVER,START_UNIX_NS,DURATION_NS,GROUP,HRR,CLASS,ERROR,RESPONSE_BYTES,TTLB_NS
+//	endpoint probe -cert F -key F -roots F -servername S -n N -warmup W -groups G,G
+//	    prints  probe,GROUP,N,MEDIAN_NS,P25_NS,P75_NS  per group, then  done
+//	            (the handshake's CPU time without a network, probe.go)
 //	endpoint version
 //	    prints  version,GOVERSION
 //
@@ -88,7 +91,7 @@ func (k keyLog) Write(p []byte) (int, error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: endpoint server|client|version [flags]")
+		fmt.Fprintln(os.Stderr, "usage: endpoint server|client|probe|version [flags]")
 		os.Exit(2)
 	}
 	o := &out{w: csv.NewWriter(os.Stdout)}
@@ -98,10 +101,12 @@ func main() {
 		err = server(o, os.Args[2:])
 	case "client":
 		err = client(o, os.Args[2:])
+	case "probe":
+		err = probe(o, os.Args[2:])
 	case "version":
 		o.line("version", runtime.Version())
 	default:
-		err = fmt.Errorf("unknown command %q: want server, client or version", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want server, client, probe or version", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "endpoint:", err)
