@@ -129,6 +129,7 @@ func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 		}
 	}
 	r.rem = rem
+	probeBefore, errBefore := r.probe(ctx, "before")
 	results, err := r.runAll(ctx)
 	if rerr := rem.failure(err); rerr != nil {
 		return nil, rerr
@@ -136,7 +137,11 @@ func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("net:run: %w", err)
 	}
+	probeAfter, errAfter := r.probe(ctx, "after")
 	out := collect(est, results)
+	if p := r.probeMeta(probeBefore, probeAfter, errBefore, errAfter); p != nil {
+		out.measured["host_probe"] = p
+	}
 	sched := r.scheduleMeta(results)
 	if err := r.writeRecords(ctx, results, out); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/internal/provenance"
 )
 
@@ -91,6 +92,27 @@ func TestRunToolchains(t *testing.T) {
 		e, _ := eps[tc].(map[string]any)
 		if e["go_version"] != tc {
 			t.Errorf("meta endpoints[%s] = %v", tc, e)
+		}
+	}
+	// The host probe ran before and after the series with every build,
+	// and its record reads back through the analysis' reader.
+	mb, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := netdata.ParseProbeMeta("meta.json", mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pm.Probe; p == nil || p.N != ProbeN || len(p.Errors) != 0 {
+		t.Errorf("meta host_probe = %+v", p)
+	} else {
+		for _, when := range []map[string]map[string]netdata.ProbeSpan{p.Before, p.After} {
+			for _, k := range []string{"go1.24.4", "go1.27.3"} {
+				if when[k]["X25519"].MedianMs <= 0 || when[k]["X25519MLKEM768"].MedianMs <= 0 {
+					t.Errorf("host_probe %s: %+v", k, when[k])
+				}
+			}
 		}
 	}
 	if d, _ := m.Measured["design"].(map[string]any); d["toolchains"] == nil {
