@@ -189,6 +189,8 @@ func (s *summary) text(cfg Config, target, final, pdf, paperWhy string) string {
 				fmt.Fprintf(&b, "  %-5s host: the same as the reference run's where both record it (its times are judged); %s\n", p.s.Name, h.note)
 			case h.match:
 				fmt.Fprintf(&b, "  %-5s host: the same as the reference run's (its times are judged)\n", p.s.Name)
+			case !s.hasHostDependent(p.s.Name):
+				fmt.Fprintf(&b, "  %-5s host differs from the reference run's: %s (no item of this study depends on the host: all are judged)\n", p.s.Name, h.note)
 			default:
 				fmt.Fprintf(&b, "  %-5s host differs from the reference run's: %s (its times are shown with their ratio, not judged)\n", p.s.Name, h.note)
 			}
@@ -265,4 +267,18 @@ func listOrNone(l []string) string {
 		return "none"
 	}
 	return strings.Join(l, ", ")
+}
+
+// hasHostDependent reports whether any of study's items is
+// host-dependent (Study C's are not: the emulator's cycles).
+func (s *summary) hasHostDependent(study string) bool {
+	if s.items == nil {
+		return true
+	}
+	for _, it := range s.items.Items {
+		if it.Study == study && it.Class == agreement.HostDependent {
+			return true
+		}
+	}
+	return false
 }

@@ -543,7 +543,7 @@ func TestAllJudgesItems(t *testing.T) {
 	}
 	out := rr.log.String()
 	mustContain(t, out,
-		"alpha host differs from the reference run's: the reference run's host is unknown",
+		"alpha host differs from the reference run's: the reference run's host is unknown", "it has no \"host\" object (its times are shown with their ratio, not judged)",
 		"quick: REPRODUCED WHERE COMPARED: re-run alpha",
 		"study items: 2 items: 1 judged, 1 consistent, 0 inconsistent; 1 not judged (1 host differs)",
 	)
@@ -557,6 +557,19 @@ func TestAllJudgesItems(t *testing.T) {
 		t.Errorf("a count that differs: %v\n%s", err, rr.log)
 	}
 	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")
+}
+
+// A study whose items are all host-independent (Study C's emulated
+// cycles) is not said to have its times "not judged" on another host.
+func TestHasHostDependent(t *testing.T) {
+	s := &summary{items: &agreement.Report{Items: []agreement.Judged{
+		{Study: "pico", Item: agreement.Item{Class: agreement.HostIndependent}},
+		{Study: "tls", Item: agreement.Item{Class: agreement.HostIndependent}},
+		{Study: "tls", Item: agreement.Item{Class: agreement.HostDependent}},
+	}}}
+	if s.hasHostDependent("pico") || !s.hasHostDependent("tls") || !(&summary{}).hasHostDependent("net") {
+		t.Error("hasHostDependent: want false for pico, true for tls and for a summary without items")
+	}
 }
 
 // TestPlanCountsOneTimeWork checks that the plan names a fresh machine's

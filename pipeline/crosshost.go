@@ -148,7 +148,7 @@ func (ch crossHost) report(study string) string {
 		} else {
 			b.WriteString(it.fit.String())
 		}
-		fmt.Fprintf(&b, "; %d run(s) not normalised\n", len(it.left))
+		fmt.Fprintf(&b, "; %d run(s) not normalised%s\n", len(it.left), reasonCounts(it.left))
 		fmt.Fprintf(&b, "          %s\n", it.holdout)
 		for _, h := range slices.Sorted(maps.Keys(hosts)) {
 			var rs []string
@@ -161,6 +161,35 @@ func (ch crossHost) report(study string) string {
 		}
 	}
 	return b.String()
+}
+
+// reasonCounts is " (n: reason; ...)" over left's "run: reason" lines,
+// the commonest reason first, or "" when left is empty: why runs were
+// not normalised, without a line per run.
+func reasonCounts(left []string) string {
+	if len(left) == 0 {
+		return ""
+	}
+	count := map[string]int{}
+	for _, l := range left {
+		_, why, ok := strings.Cut(l, ": ")
+		if !ok {
+			why = l
+		}
+		count[why]++
+	}
+	reasons := slices.Collect(maps.Keys(count))
+	slices.SortFunc(reasons, func(a, b string) int {
+		if c := count[b] - count[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d: %s", count[r], r)
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // judge is a new run's normalised items against the fit over the

@@ -71,3 +71,14 @@ func TestSummaryDiffersAcrossHosts(t *testing.T) {
 		t.Error("an item outside its cross-host interval does not make the summary differ")
 	}
 }
+
+// Runs left out of an item are counted by reason, the commonest first.
+func TestReasonCounts(t *testing.T) {
+	if got := reasonCounts(nil); got != "" {
+		t.Errorf("reasonCounts(nil) = %q", got)
+	}
+	got := reasonCounts([]string{"r1: no host probe in this run", "r2: the probe failed", "r3: no host probe in this run", "odd"})
+	if want := " (2: no host probe in this run; 1: odd; 1: the probe failed)"; got != want {
+		t.Errorf("reasonCounts = %q, want %q", got, want)
+	}
+}

@@ -80,6 +80,7 @@ func init() {
 		// the difference of two series carries the difference of their
 		// links' RTT offsets, of one size whatever the difference's.
 		BetweenScale: agreement.Absolute,
+		Normalised:   netNormalised,
 		// The same check netrun.Run makes before it creates anything.
 		CannotRun: func(string) string {
 			if os.Geteuid() != 0 {
@@ -123,4 +124,20 @@ func netnsClean(cfg Config, prefix string) ([]string, error) {
 		}
 	}
 	return rep.Removed, nil
+}
+
+// netNormalised is Study B's normalised items of one run's results: each
+// comparison's difference over the host's prediction from the run's own
+// probe (netstudy.NormalisedDifferences).
+func netNormalised(name string, b []byte) ([]agreement.Normalised, error) {
+	r, err := netstudy.DecodeResults(name, b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agreement.Normalised, len(r.Normalised))
+	for i, n := range r.Normalised {
+		out[i] = agreement.Normalised{Name: fmt.Sprintf("%s round %d difference / host prediction", n.Scenario, n.Round),
+			Observed: float64(n.ObservedMs), Predicted: float64(n.PredictedMs), Ratio: float64(n.Ratio), NotJudged: n.NotJudged}
+	}
+	return out, nil
 }

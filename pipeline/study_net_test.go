@@ -3,13 +3,17 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"pqrepro/analysis/netstudy"
 )
 
 // A pqr-* namespace whose creator is dead is reported with net:clean,
@@ -77,5 +81,36 @@ func TestNetCleanNothingLeft(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "net:clean: no namespace named pqr-* left behind") {
 		t.Errorf("net:clean with nothing left:\n%s", log.String())
+	}
+}
+
+// Study B's normalised items are its results' normalised differences,
+// one per comparison, named by scenario and round, reasons kept.
+func TestNetNormalised(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "results", "net.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := netstudy.DecodeResults("net.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Normalised = []netstudy.NormalisedDifference{
+		{Scenario: "far", Round: 1000, ObservedMs: 2.4, PredictedMs: 2.2, Ratio: netstudy.Num(2.4 / 2.2)},
+		{Scenario: "lan", Round: 1000, ObservedMs: 0.3, PredictedMs: netstudy.Num(math.NaN()), Ratio: netstudy.Num(math.NaN()), NotJudged: "no host probe in this run"},
+	}
+	if b, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := netNormalised("net.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "far round 1000 difference / host prediction" || math.Abs(got[0].Ratio-2.4/2.2) > 1e-9 ||
+		got[1].NotJudged != "no host probe in this run" || !math.IsNaN(got[1].Ratio) {
+		t.Errorf("netNormalised = %+v", got)
+	}
+	if _, err := netNormalised("net.json", []byte(`{}`)); err == nil {
+		t.Error("empty results were read")
 	}
 }

@@ -58,6 +58,10 @@ type Results struct {
 	// by a late packet, the comparisons without them, and the serial
 	// controls against their concurrent runs.
 	Hygiene *Hygiene `json:"hygiene"`
+	// Normalised sets each comparison beside the host's own prediction
+	// of it from the run's probe (normalised.go), for the comparison
+	// across hosts; empty before the analysis fills it.
+	Normalised []NormalisedDifference `json:"normalised"`
 }
 
 // ResultParams records the analysis parameters.

@@ -80,6 +80,11 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			if res.Hygiene, err = hygiene(res, m.Measured.Design, rows, in, p); err != nil {
 				return fmt.Errorf("%s: %s: measurement hygiene: %w", StageAnalyze, runDir, err)
 			}
+			pm, err := netdata.ParseProbeMeta(metaFile, mb)
+			if err != nil {
+				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", StageAnalyze, err)
+			}
+			res.Normalised = NormalisedDifferences(res, pm)
 			b, err := json.MarshalIndent(res, "", "  ")
 			if err != nil {
 				return err

@@ -117,10 +117,20 @@ func gzWith(t testing.TB, header []string, rows [][]string) []byte {
 	return b.Bytes()
 }
 
+// span is a probe's quantiles around a median of ms.
+func span(ms float64) map[string]float64 {
+	return map[string]float64{"median_ms": ms, "p25_ms": ms * 0.95, "p75_ms": ms * 1.1}
+}
+
 func metaJSON(t testing.TB, d Design) []byte {
 	t.Helper()
 	b, err := json.Marshal(map[string]any{"study": "net", "run_id": "20260101T000000Z-synth", "profile": "synth", "measured": map[string]any{"design": d, "late": map[string]any{"bound_ns": 1000000},
-		"schedule": map[string]any{"parallel_series": 6, "exclusive_scenarios": []string{"lan"}, "wall_s": 150.0}}})
+		"schedule": map[string]any{"parallel_series": 6, "exclusive_scenarios": []string{"lan"}, "wall_s": 150.0},
+		// A probe of the primary toolchain, so that the golden holds
+		// normalised differences: 0.25 ms of hybrid CPU before, 0.26 after.
+		"host_probe": map[string]any{"n": 1000, "warmup": 20,
+			"before": map[string]any{"go1.27.3": map[string]any{"X25519": span(0.45), "X25519MLKEM768": span(0.70)}},
+			"after":  map[string]any{"go1.27.3": map[string]any{"X25519": span(0.46), "X25519MLKEM768": span(0.72)}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
