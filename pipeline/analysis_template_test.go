@@ -45,6 +45,7 @@ var templateExtra = map[string]string{
 	"netstudy/hygiene_tables.go":         "the rendering of the hygiene checks",
 	"netstudy/inference.go":              "inference for dependent, drifting series: the block bootstrap (issue 19)",
 	"netstudy/normalised.go":             "each difference beside the host's own prediction from its probe, for the comparison across hosts (issue 32)",
+	"netstudy/normalised_tables.go":      "the rendering of the model's table and sentence",
 	"netstudy/read.go":                   "reading Study B's design and rows from the dataset",
 	"netstudy/toolchain.go":              "the toolchain factor (issue 11)",
 	"netstudy/ttlb.go":                   "the transfer block's time to last byte, our extension of Study B (issue 34)",

@@ -81,3 +81,27 @@ func TestNormalisedDifferences(t *testing.T) {
 		})
 	}
 }
+
+// The model's sentence says what its ratios are, or why there are none,
+// in generated words only.
+func TestModelSentence(t *testing.T) {
+	nan := Num(math.NaN())
+	for _, tc := range []struct {
+		name string
+		ns   []NormalisedDifference
+		want string
+	}{
+		{"none", nil, "This run has no comparison to set beside a prediction."},
+		{"no probe", []NormalisedDifference{{Scenario: "lan", Ratio: nan, NotJudged: "no host probe in this run"}, {Scenario: "far", Ratio: nan, NotJudged: "no host probe in this run"}},
+			"No difference of this run is set beside a prediction (Table~\\ref{tab:net-model}): no host probe in this run."},
+		{"two reasons", []NormalisedDifference{{Scenario: "lan", Ratio: nan, NotJudged: "a"}, {Scenario: "far", Ratio: nan, NotJudged: "b"}},
+			"notes give the 2 reasons"},
+		{"mixed", []NormalisedDifference{{Scenario: "lan", Ratio: nan, NotJudged: "below"}, {Scenario: "far", Round: 1, Ratio: 0.5}, {Scenario: "far", Round: 2, Ratio: 0.7}},
+			"Observed over predicted ranges from 0.50 to 0.70 over the 2 of 3 comparisons whose prediction is formed (median per scenario: far 0.60; Table~\\ref{tab:net-model}); the other one is not formed, for the reason"},
+	} {
+		got := modelSentence(&Results{Normalised: tc.ns})
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want it to contain %q", tc.name, got, tc.want)
+		}
+	}
+}

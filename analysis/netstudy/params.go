@@ -71,6 +71,7 @@ const (
 	TexToolchains = "paper/generated/net-toolchains.tex"
 	TexNumbers    = "paper/generated/net-numbers.tex"
 	TexHygiene    = "paper/generated/net-hygiene.tex"
+	TexModel      = "paper/generated/net-model.tex"
 )
 
 func (p Params) withDefaults() Params {

@@ -124,7 +124,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			return nil
 		},
 	}
-	texOut := []string{TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexNumbers}
+	texOut := []string{TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexModel, TexNumbers}
 	tables := &repro.Stage{
 		Name:    StageTables,
 		Doc:     "Study B LaTeX tables and number macros",

@@ -171,13 +171,13 @@ func build(t testing.TB, root string) error {
 	return err
 }
 
-var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexNumbers,
+var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexModel, TexNumbers,
 	FigLatency + ".pdf", FigLatency + ".svg", FigDiffVsRTT + ".pdf", FigDiffVsRTT + ".svg", FigBytes + ".pdf", FigBytes + ".svg"}
 
 // golden are the outputs compared with testdata (the SVGs and PDFs are
 // compared by the second run only: their bytes depend on gonum's
 // renderer, the golden text files pin the numbers).
-var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexNumbers}
+var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexModel, TexNumbers}
 
 func TestStagesGoldenAndDeterministic(t *testing.T) {
 	d := synthDesign()
