@@ -25,6 +25,17 @@ type HostProbe struct {
 	After  map[string]map[string]ProbeSpan `json:"after"`
 	// Errors maps "before" or "after" to why that measurement is missing.
 	Errors map[string]string `json:"errors,omitempty"`
+	// Idle maps "before" or "after" to the wait for idle CPUs that
+	// preceded the measurement.
+	Idle map[string]ProbeIdle `json:"idle,omitempty"`
+}
+
+// ProbeIdle is the wait for idle CPUs before a probe (quiet.IdleWait):
+// how long it took, and the busy share of all CPUs in its last window
+// (over the idle bound when the wait reached its limit).
+type ProbeIdle struct {
+	WaitedS float64 `json:"waited_s"`
+	Busy    float64 `json:"busy"`
 }
 
 // ProbeSpan is one group's probe: quantiles in milliseconds of the span

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pqrepro/datasets/netdata"
+	"pqrepro/internal/quiet"
 )
 
 // ProbeN and ProbeWarmup are the probe's handshakes per group and
@@ -110,7 +111,7 @@ func parseProbe(s string, groups []string) (map[string]netdata.ProbeSpan, error)
 // probeMeta is measured.host_probe from the before and after
 // measurements and their errors; nil when the run has no endpoint builds
 // (handshakes in process: nothing to probe).
-func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan, errBefore, errAfter error) *netdata.HostProbe {
+func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan, idleBefore, idleAfter *netdata.ProbeIdle, errBefore, errAfter error) *netdata.HostProbe {
 	if len(r.plan.Toolchains) == 0 {
 		return nil
 	}
@@ -119,6 +120,14 @@ func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan
 		groups[i] = g.String()
 	}
 	p := &netdata.HostProbe{Command: "endpoint " + strings.Join(probeArgs(groups), " "), N: ProbeN, Warmup: ProbeWarmup, Before: before, After: after}
+	for when, idle := range map[string]*netdata.ProbeIdle{"before": idleBefore, "after": idleAfter} {
+		if idle != nil {
+			if p.Idle == nil {
+				p.Idle = map[string]netdata.ProbeIdle{}
+			}
+			p.Idle[when] = *idle
+		}
+	}
 	for when, err := range map[string]error{"before": errBefore, "after": errAfter} {
 		if err != nil {
 			if p.Errors == nil {
@@ -130,19 +139,27 @@ func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan
 	return p
 }
 
-// probe is probeHost with one line on the log saying what it measured
-// (or why not). A failed probe does not stop the run: its handshakes are
-// measured all the same, and the analysis says why their times cannot
-// be set beside the host's prediction.
-func (r *runner) probe(ctx context.Context, when string) (map[string]map[string]netdata.ProbeSpan, error) {
+// probe is probeHost after the CPUs are idle (quiet.IdleWait: the
+// kernel tears down a series' namespaces for seconds after it ends),
+// with one line on the log saying what it measured (or why not), and
+// how long it waited. A failed probe does not stop the run: its
+// handshakes are measured all the same, and the analysis says why their
+// times cannot be set beside the host's prediction.
+func (r *runner) probe(ctx context.Context, when string) (map[string]map[string]netdata.ProbeSpan, *netdata.ProbeIdle, error) {
 	if len(r.plan.Toolchains) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
+	waited, busy, err := quiet.IdleWait{}.Wait(ctx)
+	if err != nil {
+		fmt.Fprintf(r.cfg.Log, "net:run: WARNING: host probe %s the series not made: %v\n", when, err)
+		return nil, nil, fmt.Errorf("waiting for idle CPUs: %w", err)
+	}
+	idle := netdata.ProbeIdle{WaitedS: waited.Seconds(), Busy: busy}
 	t0 := time.Now()
 	spans, err := r.probeHost(ctx)
 	if err != nil {
 		fmt.Fprintf(r.cfg.Log, "net:run: WARNING: host probe %s the series failed, the run goes on without it: %v\n", when, err)
-		return nil, err
+		return nil, &idle, err
 	}
 	var parts []string
 	for _, tc := range r.plan.Toolchains {
@@ -152,6 +169,7 @@ func (r *runner) probe(ctx context.Context, when string) (map[string]map[string]
 		}
 		parts = append(parts, tc+": "+strings.Join(gs, ", "))
 	}
-	fmt.Fprintf(r.cfg.Log, "net:run: host probe %s the series (%d handshakes per group, %v): %s\n", when, ProbeN, time.Since(t0).Round(100*time.Millisecond), strings.Join(parts, "; "))
-	return spans, nil
+	fmt.Fprintf(r.cfg.Log, "net:run: host probe %s the series (after %v waiting for idle CPUs, %.0f %% busy; %d handshakes per group, %v): %s\n",
+		when, waited.Round(100*time.Millisecond), 100*busy, ProbeN, time.Since(t0).Round(100*time.Millisecond), strings.Join(parts, "; "))
+	return spans, &idle, nil
 }

@@ -97,11 +97,12 @@ func TestRunProbeFailures(t *testing.T) {
 		})
 	}
 	r := &runner{plan: Plan{Toolchains: []string{"go1.24.4"}}}
-	p := r.probeMeta(nil, map[string]map[string]netdata.ProbeSpan{"go1.24.4": {"X25519": {MedianMs: 1, P25Ms: 1, P75Ms: 1}}}, errors.New("boom"), nil)
-	if p == nil || p.Before != nil || p.Errors["before"] != "boom" || p.Errors["after"] != "" || p.N != ProbeN {
+	p := r.probeMeta(nil, map[string]map[string]netdata.ProbeSpan{"go1.24.4": {"X25519": {MedianMs: 1, P25Ms: 1, P75Ms: 1}}},
+		nil, &netdata.ProbeIdle{WaitedS: 1.5, Busy: 0.02}, errors.New("boom"), nil)
+	if p == nil || p.Before != nil || p.Errors["before"] != "boom" || p.Errors["after"] != "" || p.N != ProbeN || p.Idle["after"].WaitedS != 1.5 || len(p.Idle) != 1 {
 		t.Errorf("probeMeta = %+v", p)
 	}
-	if p := (&runner{}).probeMeta(nil, nil, nil, nil); p != nil {
+	if p := (&runner{}).probeMeta(nil, nil, nil, nil, nil, nil); p != nil {
 		t.Errorf("a run in process has a probe: %+v", p)
 	}
 }

@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 		}
 	}
 	r.rem = rem
-	probeBefore, errBefore := r.probe(ctx, "before")
+	probeBefore, idleBefore, errBefore := r.probe(ctx, "before")
 	results, err := r.runAll(ctx)
 	if rerr := rem.failure(err); rerr != nil {
 		return nil, rerr
@@ -137,9 +137,9 @@ func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("net:run: %w", err)
 	}
-	probeAfter, errAfter := r.probe(ctx, "after")
+	probeAfter, idleAfter, errAfter := r.probe(ctx, "after")
 	out := collect(est, results)
-	if p := r.probeMeta(probeBefore, probeAfter, errBefore, errAfter); p != nil {
+	if p := r.probeMeta(probeBefore, probeAfter, idleBefore, idleAfter, errBefore, errAfter); p != nil {
 		out.measured["host_probe"] = p
 	}
 	sched := r.scheduleMeta(results)
