@@ -77,8 +77,9 @@ func TestReasonCounts(t *testing.T) {
 	if got := reasonCounts(nil); got != "" {
 		t.Errorf("reasonCounts(nil) = %q", got)
 	}
-	got := reasonCounts([]string{"r1: no host probe in this run", "r2: the probe failed", "r3: no host probe in this run", "odd"})
-	if want := " (2: no host probe in this run; 1: odd; 1: the probe failed)"; got != want {
+	got := reasonCounts([]string{"r1: no host probe in this run", "r2: the probe failed", "r3: no host probe in this run", "odd",
+		"r4: moved 16.5 % (2.996 -> 2.501 ms)", "r5: moved 21.6 % (3.338 -> 2.616 ms)", "r6: moved 22.7 % (2.510 -> 3.079 ms)"})
+	if want := " (3: moved 16.5 % (2.996 -> 2.501 ms), the others alike with other figures; 2: no host probe in this run; 1: odd; 1: the probe failed)"; got != want {
 		t.Errorf("reasonCounts = %q, want %q", got, want)
 	}
 }
