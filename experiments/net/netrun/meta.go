@@ -146,10 +146,7 @@ func (r *runner) runMeta(ctx context.Context, out *runOutputs, sched scheduleMet
 		ss := sp.Scenarios[sc.Name]
 		scen[i] = netdata.Scenario{Name: sc.Name, RTTms: ss.RTTMs, JitterMs: ss.JitterMs, LossPct: ss.LossPct, RateBps: sc.AtoB.Rate, QueueBytes: sc.AtoB.Queue, Seed: sc.Seed, Link: sc.String()}
 	}
-	groups := make([]string, len(plan.Groups))
-	for i, g := range plan.Groups {
-		groups[i] = g.String()
-	}
+	groups := plan.groupNames()
 	attempts, oks, failures := countHandshakes(out.rows)
 	measured["design"] = netdata.Design{Order: plan.Order, Groups: groups, Rounds: plan.Rounds, CertKey: string(plan.CertKey), CertChain: sp.CertChain, Warmup: plan.Warmup, TimeoutMs: float64(plan.Timeout) / 1e6, Scenarios: scen, Toolchains: plan.Toolchains}
 	if len(eps) > 0 {

@@ -33,10 +33,7 @@ const probeTimeout = 2 * time.Minute
 // the links) and returns its spans by toolchain and group.
 func (r *runner) probeHost(ctx context.Context) (map[string]map[string]netdata.ProbeSpan, error) {
 	out := map[string]map[string]netdata.ProbeSpan{}
-	groups := make([]string, len(r.plan.Groups))
-	for i, g := range r.plan.Groups {
-		groups[i] = g.String()
-	}
+	groups := r.plan.groupNames()
 	for _, tc := range r.plan.Toolchains {
 		ep := r.eps[tc]
 		if ep == nil {
@@ -115,11 +112,7 @@ func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan
 	if len(r.plan.Toolchains) == 0 {
 		return nil
 	}
-	groups := make([]string, len(r.plan.Groups))
-	for i, g := range r.plan.Groups {
-		groups[i] = g.String()
-	}
-	p := &netdata.HostProbe{Command: "endpoint " + strings.Join(probeArgs(groups), " "), N: ProbeN, Warmup: ProbeWarmup, Before: before, After: after}
+	p := &netdata.HostProbe{Command: "endpoint " + strings.Join(probeArgs(r.plan.groupNames()), " "), N: ProbeN, Warmup: ProbeWarmup, Before: before, After: after}
 	for when, idle := range map[string]*netdata.ProbeIdle{"before": idleBefore, "after": idleAfter} {
 		if idle != nil {
 			if p.Idle == nil {

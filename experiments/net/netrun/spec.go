@@ -360,6 +360,15 @@ type Plan struct {
 	TransferParallel int
 }
 
+// groupNames are the plan's groups by their IANA names, in order.
+func (p Plan) groupNames() []string {
+	out := make([]string, len(p.Groups))
+	for i, g := range p.Groups {
+		out[i] = g.String()
+	}
+	return out
+}
+
 // InProcess is the toolchain of a series whose handshakes run inside the
 // runner: the runner's own Go, runtime.Version(). They run in
 // experiments/instruments/handshake rather than in an endpoint build.
