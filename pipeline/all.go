@@ -203,9 +203,8 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 	}
 
 	// 6. Compare, write the summary, make the tree final.
-	sum := summarize(cfg, work, plans)
+	sum := summarize(ctx, cfg, work, plans, filepath.Join(work, ".crosshost"))
 	sum.took = cfg.now().Sub(began)
-	crossHostJudge(ctx, cfg, sum, filepath.Join(work, ".crosshost"))
 	pdf := ""
 	if paperWhy == "" {
 		pdf = filepath.Join(final, "paper", "main.pdf")

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -34,13 +35,24 @@ type summary struct {
 	// reference's; crossOutside counts the items outside their interval.
 	crossHost    map[string][]string
 	crossOutside int
+	// crossItems are, by study and by the judged item each normalises,
+	// the new run's cross-host verdicts (the claims' flips use them).
+	crossItems map[string]map[string]agreement.CrossVerdict
 }
 
 // summarize compares the plans' reference and new results: every study's
 // items (compareStudy, judged together by agreement.Judge: one Holm
-// family) and every claim's verdict (agreement.CompareClaim). A study
-// whose results cannot be compared gives one item that says why.
-func summarize(cfg Config, tree string, plans []studyPlan) *summary {
+// family), the normalised items of a study on an unlike host
+// (crossHostJudge, with its scratch trees under crossDir) and every
+// claim's verdict (agreement.CompareClaim). A study whose results cannot
+// be compared gives one item that says why.
+//
+// The claims are evaluated before the items are judged: a
+// host-independent claim whose verdict changed on an unlike host, with no
+// cross-host prediction of its item, has its item judged on the item's
+// host-free scale as a member of the family (standIns), so that the
+// flips and the items share one family-wise error rate.
+func summarize(ctx context.Context, cfg Config, tree string, plans []studyPlan, crossDir string) *summary {
 	profile := cfg.Profile
 	sum := &summary{profile: profile, plans: plans, hosts: map[string]hostPair{}}
 	ref, now := map[string][]byte{}, map[string][]byte{}
@@ -76,21 +88,12 @@ func summarize(cfg Config, tree string, plans []studyPlan) *summary {
 			compared = append(compared, as)
 		}
 	}
-	sum.items = agreement.Judge(agreement.DefaultRule, compared...)
-	evaluate := func(files map[string][]byte, missing map[string]string) []claims.Evaluated {
-		r, err := claims.NewResults(files, missing)
-		if err != nil {
-			r, _ = claims.NewResults(nil, missing)
-		}
-		return claims.Run(r, claims.All(catalogues())).Claims
-	}
-	stated := map[string]claims.Claim{}
-	for _, c := range claims.All(catalogues()) {
-		stated[c.ID] = c
-	}
-	a, b := evaluate(ref, refMissing), evaluate(now, nowMissing)
+	crossHostJudge(ctx, cfg, sum, crossDir)
+	a, b := evaluateClaims(ref, refMissing), evaluateClaims(now, nowMissing)
+	var judged []claimJudgement
+	sum.items, judged = verdictLine(compared, a, b, sum.hosts, sum.crossItems)
 	for i, c := range a {
-		row := claimRow{Evaluated: c, now: b[i], refNote: refMissing[c.Study], nowNote: nowMissing[c.Study], status: agreement.NotJudged, hostDependent: stated[c.ID].HostDependent}
+		row := claimRow{Evaluated: c, now: b[i], refNote: refMissing[c.Study], nowNote: nowMissing[c.Study], status: agreement.NotJudged, hostDependent: judged[i].hostDependent}
 		switch {
 		case byStudy[c.Study] == nil:
 			row.comparison = "not compared: the study is not reproduced here"
@@ -100,28 +103,109 @@ func summarize(cfg Config, tree string, plans []studyPlan) *summary {
 		case row.refNote != "":
 			row.comparison = "not compared: " + row.refNote + " (never compared with another profile)"
 		default:
-			class := agreement.HostIndependent
-			if row.hostDependent {
-				class = agreement.HostDependent
-			}
-			row.status, row.comparison = agreement.CompareClaim(agreement.ClaimVerdicts{Ref: string(c.Verdict), New: string(b[i].Verdict), Class: class,
-				Item: sum.item(c.Study, stated[c.ID].Item)}, sum.hosts[c.Study].match)
-			if row.status == agreement.NotJudged {
-				row.comparison = "not compared: a host-dependent claim, and the host differs"
-			}
+			row.status, row.comparison = judged[i].status, judged[i].comparison
 		}
 		sum.claims = append(sum.claims, row)
 	}
 	return sum
 }
 
-// item is the judged item of that study and name, or nil.
-func (s *summary) item(study, name string) *agreement.Judged {
+// evaluateClaims evaluates every study's claims on the results files, by
+// study name; missing says why a study has none.
+func evaluateClaims(files map[string][]byte, missing map[string]string) []claims.Evaluated {
+	r, err := claims.NewResults(files, missing)
+	if err != nil {
+		r, _ = claims.NewResults(nil, missing)
+	}
+	return claims.Run(r, claims.All(catalogues())).Claims
+}
+
+// A claimJudgement is one claim's comparison between two runs.
+type claimJudgement struct {
+	status        agreement.Status
+	comparison    string
+	hostDependent bool
+}
+
+// verdictLine is `all`'s whole verdict on compared studies: their items
+// in one Holm family and each claim's two verdicts (a, the reference's,
+// and b, the new run's, in the same order) by agreement.CompareClaim, with
+// the hosts of each study's runs and the new runs' cross-host verdicts by
+// study and item. Before the items are judged, the item of every
+// host-independent claim that flipped on an unlike host without a
+// cross-host verdict is marked to be judged on its host-free scale
+// (standIns), so that such flips share the items' family-wise error rate.
+// summarize and the calibration of claim flips (flipcal.go) both use it.
+func verdictLine(compared []agreement.Study, a, b []claims.Evaluated, hosts map[string]hostPair, cross map[string]map[string]agreement.CrossVerdict) (*agreement.Report, []claimJudgement) {
+	stated := map[string]claims.Claim{}
+	for _, c := range claims.All(catalogues()) {
+		stated[c.ID] = c
+	}
+	standIns(compared, a, b, stated, hosts, cross)
+	rep := agreement.Judge(agreement.DefaultRule, compared...)
+	out := make([]claimJudgement, len(a))
+	for i, c := range a {
+		st := stated[c.ID]
+		out[i] = claimJudgement{status: agreement.NotJudged, hostDependent: st.HostDependent}
+		h, ok := hosts[c.Study]
+		if !ok {
+			continue
+		}
+		class := agreement.HostIndependent
+		if st.HostDependent {
+			class = agreement.HostDependent
+		}
+		v := agreement.ClaimVerdicts{Ref: string(c.Verdict), New: string(b[i].Verdict), Class: class, Item: reportItem(rep, c.Study, st.Item)}
+		if cv, ok := cross[c.Study][st.Item]; ok && st.Item != "" {
+			v.CrossHost = &cv
+		}
+		// A run without a fingerprint is not known to be on another
+		// host: a flip of its host-independent claims is judged as on one
+		// host (strictly), never by the unlike-host rule.
+		out[i].status, out[i].comparison = agreement.CompareClaim(v, h.match || (h.unknown && !st.HostDependent))
+		if out[i].status == agreement.NotJudged && st.HostDependent {
+			out[i].comparison = "not compared: a host-dependent claim, and the host differs"
+		}
+	}
+	return rep, out
+}
+
+// standIns marks for judging on its host-free scale (agreement.Item.StandIn)
+// the item of every host-independent claim whose verdict changed between
+// runs on unlike hosts and whose item has no cross-host verdict: the
+// estimate, not the test's outcome, then decides whether the flip is
+// real. a and b are the claims as the reference and the new run
+// evaluate them, in the same order.
+func standIns(compared []agreement.Study, a, b []claims.Evaluated, stated map[string]claims.Claim, hosts map[string]hostPair, cross map[string]map[string]agreement.CrossVerdict) {
+	want := map[string]map[string]bool{}
+	for i, c := range a {
+		st := stated[c.ID]
+		h, compared := hosts[c.Study]
+		_, hasCross := cross[c.Study][st.Item]
+		if !compared || h.match || h.unknown || st.HostDependent || st.Item == "" || hasCross || c.Verdict == b[i].Verdict {
+			continue
+		}
+		if want[c.Study] == nil {
+			want[c.Study] = map[string]bool{}
+		}
+		want[c.Study][st.Item] = true
+	}
+	for _, s := range compared {
+		for i := range s.Items {
+			if want[s.Name][s.Items[i].Name] {
+				s.Items[i].StandIn = true
+			}
+		}
+	}
+}
+
+// reportItem is the judged item of that study and name, or nil.
+func reportItem(rep *agreement.Report, study, name string) *agreement.Judged {
 	if name == "" {
 		return nil
 	}
-	for i := range s.items.Items {
-		if j := &s.items.Items[i]; j.Study == study && j.Name == name {
+	for i := range rep.Items {
+		if j := &rep.Items[i]; j.Study == study && j.Name == name {
 			return j
 		}
 	}

@@ -76,16 +76,24 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	var across strings.Builder
+	var across, flips strings.Builder
 	for _, p := range plans {
+		cfg.printf("calibrate: %s: analysing every quiet %s run of data/%s (any host) for the cross-host fit and the whole verdict line", p.s.Name, cfg.Profile, p.s.Name)
+		runs, left := quietRuns(ctx, cfg, p.s, p.ref, p.refResults, filepath.Join(tree, ".runs", p.s.Name))
 		if p.s.Normalised != nil {
-			cfg.printf("calibrate: %s across hosts: reading every quiet %s run of data/%s", p.s.Name, cfg.Profile, p.s.Name)
-			across.WriteString(crossHostRuns(ctx, cfg, p.s, p.ref, p.refResults, filepath.Join(tree, ".crosshost", p.s.Name)).report(p.s.Name))
+			ch := crossHost{left: left}
+			ch.fit(p.s, runs)
+			across.WriteString(ch.report(p.s.Name))
 		}
+		flips.WriteString(calibrateFlips(p.s, cfg.Profile, runs).report())
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
 	}
 	if across.Len() > 0 {
 		text = strings.Replace(text, "\nmethod: ", "\nacross hosts (items normalised by the host's own measurements; docs/agreement.md, \"Across hosts\"):\n"+across.String()+"method: ", 1)
 	}
+	text = strings.Replace(text, "\nmethod: ", "\nclaims and items together on committed runs (docs/agreement.md, \"Claim flips\"):\n"+flips.String()+"method: ", 1)
 	text = strings.Replace(text, "\n", "\n"+inputsLine(inputs)+"\n", 1)
 	out := filepath.Join(cfg.Root, CalibrateDir, cfg.Profile, "CALIBRATION.txt")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {

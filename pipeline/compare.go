@@ -151,7 +151,10 @@ func resultsProfile(b []byte, def string) string {
 // hostPair says whether two runs were measured on matching hosts.
 type hostPair struct {
 	match bool
-	note  string // how they differ, or why it is unknown; on a match, what could not be compared
+	// unknown reports that a run has no readable fingerprint: not known
+	// to match, nor known to differ.
+	unknown bool
+	note    string // how they differ, or why it is unknown; on a match, what could not be compared
 }
 
 // compareHosts reads both runs' fingerprints from their meta.json (run
@@ -161,11 +164,11 @@ type hostPair struct {
 func compareHosts(refRoot, refRun, newRoot, newRun string) hostPair {
 	ref, err := readRunInfo(refRoot, refRun)
 	if err != nil {
-		return hostPair{note: "the reference run's host is unknown: " + err.Error()}
+		return hostPair{unknown: true, note: "the reference run's host is unknown: " + err.Error()}
 	}
 	now, err := readRunInfo(newRoot, newRun)
 	if err != nil {
-		return hostPair{note: "the new run's host is unknown: " + err.Error()}
+		return hostPair{unknown: true, note: "the new run's host is unknown: " + err.Error()}
 	}
 	a, b := ref.host, now.host
 	if d := a.Differences(b); len(d) > 0 {

@@ -43,59 +43,83 @@ type crossHost struct {
 	items []*crossHostItem
 }
 
-// crossHostRuns reads the normalised items of every committed run of s
-// at cfg.Profile whose quiet check passed and that is sound, whatever its
-// host and design, analysing each in a tree of its own under dir
-// (removed afterwards); ref and refResults are the pinned run and its
-// committed results, read instead of analysed again.
-func crossHostRuns(ctx context.Context, cfg Config, s Study, ref string, refResults []byte, dir string) crossHost {
-	var ch crossHost
-	if s.Normalised == nil {
-		return ch
-	}
+// An analysedRun is one committed quiet run of a study, analysed.
+type analysedRun struct {
+	id, run string // the run's ID and folder relative to the root
+	info    runInfo
+	results []byte // its results/<study>.json
+}
+
+// quietRuns analyses every committed run of s at cfg.Profile whose quiet
+// check passed and that is sound, whatever its host and design, each in
+// a tree of its own under dir (removed afterwards); ref and refResults
+// are the pinned run and its committed results, read instead of
+// analysed again. left says, per run left out, why.
+func quietRuns(ctx context.Context, cfg Config, s Study, ref string, refResults []byte, dir string) (runs []analysedRun, left []string) {
 	defer os.RemoveAll(dir)
-	runs, err := runFolders(cfg.Root, s.Name)
+	folders, err := runFolders(cfg.Root, s.Name)
 	if err != nil {
-		ch.left = append(ch.left, err.Error())
-		return ch
+		return nil, []string{err.Error()}
 	}
 	sound := soundRun(cfg)
-	byName := map[string]*crossHostItem{}
-	for _, run := range runs {
+	for _, run := range folders {
 		if ctx.Err() != nil {
-			ch.left = append(ch.left, "stopped: "+ctx.Err().Error())
+			left = append(left, "stopped: "+ctx.Err().Error())
 			break
 		}
 		id := path.Base(run)
 		m, err := readRunInfo(cfg.Root, run)
 		switch {
 		case err != nil:
-			ch.left = append(ch.left, id+": "+err.Error())
+			left = append(left, id+": "+err.Error())
 			continue
 		case m.Profile != cfg.Profile:
 			continue
 		case m.Measured.Machine.Verdict != "quiet":
-			ch.left = append(ch.left, id+": its quiet check did not pass ("+orUnknown(m.Measured.Machine.Verdict)+")")
+			left = append(left, id+": its quiet check did not pass ("+orUnknown(m.Measured.Machine.Verdict)+")")
 			continue
 		}
 		if err := sound(run); err != nil {
-			ch.left = append(ch.left, id+": not sound evidence: "+err.Error())
+			left = append(left, id+": not sound evidence: "+err.Error())
 			continue
 		}
 		b := refResults
 		if run != ref || b == nil {
 			if b, err = analyseRun(ctx, cfg, s, run, filepath.Join(dir, id)); err != nil {
-				ch.left = append(ch.left, id+": not analysed: "+err.Error())
+				left = append(left, id+": not analysed: "+err.Error())
 				continue
 			}
 		}
-		ns, err := s.Normalised(run, b)
+		runs = append(runs, analysedRun{id: id, run: run, info: m, results: b})
+	}
+	return runs, left
+}
+
+// crossHostRuns reads the normalised items of every committed quiet run
+// of s at cfg.Profile (quietRuns), whatever its host and design, and
+// fits each item over hosts.
+func crossHostRuns(ctx context.Context, cfg Config, s Study, ref string, refResults []byte, dir string) crossHost {
+	var ch crossHost
+	if s.Normalised == nil {
+		return ch
+	}
+	runs, left := quietRuns(ctx, cfg, s, ref, refResults, dir)
+	ch.left = left
+	ch.fit(s, runs)
+	return ch
+}
+
+// fit reads each run's normalised items and fits every item over hosts.
+func (ch *crossHost) fit(s Study, runs []analysedRun) {
+	byName := map[string]*crossHostItem{}
+	for _, r := range runs {
+		ns, err := s.Normalised(r.run, r.results)
 		if err != nil {
-			ch.left = append(ch.left, id+": "+err.Error())
+			ch.left = append(ch.left, r.id+": "+err.Error())
 			continue
 		}
 		ch.runs++
-		host := m.host.HostKey()
+		host := r.info.host.HostKey()
 		for _, n := range ns {
 			it := byName[n.Name]
 			if it == nil {
@@ -103,10 +127,10 @@ func crossHostRuns(ctx context.Context, cfg Config, s Study, ref string, refResu
 				byName[n.Name] = it
 			}
 			if n.NotJudged != "" {
-				it.left = append(it.left, id+": "+n.NotJudged)
+				it.left = append(it.left, r.id+": "+n.NotJudged)
 				continue
 			}
-			it.values = append(it.values, agreement.HostValue{Host: host, Run: id, Ratio: n.Ratio})
+			it.values = append(it.values, agreement.HostValue{Host: host, Run: r.id, Ratio: n.Ratio})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
@@ -115,7 +139,6 @@ func crossHostRuns(ctx context.Context, cfg Config, s Study, ref string, refResu
 		it.holdout = agreement.HoldOutHosts(it.values, CrossHostLevel, CrossHostSlower)
 		ch.items = append(ch.items, it)
 	}
-	return ch
 }
 
 func orUnknown(s string) string {
@@ -208,7 +231,8 @@ var figures = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?`)
 // judge is a new run's normalised items against the fit over the
 // repository's hosts, one line each: inside, outside (NOT REPRODUCED),
 // or not judged with the reason (the run's own, or the fit's misfit).
-func (ch crossHost) judge(study string, now []agreement.Normalised) (lines []string, outside int) {
+func (ch crossHost) judge(study string, now []agreement.Normalised) (lines []string, outside int, verdicts map[string]agreement.CrossVerdict) {
+	verdicts = map[string]agreement.CrossVerdict{}
 	byName := map[string]*crossHostItem{}
 	for _, it := range ch.items {
 		byName[it.name] = it
@@ -229,13 +253,16 @@ func (ch crossHost) judge(study string, now []agreement.Normalised) (lines []str
 			outside++
 			verdict = fmt.Sprintf("OUTSIDE [%.2f, %.2f] (%d hosts)", it.fit.Lo, it.fit.Hi, it.fit.Hosts)
 		}
+		if n.Item != "" && n.NotJudged == "" && it != nil && it.fitErr == nil {
+			verdicts[n.Item] = agreement.CrossVerdict{Ratio: n.Ratio, Lo: it.fit.Lo, Hi: it.fit.Hi, Hosts: it.fit.Hosts}
+		}
 		ratio := "-"
 		if !math.IsNaN(n.Ratio) {
 			ratio = fmt.Sprintf("%.2f (%.3f / %.3f)", n.Ratio, n.Observed, n.Predicted)
 		}
 		lines = append(lines, fmt.Sprintf("  %-5s across hosts, %s: %s: %s", study, n.Name, ratio, verdict))
 	}
-	return lines, outside
+	return lines, outside, verdicts
 }
 
 // crossHostJudge judges, for every study whose new run's host differs
@@ -256,9 +283,13 @@ func crossHostJudge(ctx context.Context, cfg Config, sum *summary, dir string) {
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("  %-5s across hosts: the new run's items: not judged: %v", p.s.Name, err))
 		} else {
-			judged, outside := ch.judge(p.s.Name, now)
+			judged, outside, verdicts := ch.judge(p.s.Name, now)
 			lines = append(lines, judged...)
 			sum.crossOutside += outside
+			if sum.crossItems == nil {
+				sum.crossItems = map[string]map[string]agreement.CrossVerdict{}
+			}
+			sum.crossItems[p.s.Name] = verdicts
 		}
 		if sum.crossHost == nil {
 			sum.crossHost = map[string][]string{}

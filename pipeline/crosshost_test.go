@@ -45,7 +45,7 @@ func TestCrossHostJudge(t *testing.T) {
 		{"unknown item", agreement.Normalised{Name: "other", Ratio: 1}, "no committed run measured this item", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lines, outside := ch.judge("tls", []agreement.Normalised{tc.now})
+			lines, outside, _ := ch.judge("tls", []agreement.Normalised{tc.now})
 			if len(lines) != 1 || !strings.Contains(lines[0], tc.want) || outside != tc.outside {
 				t.Errorf("got %q, %d outside; want %q, %d", lines, outside, tc.want, tc.outside)
 			}

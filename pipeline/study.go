@@ -139,6 +139,13 @@ type Study struct {
 	// `mage all` judges them on a host that differs from the reference's,
 	// against the spread of every host's quiet runs (crosshost.go).
 	Normalised func(name string, b []byte) ([]agreement.Normalised, error)
+	// Plant, when set, returns a run's results with a known change that
+	// one of the study's claims rests on, named by PlantName (Study A:
+	// ML-KEM-1024 slower by 1 ms in every round, tlsstudy.PlantIncrease):
+	// the calibration of the whole verdict line measures its power
+	// against it (flipcal.go).
+	Plant     func(results []byte) ([]byte, error)
+	PlantName string
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How

@@ -126,6 +126,43 @@ type Item struct {
 	// into items at all (a field renamed, a file not the study's): the
 	// item stands for the whole study and is inconsistent.
 	Error string
+	// HostFree is a host-dependent item on a scale where a host's overall
+	// speed cancels, or nil when the study gives none. It is judged only
+	// when StandIn is set (JudgeFlips' callers set it).
+	HostFree *HostFree
+	// StandIn asks Judge to judge a host-dependent item of runs on
+	// unlike hosts on its HostFree scale, inside the family, instead of
+	// leaving it not judged. The caller sets it only for the item of a
+	// host-independent claim whose verdict changed (StandInsFor).
+	StandIn bool
+}
+
+// HostFree is an item rescaled by a quantity each run measured on its own
+// host: Ref.Est / RefDiv against New.Est / NewDiv.
+//
+// For an increase over a baseline the divisors are each run's own
+// baseline, so a host that is uniformly k times faster leaves the value
+// unchanged: 0.078 ms over a 1.20 ms baseline is 6.5 % on any host that
+// runs the whole handshake at one speed. A host on which one primitive
+// alone is faster is not cancelled; the cross-host prediction (CrossHost)
+// is the model for that, and is preferred where it exists.
+type HostFree struct {
+	RefDiv, NewDiv float64
+	// Unit names the rescaled unit, e.g. "fraction of the run's baseline".
+	Unit string
+}
+
+// values returns the item's rescaled reference and new values, or false
+// when a divisor is not a positive finite number.
+func (h *HostFree) values(it Item) (Value, Value, bool) {
+	ok := func(d float64) bool { return d > 0 && !math.IsInf(d, 0) }
+	if h == nil || !ok(h.RefDiv) || !ok(h.NewDiv) {
+		return Value{}, Value{}, false
+	}
+	scale := func(v Value, d float64) Value {
+		return Value{Est: v.Est / d, SE: v.SE / d, DF: v.DF, Absent: v.Absent}
+	}
+	return scale(it.Ref, h.RefDiv), scale(it.New, h.NewDiv), true
 }
 
 // SEFromInterval is the standard error implied by a symmetric normal
@@ -180,6 +217,10 @@ type Judged struct {
 	Reason string
 	// Why says in words how the verdict was reached.
 	Why string
+	// OnHostFree reports that a host-dependent item of runs on unlike
+	// hosts was judged on its HostFree scale (Item.StandIn): Ref, New,
+	// Lo and Hi are then in HostFree.Unit.
+	OnHostFree bool
 }
 
 // Ratio is new / ref (NaN when either is missing or ref is 0).
@@ -286,6 +327,11 @@ func judgeOne(rule Rule, s Study, it Item) Judged {
 		j.Lo, j.Hi = it.Ref.Est-q*s, it.Ref.Est+q*s
 	}
 	j.Inside = it.New.Est >= j.Lo && it.New.Est <= j.Hi
+	if it.Class == HostDependent && !s.HostsMatch && it.StandIn {
+		if ref, now, ok := it.HostFree.values(it); ok {
+			return judgeHostFree(rule, s, it, ref, now)
+		}
+	}
 	if it.Class == HostDependent && !s.HostsMatch {
 		note := "the hosts do not match"
 		if s.HostNote != "" {
@@ -319,6 +365,23 @@ func judgeOne(rule Rule, s Study, it Item) Judged {
 		j.Inside = math.Signbit(it.New.Est) == math.Signbit(it.Ref.Est) || it.New.Est == 0
 	}
 	j.Status = Consistent
+	return j
+}
+
+// judgeHostFree judges a stand-in item on its host-free values as a
+// host-independent estimate, in the same family as every other item. Its
+// between-run variance, measured in the item's unit on one host, is
+// carried to the reference's scale (Tau2 / RefDiv²).
+func judgeHostFree(rule Rule, s Study, it Item, ref, now Value) Judged {
+	free := it
+	free.Ref, free.New, free.Class, free.Kind = ref, now, HostIndependent, Estimate
+	free.Unit = it.HostFree.Unit
+	free.Tau2 = it.Tau2 / (it.HostFree.RefDiv * it.HostFree.RefDiv)
+	free.StandIn, free.HostFree = false, nil
+	s.HostsMatch = true
+	j := judgeOne(rule, s, free)
+	j.Item.StandIn, j.Item.HostFree, j.Item.Class = true, it.HostFree, it.Class
+	j.OnHostFree = true
 	return j
 }
 
@@ -397,6 +460,9 @@ func (r *Report) applyHolm() {
 			j.Why = "inside the interval"
 		default:
 			j.Why = fmt.Sprintf("outside the per-item interval (p %.2g) but not rejected by Holm over %d items (adjusted %.2g)", j.P, len(idx), j.PHolm)
+		}
+		if j.OnHostFree {
+			j.Why = "judged as a " + j.HostFree.Unit + " (the hosts differ; a claim resting on it changed its verdict): " + j.Why
 		}
 	}
 }

@@ -159,6 +159,79 @@ func TestCompareClaim(t *testing.T) {
 	}
 }
 
+// TestCompareClaimAcrossHosts covers a host-independent claim whose
+// verdict flips between runs on unlike hosts: judged by its cross-host
+// prediction, else by its item (host-independent or judged on its
+// host-free scale), else not judged, never DIFFERS by the flip alone.
+func TestCompareClaimAcrossHosts(t *testing.T) {
+	hostDiffers := &Judged{Status: NotJudged, Reason: ReasonHostDiffers, Why: "the hosts do not match"}
+	freeInside := &Judged{Status: Consistent, Inside: true, OnHostFree: true, Item: Item{HostFree: &HostFree{Unit: "fraction of the run's own baseline"}}}
+	freeRejected := &Judged{Status: Inconsistent, OnHostFree: true, Why: "p 1e-09, Holm-adjusted 1e-07 < 0.05", Item: Item{HostFree: &HostFree{Unit: "fraction of the run's own baseline"}}}
+	inside, outside := &CrossVerdict{Ratio: 1.0, Lo: 0.8, Hi: 1.3, Hosts: 3}, &CrossVerdict{Ratio: 2.0, Lo: 0.8, Hi: 1.3, Hosts: 3}
+	flip := func(it *Judged, cv *CrossVerdict) ClaimVerdicts {
+		return ClaimVerdicts{Ref: "not reproduced", New: "reproduced", Class: HostIndependent, Item: it, CrossHost: cv}
+	}
+	for _, tc := range []struct {
+		name   string
+		c      ClaimVerdicts
+		status Status
+		why    string
+	}{
+		{"no item", flip(nil, nil), NotJudged, "names no estimate"},
+		{"item not judged, no stand-in", flip(hostDiffers, nil), NotJudged, "could not be judged (the hosts do not match)"},
+		{"cross-host inside", flip(hostDiffers, inside), Consistent, "inside the cross-host interval [0.80, 1.30]"},
+		{"cross-host outside", flip(hostDiffers, outside), Inconsistent, VerdictDiffers},
+		{"cross-host decides before the stand-in", flip(freeRejected, inside), Consistent, VerdictEdge},
+		{"host-free inside", flip(freeInside, nil), Consistent, "(as a fraction of the run's own baseline, the hosts differing) is inside"},
+		{"host-free rejected", flip(freeRejected, nil), Inconsistent, "VERDICT DIFFERS: the estimate (as a fraction"},
+		{"same verdict", ClaimVerdicts{Ref: "reproduced", New: "reproduced", Class: HostIndependent}, Consistent, VerdictSame},
+	} {
+		s, why := CompareClaim(tc.c, false)
+		if s != tc.status || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: got %v %q, want %v %q", tc.name, s, why, tc.status, tc.why)
+		}
+	}
+}
+
+// TestJudgeStandIn: a host-dependent item of runs on unlike hosts is not
+// judged, unless it stands in for a flipped claim; it is then judged on
+// its host-free scale, inside the one Holm family.
+func TestJudgeStandIn(t *testing.T) {
+	// The reference: +0.003 ms over 1.20 ms; the new host is 1.5x faster
+	// overall: +0.052 ms over 0.80 ms is 6.5 % against 0.25 %.
+	base := Item{Name: "kem", Unit: "ms", Class: HostDependent, Kind: Estimate,
+		Ref: Value{Est: 0.003, SE: 0.03, DF: 9}, New: Value{Est: 0.052, SE: 0.02, DF: 9},
+		HostFree: &HostFree{RefDiv: 1.2, NewDiv: 0.8, Unit: "fraction of the run's own baseline"}}
+	other := Item{Name: "bytes", Unit: "bytes", Class: HostIndependent, Kind: Exact, Ref: V(100, 0), New: V(100, 0)}
+	judge := func(it Item) Judged {
+		return Judge(DefaultRule, Study{Name: "s", Items: []Item{it, other}, RefProfile: "quick", NewProfile: "quick", HostsMatch: false}).Items[0]
+	}
+	if j := judge(base); j.Status != NotJudged || j.Reason != ReasonHostDiffers {
+		t.Errorf("without StandIn: %v %q, want not judged (host differs)", j.Status, j.Reason)
+	}
+	in := base
+	in.StandIn = true
+	j := judge(in)
+	if j.Status != Consistent || !j.OnHostFree || math.Abs(j.New.Est-0.065) > 1e-12 || math.Abs(j.Ref.Est-0.0025) > 1e-12 {
+		t.Errorf("stand-in: %v on host-free %v, ref %v new %v; want consistent on the host-free scale, 0.0025 and 0.065", j.Status, j.OnHostFree, j.Ref.Est, j.New.Est)
+	}
+	if !strings.Contains(j.Why, "judged as a fraction of the run's own baseline") {
+		t.Errorf("stand-in's why %q does not say its scale", j.Why)
+	}
+	// A truly larger increase: +1.05 ms over 0.80 ms.
+	big := in
+	big.New = Value{Est: 1.05, SE: 0.02, DF: 9}
+	if j := judge(big); j.Status != Inconsistent {
+		t.Errorf("a real increase: %v (%s), want inconsistent", j.Status, j.Why)
+	}
+	// A divisor that is not positive: no host-free scale, not judged.
+	bad := in
+	bad.HostFree = &HostFree{RefDiv: math.NaN(), NewDiv: 0.8}
+	if j := judge(bad); j.Status != NotJudged {
+		t.Errorf("NaN divisor: %v, want not judged", j.Status)
+	}
+}
+
 func calibrationRefs() []Study {
 	var items []Item
 	for i := range 40 {

@@ -200,6 +200,7 @@ func (h HostHoldout) String() string {
 // why it is not (NotJudged).
 type Normalised struct {
 	Name      string  // the item, e.g. "hybrid increase in openssl-cli/docker/direct / host prediction"
+	Item      string  // the judged item it normalises, e.g. "paper hybrid vs baseline difference" ("" for none)
 	Observed  float64 // in the item's unit
 	Predicted float64
 	Ratio     float64

@@ -160,28 +160,100 @@ type ClaimVerdicts struct {
 	// Item is the judged item whose estimate the claim's verdict rests
 	// on, when the study names one (nil otherwise).
 	Item *Judged
+	// CrossHost is that item judged across hosts (its ratio to the new
+	// host's own prediction against the spread of the repository's
+	// hosts), or nil when no cross-host prediction was formed.
+	CrossHost *CrossVerdict
 }
 
-// CompareClaim says whether two runs' verdicts on a claim agree: the same
-// verdict is consistent; a host-dependent claim is compared only on a
-// matching host. A verdict that flips while the claim's item is inside
-// its prediction interval, or outside it but not rejected by Holm over
-// the family of items, is "consistent (verdict at the edge)": the
-// estimate moved no more than sampling allows, across the tolerance.
+// A CrossVerdict is one run's normalised item against the cross-host
+// prediction interval [Lo, Hi] fitted on Hosts hosts.
+type CrossVerdict struct {
+	Ratio, Lo, Hi float64
+	Hosts         int
+}
+
+// Inside reports whether the ratio lies in the interval.
+func (c CrossVerdict) Inside() bool { return c.Ratio >= c.Lo && c.Ratio <= c.Hi }
+
+// The words of a claim's comparison (CompareClaim's second result begins
+// with one of them).
+const (
+	VerdictSame    = "same verdict"
+	VerdictEdge    = "consistent (verdict at the edge)"
+	VerdictDiffers = "VERDICT DIFFERS"
+)
+
+// CompareClaim says whether two runs' verdicts on a claim agree.
+//
+// The same verdict is consistent; a host-dependent claim is compared only
+// on a matching host. A verdict that flips while the estimate it rests on
+// is consistent with the reference's is "consistent (verdict at the
+// edge)": the estimate moved no more than sampling allows, and only the
+// test's outcome crossed its threshold. Only a flip that the estimate
+// supports is VERDICT DIFFERS.
+//
+// On a matching host the estimate is the claim's item, judged with the
+// whole family (Holm): a flip on an estimate the family-wise rule accepts
+// is held to that rule, or one claim would be a test at 5 % of its own
+// beside a family controlled at 5 %.
+//
+// On an unlike host a host-independent claim's flip is judged by, in
+// order: the item's cross-host prediction (CrossHost: its ratio to the
+// host's own prediction, inside or outside the spread of every host);
+// else the item itself when it is host-independent, or judged on its
+// host-free scale in the family (Item.StandIn); else it is not judged,
+// with the reason, and fails nothing by itself. A claim with no item is
+// not judged across hosts either: a verdict alone cannot say whether the
+// host or the effect moved.
 func CompareClaim(c ClaimVerdicts, hostsMatch bool) (Status, string) {
 	switch {
 	case c.Class == HostDependent && !hostsMatch:
 		return NotJudged, ReasonHostDiffers
 	case c.Ref == c.New:
-		return Consistent, "same verdict"
-	case c.Item != nil && c.Item.Status == Consistent && c.Item.Inside:
-		return Consistent, "consistent (verdict at the edge): the verdict changed, the estimate is inside its interval"
-	case c.Item != nil && c.Item.Status == Consistent:
-		// The item is judged with the whole family (Holm): a verdict
-		// that flips on an estimate the family-wise rule accepts is held
-		// to the same rule, or one claim would be a test at 5 % of its
-		// own beside a family controlled at 5 %.
-		return Consistent, "consistent (verdict at the edge): the verdict changed, the estimate is outside its per-item interval but not rejected by Holm over the family"
+		return Consistent, VerdictSame
+	case !hostsMatch:
+		return compareAcrossHosts(c)
 	}
-	return Inconsistent, "VERDICT DIFFERS"
+	return byItem(c.Item)
+}
+
+// byItem judges a flipped verdict by the family's verdict on its item.
+func byItem(it *Judged) (Status, string) {
+	scale := ""
+	if it != nil && it.OnHostFree {
+		scale = " (as a " + it.HostFree.Unit + ", the hosts differing)"
+	}
+	switch {
+	case it != nil && it.Status == Consistent && it.Inside:
+		return Consistent, VerdictEdge + ": the verdict changed, the estimate" + scale + " is inside its interval"
+	case it != nil && it.Status == Consistent:
+		return Consistent, VerdictEdge + ": the verdict changed, the estimate" + scale + " is outside its per-item interval but not rejected by Holm over the family"
+	case it != nil && it.Status == Inconsistent && scale != "":
+		return Inconsistent, VerdictDiffers + ": the estimate" + scale + " differs from the reference's (" + it.Why + ")"
+	}
+	return Inconsistent, VerdictDiffers
+}
+
+// compareAcrossHosts judges a host-independent claim's flip between runs
+// on unlike hosts (CompareClaim).
+func compareAcrossHosts(c ClaimVerdicts) (Status, string) {
+	const notJudged = "not judged: the verdict changed on an unlike host and "
+	switch {
+	case c.Item == nil:
+		return NotJudged, notJudged + "the claim names no estimate to judge the change by"
+	case c.CrossHost != nil && c.CrossHost.Inside():
+		return Consistent, fmt.Sprintf("%s: the verdict changed, the estimate's ratio to this host's own prediction, %.2f, is inside the cross-host interval [%.2f, %.2f] (%d hosts)",
+			VerdictEdge, c.CrossHost.Ratio, c.CrossHost.Lo, c.CrossHost.Hi, c.CrossHost.Hosts)
+	case c.CrossHost != nil:
+		return Inconsistent, fmt.Sprintf("%s: the estimate's ratio to this host's own prediction, %.2f, is outside the cross-host interval [%.2f, %.2f] (%d hosts)",
+			VerdictDiffers, c.CrossHost.Ratio, c.CrossHost.Lo, c.CrossHost.Hi, c.CrossHost.Hosts)
+	case c.Item.Status == NotJudged:
+		why := c.Item.Why
+		if why == "" {
+			why = c.Item.Reason
+		}
+		return NotJudged, notJudged + "its estimate could not be judged (" + why + ")"
+	}
+	return byItem(c.Item)
 }

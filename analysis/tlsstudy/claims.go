@@ -130,7 +130,7 @@ func studyAClaims() []claims.Claim {
 				// comparison of two runs then shows as a verdict that
 				// differs or sits at the edge; it does not make the
 				// question another one).
-				ID: id + "a", Study: "tls", Item: "paper " + role + " vs baseline difference",
+				ID: id + "a", Study: "tls", Item: PaperDifferenceItem(role),
 				Statement: name + " has a significantly higher Ths than Ed25519 + X25519",
 				Quote:     quoteSignificant,
 				Measures:  "signed-rank test over rounds (Holm) of " + name + " against the baseline",
@@ -156,7 +156,7 @@ func studyAClaims() []claims.Claim {
 				}, role),
 			},
 			claims.Claim{
-				ID: id + "b", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
+				ID: id + "b", Study: "tls", HostDependent: true, Item: PaperDifferenceItem(role),
 				Statement:   name + ": relative increase of the median Ths over the baseline",
 				Quote:       quoteIncrease(pub),
 				Published:   fmt.Sprintf("+%.0f %%", pub.IncreasePct),
@@ -172,7 +172,7 @@ func studyAClaims() []claims.Claim {
 				}, role),
 			},
 			claims.Claim{
-				ID: id + "c", Study: "tls", HostDependent: true, Item: "paper " + role + " vs baseline difference",
+				ID: id + "c", Study: "tls", HostDependent: true, Item: PaperDifferenceItem(role),
 				Statement: name + ": absolute increase of the median Ths",
 				Quote:     quoteIncrease(pub),
 				Measures:  "median Ths increase of " + name + " over the baseline",

@@ -1,11 +1,13 @@
 package tlsstudy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/analysis/stats"
 )
 
 // BytesTol is how far a configuration's median TCP payload bytes per
@@ -66,12 +68,18 @@ func key(c Comparison) string {
 	return c.Target
 }
 
+// PaperDifferenceItem names the item of the paper family's increase of
+// a role (pq-sig, pq-kem, hybrid) over the baseline: the item claims
+// A1a-A3c rest on, and that the cross-host prediction normalises.
+func PaperDifferenceItem(role string) string { return "paper " + role + " vs baseline difference" }
+
 func comparisonItems(prefix string, ref, now []Comparison) []agreement.Item {
 	var items []agreement.Item
 	agreement.Pairs(ref, now, key, func(name string, r, n *Comparison) {
 		rv, nv := diffValue(r), diffValue(n)
 		items = append(items,
-			agreement.Item{Name: prefix + name + " vs baseline difference", Unit: "ms", Class: agreement.HostDependent, Kind: agreement.Estimate, Ref: rv, New: nv},
+			agreement.Item{Name: prefix + name + " vs baseline difference", Unit: "ms", Class: agreement.HostDependent, Kind: agreement.Estimate, Ref: rv, New: nv,
+				HostFree: hostFree(r, n)},
 			agreement.Item{Name: prefix + name + " vs baseline direction", Unit: "ms", Class: agreement.HostIndependent, Kind: agreement.Direction, Ref: rv, New: nv})
 	})
 	return items
@@ -97,6 +105,18 @@ func diffValue(c *Comparison) agreement.Value {
 		v.DF = float64(c.Rounds.NEff - 1)
 	}
 	return v
+}
+
+// hostFree rescales a difference by each run's own baseline (the median
+// of the baseline's block medians over the paired rounds, rounds.baseline_ms):
+// the increase as a fraction of the baseline, on which a host's overall
+// speed cancels (agreement.HostFree). Nil when either run lacks the
+// comparison.
+func hostFree(r, n *Comparison) *agreement.HostFree {
+	if r == nil || n == nil {
+		return nil
+	}
+	return &agreement.HostFree{RefDiv: float64(r.Rounds.BaselineMs), NewDiv: float64(n.Rounds.BaselineMs), Unit: "fraction of the run's own baseline"}
 }
 
 func seOf(lo, hi, level Num) float64 {
@@ -203,7 +223,7 @@ func CalibrationChanges(ref *Results) []agreement.Change {
 	// difference d becomes d (1 - 2 size), and the direction item after it
 	// follows.
 	reverse := func(role string) func(string, []agreement.Item, float64) bool {
-		name := "paper " + role + " vs baseline difference"
+		name := PaperDifferenceItem(role)
 		return func(study string, items []agreement.Item, size float64) bool {
 			if study != "tls" {
 				return false
@@ -225,4 +245,118 @@ func CalibrationChanges(ref *Results) []agreement.Change {
 		{Name: "ML-DSA-87's increase reversed (Study A, claims A1a-A1c; 100 % = fully reversed)", Size: 1, Apply: reverse("pq-sig")},
 		{Name: "the hybrid's increase reversed (Study A, claims A3a-A3c; 100 % = fully reversed)", Size: 1, Apply: reverse("hybrid")},
 	}
+}
+
+// PlantIncrease makes one role's configuration truly slower by ms in every
+// round of the paper family, re-deriving what its claims and items read.
+//
+// Each paired round difference d_r becomes d_r + ms; the round-level
+// increase, its percentile interval and the baseline's share follow (a
+// shift moves a median and a percentile by the shift, and the bootstrap's
+// standard error not at all); the signed-rank test is recomputed on the
+// shifted differences and Holm and Bonferroni over the family's tests
+// again. The handshake-level columns (medians, Mann-Whitney, Cliff's
+// delta) are descriptive and left as they are. It is the known change
+// against which the calibration of claim flips measures its power
+// (pipeline/flipcal.go), and the "truly larger" run of the regression
+// test of a flip across hosts.
+func PlantIncrease(r *Results, role string, ms float64) error {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return fmt.Errorf("plant an increase of %v ms: want a finite number", ms)
+	}
+	f, c, err := paperRole(r, role)
+	if err != nil {
+		return fmt.Errorf("plant an increase in %s: %w", role, err)
+	}
+	rc := &c.Rounds
+	var d []float64
+	for i, x := range rc.DiffsMs {
+		if !math.IsNaN(float64(x)) {
+			rc.DiffsMs[i] = x + Num(ms)
+			d = append(d, float64(x)+ms)
+		}
+	}
+	if len(d) == 0 {
+		return fmt.Errorf("plant an increase in %s: no round has a paired difference", role)
+	}
+	rc.IncreaseMs += Num(ms)
+	rc.Lower += Num(ms)
+	rc.Upper += Num(ms)
+	if rc.BaselineMs > 0 {
+		rc.IncreasePct = 100 * rc.IncreaseMs / rc.BaselineMs
+	}
+	c.MedianDiffMs += Num(ms)
+	c.MedianTargetMs += Num(ms)
+	if err := rederive(f, c, d); err != nil {
+		return fmt.Errorf("plant an increase in %s: %w", role, err)
+	}
+	return nil
+}
+
+// ReplaceRounds gives one role's paper comparison the per-round
+// differences diffs over a baseline of baselineMs in every round, and
+// derives its round-level comparison as the analysis does (the median,
+// the cluster bootstrap over rounds with Params' seed, the signed-rank
+// test) and Holm over the family. It builds the runs of a test from a
+// run's published figures, as the regression test of a flip across hosts
+// does.
+func ReplaceRounds(r *Results, role string, baselineMs float64, diffs []float64) error {
+	f, c, err := paperRole(r, role)
+	if err != nil {
+		return fmt.Errorf("replace the rounds of %s: %w", role, err)
+	}
+	base, target := make([]float64, len(diffs)), make([]float64, len(diffs))
+	for i, d := range diffs {
+		base[i], target[i] = baselineMs, baselineMs+d
+	}
+	rc, err := compareRounds(base, target, DefaultParams(r.Profile).BootstrapSeed, 0, DefaultResamples)
+	if err != nil {
+		return fmt.Errorf("replace the rounds of %s: %w", role, err)
+	}
+	c.Rounds = rc
+	return holmOver(f)
+}
+
+// rederive re-tests a comparison's shifted differences d and adjusts the
+// family again.
+func rederive(f *Family, c *Comparison, d []float64) error {
+	rc := &c.Rounds
+	sr, err := stats.WilcoxonSignedRank(d)
+	switch {
+	case errors.Is(err, stats.ErrAllZero):
+		rc.SignedRank = SignedRank{WPlus: Num(math.NaN()), Z: Num(math.NaN()), P: Num(math.NaN())}
+	case err != nil:
+		return fmt.Errorf("signed-rank: %w", err)
+	default:
+		rc.SignedRank = SignedRank{N: sr.N, WPlus: Num(sr.WPlus), Z: Num(sr.Z), P: Num(sr.P), Method: string(sr.Method)}
+	}
+	return holmOver(f)
+}
+
+// holmOver adjusts the family's round-level signed-rank p-values again,
+// as the analysis does (holmFinite).
+func holmOver(f *Family) error {
+	ps := make([]float64, len(f.Comparisons))
+	for i := range f.Comparisons {
+		ps[i] = float64(f.Comparisons[i].Rounds.SignedRank.P)
+	}
+	holm, bonf := holmFinite(ps)
+	for i := range f.Comparisons {
+		f.Comparisons[i].PHolm, f.Comparisons[i].PBonferroni = Num(holm[i]), Num(bonf[i])
+	}
+	return nil
+}
+
+// paperRole is the paper family and its comparison of role.
+func paperRole(r *Results, role string) (*Family, *Comparison, error) {
+	f, err := paperFamily(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range f.Comparisons {
+		if f.Comparisons[i].Role == role {
+			return f, &f.Comparisons[i], nil
+		}
+	}
+	return nil, nil, fmt.Errorf("the paper family has no comparison of role %q", role)
 }
