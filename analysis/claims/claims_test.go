@@ -58,7 +58,7 @@ func fakeCatalogue() Catalogue {
 
 func TestOfAndNeed(t *testing.T) {
 	r, err := NewResults(map[string][]byte{"x": []byte(`{"value": 41, "run": "20261201T090000Z-quick"}`),
-		"null": []byte(`{"value": null}`), "renamed": []byte(`{"valeur": 41}`)}, map[string]string{"y": "no dataset pinned: run `mage y:run`"})
+		"null": []byte(`{"value": null, "run": ""}`), "renamed": []byte(`{"valeur": 41, "run": ""}`)}, map[string]string{"y": "no dataset pinned: run `mage y:run`"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestOfAndNeed(t *testing.T) {
 	}{
 		{"x", "", Reproduced},
 		{"null", `results/null.json has no value (the value is null`, NotMeasurable},
-		{"renamed", `unknown field "valeur"`, NotMeasurable},
+		{"renamed", `results/renamed.json: field valeur: unknown field`, NotMeasurable},
 		{"y", "mage y:run", NotMeasurable},
 		{"z", "no results for study z", NotMeasurable},
 	} {
@@ -310,9 +310,9 @@ func TestViews(t *testing.T) {
 		if strings.Contains(string(b), "broken") {
 			return nil, false, errors.New("broken view")
 		}
-		return []byte(`{"value": 60}`), true, nil
+		return []byte(`{"value": 60, "run": ""}`), true, nil
 	}}
-	files := map[string][]byte{"x": []byte(`{"value": 41.5}`)}
+	files := map[string][]byte{"x": []byte(`{"value": 41.5, "run": ""}`)}
 	rb, err := evalView("x", v, files, nil, cat.Claims)
 	if err != nil || rb == nil {
 		t.Fatalf("view: %v, %v", rb, err)
