@@ -37,7 +37,7 @@ func TestCompareStudy(t *testing.T) {
 		if c := agreement.Judge(agreement.DefaultRule, as).Counts(); c.NotJudged[agreement.ReasonProfileDiffers] != c.Items {
 			t.Errorf("%s against a quick run: %s", name, c)
 		}
-		if _, err := compareStudy(s, b, []byte(`{"profle":"full"}`), Full, match); err == nil || !strings.Contains(err.Error(), `unknown field "profle"`) {
+		if _, err := compareStudy(s, b, []byte(`{"profle":"full"}`), Full, match); err == nil || !strings.Contains(err.Error(), "results/"+name+".json: field profle: unknown field") {
 			t.Errorf("%s: a renamed field: %v", name, err)
 		}
 	}

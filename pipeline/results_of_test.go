@@ -67,7 +67,7 @@ func TestResultsOf(t *testing.T) {
 	}
 
 	// The decoder's error, with the file named.
-	if _, err := compareStudy(s, []byte(`{"v": 1}`), []byte(`{"w": 1}`), Quick, hostPair{}); err == nil || !strings.Contains(err.Error(), `compare x: read the new run's results/x.json`) {
+	if _, err := compareStudy(s, []byte(`{"v": 1}`), []byte(`{"w": 1}`), Quick, hostPair{}); err == nil || !strings.Contains(err.Error(), `compare x: the new run's results/x.json: field w: unknown field`) {
 		t.Errorf("a bad new run: %v", err)
 	}
 	if _, _, err := selfCompare(s, []byte(`[`), Quick); err == nil || !strings.Contains(err.Error(), "the reference run's results/x.json") {

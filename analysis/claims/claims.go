@@ -48,8 +48,11 @@ package claims
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"pqrepro/analysis/stats"
@@ -245,16 +248,20 @@ type Results struct {
 	files   map[string][]byte
 	decoded map[string]any
 	missing map[string]string
+	// bad holds the files that do not fit their study's results type
+	// (jsonnum.Decode's errors), by study: Err reports them.
+	bad map[string]error
 }
 
 // NewResults takes the given results files (study -> JSON content), which
 // must each be one JSON value; missing maps a study without results to
 // the reason.
 func NewResults(files map[string][]byte, missing map[string]string) (*Results, error) {
-	r := &Results{files: map[string][]byte{}, decoded: map[string]any{}, missing: map[string]string{}}
+	r := &Results{files: map[string][]byte{}, decoded: map[string]any{}, missing: map[string]string{}, bad: map[string]error{}}
 	for study, b := range files {
 		if !json.Valid(b) {
-			return nil, fmt.Errorf("results of study %s: not valid JSON (rebuild them with `go run mage.go build`)", study)
+			name := "results/" + study + ".json"
+			return nil, fmt.Errorf("%s: not valid JSON; %s", name, jsonnum.Advice(name))
 		}
 		r.files[study] = b
 	}
@@ -265,12 +272,13 @@ func NewResults(files map[string][]byte, missing map[string]string) (*Results, e
 }
 
 // Of returns a study's results decoded into its analysis package's
-// results type (tlsstudy.Results for tls, ...), strictly: a key the type
-// does not have is an error, so a field renamed in the analysis but not
-// in the results (or the other way round) makes every claim of the study
-// not measurable with that error, never a silently zero value. A field
-// the rules read that is renamed in Go stops the build. The error of a
-// study without results is its reason.
+// results type (tlsstudy.Results for tls, ...) by jsonnum.Decode, the
+// reader every results file goes through: a mistyped, missing or unknown
+// field is an error naming the file and the field. Such an error is not
+// a property of the study but a broken file: Err reports it, and the
+// stage fails on it instead of publishing the claims as not measurable.
+// A field the rules read that is renamed in Go stops the build. The
+// error of a study without results is its reason.
 func Of[T any](r *Results, study string) (*T, error) {
 	if v, ok := r.decoded[study]; ok {
 		t, ok := v.(*T)
@@ -278,6 +286,9 @@ func Of[T any](r *Results, study string) (*T, error) {
 			return nil, fmt.Errorf("results/%s.json was read as %T, not as %T: a claim names the wrong study", study, v, t)
 		}
 		return t, nil
+	}
+	if err := r.bad[study]; err != nil {
+		return nil, err
 	}
 	b, ok := r.files[study]
 	if !ok {
@@ -289,15 +300,28 @@ func Of[T any](r *Results, study string) (*T, error) {
 	}
 	t, err := jsonnum.Decode[T]("results/"+study+".json", b)
 	if err != nil {
+		r.bad[study] = err
 		return nil, err
 	}
 	r.decoded[study] = t
 	return t, nil
 }
 
+// Err reports the results files that a claim read and that do not fit
+// their study's results type, one error per study in study order; nil
+// when every file read fits.
+func (r *Results) Err() error {
+	var errs []error
+	for _, study := range slices.Sorted(maps.Keys(r.bad)) {
+		errs = append(errs, r.bad[study])
+	}
+	return errors.Join(errs...)
+}
+
 // On makes a claim's Eval from a rule over a study's typed results: a
 // study without results, or results that do not decode, make the claim
-// not measurable with the reason.
+// not measurable with the reason (a file that does not decode also makes
+// Err, and so the claims stage, fail).
 func On[T any](study string, rule func(*T) Outcome) func(*Results) Outcome {
 	return func(r *Results) Outcome {
 		t, err := Of[T](r, study)

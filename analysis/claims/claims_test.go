@@ -58,7 +58,7 @@ func fakeCatalogue() Catalogue {
 
 func TestOfAndNeed(t *testing.T) {
 	r, err := NewResults(map[string][]byte{"x": []byte(`{"value": 41, "run": "20261201T090000Z-quick"}`),
-		"null": []byte(`{"value": null}`), "renamed": []byte(`{"valeur": 41}`)}, map[string]string{"y": "no dataset pinned: run `mage y:run`"})
+		"null": []byte(`{"value": null, "run": ""}`), "renamed": []byte(`{"valeur": 41, "run": ""}`)}, map[string]string{"y": "no dataset pinned: run `mage y:run`"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestOfAndNeed(t *testing.T) {
 	}{
 		{"x", "", Reproduced},
 		{"null", `results/null.json has no value (the value is null`, NotMeasurable},
-		{"renamed", `unknown field "valeur"`, NotMeasurable},
+		{"renamed", `results/renamed.json: field valeur: unknown field`, NotMeasurable},
 		{"y", "mage y:run", NotMeasurable},
 		{"z", "no results for study z", NotMeasurable},
 	} {
@@ -95,15 +95,26 @@ func TestOfAndNeed(t *testing.T) {
 	if _, err := NewResults(map[string][]byte{"x": []byte("{")}, nil); err == nil {
 		t.Error("corrupt results accepted")
 	}
+	// The file that does not decode is not a property of its study: Err
+	// names it, and RunTimed fails on it.
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "results/renamed.json: field valeur: unknown field") {
+		t.Errorf("Err = %v, want the renamed file's field", err)
+	}
+	if _, err := RunTimed(r, []Claim{{ID: "R1", Eval: On("renamed", func(*fakeResults) Outcome { return Outcome{} })}}, nil); err == nil {
+		t.Error("RunTimed judged results that do not decode")
+	}
 }
 
-func TestStageThroughEngine(t *testing.T) {
+// stageTree is a tree for the claims stage of fakeCatalogue, with
+// results the content of results/x.json.
+func stageTree(t *testing.T, results []byte) string {
+	t.Helper()
 	root := t.TempDir()
 	for name, content := range map[string]string{
 		"go.mod":               "module pqrepro\n",
 		"analysis/claims/x.go": "package claims\n",
 		"analysis/x/x.go":      "package x\n",
-		"results/x.json":       `{"value": 41.5, "run": "20261201T090000Z-quick"}`,
+		"results/x.json":       string(results),
 		RuleFile:               "# rule\n",
 		HistoryFile:            "first\tX1\tunknown\tunknown\tnot read\n",
 		PreregistrationFile:    "b324b49942fa2187e9ea974fdb2394b90285d70b 2026-12-01T05:09:46Z\n",
@@ -119,6 +130,69 @@ func TestStageThroughEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return root
+}
+
+// TestMalformedResultsFailTheStage: a results file, a view of it or an
+// alternative that does not fit its study's type stops the claims stage
+// with an error naming the file and the field, where it used to publish
+// the study's claims as not measurable; what the last good build wrote
+// is kept.
+func TestMalformedResultsFailTheStage(t *testing.T) {
+	cat := fakeCatalogue()
+	bad := []byte(`{"value": "41.5", "run": "20261201T090000Z-quick"}`)
+	good := []byte(`{"value": 41.5, "run": "20261201T090000Z-quick"}`)
+	const want = `results/x.json: field value: want a number or null, got string "41.5"`
+
+	r, err := NewResults(map[string][]byte{"x": bad}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunTimed(r, cat.Claims, nil); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("RunTimed: %v, want %q", err, want)
+	}
+	view := View{Name: "v", Of: func([]byte) ([]byte, bool, error) { return bad, true, nil }}
+	if _, err := evalView("x", view, map[string][]byte{"x": good}, nil, cat.Claims); err == nil || !strings.Contains(err.Error(), `view "v" of study x: `+want) {
+		t.Errorf("a malformed view: %v", err)
+	}
+	alts := map[string]Alternatives{"x": {Alternatives: []Alternative{{Kind: KindCell, Name: "cell b", Results: bad}}}}
+	if _, err := Curves(map[string][]byte{"x": good}, nil, cat.Claims, alts, nil); err == nil || !strings.Contains(err.Error(), `alternative cell "cell b" of study x`) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a malformed alternative: %v", err)
+	}
+	if _, err := Curves(map[string][]byte{"x": bad}, nil, cat.Claims, nil, nil); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Curves on malformed results: %v", err)
+	}
+
+	root := stageTree(t, good)
+	e := &repro.Engine{Root: root, Stages: []*repro.Stage{Stage([]StudyClaims{{Name: "x", Label: "X", Results: "results/x.json", Catalogue: cat}})}}
+	if _, err := e.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sealed, _ := os.ReadFile(filepath.Join(root, JSONFile))
+	if err := os.WriteFile(filepath.Join(root, "results", "x.json"), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Build(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the stage on malformed results: %v, want %q", err, want)
+	}
+	if now, _ := os.ReadFile(filepath.Join(root, JSONFile)); string(now) != string(sealed) {
+		t.Errorf("%s was rewritten by the failed build", JSONFile)
+	}
+	alt := `{"alternatives": [{"kind": "cell", "name": "b", "results": {}}], "unavailable": [], "extra": 1}`
+	if err := os.WriteFile(filepath.Join(root, "results", "x.json"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "results", "x-alternatives.json"), []byte(alt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Stages = []*repro.Stage{Stage([]StudyClaims{{Name: "x", Label: "X", Results: "results/x.json", Catalogue: cat, Alternatives: "results/x-alternatives.json"}})}
+	if _, err := e.Build(context.Background()); err == nil || !strings.Contains(err.Error(), "results/x-alternatives.json: field extra: unknown field") {
+		t.Errorf("the stage on a malformed alternatives file: %v", err)
+	}
+}
+
+func TestStageThroughEngine(t *testing.T) {
+	root := stageTree(t, []byte(`{"value": 41.5, "run": "20261201T090000Z-quick"}`))
 	st := Stage([]StudyClaims{
 		{Name: "x", Label: "X", Results: "results/x.json", Catalogue: fakeCatalogue()},
 		{Name: "y", Label: "Y", Missing: "no dataset"},
@@ -310,9 +384,9 @@ func TestViews(t *testing.T) {
 		if strings.Contains(string(b), "broken") {
 			return nil, false, errors.New("broken view")
 		}
-		return []byte(`{"value": 60}`), true, nil
+		return []byte(`{"value": 60, "run": ""}`), true, nil
 	}}
-	files := map[string][]byte{"x": []byte(`{"value": 41.5}`)}
+	files := map[string][]byte{"x": []byte(`{"value": 41.5, "run": ""}`)}
 	rb, err := evalView("x", v, files, nil, cat.Claims)
 	if err != nil || rb == nil {
 		t.Fatalf("view: %v, %v", rb, err)

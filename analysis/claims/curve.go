@@ -222,6 +222,20 @@ func Curves(files map[string][]byte, missing map[string]string, catalogue []Clai
 		}
 		rep.Curves = append(rep.Curves, cv)
 	}
+	// A results file that does not decode stops the curve as it stops
+	// the verdicts (RunTimed), naming the file, or the alternative, and
+	// the field.
+	if err := r.Err(); err != nil {
+		return CurveReport{}, err
+	}
+	for _, v := range vs {
+		if v.r == nil {
+			continue
+		}
+		if err := v.r.Err(); err != nil {
+			return CurveReport{}, fmt.Errorf("alternative %s %q of study %s (its results in the study's alternatives file): %w", v.alt.Kind, v.alt.Name, v.study, err)
+		}
+	}
 	return rep, nil
 }
 

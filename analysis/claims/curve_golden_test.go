@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite testdata/curve.golden.json and 
 
 // curveFixture is a two-study design whose curves cover every label and
 // every bad input RuleFile names: an alternative not recorded, one that
-// lacks what a claim reads, a claim with no alternative, a calibrated
+// lacks what a claim reads (null), a claim with no alternative, a calibrated
 // claim, a study without results and a derived claim (no curve).
 func curveFixture() (map[string][]byte, map[string]string, []Claim, map[string]Alternatives, []FirstRule) {
 	type res struct {
@@ -86,10 +86,10 @@ func curveFixture() (map[string][]byte, map[string]string, []Claim, map[string]A
 	missing := map[string]string{"v": "no pinned run of study v"}
 	alts := map[string]Alternatives{
 		"t": {Alternatives: []Alternative{
-			{Kind: KindCell, Name: "cell b", Results: []byte(`{"X": 1.02, "P": 0.02, "C": 2.1}`)},
-			{Kind: KindThs, Name: "SYN -> client Finished", Results: []byte(`{"X": 1.08, "P": 0.03, "C": 1.9}`)},
+			{Kind: KindCell, Name: "cell b", Results: []byte(`{"X": 1.02, "P": 0.02, "C": 2.1, "Q": null}`)},
+			{Kind: KindThs, Name: "SYN -> client Finished", Results: []byte(`{"X": 1.08, "P": 0.03, "C": 1.9, "Q": null}`)},
 			{Kind: KindThs, Name: "SYN -> FIN", Missing: "the records carry no FIN timestamp"},
-			{Kind: KindRun, Name: "another host's run", Results: []byte(`{"X": 1.5, "P": 0.04, "C": 1.05}`)},
+			{Kind: KindRun, Name: "another host's run", Results: []byte(`{"X": 1.5, "P": 0.04, "C": 1.05, "Q": null}`)},
 		}},
 		"u": {Unavailable: []string{"cell: the design has one cell"}},
 	}

@@ -82,5 +82,11 @@ func evalView(study string, v View, files map[string][]byte, missing map[string]
 			rb.Changed++
 		}
 	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if err := vr.Err(); err != nil {
+		return nil, fmt.Errorf("view %q of study %s: %w", v.Name, study, err)
+	}
 	return rb, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/render"
 	"pqrepro/internal/repro"
 )
@@ -84,16 +85,33 @@ type Report struct {
 // Independent is the number of claims Counts covers.
 func (rep Report) Independent() int { return len(rep.Claims) - rep.Derived - rep.Observations }
 
-// Run evaluates the catalogue and builds the report, without timing.
+// Run evaluates the catalogue and builds the report, without timing. A
+// results file that does not decode makes its claims not measurable with
+// the error as the reason (Results.Err has it): for reports that show
+// two runs side by side; the claims stage uses RunTimed, which fails.
 func Run(r *Results, catalogue []Claim) Report {
-	rep, _ := RunTimed(r, catalogue, nil)
+	rep, _ := report(r, catalogue, nil)
 	return rep
 }
 
 // RunTimed evaluates the catalogue and builds the report. With a timing
 // table every claim records whether its rule predates its study's data,
-// and a claim the table lacks is an error.
+// and a claim the table lacks is an error. A results file a claim read
+// that does not decode (Results.Err) is an error too, naming the file and
+// the field: a broken file must stop the stage, not turn into verdicts.
 func RunTimed(r *Results, catalogue []Claim, timing *Timing) (Report, error) {
+	rep, err := report(r, catalogue, timing)
+	if err != nil {
+		return Report{}, err
+	}
+	if err := r.Err(); err != nil {
+		return Report{}, err
+	}
+	return rep, nil
+}
+
+// report is RunTimed without the check of the results files.
+func report(r *Results, catalogue []Claim, timing *Timing) (Report, error) {
 	outs := Evaluate(r, catalogue)
 	rep := Report{Counts: map[Verdict]int{}}
 	if timing != nil {
@@ -314,12 +332,12 @@ func Stage(studies []StudyClaims) *repro.Stage {
 				if err != nil {
 					return err
 				}
-				var a Alternatives
-				if err := json.Unmarshal(ab, &a); err != nil {
-					return fmt.Errorf("%s: %w", altFiles[study], err)
+				a, err := jsonnum.Decode[Alternatives](altFiles[study], ab)
+				if err != nil {
+					return err
 				}
 				a.Unavailable = append(alts[study].Unavailable, a.Unavailable...)
-				alts[study] = a
+				alts[study] = *a
 			}
 			curves, err := Curves(files, missing, All(cats), alts, firsts)
 			if err != nil {

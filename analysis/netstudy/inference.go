@@ -110,15 +110,15 @@ type ScenarioEffect struct {
 	// The between-series t interval (stats.BetweenSeriesInterval): mean
 	// of the rounds' differences, its interval and t test (df K-1, so the
 	// test's effective n is K), and Cochran's Q with its p and I^2.
-	K       int    `json:"k"`
+	K       int    `json:"k" range:"0,"`
 	MeanMs  Num    `json:"mean_ms"`
 	SDMs    Num    `json:"sd_ms"`
 	LowerMs Num    `json:"lower_ms"`
 	UpperMs Num    `json:"upper_ms"`
-	P       Num    `json:"p_t"`
+	P       Num    `json:"p_t" range:"0,1"`
 	RangeMs Num    `json:"range_ms"` // largest minus smallest round difference
 	Q       Num    `json:"q"`
-	QP      Num    `json:"q_p"`
+	QP      Num    `json:"q_p" range:"0,1"`
 	I2      Num    `json:"i2"`
 	Note    string `json:"note,omitempty"`
 }

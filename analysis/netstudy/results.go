@@ -67,13 +67,13 @@ type Results struct {
 // ResultParams records the analysis parameters.
 type ResultParams struct {
 	MaxLag             int     `json:"max_lag"`
-	Alpha              float64 `json:"alpha"`
+	Alpha              float64 `json:"alpha" range:"0,1"`
 	BootstrapSeed      uint64  `json:"bootstrap_seed"`
 	BootstrapStream    uint64  `json:"bootstrap_stream"`
-	BootstrapResamples int     `json:"bootstrap_resamples"`
+	BootstrapResamples int     `json:"bootstrap_resamples" range:"0,"`
 	// Resampling says how the intervals resample a series (inference.go).
 	Resampling string  `json:"resampling"`
-	Level      float64 `json:"level"`
+	Level      float64 `json:"level" range:"0,1"`
 	Quantiles  string  `json:"quantiles"`
 }
 
@@ -87,14 +87,14 @@ type Series struct {
 	Scenario string `json:"scenario"`
 	Round    int    `json:"round"`
 	Group    string `json:"group"`
-	Attempts int    `json:"attempts"`
+	Attempts int    `json:"attempts" range:"0,"`
 	// OK counts successful handshakes with a captured latency and byte
 	// counts: the sample. Failed counts attempts whose handshake failed
 	// (by reason in FailureReasons).
-	OK              int            `json:"ok"`
-	Failed          int            `json:"failed"`
+	OK              int            `json:"ok" range:"0,"`
+	Failed          int            `json:"failed" range:"0,"`
 	FailureReasons  map[string]int `json:"failure_reasons,omitempty"`
-	Retransmissions int            `json:"retransmissions"` // summed over the sample
+	Retransmissions int            `json:"retransmissions" range:"0,"` // summed over the sample
 	LatencyMs       Summary        `json:"latency_ms"`
 	FrameBytes      Summary        `json:"frame_bytes"`   // per connection, both directions
 	PayloadBytes    Summary        `json:"payload_bytes"` // per connection, both directions
@@ -113,22 +113,22 @@ type Series struct {
 type Serial struct {
 	ACF           []Num `json:"acf"` // lags 1..len, raw values
 	LjungBoxQ     Num   `json:"ljung_box_q"`
-	LjungBoxP     Num   `json:"ljung_box_p"`
+	LjungBoxP     Num   `json:"ljung_box_p" range:"0,1"`
 	RankACF       []Num `json:"rank_acf"` // lags 1..len, ranks
 	RankLjungBoxQ Num   `json:"rank_ljung_box_q"`
-	RankLjungBoxP Num   `json:"rank_ljung_box_p"`
+	RankLjungBoxP Num   `json:"rank_ljung_box_p" range:"0,1"`
 	// NEff = n/Tau on the ranks, Tau = 1 + 2 sum_{k<=NEffLag} r_k
 	// truncated by Geyer's initial positive sequence (stats.EffectiveN).
-	NEff    Num `json:"n_eff"`
+	NEff    Num `json:"n_eff" range:"0,"`
 	Tau     Num `json:"tau"`
 	NEffLag int `json:"n_eff_lag"`
 	// Block is the circular block bootstrap's block length
 	// (stats.BlockLength on the ranks), 0 when the series is too short.
-	Block int    `json:"block_length"`
+	Block int    `json:"block_length" range:"0,"`
 	Lags  int    `json:"lags"`
 	Runs  int    `json:"runs"`
 	RunsZ Num    `json:"runs_z"`
-	RunsP Num    `json:"runs_p"`
+	RunsP Num    `json:"runs_p" range:"0,1"`
 	Note  string `json:"note,omitempty"`
 }
 
@@ -140,8 +140,8 @@ type Comparison struct {
 	Round    int     `json:"round"`
 	Baseline string  `json:"baseline"`
 	Target   string  `json:"target"`
-	NBase    int     `json:"n_baseline"`
-	NTarget  int     `json:"n_target"`
+	NBase    int     `json:"n_baseline" range:"0,"`
+	NTarget  int     `json:"n_target" range:"0,"`
 	// Latency medians, the difference target - baseline in ms and in
 	// percent of the baseline median, and its circular block bootstrap
 	// interval (each series resampled in blocks, inference.go) with the
@@ -158,25 +158,25 @@ type Comparison struct {
 	DiffSEMs       Num `json:"diff_se_ms"`
 	IndepLowerMs   Num `json:"independent_lower_ms"`
 	IndepUpperMs   Num `json:"independent_upper_ms"`
-	BlockBase      int `json:"block_baseline"`
-	BlockTarget    int `json:"block_target"`
-	NEffBase       Num `json:"n_eff_baseline"`
-	NEffTarget     Num `json:"n_eff_target"`
+	BlockBase      int `json:"block_baseline" range:"0,"`
+	BlockTarget    int `json:"block_target" range:"0,"`
+	NEffBase       Num `json:"n_eff_baseline" range:"0,"`
+	NEffTarget     Num `json:"n_eff_target" range:"0,"`
 	// P is the two-sided block bootstrap z test of no difference
 	// (Estimate/SE), PAdj Bonferroni over the comparisons; Significant:
 	// PAdj < alpha. Both are floored at stats.PFloor when printed.
-	P    Num    `json:"p_block_z"`
-	PAdj Num    `json:"p_block_z_bonferroni"`
+	P    Num    `json:"p_block_z" range:"0,1"`
+	PAdj Num    `json:"p_block_z_bonferroni" range:"0,1"`
 	Note string `json:"note,omitempty"`
 	// A12 = P(target latency > baseline latency) + ties/2.
-	A12          Num    `json:"a12"`
+	A12          Num    `json:"a12" range:"0,1"`
 	A12Magnitude string `json:"a12_magnitude"`
 	// Mann-Whitney U (two-sided), Bonferroni-adjusted over the
 	// comparisons: a supplement only, it treats the handshakes as
 	// independent (its n is far above n_eff).
 	MWU         Num    `json:"mwu_u"`
-	MWUP        Num    `json:"mwu_p"`
-	MWUPAdj     Num    `json:"mwu_p_bonferroni"`
+	MWUP        Num    `json:"mwu_p" range:"0,1"`
+	MWUPAdj     Num    `json:"mwu_p_bonferroni" range:"0,1"`
 	MWUMethod   string `json:"mwu_method"`
 	Significant bool   `json:"significant"`
 	// Bytes per connection (medians) and growth in percent.
@@ -202,10 +202,10 @@ type Distribution struct {
 
 // Reproduced are this run's numbers in the form of Published.
 type Reproduced struct {
-	Handshakes       int    `json:"handshakes"` // successful, in the sample
-	Attempts         int    `json:"attempts"`
-	Failed           int    `json:"failed"`
-	Comparisons      int    `json:"comparisons"`
+	Handshakes       int    `json:"handshakes" range:"0,"` // successful, in the sample
+	Attempts         int    `json:"attempts" range:"0,"`
+	Failed           int    `json:"failed" range:"0,"`
+	Comparisons      int    `json:"comparisons" range:"0,"`
 	Round            int    `json:"round"` // the largest round of the run
 	DiffMsMin        Num    `json:"diff_ms_min"`
 	DiffMsMax        Num    `json:"diff_ms_max"`
@@ -217,7 +217,7 @@ type Reproduced struct {
 	FrameGrowthMax   Num    `json:"frame_growth_max_pct"`
 	PayloadGrowthMin Num    `json:"payload_growth_min_pct"`
 	PayloadGrowthMax Num    `json:"payload_growth_max_pct"`
-	HigherLatency    int    `json:"target_higher_latency"` // comparisons where the hybrid's median is higher
-	HigherBytes      int    `json:"target_higher_bytes"`
-	Significant      int    `json:"significant"` // Bonferroni-adjusted block bootstrap z test below alpha
+	HigherLatency    int    `json:"target_higher_latency" range:"0,"` // comparisons where the hybrid's median is higher
+	HigherBytes      int    `json:"target_higher_bytes" range:"0,"`
+	Significant      int    `json:"significant" range:"0,"` // Bonferroni-adjusted block bootstrap z test below alpha
 }

@@ -69,16 +69,16 @@ type ToolchainChange struct {
 	Lower      Num     `json:"lower"`
 	Upper      Num     `json:"upper"`
 	SE         Num     `json:"se_bootstrap"`
-	P          Num     `json:"p_bootstrap_z"`
-	PHolm      Num     `json:"p_holm"`
-	NEffMin    Num     `json:"n_eff_min"`
+	P          Num     `json:"p_bootstrap_z" range:"0,1"`
+	PHolm      Num     `json:"p_holm" range:"0,1"`
+	NEffMin    Num     `json:"n_eff_min" range:"0,"`
 	// The independent-sample bootstrap's interval and Holm-adjusted z-test
 	// p (every handshake resampled as if independent, as the analysis did
 	// before the block bootstrap; medians drawn as order statistics,
 	// stats.BootstrapMediansOrderStats), for the record.
 	IndepLower      Num    `json:"independent_lower"`
 	IndepUpper      Num    `json:"independent_upper"`
-	IndepPHolm      Num    `json:"independent_p_holm"`
+	IndepPHolm      Num    `json:"independent_p_holm" range:"0,1"`
 	ChangePctPoints Num    `json:"change_pct_points"` // of the relative differences
 	Note            string `json:"note,omitempty"`
 }

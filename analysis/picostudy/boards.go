@@ -50,10 +50,10 @@ type BoardOp struct {
 	// (the deterministic emulator does): H = 0, p = 1.
 	Identical bool    `json:"identical"`
 	H         float64 `json:"h"`
-	DF        int     `json:"df"`
-	P         float64 `json:"p"`
-	PHolm     float64 `json:"p_holm"`
-	Epsilon2  float64 `json:"epsilon2"`
+	DF        int     `json:"df" range:"0,"`
+	P         float64 `json:"p" range:"0,1"`
+	PHolm     float64 `json:"p_holm" range:"0,1"`
+	Epsilon2  float64 `json:"epsilon2" range:"0,1"`
 }
 
 // boardFactor tests, per scheme and operation measured on two or more

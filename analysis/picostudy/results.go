@@ -43,7 +43,7 @@ type Results struct {
 	// Quantiles names the quantile definition of every p95/p99/median.
 	Quantiles string      `json:"quantiles"`
 	Energy    EnergyModel `json:"energy_model"`
-	SRAMBytes int         `json:"sram_bytes"`
+	SRAMBytes int         `json:"sram_bytes" range:"0,"`
 	// Schemes is keyed by the firmware's scheme name (ml-kem-512, ...).
 	Schemes map[string]*Scheme `json:"schemes"`
 	// Exchanges are full key exchanges, keyed by scheme.
@@ -82,7 +82,7 @@ type Host struct {
 // HostOp is one operation on the host with one library, in microseconds
 // (wall clock, one call per repetition).
 type HostOp struct {
-	N        int      `json:"n"`
+	N        int      `json:"n" range:"0,"`
 	MeanUs   *float64 `json:"mean_us"`
 	MedianUs *float64 `json:"median_us"`
 	P95Us    *float64 `json:"p95_us"`
@@ -130,7 +130,7 @@ type CodeSize struct {
 // Op is the statistics of one operation, in milliseconds unless named
 // otherwise. A statistic that is undefined (sd of one sample) is null.
 type Op struct {
-	N        int      `json:"n"`
+	N        int      `json:"n" range:"0,"`
 	MeanMs   *float64 `json:"mean_ms"`
 	SDMs     *float64 `json:"sd_ms"`
 	MedianMs *float64 `json:"median_ms"`
@@ -138,7 +138,7 @@ type Op struct {
 	Q3Ms     *float64 `json:"q3_ms"`
 	P95Ms    *float64 `json:"p95_ms"`
 	P99Ms    *float64 `json:"p99_ms"`
-	CV       *float64 `json:"cv"`
+	CV       *float64 `json:"cv" range:"0,"`
 	// CVLower and CVUpper are the 95 % percentile bootstrap interval of
 	// CV over the repetitions (set for "sign" only: the operation whose
 	// time varies; cvInterval).
@@ -172,10 +172,10 @@ type Exchange struct {
 // Versus is one ML-KEM parameter set against ECDH P-256.
 type Versus struct {
 	// Speedup = ECDH exchange time / ML-KEM exchange time.
-	Speedup float64 `json:"speedup"`
+	Speedup float64 `json:"speedup" range:"0,"`
 	// EnergySaving = 1 - E(ML-KEM) / E(ECDH).
-	EnergySaving float64 `json:"energy_saving"`
-	EnergyRatio  float64 `json:"energy_ratio"` // E(ML-KEM) / E(ECDH)
+	EnergySaving float64 `json:"energy_saving" range:",1"`
+	EnergyRatio  float64 `json:"energy_ratio" range:"0,"` // E(ML-KEM) / E(ECDH)
 }
 
 // Cost is a time and its energy.

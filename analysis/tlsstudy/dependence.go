@@ -21,8 +21,8 @@ type Dependence struct {
 // Ths in record (time) order, all of its blocks concatenated.
 type SerialConfig struct {
 	Config string `json:"config"`
-	N      int    `json:"n"`      // measured connections
-	Rounds int    `json:"rounds"` // blocks
+	N      int    `json:"n"`                 // measured connections
+	Rounds int    `json:"rounds" range:"0,"` // blocks
 	// RankACF1 is the lag-1 autocorrelation of the mid-ranks of Ths
 	// (stats.Ranks, stats.ACF): robust to the heavy tail that hides
 	// dependence in a raw ACF.
@@ -30,9 +30,9 @@ type SerialConfig struct {
 	// Runs is the runs test about the median (stats.RunsTest): runs,
 	// z (negative: fewer runs than independence gives, i.e. clustering)
 	// and the two-sided p, floored at stats.PFloor when printed.
-	Runs  int `json:"runs"`
+	Runs  int `json:"runs" range:"0,"`
 	RunsZ Num `json:"runs_z"`
-	RunsP Num `json:"runs_p"`
+	RunsP Num `json:"runs_p" range:"0,1"`
 	// Note says why a statistic is null.
 	Note string `json:"note,omitempty"`
 }

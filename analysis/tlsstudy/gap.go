@@ -275,11 +275,11 @@ type FactorEffect struct {
 	Lower                 Num `json:"lower"`
 	Upper                 Num `json:"upper"`
 	SE                    Num `json:"se_bootstrap"` // standard deviation of the cluster-bootstrap changes
-	P                     Num `json:"p_signed_rank"`
-	PHolm                 Num `json:"p_holm"`
+	P                     Num `json:"p_signed_rank" range:"0,1"`
+	PHolm                 Num `json:"p_holm" range:"0,1"`
 	// NEff is the number of rounds the two cells share; Note says why
 	// the interval or the test is null.
-	NEff            int    `json:"n_eff"`
+	NEff            int    `json:"n_eff" range:"0,"`
 	Note            string `json:"note,omitempty"`
 	ChangePctPoints Num    `json:"change_pct_points"` // of the relative increases
 	// Published is the published increase; DistanceFromMs and

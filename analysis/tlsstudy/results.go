@@ -1,8 +1,6 @@
 package tlsstudy
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,14 +67,14 @@ type Results struct {
 type Input struct {
 	Path     string `json:"path"`   // slash-separated, relative to the root
 	SHA256   string `json:"sha256"` // of the records file as read
-	Rows     int    `json:"rows"`
-	Warmups  int    `json:"warmups"`
-	Measured int    `json:"measured"`
+	Rows     int    `json:"rows" range:"0,"`
+	Warmups  int    `json:"warmups" range:"0,"`
+	Measured int    `json:"measured" range:"0,"`
 	// OtherCells counts rows outside the primary cell (another stack,
 	// path or key-share mode), which only the gap analysis reads: the
 	// paper's comparisons are within one cell, and pooling two would mix
 	// two distributions under one config ID. Absent when zero.
-	OtherCells int `json:"other_cell_rows,omitempty"`
+	OtherCells int `json:"other_cell_rows,omitempty" range:"0,"`
 }
 
 // ResultParams are the parameters of the analysis as used.
@@ -86,17 +84,17 @@ type ResultParams struct {
 	Cell     Cell              `json:"primary_cell"` // the cell of the families
 
 	Bootstrap BootstrapParams `json:"bootstrap"`
-	Level     float64         `json:"level"`
-	MinN      int             `json:"min_connections"`
-	MinRounds int             `json:"min_rounds"` // fewest paired rounds for a round-level interval and test
+	Level     float64         `json:"level" range:"0,1"`
+	MinN      int             `json:"min_connections" range:"0,"`
+	MinRounds int             `json:"min_rounds" range:"0,"` // fewest paired rounds for a round-level interval and test
 }
 
 // BootstrapParams are what is needed to rerun the bootstrap.
 type BootstrapParams struct {
 	Seed      uint64  `json:"seed"`
 	Stream    string  `json:"stream"` // stats.BootstrapStream in hex (a JSON number would lose bits above 2^53 in many readers)
-	Resamples int     `json:"resamples"`
-	Level     float64 `json:"level"`
+	Resamples int     `json:"resamples" range:"0,"`
+	Level     float64 `json:"level" range:"0,1"`
 }
 
 // ConfigResult is everything about one configuration.
@@ -106,9 +104,9 @@ type ConfigResult struct {
 	CertKey string `json:"cert_key"`
 	Group   string `json:"group"`
 	Chain   bool   `json:"chain"`
-	HRR     bool   `json:"hrr"` // HelloRetryRequest expected
-	N       int    `json:"n"`   // measured connections
-	Warmups int    `json:"warmups"`
+	HRR     bool   `json:"hrr"`          // HelloRetryRequest expected
+	N       int    `json:"n" range:"0,"` // measured connections
+	Warmups int    `json:"warmups" range:"0,"`
 	// ThsMs describes the capture's handshake time in ms.
 	ThsMs Summary `json:"ths_ms"`
 	// ECDFMs are the R type 7 quantiles of Ths at p = 0, 0.01, ..., 1
@@ -139,14 +137,14 @@ type Bytes struct {
 type Directions struct {
 	C2S   Num `json:"c2s"`
 	S2C   Num `json:"s2c"`
-	Total Num `json:"total"`
+	Total Num `json:"total" range:"0,"`
 }
 
 // Retransmissions summarise retransmitted segments.
 type Retransmissions struct {
-	Total       int `json:"total"`       // over all measured connections
-	Connections int `json:"connections"` // connections with at least one
-	Max         int `json:"max"`         // most in one connection
+	Total       int `json:"total" range:"0,"`       // over all measured connections
+	Connections int `json:"connections" range:"0,"` // connections with at least one
+	Max         int `json:"max" range:"0,"`         // most in one connection
 }
 
 // Agreement compares the capture's Ths with the client's in-process
@@ -165,7 +163,7 @@ type Agreement struct {
 // AgreementStat is the median of the differences d and the 95th
 // percentile of |d|, in ms, over the n connections that have both values.
 type AgreementStat struct {
-	N            int `json:"n"`
+	N            int `json:"n" range:"0,"`
 	MedianDiffMs Num `json:"median_diff_ms"`
 	P95AbsDiffMs Num `json:"p95_abs_diff_ms"`
 }
@@ -189,10 +187,10 @@ type Family struct {
 // configurations.
 type Kruskal struct {
 	H        Num `json:"h"`
-	DF       int `json:"df"`
-	P        Num `json:"p"`
-	Epsilon2 Num `json:"epsilon2"`
-	N        int `json:"n"`
+	DF       int `json:"df" range:"0,"`
+	P        Num `json:"p" range:"0,1"`
+	Epsilon2 Num `json:"epsilon2" range:"0,1"`
+	N        int `json:"n" range:"0,"`
 }
 
 // Comparison is one target against the family's baseline. Differences
@@ -201,8 +199,8 @@ type Comparison struct {
 	Target           string `json:"target"`
 	Baseline         string `json:"baseline"`
 	Role             string `json:"role,omitempty"` // paper family only
-	NTarget          int    `json:"n_target"`
-	NBaseline        int    `json:"n_baseline"`
+	NTarget          int    `json:"n_target" range:"0,"`
+	NBaseline        int    `json:"n_baseline" range:"0,"`
 	MedianTargetMs   Num    `json:"median_target_ms"`
 	MedianBaselineMs Num    `json:"median_baseline_ms"`
 	MedianDiffMs     Num    `json:"median_diff_ms"`
@@ -213,8 +211,8 @@ type Comparison struct {
 	Rounds RoundComparison `json:"rounds"`
 	// PHolm and PBonferroni adjust the round-level signed-rank p
 	// (Rounds.SignedRank.P) over the family's comparisons that have one.
-	PHolm       Num `json:"p_holm"`
-	PBonferroni Num `json:"p_bonferroni"`
+	PHolm       Num `json:"p_holm" range:"0,1"`
+	PBonferroni Num `json:"p_bonferroni" range:"0,1"`
 	// MannWhitney, Cliff, HodgesLehmann and Bootstrap treat the
 	// handshakes as independent samples: descriptive only (their p and
 	// intervals overstate the evidence; Methods says so).
@@ -229,17 +227,17 @@ type Comparison struct {
 type MannWhitney struct {
 	U       Num    `json:"u_baseline"` // U of the baseline sample, as SciPy returns it
 	UTarget Num    `json:"u_target"`
-	P       Num    `json:"p"`
+	P       Num    `json:"p" range:"0,1"`
 	Z       Num    `json:"z"`
 	Method  string `json:"method"`
 }
 
 // Cliff is Cliff's delta of the target against the baseline.
 type Cliff struct {
-	Delta     Num    `json:"delta"`
+	Delta     Num    `json:"delta" range:"-1,1"`
 	Lower     Num    `json:"lower"`
 	Upper     Num    `json:"upper"`
-	Level     Num    `json:"level"`
+	Level     Num    `json:"level" range:"0,1"`
 	Magnitude string `json:"magnitude"`
 }
 
@@ -248,7 +246,7 @@ type HodgesLehmann struct {
 	Shift  Num    `json:"shift"`
 	Lower  Num    `json:"lower"`
 	Upper  Num    `json:"upper"`
-	Level  Num    `json:"level"`
+	Level  Num    `json:"level" range:"0,1"`
 	Method string `json:"method"`
 }
 
@@ -257,8 +255,8 @@ type Bootstrap struct {
 	Estimate  Num    `json:"estimate"`
 	Lower     Num    `json:"lower"`
 	Upper     Num    `json:"upper"`
-	Level     Num    `json:"level"`
-	Resamples int    `json:"resamples"`
+	Level     Num    `json:"level" range:"0,1"`
+	Resamples int    `json:"resamples" range:"0,"`
 	Seed      uint64 `json:"seed"`
 }
 
@@ -275,15 +273,14 @@ const NumDigits = jsonnum.Digits
 func MarshalResults(r *Results) ([]byte, error) { return jsonnum.Marshal(r) }
 
 // DecodeResults reads results/tls.json (name names it in errors),
-// strictly (an unknown key is an error), and checks its schema and
+// strictly (jsonnum.Decode: its schema, so that a mistyped, missing or
+// unknown field is an error naming it), and checks its schema version and
 // factors: the study's one decoder of its results, for its stages and
 // for the pipeline's comparison and calibration hooks.
 func DecodeResults(name string, b []byte) (*Results, error) {
-	var r Results
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("read %s: %w (rebuild it with mage analyze)", name, err)
+	r, err := jsonnum.Decode[Results](name, b)
+	if err != nil {
+		return nil, err
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("read %s: schema %d, want %d (rebuild it with mage analyze)", name, r.Schema, Schema)
@@ -291,7 +288,7 @@ func DecodeResults(name string, b []byte) (*Results, error) {
 	if err := r.check(); err != nil {
 		return nil, fmt.Errorf("read %s: %w (rebuild it with mage analyze)", name, err)
 	}
-	return &r, nil
+	return r, nil
 }
 
 // checkFactorOrder accepts the factors of Factors in table order, or of

@@ -71,7 +71,7 @@ type RoundComparison struct {
 	// NEff is the number of paired rounds (rounds in which both
 	// configurations have a block): the effective n of the interval and
 	// the test.
-	NEff int `json:"n_eff"`
+	NEff int `json:"n_eff" range:"0,"`
 	// DiffsMs are the paired differences d_r in round order (index =
 	// round, 0-based); null where a round lacks a block of either.
 	DiffsMs []Num `json:"diffs_ms"`
@@ -96,10 +96,10 @@ type RoundComparison struct {
 
 // SignedRank is stats.SignedRankResult; P is null when there is no test.
 type SignedRank struct {
-	N      int    `json:"n"` // non-zero differences
+	N      int    `json:"n" range:"0,"` // non-zero differences
 	WPlus  Num    `json:"w_plus"`
 	Z      Num    `json:"z"`
-	P      Num    `json:"p"`
+	P      Num    `json:"p" range:"0,1"`
 	Method string `json:"method"`
 }
 
@@ -212,10 +212,10 @@ func holmFinite(ps []float64) (holm, bonf []float64) {
 // them have a block.
 type Friedman struct {
 	Q        Num    `json:"q"`
-	DF       int    `json:"df"`
-	P        Num    `json:"p"`
-	KendallW Num    `json:"kendall_w"`
-	NEff     int    `json:"n_eff"` // rounds used
+	DF       int    `json:"df" range:"0,"`
+	P        Num    `json:"p" range:"0,1"`
+	KendallW Num    `json:"kendall_w" range:"0,1"`
+	NEff     int    `json:"n_eff" range:"0,"` // rounds used
 	Note     string `json:"note,omitempty"`
 }
 

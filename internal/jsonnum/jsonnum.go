@@ -13,7 +13,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -52,15 +54,15 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // Summary is a sample's descriptive statistics as results files write
 // them (analysis/stats.Summary.JSON makes one): JSON names, numbers as Num.
 type Summary struct {
-	N      int `json:"n"`
+	N      int `json:"n" range:"0,"`
 	Mean   Num `json:"mean"`
-	SD     Num `json:"sd"`
+	SD     Num `json:"sd" range:"0,"`
 	CV     Num `json:"cv"`
 	Min    Num `json:"min"`
 	Q1     Num `json:"q1"`
 	Median Num `json:"median"`
 	Q3     Num `json:"q3"`
-	IQR    Num `json:"iqr"`
+	IQR    Num `json:"iqr" range:"0,"`
 	P95    Num `json:"p95"`
 	P99    Num `json:"p99"`
 	Max    Num `json:"max"`
@@ -119,19 +121,33 @@ func round(v any) any {
 	return v
 }
 
-// Decode reads a results file into a new T, strictly. A key T does not
-// have (a field renamed on one side, or a file from another version of
-// the analysis) is an error, not a silently zero value. name is the
-// file's name for the error.
+// Decode reads a results file into a new T, strictly: b must be one JSON
+// value that fits T's schema (check: no unknown or missing field, a
+// number where T has one and in its range, null only where the writer
+// writes null). A file that does not is a *FieldError naming the file
+// (name) and the field, so that the stage reading it fails instead of
+// judging what a zero value or a skipped claim would make of it.
 func Decode[T any](name string, b []byte) (*T, error) {
-	var v T
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var g any
+	if err := dec.Decode(&g); err != nil {
+		return nil, &FieldError{File: name, Problem: syntaxProblem(err, len(b))}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &FieldError{File: name, Problem: "more than one JSON value, or text after it"}
+	}
+	if fe := check(reflect.TypeFor[T](), g, "", noBounds); fe != nil {
+		fe.File = name
+		return nil, fe
+	}
+	var v T
+	dec = json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("read %s: %w (rebuild it with `go run mage.go build`)", name, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("read %s: more than one JSON value (rebuild it with `go run mage.go build`)", name)
+		// What check let through and encoding/json refuses (a key
+		// written twice, the first time mistyped).
+		return nil, &FieldError{File: name, Problem: err.Error()}
 	}
 	return &v, nil
 }
