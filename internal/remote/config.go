@@ -182,6 +182,12 @@ func checkBaseURL(s string) error {
 	case u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("a query or fragment is refused (a blob's path is appended to the url): %w", ErrUnsupported)
 	}
+	return checkPort(u)
+}
+
+// checkPort refuses a URL whose port is given but not in 1-65535 (port
+// 0 asks the system for any port; it names no server), or empty.
+func checkPort(u *url.URL) error {
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("port %q: want 1-65535: %w", port, ErrUnsupported)
