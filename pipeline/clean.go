@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"pqrepro/internal/remote"
+	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
 )
 
 // Clean removes build caches and the leftovers of interrupted runs: what
 // the studies' killed runs left outside the tree that clean removes
 // (Study.Clean: Study A's docker path and PEM folders; first, since the
-// docker path's data root is under .cache/), .cache/ (but its locks and
-// the compiled magefile), staging folders of interrupted stages and
+// docker path's data root is under .cache/), .cache/ (but its locks, the
+// compiled magefile and the scratch trees of verifies still running),
+// staging folders of interrupted stages and
 // incomplete run folders under data/, and the data remote's leftovers of
 // killed pushes (a dir remote's .incoming-* files no upload holds). It
 // keeps raw data, the content store and the committed outputs (they are
@@ -48,7 +50,7 @@ func Clean(cfg Config) error {
 			return err
 		}
 		for _, m := range matches {
-			if keep[m] {
+			if keep[m] || liveVerifyTree(m) {
 				continue
 			}
 			if err := remove(m); err != nil {
@@ -73,6 +75,14 @@ func Clean(cfg Config) error {
 	}
 	cfg.printf("clean: removed %s", strings.Join(removed, ", "))
 	return nil
+}
+
+// liveVerifyTree reports whether p is the scratch tree of a verify still
+// running (repro.VerifyTreeOwner): verify takes no lock, so clean may
+// run beside it, and must leave its tree alone.
+func liveVerifyTree(p string) bool {
+	pid := repro.VerifyTreeOwner(p)
+	return pid != 0 && treelock.ProcessAlive(pid)
 }
 
 // NetClean removes the network namespaces (and with them the TUN, veth

@@ -139,7 +139,7 @@ func printDataStatus(ctx context.Context, cfg Config) {
 		return
 	}
 	switch {
-	case remErr != nil && errors.Is(remErr, os.ErrNotExist):
+	case remErr != nil && errors.Is(remErr, os.ErrNotExist) && cfg.settings().Remote == "":
 		name = "none configured (" + remote.ConfigFile + ")"
 	case remErr != nil:
 		name = "error: " + remErr.Error()

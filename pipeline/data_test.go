@@ -17,6 +17,7 @@ import (
 
 	"pqrepro/internal/remote"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // dataRepo makes a repository root with one run that refers to a stored
@@ -228,5 +229,25 @@ func runWithMissingBlobs(t *testing.T, root string, n int) {
 	meta, _ := json.Marshal(map[string]any{"study": "net", "files": files})
 	if err := os.WriteFile(filepath.Join(run, "meta.json"), meta, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDataRemoteSettingNamesNoFile is issue 44's item 7: with
+// PQREPRO_REMOTE naming a file that does not exist, status says so and
+// what to do, not "none configured", and a pull names the variable.
+func TestDataRemoteSettingNamesNoFile(t *testing.T) {
+	root, _, _, _ := dataRepo(t)
+	s := settings.Defaults()
+	s.Remote = filepath.Join(root, "mirror.toml")
+	var out bytes.Buffer
+	cfg := Config{Root: root, Log: &out, Settings: &s}
+	printDataStatus(context.Background(), cfg)
+	got := out.String()
+	if strings.Contains(got, "none configured") || !strings.Contains(got, "PQREPRO_REMOTE") || !strings.Contains(got, "mirror.toml") || !strings.Contains(got, "unset") {
+		t.Errorf("status with PQREPRO_REMOTE naming no file:\n%s", got)
+	}
+	err := DataPull(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "PQREPRO_REMOTE") || !strings.Contains(err.Error(), "mirror.toml") {
+		t.Errorf("pull with PQREPRO_REMOTE naming no file: %v", err)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"pqrepro/internal/remote"
+	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
 )
 
@@ -21,6 +23,10 @@ type Leftovers struct {
 	// Studies are what killed runs of the studies' experiments left
 	// outside the tree (Study.Leftovers), in the registry's order.
 	Studies []Leftover
+	// Verify are the scratch trees of killed verifies (.cache/verify-*
+	// named after a dead PID: repro.VerifyLeftovers), relative to the
+	// root. Verify takes no lock, so they are looked for whoever writes.
+	Verify []string
 	// StaleLocks are lock files that still name a killed command.
 	StaleLocks []string
 	// Remote are the data remote's leftovers of killed pushes (a dir
@@ -65,6 +71,7 @@ func FindLeftovers(cfg Config) Leftovers {
 		// one (.incomplete-*.old) that was not removed yet (ReproduceDir).
 		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
 	}
+	l.Verify = repro.VerifyLeftovers(root)
 	if l.Writer == "" {
 		l.Remote, l.RemoteName = remoteLeftovers(cfg)
 	}
@@ -119,9 +126,9 @@ func globRel(root, pattern string) []string {
 // nothing is.
 func (l Leftovers) Lines() []string {
 	var out []string
-	if len(l.Incomplete)+len(l.Stages)+len(l.StaleLocks) > 0 {
+	if len(l.Incomplete)+len(l.Stages)+len(l.Verify)+len(l.StaleLocks) > 0 {
 		out = append(out, "leftovers of a killed command (`go run mage.go clean` removes them; data and outputs are intact):")
-		for _, s := range append(append(l.Incomplete, l.Stages...), l.StaleLocks...) {
+		for _, s := range slices.Concat(l.Incomplete, l.Stages, l.Verify, l.StaleLocks) {
 			out = append(out, "  "+s)
 		}
 	}

@@ -190,3 +190,34 @@ func TestRunsReportLeftoversWhenTheyStart(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyLeftovers is issue 44's item 5: the scratch tree of a killed
+// verify (.cache/verify-<PID>-*, its PID dead) is listed by status and
+// removed by clean; a running verify's (its PID alive) is neither, for
+// verify takes no lock and may run beside clean.
+func TestVerifyLeftovers(t *testing.T) {
+	cfg, log, _ := fakeStudy(t)
+	dead := filepath.Join(".cache", fmt.Sprintf("verify-%d-abc", deadPID(t)))
+	live := filepath.Join(".cache", fmt.Sprintf("verify-%d-def", os.Getpid()))
+	for _, d := range []string{dead, live} {
+		if err := os.MkdirAll(filepath.Join(cfg.Root, d, "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := strings.Join(FindLeftovers(cfg).Lines(), "\n")
+	if !strings.Contains(out, dead) || !strings.Contains(out, "`go run mage.go clean` removes them") {
+		t.Errorf("status does not list the killed verify's tree %s:\n%s", dead, out)
+	}
+	if strings.Contains(out, live) {
+		t.Errorf("status lists the running verify's tree %s:\n%s", live, out)
+	}
+	if err := Clean(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Root, dead)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("clean left the killed verify's tree: %v\n%s", err, log)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Root, live)); err != nil {
+		t.Errorf("clean removed the running verify's tree: %v\n%s", err, log)
+	}
+}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/remote"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
@@ -15,10 +16,15 @@ type TargetProfile struct{ Fixed, Default string }
 
 // Configure is a Mage target's configuration: the settings read once
 // through getenv (os.Getenv in the magefile) and the target's profile.
-// The magefile stays thin so that this logic is tested here.
+// The magefile stays thin so that this logic is tested here. A bad value
+// (PQREPRO_PIN_BUSY included, held to the paper's rules) is an error
+// before the target does anything.
 func Configure(root, target string, tp TargetProfile, getenv func(string) string, verbose bool) (Config, error) {
 	s, err := settings.Load(getenv)
 	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", target, err)
+	}
+	if err := checkPinBusy(s); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", target, err)
 	}
 	profile, err := s.ProfileFor(target, tp.Fixed, tp.Default)
@@ -26,6 +32,21 @@ func Configure(root, target string, tp TargetProfile, getenv func(string) string
 		return Config{}, err
 	}
 	return Config{Root: root, Profile: profile, Verbose: verbose, Settings: &s}, nil
+}
+
+// checkPinBusy holds PQREPRO_PIN_BUSY to the rules of the paper's text
+// (runlife.CheckReason) where the environment is read, so that a value
+// the paper cannot print stops the target before it installs or runs
+// anything; runlife.New checks it again for callers that set it
+// directly.
+func checkPinBusy(s settings.Settings) error {
+	if s.PinBusy == "" {
+		return nil
+	}
+	if err := runlife.CheckReason(settings.PinBusy, s.PinBusy); err != nil {
+		return fmt.Errorf("settings: %w; or unset it (docs/config.md)", err)
+	}
+	return nil
 }
 
 // settings are the configured settings; nil (a test's Config) is an

@@ -78,3 +78,31 @@ func TestRunExperimentPassesPin(t *testing.T) {
 		t.Errorf("without settings the runner got NoPin %v, PinBusy %q", got.NoPin, got.PinBusy)
 	}
 }
+
+// TestConfigureRefusesBadPinBusy is issue 44's item 4: a PQREPRO_PIN_BUSY
+// the paper cannot print stops the target in Configure, before any
+// installer or run starts (docs/config.md), not only in runlife.New
+// after the installers have run.
+func TestConfigureRefusesBadPinBusy(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want string
+	}{
+		{"a good reason", "the only host of this kind", ""},
+		{"an escape character", "quiet enough\x1b[2J", "PQREPRO_PIN_BUSY: character 13 is U+001B"},
+		{"blank", "   ", "PQREPRO_PIN_BUSY is blank"},
+		{"too long", strings.Repeat("busy ", 41), "at most 200"},
+		{"a word too long", "see /var/log/backups/nightly", "split it with a space"},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			_, err := Configure("/repo", "tls:run", TargetProfile{Default: Full}, func(k string) string {
+				return map[string]string{settings.PinBusy: tc.value}[k]
+			}, false)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Configure: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tls:run: ")):
+				t.Errorf("Configure: %v, want an error of tls:run saying %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"pqrepro/internal/render"
 )
@@ -94,14 +96,35 @@ func FormatHistory(h History) []byte {
 	for _, c := range h.Claims {
 		fmt.Fprintf(&b, "first\t%s\t%s\t%s\t%s\n", c.ID, c.First.Commit, date(c.First), oneLine(c.First.Reason))
 		for _, e := range c.Changes {
-			fmt.Fprintf(&b, "change\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, e.Commit, date(e), e.Marked, e.Flip, oneLine(e.Reason))
+			fmt.Fprintf(&b, "change\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, e.Commit, date(e), oneLine(e.Marked), oneLine(e.Flip), oneLine(e.Reason))
 		}
 	}
 	return b.Bytes()
 }
 
+// oneLine makes s one field of HistoryFile: runs of white space become
+// one space, and any other control character (the ESC of a coloured
+// commit subject, a NUL, a C1 control) or a byte that is not UTF-8 is
+// written as \xNN or \uNNNN, so that the file, and the paper's appendix
+// made from it, hold text only.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // ParseHistory reads HistoryFile.
@@ -437,7 +460,9 @@ func HistoryLatex(rep Report, h History, timing Timing, curves *CurveReport) str
 				notes = append(notes, render.Escape(strings.ToLower(e.Marked)))
 			}
 			if e.Flip != "" {
-				notes = append(notes, render.Escape(strings.ReplaceAll(e.Flip, "->", "$\\to$")))
+				// Escaped first, then the arrow set: escaping "$\to$"
+				// printed it literally.
+				notes = append(notes, strings.ReplaceAll(render.Escape(e.Flip), "->", "$\\to$"))
 			}
 			if len(notes) > 0 {
 				s += " " + strings.Join(notes, "; ")

@@ -121,3 +121,47 @@ func TestHistoryUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryEscapesControlCharacters is issue 44's item 7: a control
+// character in a commit subject or amend line (an ESC that colours a
+// terminal, a NUL) is written to history.txt escaped (\x1b), never raw,
+// and the file reads back as written.
+func TestHistoryEscapesControlCharacters(t *testing.T) {
+	c := strings.Repeat("a", 40)
+	h := History{Claims: []ClaimHistory{{
+		ID:    "A1a",
+		First: RuleEvent{Commit: c, Reason: "rules: \x1b[31mred\x1b[0m\x00 and\u009b C1, tab\tkept as a space, é kept"},
+		Changes: []RuleEvent{{Commit: c, Marked: "RULES CHANGED", Flip: "reproduced -> not reproduced",
+			Reason: "RULES CHANGED, \x7f deleted"}},
+	}}}
+	got := FormatHistory(h)
+	for i, r := range string(got) {
+		if r != '\t' && r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0) {
+			t.Fatalf("history.txt holds control character %U at byte %d:\n%q", r, i, got)
+		}
+	}
+	for _, want := range []string{`rules: \x1b[31mred\x1b[0m\x00 and\u009b C1, tab kept as a space, é kept`, `RULES CHANGED, \x7f deleted`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("history.txt lacks %q:\n%s", want, got)
+		}
+	}
+	back, err := ParseHistory(got)
+	if err != nil || !bytes.Equal(FormatHistory(back), got) {
+		t.Errorf("the escaped history does not read back (%v)", err)
+	}
+}
+
+// TestHistoryLatexArrowOnce is issue 44's item 7: an amend line's
+// verdict change "reproduced -> not reproduced" prints an arrow in the
+// paper; it was escaped after the arrow was set, and the PDF printed a
+// literal "$\to$".
+func TestHistoryLatexArrowOnce(t *testing.T) {
+	c := strings.Repeat("b", 40)
+	h := History{Claims: []ClaimHistory{{ID: "C13", First: RuleEvent{Commit: c},
+		Changes: []RuleEvent{{Commit: c, Marked: "RULES CHANGED", Flip: "reproduced -> not reproduced", Reason: "RULES CHANGED, x"}}}}}
+	rep := Report{Claims: []Evaluated{{ID: "C13", Study: "x", Verdict: NotReproduced}}}
+	tex := HistoryLatex(rep, h, Timing{}, nil)
+	if !strings.Contains(tex, `rules changed; reproduced $\to$ not reproduced`) || strings.Contains(tex, `\$`) {
+		t.Errorf("the verdict change is not set with one arrow:\n%s", tex)
+	}
+}

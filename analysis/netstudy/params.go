@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // Params tune the analysis. The zero value gives the defaults.
@@ -150,10 +151,12 @@ func paramsFrom(get func(string) string) (Params, error) {
 	return p, nil
 }
 
+// parseDate reads the figures stages' source_date_epoch parameter by
+// the setting's rule (settings.ParseSourceDateEpoch).
 func parseDate(s string) (time.Time, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
+	t, err := settings.ParseSourceDateEpoch(s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("source_date_epoch %q: want Unix seconds (set SOURCE_DATE_EPOCH to a decimal number)", s)
+		return time.Time{}, fmt.Errorf("stage parameter source_date_epoch: %w", err)
 	}
-	return time.Unix(n, 0).UTC(), nil
+	return t, nil
 }

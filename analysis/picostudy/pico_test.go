@@ -596,3 +596,17 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 }
+
+// TestParseEpochBounds is issue 44's item 7: the figures stage's
+// SOURCE_DATE_EPOCH parameter is bounded like the setting (0 to the end
+// of the year 9999); 2^63-1 crashed pdflatex.
+func TestParseEpochBounds(t *testing.T) {
+	if sec, err := parseEpoch("1767225600"); err != nil || sec != 1767225600 {
+		t.Errorf("parseEpoch(1767225600) = %d, %v", sec, err)
+	}
+	for _, bad := range []string{"x", "-1", "253402300800", "9223372036854775807"} {
+		if _, err := parseEpoch(bad); err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") || !strings.Contains(err.Error(), "253402300799") {
+			t.Errorf("parseEpoch(%q) = %v, want an error naming the parameter and the bound", bad, err)
+		}
+	}
+}

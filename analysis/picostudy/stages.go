@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // Outputs of the stages, relative to the repository root.
@@ -113,9 +114,9 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if perr != nil {
 				return perr
 			}
-			sec, err := strconv.ParseInt(env.Param("SOURCE_DATE_EPOCH"), 10, 64)
+			sec, err := parseEpoch(env.Param("SOURCE_DATE_EPOCH"))
 			if err != nil {
-				return fmt.Errorf("SOURCE_DATE_EPOCH %q: %w", env.Param("SOURCE_DATE_EPOCH"), err)
+				return err
 			}
 			b, err := env.ReadFile(ResultsFile)
 			if err != nil {
@@ -165,4 +166,14 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	return []*repro.Stage{analyzeStage, figures, tables}
+}
+
+// parseEpoch reads the figures stage's SOURCE_DATE_EPOCH parameter by
+// the setting's rule (settings.ParseSourceDateEpoch), as Unix seconds.
+func parseEpoch(s string) (int64, error) {
+	t, err := settings.ParseSourceDateEpoch(s)
+	if err != nil {
+		return 0, fmt.Errorf("stage parameter SOURCE_DATE_EPOCH: %w", err)
+	}
+	return t.Unix(), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // Output paths, relative to the repository root.
@@ -195,10 +196,12 @@ func sourceDateEpochParam(t time.Time) string {
 	return strconv.FormatInt(t.Unix(), 10)
 }
 
+// parseEpoch reads the stage parameter SOURCE_DATE_EPOCH by the
+// setting's rule (settings.ParseSourceDateEpoch).
 func parseEpoch(s string) (time.Time, error) {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a non-negative whole number of seconds; unset it or fix it", s)
+	t, err := settings.ParseSourceDateEpoch(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stage parameter %s: %w", paramEpoch, err)
 	}
-	return time.Unix(n, 0).UTC(), nil
+	return t, nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"pqrepro/internal/settings"
 )
 
 // ConfigFile is where the repository names its data remote, relative to
@@ -51,7 +53,9 @@ type Config struct {
 
 // LoadConfig reads the remote configuration of the repository at root:
 // file (the setting PQREPRO_REMOTE) if not "", else remote.toml. It
-// returns an error wrapping os.ErrNotExist when there is none.
+// returns an error wrapping os.ErrNotExist when there is none, saying
+// which: a file the setting names that does not exist is a mistake to
+// fix, not "no remote".
 func LoadConfig(root, file string) (Config, string, error) {
 	p := filepath.Join(root, ConfigFile)
 	if file != "" {
@@ -60,6 +64,9 @@ func LoadConfig(root, file string) (Config, string, error) {
 	var c Config
 	md, err := decodeConfig(p, &c)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && file != "" {
+			return c, p, fmt.Errorf("remote: %s names %s: %w; fix the path, or unset %s to use %s", settings.Remote, file, os.ErrNotExist, settings.Remote, ConfigFile)
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return c, p, fmt.Errorf("remote: no data remote configured: %w (write %s, see docs/data-remote.md)", err, ConfigFile)
 		}
@@ -182,6 +189,12 @@ func checkBaseURL(s string) error {
 	case u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("a query or fragment is refused (a blob's path is appended to the url): %w", ErrUnsupported)
 	}
+	return checkPort(u)
+}
+
+// checkPort refuses a URL whose port is given but not in 1-65535 (port
+// 0 asks the system for any port; it names no server), or empty.
+func checkPort(u *url.URL) error {
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("port %q: want 1-65535: %w", port, ErrUnsupported)

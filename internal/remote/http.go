@@ -258,7 +258,7 @@ func ReadIndex(path, base string) (map[string]string, error) {
 // checkIndexURL holds an index line's URL to remote.toml's rules: no
 // credentials (the index is committed), and no scheme-relative
 // "//host/x", which would silently move a relative-looking line to
-// another host.
+// another host. parseIndex checks the resolved URL's port (checkPort).
 func checkIndexURL(u, base *url.URL) error {
 	switch {
 	case u.User != nil || strings.Contains(u.Host, "@"):
@@ -297,6 +297,9 @@ func parseIndex(r io.Reader, name, base string) (map[string]string, error) {
 		u = b.ResolveReference(u)
 		if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
 			return nil, fmt.Errorf("remote: index %s:%d: %q is not an http(s) URL", name, n, u)
+		}
+		if err := checkPort(u); err != nil {
+			return nil, fmt.Errorf("remote: index %s:%d: %q: %w; fix the line", name, n, f[1], err)
 		}
 		if old, dup := idx[f[0]]; dup && old != u.String() {
 			return nil, fmt.Errorf("remote: index %s:%d: %s listed twice with different URLs", name, n, short(f[0]))

@@ -391,3 +391,27 @@ func FuzzParseIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestParseIndexPorts is issue 44's item 7: an index line's URL is held
+// to the port rule of remote.toml's url (1-65535); port 0 was accepted.
+func TestParseIndexPorts(t *testing.T) {
+	_, sum := blob(1, 1)
+	for _, tc := range []struct {
+		url  string
+		want string // "" means accepted
+	}{
+		{"https://x:443/y", ""},
+		{"http://x:65535/y", ""},
+		{"http://x:0/y", `port "0": want 1-65535`},
+		{"http://x:65536/y", `port "65536": want 1-65535`},
+		{"http://x:/y", "empty port"},
+	} {
+		_, err := parseIndex(strings.NewReader(sum+" "+tc.url), "index.txt", "http://base/")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "index.txt:1")):
+			t.Errorf("%s: %v, want an error naming the line and saying %q", tc.url, err, tc.want)
+		}
+	}
+}

@@ -555,40 +555,50 @@ func fetch(parent context.Context, store *repro.Store, rem Remote, sum string, o
 
 // A watchdog cancels its context with ErrStalled when nothing was
 // written to it for after.
+//
+// It keeps the time of the last write and sleeps until that plus after,
+// so that it fires after no byte for after, not up to a polling tick
+// later: a ticker that took its first tick for progress gave a silent
+// remote 75-90 s for a 60 s Stall (issue 44).
 type watchdog struct {
-	n     atomic.Int64
+	start time.Time    // when watching began (its monotonic reading)
+	last  atomic.Int64 // the last write, in nanoseconds since start
 	after time.Duration
 	done  chan struct{}
 }
 
 func watch(parent context.Context, after time.Duration) (context.Context, *watchdog) {
 	ctx, cancel := context.WithCancelCause(parent)
-	w := &watchdog{after: after, done: make(chan struct{})}
+	w := &watchdog{start: time.Now(), after: after, done: make(chan struct{})}
 	go func() {
 		defer cancel(nil)
-		t := time.NewTicker(after / 4)
+		t := time.NewTimer(after)
 		defer t.Stop()
-		last, since := int64(-1), time.Now()
 		for {
 			select {
 			case <-w.done:
 				return
 			case <-ctx.Done():
 				return
-			case now := <-t.C:
-				if n := w.n.Load(); n != last {
-					last, since = n, now
-				} else if now.Sub(since) >= after {
+			case <-t.C:
+				idle := time.Since(w.start) - time.Duration(w.last.Load())
+				if idle >= after {
 					cancel(ErrStalled)
 					return
 				}
+				t.Reset(after - idle)
 			}
 		}
 	}()
 	return ctx, w
 }
 
-func (w *watchdog) Write(b []byte) (int, error) { w.n.Add(int64(len(b))); return len(b), nil }
+func (w *watchdog) Write(b []byte) (int, error) {
+	if len(b) > 0 {
+		w.last.Store(int64(time.Since(w.start)))
+	}
+	return len(b), nil
+}
 
 func (w *watchdog) stop() { close(w.done) }
 

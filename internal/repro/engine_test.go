@@ -664,3 +664,34 @@ func TestDefaultEpoch(t *testing.T) {
 		t.Errorf("DefaultEpoch() = %v", ts)
 	}
 }
+
+// TestVerifyTreeInCacheNamedByPID is issue 44's item 5: Verify re-derives
+// in a scratch tree under the project's .cache, named after its PID (so
+// that status and clean can tell a killed verify's tree from a running
+// one's), not in the system's temporary directory, where a verify
+// killed by SIGKILL left 256 MB that status did not list and clean did
+// not remove. The tree is gone when Verify returns.
+func TestVerifyTreeInCacheNamedByPID(t *testing.T) {
+	tr := newTree(t)
+	tr.build()
+	e := tr.engine()
+	var scratch string
+	run := e.Stages[0].Run
+	e.Stages[0].Run = func(ctx context.Context, env *Env) error {
+		scratch = env.Root()
+		if got := VerifyTreeOwner(scratch); got != os.Getpid() {
+			t.Errorf("VerifyTreeOwner(%s) = %d while it runs, want this process, %d", scratch, got, os.Getpid())
+		}
+		return run(ctx, env)
+	}
+	if _, err := e.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(tr.root, ".cache", fmt.Sprintf("verify-%d-", os.Getpid()))
+	if !strings.HasPrefix(scratch, want) {
+		t.Errorf("verify re-derived in %s, want a folder %s*", scratch, want)
+	}
+	if _, err := os.Stat(scratch); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the scratch tree %s outlived Verify: %v", scratch, err)
+	}
+}

@@ -10,8 +10,64 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"pqrepro/internal/treelock"
 )
+
+// verifyTreePrefix begins the name of Verify's scratch tree, made in the
+// project's .cache as verify-<PID>-<random>. It is in the project (not
+// the system's temporary directory) so that a verify killed by SIGKILL
+// leaves its tree where status lists it and clean removes it, and on
+// the tree's file system, so that the committed data is hard-linked
+// rather than copied. The PID tells a killed verify's tree from that of
+// a verify still running: verify takes no lock, and may run beside
+// clean.
+const verifyTreePrefix = "verify-"
+
+// verifyTreeParent is the folder, relative to the root, of Verify's
+// scratch trees.
+const verifyTreeParent = ".cache"
+
+// makeVerifyTree creates this process's scratch tree under root.
+func makeVerifyTree(root string) (string, error) {
+	parent := filepath.Join(root, verifyTreeParent)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(parent, verifyTreePrefix+strconv.Itoa(os.Getpid())+"-*")
+}
+
+// VerifyTreeOwner is the PID a scratch tree of Verify is named after, or
+// 0 if p is not named like one.
+func VerifyTreeOwner(p string) int {
+	rest, ok := strings.CutPrefix(filepath.Base(p), verifyTreePrefix)
+	if !ok {
+		return 0
+	}
+	pidText, _, found := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if !found || err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// VerifyLeftovers lists, relative to root, the scratch trees of killed
+// verifies: those under root's .cache whose PID no longer runs.
+func VerifyLeftovers(root string) []string {
+	m, _ := filepath.Glob(filepath.Join(root, verifyTreeParent, verifyTreePrefix+"*"))
+	var out []string
+	for _, d := range m {
+		if pid := VerifyTreeOwner(d); pid == 0 || treelock.ProcessAlive(pid) {
+			continue
+		}
+		rel, _ := filepath.Rel(root, d)
+		out = append(out, rel)
+	}
+	return out
+}
 
 // A Problem is one finding of Verify: a file and what is wrong with it.
 type Problem struct {
@@ -56,9 +112,11 @@ func MergeProblems(ps []Problem) []Problem {
 //
 //  1. every file listed in SHA256SUMS is read again (no hash cache) and
 //     its SHA-256 compared, and every raw data file must be listed;
-//  2. every stage is run from scratch in a temporary tree that holds only
+//  2. every stage is run from scratch in a scratch tree that holds only
 //     the pipeline's source inputs (files no stage produces), and each
-//     re-derived output is compared byte for byte with the working tree;
+//     re-derived output is compared byte for byte with the working tree
+//     (the tree is .cache/verify-<PID>-*, removed when Verify returns;
+//     see verifyTreePrefix);
 //  3. the SHA256SUMS the re-derived tree would have is compared with the
 //     committed one.
 //
@@ -66,7 +124,7 @@ func MergeProblems(ps []Problem) []Problem {
 // per file, and the stages that failed on the committed data: a failing
 // stage does not stop the others (Engine.KeepGoing), and its outputs are
 // reported as not re-derived. The error is for failures to verify at all
-// (an unreadable SHA256SUMS, a temporary tree that cannot be made).
+// (an unreadable SHA256SUMS, a scratch tree that cannot be made).
 func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 	rep := &VerifyReport{}
 	problem := func(p, format string, args ...any) {
@@ -102,14 +160,14 @@ func (e *Engine) Verify(ctx context.Context) (*VerifyReport, error) {
 		}
 	}
 
-	// 2. Re-derive every output in a temporary tree.
+	// 2. Re-derive every output in a scratch tree.
 	stages, _, err := e.order()
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "pqrepro-verify-")
+	tmp, err := makeVerifyTree(e.Root)
 	if err != nil {
-		return nil, fmt.Errorf("create temporary tree: %w", err)
+		return nil, fmt.Errorf("create the verification tree under %s: %w (is the tree writable? `go run mage.go clean` removes what killed verifies left)", verifyTreeParent, err)
 	}
 	defer os.RemoveAll(tmp)
 	sources, err := e.Sources(nil)

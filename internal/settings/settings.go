@@ -86,12 +86,23 @@ const (
 	// DefaultCalibrateK is 200 pseudo-replicate pairs: enough to bound
 	// a 5 % false-alarm rate to within about 3 points (docs/agreement.md).
 	DefaultCalibrateK = 200
+	// MaxCalibrateK bounds PQREPRO_CALIBRATE_K: calibrate's time grows
+	// with K (every pair re-derives every reference run's items), and at
+	// 10,000 pairs a 5 % false-alarm rate's Wilson 95 % interval is
+	// already under half a point wide each side, finer than the goal
+	// needs; a mistyped extra digit or two should fail, not run for days.
+	MaxCalibrateK = 10_000
 	// DefaultCalibrateSeed is the calibration's fixed PCG seed.
 	DefaultCalibrateSeed = 20261201
 	// DefaultSourceDateEpoch is 2026-01-01T00:00:00Z. A fixed date (not
 	// the commit time) keeps outputs identical across commits, so that
 	// verify on a later commit still matches byte for byte.
 	DefaultSourceDateEpoch = 1767225600
+	// MaxSourceDateEpoch is the latest SOURCE_DATE_EPOCH accepted:
+	// 9999-12-31T23:59:59Z. A PDF's dates (D:YYYYMMDDHHmmSS, ISO
+	// 32000-1, 7.9.4) have four year digits, and pdflatex crashed on
+	// 2^63-1 seconds.
+	MaxSourceDateEpoch = 253402300799
 )
 
 // The profiles PQREPRO_PROFILE may name.
@@ -207,8 +218,8 @@ func Load(getenv func(string) string) (Settings, error) {
 		}
 	}
 	if v := getenv(CalibrateK); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			bad(CalibrateK, v, "want a positive number of pseudo-replicates (the goal needs at least 200)")
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > MaxCalibrateK {
+			bad(CalibrateK, v, fmt.Sprintf("want a number of pseudo-replicates from 1 to %d (the goal needs at least 200; the time grows with it)", MaxCalibrateK))
 		} else {
 			s.CalibrateK = n
 		}
@@ -261,16 +272,28 @@ func Load(getenv func(string) string) (Settings, error) {
 	s.Fuzz = flag(Fuzz) || getenv(CI) != ""
 	s.SourceDateEpoch = time.Unix(DefaultSourceDateEpoch, 0).UTC()
 	if v := getenv(SourceDateEpoch); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
-			bad(SourceDateEpoch, v, "not a non-negative whole number of seconds; unset it or fix it")
+		if t, err := ParseSourceDateEpoch(v); err != nil {
+			errs = append(errs, err.Error())
 		} else {
-			s.SourceDateEpoch = time.Unix(n, 0).UTC()
+			s.SourceDateEpoch = t
 		}
 	}
 	if len(errs) > 0 {
 		return s, fmt.Errorf("settings: %s (docs/config.md)", strings.Join(errs, "; "))
 	}
 	return s, nil
+}
+
+// ParseSourceDateEpoch reads a SOURCE_DATE_EPOCH: whole seconds since
+// 1970 (UTC), from 0 to MaxSourceDateEpoch. Load and the stages whose
+// parameter it is (the studies' figures) all read it here, so that one
+// rule holds wherever the date is parsed.
+func ParseSourceDateEpoch(v string) (time.Time, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > MaxSourceDateEpoch {
+		return time.Time{}, fmt.Errorf("%s=%q: not a whole number of seconds from 0 to %d (9999-12-31T23:59:59Z: a PDF date has four year digits); unset it or fix it", SourceDateEpoch, v, int64(MaxSourceDateEpoch))
+	}
+	return time.Unix(n, 0).UTC(), nil
 }
 
 // ProfileFor is the profile a target runs at: fixed, if the target has

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestLoad(t *testing.T) {
 		{"profile typo", env(Profile, "fll"), nil, `PQREPRO_PROFILE="fll": want quick or full`},
 		{"studies", env(Studies, " tls, ,net "), func(s Settings) bool { return fmt.Sprint(s.Studies) == "[tls net]" }, ""},
 		{"calibrate", env(CalibrateK, "500", CalibrateSeed, "0x10"), func(s Settings) bool { return s.CalibrateK == 500 && s.CalibrateSeed == 16 }, ""},
-		{"calibrate k zero", env(CalibrateK, "0"), nil, `PQREPRO_CALIBRATE_K="0": want a positive number`},
+		{"calibrate k zero", env(CalibrateK, "0"), nil, `PQREPRO_CALIBRATE_K="0": want a number of pseudo-replicates from 1 to 10000`},
 		{"calibrate seed negative", env(CalibrateSeed, "-1"), nil, `PQREPRO_CALIBRATE_SEED="-1": want an unsigned integer`},
 		{"store and remote", env(Store, "/s", Remote, "r.toml"), func(s Settings) bool { return s.Store == "/s" && s.Remote == "r.toml" }, ""},
 		{"pin no", env(Pin, "no", PinBusy, "why"), func(s Settings) bool { return s.NoPin && s.PinBusy == "why" }, ""},
@@ -56,7 +57,7 @@ func TestLoad(t *testing.T) {
 		{"fuzz", env(Fuzz, "1"), func(s Settings) bool { return s.Fuzz }, ""},
 		{"CI fuzzes", env(CI, "true"), func(s Settings) bool { return s.Fuzz }, ""},
 		{"epoch", env(SourceDateEpoch, "1700000000"), func(s Settings) bool { return s.SourceDateEpoch.Equal(time.Unix(1700000000, 0)) }, ""},
-		{"epoch bad", env(SourceDateEpoch, "yesterday"), nil, `SOURCE_DATE_EPOCH="yesterday": not a non-negative whole number`},
+		{"epoch bad", env(SourceDateEpoch, "yesterday"), nil, `SOURCE_DATE_EPOCH="yesterday": not a whole number of seconds from 0 to 253402300799`},
 		{"epoch negative", env(SourceDateEpoch, "-5"), nil, `SOURCE_DATE_EPOCH="-5"`},
 		{"every bad value at once", env(Profile, "x", Pin, "y"), nil, `PQREPRO_PROFILE="x": want quick or full, or leave it unset for each target's default; PQREPRO_PIN="y"`},
 		{"pqrepro s3 keys", env(S3AccessKeyID, "id", S3SecretAccessKey, "sk", AWSAccessKeyID, "aws"), func(s Settings) bool {
@@ -273,5 +274,56 @@ func TestEnvReads(t *testing.T) {
 	}
 	if got := envReads(t, filepath.Join(dir, "environ.go")); got != nil {
 		t.Errorf("environ.go (passing the environment on is not a read): %v", got)
+	}
+}
+
+// TestSourceDateEpochBounds is issue 44's item 7: SOURCE_DATE_EPOCH is a
+// whole number of seconds from 0 to MaxSourceDateEpoch (9999-12-31
+// 23:59:59 UTC); 2^63-1 was accepted, and pdflatex crashed on it.
+func TestSourceDateEpochBounds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Time // zero: an error
+	}{
+		{"0", time.Unix(0, 0).UTC()},
+		{"1767225600", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"253402300799", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
+		{"253402300800", time.Time{}},
+		{"9223372036854775807", time.Time{}},
+		{"-1", time.Time{}},
+		{"1e9", time.Time{}},
+		{" 5", time.Time{}},
+	} {
+		got, err := ParseSourceDateEpoch(tc.in)
+		switch {
+		case !tc.want.IsZero() && (err != nil || !got.Equal(tc.want) || got.Location() != time.UTC):
+			t.Errorf("ParseSourceDateEpoch(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		case tc.want.IsZero() && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s=%q", SourceDateEpoch, tc.in)) || !strings.Contains(err.Error(), "253402300799")):
+			t.Errorf("ParseSourceDateEpoch(%q) = %v, %v; want an error naming the variable and the bound", tc.in, got, err)
+		}
+		if _, err := Load(env(SourceDateEpoch, tc.in)); (err == nil) != !tc.want.IsZero() {
+			t.Errorf("Load with %s=%q: %v", SourceDateEpoch, tc.in, err)
+		}
+	}
+}
+
+// TestCalibrateKBound is issue 44's item 7: PQREPRO_CALIBRATE_K has an
+// upper bound, MaxCalibrateK; a mistyped 2000000 would analyse every
+// reference run two million times.
+func TestCalibrateKBound(t *testing.T) {
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{
+		{"1", true}, {"200", true}, {strconv.Itoa(MaxCalibrateK), true},
+		{strconv.Itoa(MaxCalibrateK + 1), false}, {"2000000", false}, {"0", false},
+	} {
+		s, err := Load(env(CalibrateK, tc.v))
+		switch {
+		case tc.ok && (err != nil || strconv.Itoa(s.CalibrateK) != tc.v):
+			t.Errorf("%s=%s: %d, %v", CalibrateK, tc.v, s.CalibrateK, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s=%q", CalibrateK, tc.v)) || !strings.Contains(err.Error(), "10000")):
+			t.Errorf("%s=%s: %v, want an error giving the bound", CalibrateK, tc.v, err)
+		}
 	}
 }
