@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -281,7 +282,8 @@ func refuseAltered(cfg Config, problems []repro.Problem, target string) error {
 }
 
 // withGit fills cfg.Git with the state of the repository at cfg.Root,
-// for the provenance of the runs the target is about to start. A tree
+// for the provenance of the runs the target is about to start, and
+// cfg.Tree with its patch and untracked files, which a run keeps. A tree
 // that is a git checkout must say its commit: if git cannot, the target
 // stops rather than record "unknown". A tree that is not a checkout (an
 // unpacked artifact bundle) records "unknown" with the reason.
@@ -295,6 +297,12 @@ func (c Config) withGit(ctx context.Context) (Config, error) {
 			return c, fmt.Errorf("provenance: %w: a run must record the commit it was made from; fix the checkout (`git status`) and start again", err)
 		}
 		g = provenance.Git{Commit: "unknown", WhyUnknown: fmt.Sprintf("%s is not a git checkout: %v", c.Root, err)}
+	} else {
+		t, err := runlife.ReadTree(ctx, c.Root)
+		if err != nil {
+			return c, fmt.Errorf("provenance: %w: a run from a dirty tree keeps its patch; fix the checkout (`git status`) and start again", err)
+		}
+		c.Tree = &t
 	}
 	c.Git = &g
 	return c, nil
