@@ -23,6 +23,7 @@ import (
 	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 	"pqrepro/internal/treelock"
@@ -158,7 +159,10 @@ func fakeRecord(cfg Config, study, specPath, dataDir string, value int) (string,
 	if err := r.Commit(); err != nil {
 		return "", err
 	}
-	return r.ID, spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest))
+	if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(r.ID, r.Manifest)); err != nil {
+		return "", err
+	}
+	return r.ID, runlist.Add(runlist.Beside(specPath), study, runlist.Entry{ID: r.ID, Manifest: r.Manifest, Role: runlist.Pinned})
 }
 
 // treeFiles hashes every file of the committed tree: everything but .cache.

@@ -14,17 +14,21 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 	"pqrepro/internal/spec"
 )
 
 // ErrEvidence is returned when the raw data under data/ differs from
 // its seals: a run differs from its sealed manifest (or a pinned run's
 // manifest from its pin), a run's ID disagrees with its meta.json or
-// lies in the future, or data/ holds an entry that is not a sealed run.
-// Nothing is built from it.
+// lies in the future, data/ holds an entry that is not a sealed run, or
+// a run is not evidence: no run list (experiments/<study>.runs) names
+// it at its manifest, it lies under another or no registered study, or
+// it copies another run's captures or timings. Nothing is built from it.
 var ErrEvidence = errors.New("the raw data under data/ does not match its seals")
 
 // ErrSpec is returned when a study's spec (experiments/<study>.toml)
@@ -64,16 +68,21 @@ type evidenceReport struct {
 	Runs, Pinned, Files, Blobs, BlobsAbsent, BlobsInRun int
 	Problems                                            []repro.Problem
 	// Strays counts the problems that are entries of data/ which are not
-	// sealed runs (repro.StrayEntries), for status to name the culprit.
-	Strays int
+	// sealed runs (repro.StrayEntries), and Unlisted the sealed runs that
+	// no run list names (experiments/<study>.runs), for status to name
+	// the culprit.
+	Strays, Unlisted int
 }
 
 // checkEvidence checks every run folder under data/, pinned or not,
 // against its MANIFEST.sha256 (and a pinned run's manifest against its
-// pin), its ID against its meta.json and the clock (runTimeProblems),
-// and names every entry of data/ that is not a sealed run. An unpinned
-// run is evidence too: build lists it in SHA256SUMS, and the host
-// reference and the between-run variance of `mage all` read it. With h
+// pin), its ID against its meta.json and the clock, its place among the
+// evidence (runIndex: its study's run list names it, its study is
+// registered and is meta.json's, it copies no other run), the run lists
+// against data/ and the pins, and names every entry of data/ that is not
+// a sealed run. An unpinned run is evidence too: build lists it in
+// SHA256SUMS, and the host reference and the between-run variance of
+// `mage all` read it, so it enters only by a line in a run list. With h
 // set (the builds' hash cache) every file of a run that SHA256SUMS lists
 // is also compared with that list, so that editing the data, meta.json,
 // the manifest and the pin together is caught too. With h nil (verify)
@@ -98,6 +107,10 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		if sums, err = repro.ParseSums(repro.SumsFile, b); err != nil {
 			return nil, fmt.Errorf("%w: restore it with `git checkout -- %s`", err, repro.SumsFile)
 		}
+	}
+	ix, err := readRunIndex(cfg.Root)
+	if err != nil {
+		return nil, err
 	}
 	rep := &evidenceReport{}
 	store := cfg.store()
@@ -127,7 +140,10 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 		rep.Problems = append(rep.Problems, rc.Problems...)
 		// A run whose files differ from its seal has them named
 		// already: its meta.json's times are read from a sound one only.
-		rep.Problems = append(rep.Problems, runTimeProblems(cfg.Root, r.dir, now, len(rc.Problems) == 0)...)
+		rep.Problems = append(rep.Problems, ix.runChecks(r.dir, now, len(rc.Problems) == 0)...)
+		if !ix.listed(r.dir) {
+			rep.Unlisted++
+		}
 		for _, ent := range sums {
 			if !strings.HasPrefix(ent.Path, r.dir+"/") {
 				continue
@@ -168,6 +184,15 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 	}
 	rep.Strays = len(stray)
 	rep.Problems = append(rep.Problems, stray...)
+	rep.Problems = append(rep.Problems, ix.listProblems(runs)...)
+	// A list that does not parse, or an unknown study, is named once,
+	// not once per run.
+	seen := map[repro.Problem]bool{}
+	rep.Problems = slices.DeleteFunc(rep.Problems, func(p repro.Problem) bool {
+		dup := seen[p]
+		seen[p] = true
+		return dup
+	})
 	rep.Problems = repro.MergeProblems(rep.Problems)
 	return rep, nil
 }
@@ -176,16 +201,42 @@ func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 // time to the second.
 const runIDLayout = "20060102T150405Z"
 
-// runTimeProblems checks a sealed run's ID against its meta.json and the
+// runTimeProblems checks a sealed run beyond its files and their seal.
+//
+// That is its ID against its meta.json and the clock (idProblems), and
+// its place among the evidence (runProblems: its study registered, its
+// list naming it, no copy), beside repro.CheckRun. With meta false
+// (a run whose files, meta.json perhaps among them, differ from its
+// seal) meta.json is not read. soundRun calls it for the runs the host
+// reference, the between-run variance, the calibration and the
+// cross-host fit draw on, so that none of them reads a run that build
+// would refuse; it keeps the name it had when it checked times only,
+// because between.go, which calls it, is an input of the calibration's
+// digest (calibrationInputs).
+func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Problem {
+	ix, err := readRunIndex(root)
+	if err != nil {
+		return []repro.Problem{{Path: runRel, What: "the runs under data/ cannot be read: " + err.Error()}}
+	}
+	return ix.runChecks(runRel, now, meta)
+}
+
+// runChecks is runTimeProblems with the runs and lists read once.
+func (ix *runIndex) runChecks(runRel string, now time.Time, meta bool) []repro.Problem {
+	out, m := idProblems(ix.root, runRel, now, meta)
+	return append(out, ix.runProblems(runRel, m)...)
+}
+
+// idProblems checks a sealed run's ID against its meta.json and the
 // clock: meta.json's run_id must be the folder's name, its start must
 // fall in the second the ID names (repro.NewRun names a run after its
 // start), its end must not precede its start, and neither the ID nor the
 // end may lie after now. A run named for a later date would otherwise be
 // "the newest" run of its design, and so the host reference of `mage
 // all` (hostReference), whatever it holds. With meta false only the
-// ID is checked against the clock (for a run whose files, meta.json
-// perhaps among them, differ from its seal).
-func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Problem {
+// ID is checked against the clock. It returns meta.json as read, nil
+// when it was not (meta false) or cannot be.
+func idProblems(root, runRel string, now time.Time, meta bool) ([]repro.Problem, *provenance.Meta) {
 	id := path.Base(runRel)
 	var out []repro.Problem
 	bad := func(p, format string, args ...any) {
@@ -196,23 +247,23 @@ func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Prob
 	named, err := time.Parse(runIDLayout, stamp)
 	if err != nil {
 		bad(runRel, "the run ID %s names no valid time (%v)", id, err)
-		return out
+		return out, nil
 	}
 	if named.After(now) {
 		bad(runRel, "the run ID %s lies in the future (now is %s)", id, now.UTC().Format(time.RFC3339))
 	}
 	if !meta {
-		return out
+		return out, nil
 	}
 	mp := runRel + "/" + provenance.FileName
 	m, err := provenance.Read(filepath.Join(root, filepath.FromSlash(runRel)))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		bad(mp, "missing: a run records its ID, start and end there")
-		return out
+		return out, nil
 	case err != nil:
 		bad(mp, "the run's start cannot be read: %s", strings.ReplaceAll(err.Error(), filepath.Join(root, filepath.FromSlash(runRel))+string(filepath.Separator), runRel+"/"))
-		return out
+		return out, nil
 	}
 	start, end := m.Start.UTC(), m.End.UTC()
 	switch {
@@ -227,7 +278,7 @@ func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Prob
 	case end.After(now):
 		bad(mp, "end %s lies in the future (now is %s)", end.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339))
 	}
-	return out
+	return out, &m
 }
 
 // specProblems loads and validates every study's spec (Study.CheckSpec),
@@ -276,12 +327,13 @@ func refuseAltered(cfg Config, problems []repro.Problem, target string) error {
 	for _, p := range problems {
 		cfg.printf("FAIL %s", p)
 	}
-	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: sealed runs are immutable, and outputs are never built from data that differs from its seals. Each line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run, or record a new run (`mage <study>:run` seals and pins it)",
+	return fmt.Errorf("%w: %d problems (listed above), so %s did nothing: sealed runs are immutable, and outputs are never built from data that differs from its seals. Each line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run or not evidence, add a run you recorded to its run list (experiments/<study>.runs), or record a new run (`mage <study>:run` seals, lists and pins it)",
 		ErrEvidence, len(problems), target)
 }
 
 // withGit fills cfg.Git with the state of the repository at cfg.Root,
-// for the provenance of the runs the target is about to start. A tree
+// for the provenance of the runs the target is about to start, and
+// cfg.Tree with its patch and untracked files, which a run keeps. A tree
 // that is a git checkout must say its commit: if git cannot, the target
 // stops rather than record "unknown". A tree that is not a checkout (an
 // unpacked artifact bundle) records "unknown" with the reason.
@@ -295,14 +347,20 @@ func (c Config) withGit(ctx context.Context) (Config, error) {
 			return c, fmt.Errorf("provenance: %w: a run must record the commit it was made from; fix the checkout (`git status`) and start again", err)
 		}
 		g = provenance.Git{Commit: "unknown", WhyUnknown: fmt.Sprintf("%s is not a git checkout: %v", c.Root, err)}
+	} else {
+		t, err := runlife.ReadTree(ctx, c.Root)
+		if err != nil {
+			return c, fmt.Errorf("provenance: %w: a run from a dirty tree keeps its patch; fix the checkout (`git status`) and start again", err)
+		}
+		c.Tree = &t
 	}
 	c.Git = &g
 	return c, nil
 }
 
 // Seal writes the MANIFEST.sha256 of runs committed before pqrepro sealed
-// runs at commit time, once, and pins its SHA-256 wherever the run is
-// pinned. It refuses a run that is sealed already, and a run any file of
+// runs at commit time, once, pins its SHA-256 wherever the run is pinned
+// and lists the run in its study's run list (experiments/<study>.runs). It refuses a run that is sealed already, and a run any file of
 // which differs from what the run's own meta.json ("files") and
 // SHA256SUMS (the working copy and, in a git checkout, the committed one)
 // say, or that holds a file neither lists: the manifest must seal the
@@ -461,6 +519,16 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	if len(pinned) > 0 {
 		where = "pinned in " + strings.Join(pinned, ", ")
 	}
+	_, diffErr := os.Stat(filepath.Join(abs, runlist.DiffFile))
+	entry := runlist.Entry{ID: parts[2], Manifest: sum, Role: runlist.Evidence, DirtyNoDiff: meta.Git.Dirty && diffErr != nil}
+	if len(pinned) > 0 {
+		entry.Role = runlist.Pinned
+	}
+	list := runlist.Path(parts[1])
+	if err := runlist.Add(filepath.Join(cfg.Root, filepath.FromSlash(list)), parts[1], entry); err != nil {
+		return fmt.Errorf("seal %s: sealed, but not listed: %w; add the line `%s` to %s by hand", dir, err, entry, list)
+	}
+	where += ", listed in " + list + " as " + strings.TrimPrefix(entry.String(), entry.ID+"@sha256:"+sum+" ")
 	checked := len(m.Files)
 	if _, ok := m.Files[repro.NotesFile]; ok {
 		checked--

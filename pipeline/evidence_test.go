@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 	"pqrepro/internal/treelock"
@@ -112,6 +114,9 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	if err := spec.Pin(filepath.Join(root, "experiments/ev.toml"), Quick, spec.Sealed(r.ID, r.Manifest)); err != nil {
 		t.Fatal(err)
 	}
+	if err := listRun(root, "data/ev/"+r.ID, runlist.Pinned); err != nil {
+		t.Fatal(err)
+	}
 	var log bytes.Buffer
 	cfg := Config{Root: root, Log: &log}
 	if err := Build(context.Background(), cfg); err != nil {
@@ -122,6 +127,17 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	}
 	log.Reset()
 	return cfg, &log, "data/ev/" + r.ID
+}
+
+// listRun adds the sealed run folder run (data/<study>/<run-id>, relative
+// to root) to its study's run list with role, as runlife.Commit does.
+func listRun(root, run, role string) error {
+	b, err := os.ReadFile(filepath.Join(root, run, repro.ManifestFile))
+	if err != nil {
+		return err
+	}
+	study := path.Base(path.Dir(run))
+	return runlist.Add(filepath.Join(root, runlist.Path(study)), study, runlist.Entry{ID: path.Base(run), Manifest: repro.HashBytes(b), Role: role})
 }
 
 // snapshotFiles reads the files a refused build must leave alone.
@@ -315,9 +331,13 @@ func TestVerifyListsFilesBeforeStageErrors(t *testing.T) {
 	checkFailsFirst(t, out)
 }
 
+// TestBuildAddsNewRunsToSums: a new sealed run enters SHA256SUMS only
+// once its study's run list names it, and build says so, one line per
+// run; before, build refuses it, naming the line to add, and writes
+// nothing.
 func TestBuildAddsNewRunsToSums(t *testing.T) {
 	cfg, log, _ := evidenceRepo(t)
-	// A second, unpinned run: its lines are added; nothing else changes.
+	// A second, unpinned run, not listed yet.
 	r, err := repro.NewRun(filepath.Join(cfg.Root, "data"), "ev", Full, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
@@ -330,14 +350,38 @@ func TestBuildAddsNewRunsToSums(t *testing.T) {
 	if err := r.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	run := "data/ev/" + r.ID
+	before := snapshotFiles(t, cfg.Root)
+	line := r.ID + "@sha256:" + r.Manifest + " evidence"
+	if err := Build(context.Background(), cfg); !errors.Is(err, ErrEvidence) ||
+		!strings.Contains(log.String(), "FAIL "+run+": no run list names it: experiments/ev.runs has no line for "+r.ID) ||
+		!strings.Contains(log.String(), "add the line `"+line+"` to experiments/ev.runs") {
+		t.Fatalf("build beside an unlisted run: %v\n%s", err, log)
+	}
+	if after := snapshotFiles(t, cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Error("a refused build changed SHA256SUMS, the lock or an output")
+	}
+	// Listed: its lines are added, and build names it; nothing else
+	// changes.
+	if err := listRun(cfg.Root, run, runlist.Evidence); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
 	if err := Build(context.Background(), cfg); err != nil {
 		t.Fatalf("build: %v\n%s", err, log)
 	}
+	if want := "build: sealed " + run + " into SHA256SUMS (3 files; experiments/ev.runs line 13: " + line + ")\nbuild: 0 stages ran"; !strings.Contains(log.String(), want) {
+		t.Errorf("build does not name the run it seals: want %q\n%s", want, log)
+	}
 	sums, _ := os.ReadFile(filepath.Join(cfg.Root, repro.SumsFile))
 	for _, f := range []string{"x.txt", repro.ManifestFile} {
-		if !bytes.Contains(sums, []byte("data/ev/"+r.ID+"/"+f+"\n")) {
+		if !bytes.Contains(sums, []byte(run+"/"+f+"\n")) {
 			t.Errorf("SHA256SUMS lacks the new run's %s:\n%s", f, sums)
 		}
+	}
+	log.Reset()
+	if err := Build(context.Background(), cfg); err != nil || strings.Contains(log.String(), "build: sealed") {
+		t.Errorf("a second build: %v\n%s", err, log)
 	}
 	// Altering the unpinned run is refused against its manifest.
 	log.Reset()
@@ -354,6 +398,7 @@ func TestSeal(t *testing.T) {
 	abs := filepath.Join(cfg.Root, run)
 	id := filepath.Base(run)
 	os.Remove(filepath.Join(abs, repro.ManifestFile))
+	os.Remove(filepath.Join(cfg.Root, runlist.Path("ev"))) // no list names a run without a manifest
 	sumsPath := filepath.Join(cfg.Root, repro.SumsFile)
 	sums, _ := os.ReadFile(sumsPath)
 	var kept []string
@@ -405,6 +450,9 @@ func TestSeal(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte("  README.md\n")) {
 		t.Errorf("the manifest does not seal README.md:\n%s", b)
+	}
+	if e, ok := entryOf(cfg.Root, run); !ok || e.Manifest != manifest || e.Role != runlist.Pinned || !strings.Contains(log.String(), "listed in experiments/ev.runs as pinned") {
+		t.Errorf("list after seal: %+v, %v\n%s", e, ok, log)
 	}
 	// Sealed: the build runs (README.md and the manifest are no stage
 	// input: nothing reruns), and a second seal is refused.
@@ -505,6 +553,9 @@ func sealedRun(t *testing.T, root string, named, start time.Time) string {
 		t.Fatal(err)
 	}
 	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := listRun(root, "data/ev/"+r.ID, runlist.Evidence); err != nil {
 		t.Fatal(err)
 	}
 	return "data/ev/" + r.ID

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 )
 
 // writeMeta writes a run's meta.json with the fields comparableRuns
@@ -29,12 +30,15 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 	if start, err := time.Parse(runIDLayout, strings.Split(id, "-")[0]); err == nil && repro.IsRunID(id) {
 		d += `"run_id":"` + id + `","start":"` + start.Add(time.Millisecond).Format(time.RFC3339Nano) + `","end":"` + start.Add(time.Minute).Format(time.RFC3339Nano) + `",`
 	}
-	body := `{"profile":"` + profile + `","spec_sha256":"` + specSHA + `",` + d + `"host":{"cpu_model":"` + cpu + `","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":1000},"go":{"version":"go1.27.3"},"measured":{"machine":{"verdict":"` + verdict + `"}}}`
+	body := `{"study":"` + path.Base(path.Dir(run)) + `","profile":"` + profile + `","spec_sha256":"` + specSHA + `",` + d + `"host":{"cpu_model":"` + cpu + `","cores":2,"kernel":"Linux 6.18","arch":"amd64","memory_kb":1000},"go":{"version":"go1.27.3"},"measured":{"machine":{"verdict":"` + verdict + `"}}}`
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if repro.IsRunID(id) {
 		if _, err := repro.WriteManifest(dir, path.Base(path.Dir(run))+"/"+id); err != nil {
+			t.Fatal(err)
+		}
+		if err := listRun(root, run, runlist.Evidence); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,6 +52,9 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 func TestHostReference(t *testing.T) {
 	root, tree := t.TempDir(), t.TempDir()
 	study := Study{Name: "x", Results: func(string, []byte) (Results, error) { return nil, nil }}
+	saved := studies
+	t.Cleanup(func() { studies = saved })
+	studies = []Study{study}
 	writeMeta(t, root, "data/x/20261201T000000Z-quick", "quick", "s0", "d", "Xeon", "quiet") // pinned
 	writeMeta(t, root, "data/x/20261201T010000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T020000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
@@ -75,6 +82,12 @@ func TestHostReference(t *testing.T) {
 	if _, err := repro.WriteManifest(late, "x/20261201T090000Z-quick"); err != nil {
 		t.Fatal(err)
 	}
+	os.Remove(filepath.Join(root, runlist.Path("x"))) // listed anew, with the manifest as it is now
+	for _, id := range []string{"000000", "010000", "020000", "030000", "040000", "060000", "070000", "080000", "090000"} {
+		listRun(root, "data/x/20261201T"+id+"Z-quick", runlist.Evidence)
+	}
+	listRun(root, "data/x/20261201T050000Z-full", runlist.Evidence)
+	listRun(root, "data/x/20991231T000000Z-quick", runlist.Evidence)
 	writeMeta(t, tree, "data/x/new", "quick", "s3", "d", "AMD EPYC", "")
 	plan := func(ref string) studyPlan {
 		return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"}

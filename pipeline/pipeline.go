@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/provenance"
@@ -74,6 +75,10 @@ type Config struct {
 	// taken at Root when an experiment target starts (withGit), so that
 	// runs working in another tree (mage all) record it too.
 	Git *provenance.Git
+	// Tree is the patch and the untracked files of that state, taken
+	// with Git (runlife.ReadTree): a run from a dirty tree keeps its
+	// patch, and is pinned only then.
+	Tree *runlife.TreeState
 	// Settings are the environment's settings, read once by the entry
 	// point (Configure); nil is an empty environment's (the defaults).
 	Settings *settings.Settings

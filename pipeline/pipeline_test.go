@@ -15,6 +15,7 @@ import (
 	"pqrepro/internal/deps"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
@@ -64,7 +65,10 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 			if err != nil {
 				return "", err
 			}
-			return id, spec.Pin(specPath, cfg.Profile, spec.Sealed(id, sum))
+			if err := spec.Pin(specPath, cfg.Profile, spec.Sealed(id, sum)); err != nil {
+				return "", err
+			}
+			return id, runlist.Add(runlist.Beside(specPath), "fake", runlist.Entry{ID: id, Manifest: sum, Role: runlist.Pinned})
 		},
 		StagesFor: func(root, profile, run string, _ settings.Settings) ([]*repro.Stage, error) {
 			return []*repro.Stage{{

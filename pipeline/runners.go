@@ -6,12 +6,12 @@ import (
 )
 
 // lifeConfig is the run lifecycle's settings of a study's Run hook: the
-// pipeline's root, git state, profile, log, clock and verbosity, the
+// pipeline's root, git state and tree (patch, untracked files), profile, log, clock and verbosity, the
 // operator's PQREPRO_PIN and PQREPRO_PIN_BUSY, with the spec and data
 // folder runExperiment gives. Every runner's RunConfig embeds it; the
 // runner names its study.
 func (c *Config) lifeConfig(specPath, dataDir string) runlife.Config {
-	lc := runlife.Config{Root: c.Root, Git: c.Git, Profile: c.Profile, Log: c.log(), Now: c.Now, Verbose: c.Verbose,
+	lc := runlife.Config{Root: c.Root, Git: c.Git, Tree: c.Tree, Profile: c.Profile, Log: c.log(), Now: c.Now, Verbose: c.Verbose,
 		SpecPath: specPath, DataDir: dataDir, NoPin: c.settings().NoPin, PinBusy: c.settings().PinBusy}
 	if d := c.settings().Settle; d > 0 {
 		lc.Settle = quiet.Settler{Max: d}.Settle

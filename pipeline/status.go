@@ -12,9 +12,10 @@ import (
 
 // Status prints every stage and, for stale ones, why, after the checks
 // build makes before it builds: every sealed run under data/ against its
-// manifest (checkEvidence), every study's spec (specProblems). A run
-// that differs from its seal, an entry of data/ that is not a sealed
-// run, a spec that does not load, an engine or lock that cannot be read
+// manifest and its study's run list (checkEvidence), every study's spec
+// (specProblems). A run that differs from its seal, a run folder no run
+// list names, an entry of data/ that is not a sealed run, a spec that
+// does not load, an engine or lock that cannot be read
 // are errors (ERROR lines, non-nil result), not reasons to rebuild. It
 // lists the leftovers of killed commands whatever else it found.
 func Status(ctx context.Context, cfg Config) error {
@@ -74,8 +75,11 @@ func Status(ctx context.Context, cfg Config) error {
 		}
 	}
 	var culprits []string
-	if n := len(ev.Problems) - ev.Strays; n > 0 {
-		culprits = append(culprits, fmt.Sprintf("%d problems in sealed runs (a file differs from its run's manifest, or a pinned manifest from its pin, or a run's ID from its meta.json or the clock)", n))
+	if n := len(ev.Problems) - ev.Strays - ev.Unlisted; n > 0 {
+		culprits = append(culprits, fmt.Sprintf("%d problems in sealed runs or their lists (a file differs from its run's manifest, or a manifest from its pin or its run list, or a run's ID or study from its meta.json or the clock, or a run copies another)", n))
+	}
+	if ev.Unlisted > 0 {
+		culprits = append(culprits, fmt.Sprintf("%d run folders that no run list names (experiments/<study>.runs): not evidence until a reviewed line adds them", ev.Unlisted))
 	}
 	if ev.Strays > 0 {
 		culprits = append(culprits, fmt.Sprintf("%d entries under data/ that are not sealed runs", ev.Strays))
@@ -87,7 +91,7 @@ func Status(ctx context.Context, cfg Config) error {
 	case len(culprits) > 0:
 		cfg.printf("%d of %d stages are stale, but do NOT rebuild: %s (ERROR lines above)", stale, len(st), strings.Join(culprits, "; "))
 		if len(ev.Problems) > 0 {
-			errs = append(errs, fmt.Errorf("%w: %s; each ERROR line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run, or record a new run (`mage <study>:run`) and pin it", ErrEvidence, strings.Join(culprits, "; ")))
+			errs = append(errs, fmt.Errorf("%w: %s; each ERROR line says what to do: restore a file with `git checkout -- <path>`, remove what is not a sealed run or not evidence, add a run you recorded to its run list (experiments/<study>.runs), or record a new run (`mage <study>:run`) and pin it", ErrEvidence, strings.Join(culprits, "; ")))
 		} else {
 			errs = append(errs, fmt.Errorf("%w: %d specs (ERROR lines above)", ErrSpec, len(specs)))
 		}

@@ -146,6 +146,13 @@ type Study struct {
 	// against it (flipcal.go).
 	Plant     func(results []byte) ([]byte, error)
 	PlantName string
+	// Timed names the files of a run (paths relative to its folder) that
+	// hold what it timed on its host. Timings never repeat byte for
+	// byte, so two runs holding one identical such file are a run and
+	// its copy, and the evidence checks refuse both (runIndex). A study
+	// whose records are deterministic (an emulator's cycle counts)
+	// leaves those out.
+	Timed []string
 }
 
 // A TargetDoc is one row of the target table in docs/targets.md. How

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"pqrepro/experiments/instruments/rederive"
 	"strings"
 	"time"
 
@@ -24,8 +25,10 @@ const netStudy = "net"
 
 func init() {
 	studies = append(studies, Study{
-		Name:     netStudy,
-		Label:    "B",
+		Name:  netStudy,
+		Label: "B",
+		// Two runs holding one identical file of these are copies.
+		Timed:    []string{rederive.RecordsFile, rederive.InprocFile},
 		Title:    "Study B: X25519 vs X25519MLKEM768 across emulated networks",
 		Citation: `"Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3" (Marques, Zavan, 2026)`,
 		Packages: []string{"experiments/net/netrun", "datasets/netdata", "analysis/netstudy"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"pqrepro/datasets/picodata"
 	"time"
 
 	"pqrepro/analysis/agreement"
@@ -21,8 +22,10 @@ const picoStudy = "pico"
 
 func init() {
 	studies = append(studies, Study{
-		Name:     picoStudy,
-		Label:    "C",
+		Name:  picoStudy,
+		Label: "C",
+		// Two runs holding one identical file of these are copies.
+		Timed:    []string{picodata.HostTimingsFile},
 		Title:    "Study C: ML-KEM and ML-DSA on the RP2040 (rp2040js unless a board is configured)",
 		Citation: `"Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"`,
 		Packages: []string{"experiments/pico/picorun", "experiments/pico/picoboard", "datasets/picodata", "analysis/picostudy"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"pqrepro/experiments/instruments/rederive"
 	"time"
 
 	"pqrepro/analysis/agreement"
@@ -24,8 +25,10 @@ import (
 
 func init() {
 	studies = append(studies, Study{
-		Name:     tlsrun.Study,
-		Label:    "A",
+		Name:  tlsrun.Study,
+		Label: "A",
+		// Two runs holding one identical file of these are copies.
+		Timed:    []string{rederive.RecordsFile, rederive.InprocFile},
 		Title:    "Study A: TLS 1.3 signature x key-exchange matrix on one host",
 		Citation: `"Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
 		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy"},

@@ -13,7 +13,7 @@
 //	...                          // measure, write files into l.Run.Dir
 //	m := l.Meta(ctx, tools)      // meta.json's provenance (provenance.Collect)
 //	...                          // the study's fields of m
-//	err = l.Commit(ctx, m)       // meta.json, seal (MANIFEST.sha256), publish, pin
+//	err = l.Commit(ctx, m)       // meta.json, git.diff, seal (MANIFEST.sha256), publish, list, pin
 //
 // The rules it keeps (see also internal/repro.Run):
 //
@@ -33,6 +33,17 @@
 //     not be sampled) is committed but not pinned (ErrBusy, wrapping
 //     ErrNotPinned) unless PinBusyEnv gives the reason to pin it anyway;
 //     the reason is recorded in measured.machine.override.
+//   - Commit lists every run it publishes in the run list beside the
+//     spec (internal/runlist: experiments/<study>.runs), as pinned or as
+//     evidence: build, status and verify refuse a run folder no list
+//     names. A run that is committed but cannot be listed stays, and
+//     the error (ErrNotListed) gives the line to add.
+//   - A run recorded from a dirty tree (meta.json git.dirty) keeps
+//     `git diff HEAD --binary` in its folder as git.diff, sealed with
+//     the rest, and any untracked files' names as git.untracked
+//     (TreeState). A dirty run whose patch was not taken (Config.Tree)
+//     is committed and listed but not pinned (ErrDirty, wrapping
+//     ErrNotPinned): a reference run can be rebuilt exactly.
 //   - Every error of the lifecycle and of the runners that use Errorf or
 //     Wrap starts with "<study>:run: " (tls:run, net:run, pico:run).
 package runlife
@@ -51,6 +62,7 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
@@ -63,6 +75,18 @@ var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed
 // ErrNotPinned is wrapped by Commit's error when the run was committed
 // but the spec could not be changed to pin it.
 var ErrNotPinned = errors.New("run committed but not pinned")
+
+// ErrNotListed is wrapped by Commit's error when the run was committed
+// but could not be added to the study's run list (internal/runlist): it
+// is not evidence until the line the error gives is added by hand.
+var ErrNotListed = errors.New("run committed but not listed")
+
+// ErrDirty is wrapped (beside ErrNotPinned) by Commit's error when the
+// run was recorded from a tree whose tracked files differed from its
+// commit and the diff was not captured (provenance.Git.Diff): the run is
+// committed and listed as evidence, flagged dirty-no-diff, but not a
+// reference run.
+var ErrDirty = errors.New("the run was recorded from a dirty tree whose diff was not kept")
 
 // ErrBusy is wrapped (beside ErrNotPinned) by Commit's error when the
 // machine was busy during the run and no reason to pin it anyway was
@@ -125,6 +149,11 @@ type Config struct {
 	// (provenance.RepoGit at the repository root, taken by the pipeline
 	// when the run starts); nil means the state of Root.
 	Git *provenance.Git
+	// Tree is the patch and the untracked files of that repository,
+	// taken with Git (ReadTree); nil with a nil Git means Meta takes them
+	// from Root. A run from a dirty tree keeps the patch (git.diff), and
+	// is pinned only then.
+	Tree *TreeState
 	// Profile names a [profiles.*] table of the spec; it may not be empty.
 	Profile string
 	// SpecPath is the spec; "" is Root/experiments/<Study>.toml. A
@@ -371,6 +400,11 @@ func (l *Life) Committed() bool { return l.committed }
 func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.Meta {
 	end := l.Now()
 	m := provenance.Collect(ctx, provenance.Options{Root: l.Root, Git: l.Git, Tools: tools})
+	if l.Git == nil && l.Tree == nil && m.Git.Commit != "unknown" {
+		if t, err := ReadTree(ctx, l.Root); err == nil {
+			l.Tree = &t
+		}
+	}
 	m.Study = l.Study
 	m.Spec = SpecRel(l.Root, l.SpecPath)
 	m.SpecSHA, m.SpecDesignSHA = l.SpecSHA, l.SpecDesignSHA
@@ -382,17 +416,22 @@ func (l *Life) Meta(ctx context.Context, tools map[string][]string) provenance.M
 	return m
 }
 
-// Commit writes meta.json, publishes the run and pins it in the spec.
+// Commit writes meta.json, publishes the run, lists it and pins it.
 // It stops the machine's sampler and records it as measured.machine,
-// writes meta.json into the run folder, checks ctx a
-// last time, seals and publishes the run (repro.Run.Commit:
-// MANIFEST.sha256, one rename, readable like the rest of data/) and pins
-// it for the profile in the spec (spec.Sealed), unless the machine was
-// not quiet and no reason to pin it anyway was given (PinBusy): then the
-// run stays committed, unpinned, and the error wraps ErrBusy and
-// ErrNotPinned. On an error before the publication nothing is committed
-// or pinned (the caller's deferred Abort removes the folder); after it
-// the run stays and the error wraps ErrNotPinned.
+// writes the patch of a dirty tree (runlist.DiffFile), the untracked
+// files (UntrackedFile) and meta.json into
+// the run folder, checks ctx a last time, seals and publishes the run
+// (repro.Run.Commit: MANIFEST.sha256, one rename, readable like the rest
+// of data/), lists it as evidence in the run list beside the spec
+// (runlist.Beside) and pins it for the profile in the spec (spec.Sealed)
+// and as pinned in the list, unless the machine was not quiet and no
+// reason to pin it anyway was given (PinBusy: the error wraps ErrBusy),
+// or the tree was dirty and its diff not captured (ErrDirty), or the run
+// is a repeat run: then the run stays committed and listed, unpinned,
+// and the error (but a repeat run's) wraps ErrNotPinned. On an error
+// before the publication nothing is committed, listed or pinned (the
+// caller's deferred Abort removes the folder); after it the run stays
+// and the error wraps ErrNotListed or ErrNotPinned.
 func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 	if l.Run == nil {
 		return l.Errorf("commit before Begin")
@@ -409,6 +448,22 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 		m.Measured = map[string]any{}
 	}
 	m.Measured[MachineKey] = mach
+	// The diff of a dirty tree, kept with the run: its SHA-256 is
+	// meta.json's git.diff_sha256, and build checks that they agree.
+	diffKept := false
+	if t := l.Tree; t != nil {
+		if m.Git.Dirty && len(t.Diff) > 0 && repro.HashBytes(t.Diff) == m.Git.DiffSHA256 {
+			if err := os.WriteFile(filepath.Join(l.Run.Dir, runlist.DiffFile), t.Diff, 0o644); err != nil {
+				return l.Errorf("run %s: %w", l.Run.ID, err)
+			}
+			diffKept = true
+		}
+		if len(t.Untracked) > 0 {
+			if err := os.WriteFile(filepath.Join(l.Run.Dir, UntrackedFile), []byte(strings.Join(t.Untracked, "\n")+"\n"), 0o644); err != nil {
+				return l.Errorf("run %s: %w", l.Run.ID, err)
+			}
+		}
+	}
 	if err := provenance.Write(l.Run.Dir, m); err != nil {
 		return l.Errorf("run %s: %w", l.Run.ID, err)
 	}
@@ -427,6 +482,13 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 	l.committed = true
 	pin := spec.Sealed(l.Run.ID, l.Run.Manifest)
 	fmt.Fprintf(l.Log, "%s:run: machine during the run: %s\n", l.Study, mach.Line())
+	listPath := runlist.Beside(l.SpecPath)
+	entry := runlist.Entry{ID: l.Run.ID, Manifest: l.Run.Manifest, Role: runlist.Evidence, DirtyNoDiff: m.Git.Dirty && !diffKept}
+	if err := runlist.Add(listPath, l.Study, entry); err != nil {
+		return l.Errorf("run %s is committed in %s but %w: %w; add the line %q to %s by hand",
+			l.Run.ID, l.Run.Final, ErrNotListed, err, entry.String(), SpecRel(l.Root, listPath))
+	}
+	fmt.Fprintf(l.Log, "%s:run: listed in %s: %s\n", l.Study, SpecRel(l.Root, listPath), entry)
 	if mach.Verdict != quiet.Quiet {
 		if mach.Override == "" {
 			return l.Errorf("run %s is committed in %s but %w: %w (%s); it is kept as evidence, not as a reference run: stop other jobs and record again (docs/quiet.md), or record with %s=\"reason\" to pin a busy run with its reason in meta.json and the paper",
@@ -438,9 +500,18 @@ func (l *Life) Commit(ctx context.Context, m provenance.Meta) error {
 		fmt.Fprintf(l.Log, "%s:run: run %s committed, not pinned (%s=no): a repeat run of the pinned design, for the between-run variance and as the reference of hosts like this one (docs/agreement.md)\n", l.Study, l.Run.ID, PinEnv)
 		return nil
 	}
+	if entry.DirtyNoDiff {
+		return l.Errorf("run %s is committed in %s but %w: %w (meta.json git.dirty, and no patch of the tree with its git.diff_sha256 was taken: Config.Tree); it is kept as evidence, flagged %s in %s: commit or stash your changes and record again",
+			l.Run.ID, l.Run.Final, ErrNotPinned, ErrDirty, runlist.DirtyNoDiff, SpecRel(l.Root, listPath))
+	}
 	if err := spec.Pin(l.SpecPath, l.Profile, pin); err != nil {
 		return l.Errorf("run %s is committed in %s but %w: %w; add %s = %q under [runs] in %s by hand",
 			l.Run.ID, l.Run.Final, ErrNotPinned, err, l.Profile, pin, l.SpecPath)
+	}
+	entry.Role = runlist.Pinned
+	if err := runlist.Add(listPath, l.Study, entry); err != nil {
+		return l.Errorf("run %s is committed in %s and pinned, but %w as pinned: %w; write %q in %s by hand (and `evidence` for the run the profile pinned before)",
+			l.Run.ID, l.Run.Final, ErrNotListed, err, entry.String(), SpecRel(l.Root, listPath))
 	}
 	l.pinned = true
 	return nil

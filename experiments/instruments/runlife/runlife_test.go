@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 	"pqrepro/internal/spec"
 )
 
@@ -43,9 +46,12 @@ func testRoot(t *testing.T, pinned string) (root, specPath string, specBytes []b
 	return root, specPath, []byte(body)
 }
 
+// testDiff is the diff of testConfig's dirty tree.
+const testDiff = "diff --git a/x b/x\n"
+
 func testConfig(root string) Config {
 	n := 0
-	return Config{Study: study, Root: root, Profile: "quick", Git: &provenance.Git{Commit: "abc", Dirty: true, DiffSHA256: "d"},
+	return Config{Study: study, Root: root, Profile: "quick", Git: &provenance.Git{Commit: "abc", Dirty: true, DiffSHA256: repro.HashBytes([]byte(testDiff))}, Tree: &TreeState{Diff: []byte(testDiff)},
 		Now: func() time.Time { n++; return clock.Add(time.Duration(n-1) * time.Second) }, Machine: quiet.NewFixed(quiet.Quiet), PinBusy: ""}
 }
 
@@ -178,8 +184,14 @@ func TestLifecycle(t *testing.T) {
 		!m.Start.Equal(clock) || !m.End.Equal(clock.Add(time.Second)) || m.Git.Commit != "abc" || !m.Git.Dirty || m.Files["records.csv"] == "" {
 		t.Errorf("meta.json %+v", m)
 	}
-	if rc := repro.CheckRun(root, "data/"+study+"/"+id, l.Run.Manifest, "the test's pin", nil, nil); len(rc.Problems) > 0 || rc.Files != 2 {
+	if rc := repro.CheckRun(root, "data/"+study+"/"+id, l.Run.Manifest, "the test's pin", nil, nil); len(rc.Problems) > 0 || rc.Files != 3 {
 		t.Errorf("the committed run does not check: %+v", rc)
+	}
+	if b, err := os.ReadFile(filepath.Join(final, runlist.DiffFile)); err != nil || string(b) != testDiff {
+		t.Errorf("the dirty tree's diff is not kept in %s: %q, %v", runlist.DiffFile, b, err)
+	}
+	if l, err := runlist.Read(filepath.Join(root, runlist.Path(study))); err != nil || len(l) != 1 || l[0].String() != id+"@sha256:"+l[0].Manifest+" pinned" || l[0].Manifest == "" {
+		t.Errorf("run list %+v, %v; want the run, pinned", l, err)
 	}
 	pin, err := spec.PinnedIn(specPath, "quick")
 	if err != nil || pin != id {
@@ -701,4 +713,120 @@ func TestSettleBeforePreflight(t *testing.T) {
 		t.Errorf("an interrupted settle: Begin returned %v, want ErrInterrupted", err)
 	}
 	assertUntouched(t, root, specPath, before)
+}
+
+// TestCommitLists: every committed run is listed beside its spec, pinned
+// or as evidence; a new pin demotes the run pinned before; a run from a
+// dirty tree whose diff was not captured is listed dirty-no-diff and not
+// pinned (ErrDirty); a clean run keeps no git.diff.
+func TestCommitLists(t *testing.T) {
+	ctx := context.Background()
+	root, specPath, _ := testRoot(t, "")
+	listPath := filepath.Join(root, runlist.Path(study))
+	n := 0
+	run := func(cfg Config) (*Life, error) {
+		t.Helper()
+		n++
+		cfg.Now = func() time.Time { return clock.Add(time.Duration(n) * time.Hour) }
+		l, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, record(t, ctx, l, -1, nil)
+	}
+	lines := func() string {
+		t.Helper()
+		l, err := runlist.Read(listPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range l {
+			out = append(out, strings.TrimPrefix(e.String(), e.ID+"@sha256:"+e.Manifest+" "))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		name  string
+		cfg   func(c Config) Config
+		is    error  // the error Commit wraps; nil for none
+		roles string // of every run so far, by ID
+	}{
+		{"clean, pinned", func(c Config) Config { c.Git, c.Tree = &provenance.Git{Commit: "abc"}, &TreeState{}; return c }, nil, "pinned"},
+		{"dirty with its diff, pinned", func(c Config) Config { return c }, nil, "evidence pinned"},
+		{"a repeat run", func(c Config) Config { c.NoPin = true; return c }, nil, "evidence pinned evidence"},
+		{"dirty without its diff", func(c Config) Config { c.Tree = nil; return c }, ErrDirty, "evidence pinned evidence evidence,dirty-no-diff"},
+		{"dirty, a diff that is not the one hashed", func(c Config) Config { c.Tree = &TreeState{Diff: []byte("other\n")}; return c }, ErrDirty,
+			"evidence pinned evidence evidence,dirty-no-diff evidence,dirty-no-diff"},
+		{"busy", func(c Config) Config { c.Machine = quiet.NewFixed(quiet.Busy); return c }, ErrBusy, "evidence pinned evidence evidence,dirty-no-diff evidence,dirty-no-diff evidence"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := os.ReadFile(specPath)
+			l, err := run(tc.cfg(testConfig(root)))
+			switch {
+			case tc.is == nil && err != nil:
+				t.Fatalf("commit: %v", err)
+			case tc.is != nil && (!errors.Is(err, tc.is) || !errors.Is(err, ErrNotPinned)):
+				t.Fatalf("commit: %v, want %v and %v", err, tc.is, ErrNotPinned)
+			}
+			if got := lines(); got != tc.roles {
+				t.Errorf("roles %q, want %q", got, tc.roles)
+			}
+			_, diffErr := os.Stat(filepath.Join(l.Run.Final, runlist.DiffFile))
+			if kept := diffErr == nil; kept != (tc.name == "dirty with its diff, pinned" || tc.name == "a repeat run" || tc.name == "busy") {
+				t.Errorf("%s kept: %v", runlist.DiffFile, kept)
+			}
+			if after, _ := os.ReadFile(specPath); tc.is != nil && string(after) != string(before) {
+				t.Errorf("the spec changed:\n%s", after)
+			}
+		})
+	}
+}
+
+// TestReadTree: the patch RepoGit hashes and the untracked files, which
+// Commit keeps in the run folder.
+func TestReadTree(t *testing.T) {
+	if exec.Command("git", "--version").Run() != nil {
+		t.Skip("git is not installed")
+	}
+	root, _, _ := testRoot(t, "")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	if tr, err := ReadTree(ctx, root); err != nil || len(tr.Diff) != 0 || tr.Untracked != nil {
+		t.Errorf("clean tree: %+v, %v", tr, err)
+	}
+	sp := filepath.Join(root, spec.Path(study))
+	b, _ := os.ReadFile(sp)
+	os.WriteFile(sp, append(b, "# edited\n"...), 0o644)
+	os.WriteFile(filepath.Join(root, "new.go"), []byte("package x\n"), 0o644)
+	g, err := provenance.RepoGit(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadTree(ctx, root)
+	if err != nil || !g.Dirty || repro.HashBytes(tr.Diff) != g.DiffSHA256 || fmt.Sprint(tr.Untracked) != "[new.go]" {
+		t.Fatalf("dirty tree: %+v, %v; git %+v", tr, err, g)
+	}
+	// A run from it keeps both.
+	cfg := testConfig(root)
+	cfg.Git, cfg.Tree = &g, &tr
+	l, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := record(t, ctx, l, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]string{runlist.DiffFile: string(tr.Diff), UntrackedFile: "new.go\n"} {
+		if got, _ := os.ReadFile(filepath.Join(l.Run.Final, f)); string(got) != want {
+			t.Errorf("%s = %q, want %q", f, got, want)
+		}
+	}
+	if _, err := ReadTree(ctx, t.TempDir()); err == nil {
+		t.Error("ReadTree outside a checkout succeeded")
+	}
 }
