@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/treelock"
 )
 
