@@ -33,6 +33,10 @@ import (
 // may import the packages of every registered study (Study.Packages);
 // inside it, only a study's registration (pipeline/study_<name>.go and
 // its tests) imports the study's packages (TestRegistrationImports).
+// Outside it, a study's packages (studyOf) import no other study's, and
+// the instruments (experiments/instruments/) import no study's: what two
+// studies share is an instrument, and an instrument is passed what it
+// needs of a study. The rules hold for a package's tests too.
 type layer int
 
 const (
@@ -77,15 +81,23 @@ func layerOf(dir string) (layer, bool) {
 
 // A goPackage is what the layering rules need of `go list -json`: the
 // folder relative to the module root, the module's packages it imports
-// directly and all it depends on.
+// directly, those its tests import (TestImports and XTestImports, the
+// package itself left out) and all it depends on (tests not included).
 type goPackage struct {
-	Dir     string
-	Imports []string
-	Deps    []string
+	Dir         string
+	Imports     []string
+	TestImports []string
+	Deps        []string
+}
+
+// isInstrument reports whether dir is under experiments/instruments/.
+func isInstrument(dir string) bool {
+	return strings.HasPrefix(dir, "experiments/instruments/")
 }
 
 // checkLayers returns one message per violation, naming the importing
-// package and the offending import.
+// package and the offending import ("in its tests" when only its tests
+// import it).
 func checkLayers(pkgs []goPackage, studyPackages map[string][]string) []string {
 	var bad []string
 	for _, p := range pkgs {
@@ -94,10 +106,27 @@ func checkLayers(pkgs []goPackage, studyPackages map[string][]string) []string {
 			bad = append(bad, fmt.Sprintf("%s is in no layer: put it under internal/, datasets/, experiments/, analysis/ or pipeline/", p.Dir))
 			continue
 		}
+		own := studyOf(p.Dir, studyPackages)
+		check := func(imp, where string) {
+			if to, ok := layerOf(imp); ok && !slices.Contains(may[from], to) {
+				bad = append(bad, fmt.Sprintf("%s imports %s%s: %s may not import %s", p.Dir, imp, where, from, to))
+				return
+			}
+			of := studyOf(imp, studyPackages)
+			switch {
+			case from == root || of == "" || of == own:
+			case isInstrument(p.Dir):
+				bad = append(bad, fmt.Sprintf("%s imports %s%s, a package of study %s: an instrument knows no study; pass in what it needs", p.Dir, imp, where, of))
+			case own != "":
+				bad = append(bad, fmt.Sprintf("%s imports %s%s, a package of study %s: a study's packages import no other study's; move what both use to experiments/instruments/ (or analysis/, internal/)", p.Dir, imp, where, of))
+			}
+		}
 		for _, imp := range p.Imports {
-			to, ok := layerOf(imp)
-			if ok && !slices.Contains(may[from], to) {
-				bad = append(bad, fmt.Sprintf("%s imports %s: %s may not import %s", p.Dir, imp, from, to))
+			check(imp, "")
+		}
+		for _, imp := range p.TestImports {
+			if !slices.Contains(p.Imports, imp) {
+				check(imp, " in its tests")
 			}
 		}
 		if from == root || len(studyPackages) < 2 {
@@ -143,10 +172,12 @@ func goList(t *testing.T, modRoot string, args ...string) []goPackage {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
-			ImportPath string
-			Module     *struct{ Path string }
-			Imports    []string
-			Deps       []string
+			ImportPath   string
+			Module       *struct{ Path string }
+			Imports      []string
+			TestImports  []string
+			XTestImports []string
+			Deps         []string
 		}
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
@@ -161,6 +192,11 @@ func goList(t *testing.T, modRoot string, args ...string) []goPackage {
 		for _, i := range p.Imports {
 			if r, ok := rel(i); ok {
 				gp.Imports = append(gp.Imports, r)
+			}
+		}
+		for _, i := range slices.Concat(p.TestImports, p.XTestImports) {
+			if r, ok := rel(i); ok && r != dir && !slices.Contains(gp.TestImports, r) {
+				gp.TestImports = append(gp.TestImports, r)
 			}
 		}
 		for _, d := range p.Deps {
@@ -251,6 +287,21 @@ func TestCheckLayersCatches(t *testing.T) {
 		{"every study outside the root", goPackage{Dir: "analysis/claims", Imports: []string{"analysis/a", "analysis/b"}, Deps: []string{"analysis/a", "analysis/b", "internal/repro"}},
 			"analysis/claims depends on the packages of every study (a via analysis/a, b via analysis/b): only the composition root"},
 		{"no layer", goPackage{Dir: "tools/x"}, "tools/x is in no layer"},
+		{"a test imports across layers", goPackage{Dir: "internal/magemain", TestImports: []string{"internal/treelock", "experiments/instruments/linkemu"}},
+			"internal/magemain imports experiments/instruments/linkemu in its tests: internal/ (bottom) may not import experiments/"},
+		{"an instrument imports a study", goPackage{Dir: "experiments/instruments/sshhost", Imports: []string{"experiments/instruments/handshake", "experiments/a/openssl"}},
+			"experiments/instruments/sshhost imports experiments/a/openssl, a package of study a: an instrument knows no study"},
+		{"an instrument's test imports a study", goPackage{Dir: "experiments/instruments/runlife", TestImports: []string{"experiments/b/btest"}},
+			"experiments/instruments/runlife imports experiments/b/btest in its tests, a package of study b: an instrument knows no study"},
+		{"an instrument imports a study's dataset", goPackage{Dir: "experiments/instruments/capture", Imports: []string{"datasets/adata"}},
+			"experiments/instruments/capture imports datasets/adata, a package of study a: an instrument knows no study"},
+		{"a study imports another's", goPackage{Dir: "experiments/a/arun", Imports: []string{"experiments/b/linkemu"}, Deps: []string{"experiments/b/linkemu"}},
+			"experiments/a/arun imports experiments/b/linkemu, a package of study b: a study's packages import no other study's"},
+		{"a study's test imports another's", goPackage{Dir: "analysis/astudy", TestImports: []string{"analysis/b"}},
+			"analysis/astudy imports analysis/b in its tests, a package of study b: a study's packages import no other study's"},
+		{"a study imports instruments", goPackage{Dir: "experiments/a/arun", Imports: []string{"experiments/instruments/linkemu", "experiments/a/helper"}, TestImports: []string{"experiments/instruments/readonly", "experiments/a/atest", "experiments/a/arun"}}, ""},
+		{"an instrument imports an instrument", goPackage{Dir: "experiments/instruments/sshhost", Imports: []string{"experiments/instruments/handshake", "internal/treelock"}, TestImports: []string{"experiments/instruments/sshhost/sshtest"}}, ""},
+		{"the root's tests import every study", goPackage{Dir: "pipeline", TestImports: []string{"experiments/a", "experiments/b", "analysis/b"}}, ""},
 		{"the root imports every study", goPackage{Dir: "pipeline", Imports: []string{"analysis/a", "experiments/b"}, Deps: []string{"analysis/a", "experiments/b"}}, ""},
 		{"one study's analysis", goPackage{Dir: "analysis/a", Imports: []string{"datasets/adata", "analysis/stats", "internal/repro"}, Deps: []string{"datasets/adata", "analysis/stats", "internal/repro"}}, ""},
 		{"the magefile", goPackage{Dir: "", Imports: []string{"pipeline"}, Deps: []string{"pipeline", "analysis/a", "analysis/b"}}, ""},

@@ -11,8 +11,8 @@ import (
 
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/netstudy"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/sshhost"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/experiments/net/netrun"
 	"pqrepro/internal/deps"

@@ -9,7 +9,7 @@ import (
 	"io"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/interrupt"
 )
 

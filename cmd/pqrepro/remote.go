@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/tls/tlsrun"
 )
 
 func init() {
@@ -16,5 +17,5 @@ func runRemote(args []string, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, "usage: pqrepro remote serve|clock [flags]\n")
 		return 2
 	}
-	return sshhost.RunRole(args[0], args[1:], os.Stdin, stdout, stderr)
+	return sshhost.RunRole(args[0], args[1:], tlsrun.RemoteStacks, os.Stdin, stdout, stderr)
 }

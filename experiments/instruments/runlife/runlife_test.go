@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/pico/picotest"
+	"pqrepro/experiments/instruments/readonly"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/quiet"
 	"pqrepro/internal/repro"
@@ -282,7 +282,7 @@ func TestCommitFailure(t *testing.T) {
 	t.Run("read-only data folder", func(t *testing.T) {
 		l, _, specPath, before := begun(t, earlier)
 		// Mode 0555, or for root the immutable attribute (chattr +i).
-		picotest.ReadOnly(t, filepath.Dir(l.Run.Final))
+		readonly.Dir(t, filepath.Dir(l.Run.Final))
 		err := l.Commit(ctx, l.Meta(ctx, nil))
 		if err == nil || !strings.HasPrefix(err.Error(), "lifetest:run: commit run ") || l.Committed() {
 			t.Fatalf("err = %v, committed %v", err, l.Committed())

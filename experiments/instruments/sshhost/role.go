@@ -9,14 +9,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
-	"pqrepro/experiments/tls/openssl"
 )
 
 // This file is the remote side: `pqrepro remote <role>` (cmd/pqrepro)
@@ -31,25 +32,42 @@ type ServerConfig struct {
 	Chain bool   `json:"chain"`
 	HRR   bool   `json:"hrr"`
 	Seed  uint64 `json:"seed"`
-	// Stack is "go" (or empty: crypto/tls in the role's process) or
-	// "openssl" (the OpenSSL harness given by -harness, serving the
-	// role's listener: experiments/tls/openssl.Server).
+	// Stack is "go" (or empty: crypto/tls in the role's process) or a
+	// name of the role's Stacks (a harness program given by -harness,
+	// serving the role's listener).
 	Stack string `json:"stack,omitempty"`
 }
 
+// Serve serves TLS handshakes on ln until ctx ends, reporting each
+// connection; handshake.Server.Serve is one.
+type Serve = func(ctx context.Context, ln net.Listener, report func(handshake.ServerRecord)) error
+
+// A Stack makes configuration i's server on a TLS implementation other
+// than crypto/tls: harness (-harness, the deployed program) serving
+// bundle b's certificates on group g, expecting exp of each handshake.
+type Stack func(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (Serve, error)
+
+// Stacks are the serve role's TLS implementations besides "go", by the
+// name a ServerConfig's Stack gives.
+//
+// The caller passes them to RunRole, so that this package knows no
+// study's TLS implementation: a study's runner names its stacks, and
+// cmd/pqrepro, which both ends run, hands them over.
+type Stacks map[string]Stack
+
 // RunRole runs role ("serve" or "clock") with its flags over stdin and
-// stdout.
+// stdout, with the serve role's stacks besides "go".
 //
 // It reads the heartbeat (serve) or the clock's requests (clock) from
 // stdin and writes Msg lines (serve) or times (clock) to stdout. It
 // returns the process's exit status.
-func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func RunRole(role string, args []string, stacks Stacks, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("remote "+role, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	watchdog := fs.Duration("watchdog", 6*time.Second, "exit when stdin brings nothing for this long (the SSH session's heartbeat)")
 	configs := fs.String("configs", "[]", "serve: JSON list of server configurations")
 	addr := fs.String("addr", "", "serve: IP address to listen on (default: this end of $SSH_CONNECTION)")
-	harness := fs.String("harness", "", "serve: the OpenSSL harness (experiments/tls/openssl) for configurations of the openssl stack")
+	harness := fs.String("harness", "", "serve: the deployed harness program for configurations of a stack other than go")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		return 2
 	}
@@ -70,7 +88,7 @@ func RunRole(role string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			fmt.Fprintln(stderr, "pqrepro remote serve: no -addr and no SSH_CONNECTION to listen on")
 			return 2
 		}
-		if err := serveRole(stdin, stdout, ip, cs, *harness, *watchdog); err != nil {
+		if err := serveRole(stdin, stdout, ip, cs, stacks, *harness, *watchdog); err != nil {
 			fmt.Fprintf(stderr, "pqrepro remote serve: %v\n", err)
 			return 1
 		}
@@ -141,7 +159,7 @@ func watch(stdin io.Reader, d time.Duration) <-chan struct{} {
 // serveRole listens once per configuration on ip (port chosen by the
 // kernel), writes its PID, one listen line per server and ready, then one
 // rec line per connection, until the watchdog fires.
-func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, harness string, wd time.Duration) error {
+func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, stacks Stacks, harness string, wd time.Duration) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	emit := func(m Msg) {
@@ -173,12 +191,14 @@ func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, 
 		}
 		exp := handshake.Expect{Group: g, Key: k, Chain: c.Chain, HRR: c.HRR}
 		serve := (&handshake.Server{TLS: handshake.ServerTLSConfig(b, g, nil), Expect: exp}).Serve
-		if c.Stack == "openssl" {
-			if serve, err = opensslServer(harness, i, b, g, exp); err != nil {
+		if c.Stack != "" && c.Stack != "go" {
+			stack, ok := stacks[c.Stack]
+			if !ok {
+				return fmt.Errorf("config %d: unknown stack %q (%s)", i, c.Stack, strings.Join(append([]string{"go"}, slices.Sorted(maps.Keys(stacks))...), ", "))
+			}
+			if serve, err = stack(harness, i, b, g, exp); err != nil {
 				return fmt.Errorf("config %d: %w", i, err)
 			}
-		} else if c.Stack != "" && c.Stack != "go" {
-			return fmt.Errorf("config %d: unknown stack %q (go, openssl)", i, c.Stack)
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 		if err != nil {
@@ -207,27 +227,4 @@ func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, 
 		}
 	}
 	return errors.Join(all...)
-}
-
-// opensslServer is configuration i's server on the OpenSSL harness, its
-// PEM files in a folder of its own under the system's temporary folder
-// (removed when the role exits normally; the watchdog's exit leaves them,
-// a few kilobytes of deterministic test keys).
-func opensslServer(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (func(context.Context, net.Listener, func(handshake.ServerRecord)) error, error) {
-	if harness == "" {
-		return nil, errors.New("the openssl stack needs -harness (the deployed OpenSSL harness)")
-	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("pqrepro-remote-%d-", i))
-	if err != nil {
-		return nil, err
-	}
-	files, err := openssl.WriteCerts(dir, b)
-	if err != nil {
-		return nil, err
-	}
-	srv := &openssl.Server{Binary: harness, Files: files, Groups: openssl.ServerGroups(g), Expect: exp}
-	return func(ctx context.Context, ln net.Listener, report func(handshake.ServerRecord)) error {
-		defer os.RemoveAll(dir)
-		return srv.Serve(ctx, ln, report)
-	}, nil
 }

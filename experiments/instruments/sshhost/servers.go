@@ -15,8 +15,8 @@ type Servers struct {
 	Host *Host
 	Proc *Process
 	Dep  Deployed
-	// Harness is the OpenSSL harness on the host (zero when no
-	// configuration uses the openssl stack).
+	// Harness is the harness program on the host (zero when every
+	// configuration uses the go stack).
 	Harness Deployed
 	Prov    Provenance
 	Addrs   []string // per configuration, ip:port on the host
@@ -25,14 +25,15 @@ type Servers struct {
 	Ready time.Duration
 }
 
-// StartServers starts Study A's TLS servers on the remote host and waits
+// StartServers starts a TLS study's servers on the remote host and waits
 // until every one listens.
 //
 // It builds the static pqrepro for the host's architecture from the
-// module at root, deploys it (and harness, the local OpenSSL harness,
-// when a configuration uses the openssl stack), records the host's
-// provenance and starts the serve role with cs, waiting until every
-// server listens. On an error nothing is left running on the host.
+// module at root, deploys it (and harness, the local harness program,
+// when a configuration uses a stack other than go: one of the Stacks
+// that cmd/pqrepro passes to RunRole), records the host's provenance and
+// starts the serve role with cs, waiting until every server listens. On
+// an error nothing is left running on the host.
 func StartServers(ctx context.Context, h *Host, root, harness string, cs []ServerConfig) (*Servers, error) {
 	t0 := time.Now()
 	s := &Servers{Host: h}
@@ -48,9 +49,9 @@ func StartServers(ctx context.Context, h *Host, root, harness string, cs []Serve
 		return nil, err
 	}
 	var extra []string
-	if slices.ContainsFunc(cs, func(c ServerConfig) bool { return c.Stack == "openssl" }) {
+	if i := slices.IndexFunc(cs, func(c ServerConfig) bool { return c.Stack != "" && c.Stack != "go" }); i >= 0 {
 		if arch != runtime.GOARCH {
-			return nil, fmt.Errorf("ssh %s: the OpenSSL harness is built for %s here and the host is %s: run the openssl stack on the other paths only", h.Dest(), runtime.GOARCH, arch)
+			return nil, fmt.Errorf("ssh %s: the %s harness is built for %s here and the host is %s: run the %s stack on the other paths only", h.Dest(), cs[i].Stack, runtime.GOARCH, arch, cs[i].Stack)
 		}
 		if s.Harness, err = h.Deploy(ctx, harness, "pqssl"); err != nil {
 			return nil, err

@@ -2,10 +2,14 @@ package sshhost
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pqrepro/experiments/instruments/handshake"
 )
 
 func TestNewRejectsBadDestinations(t *testing.T) {
@@ -188,9 +194,51 @@ func TestWatch(t *testing.T) {
 
 func TestRunRoleBadUsage(t *testing.T) {
 	for _, args := range [][]string{{"nope"}, {"serve", "-configs", "{"}, {"serve", "extra"}} {
-		if code := RunRole(args[0], args[1:], strings.NewReader(""), io.Discard, io.Discard); code != 2 {
+		if code := RunRole(args[0], args[1:], nil, strings.NewReader(""), io.Discard, io.Discard); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestServeRoleStacks: the serve role runs a configuration of a stack
+// other than go on the Stack of that name its caller passed, given the
+// harness; a stack it was not passed is an error naming those it has.
+func TestServeRoleStacks(t *testing.T) {
+	var made []string
+	stacks := Stacks{"fake": func(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (Serve, error) {
+		made = append(made, fmt.Sprintf("%s %d %s %s hrr=%v", harness, i, g, b.Key, exp.HRR))
+		return func(ctx context.Context, ln net.Listener, _ func(handshake.ServerRecord)) error {
+			<-ctx.Done()
+			ln.Close()
+			return ctx.Err()
+		}, nil
+	}}
+	cs := []ServerConfig{{Group: "X25519", Cert: "ed25519"}, {Group: "X25519MLKEM768", Cert: "ed25519", HRR: true, Stack: "fake"}}
+	// An empty stdin ends the role at once, as a closed session does.
+	var out bytes.Buffer
+	if err := serveRole(strings.NewReader(""), &out, "127.0.0.1", cs, stacks, "pqssl-0123", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"pqssl-0123 1 X25519MLKEM768 ed25519 hrr=true"}; !slices.Equal(made, want) {
+		t.Errorf("stacks made %q, want %q", made, want)
+	}
+	var lines []string
+	for line := range strings.Lines(out.String()) {
+		var m Msg
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if m.Type != "pid" {
+			lines = append(lines, fmt.Sprint(m.Type, m.I))
+		}
+	}
+	if want := []string{"listen0", "listen1", "ready0"}; !slices.Equal(lines, want) {
+		t.Errorf("the role wrote %q, want %q:\n%s", lines, want, out.String())
+	}
+	cs[1].Stack = "openssl"
+	err := serveRole(strings.NewReader(""), io.Discard, "127.0.0.1", cs, stacks, "", time.Minute)
+	if want := `config 1: unknown stack "openssl" (go, fake)`; err == nil || err.Error() != want {
+		t.Errorf("a stack not passed: %v, want %s", err, want)
 	}
 }
 

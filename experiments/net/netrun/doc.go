@@ -1,9 +1,9 @@
 // Package netrun runs Study B: TLS 1.3 handshakes over emulated networks.
 //
 // The handshakes are Go crypto/tls's with X25519 and X25519MLKEM768 over
-// links of experiments/net/linkemu, captured on the emulated link with the
-// same reader as Study A (experiments/instruments/capture), as the spec
-// experiments/net.toml says.
+// links of experiments/instruments/linkemu, captured on the emulated link
+// with the same reader as Study A (experiments/instruments/capture), as
+// the spec experiments/net.toml says.
 //
 // # Series
 //

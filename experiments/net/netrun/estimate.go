@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/deps"
 )
 

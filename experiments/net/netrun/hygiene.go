@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"pqrepro/datasets/netdata"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/rederive"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/repro"

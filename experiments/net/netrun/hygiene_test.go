@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"pqrepro/datasets/netdata"
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/provenance"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 )

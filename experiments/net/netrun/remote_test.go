@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/instruments/sshhost/sshtest"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/provenance"
 )
 

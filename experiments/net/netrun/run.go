@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/instruments/sshhost"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/repro"

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"pqrepro/datasets/netdata"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/instruments/runlife"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"

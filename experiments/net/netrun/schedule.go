@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/runlife"
-	"pqrepro/experiments/net/linkemu"
 )
 
 type runner struct {

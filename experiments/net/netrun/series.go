@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 )
 
 // Series is the unit the runner schedules, measured serially on a link of

@@ -17,8 +17,8 @@ import (
 
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/netns"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/internal/repro"
 )
 

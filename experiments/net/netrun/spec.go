@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/spec"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 )
 
 // The steps of a series that need no namespace, tested alone: the order

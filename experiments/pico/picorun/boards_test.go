@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"pqrepro/datasets/picodata"
+	"pqrepro/experiments/instruments/readonly"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/pico/picoboard"
-	"pqrepro/experiments/pico/picotest"
 	"pqrepro/internal/provenance"
 )
 
@@ -261,7 +261,7 @@ func testSeveralBoards(t *testing.T, raw []byte) {
 		}, picoboard.ErrNoBootselDrive, []string{"on board 2 (", "not-mounted holds no INFO_UF2.TXT"}},
 		{"a BOOTSEL directory is read-only", func(t *testing.T, b []*fakeBoard) {
 			b[0].send, b[1].send = raw, raw
-			picotest.ReadOnly(t, b[1].drive)
+			readonly.Dir(t, b[1].drive)
 		}, nil, []string{"on board 2 (", "is not writable", "remount it read-write"}},
 	}
 	for _, f := range faults {

@@ -38,12 +38,12 @@
 //     stack only;
 //   - remote (remotepath.go): the servers on a second host over SSH
 //     (experiments/instruments/sshhost), the client and capture here;
-//   - emulated-<delay>ms (emulated.go): two namespaces joined by Study
-//     B's link emulator (experiments/net/linkemu) with that one-way
-//     delay, self-tested before use, the capture on the client's TUN
-//     device; the openssl-cli stack only, the paper's configurations
-//     under each [emulated] client group list and chain, for the gap
-//     model (issue 30).
+//   - emulated-<delay>ms (emulated.go): two namespaces joined by the
+//     link emulator of Study B's links (experiments/instruments/linkemu)
+//     with that one-way delay, self-tested before use, the capture on
+//     the client's TUN device; the openssl-cli stack only, the paper's
+//     configurations under each [emulated] client group list and chain,
+//     for the gap model (issue 30).
 //
 // A path says where its servers listen, where its clients dial from,
 // where its capture runs, what meta.json records about it and, when it

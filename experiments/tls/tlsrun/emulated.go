@@ -17,16 +17,17 @@ import (
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/handshake"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/netns"
-	"pqrepro/experiments/net/linkemu"
 	"pqrepro/experiments/tls/openssl"
 	"pqrepro/experiments/tls/tlsjoin"
 )
 
 // The emulated paths (issue 30): the openssl-cli stack with client and
-// server in two namespaces joined by Study B's user-space link emulator
-// (experiments/net/linkemu) with a fixed one-way delay each way, one link
-// per delay level, each self-tested before use. On them the run measures
+// server in two namespaces joined by the user-space link emulator that
+// Study B's links use too (experiments/instruments/linkemu) with a fixed
+// one-way delay each way, one link per delay level, each self-tested
+// before use. On them the run measures
 // the paper's four configurations under every client group list and
 // certificate chain of [emulated], the cells of the gap model
 // (analysis/gapmodel). The model is a finding: the claims stay judged on

@@ -12,7 +12,7 @@ import (
 
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/tls/openssl"
 )
 

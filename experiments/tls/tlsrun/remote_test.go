@@ -2,6 +2,7 @@ package tlsrun
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/instruments/sshhost/sshtest"
 	"pqrepro/experiments/tls/openssl"
@@ -201,6 +203,18 @@ stacks = ["openssl", "go"]`, 1))
 	}
 	if n["openssl/remote"] != 2 || n["go/remote"] != 2 || n["openssl/loopback"] != 2 || n["go/loopback"] != 2 {
 		t.Errorf("units per stack/path: %v", n)
+	}
+}
+
+// TestRemoteStacks: the serve role gets the openssl stack from this
+// study, and that stack refuses to start without the deployed harness.
+func TestRemoteStacks(t *testing.T) {
+	stack, ok := RemoteStacks[StackOpenSSL]
+	if !ok || len(RemoteStacks) != 1 {
+		t.Fatalf("RemoteStacks has %d stacks, want the %s stack alone", len(RemoteStacks), StackOpenSSL)
+	}
+	if _, err := stack("", 0, nil, tls.X25519, handshake.Expect{}); err == nil || !strings.Contains(err.Error(), "needs -harness") {
+		t.Errorf("without a harness: %v", err)
 	}
 }
 

@@ -2,9 +2,11 @@ package tlsrun
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/tls/openssl"
 	"pqrepro/experiments/tls/tlsjoin"
 	"pqrepro/internal/provenance"
 )
@@ -23,6 +26,37 @@ type RemoteSpec = sshhost.Spec
 
 // RemoteCaptureName is the remote path's capture in meta.json Files.
 var RemoteCaptureName = tlsjoin.CaptureFor(PathRemote)
+
+// RemoteStacks are the stacks besides Go's that the remote host's serve
+// role runs for this study: `pqrepro remote serve` passes them to
+// sshhost.RunRole.
+//
+// The study names them, not sshhost, so that the instrument knows no
+// study's TLS implementation.
+var RemoteStacks = sshhost.Stacks{StackOpenSSL: remoteOpenSSLServer}
+
+// remoteOpenSSLServer is configuration i's server on the OpenSSL harness,
+// its PEM files in a folder of its own under the system's temporary
+// folder (removed when the role exits normally; the watchdog's exit
+// leaves them, a few kilobytes of deterministic test keys).
+func remoteOpenSSLServer(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (sshhost.Serve, error) {
+	if harness == "" {
+		return nil, errors.New("the openssl stack needs -harness (the deployed OpenSSL harness)")
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("pqrepro-remote-%d-", i))
+	if err != nil {
+		return nil, err
+	}
+	files, err := openssl.WriteCerts(dir, b)
+	if err != nil {
+		return nil, err
+	}
+	srv := &openssl.Server{Binary: harness, Files: files, Groups: openssl.ServerGroups(g), Expect: exp}
+	return func(ctx context.Context, ln net.Listener, report func(handshake.ServerRecord)) error {
+		defer os.RemoveAll(dir)
+		return srv.Serve(ctx, ln, report)
+	}, nil
+}
 
 func (s *Spec) usesPath(p string) bool {
 	if slices.Contains(s.Matrix.Paths, p) {

@@ -1,8 +1,13 @@
-// Package linkemu is Study B's userspace link emulator. It joins two
-// network namespaces, each holding one TUN device, joined by a Go
-// forwarder that applies per-direction delay, jitter (without
-// reordering), seeded random loss and a rate limit with a bounded
-// drop-tail byte queue.
+// Package linkemu is a userspace link emulator between two network
+// namespaces. It joins two network namespaces, each holding one TUN
+// device, by a Go forwarder that applies per-direction delay, jitter
+// (without reordering), seeded random loss and a rate limit with a
+// bounded drop-tail byte queue.
+//
+// It is an instrument, knowing no study: Study B's runner measures over
+// its links, and Study A's emulated paths are its links with a fixed
+// delay. So it lives under experiments/instruments, where neither study
+// reaches into the other's folder for it.
 //
 // Why userspace: the kernel this project runs on has no sch_netem (tbf and
 // htb exist, but neither delays packets), so the forwarder does netem's job.

@@ -1,8 +1,11 @@
 //go:build linux
 
-// Package picotest holds test helpers shared by the Study C packages'
-// tests: stand-ins for a board's hardware that cannot be attached here.
-package picotest
+// Package readonly makes a folder refuse new files for the length of a
+// test. Tests need it where the real thing cannot be had here: a board's
+// BOOTSEL drive mounted read-only, a data folder a run cannot publish
+// into. It knows no study, so the instruments' tests use it as freely as
+// a study's.
+package readonly
 
 import (
 	"os"
@@ -14,11 +17,11 @@ import (
 // fsImmutableFL is FS_IMMUTABLE_FL of linux/fs.h (chattr +i).
 const fsImmutableFL = 0x00000010
 
-// ReadOnly makes dir refuse new files until the test ends, as a BOOTSEL
-// drive mounted read-only does. That is, mode 0555, and, for root (whom
-// modes do not stop), the immutable attribute (chattr +i). It skips the
-// test when neither can be had.
-func ReadOnly(t testing.TB, dir string) {
+// Dir makes dir refuse new files until the test ends, as a drive mounted
+// read-only does. That is, mode 0555, and, for root (whom modes do not
+// stop), the immutable attribute (chattr +i). It skips the test when
+// neither can be had.
+func Dir(t testing.TB, dir string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if err := os.Chmod(dir, 0o555); err != nil {

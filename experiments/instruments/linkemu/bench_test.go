@@ -16,7 +16,7 @@ import (
 // so it is an upper bound of the forwarder's own error. Reported:
 // err-p50-ms, err-p99-ms (aim: 0.25 and 1 ms) and lost packets.
 //
-//	go test -run '^$' -bench DelayAccuracy -benchtime 20000x ./experiments/net/linkemu
+//	go test -run '^$' -bench DelayAccuracy -benchtime 20000x ./experiments/instruments/linkemu
 func BenchmarkDelayAccuracy(b *testing.B) {
 	requireLink(b)
 	const delay = 25 * time.Millisecond

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pqrepro/experiments/net/linkemu"
+	"pqrepro/experiments/instruments/linkemu"
 )
 
 // TestUsageStartVerified is the package's usage, run: a 25 ms each-way
