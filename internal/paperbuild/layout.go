@@ -39,9 +39,10 @@ const MaxBodyPages = 16
 const MinBodyPageFill = 0.5
 
 // marginSlack is how far, in points, a word may stand past the text block
-// before it is in the margin: the width of a descender or a kerned
-// letter, not a line.
-const marginSlack = 2
+// before it is in the margin: a subscript or descender on the last line
+// (pdftotext boxes a lowered "0" of c_0 2.9 pt below the block), not a
+// line, which at 10 pt type reaches 10 pt or more into the margin.
+const marginSlack = 5
 
 // BodyEndMarker is the line main.tex writes to the log where the body
 // ends, before the references: \typeout{pqrepro: the body ends on page
@@ -134,7 +135,9 @@ func checkPages(pages [][]pdfWord, bodyPages int, g Geometry) []string {
 		footer := 0
 		for _, w := range words {
 			switch {
-			case w.yMin >= bottom-marginSlack && isPageNumber(w.text) && footer == 0:
+			case strings.TrimSpace(w.text) == "":
+				// pdftotext boxes some invisible glyphs as empty words.
+			case w.yMin > bottom+marginSlack && isPageNumber(w.text) && footer == 0:
 				footer++ // the page number, centred in the footer
 			case w.yMax > bottom+marginSlack || w.yMin < top-marginSlack || w.xMin < left-marginSlack || w.xMax > right+marginSlack:
 				margin = append(margin, w.text)

@@ -65,6 +65,15 @@ func TestCheckPages(t *testing.T) {
 			t.Errorf("%s: got %q, want a problem with %q", tc.name, p, tc.want)
 		}
 	}
+	// A subscript on the last line dips below the block without being in
+	// the margin, and does not take the page number's place; an empty
+	// word (an invisible glyph) is no text.
+	sub := fullPage("2")
+	bottom := g.Height - g.Margin
+	sub = append(sub, pdfWord{xMin: 200, yMin: bottom - 3.3, xMax: 204, yMax: bottom + 2.9, text: "0"}, pdfWord{xMin: 300, yMin: bottom + 23, xMax: 300, yMax: bottom + 32, text: ""})
+	if p := checkPages([][]pdfWord{fullPage("1"), sub, fullPage("3")}, 3, g); len(p) != 0 {
+		t.Errorf("a subscript on the last line: %q", p)
+	}
 	// A short last body page (the conclusion's end) and a short appendix
 	// page are not floats alone.
 	if p := checkPages(alone, 2, g); len(p) != 0 {
