@@ -10,8 +10,8 @@ var (
 	reqTshark = deps.Requirement{Name: "tshark", Why: "the capture cross-check test (Wireshark's decoder vs ours)",
 		Present: deps.Command("tshark"), Apt: []string{"tshark"}}
 	reqLatex = deps.Requirement{Name: "pdflatex", Why: "the paper (paper stage)",
-		Present: deps.Command("pdflatex"),
-		Apt:     []string{"texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended", "lmodern"}}
+		Present: func() bool { return deps.Command("pdflatex")() && deps.Command("pdftotext")() },
+		Apt:     []string{"texlive-latex-base", "texlive-latex-recommended", "texlive-fonts-recommended", "lmodern", "poppler-utils"}}
 	reqTcpdump = deps.Requirement{Name: "tcpdump", Why: "the snap-length capture test (tcpdump -s 128 read by our reader)",
 		Present: deps.Command("tcpdump"), Apt: []string{"tcpdump"}}
 )

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // CurveFile is the specification curve of every counted claim.
@@ -250,15 +249,18 @@ func (rep CurveReport) curveOf(id string) (Curve, bool) {
 }
 
 // CurveSentence says the labels in words, e.g. "Of the 10 reproduced
-// claims, 3 are robust (1 with no alternative) and 7 fragile."
+// counted claims, 2 are robust, 1 is fragile and 7 are untested (a single
+// specification: no alternative could be judged)." A claim judged under
+// one specification only was not tested for robustness, so it is counted
+// apart, never as robust.
 func CurveSentence(rep CurveReport) string {
-	rob, frag := rep.Counts[Robust], rep.Counts[Fragile]
-	s := fmt.Sprintf("Of the %d reproduced counted claims, %d %s robust", rob+frag, rob, verb(rob))
-	if rep.NoAlternative > 0 {
-		s += fmt.Sprintf(" (%d of them only because no alternative could be judged)", rep.NoAlternative)
+	rob, frag, untested := rep.Counts[Robust]-rep.NoAlternative, rep.Counts[Fragile], rep.NoAlternative
+	s := fmt.Sprintf("Of the %d reproduced counted claims, %d %s robust (reproduced in every alternative specification the data hold) and %d %s fragile (reproduced as stated, not in every alternative)",
+		rob+frag+untested, rob, verb(rob), frag, verb(frag))
+	if untested > 0 {
+		s += fmt.Sprintf("; %d %s untested: no alternative specification could be judged", untested, verb(untested))
 	}
-	s += fmt.Sprintf(" and %d %s fragile: reproduced as stated but not in at least one defensible alternative", frag, verb(frag))
-	return strings.TrimSpace(s) + "."
+	return s + "."
 }
 
 func verb(n int) string {

@@ -48,5 +48,5 @@ func ExampleCurves() {
 	// Output:
 	// A: fragile, holds in 2 of 3
 	// B: robust, 1 of 1, no alternative
-	// Of the 2 reproduced counted claims, 1 is robust (1 of them only because no alternative could be judged) and 1 is fragile: reproduced as stated but not in at least one defensible alternative.
+	// Of the 2 reproduced counted claims, 0 are robust (reproduced in every alternative specification the data hold) and 1 is fragile (reproduced as stated, not in every alternative); 1 is untested: no alternative specification could be judged.
 }

@@ -480,7 +480,7 @@ func HistoryLatex(rep Report, h History, timing Timing, curves *CurveReport) str
 	head = "\\toprule\n & commit, date & marked & reason \\\\\n\\midrule\n"
 	b.WriteString(head + "\\endfirsthead\n" + head + "\\endhead\n")
 	for i, e := range events {
-		fmt.Fprintf(&b, "%d & %s, %s & %s & {\\footnotesize %s} \\\\\n", i+1, short(e.Commit), day(e.Date), render.Escape(strings.ToLower(e.Marked)), render.Escape(e.Reason))
+		fmt.Fprintf(&b, "%d & %s, %s & %s & {\\footnotesize %s} \\\\\n", i+1, short(e.Commit), day(e.Date), render.Escape(strings.ToLower(e.Marked)), texText(e.Reason))
 	}
 	b.WriteString("\\bottomrule\n\\end{longtable}}\n")
 	return b.String()

@@ -170,6 +170,9 @@ func friedmanText(f Friedman) string {
 // interval over rounds, the Holm-adjusted round-level p and Cliff's
 // delta (descriptive). Published values are in parentheses.
 func paperTable(r *Results) (string, error) {
+	if r.Families["paper"] == nil {
+		return "", fmt.Errorf("no paper family")
+	}
 	f := r.Families["paper"]
 	base := r.config(f.Baseline)
 	if base == nil {
@@ -179,7 +182,9 @@ func paperTable(r *Results) (string, error) {
 		Label: "tab:tls-paper",
 		Caption: `Study~A, the paper's four configurations: median handshake time $T_\mathrm{hs}$ (ClientHello to client Finished, from the capture) ` +
 			`and its increase over the ` + render.Escape(base.Label) + ` baseline by round (the median over rounds of the target's block median minus the baseline's in the same round), ` +
-			`ours with the published value in parentheses; its 95\,\% cluster-bootstrap interval over rounds; the Holm-adjusted two-sided Wilcoxon signed-rank $p$ over rounds (` +
+			`ours with the published value in parentheses; $\Delta$ (\%) is that increase over the median of the baseline's block medians over the rounds (` +
+			baselineByRound(f) + `~ms), not over the pooled median of the first column, so the two columns' differences need not match; ` +
+			`its 95\,\% cluster-bootstrap interval over rounds; the Holm-adjusted two-sided Wilcoxon signed-rank $p$ over rounds (` +
 			strconv.Itoa(len(f.Comparisons)) + ` comparisons, $n_\mathrm{eff}$ rounds); Cliff's $\delta$ (descriptive).`,
 		Align:  "lrrrrrr",
 		Header: []string{"Configuration", `Median (ms)`, `$\Delta$ (ms)`, `$\Delta$ (\%)`, `95\,\% CI (ms)`, `$p_\mathrm{Holm}$ ($n_\mathrm{eff}$)`, `Cliff's $\delta$`},
@@ -413,4 +418,14 @@ func numbers(r *Results) (string, error) {
 		return "", errs[0]
 	}
 	return n.Latex(), nil
+}
+
+// baselineByRound is the baseline the paper family's relative increases
+// are taken over (rounds.baseline_ms, the median of the baseline's block
+// medians over the paired rounds), the first comparison's, in ms.
+func baselineByRound(f *Family) string {
+	for _, c := range f.Comparisons {
+		return render.Fixed(float64(c.Rounds.BaselineMs), 3)
+	}
+	return "---"
 }

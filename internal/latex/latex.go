@@ -181,7 +181,8 @@ func Problems(log []byte) []string {
 		case strings.Contains(l, "LaTeX Warning: Reference") && strings.Contains(l, "undefined"),
 			strings.Contains(l, "LaTeX Warning: Citation") && strings.Contains(l, "undefined"),
 			strings.Contains(l, "multiply defined"),
-			strings.Contains(l, "There were undefined references"):
+			strings.Contains(l, "There were undefined references"),
+			strings.Contains(l, "Float too large for page"):
 			out = append(out, strings.TrimSpace(l))
 		case strings.HasPrefix(l, "Overfull \\hbox") || strings.HasPrefix(l, "Overfull \\vbox"):
 			if overfullPoints(l) > 1 {

@@ -67,11 +67,23 @@ func Machine(root string, stages []*repro.Stage) *repro.Stage {
 	}
 	slices.Sort(metas)
 	metas = slices.Compact(metas)
+	// A modified tree's diff, where the run folder keeps it (git.diff,
+	// runlife): the table says "diff kept" only of a file that is there
+	// and hashes to meta.json's git.diff_sha256.
+	inputs := slices.Clone(metas)
+	diffs := map[string]string{}
+	for _, m := range metas {
+		d := path.Join(path.Dir(m), DiffFile)
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d))); err == nil {
+			inputs, diffs[m] = append(inputs, d), d
+		}
+	}
+	slices.Sort(inputs)
 	return &repro.Stage{
 		Name:    "paper:machine",
 		Doc:     "say per pinned run whether its machine was quiet (measured.machine of meta.json)",
 		Code:    []string{"internal/paperbuild"},
-		Inputs:  metas,
+		Inputs:  inputs,
 		Outputs: []string{MachineFile, MachineNumbersFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			var runs []machineRun
@@ -80,7 +92,13 @@ func Machine(root string, stages []*repro.Stage) *repro.Stage {
 				if err != nil {
 					return err
 				}
-				r, err := readMachine(path.Dir(strings.TrimPrefix(m, "data/")), b)
+				var diff []byte
+				if d, ok := diffs[m]; ok {
+					if diff, err = env.ReadFile(d); err != nil {
+						return err
+					}
+				}
+				r, err := readMachine(path.Dir(strings.TrimPrefix(m, "data/")), b, diff)
 				if err != nil {
 					return fmt.Errorf("paper:machine: %s: %w", m, err)
 				}
@@ -103,17 +121,49 @@ func Machine(root string, stages []*repro.Stage) *repro.Stage {
 type machineRun struct {
 	name string // <study>/<run-id>
 	rec  *quiet.Record
+	// tree says whether the run was recorded from a clean checkout
+	// (meta.json git.dirty) and, when it was not, whether the run folder
+	// keeps the diff (DiffFile, hashing to git.diff_sha256): a reader
+	// must be told that the code of a dirty run is not the commit it
+	// names.
+	tree string
 }
 
-// readMachine reads measured.machine from a run's meta.json.
-func readMachine(name string, meta []byte) (machineRun, error) {
+// The states of a run's source tree, as the table prints them.
+const (
+	TreeClean       = "clean"
+	TreeDiffKept    = "modified, diff kept"
+	TreeDiffLost    = "modified, diff not kept"
+	TreeNotRecorded = "not recorded"
+)
+
+// DiffFile is where a run recorded from a modified tree keeps its diff
+// (git diff HEAD), beside meta.json.
+const DiffFile = "git.diff"
+
+// readMachine reads measured.machine and the source tree's state from a
+// run's meta.json; diff is the run folder's DiffFile (nil when absent).
+func readMachine(name string, meta, diff []byte) (machineRun, error) {
 	var m struct {
 		Measured map[string]json.RawMessage `json:"measured"`
+		Git      *struct {
+			Dirty      bool   `json:"dirty"`
+			DiffSHA256 string `json:"diff_sha256"`
+		} `json:"git"`
 	}
 	if err := json.Unmarshal(meta, &m); err != nil {
 		return machineRun{}, fmt.Errorf("not valid JSON: %w", err)
 	}
-	r := machineRun{name: name}
+	r := machineRun{name: name, tree: TreeNotRecorded}
+	switch {
+	case m.Git == nil:
+	case !m.Git.Dirty:
+		r.tree = TreeClean
+	case diff != nil && repro.HashBytes(diff) == m.Git.DiffSHA256:
+		r.tree = TreeDiffKept
+	default:
+		r.tree = TreeDiffLost
+	}
 	raw, ok := m.Measured["machine"]
 	if !ok {
 		return r, nil
@@ -140,15 +190,18 @@ func machineTex(runs []machineRun) (nums, tab string, err error) {
 		Label: "tab:machine",
 		Caption: `The machine during each pinned run (\texttt{measured.machine} of its \texttt{meta.json}): the verdict, ` +
 			`the maximum 1-minute load average, the maximum CPU of processes that were not the experiment's (cores), ` +
-			`the mean share of CPU time stolen by the hypervisor, and, for a busy run pinned anyway, the reason recorded with it.`,
-		Align:  "llrrrp{4.5cm}",
-		Header: []string{"Run", "Machine", "Load", "Other CPU", "Steal", "Pinned although busy because"},
+			`the mean share of CPU time stolen by the hypervisor, for a busy run pinned anyway the reason recorded with it, ` +
+			`and whether the run was recorded from a clean checkout of the commit it names (\texttt{git.dirty}); ` +
+			`a modified tree's diff is kept in the run folder when the runner could take it.`,
+		Align:  "llrrrp{3.5cm}l",
+		Header: []string{"Run", "Machine", "Load", "Other CPU", "Steal", "Pinned although busy because", "Source tree"},
 	}
 	for _, r := range runs {
 		name := `\texttt{` + render.Escape(r.name) + `}`
+		count["tree "+r.tree]++
 		if r.rec == nil {
 			count["unrecorded"]++
-			t.Rows = append(t.Rows, []string{name, NotRecorded, "---", "---", "---", ""})
+			t.Rows = append(t.Rows, []string{name, NotRecorded, "---", "---", "---", "", r.tree})
 			continue
 		}
 		count[r.rec.Verdict]++
@@ -157,7 +210,7 @@ func machineTex(runs []machineRun) (nums, tab string, err error) {
 			why = cmp.Or(render.Escape(r.rec.Override), "not pinned by the check (pinned by hand)")
 		}
 		t.Rows = append(t.Rows, []string{name, r.rec.Verdict, render.Fixed(r.rec.Load1.Max, 2), render.Fixed(r.rec.OtherCores.Max, 2),
-			render.Fixed(100*r.rec.Steal.Mean, 1) + `\,\%`, why})
+			render.Fixed(100*r.rec.Steal.Mean, 1) + `\,\%`, why, r.tree})
 	}
 	t.Notes = fmt.Sprintf(`A run is busy when more than %s\,\%% of its samples (every few seconds, from a pre-flight before the work to its end) `+
 		`show other processes above %s core, a load average beyond the experiment's above %s per core or steal above %s\,\%% (docs/quiet.md).`,
@@ -170,6 +223,8 @@ func machineTex(runs []machineRun) (nums, tab string, err error) {
 		"MachineQuietRuns":      fmt.Sprint(count[quiet.Quiet]),
 		"MachineBusyRuns":       fmt.Sprint(count[quiet.Busy] + count[quiet.Unknown]),
 		"MachineUnrecordedRuns": fmt.Sprint(count["unrecorded"]),
+		"MachineCleanTreeRuns":  fmt.Sprint(count["tree "+TreeClean]),
+		"MachineDiffLostRuns":   fmt.Sprint(count["tree "+TreeDiffLost]),
 		"QuietOtherCores":       render.Fixed(th.OtherCores, 2),
 		"QuietLoadPerCore":      render.Fixed(th.LoadPerCore, 1),
 		"QuietStealPercent":     render.Fixed(100*th.StealShare, 0),

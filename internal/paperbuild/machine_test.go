@@ -18,17 +18,24 @@ func TestMachineTable(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"study": "x", "measured": map[string]any{"machine": r, "kernel_drops": 0}})
 		return b
 	}
+	withGit := func(meta []byte, git string) []byte {
+		return []byte(strings.TrimSuffix(string(meta), "}") + `,"git":` + git + `}`)
+	}
 	var runs []machineRun
 	for _, c := range []struct {
 		name string
 		meta []byte
 	}{
 		{"tls/20261130T120000Z-full", []byte(`{"study":"tls","measured":{"kernel_drops":0}}`)},
-		{"tls/20261201T120000Z-quick", rec(quiet.Quiet, "")},
-		{"net/20261201T120000Z-full", rec(quiet.Busy, "the only host; load from its own backups")},
-		{"pico/20261201T120000Z-quick", rec(quiet.Busy, "")},
+		{"tls/20261201T120000Z-quick", withGit(rec(quiet.Quiet, ""), `{"commit":"abc","dirty":false}`)},
+		{"net/20261201T120000Z-full", withGit(rec(quiet.Busy, "the only host; load from its own backups"), `{"commit":"abc","dirty":true}`)},
+		{"pico/20261201T120000Z-quick", withGit(rec(quiet.Busy, ""), `{"commit":"abc","dirty":true,"diff_sha256":"`+repro.HashBytes([]byte("the diff"))+`"}`)},
 	} {
-		r, err := readMachine(c.name, c.meta)
+		var diff []byte
+		if strings.HasPrefix(c.name, "pico/") {
+			diff = []byte("the diff")
+		}
+		r, err := readMachine(c.name, c.meta, diff)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,21 +51,22 @@ func TestMachineTable(t *testing.T) {
 	}
 	for _, w := range []string{
 		`\newcommand{\MachinePinnedRuns}{4}`, `\newcommand{\MachineQuietRuns}{1}`, `\newcommand{\MachineBusyRuns}{2}`, `\newcommand{\MachineUnrecordedRuns}{1}`,
+		`\newcommand{\MachineCleanTreeRuns}{1}`, `\newcommand{\MachineDiffLostRuns}{1}`,
 		`\newcommand{\QuietOtherCores}{0.10}`, `\newcommand{\QuietLoadPerCore}{1.0}`, `\newcommand{\QuietStealPercent}{5}`, `\newcommand{\QuietBusySharePercent}{10}`,
-		`\texttt{tls/20261130T120000Z-full} & not recorded (run predates the quiet check) & --- & --- & --- &  \\`,
-		`\texttt{tls/20261201T120000Z-quick} & quiet & 0.20 & 0.01 & 0.0\,\% &  \\`,
-		`& busy & 6.00 & 1.20 & 0.0\,\% & the only host; load from its own backups \\`,
-		`\texttt{pico/20261201T120000Z-quick} & busy & 6.00 & 1.20 & 0.0\,\% & not pinned by the check (pinned by hand) \\`,
+		`\texttt{tls/20261130T120000Z-full} & not recorded (run predates the quiet check) & --- & --- & --- &  & not recorded \\`,
+		`\texttt{tls/20261201T120000Z-quick} & quiet & 0.20 & 0.01 & 0.0\,\% &  & clean \\`,
+		`& busy & 6.00 & 1.20 & 0.0\,\% & the only host; load from its own backups & modified, diff not kept \\`,
+		`\texttt{pico/20261201T120000Z-quick} & busy & 6.00 & 1.20 & 0.0\,\% & not pinned by the check (pinned by hand) & modified, diff kept \\`,
 		`\label{tab:machine}`,
 	} {
 		if !strings.Contains(tex, w) {
 			t.Errorf("table lacks %q:\n%s", w, tex)
 		}
 	}
-	if _, err := readMachine("x/y", []byte(`{"measured":{"machine":{"verdict":"calm"}}}`)); err == nil {
+	if _, err := readMachine("x/y", []byte(`{"measured":{"machine":{"verdict":"calm"}}}`), nil); err == nil {
 		t.Error("an unknown verdict was accepted")
 	}
-	if _, err := readMachine("x/y", []byte(`{`)); err == nil {
+	if _, err := readMachine("x/y", []byte(`{`), nil); err == nil {
 		t.Error("bad JSON was accepted")
 	}
 }

@@ -76,18 +76,39 @@ func Stage(root string, others []*repro.Stage, handTyped []string, date time.Tim
 				// paper/x -> x, figures/x -> figures/x
 				files[strings.TrimPrefix(in, "paper/")] = b
 			}
-			if p := CheckSources(files, handTyped); len(p) > 0 {
-				return fmt.Errorf("the paper's sources are not finished (fix them, then build again):\n  %s", strings.Join(p, "\n  "))
-			}
-			var log []byte
-			pdf, err := latex.Build(ctx, latex.Options{Main: "main.tex", Files: files, Date: date, Log: &log})
+			pdf, err := Build(ctx, files, handTyped, date)
 			if err != nil {
 				return err
-			}
-			if p := latex.Problems(log); len(p) > 0 {
-				return fmt.Errorf("the paper built but is not finished (fix the sources, then build again):\n  %s", strings.Join(p, "\n  "))
 			}
 			return env.WriteFile("paper/main.pdf", pdf)
 		},
 	}
+}
+
+// Build is the paper stage's work on the paper's files (paths relative to
+// paper/, figures under figures/): it checks the sources (CheckSources),
+// runs pdflatex, and checks the log (latex.Problems) and the pages a
+// reader sees (CheckPDF). Any problem fails it, naming the page or the
+// line; no PDF with a defect is returned.
+func Build(ctx context.Context, files map[string][]byte, handTyped []string, date time.Time) ([]byte, error) {
+	if p := CheckSources(files, handTyped); len(p) > 0 {
+		return nil, fmt.Errorf("the paper's sources are not finished (fix them, then build again):\n  %s", strings.Join(p, "\n  "))
+	}
+	var log []byte
+	pdf, err := latex.Build(ctx, latex.Options{Main: "main.tex", Files: files, Date: date, Log: &log})
+	if err != nil {
+		return nil, err
+	}
+	p := latex.Problems(log)
+	if len(p) == 0 {
+		q, err := CheckPDF(ctx, pdf, log)
+		if err != nil {
+			return nil, fmt.Errorf("check the built paper: %w", err)
+		}
+		p = q
+	}
+	if len(p) > 0 {
+		return nil, fmt.Errorf("the paper built but is not finished (fix the sources, then build again):\n  %s", strings.Join(p, "\n  "))
+	}
+	return pdf, nil
 }

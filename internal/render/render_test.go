@@ -159,3 +159,32 @@ func TestSignWords(t *testing.T) {
 		}
 	}
 }
+
+// TestTableLong: a long table is a longtable whose header repeats on
+// every page, never scaled, with its notes after it; a row or header of
+// the wrong width is an error.
+func TestTableLong(t *testing.T) {
+	tab := Table{Label: "tab:x", Caption: "A long one.", Align: "lp{3cm}", Header: []string{"a", "b"}, Rows: [][]string{{"1", "one"}, {"2", "two"}}, Notes: "n", Long: true}
+	got, err := tab.Latex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`\begin{longtable}{lp{3cm}}`, `\caption{A long one.}\label{tab:x}\\`, `\endfirsthead`, `\endhead`, "1 & one \\\\\n", `{\footnotesize n\par}`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("longtable lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, `\pqfit`) || strings.Contains(got, `\begin{table}`) {
+		t.Errorf("a long table is scaled or floated:\n%s", got)
+	}
+	bad := tab
+	bad.Rows = [][]string{{"1"}}
+	if _, err := bad.Latex(); err == nil {
+		t.Error("a short row: no error")
+	}
+	bad = tab
+	bad.Header = []string{"a"}
+	if _, err := bad.Latex(); err == nil {
+		t.Error("a short header: no error")
+	}
+}
