@@ -20,9 +20,9 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// ErrEvidence is returned when the raw data under data/ differs from
-// its seals: a run differs from its sealed manifest (or a pinned run's
-// manifest from its pin), a run's ID disagrees with its meta.json or
+// ErrEvidence is returned when the raw data under data/ differs from its
+// seals. That is when a run differs from its sealed manifest (or a pinned
+// run's manifest from its pin), a run's ID disagrees with its meta.json or
 // lies in the future, or data/ holds an entry that is not a sealed run.
 // Nothing is built from it.
 var ErrEvidence = errors.New("the raw data under data/ does not match its seals")

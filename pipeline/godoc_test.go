@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
 	"io"
@@ -157,4 +158,90 @@ func TestPackageComments(t *testing.T) {
 func firstLine(text string) string {
 	line, _, _ := strings.Cut(text, "\n")
 	return line
+}
+
+// maxFirstWords is the most words the first sentence of a doc comment
+// may have: the sentence `go doc` shows alone in package lists.
+const maxFirstWords = 25
+
+// A docComment is one doc comment of an exported name or a package, with
+// where it starts.
+type docComment struct {
+	pos  token.Position
+	name string
+	text string
+}
+
+// exportedDocs returns the package comment and the doc comments of the
+// exported names of a package's non-test files, as go/doc gathers them.
+func exportedDocs(t *testing.T, p listedPackage) []docComment {
+	t.Helper()
+	fset := token.NewFileSet()
+	byName := map[string][]*ast.File{}
+	for _, f := range parseSources(t, fset, p) {
+		byName[f.Name.Name] = append(byName[f.Name.Name], f)
+	}
+	var out []docComment
+	for _, files := range byName {
+		dp, err := doc.NewFromFiles(fset, files, p.ImportPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Doc != nil {
+				out = append(out, docComment{fset.Position(f.Doc.Pos()), "package " + f.Name.Name, f.Doc.Text()})
+			}
+		}
+		add := func(name, text string, decl ast.Node) {
+			if text != "" {
+				out = append(out, docComment{fset.Position(decl.Pos()), name, text})
+			}
+		}
+		values := func(vs []*doc.Value) {
+			for _, v := range vs {
+				add(strings.Join(v.Names, ", "), v.Doc, v.Decl)
+			}
+		}
+		funcs := func(fs []*doc.Func) {
+			for _, f := range fs {
+				name := f.Name
+				if f.Recv != "" {
+					name = f.Recv + "." + name
+				}
+				add(name, f.Doc, f.Decl)
+			}
+		}
+		values(dp.Consts)
+		values(dp.Vars)
+		funcs(dp.Funcs)
+		for _, ty := range dp.Types {
+			add(ty.Name, ty.Doc, ty.Decl)
+			values(ty.Consts)
+			values(ty.Vars)
+			funcs(ty.Funcs)
+			funcs(ty.Methods)
+		}
+	}
+	return out
+}
+
+// TestDocFirstSentences: the first sentence of every package comment and
+// of every exported name's doc comment, as go/doc's Synopsis cuts it, has
+// at most maxFirstWords words. It says what; the sentences after it say why.
+func TestDocFirstSentences(t *testing.T) {
+	var long int
+	for _, p := range modulePackages(t) {
+		var dp doc.Package
+		for _, c := range exportedDocs(t, p) {
+			first := dp.Synopsis(c.text)
+			if n := len(strings.Fields(first)); n > maxFirstWords {
+				long++
+				t.Errorf("%s:%d: %s: the first sentence has %d words, more than %d: %q",
+					relPath(c.pos.Filename), c.pos.Line, c.name, n, maxFirstWords, first)
+			}
+		}
+	}
+	if long > 0 {
+		t.Logf("%d first sentences over %d words", long, maxFirstWords)
+	}
 }
