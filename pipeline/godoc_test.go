@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -52,24 +53,7 @@ func modulePackages(t *testing.T) []listedPackage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mods []string
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() && path != root && (name == "testdata" || name == "node_modules" ||
-			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			return filepath.SkipDir
-		}
-		if name == "go.mod" {
-			mods = append(mods, filepath.Dir(path))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mods := repoModules(t, false)
 	seen := map[string]bool{}
 	var pkgs []listedPackage
 	list := func(dir string, args ...string) {
@@ -103,6 +87,37 @@ func modulePackages(t *testing.T) []listedPackage {
 		t.Fatalf("go list found %d packages, not this module's", len(pkgs))
 	}
 	return pkgs
+}
+
+// repoModules returns the folders of the repository's Go modules: its
+// root and every folder below with a go.mod, but in node_modules and in
+// folders `go list ./...` skips (dot and underscore folders, and testdata
+// unless withTestdata).
+func repoModules(t *testing.T, withTestdata bool) []string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mods []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != root && ((name == "testdata" && !withTestdata) || name == "node_modules" ||
+			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if name == "go.mod" {
+			mods = append(mods, filepath.Dir(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mods
 }
 
 // relPath is a file or folder of the repository as a slash path from
@@ -243,5 +258,162 @@ func TestDocFirstSentences(t *testing.T) {
 	}
 	if long > 0 {
 		t.Logf("%d first sentences over %d words", long, maxFirstWords)
+	}
+}
+
+// architectureDoc is the page whose layout names every package and
+// module dependency.
+const architectureDoc = "docs/architecture.md"
+
+// layoutEntries returns the paths the first fenced block under the
+// "## Layout" heading of text names, as slash paths from the repository
+// root. The block is a tree: an entry's name is its line's first column
+// (up to two spaces), one or more names; a name indented under a folder
+// is inside it. Lines indented further than entryIndent continue a
+// description and name nothing.
+func layoutEntries(text string) []string {
+	const entryIndent = 16
+	_, after, ok := strings.Cut(text, "\n## Layout\n")
+	if !ok {
+		return nil
+	}
+	_, block, _ := strings.Cut(after, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	type open struct {
+		indent int
+		path   string
+	}
+	var stack []open
+	var out []string
+	for _, l := range strings.Split(block, "\n") {
+		name := strings.TrimLeft(l, " ")
+		indent := len(l) - len(name)
+		if name == "" || indent > entryIndent {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "  ")
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		parent := ""
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1].path + "/"
+		}
+		for i, n := range strings.Fields(name) {
+			n = strings.TrimSuffix(n, ",")
+			p := parent + strings.TrimSuffix(n, "/")
+			out = append(out, p)
+			if i == 0 && strings.HasSuffix(n, "/") {
+				stack = append(stack, open{indent, p})
+			}
+		}
+	}
+	return out
+}
+
+// goModRequires returns the modules a go.mod names in require (direct
+// ones only, unless indirect) and tool directives.
+func goModRequires(gomod string, indirect bool) []string {
+	var out []string
+	block := ""
+	for _, l := range strings.Split(gomod, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == ")":
+			block = ""
+			continue
+		case strings.HasSuffix(l, "("):
+			block = strings.TrimSpace(strings.TrimSuffix(l, "("))
+			continue
+		}
+		verb := block
+		if verb == "" {
+			verb, l, _ = strings.Cut(l, " ")
+		}
+		f := strings.Fields(l)
+		if len(f) == 0 || (verb != "require" && verb != "tool") {
+			continue
+		}
+		if !indirect && strings.Contains(l, "// indirect") {
+			continue
+		}
+		mod := f[0]
+		if verb == "tool" {
+			// a tool is a package: name the module by its repository
+			if parts := strings.Split(mod, "/"); len(parts) > 3 {
+				mod = strings.Join(parts[:3], "/")
+			}
+		}
+		out = append(out, mod)
+	}
+	return out
+}
+
+// TestArchitectureNamesPackages: docs/architecture.md's layout names
+// every Go package of the repository and nothing that does not exist, and
+// its table of module dependencies names every direct requirement of
+// go.mod and no module that no go.mod of the repository requires.
+func TestArchitectureNamesPackages(t *testing.T) {
+	doc := readDoc(t, architectureDoc)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := layoutEntries(doc)
+	if len(entries) == 0 {
+		t.Fatalf("%s has no layout block under \"## Layout\"", architectureDoc)
+	}
+	named := map[string]bool{}
+	for _, e := range entries {
+		named[e] = true
+		if strings.ContainsAny(e, "<*") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(e))); err != nil {
+			t.Errorf("%s's layout names %s, which does not exist", architectureDoc, e)
+		}
+	}
+	for _, p := range modulePackages(t) {
+		dir := relPath(p.Dir)
+		if dir == "." {
+			continue // the magefile: named by its file
+		}
+		if !named[dir] {
+			t.Errorf("%s's layout does not name package %s (%s): add a line for it", architectureDoc, p.ImportPath, dir)
+		}
+	}
+
+	_, table, ok := strings.Cut(doc, "\n## Go module dependencies\n")
+	if !ok {
+		t.Fatalf("%s has no section \"## Go module dependencies\"", architectureDoc)
+	}
+	inTable := map[string]bool{}
+	for _, l := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| module ") {
+			continue
+		}
+		first := strings.SplitN(l, "|", 3)[1]
+		for _, m := range strings.Split(first, ",") {
+			m, _, _ = strings.Cut(strings.TrimSpace(m), " ")
+			inTable[m] = true
+		}
+	}
+	var known []string
+	for _, dir := range repoModules(t, true) {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		known = append(known, goModRequires(string(b), true)...)
+	}
+	for _, m := range goModRequires(readDoc(t, "go.mod"), false) {
+		if !inTable[m] {
+			t.Errorf("%s's module table does not name %s, a direct requirement of go.mod", architectureDoc, m)
+		}
+	}
+	for m := range inTable {
+		if !slices.Contains(known, m) {
+			t.Errorf("%s's module table names %s, which no go.mod of the repository requires", architectureDoc, m)
+		}
 	}
 }
