@@ -14,12 +14,12 @@ import (
 	"pqrepro/internal/treelock"
 )
 
-// Clean removes build caches and the leftovers of interrupted runs: what
-// the studies' killed runs left outside the tree that clean removes
-// (Study.Clean: Study A's docker path and PEM folders; first, since the
-// docker path's data root is under .cache/), .cache/ (but its locks, the
-// compiled magefile and the scratch trees of verifies still running),
-// staging folders of interrupted stages and
+// Clean removes build caches and the leftovers of interrupted runs, in and
+// outside the tree. It removes what the studies' killed runs left outside
+// the tree that clean removes (Study.Clean: Study A's docker path and PEM
+// folders; first, since the docker path's data root is under .cache/),
+// .cache/ (but its locks, the compiled magefile and the scratch trees of
+// verifies still running), staging folders of interrupted stages and
 // incomplete run folders under data/, and the data remote's leftovers of
 // killed pushes (a dir remote's .incoming-* files no upload holds). It
 // keeps raw data, the content store and the committed outputs (they are
@@ -85,9 +85,9 @@ func liveVerifyTree(p string) bool {
 	return pid != 0 && treelock.ProcessAlive(pid)
 }
 
-// NetClean removes the network namespaces (and with them the TUN, veth
-// and bridge devices) that crashed runs of the studies' experiments left
-// behind (Study.Clean for net:clean); those of running processes are
+// NetClean removes the network namespaces that crashed runs of the
+// studies' experiments left behind, and with them the TUN, veth and bridge
+// devices. It is Study.Clean for net:clean; those of running processes are
 // kept, and each study says which it removed and kept.
 func NetClean(ctx context.Context, cfg Config) error {
 	_, err := cleanStudies(ctx, cfg, "net:clean")

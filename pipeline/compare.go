@@ -10,8 +10,8 @@ import (
 
 // Results are one run's results/<name>.json decoded once by its study's
 // analysis package (its DecodeResults), with what `mage all` and `mage
-// calibrate` derive from them: Study.Results returns them, resultsOf
-// binds them to the analysis package's functions over its results type.
+// calibrate` derive from them. Study.Results returns them; resultsOf binds
+// them to the analysis package's functions over its results type.
 type Results interface {
 	// Items lists the compared items of these results, the reference,
 	// and now's (decoded by the same study's Results) for

@@ -18,9 +18,9 @@ import (
 // CrossHostLevel is the level of the cross-host prediction interval.
 const CrossHostLevel = 0.95
 
-// CrossHostSlower is the slowdown the cross-host calibration must see: a
-// primitive 20 % slower inside the handshake but not in `openssl speed`
-// raises an item's ratio by 0.2 (issue 32's goal).
+// CrossHostSlower is the slowdown the cross-host calibration must see
+// (issue 32's goal). A primitive 20 % slower inside the handshake but not
+// in `openssl speed` raises an item's ratio by 0.2.
 const CrossHostSlower = 0.2
 
 // crossHostItem is one normalised item pooled over the quiet runs of

@@ -35,8 +35,13 @@ func readDoc(t *testing.T, rel string) string {
 	return string(b)
 }
 
-// docPages lists the Markdown pages the link check reads: the README and
-// every docs/*.md, as slash paths from the repository root.
+// notesIndex is the page that must reach every dated note under
+// docs/notes/; docsIndex links it.
+const notesIndex = "docs/notes/README.md"
+
+// docPages lists the Markdown pages the link check reads: the README,
+// every docs/*.md and every dated note docs/notes/*.md, as slash paths
+// from the repository root.
 func docPages(t *testing.T) []string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
@@ -47,7 +52,19 @@ func docPages(t *testing.T) []string {
 	for _, p := range m {
 		pages = append(pages, "docs/"+filepath.Base(p))
 	}
+	notes, err := filepath.Glob(filepath.Join("..", "docs", "notes", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range notes {
+		pages = append(pages, "docs/notes/"+filepath.Base(p))
+	}
 	return pages
+}
+
+// isNote says whether a page is a dated note, kept as it was written.
+func isNote(page string) bool {
+	return strings.HasPrefix(page, "docs/notes/")
 }
 
 // outsideCode returns the lines of a Markdown page that are not inside a
@@ -100,21 +117,26 @@ func anchors(text string) map[string]bool {
 }
 
 // TestDocsIndexReachesEveryPage: docs/README.md links every page under
-// docs/, so that no page is reachable only by knowing its name.
+// docs/, and docs/notes/README.md every dated note, so that no page is
+// reachable only by knowing its name.
 func TestDocsIndexReachesEveryPage(t *testing.T) {
-	index := readDoc(t, docsIndex)
 	linked := map[string]bool{}
-	for _, m := range mdLink.FindAllStringSubmatch(index, -1) {
-		target, _, _ := strings.Cut(m[1], "#")
-		linked[path.Clean(target)] = true
+	for _, index := range []string{docsIndex, notesIndex} {
+		for _, m := range mdLink.FindAllStringSubmatch(readDoc(t, index), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			linked[path.Join(path.Dir(index), target)] = true
+		}
 	}
 	for _, p := range docPages(t) {
-		name := strings.TrimPrefix(p, "docs/")
 		if p == "README.md" || p == docsIndex {
 			continue
 		}
-		if !linked[name] {
-			t.Errorf("%s is linked from nowhere in %s: add one line for it there", p, docsIndex)
+		index := docsIndex
+		if isNote(p) && p != notesIndex {
+			index = notesIndex
+		}
+		if !linked[p] {
+			t.Errorf("%s is linked from nowhere in %s: add one line for it there", p, index)
 		}
 	}
 	if !strings.Contains(readDoc(t, "README.md"), "](docs/README.md)") {
@@ -271,5 +293,140 @@ func TestTargetTables(t *testing.T) {
 		if !slices.Contains(targets, name) {
 			t.Errorf("README.md's target table names %s, which magefile.go does not define", name)
 		}
+	}
+}
+
+// duration matches a wall time as the docs write one: "58 s", "1 min 31 s",
+// "70 min 17 s", "3.3 min", "36 minutes", "1 h 6 min"; not a name such as
+// SHA2-128s.
+var duration = regexp.MustCompile(`(^|[^\w-])(\d[\d.,]*\s?(h|min|minutes|m|s)\b(\s\d+\s?(min|s)\b)*)`)
+
+// studyRun matches what names a whole study run or `all`'s, whose wall
+// time docs/timings.toml holds.
+var studyRun = regexp.MustCompile(`(?i)\b(full|quick) (run|profile)|whole command`)
+
+// listItem matches the start of a Markdown list item, which starts a new
+// block of prose.
+var listItem = regexp.MustCompile(`^\s*([-*]|\d+\.)\s`)
+
+// sentenceEnd matches the end of a sentence inside a block of prose.
+var sentenceEnd = regexp.MustCompile("[.;]\\s+([A-Z(`*])")
+
+// A statement is a sentence of prose or a table row, with the index of
+// the line it starts on.
+type statement struct {
+	line int
+	text string
+}
+
+// statements splits a page's lines into sentences of prose (a block ends
+// at a blank line, a list item or a table) and table rows, each row
+// followed by its table's header, so that a row is read with what its
+// columns are.
+func statements(lines []string) []statement {
+	var out []statement
+	var block []string
+	start, header := 0, ""
+	flush := func() {
+		text := strings.Join(strings.Fields(strings.Join(block, " ")), " ")
+		for text != "" {
+			end := len(text)
+			if loc := sentenceEnd.FindStringSubmatchIndex(text); loc != nil {
+				end = loc[2]
+			}
+			out = append(out, statement{start, text[:end]})
+			text = text[end:]
+		}
+		block = nil
+	}
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "|"):
+			flush()
+			if header == "" {
+				header = l
+			}
+			out = append(out, statement{i, l + " " + header})
+			continue
+		case strings.TrimSpace(l) == "" || listItem.MatchString(l):
+			flush()
+		}
+		header = ""
+		if strings.TrimSpace(l) != "" {
+			if block == nil {
+				start = i
+			}
+			block = append(block, l)
+		}
+	}
+	flush()
+	return out
+}
+
+// runTimeLines returns the indexes of the lines where a statement of a
+// study run's time starts: a sentence or a table row (with its header)
+// naming a study run and stating a wall time.
+func runTimeLines(lines []string) []int {
+	var out []int
+	for _, st := range statements(lines) {
+		if duration.MatchString(st.text) && studyRun.MatchString(st.text) {
+			out = append(out, st.line)
+		}
+	}
+	return slices.Compact(out)
+}
+
+// TestDocsRunTimesFromTimings: a study run's measured wall time is stated
+// once, in docs/timings.toml, and shown by docs/targets.md's generated
+// rows. Any other page that states one (a line naming a study run and a
+// wall time, or a table row with a wall time under a header naming one)
+// repeats it and would go stale: link to the table instead. Dated notes
+// (docs/notes/) keep what was measured then and are not checked.
+func TestDocsRunTimesFromTimings(t *testing.T) {
+	for _, p := range docPages(t) {
+		if isNote(p) {
+			continue
+		}
+		lines := outsideCode(readDoc(t, p))
+		generated := func(int) bool { return false }
+		if p == targetsDoc {
+			first, last, err := studyRowSpan(lines)
+			if err != nil {
+				t.Fatal(err)
+			}
+			generated = func(i int) bool { return i >= first && i <= last }
+		}
+		for _, i := range runTimeLines(lines) {
+			if !generated(i) {
+				t.Errorf("%s:%d states a study run's time: link to docs/targets.md's table, which shows docs/timings.toml, instead",
+					p, i+1)
+			}
+		}
+	}
+}
+
+// TestRunTimeLines feeds runTimeLines a page with each kind of
+// statement of a study run's time, and statements that are not one.
+func TestRunTimeLines(t *testing.T) {
+	page := strings.Split(`Study B's full run took 70 min 17 s.
+
+A no-op build takes 0.3 s.
+
+| study | quick profile | full profile |
+|---|---|---|
+| C `+"`pico`"+` | 1 min 17 s (5 images) | 15.5 min |
+
+| what | figure |
+|---|---|
+| the whole command | 1 h 10 min |
+| verify | 20 s |
+
+- A build of the full profile's outputs
+  is quick. The quick profile's three controls add
+  about 8 min.
+- The quick run signs with SHA2-128s in 2 s.
+- The quick run signs with SHA2-128s.`, "\n")
+	if got, want := runTimeLines(page), []int{0, 6, 10, 13, 16}; !slices.Equal(got, want) {
+		t.Errorf("runTimeLines = %v, want %v", got, want)
 	}
 }

@@ -22,13 +22,13 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// ErrEvidence is returned when the raw data under data/ differs from
-// its seals: a run differs from its sealed manifest (or a pinned run's
-// manifest from its pin), a run's ID disagrees with its meta.json or
-// lies in the future, data/ holds an entry that is not a sealed run, or
-// a run is not evidence: no run list (experiments/<study>.runs) names
-// it at its manifest, it lies under another or no registered study, or
-// it copies another run's captures or timings. Nothing is built from it.
+// ErrEvidence is returned when the raw data under data/ differs from its
+// seals. That is when a run differs from its sealed manifest (or a pinned
+// run's manifest from its pin), a run's ID disagrees with its meta.json or
+// lies in the future, data/ holds an entry that is not a sealed run, or a
+// run is not evidence: no run list (experiments/<study>.runs) names it at
+// its manifest, it lies under another or no registered study, or it
+// copies another run's captures or timings. Nothing is built from it.
 var ErrEvidence = errors.New("the raw data under data/ does not match its seals")
 
 // ErrSpec is returned when a study's spec (experiments/<study>.toml)

@@ -36,9 +36,10 @@ type Leftovers struct {
 	RemoteName string
 }
 
-// A Leftover is one kind of what killed runs of a study's experiment
-// left outside the tree (network namespaces whose creator is dead, a
-// docker path's daemon, temporary folders), with the target removing it.
+// A Leftover is one kind of what killed runs of a study's experiment left
+// outside the tree, with the target removing it. Such are network
+// namespaces whose creator is dead, a docker path's daemon, temporary
+// folders.
 type Leftover struct {
 	// What names the kind, as status heads its list.
 	What string

@@ -9,7 +9,7 @@ import (
 	"pqrepro/internal/settings"
 )
 
-// TargetProfile is how a Mage target picks its profile: Fixed, when set,
+// TargetProfile is how a Mage target picks its profile. Fixed, when set,
 // is the only one it runs (quick); else PQREPRO_PROFILE, else Default
 // ("" is each study's full run if pinned, else its quick run).
 type TargetProfile struct{ Fixed, Default string }

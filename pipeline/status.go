@@ -11,13 +11,13 @@ import (
 )
 
 // Status prints every stage and, for stale ones, why, after the checks
-// build makes before it builds: every sealed run under data/ against its
-// manifest and its study's run list (checkEvidence), every study's spec
-// (specProblems). A run that differs from its seal, a run folder no run
-// list names, an entry of data/ that is not a sealed run, a spec that
-// does not load, an engine or lock that cannot be read
-// are errors (ERROR lines, non-nil result), not reasons to rebuild. It
-// lists the leftovers of killed commands whatever else it found.
+// build makes before it builds. Those check every sealed run under data/
+// against its manifest and its study's run list (checkEvidence) and every
+// study's spec (specProblems). A run that differs from its seal, a run
+// folder no run list names, an entry of data/ that is not a sealed run, a
+// spec that does not load, an engine or lock that cannot be read are
+// errors (ERROR lines, non-nil result), not reasons to rebuild. It lists
+// the leftovers of killed commands whatever else it found.
 func Status(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -15,10 +15,11 @@ import (
 	"pqrepro/internal/settings"
 )
 
-// A Study is one reproduced paper, as the pipeline sees it: everything
-// the targets, the claims stage, the artifact bundle and the target
-// table of docs/targets.md need to know about it. Each study registers one, in its
-// own file (study_<name>.go); nothing outside that file names the study.
+// A Study is one reproduced paper, as the pipeline sees it. It holds
+// everything the targets, the claims stage, the artifact bundle and the
+// target table of docs/targets.md need to know about it. Each study
+// registers one, in its own file (study_<name>.go); nothing outside that
+// file names the study.
 type Study struct {
 	// Name is the study's short name and Mage namespace (tls, net, pico):
 	// data/<Name>/, experiments/<Name>.toml, results/<Name>.json.

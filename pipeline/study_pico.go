@@ -117,8 +117,8 @@ func PicoEmulate(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// PicoFlash copies an image's UF2 (PQREPRO_PICO_UF2, default the
-// ML-KEM image of the profile) to a Pico in BOOTSEL mode; the RPI-RP2
+// PicoFlash copies an image's UF2 to a Pico in BOOTSEL mode. The image is
+// PQREPRO_PICO_UF2, default the ML-KEM image of the profile; the RPI-RP2
 // drive is found automatically or named by PQREPRO_PICO_DRIVE.
 // Untested on hardware: tested against a directory holding INFO_UF2.TXT.
 func PicoFlash(ctx context.Context, cfg Config) error {
@@ -135,10 +135,10 @@ func PicoFlash(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// PicoRead reads one benchmark run from a flashed Pico's serial port
-// (PQREPRO_PICO_PORT, for example /dev/ttyUSB0 for a USB-UART adapter on
-// GP0/GP1) into .cache/pico/read/, keeping the raw log verbatim.
-// Untested on hardware: tested against a pseudo-terminal.
+// PicoRead reads one benchmark run from a flashed Pico's serial port into
+// .cache/pico/read/, keeping the raw log verbatim. The port is
+// PQREPRO_PICO_PORT, for example /dev/ttyUSB0 for a USB-UART adapter on
+// GP0/GP1. Untested on hardware: tested against a pseudo-terminal.
 func PicoRead(ctx context.Context, cfg Config) error {
 	port := cfg.settings().PicoPort
 	if port == "" {

@@ -201,10 +201,11 @@ func tlsClean(dockerPrefix string) func(ctx context.Context, cfg Config, target 
 	}
 }
 
-// TLSOpenSSL builds Study A's OpenSSL stack into .cache/openssl: Debian
-// trixie's OpenSSL 3.5 source package (pinned, verified), Configure and
-// make once (minutes; a later call reuses the build), then the C harness.
-// It prints what meta.json will record about the build.
+// TLSOpenSSL builds Study A's OpenSSL stack into .cache/openssl. It
+// fetches Debian trixie's OpenSSL 3.5 source package (pinned, verified),
+// runs Configure and make once (minutes; a later call reuses the build),
+// then builds the C harness. It prints what meta.json will record about
+// the build.
 func TLSOpenSSL(ctx context.Context, cfg Config) error {
 	if err := cfg.installer().Ensure(ctx, openssl.Requirements()); err != nil {
 		return fmt.Errorf("tls:openssl: %w", err)

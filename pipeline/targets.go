@@ -20,7 +20,7 @@ func (c *Config) installer() *deps.Installer {
 }
 
 // InstallLogDir is where each package install's whole output goes
-// (deps.Installer.LogDir), relative to the repository root: the terminal
+// (deps.Installer.LogDir), relative to the repository root. The terminal
 // shows one line per install, -v the output too.
 const InstallLogDir = ".cache/logs"
 

@@ -135,11 +135,11 @@ type HostHoldout struct {
 	errs       []error  // fits that failed for another reason than ErrTooFewHosts
 }
 
-// HoldOutHosts judges each host's runs against the interval of the
-// others, with nothing changed (false alarms) and with every ratio raised
-// by slower (a primitive whose handshake cost grew by that share of the
-// predicted cryptographic time, which `openssl speed` of the same host did
-// not see: the power).
+// HoldOutHosts judges each host's runs against the interval of the others,
+// with nothing changed (false alarms) and with every ratio raised by
+// slower. The argument slower stands for a primitive whose handshake cost
+// grew by that share of the predicted cryptographic time, which `openssl
+// speed` of the same host did not see: the power.
 func HoldOutHosts(values []HostValue, level, slower float64) HostHoldout {
 	h := HostHoldout{Slower: slower}
 	hosts := map[string]bool{}
@@ -195,9 +195,9 @@ func (h HostHoldout) String() string {
 		100*h.Slower, h.Slower, h.Detected, h.Judged, 100*float64(h.Detected)/float64(h.Judged), 100*h.DLo, 100*h.DHi)
 }
 
-// A Normalised is one run's item made comparable across hosts: observed
-// over predicted from the host's own measurements of the same run, or
-// why it is not (NotJudged).
+// A Normalised is one run's item made comparable across hosts, or why it
+// is not (NotJudged). It is the observed over the predicted, from the
+// host's own measurements of the same run.
 type Normalised struct {
 	Name      string  // the item, e.g. "hybrid increase in openssl-cli/docker/direct / host prediction"
 	Item      string  // the judged item it normalises, e.g. "paper hybrid vs baseline difference" ("" for none)

@@ -62,9 +62,9 @@ import (
 // Alpha is the significance level of the claims that assert significance.
 const Alpha = 0.05
 
-// Effect-size thresholds, shown beside the claims that assert
-// significance as a descriptive label (large or not), never required by a
-// rule: the originals state significance, not an effect-size threshold.
+// Effect-size thresholds, shown as a descriptive label (large or not)
+// beside the claims that assert significance. No rule requires them: the
+// originals state significance, not an effect-size threshold.
 const (
 	// LargeCliffDelta is Romano et al.'s (2006) threshold of a large
 	// Cliff's delta, |delta| >= 0.474.
@@ -254,8 +254,8 @@ type Results struct {
 }
 
 // NewResults takes the given results files (study -> JSON content), which
-// must each be one JSON value; missing maps a study without results to
-// the reason.
+// must each be one JSON value. Missing maps a study without results to the
+// reason.
 func NewResults(files map[string][]byte, missing map[string]string) (*Results, error) {
 	r := &Results{files: map[string][]byte{}, decoded: map[string]any{}, missing: map[string]string{}, bad: map[string]error{}}
 	for study, b := range files {
@@ -271,8 +271,8 @@ func NewResults(files map[string][]byte, missing map[string]string) (*Results, e
 	return r, nil
 }
 
-// Of returns a study's results decoded into its analysis package's
-// results type (tlsstudy.Results for tls, ...) by jsonnum.Decode, the
+// Of returns a study's results decoded into its analysis package's results
+// type (tlsstudy.Results for tls, ...) by jsonnum.Decode. That is the
 // reader every results file goes through: a mistyped, missing or unknown
 // field is an error naming the file and the field. Such an error is not
 // a property of the study but a broken file: Err reports it, and the
@@ -308,8 +308,8 @@ func Of[T any](r *Results, study string) (*T, error) {
 }
 
 // Err reports the results files that a claim read and that do not fit
-// their study's results type, one error per study in study order; nil
-// when every file read fits.
+// their study's results type. It returns one error per study in study
+// order; nil when every file read fits.
 func (r *Results) Err() error {
 	var errs []error
 	for _, study := range slices.Sorted(maps.Keys(r.bad)) {
@@ -318,7 +318,7 @@ func (r *Results) Err() error {
 	return errors.Join(errs...)
 }
 
-// On makes a claim's Eval from a rule over a study's typed results: a
+// On makes a claim's Eval from a rule over a study's typed results. A
 // study without results, or results that do not decode, make the claim
 // not measurable with the reason (a file that does not decode also makes
 // Err, and so the claims stage, fail).
@@ -343,7 +343,7 @@ func (e *errMissing) Error() string {
 }
 
 // Missing is the error of a value a rule needs and a study's results do
-// not have: path names it as the results file spells it (e.g.
+// not have. The argument path names it as the results file spells it (e.g.
 // "families.paper.comparisons[role=pq-sig]"), why says what is wrong.
 func Missing(study, path, why string) error { return &errMissing{study: study, path: path, why: why} }
 
@@ -401,9 +401,9 @@ func Within(ours, published, tol float64) bool {
 }
 
 // JudgeValue is the rule for a quantitative claim whose sign carries the
-// direction (an increase; a speed-up above 1 is expressed by the caller):
-// within tolerance: reproduced; otherwise not reproduced, whatever the
-// sign. The direction is recorded beside the verdict.
+// direction: reproduced within tolerance, else not reproduced, whatever
+// the sign. Its sign is that of an increase; a speed-up above 1 is
+// expressed by the caller. The direction is recorded beside the verdict.
 func JudgeValue(ours, published, tol float64, format func(float64) string) Outcome {
 	if math.IsNaN(ours) {
 		return Outcome{Ours: "---", Verdict: NotMeasurable, Reason: "not computable from this dataset"}
@@ -433,10 +433,11 @@ func JudgeMagnitude(ours, published, tol float64, format func(float64) string) O
 	return o
 }
 
-// JudgeRange is for a claim about a published range: our smallest and
-// largest values both inside [min, max]: reproduced; otherwise not
-// reproduced, with outside as the reason when the smallest is above floor
-// (the effect is there: direction as published) and none otherwise.
+// JudgeRange is the rule for a claim about a published range [min, max]:
+// reproduced when our smallest and largest values are both inside it.
+// Otherwise it is not reproduced, with outside as the reason when the
+// smallest is above floor (the effect is there: direction as published)
+// and none otherwise.
 func JudgeRange(lo, hi, min, max, floor float64, ours, outside, none string) Outcome {
 	o := Outcome{Ours: ours, Verdict: Reproduced, Direction: AsPublished}
 	if lo <= floor {
@@ -470,9 +471,9 @@ func Pct0(x float64) string { return fmt.Sprintf("%.1f %%", x) }
 func Times(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) + "x" }
 
 // PValue formats a p-value for a verdict table: "= 0.0023", or "< 1e-06"
-// below stats.PFloor, the floor every printed p of this project keeps
-// (a p below it claims more than the studies' designs can support: see
-// stats.PFloor).
+// below stats.PFloor. That is the floor every printed p of this project
+// keeps (a p below it claims more than the studies' designs can support:
+// see stats.PFloor).
 func PValue(p float64) string {
 	if p < stats.PFloor {
 		return fmt.Sprintf("< %.0e", stats.PFloor)

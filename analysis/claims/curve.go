@@ -147,8 +147,9 @@ type CurveReport struct {
 }
 
 // Curves judges every counted claim of the catalogue in its stated
-// specification and in each alternative: files are the studies'
-// results, alts each study's alternatives and firsts the first rules.
+// specification and in each alternative. Of the arguments, files are the
+// studies' results, alts each study's alternatives and firsts the first
+// rules.
 func Curves(files map[string][]byte, missing map[string]string, catalogue []Claim, alts map[string]Alternatives, firsts []FirstRule) (CurveReport, error) {
 	r, err := NewResults(files, missing)
 	if err != nil {

@@ -283,10 +283,9 @@ func WriteTable(w io.Writer, doc Result, det Detail) {
 }
 
 // The cost model of the steps, in seconds on the reference machine (the
-// one of docs/performance.md); progress rescales it by the time
-// the finished steps really took. Sorting n values costs about
-// nsPerSortOp n log2 n; the constants were fitted to cmd/pqrepro's
-// BenchmarkCompare at
+// one of docs/performance.md). Progress rescales it by the time the
+// finished steps really took. Sorting n values costs about nsPerSortOp n
+// log2 n; the constants were fitted to cmd/pqrepro's BenchmarkCompare at
 // 10^6 values.
 const (
 	StepBase     = 1e-4 // every step: allocation and bookkeeping

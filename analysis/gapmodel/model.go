@@ -12,8 +12,8 @@ import (
 	"pqrepro/analysis/stats"
 )
 
-// Roles are the paper's four configurations, in the order of the
-// published medians: the baseline (Ed25519 + X25519), ML-DSA-87,
+// Roles are the paper's four configurations, in the order of the published
+// medians. They are the baseline (Ed25519 + X25519), ML-DSA-87,
 // ML-KEM-1024 and the hybrid (tlsstudy's role names).
 var Roles = []string{"baseline", "pq-sig", "pq-kem", "hybrid"}
 
@@ -266,9 +266,9 @@ func FitModel(rows []Row, reg Registration) (*Fit, error) {
 	return f, nil
 }
 
-// Explain solves, per combination of the rows, the path RTT (and, if the
-// registered bound needs it, a CPU-speed factor) that best explains the
-// published medians. It refuses when the fit did not pass.
+// Explain solves, per combination of the rows, the path RTT that best
+// explains the published medians. It also solves a CPU-speed factor if the
+// registered bound needs it. It refuses when the fit did not pass.
 func Explain(f *Fit, rows []Row, pub Published) (*Explanation, error) {
 	if !f.Pass {
 		return nil, fmt.Errorf("gapmodel: the held-out prediction failed (max |error| %.3f ms > %.3f ms registered): the model explains nothing; report the failure instead", f.MaxAbsErrMs, f.Reg.BoundMs)

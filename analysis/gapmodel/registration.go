@@ -18,9 +18,10 @@ var registrationText []byte
 // holds out every other level.
 const SplitLowestHighest = "lowest-and-highest"
 
-// Registration is what registration.txt fixes before the run: the fit's
-// split, the acceptance bound of the held-out predictions, the bootstrap
-// and the bound under which a published number counts as explained.
+// Registration is what registration.txt fixes before the run. That is the
+// fit's split, the acceptance bound of the held-out predictions, the
+// bootstrap and the bound under which a published number counts as
+// explained.
 type Registration struct {
 	Split          string  // SplitLowestHighest
 	BoundMs        float64 // every held-out |error| at most this (ms)
@@ -41,9 +42,9 @@ func mustParse(b []byte) Registration {
 	return r
 }
 
-// ParseRegistration reads the "key: value" lines of a registration (a
-// line whose first word, up to a colon, is a known key); every other line
-// is prose. Every key must appear exactly once with a valid value.
+// ParseRegistration reads the "key: value" lines of a registration; every
+// other line is prose. A key line is one whose first word, up to a colon,
+// is a known key. Every key must appear exactly once with a valid value.
 func ParseRegistration(b []byte) (Registration, error) {
 	var r Registration
 	seen := map[string]bool{}

@@ -3,8 +3,8 @@ package netstudy
 import "pqrepro/analysis/claims"
 
 // Source is the paper Study B reproduces, where its published values
-// (published) come from: its abstract, in Portuguese, which is what this
-// project has read; no page or table is cited.
+// (published) come from. That is its abstract, in Portuguese, which is
+// what this project has read; no page or table is cited.
 var Source = claims.Citation{
 	Authors: "Marques, Zavan",
 	Title:   "Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3",

@@ -11,11 +11,11 @@ import (
 // results/net.json is the same on every platform, null for NaN.
 type Num = jsonnum.Num
 
-// DecodeResults reads results/net.json (name names it in errors),
-// strictly (jsonnum.Decode: an unknown key is an error), and checks that
-// it holds the comparisons and toolchain results: the study's one decoder
-// of its results, for its stages and for the pipeline's comparison and
-// calibration hooks.
+// DecodeResults reads results/net.json strictly and checks that it holds
+// the comparisons and toolchain results. Errors name the file by name, and
+// jsonnum.Decode makes an unknown key an error. It is the study's one
+// decoder of its results, for its stages and for the pipeline's comparison
+// and calibration hooks.
 func DecodeResults(name string, b []byte) (*Results, error) {
 	res, err := jsonnum.Decode[Results](name, b)
 	if err != nil {

@@ -18,9 +18,9 @@ const TTLBFile = "results/net-ttlb.json"
 // run recorded before the block existed.
 const NotMeasuredPinned = "not measured in the pinned run (it was recorded before the transfer block existed)"
 
-// TTLBResults are the transfer block's results: per scenario and
-// response size, the hybrid's increase of the time to last byte over
-// X25519 on the primary toolchain's series.
+// TTLBResults are the transfer block's results: per scenario and response
+// size, the hybrid's increase of the time to last byte over X25519. They
+// are taken on the primary toolchain's series.
 //
 // Size 0 is the rounds' handshake-only connection (its ths from the
 // largest round's series: the time to the client's Finished, the last

@@ -11,8 +11,8 @@ import (
 const TTLBSource = "P. Kampanakis and W. Childs-Klein, \"The impact of data-heavy, post-quantum TLS 1.3 on the Time-To-Last-Byte of real-world connections\", IACR ePrint 2024/176 and MADweb 2024 (abstract)"
 
 // ExtClaim is one of Kampanakis and Childs-Klein's statements, taken as a
-// claim of ours on Study B's transfer block: quoted, with the rule that
-// judges it on our results.
+// claim of ours on Study B's transfer block. It is quoted, with the rule
+// that judges it on our results.
 //
 // These are our extension claims. They are not in Claims() (the
 // original's catalogue), so the claim counts of the paper's abstract do

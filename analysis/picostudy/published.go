@@ -6,7 +6,7 @@ import "pqrepro/analysis/claims"
 const PaperTitle = "Benchmarking NIST-Standardised ML-KEM and ML-DSA on ARM Cortex-M0+: Performance, Memory, and Energy on the RP2040"
 
 // Source is the paper Study C reproduces, where its published values
-// (published) come from: this project has read a third-party technical
+// (published) come from. This project has read a third-party technical
 // summary of the preprint, written in Japanese, not the preprint itself;
 // its statements appear here in our English rendering; no
 // version, page or table of the preprint is cited. (The summary's lay

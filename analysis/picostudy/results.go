@@ -7,10 +7,11 @@ import (
 	"pqrepro/internal/jsonnum"
 )
 
-// DecodeResults reads results/pico.json (name names it in errors),
-// strictly (jsonnum.Decode: an unknown key is an error), and checks that
-// it holds the study's schemes: the study's one decoder of its results,
-// for its stages and for the pipeline's comparison and calibration hooks.
+// DecodeResults reads results/pico.json strictly and checks that it holds
+// the study's schemes. Errors name the file by name, and jsonnum.Decode
+// makes an unknown key an error. It is the study's one decoder of its
+// results, for its stages and for the pipeline's comparison and
+// calibration hooks.
 func DecodeResults(name string, b []byte) (*Results, error) {
 	r, err := jsonnum.Decode[Results](name, b)
 	if err != nil {

@@ -53,7 +53,7 @@ type BootstrapResult struct {
 	Method    BootstrapMethod
 }
 
-// MaxResamples bounds BootstrapConfig.Resamples: a million resamples put
+// MaxResamples bounds BootstrapConfig.Resamples. A million resamples put
 // the interval's Monte Carlo error far below any digit printed (2,000 is
 // the studies' default) and take seconds and 8 MB; 1e9 took minutes and
 // 8 GB before this bound.

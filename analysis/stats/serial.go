@@ -144,10 +144,10 @@ type LjungBoxResult struct {
 	P    float64
 }
 
-// LjungBox returns the Ljung-Box (1978) statistic
-// Q = n(n+2) sum_{k=1}^{h} r_k^2/(n-k) with r_k from ACF, and its p-value
+// LjungBox returns the Ljung-Box (1978) statistic Q and its p-value
 // P(chi2_h >= Q), as statsmodels acorr_ljungbox(x, lags=[h], model_df=0).
-// It needs h >= 1 and n >= LjungBoxMinN(h) = h+1 (else ErrTooFew).
+// Q = n(n+2) sum_{k=1}^{h} r_k^2/(n-k) with r_k from ACF. It needs h >= 1
+// and n >= LjungBoxMinN(h) = h+1 (else ErrTooFew).
 func LjungBox(x []float64, lags int) (LjungBoxResult, error) {
 	if lags < 1 {
 		return LjungBoxResult{}, fmt.Errorf("stats: Ljung-Box needs at least 1 lag, got %d", lags)

@@ -20,9 +20,10 @@ const AlternativesFile = "results/tls-alternatives.json"
 
 const stageAlternatives = "tls:alternatives"
 
-// AlternativesStage writes AlternativesFile: the paper family of every
-// other complete cell of the pinned run, of the run re-analysed with Ths
-// from SYN, and of each quiet repeat run (repeats, run folders).
+// AlternativesStage writes AlternativesFile: the paper family of other
+// analyses of Study A's data. Those are every other complete cell of the
+// pinned run, the run re-analysed with Ths from SYN, and each quiet repeat
+// run (repeats, run folders).
 //
 // It reuses Analyze; derived is the pinned run's records file as the
 // build re-derives it, so the Ths definitions read the same rows.
@@ -205,9 +206,10 @@ func redefine(rs []tlsdata.Record, col string, span func(*tlsdata.Record) (*int6
 }
 
 // FirstRules are Study A's rules as first written (4683144), for the
-// claims whose rule changed since: significance over handshakes with
-// Holm over the paper's three Mann-Whitney tests, and the absolute
-// increases of the medians within ±50 %, direction only outside it.
+// claims whose rule changed since. Those rules are significance over
+// handshakes with Holm over the paper's three Mann-Whitney tests, and the
+// absolute increases of the medians within ±50 %, direction only outside
+// it.
 func FirstRules() []claims.FirstRule {
 	const commit = "4683144a9f5d89667d58bd7987e5026ee89fed20"
 	var out []claims.FirstRule

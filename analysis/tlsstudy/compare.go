@@ -68,9 +68,9 @@ func key(c Comparison) string {
 	return c.Target
 }
 
-// PaperDifferenceItem names the item of the paper family's increase of
-// a role (pq-sig, pq-kem, hybrid) over the baseline: the item claims
-// A1a-A3c rest on, and that the cross-host prediction normalises.
+// PaperDifferenceItem names the item of the paper family's increase of a
+// role (pq-sig, pq-kem, hybrid) over the baseline. Claims A1a-A3c rest on
+// that item, and the cross-host prediction normalises it.
 func PaperDifferenceItem(role string) string { return "paper " + role + " vs baseline difference" }
 
 func comparisonItems(prefix string, ref, now []Comparison) []agreement.Item {
@@ -294,7 +294,7 @@ func PlantIncrease(r *Results, role string, ms float64) error {
 }
 
 // ReplaceRounds gives one role's paper comparison the per-round
-// differences diffs over a baseline of baselineMs in every round, and
+// differences diffs over a baseline of baselineMs in every round. It
 // derives its round-level comparison as the analysis does (the median,
 // the cluster bootstrap over rounds with Params' seed, the signed-rank
 // test) and Holm over the family. It builds the runs of a test from a

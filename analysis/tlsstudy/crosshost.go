@@ -8,11 +8,11 @@ import (
 )
 
 // SpeedDriftBound is the largest change, in percent, of a predicted
-// increase between the run's before and after `openssl speed`
-// measurements for which the prediction is trusted. Set before any run
-// was read: a prediction that moved more measured a host that changed
-// during the run, or a speed measurement too short to tell, so that run's
-// increase is not normalised by it.
+// increase between `openssl speed` before and after the run for which the
+// prediction is trusted. Set before any run was read: a prediction that
+// moved more measured a host that changed during the run, or a speed
+// measurement too short to tell, so that run's increase is not normalised
+// by it.
 const SpeedDriftBound = 10.0
 
 // A NormalisedIncrease is one paper configuration's increase in the

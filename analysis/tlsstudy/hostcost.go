@@ -176,7 +176,7 @@ type HostCostCell struct {
 const hostCostModel = "observed = median over rounds of (hybrid increase - ML-KEM-1024 increase); predicted = n x ms_per_op[ecdh-p384], n = 3 with a direct key share (the server's key generation and both derivations; the client's first key generation precedes the ClientHello, outside Ths, RFC 8446 4.1.2) and n = 4 after a HelloRetryRequest (the client's second key generation); one `openssl speed ecdhp384` operation is one derivation, a key generation assumed as dear, no fixed-base precomputation in this build; kem_predicted = ML-KEM-1024 encaps + decaps - 3 x ms_per_op[ecdh-x25519] (direct), keygen + encaps + decaps - 4 x ms_per_op[ecdh-x25519] (HRR); speeds the mean of before and after; OpenSSL stacks only"
 
 // P384Ops is the number of P-384 scalar multiplications the hybrid adds
-// inside Ths for a key-share mode: 3 direct, 4 after an HRR (see the
+// inside Ths for a key-share mode. It is 3 direct, 4 after an HRR (see the
 // model above); 0 for an unknown mode. The count holds for the ECDH part
 // of any group (ConfigCPUMs uses it for X25519 too).
 func P384Ops(keyShare string) int {
@@ -297,9 +297,9 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// HostMsPerOp is the host's time per `openssl speed` operation: the mean
-// of the before and after measurements of each operation (the one that
-// exists when only one was measured); nil without host_crypto.
+// HostMsPerOp is the host's time per `openssl speed` operation; nil
+// without host_crypto. It is the mean of the measurements before and after
+// of each operation (the one that exists when only one was measured).
 func HostMsPerOp(hc *HostCryptoMeta) map[string]float64 {
 	if hc == nil {
 		return nil

@@ -7,8 +7,8 @@ import (
 )
 
 // Source is the paper Study A reproduces, where its published values
-// (Published) come from: its abstract, in Japanese, which is what this
-// project has read; no page or table is cited.
+// (Published) come from. That is its abstract, in Japanese, which is what
+// this project has read; no page or table is cited.
 var Source = claims.Citation{
 	Authors: "Hara, Kawashima, Saito (Meiji University)",
 	Title:   "Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3",
@@ -44,8 +44,9 @@ func quoteIncrease(p PublishedIncrease) claims.Quote {
 }
 
 // ImpliedBaseline is the interval of baseline medians (ms) that a
-// published pair (increase in ms to three decimals, in per cent to an
-// integer) implies, allowing for the rounding of both:
+// published pair implies, allowing for the rounding of both. A pair is an
+// increase in ms to three decimals and in per cent to an integer; the
+// interval is
 // [(ms - 0.0005) / ((pct + 0.5)/100), (ms + 0.0005) / ((pct - 0.5)/100)].
 // The pairs disagree: 4.651 ms at +120 % implies 3.86-3.89 ms, 5.072 ms at
 // +128 % and 9.048 ms at +228 % imply 3.95-3.98 ms (TestPublishedPairsDisagree),

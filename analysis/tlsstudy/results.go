@@ -272,11 +272,11 @@ const NumDigits = jsonnum.Digits
 // writes them, and a final newline.
 func MarshalResults(r *Results) ([]byte, error) { return jsonnum.Marshal(r) }
 
-// DecodeResults reads results/tls.json (name names it in errors),
-// strictly (jsonnum.Decode: its schema, so that a mistyped, missing or
-// unknown field is an error naming it), and checks its schema version and
-// factors: the study's one decoder of its results, for its stages and
-// for the pipeline's comparison and calibration hooks.
+// DecodeResults reads results/tls.json strictly and checks its schema
+// version and factors. Errors name the file by name, and jsonnum.Decode
+// holds it to its schema: a mistyped, missing or unknown field is an error
+// naming it. It is the study's one decoder of its results, for its stages
+// and for the pipeline's comparison and calibration hooks.
 func DecodeResults(name string, b []byte) (*Results, error) {
 	r, err := jsonnum.Decode[Results](name, b)
 	if err != nil {

@@ -30,9 +30,9 @@ type HostProbe struct {
 	Idle map[string]ProbeIdle `json:"idle,omitempty"`
 }
 
-// ProbeIdle is the wait for idle CPUs before a probe (quiet.IdleWait):
-// how long it took, and the busy share of all CPUs in its last window
-// (over the idle bound when the wait reached its limit).
+// ProbeIdle is the wait for idle CPUs before a probe (quiet.IdleWait): how
+// long it took and the CPUs' busy share in its last window. That share is
+// over the idle bound when the wait reached its limit.
 type ProbeIdle struct {
 	WaitedS float64 `json:"waited_s"`
 	Busy    float64 `json:"busy"`
@@ -46,8 +46,8 @@ type ProbeSpan struct {
 	P75Ms    float64 `json:"p75_ms"`
 }
 
-// ProbeMeta is the part of meta.json that says how far the run's probe
-// can be trusted: the probe itself and whether the servers ran on
+// ProbeMeta is the part of meta.json that says how far the run's probe can
+// be trusted. It holds the probe itself and whether the servers ran on
 // another host (measured.remote_host), where the probe did not run.
 type ProbeMeta struct {
 	Probe *HostProbe

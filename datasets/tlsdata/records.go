@@ -116,9 +116,10 @@ var KnownPaths = []string{"loopback", "bridge", "remote", "docker"}
 // DefaultPath is the path of records that do not name one.
 const DefaultPath = "loopback"
 
-// EmulatedPathPrefix starts the name of an emulated path: client and
-// server in two namespaces joined by the user-space link emulator with a
-// fixed one-way delay each way, "emulated-<delay>ms" (EmulatedPath).
+// EmulatedPathPrefix starts the name of an emulated path,
+// "emulated-<delay>ms" (EmulatedPath). There client and server are in two
+// namespaces joined by the user-space link emulator with a fixed one-way
+// delay each way.
 const EmulatedPathPrefix = "emulated-"
 
 // MaxEmulatedDelayMs bounds an emulated path's one-way delay; a larger
@@ -192,7 +193,7 @@ func ClientGroupList(mode string) []string {
 }
 
 // ExpectHRR says whether a configuration of group under client group-list
-// mode takes a HelloRetryRequest: its client sends one key share, for its
+// mode takes a HelloRetryRequest. Its client sends one key share, for its
 // list's first group (RFC 8446 4.1.4), so exactly when that is not the
 // server's one group.
 func ExpectHRR(mode, group string) bool {

@@ -29,9 +29,9 @@ const DefaultOutDir = ".cache/dist"
 // (Citation File Format 1.2.0).
 const CitationFile = "CITATION.cff"
 
-// LicenseFile (the code's licence) and DataLicenseFile (the data's and
-// the derived outputs') must be in every bundle too: an archive cut
-// from the repository is redistributed, and says on what terms.
+// LicenseFile (the code's licence) and DataLicenseFile (the data's and the
+// derived outputs') must be in every bundle too. An archive cut from the
+// repository is redistributed, and says on what terms.
 const (
 	LicenseFile     = "LICENSE"
 	DataLicenseFile = "LICENSE-DATA"

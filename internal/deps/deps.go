@@ -222,9 +222,9 @@ func Plan(missing []Requirement) []string {
 	return lines
 }
 
-// InstallEstimate is the expected time of installing what missing
-// needs: 20 s for the package lists and 4 s per Debian package, 30 s per
-// npm folder. Measured: 11 packages (TeX Live's base and the ARM
+// InstallEstimate is the expected time of installing what missing needs.
+// It counts 20 s for the package lists and 4 s per Debian package, 30 s
+// per npm folder. Measured: 11 packages (TeX Live's base and the ARM
 // toolchain among them, with what they pull in) in 52 s, package lists
 // included, on a fresh machine of this project's kind (2026-12-03).
 func InstallEstimate(missing []Requirement) time.Duration {

@@ -25,13 +25,13 @@ import (
 var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
 // ParentPoll is how often a Context looks whether the process that started
-// this one has exited (the parent PID changes when the kernel re-parents
-// an orphan). Polling needs no cooperation from the parent; a parent that
+// this one has exited. The parent PID changes when the kernel re-parents
+// an orphan. Polling needs no cooperation from the parent; a parent that
 // set PR_SET_PDEATHSIG (internal/magemain does) stops its child at once.
 const ParentPoll = 250 * time.Millisecond
 
-// Context returns a copy of parent that is cancelled on SIGINT or
-// SIGTERM; stop releases the signals (a later one then acts as if
+// Context returns a copy of parent that is cancelled on SIGINT or SIGTERM.
+// The returned stop releases the signals (a later one then acts as if
 // Context had not been called) and cancels the context. cmd/pqrepro's
 // commands use it: one started with nohup or & may outlive its shell.
 func Context(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
@@ -39,7 +39,7 @@ func Context(parent context.Context) (ctx context.Context, stop context.CancelFu
 }
 
 // Target is Context that is also cancelled when the process that started
-// this one exits: the Mage targets use it (pipeline), whose launcher is
+// this one exits. The Mage targets use it (pipeline), whose launcher is
 // `go run mage.go`, mage.go's process or an installed mage, and which
 // must not outlive it holding the tree's lock.
 func Target(parent context.Context) (ctx context.Context, stop context.CancelFunc) {

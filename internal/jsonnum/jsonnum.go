@@ -121,9 +121,9 @@ func round(v any) any {
 	return v
 }
 
-// Decode reads a results file into a new T, strictly: b must be one JSON
-// value that fits T's schema (check: no unknown or missing field, a
-// number where T has one and in its range, null only where the writer
+// Decode reads a results file into a new T, strictly. The bytes b must be
+// one JSON value that fits T's schema (check: no unknown or missing field,
+// a number where T has one and in its range, null only where the writer
 // writes null). A file that does not is a *FieldError naming the file
 // (name) and the field, so that the stage reading it fails instead of
 // judging what a zero value or a skipped claim would make of it.

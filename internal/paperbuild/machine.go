@@ -17,9 +17,9 @@ import (
 )
 
 // MachineFile is the table of the pinned runs' machines (quiet or busy,
-// internal/quiet), for the paper's section on verification (at its end,
-// so that it does not renumber the studies' tables); MachineNumbersFile
-// holds its macros, for the method section.
+// internal/quiet), for the paper's section on verification. It comes at
+// that section's end, so that it does not renumber the studies' tables;
+// MachineNumbersFile holds its macros, for the method section.
 const (
 	MachineFile        = "paper/generated/machine.tex"
 	MachineNumbersFile = "paper/generated/machine-numbers.tex"

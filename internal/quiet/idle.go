@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// An IdleWait waits until the machine's CPUs are idle, measured as the
-// share of all CPU ticks spent in processes, interrupts and steal over
+// An IdleWait waits until the machine's CPUs are idle. Idle is measured as
+// the share of all CPU ticks spent in processes, interrupts and steal over
 // short windows of /proc/stat.
 //
 // Why: a short measurement of CPU time (a run's host probe) made while

@@ -41,7 +41,7 @@ type Settler struct {
 }
 
 // Settle waits until the 1-minute load average is at most the limit, or
-// Max has passed, or ctx ends, writing one line when it starts to wait
+// Max has passed, or ctx ends. It writes one line when it starts to wait
 // and one when it stops. It returns the last load read; an unreadable
 // load average is an error, and a wait that ends at Max is not (the
 // pre-flight then judges the load).

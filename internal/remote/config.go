@@ -83,7 +83,7 @@ func LoadConfig(root, file string) (Config, string, error) {
 // to today.
 const MaxIndexBytes = 16 << 20
 
-// MaxConfigBytes bounds a remote configuration file: remote.toml is a
+// MaxConfigBytes bounds a remote configuration file. A remote.toml is a
 // few lines, and PQREPRO_REMOTE=/dev/zero (or a log file named by
 // mistake) must not be read into memory whole.
 const MaxConfigBytes = 64 << 10

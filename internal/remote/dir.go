@@ -179,9 +179,10 @@ func (d *Dir) List(ctx context.Context) ([]string, error) {
 	return sums, nil
 }
 
-// A LeftoverRemover is a remote where an upload killed mid-way (SIGKILL,
-// a crash: no cleanup path ran) can leave files behind that are not
-// blobs: a dir remote's .incoming-* temporaries.
+// A LeftoverRemover is a remote where an upload killed mid-way can leave
+// files behind that are not blobs. Such an upload is one that SIGKILL or a
+// crash ended with no cleanup path run; a dir remote's leftovers are its
+// .incoming-* temporaries.
 type LeftoverRemover interface {
 	// Leftovers lists them, relative to the remote's root.
 	Leftovers(ctx context.Context) ([]string, error)

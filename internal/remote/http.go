@@ -87,9 +87,9 @@ func (h *HTTP) URL(sum string) (string, error) {
 	return strings.TrimSuffix(h.Base, "/") + "/" + Key(h.Prefix, sum), nil
 }
 
-// Check validates the remote's URL (see checkBaseURL) and prefix
-// without a request: Pull calls it first, so that an ftp:// url or a
-// bad port fails once, not once per blob after retries.
+// Check validates the remote's URL (see checkBaseURL) and prefix without a
+// request. Pull calls it first, so that an ftp:// url or a bad port fails
+// once, not once per blob after retries.
 func (h *HTTP) Check() error {
 	if err := checkPrefix(h.Prefix); err != nil {
 		return fmt.Errorf("%s: %w: %w", h, err, ErrUnsupported)
@@ -244,9 +244,9 @@ func (h *HTTP) List(ctx context.Context) ([]string, error) {
 }
 
 // ReadIndex reads an index file: one blob a line, "<sha256> <url>"
-// separated by white space (the layout of sha256sum's output, with a URL
-// for the file name); blank lines and lines starting with # are skipped.
-// Relative URLs are resolved against base.
+// separated by white space. That is the layout of sha256sum's output, with
+// a URL for the file name; blank lines and lines starting with # are
+// skipped. Relative URLs are resolved against base.
 func ReadIndex(path, base string) (map[string]string, error) {
 	b, err := readSmallFile(path, MaxIndexBytes)
 	if err != nil {

@@ -41,7 +41,7 @@ type S3 struct {
 // AWS_* variables (with AWS_SESSION_TOKEN); the secrets print as "(set)".
 type Credentials = settings.S3Credentials
 
-// OpenS3 connects to the S3 remote a Config names, with c.Creds; with no
+// OpenS3 connects to the S3 remote a Config names, with c.Creds. With no
 // access key, requests are anonymous, which is enough to pull from a
 // public bucket.
 func OpenS3(c Config) (*S3, error) {

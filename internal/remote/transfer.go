@@ -647,8 +647,9 @@ func verifyRemote(parent context.Context, rem Remote, sum string, size int64, o 
 }
 
 // Push copies the blobs sums from store to rem, skipping those the remote
-// has: same size, and bytes that hash to the blob's SHA-256 (downloaded
-// and hashed; a copy that does not is uploaded again). Each blob is re-hashed before it leaves, so a corrupt
+// has. The remote has a blob when it has the same size and bytes that hash
+// to the blob's SHA-256 (downloaded and hashed; a copy that does not is
+// uploaded again). Each blob is re-hashed before it leaves, so a corrupt
 // local blob is never published; the remote makes it visible only whole.
 //
 // It first removes what killed pushes left on the remote (see

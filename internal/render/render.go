@@ -241,8 +241,8 @@ func Percent(ratio float64, d int) string {
 }
 
 // The sign words SignWords writes, the only words a text may use for the
-// signs of a list of measured values (pipeline's prose test checks every
-// occurrence against the values beside it).
+// signs of a list of measured values. Pipeline's prose test checks every
+// occurrence against the values beside it.
 const (
 	AllPositive  = "all positive"
 	AllNegative  = "all negative"
@@ -250,8 +250,8 @@ const (
 )
 
 // SignWords says in words what signs the values xs have: AllPositive,
-// AllNegative or ChangingSign, "---" when there is none, one is not
-// finite, or one is zero (no sign).
+// AllNegative or ChangingSign. It says "---" when there is none, one is
+// not finite, or one is zero (no sign).
 //
 // A sentence about a measured list ("the increase per fifth is ...,
 // all positive") takes its words from here, generated with the numbers,

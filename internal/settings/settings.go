@@ -130,8 +130,8 @@ func (s Secret) GoString() string { return s.String() }
 func (s Secret) Reveal() string { return string(s) }
 
 // S3Credentials are the S3 remote's keys: PQREPRO_S3_* if its access key
-// is set, else the AWS_* ones if AWS_ACCESS_KEY_ID is, else none
-// (anonymous requests, enough to pull from a public bucket).
+// is set, else the AWS_* ones if AWS_ACCESS_KEY_ID is. Else there are
+// none: anonymous requests, enough to pull from a public bucket.
 type S3Credentials struct {
 	AccessKeyID     string
 	SecretAccessKey Secret

@@ -50,16 +50,16 @@ const (
 // otherwise cost a gigabyte to decode.
 const maxKeyLogLine = 256
 
-// MaxKeyLog bounds a key log's size: 64 MiB holds the five secret lines
-// of TLS 1.3 (about 1 kB a connection) for some 60,000 connections, far
-// more than any study's capture, and the parsed secrets take at most about
-// the file's size again (parseKeyLog keeps hex slices of it).
+// MaxKeyLog bounds a key log's size. 64 MiB holds the five secret lines of
+// TLS 1.3 (about 1 kB a connection) for some 60,000 connections, far more
+// than any study's capture, and the parsed secrets take at most about the
+// file's size again (parseKeyLog keeps hex slices of it).
 const MaxKeyLog = 64 << 20
 
 // ErrKeyLogTooLarge is returned for a key log larger than MaxKeyLog.
 var ErrKeyLogTooLarge = errors.New("capture: key log larger than 64 MiB")
 
-// ReadKeyLog reads a key log of at most MaxKeyLog bytes from r; a longer
+// ReadKeyLog reads a key log of at most MaxKeyLog bytes from r. A longer
 // or endless one (/dev/zero, a capture given by mistake) is refused
 // without holding more than MaxKeyLog bytes.
 // A regular file is read into a buffer of its size, so the bytes held are

@@ -168,10 +168,10 @@ type ReadOptions struct {
 }
 
 // Defaults of ReadOptions.NoHelloIdle and NoHelloMax: a minute of capture
-// time (a client sends its ClientHello one round trip after its SYN), and
-// 16,384 flows at once (the studies open a handful of connections at a
-// time; at under 1.6 kB of state each, docs/security.md, the cap holds
-// under 26 MB).
+// time, and 16,384 flows at once. A client sends its ClientHello one round
+// trip after its SYN. The studies open a handful of connections at a time;
+// at under 1.6 kB of state each (docs/security.md), the cap holds under
+// 26 MB.
 const (
 	DefaultNoHelloIdle = time.Minute
 	DefaultNoHelloMax  = 1 << 14
@@ -830,8 +830,8 @@ const InitialWindow = 10
 
 // ResponseEnd returns when the client's side of the capture had the
 // server's stream complete, in order, up to trailer bytes before the
-// server's FIN: the last byte of a response the server closed with a
-// trailer-byte record (a TLS 1.3 close_notify is 24 bytes: RFC 8446 5.2,
+// server's FIN. That is the last byte of a response the server closed with
+// a trailer-byte record (a TLS 1.3 close_notify is 24 bytes: RFC 8446 5.2,
 // 5 header bytes, 2 alert bytes, the content type and a 16-byte AEAD
 // tag). ok is false without a FIN, or when that byte is not among the
 // latest in-order advances kept.
@@ -860,11 +860,11 @@ func (r *Record) ResponseEnd(trailer int64) (ns int64, ok bool) {
 }
 
 // Flights returns how many flights the server sent after its ServerHello
-// (that flight included) up to the time until: runs of segments with
-// payload none of which came more than half the SYN round trip after the
-// one before. Only the last flight can start after a response's last
-// byte (the close_notify sent after it), so only it is checked against
-// until. 0 when the capture has no SYN round trip.
+// (that flight included) up to the time until. A flight is a run of
+// segments with payload none of which came more than half the SYN round
+// trip after the one before. Only the last flight can start after a
+// response's last byte (the close_notify sent after it), so only it is
+// checked against until. 0 when the capture has no SYN round trip.
 func (r *Record) Flights(until int64) int {
 	if r.flights > 0 && r.lastFl > until {
 		return r.flights - 1
@@ -873,14 +873,14 @@ func (r *Record) Flights(until int64) int {
 }
 
 // RoundTrips returns the round trips the client waited for before its
-// Finished, measured from the capture: one for the ClientHello, one more
-// after a HelloRetryRequest (RFC 8446 4.1.4), and one more for every
-// server flight before the client's Finished that was split by a wait for
-// the client's ACK: a gap of more than half the SYN round trip after the
-// server had sent its whole congestion window (InitialWindow segments,
-// RFC 6928, doubling after each wait). A gap after fewer segments is the
-// server's own time, not a round trip. ok is false for an incomplete
-// connection or one without its SYN round trip.
+// Finished, measured from the capture. They are one for the ClientHello,
+// one more after a HelloRetryRequest (RFC 8446 4.1.4), and one more for
+// every server flight before the client's Finished that was split by a
+// wait for the client's ACK: a gap of more than half the SYN round trip
+// after the server had sent its whole congestion window (InitialWindow
+// segments, RFC 6928, doubling after each wait). A gap after fewer
+// segments is the server's own time, not a round trip. ok is false for an
+// incomplete connection or one without its SYN round trip.
 func (r *Record) RoundTrips() (n int, ok bool) {
 	if !r.Complete || r.SynAckNs == nil || r.cfFlights < 1 {
 		return 0, false

@@ -8,10 +8,10 @@ import (
 	"pqrepro/internal/provenance"
 )
 
-// Bounds of the free text a person gives a run that the paper prints in
-// a table cell: the reason to pin a busy run (PinBusyEnv), shown in the
-// p{4.5cm} column of the paper's table of runs (internal/paperbuild,
-// machine.tex) at \small in Latin Modern (T1).
+// Bounds of the free text a person gives a run that the paper prints in a
+// table cell. That text is the reason to pin a busy run (PinBusyEnv),
+// shown in the p{4.5cm} column of the paper's table of runs
+// (internal/paperbuild, machine.tex) at \small in Latin Modern (T1).
 const (
 	// MaxReasonLen bounds the whole text: about eight lines of that
 	// column, a sentence or two, not a report.
@@ -26,10 +26,10 @@ const (
 )
 
 // CheckReason checks free text that reaches the paper, named by what (an
-// environment variable, a field): printable ASCII only (U+0020 to
-// U+007E: no tab, newline, other control character, line or paragraph
-// separator, accented letter or emoji, which the paper's pdflatex
-// refuses or cannot set in its fonts; render.Escape makes LaTeX's
+// environment variable, a field). The text must be printable ASCII only
+// (U+0020 to U+007E: no tab, newline, other control character, line or
+// paragraph separator, accented letter or emoji, which the paper's
+// pdflatex refuses or cannot set in its fonts; render.Escape makes LaTeX's
 // special characters safe), at most MaxReasonLen characters, no word
 // longer than MaxWordLen, and not blank. A run is sealed with the text,
 // so it is checked before anything is recorded.

@@ -89,8 +89,9 @@ var ErrNotListed = errors.New("run committed but not listed")
 var ErrDirty = errors.New("the run was recorded from a dirty tree whose diff was not kept")
 
 // ErrBusy is wrapped (beside ErrNotPinned) by Commit's error when the
-// machine was busy during the run and no reason to pin it anyway was
-// given (PinBusyEnv): the run is committed but not a reference run.
+// machine was busy during the run and no reason to pin it was given. The
+// run is then committed but not a reference run; PinBusyEnv gives the
+// reason to pin it anyway.
 var ErrBusy = errors.New("the machine was busy during the run")
 
 // PinBusyEnv is the setting that pins a run although its machine was
@@ -100,10 +101,10 @@ var ErrBusy = errors.New("the machine was busy during the run")
 const PinBusyEnv = settings.PinBusy
 
 // PinEnv is the setting that, set to "no", commits a quiet run without
-// pinning it (Config.NoPin; internal/settings reads it): a repeat run of
-// the pinned design, kept under data/<study>/ for the between-run
-// variance and as the reference of hosts like the one it ran on
-// (docs/agreement.md), while the pinned run stays the paper's. The
+// pinning it (Config.NoPin; internal/settings reads it). Such a run is a
+// repeat run of the pinned design, kept under data/<study>/ for the
+// between-run variance and as the reference of hosts like the one it ran
+// on (docs/agreement.md), while the pinned run stays the paper's. The
 // pipeline's scratch runs (WithPinBusy) are always pinned in their
 // scratch spec, whatever it says.
 const PinEnv = settings.Pin
@@ -111,9 +112,9 @@ const PinEnv = settings.Pin
 type pinBusyKey struct{}
 
 // WithPinBusy returns a ctx whose runs are pinned even if the machine was
-// busy, for the reason given (recorded like PinBusyEnv's) unless the
-// Config gives one. The pipeline uses it for the new
-// runs of `mage all`, which go into a scratch tree to be compared with the
+// busy, for the reason given unless the Config gives one. The reason is
+// recorded like PinBusyEnv's. The pipeline uses it for the new runs of
+// `mage all`, which go into a scratch tree to be compared with the
 // reference runs and are never reference runs themselves.
 func WithPinBusy(ctx context.Context, reason string) context.Context {
 	return context.WithValue(ctx, pinBusyKey{}, reason)

@@ -36,11 +36,11 @@ type Series struct {
 	ResponseBytes int
 }
 
-// TransferSeries returns the transfer block's series (our extension,
-// issue 34: time to last byte), after the plan's series in record order:
-// scenarios, then response sizes, then groups, then toolchains, each of
-// TransferRound connections that ask for ResponseBytes after the
-// handshake. ID: <scenario>-<size>B-<group>-<toolchain>.
+// TransferSeries returns the series of the transfer block (our extension,
+// issue 34: time to last byte), after the plan's series. They come in
+// record order: scenarios, then response sizes, then groups, then
+// toolchains, each of TransferRound connections that ask for ResponseBytes
+// after the handshake. ID: <scenario>-<size>B-<group>-<toolchain>.
 //
 // Why a block of its own and not a factor inside the rounds: the rounds'
 // handshake-only connections, and the study's claims on them, stay what

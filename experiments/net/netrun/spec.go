@@ -119,11 +119,11 @@ type ProfileSpec struct {
 const MaxParallelSeries = 32
 
 // Bounds of the spec's numbers, so that a typo cannot make a plan that
-// overflows or never ends: TOML reads inf and any int64, and
-// time.Duration overflows above about 9.2e12 ms (msDur). A handshake
-// not done in ten minutes on an emulated link is lost (the spec uses
-// 10,000 ms); the full profile's largest round is 10,000 handshakes, so
-// a million is a hundred times that, already days of handshakes.
+// overflows or never ends. TOML reads inf and any int64, and time.Duration
+// overflows above about 9.2e12 ms (msDur). A handshake not done in ten
+// minutes on an emulated link is lost (the spec uses 10,000 ms); the full
+// profile's largest round is 10,000 handshakes, so a million is a hundred
+// times that, already days of handshakes.
 const (
 	MaxTimeoutMs = 600_000
 	MaxRounds    = 1_000_000

@@ -132,8 +132,8 @@ func hashTree(dir string, exts ...string) (string, error) {
 }
 
 // SourcesFetched reports whether root's cache holds the firmware's and the
-// emulator's pinned sources (PQClean and rp2040js from npm, Debian's
-// mbedTLS source package), which a fresh machine fetches once.
+// emulator's pinned sources, which a fresh machine fetches once. They are
+// PQClean and rp2040js from npm and Debian's mbedTLS source package.
 func SourcesFetched(root string) bool {
 	for _, dir := range []string{".cache/pico/npm-fw/node_modules", ".cache/pico/npm-emu/node_modules"} {
 		if _, err := os.Stat(filepath.Join(root, dir)); err != nil {
@@ -144,8 +144,8 @@ func SourcesFetched(root string) bool {
 	return err == nil
 }
 
-// FetchEstimate is the expected time of fetching what SourcesFetched
-// looks for: the two npm ci took 3 s and 8 s here (2026-12-04, npm's own
-// cache warm), apt-get source of mbedTLS a few seconds; 30 s leaves room
-// for a cold npm cache.
+// FetchEstimate is the expected time of fetching what SourcesFetched looks
+// for. The two npm ci took 3 s and 8 s here (2026-12-04, npm's own cache
+// warm), apt-get source of mbedTLS a few seconds; 30 s leaves room for a
+// cold npm cache.
 const FetchEstimate = 30 * time.Second

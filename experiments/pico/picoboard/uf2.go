@@ -8,7 +8,7 @@ import (
 )
 
 // UF2 constants from the UF2 specification (github.com/microsoft/uf2,
-// README "File format"): every block is 512 bytes, little-endian, with two
+// README "File format"). Every block is 512 bytes, little-endian, with two
 // start magics, flags, target address, payload size, block number, block
 // count, a family ID (when flag 0x2000 is set), 476 bytes of data of which
 // the first payload-size bytes count, and an end magic.

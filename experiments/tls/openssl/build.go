@@ -159,11 +159,12 @@ func Built(root string) bool {
 }
 
 // BuildEstimate is the expected wall time of Ensure on a machine without
-// the build: fetching and checking the source package, Configure and make
-// on 2 cores. Measured: 181 s and 196 s for the build alone on machines
-// shared with other work (load 3-4; the stamp's BuildSeconds), and about
-// 6 min of a fresh AMD EPYC host's first quick run. The larger figure is
-// the estimate, so that a first run does not take longer than it said.
+// the build. That is fetching and checking the source package, then
+// Configure and make on 2 cores. Measured: 181 s and 196 s for the build
+// alone on machines shared with other work (load 3-4; the stamp's
+// BuildSeconds), and about 6 min of a fresh AMD EPYC host's first quick
+// run. The larger figure is the estimate, so that a first run does not
+// take longer than it said.
 const BuildEstimate = 6 * time.Minute
 
 // Ensure returns the pinned OpenSSL build, making it first when it is not

@@ -54,9 +54,9 @@ const (
 	PlaceSNIName = "{name}"   // the server name the client sends and verifies
 )
 
-// ServerPlaces and ClientPlaces are the placeholders each command line must
-// hold (each exactly once), so that a spec cannot lose a check by
-// dropping one; both must also hold -brief, whose summary the driver
+// ServerPlaces and ClientPlaces are the placeholders each command line
+// must hold, each exactly once, so that a spec cannot lose a check by
+// dropping one. Both must also hold -brief, whose summary the driver
 // reads.
 var (
 	ServerPlaces = []string{PlaceAddr, PlaceCert, PlaceKey, PlaceGroups}
@@ -562,9 +562,9 @@ func ParseTLSGroups(out string) []string {
 	return gs
 }
 
-// MissingGroups returns the groups of a groups list (OpenSSL's syntax,
-// with '*' and '?' prefixes and ':' or '/' separators) that offered
-// lacks, compared without regard to case.
+// MissingGroups returns the groups of a groups list that offered lacks,
+// compared without regard to case. The list is in OpenSSL's syntax, with
+// '*' and '?' prefixes and ':' or '/' separators.
 func MissingGroups(list string, offered []string) []string {
 	var out []string
 	for _, g := range strings.FieldsFunc(list, func(r rune) bool { return r == ':' || r == '/' }) {

@@ -68,8 +68,8 @@ func GroupName(g tls.CurveID) string {
 	return g.String()
 }
 
-// GroupList is one groups list for a client that names groups in order;
-// the client sends its one key share for the first (RFC 8446 4.2.8).
+// GroupList is one groups list for a client that names groups in order.
+// The client sends its one key share for the first (RFC 8446 4.2.8).
 func GroupList(gs []tls.CurveID) string {
 	names := make([]string, len(gs))
 	for i, g := range gs {

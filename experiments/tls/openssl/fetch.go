@@ -49,8 +49,8 @@ const (
 )
 
 // ErrHash is returned (wrapped) when a downloaded file is not the pinned
-// one; ErrIncomplete when a file is missing or shorter than the .dsc says
-// (a cut download).
+// one. ErrIncomplete is returned when a file is missing or shorter than
+// the .dsc says (a cut download).
 var (
 	ErrHash       = errors.New("SHA-256 differs from the pinned source: refusing it")
 	ErrIncomplete = errors.New("download incomplete")

@@ -26,7 +26,7 @@ func Committed(t testing.TB, path string) []byte {
 	return b
 }
 
-// A Defect is one fault planted in a good results file: Edit changes the
+// A Defect is one fault planted in a good results file. Edit changes the
 // file decoded as JSON (numbers as json.Number), or Bytes changes its
 // text. The decoder's error must name the file, Field (a JSON path as
 // the error spells it, "comparisons[2].diff_pct"; "" for a defect of
@@ -116,7 +116,7 @@ func Delete(path string) func(map[string]any) error {
 }
 
 // Every is an Edit that replaces the value of every key named key,
-// wherever it is, by f of it; it is an error when there is none.
+// wherever it is, by f of it. It is an error when there is none.
 func Every(key string, f func(v any) any) func(map[string]any) error {
 	return func(doc map[string]any) error {
 		n := 0
@@ -186,10 +186,10 @@ func parentOf(doc map[string]any, path string) (map[string]any, string, error) {
 	return nil, "", fmt.Errorf("%s: the path ends in an array element", path)
 }
 
-// Fuzz fuzzes decode (a study's decoder of the results file named file)
-// from seed, the committed file: no input may panic it, an error must
-// name the file, and what it accepts must be accepted again once encoded
-// (the decoded value is a results file's, whole).
+// Fuzz fuzzes decode, a study's decoder of the results file named file,
+// from seed, the committed file. No input may panic it, an error must name
+// the file, and what it accepts must be accepted again once encoded (the
+// decoded value is a results file's, whole).
 func Fuzz[T any](f *testing.F, file string, seed []byte, decode func(name string, b []byte) (*T, error)) {
 	f.Add(seed)
 	f.Add([]byte(`{}`))
