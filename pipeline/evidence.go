@@ -358,9 +358,11 @@ func (c Config) withGit(ctx context.Context) (Config, error) {
 	return c, nil
 }
 
-// Seal writes the MANIFEST.sha256 of runs committed before pqrepro sealed
-// runs at commit time, once, pins its SHA-256 wherever the run is pinned
-// and lists the run in its study's run list (experiments/<study>.runs). It refuses a run that is sealed already, and a run any file of
+// Seal writes the MANIFEST.sha256 of a run committed before runs were
+// sealed at commit time, once.
+//
+// It pins the manifest's SHA-256 wherever the run is pinned and lists the
+// run in its study's run list (experiments/<study>.runs). It refuses a run that is sealed already, and a run any file of
 // which differs from what the run's own meta.json ("files") and
 // SHA256SUMS (the working copy and, in a git checkout, the committed one)
 // say, or that holds a file neither lists: the manifest must seal the

@@ -764,10 +764,12 @@ func texText(s string) string {
 	return strings.ReplaceAll(render.Escape(s), `p\_Holm`, `$p_{\mathrm{Holm}}$`)
 }
 
-// SummaryLatex renders the paper's one "what reproduced" table: a row per
-// claim of every study, counted claims first within a study, with its
-// statement, the published value, ours, the verdict and, where the
-// specification curve was computed, its robustness label. The full
+// SummaryLatex renders the paper's one "what reproduced" table, a row per
+// claim of every study.
+//
+// Each row has the claim's statement, the published value, ours, the
+// verdict and, where the specification curve was computed, its
+// robustness label. The full
 // tables (Latex) give the rules and the sources; this one is for a
 // reader who wants the outcome. A long table breaks across pages with
 // every row readable.

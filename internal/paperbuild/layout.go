@@ -32,9 +32,10 @@ var PaperGeometry = Geometry{Width: 595.276, Height: 841.89, Margin: 2.2 / 2.54 
 // appendices.
 const MaxBodyPages = 16
 
-// MinBodyPageFill is the least share of the text block's height that a
-// body page other than the body's last must span, top word to bottom
-// word. A page below it holds a float alone (2-3 % ink in the build that
+// MinBodyPageFill is the least share of the text block's height a body
+// page other than the last must span, top word to bottom word.
+//
+// A page below it holds a float alone (2-3 % ink in the build that
 // motivated it) or a gap that a float left.
 const MinBodyPageFill = 0.5
 
@@ -191,8 +192,10 @@ func excerpt(s string) string {
 }
 
 // CheckPDF returns the defects a reader would see in the built paper
-// (checkPages), reading its pages with pdftotext and its body's length
-// from the build's log.
+// (checkPages).
+//
+// It reads the pages with pdftotext and the body's length from the
+// build's log.
 func CheckPDF(ctx context.Context, pdf, log []byte) ([]string, error) {
 	body, err := BodyPages(log)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"pqrepro/internal/quiet"
 	"pqrepro/internal/render"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/runlist"
 )
 
 // MachineFile is the table of the pinned runs' machines (quiet or busy,
@@ -73,7 +74,7 @@ func Machine(root string, stages []*repro.Stage) *repro.Stage {
 	inputs := slices.Clone(metas)
 	diffs := map[string]string{}
 	for _, m := range metas {
-		d := path.Join(path.Dir(m), DiffFile)
+		d := path.Join(path.Dir(m), runlist.DiffFile)
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d))); err == nil {
 			inputs, diffs[m] = append(inputs, d), d
 		}
@@ -123,7 +124,7 @@ type machineRun struct {
 	rec  *quiet.Record
 	// tree says whether the run was recorded from a clean checkout
 	// (meta.json git.dirty) and, when it was not, whether the run folder
-	// keeps the diff (DiffFile, hashing to git.diff_sha256): a reader
+	// keeps the diff (runlist.DiffFile, hashing to git.diff_sha256): a reader
 	// must be told that the code of a dirty run is not the commit it
 	// names.
 	tree string
@@ -137,12 +138,9 @@ const (
 	TreeNotRecorded = "not recorded"
 )
 
-// DiffFile is where a run recorded from a modified tree keeps its diff
-// (git diff HEAD), beside meta.json.
-const DiffFile = "git.diff"
-
 // readMachine reads measured.machine and the source tree's state from a
-// run's meta.json; diff is the run folder's DiffFile (nil when absent).
+// run's meta.json; diff is the run folder's runlist.DiffFile (nil when
+// absent).
 func readMachine(name string, meta, diff []byte) (machineRun, error) {
 	var m struct {
 		Measured map[string]json.RawMessage `json:"measured"`

@@ -85,11 +85,14 @@ func Stage(root string, others []*repro.Stage, handTyped []string, date time.Tim
 	}
 }
 
-// Build is the paper stage's work on the paper's files (paths relative to
-// paper/, figures under figures/): it checks the sources (CheckSources),
-// runs pdflatex, and checks the log (latex.Problems) and the pages a
-// reader sees (CheckPDF). Any problem fails it, naming the page or the
-// line; no PDF with a defect is returned.
+// Build is the paper stage's work on the paper's files, which it checks
+// before and after pdflatex.
+//
+// The files' paths are relative to paper/, figures under figures/. It
+// checks the sources (CheckSources), runs pdflatex, and checks the log
+// (latex.Problems) and the pages a reader sees (CheckPDF). Any problem
+// fails it, naming the page or the line; no PDF with a defect is
+// returned.
 func Build(ctx context.Context, files map[string][]byte, handTyped []string, date time.Time) ([]byte, error) {
 	if p := CheckSources(files, handTyped); len(p) > 0 {
 		return nil, fmt.Errorf("the paper's sources are not finished (fix them, then build again):\n  %s", strings.Join(p, "\n  "))

@@ -47,8 +47,9 @@ const (
 	DirtyNoDiff = "dirty-no-diff"
 )
 
-// DiffFile is the file in which a run recorded from a dirty tree keeps
-// `git diff HEAD --binary`, the patch whose SHA-256 is meta.json's
+// DiffFile is where a run recorded from a dirty tree keeps its patch.
+//
+// The patch is `git diff HEAD --binary`, whose SHA-256 is meta.json's
 // git.diff_sha256: applied to git.commit it gives the tree the run ran.
 const DiffFile = "git.diff"
 
@@ -100,8 +101,10 @@ var (
 )
 
 // Parse reads a list, rejecting anything it does not understand and
-// naming the line: a malformed line, a role that is not Pinned or
-// Evidence, an unknown or repeated flag, a run listed twice.
+// naming the line.
+//
+// It refuses a malformed line, a role that is not Pinned or Evidence, an
+// unknown or repeated flag, and a run listed twice.
 func Parse(name string, b []byte) ([]Entry, error) {
 	var out []Entry
 	seen := map[string]int{}

@@ -76,16 +76,20 @@ var ErrInterrupted = errors.New("run interrupted: the incomplete run was removed
 // but the spec could not be changed to pin it.
 var ErrNotPinned = errors.New("run committed but not pinned")
 
-// ErrNotListed is wrapped by Commit's error when the run was committed
-// but could not be added to the study's run list (internal/runlist): it
-// is not evidence until the line the error gives is added by hand.
+// ErrNotListed is wrapped by Commit's error when a committed run could
+// not be added to the study's run list.
+//
+// The run (internal/runlist) is not evidence until the line the error
+// gives is added by hand.
 var ErrNotListed = errors.New("run committed but not listed")
 
-// ErrDirty is wrapped (beside ErrNotPinned) by Commit's error when the
-// run was recorded from a tree whose tracked files differed from its
-// commit and the diff was not captured (provenance.Git.Diff): the run is
-// committed and listed as evidence, flagged dirty-no-diff, but not a
-// reference run.
+// ErrDirty is wrapped by Commit's error for a run from a modified tree
+// whose diff was not captured.
+//
+// It comes beside ErrNotPinned: the tree's tracked files differed from
+// its commit and the diff was not captured (provenance.Git.Diff), so the
+// run is committed and listed as evidence, flagged dirty-no-diff, but
+// not a reference run.
 var ErrDirty = errors.New("the run was recorded from a dirty tree whose diff was not kept")
 
 // ErrBusy is wrapped (beside ErrNotPinned) by Commit's error when the

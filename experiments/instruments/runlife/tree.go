@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// TreeState is what a run keeps of the tree it was recorded from beyond
-// meta.json's git: the patch of a dirty tree and the untracked files.
+// TreeState is what a run keeps of its tree beyond meta.json's git.
+//
+// That is the patch of a dirty tree and the untracked files.
 // meta.json records only the patch's SHA-256 (provenance.Git); with the
 // patch in the run folder (runlist.DiffFile) the tree the run ran can be
 // rebuilt from git.commit, and a reviewer can read what differed.

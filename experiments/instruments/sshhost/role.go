@@ -43,8 +43,10 @@ type ServerConfig struct {
 type Serve = func(ctx context.Context, ln net.Listener, report func(handshake.ServerRecord)) error
 
 // A Stack makes configuration i's server on a TLS implementation other
-// than crypto/tls: harness (-harness, the deployed program) serving
-// bundle b's certificates on group g, expecting exp of each handshake.
+// than crypto/tls.
+//
+// It runs harness (-harness, the deployed program) serving bundle b's
+// certificates on group g, expecting exp of each handshake.
 type Stack func(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (Serve, error)
 
 // Stacks are the serve role's TLS implementations besides "go", by the
