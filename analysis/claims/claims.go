@@ -215,6 +215,11 @@ type Catalogue struct {
 	// Unavailable names the kinds of alternative specification the
 	// study's records cannot give, each with why.
 	Unavailable []string
+	// AlternativesOf, when set, derives alternative specifications from
+	// the study's own results (Study B: the same series measured with the
+	// other toolchain's endpoints), beside its alternatives file: the
+	// curve must hold every alternative the committed data hold.
+	AlternativesOf func(results []byte) ([]Alternative, error)
 }
 
 // A Citation says where a study's published values come from.

@@ -20,6 +20,9 @@ const (
 	KindThs  = "ths"  // another definition of the measured time
 	KindRun  = "run"  // another quiet run of the same profile and design
 	KindRule = "rule" // the claim's rule as first written
+	// KindToolchain is the same series measured with another toolchain
+	// (Study B's endpoints built with another Go release).
+	KindToolchain = "toolchain"
 )
 
 // The labels of a curve (RuleFile).

@@ -329,6 +329,15 @@ func Stage(studies []StudyClaims) *repro.Stage {
 					a.Unavailable = append(a.Unavailable, c.Unavailable...)
 					alts[c.Study] = a
 				}
+				if b, ok := files[c.Study]; ok && c.AlternativesOf != nil {
+					derived, err := c.AlternativesOf(b)
+					if err != nil {
+						return fmt.Errorf("alternatives of study %s from its results: %w", c.Study, err)
+					}
+					a := alts[c.Study]
+					a.Alternatives = append(a.Alternatives, derived...)
+					alts[c.Study] = a
+				}
 			}
 			for _, study := range slices.Sorted(maps.Keys(altFiles)) {
 				ab, err := env.ReadFile(altFiles[study])
@@ -340,6 +349,7 @@ func Stage(studies []StudyClaims) *repro.Stage {
 					return err
 				}
 				a.Unavailable = append(alts[study].Unavailable, a.Unavailable...)
+				a.Alternatives = append(alts[study].Alternatives, a.Alternatives...)
 				alts[study] = *a
 			}
 			curves, err := Curves(files, missing, All(cats), alts, firsts)

@@ -41,7 +41,9 @@ func Claims() claims.Catalogue {
 			"ths: the records carry one handshake time (ths_ns) and no SYN or FIN timestamp, so no other Ths definition can be computed",
 			"cell: the design has one cell (the emulated scenarios are the claims' own conditions)",
 			"run: no other quiet run of the pinned full run's profile and design is committed",
-		}}
+		},
+		AlternativesOf: ToolchainAlternatives,
+	}
 }
 
 // on is a rule over results/net.json.

@@ -2,6 +2,8 @@ package netstudy
 
 import (
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"pqrepro/analysis/claims"
@@ -94,4 +96,66 @@ func TestClaimViewCarriesScenarios(t *testing.T) {
 	if m := mean(doc); m != 0.5 {
 		t.Errorf("without recorded scenarios the view's lan mean is %v, want the study's (0.5)", m)
 	}
+}
+
+// TestToolchainAlternatives: the committed run's other toolchain is one
+// alternative whose comparisons and scenarios are that toolchain's; a run
+// with one toolchain has none; results that are not JSON are an error.
+func TestToolchainAlternatives(t *testing.T) {
+	b, err := os.ReadFile("../../results/net.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alts, err := ToolchainAlternatives(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Toolchains struct {
+			Primary string `json:"primary"`
+			Per     []struct {
+				Toolchain   string          `json:"toolchain"`
+				Comparisons json.RawMessage `json:"comparisons"`
+			} `json:"per_toolchain"`
+		} `json:"toolchains"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(alts) != len(doc.Toolchains.Per)-1 {
+		t.Fatalf("%d alternatives for %d toolchains", len(alts), len(doc.Toolchains.Per))
+	}
+	for _, a := range alts {
+		if a.Kind != claims.KindToolchain || !strings.HasPrefix(a.Name, "endpoints built with go") || a.Missing != "" {
+			t.Errorf("alternative %+v", a)
+		}
+		var view struct {
+			Comparisons json.RawMessage `json:"comparisons"`
+		}
+		if err := json.Unmarshal(a.Results, &view); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range doc.Toolchains.Per {
+			if a.Name == "endpoints built with "+p.Toolchain && !jsonEqual(t, view.Comparisons, p.Comparisons) {
+				t.Errorf("%s: the view's comparisons are not the toolchain's", a.Name)
+			}
+		}
+	}
+	if alts, err := ToolchainAlternatives([]byte(`{"comparisons":[]}`)); err != nil || len(alts) != 0 {
+		t.Errorf("one toolchain: %v, %v", alts, err)
+	}
+	if _, err := ToolchainAlternatives([]byte(`{`)); err == nil {
+		t.Error("truncated results: no error")
+	}
+}
+
+func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
 }
