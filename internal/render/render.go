@@ -123,7 +123,7 @@ func (t Table) longtable() (string, error) {
 	}
 	b.WriteString("\\bottomrule\n\\end{longtable}}\n")
 	if t.Notes != "" {
-		fmt.Fprintf(&b, "{\\footnotesize %s\\par}\n", t.Notes)
+		fmt.Fprintf(&b, "{\\footnotesize\\raggedright %s\\par}\n", t.Notes)
 	}
 	return b.String(), nil
 }
