@@ -320,37 +320,9 @@ func Stage(studies []StudyClaims) *repro.Stage {
 			if err := env.WriteFile(JSONFile, append(b, '\n')); err != nil {
 				return err
 			}
-			alts := map[string]Alternatives{}
-			var firsts []FirstRule
-			for _, c := range cats {
-				firsts = append(firsts, c.FirstRules...)
-				if len(c.Unavailable) > 0 {
-					a := alts[c.Study]
-					a.Unavailable = append(a.Unavailable, c.Unavailable...)
-					alts[c.Study] = a
-				}
-				if b, ok := files[c.Study]; ok && c.AlternativesOf != nil {
-					derived, err := c.AlternativesOf(b)
-					if err != nil {
-						return fmt.Errorf("alternatives of study %s from its results: %w", c.Study, err)
-					}
-					a := alts[c.Study]
-					a.Alternatives = append(a.Alternatives, derived...)
-					alts[c.Study] = a
-				}
-			}
-			for _, study := range slices.Sorted(maps.Keys(altFiles)) {
-				ab, err := env.ReadFile(altFiles[study])
-				if err != nil {
-					return err
-				}
-				a, err := jsonnum.Decode[Alternatives](altFiles[study], ab)
-				if err != nil {
-					return err
-				}
-				a.Unavailable = append(alts[study].Unavailable, a.Unavailable...)
-				a.Alternatives = append(alts[study].Alternatives, a.Alternatives...)
-				alts[study] = *a
+			alts, firsts, err := gatherAlternatives(env, cats, files, altFiles)
+			if err != nil {
+				return err
 			}
 			curves, err := Curves(files, missing, All(cats), alts, firsts)
 			if err != nil {
@@ -859,4 +831,44 @@ func Text(rep Report, labels map[string]string) string {
 		fmt.Fprintln(&b, TimingSentence(rep))
 	}
 	return b.String()
+}
+
+// gatherAlternatives collects every study's alternative specifications:
+// those its catalogue derives from its results (Catalogue.AlternativesOf),
+// those of its alternatives file (altFiles, by study), the kinds its
+// records cannot give, and every catalogue's first rules.
+func gatherAlternatives(env *repro.Env, cats []Catalogue, files map[string][]byte, altFiles map[string]string) (map[string]Alternatives, []FirstRule, error) {
+	alts := map[string]Alternatives{}
+	var firsts []FirstRule
+	for _, c := range cats {
+		firsts = append(firsts, c.FirstRules...)
+		if len(c.Unavailable) > 0 {
+			a := alts[c.Study]
+			a.Unavailable = append(a.Unavailable, c.Unavailable...)
+			alts[c.Study] = a
+		}
+		if b, ok := files[c.Study]; ok && c.AlternativesOf != nil {
+			derived, err := c.AlternativesOf(b)
+			if err != nil {
+				return nil, nil, fmt.Errorf("alternatives of study %s from its results: %w", c.Study, err)
+			}
+			a := alts[c.Study]
+			a.Alternatives = append(a.Alternatives, derived...)
+			alts[c.Study] = a
+		}
+	}
+	for _, study := range slices.Sorted(maps.Keys(altFiles)) {
+		ab, err := env.ReadFile(altFiles[study])
+		if err != nil {
+			return nil, nil, err
+		}
+		a, err := jsonnum.Decode[Alternatives](altFiles[study], ab)
+		if err != nil {
+			return nil, nil, err
+		}
+		a.Unavailable = append(alts[study].Unavailable, a.Unavailable...)
+		a.Alternatives = append(alts[study].Alternatives, a.Alternatives...)
+		alts[study] = *a
+	}
+	return alts, firsts, nil
 }
