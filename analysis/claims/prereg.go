@@ -23,7 +23,9 @@ const PreregistrationFile = "analysis/claims/preregistration.txt"
 // is the new rules commit (TestPreregistrationMatchesHistory). The first
 // three are where the rules were registered (the catalogue was one file per
 // study group in analysis/claims until the rules moved into the study
-// packages); git's history of a removed file still counts.
+// packages); git's history of a removed file still counts. The last two
+// are our extension claims K1-K4 on Study B's transfer block: registered in
+// analysis/netstudy/ttlbclaims.go, now analysis/ttlb/claims.go.
 var RulesFiles = []string{
 	"analysis/claims/claims.go",
 	"analysis/claims/catalogue.go",
@@ -34,6 +36,8 @@ var RulesFiles = []string{
 	"analysis/netstudy/published.go",
 	"analysis/picostudy/claims.go",
 	"analysis/picostudy/published.go",
+	"analysis/netstudy/ttlbclaims.go",
+	"analysis/ttlb/claims.go",
 }
 
 // Rules is the commit and date of the rules' first registration as a set,

@@ -12,7 +12,7 @@ import (
 // Analyze computes the results of a run from its design and rows. runDir,
 // runID and profile are recorded, not used.
 func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*Results, error) {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 			BootstrapResamples: p.BootstrapResamples, Resampling: resampling, Level: Level, Quantiles: "R type 7"},
 		Published: published,
 	}
-	prim := primaryToolchain(d, all)
+	prim := PrimaryToolchain(d, all)
 	byKey := map[sampleKey][]Row{}
 	for _, r := range rows {
 		k := sampleKey{prim, r.Scenario, r.Group, r.Round}
@@ -46,7 +46,7 @@ func Analyze(d *Design, rows []Row, p Params, runDir, runID, profile string) (*R
 				if err != nil {
 					return nil, fmt.Errorf("scenario %s round %d group %s: %w", sc.Name, rd, g, err)
 				}
-				s.stream = seriesStream(prim, sc.Name, rd, g, "")
+				s.stream = SeriesStream(prim, sc.Name, rd, g, "")
 				samples[k] = s
 				res.Series = append(res.Series, ser)
 				res.Reproduced.Attempts += ser.Attempts
@@ -115,7 +115,7 @@ func comparisons(d *Design, get func(scenario string, round int, group string) *
 }
 
 // sample is one series' values in time order, with its block
-// bootstrap (computed once, from the PCG stream stream: seriesStream).
+// bootstrap (computed once, from the PCG stream stream: SeriesStream).
 type sample struct {
 	lat, frame, payload []float64
 	stream              uint64

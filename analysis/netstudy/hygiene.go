@@ -352,7 +352,7 @@ func markLate(d *Design, rows []Row, refs []inprocRef, evs []netdata.LateEvent) 
 // hygiene computes Results.Hygiene. rows are all the records' rows (Late
 // set by markLate), ctl the controls' rows.
 func hygiene(res *Results, d *Design, all []Row, in hygieneInput, p Params) (*Hygiene, error) {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	h := &Hygiene{Series: []FlagSeries{}, VerdictChanges: []string{}, WithoutFlagged: WithoutFlagged{Comparisons: []Comparison{}},
 		ParallelSeries: in.parallel, Exclusive: slices.Clone(in.exclusive), WallTimeMin: Num(in.wallS / 60)}
 	if h.Exclusive == nil {
@@ -422,7 +422,7 @@ func hygiene(res *Results, d *Design, all []Row, in hygieneInput, p Params) (*Hy
 				}
 				// The study's stream: with nothing flagged, the same
 				// resamples and so the same interval.
-				s.stream = seriesStream(primaryToolchain(d, all), sc.Name, rd, g, "")
+				s.stream = SeriesStream(PrimaryToolchain(d, all), sc.Name, rd, g, "")
 				clean[k] = s
 			}
 		}
@@ -527,8 +527,8 @@ func control(res *Results, all []Row, in hygieneInput, p Params) (*Control, erro
 			return nil, fmt.Errorf("control %s/%d/%s/%s: %d handshakes alone and %d concurrent with a latency, need at least 2 of each", k.s, k.r, k.g, k.t, len(x), len(y))
 		}
 		note := ""
-		sa := &sample{lat: x, stream: seriesStream(k.t, k.s, k.r, k.g, "alone")}
-		sc := &sample{lat: y, stream: seriesStream(k.t, k.s, k.r, k.g, "")}
+		sa := &sample{lat: x, stream: SeriesStream(k.t, k.s, k.r, k.g, "alone")}
+		sc := &sample{lat: y, stream: SeriesStream(k.t, k.s, k.r, k.g, "")}
 		bs, err := contrast(p, term{-1, sa}, term{1, sc})
 		if err != nil {
 			nan := math.NaN()

@@ -148,7 +148,7 @@ func TestControlShift(t *testing.T) {
 	}{{0.1, true}, {0.3, false}} {
 		res := &Results{Design: Design{Groups: []string{"X25519", "X25519MLKEM768"}, Scenarios: []Scenario{{Name: "wan"}}},
 			Comparisons: []Comparison{{Scenario: "wan", Round: 50, DiffMs: Num(tc.smallest)}, {Scenario: "wan", Round: 100, DiffMs: 5}}}
-		c, err := control(res, conc, hygieneInput{hasControls: true, control: alone}, Params{}.withDefaults())
+		c, err := control(res, conc, hygieneInput{hasControls: true, control: alone}, Params{}.WithDefaults())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,11 +164,11 @@ func TestControlShift(t *testing.T) {
 	}
 	// A control with no concurrent counterpart is an error.
 	res := &Results{Design: Design{Groups: []string{"X25519", "X25519MLKEM768"}}}
-	if _, err := control(res, nil, hygieneInput{hasControls: true, control: alone}, Params{}.withDefaults()); err == nil {
+	if _, err := control(res, nil, hygieneInput{hasControls: true, control: alone}, Params{}.WithDefaults()); err == nil {
 		t.Error("a control without its concurrent series accepted")
 	}
 	// No controls: a note, no error.
-	if c, err := control(res, conc, hygieneInput{}, Params{}.withDefaults()); err != nil || c.Note == "" || len(c.Series) != 0 {
+	if c, err := control(res, conc, hygieneInput{}, Params{}.WithDefaults()); err != nil || c.Note == "" || len(c.Series) != 0 {
 		t.Errorf("no controls: %+v, %v", c, err)
 	}
 }

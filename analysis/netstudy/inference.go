@@ -24,7 +24,7 @@ import (
 //     (stats.BootstrapSeries). The series of a contrast are resampled
 //     independently of each other (they ran on links of their own, at
 //     different times), each from a PCG stream derived from its name
-//     (seriesStream), so a series' replicates are the same in every
+//     (SeriesStream), so a series' replicates are the same in every
 //     contrast it enters. The interval is the percentile interval of the
 //     contrast's replicates, the test the bootstrap z test
 //     (stats.BootstrapReplicates), p floored at 10^-6 when printed, with
@@ -44,12 +44,14 @@ import (
 // resampling is results' params.resampling.
 const resampling = "circular block bootstrap of each series (Politis and Romano 1992), block length per series by Politis and White (2004) with the Patton, Politis and White (2009) correction on the series' ranks (np::b.star defaults), series resampled independently; scenario intervals: Student t over the rounds' differences (Kalibera and Jones 2013)"
 
-// seriesStream is the PCG stream of a series' block bootstrap: FNV-1a of
-// its toolchain, scenario, round, group and variant ("" for the study's
-// series, also without the flagged handshakes, so that with none flagged
-// the interval is the same; "alone" for a serial control), so that it
-// does not depend on the order of the analysis.
-func seriesStream(toolchain, scenario string, round int, group, variant string) uint64 {
+// SeriesStream is the PCG stream of a series' block bootstrap, which does
+// not depend on the order of the analysis.
+//
+// It is FNV-1a of the series' toolchain, scenario, round, group and
+// variant: "" for the study's series, also without the flagged handshakes
+// (with none flagged the interval is the same); "alone" for a serial
+// control; "ttlb-<size>" for the transfer block's (analysis/ttlb).
+func SeriesStream(toolchain, scenario string, round int, group, variant string) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s|%s|%d|%s", toolchain, scenario, round, group)
 	if variant != "" {

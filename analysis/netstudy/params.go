@@ -46,7 +46,7 @@ type Params struct {
 	// Mann-Whitney supplement; 0 means 0.05.
 	Alpha float64
 	// BootstrapSeed seeds the block bootstrap of every series
-	// (stats.BootstrapSeries, one PCG stream per series: seriesStream)
+	// (stats.BootstrapSeries, one PCG stream per series: SeriesStream)
 	// and the independent-sample bootstrap kept for the record; 0 means 1.
 	BootstrapSeed uint64
 	// BootstrapResamples is the bootstrap size of both; 0 means 2000.
@@ -75,7 +75,8 @@ const (
 	TexModel      = "paper/generated/net-model.tex"
 )
 
-func (p Params) withDefaults() Params {
+// WithDefaults is p with every zero field set to its default.
+func (p Params) WithDefaults() Params {
 	if p.MaxLag == 0 {
 		p.MaxLag = 10
 	}
@@ -105,9 +106,9 @@ func (p Params) validate() error {
 	return errors.Join(errs...)
 }
 
-// analysisParams are the stage parameters of net:analyze.
-func (p Params) analysisParams(runDir string) map[string]string {
-	p = p.withDefaults()
+// AnalysisParams are the stage parameters of net:analyze.
+func (p Params) AnalysisParams(runDir string) map[string]string {
+	p = p.WithDefaults()
 	return map[string]string{
 		"run":                 runDir,
 		"max_lag":             strconv.Itoa(p.MaxLag),
@@ -117,8 +118,8 @@ func (p Params) analysisParams(runDir string) map[string]string {
 	}
 }
 
-// sourceDateParam is the figures stage's date parameter: Unix seconds.
-func (p Params) sourceDateParam() string {
+// SourceDateParam is the figures stage's date parameter: Unix seconds.
+func (p Params) SourceDateParam() string {
 	t := p.SourceDateEpoch
 	if t.IsZero() {
 		t = repro.DefaultEpoch()
@@ -126,7 +127,9 @@ func (p Params) sourceDateParam() string {
 	return strconv.FormatInt(t.Unix(), 10)
 }
 
-func paramsFrom(get func(string) string) (Params, error) {
+// ParamsFrom reads the parameters AnalysisParams recorded, through a
+// stage's Param, and validates them.
+func ParamsFrom(get func(string) string) (Params, error) {
 	var p Params
 	var errs []error
 	var err error
@@ -151,9 +154,9 @@ func paramsFrom(get func(string) string) (Params, error) {
 	return p, nil
 }
 
-// parseDate reads the figures stages' source_date_epoch parameter by
+// ParseDate reads the figures stages' source_date_epoch parameter by
 // the setting's rule (settings.ParseSourceDateEpoch).
-func parseDate(s string) (time.Time, error) {
+func ParseDate(s string) (time.Time, error) {
 	t, err := settings.ParseSourceDateEpoch(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("stage parameter source_date_epoch: %w", err)

@@ -41,13 +41,13 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Doc:     "Study B statistics: latency and bytes per scenario, round and group; the nine comparisons",
 		Code:    []string{codeDir},
 		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
-		Params:  params.analysisParams(runDir),
+		Params:  params.AnalysisParams(runDir),
 		Outputs: []string{ResultsFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			if path.IsAbs(runDir) || runDir != path.Clean(runDir) || runDir == "." {
 				return fmt.Errorf("%s: run folder %q must be a clean relative slash-separated path such as data/net/<run-id>", StageAnalyze, runDir)
 			}
-			p, err := paramsFrom(env.Param)
+			p, err := ParamsFrom(env.Param)
 			if err != nil {
 				return err
 			}
@@ -101,10 +101,10 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Doc:     "Study B figures: latency distributions, median difference vs RTT, bytes per connection",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
-		Params:  map[string]string{"source_date_epoch": params.sourceDateParam()},
+		Params:  map[string]string{"source_date_epoch": params.SourceDateParam()},
 		Outputs: figOut,
 		Run: func(ctx context.Context, env *repro.Env) error {
-			date, err := parseDate(env.Param("source_date_epoch"))
+			date, err := ParseDate(env.Param("source_date_epoch"))
 			if err != nil {
 				return fmt.Errorf("%s: %w", StageFigures, err)
 			}
@@ -148,7 +148,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			return nil
 		},
 	}
-	return []*repro.Stage{analyze, figures, tables, ttlbStage(runDir, records, params)}
+	return []*repro.Stage{analyze, figures, tables}
 }
 
 func readResults(env *repro.Env) (*Results, error) {

@@ -365,8 +365,8 @@ func TestNumJSON(t *testing.T) {
 
 func TestMacroSuffix(t *testing.T) {
 	for in, want := range map[string]string{"lan": "Lan", "wan-quick": "WanQuick", "far_2": "FarTwo", "a1b": "AOneB"} {
-		if got := macroSuffix(in); got != want {
-			t.Errorf("macroSuffix(%q) = %q, want %q", in, got, want)
+		if got := MacroSuffix(in); got != want {
+			t.Errorf("MacroSuffix(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -426,12 +426,12 @@ func TestQuickMacrosExist(t *testing.T) {
 // is SOURCE_DATE_EPOCH's seconds, bounded like the setting (0 to the end
 // of the year 9999).
 func TestParseDateBounds(t *testing.T) {
-	if d, err := parseDate("253402300799"); err != nil || d.Year() != 9999 {
-		t.Errorf("parseDate(253402300799) = %v, %v", d, err)
+	if d, err := ParseDate("253402300799"); err != nil || d.Year() != 9999 {
+		t.Errorf("ParseDate(253402300799) = %v, %v", d, err)
 	}
 	for _, bad := range []string{"x", "-1", "253402300800", "9223372036854775807"} {
-		if _, err := parseDate(bad); err == nil || !strings.Contains(err.Error(), "source_date_epoch") || !strings.Contains(err.Error(), "253402300799") {
-			t.Errorf("parseDate(%q) = %v, want an error naming the parameter and the bound", bad, err)
+		if _, err := ParseDate(bad); err == nil || !strings.Contains(err.Error(), "source_date_epoch") || !strings.Contains(err.Error(), "253402300799") {
+			t.Errorf("ParseDate(%q) = %v, want an error naming the parameter and the bound", bad, err)
 		}
 	}
 }

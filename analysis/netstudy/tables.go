@@ -270,9 +270,9 @@ func pval(p Num) string {
 	return render.Fixed(f, 3)
 }
 
-// macroSuffix turns a scenario name into letters for a macro name:
+// MacroSuffix turns a scenario name into letters for a macro name:
 // "wan-quick" -> "WanQuick"; digits are spelt out.
-func macroSuffix(s string) string {
+func MacroSuffix(s string) string {
 	digits := []string{"Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"}
 	var b strings.Builder
 	up := true
@@ -354,7 +354,7 @@ func numbers(res *Results) (string, error) {
 	set("Order", render.Escape(res.Design.Order))
 	role := scenarioRoles(res)
 	for _, s := range res.Design.Scenarios {
-		suf := macroSuffix(role[s.Name])
+		suf := MacroSuffix(role[s.Name])
 		set("RTT"+suf, render.Fixed(s.RTTms, 1))
 		set("Loss"+suf, render.Fixed(s.LossPct, 1))
 	}
@@ -365,7 +365,7 @@ func numbers(res *Results) (string, error) {
 		if c.Round != r.Round {
 			continue
 		}
-		suf := macroSuffix(role[c.Scenario])
+		suf := MacroSuffix(role[c.Scenario])
 		set("DiffMs"+suf, ms(c.DiffMs))
 		set("DiffPct"+suf, render.Fixed(float64(c.DiffPct), 2))
 		set("AOneTwo"+suf, render.Fixed(float64(c.A12), 3))
@@ -450,7 +450,7 @@ func dependenceNumbers(res *Results, set func(name, v string)) {
 	// Scenario level.
 	exclude := 0
 	for _, e := range res.Scenarios {
-		suf := macroSuffix(scenarioRoles(res)[e.Scenario])
+		suf := MacroSuffix(scenarioRoles(res)[e.Scenario])
 		ds := make([]string, len(e.DiffsMs))
 		for i, d := range e.DiffsMs {
 			ds[i] = signed(d, 3)

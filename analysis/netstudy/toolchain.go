@@ -109,9 +109,9 @@ type sampleKey struct {
 	round                      int
 }
 
-// primaryToolchain is the toolchain whose rows are the study's: the
+// PrimaryToolchain is the toolchain whose rows are the study's: the
 // design's first, or the one toolchain of rows without a design list.
-func primaryToolchain(d *Design, rows []Row) string {
+func PrimaryToolchain(d *Design, rows []Row) string {
 	if len(d.Toolchains) > 0 {
 		return d.Toolchains[0]
 	}
@@ -158,7 +158,7 @@ func toolchainFactor(d *Design, all []Row, p Params, prim map[sampleKey]*sample)
 					if err != nil {
 						return nil, fmt.Errorf("toolchain %s scenario %s round %d group %s: %w", t, sc.Name, rd, g, err)
 					}
-					s.stream = seriesStream(t, sc.Name, rd, g, "")
+					s.stream = SeriesStream(t, sc.Name, rd, g, "")
 					all[k], samples[k] = s, s
 				}
 			}
@@ -179,7 +179,7 @@ func toolchainFactor(d *Design, all []Row, p Params, prim map[sampleKey]*sample)
 		if v, ok := indep[k]; ok {
 			return v, nil
 		}
-		v, err := stats.BootstrapMediansOrderStats(samples[k].lat, p.BootstrapSeed, seriesStream(k.toolchain, k.scenario, k.round, k.group, ""), p.BootstrapResamples)
+		v, err := stats.BootstrapMediansOrderStats(samples[k].lat, p.BootstrapSeed, SeriesStream(k.toolchain, k.scenario, k.round, k.group, ""), p.BootstrapResamples)
 		indep[k] = v
 		return v, err
 	}

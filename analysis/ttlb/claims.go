@@ -1,20 +1,22 @@
-package netstudy
+package ttlb
 
 import (
 	"fmt"
 	"math"
 	"slices"
+
+	"pqrepro/analysis/claims"
 )
 
-// TTLBSource cites the study whose statements the transfer block judges:
+// Source cites the study whose statements the transfer block judges:
 // our extension of Study B (issue 34), not the original's claims.
-const TTLBSource = "P. Kampanakis and W. Childs-Klein, \"The impact of data-heavy, post-quantum TLS 1.3 on the Time-To-Last-Byte of real-world connections\", IACR ePrint 2024/176 and MADweb 2024 (abstract)"
+const Source = "P. Kampanakis and W. Childs-Klein, \"The impact of data-heavy, post-quantum TLS 1.3 on the Time-To-Last-Byte of real-world connections\", IACR ePrint 2024/176 and MADweb 2024 (abstract)"
 
-// ExtClaim is one of Kampanakis and Childs-Klein's statements, taken as a
+// Claim is one of Kampanakis and Childs-Klein's statements, taken as a
 // claim of ours on Study B's transfer block. It is quoted, with the rule
 // that judges it on our results.
 //
-// These are our extension claims. They are not in Claims() (the
+// These are our extension claims. They are not in netstudy.Claims() (the
 // original's catalogue), so the claim counts of the paper's abstract do
 // not change, and their verdicts are ours alone: the rules below were
 // written and committed before any run with a transfer block existed
@@ -23,23 +25,25 @@ const TTLBSource = "P. Kampanakis and W. Childs-Klein, \"The impact of data-heav
 // handshake), on their own links; we measure X25519MLKEM768 against
 // X25519 (about 2.3 kB more) on Study B's three links. Each rule says
 // which of our scenarios stands for theirs and why.
-type ExtClaim struct {
-	ID        string `json:"id"`
-	Quote     string `json:"quote"`
-	Scenario  string `json:"scenario"` // ours, standing for theirs
-	Rule      string `json:"rule"`
-	Verdict   string `json:"verdict"`
-	Reason    string `json:"reason"`
-	judgeFunc func(t *TTLBResults) (verdict, reason string)
+type Claim struct {
+	ID        string         `json:"id"`
+	Quote     string         `json:"quote"`
+	Scenario  string         `json:"scenario"` // ours, standing for theirs
+	Rule      string         `json:"rule"`
+	Verdict   claims.Verdict `json:"verdict"`
+	Reason    string         `json:"reason"`
+	judgeFunc func(t *Results) claims.Outcome
 }
 
-// Extension verdicts (not the claims engine's: these claims are not
-// counted with the original's).
+// The extension's verdicts beyond claims.Reproduced and
+// claims.NotReproduced, which it shares with the engine.
+//
+// The engine has neither word: its NotMeasurable reads "not measurable
+// here", and it has no inconclusive. Issue 41 reconciles them; until
+// then these keep results/net-ttlb.json and the paper as they are.
 const (
-	ExtReproduced    = "reproduced"
-	ExtNotReproduced = "not reproduced"
-	ExtInconclusive  = "inconclusive"
-	ExtNotMeasured   = "not measured"
+	Inconclusive claims.Verdict = "inconclusive"
+	NotMeasured  claims.Verdict = "not measured"
 )
 
 // extClaims are the rules, registered before any run that judges them.
@@ -71,129 +75,130 @@ const (
 //
 // A rule whose scenario or size the run lacks, or whose cells have no
 // interval, is not measured, with the reason.
-func extClaims() []ExtClaim {
-	return []ExtClaim{
+func extClaims() []Claim {
+	return []Claim{
 		{ID: "K1", Scenario: "lan",
 			Quote:     "The time-to-last-byte increase stays below 5% for high-bandwidth, stable networks.",
 			Rule:      "lan: at every size >= 200 KiB the 95 % interval of the relative TTLB increase lies below 5 %",
-			judgeFunc: func(t *TTLBResults) (string, string) { return below(t, "lan", 204800, 5) }},
+			judgeFunc: func(t *Results) claims.Outcome { return below(t, "lan", 204800, 5) }},
 		{ID: "K2", Scenario: "wan",
 			Quote: "It goes from 32% increase of the handshake time to under 15% increase of the time-to-last-byte when transferring 50KiB of data or more under low-bandwidth, stable network conditions.",
 			Rule:  "wan (the stabler of our two slower links): at every size >= 50 KiB the interval lies below 15 %, and at 50 KiB the TTLB increase is below the handshake's on the same connections",
-			judgeFunc: func(t *TTLBResults) (string, string) {
-				v, why := below(t, "wan", 51200, 15)
-				if v == ExtNotMeasured || v == ExtNotReproduced {
-					return v, why
+			judgeFunc: func(t *Results) claims.Outcome {
+				o := below(t, "wan", 51200, 15)
+				if o.Verdict == NotMeasured || o.Verdict == claims.NotReproduced {
+					return o
 				}
 				c := t.cell("wan", 51200)
 				if c == nil {
-					return ExtNotMeasured, "wan at 50 KiB not in the run"
+					return claims.Outcome{Verdict: NotMeasured, Reason: "wan at 50 KiB not in the run"}
 				}
 				if !(float64(c.RelPct) < float64(c.HsRelPct)) {
-					return ExtNotReproduced, fmt.Sprintf("at 50 KiB the TTLB increase %.1f %% is not below the handshake's %.1f %%", float64(c.RelPct), float64(c.HsRelPct))
+					return claims.Outcome{Verdict: claims.NotReproduced, Reason: fmt.Sprintf("at 50 KiB the TTLB increase %.1f %% is not below the handshake's %.1f %%", float64(c.RelPct), float64(c.HsRelPct))}
 				}
-				return v, why
+				return o
 			}},
 		{ID: "K3", Scenario: "all",
 			Quote: "Even when congestion control affects connection establishment, the additional slowdown drops below 10% as the connection data increases to 200KiB.",
 			Rule:  "every scenario: at 200 KiB the interval of the relative TTLB increase lies below 10 %",
-			judgeFunc: func(t *TTLBResults) (string, string) {
-				verdict, reasons := ExtReproduced, ""
+			judgeFunc: func(t *Results) claims.Outcome {
+				verdict, reasons := claims.Reproduced, ""
 				for _, sc := range t.Scenarios {
-					v, why := atSize(t, sc, 204800, 10)
+					o := atSize(t, sc, 204800, 10)
 					switch {
-					case v == ExtNotMeasured || v == ExtNotReproduced:
-						return v, sc + ": " + why
-					case v == ExtInconclusive:
-						verdict, reasons = ExtInconclusive, sc+": "+why
+					case o.Verdict == NotMeasured || o.Verdict == claims.NotReproduced:
+						return claims.Outcome{Verdict: o.Verdict, Reason: sc + ": " + o.Reason}
+					case o.Verdict == Inconclusive:
+						verdict, reasons = Inconclusive, sc+": "+o.Reason
 					}
 				}
 				if len(t.Scenarios) == 0 {
-					return ExtNotMeasured, "no scenario"
+					return claims.Outcome{Verdict: NotMeasured, Reason: "no scenario"}
 				}
-				return verdict, reasons
+				return claims.Outcome{Verdict: verdict, Reason: reasons}
 			}},
 		{ID: "K4", Scenario: "far",
 			Quote: "We also show that connections under lossy or volatile network conditions could see higher impact from post-quantum handshakes",
 			Rule:  "far (1 % loss): at 200 KiB the lower end of its interval lies above lan's and wan's relative increases",
-			judgeFunc: func(t *TTLBResults) (string, string) {
+			judgeFunc: func(t *Results) claims.Outcome {
 				f := t.cell("far", 204800)
 				if f == nil || math.IsNaN(float64(f.RelLowerPct)) {
-					return ExtNotMeasured, "far at 200 KiB: no interval"
+					return claims.Outcome{Verdict: NotMeasured, Reason: "far at 200 KiB: no interval"}
 				}
 				var others []float64
 				for _, sc := range []string{"lan", "wan"} {
 					c := t.cell(sc, 204800)
 					if c == nil || math.IsNaN(float64(c.RelPct)) {
-						return ExtNotMeasured, sc + " at 200 KiB not measured"
+						return claims.Outcome{Verdict: NotMeasured, Reason: sc + " at 200 KiB not measured"}
 					}
 					others = append(others, float64(c.RelPct))
 				}
 				hi := slices.Max(others)
 				switch {
 				case float64(f.RelLowerPct) > hi:
-					return ExtReproduced, fmt.Sprintf("far's interval [%.1f, %.1f] %% lies above %.1f %%", float64(f.RelLowerPct), float64(f.RelUpperPct), hi)
+					return claims.Outcome{Verdict: claims.Reproduced, Reason: fmt.Sprintf("far's interval [%.1f, %.1f] %% lies above %.1f %%", float64(f.RelLowerPct), float64(f.RelUpperPct), hi)}
 				case float64(f.RelUpperPct) < slices.Min(others):
-					return ExtNotReproduced, fmt.Sprintf("far's interval [%.1f, %.1f] %% lies below the others", float64(f.RelLowerPct), float64(f.RelUpperPct))
+					return claims.Outcome{Verdict: claims.NotReproduced, Reason: fmt.Sprintf("far's interval [%.1f, %.1f] %% lies below the others", float64(f.RelLowerPct), float64(f.RelUpperPct))}
 				}
-				return ExtInconclusive, fmt.Sprintf("far's interval [%.1f, %.1f] %% overlaps %.1f %%", float64(f.RelLowerPct), float64(f.RelUpperPct), hi)
+				return claims.Outcome{Verdict: Inconclusive, Reason: fmt.Sprintf("far's interval [%.1f, %.1f] %% overlaps %.1f %%", float64(f.RelLowerPct), float64(f.RelUpperPct), hi)}
 			}},
 	}
 }
 
 // below judges "the relative increase lies below bound % at every size
 // >= from" in scenario sc.
-func below(t *TTLBResults, sc string, from int, bound float64) (string, string) {
-	verdict, reason, n := ExtReproduced, "", 0
+func below(t *Results, sc string, from int, bound float64) claims.Outcome {
+	verdict, reason, n := claims.Reproduced, "", 0
 	for _, c := range t.Cells {
 		if c.Scenario != sc || c.SizeBytes < from {
 			continue
 		}
 		n++
-		v, why := atSize(t, sc, c.SizeBytes, bound)
-		switch v {
-		case ExtNotMeasured, ExtNotReproduced:
-			return v, why
-		case ExtInconclusive:
-			verdict, reason = v, why
+		o := atSize(t, sc, c.SizeBytes, bound)
+		switch o.Verdict {
+		case NotMeasured, claims.NotReproduced:
+			return o
+		case Inconclusive:
+			verdict, reason = o.Verdict, o.Reason
 		}
 	}
 	if n == 0 {
-		return ExtNotMeasured, fmt.Sprintf("%s has no size >= %d bytes", sc, from)
+		return claims.Outcome{Verdict: NotMeasured, Reason: fmt.Sprintf("%s has no size >= %d bytes", sc, from)}
 	}
-	if verdict == ExtReproduced {
+	if verdict == claims.Reproduced {
 		reason = fmt.Sprintf("%d sizes >= %d bytes, each interval below %g %%", n, from, bound)
 	}
-	return verdict, reason
+	return claims.Outcome{Verdict: verdict, Reason: reason}
 }
 
 // atSize judges "the relative increase lies below bound %" in one cell.
-func atSize(t *TTLBResults, sc string, size int, bound float64) (string, string) {
+func atSize(t *Results, sc string, size int, bound float64) claims.Outcome {
 	c := t.cell(sc, size)
 	switch {
 	case c == nil:
-		return ExtNotMeasured, fmt.Sprintf("%s at %d bytes not in the run", sc, size)
+		return claims.Outcome{Verdict: NotMeasured, Reason: fmt.Sprintf("%s at %d bytes not in the run", sc, size)}
 	case math.IsNaN(float64(c.RelUpperPct)):
-		return ExtNotMeasured, fmt.Sprintf("%s at %d bytes: no interval (%s)", sc, size, c.Note)
+		return claims.Outcome{Verdict: NotMeasured, Reason: fmt.Sprintf("%s at %d bytes: no interval (%s)", sc, size, c.Note)}
 	case float64(c.RelPct) >= bound:
-		return ExtNotReproduced, fmt.Sprintf("%s at %d bytes: %.1f %% >= %g %%", sc, size, float64(c.RelPct), bound)
+		return claims.Outcome{Verdict: claims.NotReproduced, Reason: fmt.Sprintf("%s at %d bytes: %.1f %% >= %g %%", sc, size, float64(c.RelPct), bound)}
 	case float64(c.RelUpperPct) >= bound:
-		return ExtInconclusive, fmt.Sprintf("%s at %d bytes: %.1f %%, interval up to %.1f %%", sc, size, float64(c.RelPct), float64(c.RelUpperPct))
+		return claims.Outcome{Verdict: Inconclusive, Reason: fmt.Sprintf("%s at %d bytes: %.1f %%, interval up to %.1f %%", sc, size, float64(c.RelPct), float64(c.RelUpperPct))}
 	}
-	return ExtReproduced, ""
+	return claims.Outcome{Verdict: claims.Reproduced, Reason: ""}
 }
 
 // judgeExt judges every extension claim on t; a run without the transfer
 // block judges none (not measured).
-func judgeExt(t *TTLBResults) []ExtClaim {
+func judgeExt(t *Results) []Claim {
 	out := extClaims()
 	for i := range out {
 		c := &out[i]
 		if !t.Measured {
-			c.Verdict, c.Reason = ExtNotMeasured, NotMeasuredPinned
+			c.Verdict, c.Reason = NotMeasured, NotMeasuredPinned
 			continue
 		}
-		c.Verdict, c.Reason = c.judgeFunc(t)
+		o := c.judgeFunc(t)
+		c.Verdict, c.Reason = o.Verdict, o.Reason
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package netstudy
+package ttlb
 
 import (
 	"math"
@@ -9,19 +9,20 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/render"
 )
 
-// FigTTLB is the transfer block's figure (our extension): the hybrid's
+// FigureFile is the transfer block's figure (our extension): the hybrid's
 // relative TTLB increase against the response size, one line per
 // scenario.
-const FigTTLB = "figures/net-ttlb"
+const FigureFile = "figures/net-ttlb"
 
-// ttlbFigures renders FigTTLB as PDF and SVG. The sizes are nominal
+// figures renders FigureFile as PDF and SVG. The sizes are nominal
 // categories in the order measured (0 is the handshake-only connection);
 // each scenario is a line with its 95 % block bootstrap intervals. A run
 // without the block draws an empty panel titled NotMeasuredPinned.
-func ttlbFigures(t *TTLBResults, date time.Time) (map[string][]byte, error) {
+func figures(t *Results, date time.Time) (map[string][]byte, error) {
 	title := "our extension: hybrid's TTLB increase by response size"
 	if !t.Measured {
 		title = NotMeasuredPinned
@@ -29,7 +30,10 @@ func ttlbFigures(t *TTLBResults, date time.Time) (map[string][]byte, error) {
 	p := render.NewPlot(title)
 	p.X.Label.Text = "response size (0: handshake only)"
 	p.Y.Label.Text = "TTLB increase, hybrid over X25519 (%)"
-	p.Add(horizontalGrid())
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal = draw.LineStyle{Color: render.GridGrey, Width: vg.Points(0.5)}
+	p.Add(grid)
 	var sizes []int
 	for _, c := range t.Cells {
 		if c.Scenario == t.Fastest {
@@ -82,6 +86,20 @@ func ttlbFigures(t *TTLBResults, date time.Time) (map[string][]byte, error) {
 	span := math.Max(hi-lo, 1)
 	p.Y.Min, p.Y.Max = lo-0.05*span, hi+0.05*span
 	p.Y.Tick.Marker = render.LinearTicks{}
-	fig := render.Figure{Base: FigTTLB, Plot: render.Compose([][]*plot.Plot{{p}}, key, 1), W: render.TextWidth, H: 2.8 * vg.Inch, Panels: []*plot.Plot{p}}
+	fig := render.Figure{Base: FigureFile, Plot: render.Compose([][]*plot.Plot{{p}}, key, 1), W: render.TextWidth, H: 2.8 * vg.Inch, Panels: []*plot.Plot{p}}
 	return render.Files([]render.Figure{fig}, date)
+}
+
+// errBar is the error bar of estimate m with interval [lo, hi]; none
+// (zero) where the interval is missing.
+func errBar(m, lo, hi jsonnum.Num) struct{ Low, High float64 } {
+	return struct{ Low, High float64 }{nanTo(float64(m-lo), 0), nanTo(float64(hi-m), 0)}
+}
+
+// nanTo returns v, or def when v is NaN.
+func nanTo(v, def float64) float64 {
+	if math.IsNaN(v) {
+		return def
+	}
+	return v
 }

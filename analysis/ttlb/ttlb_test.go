@@ -1,4 +1,4 @@
-package netstudy
+package ttlb
 
 import (
 	"math"
@@ -9,23 +9,26 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/analysis/claims"
+	"pqrepro/analysis/netstudy"
 	"pqrepro/datasets/netdata"
+	"pqrepro/internal/jsonnum"
 )
 
 // ttlbRows makes a transfer block whose hybrid adds add ms to every
 // connection's TTLB over a base that grows with the size, n connections
 // per series, and a size-0 round.
-func ttlbRows(n int, add float64) (*Design, []netdata.Row, []Row) {
-	d := &Design{Scenarios: []Scenario{{Name: "wan", RTTms: 31.1}, {Name: "lan", RTTms: 1}, {Name: "far", RTTms: 78.7}},
+func ttlbRows(n int, add float64) (*netstudy.Design, []netdata.Row, []netstudy.Row) {
+	d := &netstudy.Design{Scenarios: []netstudy.Scenario{{Name: "wan", RTTms: 31.1}, {Name: "lan", RTTms: 1}, {Name: "far", RTTms: 78.7}},
 		Rounds: []int{100}, Groups: []string{"X25519", "X25519MLKEM768"}, Toolchains: []string{"go1.24.4"}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var xfer []netdata.Row
-	var rounds []Row
+	var rounds []netstudy.Row
 	for _, sc := range d.Scenarios {
 		for gi, g := range d.Groups {
 			for i := range n {
 				ths := sc.RTTms + 1 + float64(gi)*add + rng.Float64()*0.1
-				rounds = append(rounds, Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: "go1.24.4"})
+				rounds = append(rounds, netstudy.Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: "go1.24.4"})
 			}
 			for _, size := range []int{10240, 1048576} {
 				for i := range n {
@@ -50,7 +53,7 @@ func ttlbRows(n int, add float64) (*Design, []netdata.Row, []Row) {
 // counted, never timed; the scenarios come by RTT, lan the fastest.
 func TestAnalyzeTTLB(t *testing.T) {
 	d, xfer, rounds := ttlbRows(40, 2)
-	res, err := AnalyzeTTLB(d, xfer, rounds, Params{})
+	res, err := Analyze(d, xfer, rounds, netstudy.Params{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +93,7 @@ func TestAnalyzeTTLB(t *testing.T) {
 	}
 	// The table has a row per cell, eight cells each, and the fastest
 	// scenario's handshake increase beside its TTLB increase as macros.
-	tex, err := ttlbTeX(res)
+	tex, err := tables(res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,20 +120,20 @@ func TestAnalyzeTTLB(t *testing.T) {
 // output, judges no extension claim, and the original's catalogue has
 // none of them (its counts are unchanged).
 func TestTTLBNotMeasured(t *testing.T) {
-	res, err := AnalyzeTTLB(&Design{}, nil, nil, Params{})
+	res, err := Analyze(&netstudy.Design{}, nil, nil, netstudy.Params{})
 	if err != nil || res.Measured || res.Note != NotMeasuredPinned {
 		t.Fatalf("%+v %v", res, err)
 	}
 	for _, c := range res.Claims {
-		if c.Verdict != ExtNotMeasured {
+		if c.Verdict != NotMeasured {
 			t.Errorf("%s: %s", c.ID, c.Verdict)
 		}
 	}
-	tex, err := ttlbTeX(res)
+	tex, err := tables(res)
 	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measured}`) {
 		t.Errorf("tex: %v\n%s", err, tex)
 	}
-	for _, c := range Claims().Claims {
+	for _, c := range netstudy.Claims().Claims {
 		if strings.HasPrefix(c.ID, "K") {
 			t.Errorf("extension claim %s in the original's catalogue", c.ID)
 		}
@@ -140,16 +143,16 @@ func TestTTLBNotMeasured(t *testing.T) {
 // The rules judge: below the bound with its interval is reproduced, a
 // point estimate at the bound is not, an interval across it inconclusive.
 func TestExtRules(t *testing.T) {
-	mk := func(rel, lo, hi float64) *TTLBResults {
-		c := TTLBCell{Scenario: "lan", SizeBytes: 204800, RelPct: Num(rel), RelLowerPct: Num(lo), RelUpperPct: Num(hi)}
-		return &TTLBResults{Measured: true, Scenarios: []string{"lan"}, Cells: []TTLBCell{c}}
+	mk := func(rel, lo, hi float64) *Results {
+		c := Cell{Scenario: "lan", SizeBytes: 204800, RelPct: jsonnum.Num(rel), RelLowerPct: jsonnum.Num(lo), RelUpperPct: jsonnum.Num(hi)}
+		return &Results{Measured: true, Scenarios: []string{"lan"}, Cells: []Cell{c}}
 	}
 	for _, tc := range []struct {
 		rel, lo, hi float64
-		want        string
-	}{{2, 1, 3, ExtReproduced}, {6, 5, 7, ExtNotReproduced}, {4, 3, 6, ExtInconclusive}, {math.NaN(), math.NaN(), math.NaN(), ExtNotMeasured}} {
-		if v, why := below(mk(tc.rel, tc.lo, tc.hi), "lan", 204800, 5); v != tc.want {
-			t.Errorf("rel %v [%v, %v]: %s (%s), want %s", tc.rel, tc.lo, tc.hi, v, why, tc.want)
+		want        claims.Verdict
+	}{{2, 1, 3, claims.Reproduced}, {6, 5, 7, claims.NotReproduced}, {4, 3, 6, Inconclusive}, {math.NaN(), math.NaN(), math.NaN(), NotMeasured}} {
+		if o := below(mk(tc.rel, tc.lo, tc.hi), "lan", 204800, 5); o.Verdict != tc.want {
+			t.Errorf("rel %v [%v, %v]: %s (%s), want %s", tc.rel, tc.lo, tc.hi, o.Verdict, o.Reason, tc.want)
 		}
 	}
 }
@@ -158,17 +161,17 @@ func TestExtRules(t *testing.T) {
 // (PQREPRO_TTLB_FIG=<dir> writes them there to look at).
 func TestTTLBFigure(t *testing.T) {
 	d, xfer, rounds := ttlbRows(40, 2)
-	res, err := AnalyzeTTLB(d, xfer, rounds, Params{})
+	res, err := Analyze(d, xfer, rounds, netstudy.Params{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*TTLBResults{"measured": res, "pinned": notMeasuredTTLB()} {
-		figs, err := ttlbFigures(r, time.Unix(1767225600, 0).UTC())
-		if err != nil || len(figs[FigTTLB+".pdf"]) == 0 || len(figs[FigTTLB+".svg"]) == 0 {
+	for name, r := range map[string]*Results{"measured": res, "pinned": notMeasured()} {
+		figs, err := figures(r, time.Unix(1767225600, 0).UTC())
+		if err != nil || len(figs[FigureFile+".pdf"]) == 0 || len(figs[FigureFile+".svg"]) == 0 {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if dir := os.Getenv("PQREPRO_TTLB_FIG"); dir != "" {
-			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[FigTTLB+".pdf"], 0o644)
+			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[FigureFile+".pdf"], 0o644)
 		}
 	}
 }

@@ -1,24 +1,38 @@
-package netstudy
+// Package ttlb is Study B's transfer block, our extension (issue 34): per
+// scenario and response size, the hybrid's increase of the time to last
+// byte over X25519, in results/net-ttlb.json, a table, macros and a
+// figure, as one repro stage (net:ttlb).
+//
+// It reads the run of Study B (datasets/netdata's transfer.csv.gz, and
+// the rounds' records for size 0) with analysis/netstudy's design, rows
+// and parameters, and judges four statements of Kampanakis and
+// Childs-Klein as our claims K1-K4 (claims.go) with analysis/claims'
+// verdicts. They are not in Study B's catalogue: the original's claim
+// counts do not change.
+package ttlb
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 
+	"pqrepro/analysis/netstudy"
 	"pqrepro/analysis/stats"
 	"pqrepro/datasets/netdata"
+	"pqrepro/internal/jsonnum"
 )
 
-// TTLBFile is the transfer block's results (our extension, issue 34).
-const TTLBFile = "results/net-ttlb.json"
+// File is the transfer block's results (our extension, issue 34).
+const File = "results/net-ttlb.json"
 
 // NotMeasuredPinned is what every output of the transfer block says for a
 // run recorded before the block existed.
 const NotMeasuredPinned = "not measured in the pinned run (it was recorded before the transfer block existed)"
 
-// TTLBResults are the transfer block's results: per scenario and response
+// Results are the transfer block's results: per scenario and response
 // size, the hybrid's increase of the time to last byte over X25519. They
 // are taken on the primary toolchain's series.
 //
@@ -28,45 +42,45 @@ const NotMeasuredPinned = "not measured in the pinned run (it was recorded befor
 // the design: each (scenario, size, group) is one series, block-
 // bootstrapped as a whole (docs/net-inference.md), never its connections
 // resampled independently.
-type TTLBResults struct {
-	Extension string     `json:"extension"`
-	Source    string     `json:"source"`
-	Measured  bool       `json:"measured"`
-	Note      string     `json:"note,omitempty"`
-	Toolchain string     `json:"toolchain,omitempty"`
-	Scenarios []string   `json:"scenarios"` // by RTT
-	Fastest   string     `json:"fastest,omitempty"`
-	Cells     []TTLBCell `json:"cells"`
+type Results struct {
+	Extension string   `json:"extension"`
+	Source    string   `json:"source"`
+	Measured  bool     `json:"measured"`
+	Note      string   `json:"note,omitempty"`
+	Toolchain string   `json:"toolchain,omitempty"`
+	Scenarios []string `json:"scenarios"` // by RTT
+	Fastest   string   `json:"fastest,omitempty"`
+	Cells     []Cell   `json:"cells"`
 	// Below5 and Below1 are per scenario the smallest size from which the
 	// relative increase (point estimate) stays below 5 % (1 %) at every
 	// larger size measured; -1 when it never does.
 	Below5 map[string]int `json:"below_5pct"`
 	Below1 map[string]int `json:"below_1pct"`
-	Claims []ExtClaim     `json:"claims"`
+	Claims []Claim        `json:"claims"`
 }
 
-// TTLBCell is one scenario and size.
-type TTLBCell struct {
-	Scenario    string `json:"scenario"`
-	SizeBytes   int    `json:"size_bytes"`
-	N           [2]int `json:"n"`          // connections with a TTLB, X25519 then hybrid
-	Incomplete  int    `json:"incomplete"` // transfer rows without one
-	BaseMs      Num    `json:"base_ms"`    // median TTLB, X25519
-	TargetMs    Num    `json:"target_ms"`  // median TTLB, X25519MLKEM768
-	DiffMs      Num    `json:"diff_ms"`
-	DiffLowerMs Num    `json:"diff_lower_ms"`
-	DiffUpperMs Num    `json:"diff_upper_ms"`
-	RelPct      Num    `json:"rel_pct"` // 100 (target/base - 1)
-	RelLowerPct Num    `json:"rel_lower_pct"`
-	RelUpperPct Num    `json:"rel_upper_pct"`
+// Cell is one scenario and size.
+type Cell struct {
+	Scenario    string      `json:"scenario"`
+	SizeBytes   int         `json:"size_bytes"`
+	N           [2]int      `json:"n"`          // connections with a TTLB, X25519 then hybrid
+	Incomplete  int         `json:"incomplete"` // transfer rows without one
+	BaseMs      jsonnum.Num `json:"base_ms"`    // median TTLB, X25519
+	TargetMs    jsonnum.Num `json:"target_ms"`  // median TTLB, X25519MLKEM768
+	DiffMs      jsonnum.Num `json:"diff_ms"`
+	DiffLowerMs jsonnum.Num `json:"diff_lower_ms"`
+	DiffUpperMs jsonnum.Num `json:"diff_upper_ms"`
+	RelPct      jsonnum.Num `json:"rel_pct"` // 100 (target/base - 1)
+	RelLowerPct jsonnum.Num `json:"rel_lower_pct"`
+	RelUpperPct jsonnum.Num `json:"rel_upper_pct"`
 	// HsDiffMs and HsRelPct are the handshake's (ths) increase on the same
 	// connections.
-	HsDiffMs Num    `json:"hs_diff_ms"`
-	HsRelPct Num    `json:"hs_rel_pct"`
-	Note     string `json:"note,omitempty"`
+	HsDiffMs jsonnum.Num `json:"hs_diff_ms"`
+	HsRelPct jsonnum.Num `json:"hs_rel_pct"`
+	Note     string      `json:"note,omitempty"`
 }
 
-func (t *TTLBResults) cell(sc string, size int) *TTLBCell {
+func (t *Results) cell(sc string, size int) *Cell {
 	for i := range t.Cells {
 		if t.Cells[i].Scenario == sc && t.Cells[i].SizeBytes == size {
 			return &t.Cells[i]
@@ -77,26 +91,26 @@ func (t *TTLBResults) cell(sc string, size int) *TTLBCell {
 
 const extensionLabel = "our extension (issue 34), not the original study's design or claims"
 
-// notMeasuredTTLB is the result of a run without the transfer block.
-func notMeasuredTTLB() *TTLBResults {
-	t := &TTLBResults{Extension: extensionLabel, Source: TTLBSource, Note: NotMeasuredPinned,
-		Scenarios: []string{}, Cells: []TTLBCell{}, Below5: map[string]int{}, Below1: map[string]int{}}
+// notMeasured is the result of a run without the transfer block.
+func notMeasured() *Results {
+	t := &Results{Extension: extensionLabel, Source: Source, Note: NotMeasuredPinned,
+		Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
 	t.Claims = judgeExt(t)
 	return t
 }
 
-// AnalyzeTTLB computes the transfer block's results from its rows
+// Analyze computes the transfer block's results from its rows
 // (transfer.csv.gz) and the rounds' rows (records.csv.gz, for size 0).
-func AnalyzeTTLB(d *Design, xfer []netdata.Row, rounds []Row, p Params) (*TTLBResults, error) {
+func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p netstudy.Params) (*Results, error) {
 	if len(xfer) == 0 {
-		return notMeasuredTTLB(), nil
+		return notMeasured(), nil
 	}
-	p = p.withDefaults()
-	prim := primaryToolchain(d, rounds)
-	t := &TTLBResults{Extension: extensionLabel, Source: TTLBSource, Measured: true, Toolchain: prim,
-		Scenarios: []string{}, Cells: []TTLBCell{}, Below5: map[string]int{}, Below1: map[string]int{}}
+	p = p.WithDefaults()
+	prim := netstudy.PrimaryToolchain(d, rounds)
+	t := &Results{Extension: extensionLabel, Source: Source, Measured: true, Toolchain: prim,
+		Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
 	scs := slices.Clone(d.Scenarios)
-	slices.SortStableFunc(scs, func(a, b Scenario) int { return cmpFloat(a.RTTms, b.RTTms) })
+	slices.SortStableFunc(scs, func(a, b netstudy.Scenario) int { return cmp.Compare(a.RTTms, b.RTTms) })
 	if len(scs) > 0 {
 		t.Fastest = scs[0].Name
 	}
@@ -122,12 +136,12 @@ func AnalyzeTTLB(d *Design, xfer []netdata.Row, rounds []Row, p Params) (*TTLBRe
 				}
 			}
 		}
-		c0 := TTLBCell{Scenario: sc.Name, SizeBytes: 0}
+		c0 := Cell{Scenario: sc.Name, SizeBytes: 0}
 		fillCell(&c0, z, z, p, sc.Name, 0)
 		t.Cells = append(t.Cells, c0)
 		for _, size := range sizes {
 			var tt, hs [2][]float64
-			c := TTLBCell{Scenario: sc.Name, SizeBytes: size}
+			c := Cell{Scenario: sc.Name, SizeBytes: size}
 			for _, r := range xfer {
 				if r.Scenario != sc.Name || r.ResponseBytes != size || r.ToolchainName() != prim {
 					continue
@@ -155,22 +169,12 @@ func AnalyzeTTLB(d *Design, xfer []netdata.Row, rounds []Row, p Params) (*TTLBRe
 	return t, nil
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // fillCell sets a cell's medians, differences and their block bootstrap
 // intervals (each series resampled as a whole, from a stream of its own:
-// seriesStream with the variant "ttlb-<size>"); a series too short for
+// SeriesStream with the variant "ttlb-<size>"); a series too short for
 // the block bootstrap leaves the intervals NaN (null) with a note.
-func fillCell(c *TTLBCell, tt, hs [2][]float64, p Params, sc string, size int) {
-	nan := Num(math.NaN())
+func fillCell(c *Cell, tt, hs [2][]float64, p netstudy.Params, sc string, size int) {
+	nan := jsonnum.Num(math.NaN())
 	c.BaseMs, c.TargetMs, c.DiffMs, c.DiffLowerMs, c.DiffUpperMs = nan, nan, nan, nan, nan
 	c.RelPct, c.RelLowerPct, c.RelUpperPct, c.HsDiffMs, c.HsRelPct = nan, nan, nan, nan, nan
 	c.N = [2]int{len(tt[0]), len(tt[1])}
@@ -180,19 +184,19 @@ func fillCell(c *TTLBCell, tt, hs [2][]float64, p Params, sc string, size int) {
 	}
 	mx, _ := stats.Median(tt[0])
 	my, _ := stats.Median(tt[1])
-	c.BaseMs, c.TargetMs, c.DiffMs, c.RelPct = Num(mx), Num(my), Num(my-mx), Num(100*(my/mx-1))
+	c.BaseMs, c.TargetMs, c.DiffMs, c.RelPct = jsonnum.Num(mx), jsonnum.Num(my), jsonnum.Num(my-mx), jsonnum.Num(100*(my/mx-1))
 	if len(hs[0]) > 0 && len(hs[1]) > 0 {
 		hx, _ := stats.Median(hs[0])
 		hy, _ := stats.Median(hs[1])
-		c.HsDiffMs, c.HsRelPct = Num(hy-hx), Num(100*(hy/hx-1))
+		c.HsDiffMs, c.HsRelPct = jsonnum.Num(hy-hx), jsonnum.Num(100*(hy/hx-1))
 	}
 	variant := fmt.Sprintf("ttlb-%d", size)
-	bx, err := stats.BootstrapSeries(tt[0], p.BootstrapSeed, seriesStream("", sc, size, "X25519", variant), p.BootstrapResamples)
+	bx, err := stats.BootstrapSeries(tt[0], p.BootstrapSeed, netstudy.SeriesStream("", sc, size, "X25519", variant), p.BootstrapResamples)
 	if err != nil {
 		c.Note = fmt.Sprintf("no interval: X25519 series of %d: %v", len(tt[0]), err)
 		return
 	}
-	by, err := stats.BootstrapSeries(tt[1], p.BootstrapSeed, seriesStream("", sc, size, "X25519MLKEM768", variant), p.BootstrapResamples)
+	by, err := stats.BootstrapSeries(tt[1], p.BootstrapSeed, netstudy.SeriesStream("", sc, size, "X25519MLKEM768", variant), p.BootstrapResamples)
 	if err != nil {
 		c.Note = fmt.Sprintf("no interval: X25519MLKEM768 series of %d: %v", len(tt[1]), err)
 		return
@@ -202,17 +206,17 @@ func fillCell(c *TTLBCell, tt, hs [2][]float64, p Params, sc string, size int) {
 		d[i] = by.Medians[i] - bx.Medians[i]
 		rel[i] = 100 * (by.Medians[i]/bx.Medians[i] - 1)
 	}
-	if s, err := stats.BootstrapReplicates(my-mx, d, Level); err == nil {
-		c.DiffLowerMs, c.DiffUpperMs = Num(s.Lower), Num(s.Upper)
+	if s, err := stats.BootstrapReplicates(my-mx, d, netstudy.Level); err == nil {
+		c.DiffLowerMs, c.DiffUpperMs = jsonnum.Num(s.Lower), jsonnum.Num(s.Upper)
 	}
-	if s, err := stats.BootstrapReplicates(100*(my/mx-1), rel, Level); err == nil {
-		c.RelLowerPct, c.RelUpperPct = Num(s.Lower), Num(s.Upper)
+	if s, err := stats.BootstrapReplicates(100*(my/mx-1), rel, netstudy.Level); err == nil {
+		c.RelLowerPct, c.RelUpperPct = jsonnum.Num(s.Lower), jsonnum.Num(s.Upper)
 	}
 }
 
 // belowFrom is the smallest size from which the relative increase stays
 // below bound at every larger size of the scenario; -1 when none.
-func belowFrom(t *TTLBResults, sc string, bound float64) int {
+func belowFrom(t *Results, sc string, bound float64) int {
 	from := -1
 	for _, c := range t.Cells {
 		if c.Scenario != sc {
@@ -244,11 +248,11 @@ func readTransfer(inputs []string, read func(string) ([]byte, error), runDir str
 	return netdata.ReadRecords(bytes.NewReader(b), name)
 }
 
-// encodeTTLB is results/net-ttlb.json's bytes.
-func encodeTTLB(t *TTLBResults) ([]byte, error) {
+// encode is results/net-ttlb.json's bytes.
+func encode(t *Results) ([]byte, error) {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encode %s: %w", File, err)
 	}
 	return append(b, '\n'), nil
 }

@@ -1,0 +1,107 @@
+package ttlb
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	"pqrepro/analysis/netstudy"
+	"pqrepro/datasets/netdata"
+	"pqrepro/internal/repro"
+)
+
+// StageName is the transfer block's stage (our extension, issue 34).
+const StageName = "net:ttlb"
+
+// TexFile holds the transfer block's table and macros.
+const TexFile = "paper/generated/net-ttlb.tex"
+
+// codeDir is the package the stage's code version is hashed from (with
+// the packages it imports, analysis/netstudy among them).
+const codeDir = "analysis/ttlb"
+
+// Stage is net:ttlb over the run folder runDir and the records file.
+//
+// It reads the run's transfer.csv.gz (none in a run recorded before the
+// block: every output then says NotMeasuredPinned) and the rounds'
+// records (size 0), and writes File, TexFile and FigureFile. records is
+// the derived copy netstudy.StagesFrom's analysis reads too.
+func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
+	metaFile := path.Join(runDir, netdata.MetaFile)
+	return &repro.Stage{
+		Name:    StageName,
+		Doc:     "Study B transfer block (our extension): the hybrid's time-to-last-byte increase per scenario and response size; Kampanakis and Childs-Klein's statements as our claims",
+		Code:    []string{codeDir},
+		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
+		Params:  stageParams(runDir, params),
+		Outputs: []string{File, TexFile, FigureFile + ".pdf", FigureFile + ".svg"},
+		Run: func(ctx context.Context, env *repro.Env) error {
+			p, err := netstudy.ParamsFrom(env.Param)
+			if err != nil {
+				return err
+			}
+			mb, err := env.ReadFile(metaFile)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", metaFile, err)
+			}
+			m, err := netdata.ParseMeta(metaFile, mb)
+			if err != nil {
+				return err
+			}
+			xfer, err := readTransfer(env.Inputs(), env.ReadFile, runDir)
+			if err != nil {
+				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", StageName, err)
+			}
+			var rows []netstudy.Row
+			if len(xfer) > 0 {
+				f, err := env.Open(records)
+				if err != nil {
+					return fmt.Errorf("read %s: %w", records, err)
+				}
+				defer f.Close()
+				if rows, err = netstudy.ReadRecords(f, records); err != nil {
+					return fmt.Errorf("read dataset: %w", err)
+				}
+			}
+			t, err := Analyze(m.Measured.Design, xfer, rows, p)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageName, err)
+			}
+			b, err := encode(t)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageName, err)
+			}
+			if err := env.WriteFile(File, b); err != nil {
+				return err
+			}
+			tex, err := tables(t)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageName, err)
+			}
+			if err := env.WriteFile(TexFile, []byte(tex)); err != nil {
+				return err
+			}
+			date, err := netstudy.ParseDate(env.Param("source_date_epoch"))
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageName, err)
+			}
+			figs, err := figures(t, date)
+			if err != nil {
+				return fmt.Errorf("%s: %w", StageName, err)
+			}
+			for _, ext := range []string{".pdf", ".svg"} {
+				if err := env.WriteFile(FigureFile+ext, figs[FigureFile+ext]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// stageParams are the analysis' parameters and the figures' date.
+func stageParams(runDir string, params netstudy.Params) map[string]string {
+	m := params.AnalysisParams(runDir)
+	m["source_date_epoch"] = params.SourceDateParam()
+	return m
+}
