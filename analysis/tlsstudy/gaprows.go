@@ -12,7 +12,9 @@ import (
 )
 
 // AttachGapModel turns the run's emulated-path cells into the gap model's
-// rows (Results.GapModelRows), one per delay level, client group list,
+// rows.
+//
+// Its rows (Results.GapModelRows) are one per delay level, client group list,
 // chain and paper configuration. A row's Ths is the cell's per-round
 // median Ths; its round trips the median of the measured connections'
 // (counted from the capture); its RTT the link's self-tested median RTT;
@@ -20,9 +22,11 @@ import (
 // operations with a direct key share, 4 after a HelloRetryRequest, one
 // more verification with a CA in the chain) from meta.json's
 // host_crypto. A run without emulated-path cells gets no rows, and the
-// gap model's outputs say "not measured in this run".
-func AttachGapModel(res *Results, p Params, m RunMeta) error {
-	rows, err := gapModelRows(res.emulated, p, HostMsPerOp(m.HostCrypto))
+// gap model's outputs say "not measured in this run". emulated are the
+// cells' samples from AnalyzeRun, passed here rather than kept in res:
+// results decoded from JSON have none.
+func AttachGapModel(res *Results, emulated []EmulatedSample, p Params, m RunMeta) error {
+	rows, err := gapModelRows(emulated, p, HostMsPerOp(m.HostCrypto))
 	if err != nil {
 		return fmt.Errorf("gap model: %w", err)
 	}
@@ -34,7 +38,7 @@ func AttachGapModel(res *Results, p Params, m RunMeta) error {
 }
 
 // gapModelRows builds the rows of emulated; msPerOp is HostMsPerOp's.
-func gapModelRows(emulated cellSamples, p Params, msPerOp map[string]float64) ([]gapmodel.Row, error) {
+func gapModelRows(emulated []EmulatedSample, p Params, msPerOp map[string]float64) ([]gapmodel.Row, error) {
 	if len(emulated) == 0 {
 		return nil, nil
 	}
@@ -42,44 +46,43 @@ func gapModelRows(emulated cellSamples, p Params, msPerOp map[string]float64) ([
 		return nil, fmt.Errorf("the run has emulated-path cells but its meta.json has no measured.host_crypto: the model's CPU term needs the host's `openssl speed`; record the run with the OpenSSL build")
 	}
 	var rows []gapmodel.Row
-	for c, ms := range emulated {
+	for _, m := range emulated {
+		c, id := m.Cell, m.Config
 		delay, _ := tlsdata.ParseEmulatedPath(c.Path)
-		for id, m := range ms {
-			if len(m.recs) == 0 {
-				continue
-			}
-			base := tlsdata.ConfigID{CertKey: m.id.CertKey, Group: m.id.Group}.ID()
-			k := slices.Index(p.Paper, base)
-			if k < 0 {
-				return nil, fmt.Errorf("emulated cell %s on %s is none of the paper's configurations %v", id, c.Path, p.Paper)
-			}
-			row := gapmodel.Row{OneWayDelayMs: delay, Groups: m.id.GroupsName(), Chain: "leaf", Role: Roles[k]}
-			chainVerifies := 0
-			if m.id.Chain {
-				row.Chain, chainVerifies = "leaf+ca", 1
-			}
-			var rts, rtts []float64
-			hrr := 0
-			for _, r := range m.recs {
-				if r.RoundTrips == nil || r.LinkRTTNs == nil {
-					return nil, fmt.Errorf("%s on %s seq %d: round_trips or link_rtt_ns missing: the capture could not count its round trips; record a new run", id, c.Path, r.Seq)
-				}
-				rts, rtts = append(rts, float64(*r.RoundTrips)), append(rtts, float64(*r.LinkRTTNs)/1e6)
-				if r.HRR {
-					hrr++
-				}
-			}
-			row.RoundTrips, _ = stats.Median(rts)
-			row.RTTMs, _ = stats.Median(rtts)
-			row.HRRShare = float64(hrr) / float64(len(m.recs))
-			cpu, err := ConfigCPUMs(msPerOp, m.id.CertKey, m.id.Group, hrr > 0, chainVerifies)
-			if err != nil {
-				return nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
-			}
-			row.CPUMs = cpu
-			row.RoundThsMs = m.roundMedians()
-			rows = append(rows, row)
+		if len(m.Records) == 0 {
+			continue
 		}
+		base := tlsdata.ConfigID{CertKey: m.ID.CertKey, Group: m.ID.Group}.ID()
+		k := slices.Index(p.Paper, base)
+		if k < 0 {
+			return nil, fmt.Errorf("emulated cell %s on %s is none of the paper's configurations %v", id, c.Path, p.Paper)
+		}
+		row := gapmodel.Row{OneWayDelayMs: delay, Groups: m.ID.GroupsName(), Chain: "leaf", Role: Roles[k]}
+		chainVerifies := 0
+		if m.ID.Chain {
+			row.Chain, chainVerifies = "leaf+ca", 1
+		}
+		var rts, rtts []float64
+		hrr := 0
+		for _, r := range m.Records {
+			if r.RoundTrips == nil || r.LinkRTTNs == nil {
+				return nil, fmt.Errorf("%s on %s seq %d: round_trips or link_rtt_ns missing: the capture could not count its round trips; record a new run", id, c.Path, r.Seq)
+			}
+			rts, rtts = append(rts, float64(*r.RoundTrips)), append(rtts, float64(*r.LinkRTTNs)/1e6)
+			if r.HRR {
+				hrr++
+			}
+		}
+		row.RoundTrips, _ = stats.Median(rts)
+		row.RTTMs, _ = stats.Median(rtts)
+		row.HRRShare = float64(hrr) / float64(len(m.Records))
+		cpu, err := ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)
+		if err != nil {
+			return nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
+		}
+		row.CPUMs = cpu
+		row.RoundThsMs = slices.Clone(m.RoundThsMs) // padded below: not the sample's
+		rows = append(rows, row)
 	}
 	n := 0
 	for _, r := range rows {

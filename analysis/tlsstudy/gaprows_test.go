@@ -85,7 +85,7 @@ func mustMeta(s string) RunMeta {
 func TestGapModelFromRun(t *testing.T) {
 	recs := withEmulated(paperSpec.records(), []float64{0, 0.5, 1, 2}, 10, 2, 2.5, 1.1)
 	p := testParams()
-	res, err := Analyze(recs, p, Input{Path: "synthetic"})
+	res, em, err := AnalyzeRun(recs, p, Input{Path: "synthetic"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestGapModelFromRun(t *testing.T) {
 			t.Errorf("emulated cell %s in the gap analysis", c.Cell)
 		}
 	}
-	if err := AttachGapModel(res, p, mustMeta(gapMeta)); err != nil {
+	if err := AttachGapModel(res, em, p, mustMeta(gapMeta)); err != nil {
 		t.Fatal(err)
 	}
 	if len(res.GapModelRows) != 4*2*2*4 {
@@ -125,21 +125,21 @@ func TestGapModelFromRun(t *testing.T) {
 	}
 
 	// Bad input: no host_crypto, or too few delay levels for the split.
-	res, _ = Analyze(recs, p, Input{Path: "synthetic"})
-	if err := AttachGapModel(res, p, RunMeta{}); err == nil || !strings.Contains(err.Error(), "host_crypto") {
+	res, em, _ = AnalyzeRun(recs, p, Input{Path: "synthetic"})
+	if err := AttachGapModel(res, em, p, RunMeta{}); err == nil || !strings.Contains(err.Error(), "host_crypto") {
 		t.Errorf("without host_crypto: %v", err)
 	}
 	two := withEmulated(paperSpec.records(), []float64{0, 2}, 10, 2, 2.5, 1.1)
-	res, err = Analyze(two, p, Input{Path: "synthetic"})
+	res, em, err = AnalyzeRun(two, p, Input{Path: "synthetic"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := AttachGapModel(res, p, mustMeta(gapMeta)); err == nil || !strings.Contains(err.Error(), "at least 3") {
+	if err := AttachGapModel(res, em, p, mustMeta(gapMeta)); err == nil || !strings.Contains(err.Error(), "at least 3") {
 		t.Errorf("two levels: %v", err)
 	}
 	// Without emulated cells: no rows, the outputs say so.
-	res, _ = Analyze(paperSpec.records(), p, Input{Path: "synthetic"})
-	if err := AttachGapModel(res, p, mustMeta(gapMeta)); err != nil || res.GapModelRows != nil {
+	res, em, _ = AnalyzeRun(paperSpec.records(), p, Input{Path: "synthetic"})
+	if err := AttachGapModel(res, em, p, mustMeta(gapMeta)); err != nil || res.GapModelRows != nil {
 		t.Errorf("no emulated cells: rows %v, %v", res.GapModelRows, err)
 	}
 }

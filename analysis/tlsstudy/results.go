@@ -37,9 +37,6 @@ type Results struct {
 	// measured no emulated path (gapmodelout.go then says "not measured
 	// in this run").
 	GapModelRows []gapmodel.Row `json:"gap_model_rows,omitempty"`
-	// emulated are the emulated-path cells' samples, which
-	// AttachGapModel turns into GapModelRows.
-	emulated cellSamples
 	// Primary says which cell the claims are judged on and why
 	// (PrimaryChoice: the stated cell, its fallback, or neither).
 	Primary PrimaryChoice `json:"primary_choice"`

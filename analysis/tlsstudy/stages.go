@@ -93,7 +93,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
 			}
 			env.Logf("%s: %d rows", records, len(recs))
-			res, err := Analyze(recs, p, Input{Path: records, SHA256: repro.HashBytes(b)})
+			res, emulated, err := AnalyzeRun(recs, p, Input{Path: records, SHA256: repro.HashBytes(b)})
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 				return err
 			}
 			AttachMeta(res, p, meta)
-			if err := AttachGapModel(res, p, meta); err != nil {
+			if err := AttachGapModel(res, emulated, p, meta); err != nil {
 				return fmt.Errorf("%s: %w", records, err)
 			}
 			if err := ctx.Err(); err != nil {
