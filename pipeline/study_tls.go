@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/analysis/tlsgapmodel"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -31,7 +32,7 @@ func init() {
 		Timed:    []string{rederive.RecordsFile, rederive.InprocFile},
 		Title:    "Study A: TLS 1.3 signature x key-exchange matrix on one host",
 		Citation: `"Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
-		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy"},
+		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy", "analysis/tlsgapmodel"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
 				Does: "Study A: TLS 1.3 handshakes in the 14 cells of `experiments/tls.toml` (Go, our OpenSSL harness or OpenSSL's own s_server/s_client; loopback, a Docker-like bridge or a private Docker daemon's Compose network; direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},
@@ -137,7 +138,10 @@ func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.St
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	st := tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)
+	// The gap model (analysis/tlsgapmodel) is a part of the stages: it
+	// gets the emulated-path cells from tls:analyze and renders beside
+	// the study's own outputs.
+	st := tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p, tlsgapmodel.Part())
 	repeats, err := quietRepeats(root, tlsrun.Study, profile, run)
 	if err != nil {
 		return nil, err

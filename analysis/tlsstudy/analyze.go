@@ -55,7 +55,7 @@ type measured struct {
 }
 
 // An EmulatedSample is one configuration's valid measured connections in
-// one emulated-path cell, the gap model's input (AttachGapModel).
+// one emulated-path cell, the gap model's input (analysis/tlsgapmodel).
 type EmulatedSample struct {
 	// Cell is the emulated-path cell; its Path names the delay.
 	Cell Cell
@@ -165,7 +165,7 @@ func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, 
 		return nil, nil, fmt.Errorf("%s: no measured connections (%d rows, all warm-ups): record a run with measured connections", in.Path, in.Rows)
 	}
 
-	// The emulated-path cells are the gap model's (gaprows.go), not the
+	// The emulated-path cells are the gap model's (AnalyzeRun), not the
 	// comparisons': they leave cells here.
 	emulated := cellSamples{}
 	for c, ms := range cells {

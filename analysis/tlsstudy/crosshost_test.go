@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"pqrepro/analysis/gapmodel"
 )
 
 // TestNormalisedIncreasesCommitted reads the committed results: every
@@ -92,28 +90,5 @@ func TestNormalisedIncreasesBadInput(t *testing.T) {
 	r.Primary.Note = "primary cell not in this run"
 	if _, err := NormalisedIncreases(r); err == nil {
 		t.Error("no judged cell: want an error")
-	}
-}
-
-// TestGapModelOutcome: a failed held-out test names the worst cell and
-// explains nothing; a passed one names the best combination or none.
-func TestGapModelOutcome(t *testing.T) {
-	row := &gapmodel.Row{Groups: "x25519-first", Chain: "leaf+ca", Role: "pq-sig", OneWayDelayMs: 1, RTTMs: 2.083, RoundTrips: 2}
-	reg := gapmodel.Registered
-	failed := &gapmodel.Fit{Reg: reg, Pass: false, Predictions: []gapmodel.Prediction{
-		{Row: row, ObservedMs: 6.45, PredictedMs: 7.97, ErrorMs: 1.52},
-		{Row: &gapmodel.Row{Groups: "per-config", Chain: "leaf", Role: "baseline"}, ErrorMs: -0.1},
-	}}
-	if got := gapModelOutcome(failed, nil); !strings.Contains(got, "explains none of the published numbers") ||
-		!strings.Contains(got, "x25519-first/leaf+ca/pq-sig at 1 ms one way (RTT 2.083~ms, 2.0 measured round trips: predicted 7.97~ms, observed 6.45~ms)") {
-		t.Errorf("failed: %q", got)
-	}
-	passed := &gapmodel.Fit{Reg: reg, Pass: true}
-	if got := gapModelOutcome(passed, &gapmodel.Explanation{Best: -1}); !strings.Contains(got, "no combination") {
-		t.Errorf("passed, none fits: %q", got)
-	}
-	e := &gapmodel.Explanation{Best: 0, Combos: []gapmodel.ComboFit{{Combo: gapmodel.Combo{Groups: "x25519-first", Chain: "leaf"}, RTTMs: 3.9, CPUFactor: 1, RMSMs: 0.4}}}
-	if got := gapModelOutcome(passed, e); !strings.Contains(got, "the best combination is x25519-first, leaf, with a path RTT of 3.90~ms") {
-		t.Errorf("passed, best: %q", got)
 	}
 }

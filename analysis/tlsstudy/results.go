@@ -34,7 +34,7 @@ type Results struct {
 	Stalls *Stalls `json:"stalls,omitempty"`
 	// GapModelRows are the emulated-path cells the gap model
 	// (analysis/gapmodel, issue 30) is fitted on; absent when the run
-	// measured no emulated path (gapmodelout.go then says "not measured
+	// measured no emulated path (analysis/tlsgapmodel then says "not measured
 	// in this run").
 	GapModelRows []gapmodel.Row `json:"gap_model_rows,omitempty"`
 	// Primary says which cell the claims are judged on and why

@@ -1,4 +1,4 @@
-package tlsstudy
+package tlsgapmodel
 
 import (
 	"cmp"
@@ -8,37 +8,37 @@ import (
 
 	"pqrepro/analysis/gapmodel"
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlsstudy"
 	"pqrepro/datasets/tlsdata"
 )
 
-// AttachGapModel turns the run's emulated-path cells into the gap model's
-// rows.
+// Attach turns the run's emulated-path cells into the gap model's rows.
 //
-// Its rows (Results.GapModelRows) are one per delay level, client group list,
+// Its rows (tlsstudy.Results.GapModelRows) are one per delay level, client group list,
 // chain and paper configuration. A row's Ths is the cell's per-round
 // median Ths; its round trips the median of the measured connections'
 // (counted from the capture); its RTT the link's self-tested median RTT;
-// its CPU the host's predicted cryptographic time (ConfigCPUMs: 3 P-384
+// its CPU the host's predicted cryptographic time (tlsstudy.ConfigCPUMs: 3 P-384
 // operations with a direct key share, 4 after a HelloRetryRequest, one
 // more verification with a CA in the chain) from meta.json's
 // host_crypto. A run without emulated-path cells gets no rows, and the
 // gap model's outputs say "not measured in this run". emulated are the
-// cells' samples from AnalyzeRun, passed here rather than kept in res:
-// results decoded from JSON have none.
-func AttachGapModel(res *Results, emulated []EmulatedSample, p Params, m RunMeta) error {
-	rows, err := gapModelRows(emulated, p, HostMsPerOp(m.HostCrypto))
+// cells' samples from tlsstudy.AnalyzeRun, passed here rather than kept
+// in res: results decoded from JSON have none.
+func Attach(res *tlsstudy.Results, emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, m tlsstudy.RunMeta) error {
+	rows, err := rowsOf(emulated, p, tlsstudy.HostMsPerOp(m.HostCrypto))
 	if err != nil {
 		return fmt.Errorf("gap model: %w", err)
 	}
-	if _, _, err := gapModel(rows); err != nil {
+	if _, _, err := fit(rows); err != nil {
 		return err // before results.json: a bad fit fails the analysis
 	}
 	res.GapModelRows = rows
 	return nil
 }
 
-// gapModelRows builds the rows of emulated; msPerOp is HostMsPerOp's.
-func gapModelRows(emulated []EmulatedSample, p Params, msPerOp map[string]float64) ([]gapmodel.Row, error) {
+// rowsOf builds the rows of emulated; msPerOp is tlsstudy.HostMsPerOp's.
+func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[string]float64) ([]gapmodel.Row, error) {
 	if len(emulated) == 0 {
 		return nil, nil
 	}
@@ -57,7 +57,7 @@ func gapModelRows(emulated []EmulatedSample, p Params, msPerOp map[string]float6
 		if k < 0 {
 			return nil, fmt.Errorf("emulated cell %s on %s is none of the paper's configurations %v", id, c.Path, p.Paper)
 		}
-		row := gapmodel.Row{OneWayDelayMs: delay, Groups: m.ID.GroupsName(), Chain: "leaf", Role: Roles[k]}
+		row := gapmodel.Row{OneWayDelayMs: delay, Groups: m.ID.GroupsName(), Chain: "leaf", Role: tlsstudy.Roles[k]}
 		chainVerifies := 0
 		if m.ID.Chain {
 			row.Chain, chainVerifies = "leaf+ca", 1
@@ -76,7 +76,7 @@ func gapModelRows(emulated []EmulatedSample, p Params, msPerOp map[string]float6
 		row.RoundTrips, _ = stats.Median(rts)
 		row.RTTMs, _ = stats.Median(rtts)
 		row.HRRShare = float64(hrr) / float64(len(m.Records))
-		cpu, err := ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)
+		cpu, err := tlsstudy.ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)
 		if err != nil {
 			return nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
 		}
@@ -97,7 +97,7 @@ func gapModelRows(emulated []EmulatedSample, p Params, msPerOp map[string]float6
 	}
 	slices.SortFunc(rows, func(a, b gapmodel.Row) int {
 		return cmp.Or(cmp.Compare(a.OneWayDelayMs, b.OneWayDelayMs), cmp.Compare(a.Groups, b.Groups), cmp.Compare(a.Chain, b.Chain),
-			cmp.Compare(slices.Index(Roles, a.Role), slices.Index(Roles, b.Role)))
+			cmp.Compare(slices.Index(tlsstudy.Roles, a.Role), slices.Index(tlsstudy.Roles, b.Role)))
 	})
 	return rows, nil
 }
