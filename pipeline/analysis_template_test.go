@@ -37,7 +37,6 @@ var templateExtra = map[string]string{
 	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on (issue 19)",
 	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account (issue 24)",
 	"tlsstudy/util.go":                   "sortedKeys, shared by the renderings",
-	"tlsstudy/crosshost.go":              "increases normalised by the host's own openssl speed, compared across hosts (issue 32)",
 	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose (issue 31)",
 	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls (issue 13)",
 	"netstudy/hygiene_tables.go":         "the rendering of the hygiene checks",

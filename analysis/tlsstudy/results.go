@@ -377,6 +377,13 @@ func (r *Results) check() error {
 	return nil
 }
 
+// Config returns the result of a config ID, or nil.
+func (r *Results) Config(id string) *ConfigResult { return r.config(id) }
+
+// PaperFamily returns the paper family the claims are judged on, or why
+// there is none (no judged cell, or no family).
+func (r *Results) PaperFamily() (*Family, error) { return paperFamily(r) }
+
 // config returns the result of a config ID, or nil.
 func (r *Results) config(id string) *ConfigResult {
 	for i := range r.Configs {

@@ -1,4 +1,4 @@
-package tlsstudy
+package tlscrosshost
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pqrepro/analysis/tlsstudy"
 )
 
 // TestNormalisedIncreasesCommitted reads the committed results: every
@@ -17,7 +19,7 @@ func TestNormalisedIncreasesCommitted(t *testing.T) {
 	if err != nil {
 		t.Skipf("no committed results: %v", err)
 	}
-	var r Results
+	var r tlsstudy.Results
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -39,31 +41,31 @@ func TestNormalisedIncreasesCommitted(t *testing.T) {
 }
 
 func TestNormalisedIncreasesBadInput(t *testing.T) {
-	base := func() *Results {
-		return &Results{
-			Primary: PrimaryChoice{Status: PrimaryStated, Judged: Cell{Stack: "openssl-cli", Path: "docker", KeyShare: KeyShareDirect}},
-			Configs: []ConfigResult{
+	base := func() *tlsstudy.Results {
+		return &tlsstudy.Results{
+			Primary: tlsstudy.PrimaryChoice{Status: tlsstudy.PrimaryStated, Judged: tlsstudy.Cell{Stack: "openssl-cli", Path: "docker", KeyShare: tlsstudy.KeyShareDirect}},
+			Configs: []tlsstudy.ConfigResult{
 				{Config: "ed25519/X25519/openssl-cli", CertKey: "ed25519", Group: "X25519"},
 				{Config: "ed25519/SecP384r1MLKEM1024/openssl-cli", CertKey: "ed25519", Group: "SecP384r1MLKEM1024"},
 			},
-			Families: map[string]*Family{"paper": {Comparisons: []Comparison{{Role: "hybrid", Target: "ed25519/SecP384r1MLKEM1024/openssl-cli",
-				Baseline: "ed25519/X25519/openssl-cli", Rounds: RoundComparison{IncreaseMs: 3.3, SE: 0.1}}}}},
-			Host: &HostCost{
-				Before: map[string]Num{"ecdh-x25519": 0.03, "ecdh-p384": 1.0, "mlkem1024-encaps": 0.02, "mlkem1024-decaps": 0.02, "ed25519-sign": 0.02, "ed25519-verify": 0.05},
-				After:  map[string]Num{"ecdh-x25519": 0.03, "ecdh-p384": 1.0, "mlkem1024-encaps": 0.02, "mlkem1024-decaps": 0.02, "ed25519-sign": 0.02, "ed25519-verify": 0.05},
+			Families: map[string]*tlsstudy.Family{"paper": {Comparisons: []tlsstudy.Comparison{{Role: "hybrid", Target: "ed25519/SecP384r1MLKEM1024/openssl-cli",
+				Baseline: "ed25519/X25519/openssl-cli", Rounds: tlsstudy.RoundComparison{IncreaseMs: 3.3, SE: 0.1}}}}},
+			Host: &tlsstudy.HostCost{
+				Before: map[string]tlsstudy.Num{"ecdh-x25519": 0.03, "ecdh-p384": 1.0, "mlkem1024-encaps": 0.02, "mlkem1024-decaps": 0.02, "ed25519-sign": 0.02, "ed25519-verify": 0.05},
+				After:  map[string]tlsstudy.Num{"ecdh-x25519": 0.03, "ecdh-p384": 1.0, "mlkem1024-encaps": 0.02, "mlkem1024-decaps": 0.02, "ed25519-sign": 0.02, "ed25519-verify": 0.05},
 			},
 		}
 	}
 	for _, tc := range []struct {
 		name      string
-		change    func(r *Results)
+		change    func(r *tlsstudy.Results)
 		notJudged string // "" for a judged ratio
 	}{
-		{"judged", func(*Results) {}, ""},
-		{"no speed", func(r *Results) { r.Host = nil }, "no `openssl speed`"},
-		{"drift", func(r *Results) { r.Host.After["ecdh-p384"] = 1.2 }, "moved 20.3 %"},
-		{"unknown group", func(r *Results) { r.Configs[1].Group = "FFDHE2048" }, "no prediction"},
-		{"missing primitive", func(r *Results) { delete(r.Host.Before, "ecdh-p384"); delete(r.Host.After, "ecdh-p384") }, "no prediction"},
+		{"judged", func(*tlsstudy.Results) {}, ""},
+		{"no speed", func(r *tlsstudy.Results) { r.Host = nil }, "no `openssl speed`"},
+		{"drift", func(r *tlsstudy.Results) { r.Host.After["ecdh-p384"] = 1.2 }, "moved 20.3 %"},
+		{"unknown group", func(r *tlsstudy.Results) { r.Configs[1].Group = "FFDHE2048" }, "no prediction"},
+		{"missing primitive", func(r *tlsstudy.Results) { delete(r.Host.Before, "ecdh-p384"); delete(r.Host.After, "ecdh-p384") }, "no prediction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := base()
@@ -86,7 +88,7 @@ func TestNormalisedIncreasesBadInput(t *testing.T) {
 		})
 	}
 	r := base()
-	r.Primary.Status = PrimaryAbsent
+	r.Primary.Status = tlsstudy.PrimaryAbsent
 	r.Primary.Note = "primary cell not in this run"
 	if _, err := NormalisedIncreases(r); err == nil {
 		t.Error("no judged cell: want an error")
