@@ -27,15 +27,15 @@ const (
 // renderings, which the other studies do not have. A file in neither the
 // template nor this list fails TestAnalysisTemplate.
 var templateExtra = map[string]string{
-	"tlsstudy/alternatives.go":           "Study A under other cells, Ths definitions and repeat runs: the specification curve's alternatives (issue 31)",
-	"tlsstudy/dependence.go":             "Study A's checks of serial dependence and drift (issue 19)",
+	"tlsstudy/alternatives.go":           "Study A under other cells, Ths definitions and repeat runs: the specification curve's alternatives, a stage of their own over the same records",
+	"tlsstudy/dependence.go":             "Study A's checks of serial dependence and drift, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
 	"tlsstudy/driftout.go":               "the renderings of the drift and dependence checks",
-	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run (issue 11)",
+	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run, which the host account reads",
 	"tlsstudy/gapout.go":                 "the renderings of the gap analysis",
-	"tlsstudy/hostcost.go":               "the host's primitive-cost account of the hybrid's increase (issue 24)",
+	"tlsstudy/hostcost.go":               "the host's primitive-cost account of the hybrid's increase over the gap analysis's cells, and the run's meta.json it reads",
 	"tlsstudy/hostout.go":                "the renderings of the host's and the stall account",
-	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on (issue 19)",
-	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account (issue 24)",
+	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on, inside every comparison",
+	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
 	"tlsstudy/util.go":                   "sortedKeys, shared by the renderings",
 	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose (issue 31)",
 	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls (issue 13)",
