@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"pqrepro/analysis/tlshost"
 	"pqrepro/analysis/tlsstudy"
 )
 
@@ -23,7 +24,7 @@ const SpeedDriftBound = 10.0
 // Times are a property of the host: the same code measures the hybrid's
 // increase 2x apart on this project's Intel and AMD machines. The host
 // measures its own primitives in the same run (`openssl speed`,
-// tlsstudy.HostCryptoMeta), and tlsstudy.ConfigCPUMs turns them into the cryptographic
+// tlshost.CryptoMeta), and tlshost.ConfigCPUMs turns them into the cryptographic
 // time inside Ths of each configuration. The ratio
 //
 //	q = observed / predicted,
@@ -83,7 +84,7 @@ func NormalisedIncreases(r *tlsstudy.Results) ([]NormalisedIncrease, error) {
 			if c.Chain {
 				chain = 1
 			}
-			v, err := tlsstudy.ConfigCPUMs(ms, c.CertKey, c.Group, hrr, chain)
+			v, err := tlshost.ConfigCPUMs(ms, c.CertKey, c.Group, hrr, chain)
 			if err != nil {
 				return 0, err
 			}

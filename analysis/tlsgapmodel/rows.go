@@ -8,6 +8,7 @@ import (
 
 	"pqrepro/analysis/gapmodel"
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlshost"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/datasets/tlsdata"
 )
@@ -18,7 +19,7 @@ import (
 // chain and paper configuration. A row's Ths is the cell's per-round
 // median Ths; its round trips the median of the measured connections'
 // (counted from the capture); its RTT the link's self-tested median RTT;
-// its CPU the host's predicted cryptographic time (tlsstudy.ConfigCPUMs: 3 P-384
+// its CPU the host's predicted cryptographic time (tlshost.ConfigCPUMs: 3 P-384
 // operations with a direct key share, 4 after a HelloRetryRequest, one
 // more verification with a CA in the chain) from meta.json's
 // host_crypto. A run without emulated-path cells gets no rows, and the
@@ -26,7 +27,7 @@ import (
 // cells' samples from tlsstudy.AnalyzeRun, passed here rather than kept
 // in res: results decoded from JSON have none.
 func Attach(res *tlsstudy.Results, emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, m tlsstudy.RunMeta) error {
-	rows, err := rowsOf(emulated, p, tlsstudy.HostMsPerOp(m.HostCrypto))
+	rows, err := rowsOf(emulated, p, tlshost.MsPerOp(m.HostCrypto))
 	if err != nil {
 		return fmt.Errorf("gap model: %w", err)
 	}
@@ -37,7 +38,7 @@ func Attach(res *tlsstudy.Results, emulated []tlsstudy.EmulatedSample, p tlsstud
 	return nil
 }
 
-// rowsOf builds the rows of emulated; msPerOp is tlsstudy.HostMsPerOp's.
+// rowsOf builds the rows of emulated; msPerOp is tlshost.MsPerOp's.
 func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[string]float64) ([]gapmodel.Row, error) {
 	if len(emulated) == 0 {
 		return nil, nil
@@ -76,7 +77,7 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 		row.RoundTrips, _ = stats.Median(rts)
 		row.RTTMs, _ = stats.Median(rtts)
 		row.HRRShare = float64(hrr) / float64(len(m.Records))
-		cpu, err := tlsstudy.ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)
+		cpu, err := tlshost.ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)
 		if err != nil {
 			return nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
 		}

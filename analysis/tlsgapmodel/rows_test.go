@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlshost"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/datasets/tlsdata"
 )
@@ -34,7 +35,7 @@ func runMeta(t *testing.T, s string) tlsstudy.RunMeta {
 func emulatedSamples(t *testing.T, delays []float64, rounds, perRound int, c0, s float64) []tlsstudy.EmulatedSample {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(30, 1))
-	msPerOp := tlsstudy.HostMsPerOp(runMeta(t, hostMeta).HostCrypto)
+	msPerOp := tlshost.MsPerOp(runMeta(t, hostMeta).HostCrypto)
 	var out []tlsstudy.EmulatedSample
 	seq := 0
 	for _, d := range delays {
@@ -58,7 +59,7 @@ func emulatedSamples(t *testing.T, delays []float64, rounds, perRound int, c0, s
 							k++
 						}
 					}
-					cpu, err := tlsstudy.ConfigCPUMs(msPerOp, id.CertKey, id.Group, hrr, verifies)
+					cpu, err := tlshost.ConfigCPUMs(msPerOp, id.CertKey, id.Group, hrr, verifies)
 					if err != nil {
 						t.Fatal(err)
 					}
