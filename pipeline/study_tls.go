@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/analysis/tlscrosshost"
+	"pqrepro/analysis/tlsgapmodel"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
@@ -31,7 +33,7 @@ func init() {
 		Timed:    []string{rederive.RecordsFile, rederive.InprocFile},
 		Title:    "Study A: TLS 1.3 signature x key-exchange matrix on one host",
 		Citation: `"Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
-		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy"},
+		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy", "analysis/tlsgapmodel", "analysis/tlscrosshost", "analysis/tlshost"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
 				Does: "Study A: TLS 1.3 handshakes in the 14 cells of `experiments/tls.toml` (Go, our OpenSSL harness or OpenSSL's own s_server/s_client; loopback, a Docker-like bridge or a private Docker daemon's Compose network; direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},
@@ -137,7 +139,10 @@ func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.St
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	st := tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p)
+	// The gap model (analysis/tlsgapmodel) is a part of the stages: it
+	// gets the emulated-path cells from tls:analyze and renders beside
+	// the study's own outputs.
+	st := tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p, tlsgapmodel.Part())
 	repeats, err := quietRepeats(root, tlsrun.Study, profile, run)
 	if err != nil {
 		return nil, err
@@ -226,13 +231,13 @@ func TLSOpenSSL(ctx context.Context, cfg Config) error {
 
 // tlsNormalised is Study A's items made comparable across hosts: each
 // paper configuration's increase in the judged cell over the host's own
-// predicted cryptographic increase (tlsstudy.NormalisedIncreases).
+// predicted cryptographic increase (tlscrosshost.NormalisedIncreases).
 func tlsNormalised(name string, b []byte) ([]agreement.Normalised, error) {
 	r, err := tlsstudy.DecodeResults(name, b)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := tlsstudy.NormalisedIncreases(r)
+	ns, err := tlscrosshost.NormalisedIncreases(r)
 	if err != nil {
 		return nil, err
 	}

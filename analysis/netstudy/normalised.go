@@ -11,11 +11,11 @@ import (
 // ProbeDriftBound is the largest change, in percent, of a predicted
 // difference between the run's host probes before and after for which the
 // prediction is trusted. It is Study A's bound for its `openssl speed`
-// prediction (tlsstudy.SpeedDriftBound), set before any probe was read.
+// prediction (tlscrosshost.SpeedDriftBound), set before any probe was read.
 const ProbeDriftBound = 10.0
 
 // MinPredictedMs is the smallest predicted difference a ratio is formed
-// with, Study A's rule (tlsstudy.MinPredictedMs). Below it the ratio is
+// with, Study A's rule (tlscrosshost.MinPredictedMs). Below it the ratio is
 // the difference's sampling error divided by a small number.
 const MinPredictedMs = 0.2
 

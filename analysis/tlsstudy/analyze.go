@@ -54,12 +54,54 @@ type measured struct {
 	blocks int
 }
 
+// An EmulatedSample is one configuration's valid measured connections in
+// one emulated-path cell, the gap model's input (analysis/tlsgapmodel).
+type EmulatedSample struct {
+	// Cell is the emulated-path cell; its Path names the delay.
+	Cell Cell
+	// Config is the records' configuration, as written (tlsdata.ConfigID.ID).
+	Config string
+	// ID is Config parsed.
+	ID tlsdata.ConfigID
+	// Records are the valid measured connections, in record order.
+	Records []*tlsdata.Record
+	// RoundThsMs is the median Ths of each round's block, NaN for a
+	// round without one.
+	RoundThsMs []float64
+}
+
 // Analyze computes the results of a dataset. in describes the dataset
 // (path and hash); its row counts are filled in here. The error names the
 // first problems found (configuration and seq) and says what to do.
 func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
+	res, _, err := AnalyzeRun(recs, p, in)
+	return res, err
+}
+
+// AnalyzeRun is Analyze that also returns the emulated-path cells'
+// samples, which the results leave out, for AttachGapModel.
+// They are sorted by cell, then configuration.
+func AnalyzeRun(recs []tlsdata.Record, p Params, in Input) (*Results, []EmulatedSample, error) {
+	res, emulated, err := analyze(recs, p, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []EmulatedSample
+	for c, ms := range emulated {
+		for config, m := range ms {
+			out = append(out, EmulatedSample{Cell: c, Config: config, ID: m.id, Records: m.recs, RoundThsMs: m.roundMedians()})
+		}
+	}
+	slices.SortFunc(out, func(a, b EmulatedSample) int {
+		return cmp.Or(cmp.Compare(a.Cell.String(), b.Cell.String()), cmp.Compare(a.Config, b.Config))
+	})
+	return res, out, nil
+}
+
+// analyze is AnalyzeRun with the emulated-path cells as measured.
+func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, error) {
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cells := cellSamples{}
 	rows := map[Cell]int{}
@@ -83,7 +125,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	for i := range recs {
 		r := &recs[i]
 		if err := r.Check(); err != nil {
-			return nil, fmt.Errorf("%s: seq %d: %w", in.Path, r.Seq, err)
+			return nil, nil, fmt.Errorf("%s: seq %d: %w", in.Path, r.Seq, err)
 		}
 		m, c := get(r)
 		// A block is a run of one configuration's records in seq order
@@ -116,14 +158,14 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 			more = fmt.Sprintf("; and %d more", total-show)
 			bad = bad[:show]
 		}
-		return nil, fmt.Errorf("%s: %d measured connection(s) are not valid samples: %s%s; a wrong connection is an error, not a sample: fix the experiment and record a new run",
+		return nil, nil, fmt.Errorf("%s: %d measured connection(s) are not valid samples: %s%s; a wrong connection is an error, not a sample: fix the experiment and record a new run",
 			in.Path, total, strings.Join(bad, "; "), more)
 	}
 	if in.Measured == 0 {
-		return nil, fmt.Errorf("%s: no measured connections (%d rows, all warm-ups): record a run with measured connections", in.Path, in.Rows)
+		return nil, nil, fmt.Errorf("%s: no measured connections (%d rows, all warm-ups): record a run with measured connections", in.Path, in.Rows)
 	}
 
-	// The emulated-path cells are the gap model's (gaprows.go), not the
+	// The emulated-path cells are the gap model's (AnalyzeRun), not the
 	// comparisons': they leave cells here.
 	emulated := cellSamples{}
 	for c, ms := range cells {
@@ -135,7 +177,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 
 	choice, err := choosePrimary(p, cells)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
+		return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	primary := choice.Judged
 	in.OtherCells = in.Rows - rows[primary]
@@ -146,7 +188,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	for c, ms := range cells {
 		for id, m := range ms {
 			if c != primary && len(m.recs) > 0 && len(m.recs) < MinConnections {
-				return nil, fmt.Errorf("%s: cell %s: config %s has %d measured connection(s), at least %d are needed: record a run with more connections",
+				return nil, nil, fmt.Errorf("%s: cell %s: config %s has %d measured connection(s), at least %d are needed: record a run with more connections",
 					in.Path, c, id, len(m.recs), MinConnections)
 			}
 		}
@@ -162,7 +204,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 			continue
 		}
 		if len(m.recs) < MinConnections {
-			return nil, fmt.Errorf("%s: config %s has %d measured connection(s), at least %d are needed (sd, Cliff's interval and the bootstrap are undefined below): record a run with more connections",
+			return nil, nil, fmt.Errorf("%s: config %s has %d measured connection(s), at least %d are needed (sd, Cliff's interval and the bootstrap are undefined below): record a run with more connections",
 				in.Path, id, len(m.recs), MinConnections)
 		}
 		ids = append(ids, id)
@@ -170,7 +212,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	slices.SortFunc(ids, func(a, b string) int { return compareConfigs(byID[a].id, byID[b].id) })
 	for i, id := range paper {
 		if m := byID[id]; m == nil || len(m.recs) == 0 {
-			return nil, fmt.Errorf("%s: the paper's %s configuration %s has no measured connections in the primary cell %s (it has %s): record a run that includes it, or fix the parameters",
+			return nil, nil, fmt.Errorf("%s: the paper's %s configuration %s has no measured connections in the primary cell %s (it has %s): record a run that includes it, or fix the parameters",
 				in.Path, Roles[i], id, primary, strings.Join(ids, ", "))
 		}
 	}
@@ -193,7 +235,7 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 	for _, id := range ids {
 		c, err := describeConfig(id, byID[id])
 		if err != nil {
-			return nil, fmt.Errorf("%s: config %s: %w", in.Path, id, err)
+			return nil, nil, fmt.Errorf("%s: config %s: %w", in.Path, id, err)
 		}
 		res.Configs = append(res.Configs, c)
 		d, ds := agreementDiffs(byID[id].recs)
@@ -207,22 +249,21 @@ func Analyze(recs []tlsdata.Record, p Params, in Input) (*Results, error) {
 		roles[id] = Roles[i]
 	}
 	if res.Families["paper"], err = family(p, primary, paper, byID, roles); err != nil {
-		return nil, fmt.Errorf("%s: paper family: %w", in.Path, err)
+		return nil, nil, fmt.Errorf("%s: paper family: %w", in.Path, err)
 	}
 	matrix := append([]string{baseline}, slices.DeleteFunc(slices.Clone(ids), func(s string) bool { return s == baseline })...)
 	if res.Families["matrix"], err = family(p, primary, matrix, byID, nil); err != nil {
-		return nil, fmt.Errorf("%s: matrix family: %w", in.Path, err)
+		return nil, nil, fmt.Errorf("%s: matrix family: %w", in.Path, err)
 	}
 	if res.Dependence, err = dependence(ids, byID, cells, paper); err != nil {
-		return nil, fmt.Errorf("%s: dependence: %w", in.Path, err)
+		return nil, nil, fmt.Errorf("%s: dependence: %w", in.Path, err)
 	}
 	if res.Gap, err = gapAnalysis(p, cells, choice); err != nil {
-		return nil, fmt.Errorf("%s: gap analysis: %w", in.Path, err)
+		return nil, nil, fmt.Errorf("%s: gap analysis: %w", in.Path, err)
 	}
 	res.Stalls = stalls(cells)
 	res.Host = hostCost(p, res.Gap, nil)
-	res.emulated = emulated
-	return res, nil
+	return res, emulated, nil
 }
 
 // AttachMeta adds what the run's meta.json says to results of Analyze.

@@ -4,18 +4,19 @@ import (
 	"fmt"
 	"strings"
 
+	"pqrepro/analysis/tlsgapmodel"
 	"pqrepro/analysis/tlsstudy"
 )
 
-// The pipeline passes the pinned run folder and the parameters; the
-// stages declare what they read and write.
+// The pipeline passes the pinned run folder, the parameters and the
+// parts (the gap model's); the stages declare what they read and write.
 func ExampleStages() {
 	params := tlsstudy.DefaultParams("quick")
 	if err := params.Validate(); err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, s := range tlsstudy.Stages("data/tls/20261130T120000Z-quick", params) {
+	for _, s := range tlsstudy.Stages("data/tls/20261130T120000Z-quick", params, tlsgapmodel.Part()) {
 		fmt.Printf("%s\n  in:  %s\n  out: %s\n", s.Name, strings.Join(s.Inputs, " "), strings.Join(s.Outputs, " "))
 	}
 	fmt.Println(tlsstudy.Stages("data/tls/x", params)[0].Params["paper"])

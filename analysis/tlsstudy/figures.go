@@ -39,9 +39,10 @@ func figureHeight(rows, keyRows int) vg.Length {
 }
 
 // Figures renders the outputs of tls:figures from the results, keyed by
-// output path. date is the PDF creation date (SOURCE_DATE_EPOCH).
-func Figures(r *Results, date time.Time) (map[string][]byte, error) {
-	figs, err := figureList(r)
+// output path. date is the PDF creation date (SOURCE_DATE_EPOCH); parts
+// add their figures.
+func Figures(r *Results, date time.Time, parts ...Part) (map[string][]byte, error) {
+	figs, err := figureList(r, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +57,9 @@ type keyed struct {
 	rows int // data rows, for the height
 }
 
-// figureList builds every figure of the study, in the paper's style.
-func figureList(r *Results) ([]render.Figure, error) {
+// figureList builds every figure of the study and its parts, in the
+// paper's style.
+func figureList(r *Results, parts []Part) ([]render.Figure, error) {
 	var figs []render.Figure
 	for _, f := range []struct {
 		base string
@@ -71,11 +73,17 @@ func figureList(r *Results) ([]render.Figure, error) {
 		figs = append(figs, render.Figure{Base: f.base, Plot: render.Compose([][]*plot.Plot{{k.p}}, k.key, k.cols),
 			W: figureWidth, H: figureHeight(k.rows, keyRows), Panels: []*plot.Plot{k.p}})
 	}
-	g, err := gapModelFigure(r)
-	if err != nil {
-		return nil, fmt.Errorf("figure %s: %w", FigureGapModel, err)
+	for _, pt := range parts {
+		if pt.Figures == nil {
+			continue
+		}
+		g, err := pt.Figures(r)
+		if err != nil {
+			return nil, fmt.Errorf("figures %v: %w", pt.FigureBases, err)
+		}
+		figs = append(figs, g...)
 	}
-	return append(figs, g), nil
+	return figs, nil
 }
 
 // rowOrder lists the configurations from the top row down (table order)

@@ -18,6 +18,6 @@ func TestFigureLayout(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return figureList(r)
+			return figureList(r, nil)
 		})
 }

@@ -151,7 +151,7 @@ func TestGapAllCells(t *testing.T) {
 			t.Errorf("numbers lack %q", want)
 		}
 	}
-	if _, err := figureList(res); err != nil {
+	if _, err := figureList(res, nil); err != nil {
 		t.Fatal(err)
 	}
 }

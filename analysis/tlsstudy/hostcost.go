@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlshost"
 	"pqrepro/datasets/tlsdata"
 )
 
@@ -58,22 +59,6 @@ import (
 // server key generation and two derivations (and the client's second key
 // generation), one X25519 speed operation each by the same assumption.
 
-// HostCryptoMeta is the part of meta.json's measured.host_crypto the
-// analysis reads.
-type HostCryptoMeta struct {
-	Before *HostSpeed `json:"before"`
-	After  *HostSpeed `json:"after"`
-	// Implementations names the code that computes each primitive.
-	Implementations map[string]string `json:"implementations"`
-	Errors          []string          `json:"errors"`
-}
-
-// HostSpeed is one `openssl speed` measurement.
-type HostSpeed struct {
-	MsPerOp     map[string]float64 `json:"ms_per_op"`
-	CPUSettings string             `json:"cpu_settings"`
-}
-
 // SocketOptions is meta.json's measured.socket_options of one stack.
 type SocketOptions struct {
 	ClientNoDelay bool   `json:"client_tcp_nodelay"`
@@ -84,7 +69,7 @@ type SocketOptions struct {
 // RunMeta is what the analysis reads of a run's meta.json; both parts are
 // absent in runs recorded before issue 24.
 type RunMeta struct {
-	HostCrypto    *HostCryptoMeta
+	HostCrypto    *tlshost.CryptoMeta
 	SocketOptions map[string]SocketOptions
 }
 
@@ -93,7 +78,7 @@ type RunMeta struct {
 func ParseRunMeta(name string, b []byte) (RunMeta, error) {
 	var m struct {
 		Measured struct {
-			HostCrypto    *HostCryptoMeta          `json:"host_crypto"`
+			HostCrypto    *tlshost.CryptoMeta      `json:"host_crypto"`
 			SocketOptions map[string]SocketOptions `json:"socket_options"`
 		} `json:"measured"`
 	}
@@ -102,7 +87,7 @@ func ParseRunMeta(name string, b []byte) (RunMeta, error) {
 	}
 	hc := m.Measured.HostCrypto
 	if hc != nil {
-		for when, s := range map[string]*HostSpeed{"before": hc.Before, "after": hc.After} {
+		for when, s := range map[string]*tlshost.Speed{"before": hc.Before, "after": hc.After} {
 			if s == nil {
 				continue
 			}
@@ -176,22 +161,23 @@ type HostCostCell struct {
 const hostCostModel = "observed = median over rounds of (hybrid increase - ML-KEM-1024 increase); predicted = n x ms_per_op[ecdh-p384], n = 3 with a direct key share (the server's key generation and both derivations; the client's first key generation precedes the ClientHello, outside Ths, RFC 8446 4.1.2) and n = 4 after a HelloRetryRequest (the client's second key generation); one `openssl speed ecdhp384` operation is one derivation, a key generation assumed as dear, no fixed-base precomputation in this build; kem_predicted = ML-KEM-1024 encaps + decaps - 3 x ms_per_op[ecdh-x25519] (direct), keygen + encaps + decaps - 4 x ms_per_op[ecdh-x25519] (HRR); speeds the mean of before and after; OpenSSL stacks only"
 
 // P384Ops is the number of P-384 scalar multiplications the hybrid adds
-// inside Ths for a key-share mode. It is 3 direct, 4 after an HRR (see the
-// model above); 0 for an unknown mode. The count holds for the ECDH part
-// of any group (ConfigCPUMs uses it for X25519 too).
+// inside Ths for a key-share mode.
+//
+// It is tlshost.P384Ops: 3 direct, 4 after an HRR (see the model above);
+// 0 for an unknown mode.
 func P384Ops(keyShare string) int {
 	switch keyShare {
 	case KeyShareDirect:
-		return 3
+		return tlshost.P384Ops(false)
 	case KeyShareHRR:
-		return 4
+		return tlshost.P384Ops(true)
 	}
 	return 0
 }
 
 // hostCost computes the account for every complete cell of the gap
 // analysis; a run without host_crypto gets a note and no cells.
-func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
+func hostCost(p Params, g *Gap, hc *tlshost.CryptoMeta) *HostCost {
 	nan := Num(math.NaN())
 	h := &HostCost{Model: hostCostModel, P384Ms: nan, P384DriftPct: nan, HybridPredictedMs: nan, HybridPredictedHRRMs: nan, KemPredictedMs: nan, KemPredictedHRRMs: nan, Cells: []HostCostCell{}}
 	if hc == nil || (hc.Before == nil && hc.After == nil) {
@@ -201,7 +187,7 @@ func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
 		}
 		return h
 	}
-	conv := func(s *HostSpeed) map[string]Num {
+	conv := func(s *tlshost.Speed) map[string]Num {
 		if s == nil {
 			return nil
 		}
@@ -219,7 +205,7 @@ func hostCost(p Params, g *Gap, hc *HostCryptoMeta) *HostCost {
 	}
 	speed := func(op string) float64 {
 		var xs []float64
-		for _, s := range []*HostSpeed{hc.Before, hc.After} {
+		for _, s := range []*tlshost.Speed{hc.Before, hc.After} {
 			if s != nil {
 				if v, ok := s.MsPerOp[op]; ok {
 					xs = append(xs, v)
@@ -295,112 +281,4 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// HostMsPerOp is the host's time per `openssl speed` operation; nil
-// without host_crypto. It is the mean of the measurements before and after
-// of each operation (the one that exists when only one was measured).
-func HostMsPerOp(hc *HostCryptoMeta) map[string]float64 {
-	if hc == nil {
-		return nil
-	}
-	sum, n := map[string]float64{}, map[string]int{}
-	for _, s := range []*HostSpeed{hc.Before, hc.After} {
-		if s == nil {
-			continue
-		}
-		for k, v := range s.MsPerOp {
-			sum[k] += v
-			n[k]++
-		}
-	}
-	if len(sum) == 0 {
-		return nil
-	}
-	out := map[string]float64{}
-	for k, v := range sum {
-		out[k] = v / float64(n[k])
-	}
-	return out
-}
-
-// kexParts are the `openssl speed` primitives of each group: an ECDH
-// part (one key generation and one derivation per side, each one
-// "ecdh-<curve>" operation, as in the account above) and a KEM part
-// ("<kem>-keygen", "-encaps", "-decaps"); a hybrid has both
-// (draft-ietf-tls-ecdhe-mlkem).
-var kexParts = map[string]struct{ ecdh, kem string }{
-	"X25519":             {ecdh: "ecdh-x25519"},
-	"MLKEM1024":          {kem: "mlkem1024"},
-	"X25519MLKEM768":     {ecdh: "ecdh-x25519", kem: "mlkem768"},
-	"SecP384r1MLKEM1024": {ecdh: "ecdh-p384", kem: "mlkem1024"},
-}
-
-// sigPrimitive is the `openssl speed` name of each certificate key's
-// signature ("<name>-sign", "<name>-verify").
-var sigPrimitive = map[string]string{"ed25519": "ed25519", "mldsa87": "mldsa87"}
-
-// ConfigCPUMs is the host's predicted cryptographic time inside Ths of
-// one configuration, the CPU term of the gap model (analysis/gapmodel).
-// By the account above, Ths holds the server's key generation, each
-// side's derivation or the encapsulation and decapsulation, and after a
-// HelloRetryRequest the client's second key generation; the server's
-// CertificateVerify signature and the client's verification of it
-// (RFC 8446 4.4.3); and chainVerifies more verifications, the
-// certificate signatures the client checks (0 for a self-signed leaf
-// that the client does not trust, 1 for a leaf signed by a CA of the same
-// algorithm):
-//
-//	ecdh: (3 direct, 4 HRR) x ms["ecdh-<curve>"]
-//	kem:  ms["<kem>-encaps"] + ms["<kem>-decaps"] (+ ms["<kem>-keygen"] after an HRR)
-//	sig:  ms["<sig>-sign"] + (1 + chainVerifies) x ms["<sig>-verify"]
-//
-// msPerOp is HostMsPerOp's map. A group or key without speed figures is
-// an error naming what to add to the runner's `openssl speed` arguments.
-func ConfigCPUMs(msPerOp map[string]float64, certKey, group string, hrr bool, chainVerifies int) (float64, error) {
-	op := func(name string) (float64, error) {
-		v, ok := msPerOp[name]
-		if !ok || !(v > 0) {
-			return 0, fmt.Errorf("no `openssl speed` figure %q for %s/%s: add the primitive to the runner's speed arguments (experiments/tls/openssl, SpeedArgs)", name, certKey, group)
-		}
-		return v, nil
-	}
-	parts, ok := kexParts[group]
-	if !ok {
-		return 0, fmt.Errorf("group %q has no CPU account (one of %v)", group, sortedKeys(kexParts))
-	}
-	sig, ok := sigPrimitive[certKey]
-	if !ok {
-		return 0, fmt.Errorf("certificate key %q has no CPU account (one of %v)", certKey, sortedKeys(sigPrimitive))
-	}
-	if chainVerifies < 0 {
-		return 0, fmt.Errorf("%d chain verifications: want 0 or more", chainVerifies)
-	}
-	keyShare := KeyShareDirect
-	if hrr {
-		keyShare = KeyShareHRR
-	}
-	total := 0.0
-	add := func(name string, times float64) error {
-		v, err := op(name)
-		total += times * v
-		return err
-	}
-	var errs []error
-	if parts.ecdh != "" {
-		errs = append(errs, add(parts.ecdh, float64(P384Ops(keyShare))))
-	}
-	if parts.kem != "" {
-		errs = append(errs, add(parts.kem+"-encaps", 1), add(parts.kem+"-decaps", 1))
-		if hrr {
-			errs = append(errs, add(parts.kem+"-keygen", 1))
-		}
-	}
-	errs = append(errs, add(sig+"-sign", 1), add(sig+"-verify", float64(1+chainVerifies)))
-	for _, err := range errs {
-		if err != nil {
-			return 0, err
-		}
-	}
-	return total, nil
 }

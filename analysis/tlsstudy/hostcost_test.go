@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/analysis/tlshost"
 	"pqrepro/datasets/tlsdata"
 )
 
@@ -176,7 +177,7 @@ func FuzzParseRunMeta(f *testing.F) {
 		if err != nil || m.HostCrypto == nil {
 			return
 		}
-		for _, s := range []*HostSpeed{m.HostCrypto.Before, m.HostCrypto.After} {
+		for _, s := range []*tlshost.Speed{m.HostCrypto.Before, m.HostCrypto.After} {
 			if s == nil {
 				continue
 			}
@@ -217,57 +218,5 @@ func TestPaperHostSentences(t *testing.T) {
 		if math.Abs(float64(v)) >= pubKem/10 {
 			t.Errorf("ML-KEM-1024 predicted %v ms by this host's speed: the paper says the published %v ms is not CPU", v, pubKem)
 		}
-	}
-}
-
-// TestConfigCPUMs: the gap model's CPU term agrees with the host account
-// (the hybrid minus ML-KEM-1024 is 3 P-384 operations direct, 4 after an
-// HRR), adds the signature's sign and verify and one verify per chain
-// certificate, and names what is missing.
-func TestConfigCPUMs(t *testing.T) {
-	meta, err := ParseRunMeta("meta.json", []byte(synthMeta))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := HostMsPerOp(meta.HostCrypto)
-	if math.Abs(ms["ecdh-p384"]-synthP384Ms) > 1e-9 {
-		t.Fatalf("mean P-384 %v, want %v", ms["ecdh-p384"], synthP384Ms)
-	}
-	// The synthetic meta.json has no signature verify figures.
-	ms["ed25519-sign"], ms["ed25519-verify"], ms["mldsa87-verify"] = 0.02, 0.05, 0.3
-	cpu := func(cert, group string, hrr bool, chain int) float64 {
-		t.Helper()
-		v, err := ConfigCPUMs(ms, cert, group, hrr, chain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	for _, tc := range []struct {
-		hrr bool
-		ops float64
-	}{{false, 3}, {true, 4}} {
-		d := cpu("ed25519", "SecP384r1MLKEM1024", tc.hrr, 0) - cpu("ed25519", "MLKEM1024", tc.hrr, 0)
-		if math.Abs(d-tc.ops*ms["ecdh-p384"]) > 1e-9 {
-			t.Errorf("hrr %v: hybrid - ML-KEM-1024 = %v ms, want %v x P-384 = %v", tc.hrr, d, tc.ops, tc.ops*ms["ecdh-p384"])
-		}
-	}
-	if got, want := cpu("ed25519", "X25519", false, 0), 3*ms["ecdh-x25519"]+ms["ed25519-sign"]+ms["ed25519-verify"]; math.Abs(got-want) > 1e-9 {
-		t.Errorf("baseline %v ms, want %v", got, want)
-	}
-	if got, want := cpu("mldsa87", "X25519", false, 1)-cpu("mldsa87", "X25519", false, 0), ms["mldsa87-verify"]; math.Abs(got-want) > 1e-9 {
-		t.Errorf("a CA in the chain adds %v ms, want one ML-DSA-87 verify %v", got, want)
-	}
-	for _, tc := range []struct{ cert, group, want string }{
-		{"ecdsa-p256", "X25519", "no CPU account"},
-		{"ed25519", "SecP256r1MLKEM768", "no CPU account"},
-	} {
-		if _, err := ConfigCPUMs(ms, tc.cert, tc.group, false, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s/%s: %v", tc.cert, tc.group, err)
-		}
-	}
-	delete(ms, "mldsa87-sign")
-	if _, err := ConfigCPUMs(ms, "mldsa87", "X25519", false, 0); err == nil || !strings.Contains(err.Error(), "SpeedArgs") {
-		t.Errorf("without an ML-DSA-87 speed: %v", err)
 	}
 }

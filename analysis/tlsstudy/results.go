@@ -34,12 +34,9 @@ type Results struct {
 	Stalls *Stalls `json:"stalls,omitempty"`
 	// GapModelRows are the emulated-path cells the gap model
 	// (analysis/gapmodel, issue 30) is fitted on; absent when the run
-	// measured no emulated path (gapmodelout.go then says "not measured
+	// measured no emulated path (analysis/tlsgapmodel then says "not measured
 	// in this run").
 	GapModelRows []gapmodel.Row `json:"gap_model_rows,omitempty"`
-	// emulated are the emulated-path cells' samples, which
-	// AttachGapModel turns into GapModelRows.
-	emulated cellSamples
 	// Primary says which cell the claims are judged on and why
 	// (PrimaryChoice: the stated cell, its fallback, or neither).
 	Primary PrimaryChoice `json:"primary_choice"`
@@ -379,6 +376,13 @@ func (r *Results) check() error {
 	}
 	return nil
 }
+
+// Config returns the result of a config ID, or nil.
+func (r *Results) Config(id string) *ConfigResult { return r.config(id) }
+
+// PaperFamily returns the paper family the claims are judged on, or why
+// there is none (no judged cell, or no family).
+func (r *Results) PaperFamily() (*Family, error) { return paperFamily(r) }
 
 // config returns the result of a config ID, or nil.
 func (r *Results) config(id string) *ConfigResult {

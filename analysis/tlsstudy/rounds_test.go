@@ -128,7 +128,7 @@ func TestAnalyzeOneRound(t *testing.T) {
 			t.Errorf("paper table lacks %q:\n%s", want, paper)
 		}
 	}
-	if _, err := figureList(res); err != nil {
+	if _, err := figureList(res, nil); err != nil {
 		t.Fatalf("figures of a one-round run: %v", err)
 	}
 	b, err := MarshalResults(res)

@@ -9,38 +9,58 @@ import (
 	"time"
 
 	"pqrepro/datasets/tlsdata"
+	"pqrepro/internal/render"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
 )
 
 // Output paths, relative to the repository root.
 const (
-	ResultsFile = "results/tls.json"
-	FigureThs   = "figures/tls-ths"   // .pdf and .svg
-	FigureBytes = "figures/tls-bytes" // .pdf and .svg
-	FigureGap   = "figures/tls-gap"   // .pdf and .svg
-	FigureDrift = "figures/tls-drift" // .pdf and .svg
-	// FigureGapModel and TableGapModel render the gap model (issue 30).
-	FigureGapModel = "figures/tls-gapmodel" // .pdf and .svg
-	TableGapModel  = "paper/generated/tls-gapmodel.tex"
-	TableDrift     = "paper/generated/tls-drift.tex"
-	TableSerial    = "paper/generated/tls-serial.tex"
-	TableGap       = "paper/generated/tls-gap.tex"
-	TableFactors   = "paper/generated/tls-factors.tex" // and the host table, tab:tls-host
-	TablePaper     = "paper/generated/tls-paper.tex"
-	TableMatrix    = "paper/generated/tls-matrix.tex"
-	TableBytes     = "paper/generated/tls-bytes.tex"
-	NumbersFile    = "paper/generated/tls-numbers.tex"
-	paramEpoch     = "SOURCE_DATE_EPOCH"
-	codeDir        = "analysis/tlsstudy"
-	stageAnalyze   = "tls:analyze"
-	stageFigures   = "tls:figures"
-	stageTables    = "tls:tables"
-	recordsInFile  = tlsdata.RecordsFile
+	ResultsFile   = "results/tls.json"
+	FigureThs     = "figures/tls-ths"   // .pdf and .svg
+	FigureBytes   = "figures/tls-bytes" // .pdf and .svg
+	FigureGap     = "figures/tls-gap"   // .pdf and .svg
+	FigureDrift   = "figures/tls-drift" // .pdf and .svg
+	TableDrift    = "paper/generated/tls-drift.tex"
+	TableSerial   = "paper/generated/tls-serial.tex"
+	TableGap      = "paper/generated/tls-gap.tex"
+	TableFactors  = "paper/generated/tls-factors.tex" // and the host table, tab:tls-host
+	TablePaper    = "paper/generated/tls-paper.tex"
+	TableMatrix   = "paper/generated/tls-matrix.tex"
+	TableBytes    = "paper/generated/tls-bytes.tex"
+	NumbersFile   = "paper/generated/tls-numbers.tex"
+	paramEpoch    = "SOURCE_DATE_EPOCH"
+	codeDir       = "analysis/tlsstudy"
+	stageAnalyze  = "tls:analyze"
+	stageFigures  = "tls:figures"
+	stageTables   = "tls:tables"
+	recordsInFile = tlsdata.RecordsFile
 	// MetaFile is the run's meta.json, read for the host's cryptography
 	// and the socket options (hostcost.go, stalls.go).
 	MetaFile = "meta.json"
 )
+
+// A Part is an analysis in a package of its own that Study A's stages run
+// beside the study's (analysis/tlsgapmodel's gap model).
+//
+// It gets its inputs as arguments: tls:analyze calls Attach after
+// AttachMeta with the emulated-path cells' samples, and tls:figures and
+// tls:tables render its outputs from the results.
+type Part struct {
+	// Code are its source directories, which version the three stages.
+	Code []string
+	// Attach adds its results to res before results/tls.json is written.
+	Attach func(res *Results, emulated []EmulatedSample, p Params, m RunMeta) error
+	// Figures draws its figures; their Base is an output path without
+	// the .pdf and .svg extension.
+	Figures func(*Results) ([]render.Figure, error)
+	// FigureBases are the Base of every figure Figures draws.
+	FigureBases []string
+	// Tables renders its LaTeX tables, keyed by output path.
+	Tables map[string]func(*Results) (string, error)
+	// Numbers sets its macros in NumbersFile (set prefixes "Tls").
+	Numbers func(r *Results, set func(name, v string)) error
+}
 
 // Stages returns the analysis and render stages of Study A for the pinned
 // run folder runDir (relative to the repository root, slash-separated,
@@ -56,23 +76,35 @@ const (
 //     paper/generated/tls-{paper,matrix,bytes,gap,factors,drift,serial}.tex and the
 //     \newcommand numbers paper/generated/tls-numbers.tex.
 //
+// Each of parts adds its code, results and outputs to the three stages.
 // Invalid params or runDir are reported when tls:analyze runs (Stages
 // itself cannot fail); call Params.Validate first to report them earlier.
-func Stages(runDir string, params Params) []*repro.Stage {
-	return StagesFrom(runDir, path.Join(runDir, recordsInFile), params)
+func Stages(runDir string, params Params, parts ...Part) []*repro.Stage {
+	return StagesFrom(runDir, path.Join(runDir, recordsInFile), params, parts...)
 }
 
 // StagesFrom is Stages with tls:analyze reading the records from the file
 // derived, a byte-for-byte copy of <runDir>/records.csv.gz made by the
 // build's tls:records stage (experiments/instruments/rederive). results/tls.json still
 // names the run's records file, whose bytes they are.
-func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
+func StagesFrom(runDir, derived string, params Params, parts ...Part) []*repro.Stage {
 	records := path.Join(runDir, recordsInFile)
 	metaFile := path.Join(runDir, MetaFile)
+	code := []string{codeDir}
+	figureOut := []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg", FigureDrift + ".pdf", FigureDrift + ".svg"}
+	tableOut := []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial}
+	for _, pt := range parts {
+		code = append(code, pt.Code...)
+		for _, b := range pt.FigureBases {
+			figureOut = append(figureOut, b+".pdf", b+".svg")
+		}
+		tableOut = append(tableOut, sortedKeys(pt.Tables)...)
+	}
+	tableOut = append(tableOut, NumbersFile)
 	analyze := &repro.Stage{
 		Name:    stageAnalyze,
 		Doc:     "Study A statistics: Ths per configuration, tests vs baseline",
-		Code:    []string{codeDir},
+		Code:    code,
 		Inputs:  []string{derived, metaFile},
 		Params:  params.stageParams(),
 		Outputs: []string{ResultsFile},
@@ -93,7 +125,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 				return fmt.Errorf("read dataset: %w; the run folder is immutable: record a new run", err)
 			}
 			env.Logf("%s: %d rows", records, len(recs))
-			res, err := Analyze(recs, p, Input{Path: records, SHA256: repro.HashBytes(b)})
+			res, emulated, err := AnalyzeRun(recs, p, Input{Path: records, SHA256: repro.HashBytes(b)})
 			if err != nil {
 				return err
 			}
@@ -106,8 +138,13 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 				return err
 			}
 			AttachMeta(res, p, meta)
-			if err := AttachGapModel(res, p, meta); err != nil {
-				return fmt.Errorf("%s: %w", records, err)
+			for _, pt := range parts {
+				if pt.Attach == nil {
+					continue
+				}
+				if err := pt.Attach(res, emulated, p, meta); err != nil {
+					return fmt.Errorf("%s: %w", records, err)
+				}
 			}
 			if err := ctx.Err(); err != nil {
 				return err
@@ -124,10 +161,10 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	figures := &repro.Stage{
 		Name:    stageFigures,
 		Doc:     "Study A figures: Ths distributions and bytes on the wire",
-		Code:    []string{codeDir},
+		Code:    code,
 		Inputs:  []string{ResultsFile},
 		Params:  map[string]string{paramEpoch: epoch},
-		Outputs: []string{FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg", FigureDrift + ".pdf", FigureDrift + ".svg", FigureGapModel + ".pdf", FigureGapModel + ".svg"},
+		Outputs: figureOut,
 		Run: func(ctx context.Context, env *repro.Env) error {
 			date, err := parseEpoch(env.Param(paramEpoch))
 			if err != nil {
@@ -137,7 +174,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			files, err := Figures(res, date)
+			files, err := Figures(res, date, parts...)
 			if err != nil {
 				return err
 			}
@@ -148,15 +185,15 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	tables := &repro.Stage{
 		Name:    stageTables,
 		Doc:     "Study A LaTeX tables and numbers",
-		Code:    []string{codeDir},
+		Code:    code,
 		Inputs:  []string{ResultsFile},
-		Outputs: []string{TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, TableGapModel, NumbersFile},
+		Outputs: tableOut,
 		Run: func(ctx context.Context, env *repro.Env) error {
 			res, err := readResults(env)
 			if err != nil {
 				return err
 			}
-			files, err := Tables(res)
+			files, err := Tables(res, parts...)
 			if err != nil {
 				return err
 			}

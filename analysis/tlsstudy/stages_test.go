@@ -22,13 +22,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 var outputs = []string{
 	ResultsFile,
 	FigureThs + ".pdf", FigureThs + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg", FigureGap + ".pdf", FigureGap + ".svg",
-	FigureDrift + ".pdf", FigureDrift + ".svg", FigureGapModel + ".pdf", FigureGapModel + ".svg",
-	TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, TableGapModel, NumbersFile,
+	FigureDrift + ".pdf", FigureDrift + ".svg",
+	TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, NumbersFile,
 }
 
 // goldens are the outputs compared with testdata/ (the figures are checked
 // for determinism instead: their bytes follow gonum/plot's drawing code).
-var goldens = []string{ResultsFile, TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, TableGapModel, NumbersFile}
+var goldens = []string{ResultsFile, TablePaper, TableMatrix, TableBytes, TableGap, TableFactors, TableDrift, TableSerial, NumbersFile}
 
 func codeRoot(t testing.TB) string {
 	t.Helper()

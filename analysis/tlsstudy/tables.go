@@ -13,16 +13,24 @@ import (
 )
 
 // Tables renders the LaTeX outputs of tls:tables from the results.
-// That is, the paper's table, the full matrix, bytes per configuration
-// and the \newcommand numbers, keyed by output path.
-func Tables(r *Results) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, t := range []struct {
+// That is, the paper's table, the full matrix, bytes per configuration,
+// the parts' tables and the \newcommand numbers, keyed by output path.
+func Tables(r *Results, parts ...Part) (map[string][]byte, error) {
+	type table struct {
 		path string
 		make func(*Results) (string, error)
-	}{
-		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {TableDrift, driftTable}, {TableSerial, serialTable}, {TableGapModel, gapModelTable}, {NumbersFile, numbers},
-	} {
+	}
+	list := []table{
+		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {TableDrift, driftTable}, {TableSerial, serialTable},
+	}
+	for _, pt := range parts {
+		for _, path := range sortedKeys(pt.Tables) {
+			list = append(list, table{path, pt.Tables[path]})
+		}
+	}
+	list = append(list, table{NumbersFile, func(r *Results) (string, error) { return numbers(r, parts) }})
+	out := map[string][]byte{}
+	for _, t := range list {
 		s, err := t.make(r)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", t.path, err)
@@ -314,7 +322,7 @@ func bytesTable(r *Results) (string, error) {
 
 // numbers are the \newcommand macros for the text. Paper roles give the
 // name parts Baseline, Sig, Kem and Hybrid.
-func numbers(r *Results) (string, error) {
+func numbers(r *Results, parts []Part) (string, error) {
 	var n render.Numbers
 	var errs []error
 	set := func(name, v string) {
@@ -410,8 +418,13 @@ func numbers(r *Results) (string, error) {
 	set("AgreementSynPNinetyFiveMs", render.Fixed(float64(r.Agreement.SynToFinished.P95AbsDiffMs), 3))
 	gapNumbers(r, set)
 	hostNumbers(r, set)
-	if err := gapModelNumbers(r, set); err != nil {
-		errs = append(errs, err)
+	for _, pt := range parts {
+		if pt.Numbers == nil {
+			continue
+		}
+		if err := pt.Numbers(r, set); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	dependenceNumbers(r, set)
 	if len(errs) > 0 {

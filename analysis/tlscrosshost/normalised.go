@@ -1,10 +1,13 @@
-package tlsstudy
+package tlscrosshost
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"pqrepro/analysis/tlshost"
+	"pqrepro/analysis/tlsstudy"
 )
 
 // SpeedDriftBound is the largest change, in percent, of a predicted
@@ -21,7 +24,7 @@ const SpeedDriftBound = 10.0
 // Times are a property of the host: the same code measures the hybrid's
 // increase 2x apart on this project's Intel and AMD machines. The host
 // measures its own primitives in the same run (`openssl speed`,
-// HostCryptoMeta), and ConfigCPUMs turns them into the cryptographic
+// tlshost.CryptoMeta), and tlshost.ConfigCPUMs turns them into the cryptographic
 // time inside Ths of each configuration. The ratio
 //
 //	q = observed / predicted,
@@ -58,22 +61,22 @@ const MinPredictedMs = 0.2
 // measurements of the same run. It is an error only when the results
 // have no judged cell; a role that cannot be normalised carries the
 // reason in NotJudged.
-func NormalisedIncreases(r *Results) ([]NormalisedIncrease, error) {
-	f, err := paperFamily(r)
+func NormalisedIncreases(r *tlsstudy.Results) ([]NormalisedIncrease, error) {
+	f, err := r.PaperFamily()
 	if err != nil {
 		return nil, fmt.Errorf("normalised increases: %w", err)
 	}
-	hrr := r.Primary.Judged.KeyShare == KeyShareHRR
+	hrr := r.Primary.Judged.KeyShare == tlsstudy.KeyShareHRR
 	// increase is the predicted increase of target over baseline from
 	// one `openssl speed` measurement.
-	increase := func(speed map[string]Num, target, baseline string) (float64, error) {
+	increase := func(speed map[string]tlsstudy.Num, target, baseline string) (float64, error) {
 		ms := map[string]float64{}
 		for k, v := range speed {
 			ms[k] = float64(v)
 		}
 		var cpu [2]float64
 		for i, id := range []string{target, baseline} {
-			c := r.config(id)
+			c := r.Config(id)
 			if c == nil {
 				return 0, fmt.Errorf("configuration %s is not in the results' configs", id)
 			}
@@ -81,7 +84,7 @@ func NormalisedIncreases(r *Results) ([]NormalisedIncrease, error) {
 			if c.Chain {
 				chain = 1
 			}
-			v, err := ConfigCPUMs(ms, c.CertKey, c.Group, hrr, chain)
+			v, err := tlshost.ConfigCPUMs(ms, c.CertKey, c.Group, hrr, chain)
 			if err != nil {
 				return 0, err
 			}
@@ -96,7 +99,7 @@ func NormalisedIncreases(r *Results) ([]NormalisedIncrease, error) {
 		}
 		n := NormalisedIncrease{Role: c.Role, Target: c.Target, ObservedMs: float64(c.Rounds.IncreaseMs), SEMs: float64(c.Rounds.SE),
 			PredictedMs: math.NaN(), Ratio: math.NaN()}
-		n.PredictedMs, n.NotJudged = predicted(r.Host, func(speed map[string]Num) (float64, error) { return increase(speed, c.Target, c.Baseline) })
+		n.PredictedMs, n.NotJudged = predicted(r.Host, func(speed map[string]tlsstudy.Num) (float64, error) { return increase(speed, c.Target, c.Baseline) })
 		switch {
 		case n.NotJudged != "":
 		case !(n.PredictedMs >= MinPredictedMs):
@@ -118,12 +121,12 @@ func NormalisedIncreases(r *Results) ([]NormalisedIncrease, error) {
 // or the two predictions more than SpeedDriftBound percent apart (the
 // host's speed changed within the run, or `openssl speed` is too short
 // to measure it: either way the prediction is not known to that bound).
-func predicted(h *HostCost, increase func(map[string]Num) (float64, error)) (float64, string) {
+func predicted(h *tlsstudy.HostCost, increase func(map[string]tlsstudy.Num) (float64, error)) (float64, string) {
 	if h == nil || (h.Before == nil && h.After == nil) {
 		return math.NaN(), "no `openssl speed` measurement in this run (meta.json measured.host_crypto)"
 	}
 	var ps []float64
-	for _, speed := range []map[string]Num{h.Before, h.After} {
+	for _, speed := range []map[string]tlsstudy.Num{h.Before, h.After} {
 		if speed == nil {
 			continue
 		}

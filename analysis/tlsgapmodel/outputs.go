@@ -1,7 +1,9 @@
-package tlsstudy
+package tlsgapmodel
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -13,34 +15,65 @@ import (
 
 	"pqrepro/analysis/gapmodel"
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlsstudy"
 	"pqrepro/internal/render"
 )
 
-// Renderings of the gap model (analysis/gapmodel, issue 30) over the
-// emulated-path cells (Results.GapModelRows): a figure (FigureGapModel)
-// of each configuration's increase over the baseline against the path's
-// RTT, a panel per client group list, with the model's lines and the
-// published increases; a table (TableGapModel) of the fitted parameters
-// and of the published-vs-predicted residuals per combination; and their
-// \newcommand numbers (gapModelNumbers, in NumbersFile). A run without
+// Output paths of the gap model's renderings, relative to the repository
+// root.
+const (
+	Figure = "figures/tls-gapmodel" // .pdf and .svg
+	Table  = "paper/generated/tls-gapmodel.tex"
+)
+
+// Part returns the gap model as a part of Study A's stages (tlsstudy.Part).
+//
+// tls:analyze fits it on the emulated-path cells (Attach); tls:figures
+// draws Figure, each configuration's increase over the baseline against
+// the path's RTT, a panel per client group list, with the model's lines
+// and the published increases; tls:tables writes Table, the fitted
+// parameters and the published-vs-predicted residuals per combination,
+// and the GapModel macros in tlsstudy.NumbersFile. A run without
 // emulated-path cells gets each output saying "not measured in this run".
+func Part() tlsstudy.Part {
+	return tlsstudy.Part{
+		Code:        []string{codeDir},
+		Attach:      Attach,
+		Figures:     figures,
+		FigureBases: []string{Figure},
+		Tables:      map[string]func(*tlsstudy.Results) (string, error){Table: table},
+		Numbers:     numbers,
+	}
+}
+
+// figures is Part's list of figures: the one figure.
+func figures(r *tlsstudy.Results) ([]render.Figure, error) {
+	f, err := figure(r)
+	if err != nil {
+		return nil, err
+	}
+	return []render.Figure{f}, nil
+}
+
+// codeDir is the package's directory, which versions the stages.
+const codeDir = "analysis/tlsgapmodel"
 
 // notMeasured is what every gap-model output says without the cells.
 const notMeasured = "not measured in this run"
 
-// gapModelPublished converts Published, the one copy of the original's
+// published converts tlsstudy.Published, the one copy of the original's
 // numbers, for gapmodel.Explain.
-func gapModelPublished() gapmodel.Published {
-	p := gapmodel.Published{Source: Published.Source, BaselineMs: Published.BaselineMedianMs, IncreaseMs: map[string]float64{}}
-	for role, inc := range Published.Increases {
+func published() gapmodel.Published {
+	p := gapmodel.Published{Source: tlsstudy.Published.Source, BaselineMs: tlsstudy.Published.BaselineMedianMs, IncreaseMs: map[string]float64{}}
+	for role, inc := range tlsstudy.Published.Increases {
 		p.IncreaseMs[role] = inc.IncreaseMs
 	}
 	return p
 }
 
-// gapModel fits the model on rows and, if the prediction passes, explains
+// fit fits the model on rows and, if the prediction passes, explains
 // the published medians; nil, nil without rows.
-func gapModel(rows []gapmodel.Row) (*gapmodel.Fit, *gapmodel.Explanation, error) {
+func fit(rows []gapmodel.Row) (*gapmodel.Fit, *gapmodel.Explanation, error) {
 	if len(rows) == 0 {
 		return nil, nil, nil
 	}
@@ -51,31 +84,31 @@ func gapModel(rows []gapmodel.Row) (*gapmodel.Fit, *gapmodel.Explanation, error)
 	if !f.Pass {
 		return f, nil, nil
 	}
-	e, err := gapmodel.Explain(f, rows, gapModelPublished())
+	e, err := gapmodel.Explain(f, rows, published())
 	if err != nil {
 		return nil, nil, fmt.Errorf("gap model: %w", err)
 	}
 	return f, e, nil
 }
 
-// gapModelRoleLabel names a role in the figure's key and the table.
-func gapModelRoleLabel(role string) string {
+// roleLabel names a role in the figure's key and the table.
+func roleLabel(role string) string {
 	if role == "baseline" {
 		return "Baseline"
 	}
-	return Published.Increases[role].Config
+	return tlsstudy.Published.Increases[role].Config
 }
 
-// gapModelFigure draws, per client group list, each configuration's
+// figure draws, per client group list, each configuration's
 // observed increase over the baseline (median over rounds of the paired
 // per-round difference) against the path's self-tested RTT, marker per
 // chain; the model's increase, (k_j - k_base) RTT + s (CPU_j - CPU_base),
 // as lines (solid: leaf, dashed: leaf and CA); and the published
 // increases as dotted horizontal lines. Without rows it draws the
 // published lines alone and says the cells were not measured.
-func gapModelFigure(r *Results) (render.Figure, error) {
+func figure(r *tlsstudy.Results) (render.Figure, error) {
 	rows := r.GapModelRows
-	f, _, err := gapModel(rows)
+	f, _, err := fit(rows)
 	if err != nil {
 		return render.Figure{}, err
 	}
@@ -97,9 +130,9 @@ func gapModelFigure(r *Results) (render.Figure, error) {
 		p.Y.Label.Text = "Increase over the baseline (ms)"
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, maxRTT*1.05, 0, 10
 		p.X.Tick.Marker, p.Y.Tick.Marker = render.LinearTicks{}, render.LinearTicks{}
-		for k, role := range Roles[1:] {
-			st := roleSeries(k)
-			pub := Published.Increases[role].IncreaseMs
+		for k, role := range tlsstudy.Roles[1:] {
+			st := render.SeriesStyle(k)
+			pub := tlsstudy.Published.Increases[role].IncreaseMs
 			l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: pub}, {X: maxRTT * 1.05, Y: pub}})
 			if err != nil {
 				return nil, err
@@ -107,7 +140,7 @@ func gapModelFigure(r *Results) (render.Figure, error) {
 			l.LineStyle = draw.LineStyle{Color: st.Color, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
 			p.Add(l)
 			if len(key) < 3 {
-				key = append(key, render.KeyEntry{Name: gapModelRoleLabel(role) + ": published", Thumb: l})
+				key = append(key, render.KeyEntry{Name: roleLabel(role) + ": published", Thumb: l})
 			}
 			p.Y.Max = max(p.Y.Max, pub*1.1)
 		}
@@ -118,10 +151,10 @@ func gapModelFigure(r *Results) (render.Figure, error) {
 		for i := range rs {
 			chains[rs[i].Chain] = true
 		}
-		for k, role := range Roles[1:] {
-			st := roleSeries(k)
-			for _, chain := range sortedKeys(chains) {
-				obs, kRole, kBase, cRole, cBase := gapModelIncreases(rs, role, chain)
+		for k, role := range tlsstudy.Roles[1:] {
+			st := render.SeriesStyle(k)
+			for _, chain := range slices.Sorted(maps.Keys(chains)) {
+				obs, kRole, kBase, cRole, cBase := increases(rs, role, chain)
 				if len(obs) == 0 {
 					continue
 				}
@@ -178,15 +211,15 @@ func gapModelFigure(r *Results) (render.Figure, error) {
 			Thumb: render.Thumb{Line: draw.LineStyle{Color: render.Grey, Width: vg.Points(1)}}})
 	}
 	cols := 3
-	return render.Figure{Base: FigureGapModel, Plot: render.Compose([][]*plot.Plot{panels}, key, cols),
-		W: figureWidth, H: 2.8 * vg.Inch, Panels: panels}, nil
+	return render.Figure{Base: Figure, Plot: render.Compose([][]*plot.Plot{panels}, key, cols),
+		W: render.TextWidth, H: 2.8 * vg.Inch, Panels: panels}, nil
 }
 
-// gapModelIncreases returns one chain's observed increases of role over
+// increases returns one chain's observed increases of role over
 // the baseline (x: RTT, y: median over rounds of the per-round
 // difference) at every delay level of rs, and the model's median round
 // trips and CPU of the role and the baseline over those levels.
-func gapModelIncreases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, kRole, kBase, cRole, cBase float64) {
+func increases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, kRole, kBase, cRole, cBase float64) {
 	base := map[float64]*gapmodel.Row{}
 	for i := range rs {
 		if rs[i].Chain == chain && rs[i].Role == "baseline" {
@@ -214,7 +247,7 @@ func gapModelIncreases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, 
 	if len(obs) == 0 {
 		return nil, 0, 0, 0, 0
 	}
-	slices.SortFunc(obs, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
+	slices.SortFunc(obs, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) }) // finite RTTs
 	kRole, _ = stats.Median(kr)
 	kBase, _ = stats.Median(kb)
 	cRole, _ = stats.Median(cr)
@@ -222,21 +255,11 @@ func gapModelIncreases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, 
 	return obs, kRole, kBase, cRole, cBase
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// gapModelTable: the fitted parameters with their intervals, the
+// table: the fitted parameters with their intervals, the
 // held-out test, and per combination the path RTT (and CPU factor) with
 // each published median's residual.
-func gapModelTable(r *Results) (string, error) {
-	f, e, err := gapModel(r.GapModelRows)
+func table(r *tlsstudy.Results) (string, error) {
+	f, e, err := fit(r.GapModelRows)
 	if err != nil {
 		return "", err
 	}
@@ -290,19 +313,19 @@ func passWord(f *gapmodel.Fit) string {
 	return "fails"
 }
 
-// gapModelNumbers sets the gap model's macros: the registered bounds,
+// numbers sets the gap model's macros: the registered bounds,
 // whether the cells were measured, the fitted parameters and intervals,
 // the held-out test, and the best combination with its RTT, CPU factor,
 // RMS residual and what it says of the baseline.
-func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
-	f, e, err := gapModel(r.GapModelRows)
+func numbers(r *tlsstudy.Results, setOnce func(name, v string)) error {
+	f, e, err := fit(r.GapModelRows)
 	if err != nil {
 		return err
 	}
 	vals := map[string]string{}
 	set := func(name, v string) { vals[name] = v }
 	defer func() {
-		for _, k := range sortedKeys(vals) {
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
 			setOnce(k, vals[k])
 		}
 	}()
@@ -328,7 +351,7 @@ func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
 	set("GapModelMaxErrMs", render.Fixed(f.MaxAbsErrMs, 3))
 	set("GapModelPass", passWord(f))
 	set("GapModelRounds", fmt.Sprint(f.Rounds))
-	set("GapModelOutcome", gapModelOutcome(f, e))
+	set("GapModelOutcome", outcome(f, e))
 	if e == nil {
 		return nil
 	}
@@ -348,12 +371,12 @@ func gapModelNumbers(r *Results, setOnce func(name, v string)) error {
 	return nil
 }
 
-// gapModelOutcome is the paper's sentence on what the model explains, in
+// outcome is the paper's sentence on what the model explains, in
 // generated words: with a failed held-out test, that nothing was solved
 // for, and the held-out cell the model missed most (the registration
 // forbids explaining the published numbers with a model that fails it);
 // with a passed one, the best combination or that none fits.
-func gapModelOutcome(f *gapmodel.Fit, e *gapmodel.Explanation) string {
+func outcome(f *gapmodel.Fit, e *gapmodel.Explanation) string {
 	if !f.Pass {
 		var worst *gapmodel.Prediction
 		for i := range f.Predictions {
@@ -375,4 +398,14 @@ func gapModelOutcome(f *gapmodel.Fit, e *gapmodel.Explanation) string {
 	b := e.Combos[e.Best]
 	return fmt.Sprintf("the held-out prediction passes (every error within %s~ms); the best combination is %s, with a path RTT of %s~ms and a CPU factor of %s (root-mean-square residual %s~ms)",
 		render.Fixed(f.Reg.BoundMs, 2), render.Escape(b.Combo.String()), render.Fixed(b.RTTMs, 2), render.Fixed(b.CPUFactor, 2), render.Fixed(b.RMSMs, 2))
+}
+
+// signed formats x with d decimals and an explicit sign, as Study A's
+// other tables do.
+func signed(x float64, d int) string {
+	s := render.Fixed(x, d)
+	if s != "---" && !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s
 }

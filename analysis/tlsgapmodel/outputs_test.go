@@ -1,0 +1,161 @@
+package tlsgapmodel
+
+import (
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pqrepro/analysis/gapmodel"
+	"pqrepro/analysis/tlsstudy"
+	"pqrepro/internal/render"
+	"pqrepro/internal/render/rendertest"
+)
+
+// gapModelSynthRows are emulated-path cells made by the model itself
+// (c0 2.5 ms, s 1): one round trip per handshake, one more for an HRR
+// (ML-KEM configurations under one list, X25519 first) and one more for
+// ML-DSA-87 with its CA in the chain; rounds scatter by +-0.1 ms.
+func gapModelSynthRows() []gapmodel.Row {
+	cpu := map[string]float64{"baseline": 0.3, "pq-sig": 1.6, "pq-kem": 0.35, "hybrid": 3.6}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var rows []gapmodel.Row
+	for _, d := range []float64{0, 0.5, 1, 2} {
+		for _, c := range []gapmodel.Combo{{Groups: "per-config", Chain: "leaf"}, {Groups: "per-config", Chain: "leaf+ca"}, {Groups: "x25519-first", Chain: "leaf"}, {Groups: "x25519-first", Chain: "leaf+ca"}} {
+			for _, role := range gapmodel.Roles {
+				k := 1.0
+				if c.Groups == "x25519-first" && (role == "pq-kem" || role == "hybrid") {
+					k++
+				}
+				if c.Chain == "leaf+ca" && role == "pq-sig" {
+					k++
+				}
+				r := gapmodel.Row{OneWayDelayMs: d, RTTMs: 2*d + 0.05, Groups: c.Groups, Chain: c.Chain, Role: role, RoundTrips: k, CPUMs: cpu[role]}
+				for range 10 {
+					r.RoundThsMs = append(r.RoundThsMs, 2.5+k*r.RTTMs+cpu[role]+0.2*(rng.Float64()-0.5))
+				}
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows
+}
+
+// TestGapModelOutputs: without emulated-path cells every output says
+// they were not measured; with them the table, the numbers and the
+// figure carry the fit, and a bad row is an error, not an output.
+func TestGapModelOutputs(t *testing.T) {
+	r := &tlsstudy.Results{}
+	tab, err := table(r)
+	if err != nil || !strings.Contains(tab, notMeasured) {
+		t.Fatalf("table without cells (err %v):\n%s", err, tab)
+	}
+	vals := map[string]string{}
+	set := func(k, v string) { vals[k] = v }
+	if err := numbers(r, set); err != nil || vals["GapModelStatus"] != notMeasured || vals["GapModelBoundMs"] != render.Fixed(gapmodel.Registered.BoundMs, 2) {
+		t.Fatalf("numbers without cells (err %v): %v", err, vals)
+	}
+	if _, err := figure(r); err != nil {
+		t.Fatal(err)
+	}
+
+	r.GapModelRows = gapModelSynthRows()
+	tab, err = table(r)
+	if err != nil || strings.Contains(tab, notMeasured) || !strings.Contains(tab, `$\star$`) {
+		t.Fatalf("table with cells (err %v):\n%s", err, tab)
+	}
+	if err := numbers(r, set); err != nil || vals["GapModelStatus"] != "measured" || vals["GapModelPass"] != "passes" {
+		t.Fatalf("numbers with cells (err %v): %v", err, vals)
+	}
+	// The prediction passed, so the numbers name the best combination or
+	// say that none fits.
+	if vals["GapModelBest"] == "---" {
+		t.Errorf("no best combination or none: %v", vals)
+	}
+	fig, err := figure(r)
+	if err != nil || len(fig.Panels) != 2 {
+		t.Fatalf("figure: %v, %d panels (want one per group list)", err, len(fig.Panels))
+	}
+	if probs := render.CheckFigures([]render.Figure{fig}, 0.3, func(render.Figure) float64 { return 1 }); len(probs) > 0 {
+		t.Errorf("figure layout: %v", probs)
+	}
+	a, err := render.Files([]render.Figure{fig}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig2, _ := figure(r)
+	b, _ := render.Files([]render.Figure{fig2}, time.Unix(0, 0))
+	if string(a[Figure+".svg"]) != string(b[Figure+".svg"]) {
+		t.Error("the figure is not deterministic")
+	}
+
+	r.GapModelRows[5].RoundThsMs = nil
+	if _, err := table(r); err == nil || !strings.Contains(err.Error(), "no rounds") {
+		t.Errorf("a row without rounds: %v", err)
+	}
+}
+
+// TestGapModelOutcome: a failed held-out test names the worst cell and
+// explains nothing; a passed one names the best combination or none.
+func TestGapModelOutcome(t *testing.T) {
+	row := &gapmodel.Row{Groups: "x25519-first", Chain: "leaf+ca", Role: "pq-sig", OneWayDelayMs: 1, RTTMs: 2.083, RoundTrips: 2}
+	reg := gapmodel.Registered
+	failed := &gapmodel.Fit{Reg: reg, Pass: false, Predictions: []gapmodel.Prediction{
+		{Row: row, ObservedMs: 6.45, PredictedMs: 7.97, ErrorMs: 1.52},
+		{Row: &gapmodel.Row{Groups: "per-config", Chain: "leaf", Role: "baseline"}, ErrorMs: -0.1},
+	}}
+	if got := outcome(failed, nil); !strings.Contains(got, "explains none of the published numbers") ||
+		!strings.Contains(got, "x25519-first/leaf+ca/pq-sig at 1 ms one way (RTT 2.083~ms, 2.0 measured round trips: predicted 7.97~ms, observed 6.45~ms)") {
+		t.Errorf("failed: %q", got)
+	}
+	passed := &gapmodel.Fit{Reg: reg, Pass: true}
+	if got := outcome(passed, &gapmodel.Explanation{Best: -1}); !strings.Contains(got, "no combination") {
+		t.Errorf("passed, none fits: %q", got)
+	}
+	e := &gapmodel.Explanation{Best: 0, Combos: []gapmodel.ComboFit{{Combo: gapmodel.Combo{Groups: "x25519-first", Chain: "leaf"}, RTTMs: 3.9, CPUFactor: 1, RMSMs: 0.4}}}
+	if got := outcome(passed, e); !strings.Contains(got, "the best combination is x25519-first, leaf, with a path RTT of 3.90~ms") {
+		t.Errorf("passed, best: %q", got)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// TestTableGolden: the table of a run without emulated-path cells (the
+// test run of analysis/tlsstudy's golden files) is testdata/tls-gapmodel.tex.
+func TestTableGolden(t *testing.T) {
+	got, err := table(&tlsstudy.Results{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", filepath.Base(Table))
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the table differs from %s (run go test -update after checking why)", path)
+	}
+}
+
+// TestFigureLayout renders the figure of the committed results and of
+// analysis/tlsstudy's test results and fails on overlapping or clipped
+// text and on data that fill too little of the page.
+func TestFigureLayout(t *testing.T) {
+	rendertest.CheckLayouts(t, []string{filepath.Join("..", "..", "results", "tls.json"), filepath.Join("..", "tlsstudy", "testdata", "tls.json")},
+		func(b []byte) ([]render.Figure, error) {
+			r, err := tlsstudy.DecodeResults("tls.json", b)
+			if err != nil {
+				return nil, err
+			}
+			return figures(r)
+		})
+}
