@@ -21,6 +21,7 @@ import (
 	"pqrepro/analysis/claims"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/jsonnum"
+	"pqrepro/internal/paperbuild"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/runlist"
@@ -507,7 +508,7 @@ func newReproRepoWithPaper(t *testing.T, write func(root, rel, s string)) *repro
 	newReproRepoHook = func(r string) {
 		root = r
 		write(root, "internal/paperbuild/x.go", "package x\n")
-		write(root, "paper/main.tex", "\\documentclass{article}\n\\begin{document}\n\\input{generated/alpha.tex}\n\\end{document}\n")
+		write(root, "paper/main.tex", "\\documentclass{article}\n\\begin{document}\n\\input{generated/alpha.tex}\n\\typeout{"+paperbuild.BodyEndMarker+"\\thepage}\n\\end{document}\n")
 		s := studies[0].StagesFor
 		studies[0].StagesFor = func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
 			st, err := s(root, profile, run, set)

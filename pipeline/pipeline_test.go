@@ -257,8 +257,8 @@ func TestVerifyInstallsLatex(t *testing.T) {
 		wantErr string
 		wantRun string
 	}{
-		{"root installs", true, "installed, but still missing: pdflatex", "apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends lmodern texlive-fonts-recommended texlive-latex-base texlive-latex-recommended"},
-		{"no root, no sudo", false, "run `sudo apt-get install lmodern texlive-fonts-recommended texlive-latex-base texlive-latex-recommended`", ""},
+		{"root installs", true, "installed, but still missing: pdflatex", "apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends lmodern poppler-utils texlive-fonts-recommended texlive-latex-base texlive-latex-recommended"},
+		{"no root, no sudo", false, "run `sudo apt-get install lmodern poppler-utils texlive-fonts-recommended texlive-latex-base texlive-latex-recommended`", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, log, _ := fakeStudy(t)
