@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"pqrepro/internal/settings"
 	"slices"
 	"strings"
 	"time"
@@ -144,7 +145,7 @@ func printPlan(cfg Config, target string, plans []studyPlan, paperWhy string) {
 	var once time.Duration
 	for _, p := range plans {
 		step++
-		for _, prof := range []string{Quick, Full} {
+		for _, prof := range settings.Profiles {
 			if p.skip == "" {
 				total[prof] += p.s.estimate(cfg.Root, prof)
 			}

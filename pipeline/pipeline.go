@@ -47,10 +47,10 @@ import (
 )
 
 // Profile names: quick runs in minutes (CI), full uses the studies'
-// published sample sizes.
+// published sample sizes. They are settings' (one list, settings.Profiles).
 const (
-	Quick = "quick"
-	Full  = "full"
+	Quick = settings.Quick
+	Full  = settings.Full
 )
 
 // Config is what every target gets.
@@ -102,7 +102,7 @@ func (c *Config) now() time.Time {
 
 // Validate checks the profile.
 func (c *Config) Validate() error {
-	if c.Profile != "" && c.Profile != Quick && c.Profile != Full {
+	if !settings.ValidProfile(c.Profile) {
 		return fmt.Errorf("unknown profile %q: use %q or %q (PQREPRO_PROFILE)", c.Profile, Quick, Full)
 	}
 	if _, err := os.Stat(filepath.Join(c.Root, "go.mod")); err != nil {

@@ -13,6 +13,7 @@ package settings
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,6 +112,14 @@ const (
 	Full  = "full"
 )
 
+// Profiles are the profiles, in the order plans print them; the one list
+// every target validates against (ValidProfile).
+var Profiles = []string{Quick, Full}
+
+// ValidProfile reports whether p names a profile; "" (each target's
+// default) is valid too.
+func ValidProfile(p string) bool { return p == "" || slices.Contains(Profiles, p) }
+
 // A Secret is a credential: it prints as "(set)" or "(unset)", never its
 // value, so that a Settings logged with %v or %+v leaks nothing.
 type Secret string
@@ -206,10 +215,9 @@ func Load(getenv func(string) string) (Settings, error) {
 	var errs []string
 	bad := func(name, v, want string) { errs = append(errs, fmt.Sprintf("%s=%q: %s", name, v, want)) }
 
-	switch v := getenv(Profile); v {
-	case "", Quick, Full:
+	if v := getenv(Profile); ValidProfile(v) {
 		s.Profile = v
-	default:
+	} else {
 		bad(Profile, v, "want quick or full, or leave it unset for each target's default")
 	}
 	for _, name := range strings.Split(getenv(Studies), ",") {
