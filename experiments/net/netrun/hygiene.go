@@ -71,7 +71,7 @@ func lateEvents(se Series, scenario, toolchain string, evs []linkemu.LateEvent) 
 // into the run folder. The record is written when the plan has a bound, the
 // files when it has controls; it adds them to files and their summaries to
 // measured, and returns the controls' capture joins by series.
-func (r *runner) writeHygiene(ctx context.Context, results []seriesResult, ctlRows []Row, capPaths, files map[string]string, measured map[string]any) (map[string]netjoin.JoinInfo, error) {
+func (r *runner) writeHygiene(ctx context.Context, results []seriesResult, ctlRows []netdata.Row, capPaths, files map[string]string, measured map[string]any) (map[string]netjoin.JoinInfo, error) {
 	if r.plan.LateBound > 0 {
 		var evs []netdata.LateEvent
 		lm := lateMeta{BoundNs: int64(r.plan.LateBound), File: netdata.LateFile, BySeries: map[string]int{},

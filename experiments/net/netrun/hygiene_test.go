@@ -96,7 +96,7 @@ func TestRunControlAndLate(t *testing.T) {
 	}
 	dirs := runDirs(t, cfg)
 	dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
-	if rows := readRows(t, filepath.Join(dir, RecordsFile)); len(rows) != 1+20 {
+	if rows := readRows(t, filepath.Join(dir, netdata.RecordsFile)); len(rows) != 1+20 {
 		t.Errorf("records: %d lines, want header + 20 (no control rows)", len(rows))
 	}
 	ctl := readRows(t, filepath.Join(dir, netdata.ControlFile))

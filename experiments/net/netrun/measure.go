@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/handshake"
 )
 
@@ -80,10 +81,10 @@ func (sr *seriesRun) measure(steps []step) error {
 // row. An error ends the series (the series was stopped, a server saw a
 // connection that is not what the configuration says, or the handshake
 // failed for a reason a lossy link does not explain).
-func (sr *seriesRun) attempt(gi int) (Row, error) {
+func (sr *seriesRun) attempt(gi int) (netdata.Row, error) {
 	r, s := sr.r, sr.s
 	if err := context.Cause(sr.ctx); err != nil && sr.ctx.Err() != nil {
-		return Row{}, err
+		return netdata.Row{}, err
 	}
 	var cr handshake.ClientRecord
 	var resp response
@@ -104,7 +105,7 @@ func (sr *seriesRun) attempt(gi int) (Row, error) {
 		sr.th.Do(func() { cr, derr = sr.clients[gi].Dial(sr.ctx, sr.port(gi)) })
 	}
 	r.quiet.RUnlock()
-	row := Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
+	row := netdata.Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
 	if s.ResponseBytes > 0 {
 		row.ResponseBytes, row.ResponseRead, row.ClientTTLBNs = s.ResponseBytes, resp.read, resp.ttlbNs
 	}
@@ -129,7 +130,7 @@ func (sr *seriesRun) attempt(gi int) (Row, error) {
 // failure of that class, or a success whose close failed ("close-<class>")
 // when the handshake completed; any other error is returned, naming the
 // group and the attempt n: it is a configuration error, not a sample.
-func judgeAttempt(row *Row, cr handshake.ClientRecord, derr error, n int) error {
+func judgeAttempt(row *netdata.Row, cr handshake.ClientRecord, derr error, n int) error {
 	row.OK = derr == nil
 	if derr == nil {
 		return nil

@@ -207,7 +207,7 @@ func (r *runner) runMeta(ctx context.Context, out *runOutputs, sched scheduleMet
 
 // countHandshakes counts the recorded attempts, those that succeeded, and
 // the failures by scenario, round and group (measured.failures).
-func countHandshakes(rows []Row) (attempts, oks int, failures map[string]map[string]map[string]int) {
+func countHandshakes(rows []netdata.Row) (attempts, oks int, failures map[string]map[string]map[string]int) {
 	failures = map[string]map[string]map[string]int{}
 	for _, row := range rows {
 		attempts++

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/provenance"
 )
@@ -55,15 +56,15 @@ func TestRunParallelMatchesSerial(t *testing.T) {
 			t.Fatalf("data/net holds %v", dirs)
 		}
 		dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
-		rows := readRows(t, filepath.Join(dir, RecordsFile))
+		rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 		if len(rows) != 1+40 {
 			t.Fatalf("parallel %d: %d lines, want header + 40", par, len(rows))
 		}
 		// In process with Go 1.27.3: the header of before the toolchain
 		// column (netdata.ColumnsV1), else the one with it.
-		want := Columns
-		if runtime.Version() == LegacyToolchain {
-			want = ColumnsV1
+		want := netdata.Columns
+		if runtime.Version() == netdata.LegacyToolchain {
+			want = netdata.ColumnsV1
 		}
 		if !slices.Equal(rows[0], want) {
 			t.Errorf("header %v, want %v", rows[0], want)
@@ -280,7 +281,7 @@ func TestRunInterleavedParallel(t *testing.T) {
 		t.Fatalf("namespaces left behind: %v", l)
 	}
 	dirs := runDirs(t, cfg)
-	rows := readRows(t, filepath.Join(cfg.Root, "data", Study, dirs[0], RecordsFile))
+	rows := readRows(t, filepath.Join(cfg.Root, "data", Study, dirs[0], netdata.RecordsFile))
 	if len(rows) != 1+24 {
 		t.Fatalf("%d lines, want header + 24", len(rows))
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
@@ -90,7 +91,7 @@ func TestQuickProfile(t *testing.T) {
 	}
 	// Median ths (ms) per scenario, round and group, and per scenario and
 	// group over all rounds.
-	rows := readRows(t, filepath.Join(dir, RecordsFile))
+	rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 	ths := map[string][]float64{}
 	var keys []string
 	for _, r := range rows[1:] {

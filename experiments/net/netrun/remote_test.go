@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/instruments/sshhost/sshtest"
@@ -54,7 +55,7 @@ func TestRunRemote(t *testing.T) {
 		t.Fatalf("data/net holds %v", dirs)
 	}
 	dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
-	rows := readRows(t, filepath.Join(dir, RecordsFile))
+	rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 	if len(rows) != 1+20 {
 		t.Fatalf("records: %d lines, want header + 20", len(rows))
 	}
@@ -146,7 +147,7 @@ func TestRunRemoteToolchains(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("data/net holds %v", dirs)
 	}
-	rows := readRows(t, filepath.Join(cfg.Root, "data", Study, dirs[0], RecordsFile))
+	rows := readRows(t, filepath.Join(cfg.Root, "data", Study, dirs[0], netdata.RecordsFile))
 	col := map[string]int{}
 	for i, c := range rows[0] {
 		col[c] = i

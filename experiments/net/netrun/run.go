@@ -255,8 +255,8 @@ func watchRemote(ctx context.Context, rem *remoteServers) (context.Context, cont
 // runOutputs is what the series produced, gathered by series ID for
 // meta.json, and the run folder's files with their SHA-256.
 type runOutputs struct {
-	rows, ctlRows []Row
-	xferRows      []Row // the transfer block's (our extension)
+	rows, ctlRows []netdata.Row
+	xferRows      []netdata.Row // the transfer block's (our extension)
 	measured      map[string]any
 	selfTests     map[string]linkemu.SelfTestReport
 	linkStats     map[string]linkemu.Stats
@@ -341,10 +341,10 @@ func (r *runner) writeRecords(ctx context.Context, results []seriesResult, out *
 		}
 		out.captures[se.ID] = ci
 	}
-	if err := atomicfile.WriteFile(filepath.Join(r.dir, RecordsFile), recBytes, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(r.dir, netdata.RecordsFile), recBytes, 0o644); err != nil {
 		return fmt.Errorf("net:run: %w", err)
 	}
-	out.files[RecordsFile] = repro.HashBytes(recBytes)
+	out.files[netdata.RecordsFile] = repro.HashBytes(recBytes)
 	return nil
 }
 

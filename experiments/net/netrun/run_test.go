@@ -154,7 +154,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("data/net holds %v, want one committed run", dirs)
 	}
 	dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
-	rows := readRows(t, filepath.Join(dir, RecordsFile))
+	rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 	if len(rows) != 1+20 {
 		t.Fatalf("records: %d lines, want header + 20", len(rows))
 	}
@@ -192,9 +192,9 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	checkRederive(t, cfg.Root, dir, 2)
-	sum, _ := repro.HashFile(filepath.Join(dir, RecordsFile))
-	if m.Files[RecordsFile] != sum {
-		t.Errorf("meta.json records hash %s, file has %s", m.Files[RecordsFile], sum)
+	sum, _ := repro.HashFile(filepath.Join(dir, netdata.RecordsFile))
+	if m.Files[netdata.RecordsFile] != sum {
+		t.Errorf("meta.json records hash %s, file has %s", m.Files[netdata.RecordsFile], sum)
 	}
 	// Sealed at commit, and the pin carries the manifest's SHA-256.
 	manifest, err := repro.HashFile(filepath.Join(dir, repro.ManifestFile))
@@ -219,7 +219,7 @@ func checkRederive(t *testing.T, root, dir string, n int) {
 	eng := &repro.Engine{Root: root, CodeRoot: filepath.Join(wd, "..", "..", ".."), Stages: []*repro.Stage{stage}, Log: &notes}
 	if _, err := eng.Build(context.Background()); err != nil {
 		t.Errorf("records stage on the runner's run: %v", err)
-	} else if got, want := mustRead(t, filepath.Join(root, "results/records/net-test.csv.gz")), mustRead(t, filepath.Join(dir, RecordsFile)); !bytes.Equal(got, want) || !strings.Contains(notes.String(), fmt.Sprintf("re-derived from %d captures", n)) {
+	} else if got, want := mustRead(t, filepath.Join(root, "results/records/net-test.csv.gz")), mustRead(t, filepath.Join(dir, netdata.RecordsFile)); !bytes.Equal(got, want) || !strings.Contains(notes.String(), fmt.Sprintf("re-derived from %d captures", n)) {
 		t.Errorf("records stage: output equal %v; notes:\n%s", bytes.Equal(got, want), notes.String())
 	}
 }
@@ -242,7 +242,7 @@ func TestRunHighLossCountsFailures(t *testing.T) {
 		t.Fatalf("data/net holds %v", dirs)
 	}
 	dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
-	rows := readRows(t, filepath.Join(dir, RecordsFile))
+	rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 	failed := 0
 	for _, r := range rows[1:] {
 		if r[6] == "false" {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/runlife"
@@ -54,7 +55,7 @@ type seriesProgress struct {
 // series (link start to capture stored) and its handshake phase (first
 // warm-up connection to the last recorded attempt).
 type seriesResult struct {
-	rows           []Row
+	rows           []netdata.Row
 	selfTest       linkemu.SelfTestReport
 	linkStats      linkemu.Stats
 	capture        captureInfo // SHA256 and the capture's own counts; the join's are filled by Run

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
@@ -103,7 +104,7 @@ type seriesRun struct {
 	clients   []*handshake.Client // in-process clients by group index
 	toolchain string
 
-	rows []Row // recorded attempts, time order
+	rows []netdata.Row // recorded attempts, time order
 }
 
 // setUpLink starts the series' link and self-tests it (selfTestTwice),
@@ -332,8 +333,8 @@ func (sr *seriesRun) finish(res *seriesResult) error {
 // sortRows puts a series' rows in record order: by group (spec order,
 // groupIndex), then seq. A serial series is already in it; an interleaved
 // one is in time order.
-func sortRows(rows []Row, groupIndex func(string) int) []Row {
-	slices.SortStableFunc(rows, func(a, b Row) int {
+func sortRows(rows []netdata.Row, groupIndex func(string) int) []netdata.Row {
+	slices.SortStableFunc(rows, func(a, b netdata.Row) int {
 		return cmp.Or(cmp.Compare(groupIndex(a.Group), groupIndex(b.Group)), cmp.Compare(a.Seq, b.Seq))
 	})
 	return rows

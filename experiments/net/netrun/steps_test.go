@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
 )
@@ -98,7 +99,7 @@ func TestJudgeAttempt(t *testing.T) {
 		{"configuration error", 0, errors.New("x509: certificate signed by unknown authority"), false, "", "handshake X25519/3: x509"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			row := Row{Group: "X25519"}
+			row := netdata.Row{Group: "X25519"}
 			err := judgeAttempt(&row, handshake.ClientRecord{DurationNs: tc.durationNs}, tc.err, 3)
 			if tc.wantErrText != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErrText) || !strings.Contains(err.Error(), "not a network failure") {
@@ -121,7 +122,7 @@ func TestSortRows(t *testing.T) {
 		}
 		return len(idx)
 	}
-	rows := []Row{
+	rows := []netdata.Row{
 		{Group: "X25519MLKEM768", Seq: 0}, {Group: "X25519", Seq: 0}, {Group: "X25519", Seq: 1},
 		{Group: "X25519MLKEM768", Seq: 1}, {Group: "other", Seq: 0}, {Group: "X25519", Seq: 1, Index: 7},
 	}

@@ -66,7 +66,7 @@ func TestRunToolchains(t *testing.T) {
 		t.Fatalf("data/net holds %v, want one run", dirs)
 	}
 	dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
-	rows := readRows(t, filepath.Join(dir, RecordsFile))
+	rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 	col := map[string]int{}
 	for i, c := range rows[0] {
 		col[c] = i

@@ -1,6 +1,7 @@
 package tlsrun
 
 import (
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/tls/tlsjoin"
 )
@@ -35,7 +36,7 @@ func (r *runner) joinConfigs() []tlsjoin.Config {
 // join is tlsjoin.Join over the runner's connections and servers of one
 // path (the tests' entry; Run derives the records of every path with
 // tlsjoin.DeriveRecords).
-func (r *runner) join(conns []conn, caps []capture.Record) ([]Record, tlsjoin.Stats, error) {
+func (r *runner) join(conns []conn, caps []capture.Record) ([]tlsdata.Record, tlsjoin.Stats, error) {
 	servers := make([]string, len(r.servers))
 	for i, s := range r.servers {
 		servers[i] = s.addr

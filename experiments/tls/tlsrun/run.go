@@ -450,14 +450,14 @@ func (r *runner) write(files map[string]string, name string, b []byte) error {
 
 // writeDataset writes the dataset, records.csv.gz.
 func (r *runner) writeDataset(recs []tlsdata.Record, files map[string]string) error {
-	recBytes, err := MarshalRecords(recs)
+	recBytes, err := tlsdata.MarshalRecords(recs)
 	if err != nil {
 		return r.life.Errorf("run %s: %w", r.life.Run.ID, err)
 	}
-	if err := r.write(files, RecordsFile, recBytes); err != nil {
+	if err := r.write(files, tlsdata.RecordsFile, recBytes); err != nil {
 		return err
 	}
-	r.logf("wrote %s (%d rows), %s and %s", RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
+	r.logf("wrote %s (%d rows), %s and %s", tlsdata.RecordsFile, len(recs), tlsjoin.InprocFile, ConfigsFile)
 	return nil
 }
 

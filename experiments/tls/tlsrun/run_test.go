@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/instruments/runlife"
@@ -200,7 +201,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if m.Measured["kernel_drops"] != float64(0) || m.Measured["connections"] != float64(16) {
 		t.Errorf("meta measured %v", m.Measured)
 	}
-	for _, name := range []string{RecordsFile, ConfigsFile, tlsjoin.InprocFile, CaptureName + rederive.GzipExt} {
+	for _, name := range []string{tlsdata.RecordsFile, ConfigsFile, tlsjoin.InprocFile, CaptureName + rederive.GzipExt} {
 		sum, err := repro.HashFile(filepath.Join(wantDir, name))
 		if err != nil || m.Files[name] != sum {
 			t.Errorf("meta files[%s] = %s, file hashes to %s (%v)", name, m.Files[name], sum, err)
@@ -262,11 +263,11 @@ func TestRunEndToEnd(t *testing.T) {
 	checkRederive(t, e.root, "data/tls/"+id)
 
 	// A second run in the same second: refused, the first untouched.
-	recBefore, _ := os.ReadFile(filepath.Join(wantDir, RecordsFile))
+	recBefore, _ := os.ReadFile(filepath.Join(wantDir, tlsdata.RecordsFile))
 	if _, err := Run(context.Background(), e.config(now)); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Errorf("second run with the same ID: %v", err)
 	}
-	recAfter, _ := os.ReadFile(filepath.Join(wantDir, RecordsFile))
+	recAfter, _ := os.ReadFile(filepath.Join(wantDir, tlsdata.RecordsFile))
 	specAfter2, _ := os.ReadFile(e.spec)
 	if !bytes.Equal(recBefore, recAfter) || !bytes.Equal(after, specAfter2) {
 		t.Error("a refused run changed the earlier run or the spec")
@@ -280,7 +281,7 @@ func (e *testEnv) previousRun(t *testing.T) (marker []byte, spec []byte) {
 	dir := filepath.Join(e.root, "data", "tls", "20260101T000000Z-quick")
 	os.MkdirAll(dir, 0o755)
 	marker = []byte("earlier run\n")
-	os.WriteFile(filepath.Join(dir, RecordsFile), marker, 0o644)
+	os.WriteFile(filepath.Join(dir, tlsdata.RecordsFile), marker, 0o644)
 	spec, _ = os.ReadFile(e.spec)
 	spec = bytes.Replace(spec, []byte("[runs]\n"), []byte("[runs]\nquick = \"20260101T000000Z-quick\"\n"), 1)
 	os.WriteFile(e.spec, spec, 0o644)
@@ -292,7 +293,7 @@ func (e *testEnv) checkUntouched(t *testing.T, marker, spec []byte) {
 	if got := entries(t, filepath.Join(e.root, "data", "tls")); got != "20260101T000000Z-quick" {
 		t.Errorf("data/tls holds %q, want only the earlier run", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(e.root, "data", "tls", "20260101T000000Z-quick", RecordsFile)); !bytes.Equal(b, marker) {
+	if b, _ := os.ReadFile(filepath.Join(e.root, "data", "tls", "20260101T000000Z-quick", tlsdata.RecordsFile)); !bytes.Equal(b, marker) {
 		t.Error("the earlier run was changed")
 	}
 	if b, _ := os.ReadFile(e.spec); !bytes.Equal(b, spec) {
@@ -517,7 +518,7 @@ func checkRederive(t *testing.T, root, runDir string) {
 	if err := build(); err != nil {
 		t.Fatalf("records stage on the runner's run: %v", err)
 	}
-	rec, _ := os.ReadFile(filepath.Join(root, runDir, RecordsFile))
+	rec, _ := os.ReadFile(filepath.Join(root, runDir, tlsdata.RecordsFile))
 	got, _ := os.ReadFile(filepath.Join(root, out))
 	if !bytes.Equal(rec, got) || !strings.Contains(notes.String(), "re-derived from ") || !strings.Contains(notes.String(), "byte for byte") {
 		t.Fatalf("records stage: output equal %v, notes:\n%s", bytes.Equal(rec, got), notes.String())
@@ -525,22 +526,22 @@ func checkRederive(t *testing.T, root, runDir string) {
 
 	// The instrument changed (simulated by records the packets do not
 	// give: one Ths off by a nanosecond).
-	recs, err := ReadRecords(bytes.NewReader(rec), RecordsFile)
+	recs, err := tlsdata.ReadRecords(bytes.NewReader(rec), tlsdata.RecordsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	*recs[3].ThsNs++
 	*recs[3].ClientFinishedNs++
-	bad, _ := MarshalRecords(recs)
-	recPath := filepath.Join(root, runDir, RecordsFile)
+	bad, _ := tlsdata.MarshalRecords(recs)
+	recPath := filepath.Join(root, runDir, tlsdata.RecordsFile)
 	os.Chmod(recPath, 0o644)
 	if err := os.WriteFile(recPath, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err = build()
 	var me *rederive.MismatchError
-	if !errors.As(err, &me) || me.Path != runDir+"/"+RecordsFile || me.Line != 5 || !strings.Contains(err.Error(), "instrument") {
-		t.Errorf("records that the capture does not give: err = %v, want a mismatch at record 4 (line 5) of %s", err, RecordsFile)
+	if !errors.As(err, &me) || me.Path != runDir+"/"+tlsdata.RecordsFile || me.Line != 5 || !strings.Contains(err.Error(), "instrument") {
+		t.Errorf("records that the capture does not give: err = %v, want a mismatch at record 4 (line 5) of %s", err, tlsdata.RecordsFile)
 	}
 	if err := os.WriteFile(recPath, rec, 0o644); err != nil {
 		t.Fatal(err)
@@ -563,14 +564,14 @@ func checkRederive(t *testing.T, root, runDir string) {
 }
 
 // readRunRecords reads the records.csv.gz of the run folder dir.
-func readRunRecords(t *testing.T, dir string) []Record {
+func readRunRecords(t *testing.T, dir string) []tlsdata.Record {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, RecordsFile))
+	f, err := os.Open(filepath.Join(dir, tlsdata.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := ReadRecords(f, RecordsFile)
+	recs, err := tlsdata.ReadRecords(f, tlsdata.RecordsFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
 )
 
@@ -75,7 +76,7 @@ func TestRepositorySpec(t *testing.T) {
 		if c.Chain {
 			t.Errorf("%s: the default is leaf only", c.Name)
 		}
-		id, err := ParseConfigID(c.Name)
+		id, err := tlsdata.ParseConfigID(c.Name)
 		if err != nil || id.ID() != c.Name || id.CertKey != string(c.Key) || id.Group != c.GroupName {
 			t.Errorf("config name %q does not parse as a record config ID: %+v %v", c.Name, id, err)
 		}
@@ -235,7 +236,7 @@ func TestConfigName(t *testing.T) {
 		if got := ConfigName(tc.key, tc.group, tc.chain); got != tc.want {
 			t.Errorf("ConfigName = %q, want %q", got, tc.want)
 		}
-		if _, err := ParseConfigID(tc.want); err != nil {
+		if _, err := tlsdata.ParseConfigID(tc.want); err != nil {
 			t.Errorf("%s: %v", tc.want, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/tls/bridgenet"
@@ -89,7 +90,7 @@ func TestJoinHRR(t *testing.T) {
 
 // stackRun runs the tiny spec with the given [matrix] additions and
 // returns the records; both key-share modes are checked on every row.
-func stackRun(t *testing.T, add string, buildRoot string) []Record {
+func stackRun(t *testing.T, add string, buildRoot string) []tlsdata.Record {
 	t.Helper()
 	e := newEnv(t, strings.Replace(tinySpec, `cert_keys = ["ed25519"]`, "cert_keys = [\"ed25519\"]\n"+add, 1))
 	cfg := e.config(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
@@ -110,12 +111,12 @@ func stackRun(t *testing.T, add string, buildRoot string) []Record {
 	if strings.Contains(add, StackOpenSSL) != strings.Contains(string(meta), `"openssl.dsc_sha256": "`+openssl.DscSHA256+`"`) {
 		t.Errorf("meta.json and the OpenSSL build:\n%s", meta)
 	}
-	f, err := os.Open(filepath.Join(res.Dir, RecordsFile))
+	f, err := os.Open(filepath.Join(res.Dir, tlsdata.RecordsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := ReadRecords(f, RecordsFile)
+	recs, err := tlsdata.ReadRecords(f, tlsdata.RecordsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
