@@ -61,54 +61,57 @@ type flipCalibration struct {
 // run not: betweenOf).
 func calibrateFlips(s Study, profile string, runs []analysedRun) flipCalibration {
 	fc := flipCalibration{study: s.Name, plant: s.PlantName, runs: len(runs), byHost: map[string]flipCount{}}
+	// Each run's claims, normalised items and items compared with
+	// themselves are derived once, not once per pair.
+	sides, planted := map[string]*runSide{}, map[string]*runSide{}
 	normalised := map[string][]agreement.Normalised{}
-	if s.Normalised != nil {
-		for _, r := range runs {
-			ns, err := s.Normalised(r.run, r.results)
-			if err != nil {
-				fc.left = append(fc.left, r.id+": not normalised: "+err.Error())
-				continue
-			}
-			normalised[r.id] = ns
-		}
-	}
 	self := map[string][]agreement.Item{}
 	for _, r := range runs {
+		side, err := newRunSide(s, r.id, r.results)
+		if err != nil {
+			fc.left = append(fc.left, r.id+": not normalised: "+err.Error())
+		}
+		sides[r.id], normalised[r.id] = side, side.normalised
 		if as, _, err := selfCompare(s, r.results, profile); err == nil {
 			self[r.id] = as.Items
 		}
+		if s.Plant == nil {
+			continue
+		}
+		b, err := s.Plant(r.results)
+		if err != nil {
+			fc.left = append(fc.left, r.id+": no planted change: "+err.Error())
+			continue
+		}
+		planted[r.id], _ = newRunSide(s, r.id+" (planted)", b)
+	}
+	itemOf := map[string]string{}
+	for _, c := range claims.All(catalogues()) {
+		itemOf[c.ID] = c.Item
 	}
 	for _, now := range runs {
-		var planted []byte
-		if s.Plant != nil {
-			var err error
-			if planted, err = s.Plant(now.results); err != nil {
-				fc.left = append(fc.left, now.id+": no planted change: "+err.Error())
-				planted = nil
-			}
-		}
 		for _, ref := range runs {
 			if ref.id == now.id || !ref.info.sameDesign(now.info) {
 				continue
 			}
-			hosts := hostPair{match: len(ref.info.host.Differences(now.info.host)) == 0}
+			p := pair{s: s, profile: profile, ref: sides[ref.id], now: now.info, runs: runs, normalised: normalised, itemOf: itemOf,
+				hosts: hostPair{match: len(ref.info.host.Differences(now.info.host)) == 0}, between: betweenOf(s, ref, now, runs, self)}
 			var c flipCount
 			c.pairs = 1
-			between := betweenOf(s, ref, now, runs, self)
-			differs, why, held := pairDiffers(s, profile, ref, now.info, now.results, runs, normalised, hosts, between)
+			differs, why, held := p.differs(sides[now.id])
 			if differs {
 				c.alarms, c.firstAlarmReason = 1, fmt.Sprintf("%s against %s: %s", now.id, ref.id, why)
 			}
 			if held {
 				c.held = 1
 			}
-			if planted != nil {
+			if pl := planted[now.id]; pl != nil {
 				c.planted = 1
-				if differs, _, _ := pairDiffers(s, profile, ref, now.info, planted, runs, normalised, hosts, between); differs {
+				if differs, _, _ := p.differs(pl); differs {
 					c.caught = 1
 				}
 			}
-			if hosts.match {
+			if p.hosts.match {
 				fc.within.add(c)
 				continue
 			}
@@ -121,37 +124,66 @@ func calibrateFlips(s Study, profile string, runs []analysedRun) flipCalibration
 	return fc
 }
 
-// pairDiffers is `all`'s overall verdict on one pair: whether a judged
-// item is inconsistent, a counted claim's verdict differs, or (on unlike
-// hosts) a normalised item falls outside its leave-one-host-out
-// interval; why names the first cause. held reports a counted claim
-// that flipped on unlike hosts and was not called VERDICT DIFFERS where
-// the rule before the unlike-host rule would have (flipCount.held).
-func pairDiffers(s Study, profile string, ref analysedRun, now runInfo, nowResults []byte, runs []analysedRun, normalised map[string][]agreement.Normalised, hosts hostPair, between agreement.BetweenRun) (differs bool, why string, held bool) {
-	as, err := compareStudy(s, ref.results, nowResults, profile, hosts)
+// A runSide is what one run's results give either side of a pair: the
+// results, their claims as evaluated, and their normalised items.
+type runSide struct {
+	results    []byte
+	claims     []claims.Evaluated
+	normalised []agreement.Normalised
+}
+
+// newRunSide evaluates results' claims and normalises its items (an
+// error, with the claims kept, when the results cannot be normalised).
+func newRunSide(s Study, name string, results []byte) (*runSide, error) {
+	side := &runSide{results: results, claims: evaluateClaims(map[string][]byte{s.Name: results}, nil)}
+	if s.Normalised == nil {
+		return side, nil
+	}
+	ns, err := s.Normalised(name, results)
+	side.normalised = ns
+	return side, err
+}
+
+// A pair is a reference run and what is fixed about the run judged
+// against it.
+type pair struct {
+	s          Study
+	profile    string
+	ref        *runSide
+	now        runInfo
+	runs       []analysedRun
+	normalised map[string][]agreement.Normalised // by run ID
+	itemOf     map[string]string                 // claim ID -> the item it rests on
+	hosts      hostPair
+	between    agreement.BetweenRun
+}
+
+// differs is `all`'s overall verdict on the pair with now as the new run:
+// whether a judged item is inconsistent, a counted claim's verdict
+// differs, or (on unlike hosts) a normalised item falls outside its
+// leave-one-host-out interval; why names the first cause. held reports a
+// counted claim that flipped on unlike hosts and was not called VERDICT
+// DIFFERS where the rule before the unlike-host rule would have
+// (flipCount.held).
+func (p pair) differs(now *runSide) (differs bool, why string, held bool) {
+	s := p.s
+	as, err := compareStudy(s, p.ref.results, now.results, p.profile, p.hosts)
 	if err != nil {
 		return true, err.Error(), false
 	}
-	between.Apply(as.Items)
+	p.between.Apply(as.Items)
 	cross := map[string]map[string]agreement.CrossVerdict{}
 	outside := ""
-	if !hosts.match && s.Normalised != nil {
-		var verdicts map[string]agreement.CrossVerdict
-		verdicts, outside = leaveHostOut(s, now, nowResults, runs, normalised)
-		cross[s.Name] = verdicts
+	if !p.hosts.match && s.Normalised != nil {
+		cross[s.Name], outside = leaveHostOut(p.now, now.normalised, p.runs, p.normalised)
 	}
-	a := evaluateClaims(map[string][]byte{s.Name: ref.results}, nil)
-	b := evaluateClaims(map[string][]byte{s.Name: nowResults}, nil)
-	rep, judged := verdictLine([]agreement.Study{as}, a, b, map[string]hostPair{s.Name: hosts}, cross)
-	stated := map[string]string{}
-	for _, c := range claims.All(catalogues()) {
-		stated[c.ID] = c.Item
-	}
+	a, b := p.ref.claims, now.claims
+	rep, judged := verdictLine([]agreement.Study{as}, a, b, map[string]hostPair{s.Name: p.hosts}, cross)
 	for i, c := range a {
-		if c.Study != s.Name || c.Derived() || hosts.match || c.Verdict == b[i].Verdict || judged[i].status == agreement.Inconsistent {
+		if c.Study != s.Name || c.Derived() || p.hosts.match || c.Verdict == b[i].Verdict || judged[i].status == agreement.Inconsistent {
 			continue
 		}
-		if it := reportItem(rep, s.Name, stated[c.ID]); it == nil || it.Status == agreement.NotJudged || it.OnHostFree {
+		if it := reportItem(rep, s.Name, p.itemOf[c.ID]); it == nil || it.Status == agreement.NotJudged || it.OnHostFree {
 			held = true
 		}
 	}
@@ -187,16 +219,12 @@ func betweenOf(s Study, ref, now analysedRun, runs []analysedRun, self map[strin
 	return agreement.BetweenScaled(ids, items, s.BetweenScale)
 }
 
-// leaveHostOut judges the new run's normalised items against the
+// leaveHostOut judges the new run's normalised items ns against the
 // cross-host fit of every other host's runs, and returns the verdicts by
 // the item each normalises and the first item outside its interval ("" if
 // none).
-func leaveHostOut(s Study, now runInfo, nowResults []byte, runs []analysedRun, normalised map[string][]agreement.Normalised) (map[string]agreement.CrossVerdict, string) {
+func leaveHostOut(now runInfo, ns []agreement.Normalised, runs []analysedRun, normalised map[string][]agreement.Normalised) (map[string]agreement.CrossVerdict, string) {
 	verdicts := map[string]agreement.CrossVerdict{}
-	ns, err := s.Normalised("the new run's results", nowResults)
-	if err != nil {
-		return verdicts, ""
-	}
 	host := now.host.HostKey()
 	outside := ""
 	for _, n := range ns {
