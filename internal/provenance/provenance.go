@@ -290,16 +290,7 @@ func RepoGit(ctx context.Context, dir string) (Git, error) {
 	if dir == "" {
 		return Git{}, fmt.Errorf("git: no repository directory given")
 	}
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("git %s in %s: %w: %s", strings.Join(args, " "), dir, err, bytes.TrimSpace(stderr.Bytes()))
-		}
-		return out, nil
-	}
+	git := func(args ...string) ([]byte, error) { return GitOutput(ctx, dir, args...) }
 	out, err := git("rev-parse", "--verify", "HEAD")
 	if err != nil {
 		return Git{}, err
@@ -318,6 +309,19 @@ func RepoGit(ctx context.Context, dir string) (Git, error) {
 		g.Dirty, g.DiffSHA256 = true, hex.EncodeToString(sum[:])
 	}
 	return g, nil
+}
+
+// GitOutput runs git with args in the checkout at dir and returns its
+// standard output, or an error quoting git's standard error.
+func GitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s in %s: %w: %s", strings.Join(args, " "), dir, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return out, nil
 }
 
 // Write writes meta.json into dir atomically, as indented JSON with

@@ -1,11 +1,10 @@
 package runlife
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os/exec"
 	"strings"
+
+	"pqrepro/internal/provenance"
 )
 
 // TreeState is what a run keeps of its tree beyond meta.json's git.
@@ -33,16 +32,7 @@ const UntrackedFile = "git.untracked"
 // after provenance.RepoGit: Commit keeps the diff only when its SHA-256
 // is the one meta.json records.
 func ReadTree(ctx context.Context, dir string) (TreeState, error) {
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("git %s in %s: %w: %s", strings.Join(args, " "), dir, err, bytes.TrimSpace(stderr.Bytes()))
-		}
-		return out, nil
-	}
+	git := func(args ...string) ([]byte, error) { return provenance.GitOutput(ctx, dir, args...) }
 	var t TreeState
 	var err error
 	if t.Diff, err = git("diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"); err != nil {
