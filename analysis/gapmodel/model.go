@@ -28,9 +28,14 @@ type Row struct {
 	HRRShare      float64 `json:"hrr_share"`        // share of connections with an HRR: 0 or 1
 	RoundTrips    float64 `json:"round_trips"`      // median measured round trips before the client's Finished
 	CPUMs         float64 `json:"cpu_ms"`           // the host's predicted cryptographic time (ms)
+	SignMs        float64 `json:"sign_ms"`          // one signature with the leaf's key by `openssl speed` (ms)
 	// RoundThsMs is the median Ths (ms) of each round, indexed by round:
 	// round r is the same round in every row of a fit.
 	RoundThsMs []float64 `json:"round_ths_ms"`
+	// ThsByDefMs is the cell's median over rounds of its per-round median
+	// Ths under each definition the run's captures give (Definitions'
+	// names), for JointFit.
+	ThsByDefMs map[string]float64 `json:"ths_by_def_ms,omitempty"`
 }
 
 // Combo is one combination of factors: a client group list and a chain.
@@ -189,36 +194,53 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
+// levelSplit is the registered split of rows: the fitted and held-out
+// levels, the indices of their rows, and the fitted rows' CPU.
+type levelSplit struct {
+	fitLevels, heldOut []float64
+	fit, held          []int
+	cpu                []float64
+}
+
+// splitRows splits rows by the lowest-and-highest split: at least three
+// levels, two fitted cells or more, and fitted CPUs that differ (else s
+// cannot be fitted).
+func splitRows(rows []Row, split string) (levelSplit, error) {
+	ls := levels(rows)
+	if len(ls) < 3 {
+		return levelSplit{}, fmt.Errorf("gapmodel: %d delay level(s) %v: the registered split %q needs at least 3 (two fitted, one held out); measure more levels", len(ls), ls, split)
+	}
+	sp := levelSplit{fitLevels: []float64{ls[0], ls[len(ls)-1]}, heldOut: ls[1 : len(ls)-1]}
+	for i := range rows {
+		if slices.Contains(sp.fitLevels, rows[i].OneWayDelayMs) {
+			sp.fit = append(sp.fit, i)
+			sp.cpu = append(sp.cpu, rows[i].CPUMs)
+		} else {
+			sp.held = append(sp.held, i)
+		}
+	}
+	const params = 2
+	if len(sp.fit) < params {
+		return levelSplit{}, fmt.Errorf("gapmodel: %d fitted cell(s) for %d parameters (c0, s): export more cells", len(sp.fit), params)
+	}
+	if slices.Min(sp.cpu) == slices.Max(sp.cpu) {
+		return levelSplit{}, fmt.Errorf("gapmodel: every fitted cell has CPU %v ms: s cannot be fitted; the fit needs configurations of different cryptographic cost", sp.cpu[0])
+	}
+	return sp, nil
+}
+
 // FitModel fits c0 and s on the registered fit levels of rows, predicts
 // the held-out levels and bootstraps the parameters over rounds.
 func FitModel(rows []Row, reg Registration) (*Fit, error) {
 	if err := check(rows); err != nil {
 		return nil, err
 	}
-	ls := levels(rows)
-	if len(ls) < 3 {
-		return nil, fmt.Errorf("gapmodel: %d delay level(s) %v: the registered split %q needs at least 3 (two fitted, one held out); measure more levels", len(ls), ls, reg.Split)
+	sp, err := splitRows(rows, reg.Split)
+	if err != nil {
+		return nil, err
 	}
-	f := &Fit{Reg: reg, FitLevels: []float64{ls[0], ls[len(ls)-1]}, HeldOut: ls[1 : len(ls)-1], Rounds: len(rows[0].RoundThsMs)}
-	var fit, held []int
-	for i := range rows {
-		if slices.Contains(f.FitLevels, rows[i].OneWayDelayMs) {
-			fit = append(fit, i)
-		} else {
-			held = append(held, i)
-		}
-	}
-	const params = 2
-	if len(fit) < params {
-		return nil, fmt.Errorf("gapmodel: %d fitted cell(s) for %d parameters (c0, s): export more cells", len(fit), params)
-	}
-	cpu := make([]float64, len(fit))
-	for j, i := range fit {
-		cpu[j] = rows[i].CPUMs
-	}
-	if slices.Min(cpu) == slices.Max(cpu) {
-		return nil, fmt.Errorf("gapmodel: every fitted cell has CPU %v ms: s cannot be fitted; the fit needs configurations of different cryptographic cost", cpu[0])
-	}
+	f := &Fit{Reg: reg, FitLevels: sp.fitLevels, HeldOut: sp.heldOut, Rounds: len(rows[0].RoundThsMs)}
+	fit, held, cpu := sp.fit, sp.held, sp.cpu
 	// estimate fits on the rounds idx (repeats allowed).
 	estimate := func(idx []int) (c0, s float64) {
 		y := make([]float64, len(fit))

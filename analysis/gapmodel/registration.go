@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,58 +43,93 @@ func mustParse(b []byte) Registration {
 	return r
 }
 
-// ParseRegistration reads the "key: value" lines of a registration; every
-// other line is prose. A key line is one whose first word, up to a colon,
-// is a known key. Every key must appear exactly once with a valid value.
+// ParseRegistration reads the "key: value" lines of the first
+// registration; every other line is prose (keyLines). Every key must
+// appear exactly once with a valid value. The first registration was
+// written before unknown keys were refused, and a prose line of it starts
+// "go:embed)", so its unknown keys are skipped.
 func ParseRegistration(b []byte) (Registration, error) {
 	var r Registration
-	seen := map[string]bool{}
-	for n, line := range strings.Split(string(b), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || strings.ContainsAny(key, " \t") {
-			continue
-		}
-		val = strings.TrimSpace(val)
-		if seen[key] {
-			return Registration{}, fmt.Errorf("registration line %d: %s given twice; keep one", n+1, key)
-		}
-		var err error
+	keys := []string{"split", "bound-ms", "explain-bound-ms", "level", "resamples", "seed"}
+	err := keyLines(b, keys, false, func(key, val string) (err error) {
 		switch key {
 		case "split":
-			if val != SplitLowestHighest {
-				err = fmt.Errorf("split %q: the one split implemented is %q", val, SplitLowestHighest)
-			}
-			r.Split = val
+			r.Split, err = split(val)
 		case "bound-ms":
 			r.BoundMs, err = positive(val)
 		case "explain-bound-ms":
 			r.ExplainBoundMs, err = positive(val)
 		case "level":
-			r.Level, err = positive(val)
-			if err == nil && r.Level >= 1 {
-				err = fmt.Errorf("level %v: want a level in (0, 1)", r.Level)
-			}
+			r.Level, err = fraction(val)
 		case "resamples":
-			r.Resamples, err = strconv.Atoi(val)
-			if err == nil && r.Resamples < 2 {
-				err = fmt.Errorf("resamples %d: want at least 2", r.Resamples)
-			}
+			r.Resamples, err = resamples(val)
 		case "seed":
 			r.Seed, err = strconv.ParseUint(val, 10, 64)
-		default:
+		}
+		return err
+	})
+	if err != nil {
+		return Registration{}, err
+	}
+	return r, nil
+}
+
+// keyLines calls set for each key line of a registration, in order. A key
+// line starts at the margin with one word and a colon; an indented line,
+// or one whose text before its first colon holds a space, is prose. A key
+// not in keys is an error naming the line when strict (else skipped); a
+// key given twice or missing, or set's error, is always one.
+func keyLines(b []byte, keys []string, strict bool, set func(key, val string) error) error {
+	seen := map[string]bool{}
+	for n, line := range strings.Split(string(b), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || key == "" || strings.ContainsAny(key, " \t") {
 			continue
 		}
-		if err != nil {
-			return Registration{}, fmt.Errorf("registration line %d (%s): %w", n+1, key, err)
+		if !slices.Contains(keys, key) {
+			if !strict {
+				continue
+			}
+			return fmt.Errorf("registration line %d: unknown key %q; the keys are %v (indent a line to make it prose)", n+1, key, keys)
+		}
+		if seen[key] {
+			return fmt.Errorf("registration line %d: %s given twice; keep one", n+1, key)
+		}
+		if err := set(key, strings.TrimSpace(val)); err != nil {
+			return fmt.Errorf("registration line %d (%s): %w", n+1, key, err)
 		}
 		seen[key] = true
 	}
-	for _, k := range []string{"split", "bound-ms", "explain-bound-ms", "level", "resamples", "seed"} {
+	for _, k := range keys {
 		if !seen[k] {
-			return Registration{}, fmt.Errorf("registration: no %q line; add \"%s: <value>\"", k, k)
+			return fmt.Errorf("registration: no %q line; add \"%s: <value>\"", k, k)
 		}
 	}
-	return r, nil
+	return nil
+}
+
+func split(s string) (string, error) {
+	if s != SplitLowestHighest {
+		return s, fmt.Errorf("split %q: the one split implemented is %q", s, SplitLowestHighest)
+	}
+	return s, nil
+}
+
+// fraction parses a number in (0, 1): a level or an alpha.
+func fraction(s string) (float64, error) {
+	v, err := positive(s)
+	if err == nil && v >= 1 {
+		err = fmt.Errorf("%v: want a number in (0, 1)", v)
+	}
+	return v, err
+}
+
+func resamples(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err == nil && n < 2 {
+		err = fmt.Errorf("resamples %d: want at least 2", n)
+	}
+	return n, err
 }
 
 func positive(s string) (float64, error) {

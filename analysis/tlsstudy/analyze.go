@@ -68,6 +68,8 @@ type EmulatedSample struct {
 	// RoundThsMs is the median Ths of each round's block, NaN for a
 	// round without one.
 	RoundThsMs []float64
+	// Rounds is the 0-based round of each record (parallel to Records).
+	Rounds []int
 }
 
 // Analyze computes the results of a dataset. in describes the dataset
@@ -89,7 +91,7 @@ func AnalyzeRun(recs []tlsdata.Record, p Params, in Input) (*Results, []Emulated
 	var out []EmulatedSample
 	for c, ms := range emulated {
 		for config, m := range ms {
-			out = append(out, EmulatedSample{Cell: c, Config: config, ID: m.id, Records: m.recs, RoundThsMs: m.roundMedians()})
+			out = append(out, EmulatedSample{Cell: c, Config: config, ID: m.id, Records: m.recs, RoundThsMs: m.roundMedians(), Rounds: m.round})
 		}
 	}
 	slices.SortFunc(out, func(a, b EmulatedSample) int {
