@@ -27,11 +27,32 @@ func emulatedRecords(n int, seed uint64) []Record {
 
 func TestEmulatedRoundTrip(t *testing.T) {
 	rs := emulatedRecords(60, 7)
+	roundTrip(t, rs, ColumnsEmulated)
+	var b bytes.Buffer
+	// A file with the older header still reads: per-config, no counts.
+	old := sampleRecords(20, 3)
+	if err := writeCSV(&b, old); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRecords(&b, "old.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got {
+		if r.ClientGroupsName() != ClientGroupsPerConfig || r.RoundTrips != nil || r.LinkRTTNs != nil {
+			t.Fatalf("old file read with %q %v %v", r.ClientGroups, r.RoundTrips, r.LinkRTTNs)
+		}
+	}
+}
+
+// roundTrip writes rs, checks the header is header, and reads rs back.
+func roundTrip(t *testing.T, rs []Record, header []string) []Record {
+	t.Helper()
 	var b bytes.Buffer
 	if err := writeCSV(&b, rs); err != nil {
 		t.Fatal(err)
 	}
-	if first := strings.SplitN(b.String(), "\n", 2)[0]; first != strings.Join(ColumnsEmulated, ",") {
+	if first := strings.SplitN(b.String(), "\n", 2)[0]; first != strings.Join(header, ",") {
 		t.Fatalf("header %q", first)
 	}
 	got, err := ReadRecords(&b, "r.csv")
@@ -41,21 +62,7 @@ func TestEmulatedRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, rs) {
 		t.Fatalf("round trip differs:\n got %+v\nwant %+v", got[0], rs[0])
 	}
-	// A file with the older header still reads: per-config, no counts.
-	old := sampleRecords(20, 3)
-	b.Reset()
-	if err := writeCSV(&b, old); err != nil {
-		t.Fatal(err)
-	}
-	got, err = ReadRecords(&b, "old.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range got {
-		if r.ClientGroupsName() != ClientGroupsPerConfig || r.RoundTrips != nil || r.LinkRTTNs != nil {
-			t.Fatalf("old file read with %q %v %v", r.ClientGroups, r.RoundTrips, r.LinkRTTNs)
-		}
-	}
+	return got
 }
 
 func TestEmulatedPath(t *testing.T) {

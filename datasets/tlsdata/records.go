@@ -80,6 +80,30 @@ var Columns = []string{
 // client_groups per-config and the two counts empty.
 var ColumnsEmulated = append(slices.Clip(Columns), "client_groups", "round_trips", "link_rtt_ns")
 
+// ColumnsServerEnd is the header of runs whose emulated paths were also
+// captured at the server's end of the link (issue 42): ColumnsEmulated and
+// six times, Unix nanoseconds on the host clock both captures share.
+//
+//   - client_hello2_ns: at the client's end, the first segment of the
+//     ClientHello sent after a HelloRetryRequest (RFC 8446 4.1.4); empty
+//     without one.
+//   - srv_syn_ns, srv_client_hello_ns, srv_client_hello2_ns: at the
+//     server's end, the client's SYN, ClientHello and second ClientHello as
+//     they arrive.
+//   - srv_server_flight_end_ns: at the server's end, the last server
+//     segment of its ServerHello..Finished flight as it leaves.
+//   - srv_client_finished_ns: at the server's end, the client's Finished as
+//     it arrives.
+//
+// A server-end cell is empty when that capture did not see the item, and
+// all five srv_ cells are empty when it lacks the connection (the run's
+// meta.json and log say why). WriteRecords writes this header when a record
+// has one of these times, and MarshalRecordsServerEnd always, so the
+// records of every run without server-end captures keep their bytes.
+var ColumnsServerEnd = append(slices.Clip(ColumnsEmulated),
+	"client_hello2_ns", "srv_syn_ns", "srv_client_hello_ns", "srv_client_hello2_ns",
+	"srv_server_flight_end_ns", "srv_client_finished_ns")
+
 // ColumnsV1 is the header of runs whose every record is Go's on loopback.
 // That is, files written before the stack and path columns, and every
 // file WriteRecords writes for such a run (see writeCSV). ReadRecords
@@ -359,6 +383,27 @@ type Record struct {
 	RoundTrips *int64
 	// LinkRTTNs is the emulated link's self-tested RTT; nil on other paths.
 	LinkRTTNs *int64
+
+	// ClientHello2Ns and the Srv times are ColumnsServerEnd's: the second
+	// ClientHello at the client's end, and the server's end of the link
+	// (experiments/tls/tlsjoin joins its capture); nil when not seen.
+	ClientHello2Ns       *int64
+	SrvSynNs             *int64
+	SrvClientHelloNs     *int64
+	SrvClientHello2Ns    *int64
+	SrvServerFlightEndNs *int64
+	SrvClientFinishedNs  *int64
+}
+
+// serverEndTimes are r's fields of ColumnsServerEnd's last columns, in
+// their order.
+func (r *Record) serverEndTimes() []**int64 {
+	return []**int64{&r.ClientHello2Ns, &r.SrvSynNs, &r.SrvClientHelloNs, &r.SrvClientHello2Ns, &r.SrvServerFlightEndNs, &r.SrvClientFinishedNs}
+}
+
+// serverEndColumns says whether r has a time only ColumnsServerEnd holds.
+func (r *Record) serverEndColumns() bool {
+	return slices.ContainsFunc(r.serverEndTimes(), func(p **int64) bool { return *p != nil })
 }
 
 // ClientGroupsName is r.ClientGroups with "" read as ClientGroupsPerConfig.
@@ -452,6 +497,9 @@ func (r *Record) Check() error {
 	if r.Complete && (r.ClientHelloNs == nil || r.ServerHelloNs == nil || r.ClientFinishedNs == nil || r.ThsNs == nil) {
 		return errors.New("complete is true but client_hello_ns, server_hello_ns, client_finished_ns or ths_ns is empty")
 	}
+	if !r.HRR && (r.ClientHello2Ns != nil || r.SrvClientHello2Ns != nil) {
+		return errors.New("client_hello2_ns or srv_client_hello2_ns is set but hrr is false: a second ClientHello follows only a HelloRetryRequest")
+	}
 	return nil
 }
 
@@ -461,8 +509,14 @@ func (r *Record) Check() error {
 // must pass Check and seq must be strictly increasing, so that whatever
 // is written can be read back by ReadRecords.
 func WriteRecords(w io.Writer, rs []Record) error {
+	return writeRecords(w, rs, false)
+}
+
+// writeRecords is WriteRecords, with the ColumnsServerEnd header whatever
+// the records hold when serverEnd.
+func writeRecords(w io.Writer, rs []Record, serverEnd bool) error {
 	zw := gzip.NewWriter(w) // Header is zero: no name, ModTime 0, OS unknown
-	if err := writeCSV(zw, rs); err != nil {
+	if err := writeCSVHeader(zw, rs, serverEnd); err != nil {
 		return err
 	}
 	if err := zw.Close(); err != nil {
@@ -472,6 +526,10 @@ func WriteRecords(w io.Writer, rs []Record) error {
 }
 
 func writeCSV(w io.Writer, rs []Record) error {
+	return writeCSVHeader(w, rs, false)
+}
+
+func writeCSVHeader(w io.Writer, rs []Record, serverEnd bool) error {
 	cw := csv.NewWriter(w)
 	// A run whose every record is Go's on loopback is written with the
 	// ColumnsV1 header, as before the stack and path columns existed, so
@@ -485,13 +543,18 @@ func writeCSV(w io.Writer, rs []Record) error {
 		}
 		if rs[i].emulatedColumns() {
 			header = ColumnsEmulated
-			break
 		}
+		if rs[i].serverEndColumns() {
+			serverEnd = true
+		}
+	}
+	if serverEnd {
+		header = ColumnsServerEnd
 	}
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write records: %w", err)
 	}
-	row := make([]string, len(ColumnsEmulated))
+	row := make([]string, len(ColumnsServerEnd))
 	for i := range rs {
 		r := &rs[i]
 		if err := r.Check(); err != nil {
@@ -512,8 +575,13 @@ func writeCSV(w io.Writer, rs []Record) error {
 		if len(header) >= len(Columns) {
 			row = append(row, r.StackName(), r.PathOrDefault())
 		}
-		if len(header) == len(ColumnsEmulated) {
+		if len(header) >= len(ColumnsEmulated) {
 			row = append(row, r.ClientGroupsName(), optInt(r.RoundTrips), optInt(r.LinkRTTNs))
+		}
+		if len(header) == len(ColumnsServerEnd) {
+			for _, p := range r.serverEndTimes() {
+				row = append(row, optInt(*p))
+			}
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write records: %w", err)
@@ -590,10 +658,10 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 	if err != nil {
 		return nil, csvError(name, err)
 	}
-	if len(header) != len(ColumnsEmulated) && len(header) != len(Columns) && len(header) != len(ColumnsV1) {
+	if len(header) != len(ColumnsServerEnd) && len(header) != len(ColumnsEmulated) && len(header) != len(Columns) && len(header) != len(ColumnsV1) {
 		return nil, &ParseError{File: name, Line: 1, Err: csv.ErrFieldCount}
 	}
-	if !slices.Equal(header, ColumnsEmulated[:len(header)]) {
+	if !slices.Equal(header, ColumnsServerEnd[:len(header)]) {
 		return nil, &ParseError{File: name, Line: 1, Err: headerError(header)}
 	}
 	v1 := len(header) == len(ColumnsV1)
@@ -607,7 +675,7 @@ func ReadRecords(r io.Reader, name string) ([]Record, error) {
 			return nil, csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
-		rec, col, err := parseRow(row, v1, len(header) == len(ColumnsEmulated))
+		rec, col, err := parseRow(row, v1, len(header) >= len(ColumnsEmulated), len(header) == len(ColumnsServerEnd))
 		if err != nil {
 			return nil, &ParseError{File: name, Line: line, Column: col, Err: err}
 		}
@@ -631,7 +699,7 @@ func csvError(name string, err error) error {
 }
 
 func headerError(got []string) error {
-	for i, c := range ColumnsEmulated {
+	for i, c := range ColumnsServerEnd {
 		if i >= len(got) && i >= len(Columns) {
 			break
 		}
@@ -647,8 +715,9 @@ func headerError(got []string) error {
 }
 
 // parseRow parses one data row (of a ColumnsV1 file when v1, of a
-// ColumnsEmulated file when emu); on error it returns the column at fault.
-func parseRow(row []string, v1, emu bool) (Record, string, error) {
+// ColumnsEmulated or longer file when emu, of a ColumnsServerEnd file
+// when srv); on error it returns the column at fault.
+func parseRow(row []string, v1, emu, srv bool) (Record, string, error) {
 	var r Record
 	p := rowParser{row: row}
 	r.Seq = int(p.int("seq", 0, 1<<31-1))
@@ -688,6 +757,11 @@ func parseRow(row []string, v1, emu bool) (Record, string, error) {
 		r.RoundTrips = p.opt("round_trips")
 		r.LinkRTTNs = p.opt("link_rtt_ns")
 	}
+	if srv {
+		for i, f := range r.serverEndTimes() {
+			*f = p.opt(ColumnsServerEnd[len(ColumnsEmulated)+i])
+		}
+	}
 	if p.err != nil {
 		return Record{}, p.col, p.err
 	}
@@ -707,7 +781,7 @@ type rowParser struct {
 }
 
 func (p *rowParser) next(name string) (string, bool) {
-	if ColumnsEmulated[p.i] != name {
+	if ColumnsServerEnd[p.i] != name {
 		panic("tlsdata: parseRow out of step with Columns at " + name)
 	}
 	v := p.row[p.i]
@@ -788,8 +862,19 @@ func parseInt(v string) (int64, error) {
 // MarshalRecords returns the records.csv.gz bytes of rs (WriteRecords into
 // memory), for callers that hash before writing.
 func MarshalRecords(rs []Record) ([]byte, error) {
+	return marshalRecords(rs, false)
+}
+
+// MarshalRecordsServerEnd is MarshalRecords with the ColumnsServerEnd
+// header even when no record has a server-end time: for a run with
+// server-end captures, whose header must not depend on what they caught.
+func MarshalRecordsServerEnd(rs []Record) ([]byte, error) {
+	return marshalRecords(rs, true)
+}
+
+func marshalRecords(rs []Record, serverEnd bool) ([]byte, error) {
 	var b bytes.Buffer
-	if err := WriteRecords(&b, rs); err != nil {
+	if err := writeRecords(&b, rs, serverEnd); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

@@ -231,6 +231,9 @@ func FuzzReadRecords(f *testing.F) {
 	var emu bytes.Buffer
 	_ = writeCSV(&emu, emulatedRecords(4, 8))
 	f.Add(emu.Bytes())
+	var srv bytes.Buffer
+	_ = writeCSV(&srv, serverEndRecords(6, 8))
+	f.Add(srv.Bytes())
 	f.Add([]byte("seq\n1\n"))
 	f.Add([]byte{0x1f, 0x8b, 8, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -44,6 +44,9 @@ func FuzzRead(f *testing.F) {
 				r.FrameBytesC2S < 0 || r.FrameBytesS2C < 0 {
 				t.Fatalf("frame bytes %d/%d for %d/%d packets", r.FrameBytesC2S, r.FrameBytesS2C, r.PacketsC2S, r.PacketsS2C)
 			}
+			if r.ClientHello2Ns != nil && (!r.HRR || r.ClientHelloNs == nil) {
+				t.Fatalf("a second ClientHello without a HelloRetryRequest or a first ClientHello: %v", r)
+			}
 			if r.Complete && r.ThsNs == nil {
 				t.Fatalf("complete record without Ths: %v", r)
 			}

@@ -97,7 +97,11 @@ func TestGolden(t *testing.T) {
 	}
 	// The golden capture must show what it was made to show.
 	if len(res.Records) != 3 || !res.Records[2].HRR || res.Records[2].Group != "SecP384r1MLKEM1024" {
-		t.Errorf("golden capture content unexpected: %v", res.Records)
+		t.Fatalf("golden capture content unexpected: %v", res.Records)
+	}
+	if r := res.Records; r[0].ClientHello2Ns != nil || r[1].ClientHello2Ns != nil || r[2].ClientHello2Ns == nil ||
+		!(*r[2].ClientHelloNs < *r[2].ClientHello2Ns && *r[2].ClientHello2Ns < *r[2].ServerHelloNs) {
+		t.Errorf("second ClientHello: want it only after the HelloRetryRequest, between ClientHello and ServerHello: %v, %v, %v", r[0].ClientHello2Ns, r[1].ClientHello2Ns, r[2].ClientHello2Ns)
 	}
 	for _, r := range res.Records {
 		if !r.Complete || !r.ClientFinishedVerified {

@@ -22,6 +22,8 @@ import (
 //
 //   - SynNs: the client's first SYN.
 //   - ClientHelloNs: the first segment carrying the (first) ClientHello.
+//   - ClientHello2Ns: the first segment carrying the ClientHello sent after
+//     a HelloRetryRequest (RFC 8446 4.1.4); nil without one.
 //   - ServerHelloNs: the first segment of the ServerHello that is not a
 //     HelloRetryRequest (RFC 8446 4.1.3, 4.1.4).
 //   - ServerFlightEndNs: the last server segment with new payload after that
@@ -56,6 +58,7 @@ type Record struct {
 	Server             string `json:"server"`
 	SynNs              *int64 `json:"syn_ns"`
 	ClientHelloNs      *int64 `json:"client_hello_ns"`
+	ClientHello2Ns     *int64 `json:"client_hello2_ns"`
 	ServerHelloNs      *int64 `json:"server_hello_ns"`
 	ServerFlightEndNs  *int64 `json:"server_flight_end_ns"`
 	ClientFinishedNs   *int64 `json:"client_finished_ns"`
@@ -393,6 +396,7 @@ type conn struct {
 	closed          bool
 	d               [2]dirState // 0: client to server, 1: server to client
 	ch, sh, sfe, cf tm
+	ch2             tm // the second ClientHello (after a HelloRetryRequest)
 	hrr             bool
 	group           uint16
 	haveGroup       bool
@@ -1016,6 +1020,9 @@ func (t *tracker) close(c *conn) {
 	if c.haveGroup {
 		r.Group = tls.CurveID(c.group).String()
 	}
+	if c.hrr {
+		r.ClientHello2Ns = c.ch2.ptr()
+	}
 	if c.ch.ok && c.cf.ok {
 		v := c.cf.ns - c.ch.ns
 		r.ThsNs = &v
@@ -1298,7 +1305,11 @@ func (c *conn) recordStart(dir int, typ byte, ns int64, p *tlsParser) {
 func (c *conn) handshake(dir int, typ byte, body []byte, ns int64, cut bool) {
 	switch {
 	case dir == 0 && typ == 1: // ClientHello
-		if !c.ch.ok && len(body) >= 34 {
+		if c.ch.ok {
+			c.ch2.setOnce(ns)
+			return
+		}
+		if len(body) >= 34 {
 			copy(c.cr[:], body[2:34])
 			c.haveCR = true
 		}

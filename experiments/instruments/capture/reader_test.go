@@ -25,13 +25,16 @@ func val(p *int64) int64 {
 
 func checkTimes(t *testing.T, r Record, w synthWant) {
 	t.Helper()
-	got := [6]int64{val(r.SynNs), val(r.ClientHelloNs), val(r.ServerHelloNs), val(r.ServerFlightEndNs), val(r.ClientFinishedNs), val(r.FinNs)}
-	want := [6]int64{w.syn, w.ch, w.sh, w.sfe, w.cf, w.fin}
+	got := [7]int64{val(r.SynNs), val(r.ClientHelloNs), val(r.ServerHelloNs), val(r.ServerFlightEndNs), val(r.ClientFinishedNs), val(r.FinNs), val(r.ClientHello2Ns)}
+	want := [7]int64{w.syn, w.ch, w.sh, w.sfe, w.cf, w.fin, w.ch2}
 	if w.cf == 0 {
 		want[4] = -1
 	}
+	if w.ch2 == 0 {
+		want[6] = -1
+	}
 	if got != want {
-		t.Errorf("times syn,ch,sh,sfe,cf,fin = %v, want %v", got, want)
+		t.Errorf("times syn,ch,sh,sfe,cf,fin,ch2 = %v, want %v", got, want)
 	}
 }
 
@@ -75,6 +78,11 @@ func TestReassemblyCases(t *testing.T) {
 		{"retransmitted ClientHello", synthOpts{group: 0x0202, retransmitCH: true}, 1, false},
 		{"reordered server flight", synthOpts{group: 0x0202, reorder: true}, 0, false},
 		{"HelloRetryRequest", synthOpts{group: 0x11ed, hrr: true}, 0, true},
+		// ClientHello2Ns (checkTimes): the first segment of the ClientHello
+		// after a HelloRetryRequest, nil without one.
+		{"HelloRetryRequest, CCS in a segment of its own", synthOpts{group: 0x11ed, hrr: true, ch2Split: true}, 0, true},
+		{"HelloRetryRequest, retransmitted first ClientHello", synthOpts{group: 0x11ed, hrr: true, retransmitCH: true}, 1, true},
+		{"second ClientHello without a HelloRetryRequest", synthOpts{group: 0x11ec, ch2NoHRR: true}, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

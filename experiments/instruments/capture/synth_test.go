@@ -143,11 +143,14 @@ type synthOpts struct {
 	reorder      bool // server flight in two segments, second one first
 	noFinish     bool // the client never sends Finished
 	notTLS       bool // HTTP instead of TLS
+	ch2Split     bool // with hrr: the CCS before the second ClientHello in a segment of its own
+	ch2NoHRR     bool // a second ClientHello with no HelloRetryRequest before it
 }
 
 // synthWant are the times the reader must report for a synthetic connection.
 type synthWant struct {
 	syn, ch, sh, sfe, cf, fin int64
+	ch2                       int64 // 0: none
 }
 
 // conn writes one connection: handshake, one application record each way, FIN/ACK.
@@ -180,7 +183,19 @@ func (s *synth) conn(c, sv netip.AddrPort, o synthOpts) synthWant {
 			hrr := synthServerHello(o.group, true, 0)
 			s.frame(sv, c, ss, cs, A, hrr)
 			ss += uint32(len(hrr))
-			ch2 := append(tlsRecord(20, []byte{1}), clientHello(900)...)
+			ccs := tlsRecord(20, []byte{1})
+			if o.ch2Split {
+				s.frame(c, sv, cs, ss, A, ccs)
+				cs += uint32(len(ccs))
+				ccs = nil
+			}
+			ch2 := append(ccs, clientHello(900)...)
+			s.frame(c, sv, cs, ss, A, ch2)
+			w.ch2 = s.ts
+			cs += uint32(len(ch2))
+		}
+		if o.ch2NoHRR {
+			ch2 := clientHello(400)
 			s.frame(c, sv, cs, ss, A, ch2)
 			cs += uint32(len(ch2))
 		}
