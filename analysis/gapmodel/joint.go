@@ -12,7 +12,8 @@ import (
 type Definition struct {
 	Name  string // e.g. "ch-cfin"
 	End   string // "client" or "server": whose side of the link the capture is on
-	About string // what it times, for tables
+	About string // what it times, in words
+	Short string // the same, for a table's column
 }
 
 // Key names the definition in Row.ThsByDefMs and in output: Name@End.
@@ -21,16 +22,16 @@ func (d Definition) Key() string { return d.Name + "@" + d.End }
 // Definitions are the registered Ths definitions of the joint fit
 // (registration2.txt), at the client's end first. ch-cfin@client is ours.
 var Definitions = func() []Definition {
-	about := []struct{ name, about string }{
-		{"ch-cfin", "ClientHello to the client's Finished"},
-		{"ch-slast", "ClientHello to the server's last handshake segment"},
-		{"ch2-cfin", "second ClientHello (after an HRR) to the client's Finished"},
-		{"syn-cfin", "the client's SYN to its Finished"},
+	about := []struct{ name, about, short string }{
+		{"ch-cfin", "ClientHello to the client's Finished", "ClientHello, Finished"},
+		{"ch-slast", "ClientHello to the server's last handshake segment", "ClientHello, server's last"},
+		{"ch2-cfin", "second ClientHello (after an HRR) to the client's Finished", "2nd ClientHello, Finished"},
+		{"syn-cfin", "the client's SYN to its Finished", "SYN, Finished"},
 	}
 	var out []Definition
 	for _, end := range []string{"client", "server"} {
 		for _, a := range about {
-			out = append(out, Definition{Name: a.name, End: end, About: a.about})
+			out = append(out, Definition{Name: a.name, End: end, About: a.about, Short: a.short})
 		}
 	}
 	return out

@@ -49,8 +49,10 @@ func mustParse2(b []byte) Registration2 {
 }
 
 // ParseRegistration2 reads the key lines of the second registration
-// (keyLines, strict): an unknown key, a key twice or missing, or a value
-// out of range is an error naming its line.
+// (keyLines, strict).
+//
+// An unknown key, a key twice or missing, or a value out of range is an
+// error naming its line.
 func ParseRegistration2(b []byte) (Registration2, error) {
 	var r Registration2
 	keys := []string{"model", "split", "alpha", "resamples", "seed", "joint-step-ms", "joint-target-pct"}
@@ -82,9 +84,11 @@ func ParseRegistration2(b []byte) (Registration2, error) {
 	return r, nil
 }
 
-// Stalls is w = max(k - 1 - h, 0): the round trips of a cell beyond the
-// ClientHello's and the HelloRetryRequest's, each a server flight that
-// waited for an ACK to open TCP's initial window (RFC 6928).
+// Stalls is w = max(k - 1 - h, 0), a cell's window stalls.
+//
+// They are the round trips beyond the ClientHello's and the
+// HelloRetryRequest's, each a server flight that waited for an ACK to
+// open TCP's initial window (RFC 6928).
 func (r *Row) Stalls() float64 { return max(r.RoundTrips-1-r.HRRShare, 0) }
 
 // OverlapMs is the window stalls' cost O of the second registration:
@@ -225,6 +229,15 @@ func FitOverlap(rows []Row, reg Registration2) (*OverlapFit, error) {
 		f.Predictions = append(f.Predictions, p)
 	}
 	return f, nil
+}
+
+// PredictedAt is the second model's Ths of a cell like r on a path of
+// the given RTT (ms).
+//
+// It is c0 + (1 + h) RTT + O + s CPU, r's RTT replaced.
+func (f *OverlapFit) PredictedAt(r Row, rttMs float64) float64 {
+	r.RTTMs = rttMs
+	return f.C0.Est + r.pathMs() + f.S.Est*r.CPUMs
 }
 
 // roundDraws returns the identity draw and then reg.Resamples cluster

@@ -41,7 +41,7 @@ func Part() tlsstudy.Part {
 		Attach:      Attach,
 		Figures:     figures,
 		FigureBases: []string{Figure},
-		Tables:      map[string]func(*tlsstudy.Results) (string, error){Table: table},
+		Tables:      map[string]func(*tlsstudy.Results) (string, error){Table: modelsTable, JointTable: jointTable, JointAllTable: jointAllTable},
 		Numbers:     numbers,
 	}
 }
@@ -108,9 +108,13 @@ func roleLabel(role string) string {
 // published lines alone and says the cells were not measured.
 func figure(r *tlsstudy.Results) (render.Figure, error) {
 	rows := r.GapModelRows
-	f, _, err := fit(rows)
+	fs, err := fitsOf(r)
 	if err != nil {
 		return render.Figure{}, err
+	}
+	var f *gapmodel.OverlapFit
+	if fs != nil {
+		f = fs.second
 	}
 	var groups []string
 	for i := range rows {
@@ -154,7 +158,7 @@ func figure(r *tlsstudy.Results) (render.Figure, error) {
 		for k, role := range tlsstudy.Roles[1:] {
 			st := render.SeriesStyle(k)
 			for _, chain := range slices.Sorted(maps.Keys(chains)) {
-				obs, kRole, kBase, cRole, cBase := increases(rs, role, chain)
+				obs, roleRow, baseRow := increases(rs, role, chain)
 				if len(obs) == 0 {
 					continue
 				}
@@ -166,8 +170,11 @@ func figure(r *tlsstudy.Results) (render.Figure, error) {
 				if chain != "leaf" {
 					sc.GlyphStyle.Shape = st.Hollow
 				}
-				model := func(x float64) float64 { return (kRole-kBase)*x + f.S.Est*(cRole-cBase) }
-				ln, err := plotter.NewLine(plotter.XYs{{X: 0, Y: model(0)}, {X: maxRTT * 1.05, Y: model(maxRTT * 1.05)}})
+				var curve plotter.XYs
+				for x := 0.0; x <= maxRTT*1.05; x += maxRTT * 1.05 / 200 {
+					curve = append(curve, plotter.XY{X: x, Y: f.PredictedAt(roleRow, x) - f.PredictedAt(baseRow, x)})
+				}
+				ln, err := plotter.NewLine(curve)
 				if err != nil {
 					return nil, err
 				}
@@ -207,7 +214,7 @@ func figure(r *tlsstudy.Results) (render.Figure, error) {
 		panels = append(panels, p)
 	}
 	if f != nil {
-		key = append(key, render.KeyEntry{Name: "ours (filled: leaf, hollow: leaf + CA); lines: the model (dashed: leaf + CA)",
+		key = append(key, render.KeyEntry{Name: "ours (filled: leaf, hollow: leaf + CA); lines: the second model (dashed: leaf + CA)",
 			Thumb: render.Thumb{Line: draw.LineStyle{Color: render.Grey, Width: vg.Points(1)}}})
 	}
 	cols := 3
@@ -217,16 +224,17 @@ func figure(r *tlsstudy.Results) (render.Figure, error) {
 
 // increases returns one chain's observed increases of role over
 // the baseline (x: RTT, y: median over rounds of the per-round
-// difference) at every delay level of rs, and the model's median round
-// trips and CPU of the role and the baseline over those levels.
-func increases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, kRole, kBase, cRole, cBase float64) {
+// difference) at every delay level of rs, and the role's and the
+// baseline's typical cells (median round trips, HRR share, signing time
+// and CPU over those levels) for the model's curve.
+func increases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, roleRow, baseRow gapmodel.Row) {
 	base := map[float64]*gapmodel.Row{}
 	for i := range rs {
 		if rs[i].Chain == chain && rs[i].Role == "baseline" {
 			base[rs[i].OneWayDelayMs] = &rs[i]
 		}
 	}
-	var kr, kb, cr, cb []float64
+	var rr, br []*gapmodel.Row
 	for i := range rs {
 		r := &rs[i]
 		b := base[r.OneWayDelayMs]
@@ -242,68 +250,28 @@ func increases(rs []gapmodel.Row, role, chain string) (obs plotter.XYs, kRole, k
 			continue
 		}
 		obs = append(obs, plotter.XY{X: r.RTTMs, Y: m})
-		kr, kb, cr, cb = append(kr, r.RoundTrips), append(kb, b.RoundTrips), append(cr, r.CPUMs), append(cb, b.CPUMs)
+		rr, br = append(rr, r), append(br, b)
 	}
 	if len(obs) == 0 {
-		return nil, 0, 0, 0, 0
+		return nil, gapmodel.Row{}, gapmodel.Row{}
 	}
 	slices.SortFunc(obs, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) }) // finite RTTs
-	kRole, _ = stats.Median(kr)
-	kBase, _ = stats.Median(kb)
-	cRole, _ = stats.Median(cr)
-	cBase, _ = stats.Median(cb)
-	return obs, kRole, kBase, cRole, cBase
+	return obs, typical(rr), typical(br)
 }
 
-// table: the fitted parameters with their intervals, the
-// held-out test, and per combination the path RTT (and CPU factor) with
-// each published median's residual.
-func table(r *tlsstudy.Results) (string, error) {
-	f, e, err := fit(r.GapModelRows)
-	if err != nil {
-		return "", err
-	}
-	reg := gapmodel.Registered
-	t := render.Table{
-		Label: "tab:tls-gapmodel",
-		Caption: `Study~A, the gap model $\mathrm{Ths} = c_0 + k \times \mathrm{RTT} + s \times \mathrm{CPU}$ (registered before the run: fit on the lowest and highest delay level, every held-out cell within ` +
-			render.Fixed(reg.BoundMs, 2) + `\,ms): per combination of client group list and chain, the path RTT (and CPU-speed factor) that best explains the published medians, and each residual (predicted $-$ published, ms).`,
-		Align:  "lrrrrrrr",
-		Header: []string{"Combination", "RTT (ms)", "CPU factor", "Baseline", "ML-DSA-87", "ML-KEM-1024", "Hybrid", "RMS"},
-	}
-	switch {
-	case f == nil:
-		t.Rows = append(t.Rows, []string{"Emulated-path cells: " + notMeasured, "---", "---", "---", "---", "---", "---", "---"})
-		t.Notes = "The run holds no emulated-path cell: the model is registered (analysis/gapmodel/registration.txt) but not fitted."
-		return t.Latex()
-	case e == nil:
-		t.Rows = append(t.Rows, []string{"the held-out prediction fails: nothing explained", "---", "---", "---", "---", "---", "---", "---"})
-	default:
-		for i, c := range e.Combos {
-			label := render.Escape(c.Combo.String())
-			if i == e.Best {
-				label = `$\star$ ` + label
-			}
-			row := []string{label, render.Fixed(c.RTTMs, 2), render.Fixed(c.CPUFactor, 2)}
-			for _, v := range c.ResidualMs {
-				row = append(row, signed(v, 2))
-			}
-			t.Rows = append(t.Rows, append(row, render.Fixed(c.RMSMs, 2)))
+// typical is the row of the medians of rs' round trips, HRR share,
+// signing time and CPU.
+func typical(rs []*gapmodel.Row) gapmodel.Row {
+	med := func(get func(*gapmodel.Row) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
 		}
+		m, _ := stats.Median(v)
+		return m
 	}
-	notes := []string{fmt.Sprintf(`$c_0 = %s$\,ms [%s, %s], $s = %s$ [%s, %s] (%s\,\%% cluster bootstrap over %d rounds); held out: max $|$error$|$ %s\,ms, the prediction %s.`,
-		render.Fixed(f.C0.Est, 3), render.Fixed(f.C0.Lower, 3), render.Fixed(f.C0.Upper, 3), render.Fixed(f.S.Est, 3), render.Fixed(f.S.Lower, 3), render.Fixed(f.S.Upper, 3),
-		render.Fixed(100*reg.Level, 0), f.Rounds, render.Fixed(f.MaxAbsErrMs, 3), passWord(f))}
-	if e != nil {
-		notes = append(notes, fmt.Sprintf(`$\star$: the best combination within %s\,ms of every published median, if any. %s.`, render.Fixed(reg.ExplainBoundMs, 2), render.Escape(e.BaselineNote)))
-		for _, c := range e.Combos {
-			if c.Note != "" {
-				notes = append(notes, render.Escape(c.Combo.String()+": "+c.Note)+".")
-			}
-		}
-	}
-	t.Notes = strings.Join(notes, " ")
-	return t.Latex()
+	return gapmodel.Row{RoundTrips: med(func(r *gapmodel.Row) float64 { return r.RoundTrips }), HRRShare: med(func(r *gapmodel.Row) float64 { return r.HRRShare }),
+		SignMs: med(func(r *gapmodel.Row) float64 { return r.SignMs }), CPUMs: med(func(r *gapmodel.Row) float64 { return r.CPUMs })}
 }
 
 func passWord(f *gapmodel.Fit) string {
@@ -329,6 +297,9 @@ func numbers(r *tlsstudy.Results, setOnce func(name, v string)) error {
 			setOnce(k, vals[k])
 		}
 	}()
+	if err := secondNumbers(r, set); err != nil {
+		return err
+	}
 	reg := gapmodel.Registered
 	set("GapModelBoundMs", render.Fixed(reg.BoundMs, 2))
 	set("GapModelExplainBoundMs", render.Fixed(reg.ExplainBoundMs, 2))

@@ -33,10 +33,18 @@ func gapModelSynthRows() []gapmodel.Row {
 				if c.Chain == "leaf+ca" && role == "pq-sig" {
 					k++
 				}
-				r := gapmodel.Row{OneWayDelayMs: d, RTTMs: 2*d + 0.05, Groups: c.Groups, Chain: c.Chain, Role: role, RoundTrips: k, CPUMs: cpu[role]}
+				r := gapmodel.Row{OneWayDelayMs: d, RTTMs: 2*d + 0.05, Groups: c.Groups, Chain: c.Chain, Role: role, RoundTrips: k, CPUMs: cpu[role], SignMs: 0.05}
+				if role == "pq-sig" {
+					r.SignMs = 1.4
+				}
+				if k > 1 && role != "pq-sig" {
+					r.HRRShare = 1
+				}
 				for range 10 {
 					r.RoundThsMs = append(r.RoundThsMs, 2.5+k*r.RTTMs+cpu[role]+0.2*(rng.Float64()-0.5))
 				}
+				ths := 2.5 + k*r.RTTMs + cpu[role]
+				r.ThsByDefMs = map[string]float64{"ch-cfin@client": ths, "ch-slast@client": ths - r.RTTMs/2, "ch2-cfin@client": ths, "syn-cfin@client": ths + r.RTTMs}
 				rows = append(rows, r)
 			}
 		}
@@ -49,7 +57,7 @@ func gapModelSynthRows() []gapmodel.Row {
 // figure carry the fit, and a bad row is an error, not an output.
 func TestGapModelOutputs(t *testing.T) {
 	r := &tlsstudy.Results{}
-	tab, err := table(r)
+	tab, err := modelsTable(r)
 	if err != nil || !strings.Contains(tab, notMeasured) {
 		t.Fatalf("table without cells (err %v):\n%s", err, tab)
 	}
@@ -63,10 +71,27 @@ func TestGapModelOutputs(t *testing.T) {
 	}
 
 	r.GapModelRows = gapModelSynthRows()
-	tab, err = table(r)
-	if err != nil || strings.Contains(tab, notMeasured) || !strings.Contains(tab, `$\star$`) {
+	r.GapModelMissing = map[string]string{}
+	for _, d := range gapmodel.Definitions[4:] {
+		r.GapModelMissing[d.Key()] = "the run captured the client's end only"
+	}
+	tab, err = modelsTable(r)
+	if err != nil || strings.Contains(tab, notMeasured) || !strings.Contains(tab, `Second model: $c_0 =`) || !strings.Contains(tab, "per-config, leaf+ca, ML-DSA-87") {
 		t.Fatalf("table with cells (err %v):\n%s", err, tab)
 	}
+	joint, err := jointTable(r)
+	if err != nil || strings.Count(joint, `\\`) != 1+4 || !strings.Contains(joint, "at the server's end: not measured (the run captured the client's end only)") {
+		t.Fatalf("joint table: want a header and the 4 client-end definitions, and the server's end named as not measured (err %v):\n%s", err, joint)
+	}
+	all, err := jointAllTable(r)
+	if err != nil || strings.Count(all, `\\`) < 4*4 {
+		t.Fatalf("joint table, every row (err %v):\n%s", err, all)
+	}
+	delete(r.GapModelMissing, "syn-cfin@server")
+	if _, err := jointTable(r); err == nil || !strings.Contains(err.Error(), "captured at one end only") {
+		t.Errorf("a definition no row gives, not listed as missing: err %v", err)
+	}
+	r.GapModelMissing["syn-cfin@server"] = "no"
 	if err := numbers(r, set); err != nil || vals["GapModelStatus"] != "measured" || vals["GapModelPass"] != "passes" {
 		t.Fatalf("numbers with cells (err %v): %v", err, vals)
 	}
@@ -93,7 +118,7 @@ func TestGapModelOutputs(t *testing.T) {
 	}
 
 	r.GapModelRows[5].RoundThsMs = nil
-	if _, err := table(r); err == nil || !strings.Contains(err.Error(), "no rounds") {
+	if _, err := modelsTable(r); err == nil || !strings.Contains(err.Error(), "no rounds") {
 		t.Errorf("a row without rounds: %v", err)
 	}
 }
@@ -126,7 +151,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // TestTableGolden: the table of a run without emulated-path cells (the
 // test run of analysis/tlsstudy's golden files) is testdata/tls-gapmodel.tex.
 func TestTableGolden(t *testing.T) {
-	got, err := table(&tlsstudy.Results{})
+	got, err := modelsTable(&tlsstudy.Results{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,4 +183,21 @@ func TestFigureLayout(t *testing.T) {
 			}
 			return figures(r)
 		})
+}
+
+// TestMissPattern: the misses are named by kind and by sign.
+func TestMissPattern(t *testing.T) {
+	stall := &gapmodel.Row{RoundTrips: 2}
+	hrr := &gapmodel.Row{RoundTrips: 2, HRRShare: 1}
+	plain := &gapmodel.Row{RoundTrips: 1}
+	f := &gapmodel.OverlapFit{Misses: 3, Predictions: []gapmodel.OverlapPrediction{
+		{Row: stall, ErrorMs: 0.9}, {Row: stall, Pass: true}, {Row: hrr, ErrorMs: -0.4}, {Row: hrr, ErrorMs: -0.5}, {Row: plain, Pass: true},
+	}}
+	want := "1 of the 2 cells with a window stall (predicted too long); 2 of the 2 cells with a HelloRetryRequest and no stall (all predicted too short)"
+	if got := missPattern(f); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if got := missPattern(&gapmodel.OverlapFit{}); got != "every held-out cell is within its bound" {
+		t.Errorf("no miss: %q", got)
+	}
 }

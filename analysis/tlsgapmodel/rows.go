@@ -27,26 +27,35 @@ import (
 // cells' samples from tlsstudy.AnalyzeRun, passed here rather than kept
 // in res: results decoded from JSON have none.
 func Attach(res *tlsstudy.Results, emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, m tlsstudy.RunMeta) error {
-	rows, err := rowsOf(emulated, p, tlshost.MsPerOp(m.HostCrypto))
+	rows, gaps, err := rowsOf(emulated, p, tlshost.MsPerOp(m.HostCrypto))
 	if err != nil {
 		return fmt.Errorf("gap model: %w", err)
 	}
-	if _, _, err := fit(rows); err != nil {
+	var missing map[string]string
+	if len(rows) > 0 {
+		_, missing = givenDefinitions(gaps)
+		if len(missing) == 0 {
+			missing = nil
+		}
+	}
+	if _, err := fitAll(rows, missing); err != nil {
 		return err // before results.json: a bad fit fails the analysis
 	}
-	res.GapModelRows = rows
+	res.GapModelRows, res.GapModelMissing = rows, missing
 	return nil
 }
 
-// rowsOf builds the rows of emulated; msPerOp is tlshost.MsPerOp's.
-func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[string]float64) ([]gapmodel.Row, error) {
+// rowsOf builds the rows of emulated, and what each row's records lack
+// of the Ths definitions; msPerOp is tlshost.MsPerOp's.
+func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[string]float64) ([]gapmodel.Row, []rowWithGaps, error) {
 	if len(emulated) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if msPerOp == nil {
-		return nil, fmt.Errorf("the run has emulated-path cells but its meta.json has no measured.host_crypto: the model's CPU term needs the host's `openssl speed`; record the run with the OpenSSL build")
+		return nil, nil, fmt.Errorf("the run has emulated-path cells but its meta.json has no measured.host_crypto: the model's CPU term needs the host's `openssl speed`; record the run with the OpenSSL build")
 	}
 	var rows []gapmodel.Row
+	var gaps []rowWithGaps
 	for _, m := range emulated {
 		c, id := m.Cell, m.Config
 		delay, _ := tlsdata.ParseEmulatedPath(c.Path)
@@ -56,7 +65,7 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 		base := tlsdata.ConfigID{CertKey: m.ID.CertKey, Group: m.ID.Group}.ID()
 		k := slices.Index(p.Paper, base)
 		if k < 0 {
-			return nil, fmt.Errorf("emulated cell %s on %s is none of the paper's configurations %v", id, c.Path, p.Paper)
+			return nil, nil, fmt.Errorf("emulated cell %s on %s is none of the paper's configurations %v", id, c.Path, p.Paper)
 		}
 		row := gapmodel.Row{OneWayDelayMs: delay, Groups: m.ID.GroupsName(), Chain: "leaf", Role: tlsstudy.Roles[k]}
 		chainVerifies := 0
@@ -67,7 +76,7 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 		hrr := 0
 		for _, r := range m.Records {
 			if r.RoundTrips == nil || r.LinkRTTNs == nil {
-				return nil, fmt.Errorf("%s on %s seq %d: round_trips or link_rtt_ns missing: the capture could not count its round trips; record a new run", id, c.Path, r.Seq)
+				return nil, nil, fmt.Errorf("%s on %s seq %d: round_trips or link_rtt_ns missing: the capture could not count its round trips; record a new run", id, c.Path, r.Seq)
 			}
 			rts, rtts = append(rts, float64(*r.RoundTrips)), append(rtts, float64(*r.LinkRTTNs)/1e6)
 			if r.HRR {
@@ -79,11 +88,17 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 		row.HRRShare = float64(hrr) / float64(len(m.Records))
 		cpu, err := tlshost.ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)
 		if err != nil {
-			return nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
+			return nil, nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
 		}
 		row.CPUMs = cpu
+		if row.SignMs, err = tlshost.SignMs(msPerOp, m.ID.CertKey); err != nil {
+			return nil, nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
+		}
 		row.RoundThsMs = slices.Clone(m.RoundThsMs) // padded below: not the sample's
+		g := rowWithGaps{serverless: !slices.ContainsFunc(m.Records, func(r *tlsdata.Record) bool { return r.SrvClientHelloNs != nil })}
+		row.ThsByDefMs, g.missing = thsByDefinition(m.Records, m.Rounds)
 		rows = append(rows, row)
+		gaps = append(gaps, g)
 	}
 	n := 0
 	for _, r := range rows {
@@ -96,9 +111,22 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 			rows[i].RoundThsMs = append(rows[i].RoundThsMs, math.NaN())
 		}
 	}
-	slices.SortFunc(rows, func(a, b gapmodel.Row) int {
+	// Sort rows and their gaps together; gaps point at the sorted rows.
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		a, b := &rows[i], &rows[j]
 		return cmp.Or(cmp.Compare(a.OneWayDelayMs, b.OneWayDelayMs), cmp.Compare(a.Groups, b.Groups), cmp.Compare(a.Chain, b.Chain),
 			cmp.Compare(slices.Index(tlsstudy.Roles, a.Role), slices.Index(tlsstudy.Roles, b.Role)))
 	})
-	return rows, nil
+	sorted, sortedGaps := make([]gapmodel.Row, len(rows)), make([]rowWithGaps, len(rows))
+	for k, i := range order {
+		sorted[k], sortedGaps[k] = rows[i], gaps[i]
+	}
+	for k := range sortedGaps {
+		sortedGaps[k].row = &sorted[k]
+	}
+	return sorted, sortedGaps, nil
 }

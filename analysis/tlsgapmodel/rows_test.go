@@ -64,13 +64,21 @@ func emulatedSamples(t *testing.T, delays []float64, rounds, perRound int, c0, s
 						t.Fatal(err)
 					}
 					sm := tlsstudy.EmulatedSample{Cell: cell, Config: id.ID(), ID: id}
-					for range rounds {
+					for round := range rounds {
 						var block []float64
 						for range perRound {
 							seq++
 							rt, rttNs := k, int64(rtt*1e6)
-							sm.Records = append(sm.Records, &tlsdata.Record{Seq: seq, HRR: hrr, RoundTrips: &rt, LinkRTTNs: &rttNs})
-							block = append(block, c0+float64(k)*rtt+s*cpu+0.05*rng.NormFloat64())
+							ths := c0 + float64(k)*rtt + s*cpu + 0.05*rng.NormFloat64()
+							at := func(ms float64) *int64 { v := int64(seq)*1e9 + int64(ms*1e6); return &v }
+							rec := &tlsdata.Record{Seq: seq, HRR: hrr, RoundTrips: &rt, LinkRTTNs: &rttNs,
+								SynNs: at(0), ClientHelloNs: at(rtt), ServerFlightEndNs: at(rtt + ths - rtt/2), ClientFinishedNs: at(rtt + ths)}
+							if hrr {
+								rec.ClientHello2Ns = at(2 * rtt)
+							}
+							sm.Records = append(sm.Records, rec)
+							sm.Rounds = append(sm.Rounds, round)
+							block = append(block, ths)
 						}
 						m, _ := stats.Median(block)
 						sm.RoundThsMs = append(sm.RoundThsMs, m)
@@ -115,9 +123,30 @@ func TestAttach(t *testing.T) {
 	if math.Abs(f.C0.Est-2.5) > 0.1 || math.Abs(f.S.Est-1.1) > 0.1 || !f.Pass {
 		t.Errorf("fit c0 %v s %v pass %v, want 2.5, 1.1, pass", f.C0.Est, f.S.Est, f.Pass)
 	}
-	tab, err := table(res)
+	tab, err := modelsTable(res)
 	if err != nil || strings.Contains(tab, notMeasured) {
 		t.Errorf("table (err %v):\n%s", err, tab)
+	}
+	// The client's end gives every definition; the server's end none.
+	if len(res.GapModelMissing) != 4 || res.GapModelMissing["syn-cfin@server"] != "the run captured the client's end only" {
+		t.Errorf("missing definitions %v: want the server's end, for want of its capture", res.GapModelMissing)
+	}
+	for _, r := range res.GapModelRows {
+		ours, syn := r.ThsByDefMs["ch-cfin@client"], r.ThsByDefMs["syn-cfin@client"]
+		if r.SignMs != map[bool]float64{true: 0.4, false: 0.02}[r.Role == "pq-sig"] || math.Abs(syn-ours-r.RTTMs) > 0.01 {
+			t.Errorf("row %s: sign %v ms, SYN-to-Finished %v against ours %v: want the leaf's sign time and one RTT more", r.Label(), r.SignMs, syn, ours)
+		}
+	}
+	// A record without its SYN: the definition is missing, and the
+	// reason names the cell.
+	samples := emulatedSamples(t, []float64{0, 0.5, 1, 2}, 10, 2, 2.5, 1.1)
+	samples[3].Records[0].SynNs = nil
+	res = &tlsstudy.Results{}
+	if err := Attach(res, samples, p, runMeta(t, hostMeta)); err != nil {
+		t.Fatal(err)
+	}
+	if why := res.GapModelMissing["syn-cfin@client"]; !strings.Contains(why, "1 record(s) lack its times") || !strings.Contains(why, "at 0 ms one way") {
+		t.Errorf("a record without its SYN: reason %q", why)
 	}
 
 	// Bad input: no host_crypto, or too few delay levels for the split.

@@ -140,3 +140,19 @@ func ConfigCPUMs(msPerOp map[string]float64, certKey, group string, hrr bool, ch
 	}
 	return total, nil
 }
+
+// SignMs is one signature with certKey by the host's `openssl speed`.
+//
+// It is the server's CertificateVerify (RFC 8446 4.4.3), which the gap
+// model's second registration overlaps with a window stall.
+func SignMs(msPerOp map[string]float64, certKey string) (float64, error) {
+	sig, ok := sigPrimitive[certKey]
+	if !ok {
+		return 0, fmt.Errorf("certificate key %q has no CPU account (one of %v)", certKey, slices.Sorted(maps.Keys(sigPrimitive)))
+	}
+	v, ok := msPerOp[sig+"-sign"]
+	if !ok || !(v > 0) {
+		return 0, fmt.Errorf("no `openssl speed` figure %q for %s: add the primitive to the runner's speed arguments (experiments/tls/openssl, SpeedArgs)", sig+"-sign", certKey)
+	}
+	return v, nil
+}

@@ -58,3 +58,16 @@ func TestConfigCPUMs(t *testing.T) {
 		t.Errorf("without an ML-DSA-87 speed: %v", err)
 	}
 }
+
+func TestSignMs(t *testing.T) {
+	ms := map[string]float64{"mldsa87-sign": 1.4, "ed25519-sign": 0}
+	if v, err := SignMs(ms, "mldsa87"); err != nil || v != 1.4 {
+		t.Errorf("ML-DSA-87: %v, %v; want 1.4", v, err)
+	}
+	if _, err := SignMs(ms, "ed25519"); err == nil || !strings.Contains(err.Error(), "ed25519-sign") {
+		t.Errorf("a zero figure: err %v; want the missing figure named", err)
+	}
+	if _, err := SignMs(ms, "rsa"); err == nil || !strings.Contains(err.Error(), "no CPU account") {
+		t.Errorf("an unknown key: err %v", err)
+	}
+}

@@ -29,6 +29,6 @@ func ExampleStages() {
 	//   out: figures/tls-ths.pdf figures/tls-ths.svg figures/tls-bytes.pdf figures/tls-bytes.svg figures/tls-gap.pdf figures/tls-gap.svg figures/tls-drift.pdf figures/tls-drift.svg figures/tls-gapmodel.pdf figures/tls-gapmodel.svg
 	// tls:tables
 	//   in:  results/tls.json
-	//   out: paper/generated/tls-paper.tex paper/generated/tls-matrix.tex paper/generated/tls-bytes.tex paper/generated/tls-gap.tex paper/generated/tls-factors.tex paper/generated/tls-drift.tex paper/generated/tls-serial.tex paper/generated/tls-gapmodel.tex paper/generated/tls-numbers.tex
+	//   out: paper/generated/tls-paper.tex paper/generated/tls-matrix.tex paper/generated/tls-bytes.tex paper/generated/tls-gap.tex paper/generated/tls-factors.tex paper/generated/tls-drift.tex paper/generated/tls-serial.tex paper/generated/tls-gapjoint-all.tex paper/generated/tls-gapjoint.tex paper/generated/tls-gapmodel.tex paper/generated/tls-numbers.tex
 	// ed25519/X25519,mldsa87/X25519,ed25519/MLKEM1024,ed25519/SecP384r1MLKEM1024
 }

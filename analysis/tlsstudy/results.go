@@ -37,6 +37,10 @@ type Results struct {
 	// measured no emulated path (analysis/tlsgapmodel then says "not measured
 	// in this run").
 	GapModelRows []gapmodel.Row `json:"gap_model_rows,omitempty"`
+	// GapModelMissing says, per registered Ths definition
+	// (gapmodel.Definitions) that some cell cannot give, why: the joint
+	// fit leaves it out and its table says so.
+	GapModelMissing map[string]string `json:"gap_model_missing,omitempty"`
 	// Primary says which cell the claims are judged on and why
 	// (PrimaryChoice: the stated cell, its fallback, or neither).
 	Primary PrimaryChoice `json:"primary_choice"`

@@ -1,0 +1,392 @@
+package tlsgapmodel
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"pqrepro/analysis/gapmodel"
+	"pqrepro/analysis/tlsstudy"
+	"pqrepro/internal/render"
+)
+
+// Output paths of the second registration's tables, relative to the
+// repository root.
+const (
+	JointTable    = "paper/generated/tls-gapjoint.tex"
+	JointAllTable = "paper/generated/tls-gapjoint-all.tex"
+)
+
+// fits is every gap-model result of one run: the first registration's
+// fit and explanation, the second's fit, and the joint fit over the
+// definitions the run's captures give (missing says why not the others).
+type fits struct {
+	first   *gapmodel.Fit
+	explain *gapmodel.Explanation
+	second  *gapmodel.OverlapFit
+	joint   []gapmodel.JointRow
+	missing map[string]string
+}
+
+// fitAll fits both registrations and the joint fit on rows; nil, nil
+// without rows.
+func fitAll(rows []gapmodel.Row, missing map[string]string) (*fits, error) {
+	f, e, err := fit(rows)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	out := &fits{first: f, explain: e, missing: missing}
+	if out.second, err = gapmodel.FitOverlap(rows, gapmodel.Registered2); err != nil {
+		return nil, fmt.Errorf("gap model, second registration: %w", err)
+	}
+	var defs []string
+	for _, d := range gapmodel.Definitions {
+		if _, gone := missing[d.Key()]; !gone {
+			defs = append(defs, d.Key())
+		}
+	}
+	if out.joint, err = gapmodel.JointFit(rows, defs, published(), gapmodel.Registered2); err != nil {
+		return nil, fmt.Errorf("gap model, joint fit: %w", err)
+	}
+	return out, nil
+}
+
+// fitsOf is fitAll on the results' rows.
+func fitsOf(r *tlsstudy.Results) (*fits, error) { return fitAll(r.GapModelRows, r.GapModelMissing) }
+
+// modelsTable compares the two registered models on the held-out cells
+// with a window stall, where they differ, and states both tests.
+func modelsTable(r *tlsstudy.Results) (string, error) {
+	fs, err := fitsOf(r)
+	if err != nil {
+		return "", err
+	}
+	t := render.Table{
+		Label: "tab:tls-gapmodel",
+		Caption: `Study~A, the two registered gap models on the held-out cells whose server flight exceeds TCP's initial window ` +
+			`(the cells where they differ). First: $T_{hs} = c_0 + k\,\mathrm{RTT} + s\,\mathrm{CPU}$, every cell within ` + render.Fixed(gapmodel.Registered.BoundMs, 2) +
+			`\,ms. Second: the stall costs $\max(\mathrm{RTT} - t_{sign}, 0)$, every cell within its own bound $z\sqrt{SE^2 + \tau^2}$. Times in ms; error = predicted $-$ observed.`,
+		Align:  "lrrrrrrr",
+		Header: []string{"Held-out cell", "RTT", "$t_{sign}$", "Observed", "First: error", "Second: error", "Bound", "Second"},
+	}
+	if fs == nil {
+		t.Rows = append(t.Rows, []string{"Emulated-path cells: " + notMeasured, "---", "---", "---", "---", "---", "---", "---"})
+		t.Notes = "The run holds no emulated-path cell: both models are registered (analysis/gapmodel) but not fitted."
+		return t.Latex()
+	}
+	first := map[*gapmodel.Row]gapmodel.Prediction{}
+	for _, p := range fs.first.Predictions {
+		first[p.Row] = p
+	}
+	for _, p := range fs.second.Predictions {
+		if p.Row.Stalls() == 0 {
+			continue
+		}
+		verdict := "within"
+		if !p.Pass {
+			verdict = "\\textbf{outside}"
+		}
+		t.Rows = append(t.Rows, []string{render.Escape(cellName(p.Row)), render.Fixed(p.Row.RTTMs, 2), render.Fixed(p.Row.SignMs, 2),
+			render.Fixed(p.ObservedMs, 2), signed(first[p.Row].ErrorMs, 2), signed(p.ErrorMs, 2), render.Fixed(p.BoundMs, 2), verdict})
+	}
+	f1, f2 := fs.first, fs.second
+	notes := []string{
+		fmt.Sprintf(`First model: $c_0 = %s$, $s = %s$; max $|$error$|$ over its %d held-out cells %s\,ms, it %s.`,
+			render.Fixed(f1.C0.Est, 3), render.Fixed(f1.S.Est, 3), len(f1.Predictions), render.Fixed(f1.MaxAbsErrMs, 2), passWord(f1)),
+		fmt.Sprintf(`Second model: $c_0 = %s$ [%s, %s], $s = %s$ [%s, %s]; %d of %d held-out cells outside their bounds (bounds %s to %s\,ms: $z = %s$, Bonferroni at $\alpha = %s$; $\tau = %s$\,ms from %d identical-handshake pairs); it %s.`,
+			render.Fixed(f2.C0.Est, 3), render.Fixed(f2.C0.Lower, 3), render.Fixed(f2.C0.Upper, 3), render.Fixed(f2.S.Est, 3), render.Fixed(f2.S.Lower, 3), render.Fixed(f2.S.Upper, 3),
+			f2.Misses, len(f2.Predictions), render.Fixed(minBound(f2), 2), render.Fixed(maxBound(f2), 2), render.Fixed(f2.Z, 2), render.Fixed(f2.Reg.Alpha, 2),
+			render.Fixed(f2.TauMs, 3), f2.Pairs, passWord2(f2)),
+	}
+	t.Notes = strings.Join(notes, " ")
+	return t.Latex()
+}
+
+// cellName is a row's cell without its level: list, chain, role.
+func cellName(r *gapmodel.Row) string {
+	return fmt.Sprintf("%s, %s, %s", r.Groups, r.Chain, roleLabel(r.Role))
+}
+
+func minBound(f *gapmodel.OverlapFit) float64 {
+	m := math.Inf(1)
+	for _, p := range f.Predictions {
+		m = min(m, p.BoundMs)
+	}
+	return m
+}
+
+func maxBound(f *gapmodel.OverlapFit) float64 {
+	m := 0.0
+	for _, p := range f.Predictions {
+		m = max(m, p.BoundMs)
+	}
+	return m
+}
+
+func passWord2(f *gapmodel.OverlapFit) string {
+	if f.Pass {
+		return "passes"
+	}
+	return "fails"
+}
+
+// bestPerDefinition is, per definition in registered order, the joint-fit
+// row with the smallest worst error (the first in the fit's order on a
+// tie).
+func bestPerDefinition(rows []gapmodel.JointRow) []gapmodel.JointRow {
+	var out []gapmodel.JointRow
+	for _, d := range gapmodel.Definitions {
+		var best *gapmodel.JointRow
+		for i := range rows {
+			r := &rows[i]
+			if r.Definition.Key() == d.Key() && (best == nil || r.WorstPct < best.WorstPct) {
+				best = r
+			}
+		}
+		if best != nil {
+			out = append(out, *best)
+		}
+	}
+	return out
+}
+
+// jointHeader is the joint-fit tables' columns.
+var jointHeader = []string{"$T_{hs}$ from, to", "End", "Group list, chain", "RTT", "Worst", "Inc.\\ RTT", "Worst", "Offset"}
+
+// jointRow renders one joint-fit row.
+func jointRow(r gapmodel.JointRow) []string {
+	worst := render.Fixed(r.WorstPct, 1) + `\,\%`
+	if r.Reaches {
+		worst = `\textbf{` + worst + `}`
+	}
+	return []string{render.Escape(r.Definition.Short), r.Definition.End, render.Escape(r.Combo.String()), render.Fixed(r.RTTMs, 2), worst,
+		render.Fixed(r.IncRTTMs, 2), render.Fixed(r.IncWorstPct, 1) + `\,\%`, signed(r.BaselineOffsetMs, 2)}
+}
+
+// jointNotes is what both joint-fit tables say under the rows: the
+// status (exploratory when the second model failed) and the definitions
+// the run could not give.
+func jointNotes(fs *fits) string {
+	status := "The second model passed its test."
+	if !fs.second.Pass {
+		status = "Exploratory: the second model failed its registered test, so this fit describes our cells and explains nothing."
+	}
+	notes := []string{status, fmt.Sprintf(`RTT (ms) minimises the worst relative error over the four published medians (bold: within %s\,\%%); Inc.\ RTT does so for the three increases alone, and Offset (ms) is our baseline minus the published one there. Finished: the client's.`,
+		render.Fixed(gapmodel.Registered2.JointTargetPct, 0))}
+	for _, d := range gapmodel.Definitions {
+		if why, ok := fs.missing[d.Key()]; ok {
+			notes = append(notes, render.Escape(fmt.Sprintf("%s at the %s's end: not measured (%s).", capitalise(d.About), d.End, why)))
+		}
+	}
+	return strings.Join(notes, " ")
+}
+
+// jointTable is the joint fit's best combination per definition.
+func jointTable(r *tlsstudy.Results) (string, error) {
+	return jointLatex(r, false)
+}
+
+// jointAllTable is the joint fit of every definition and combination.
+func jointAllTable(r *tlsstudy.Results) (string, error) {
+	return jointLatex(r, true)
+}
+
+func jointLatex(r *tlsstudy.Results, all bool) (string, error) {
+	fs, err := fitsOf(r)
+	if err != nil {
+		return "", err
+	}
+	t := render.Table{Label: "tab:tls-gapjoint", Align: "lllrrrrr", Header: jointHeader,
+		Caption: `Study~A, the joint fit: per $T_{hs}$ definition, the client group list and chain whose cells, interpolated in RTT, come closest to all four published medians, and the path RTT at which they do.`}
+	if all {
+		t.Label, t.Long = "tab:tls-gapjoint-all", true
+		t.Align = "llp{9em}rrrrr"
+		t.Caption = `Study~A, the joint fit of every $T_{hs}$ definition, client group list and chain (Table~\ref{tab:tls-gapjoint} gives the best per definition).`
+	}
+	if fs == nil {
+		t.Rows = append(t.Rows, []string{"---", "---", "---", "---", "---", "---", "---", "---"})
+		t.Notes = "Emulated-path cells: " + notMeasured + "."
+		return t.Latex()
+	}
+	rows := fs.joint
+	if !all {
+		rows = bestPerDefinition(rows)
+	}
+	for _, jr := range rows {
+		t.Rows = append(t.Rows, jointRow(jr))
+	}
+	t.Notes = jointNotes(fs)
+	return t.Latex()
+}
+
+// secondNumbers sets the second registration's and the joint fit's
+// macros.
+func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
+	fs, err := fitsOf(r)
+	if err != nil {
+		return err
+	}
+	reg := gapmodel.Registered2
+	set("GapTwoAlpha", render.Fixed(reg.Alpha, 2))
+	set("GapTwoJointTargetPct", render.Fixed(reg.JointTargetPct, 0))
+	keys := []string{"GapTwoCZeroMs", "GapTwoS", "GapTwoMisses", "GapTwoHeldOut", "GapTwoPass", "GapTwoMaxErrMs", "GapTwoBoundMinMs", "GapTwoBoundMaxMs",
+		"GapTwoTauMs", "GapTwoPairs", "GapTwoZ", "GapOneMisses", "GapOneHeldOut", "GapOneStallMisses", "GapJointReaches", "GapJointBest", "GapJointBestWorstPct",
+		"GapJointBestRTTMs", "GapJointOursBest", "GapJointOursWorstPct", "GapJointOursRTTMs", "GapJointOursIncRTTMs", "GapJointOursIncWorstPct", "GapJointOursBaselineOffsetMs",
+		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict"}
+	for _, k := range keys {
+		set(k, "---")
+	}
+	if fs == nil {
+		return nil
+	}
+	f1, f2 := fs.first, fs.second
+	set("GapTwoCZeroMs", render.Fixed(f2.C0.Est, 3))
+	set("GapTwoS", render.Fixed(f2.S.Est, 2))
+	set("GapTwoMisses", fmt.Sprint(f2.Misses))
+	set("GapTwoHeldOut", fmt.Sprint(len(f2.Predictions)))
+	set("GapTwoPass", passWord2(f2))
+	set("GapTwoMaxErrMs", render.Fixed(f2.MaxAbsErrMs, 2))
+	set("GapTwoBoundMinMs", render.Fixed(minBound(f2), 2))
+	set("GapTwoBoundMaxMs", render.Fixed(maxBound(f2), 2))
+	set("GapTwoTauMs", render.Fixed(f2.TauMs, 2))
+	set("GapTwoPairs", fmt.Sprint(f2.Pairs))
+	set("GapTwoZ", render.Fixed(f2.Z, 2))
+	misses, stallMisses := 0, 0
+	for _, p := range f1.Predictions {
+		if math.Abs(p.ErrorMs) > f1.Reg.BoundMs {
+			misses++
+			if p.Row.Stalls() > 0 {
+				stallMisses++
+			}
+		}
+	}
+	set("GapTwoMissPattern", missPattern(f2))
+	s1, s2 := 0.0, 0.0
+	for i, p := range f2.Predictions {
+		if p.Row.Stalls() > 0 {
+			s1, s2 = max(s1, math.Abs(f1.Predictions[i].ErrorMs)), max(s2, math.Abs(p.ErrorMs))
+		}
+	}
+	set("GapOneStallMaxErrMs", render.Fixed(s1, 2))
+	set("GapTwoStallMaxErrMs", render.Fixed(s2, 2))
+	set("GapOneMisses", fmt.Sprint(misses))
+	set("GapOneHeldOut", fmt.Sprint(len(f1.Predictions)))
+	set("GapOneStallMisses", fmt.Sprint(stallMisses))
+	set("GapJointStatus", map[bool]string{true: "a test of the passed model", false: "exploratory"}[f2.Pass])
+	reach := 0
+	for _, jr := range fs.joint {
+		if jr.Reaches {
+			reach++
+		}
+	}
+	set("GapJointReaches", fmt.Sprint(reach))
+	set("GapJointVerdict", jointVerdict(fs.joint, reach))
+	if len(fs.joint) == 0 {
+		return nil
+	}
+	best := slices.MinFunc(fs.joint, func(a, b gapmodel.JointRow) int { return cmp.Compare(a.WorstPct, b.WorstPct) })
+	set("GapJointBest", render.Escape(fmt.Sprintf("%s (%s's end), %s", best.Definition.About, best.Definition.End, best.Combo)))
+	set("GapJointBestWorstPct", render.Fixed(best.WorstPct, 1))
+	set("GapJointBestRTTMs", render.Fixed(best.RTTMs, 2))
+	i := slices.IndexFunc(bestPerDefinition(fs.joint), func(r gapmodel.JointRow) bool { return r.Definition == gapmodel.Definitions[0] })
+	if i < 0 {
+		return nil // ours not given: the macros stay "---"
+	}
+	ours := bestPerDefinition(fs.joint)[i]
+	set("GapJointOursBest", render.Escape(ours.Combo.String()))
+	set("GapJointOursWorstPct", render.Fixed(ours.WorstPct, 1))
+	set("GapJointOursRTTMs", render.Fixed(ours.RTTMs, 2))
+	set("GapJointOursIncRTTMs", render.Fixed(ours.IncRTTMs, 2))
+	set("GapJointOursIncWorstPct", render.Fixed(ours.IncWorstPct, 1))
+	set("GapJointOursBaselineOffsetMs", signed(ours.BaselineOffsetMs, 2))
+	set("GapJointOursBaselineErrPct", signed(ours.ErrPct[0], 1))
+	set("GapJointOursKemErrPct", signed(ours.ErrPct[slices.Index(gapmodel.Roles, "pq-kem")], 1))
+	return nil
+}
+
+// capitalise starts s with an upper-case letter, for a sentence.
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// missPattern says which held-out cells the second model missed, by
+// kind (a window stall, a HelloRetryRequest, neither) and by the sign of
+// their errors, so that the paper names the term that failed.
+func missPattern(f *gapmodel.OverlapFit) string {
+	if f.Misses == 0 {
+		return "every held-out cell is within its bound"
+	}
+	kinds := []struct {
+		name string
+		is   func(r *gapmodel.Row) bool
+	}{
+		{"with a window stall", func(r *gapmodel.Row) bool { return r.Stalls() > 0 }},
+		{"with a HelloRetryRequest and no stall", func(r *gapmodel.Row) bool { return r.Stalls() == 0 && r.HRRShare > 0 }},
+		{"with neither", func(r *gapmodel.Row) bool { return r.Stalls() == 0 && r.HRRShare == 0 }},
+	}
+	var parts []string
+	for _, k := range kinds {
+		n, of, long, short := 0, 0, 0, 0
+		for _, p := range f.Predictions {
+			if !k.is(p.Row) {
+				continue
+			}
+			of++
+			if p.Pass {
+				continue
+			}
+			n++
+			if p.ErrorMs > 0 {
+				long++
+			} else {
+				short++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		sign := "predicted too long"
+		switch {
+		case short == n:
+			sign = "predicted too short"
+		case long != n:
+			sign = fmt.Sprintf("%d predicted too long, %d too short", long, short)
+		}
+		if n > 1 && (short == n || long == n) {
+			sign = "all " + sign
+		}
+		parts = append(parts, fmt.Sprintf("%d of the %d cells %s (%s)", n, of, k.name, sign))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// jointVerdict is the paper's sentence on what the joint fit rules out:
+// with no row within the target, that a slower path alone does not
+// reproduce the published medians under any definition measured; with
+// some, that a slower path is consistent with them but not shown to be
+// their cause.
+func jointVerdict(rows []gapmodel.JointRow, reach int) string {
+	target := render.Fixed(gapmodel.Registered2.JointTargetPct, 0)
+	if reach == 0 {
+		return fmt.Sprintf("no definition, group list and chain reaches all four within %s~\\%%: round trips on a slower path, timed any of these ways, do not reproduce the published medians on our host, and what is left lies in what we did not vary", target)
+	}
+	var names []string
+	for _, r := range rows {
+		if r.Reaches {
+			names = append(names, fmt.Sprintf("%s at the %s's end with %s", r.Definition.About, r.Definition.End, r.Combo))
+		}
+	}
+	verb := "rows reach"
+	if reach == 1 {
+		verb = "rows: one reaches"
+		return render.Escape(fmt.Sprintf("of %d %s all four within %s %%: ", len(rows), verb, target)) + render.Escape(names[0]) +
+			"; a slower path is consistent with the published medians under this definition, but, the original's RTT not being published, it is not shown to be their cause"
+	}
+	return render.Escape(fmt.Sprintf("%d of %d %s all four within %s %%: ", reach, len(rows), verb, target)) + render.Escape(strings.Join(names, "; ")) +
+		"; a slower path is consistent with the published medians under these definitions, but, the original's RTT not being published, it is not shown to be their cause"
+}
