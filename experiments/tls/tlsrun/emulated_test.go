@@ -1,11 +1,13 @@
 package tlsrun
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -275,6 +277,69 @@ func TestRunEmulated(t *testing.T) {
 		t.Errorf("%d emulated records, want 144", emu)
 	}
 	checkServerEnd(t, res.Dir, recs)
+	checkOneEnd(t, e, res.Dir, recs)
+}
+
+// runCaptures is a run's meta.json and the captures it names.
+func runCaptures(t *testing.T, dir string) ([]byte, []rederive.Capture) {
+	t.Helper()
+	meta, err := os.ReadFile(filepath.Join(dir, rederive.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := rederive.Captures(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta, caps
+}
+
+// checkOneEnd re-derives a run the way the build's tls:records stage
+// does: with every capture, the recorded bytes; without the server-end
+// captures (a run before issue 42), the ColumnsEmulated header and the
+// same records less their server-end times.
+func checkOneEnd(t *testing.T, e *testEnv, dir string, recs []tlsdata.Record) {
+	t.Helper()
+	_, caps := runCaptures(t, dir)
+	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
+	open := func(c rederive.Capture) (io.ReadCloser, error) {
+		p := filepath.Join(dir, c.Name+rederive.GzipExt)
+		if _, err := os.Stat(p); err != nil {
+			p = e.store.Path(c.SHA256)
+		}
+		return rederive.OpenFile(p, c.SHA256)
+	}
+	recorded, err := read(tlsdata.RecordsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := tlsjoin.Derive(context.Background(), dir, read, open, caps); err != nil || !bytes.Equal(b, recorded) {
+		t.Fatalf("re-derived with every capture: %v, equal %v", err, bytes.Equal(b, recorded))
+	}
+	oneEnd := slices.DeleteFunc(slices.Clone(caps), func(c rederive.Capture) bool { return strings.HasSuffix(c.Name, "-server"+rederive.CaptureExt) })
+	if len(oneEnd) == len(caps) {
+		t.Fatal("no server-end capture in meta.json")
+	}
+	b, err := tlsjoin.Derive(context.Background(), dir, read, open, oneEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tlsdata.ReadRecords(bytes.NewReader(b), "one-end")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(recs)
+	for i := range want {
+		r := &want[i]
+		r.ClientHello2Ns, r.SrvSynNs, r.SrvClientHelloNs, r.SrvClientHello2Ns, r.SrvServerFlightEndNs, r.SrvClientFinishedNs = nil, nil, nil, nil, nil, nil
+	}
+	want2, err := tlsdata.MarshalRecords(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want2) || len(got) != len(recs) {
+		t.Error("without the server-end captures: not the run's records less their server-end times under ColumnsEmulated")
+	}
 }
 
 // checkServerEnd checks a run's server-end captures (issue 42): meta.json
@@ -285,14 +350,7 @@ func TestRunEmulated(t *testing.T) {
 // its one-way delay. It logs each cell's medians.
 func checkServerEnd(t *testing.T, dir string, recs []tlsdata.Record) {
 	t.Helper()
-	meta, err := os.ReadFile(filepath.Join(dir, rederive.MetaFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	caps, err := rederive.Captures(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	meta, caps := runCaptures(t, dir)
 	var m struct {
 		Measured struct {
 			Paths map[string]struct {
