@@ -1,6 +1,11 @@
 package tlsjoin
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -219,4 +224,77 @@ func ptrs(ps []*int64) []string {
 		}
 	}
 	return out
+}
+
+// TestDeriveServerEnd derives an emulated run from pcapng bytes: the
+// capture package's golden capture (two direct handshakes and one through
+// a HelloRetryRequest) stands for both ends of a link of no delay, so the
+// server end's times are the client end's. Without the server-end capture
+// (ErrNoCapture) the run is derived as before issue 42.
+func TestDeriveServerEnd(t *testing.T) {
+	pcap, err := os.ReadFile("../../instruments/capture/testdata/golden.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := capture.Read(bytes.NewReader(pcap), capture.ReadOptions{})
+	if err != nil || len(res.Records) != 3 {
+		t.Fatalf("golden capture: %v, %d records", err, len(res.Records))
+	}
+	path := tlsdata.EmulatedPath(0)
+	var configs []Config
+	var conns []Conn
+	for i, r := range res.Records {
+		id := tlsdata.ConfigID{CertKey: "ed25519", Group: r.Group, HRR: r.HRR}
+		c := Config{Name: id.ID(), CertKey: "ed25519", Group: r.Group, KeyShare: map[bool]string{true: "hrr", false: "direct"}[r.HRR], Path: path}
+		if !slices.ContainsFunc(configs, func(o Config) bool { return o.Name == c.Name }) {
+			configs = append(configs, c)
+		}
+		start := *r.SynNs - 1000
+		conns = append(conns, Conn{Seq: i, Config: c.Name, Client: r.Client, Server: r.Server, StartNs: start, ClientNs: *r.ClientFinishedNs - start + 1000, ServerNs: 1, Path: path})
+	}
+	cj, err := json.Marshal(configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inproc, err := MarshalInproc(conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	derive := func(serverEnd bool) []tlsdata.Record {
+		t.Helper()
+		recs, js, err := DeriveRecords(cj, inproc, func(name string) (io.ReadCloser, error) {
+			if name == CaptureFor(path) || serverEnd && name == ServerCaptureFor(path) {
+				return io.NopCloser(bytes.NewReader(pcap)), nil
+			}
+			return nil, fmt.Errorf("%s: %w", name, ErrNoCapture)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := MarshalRecords(recs, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		header := tlsdata.ColumnsEmulated
+		if serverEnd {
+			header = tlsdata.ColumnsServerEnd
+		}
+		if h := strings.SplitN(gunzipString(t, b), "\n", 2)[0]; h != strings.Join(header, ",") {
+			t.Errorf("server end %v: header %q", serverEnd, h)
+		}
+		return recs
+	}
+	for i, r := range derive(true) {
+		c := res.Records[i]
+		got := []*int64{r.SrvSynNs, r.SrvClientHelloNs, r.SrvClientHello2Ns, r.SrvServerFlightEndNs, r.SrvClientFinishedNs, r.ClientHello2Ns}
+		want := []*int64{c.SynNs, c.ClientHelloNs, c.ClientHello2Ns, c.ServerFlightEndNs, c.ClientFinishedNs, c.ClientHello2Ns}
+		if !reflect.DeepEqual(got, want) || (r.ClientHello2Ns != nil) != (i == 2) {
+			t.Errorf("seq %d: %v, want %v", i, ptrs(got), ptrs(want))
+		}
+	}
+	for _, r := range derive(false) {
+		if r.ClientHello2Ns != nil || r.SrvClientHelloNs != nil {
+			t.Errorf("seq %d: server-end times without a server-end capture", r.Seq)
+		}
+	}
 }
