@@ -64,8 +64,8 @@ func TestJoinEmulated(t *testing.T) {
 }
 
 // serverEndCase is one emulated path's connections and their records at
-// the client's end: seq 0 direct, seq 1 through a HelloRetryRequest, seq
-// 2 direct again, seq 3 reusing seq 0's 4-tuple later.
+// the client's end. Seq 0 is direct, seq 1 through a HelloRetryRequest,
+// seq 2 direct again, seq 3 reuses seq 0's 4-tuple later.
 func serverEndCase() (configs []Config, conns []Conn, cli []capture.Record) {
 	i64 := func(v int64) *int64 { return &v }
 	path := tlsdata.EmulatedPath(1)
@@ -98,8 +98,8 @@ func serverEndCase() (configs []Config, conns []Conn, cli []capture.Record) {
 	return configs, conns, cli
 }
 
-// atServer is c as the server's end of a link of 1 ms one way sees it:
-// the client's packets 1 ms later, the server's 1 ms earlier.
+// atServer is c as the server's end of a 1 ms one-way link sees it. The
+// client's packets arrive 1 ms later, the server's leave 1 ms earlier.
 func atServer(c capture.Record) capture.Record {
 	shift := func(p *int64, d int64) *int64 {
 		if p == nil {
@@ -115,7 +115,7 @@ func atServer(c capture.Record) capture.Record {
 	return s
 }
 
-// TestJoinServerEnd joins two vantage points of one emulated path: each
+// TestJoinServerEnd joins two vantage points of one emulated path. Each
 // connection gets the server end's times of its own connection (the
 // reused 4-tuple included), the HRR connection both second ClientHellos;
 // a connection the server end lacks is kept with empty columns and
@@ -183,9 +183,10 @@ func TestJoinServerEnd(t *testing.T) {
 	}
 }
 
-// TestJoinServerEndErrors: two server-end records in one connection's
-// window, a HelloRetryRequest only one end saw, and a server-end
-// handshake no connection made are errors naming the problem.
+// TestJoinServerEndErrors: ambiguous, disagreeing and stray server-end
+// records are errors naming the problem. That is, two in one
+// connection's window, a HelloRetryRequest only one end saw, and a
+// server-end handshake no connection made.
 func TestJoinServerEndErrors(t *testing.T) {
 	configs, conns, cli := serverEndCase()
 	path := conns[0].Path
@@ -226,11 +227,12 @@ func ptrs(ps []*int64) []string {
 	return out
 }
 
-// TestDeriveServerEnd derives an emulated run from pcapng bytes: the
-// capture package's golden capture (two direct handshakes and one through
-// a HelloRetryRequest) stands for both ends of a link of no delay, so the
-// server end's times are the client end's. Without the server-end capture
-// (ErrNoCapture) the run is derived as before issue 42.
+// TestDeriveServerEnd derives an emulated run from pcapng bytes at both
+// ends and at one. The capture package's golden capture (two direct
+// handshakes, one through a HelloRetryRequest) stands for both ends of a
+// link of no delay, so the server end's times are the client end's.
+// Without the server-end capture (ErrNoCapture) the run is derived as
+// before issue 42.
 func TestDeriveServerEnd(t *testing.T) {
 	pcap, err := os.ReadFile("../../instruments/capture/testdata/golden.pcapng")
 	if err != nil {

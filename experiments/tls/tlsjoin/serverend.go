@@ -11,18 +11,18 @@ import (
 )
 
 // ServerCaptureFor is the name of an emulated path's server-end capture in
-// meta.json's files: capture-<path>-server.pcapng, taken on the server's
-// TUN device inside the server's namespace (issue 42).
+// meta.json's files, capture-<path>-server.pcapng. The runner takes it on
+// the server's TUN device inside the server's namespace (issue 42).
 func ServerCaptureFor(path string) string {
 	return "capture-" + pathOf(path) + "-server" + rederive.CaptureExt
 }
 
-// ErrNoCapture is wrapped by an opener of DeriveRecords when the run has
-// no capture of that name; only a server-end capture may be absent.
+// ErrNoCapture is wrapped by a DeriveRecords opener when the run has no
+// capture of that name. Only a server-end capture may be absent.
 var ErrNoCapture = errors.New("no such capture")
 
 // ServerEndStats counts what the join of one path's server-end capture
-// found; Misses say, for the first maxMisses connections it lacks, why.
+// found. Misses say, for the first maxMisses connections it lacks, why.
 type ServerEndStats struct {
 	Path    string `json:"path"`
 	Capture string `json:"capture"`
@@ -128,8 +128,8 @@ func joinServerEnd(rs []tlsdata.Record, cli []capture.Record, servers []string, 
 }
 
 // serverEndFits says whether server-end record s can be client-end record
-// c's connection: s's SYN (else its ClientHello) lies between c's SYN (else
-// ClientHello) and c's Finished.
+// c's connection. It can when s's SYN (else its ClientHello) lies between
+// c's SYN (else ClientHello) and c's Finished.
 func serverEndFits(c, s capture.Record) bool {
 	first, lo := s.SynNs, c.SynNs
 	if first == nil {
@@ -141,8 +141,8 @@ func serverEndFits(c, s capture.Record) bool {
 	return first != nil && lo != nil && c.ClientFinishedNs != nil && *lo <= *first && *first <= *c.ClientFinishedNs
 }
 
-// Misses are the first reasons of every path's server-end misses, for the
-// run's log; empty when every connection was joined at both ends.
+// Misses are the first reason of each path's server-end misses, for the
+// run's log. They are empty when every connection was joined at both ends.
 func (s Stats) Misses() []string {
 	var out []string
 	for _, p := range s.ServerEnd {
@@ -153,8 +153,8 @@ func (s Stats) Misses() []string {
 	return out
 }
 
-// MarshalRecords is tlsdata.MarshalRecords for the records of a run
-// DeriveRecords joined: with the ColumnsServerEnd header when the run has
+// MarshalRecords renders the records DeriveRecords joined as
+// records.csv.gz. The header is ColumnsServerEnd when the run has
 // server-end captures (js.ServerEnd), whatever they caught.
 func MarshalRecords(recs []tlsdata.Record, js Stats) ([]byte, error) {
 	if len(js.ServerEnd) > 0 {

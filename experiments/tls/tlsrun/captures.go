@@ -98,8 +98,8 @@ func (r *runner) captureStats(caps []*pathCapture) (st capture.Stats, capErr err
 }
 
 // pathsMeta is meta.json's measured.paths: per path, MTU, offloads,
-// congestion control, TCP_NODELAY and where it was captured (and, for a
-// path captured at both ends, the server end's capture and join).
+// congestion control, TCP_NODELAY and where it was captured. A path
+// captured at both ends also gets its server end's capture and join.
 func (r *runner) pathsMeta(caps []*pathCapture, sums map[string]string) map[string]any {
 	out := map[string]any{}
 	for _, pc := range caps {
@@ -123,7 +123,7 @@ func (r *runner) pathsMeta(caps []*pathCapture, sums map[string]string) map[stri
 }
 
 // logServerEnd logs the server-end joins and hands each to its capture
-// for meta.json; a connection a server-end capture lacks is a warning
+// for meta.json. A connection a server-end capture lacks is a warning
 // (its server-end columns are empty), never a silent gap.
 func (r *runner) logServerEnd(caps []*pathCapture, js tlsjoin.Stats) {
 	for i := range js.ServerEnd {

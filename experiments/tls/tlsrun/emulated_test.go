@@ -295,9 +295,9 @@ func runCaptures(t *testing.T, dir string) ([]byte, []rederive.Capture) {
 }
 
 // checkOneEnd re-derives a run the way the build's tls:records stage
-// does: with every capture, the recorded bytes; without the server-end
-// captures (a run before issue 42), the ColumnsEmulated header and the
-// same records less their server-end times.
+// does, with and without its server-end captures. With every capture it
+// gets the recorded bytes; without (a run before issue 42), the
+// ColumnsEmulated header and the same records less their server-end times.
 func checkOneEnd(t *testing.T, e *testEnv, dir string, recs []tlsdata.Record) {
 	t.Helper()
 	_, caps := runCaptures(t, dir)
@@ -342,12 +342,12 @@ func checkOneEnd(t *testing.T, e *testEnv, dir string, recs []tlsdata.Record) {
 	}
 }
 
-// checkServerEnd checks a run's server-end captures (issue 42): meta.json
-// names one per emulated path, every emulated connection is in it with
-// each time on the right side of its client-end time (a packet arrives
-// after it left), the HRR ones with both second ClientHellos, other paths'
-// records have none, and the ClientHello's median trip over each link is
-// its one-way delay. It logs each cell's medians.
+// checkServerEnd checks a run's server-end captures (issue 42) and logs
+// each cell's medians. meta.json names one per emulated path; every
+// emulated connection is in it with each time on the right side of its
+// client-end time (a packet arrives after it left), the HRR ones with
+// both second ClientHellos; other paths' records have none; and the
+// ClientHello's median trip over each link is its one-way delay.
 func checkServerEnd(t *testing.T, dir string, recs []tlsdata.Record) {
 	t.Helper()
 	meta, caps := runCaptures(t, dir)
