@@ -80,9 +80,9 @@ var Columns = []string{
 // client_groups per-config and the two counts empty.
 var ColumnsEmulated = append(slices.Clip(Columns), "client_groups", "round_trips", "link_rtt_ns")
 
-// ColumnsServerEnd is the header of runs whose emulated paths were also
-// captured at the server's end of the link (issue 42): ColumnsEmulated and
-// six times, Unix nanoseconds on the host clock both captures share.
+// ColumnsServerEnd is the header of runs with server-end captures of
+// their emulated paths (issue 42): ColumnsEmulated and six more times.
+// They are Unix nanoseconds on the host clock both captures share.
 //
 //   - client_hello2_ns: at the client's end, the first segment of the
 //     ClientHello sent after a HelloRetryRequest (RFC 8446 4.1.4); empty
@@ -384,9 +384,9 @@ type Record struct {
 	// LinkRTTNs is the emulated link's self-tested RTT; nil on other paths.
 	LinkRTTNs *int64
 
-	// ClientHello2Ns and the Srv times are ColumnsServerEnd's: the second
-	// ClientHello at the client's end, and the server's end of the link
-	// (experiments/tls/tlsjoin joins its capture); nil when not seen.
+	// ClientHello2Ns and the Srv times are ColumnsServerEnd's; nil when
+	// not seen. The first is the client end's second ClientHello, the
+	// others the server end's (experiments/tls/tlsjoin joins its capture).
 	ClientHello2Ns       *int64
 	SrvSynNs             *int64
 	SrvClientHelloNs     *int64
@@ -866,8 +866,9 @@ func MarshalRecords(rs []Record) ([]byte, error) {
 }
 
 // MarshalRecordsServerEnd is MarshalRecords with the ColumnsServerEnd
-// header even when no record has a server-end time: for a run with
-// server-end captures, whose header must not depend on what they caught.
+// header even when no record has a server-end time. A run with
+// server-end captures needs it: its header must not depend on what they
+// caught.
 func MarshalRecordsServerEnd(rs []Record) ([]byte, error) {
 	return marshalRecords(rs, true)
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// serverEndRecords are emulatedRecords with the server end's times: one
-// way of 1 ms later (arrivals) or earlier (the flight's end), the second
-// ClientHellos on the HelloRetryRequest connections, and a few records
-// the server end missed or saw without its SYN.
+// serverEndRecords are emulatedRecords with the server end's times and
+// second ClientHellos. Arrivals are 1 ms later, the flight's end 1 ms
+// earlier; the server end misses a few connections and the SYN of a few
+// more.
 func serverEndRecords(n int, seed uint64) []Record {
 	const owd = 1_000_000
 	rs := emulatedRecords(n, seed)
@@ -77,7 +77,7 @@ func TestServerEndRoundTrip(t *testing.T) {
 }
 
 // TestServerEndHeaderOnlyWhenAsked: records without server-end times keep
-// the header (and bytes) they had; MarshalRecordsServerEnd writes
+// the header and bytes they had. MarshalRecordsServerEnd writes
 // ColumnsServerEnd anyway, with the six cells empty, and reads back.
 func TestServerEndHeaderOnlyWhenAsked(t *testing.T) {
 	for _, rs := range [][]Record{sampleRecords(30, 4), emulatedRecords(30, 4)} {

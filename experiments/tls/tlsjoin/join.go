@@ -185,6 +185,9 @@ func ReadInproc(b []byte, name string) ([]Conn, error) {
 type Stats struct {
 	Measured, Retrans, Verified int
 	CaptureConnections          int // connections the captures hold, all of them
+	// ServerEnd has one entry per path with a server-end capture, in the
+	// paths' order; none for a run without such captures.
+	ServerEnd []ServerEndStats
 }
 
 func (s *Stats) add(o Stats) {
@@ -192,6 +195,7 @@ func (s *Stats) add(o Stats) {
 	s.Retrans += o.Retrans
 	s.Verified += o.Verified
 	s.CaptureConnections += o.CaptureConnections
+	s.ServerEnd = append(s.ServerEnd, o.ServerEnd...)
 }
 
 // joinSlack widens a connection's time window when no capture record's SYN
@@ -220,6 +224,12 @@ const joinSlack = 5 * time.Millisecond
 // capture holds a connection to one of the run's servers (servers) that no
 // client of the run made.
 func Join(configs []Config, servers []string, conns []Conn, caps []capture.Record) ([]tlsdata.Record, Stats, error) {
+	out, _, js, err := join(configs, servers, conns, caps)
+	return out, js, err
+}
+
+// join is Join; it also returns the capture record of each row.
+func join(configs []Config, servers []string, conns []Conn, caps []capture.Record) ([]tlsdata.Record, []capture.Record, Stats, error) {
 	type tuple struct{ client, server string }
 	type unit struct{ name, path string }
 	byName := map[unit]Config{}
@@ -240,6 +250,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 	js := Stats{CaptureConnections: len(caps)}
 	var errs []error
 	out := make([]tlsdata.Record, 0, len(conns))
+	matched := make([]capture.Record, 0, len(conns))
 	for _, cn := range conns {
 		cfg, ok := byName[unit{cn.Config, pathOf(cn.Path)}]
 		what := fmt.Sprintf("connection seq %d (%s, %s -> %s)", cn.Seq, cn.Config, cn.Client, cn.Server)
@@ -322,6 +333,7 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 			}
 		}
 		out = append(out, rec)
+		matched = append(matched, c)
 	}
 	var stray []string
 	for i, c := range caps {
@@ -333,9 +345,9 @@ func Join(configs []Config, servers []string, conns []Conn, caps []capture.Recor
 		errs = append(errs, fmt.Errorf("the capture holds %d connections to the run's servers that the run did not make (first: %s)", len(stray), stray[0]))
 	}
 	if len(errs) > 0 {
-		return nil, js, joinError(errs)
+		return nil, nil, js, joinError(errs)
 	}
-	return out, js, nil
+	return out, matched, js, nil
 }
 
 // joinError keeps the first problems readable: a run with thousands of
@@ -379,8 +391,9 @@ func Paths(conns []Conn) []string {
 // the 4-tuples differ anyway, but a connection can only be in its path's
 // capture. It returns the rows of every path in run order (seq) and the
 // statistics summed over the paths. A path with connections but no
-// capture is an error.
-func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record) ([]tlsdata.Record, Stats, error) {
+// capture is an error. A path with a server-end capture (srv, by path;
+// emulated paths) also gets the server end's times (joinServerEnd).
+func JoinPaths(configs []Config, conns []Conn, caps, srv map[string][]capture.Record) ([]tlsdata.Record, Stats, error) {
 	var out []tlsdata.Record
 	var js Stats
 	var errs []error
@@ -397,7 +410,13 @@ func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record)
 			errs = append(errs, fmt.Errorf("path %s: %d connections, but no capture (%s)", p, len(sub), CaptureFor(p)))
 			continue
 		}
-		rs, st, err := Join(configs, Servers(sub), sub, recs)
+		rs, cli, st, err := join(configs, Servers(sub), sub, recs)
+		if srvRecs, ok := srv[p]; ok && err == nil {
+			var se ServerEndStats
+			se, err = joinServerEnd(rs, cli, Servers(sub), srvRecs)
+			se.Path, se.Capture = p, ServerCaptureFor(p)
+			st.ServerEnd = append(st.ServerEnd, se)
+		}
 		js.add(st)
 		if err != nil {
 			if len(paths) > 1 {
@@ -419,10 +438,12 @@ func JoinPaths(configs []Config, conns []Conn, caps map[string][]capture.Record)
 // they used.
 //
 // It reads the capture of every path the run's connections used (open
-// returns the capture named CaptureFor(path), its uncompressed bytes) and
-// joins them with the connections by JoinPaths; it returns the records,
-// the join's statistics and the capture reader's result per capture name
-// (for the runner's meta.json).
+// returns the capture named CaptureFor(path), its uncompressed bytes),
+// and on an emulated path the server-end capture ServerCaptureFor(path)
+// when open has one (an error wrapping ErrNoCapture means it has none:
+// runs before issue 42), and joins them with the connections by
+// JoinPaths; it returns the records and the join's statistics
+// (MarshalRecords writes them).
 func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCloser, error)) ([]tlsdata.Record, Stats, error) {
 	var configs []Config
 	if err := json.Unmarshal(configsJSON, &configs); err != nil {
@@ -432,38 +453,50 @@ func DeriveRecords(configsJSON, inproc []byte, open func(name string) (io.ReadCl
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	caps := map[string][]capture.Record{}
+	caps, srv := map[string][]capture.Record{}, map[string][]capture.Record{}
 	for _, p := range Paths(conns) {
-		name := CaptureFor(p)
-		rc, err := open(name)
+		recs, err := openCapture(open, CaptureFor(p))
 		if err != nil {
 			return nil, Stats{}, err
 		}
-		res, err := readCapture(rc, name)
-		if cerr := rc.Close(); cerr != nil {
-			return nil, Stats{}, cerr // a corrupt capture explains any other error
+		caps[p] = recs
+		if _, emu := tlsdata.ParseEmulatedPath(p); !emu {
+			continue
 		}
-		if err != nil {
+		recs, err = openCapture(open, ServerCaptureFor(p))
+		switch {
+		case errors.Is(err, ErrNoCapture):
+		case err != nil:
 			return nil, Stats{}, err
+		default:
+			srv[p] = recs
 		}
-		caps[p] = res.Records
 	}
-	return JoinPaths(configs, conns, caps)
+	return JoinPaths(configs, conns, caps, srv)
 }
 
-func readCapture(r io.Reader, name string) (*capture.Result, error) {
-	res, err := capture.Read(r, capture.ReadOptions{})
+// openCapture opens capture name and reads its records.
+func openCapture(open func(name string) (io.ReadCloser, error), name string) ([]capture.Record, error) {
+	rc, err := open(name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := capture.Read(rc, capture.ReadOptions{})
+	if cerr := rc.Close(); cerr != nil {
+		return nil, cerr // a corrupt capture explains any other error
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	return res, nil
+	return res.Records, nil
 }
 
 // Derive is Study A's rederive.Derive. It reads configs.json,
 // inproc.csv.gz and the captures, one per path of the run
-// (capture.pcapng for loopback, capture-bridge.pcapng for the bridge) ->
-// records.csv.gz bytes. Every capture meta.json names must be one a path
-// of the run's connections needs.
+// (capture.pcapng for loopback, capture-bridge.pcapng for the bridge) and
+// a second one at the server's end of each emulated path where meta.json
+// names it -> records.csv.gz bytes. Every capture meta.json names must be
+// one a path of the run's connections needs.
 func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
 	byName := map[string]rederive.Capture{}
 	for _, c := range caps {
@@ -478,10 +511,10 @@ func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error
 		return nil, err
 	}
 	used := map[string]bool{}
-	recs, _, err := DeriveRecords(cj, in, func(name string) (io.ReadCloser, error) {
+	recs, js, err := DeriveRecords(cj, in, func(name string) (io.ReadCloser, error) {
 		c, ok := byName[name]
 		if !ok {
-			return nil, fmt.Errorf("%s has connections whose capture is %s, but meta.json names no such capture", InprocFile, name)
+			return nil, fmt.Errorf("%s has connections whose capture is %s, but meta.json names no such capture: %w", InprocFile, name, ErrNoCapture)
 		}
 		used[name] = true
 		return open(c)
@@ -494,5 +527,5 @@ func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error
 			return nil, fmt.Errorf("meta.json names capture %s, but no connection of %s is on its path", c.Name, InprocFile)
 		}
 	}
-	return tlsdata.MarshalRecords(recs)
+	return MarshalRecords(recs, js)
 }

@@ -84,7 +84,7 @@ func TestJoinPaths(t *testing.T) {
 		"loopback": {rec("127.0.0.1:40000", "127.0.0.1:4000", 310)},
 		"bridge":   {rec("172.17.0.2:40000", "172.17.0.3:4000", 110), rec("172.17.0.2:40001", "172.17.0.3:4000", 510)},
 	}
-	rs, js, err := JoinPaths(configs, conns, caps)
+	rs, js, err := JoinPaths(configs, conns, caps, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestJoinPaths(t *testing.T) {
 			t.Errorf("record %d: seq %d path %s client %s", i, rs[i].Seq, rs[i].Path, rs[i].Client)
 		}
 	}
-	if _, _, err := JoinPaths(configs, conns, map[string][]capture.Record{"loopback": caps["loopback"]}); err == nil || !strings.Contains(err.Error(), "path bridge: 2 connections, but no capture (capture-bridge.pcapng)") {
+	if _, _, err := JoinPaths(configs, conns, map[string][]capture.Record{"loopback": caps["loopback"]}, nil); err == nil || !strings.Contains(err.Error(), "path bridge: 2 connections, but no capture (capture-bridge.pcapng)") {
 		t.Errorf("missing bridge capture: %v", err)
 	}
-	if _, _, err := JoinPaths(configs[:1], conns, caps); err == nil || !strings.Contains(err.Error(), "configuration not in configs.json for path bridge") {
+	if _, _, err := JoinPaths(configs[:1], conns, caps, nil); err == nil || !strings.Contains(err.Error(), "configuration not in configs.json for path bridge") {
 		t.Errorf("configs without the bridge path: %v", err)
 	}
 }
@@ -112,6 +112,9 @@ func TestCaptureFor(t *testing.T) {
 	}
 	if CaptureFor("bridge") != BridgeCaptureName {
 		t.Error("BridgeCaptureName disagrees with CaptureFor")
+	}
+	if got := ServerCaptureFor("emulated-0.5ms"); got != "capture-emulated-0.5ms-server.pcapng" || got == CaptureFor("emulated-0.5ms") {
+		t.Errorf("ServerCaptureFor = %s", got)
 	}
 }
 

@@ -41,7 +41,8 @@
 //   - emulated-<delay>ms (emulated.go): two namespaces joined by the
 //     link emulator of Study B's links (experiments/instruments/linkemu)
 //     with that one-way delay, self-tested before use, the capture on
-//     the client's TUN device; the openssl-cli stack only, the paper's
+//     the client's TUN device and a second on the server's (issue 42,
+//     tlsjoin.ServerCaptureFor); the openssl-cli stack only, the paper's
 //     configurations under each [emulated] client group list and chain,
 //     for the gap model (issue 30).
 //

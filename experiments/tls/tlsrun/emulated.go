@@ -359,16 +359,31 @@ func (p *emulatedPath) launchers(native openssl.Launcher) (server, client openss
 // capture captures the client's TUN device inside its namespace. A TUN
 // device sees every packet once, so outgoing packets are kept.
 func (p *emulatedPath) capture(ctx context.Context, dir string, _ []*server) (*pathCapture, error) {
-	iface := p.link.Endpoint(linkemu.A).Iface
-	name := tlsjoin.CaptureFor(p.pathName)
+	return p.captureEnd(ctx, dir, linkemu.A, p.cli, tlsjoin.CaptureFor(p.pathName))
+}
+
+// serverCapture captures the server's TUN device inside its namespace:
+// the same connections as they arrive at and leave the server (issue 42).
+func (p *emulatedPath) serverCapture(ctx context.Context, dir string) (*pathCapture, error) {
+	pc, err := p.captureEnd(ctx, dir, linkemu.B, p.srv, tlsjoin.ServerCaptureFor(p.pathName))
+	if pc != nil {
+		pc.serverEnd = true
+	}
+	return pc, err
+}
+
+// captureEnd captures endpoint end's TUN device from thread t, in its
+// namespace, into dir/name.
+func (p *emulatedPath) captureEnd(ctx context.Context, dir string, end linkemu.Side, t *netns.Thread, name string) (*pathCapture, error) {
+	iface := p.link.Endpoint(end).Iface
 	pc := &pathCapture{path: p.pathName, iface: iface, name: name, file: filepath.Join(dir, name)}
 	keep := false
 	var err error
-	p.cli.Do(func() {
+	t.Do(func() {
 		pc.c, err = capture.Start(ctx, capture.Options{Interface: iface, Path: pc.file, DropOutgoing: &keep})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tls:run: emulated path %s: %w", p.pathName, err)
+		return nil, fmt.Errorf("tls:run: emulated path %s: %s: %w", p.pathName, name, err)
 	}
 	return pc, nil
 }

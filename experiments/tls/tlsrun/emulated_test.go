@@ -1,11 +1,17 @@
 package tlsrun
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +19,9 @@ import (
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
+	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/tls/openssl"
+	"pqrepro/experiments/tls/tlsjoin"
 )
 
 // emulatedTable is an [emulated] table of three levels, two group lists
@@ -268,6 +276,165 @@ func TestRunEmulated(t *testing.T) {
 	if emu != 144 {
 		t.Errorf("%d emulated records, want 144", emu)
 	}
+	checkServerEnd(t, res.Dir, recs)
+	checkOneEnd(t, e, res.Dir, recs)
+}
+
+// runCaptures is a run's meta.json and the captures it names.
+func runCaptures(t *testing.T, dir string) ([]byte, []rederive.Capture) {
+	t.Helper()
+	meta, err := os.ReadFile(filepath.Join(dir, rederive.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := rederive.Captures(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta, caps
+}
+
+// checkOneEnd re-derives a run the way the build's tls:records stage
+// does, with and without its server-end captures. With every capture it
+// gets the recorded bytes; without (a run before issue 42), the
+// ColumnsEmulated header and the same records less their server-end times.
+func checkOneEnd(t *testing.T, e *testEnv, dir string, recs []tlsdata.Record) {
+	t.Helper()
+	_, caps := runCaptures(t, dir)
+	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
+	open := func(c rederive.Capture) (io.ReadCloser, error) {
+		p := filepath.Join(dir, c.Name+rederive.GzipExt)
+		if _, err := os.Stat(p); err != nil {
+			p = e.store.Path(c.SHA256)
+		}
+		return rederive.OpenFile(p, c.SHA256)
+	}
+	recorded, err := read(tlsdata.RecordsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := tlsjoin.Derive(context.Background(), dir, read, open, caps); err != nil || !bytes.Equal(b, recorded) {
+		t.Fatalf("re-derived with every capture: %v, equal %v", err, bytes.Equal(b, recorded))
+	}
+	oneEnd := slices.DeleteFunc(slices.Clone(caps), func(c rederive.Capture) bool { return strings.HasSuffix(c.Name, "-server"+rederive.CaptureExt) })
+	if len(oneEnd) == len(caps) {
+		t.Fatal("no server-end capture in meta.json")
+	}
+	b, err := tlsjoin.Derive(context.Background(), dir, read, open, oneEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tlsdata.ReadRecords(bytes.NewReader(b), "one-end")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(recs)
+	for i := range want {
+		r := &want[i]
+		r.ClientHello2Ns, r.SrvSynNs, r.SrvClientHelloNs, r.SrvClientHello2Ns, r.SrvServerFlightEndNs, r.SrvClientFinishedNs = nil, nil, nil, nil, nil, nil
+	}
+	want2, err := tlsdata.MarshalRecords(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want2) || len(got) != len(recs) {
+		t.Error("without the server-end captures: not the run's records less their server-end times under ColumnsEmulated")
+	}
+}
+
+// checkServerEnd checks a run's server-end captures (issue 42) and logs
+// each cell's medians. meta.json names one per emulated path; every
+// emulated connection is in it with each time on the right side of its
+// client-end time (a packet arrives after it left), the HRR ones with
+// both second ClientHellos; other paths' records have none; and the
+// ClientHello's median trip over each link is its one-way delay.
+func checkServerEnd(t *testing.T, dir string, recs []tlsdata.Record) {
+	t.Helper()
+	meta, caps := runCaptures(t, dir)
+	var m struct {
+		Measured struct {
+			Paths map[string]struct {
+				ServerCapture *struct {
+					Capture string                  `json:"capture"`
+					Join    *tlsjoin.ServerEndStats `json:"join"`
+				} `json:"server_capture"`
+			} `json:"paths"`
+		} `json:"measured"`
+	}
+	if err := json.Unmarshal(meta, &m); err != nil {
+		t.Fatal(err)
+	}
+	perPath := map[string]int{}
+	for _, r := range recs {
+		if _, emu := tlsdata.ParseEmulatedPath(r.Path); emu {
+			perPath[r.Path]++
+		}
+	}
+	for p, n := range perPath {
+		sc := m.Measured.Paths[p].ServerCapture
+		if sc == nil || sc.Capture != tlsjoin.ServerCaptureFor(p) || sc.Join == nil || sc.Join.Joined != n || sc.Join.Missing != 0 {
+			t.Errorf("meta.json measured.paths.%s.server_capture: %+v, want %d connections joined", p, sc, n)
+		}
+	}
+	type cell struct{ path, config string }
+	deltas := map[cell][][]float64{} // per cell, per quantity: ms
+	trip := map[string][]float64{}
+	ms := func(a, b *int64) float64 { return float64(*a-*b) / 1e6 }
+	for _, r := range recs {
+		d, emu := tlsdata.ParseEmulatedPath(r.Path)
+		if !emu {
+			if r.SrvClientHelloNs != nil || r.ClientHello2Ns != nil {
+				t.Errorf("seq %d on %s has server-end times", r.Seq, r.Path)
+			}
+			continue
+		}
+		if !slices.ContainsFunc(caps, func(c rederive.Capture) bool { return c.Name == tlsjoin.ServerCaptureFor(r.Path) }) {
+			t.Fatalf("meta.json names no %s: %v", tlsjoin.ServerCaptureFor(r.Path), caps)
+		}
+		if r.SrvSynNs == nil || r.SrvClientHelloNs == nil || r.SrvServerFlightEndNs == nil || r.SrvClientFinishedNs == nil ||
+			r.HRR != (r.ClientHello2Ns != nil) || r.HRR != (r.SrvClientHello2Ns != nil) {
+			t.Errorf("seq %d %s on %s: server end missing or second ClientHello wrong (hrr %v)", r.Seq, r.Config, r.Path, r.HRR)
+			continue
+		}
+		q := []float64{ms(r.SrvSynNs, r.SynNs), ms(r.SrvClientHelloNs, r.ClientHelloNs), ms(r.ServerFlightEndNs, r.SrvServerFlightEndNs), ms(r.SrvClientFinishedNs, r.ClientFinishedNs)}
+		if r.HRR {
+			q = append(q, ms(r.SrvClientHello2Ns, r.ClientHello2Ns), ms(r.ClientHello2Ns, r.ClientHelloNs))
+		}
+		if slices.Min(q[:min(len(q), 5)]) < 0 {
+			t.Errorf("seq %d %s on %s: a packet arrives before it left (ms: syn, ch, flight end, finished, ch2: %v)", r.Seq, r.Config, r.Path, q)
+		}
+		trip[r.Path] = append(trip[r.Path], q[1]-d)
+		if !r.Warmup {
+			k := cell{r.Path, r.Config}
+			for i, v := range q {
+				for len(deltas[k]) <= i {
+					deltas[k] = append(deltas[k], nil)
+				}
+				deltas[k][i] = append(deltas[k][i], v)
+			}
+		}
+	}
+	for p, ex := range trip {
+		if m := median(ex); m < 0 || m > 0.5 {
+			t.Errorf("%s: the ClientHello's median trip is %.3f ms beyond the one-way delay", p, m)
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(deltas), func(a, b cell) int { return cmp.Or(cmp.Compare(a.path, b.path), cmp.Compare(a.config, b.config)) }) {
+		var b strings.Builder
+		for i, name := range []string{"srv_syn-syn", "srv_ch-ch", "sfe-srv_sfe", "srv_cf-cf", "srv_ch2-ch2", "ch2-ch"} {
+			if i < len(deltas[k]) {
+				fmt.Fprintf(&b, " %s %.3f", name, median(deltas[k][i]))
+			}
+		}
+		t.Logf("%-16s %-58s medians (ms):%s", k.path, k.config, b.String())
+	}
+}
+
+// median of xs (not empty); xs is sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	return (xs[(n-1)/2] + xs[n/2]) / 2
 }
 
 // TestRunEmulatedCancelled cancels a run while its links come up and

@@ -317,7 +317,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
 	}
 
 	// 5. The dataset.
-	if err := r.writeDataset(recs, files); err != nil {
+	if err := r.writeDataset(recs, js, files); err != nil {
 		return nil, err
 	}
 	if err := r.storeCaptures(caps, files, store, l.CaptureLimit(ctx, r.cfg.CaptureInRepoMax)); err != nil {
@@ -448,9 +448,10 @@ func (r *runner) write(files map[string]string, name string, b []byte) error {
 	return nil
 }
 
-// writeDataset writes the dataset, records.csv.gz.
-func (r *runner) writeDataset(recs []tlsdata.Record, files map[string]string) error {
-	recBytes, err := tlsdata.MarshalRecords(recs)
+// writeDataset writes the dataset, records.csv.gz, with the header the
+// join's captures call for (tlsjoin.MarshalRecords).
+func (r *runner) writeDataset(recs []tlsdata.Record, js tlsjoin.Stats, files map[string]string) error {
+	recBytes, err := tlsjoin.MarshalRecords(recs, js)
 	if err != nil {
 		return r.life.Errorf("run %s: %w", r.life.Run.ID, err)
 	}
@@ -498,7 +499,7 @@ func (r *runner) deriveRecords(ctx context.Context, conns []conn, caps []*pathCa
 				return rederive.OpenFile(pc.file, pc.sum)
 			}
 		}
-		return nil, fmt.Errorf("no capture %s was made", name)
+		return nil, fmt.Errorf("no capture %s was made: %w", name, tlsjoin.ErrNoCapture)
 	})
 	if err != nil {
 		return nil, tlsjoin.Stats{}, l.Errorf("run %s: %w: %w", run.ID, ErrInvalid, err)
@@ -507,6 +508,7 @@ func (r *runner) deriveRecords(ctx context.Context, conns []conn, caps []*pathCa
 		return nil, tlsjoin.Stats{}, err
 	}
 	r.logf("capture: %d connections read, %d joined to the run's connections (%d client Finished confirmed by decryption)", js.CaptureConnections, len(recs), js.Verified)
+	r.logServerEnd(caps, js)
 	return recs, js, nil
 }
 
