@@ -174,6 +174,41 @@ func (r Reader) Available() ([]string, error) {
 	return sysctl(r, availablePath, tcpstack.ParseNames)
 }
 
+// Check checks a list of congestion controls, as a spec would name them,
+// against the running kernel before any work: every bad name is reported.
+//
+// Each must be a name, listed once and available; with perNamespace
+// (set with SetCongestionControl in a namespace other than the initial
+// one) it must also be allowed (net.ipv4.tcp_allowed_congestion_control).
+// Per socket (SetSocket, as root) available is enough.
+func (r Reader) Check(names []string, perNamespace bool) error {
+	if len(names) == 0 {
+		return errors.New("congestion control: no name")
+	}
+	avail, err := r.Available()
+	if err != nil {
+		return fmt.Errorf("congestion control: %w", err)
+	}
+	var allowed []string
+	if perNamespace {
+		if allowed, err = sysctl(r, allowedPath, tcpstack.ParseNames); err != nil {
+			return fmt.Errorf("congestion control: %w", err)
+		}
+	}
+	var errs []error
+	for i, n := range names {
+		switch err := tcpstack.CheckAvailable(n, avail); {
+		case err != nil:
+			errs = append(errs, err)
+		case slices.Contains(names[:i], n):
+			errs = append(errs, fmt.Errorf("congestion control %q listed twice", n))
+		case perNamespace && !slices.Contains(allowed, n):
+			errs = append(errs, fmt.Errorf("congestion control %q is available but not allowed (net.ipv4.tcp_allowed_congestion_control is %q): a namespace other than the initial one cannot default to it; set it per socket or allow it in the initial namespace", n, strings.Join(allowed, " ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // SetCongestionControl makes name the default congestion control of new
 // sockets in the namespace in runs in.
 //

@@ -202,6 +202,12 @@ func TestNamespace(t *testing.T) {
 			t.Fatalf("setting %s in %s moved the host's congestion control from %s to %s", cc, name, before, h)
 		}
 	}
+	if err := (Reader{}).Check(s.Available, false); err != nil {
+		t.Errorf("Check(every available one, per socket) = %v", err)
+	}
+	if err := (Reader{}).Check(s.Allowed, true); err != nil {
+		t.Errorf("Check(every allowed one, per namespace) = %v", err)
+	}
 	if err := SetCongestionControl(in, "nosuchcc"); err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Fatalf("set nosuchcc: %v, want a clear error", err)
 	}
@@ -230,5 +236,37 @@ func TestNamespace(t *testing.T) {
 	}
 	if err := SetSocket(tc, "nosuchcc", s.Available); err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Fatalf("SetSocket(nosuchcc) = %v", err)
+	}
+}
+
+// TestCheck: a spec's list is checked before any work, every bad name
+// reported, the available (and, per namespace, allowed) ones named.
+func TestCheck(t *testing.T) {
+	r := Reader{ProcSys: fakeProc(t)}
+	if err := r.Check([]string{"cubic", "bbr"}, false); err != nil {
+		t.Fatalf("cubic, bbr per socket: %v", err)
+	}
+	if err := r.Check([]string{"bbr", "reno"}, true); err != nil {
+		t.Fatalf("bbr, reno per namespace: %v", err)
+	}
+	for _, c := range []struct {
+		names []string
+		perNS bool
+		want  []string
+	}{
+		{[]string{"cubic", "bbr"}, true, []string{`"cubic" is available but not allowed`, `"reno bbr"`}},
+		{[]string{"vegas", "bbr", "bbr"}, false, []string{`"vegas" is not available`, `"reno bbr cubic"`, `"bbr" listed twice`}},
+		{[]string{"Cubic"}, false, []string{"lowercase"}},
+		{nil, false, []string{"no name"}},
+	} {
+		err := r.Check(c.names, c.perNS)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("Check(%v, %v) = %v, want %q", c.names, c.perNS, err, w)
+			}
+		}
+	}
+	if err := (Reader{ProcSys: fakeProc(t, availablePath)}).Check([]string{"bbr"}, false); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Check without the available list: %v", err)
 	}
 }
