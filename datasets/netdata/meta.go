@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"pqrepro/internal/tcpstack"
 )
 
 // Design is measured.design of the run's meta.json, as far as the analysis
@@ -45,12 +47,18 @@ type Meta struct {
 	Measured struct {
 		Design *Design `json:"design"`
 	} `json:"measured"`
+	// TCPStack is measured.tcp_stack (internal/tcpstack.FromMeta): each
+	// namespace's TCP stack by side ("a" the client's, "b" the server's;
+	// "<series>/<side>" for a series whose stack differed). It is nil for
+	// a run recorded before runs began to record it.
+	TCPStack map[string]tcpstack.Stack `json:"-"`
 }
 
 // ParseMeta parses meta.json (name is used in errors) and checks that its
 // measured.design describes a Study B run the analysis can compare. That
 // is, two groups, at least one round, and scenarios that are named and
-// have an RTT.
+// have an RTT, and a valid measured.tcp_stack where the run is recent
+// enough to have one.
 func ParseMeta(name string, b []byte) (Meta, error) {
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -78,5 +86,10 @@ func ParseMeta(name string, b []byte) (Meta, error) {
 	if err := errors.Join(errs...); err != nil {
 		return m, fmt.Errorf("%s: %w", name, err)
 	}
+	st, err := tcpstack.FromMeta(name, b)
+	if err != nil {
+		return m, err
+	}
+	m.TCPStack = st
 	return m, nil
 }

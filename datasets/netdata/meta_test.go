@@ -1,6 +1,8 @@
 package netdata
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,4 +46,46 @@ func FuzzParseMeta(f *testing.F) {
 			t.Fatalf("accepted an incomplete design %+v", d)
 		}
 	})
+}
+
+// TestParseMetaTCPStack: measured.tcp_stack is read and checked; a run
+// that started before tcpstack.Since has none (nil), a later one must.
+func TestParseMetaTCPStack(t *testing.T) {
+	design := `"design":{"groups":["X25519","X25519MLKEM768"],"rounds":[20],"scenarios":[{"name":"lan","rtt_ms":1}]}`
+	stack := `{"congestion_control":"cubic","available_congestion_control":["reno","cubic"],"allowed_congestion_control":["reno","cubic"],` +
+		`"initcwnd":10,"initcwnd_from":"kernel default (RFC 6928)","initcwnd_routes":{},"default_qdisc":"fq_codel",` +
+		`"qdiscs":{"pqr-tun":"fq_codel"},"pacing":"none","pacing_ss_ratio":200,"pacing_ca_ratio":120,"slow_start_after_idle":1,"ecn":2}`
+	m, err := ParseMeta("meta.json", []byte(`{"start":"2026-12-10T00:00:00Z","measured":{`+design+`,"tcp_stack":{"a":`+stack+`,"b":`+stack+`}}}`))
+	if err != nil || len(m.TCPStack) != 2 || m.TCPStack["a"].CongestionControl != "cubic" {
+		t.Fatalf("ParseMeta with tcp_stack = %+v, %v", m.TCPStack, err)
+	}
+	if _, err := ParseMeta("meta.json", []byte(`{"start":"2026-12-10T00:00:00Z","measured":{`+design+`}}`)); err == nil || !strings.Contains(err.Error(), "no measured.tcp_stack") {
+		t.Errorf("a new run without tcp_stack: %v, want an error", err)
+	}
+	bad := strings.Replace(stack, `"pacing":"none"`, `"pacing":"fq"`, 1)
+	if _, err := ParseMeta("meta.json", []byte(`{"start":"2026-12-10T00:00:00Z","measured":{`+design+`,"tcp_stack":{"a":`+bad+`}}}`)); err == nil || !strings.Contains(err.Error(), "pacing") {
+		t.Errorf("a tcp_stack that contradicts itself: %v, want an error", err)
+	}
+	if m, err := ParseMeta("meta.json", []byte(`{"start":"2026-11-30T00:00:00Z","measured":{`+design+`}}`)); err != nil || m.TCPStack != nil {
+		t.Errorf("an old run without tcp_stack: %+v, %v; want nil, nil", m.TCPStack, err)
+	}
+}
+
+// TestCommittedRunsDecode: every committed Study B run, recorded before
+// measured.tcp_stack existed, still decodes (they are evidence and do
+// not change).
+func TestCommittedRunsDecode(t *testing.T) {
+	metas, _ := filepath.Glob(filepath.Join("..", "..", "data", "net", "*", "meta.json"))
+	if len(metas) == 0 {
+		t.Skip("skipped: no committed run under data/net (not a full checkout)")
+	}
+	for _, p := range metas {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseMeta(p, b); err != nil {
+			t.Errorf("committed run: %v", err)
+		}
+	}
 }

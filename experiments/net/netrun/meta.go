@@ -161,6 +161,7 @@ func (r *runner) runMeta(ctx context.Context, out *runOutputs, sched scheduleMet
 	measured["selftest"] = out.selfTests
 	measured["link_stats"] = out.linkStats
 	measured["capture"] = out.captures
+	measured["tcp_stack"] = out.tcpStack
 	measured["handshakes"] = map[string]int{"attempts": attempts, "ok": oks, "failed": attempts - oks}
 	measured["failures"] = failures
 	measured["schedule"] = sched

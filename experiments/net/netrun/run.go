@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"pqrepro/datasets/netdata"
+	"reflect"
+	"slices"
 	"time"
 
 	"pqrepro/experiments/instruments/handshake"
@@ -19,6 +22,7 @@ import (
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/tcpstack"
 )
 
 // RunConfig says where and how to run the experiment: the run
@@ -261,6 +265,7 @@ type runOutputs struct {
 	selfTests     map[string]linkemu.SelfTestReport
 	linkStats     map[string]linkemu.Stats
 	captures      map[string]captureInfo
+	tcpStack      map[string]tcpstack.Stack // measured.tcp_stack (mergeTCPStack)
 	files         map[string]string
 	capPaths      map[string]string
 	capBytes      int64
@@ -293,8 +298,31 @@ func collect(est Estimation, results []seriesResult) *runOutputs {
 		out.capPaths[se.ID] = res.capPath
 		out.capBytes += res.capBytes
 		out.files[netdata.CaptureName(se.ID)] = res.capture.SHA256
+		out.tcpStack = mergeTCPStack(out.tcpStack, se.ID, res.tcpStack)
 	}
 	return out
+}
+
+// mergeTCPStack adds one series' TCP stacks (by side) to the run's
+// measured.tcp_stack and returns it.
+//
+// A side's first stack is kept under the side's name ("a", "b"); a later
+// series whose stack differs adds its own under "<series>/<side>", so that
+// one entry per side says it all when every series had the same stack.
+func mergeTCPStack(all map[string]tcpstack.Stack, series string, st map[string]tcpstack.Stack) map[string]tcpstack.Stack {
+	if all == nil {
+		all = map[string]tcpstack.Stack{}
+	}
+	for _, side := range slices.Sorted(maps.Keys(st)) {
+		prev, seen := all[side]
+		switch {
+		case !seen:
+			all[side] = st[side]
+		case !reflect.DeepEqual(prev, st[side]):
+			all[series+"/"+side] = st[side]
+		}
+	}
+	return all
 }
 
 // writeRecords writes inproc.csv.gz and the records derived from it and

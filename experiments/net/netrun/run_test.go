@@ -175,6 +175,16 @@ func TestRunEndToEnd(t *testing.T) {
 	if !ok || st["ok"] != true {
 		t.Errorf("meta.json measured.selftest.tiny = %v, want a passing report", m.Measured["selftest"])
 	}
+	// Each side's TCP stack, read in the link's namespaces, as the
+	// dataset reads it.
+	metaBytes := mustRead(t, filepath.Join(dir, provenance.FileName))
+	nm, err := netdata.ParseMeta("meta.json", metaBytes)
+	if err != nil {
+		t.Fatalf("the run's meta.json does not read: %v", err)
+	}
+	if len(nm.TCPStack) != 2 || nm.TCPStack["a"].CongestionControl == "" || nm.TCPStack["b"].Qdiscs["pqr-tun"] == "" {
+		t.Errorf("meta.json measured.tcp_stack = %+v, want sides a and b with pqr-tun's qdisc", nm.TCPStack)
+	}
 	if r, _ := m.Measured["wall_to_theoretical_ratio"].(float64); r < 1 {
 		t.Errorf("wall/theoretical ratio %v, want >= 1", r)
 	}

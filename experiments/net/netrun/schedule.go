@@ -15,6 +15,7 @@ import (
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/runlife"
+	"pqrepro/internal/tcpstack"
 )
 
 type runner struct {
@@ -63,8 +64,9 @@ type seriesResult struct {
 	capBytes       int64
 	start, end     time.Time
 	hsStart, hsEnd time.Time
-	late           []linkemu.LateEvent // writes past plan.LateBound (hygiene.go)
-	toolchain      string              // the rows' toolchain column
+	late           []linkemu.LateEvent       // writes past plan.LateBound (hygiene.go)
+	toolchain      string                    // the rows' toolchain column
+	tcpStack       map[string]tcpstack.Stack // by side, read when the link was up
 }
 
 // runAll runs the series in the estimate's dispatch order, at most

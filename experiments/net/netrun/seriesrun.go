@@ -20,7 +20,9 @@ import (
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/netns"
+	"pqrepro/experiments/instruments/tcpns"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/tcpstack"
 )
 
 // series runs one series on a link of its own. It starts and self-tests the
@@ -44,6 +46,9 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	// and through runAll the run.
 	defer watchLink(sr.link, cancel)()
 	defer sr.close()
+	if res.tcpStack, err = sr.readTCPStack(); err != nil {
+		return res, err
+	}
 	if err := sr.startServers(); err != nil {
 		return res, err
 	}
@@ -161,6 +166,22 @@ func watchLink(link *linkemu.Link, cancel context.CancelCauseFunc) (stop func())
 		}
 	}()
 	return func() { close(watchStop) }
+}
+
+// readTCPStack reads the TCP stack of both namespaces of the series' link,
+// by side ("a" the client's, "b" the server's), for meta.json's
+// measured.tcp_stack.
+func (sr *seriesRun) readTCPStack() (map[string]tcpstack.Stack, error) {
+	st := map[string]tcpstack.Stack{}
+	for _, side := range []linkemu.Side{linkemu.A, linkemu.B} {
+		ep := sr.link.Endpoint(side)
+		s, err := tcpns.Read(func(fn func() error) error { return sr.link.RunIn(side, fn) }, []string{ep.Iface})
+		if err != nil {
+			return nil, fmt.Errorf("%s in %s: %w", sr.s.ID, ep.Namespace, err)
+		}
+		st[side.String()] = s
+	}
+	return st, nil
 }
 
 // port is the address of the server for the group of index gi in the

@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/tls/bridgenet"
@@ -118,6 +121,19 @@ func TestRunBridge(t *testing.T) {
 	}
 	if lo["mtu"] != float64(65536) || lo["congestion_control"] == "" {
 		t.Errorf("meta paths.loopback: %v", lo)
+	}
+	// The TCP stack where each path's clients and servers run, as the
+	// dataset reads it.
+	mb, err := os.ReadFile(filepath.Join(res.Dir, provenance.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tlsdata.TCPStack("meta.json", mb)
+	if err != nil {
+		t.Fatalf("measured.tcp_stack: %v", err)
+	}
+	if got := slices.Sorted(maps.Keys(st)); !slices.Equal(got, []string{"bridge/client", "bridge/server", "loopback/client"}) || len(st["bridge/server"].Qdiscs) != 1 || st["loopback/client"].Qdiscs[Interface] == "" {
+		t.Errorf("measured.tcp_stack: %v", st)
 	}
 
 	// Both captures are small: committed gzip'd in the run folder, and

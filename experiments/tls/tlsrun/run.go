@@ -31,6 +31,7 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/spec"
+	"pqrepro/internal/tcpstack"
 )
 
 // Files of a run folder besides RecordsFile (record.go) and meta.json.
@@ -160,6 +161,7 @@ type runner struct {
 	// handshakes (clistack.go measureHost), hostErrs what failed.
 	host     map[string]*openssl.HostCrypto
 	hostErrs []string
+	tcpStack map[string]tcpstack.Stack // measured.tcp_stack, read when the paths are up
 }
 
 // startPaths starts every path a unit runs on, in this order (the
@@ -266,6 +268,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
 	err = r.startPaths(ctx)
 	defer r.closePaths()
 	if err != nil {
+		return nil, err
+	}
+	if r.tcpStack, err = r.readTCPStacks(); err != nil {
 		return nil, err
 	}
 	if err := r.startServers(); err != nil {
@@ -583,6 +588,7 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 		"interface":                caps[0].iface,
 		"paths":                    r.pathsMeta(caps, files),
 	}
+	meta.Measured["tcp_stack"] = r.tcpStack
 	if so := r.socketOptions(); len(so) > 0 {
 		meta.Measured["socket_options"] = so
 	}
