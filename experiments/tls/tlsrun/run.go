@@ -601,7 +601,7 @@ func (r *runner) runMeta(ctx context.Context, prof Profile, caps []*pathCapture,
 		"Ths = client Finished (first encrypted client record after the ServerHello) minus ClientHello, first captured segment of each, on lo (loopback path) or on the client's veth in its namespace (bridge path)",
 	}
 	if slices.ContainsFunc(r.configs, Config.isEmulated) {
-		meta.Notes = append(meta.Notes, "emulated paths (emulated-<one-way delay>ms): the openssl-cli stack through the user-space link emulator, captured on the client's TUN device in its namespace; each link self-tested before the run (measured.paths.<path>.self_test), its median RTT in every record's link_rtt_ns; round_trips counted from the capture (experiments/instruments/capture, Record.RoundTrips)")
+		meta.Notes = append(meta.Notes, "emulated paths (emulated-<one-way delay>ms): the openssl-cli stack through the user-space link emulator, captured on the client's TUN device in its namespace and on the server's in its own (measured.paths.<path>.server_capture, the srv_ columns); each link self-tested before the run (measured.paths.<path>.self_test), its median RTT in every record's link_rtt_ns; round_trips counted from the capture (experiments/instruments/capture, Record.RoundTrips)")
 	}
 	for _, sp := range r.skippedPaths {
 		meta.Notes = append(meta.Notes, "left out: "+sp)
