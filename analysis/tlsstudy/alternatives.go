@@ -137,8 +137,9 @@ func paperOnly(res *Results, f *Family) *Results {
 }
 
 // CellAlternatives are the pinned run's results as if each other complete
-// cell of gap.cells were the primary one: its paper comparisons become
-// the paper family's.
+// cell were the primary one: its paper comparisons become the paper
+// family's. The cells are gap.cells' and the emulated paths' per-config
+// ones (gap.emulated).
 func CellAlternatives(res *Results) ([]claims.Alternative, error) {
 	var out []claims.Alternative
 	for _, c := range res.Gap.Cells {
@@ -156,6 +157,17 @@ func CellAlternatives(res *Results) ([]claims.Alternative, error) {
 			return nil, err
 		}
 		out = append(out, claims.Alternative{Kind: claims.KindCell, Name: name, Results: b})
+	}
+	for _, e := range res.Gap.Emulated {
+		if !e.complete() {
+			out = append(out, claims.Alternative{Kind: claims.KindCell, Name: e.Name(), Missing: fmt.Sprintf("the cell lacks %v", e.Missing)})
+			continue
+		}
+		b, err := MarshalResults(paperOnly(res, &Family{Baseline: e.Baseline, Comparisons: e.Comparisons}))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, claims.Alternative{Kind: claims.KindCell, Name: e.Name(), Results: b})
 	}
 	return out, nil
 }

@@ -263,6 +263,9 @@ func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, 
 	if res.Gap, err = gapAnalysis(p, cells, choice); err != nil {
 		return nil, nil, fmt.Errorf("%s: gap analysis: %w", in.Path, err)
 	}
+	if res.Gap.Emulated, err = emulatedFamilies(p, emulated); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
+	}
 	res.Stalls = stalls(cells)
 	res.Host = hostCost(p, res.Gap, nil)
 	return res, emulated, nil

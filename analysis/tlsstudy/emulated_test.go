@@ -80,6 +80,38 @@ func TestAnalyzeRunEmulated(t *testing.T) {
 			t.Errorf("samples %d and %d out of order", i-1, i)
 		}
 	}
+	// The per-config cells, one per delay and chain, are compared as the
+	// primary cell is, and the curve counts them as alternatives.
+	if len(res.Gap.Emulated) != 4*2 {
+		t.Fatalf("%d emulated per-config families, want 8", len(res.Gap.Emulated))
+	}
+	for _, e := range res.Gap.Emulated {
+		if !e.complete() || len(e.Comparisons) != 3 || e.Groups != tlsdata.ClientGroupsPerConfig {
+			t.Fatalf("%s: missing %v, %d comparisons", e.Name(), e.Missing, len(e.Comparisons))
+		}
+		d, _ := tlsdata.ParseEmulatedPath(e.Cell.Path)
+		sig := e.role("pq-sig")
+		want := 0.0
+		if e.Chain == "leaf+ca" {
+			want = 2*d + 0.1 // the stall's round trip
+		}
+		if got := float64(sig.Rounds.IncreaseMs); got < want-0.1 || got > want+0.1 {
+			t.Errorf("%s: ML-DSA-87's increase %v ms, want about %v", e.Name(), got, want)
+		}
+	}
+	alts, err := CellAlternatives(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range alts {
+		if strings.Contains(a.Name, tlsdata.ClientGroupsPerConfig) && a.Results != nil {
+			n++
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d emulated alternatives with results, want 8", n)
+	}
 	if _, em, err := AnalyzeRun(paperSpec.records(), testParams(), Input{Path: "synthetic"}); err != nil || em != nil {
 		t.Errorf("no emulated cells: %d samples, %v", len(em), err)
 	}

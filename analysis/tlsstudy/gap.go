@@ -230,6 +230,77 @@ func (c *CellResult) role(role string) *Comparison {
 type Gap struct {
 	Cells   []CellResult   `json:"cells"`
 	Factors []FactorResult `json:"factors"`
+	// Emulated are the emulated-path cells under the per-config group
+	// list, one per delay and chain, compared as the primary cell is:
+	// the claims' curve counts them as alternatives (CellAlternatives).
+	Emulated []EmulatedCellResult `json:"emulated,omitempty"`
+}
+
+// EmulatedCellResult is one emulated-path cell's paper comparisons under
+// one client group list and chain.
+type EmulatedCellResult struct {
+	CellResult
+	Groups string `json:"groups"`
+	Chain  string `json:"chain"` // "leaf" or "leaf+ca"
+}
+
+// Name names the cell in the curve: its cell, group list and chain.
+func (e *EmulatedCellResult) Name() string {
+	return fmt.Sprintf("%s, %s, %s", e.Cell, e.Groups, e.Chain)
+}
+
+// emulatedFamilies compares the paper's four configurations in every
+// emulated-path cell under the per-config group list, per chain, by round
+// as the primary cell is compared (family). The other group lists change
+// the handshake the client asks for (a HelloRetryRequest), so only
+// per-config is an alternative specification of the same claim.
+func emulatedFamilies(p Params, emulated cellSamples) ([]EmulatedCellResult, error) {
+	keys := make([]Cell, 0, len(emulated))
+	for c := range emulated {
+		keys = append(keys, c)
+	}
+	slices.SortFunc(keys, func(a, b Cell) int { return cmp.Compare(a.String(), b.String()) })
+	var out []EmulatedCellResult
+	for _, c := range keys {
+		for _, chain := range []bool{false, true} {
+			e := EmulatedCellResult{Groups: tlsdata.ClientGroupsPerConfig, Chain: map[bool]string{false: "leaf", true: "leaf+ca"}[chain]}
+			e.Cell = c
+			samples := map[string]*measured{}
+			roles := map[string]string{}
+			ids := make([]string, len(p.Paper))
+			for config, m := range emulated[c] {
+				if m.id.GroupsName() != tlsdata.ClientGroupsPerConfig || m.id.Chain != chain {
+					continue
+				}
+				k := slices.Index(p.Paper, tlsdata.ConfigID{CertKey: m.id.CertKey, Group: m.id.Group}.ID())
+				if k < 0 {
+					continue
+				}
+				ids[k], samples[config], roles[config] = config, m, Roles[k]
+			}
+			for k, id := range ids {
+				if id == "" || len(samples[id].ths) < MinConnections {
+					e.Missing = append(e.Missing, p.Paper[k])
+				}
+			}
+			if len(e.Missing) == len(p.Paper) {
+				continue // the design has no such cell
+			}
+			e.Baseline = ids[0]
+			if len(e.Missing) == 0 {
+				e.NBaseline = len(samples[ids[0]].ths)
+				med, _ := stats.Median(samples[ids[0]].ths)
+				e.MedianBaselineMs = Num(med)
+				f, err := family(p, c, ids, samples, roles)
+				if err != nil {
+					return nil, fmt.Errorf("emulated cell %s: %w", e.Name(), err)
+				}
+				e.Comparisons = f.Comparisons
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // FactorResult is one factor: the levels present and its effects.
