@@ -72,7 +72,7 @@ func (img Image) Provenance() map[string]string {
 		"compiler":    img.Compiler,
 		"cflags":      strings.Join(img.CFlags, " "),
 		"defines":     strings.Join(img.Defines, " "),
-		"emulated_by": "rp2040js (experiments/pico/emulator/package-lock.json)",
+		"emulated_by": "rp2040js (experiments/pico/emulator/package-lock.json) with the Cortex-M0+ timing layer experiments/pico/emulator/m0plus-timing.js",
 	}
 	set := func(k, v string) {
 		if v != "" {
