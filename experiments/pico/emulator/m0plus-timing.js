@@ -54,13 +54,22 @@ function patch(core) {
     handlerPC = this.PC & ~1;
     return r;
   };
+  // Code in SRAM (all of ours) is read from the array rp2040js keeps it
+  // in, which is much cheaper per instruction than a bus read; anything
+  // else goes through the core's readUint16.
+  const sram = core.rp2040 && core.rp2040.sram;
+  const SRAM_START = 0x20000000;
+  const sramEnd = sram ? SRAM_START + sram.length - 1 : 0;
+  const fetch = (self, pc) => (pc >= SRAM_START && pc < sramEnd
+    ? sram[pc - SRAM_START] | (sram[pc - SRAM_START + 1] << 8)
+    : self.readUint16(pc));
   core.executeInstruction = function () {
     handlerPC = -1;
-    let opcode = this.readUint16(this.PC & ~1);
+    let opcode = fetch(this, this.PC & ~1);
     const c = exec.call(this);
     // An entry taken inside the call executed the handler's first
     // instruction, not the one fetched above.
-    if (handlerPC >= 0) opcode = this.readUint16(handlerPC);
+    if (handlerPC >= 0) opcode = fetch(this, handlerPC);
     const x = extraCycles(opcode);
     if (x) {
       if ((opcode & 0xff00) === 0xb500) stats.pushLR++;
