@@ -25,9 +25,9 @@ type cyclesReport struct {
 	RawMismatches int `json:"raw_mismatches"`
 }
 
-// runCyclesJS runs cycles.js with extra arguments and decodes its report,
-// skipping the test where node, npm or rp2040js cannot be had.
-func runCyclesJS(t *testing.T, args ...string) cyclesReport {
+// emulatorModules returns the checkout's root and the pinned rp2040js's
+// node_modules, skipping the test where node, npm or rp2040js is missing.
+func emulatorModules(t testing.TB) (root, mods string) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -40,10 +40,20 @@ func runCyclesJS(t *testing.T, args ...string) cyclesReport {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	mods, err := EnsureEmulator(ctx, root, io.Discard)
+	mods, err = EnsureEmulator(ctx, root, io.Discard)
 	if err != nil {
-		t.Skipf("rp2040js not installable here (%v): the cycle check needs it", err)
+		t.Skipf("rp2040js not installable here (%v)", err)
 	}
+	return root, mods
+}
+
+// runCyclesJS runs cycles.js with extra arguments and decodes its report,
+// skipping the test where node, npm or rp2040js cannot be had.
+func runCyclesJS(t *testing.T, args ...string) cyclesReport {
+	t.Helper()
+	root, mods := emulatorModules(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	argv := append([]string{filepath.Join(root, "experiments/pico/emulator/cycles.js"), "--modules", mods}, args...)
 	out, err := exec.CommandContext(ctx, "node", argv...).Output()
 	if err != nil {
