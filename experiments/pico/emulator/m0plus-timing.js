@@ -10,9 +10,11 @@
 //    rp2040js 1.4.1 counts only the low registers (PUSH {lr} 1 cycle,
 //    POP {r4, pc} 4), so each of the two forms is one cycle short.
 //  - section 3.6.1 "Exception handling": the interrupt latency, from the
-//    request to the handler's first instruction, is 15 cycles in a
-//    zero-wait-state system. rp2040js stacks the frame and enters the
-//    handler without charging a cycle.
+//    request to the handler's first instruction, is at worst 15 cycles in
+//    a zero-wait-state system without jitter suppression; the TRM gives no
+//    other figure (late arrival and tail-chaining aside, which our
+//    firmware does not provoke), so every entry is charged 15. rp2040js
+//    stacks the frame and enters the handler without charging a cycle.
 // Exception return (EXC_RETURN through BX or POP) has no figure of its own
 // in the TRM; it stays at the cycles of the BX or POP that starts it.
 'use strict';
