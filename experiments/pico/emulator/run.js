@@ -11,15 +11,18 @@
 // Simulator.execute() assumes a 125 MHz clock; this loop instead advances
 // simulated time by cycles / clk_sys, with clk_sys taken from the clock
 // registers the firmware programmed (133 MHz here), so the timer and SysTick
-// read what they would on a board. Same image, same cycles: the run is
-// deterministic.
+// read what they would on a board. The core runs under m0plus-timing.js,
+// our layer that adds the cycles rp2040js leaves out of the Cortex-M0+
+// Technical Reference Manual's timings (LR in PUSH, PC in POP, exception
+// entry; cycles.js checks every instruction class). Same image, same
+// cycles: the run is deterministic.
 //
 // Usage: node run.js --uf2 FILE [--uart-fd N] [--modules DIR]
 //          [--max-cycles N] [--timeout-ms N] [--stop-at-end]
 // On exit it prints one JSON line to stdout: reason ("end", "fault",
 // "breakpoint", "max-cycles", "timeout", "deadlock", "error"), pc, cycles,
-// simulated seconds, wall seconds, simulated MHz, warnings and the last
-// UART lines. Exit status 0 only for reason "end".
+// simulated seconds, wall seconds, simulated MHz, the timing layer's
+// counters (timing), warnings and the last UART lines. Exit status 0 only for reason "end".
 'use strict';
 
 const fs = require('fs');
@@ -106,6 +109,7 @@ function main() {
   mcu.logger = logger;
   const entry = loadUF2(mcu, fs.readFileSync(args.uf2));
   const core = mcu.core;
+  const timing = require('./m0plus-timing.js').patch(core);
   core.SP = SRAM_START + SRAM_SIZE;
   core.PC = entry;
 
@@ -189,6 +193,7 @@ function main() {
     wallSeconds: wall,
     simMHz: wall > 0 ? cyc / wall / 1e6 : 0,
     clkSys: mcu.clkSys,
+    timing,
     error: emuError,
     warnings,
     lastLines: lines.slice(-10),

@@ -109,6 +109,7 @@ type BuildConfig struct {
 	HeapSize int      // bytes for malloc; 0 picks 8 KiB (PQ) or 48 KiB (mbedTLS)
 	MinStack int      // link fails below this; 0 picks from the schemes
 	Runs     int      // runs before the firmware stops; 0 repeats forever
+	Runtime  string   // one of Runtimes; "" means DefaultRuntime
 	OutDir   string   // "" means .cache/pico/images
 	Log      io.Writer
 }
@@ -125,6 +126,7 @@ type Image struct {
 	CFlags     []string          `json:"cflags"`
 	Defines    []string          `json:"defines"`
 	Sources    map[string]string `json:"sources"` // name -> SHA-256 of the tree
+	Runtime    string            `json:"runtime,omitempty"`
 	BuildTime  time.Duration     `json:"-"`
 
 	// Provenance for meta.json (all additive; see Provenance).
@@ -153,13 +155,16 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, fmt.Errorf("build: image name %q must be a plain word", cfg.Name)
 	}
 	cfg = withDefaults(cfg, root)
+	if err := CheckRuntime(cfg.Runtime); err != nil {
+		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
+	}
 	gcc, compiler, err := findCompiler(ctx)
 	if err != nil {
 		return Image{}, err
 	}
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
-	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}}
+	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime}
 	pqSchemes, classic, err := splitSchemes(cfg.Schemes)
 	if err != nil {
 		return Image{}, err
@@ -235,7 +240,33 @@ func withDefaults(cfg BuildConfig, root string) BuildConfig {
 	if cfg.OutDir == "" {
 		cfg.OutDir = filepath.Join(root, ".cache/pico/images")
 	}
+	if cfg.Runtime == "" {
+		cfg.Runtime = DefaultRuntime
+	}
 	return cfg
+}
+
+// DefaultRuntime is the run-time library the firmware links by default:
+// the toolchain's libgcc, as every pinned run did.
+const DefaultRuntime = "libgcc"
+
+// Runtimes are the firmware's run-time library levels ([build] runtime).
+// "libgcc" is the toolchain's routines; "sdk-like" links our own
+// __aeabi_lmul (experiments/pico/runtime/lmul.S, written from the
+// algorithm) in place of libgcc's, as a pico-sdk build links its own.
+var Runtimes = []string{DefaultRuntime, "sdk-like"}
+
+// runtimeSources are the files each runtime adds to the firmware, in
+// experiments/pico/runtime.
+var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S"}}
+
+// CheckRuntime returns an error naming the levels unless name is one of
+// Runtimes.
+func CheckRuntime(name string) error {
+	if slices.Contains(Runtimes, name) {
+		return nil
+	}
+	return fmt.Errorf("runtime %q is not one of %s", name, strings.Join(Runtimes, ", "))
 }
 
 // findCompiler finds arm-none-eabi-gcc and returns its path and its name
@@ -344,6 +375,19 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 	}
 	for _, f := range src.fwFiles {
 		src.units = append(src.units, compileUnit{filepath.Join(fwDir, f), "fw-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW})
+	}
+	if rt := runtimeSources[cfg.Runtime]; len(rt) > 0 {
+		// Only a non-default runtime hashes its folder, so the default
+		// image's firmware ID stays what it was.
+		rtDir := filepath.Join(root, "experiments/pico/runtime")
+		h, err := hashTree(rtDir, ".S", ".c", ".h")
+		if err != nil {
+			return sourceSet{}, err
+		}
+		img.Sources["runtime-"+cfg.Runtime] = h
+		for _, f := range rt {
+			src.units = append(src.units, compileUnit{filepath.Join(rtDir, f), "rt-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW})
+		}
 	}
 	return src, nil
 }

@@ -41,9 +41,19 @@ type EmulatorStatus struct {
 	WallSeconds float64  `json:"wallSeconds"`
 	SimMHz      float64  `json:"simMHz"`
 	ClkSys      float64  `json:"clkSys"`
+	Timing      Timing   `json:"timing"`
 	Error       string   `json:"error"`
 	Warnings    []string `json:"warnings"`
 	LastLines   []string `json:"lastLines"`
+}
+
+// Timing counts what experiments/pico/emulator/m0plus-timing.js added to
+// rp2040js's cycles in one run (Cortex-M0+ TRM r0p1: table 3-1, 3.6.1).
+type Timing struct {
+	PushLR           uint64 `json:"pushLR"`           // PUSH with LR: 1 cycle each
+	PopPC            uint64 `json:"popPC"`            // POP with PC: 1 cycle each
+	ExceptionEntries uint64 `json:"exceptionEntries"` // exception entries: 15 cycles each
+	AddedCycles      uint64 `json:"addedCycles"`      // the sum, included in Cycles
 }
 
 // EmulatedRun is a Dataset read from rp2040js plus the emulator's report.

@@ -75,6 +75,13 @@ func TestEmulateMLKEM512(t *testing.T) {
 			t.Errorf("run 2 differs: %+v vs %+v", again.Measurements[i], m)
 		}
 	}
+	// The Cortex-M0+ timing layer ran, and added the same cycles twice.
+	if tm := run.Emulator.Timing; tm.PushLR == 0 || tm.PopPC == 0 || tm.AddedCycles != tm.PushLR+tm.PopPC+15*tm.ExceptionEntries {
+		t.Errorf("timing layer counters %+v", tm)
+	}
+	if again.Emulator.Timing != run.Emulator.Timing || again.Emulator.Cycles != run.Emulator.Cycles {
+		t.Errorf("run 2's emulator differs: %+v vs %+v", again.Emulator, run.Emulator)
+	}
 	rep, err := SizeReportFile(img.ELF)
 	if err != nil {
 		t.Fatal(err)

@@ -58,11 +58,11 @@ func pqcleanLock(root string) (version, sum string, err error) {
 
 // Provenance returns what meta.json records about the image, as flat string
 // pairs with dotted keys. That is, the image and firmware ID, the output
-// hashes, compiler and flags, defines, seed and memory layout, every source
-// tree's SHA-256 ("source.<name>"), the PQClean npm version and lock hash,
-// and the mbedTLS Debian version with its source package sums. Lists are
-// joined with single spaces. Keys that do not apply (mbedtls.* for a
-// PQ-only image) are absent.
+// hashes, compiler and flags, defines, run-time library, seed and memory
+// layout, every source tree's SHA-256 ("source.<name>"), the PQClean npm
+// version and lock hash, and the mbedTLS Debian version with its source
+// package sums. Lists are joined with single spaces. Keys that do not
+// apply (mbedtls.* for a PQ-only image) are absent.
 func (img Image) Provenance() map[string]string {
 	m := map[string]string{
 		"image":       img.Name,
@@ -72,7 +72,7 @@ func (img Image) Provenance() map[string]string {
 		"compiler":    img.Compiler,
 		"cflags":      strings.Join(img.CFlags, " "),
 		"defines":     strings.Join(img.Defines, " "),
-		"emulated_by": "rp2040js (experiments/pico/emulator/package-lock.json)",
+		"emulated_by": "rp2040js (experiments/pico/emulator/package-lock.json) with the Cortex-M0+ timing layer experiments/pico/emulator/m0plus-timing.js",
 	}
 	set := func(k, v string) {
 		if v != "" {
@@ -80,6 +80,7 @@ func (img Image) Provenance() map[string]string {
 		}
 	}
 	set("ldflags", strings.Join(img.LDFlags, " "))
+	set("runtime", img.Runtime)
 	set("elf_sha256", img.ELFSHA256)
 	set("uf2_sha256", img.UF2SHA256)
 	if img.Seed != 0 {

@@ -67,6 +67,8 @@ func TestLoadSpecRejects(t *testing.T) {
 		{"unknown image", "images = []          # empty", `images = ["mlkem2"] #`, `unknown image "mlkem2"`},
 		{"no cflags", `cflags = [`, `cflags = [] # [`, "cflags must not be empty"},
 		{"too many workers", "workers = 2", "workers = 64", "workers = 64"},
+		{"unknown runtime", `runtime = "libgcc"`, `runtime = "pico-sdk"`, `[build] runtime "pico-sdk" is not one of libgcc, sdk-like`},
+		{"no runtime", `runtime = "libgcc"`, ``, `[build] runtime "" is not one of libgcc, sdk-like`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -554,5 +556,22 @@ func BenchmarkEncodeMeasurements(b *testing.B) {
 		if _, err := picodata.EncodeMeasurements(ms); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBuildKeyRuntime checks that the default run-time library leaves a
+// configuration's image folder where it was and "sdk-like" gets its own.
+func TestBuildKeyRuntime(t *testing.T) {
+	c := picoboard.BuildConfig{Profile: picoboard.QuickProfile, Seed: picoboard.DefaultSeed, CFlags: picoboard.DefaultCFlags}
+	old := "quick-" + repro.HashBytes([]byte(fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)))[:12]
+	for _, rt := range []string{"", picoboard.DefaultRuntime} {
+		c.Runtime = rt
+		if got := buildKey(c); got != old {
+			t.Errorf("runtime %q: build key %s, want the old %s", rt, got, old)
+		}
+	}
+	c.Runtime = "sdk-like"
+	if buildKey(c) == old {
+		t.Error("sdk-like shares the default's build key")
 	}
 }

@@ -546,6 +546,7 @@ func buildImages(ctx context.Context, root string, s Spec, profile string, prof 
 		c.Profile = prof.Firmware(profile)
 		c.Seed = s.Seed
 		c.CFlags = slices.Clone(s.Build.CFlags)
+		c.Runtime = s.Build.Runtime
 		// One folder per firmware configuration: a run with other counts (a
 		// test's) never overwrites the images this one is about to run.
 		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
@@ -809,10 +810,14 @@ func hashTree(dir string) (map[string]string, error) {
 	return out, nil
 }
 
-// buildKey names a firmware configuration: profile name, counts, seed and
-// flags, hashed.
+// buildKey names a firmware configuration: profile name, counts, seed,
+// flags and (when not the default) run-time library, hashed.
 func buildKey(c picoboard.BuildConfig) string {
-	return c.Profile.Name + "-" + repro.HashBytes([]byte(fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)))[:12]
+	key := fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)
+	if c.Runtime != "" && c.Runtime != picoboard.DefaultRuntime {
+		key += "|runtime=" + c.Runtime
+	}
+	return c.Profile.Name + "-" + repro.HashBytes([]byte(key))[:12]
 }
 
 func firstLine(err error) string {

@@ -103,6 +103,10 @@ func (b BoardSpec) Slots(workers int) []Slot {
 // BuildSpec is how the firmware is compiled.
 type BuildSpec struct {
 	CFlags []string `toml:"cflags"`
+	// Runtime is the run-time library level (picoboard.Runtimes): "libgcc"
+	// (the default, every pinned run's) or "sdk-like" (our own
+	// __aeabi_lmul in place of libgcc's).
+	Runtime string `toml:"runtime"`
 }
 
 // ProfileSpec is one profile's repetition counts and limits.
@@ -135,7 +139,7 @@ func DefaultSpec() Spec {
 		Workers:     2,
 		HostTimings: true,
 		Board:       BoardSpec{Kind: BoardEmulator, Baud: picoboard.DefaultBaud, IdleTimeout: "120s"},
-		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags)},
+		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
 				Images: []string{"mlkem", "mldsa44", "mldsa65", "mldsa87", "classic", "sphincs-sha2-128f"}, ImageTimeout: "10m"},
@@ -177,6 +181,9 @@ func (s Spec) Validate() error {
 	}
 	if len(s.Build.CFlags) == 0 {
 		return fmt.Errorf("[build] cflags must not be empty")
+	}
+	if err := picoboard.CheckRuntime(s.Build.Runtime); err != nil {
+		return fmt.Errorf("[build] %w", err)
 	}
 	if len(s.Profiles) == 0 {
 		return fmt.Errorf("no [profiles.*] table")

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// call.js: call a position-independent Thumb routine in rp2040js, under
+// the same Cortex-M0+ timing layer as run.js (m0plus-timing.js), once per
+// input line, so a test can check a firmware routine as the board runs it
+// (experiments/pico/picoboard runtime_test.go checks our __aeabi_lmul).
+//
+// Usage: node call.js --bin FILE [--modules DIR]
+// FILE holds the routine's raw code, entered at its first byte. Each input
+// line is r0 r1 r2 r3 in hex; each output line is r0 r1 (hex) and the
+// cycles from the routine's first instruction to its return (decimal).
+// The call fails (exit status 1, a message on stderr) when the routine
+// does not return within 10,000 instructions or changes a register the
+// AAPCS says it must preserve (r4-r11, SP).
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+const SRAM = 0x20000000;
+const CODE = SRAM + 0x100;
+const RET = SRAM + 0x80; // the return address: never executed
+const STACK = SRAM + 0x8000;
+
+function main() {
+  let modules = path.join(__dirname, 'node_modules');
+  let bin = '';
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--modules' && i + 1 < argv.length) modules = argv[++i];
+    else if (argv[i] === '--bin' && i + 1 < argv.length) bin = argv[++i];
+    else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  if (!bin) throw new Error('--bin FILE is required');
+  const { RP2040 } = require(path.resolve(modules, 'rp2040js'));
+  const mcu = new RP2040();
+  const fail = (t, m) => { throw new Error(`[${t}] ${m}`); };
+  mcu.logger = { debug() {}, info() {}, warn: fail, error: fail };
+  const core = mcu.core;
+  require('./m0plus-timing.js').patch(core);
+  const code = fs.readFileSync(bin);
+  mcu.sram.set(code, CODE - SRAM);
+
+  const rl = readline.createInterface({ input: process.stdin });
+  rl.on('line', (line) => {
+    try {
+      call(core, line);
+    } catch (e) {
+      process.stderr.write(`call.js: ${e.message}\n`);
+      process.exit(1);
+    }
+  });
+}
+
+// call runs the routine once with the registers of one input line and
+// writes its output line.
+function call(core, line) {
+  if (!line.trim()) return;
+  const words = line.trim().split(/\s+/);
+  if (words.length !== 4 || words.some((h) => !/^[0-9a-fA-F]{1,8}$/.test(h))) {
+    throw new Error(`bad input line ${JSON.stringify(line)}: want r0 r1 r2 r3 in hex`);
+  }
+  words.forEach((h, r) => { core.registers[r] = parseInt(h, 16) >>> 0; });
+  for (let r = 4; r <= 11; r++) core.registers[r] = (0xa5a50000 | r) >>> 0;
+  core.SP = STACK;
+  core.LR = (RET | 1) >>> 0;
+  core.PC = CODE;
+  const before = core.cycles;
+  for (let n = 0; (core.PC >>> 0) !== RET; n++) {
+    if (n >= 10000) throw new Error(`no return after 10000 instructions (pc 0x${(core.PC >>> 0).toString(16)})`);
+    core.executeInstruction();
+  }
+  for (let r = 4; r <= 11; r++) {
+    if (core.registers[r] !== ((0xa5a50000 | r) >>> 0)) throw new Error(`r${r} not preserved`);
+  }
+  if ((core.SP >>> 0) !== STACK) throw new Error('SP not preserved');
+  const hex = (r) => (core.registers[r] >>> 0).toString(16);
+  process.stdout.write(`${hex(0)} ${hex(1)} ${core.cycles - before}\n`);
+}
+
+try {
+  main();
+} catch (e) {
+  process.stderr.write(`call.js: ${e.message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,216 @@
+package picoboard
+
+import (
+	"bufio"
+	"context"
+	"debug/elf"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// lmulCycles is what the Cortex-M0+ TRM's table 3-1 gives for
+// experiments/pico/runtime/lmul.S: PUSH {r4, r5} 3, 22 one-cycle ALU
+// instructions and MULS, POP {r4, r5} 3, BX LR 2.
+const lmulCycles = 3 + 22 + 3 + 2
+
+// lmulHarness is our __aeabi_lmul running in rp2040js under the timing
+// layer (experiments/pico/emulator/call.js), one call per request.
+type lmulHarness struct {
+	in  io.WriteCloser
+	out *bufio.Scanner
+	cmd *exec.Cmd
+}
+
+// startLmul assembles lmul.S with the firmware's compiler and starts
+// call.js on it, skipping the test where the toolchain or node is missing.
+func startLmul(t testing.TB) *lmulHarness {
+	t.Helper()
+	needToolchain(t)
+	root, mods := emulatorModules(t)
+	dir := t.TempDir()
+	obj, bin := filepath.Join(dir, "lmul.o"), filepath.Join(dir, "lmul.bin")
+	for _, c := range [][]string{
+		append([]string{"arm-none-eabi-gcc"}, append(DefaultCFlags, "-c", filepath.Join(root, "experiments/pico/runtime/lmul.S"), "-o", obj)...),
+		{"arm-none-eabi-objcopy", "-O", "binary", "-j", ".text.__aeabi_lmul", obj, bin},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(c, " "), err, out)
+		}
+	}
+	cmd := exec.Command("node", filepath.Join(root, "experiments/pico/emulator/call.js"), "--bin", bin, "--modules", mods)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &lmulHarness{in: in, out: bufio.NewScanner(out), cmd: cmd}
+	t.Cleanup(func() {
+		in.Close()
+		cmd.Wait()
+	})
+	return h
+}
+
+// mul returns a * b as our routine computes it in the emulator and the
+// cycles the call took.
+func (h *lmulHarness) mul(a, b uint64) (uint64, int, error) {
+	if _, err := fmt.Fprintf(h.in, "%x %x %x %x\n", uint32(a), uint32(a>>32), uint32(b), uint32(b>>32)); err != nil {
+		return 0, 0, err
+	}
+	if !h.out.Scan() {
+		return 0, 0, fmt.Errorf("call.js stopped: %v", h.out.Err())
+	}
+	var lo, hi uint32
+	var cyc int
+	if _, err := fmt.Sscanf(h.out.Text(), "%x %x %d", &lo, &hi, &cyc); err != nil {
+		return 0, 0, fmt.Errorf("call.js printed %q: %v", h.out.Text(), err)
+	}
+	return uint64(hi)<<32 | uint64(lo), cyc, nil
+}
+
+// check compares one product with C's uint64_t multiply (mod 2^64, which
+// Go's uint64 multiply is too) and the TRM's cycle count.
+func (h *lmulHarness) check(t *testing.T, a, b uint64) {
+	t.Helper()
+	got, cyc, err := h.mul(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := a * b; got != want {
+		t.Errorf("__aeabi_lmul(%#x, %#x) = %#x, want %#x", a, b, got, want)
+	}
+	if cyc != lmulCycles {
+		t.Errorf("__aeabi_lmul(%#x, %#x) took %d cycles, want %d (constant)", a, b, cyc, lmulCycles)
+	}
+}
+
+// lmulEdges are operands at every edge of the algorithm: zero, one,
+// all-ones, the sign bits of both words and halfwords, and values whose
+// partial products carry across bit 16, 32 and 48.
+var lmulEdges = []uint64{
+	0, 1, 2, 3, 0xffff, 0x10000, 0xffffffff, 0x100000000, 0x1ffffffff,
+	0x7fffffff, 0x80000000, 0xffff0000, 0x0000ffff0000ffff, 0xffff0000ffff0000,
+	0x7fffffffffffffff, 0x8000000000000000, 0xffffffff00000000, 0x00000000ffffffff,
+	0xfffffffffffffffe, 0xffffffffffffffff, 0x8000000080000000, 0xdeadbeefcafebabe,
+	uint64(1) << 48, uint64(1)<<63 | 1, 0x0001000100010001,
+}
+
+// TestLmulEdges runs our __aeabi_lmul on every pair of edge operands
+// (signed operands are the same bits: the ABI's product is mod 2^64).
+func TestLmulEdges(t *testing.T) {
+	h := startLmul(t)
+	for _, a := range lmulEdges {
+		for _, b := range lmulEdges {
+			h.check(t, a, b)
+		}
+	}
+	// Signed operands as C passes them: -1 * -1, INT64_MIN * -1, -3 * 5.
+	for _, p := range [][2]int64{{-1, -1}, {-1 << 63, -1}, {-3, 5}, {-(1 << 32), 1 << 31}} {
+		h.check(t, uint64(p[0]), uint64(p[1]))
+	}
+}
+
+// TestLmulRandom checks 20,000 seeded random pairs, a quarter of them with
+// one operand's high word zero (the common case of a 32x32->64 widening).
+func TestLmulRandom(t *testing.T) {
+	h := startLmul(t)
+	r := rand.New(rand.NewPCG(0x5eed2040, 43))
+	for i := 0; i < 20000; i++ {
+		a, b := r.Uint64(), r.Uint64()
+		if i%4 == 0 {
+			b &= 0xffffffff
+		}
+		h.check(t, a, b)
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// FuzzLmul compares our __aeabi_lmul with C's uint64_t multiply on
+// operands the fuzzer chooses (go test -fuzz FuzzLmul).
+func FuzzLmul(f *testing.F) {
+	for i, a := range lmulEdges {
+		f.Add(a, lmulEdges[len(lmulEdges)-1-i])
+	}
+	h := startLmul(f)
+	f.Fuzz(func(t *testing.T, a, b uint64) {
+		h.check(t, a, b)
+	})
+}
+
+// TestBuildRuntime checks the runtime factor: an unknown level fails
+// before anything is compiled, and "sdk-like" links our __aeabi_lmul (its
+// size is lmul.S's 50 bytes) into an image whose ML-DSA-44 test vectors
+// pass the host's checks, while the default links libgcc's.
+func TestBuildRuntime(t *testing.T) {
+	if _, err := Build(context.Background(), BuildConfig{Name: "x", Schemes: []string{"ml-dsa-44"}, Runtime: "pico-sdk"}); err == nil ||
+		!strings.Contains(err.Error(), `runtime "pico-sdk" is not one of libgcc, sdk-like`) {
+		t.Fatalf("unknown runtime: %v", err)
+	}
+	needToolchain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	p := QuickProfile
+	p.DSAKeygen, p.DSASign = 1, 2
+	size := map[string]uint64{}
+	for _, rt := range []string{"", "sdk-like"} {
+		name := map[string]string{"": "test-runtime-libgcc", "sdk-like": "test-runtime-sdk-like"}[rt]
+		img, err := Build(ctx, BuildConfig{Name: name, Schemes: []string{"ml-dsa-44"}, Profile: p, Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"": "libgcc", "sdk-like": "sdk-like"}[rt]; img.Provenance()["runtime"] != want {
+			t.Errorf("runtime %q: provenance says %q", rt, img.Provenance()["runtime"])
+		}
+		size[rt] = lmulSymbolSize(t, img.ELF)
+		if rt == "" {
+			continue
+		}
+		run, err := Emulate(ctx, img, RunConfig{Timeout: 3 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if checks, err := VerifyVectors(run.Dataset); err != nil || len(checks) == 0 {
+			t.Fatalf("sdk-like ML-DSA-44: host verification %v (%d checks)", err, len(checks))
+		}
+	}
+	if size["sdk-like"] != 50 || size[""] == 50 {
+		t.Errorf("__aeabi_lmul sizes: libgcc %d, sdk-like %d bytes; want our 50 only in sdk-like", size[""], size["sdk-like"])
+	}
+}
+
+// lmulSymbolSize returns the size of __aeabi_lmul in an ELF.
+func lmulSymbolSize(t *testing.T, path string) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == "__aeabi_lmul" {
+			return s.Size
+		}
+	}
+	t.Fatalf("%s has no __aeabi_lmul", path)
+	return 0
+}
