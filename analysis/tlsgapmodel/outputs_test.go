@@ -201,3 +201,26 @@ func TestMissPattern(t *testing.T) {
 		t.Errorf("no miss: %q", got)
 	}
 }
+
+// TestStallShape: the stall's observed cost per level is set against the
+// second model's term, and the reading follows the sides found.
+func TestStallShape(t *testing.T) {
+	f := &gapmodel.OverlapFit{C0: gapmodel.Interval{Est: 1}, S: gapmodel.Interval{Est: 1}}
+	row := func(d, rtt, ths float64) gapmodel.Row {
+		return gapmodel.Row{OneWayDelayMs: d, RTTMs: rtt, RoundTrips: 2, SignMs: 1, CPUMs: 0.5, RoundThsMs: []float64{ths, ths}}
+	}
+	// Ths = 1 + RTT + 0.5 + cost: costs 0.2 (term 0), 0.5 (term 1), 2 (term 2).
+	rows := []gapmodel.Row{row(0, 0.5, 1+0.5+0.5+0.2), row(1, 2, 1+2+0.5+0.5), row(2, 3, 1+3+0.5+2)}
+	got := stallShape(rows, f)
+	for _, want := range []string{"a stall cost 0.20, 0.50, 2.00~ms", "= 0.00, 1.00, 2.00~ms", "more than the term at 0.50~ms; less at 2.00~ms; the term within 0.05~ms at 3.00~ms", "overlaps more than the signature", "outlasts the round trip"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q\nwant it to contain %q", got, want)
+		}
+	}
+	if got := stallShape(rows[2:], f); strings.Contains(got, "reading") {
+		t.Errorf("no side but the term: %q", got)
+	}
+	if got := stallShape(nil, f); got != "no cell stalled" {
+		t.Errorf("no stall: %q", got)
+	}
+}

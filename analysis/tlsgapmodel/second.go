@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/gapmodel"
+	"pqrepro/analysis/stats"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/internal/render"
 )
@@ -234,7 +235,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	keys := []string{"GapTwoCZeroMs", "GapTwoS", "GapTwoMisses", "GapTwoHeldOut", "GapTwoPass", "GapTwoMaxErrMs", "GapTwoBoundMinMs", "GapTwoBoundMaxMs",
 		"GapTwoTauMs", "GapTwoPairs", "GapTwoZ", "GapOneMisses", "GapOneHeldOut", "GapOneStallMisses", "GapJointReaches", "GapJointBest", "GapJointBestWorstPct",
 		"GapJointBestRTTMs", "GapJointOursBest", "GapJointOursWorstPct", "GapJointOursRTTMs", "GapJointOursIncRTTMs", "GapJointOursIncWorstPct", "GapJointOursBaselineOffsetMs",
-		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict"}
+		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape"}
 	for _, k := range keys {
 		set(k, "---")
 	}
@@ -263,6 +264,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 		}
 	}
 	set("GapTwoMissPattern", missPattern(f2))
+	set("GapStallShape", stallShape(r.GapModelRows, f2))
 	s1, s2 := 0.0, 0.0
 	for i, p := range f2.Predictions {
 		if p.Row.Stalls() > 0 {
@@ -389,4 +391,77 @@ func jointVerdict(rows []gapmodel.JointRow, reach int) string {
 	}
 	return render.Escape(fmt.Sprintf("%d of %d %s all four within %s %%: ", reach, len(rows), verb, target)) + render.Escape(strings.Join(names, "; ")) +
 		"; a slower path is consistent with the published medians under these definitions, but, the original's RTT not being published, it is not shown to be their cause"
+}
+
+// stallShape says what a window stall cost at each delay level against
+// the second model's term: per level, the median over the stall cells of
+// Ths - c0 - (1 + h) RTT - s CPU (the part the stall term must explain,
+// c0 and s as fitted), beside max(RTT - t_sign, 0), and whether it is
+// above, below or within 0.05 ms of it.
+func stallShape(rows []gapmodel.Row, f *gapmodel.OverlapFit) string {
+	type level struct{ rtt, obs, term float64 }
+	by := map[float64][]*gapmodel.Row{}
+	var keys []float64
+	for i := range rows {
+		r := &rows[i]
+		if r.Stalls() == 0 {
+			continue
+		}
+		if by[r.OneWayDelayMs] == nil {
+			keys = append(keys, r.OneWayDelayMs)
+		}
+		by[r.OneWayDelayMs] = append(by[r.OneWayDelayMs], r)
+	}
+	if len(keys) == 0 {
+		return "no cell stalled"
+	}
+	slices.Sort(keys)
+	var ls []level
+	for _, k := range keys {
+		var obs, term, rtt []float64
+		for _, r := range by[k] {
+			m, _ := stats.Median(r.RoundThsMs)
+			obs = append(obs, m-f.C0.Est-(1+r.HRRShare)*r.RTTMs-f.S.Est*r.CPUMs)
+			term = append(term, r.OverlapMs())
+			rtt = append(rtt, r.RTTMs)
+		}
+		l := level{}
+		l.obs, _ = stats.Median(obs)
+		l.term, _ = stats.Median(term)
+		l.rtt, _ = stats.Median(rtt)
+		ls = append(ls, l)
+	}
+	var at, obs, term []string
+	side := map[string][]string{}
+	for _, l := range ls {
+		rtt := render.Fixed(l.rtt, 2)
+		at, obs, term = append(at, rtt), append(obs, render.Fixed(l.obs, 2)), append(term, render.Fixed(l.term, 2))
+		switch d := l.obs - l.term; {
+		case d > 0.05:
+			side["more than the term"] = append(side["more than the term"], rtt)
+		case d < -0.05:
+			side["less"] = append(side["less"], rtt)
+		default:
+			side["the term within 0.05~ms"] = append(side["the term within 0.05~ms"], rtt)
+		}
+	}
+	var parts []string
+	for _, k := range []string{"more than the term", "less", "the term within 0.05~ms"} {
+		if v := side[k]; len(v) > 0 {
+			parts = append(parts, fmt.Sprintf("%s at %s~ms", k, strings.Join(v, ", ")))
+		}
+	}
+	out := fmt.Sprintf("at RTTs of %s~ms a stall cost %s~ms, against $\\max(\\mathrm{RTT} - t_{sign}, 0)$ = %s~ms: %s",
+		strings.Join(at, ", "), strings.Join(obs, ", "), strings.Join(term, ", "), strings.Join(parts, "; "))
+	var reading []string
+	if len(side["less"]) > 0 {
+		reading = append(reading, "where it cost less, the wait overlaps more than the signature (the server also builds and encrypts its flight while the ACK travels)")
+	}
+	if len(side["more than the term"]) > 0 {
+		reading = append(reading, "where it cost more, the stall costs time even though the signature outlasts the round trip (the rest of the flight leaves only once the ACK is processed)")
+	}
+	if len(reading) > 0 {
+		out += ". Our reading, not tested: " + strings.Join(reading, "; ")
+	}
+	return out
 }
