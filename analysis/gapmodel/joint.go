@@ -64,7 +64,8 @@ type JointRow struct {
 //
 // A cell's median under a definition is interpolated linearly in the
 // self-tested RTT between its measured levels, without extrapolation, and
-// the RTT R on a grid of reg.JointStepMs is the one minimising
+// the RTT R on a grid of reg.JointStepMs from the lowest measured RTT,
+// with the highest measured RTT added as its last point, is the one minimising
 // max_j |pred_j(R) - P_j| / P_j (the smallest such R on a tie). A row that
 // lacks a definition is an error naming the cell: the joint fit never
 // falls back to another definition.
@@ -121,8 +122,13 @@ func JointFit(rows []Row, defs []string, pub Published, reg Registration2) ([]Jo
 			}
 			row := JointRow{Definition: def, Combo: c, MinRTTMs: lo, MaxRTTMs: hi, WorstPct: math.Inf(1), IncWorstPct: math.Inf(1)}
 			steps := int(math.Floor((hi-lo)/reg.JointStepMs + 1e-9))
-			for n := 0; n <= steps; n++ {
+			for n := 0; n <= steps+1; n++ {
 				R := lo + float64(n)*reg.JointStepMs
+				if n > steps { // the grid's last point: the highest RTT measured
+					if R = hi; hi-(lo+float64(steps)*reg.JointStepMs) < 1e-12 {
+						break
+					}
+				}
 				pred := make([]float64, len(Roles))
 				worst, incWorst := 0.0, 0.0
 				errs := make([]float64, len(Roles))

@@ -224,3 +224,25 @@ func TestStallShape(t *testing.T) {
 		t.Errorf("no stall: %q", got)
 	}
 }
+
+// TestAtEdge: a fitted RTT on the measured range's edge is marked.
+func TestAtEdge(t *testing.T) {
+	r := gapmodel.JointRow{MinRTTMs: 0.17, MaxRTTMs: 4.15}
+	for _, tc := range []struct {
+		rtt  float64
+		want bool
+	}{{0.17, true}, {4.15, true}, {4.149, false}, {2, false}, {0.171, false}} {
+		if got := atEdge(r, tc.rtt); got != tc.want {
+			t.Errorf("RTT %v: at the edge %v, want %v", tc.rtt, got, tc.want)
+		}
+	}
+	if got := edgeNote(r, 4.15); !strings.Contains(got, "the largest RTT") {
+		t.Errorf("edgeNote(4.15) = %q", got)
+	}
+	if got := edgeNote(r, 0.17) + edgeNote(r, 2); !strings.Contains(got, "the smallest RTT") || strings.Count(got, "RTT") != 1 {
+		t.Errorf("edgeNote(0.17) + edgeNote(2) = %q", got)
+	}
+	if got := edged(r, 4.15); !strings.Contains(got, `\dagger`) {
+		t.Errorf("edged(4.15) = %q: want the dagger", got)
+	}
+}

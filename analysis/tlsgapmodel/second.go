@@ -162,8 +162,37 @@ func jointRow(r gapmodel.JointRow) []string {
 	if r.Reaches {
 		worst = `\textbf{` + worst + `}`
 	}
-	return []string{render.Escape(r.Definition.Short), r.Definition.End, render.Escape(r.Combo.String()), render.Fixed(r.RTTMs, 2), worst,
-		render.Fixed(r.IncRTTMs, 2), render.Fixed(r.IncWorstPct, 1) + `\,\%`, signed(r.BaselineOffsetMs, 2)}
+	return []string{render.Escape(r.Definition.Short), r.Definition.End, render.Escape(r.Combo.String()), edged(r, r.RTTMs), worst,
+		edged(r, r.IncRTTMs), render.Fixed(r.IncWorstPct, 1) + `\,\%`, signed(r.BaselineOffsetMs, 2)}
+}
+
+// edged renders a fitted RTT, with a dagger when it lies on the edge of
+// the measured range: a better fit may lie outside it, unmeasured.
+func edged(r gapmodel.JointRow, rtt float64) string {
+	s := render.Fixed(rtt, 2)
+	if atEdge(r, rtt) {
+		s += `$^\dagger$`
+	}
+	return s
+}
+
+// edgeNote is the paper's parenthesis on a fitted RTT at the edge of the
+// measured range, empty inside it.
+func edgeNote(r gapmodel.JointRow, rtt float64) string {
+	if !atEdge(r, rtt) {
+		return ""
+	}
+	which := "smallest"
+	if rtt > (r.MinRTTMs+r.MaxRTTMs)/2 {
+		which = "largest"
+	}
+	return " (the " + which + " RTT we measured: a better fit may lie beyond it)"
+}
+
+// atEdge says whether rtt is the lowest or the highest RTT measured.
+func atEdge(r gapmodel.JointRow, rtt float64) bool {
+	step := gapmodel.Registered2.JointStepMs
+	return rtt < r.MinRTTMs+step/2 || rtt > r.MaxRTTMs-step/2
 }
 
 // jointNotes is what both joint-fit tables say under the rows: the
@@ -174,7 +203,7 @@ func jointNotes(fs *fits) string {
 	if !fs.second.Pass {
 		status = "Exploratory: the second model failed its registered test, so this fit describes our cells and explains nothing."
 	}
-	notes := []string{status, fmt.Sprintf(`RTT (ms) minimises the worst relative error over the four published medians (bold: within %s\,\%%); Inc.\ RTT does so for the three increases alone, and Offset (ms) is our baseline minus the published one there. Finished: the client's.`,
+	notes := []string{status, fmt.Sprintf(`RTT (ms) minimises the worst relative error over the four published medians (bold: within %s\,\%%); Inc.\ RTT does so for the three increases alone, and Offset (ms) is our baseline minus the published one there; $^\dagger$: the edge of the RTTs measured, so a better fit may lie beyond it. Finished: the client's.`,
 		render.Fixed(gapmodel.Registered2.JointTargetPct, 0))}
 	for _, d := range gapmodel.Definitions {
 		if why, ok := fs.missing[d.Key()]; ok {
@@ -235,7 +264,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	keys := []string{"GapTwoCZeroMs", "GapTwoS", "GapTwoMisses", "GapTwoHeldOut", "GapTwoPass", "GapTwoMaxErrMs", "GapTwoBoundMinMs", "GapTwoBoundMaxMs",
 		"GapTwoTauMs", "GapTwoPairs", "GapTwoZ", "GapOneMisses", "GapOneHeldOut", "GapOneStallMisses", "GapJointReaches", "GapJointBest", "GapJointBestWorstPct",
 		"GapJointBestRTTMs", "GapJointOursBest", "GapJointOursWorstPct", "GapJointOursRTTMs", "GapJointOursIncRTTMs", "GapJointOursIncWorstPct", "GapJointOursBaselineOffsetMs",
-		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape"}
+		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge"}
 	for _, k := range keys {
 		set(k, "---")
 	}
@@ -301,6 +330,8 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	set("GapJointOursWorstPct", render.Fixed(ours.WorstPct, 1))
 	set("GapJointOursRTTMs", render.Fixed(ours.RTTMs, 2))
 	set("GapJointOursIncRTTMs", render.Fixed(ours.IncRTTMs, 2))
+	set("GapJointOursIncEdge", edgeNote(ours, ours.IncRTTMs))
+	set("GapJointOursEdge", edgeNote(ours, ours.RTTMs))
 	set("GapJointOursIncWorstPct", render.Fixed(ours.IncWorstPct, 1))
 	set("GapJointOursBaselineOffsetMs", signed(ours.BaselineOffsetMs, 2))
 	set("GapJointOursBaselineErrPct", signed(ours.ErrPct[0], 1))
