@@ -14,9 +14,12 @@ import (
 // Claims are Study C's claims (Source; the values are published), in
 // the order of the paper, with the rules that judge them on
 // results/pico.json. Our board is rp2040js, which has no XIP flash cache
-// or bus contention (our images run from SRAM). Its core's cycles match
-// the Cortex-M0+ Technical Reference Manual's timings for every
-// instruction class checked (picoboard TestEmulatorCyclesMatchTRM), so the
+// or bus contention (our images run from SRAM). With our timing layer
+// (experiments/pico/emulator/m0plus-timing.js: LR in PUSH, PC in POP,
+// exception entry) its core's cycles match the Cortex-M0+ Technical
+// Reference Manual's timings for every instruction class checked
+// (picoboard TestEmulatorCyclesMatchTRM); runs before the layer lack
+// those cycles. So the
 // ±15 % tolerance of the times is not the emulator's error: it is a stated
 // assumption about the board's difference (the XIP flash cache, not
 // bounded here; it can only add cycles, so ours should be low). The
