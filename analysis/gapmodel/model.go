@@ -29,6 +29,7 @@ type Row struct {
 	RoundTrips    float64 `json:"round_trips"`      // median measured round trips before the client's Finished
 	CPUMs         float64 `json:"cpu_ms"`           // the host's predicted cryptographic time (ms)
 	SignMs        float64 `json:"sign_ms"`          // one signature with the leaf's key by `openssl speed` (ms)
+	ServerBytes   float64 `json:"server_bytes"`     // median TCP payload bytes the server sent per connection
 	// RoundThsMs is the median Ths (ms) of each round, indexed by round:
 	// round r is the same round in every row of a fit.
 	RoundThsMs []float64 `json:"round_ths_ms"`

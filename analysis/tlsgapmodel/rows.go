@@ -72,9 +72,10 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 		if m.ID.Chain {
 			row.Chain, chainVerifies = "leaf+ca", 1
 		}
-		var rts, rtts []float64
+		var rts, rtts, bytes []float64
 		hrr := 0
 		for _, r := range m.Records {
+			bytes = append(bytes, float64(r.TCPPayloadBytesS2C))
 			if r.RoundTrips == nil || r.LinkRTTNs == nil {
 				return nil, nil, fmt.Errorf("%s on %s seq %d: round_trips or link_rtt_ns missing: the capture could not count its round trips; record a new run", id, c.Path, r.Seq)
 			}
@@ -84,6 +85,7 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 			}
 		}
 		row.RoundTrips, _ = stats.Median(rts)
+		row.ServerBytes, _ = stats.Median(bytes)
 		row.RTTMs, _ = stats.Median(rtts)
 		row.HRRShare = float64(hrr) / float64(len(m.Records))
 		cpu, err := tlshost.ConfigCPUMs(msPerOp, m.ID.CertKey, m.ID.Group, hrr > 0, chainVerifies)

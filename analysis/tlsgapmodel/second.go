@@ -264,7 +264,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	keys := []string{"GapTwoCZeroMs", "GapTwoS", "GapTwoMisses", "GapTwoHeldOut", "GapTwoPass", "GapTwoMaxErrMs", "GapTwoBoundMinMs", "GapTwoBoundMaxMs",
 		"GapTwoTauMs", "GapTwoPairs", "GapTwoZ", "GapOneMisses", "GapOneHeldOut", "GapOneStallMisses", "GapJointReaches", "GapJointBest", "GapJointBestWorstPct",
 		"GapJointBestRTTMs", "GapJointOursBest", "GapJointOursWorstPct", "GapJointOursRTTMs", "GapJointOursIncRTTMs", "GapJointOursIncWorstPct", "GapJointOursBaselineOffsetMs",
-		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge"}
+		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge", "GapStallServerBytesMin", "GapNoStallServerBytesMax"}
 	for _, k := range keys {
 		set(k, "---")
 	}
@@ -294,6 +294,18 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	}
 	set("GapTwoMissPattern", missPattern(f2))
 	set("GapStallShape", stallShape(r.GapModelRows, f2))
+	stallMin, plainMax := math.Inf(1), 0.0
+	for _, row := range r.GapModelRows {
+		if row.Stalls() > 0 {
+			stallMin = min(stallMin, row.ServerBytes)
+		} else {
+			plainMax = max(plainMax, row.ServerBytes)
+		}
+	}
+	if !math.IsInf(stallMin, 1) {
+		set("GapStallServerBytesMin", render.Thousands(stallMin))
+		set("GapNoStallServerBytesMax", render.Thousands(plainMax))
+	}
 	s1, s2 := 0.0, 0.0
 	for i, p := range f2.Predictions {
 		if p.Row.Stalls() > 0 {

@@ -192,11 +192,11 @@ func FuzzParseRunMeta(f *testing.F) {
 
 // TestPaperHostSentences checks what the paper's text says in words about
 // the committed results' host account (paper/sections/tls.tex, "The
-// host" and "What the factors do not explain"): the published hybrid
-// minus ML-KEM-1024 is "of the order of" this host's direct-share P-384
-// work (within a factor 1.5 either way), and ML-KEM-1024's published
+// host" and "What the factors do not explain"): ML-KEM-1024's published
 // increase is "not CPU": the host's ML-KEM-1024 prediction, direct or
-// after an HRR, is under a tenth of it.
+// after an HRR, is under a tenth of it. Whether the published hybrid
+// minus ML-KEM-1024 is of the order of this host's P-384 work is a
+// generated sentence (TestPubP384Reading).
 func TestPaperHostSentences(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "results", "tls.json"))
 	if err != nil {
@@ -210,13 +210,23 @@ func TestPaperHostSentences(t *testing.T) {
 	if h == nil || h.Note != "" {
 		t.Fatalf("the committed results hold no host account: %+v", h)
 	}
-	pubHyb, pubKem := Published.Increases["hybrid"].IncreaseMs, Published.Increases["pq-kem"].IncreaseMs
-	if ratio := (pubHyb - pubKem) / float64(h.HybridPredictedMs); ratio < 1/1.5 || ratio > 1.5 {
-		t.Errorf("published hybrid - ML-KEM-1024 = %.3f ms is %.2f x the predicted P-384 work %.3f ms: the paper says of the order of ours", pubHyb-pubKem, ratio, h.HybridPredictedMs)
-	}
+	pubKem := Published.Increases["pq-kem"].IncreaseMs
 	for _, v := range []Num{h.KemPredictedMs, h.KemPredictedHRRMs} {
 		if math.Abs(float64(v)) >= pubKem/10 {
 			t.Errorf("ML-KEM-1024 predicted %v ms by this host's speed: the paper says the published %v ms is not CPU", v, pubKem)
+		}
+	}
+}
+
+// TestPubP384Reading: "of the order of ours" only within a factor 1.5
+// either way; outside, the factor and the direction of the CPU.
+func TestPubP384Reading(t *testing.T) {
+	for _, tc := range []struct {
+		ratio float64
+		want  string
+	}{{1.25, "of the order of ours"}, {0.7, "of the order of ours"}, {2.46, "2.46 times as long as this host's: a CPU that much slower"}, {0.5, "that much faster"}} {
+		if got := pubP384Reading(tc.ratio); !strings.Contains(got, tc.want) {
+			t.Errorf("ratio %v: %q, want %q in it", tc.ratio, got, tc.want)
 		}
 	}
 }
