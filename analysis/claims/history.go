@@ -79,8 +79,9 @@ const historyHeader = `# Each claim's rule history (claims.HistoryFile): generat
 # change <claim> <commit> <date> <marked> <flip> <reason>
 # A claim's first rule is the first commit whose added lines name it;
 # a later change is one its amend line names the claim in (a range such
-# as A1a-A3a included, or "Study A's claims"), or timing.txt's commit of
-# its current rule. "unknown" where the history could not be read.
+# as A1a-A3a included, or "Study A's claims"), timing.txt's commit of
+# its current rule, or the registration (its rule as registered may
+# differ from its first). "unknown" where the history could not be read.
 `
 
 // FormatHistory writes h in HistoryFile's format.
@@ -343,7 +344,9 @@ func HistoryFromGit(git func(args ...string) ([]byte, error), ids []string, timi
 				e.Marked, e.Reason = "before the registration", "commit subject: "+c.subject
 			}
 			named := amended && len(mentions(reason, id)) > 0
-			if !named && c.sha != current {
+			// The registration is listed for every claim written before
+			// it: its rule as registered may differ from its first one.
+			if !named && c.sha != current && c.sha != rules.Commit {
 				continue
 			}
 			if named {
