@@ -17,6 +17,10 @@
 //    stacks the frame and enters the handler without charging a cycle.
 // Exception return (EXC_RETURN through BX or POP) has no figure of its own
 // in the TRM; it stays at the cycles of the BX or POP that starts it.
+//
+// With an XIP cache model (xip-cache.js, run.js --xip-cache) the cycles of
+// its misses during an instruction, fetches and loads alike, are added to
+// that instruction too.
 'use strict';
 
 // PUSH_LR and POP_PC are the cycles table 3-1 adds for LR in a PUSH and PC
@@ -39,8 +43,10 @@ function extraCycles(opcode) {
 // patch wraps one rp2040js CortexM0Core so that executeInstruction returns
 // (and adds to core.cycles) the TRM's count, and returns the counters of
 // what it added: pushLR, popPC and exceptionEntries (occurrences) and
-// addedCycles (their sum).
-function patch(core) {
+// addedCycles (their sum). opts.xip, an xip-cache.js attach() result,
+// adds its miss cycles (and counts them in addedCycles).
+function patch(core, opts = {}) {
+  const xip = opts.xip || null;
   const stats = { pushLR: 0, popPC: 0, exceptionEntries: 0, addedCycles: 0 };
   const exec = core.executeInstruction;
   const enter = core.exceptionEntry;
@@ -62,9 +68,14 @@ function patch(core) {
   const sram = core.rp2040 && core.rp2040.sram;
   const SRAM_START = 0x20000000;
   const sramEnd = sram ? SRAM_START + sram.length - 1 : 0;
+  // With the cache model on, code in the XIP window is read from the
+  // flash array too, so this look at the opcode is not a cache access.
+  const flash = xip && core.rp2040.flashView;
   const fetch = (self, pc) => (pc >= SRAM_START && pc < sramEnd
     ? sram[pc - SRAM_START] | (sram[pc - SRAM_START + 1] << 8)
-    : self.readUint16(pc));
+    : flash && pc >= 0x10000000 && pc < 0x14000000
+      ? flash.getUint16(pc & 0xfffffe, true)
+      : self.readUint16(pc));
   core.executeInstruction = function () {
     handlerPC = -1;
     let opcode = fetch(this, this.PC & ~1);
@@ -77,7 +88,7 @@ function patch(core) {
       if ((opcode & 0xff00) === 0xb500) stats.pushLR++;
       else stats.popPC++;
     }
-    const add = x + pending;
+    const add = x + pending + (xip ? xip.take() : 0);
     pending = 0;
     if (!add) return c;
     this.cycles += add;

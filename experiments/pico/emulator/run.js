@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// run.js: run an RP2040 RAM-only UF2 image in rp2040js and pass UART0's
-// bytes, unchanged, to a file descriptor (the Go side hands over the master
-// of a pseudo-terminal, so its serial reader reads the emulator exactly as it
-// reads a board).
+// run.js: run an RP2040 UF2 image (RAM-only, or with its code in flash) in
+// rp2040js and pass UART0's bytes, unchanged, to a file descriptor (the Go
+// side hands over the master of a pseudo-terminal, so its serial reader
+// reads the emulator exactly as it reads a board).
 //
 // The RP2040 bootrom is not part of the npm build, so this runner does what
 // the bootrom does with a RAM-only UF2 (RP2040 datasheet 2.8.4.2): it copies
@@ -17,12 +17,26 @@
 // entry; cycles.js checks every instruction class). Same image, same
 // cycles: the run is deterministic.
 //
+// An image whose code runs from flash (XIP) has UF2 blocks in the flash
+// window: they are written into rp2040js's flash array directly, as the
+// bootrom's flash programming would leave them. What a real board runs
+// first, the bootrom and the second stage bootloader (boot2, which sets up
+// the SSI for quad-I/O continuous reads), is skipped: we cannot build
+// boot2 without pico-sdk, and rp2040js reads flash without the SSI. The
+// image is entered at its lowest address, like a RAM-only one, and
+// --xip-cache charges the flash reads as the cache and the SSI that boot2
+// configures would (xip-cache.js; off by default). --xip-size, --xip-ways
+// and --xip-line change the cache's geometry (the RP2040's by default);
+// an impossible geometry is an error before the image is loaded.
+//
 // Usage: node run.js --uf2 FILE [--uart-fd N] [--modules DIR]
 //          [--max-cycles N] [--timeout-ms N] [--stop-at-end]
+//          [--xip-cache [--xip-size N] [--xip-ways N] [--xip-line N]]
 // On exit it prints one JSON line to stdout: reason ("end", "fault",
 // "breakpoint", "max-cycles", "timeout", "deadlock", "error"), pc, cycles,
 // simulated seconds, wall seconds, simulated MHz, the timing layer's
-// counters (timing), warnings and the last UART lines. Exit status 0 only for reason "end".
+// counters (timing), the cache's (xip, with --xip-cache), warnings and
+// the last UART lines. Exit status 0 only for reason "end".
 'use strict';
 
 const fs = require('fs');
@@ -43,10 +57,21 @@ function parseArgs(argv) {
       case '--max-cycles': a.maxCycles = Number(v()); break;
       case '--timeout-ms': a.timeoutMs = Number(v()); break;
       case '--stop-at-end': a.stopAtEnd = true; break;
+      case '--xip-cache': a.xip = a.xip || {}; break;
+      case '--xip-size': a.xipSize = Number(v()); break;
+      case '--xip-ways': a.xipWays = Number(v()); break;
+      case '--xip-line': a.xipLine = Number(v()); break;
       default: throw new Error(`unknown argument ${k}`);
     }
   }
   if (!a.uf2) throw new Error('--uf2 FILE is required');
+  const geo = [a.xipSize, a.xipWays, a.xipLine];
+  if (!a.xip && geo.some((x) => x !== undefined)) throw new Error('--xip-size, --xip-ways and --xip-line need --xip-cache');
+  if (a.xip) {
+    const { RP2040: d, checkGeometry } = require('./xip-cache.js');
+    a.xip.geometry = { size: a.xipSize ?? d.size, ways: a.xipWays ?? d.ways, line: a.xipLine ?? d.line };
+    checkGeometry(a.xip.geometry);
+  }
   return a;
 }
 
@@ -57,6 +82,8 @@ const UF2_MAGIC0 = 0x0a324655, UF2_MAGIC1 = 0x9e5d5157, UF2_MAGIC_END = 0x0ab16f
 const FLAG_NOT_MAIN_FLASH = 0x1, FLAG_FAMILY = 0x2000;
 const RP2040_FAMILY = 0xe48bff56;
 const SRAM_START = 0x20000000, SRAM_SIZE = 264 * 1024;
+// The flash window's cacheable alias; rp2040js holds 16 MB of flash.
+const FLASH_START = 0x10000000, FLASH_SIZE = 16 * 1024 * 1024;
 
 function loadUF2(rp2040, buf) {
   if (buf.length === 0 || buf.length % 512 !== 0) {
@@ -82,9 +109,13 @@ function loadUF2(rp2040, buf) {
       throw new Error(`UF2 block ${n}: numbered ${blockNo} of ${numBlocks}`);
     }
     count = numBlocks;
+    if (addr >= FLASH_START && addr + size <= FLASH_START + FLASH_SIZE) {
+      rp2040.flash.set(b.subarray(32, 32 + size), addr - FLASH_START);
+      lowest = Math.min(lowest, addr);
+      continue;
+    }
     if (addr < SRAM_START || addr + size > SRAM_START + SRAM_SIZE) {
-      throw new Error(`UF2 block ${n}: target 0x${addr.toString(16)} is outside SRAM; ` +
-        'only RAM-only images run here (the npm rp2040js has no bootrom to boot flash)');
+      throw new Error(`UF2 block ${n}: target 0x${addr.toString(16)} is outside SRAM and flash`);
     }
     rp2040.sram.set(b.subarray(32, 32 + size), addr - SRAM_START);
     lowest = Math.min(lowest, addr);
@@ -109,7 +140,8 @@ function main() {
   mcu.logger = logger;
   const entry = loadUF2(mcu, fs.readFileSync(args.uf2));
   const core = mcu.core;
-  const timing = require('./m0plus-timing.js').patch(core);
+  const xip = args.xip ? require('./xip-cache.js').attach(mcu, args.xip) : null;
+  const timing = require('./m0plus-timing.js').patch(core, { xip });
   core.SP = SRAM_START + SRAM_SIZE;
   core.PC = entry;
 
@@ -194,6 +226,7 @@ function main() {
     simMHz: wall > 0 ? cyc / wall / 1e6 : 0,
     clkSys: mcu.clkSys,
     timing,
+    xip: xip ? { ...xip.stats, geometry: args.xip.geometry } : undefined,
     error: emuError,
     warnings,
     lastLines: lines.slice(-10),

@@ -24,6 +24,7 @@
 #include "board.h"
 #include "proto.h"
 #include "rng.h"
+#include "xip.h"
 
 #ifndef FW_ID
 #define FW_ID "unknown"
@@ -71,6 +72,7 @@ extern uint32_t __image_start, __code_end;
 void bench_start(span_t *s) {
     uart_flush();
     stack_paint();
+    XIP_COLD_START();
     s->cyc0 = cycles();
     s->us0 = time_us();
 }

@@ -3,7 +3,8 @@
  * system calls of a bare-metal RAM-only image.
  *
  * A RAM-only image is loaded in place, so there is no .data copy; only .bss
- * is zeroed. malloc (PQClean's fips202.c and mbedTLS use it) gets memory
+ * is zeroed. An image whose code is in flash (link-flash.ld, CODE_IN_FLASH)
+ * first copies .data from flash to SRAM. malloc (PQClean's fips202.c and mbedTLS use it) gets memory
  * from _sbrk, which hands out the fixed arena [__heap_start, __heap_end)
  * laid out by link.ld below the stack, and fails with ENOMEM past it
  * instead of walking into the painted stack.
@@ -48,7 +49,22 @@ __attribute__((section(".vectors"), used)) void (*const __vectors[48])(void) = {
     default_handler, default_handler, default_handler, default_handler,
 };
 
+#ifdef CODE_IN_FLASH
+extern uint32_t __data_load, __data_start, __data_end;
+
+/* copy_data copies .data from its load address in flash to SRAM. */
+static void copy_data(void) {
+    const uint32_t *src = &__data_load;
+    for (uint32_t *p = &__data_start; p < &__data_end; p++) {
+        *p = *src++;
+    }
+}
+#endif
+
 void reset_handler(void) {
+#ifdef CODE_IN_FLASH
+    copy_data();
+#endif
     for (uint32_t *p = &__bss_start; p < &__bss_end; p++) {
         *p = 0;
     }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -110,6 +109,7 @@ type BuildConfig struct {
 	MinStack int      // link fails below this; 0 picks from the schemes
 	Runs     int      // runs before the firmware stops; 0 repeats forever
 	Runtime  string   // one of Runtimes; "" means DefaultRuntime
+	CodeIn   string   // one of CodeIns; "" means DefaultCodeIn
 	OutDir   string   // "" means .cache/pico/images
 	Log      io.Writer
 }
@@ -127,6 +127,7 @@ type Image struct {
 	Defines    []string          `json:"defines"`
 	Sources    map[string]string `json:"sources"` // name -> SHA-256 of the tree
 	Runtime    string            `json:"runtime,omitempty"`
+	CodeIn     string            `json:"code_in,omitempty"` // "" for DefaultCodeIn
 	BuildTime  time.Duration     `json:"-"`
 
 	// Provenance for meta.json (all additive; see Provenance).
@@ -158,6 +159,9 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	if err := CheckRuntime(cfg.Runtime); err != nil {
 		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
 	}
+	if err := CheckCodeIn(cfg.CodeIn); err != nil {
+		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
+	}
 	gcc, compiler, err := findCompiler(ctx)
 	if err != nil {
 		return Image{}, err
@@ -165,6 +169,9 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
 	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime}
+	if cfg.CodeIn != DefaultCodeIn {
+		img.CodeIn = cfg.CodeIn
+	}
 	pqSchemes, classic, err := splitSchemes(cfg.Schemes)
 	if err != nil {
 		return Image{}, err
@@ -183,7 +190,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	img.FirmwareID = firmwareID(compiler, cfg.CFlags, defines, heap, minStack, img.Sources)
 	img.Defines = defines
 	img.HeapSize, img.MinStack = heap, minStack
-	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", "link.ld",
+	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", linkScript(cfg.CodeIn),
 		fmt.Sprintf("-Wl,--defsym=HEAP_SIZE=%d", heap), fmt.Sprintf("-Wl,--defsym=MIN_STACK=%d", minStack), "-Wl,--gc-sections"}
 	img.ELF = filepath.Join(cfg.OutDir, cfg.Name+".elf")
 	img.UF2 = filepath.Join(cfg.OutDir, cfg.Name+".uf2")
@@ -214,7 +221,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	uf2, err := ramUF2(tmpELF, elfBytes)
+	uf2, err := imageUF2(tmpELF, elfBytes, cfg.CodeIn)
 	if err != nil {
 		return Image{}, err
 	}
@@ -242,6 +249,9 @@ func withDefaults(cfg BuildConfig, root string) BuildConfig {
 	}
 	if cfg.Runtime == "" {
 		cfg.Runtime = DefaultRuntime
+	}
+	if cfg.CodeIn == "" {
+		cfg.CodeIn = DefaultCodeIn
 	}
 	return cfg
 }
@@ -355,6 +365,7 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 		fmt.Sprintf("RUNS=%d", cfg.Runs),
 		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
 	}
+	src.defines = append(src.defines, codeInDefines(cfg.CodeIn)...)
 	src.defines = append(src.defines, cfg.Defines...)
 	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
 	if err != nil {
@@ -567,7 +578,7 @@ func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir str
 	tmpELF := filepath.Join(objDir, cfg.Name+".elf")
 	args := append([]string{}, cfg.CFlags...)
 	args = append(args, "-nostartfiles", "--specs=nano.specs",
-		"-T", filepath.Join(fwDir, "link.ld"),
+		"-T", filepath.Join(fwDir, linkScript(cfg.CodeIn)),
 		fmt.Sprintf("-Wl,--defsym=HEAP_SIZE=%d", heap),
 		fmt.Sprintf("-Wl,--defsym=MIN_STACK=%d", minStack),
 		"-Wl,--gc-sections", "-Wl,-Map="+filepath.Join(objDir, cfg.Name+".map"),
@@ -592,20 +603,7 @@ func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir str
 // image is RAM-only; RP2040 datasheet, section 2.2, address map) and
 // encodes the segments as UF2 for the RP2040 family.
 func ramUF2(tmpELF string, elfBytes []byte) ([]byte, error) {
-	ef, err := elf.NewFile(bytes.NewReader(elfBytes))
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", tmpELF, err)
-	}
-	segs, err := LoadSegments(ef)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tmpELF, err)
-	}
-	for _, s := range segs {
-		if s.Addr < picodata.SRAMStart || uint64(s.Addr)+uint64(len(s.Data)) > picodata.SRAMStart+picodata.SRAMSize {
-			return nil, fmt.Errorf("%s: segment at 0x%08x is outside SRAM; the image must be RAM-only", tmpELF, s.Addr)
-		}
-	}
-	return EncodeUF2(segs, UF2FamilyRP2040)
+	return regionUF2(tmpELF, elfBytes, picodata.SRAMStart, picodata.SRAMSize, "SRAM; the image must be RAM-only")
 }
 
 // writeImage writes the ELF, the UF2 and the firmware ID stamp (last, so

@@ -19,7 +19,11 @@
 // write are needed and the emulator, which has no bootrom, can do the same.
 // The price is that code, data, heap and stack share the 264 KB SRAM: the
 // schemes are split over several images (StandardImages) so ML-DSA-87's
-// ~120 KB signing stack fits.
+// ~120 KB signing stack fits. With code_in "flash" or "flash-cold"
+// (CodeIns) the code and read-only data go to flash instead, as in a
+// pico-sdk build, and run in rp2040js through the modelled XIP cache
+// (experiments/pico/emulator/xip-cache.js); such an image has no boot2,
+// so it runs on the emulator only.
 //
 // Emulated results model no bus contention or wait states: label them as
 // emulated (picodata.Dataset.Emulated) wherever they are shown.

@@ -45,6 +45,9 @@ type EmulatorStatus struct {
 	Error       string   `json:"error"`
 	Warnings    []string `json:"warnings"`
 	LastLines   []string `json:"lastLines"`
+
+	// XIP is a flash image's cache (xip-cache.js); nil for a RAM image.
+	XIP *XIPStats `json:"xip,omitempty"`
 }
 
 // Timing counts what experiments/pico/emulator/m0plus-timing.js added to
@@ -53,23 +56,24 @@ type Timing struct {
 	PushLR           uint64 `json:"pushLR"`           // PUSH with LR: 1 cycle each
 	PopPC            uint64 `json:"popPC"`            // POP with PC: 1 cycle each
 	ExceptionEntries uint64 `json:"exceptionEntries"` // exception entries: 15 cycles each
-	AddedCycles      uint64 `json:"addedCycles"`      // the sum, included in Cycles
+	AddedCycles      uint64 `json:"addedCycles"`      // the sum (with a flash image's XIP misses), included in Cycles
 }
 
 // EmulatedRun is a Dataset read from rp2040js plus the emulator's report.
-// Emulated results model no flash cache or bus contention (the image runs
-// from SRAM on a board too, but single-cycle timing is idealised): label
-// them as emulated wherever they are shown.
+// Emulated results model no bus contention, and no flash cache unless the
+// image's code is in flash (Image.CodeIn, through the XIP cache model):
+// label them as emulated wherever they are shown.
 type EmulatedRun struct {
 	*picodata.Dataset
 	Emulator EmulatorStatus `json:"emulator"`
 }
 
-// Emulate runs a RAM-only UF2 in rp2040js at the firmware's own clock.
+// Emulate runs a UF2 in rp2040js at the firmware's own clock.
 //
 // It reads its UART0 through a pseudo-terminal with the same OpenSerial and
 // ReadRun a board uses. It fails, with the PC and the last UART lines, when
 // the firmware faults, hits a breakpoint, deadlocks or runs out of time.
+// An image with its code in flash runs with the XIP cache model on.
 func Emulate(ctx context.Context, img Image, cfg RunConfig) (*EmulatedRun, error) {
 	root, err := FindRoot(cfg.Root)
 	if err != nil {
@@ -124,6 +128,7 @@ func Emulate(ctx context.Context, img Image, cfg RunConfig) (*EmulatedRun, error
 	if cfg.MaxCycles > 0 {
 		args = append(args, "--max-cycles", fmt.Sprint(cfg.MaxCycles))
 	}
+	args = append(args, xipArgs(img)...)
 	cmd := exec.CommandContext(runCtx, node, args...)
 	cmd.ExtraFiles = []*os.File{master}
 	var stdout, stderr bytes.Buffer

@@ -81,6 +81,10 @@ func (img Image) Provenance() map[string]string {
 	}
 	set("ldflags", strings.Join(img.LDFlags, " "))
 	set("runtime", img.Runtime)
+	set("code_in", img.CodeIn)
+	if inFlash(img.CodeIn) {
+		m["emulated_by"] += " and the XIP cache model experiments/pico/emulator/xip-cache.js"
+	}
 	set("elf_sha256", img.ELFSHA256)
 	set("uf2_sha256", img.UF2SHA256)
 	if img.Seed != 0 {

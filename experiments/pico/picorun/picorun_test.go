@@ -69,6 +69,8 @@ func TestLoadSpecRejects(t *testing.T) {
 		{"too many workers", "workers = 2", "workers = 64", "workers = 64"},
 		{"unknown runtime", `runtime = "libgcc"`, `runtime = "pico-sdk"`, `[build] runtime "pico-sdk" is not one of libgcc, sdk-like`},
 		{"no runtime", `runtime = "libgcc"`, ``, `[build] runtime "" is not one of libgcc, sdk-like`},
+		{"unknown code_in", `code_in = "ram"`, `code_in = "rom"`, `[build] code_in "rom" is not one of ram, flash, flash-cold`},
+		{"no code_in", `code_in = "ram"`, ``, `[build] code_in "" is not one of ram, flash, flash-cold`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -573,5 +575,43 @@ func TestBuildKeyRuntime(t *testing.T) {
 	c.Runtime = "sdk-like"
 	if buildKey(c) == old {
 		t.Error("sdk-like shares the default's build key")
+	}
+}
+
+// TestCodeInFlashNeedsEmulator checks that a flash image on a real board
+// (which would need boot2) is refused before anything is built, and that
+// the emulator accepts both flash levels.
+func TestCodeInFlashNeedsEmulator(t *testing.T) {
+	base := committedSpec(t)
+	for _, l := range []string{"flash", "flash-cold"} {
+		body := strings.Replace(base, `code_in = "ram"`, `code_in = "`+l+`"`, 1)
+		if _, err := LoadSpec(writeSpec(t, body)); err != nil {
+			t.Errorf("code_in %s on the emulator: %v", l, err)
+		}
+		body = strings.Replace(strings.Replace(body, `kind = "emulator"`, `kind = "serial"`, 1), `port = ""`, `port = "/dev/ttyACM0"`, 1)
+		_, err := LoadSpec(writeSpec(t, body))
+		if err == nil || !strings.Contains(err.Error(), `code_in = "`+l+`" runs on the emulator only`) {
+			t.Errorf("code_in %s on a board: %v", l, err)
+		}
+	}
+}
+
+// TestBuildKeyCodeIn checks that code in SRAM leaves a configuration's
+// image folder where it was and each flash level gets its own.
+func TestBuildKeyCodeIn(t *testing.T) {
+	c := picoboard.BuildConfig{Profile: picoboard.QuickProfile, Seed: picoboard.DefaultSeed, CFlags: picoboard.DefaultCFlags}
+	old := buildKey(c)
+	c.CodeIn = picoboard.DefaultCodeIn
+	if got := buildKey(c); got != old {
+		t.Errorf("code_in ram: build key %s, want the old %s", got, old)
+	}
+	seen := map[string]bool{old: true}
+	for _, l := range []string{"flash", "flash-cold"} {
+		c.CodeIn = l
+		if k := buildKey(c); seen[k] {
+			t.Errorf("code_in %s shares a build key", l)
+		} else {
+			seen[k] = true
+		}
 	}
 }

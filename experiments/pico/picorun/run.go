@@ -547,6 +547,7 @@ func buildImages(ctx context.Context, root string, s Spec, profile string, prof 
 		c.Seed = s.Seed
 		c.CFlags = slices.Clone(s.Build.CFlags)
 		c.Runtime = s.Build.Runtime
+		c.CodeIn = s.Build.CodeIn
 		// One folder per firmware configuration: a run with other counts (a
 		// test's) never overwrites the images this one is about to run.
 		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
@@ -811,11 +812,15 @@ func hashTree(dir string) (map[string]string, error) {
 }
 
 // buildKey names a firmware configuration: profile name, counts, seed,
-// flags and (when not the default) run-time library, hashed.
+// flags and (when not the default) run-time library and code placement,
+// hashed.
 func buildKey(c picoboard.BuildConfig) string {
 	key := fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)
 	if c.Runtime != "" && c.Runtime != picoboard.DefaultRuntime {
 		key += "|runtime=" + c.Runtime
+	}
+	if c.CodeIn != "" && c.CodeIn != picoboard.DefaultCodeIn {
+		key += "|code_in=" + c.CodeIn
 	}
 	return c.Profile.Name + "-" + repro.HashBytes([]byte(key))[:12]
 }

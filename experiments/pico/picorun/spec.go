@@ -107,6 +107,10 @@ type BuildSpec struct {
 	// (the default, every pinned run's) or "sdk-like" (our own
 	// __aeabi_lmul in place of libgcc's).
 	Runtime string `toml:"runtime"`
+	// CodeIn is where the code runs (picoboard.CodeIns): "ram" (the
+	// default, every pinned run's), "flash" (through the modelled XIP
+	// cache) or "flash-cold" (the cache flushed before each operation).
+	CodeIn string `toml:"code_in"`
 }
 
 // ProfileSpec is one profile's repetition counts and limits.
@@ -139,7 +143,7 @@ func DefaultSpec() Spec {
 		Workers:     2,
 		HostTimings: true,
 		Board:       BoardSpec{Kind: BoardEmulator, Baud: picoboard.DefaultBaud, IdleTimeout: "120s"},
-		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime},
+		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime, CodeIn: picoboard.DefaultCodeIn},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
 				Images: []string{"mlkem", "mldsa44", "mldsa65", "mldsa87", "classic", "sphincs-sha2-128f"}, ImageTimeout: "10m"},
@@ -184,6 +188,12 @@ func (s Spec) Validate() error {
 	}
 	if err := picoboard.CheckRuntime(s.Build.Runtime); err != nil {
 		return fmt.Errorf("[build] %w", err)
+	}
+	if err := picoboard.CheckCodeIn(s.Build.CodeIn); err != nil {
+		return fmt.Errorf("[build] %w", err)
+	}
+	if s.Build.CodeIn != picoboard.DefaultCodeIn && s.Board.Kind != BoardEmulator {
+		return fmt.Errorf("[build] code_in = %q runs on the emulator only (a board would need boot2, which we cannot build without pico-sdk)", s.Build.CodeIn)
 	}
 	if len(s.Profiles) == 0 {
 		return fmt.Errorf("no [profiles.*] table")
