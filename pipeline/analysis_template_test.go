@@ -25,26 +25,29 @@ const (
 // templateExtra are the production files of an analysis package beyond
 // the template, each with its reason: a study's own analysis and its
 // renderings, which the other studies do not have. A file in neither the
-// template nor this list fails TestAnalysisTemplate.
+// template nor this list fails TestAnalysisTemplate. The renderings of a
+// file <concern>.go are <concern>_tables.go (tables, numbers and
+// figures), and a reason says what the file holds, not which issue
+// brought it (TestTemplateExtraNames).
 var templateExtra = map[string]string{
 	"tlsstudy/alternatives.go":           "Study A under other cells, Ths definitions and repeat runs: the specification curve's alternatives, a stage of their own over the same records",
 	"tlsstudy/dependence.go":             "Study A's checks of serial dependence and drift, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
-	"tlsstudy/driftout.go":               "the renderings of the drift and dependence checks",
+	"tlsstudy/dependence_tables.go":      "the renderings of the drift and dependence checks",
 	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run, which the host account reads",
-	"tlsstudy/gapout.go":                 "the renderings of the gap analysis",
+	"tlsstudy/gap_tables.go":             "the renderings of the gap analysis",
 	"tlsstudy/hostcost.go":               "the host's primitive-cost account of the hybrid's increase over the gap analysis's cells, and the run's meta.json it reads",
-	"tlsstudy/hostout.go":                "the renderings of the host's and the stall account",
+	"tlsstudy/hostcost_tables.go":        "the renderings of the host's and the stall account",
 	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on, inside every comparison",
 	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
 	"tlsstudy/util.go":                   "sortedKeys, shared by the renderings",
-	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose (issue 31)",
-	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls (issue 13)",
+	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose",
+	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls",
 	"netstudy/hygiene_tables.go":         "the rendering of the hygiene checks",
-	"netstudy/inference.go":              "inference for dependent, drifting series: the block bootstrap (issue 19)",
-	"netstudy/normalised.go":             "each difference beside the host's own prediction from its probe, for the comparison across hosts (issue 32)",
+	"netstudy/inference.go":              "inference for dependent, drifting series: the block bootstrap",
+	"netstudy/normalised.go":             "each difference beside the host's own prediction from its probe, for the comparison across hosts",
 	"netstudy/normalised_tables.go":      "the rendering of the model's table and sentence",
 	"netstudy/read.go":                   "reading Study B's design and rows from the dataset",
-	"netstudy/toolchain.go":              "the toolchain factor (issue 11)",
+	"netstudy/toolchain.go":              "the toolchain factor",
 	"netstudy/views.go":                  "the claim views: results without the handshakes a late packet touched",
 	"picostudy/boards.go":                "the boards a run's images ran on (emulator or Pico)",
 	"picostudy/recommendation.go":        "the original's deployment advice tested against signing deadlines",
@@ -247,5 +250,25 @@ func TestCheckTemplateCatches(t *testing.T) {
 	}
 	if _, err := parseTemplate(templateBegin + "\n| results | x | |\n" + templateEnd); err == nil {
 		t.Error("a row naming no Go file was accepted")
+	}
+}
+
+// TestTemplateExtraNames holds the exceptions to one naming scheme: a
+// file of renderings is <concern>_tables.go beside its <concern>.go, and
+// no reason cites an issue number.
+func TestTemplateExtraNames(t *testing.T) {
+	issueRef := regexp.MustCompile(`(?i)\bissues? \d+`)
+	for file, why := range templateExtra {
+		if issueRef.MatchString(why) {
+			t.Errorf("%s: the reason %q cites an issue: say what the file holds", file, why)
+		}
+		if base, ok := strings.CutSuffix(file, "_tables.go"); ok {
+			if _, err := os.Stat(filepath.Join("..", "analysis", base+".go")); err != nil {
+				t.Errorf("%s renders a %s.go that does not exist", file, base)
+			}
+		}
+		if strings.HasSuffix(file, "out.go") {
+			t.Errorf("%s: renderings are named <concern>_tables.go", file)
+		}
 	}
 }
