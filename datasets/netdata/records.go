@@ -107,9 +107,9 @@ var ColumnsV1 = Columns[:len(Columns)-1]
 var TransferColumns = append(slices.Clone(Columns),
 	"response_bytes", "response_read", "client_ttlb_ns", "ttlb_ns", "ttlb_syn_ns", "round_trips", "stalls", "incomplete")
 
-// ControlledColumns are TransferColumns and the controlled block's
-// (issue 41), the header of a file with a controlled row (Row.Controlled);
-// every other file keeps its header, so no committed run's bytes change.
+// ControlledColumns are TransferColumns and cc and position: the header of
+// a file with a row of issue 41's controlled block (Row.Controlled).
+// Every other file keeps its header, so no committed run's bytes change.
 // The cells after incomplete:
 //
 //   - cc: the congestion control the connection ran under, read back from
@@ -325,11 +325,11 @@ func (r Row) inprocCells() []string {
 	return append(c, r.controlCells()...)
 }
 
-// encode renders rows under v4 (the controlled block's header) when a row
-// is the controlled block's, under v3 (the header with the transfer
-// block's columns) when a row is the transfer block's, else under header,
-// or under v1 (the header without the last, toolchain, column) when every
-// row is LegacyToolchain's; cells are cut to the header's width.
+// encode renders rows under the narrowest header that holds them. That is
+// v4 (the controlled block's) when a row is the controlled block's, v3
+// (the transfer block's) when a row is the transfer block's, else header,
+// or v1 (without the last, toolchain, column) when every row is
+// LegacyToolchain's; cells are cut to the header's width.
 func encode(v4, v3, header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
 	switch {
 	case controlled(rows):
