@@ -107,6 +107,23 @@ var ColumnsV1 = Columns[:len(Columns)-1]
 var TransferColumns = append(slices.Clone(Columns),
 	"response_bytes", "response_read", "client_ttlb_ns", "ttlb_ns", "ttlb_syn_ns", "round_trips", "stalls", "incomplete")
 
+// ControlledColumns are TransferColumns and cc and position: the header of
+// a file with a row of issue 41's controlled block (Row.Controlled).
+// Every other file keeps its header, so no committed run's bytes change.
+// The cells after incomplete:
+//
+//   - cc: the congestion control the connection ran under, read back from
+//     its sockets (TCP_CONGESTION) by the endpoint; empty when the
+//     connection had no socket (a failed dial);
+//   - position: the connection's 0-based place in its series' time order
+//     (recorded attempts only), which with the group column gives the
+//     order the groups were interleaved in.
+//
+// In such a file response_bytes may be 0: the block's handshake-only
+// connection (no request, no response), whose transfer cells after
+// response_read are empty.
+var ControlledColumns = append(slices.Clone(TransferColumns), "cc", "position")
+
 // Why a transfer row has no time to last byte (the incomplete cell).
 const (
 	IncompleteShort     = "short_response"    // the client read fewer bytes than asked for (or the attempt failed)
@@ -145,6 +162,10 @@ var InprocColumnsV1 = InprocColumns[:len(InprocColumns)-1]
 // response_read and client_ttlb_ns (TransferColumns): the header of a file
 // with a row of the transfer block.
 var TransferInprocColumns = append(slices.Clone(InprocColumns), "response_bytes", "response_read", "client_ttlb_ns")
+
+// ControlledInprocColumns are TransferInprocColumns and cc and position
+// (ControlledColumns): the header of a file with a controlled row.
+var ControlledInprocColumns = append(slices.Clone(TransferInprocColumns), "cc", "position")
 
 // Capture is what the packet capture on the client's TUN device saw of
 // one attempt's connection.
@@ -190,11 +211,23 @@ type Row struct {
 	ResponseRead  int64     // bytes the client read
 	ClientTTLBNs  int64     // dial start to the last byte, in process; 0 when there is none
 	Xfer          *Transfer // from the capture (netjoin); nil when not derived
+	// Controlled marks a row of the controlled transfer block (issue 41:
+	// groups interleaved, size 0 inside the block, congestion control as
+	// a factor), written under ControlledColumns with CC and Position.
+	// ResponseBytes 0 is then the block's handshake-only connection.
+	Controlled bool
+	CC         string // congestion control read back from the sockets
+	Position   int    // 0-based place in the series' time order
 }
 
 // transfer reports whether a row of rows is the transfer block's.
 func transfer(rows []Row) bool {
-	return slices.ContainsFunc(rows, func(r Row) bool { return r.ResponseBytes > 0 })
+	return slices.ContainsFunc(rows, func(r Row) bool { return r.ResponseBytes > 0 || r.Controlled })
+}
+
+// controlled reports whether a row of rows is the controlled block's.
+func controlled(rows []Row) bool {
+	return slices.ContainsFunc(rows, func(r Row) bool { return r.Controlled })
 }
 
 // ToolchainName is r.Toolchain with "" read as LegacyToolchain.
@@ -244,24 +277,40 @@ func (r Row) cells() []string {
 	return append(c, r.transferCells()...)
 }
 
-// transferCells are the cells after toolchain (TransferColumns), all
-// empty for a handshake-only row.
+// transferCells are the cells after toolchain (ControlledColumns; a
+// narrower header cuts them), all empty for a handshake-only row of the
+// rounds.
 func (r Row) transferCells() []string {
-	if r.ResponseBytes <= 0 {
-		return make([]string, len(TransferColumns)-len(Columns))
+	if r.ResponseBytes <= 0 && !r.Controlled {
+		return make([]string, len(ControlledColumns)-len(Columns))
 	}
 	c := []string{strconv.Itoa(r.ResponseBytes), strconv.FormatInt(r.ResponseRead, 10), opt(r.ClientTTLBNs)}
 	x := r.Xfer
-	if x == nil {
-		return append(c, "", "", "", "", IncompleteNoCapture)
+	switch {
+	case r.ResponseBytes <= 0: // the controlled block's handshake-only connection
+		c = append(c, "", "", "", "", "")
+	case x == nil:
+		c = append(c, "", "", "", "", IncompleteNoCapture)
+	default:
+		c = append(c, optPtr(x.TTLBNs), optPtr(x.TTLBSynNs), strconv.Itoa(x.RoundTrips), strconv.Itoa(x.Stalls), x.Incomplete)
 	}
-	ptr := func(v *int64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatInt(*v, 10)
+	return append(c, r.controlCells()...)
+}
+
+// controlCells are the cells cc and position of a controlled row, empty
+// for any other.
+func (r Row) controlCells() []string {
+	if !r.Controlled {
+		return []string{"", ""}
 	}
-	return append(c, ptr(x.TTLBNs), ptr(x.TTLBSynNs), strconv.Itoa(x.RoundTrips), strconv.Itoa(x.Stalls), x.Incomplete)
+	return []string{r.CC, strconv.Itoa(r.Position)}
+}
+
+func optPtr(v *int64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*v, 10)
 }
 
 func (r Row) inprocCells() []string {
@@ -269,18 +318,22 @@ func (r Row) inprocCells() []string {
 		r.Series, r.Scenario, strconv.Itoa(r.Round), r.Group, strconv.Itoa(r.Seq), strconv.Itoa(r.Index), strconv.FormatInt(r.StartNs, 10),
 		strconv.FormatBool(r.OK), r.Failure, r.Client, r.Server, opt(r.ClientNs), opt(r.ServerNs), r.ToolchainName(),
 	}
-	if r.ResponseBytes <= 0 {
-		return append(c, "", "", "")
+	if r.ResponseBytes <= 0 && !r.Controlled {
+		return append(c, "", "", "", "", "")
 	}
-	return append(c, strconv.Itoa(r.ResponseBytes), strconv.FormatInt(r.ResponseRead, 10), opt(r.ClientTTLBNs))
+	c = append(c, strconv.Itoa(r.ResponseBytes), strconv.FormatInt(r.ResponseRead, 10), opt(r.ClientTTLBNs))
+	return append(c, r.controlCells()...)
 }
 
-// encode renders rows under v3 (the header with the transfer block's
-// columns) when a row is the transfer block's, else under header, or
-// under v1 (the header without the last, toolchain, column) when every
-// row is LegacyToolchain's; cells are cut to the header's width.
-func encode(v3, header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
+// encode renders rows under the narrowest header that holds them. That is
+// v4 (the controlled block's) when a row is the controlled block's, v3
+// (the transfer block's) when a row is the transfer block's, else header,
+// or v1 (without the last, toolchain, column) when every row is
+// LegacyToolchain's; cells are cut to the header's width.
+func encode(v4, v3, header, v1 []string, rows []Row, cells func(Row) []string) ([]byte, error) {
 	switch {
+	case controlled(rows):
+		header = v4
 	case transfer(rows):
 		header = v3
 	case legacy(rows):
@@ -295,18 +348,18 @@ func encode(v3, header, v1 []string, rows []Row, cells func(Row) []string) ([]by
 
 // EncodeRecords renders rows as records.csv.gz.
 func EncodeRecords(rows []Row) ([]byte, error) {
-	return encode(TransferColumns, Columns, ColumnsV1, rows, Row.cells)
+	return encode(ControlledColumns, TransferColumns, Columns, ColumnsV1, rows, Row.cells)
 }
 
 // EncodeInproc renders rows as inproc.csv.gz (their capture records left out).
 func EncodeInproc(rows []Row) ([]byte, error) {
-	return encode(TransferInprocColumns, InprocColumns, InprocColumnsV1, rows, Row.inprocCells)
+	return encode(ControlledInprocColumns, TransferInprocColumns, InprocColumns, InprocColumnsV1, rows, Row.inprocCells)
 }
 
 // ReadInproc parses inproc.csv.gz (either header); name is for messages.
 // Rows of a file without the toolchain column are LegacyToolchain's.
 func ReadInproc(b []byte, name string) ([]Row, error) {
-	_, recs, err := gzcsv.Unmarshal(b, name, InprocColumnsV1, InprocColumns, TransferInprocColumns)
+	_, recs, err := gzcsv.Unmarshal(b, name, InprocColumnsV1, InprocColumns, TransferInprocColumns, ControlledInprocColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -331,13 +384,26 @@ func ReadInproc(b []byte, name string) ([]Row, error) {
 				errs = append(errs, errors.New("empty toolchain"))
 			}
 		}
-		if len(c) == len(TransferInprocColumns) && c[14] != "" {
+		ctl := len(c) == len(ControlledInprocColumns) && c[14] != ""
+		if len(c) >= len(TransferInprocColumns) && c[14] != "" {
 			r.ResponseBytes, r.ResponseRead, r.ClientTTLBNs = int(num(c[14])), num(c[15]), num(c[16])
-			if r.ResponseBytes < 1 || r.ResponseRead < 0 || r.ClientTTLBNs < 0 {
-				errs = append(errs, fmt.Errorf("response_bytes %q, response_read %q, client_ttlb_ns %q: want a size > 0 and counts >= 0", c[14], c[15], c[16]))
+			lo := 1
+			if ctl {
+				lo = 0 // the controlled block's handshake-only connection
 			}
-		} else if len(c) == len(TransferInprocColumns) && c[15]+c[16] != "" {
+			if r.ResponseBytes < lo || r.ResponseRead < 0 || r.ClientTTLBNs < 0 {
+				errs = append(errs, fmt.Errorf("response_bytes %q, response_read %q, client_ttlb_ns %q: want a size >= %d and counts >= 0", c[14], c[15], c[16], lo))
+			}
+		} else if len(c) >= len(TransferInprocColumns) && c[15]+c[16] != "" {
 			errs = append(errs, errors.New("response_read and client_ttlb_ns must be empty without response_bytes"))
+		}
+		if ctl {
+			r.Controlled, r.CC = true, c[17]
+			if r.Position = int(num(c[18])); c[18] == "" || r.Position < 0 {
+				errs = append(errs, fmt.Errorf("position %q: want the connection's place in its series, a whole number >= 0", c[18]))
+			}
+		} else if len(c) == len(ControlledInprocColumns) && c[17]+c[18] != "" {
+			errs = append(errs, errors.New("cc and position must be empty without response_bytes"))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", name, i+2, err)
@@ -360,7 +426,7 @@ func ReadRecords(r io.Reader, name string) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	_, recs, err := gzcsv.Unmarshal(b, name, ColumnsV1, Columns, TransferColumns)
+	_, recs, err := gzcsv.Unmarshal(b, name, ColumnsV1, Columns, TransferColumns, ControlledColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +474,7 @@ func parseRecord(r *Row, c []string) error {
 	if len(c) >= len(Columns) {
 		r.Toolchain = p.str(22, true)
 	}
-	if len(c) == len(TransferColumns) {
+	if len(c) >= len(TransferColumns) {
 		parseTransfer(r, &p)
 	}
 	if p.err != nil {
@@ -420,21 +486,39 @@ func parseRecord(r *Row, c []string) error {
 	return nil
 }
 
-// parseTransfer fills the transfer block's cells (TransferColumns) of r:
-// all empty for a handshake-only row; for a transfer row a size > 0 and
-// either a time to last byte (ttlb_ns, with round_trips and stalls) or
-// the reason there is none (incomplete), never both.
+// parseTransfer fills the transfer block's cells (TransferColumns, or
+// ControlledColumns) of r: all empty for a handshake-only row of the
+// rounds; for a transfer row a size > 0 and either a time to last byte
+// (ttlb_ns, with round_trips and stalls) or the reason there is none
+// (incomplete), never both. A controlled row (ControlledColumns) also has
+// a position, and may have size 0, the block's handshake-only connection,
+// whose cells after response_read are empty.
 func parseTransfer(r *Row, p *cells) {
 	c, k := p.c, len(Columns)
 	if c[k] == "" {
-		for i := k + 1; i < len(TransferColumns); i++ {
+		for i := k + 1; i < len(c); i++ {
 			if c[i] != "" && p.err == nil {
 				p.fail(i, "must be empty without response_bytes (a handshake-only row)")
 			}
 		}
 		return
 	}
-	r.ResponseBytes = int(p.num(k, 1, false))
+	lo := int64(1)
+	if len(c) == len(ControlledColumns) {
+		r.Controlled, r.CC = true, c[k+8]
+		r.Position = int(p.num(k+9, 0, false))
+		lo = 0
+	}
+	r.ResponseBytes = int(p.num(k, lo, false))
+	if r.ResponseBytes == 0 && p.err == nil {
+		r.ResponseRead = p.num(k+1, 0, false)
+		for i := k + 2; i < k+8; i++ {
+			if c[i] != "" {
+				p.fail(i, "must be empty for size 0 (the handshake-only connection)")
+			}
+		}
+		return
+	}
 	r.ResponseRead = p.num(k+1, 0, false)
 	r.ClientTTLBNs = p.num(k+2, 1, true)
 	x := &Transfer{Incomplete: c[k+7]}
@@ -468,7 +552,7 @@ type cells struct {
 
 func (p *cells) fail(i int, format string, args ...any) {
 	if p.err == nil {
-		p.err = fmt.Errorf("%s %q: "+format, append([]any{TransferColumns[i], p.c[i]}, args...)...)
+		p.err = fmt.Errorf("%s %q: "+format, append([]any{ControlledColumns[i], p.c[i]}, args...)...)
 	}
 }
 

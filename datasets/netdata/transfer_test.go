@@ -114,7 +114,7 @@ func TestTransferInprocRoundTrip(t *testing.T) {
 func TestReadTransferBad(t *testing.T) {
 	head := strings.Join(TransferColumns, ",") + "\n"
 	base := "far,200,X25519,0,0,1,true,,c,1000,true,X25519,false,0,7,6,900,2400,600,2100,5,4,go1.24.4,"
-	for _, tc := range []struct{ name, xfer, want string }{
+	readBad(t, head, base, []badCase{
 		{"zero size", "0,0,,5,6,2,0,", `response_bytes "0": want a whole number of at least 1`},
 		{"negative size", "-5,0,,5,6,2,0,", `response_bytes "-5": want a whole number of at least 1`},
 		{"ttlb and incomplete", "10,10,,5,6,2,0,short_response", `incomplete "short_response": must be empty when ttlb_ns is given`},
@@ -123,7 +123,112 @@ func TestReadTransferBad(t *testing.T) {
 		{"zero ttlb", "10,10,,0,6,2,0,", `ttlb_ns "0": want a whole number of at least 1`},
 		{"negative stalls", "10,10,,5,6,2,-1,", `stalls "-1": want a whole number of at least 0`},
 		{"cells without size", ",,,5,,,,", `ttlb_ns "5": must be empty without response_bytes`},
-	} {
+	})
+}
+
+// controlledRows are rows of the controlled block (issue 41): the
+// handshake-only connection (size 0) and a transfer, each with the
+// congestion control read back and its place in the series.
+func controlledRows() []Row {
+	rows := transferRows()[:2]
+	for i := range rows {
+		rows[i].Controlled, rows[i].CC, rows[i].Position = true, "cubic", 2*i+1
+	}
+	rows = append([]Row{{Scenario: "far", Round: 200, Group: "X25519MLKEM768", Seq: 0, Index: 0, StartNs: 1764590399000000000, OK: true, Client: "10.77.0.1:39999",
+		Cap:      &Capture{ThsNs: i64(80000000), Complete: true, Group: "X25519MLKEM768", PacketsC2S: 9, PacketsS2C: 8},
+		ClientNs: 161000000, ServerNs: 81000000, Toolchain: "go1.24.4", Controlled: true, CC: "cubic", Position: 0}}, rows...)
+	return rows
+}
+
+// TestControlledGolden: the controlled block's rows are written under
+// ControlledColumns, byte for byte as the golden file says, size 0 with
+// empty transfer cells, and read back unchanged; the older headers'
+// golden files (TestGoldenHeaders) are untouched by the new columns.
+func TestControlledGolden(t *testing.T) {
+	rows := controlledRows()
+	b, err := EncodeRecords(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := header(t, b); h != strings.Join(ControlledColumns, ",") {
+		t.Fatalf("header %q", h)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "golden", "controlled.csv")
+	if *update {
+		if err := os.WriteFile(path, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once)", err)
+	}
+	if !bytes.Equal(text, want) {
+		t.Errorf("written\n%s\nwant (%s)\n%s", text, path, want)
+	}
+	got, err := ReadRecords(bytes.NewReader(gz(string(want))), "controlled")
+	if err != nil || !reflect.DeepEqual(got, rows) {
+		t.Errorf("golden file reads back as\n%+v (%v)\nwant %+v", got, err, rows)
+	}
+	// Without a controlled row the header is the transfer block's, as
+	// before the controlled block existed.
+	if b, _ := EncodeRecords(transferRows()); header(t, b) != strings.Join(TransferColumns, ",") {
+		t.Errorf("transfer rows without the controlled block: header %q", header(t, b))
+	}
+	// inproc keeps cc and position too.
+	in := controlledRows()
+	for i := range in {
+		in[i].Cap, in[i].Xfer, in[i].Series, in[i].Server = nil, nil, "far-102400B-cubic-go1.24.4", "10.77.0.2:4433"
+	}
+	ib, err := EncodeInproc(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := header(t, ib); h != strings.Join(ControlledInprocColumns, ",") {
+		t.Errorf("inproc header %q", h)
+	}
+	if got, err := ReadInproc(ib, "transfer-inproc.csv.gz"); err != nil || !reflect.DeepEqual(got, in) {
+		t.Errorf("inproc round trip: %v\n%+v\nwant %+v", err, got, in)
+	}
+}
+
+// TestReadControlledBad: a controlled row needs a position; its size 0
+// (the handshake-only connection) has no time to last byte; sizes stay
+// >= 0; the older transfer header still refuses size 0.
+func TestReadControlledBad(t *testing.T) {
+	head := strings.Join(ControlledColumns, ",") + "\n"
+	base := "far,200,X25519,0,0,1,true,,c,1000,true,X25519,false,0,7,6,900,2400,600,2100,5,4,go1.24.4,"
+	readBad(t, head, base, []badCase{
+		{"no position", "10,10,,5,6,2,0,,bbr,", `position "": want a whole number of at least 0`},
+		{"negative position", "10,10,,5,6,2,0,,bbr,-1", `position "-1": want a whole number of at least 0`},
+		{"negative size", "-5,0,,5,6,2,0,,bbr,0", `response_bytes "-5": want a whole number of at least 0`},
+		{"size 0 with a ttlb", "0,0,,5,6,2,0,,bbr,0", `ttlb_ns "5": must be empty for size 0`},
+		{"size 0 incomplete", "0,0,,,,,,short_response,bbr,0", `incomplete "short_response": must be empty for size 0`},
+		{"cc without size", ",,,,,,,,bbr,", `cc "bbr": must be empty without response_bytes`},
+	})
+	ok := "0,0,,,,,,,bbr,3"
+	rows, err := ReadRecords(bytes.NewReader(gz(head+base+ok+"\n")), "t.csv.gz")
+	if err != nil || len(rows) != 1 || !rows[0].Controlled || rows[0].ResponseBytes != 0 || rows[0].CC != "bbr" || rows[0].Position != 3 || rows[0].Xfer != nil {
+		t.Errorf("size 0 row: %+v, %v", rows, err)
+	}
+}
+
+// badCase is a row's transfer cells and the error they must cause.
+type badCase struct{ name, xfer, want string }
+
+// readBad reads each case's row (head, base and its cells) and wants its
+// error.
+func readBad(t *testing.T, head, base string, cases []badCase) {
+	t.Helper()
+	for _, tc := range cases {
 		_, err := ReadRecords(bytes.NewReader(gz(head+base+tc.xfer+"\n")), "t.csv.gz")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want ...%q...", tc.name, err, tc.want)

@@ -6,15 +6,15 @@
 // in one namespace of an emulated link and the client in the other, and
 // talks to both over a line protocol, CSV on stdout:
 //
-//	endpoint server -cert F -key F -timeout D -listen ADDR=GROUP ...
+//	endpoint server -cert F -key F -timeout D [-cc NAME] -listen ADDR=GROUP ...
 //	    prints  ready,ADDR,GROUP   per listener, then  ready
-//	    then    accept,CLIENT,LOCAL,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR
+//	    then    accept,CLIENT,LOCAL,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR,CC
 //	            per connection; runs until stdin is closed
-//	endpoint client -roots F -servername S -timeout D
+//	endpoint client -roots F -servername S -timeout D [-cc NAME]
 //	    reads   dial ADDR GROUP [SIZE]   lines on stdin, makes one
 //	            connection each (the only group offered: GROUP), and prints
 //	            keylog,LINE          (NSS key log lines, for the capture)
-//	            conn,LOCAL,SERVER,START_UNIX_NS,DURATION_NS,GROUP,HRR,CLASS,ERROR,RESPONSE_BYTES,TTLB_NS
+//	            conn,LOCAL,SERVER,START_UNIX_NS,DURATION_NS,GROUP,HRR,CLASS,ERROR,RESPONSE_BYTES,TTLB_NS,CC
 //	endpoint probe -cert F -key F -roots F -servername S -n N -warmup W -groups G,G
 //	    prints  probe,GROUP,N,MEDIAN_NS,P25_NS,P75_NS  per group, then  done
 //	            (the handshake's CPU time without a network, probe.go)
@@ -41,6 +41,15 @@
 // handshake completed) with RESPONSE_BYTES saying how far it came: an
 // incomplete connection, never a time to last byte. Without SIZE the
 // connection is the handshake-only one of the rounds, byte for byte.
+//
+// Congestion control (issue 41, cc_linux.go). With -cc NAME every socket
+// the server listens on, or the client dials from, is set to NAME
+// (TCP_CONGESTION, before listen or connect; an accepted connection
+// inherits its listener's); without it the namespace's default applies.
+// CC is what the connection's socket reads back (getsockopt
+// TCP_CONGESTION) after the handshake, outside the timed span; a server
+// connection that reads back another than NAME is reported with an
+// error.
 package main
 
 import (
@@ -128,6 +137,7 @@ func server(o *out, args []string) error {
 	certF := fs.String("cert", "", "certificate chain, PEM")
 	keyF := fs.String("key", "", "private key, PEM")
 	timeout := fs.Duration("timeout", 30*time.Second, "per connection")
+	cc := fs.String("cc", "", "congestion control of every socket (TCP_CONGESTION); empty: the namespace's default")
 	var listens listenFlag
 	fs.Var(&listens, "listen", "ADDR=GROUP, repeated")
 	if err := fs.Parse(args); err != nil {
@@ -148,7 +158,8 @@ func server(o *out, args []string) error {
 		if !ok || gerr != nil {
 			return fmt.Errorf("-listen %q: want ADDR=GROUP (%v)", l, gerr)
 		}
-		ln, err := net.Listen("tcp", addr)
+		lc := net.ListenConfig{Control: setCC(*cc)}
+		ln, err := lc.Listen(context.Background(), "tcp", addr)
 		if err != nil {
 			return err
 		}
@@ -160,7 +171,7 @@ func server(o *out, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			serve(o, ln, cfg, *timeout)
+			serve(o, ln, cfg, *timeout, *cc)
 		}()
 	}
 	o.line("ready")
@@ -172,7 +183,9 @@ func server(o *out, args []string) error {
 	return nil
 }
 
-func serve(o *out, ln net.Listener, cfg *tls.Config, timeout time.Duration) {
+// serve handles ln's connections; want, when set, is the congestion
+// control each must read back.
+func serve(o *out, ln net.Listener, cfg *tls.Config, timeout time.Duration, want string) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -200,7 +213,11 @@ func serve(o *out, ln net.Listener, cfg *tls.Config, timeout time.Duration) {
 					msg = serr.Error()
 				}
 			}
-			o.line("accept", raw.RemoteAddr().String(), raw.LocalAddr().String(), strconv.FormatInt(t0.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), msg)
+			cc := congestion(raw)
+			if want != "" && cc != want && msg == "" {
+				msg = fmt.Sprintf("the connection runs under congestion control %q, want %q", cc, want)
+			}
+			o.line("accept", raw.RemoteAddr().String(), raw.LocalAddr().String(), strconv.FormatInt(t0.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), msg, cc)
 			if err == nil {
 				respond(tc) // a request, or nothing until the client's close_notify/FIN
 				tc.Close()
@@ -214,6 +231,7 @@ func client(o *out, args []string) error {
 	rootsF := fs.String("roots", "", "trust anchors, PEM")
 	name := fs.String("servername", "localhost", "server name to verify")
 	timeout := fs.Duration("timeout", 30*time.Second, "per connection")
+	cc := fs.String("cc", "", "congestion control of every socket (TCP_CONGESTION); empty: the namespace's default")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -246,30 +264,32 @@ func client(o *out, args []string) error {
 		cfg := tlsBase()
 		cfg.RootCAs, cfg.ServerName, cfg.CurvePreferences = roots, *name, []tls.CurveID{tls.CurveID(g)}
 		cfg.KeyLogWriter = keyLog{o}
-		dial(o, f[1], cfg, *timeout, size)
+		dial(o, f[1], cfg, *timeout, size, *cc)
 	}
 	return sc.Err()
 }
 
 // dial makes one connection; size < 0 is the handshake-only connection,
-// size >= 0 asks for a response of size bytes (transfer block).
-func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration, size int) {
+// size >= 0 asks for a response of size bytes (transfer block). cc, when
+// set, is the socket's congestion control.
+func dial(o *out, addr string, cfg *tls.Config, timeout time.Duration, size int, cc string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var local, remote, group, class, msg, got, ttlb string
+	var local, remote, group, class, msg, got, ttlb, ran string
 	var ns int64
 	var hrr bool
 	start := time.Now()
 	defer func() {
-		o.line("conn", local, remote, strconv.FormatInt(start.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), class, msg, got, ttlb)
+		o.line("conn", local, remote, strconv.FormatInt(start.UnixNano(), 10), strconv.FormatInt(ns, 10), group, strconv.FormatBool(hrr), class, msg, got, ttlb, ran)
 	}()
-	var d net.Dialer
+	d := net.Dialer{Control: setCC(cc)}
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		class, msg = classify(err), "dial "+addr+": "+err.Error()
 		return
 	}
 	defer raw.Close()
+	defer func() { ran = congestion(raw) }() // after the timed span, before the close
 	if dl, ok := ctx.Deadline(); ok {
 		raw.SetDeadline(dl)
 	}

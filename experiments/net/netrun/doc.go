@@ -117,7 +117,32 @@
 // (transferTime); transfer_parallel caps how many run at once (a
 // response crosses the forwarder packet by packet, so concurrent
 // transfers compete for the cores); in the full profile, 2 at once, they
-// add about 23 min.
+// add about 23 min by the model, and took 8.9 min in the pinned full run
+// (20261206T173741Z: the model overestimates far's lossy transfers).
+//
+// # The controlled block (issue 41)
+//
+// Two profile keys, absent from the committed spec (whose design hash,
+// spec_design_sha256, the pinned runs are matched by: any byte of the
+// spec changes it), make the block a controlled one (Plan.Controlled).
+// transfer_order = "interleaved" measures both groups in one series per
+// (scenario, size, congestion control, toolchain), each pair of
+// connections in a random order from PCG(seeds.order, the series' link
+// seed), and lets transfer_sizes start with 0, the handshake-only
+// connection, inside the block. Why random pairs rather than strict
+// alternation: with alternation each group always follows the other, so
+// whatever one connection leaves for the next (the kernel's TCP metrics
+// cache per destination, the CPU's caches) would be confounded with the
+// group; random pairs keep the groups balanced in time as alternation
+// does, and vary the predecessor. transfer_cc lists congestion controls,
+// each set on every socket of its series by the endpoint (TCP_CONGESTION,
+// endpoint -cc; per socket, because Linux lets a namespace other than the
+// initial one default only to an allowed one), checked against the
+// kernel before anything is built (checkTransferCC). Rows then carry cc,
+// read back from the socket, and position, their place in the series'
+// time order (datasets/netdata ControlledColumns). With CUBIC and BBR and
+// size 0 added, the model puts the full profile at 1 h 47 min (+24 min);
+// scaled by the pinned run's block (0.39 of its model), about +9 min.
 //
 // # The cost of running series side by side
 //

@@ -244,9 +244,14 @@ type epServer struct {
 // startEndpointServer starts the endpoint's server on "ADDR=GROUP" pairs.
 // It passes every accepted connection to report; a connection whose group
 // (read from its ServerHello) is not its listener's, or that had a
-// HelloRetryRequest, is reported with an error.
-func startEndpointServer(ctx context.Context, ep *Endpoint, cert, key string, timeout time.Duration, listen []string, start func(func()), report func(handshake.ServerRecord)) (*epServer, error) {
+// HelloRetryRequest, is reported with an error. cc, when set, is every
+// socket's congestion control (the endpoint's -cc), and a connection that
+// reads back another is reported with an error.
+func startEndpointServer(ctx context.Context, ep *Endpoint, cert, key string, timeout time.Duration, cc string, listen []string, start func(func()), report func(handshake.ServerRecord)) (*epServer, error) {
 	args := []string{"server", "-cert", cert, "-key", key, "-timeout", timeout.String()}
+	if cc != "" {
+		args = append(args, "-cc", cc)
+	}
 	for _, l := range listen {
 		args = append(args, "-listen", l)
 	}
@@ -283,7 +288,7 @@ func (s *epServer) read() {
 		if err != nil {
 			return
 		}
-		if l[0] != "accept" || len(l) != 8 {
+		if l[0] != "accept" || len(l) != 9 {
 			continue
 		}
 		rec := handshake.ServerRecord{Client: l[1]}
@@ -315,8 +320,14 @@ type epClient struct {
 	keyLog io.Writer
 }
 
-func startEndpointClient(ep *Endpoint, roots string, timeout time.Duration, keyLog io.Writer, start func(func())) (*epClient, error) {
-	p, err := startProc(ep, []string{"client", "-roots", roots, "-servername", "localhost", "-timeout", timeout.String()}, start)
+// startEndpointClient starts the endpoint's client; cc, when set, is its
+// sockets' congestion control (the endpoint's -cc).
+func startEndpointClient(ep *Endpoint, roots string, timeout time.Duration, cc string, keyLog io.Writer, start func(func())) (*epClient, error) {
+	args := []string{"client", "-roots", roots, "-servername", "localhost", "-timeout", timeout.String()}
+	if cc != "" {
+		args = append(args, "-cc", cc)
+	}
+	p, err := startProc(ep, args, start)
 	if err != nil {
 		return nil, err
 	}
@@ -325,9 +336,11 @@ func startEndpointClient(ep *Endpoint, roots string, timeout time.Duration, keyL
 
 // response is what the client read of a transfer connection's response
 // (our extension): the bytes and dial start to the last of them (0 when
-// the response did not complete).
+// the response did not complete), and the congestion control its socket
+// read back ("" without a socket).
 type response struct {
 	read, ttlbNs int64
+	cc           string
 }
 
 // dial makes one connection offering group only; the record says what
@@ -356,11 +369,12 @@ func (c *epClient) dial(ctx context.Context, addr, group string, size int) (hand
 				io.WriteString(c.keyLog, l[1]+"\n")
 			}
 			continue
-		case l[0] != "conn" || len(l) != 11:
+		case l[0] != "conn" || len(l) != 12:
 			return rec, resp, fmt.Errorf("endpoint client: unexpected output %q", strings.Join(l, ","))
 		}
 		resp.read, _ = strconv.ParseInt(l[9], 10, 64)
 		resp.ttlbNs, _ = strconv.ParseInt(l[10], 10, 64)
+		resp.cc = l[11]
 		rec.Local, rec.Server = l[1], l[2]
 		if ns, err := strconv.ParseInt(l[3], 10, 64); err == nil {
 			rec.Start = time.Unix(0, ns)

@@ -68,14 +68,14 @@ func TestEndpointToolchains(t *testing.T) {
 			var mu sync.Mutex
 			var srecs []handshake.ServerRecord
 			ctx := context.Background()
-			srv, err := startEndpointServer(ctx, ep, cert, key, 5*time.Second,
+			srv, err := startEndpointServer(ctx, ep, cert, key, 5*time.Second, "",
 				[]string{"127.0.0.1:0=X25519", "127.0.0.1:0=X25519MLKEM768"}, here,
 				func(r handshake.ServerRecord) { mu.Lock(); srecs = append(srecs, r); mu.Unlock() })
 			if err != nil {
 				t.Fatal(err)
 			}
 			var keylog strings.Builder
-			cli, err := startEndpointClient(ep, roots, 5*time.Second, &keylog, here)
+			cli, err := startEndpointClient(ep, roots, 5*time.Second, "", &keylog, here)
 			if err != nil {
 				srv.close()
 				t.Fatal(err)

@@ -129,7 +129,7 @@ func Estimate(s *Spec, profile string) (Estimation, error) {
 		retrans := time.Duration(float64(n) * pLoss * float64(minRTO+rtt))
 		interval := max(2*time.Millisecond, 2*sc.AtoB.Jitter+time.Millisecond)
 		self := time.Duration(s.SelfTest.Probes)*interval + rtt
-		if se.ResponseBytes > 0 {
+		if se.Block && se.ResponseBytes > 0 {
 			tmin, texp := transferTime(sc, se.ResponseBytes)
 			min += time.Duration(n) * tmin
 			retrans += time.Duration(n) * texp

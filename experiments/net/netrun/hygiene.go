@@ -77,7 +77,7 @@ func (r *runner) writeHygiene(ctx context.Context, results []seriesResult, ctlRo
 		lm := lateMeta{BoundNs: int64(r.plan.LateBound), File: netdata.LateFile, BySeries: map[string]int{},
 			Note: "packets the link emulator wrote more than bound_ns after their due time, one row each in " + netdata.LateFile + " (datasets/netdata); by_series counts them per series (self-test probes included)"}
 		for i, se := range r.est.Series {
-			if se.ResponseBytes > 0 {
+			if se.Block {
 				// The transfer block (our extension) is not the rounds'
 				// hygiene: its bulk packets would swell the record the
 				// rounds' flags and counts are read from.

@@ -67,7 +67,9 @@ func (sr *seriesRun) measure(steps []step) error {
 		if st.warm {
 			continue
 		}
-		row.Seq, row.Index = st.seq, sr.s.Offset+len(sr.rows)
+		// Position is the attempt's place in the series' time order (the
+		// controlled block's position column).
+		row.Seq, row.Index, row.Position = st.seq, sr.s.Offset+len(sr.rows), len(sr.rows)
 		sr.rows = append(sr.rows, row)
 		done := sr.r.progress(sr.idx)
 		if sr.r.cfg.afterAttempt != nil {
@@ -96,7 +98,7 @@ func (sr *seriesRun) attempt(gi int) (netdata.Row, error) {
 		if testHookDialGroup != nil {
 			g = testHookDialGroup(g)
 		}
-		size := -1 // the rounds' handshake-only connection
+		size := -1 // the handshake-only connection (the rounds', or size 0 of the controlled block)
 		if s.ResponseBytes > 0 {
 			size = s.ResponseBytes
 		}
@@ -106,11 +108,15 @@ func (sr *seriesRun) attempt(gi int) (netdata.Row, error) {
 	}
 	r.quiet.RUnlock()
 	row := netdata.Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
-	if s.ResponseBytes > 0 {
+	if s.Block {
 		row.ResponseBytes, row.ResponseRead, row.ClientTTLBNs = s.ResponseBytes, resp.read, resp.ttlbNs
+		row.Controlled, row.CC = r.plan.Controlled(), resp.cc
 	}
 	if sr.ctx.Err() != nil {
 		return row, context.Cause(sr.ctx)
+	}
+	if s.CC != "" && (derr == nil || resp.cc != "") && resp.cc != s.CC {
+		return row, fmt.Errorf("connection %s/%d ran under congestion control %q, want %q (set per socket by the endpoint's -cc; not a network failure: fix the configuration)", row.Group, len(sr.rows)+1, resp.cc, s.CC)
 	}
 	if err := sr.slog.err(); err != nil {
 		return row, err

@@ -19,6 +19,7 @@ import (
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/experiments/instruments/sshhost"
+	"pqrepro/experiments/instruments/tcpns"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/repro"
@@ -206,6 +207,9 @@ func loadPlan(cfg RunConfig) (*Spec, Plan, Estimation, error) {
 	if err != nil {
 		return nil, Plan{}, Estimation{}, fmt.Errorf("net:run: %w", err)
 	}
+	if err := checkTransferCC(plan, tcpns.Reader{}); err != nil {
+		return nil, Plan{}, Estimation{}, fmt.Errorf("net:run: %w", err)
+	}
 	fmt.Fprintf(cfg.Log, "net:run: profile %s, order %s, groups %v, cert %s, rounds %v\n", plan.Profile, plan.Order, plan.Groups, plan.CertKey, plan.Rounds)
 	for _, sc := range plan.Scenarios {
 		fmt.Fprintf(cfg.Log, "net:run:   %s\n", sc)
@@ -214,6 +218,21 @@ func loadPlan(cfg RunConfig) (*Spec, Plan, Estimation, error) {
 	fmt.Fprintf(cfg.Log, "net:run: schedule (planned start .. end from the first series' start):\n")
 	est.WritePlan(cfg.Log)
 	return sp, plan, est, nil
+}
+
+// checkTransferCC checks the transfer block's congestion controls against
+// the kernel r reads, before anything is built or created. They are set
+// per socket (as root, any the kernel has), so each must be available
+// (tcpns.Reader.Check): an unknown one, or one the kernel lacks, is an
+// error naming the available ones. A plan without them checks nothing.
+func checkTransferCC(plan Plan, r tcpns.Reader) error {
+	if len(plan.TransferCC) == 0 {
+		return nil
+	}
+	if err := r.Check(plan.TransferCC, false); err != nil {
+		return fmt.Errorf("profiles.%s.transfer_cc: %w", plan.Profile, err)
+	}
+	return nil
 }
 
 // buildEndpoints builds the plan's endpoints and their certificates'
@@ -288,7 +307,7 @@ func collect(est Estimation, results []seriesResult) *runOutputs {
 		switch {
 		case se.Control:
 			out.ctlRows = append(out.ctlRows, res.rows...)
-		case se.ResponseBytes > 0:
+		case se.Block:
 			out.xferRows = append(out.xferRows, res.rows...)
 		default:
 			out.rows = append(out.rows, res.rows...)
@@ -360,7 +379,7 @@ func (r *runner) writeRecords(ctx context.Context, results []seriesResult, out *
 		switch {
 		case se.Control:
 			ji, ok = ctlJoins[se.ID]
-		case se.ResponseBytes > 0:
+		case se.Block:
 			ji, ok = xferJoins[se.ID]
 		}
 		ci := results[i].capture
@@ -401,12 +420,19 @@ func (r *runner) writeTransfer(ctx context.Context, out *runOutputs) (map[string
 		}
 		out.files[name] = repro.HashBytes(b)
 	}
-	out.measured["transfer"] = map[string]any{
+	tm := map[string]any{
 		"file":           netdata.TransferFile,
 		"response_bytes": r.plan.TransferSizes,
 		"round":          r.plan.TransferRound,
 		"note":           "our extension (issue 34), not the original's design: after the handshake the client sends one request and the server answers with response_bytes bytes; run as a block after every round's series; its rows are in " + netdata.TransferFile + ", never records.csv.gz",
 	}
+	if r.plan.Controlled() {
+		tm["order"] = r.plan.transferOrder()
+		tm["order_seed"] = r.spec.Seeds.Order
+		tm["congestion_control"] = r.plan.TransferCC
+		tm["controlled_note"] = "the controlled block (issue 41): with order interleaved a series holds both groups, each pair of connections in a random order from PCG(order_seed, the series' link seed), the same for every congestion control and toolchain of a (scenario, size); size 0 is the handshake-only connection, inside the block; each listed congestion control is set on every socket of its series by the endpoint (TCP_CONGESTION), none listed leaves the namespace's default; the cc column is what each connection's client socket read back (the server's is checked to match), position its place in the series' time order"
+	}
+	out.measured["transfer"] = tm
 	return joins, nil
 }
 

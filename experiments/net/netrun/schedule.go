@@ -118,7 +118,7 @@ func (r *runner) runAll(ctx context.Context) ([]seriesResult, error) {
 	barrier, held := false, 0
 dispatch:
 	for _, i := range r.est.Order {
-		x := r.est.Series[i].ResponseBytes > 0
+		x := r.est.Series[i].Block
 		switch {
 		case x && !barrier:
 			// The transfer block (our extension) starts when every

@@ -30,46 +30,82 @@ type Series struct {
 	// go to control.csv.gz. Its ID is ControlOf + ControlSuffix.
 	Control   bool
 	ControlOf string
-	// ResponseBytes > 0 marks a series of the transfer block (our
-	// extension, Plan.TransferSeries): every connection asks for a
-	// response of that many bytes; its rows go to transfer.csv.gz.
+	// Block marks a series of the transfer block (our extension,
+	// Plan.TransferSeries): every connection asks for a response of
+	// ResponseBytes bytes (0: the controlled block's handshake-only
+	// connection, no request); its rows go to transfer.csv.gz.
+	Block         bool
 	ResponseBytes int
+	// CC is the congestion control of every socket of a transfer series
+	// (Plan.TransferCC, set per socket by the endpoint); "" leaves the
+	// namespace's default.
+	CC string
 }
 
 // TransferSeries returns the series of the transfer block (our extension,
 // issue 34: time to last byte), after the plan's series. They come in
 // record order: scenarios, then response sizes, then groups, then
-// toolchains, each of TransferRound connections that ask for ResponseBytes
-// after the handshake. ID: <scenario>-<size>B-<group>-<toolchain>.
+// congestion controls (TransferCC), then toolchains, each of
+// TransferRound connections per group that ask for ResponseBytes after
+// the handshake. ID: <scenario>-<size>B-<group>[-<cc>]-<toolchain>.
 //
 // Why a block of its own and not a factor inside the rounds: the rounds'
 // handshake-only connections, and the study's claims on them, stay what
-// they were (same series, seeds, records.csv.gz), and size 0 of the
-// factor is that connection, measured by the rounds. A transfer series'
-// link seed is TransferSeed, never a round's, so the block draws its own
-// losses. Its series are scheduled like the rounds' (exclusive where the
-// scenario is, else longest first), before the serial controls.
+// they were (same series, seeds, records.csv.gz). Before issue 41 size 0
+// of the factor was the rounds' connection; the controlled block
+// (Plan.Controlled) may list size 0 itself, so that every size shares
+// the block's conditions. A transfer series' link seed is TransferSeed,
+// never a round's, so the block draws its own losses; every congestion
+// control and toolchain of a (scenario, size, group) shares it, as the
+// toolchains of a round do. Its series are scheduled like the rounds'
+// (exclusive where the scenario is, else longest first), before the
+// serial controls.
+//
+// With TransferOrder "interleaved" a series holds every group, measured
+// in pairs in a seeded random order (seriesSteps), and its ID drops the
+// group: <scenario>-<size>B[-<cc>]-<toolchain>, link seed TransferSeed
+// with group 0.
 func (p Plan) TransferSeries() []Series {
 	if len(p.TransferSizes) == 0 || p.TransferRound < 1 {
 		return nil
+	}
+	ccs := p.TransferCC
+	if len(ccs) == 0 {
+		ccs = []string{""} // the namespace's default, not set
+	}
+	all := make([]int, len(p.Groups))
+	for i := range all {
+		all[i] = i
 	}
 	var out []Series
 	for si, sc := range p.Scenarios {
 		offset := 0
 		excl := si < len(p.Exclusive) && p.Exclusive[si]
 		for _, size := range p.TransferSizes {
-			for gi, g := range p.Groups {
+			add := func(groups []int, group string, g tls.CurveID) {
 				ls := sc
 				ls.Seed = TransferSeed(sc.Seed, size, g)
-				for _, tc := range p.toolchains() {
-					id := fmt.Sprintf("%s-%dB-%s", sc.Name, size, g)
-					if tc != InProcess {
-						id += "-" + tc
+				for _, cc := range ccs {
+					for _, tc := range p.toolchains() {
+						id := fmt.Sprintf("%s-%dB%s", sc.Name, size, group)
+						for _, part := range []string{cc, tc} {
+							if part != "" {
+								id += "-" + part
+							}
+						}
+						s := Series{ID: id, Scenario: si, Round: p.TransferRound, Groups: groups, Link: ls, Offset: offset, Exclusive: excl,
+							Toolchain: tc, ResponseBytes: size, Block: true, CC: cc}
+						offset += s.Handshakes()
+						out = append(out, s)
 					}
-					s := Series{ID: id, Scenario: si, Round: p.TransferRound, Groups: []int{gi}, Link: ls, Offset: offset, Exclusive: excl, Toolchain: tc, ResponseBytes: size}
-					offset += s.Handshakes()
-					out = append(out, s)
 				}
+			}
+			if p.TransferOrder == Interleaved {
+				add(all, "", 0)
+				continue
+			}
+			for gi, g := range p.Groups {
+				add([]int{gi}, "-"+g.String(), g)
 			}
 		}
 	}
@@ -202,7 +238,7 @@ func (p Plan) Series() []Series {
 // then the others longest first (LPT list scheduling, Graham 1969: the
 // makespan is at most 4/3 - 1/(3m) of the optimum for m slots), each
 // started as soon as one of the parallel slots is free; then the transfer
-// block (Series.ResponseBytes > 0, our extension), in the same two parts,
+// block (Series.Block, our extension), in the same two parts,
 // after every round's series has ended (a barrier: the rounds' series run
 // next to the same load as before the block existed); last the serial
 // controls (Series.Control, listed after the plan's series), each alone,
@@ -222,9 +258,9 @@ func dispatchOrder(series []Series, dur []time.Duration, parallel int) []int {
 		switch {
 		case s.Control:
 			ctl = append(ctl, i)
-		case s.ResponseBytes > 0 && s.Exclusive:
+		case s.Block && s.Exclusive:
 			xExcl = append(xExcl, i)
-		case s.ResponseBytes > 0:
+		case s.Block:
 			xRest = append(xRest, i)
 		case s.Exclusive:
 			excl = append(excl, i)
@@ -266,7 +302,7 @@ func schedule(series []Series, order []int, dur []time.Duration, parallel, xpar 
 	}
 	barrier, inBlock := false, false
 	for _, i := range order {
-		switch x := series[i].ResponseBytes > 0; {
+		switch x := series[i].Block; {
 		case x && !barrier:
 			// The transfer block starts when every series before it
 			// ended, on at most xpar slots.

@@ -62,7 +62,11 @@ func (r *runner) series(ctx context.Context, idx int, s Series) (res seriesResul
 	r.mu.Lock()
 	r.progs[idx].hsStart = res.hsStart
 	r.mu.Unlock()
-	steps := seriesSteps(r.plan.Order, s.Groups, s.Round, r.plan.Warmup, r.spec.Seeds.Order, s.Link.Seed)
+	order := r.plan.Order
+	if s.Block {
+		order = r.plan.transferOrder()
+	}
+	steps := seriesSteps(order, s.Groups, s.Round, r.plan.Warmup, r.spec.Seeds.Order, s.Link.Seed)
 	if err := sr.measure(steps); err != nil {
 		return res, err
 	}
@@ -209,7 +213,7 @@ func (sr *seriesRun) startServers() error {
 			listen = append(listen, sr.port(gi)+"="+r.plan.Groups[gi].String())
 		}
 		inB := func(fn func()) { sr.link.RunIn(linkemu.B, func() error { fn(); return nil }) }
-		if sr.epSrv, err = startEndpointServer(sr.ctx, sr.ep, r.pem.cert, r.pem.key, r.plan.Timeout, listen, inB, sr.slog.add); err != nil {
+		if sr.epSrv, err = startEndpointServer(sr.ctx, sr.ep, r.pem.cert, r.pem.key, r.plan.Timeout, s.CC, listen, inB, sr.slog.add); err != nil {
 			return fmt.Errorf("%s in %s: %w", s.ID, epB.Namespace, err)
 		}
 		return nil
@@ -272,7 +276,7 @@ func (sr *seriesRun) startClients() error {
 	sr.toolchain = runtime.Version()
 	if sr.ep != nil {
 		var err error
-		if sr.epCli, err = startEndpointClient(sr.ep, r.pem.roots, r.plan.Timeout, sr.capt.KeyLog(), sr.th.Do); err != nil {
+		if sr.epCli, err = startEndpointClient(sr.ep, r.pem.roots, r.plan.Timeout, s.CC, sr.capt.KeyLog(), sr.th.Do); err != nil {
 			return fmt.Errorf("%s in %s: %w", s.ID, sr.link.Endpoint(linkemu.A).Namespace, err)
 		}
 		sr.toolchain = sr.ep.GoVersion

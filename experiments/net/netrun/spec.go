@@ -11,6 +11,7 @@ import (
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/internal/spec"
+	"pqrepro/internal/tcpstack"
 )
 
 // Study is the study's short name: data/net/, results/net.json, `mage net:*`.
@@ -111,6 +112,15 @@ type ProfileSpec struct {
 	// user-space forwarder and capture, so concurrent transfers compete
 	// for the cores in a way handshakes do not.
 	TransferParallel int `toml:"transfer_parallel"`
+	// TransferOrder and TransferCC make the transfer block a controlled
+	// one (issue 41; absent, the block is what it was). TransferOrder
+	// "interleaved" measures the groups in one series, each pair of
+	// connections in a seeded random order (seriesSteps), and lets
+	// transfer_sizes list 0, the handshake-only connection, inside the
+	// block; "serial" keeps one series per group. TransferCC runs every
+	// size under each congestion control listed, set per socket.
+	TransferOrder string   `toml:"transfer_order"`
+	TransferCC    []string `toml:"transfer_cc"`
 }
 
 // MaxParallelSeries bounds parallel_series: every concurrent series holds a
@@ -136,16 +146,22 @@ const (
 // per-connection timeout; a larger value is a typo, not a design.
 const MaxResponseBytes = 16 << 20
 
-// validTransfer checks a profile's transfer block: every size in
-// (0, MaxResponseBytes], ascending, and a round when sizes are listed.
-// It needs endpoint builds (toolchains): the in-process client has no
-// request/response.
+// validTransfer checks a profile's transfer block. Every size must be in
+// (0, MaxResponseBytes], ascending, with a round when sizes are listed;
+// in a controlled block (transfer_order or transfer_cc set) 0 may come
+// first, and the congestion controls must be names, each once. It needs endpoint
+// builds (toolchains): the in-process client has no request/response.
+// Whether the kernel has the congestion controls is checked before a run
+// (checkTransferCC), not here: a spec is read on hosts that run nothing.
 func validTransfer(p string, ps ProfileSpec, toolchains []string) []error {
 	var errs []error
+	ctl := ps.TransferOrder != "" || len(ps.TransferCC) > 0
 	for i, n := range ps.TransferSizes {
 		switch {
 		case n < 0:
 			errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: %d is negative: a response size is a number of bytes > 0", p, n))
+		case n == 0 && ctl && i == 0:
+			// the controlled block's handshake-only connection
 		case n == 0:
 			errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: 0 is the handshake-only connection, which the rounds measure already: list only sizes > 0", p))
 		case n > MaxResponseBytes:
@@ -164,6 +180,19 @@ func validTransfer(p string, ps ProfileSpec, toolchains []string) []error {
 	}
 	if len(ps.TransferSizes) > 0 && len(toolchains) == 0 {
 		errs = append(errs, fmt.Errorf("profiles.%s.transfer_sizes: the transfer block needs endpoint builds (toolchains): the in-process client sends no request", p))
+	}
+	if ctl && len(ps.TransferSizes) == 0 {
+		errs = append(errs, fmt.Errorf("profiles.%s: transfer_order or transfer_cc without transfer_sizes: they control the transfer block, which has no sizes", p))
+	}
+	if o := ps.TransferOrder; o != "" && o != Serial && o != Interleaved {
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_order = %q: use %q or %q", p, o, Serial, Interleaved))
+	}
+	for i, cc := range ps.TransferCC {
+		if err := tcpstack.CheckName(cc); err != nil {
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_cc: %w", p, err))
+		} else if slices.Index(ps.TransferCC, cc) != i {
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_cc: %q listed twice", p, cc))
+		}
 	}
 	return errs
 }
@@ -298,6 +327,11 @@ func (s *Spec) Validate() error {
 	if err := s.Remote.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	for _, p := range sortedKeys(s.Profiles) {
+		if s.Remote.Host != "" && len(s.Profiles[p].TransferCC) > 0 {
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_cc with a [remote] host: the remote servers' sockets cannot be set; run the congestion-control factor on one host", p))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -358,6 +392,25 @@ type Plan struct {
 	// TransferParallel is the most transfer series running at once
 	// (1 <= TransferParallel <= Parallel).
 	TransferParallel int
+	// TransferOrder and TransferCC control the transfer block
+	// (profiles.*.transfer_order, transfer_cc); both empty: the block as
+	// it was before issue 41 (Controlled).
+	TransferOrder string
+	TransferCC    []string
+}
+
+// Controlled reports whether the transfer block is the controlled one of
+// issue 41. Its rows carry the congestion control and their position
+// (netdata.ControlledColumns), and size 0 may be one of its sizes.
+func (p Plan) Controlled() bool { return p.TransferOrder != "" || len(p.TransferCC) > 0 }
+
+// transferOrder is the order of the handshakes inside a transfer series:
+// TransferOrder, or the rounds' order when it is not set.
+func (p Plan) transferOrder() string {
+	if p.TransferOrder != "" {
+		return p.TransferOrder
+	}
+	return p.Order
 }
 
 // groupNames are the plan's groups by their IANA names, in order.
@@ -429,6 +482,7 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 	if ps.TransferParallel > 0 {
 		p.TransferParallel = min(ps.TransferParallel, p.Parallel)
 	}
+	p.TransferOrder, p.TransferCC = ps.TransferOrder, slices.Clone(ps.TransferCC)
 	p.Toolchains = slices.Clone(s.Toolchains)
 	if len(ps.Toolchains) > 0 {
 		p.Toolchains = slices.Clone(ps.Toolchains)

@@ -71,6 +71,16 @@ func TestSpecRejectsBadInput(t *testing.T) {
 		{"negative transfer parallel", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_parallel = -1", "transfer_parallel = -1: must be 0..32"},
 		{"transfer in process", "rounds = [10]", "rounds = [10]\ntransfer_sizes = [10]\ntransfer_round = 3", "needs endpoint builds"},
 		{"control twice", "rounds = [10]", "rounds = [10]\nserial_control = [\"tiny-10-X25519\", \"tiny-10-X25519\"]", "listed twice"},
+		// The controlled block (issue 41).
+		{"size 0 not first", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10, 0]\ntransfer_round = 3\ntransfer_order = \"interleaved\"", "0 is the handshake-only connection"},
+		{"controlled size above the bound", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [0, 16777217]\ntransfer_round = 3\ntransfer_cc = [\"bbr\"]", "above the bound of 16777216 bytes"},
+		{"controlled negative size", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [-1]\ntransfer_round = 3\ntransfer_cc = [\"bbr\"]", "-1 is negative"},
+		{"bad transfer order", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [0, 10]\ntransfer_round = 3\ntransfer_order = \"alternate\"", `transfer_order = "alternate": use "serial" or "interleaved"`},
+		{"cc not a name", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_cc = [\"CUBIC\"]", `congestion control "CUBIC": want lowercase letters`},
+		{"empty cc", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_cc = [\"\"]", "empty congestion-control name"},
+		{"cc twice", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_cc = [\"bbr\", \"bbr\"]", `transfer_cc: "bbr" listed twice`},
+		{"cc without sizes", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_cc = [\"bbr\"]", "transfer_order or transfer_cc without transfer_sizes"},
+		{"cc with a remote host", "rounds = [10]", "rounds = [10]\ntoolchains = [\"go1.24.4\"]\ntransfer_sizes = [10]\ntransfer_round = 3\ntransfer_cc = [\"bbr\"]\n[remote]\nhost = \"h\"", "transfer_cc with a [remote] host"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.from) {

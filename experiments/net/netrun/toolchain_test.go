@@ -2,6 +2,7 @@ package netrun
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,23 @@ func copyEndpoint(t *testing.T, root string) {
 	}
 }
 
+// runOnce records a run of cfg, checks that it left no namespace and
+// made one run folder, and returns that folder.
+func runOnce(t *testing.T, cfg RunConfig, log fmt.Stringer) string {
+	t.Helper()
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("Run: %v\n%s", err, log)
+	}
+	if l := leftovers(t); len(l) > 0 {
+		t.Errorf("namespaces left behind: %v", l)
+	}
+	dirs := runDirs(t, cfg)
+	if len(dirs) != 1 {
+		t.Fatalf("data/net holds %v, want one run", dirs)
+	}
+	return filepath.Join(cfg.Root, "data", Study, dirs[0])
+}
+
 // toolchainSpec is tinySpec with the toolchain factor in its profile.
 func toolchainSpec(rounds string) string {
 	return strings.Replace(tinySpec(0, "5000", rounds), "[runs]", "toolchains = [\"go1.24.4\", \"go1.27.3\"]\n[runs]", 1)
@@ -55,17 +73,7 @@ func TestRunToolchains(t *testing.T) {
 	cfg, log := tree(t, toolchainSpec("[10]"))
 	copyEndpoint(t, cfg.Root)
 	skipWithoutToolchains(t, cfg.Root)
-	if _, err := Run(context.Background(), cfg); err != nil {
-		t.Fatalf("Run: %v\n%s", err, log)
-	}
-	if l := leftovers(t); len(l) > 0 {
-		t.Errorf("namespaces left behind: %v", l)
-	}
-	dirs := runDirs(t, cfg)
-	if len(dirs) != 1 {
-		t.Fatalf("data/net holds %v, want one run", dirs)
-	}
-	dir := filepath.Join(cfg.Root, "data", Study, dirs[0])
+	dir := runOnce(t, cfg, log)
 	rows := readRows(t, filepath.Join(dir, netdata.RecordsFile))
 	col := map[string]int{}
 	for i, c := range rows[0] {
