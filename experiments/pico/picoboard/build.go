@@ -110,6 +110,8 @@ type BuildConfig struct {
 	MinStack int      // link fails below this; 0 picks from the schemes
 	Runs     int      // runs before the firmware stops; 0 repeats forever
 	Runtime  string   // one of Runtimes; "" means DefaultRuntime
+	ClockMHz float64  // clk_sys in MHz (PLLFor); 0 means DefaultClockMHz
+	MsgBytes int      // bytes each signature signs; 0 means DefaultMessageBytes
 	OutDir   string   // "" means .cache/pico/images
 	Log      io.Writer
 }
@@ -127,6 +129,9 @@ type Image struct {
 	Defines    []string          `json:"defines"`
 	Sources    map[string]string `json:"sources"` // name -> SHA-256 of the tree
 	Runtime    string            `json:"runtime,omitempty"`
+	ClockMHz   float64           `json:"clock_mhz,omitempty"`
+	PLL        PLL               `json:"pll"`
+	MsgBytes   int               `json:"message_bytes,omitempty"`
 	BuildTime  time.Duration     `json:"-"`
 
 	// Provenance for meta.json (all additive; see Provenance).
@@ -155,7 +160,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, fmt.Errorf("build: image name %q must be a plain word", cfg.Name)
 	}
 	cfg = withDefaults(cfg, root)
-	if err := CheckRuntime(cfg.Runtime); err != nil {
+	if err := CheckFactors(cfg.Runtime, cfg.ClockMHz, cfg.MsgBytes); err != nil {
 		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
 	}
 	gcc, compiler, err := findCompiler(ctx)
@@ -164,7 +169,9 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	}
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
-	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime}
+	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime,
+		ClockMHz: cfg.ClockMHz, MsgBytes: cfg.MsgBytes}
+	img.PLL, _ = PLLFor(cfg.ClockMHz) // checked above
 	pqSchemes, classic, err := splitSchemes(cfg.Schemes)
 	if err != nil {
 		return Image{}, err
@@ -242,6 +249,12 @@ func withDefaults(cfg BuildConfig, root string) BuildConfig {
 	}
 	if cfg.Runtime == "" {
 		cfg.Runtime = DefaultRuntime
+	}
+	if cfg.ClockMHz == 0 {
+		cfg.ClockMHz = DefaultClockMHz
+	}
+	if cfg.MsgBytes == 0 {
+		cfg.MsgBytes = DefaultMessageBytes
 	}
 	return cfg
 }
@@ -355,6 +368,9 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 		fmt.Sprintf("RUNS=%d", cfg.Runs),
 		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
 	}
+	// The clock's PLL dividers, computed here (PLLFor), and the message
+	// length: board.c and bench.c take them from these defines only.
+	src.defines = append(src.defines, factorDefines(img.PLL, cfg.MsgBytes)...)
 	src.defines = append(src.defines, cfg.Defines...)
 	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
 	if err != nil {
