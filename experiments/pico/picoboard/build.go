@@ -266,12 +266,14 @@ const DefaultRuntime = "libgcc"
 // Runtimes are the firmware's run-time library levels ([build] runtime).
 // "libgcc" is the toolchain's routines; "sdk-like" links our own
 // __aeabi_lmul (experiments/pico/runtime/lmul.S, written from the
-// algorithm) in place of libgcc's, as a pico-sdk build links its own.
+// algorithm) and 32-bit division on the SIO hardware divider (div.S,
+// RP2040 datasheet 2.3.1.5) in place of libgcc's, as a pico-sdk build
+// links its own.
 var Runtimes = []string{DefaultRuntime, "sdk-like"}
 
 // runtimeSources are the files each runtime adds to the firmware, in
 // experiments/pico/runtime.
-var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S"}}
+var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S", "div.S"}}
 
 // CheckRuntime returns an error naming the levels unless name is one of
 // Runtimes.
