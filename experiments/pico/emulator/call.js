@@ -4,10 +4,14 @@
 // input line, so a test can check a firmware routine as the board runs it
 // (experiments/pico/picoboard runtime_test.go checks our __aeabi_lmul).
 //
-// Usage: node call.js --bin FILE [--modules DIR]
-// FILE holds the routine's raw code, entered at its first byte. Each input
-// line is r0 r1 r2 r3 in hex; each output line is r0 r1 (hex) and the
-// cycles from the routine's first instruction to its return (decimal).
+// Usage: node call.js --bin FILE [--entry OFFSET] [--modules DIR]
+// FILE holds the routine's raw code, entered at byte OFFSET (hex, default
+// 0). Each input line is r0 r1 r2 r3 in hex; each output line is r0 r1
+// (hex) and the cycles from the routine's first instruction to its return
+// (decimal), summed from what each instruction returns, as run.js sums
+// them: rp2040js also adds 8 to core.cycles on every write to the SIO
+// divider's operands, which neither run.js nor the firmware's SysTick
+// sees (the program waits the divider's 8 cycles itself).
 // The call fails (exit status 1, a message on stderr) when the routine
 // does not return within 10,000 instructions or changes a register the
 // AAPCS says it must preserve (r4-r11, SP).
@@ -25,13 +29,16 @@ const STACK = SRAM + 0x8000;
 function main() {
   let modules = path.join(__dirname, 'node_modules');
   let bin = '';
+  let entry = 0;
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--modules' && i + 1 < argv.length) modules = argv[++i];
     else if (argv[i] === '--bin' && i + 1 < argv.length) bin = argv[++i];
+    else if (argv[i] === '--entry' && i + 1 < argv.length) entry = parseInt(argv[++i], 16);
     else throw new Error(`unknown argument ${argv[i]}`);
   }
   if (!bin) throw new Error('--bin FILE is required');
+  if (!(entry >= 0) || entry % 2) throw new Error('--entry must be an even hex offset');
   const { RP2040 } = require(path.resolve(modules, 'rp2040js'));
   const mcu = new RP2040();
   const fail = (t, m) => { throw new Error(`[${t}] ${m}`); };
@@ -44,7 +51,7 @@ function main() {
   const rl = readline.createInterface({ input: process.stdin });
   rl.on('line', (line) => {
     try {
-      call(core, line);
+      call(core, line, CODE + entry);
     } catch (e) {
       process.stderr.write(`call.js: ${e.message}\n`);
       process.exit(1);
@@ -54,7 +61,7 @@ function main() {
 
 // call runs the routine once with the registers of one input line and
 // writes its output line.
-function call(core, line) {
+function call(core, line, pc) {
   if (!line.trim()) return;
   const words = line.trim().split(/\s+/);
   if (words.length !== 4 || words.some((h) => !/^[0-9a-fA-F]{1,8}$/.test(h))) {
@@ -64,18 +71,18 @@ function call(core, line) {
   for (let r = 4; r <= 11; r++) core.registers[r] = (0xa5a50000 | r) >>> 0;
   core.SP = STACK;
   core.LR = (RET | 1) >>> 0;
-  core.PC = CODE;
-  const before = core.cycles;
+  core.PC = pc;
+  let cycles = 0;
   for (let n = 0; (core.PC >>> 0) !== RET; n++) {
     if (n >= 10000) throw new Error(`no return after 10000 instructions (pc 0x${(core.PC >>> 0).toString(16)})`);
-    core.executeInstruction();
+    cycles += core.executeInstruction();
   }
   for (let r = 4; r <= 11; r++) {
     if (core.registers[r] !== ((0xa5a50000 | r) >>> 0)) throw new Error(`r${r} not preserved`);
   }
   if ((core.SP >>> 0) !== STACK) throw new Error('SP not preserved');
   const hex = (r) => (core.registers[r] >>> 0).toString(16);
-  process.stdout.write(`${hex(0)} ${hex(1)} ${core.cycles - before}\n`);
+  process.stdout.write(`${hex(0)} ${hex(1)} ${cycles}\n`);
 }
 
 try {

@@ -322,7 +322,7 @@ static const dsa_t dsas[] = {
 #define DSA_PK_MAX 32
 #define DSA_SK_MAX 64
 #endif
-static uint8_t dpk[DSA_PK_MAX], dsk[DSA_SK_MAX], dpk2[DSA_PK_MAX], dsk2[DSA_SK_MAX], dsig[DSA_SIG_MAX], dmsg[32];
+static uint8_t dpk[DSA_PK_MAX], dsk[DSA_SK_MAX], dpk2[DSA_PK_MAX], dsk2[DSA_SK_MAX], dsig[DSA_SIG_MAX], dmsg[MSG_BYTES];
 
 /* bench_begin announces a long operation ("b" line), so a run that hits
  * its time limit can say which operation it was in. */
@@ -360,7 +360,7 @@ static void bench_dsa(const dsa_t *d, uint64_t seed) {
         }
     }
     for (uint32_t i = 0; i < d->signs; i++) {
-        /* Message i: 32 bytes from the scheme's stream (the paper does
+        /* Message i: MSG_BYTES from the scheme's stream (the paper does
          * not say what it signed). */
         rng_bytes(dmsg, sizeof dmsg);
         size_t siglen = 0;

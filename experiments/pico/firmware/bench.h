@@ -5,6 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* MSG_BYTES: the bytes every signature scheme signs, from the build
+ * ([build] message_bytes, picoboard.CheckMessageBytes: 1..4096). */
+#if !defined(MSG_BYTES) || MSG_BYTES < 1 || MSG_BYTES > 4096
+#error "build with -DMSG_BYTES=1..4096 (picoboard.Build)"
+#endif
+
 /* A timed span: call bench_start right before the operation and
  * bench_stop right after; bench_stop fills the fields. */
 typedef struct {

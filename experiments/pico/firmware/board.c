@@ -1,10 +1,13 @@
 /*
- * board.c: bring the RP2040 up to 133 MHz and provide UART0 output, the
- * 1 MHz timer, a 64-bit cycle counter and stack painting.
+ * board.c: bring the RP2040 up to the build's clock (SYS_CLOCK_HZ) and
+ * provide UART0 output, the 1 MHz timer, a 64-bit cycle counter and stack
+ * painting.
  *
  * Clocks (RP2040 datasheet 2.15-2.18): the 12 MHz crystal drives clk_ref;
- * PLL_SYS runs its VCO at 12 MHz * 133 = 1596 MHz and divides by 6 and 2,
- * f_sys = 1596 / (6 * 2) = 133 MHz; clk_sys and clk_peri take it. The
+ * PLL_SYS runs its VCO at 12 MHz * PLL_SYS_FBDIV and divides by
+ * PLL_SYS_POSTDIV1 and PLL_SYS_POSTDIV2, all computed by the build
+ * (picoboard.PLLFor): 133 MHz is VCO 1596 MHz / (6 * 2), pico-sdk's
+ * default 125 MHz VCO 1500 MHz / (6 * 2); clk_sys and clk_peri take it. The
  * watchdog tick divides clk_ref by 12 to give the timer its 1 MHz (4.7).
  * UART0 sits on GP0 (TX) and GP1 (RX), 8N1 (4.2).
  */
@@ -42,15 +45,16 @@ static void clocks_init(void) {
     while (REG(CLK_SYS_SELECTED) != 1u) {
     }
 
-    /* 2.18.2: program PLL_SYS, REFDIV 1, FBDIV 133, POSTDIV 6 and 2. */
+    /* 2.18.2: program PLL_SYS, REFDIV 1, then the build's FBDIV and
+     * post dividers. */
     REG_SET(RESETS_RESET) = RESET_PLL_SYS;
     unreset(RESET_PLL_SYS);
     REG(PLL_CS) = 1;
-    REG(PLL_FBDIV_INT) = 133;
+    REG(PLL_FBDIV_INT) = PLL_SYS_FBDIV;
     REG_CLR(PLL_PWR) = PLL_PWR_PD | PLL_PWR_VCOPD;
     while (!(REG(PLL_CS) & PLL_CS_LOCK)) {
     }
-    REG(PLL_PRIM) = (6u << 16) | (2u << 12);
+    REG(PLL_PRIM) = ((uint32_t)PLL_SYS_POSTDIV1 << 16) | ((uint32_t)PLL_SYS_POSTDIV2 << 12);
     REG_CLR(PLL_PWR) = PLL_PWR_POSTDIVPD;
 
     /* clk_sys <- PLL_SYS through the glitchless aux mux (2.15.3.2). */

@@ -4,9 +4,14 @@
 
 #include <stdint.h>
 
-#ifndef SYS_CLOCK_HZ
-#define SYS_CLOCK_HZ 133000000u
+/* The clock and its PLL_SYS dividers come from the build
+ * (experiments/pico/picoboard PLLFor, RP2040 datasheet 2.18.2): no default,
+ * so the firmware cannot run at a clock its build did not record. */
+#if !defined(SYS_CLOCK_HZ) || !defined(PLL_SYS_FBDIV) || !defined(PLL_SYS_POSTDIV1) || !defined(PLL_SYS_POSTDIV2)
+#error "build with -DSYS_CLOCK_HZ, -DPLL_SYS_FBDIV, -DPLL_SYS_POSTDIV1 and -DPLL_SYS_POSTDIV2 (picoboard.Build)"
 #endif
+_Static_assert(12000000ull * PLL_SYS_FBDIV / (PLL_SYS_POSTDIV1 * PLL_SYS_POSTDIV2) == SYS_CLOCK_HZ,
+               "SYS_CLOCK_HZ is not what the PLL dividers make from the 12 MHz crystal");
 #ifndef UART_BAUD
 #define UART_BAUD 115200u
 #endif

@@ -9,7 +9,7 @@
  *   rsa-2048 keygen    mbedtls_rsa_gen_key(2048, 65537); REPS_RSA_KEYGEN
  *                      times (0 in the quick profile: seconds per key on a
  *                      Cortex-M0+).
- *   rsa-2048 sign      SHA-256 of the 32-byte message + PKCS#1 v1.5 sign
+ *   rsa-2048 sign      SHA-256 of the MSG_BYTES message + PKCS#1 v1.5 sign
  *                      with the CRT private key and base blinding (mbedTLS
  *                      then checks the signature with the public key
  *                      against fault attacks; that is part of its sign).
@@ -66,7 +66,7 @@ static int f_rng(void *ctx, unsigned char *out, size_t n) {
     return 0;
 }
 
-static uint8_t msg[32], hash[32], sig[256], buf[256];
+static uint8_t msg[MSG_BYTES], hash[32], sig[256], buf[256];
 static uint8_t bufp[128], bufq[128], bufd[256], bufe[4];
 
 static void sha256(const uint8_t *m, size_t n, uint8_t out[32]) {

@@ -110,6 +110,8 @@ type BuildConfig struct {
 	Runs     int      // runs before the firmware stops; 0 repeats forever
 	Runtime  string   // one of Runtimes; "" means DefaultRuntime
 	CodeIn   string   // one of CodeIns; "" means DefaultCodeIn
+	ClockMHz float64  // clk_sys in MHz (PLLFor); 0 means DefaultClockMHz
+	MsgBytes int      // bytes each signature signs; 0 means DefaultMessageBytes
 	OutDir   string   // "" means .cache/pico/images
 	Log      io.Writer
 }
@@ -128,6 +130,9 @@ type Image struct {
 	Sources    map[string]string `json:"sources"` // name -> SHA-256 of the tree
 	Runtime    string            `json:"runtime,omitempty"`
 	CodeIn     string            `json:"code_in,omitempty"` // "" for DefaultCodeIn
+	ClockMHz   float64           `json:"clock_mhz,omitempty"`
+	PLL        PLL               `json:"pll"`
+	MsgBytes   int               `json:"message_bytes,omitempty"`
 	BuildTime  time.Duration     `json:"-"`
 
 	// Provenance for meta.json (all additive; see Provenance).
@@ -156,7 +161,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, fmt.Errorf("build: image name %q must be a plain word", cfg.Name)
 	}
 	cfg = withDefaults(cfg, root)
-	if err := CheckRuntime(cfg.Runtime); err != nil {
+	if err := CheckFactors(cfg.Runtime, cfg.ClockMHz, cfg.MsgBytes); err != nil {
 		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
 	}
 	if err := CheckCodeIn(cfg.CodeIn); err != nil {
@@ -168,7 +173,9 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	}
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
-	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime}
+	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime,
+		ClockMHz: cfg.ClockMHz, MsgBytes: cfg.MsgBytes}
+	img.PLL, _ = PLLFor(cfg.ClockMHz) // checked above
 	if cfg.CodeIn != DefaultCodeIn {
 		img.CodeIn = cfg.CodeIn
 	}
@@ -253,6 +260,12 @@ func withDefaults(cfg BuildConfig, root string) BuildConfig {
 	if cfg.CodeIn == "" {
 		cfg.CodeIn = DefaultCodeIn
 	}
+	if cfg.ClockMHz == 0 {
+		cfg.ClockMHz = DefaultClockMHz
+	}
+	if cfg.MsgBytes == 0 {
+		cfg.MsgBytes = DefaultMessageBytes
+	}
 	return cfg
 }
 
@@ -263,12 +276,14 @@ const DefaultRuntime = "libgcc"
 // Runtimes are the firmware's run-time library levels ([build] runtime).
 // "libgcc" is the toolchain's routines; "sdk-like" links our own
 // __aeabi_lmul (experiments/pico/runtime/lmul.S, written from the
-// algorithm) in place of libgcc's, as a pico-sdk build links its own.
+// algorithm) and 32-bit division on the SIO hardware divider (div.S,
+// RP2040 datasheet 2.3.1.5) in place of libgcc's, as a pico-sdk build
+// links its own.
 var Runtimes = []string{DefaultRuntime, "sdk-like"}
 
 // runtimeSources are the files each runtime adds to the firmware, in
 // experiments/pico/runtime.
-var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S"}}
+var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S", "div.S"}}
 
 // CheckRuntime returns an error naming the levels unless name is one of
 // Runtimes.
@@ -366,6 +381,9 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 		"FW_PROFILE=\"" + cfg.Profile.Name + "\"",
 	}
 	src.defines = append(src.defines, codeInDefines(cfg.CodeIn)...)
+	// The clock's PLL dividers, computed here (PLLFor), and the message
+	// length: board.c and bench.c take them from these defines only.
+	src.defines = append(src.defines, factorDefines(img.PLL, cfg.MsgBytes)...)
 	src.defines = append(src.defines, cfg.Defines...)
 	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
 	if err != nil {

@@ -2,17 +2,18 @@
 // the RP2040 benchmark firmware.
 //
 // Study C measures ML-KEM and ML-DSA on a Raspberry Pi Pico (RP2040
-// Cortex-M0+ at 133 MHz) against RSA-2048, ECDSA P-256 and ECDH P-256. This
-// package builds the bare-metal benchmark firmware in firmware/ (Build) from
-// PQClean (npm) and mbedTLS (Debian's source package, EnsureMbedTLS), writes
-// it as a RAM-only UF2 (EncodeUF2), runs it in rp2040js (Emulate) or copies
-// it to a board's BOOTSEL drive (Flash) and reads the board's UART (Read)
-// with the serial line protocol's reader (datasets/picodata: ParseLine,
-// ReadRun), re-checks the device's test vectors with cloudflare/circl and
-// Go's crypto/mlkem, crypto/mldsa, crypto/rsa, crypto/ecdsa and crypto/ecdh
-// (VerifyVectors), reports the image's size per section and per scheme from
-// debug/elf (Sizes), times the same operations on the host CPU (HostTimings)
-// and lists an image's provenance for meta.json (Image.Provenance).
+// Cortex-M0+, at 133 MHz unless the build asks otherwise: PLLFor) against
+// RSA-2048, ECDSA P-256 and ECDH P-256. This package builds the bare-metal
+// benchmark firmware in firmware/ (Build) from PQClean (npm) and mbedTLS
+// (Debian's source package, EnsureMbedTLS), writes it as a RAM-only UF2
+// (EncodeUF2), runs it in rp2040js (Emulate) or copies it to a board's
+// BOOTSEL drive (Flash) and reads the board's UART (Read) with the serial
+// line protocol's reader (datasets/picodata: ParseLine, ReadRun), re-checks
+// the device's test vectors with cloudflare/circl and Go's crypto/mlkem,
+// crypto/mldsa, crypto/rsa, crypto/ecdsa and crypto/ecdh (VerifyVectors),
+// reports the image's size per section and per scheme from debug/elf
+// (Sizes), times the same operations on the host CPU (HostTimings) and lists
+// an image's provenance for meta.json (Image.Provenance).
 //
 // Boot path: RAM-only UF2. The bootrom loads it into SRAM and enters it at
 // its lowest address (RP2040 datasheet 2.8.4.2), so no boot2 and no flash

@@ -2,6 +2,7 @@ package picoboard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdh"
@@ -30,6 +31,9 @@ type HostConfig struct {
 	Profile Profile  // repetition counts; the zero Profile means QuickProfile
 	Schemes []string // nil means all nine (KEMSchemes, DSASchemes, ClassicalSchemes)
 	Seed    uint64   // seeds keys and messages where the library takes a seed; 0 means DefaultSeed
+	// MsgBytes is the length of every signed message, as the firmware's
+	// message_bytes; 0 means DefaultMessageBytes.
+	MsgBytes int
 	// Clock reads the monotonic clock around each operation; nil means
 	// time.Now. Tests inject a fake one.
 	Clock    func() time.Time
@@ -44,14 +48,20 @@ type hostOp struct {
 	prepare         func(i int) (func() error, error)
 }
 
-// msgFor returns repetition i's 32-byte message, a function of the seed.
+// msgFor returns repetition i's 32 bytes, a function of the seed.
 func msgFor(seed uint64, label string, i int) []byte {
+	return msgN(seed, label, i, 32)
+}
+
+// msgN returns repetition i's n bytes (msgFor's 32, continued), a
+// function of the seed.
+func msgN(seed uint64, label string, i, n int) []byte {
 	var s [32]byte
 	binary.LittleEndian.PutUint64(s[:], seed)
 	copy(s[8:], label)
 	binary.LittleEndian.PutUint64(s[24:], uint64(i))
 	r := rand.NewChaCha8(sha256.Sum256(s[:]))
-	m := make([]byte, 32)
+	m := make([]byte, n)
 	r.Read(m)
 	return m
 }
@@ -69,7 +79,7 @@ func slhKeyReps(p Profile) int { return p.SLHKeygen }
 // Keys are made once per scheme (untimed) from the seed; every repetition
 // of sign/verify/encaps/decaps/shared uses that key and a fresh message or
 // encapsulation.
-func hostOps(scheme string, seed uint64) ([]hostOp, error) {
+func hostOps(scheme string, seed uint64, msgBytes int) ([]hostOp, error) {
 	var ops []hostOp
 	add := func(op, lib string, reps func(Profile) int, prepare func(i int) (func() error, error)) {
 		ops = append(ops, hostOp{scheme, op, lib, reps, prepare})
@@ -106,11 +116,11 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			return func() error { ss.DeriveKey(s); return nil }, nil
 		})
 		add("sign", "circl", dsaReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "dsa msg", i)
+			m := msgN(seed, "dsa msg", i, msgBytes)
 			return func() error { ss.Sign(sk, m, nil); return nil }, nil
 		})
 		add("verify", "circl", dsaReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "dsa msg", i)
+			m := msgN(seed, "dsa msg", i, msgBytes)
 			sig := ss.Sign(sk, m, nil)
 			return func() error {
 				if !ss.Verify(pk, m, sig, nil) {
@@ -129,11 +139,11 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			return func() error { _, err := mldsa.NewPrivateKey(params, s); return err }, nil
 		})
 		add("sign", "crypto/mldsa", dsaReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "dsa msg", i)
+			m := msgN(seed, "dsa msg", i, msgBytes)
 			return func() error { _, err := priv.Sign(crand.Reader, m, crypto.Hash(0)); return err }, nil
 		})
 		add("verify", "crypto/mldsa", dsaReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "dsa msg", i)
+			m := msgN(seed, "dsa msg", i, msgBytes)
 			sig, err := priv.Sign(crand.Reader, m, crypto.Hash(0))
 			return func() error { return mldsa.Verify(priv.PublicKey(), m, sig, nil) }, err
 		})
@@ -153,11 +163,11 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			return func() error { _, _, err := slhdsa.GenerateKey(bytes.NewReader(s), id); return err }, nil
 		})
 		add("sign", lib, signs, func(i int) (func() error, error) {
-			m := slhdsa.NewMessage(msgFor(seed, "slh msg", i))
+			m := slhdsa.NewMessage(msgN(seed, "slh msg", i, msgBytes))
 			return func() error { _, err := slhdsa.SignDeterministic(&priv, m, nil); return err }, nil
 		})
 		add("verify", lib, signs, func(i int) (func() error, error) {
-			m := slhdsa.NewMessage(msgFor(seed, "slh msg", i))
+			m := slhdsa.NewMessage(msgN(seed, "slh msg", i, msgBytes))
 			pub := priv.PublicKey()
 			sig, err := slhdsa.SignDeterministic(&priv, m, nil)
 			return func() error {
@@ -177,7 +187,7 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 		}
 		add("keygen", "crypto/rsa", rsaKeyReps, fixed(func() error { _, err := rsa.GenerateKey(crand.Reader, 2048); return err }))
 		add("sign", "crypto/rsa", rsaReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "rsa msg", i)
+			m := msgN(seed, "rsa msg", i, msgBytes)
 			return func() error {
 				h := sha256.Sum256(m)
 				_, err := rsa.SignPKCS1v15(crand.Reader, key, crypto.SHA256, h[:])
@@ -185,7 +195,7 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			}, nil
 		})
 		add("verify", "crypto/rsa", rsaReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "rsa msg", i)
+			m := msgN(seed, "rsa msg", i, msgBytes)
 			h := sha256.Sum256(m)
 			sig, err := rsa.SignPKCS1v15(crand.Reader, key, crypto.SHA256, h[:])
 			return func() error {
@@ -200,7 +210,7 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 		}
 		add("keygen", "crypto/ecdsa", eccReps, fixed(func() error { _, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader); return err }))
 		add("sign", "crypto/ecdsa", eccReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "ecdsa msg", i)
+			m := msgN(seed, "ecdsa msg", i, msgBytes)
 			return func() error {
 				h := sha256.Sum256(m)
 				_, err := ecdsa.SignASN1(crand.Reader, key, h[:])
@@ -208,7 +218,7 @@ func hostOps(scheme string, seed uint64) ([]hostOp, error) {
 			}, nil
 		})
 		add("verify", "crypto/ecdsa", eccReps, func(i int) (func() error, error) {
-			m := msgFor(seed, "ecdsa msg", i)
+			m := msgN(seed, "ecdsa msg", i, msgBytes)
 			h := sha256.Sum256(m)
 			sig, err := ecdsa.SignASN1(crand.Reader, key, h[:])
 			return func() error {
@@ -337,7 +347,7 @@ func HostTimings(ctx context.Context, cfg HostConfig) ([]picodata.HostTiming, er
 	}
 	var out []picodata.HostTiming
 	for _, scheme := range schemes {
-		ops, err := hostOps(scheme, cfg.Seed)
+		ops, err := hostOps(scheme, cfg.Seed, cmp.Or(cfg.MsgBytes, DefaultMessageBytes))
 		if err != nil {
 			return out, err
 		}

@@ -1,6 +1,7 @@
 package picoboard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -130,7 +131,7 @@ func TestHostTimingMean(t *testing.T) {
 // Host ./experiments/pico/picoboard): the same operations HostTimings runs.
 func BenchmarkHost(b *testing.B) {
 	for _, scheme := range append(append(append([]string{}, picodata.KEMSchemes...), picodata.DSASchemes...), picodata.ClassicalSchemes...) {
-		ops, err := hostOps(scheme, DefaultSeed)
+		ops, err := hostOps(scheme, DefaultSeed, DefaultMessageBytes)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -174,5 +175,14 @@ func TestHostTimingsSPHINCS(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("missing %v", want)
+	}
+}
+
+// TestMsgN checks the host's messages of message_bytes: n bytes of the
+// seed's stream, whose first 32 are the 32-byte message of every run.
+func TestMsgN(t *testing.T) {
+	m := msgN(DefaultSeed, "dsa msg", 3, 1024)
+	if len(m) != 1024 || !bytes.Equal(m[:32], msgFor(DefaultSeed, "dsa msg", 3)) || bytes.Equal(m[32:64], m[:32]) {
+		t.Errorf("msgN(1024) = %x...", m[:64])
 	}
 }

@@ -58,7 +58,7 @@ func pqcleanLock(root string) (version, sum string, err error) {
 
 // Provenance returns what meta.json records about the image, as flat string
 // pairs with dotted keys. That is, the image and firmware ID, the output
-// hashes, compiler and flags, defines, run-time library, seed and memory
+// hashes, compiler and flags, defines, run-time library, clock and its PLL setting, message length, seed and memory
 // layout, every source tree's SHA-256 ("source.<name>"), the PQClean npm
 // version and lock hash, and the mbedTLS Debian version with its source
 // package sums. Lists are joined with single spaces. Keys that do not
@@ -84,6 +84,13 @@ func (img Image) Provenance() map[string]string {
 	set("code_in", img.CodeIn)
 	if inFlash(img.CodeIn) {
 		m["emulated_by"] += " and the XIP cache model experiments/pico/emulator/xip-cache.js"
+	}
+	if img.ClockMHz != 0 {
+		m["clock_mhz"] = strconv.FormatFloat(img.ClockMHz, 'f', -1, 64)
+		m["pll_sys"] = fmt.Sprintf("REFDIV 1, FBDIV %d, POSTDIV1 %d, POSTDIV2 %d (VCO %s MHz)", img.PLL.FBDIV, img.PLL.PostDiv1, img.PLL.PostDiv2, formatMHz(img.PLL.VCOKHz()))
+	}
+	if img.MsgBytes != 0 {
+		m["message_bytes"] = strconv.Itoa(img.MsgBytes)
 	}
 	set("elf_sha256", img.ELFSHA256)
 	set("uf2_sha256", img.UF2SHA256)

@@ -20,31 +20,49 @@ import (
 // instructions and MULS, POP {r4, r5} 3, BX LR 2.
 const lmulCycles = 3 + 22 + 3 + 2
 
-// lmulHarness is our __aeabi_lmul running in rp2040js under the timing
-// layer (experiments/pico/emulator/call.js), one call per request.
-type lmulHarness struct {
+// callHarness is a routine of experiments/pico/runtime running in rp2040js
+// under the timing layer (experiments/pico/emulator/call.js), one call per
+// request.
+type callHarness struct {
 	in  io.WriteCloser
 	out *bufio.Scanner
 	cmd *exec.Cmd
 }
 
-// startLmul assembles lmul.S with the firmware's compiler and starts
-// call.js on it, skipping the test where the toolchain or node is missing.
+// lmulHarness calls our __aeabi_lmul.
+type lmulHarness struct{ *callHarness }
+
+// startLmul starts call.js on lmul.S (startRoutine).
 func startLmul(t testing.TB) *lmulHarness {
+	return &lmulHarness{startRoutine(t, "lmul.S", "__aeabi_lmul")}
+}
+
+// startRoutine assembles src (in experiments/pico/runtime) with the
+// firmware's compiler, links it alone at call.js's code address with
+// libgcc (for __aeabi_idiv0, whose default returns its argument) and
+// starts call.js entering at symbol, skipping the test where the
+// toolchain or node is missing.
+func startRoutine(t testing.TB, src, symbol string) *callHarness {
 	t.Helper()
 	needToolchain(t)
 	root, mods := emulatorModules(t)
 	dir := t.TempDir()
-	obj, bin := filepath.Join(dir, "lmul.o"), filepath.Join(dir, "lmul.bin")
+	obj, elfPath, bin, ld := filepath.Join(dir, "r.o"), filepath.Join(dir, "r.elf"), filepath.Join(dir, "r.bin"), filepath.Join(dir, "r.ld")
+	// call.js loads the code at SRAM + 0x100.
+	if err := os.WriteFile(ld, []byte("SECTIONS { . = 0x20000100; .text : { *(.text*) } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range [][]string{
-		append([]string{"arm-none-eabi-gcc"}, append(DefaultCFlags, "-c", filepath.Join(root, "experiments/pico/runtime/lmul.S"), "-o", obj)...),
-		{"arm-none-eabi-objcopy", "-O", "binary", "-j", ".text.__aeabi_lmul", obj, bin},
+		append([]string{"arm-none-eabi-gcc"}, append(DefaultCFlags, "-c", filepath.Join(root, "experiments/pico/runtime", src), "-o", obj)...),
+		{"arm-none-eabi-gcc", "-mcpu=cortex-m0plus", "-mthumb", "-nostdlib", "-T", ld, "-o", elfPath, obj, "-lgcc"},
+		{"arm-none-eabi-objcopy", "-O", "binary", "-j", ".text", elfPath, bin},
 	} {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(c, " "), err, out)
 		}
 	}
-	cmd := exec.Command("node", filepath.Join(root, "experiments/pico/emulator/call.js"), "--bin", bin, "--modules", mods)
+	entry := elfSymbol(t, elfPath, symbol).Value&^1 - 0x20000100
+	cmd := exec.Command("node", filepath.Join(root, "experiments/pico/emulator/call.js"), "--bin", bin, "--entry", fmt.Sprintf("%x", entry), "--modules", mods)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +75,7 @@ func startLmul(t testing.TB) *lmulHarness {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h := &lmulHarness{in: in, out: bufio.NewScanner(out), cmd: cmd}
+	h := &callHarness{in: in, out: bufio.NewScanner(out), cmd: cmd}
 	t.Cleanup(func() {
 		in.Close()
 		cmd.Wait()
@@ -65,21 +83,67 @@ func startLmul(t testing.TB) *lmulHarness {
 	return h
 }
 
-// mul returns a * b as our routine computes it in the emulator and the
-// cycles the call took.
-func (h *lmulHarness) mul(a, b uint64) (uint64, int, error) {
-	if _, err := fmt.Fprintf(h.in, "%x %x %x %x\n", uint32(a), uint32(a>>32), uint32(b), uint32(b>>32)); err != nil {
-		return 0, 0, err
+// call runs the routine with r0-r3 and returns r0, r1 and the cycles.
+func (h *callHarness) call(r0, r1, r2, r3 uint32) (uint32, uint32, int, error) {
+	if _, err := fmt.Fprintf(h.in, "%x %x %x %x\n", r0, r1, r2, r3); err != nil {
+		return 0, 0, 0, err
 	}
 	if !h.out.Scan() {
-		return 0, 0, fmt.Errorf("call.js stopped: %v", h.out.Err())
+		return 0, 0, 0, fmt.Errorf("call.js stopped: %v", h.out.Err())
 	}
 	var lo, hi uint32
 	var cyc int
 	if _, err := fmt.Sscanf(h.out.Text(), "%x %x %d", &lo, &hi, &cyc); err != nil {
-		return 0, 0, fmt.Errorf("call.js printed %q: %v", h.out.Text(), err)
+		return 0, 0, 0, fmt.Errorf("call.js printed %q: %v", h.out.Text(), err)
 	}
-	return uint64(hi)<<32 | uint64(lo), cyc, nil
+	return lo, hi, cyc, nil
+}
+
+// elfSymbol returns the symbol of an ELF by name, failing the test when
+// there is none.
+func elfSymbol(t testing.TB, path, name string) elf.Symbol {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("%s has no %s", path, name)
+	return elf.Symbol{}
+}
+
+// seeded calls check n times with one generator seeded by stream,
+// stopping at the first failure.
+func seeded(t *testing.T, stream uint64, n int, check func(r *rand.Rand, i int)) {
+	r := rand.New(rand.NewPCG(0x5eed2040, stream))
+	for i := 0; i < n && !t.Failed(); i++ {
+		check(r, i)
+	}
+}
+
+// fuzzPairs seeds the fuzzer with edges paired end to end and fuzzes
+// check on operand pairs.
+func fuzzPairs[T uint32 | uint64](f *testing.F, edges []T, check func(t *testing.T, a, b T)) {
+	for i, a := range edges {
+		f.Add(a, edges[len(edges)-1-i])
+	}
+	f.Fuzz(check)
+}
+
+// mul returns a * b as our routine computes it in the emulator and the
+// cycles the call took.
+func (h *lmulHarness) mul(a, b uint64) (uint64, int, error) {
+	lo, hi, cyc, err := h.call(uint32(a), uint32(a>>32), uint32(b), uint32(b>>32))
+	return uint64(hi)<<32 | uint64(lo), cyc, err
 }
 
 // check compares one product with C's uint64_t multiply (mod 2^64, which
@@ -128,29 +192,20 @@ func TestLmulEdges(t *testing.T) {
 // one operand's high word zero (the common case of a 32x32->64 widening).
 func TestLmulRandom(t *testing.T) {
 	h := startLmul(t)
-	r := rand.New(rand.NewPCG(0x5eed2040, 43))
-	for i := 0; i < 20000; i++ {
+	seeded(t, 43, 20000, func(r *rand.Rand, i int) {
 		a, b := r.Uint64(), r.Uint64()
 		if i%4 == 0 {
 			b &= 0xffffffff
 		}
 		h.check(t, a, b)
-		if t.Failed() {
-			return
-		}
-	}
+	})
 }
 
 // FuzzLmul compares our __aeabi_lmul with C's uint64_t multiply on
 // operands the fuzzer chooses (go test -fuzz FuzzLmul).
 func FuzzLmul(f *testing.F) {
-	for i, a := range lmulEdges {
-		f.Add(a, lmulEdges[len(lmulEdges)-1-i])
-	}
 	h := startLmul(f)
-	f.Fuzz(func(t *testing.T, a, b uint64) {
-		h.check(t, a, b)
-	})
+	fuzzPairs(f, lmulEdges, h.check)
 }
 
 // TestBuildRuntime checks the runtime factor: an unknown level fails
@@ -196,21 +251,5 @@ func TestBuildRuntime(t *testing.T) {
 
 // lmulSymbolSize returns the size of __aeabi_lmul in an ELF.
 func lmulSymbolSize(t *testing.T, path string) uint64 {
-	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == "__aeabi_lmul" {
-			return s.Size
-		}
-	}
-	t.Fatalf("%s has no __aeabi_lmul", path)
-	return 0
+	return elfSymbol(t, path, "__aeabi_lmul").Size
 }

@@ -1,8 +1,8 @@
 // Package picorun runs Study C from experiments/pico.toml into a raw dataset.
 //
 // Study C measures ML-KEM and ML-DSA against RSA-2048, ECDSA P-256 and
-// ECDH P-256 on a Raspberry Pi Pico (RP2040 Cortex-M0+ at 133 MHz). The
-// dataset:
+// ECDH P-256 on a Raspberry Pi Pico (RP2040 Cortex-M0+ at [build]
+// clock_mhz, 133 MHz in every pinned run). The dataset:
 //
 //	data/pico/<run-id>/
 //	  meta.json                    provenance (internal/provenance), with the

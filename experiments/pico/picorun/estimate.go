@@ -112,15 +112,19 @@ func makespan(ds []time.Duration, workers int) time.Duration {
 
 // Estimate is the expected wall time of Run for a profile of the committed
 // spec on the reference machine. It counts 2 cores: the builds one after
-// the other, then the images on the spec's workers, longest first. An
-// unknown profile gives 0.
+// the other, then the images (once per configuration) on the spec's
+// workers, longest first. An unknown profile gives 0.
 func Estimate(profile string) time.Duration {
 	s := DefaultSpec()
 	p, ok := s.Profiles[profile]
 	if !ok {
 		return 0
 	}
-	return estimateFor(selectImages(picoboard.StandardImages(), p.Images), p, s.Workers)
+	imgs, err := withConfigurations(s, selectImages(picoboard.StandardImages(), p.Images), p.Configurations)
+	if err != nil {
+		return 0
+	}
+	return estimateFor(imgs, p, s.Workers)
 }
 
 func estimateFor(imgs []picoboard.BuildConfig, p ProfileSpec, workers int) time.Duration {

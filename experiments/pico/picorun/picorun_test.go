@@ -71,6 +71,17 @@ func TestLoadSpecRejects(t *testing.T) {
 		{"no runtime", `runtime = "libgcc"`, ``, `[build] runtime "" is not one of libgcc, sdk-like`},
 		{"unknown code_in", `code_in = "ram"`, `code_in = "rom"`, `[build] code_in "rom" is not one of ram, flash, flash-cold`},
 		{"no code_in", `code_in = "ram"`, ``, `[build] code_in "" is not one of ram, flash, flash-cold`},
+		{"no clock", "clock_mhz = 133\n", "", "[build] clock_mhz = 0: want a positive clock"},
+		{"clock the PLL cannot make", "clock_mhz = 133\n", "clock_mhz = 100.1\n", "[build] clock_mhz = 100.1: the PLL cannot make it exactly from the 12 MHz crystal (VCO 750-1600 MHz, FBDIV 16-320, POSTDIV 1-7; RP2040 datasheet 2.18.2); the nearest it can make: 100 MHz and 100.5 MHz"},
+		{"clock above the rating", "clock_mhz = 133\n", "clock_mhz = 200\n", "[build] clock_mhz = 200 is above the RP2040's rated 133 MHz"},
+		{"no message length", "message_bytes = 32", "", "[build] message_bytes = 0: want 1..4096"},
+		{"message too long", "message_bytes = 32", "message_bytes = 5000", "[build] message_bytes = 5000: want 1..4096"},
+		{"unknown configuration runtime", `runtime = "sdk-like"`, `runtime = "pico-sdk"`, `[configurations.sdk] runtime "pico-sdk" is not one of libgcc, sdk-like`},
+		{"configuration clock", "clock_mhz = 125", "clock_mhz = 124.9", "[configurations.sdk] clock_mhz = 124.9: the PLL cannot make it exactly"},
+		{"configuration like build", "runtime = \"sdk-like\"\nclock_mhz = 125", "runtime = \"libgcc\"\nclock_mhz = 133", "[configurations.sdk] sets no factor unlike [build]'s"},
+		{"configuration name", "[configurations.sdk]", "[configurations.SDK]", "[configurations.SDK]: a configuration's name is lower-case"},
+		{"unknown configuration in profile", "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\", \"pico\"]", `[profiles.quick] configurations: "pico": configuration "pico" is not a [configurations.*] table (have sdk)`},
+		{"configuration twice", "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\", \"sdk\"]", `[profiles.quick] configurations: "sdk" is listed twice`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -613,5 +624,55 @@ func TestBuildKeyCodeIn(t *testing.T) {
 		} else {
 			seen[k] = true
 		}
+	}
+}
+
+// TestPlanConfigurations checks the configuration mechanism: a profile
+// that lists "sdk" runs each image twice, once with [build]'s factors
+// under its own name and once as <image>+sdk with the SDK's clock and
+// runtime, into build folders of their own; a profile that lists none
+// (every pinned run's) runs [build]'s alone.
+func TestPlanConfigurations(t *testing.T) {
+	s := DefaultSpec()
+	p, err := newPlan(s, "quick", []string{"mlkem"}, 0)
+	if err != nil || len(p.imgs) != 1 || p.imgs[0].Name != "mlkem" || p.imgs[0].ClockMHz != 133 || p.imgs[0].Runtime != "libgcc" || p.imgs[0].MsgBytes != 32 {
+		t.Fatalf("no configurations: %+v, %v", p.imgs, err)
+	}
+	if p.clocks() != "133 MHz" {
+		t.Errorf("clocks %q", p.clocks())
+	}
+	q := s.Profiles["quick"]
+	q.Configurations = []string{"sdk"}
+	s.Profiles["quick"] = q
+	s.Configurations["long-message"] = ConfigSpec{MessageBytes: 1024}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p, err = newPlan(s, "quick", []string{"mlkem", "mldsa44"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	keys := map[string]bool{}
+	for _, c := range p.imgs {
+		got[c.Name] = fmt.Sprintf("%s %v %d", c.Runtime, c.ClockMHz, c.MsgBytes)
+		c.Profile = q.Firmware("quick")
+		keys[buildKey(c)] = true
+	}
+	want := map[string]string{"mlkem": "libgcc 133 32", "mldsa44": "libgcc 133 32", "mlkem+sdk": "sdk-like 125 32", "mldsa44+sdk": "sdk-like 125 32"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("images %v, want %v", got, want)
+	}
+	if len(keys) != 2 {
+		t.Errorf("%d build folders for two configurations", len(keys))
+	}
+	if p.clocks() != "133 MHz or 125 MHz" {
+		t.Errorf("clocks %q", p.clocks())
+	}
+	if f, _ := s.Factors("long-message"); f != (Factors{Config: "long-message", Runtime: "libgcc", ClockMHz: 133, MessageBytes: 1024}) {
+		t.Errorf("long-message resolves to %+v", f)
+	}
+	if Estimate("quick") == 0 {
+		t.Error("no estimate")
 	}
 }

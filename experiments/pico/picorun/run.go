@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +53,10 @@ const DefaultBootselWait = 2 * time.Minute
 // ImageRecord is image.json: how one image was built and how its run went.
 // It holds no path of the machine that made it.
 type ImageRecord struct {
-	Name         string            `json:"name"`
+	Name string `json:"name"`
+	// Factors are the configuration the image was built with (runs
+	// before them: libgcc, 133 MHz, 32 bytes, and no such keys).
+	Factors
 	Schemes      []string          `json:"schemes"`
 	Profile      string            `json:"profile"`
 	FirmwareID   string            `json:"firmware_id"`
@@ -222,7 +227,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *runlife.Result, err error) {
 	meta.Seeds = map[string]uint64{"firmware_randombytes": s.Seed}
 	meta.Board = bs.label
 	meta.Measured = measuredMeta(p, meta.End.Sub(meta.Start), hostRows, bs.ids.record(p.slots, records), records)
-	meta.Notes = runNotes(p.board.Kind == BoardEmulator)
+	meta.Notes = runNotes(p.board.Kind == BoardEmulator, p.clocks())
 	if meta.Files, err = hashTree(l.Run.Dir); err != nil {
 		return nil, err
 	}
@@ -267,7 +272,11 @@ func newPlan(s Spec, profile string, images []string, workers int) (runPlan, err
 			return runPlan{}, fmt.Errorf("unknown image %q (standard images: %s)", n, strings.Join(imageNames(all), ", "))
 		}
 	}
-	p := runPlan{prof: prof, imgs: selectImages(all, names), workers: s.Workers, board: s.Board}
+	imgs, err := withConfigurations(s, selectImages(all, names), prof.Configurations)
+	if err != nil {
+		return runPlan{}, err
+	}
+	p := runPlan{prof: prof, imgs: imgs, workers: s.Workers, board: s.Board}
 	if workers > 0 {
 		p.workers = workers
 	}
@@ -292,6 +301,47 @@ func newPlan(s Spec, profile string, images []string, workers int) (runPlan, err
 	}
 	slices.SortStableFunc(p.imgs, func(a, b picoboard.BuildConfig) int { return int(p.est[b.Name] - p.est[a.Name]) })
 	return p, nil
+}
+
+// configSep joins an image's name and its configuration's:
+// <image>+<configuration>, the image's name and run folder.
+const configSep = "+"
+
+// withConfigurations returns the images with [build]'s factors, then,
+// per named configuration, each image again as <image>+<name> with that
+// configuration's factors.
+func withConfigurations(s Spec, imgs []picoboard.BuildConfig, configs []string) ([]picoboard.BuildConfig, error) {
+	var out []picoboard.BuildConfig
+	for _, name := range append([]string{""}, configs...) {
+		f, err := s.Factors(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range imgs {
+			c = f.Apply(c)
+			if name != "" {
+				c.Name += configSep + name
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// clocks names the plan's clocks for meta.json's notes: "133 MHz", or
+// each image's when they differ.
+func (p runPlan) clocks() string {
+	var mhz []string
+	for _, c := range p.imgs {
+		v := strconv.FormatFloat(cmp.Or(c.ClockMHz, picoboard.DefaultClockMHz), 'f', -1, 64) + " MHz"
+		if !slices.Contains(mhz, v) {
+			mhz = append(mhz, v)
+		}
+	}
+	if len(mhz) == 0 {
+		return strconv.Itoa(picoboard.DefaultClockMHz) + " MHz"
+	}
+	return strings.Join(mhz, " or ")
 }
 
 // describe is the plan's log line.
@@ -484,11 +534,14 @@ func runJobs(ctx context.Context, slots []Slot, plan [][]job, replicate bool, ru
 func writeHostTimings(ctx context.Context, dir string, s Spec, profile string, prof ProfileSpec, built []picoboard.Image, now func() time.Time, logf func(string, ...any)) (int, error) {
 	var schemes []string
 	for _, img := range built {
-		schemes = append(schemes, img.Schemes...)
+		// The host times each scheme once: [build]'s images name them all.
+		if !strings.Contains(img.Name, configSep) {
+			schemes = append(schemes, img.Schemes...)
+		}
 	}
 	logf("timing %s on the host CPU (circl and Go crypto, the profile's counts)", strings.Join(schemes, ", "))
 	t0 := now()
-	hs, err := picoboard.HostTimings(ctx, picoboard.HostConfig{Profile: prof.Firmware(profile), Schemes: schemes, Seed: s.Seed})
+	hs, err := picoboard.HostTimings(ctx, picoboard.HostConfig{Profile: prof.Firmware(profile), Schemes: schemes, Seed: s.Seed, MsgBytes: s.Build.MessageBytes})
 	if err != nil {
 		return 0, fmt.Errorf("host timings: %w", err)
 	}
@@ -513,7 +566,8 @@ func measuredMeta(p runPlan, wall time.Duration, hostRows int, boards map[string
 		"emulated": p.board.Kind == BoardEmulator, "images": images, "replicate": p.replicate, "boards": boards}
 	for name, rec := range records {
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
-			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board}
+			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board,
+			"configuration": rec.Config, "runtime": rec.Runtime, "clock_mhz": rec.ClockMHz, "message_bytes": rec.MessageBytes}
 		if e := rec.Emulator; e != nil {
 			m["simulated_mhz"] = e.SimMHz
 			m["simulated_seconds"] = e.SimSeconds
@@ -525,9 +579,9 @@ func measuredMeta(p runPlan, wall time.Duration, hostRows int, boards map[string
 }
 
 // runNotes are meta.json's notes.
-func runNotes(emulated bool) []string {
+func runNotes(emulated bool, clocks string) []string {
 	notes := []string{
-		"Times are from the RP2040's 1 MHz TIMER and clk_sys cycles from SysTick, at the firmware's 133 MHz (12 MHz crystal, PLL).",
+		"Times are from the RP2040's 1 MHz TIMER and clk_sys cycles from SysTick, at the firmware's " + clocks + " (12 MHz crystal, PLL set by the build; image.json's clock_mhz).",
 		"Peak stack is measured by painting the stack before each operation and finding the lowest overwritten word.",
 	}
 	if emulated {
@@ -546,7 +600,6 @@ func buildImages(ctx context.Context, root string, s Spec, profile string, prof 
 		c.Profile = prof.Firmware(profile)
 		c.Seed = s.Seed
 		c.CFlags = slices.Clone(s.Build.CFlags)
-		c.Runtime = s.Build.Runtime
 		c.CodeIn = s.Build.CodeIn
 		// One folder per firmware configuration: a run with other counts (a
 		// test's) never overwrites the images this one is about to run.
@@ -600,6 +653,9 @@ func runImage(ctx context.Context, img picoboard.Image, env imageEnv) (ImageReco
 		}
 		ds = run.Dataset
 		e := run.Emulator
+		if hz := img.PLL.Hz(); hz != 0 && e.ClkSys != float64(hz) {
+			return ImageRecord{}, fmt.Errorf("%w: rp2040js ran clk_sys at %v Hz, not the %d Hz the build's PLL setting makes", ErrCheck, e.ClkSys, hz)
+		}
 		emu = &EmulatorRecord{Reason: e.Reason, Cycles: e.Cycles, SimSeconds: e.SimSeconds,
 			WallSeconds: e.WallSeconds, SimMHz: e.SimMHz, ClkSys: e.ClkSys, Warnings: e.Warnings}
 	} else {
@@ -649,7 +705,8 @@ func runImage(ctx context.Context, img picoboard.Image, env imageEnv) (ImageReco
 	if err != nil {
 		return ImageRecord{}, err
 	}
-	rec := ImageRecord{Name: img.Name, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
+	_, config, _ := strings.Cut(img.Name, configSep)
+	rec := ImageRecord{Name: img.Name, Factors: Factors{Config: config, Runtime: img.Runtime, ClockMHz: img.ClockMHz, MessageBytes: img.MsgBytes}, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
 		Compiler: img.Compiler, CFlags: img.CFlags, Defines: img.Defines, Sources: img.Sources,
 		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
 		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Board: boardID, Emulated: ds.Emulated,
@@ -732,9 +789,36 @@ func CheckDataset(img picoboard.Image, ds *picodata.Dataset) error {
 	if img.FirmwareID != "" && ds.Header.FirmwareID != img.FirmwareID {
 		return fmt.Errorf("%w: the board ran firmware %s, not the image built (%s): flash it again", ErrCheck, ds.Header.FirmwareID, img.FirmwareID)
 	}
+	if err := checkClock(img, ds); err != nil {
+		return err
+	}
 	for _, s := range img.Schemes {
 		if !slices.ContainsFunc(ds.Measurements, func(m picodata.Measurement) bool { return m.Scheme == s }) {
 			return fmt.Errorf("%w: scheme %s has no measurements", ErrCheck, s)
+		}
+	}
+	return nil
+}
+
+// checkClock fails unless the firmware reports the clock its build's PLL
+// setting makes and, emulated, every time is the operation's cycles at
+// that clock: rp2040js advances the TIMER by cycles / clk_sys, so the
+// microseconds may differ from cycles / clock only by the TIMER's 1 us
+// steps and the few cycles between the two counters' reads (2 us).
+func checkClock(img picoboard.Image, ds *picodata.Dataset) error {
+	hz := img.PLL.Hz()
+	if hz == 0 {
+		return nil
+	}
+	if ds.Header.ClockHz != uint32(hz) {
+		return fmt.Errorf("%w: the firmware reports clk_sys %d Hz, not the build's %d Hz", ErrCheck, ds.Header.ClockHz, hz)
+	}
+	if !ds.Emulated {
+		return nil
+	}
+	for _, m := range ds.Measurements {
+		if us := float64(m.Cycles) * 1e6 / float64(hz); math.Abs(us-float64(m.Micros)) > 2 {
+			return fmt.Errorf("%w: %s %s iteration %d: %d us for %d cycles, not cycles / %d Hz (%.1f us)", ErrCheck, m.Scheme, m.Op, m.Iter, m.Micros, m.Cycles, hz, us)
 		}
 	}
 	return nil
@@ -812,8 +896,8 @@ func hashTree(dir string) (map[string]string, error) {
 }
 
 // buildKey names a firmware configuration: profile name, counts, seed,
-// flags and (when not the default) run-time library and code placement,
-// hashed.
+// flags and (when not the default) run-time library, code placement,
+// clock and message length, hashed.
 func buildKey(c picoboard.BuildConfig) string {
 	key := fmt.Sprintf("%+v|%d|%q", c.Profile, c.Seed, c.CFlags)
 	if c.Runtime != "" && c.Runtime != picoboard.DefaultRuntime {
@@ -821,6 +905,12 @@ func buildKey(c picoboard.BuildConfig) string {
 	}
 	if c.CodeIn != "" && c.CodeIn != picoboard.DefaultCodeIn {
 		key += "|code_in=" + c.CodeIn
+	}
+	if c.ClockMHz != 0 && c.ClockMHz != picoboard.DefaultClockMHz {
+		key += fmt.Sprintf("|clock=%v", c.ClockMHz)
+	}
+	if c.MsgBytes != 0 && c.MsgBytes != picoboard.DefaultMessageBytes {
+		key += fmt.Sprintf("|msg=%d", c.MsgBytes)
 	}
 	return c.Profile.Name + "-" + repro.HashBytes([]byte(key))[:12]
 }

@@ -1,8 +1,12 @@
 package picorun
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -32,11 +36,15 @@ type Spec struct {
 	Workers int `toml:"workers"`
 	// HostTimings also times every operation on the host CPU (circl and
 	// Go's crypto, picoboard.HostTimings) after the images, for a host column.
-	HostTimings bool                   `toml:"host_timings"`
-	Board       BoardSpec              `toml:"board"`
-	Build       BuildSpec              `toml:"build"`
-	Profiles    map[string]ProfileSpec `toml:"profiles"`
-	Runs        spec.Runs              `toml:"runs"`
+	HostTimings bool      `toml:"host_timings"`
+	Board       BoardSpec `toml:"board"`
+	Build       BuildSpec `toml:"build"`
+	// Configurations are named sets of build factors
+	// ([configurations.<name>]) that a profile may run beside [build]'s
+	// (ProfileSpec.Configurations).
+	Configurations map[string]ConfigSpec  `toml:"configurations"`
+	Profiles       map[string]ProfileSpec `toml:"profiles"`
+	Runs           spec.Runs              `toml:"runs"`
 }
 
 // BoardSpec says where the firmware runs: on Workers rp2040js instances
@@ -105,13 +113,66 @@ type BuildSpec struct {
 	CFlags []string `toml:"cflags"`
 	// Runtime is the run-time library level (picoboard.Runtimes): "libgcc"
 	// (the default, every pinned run's) or "sdk-like" (our own
-	// __aeabi_lmul in place of libgcc's).
+	// __aeabi_lmul and SIO-divider division in place of libgcc's).
 	Runtime string `toml:"runtime"`
 	// CodeIn is where the code runs (picoboard.CodeIns): "ram" (the
 	// default, every pinned run's), "flash" (through the modelled XIP
 	// cache) or "flash-cold" (the cache flushed before each operation).
 	CodeIn string `toml:"code_in"`
+	// ClockMHz is clk_sys in MHz, which the build turns into PLL_SYS's
+	// dividers (picoboard.PLLFor, RP2040 datasheet 2.18.2); required.
+	ClockMHz float64 `toml:"clock_mhz"`
+	// MessageBytes is the length of the message every signature scheme
+	// signs (picoboard.CheckMessageBytes: 1..4096); required.
+	MessageBytes int `toml:"message_bytes"`
 }
+
+// ConfigSpec is one named configuration, [configurations.<name>]: the
+// build factors it changes; a key left out (empty or 0) is [build]'s.
+type ConfigSpec struct {
+	Runtime      string  `toml:"runtime"`
+	ClockMHz     float64 `toml:"clock_mhz"`
+	MessageBytes int     `toml:"message_bytes"`
+}
+
+// Factors is one configuration's build factors, resolved against [build]
+// (and image.json's record of them).
+type Factors struct {
+	// Config is the configuration's name: "" for [build]'s (the primary,
+	// every pinned run's), else a [configurations.<name>] table's.
+	Config       string  `json:"configuration,omitempty"`
+	Runtime      string  `json:"runtime,omitempty"`
+	ClockMHz     float64 `json:"clock_mhz,omitempty"`
+	MessageBytes int     `json:"message_bytes,omitempty"`
+}
+
+// Apply sets the factors in a firmware build configuration.
+func (f Factors) Apply(c picoboard.BuildConfig) picoboard.BuildConfig {
+	c.Runtime, c.ClockMHz, c.MsgBytes = f.Runtime, f.ClockMHz, f.MessageBytes
+	return c
+}
+
+// Factors resolves the configuration name ("" for [build]) into its
+// factors, or returns an error naming the known configurations.
+func (s Spec) Factors(name string) (Factors, error) {
+	f := Factors{Runtime: s.Build.Runtime, ClockMHz: s.Build.ClockMHz, MessageBytes: s.Build.MessageBytes}
+	if name == "" {
+		return f, nil
+	}
+	c, ok := s.Configurations[name]
+	if !ok {
+		return Factors{}, fmt.Errorf("configuration %q is not a [configurations.*] table (have %s)", name, strings.Join(slices.Sorted(maps.Keys(s.Configurations)), ", "))
+	}
+	f.Config = name
+	f.Runtime = cmp.Or(c.Runtime, f.Runtime)
+	f.ClockMHz = cmp.Or(c.ClockMHz, f.ClockMHz)
+	f.MessageBytes = cmp.Or(c.MessageBytes, f.MessageBytes)
+	return f, nil
+}
+
+// configName is a configuration's name: lower-case letters, digits and
+// dashes, so that <image>+<name> is a plain run-folder name.
+var configName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 
 // ProfileSpec is one profile's repetition counts and limits.
 type ProfileSpec struct {
@@ -126,6 +187,10 @@ type ProfileSpec struct {
 	SLHSignSmall int      `toml:"slh_sign_small"` // SPHINCS+-128s signs (each verified)
 	Images       []string `toml:"images"`         // empty: every standard image
 	ImageTimeout string   `toml:"image_timeout"`  // Go duration, per image
+	// Configurations are the [configurations.<name>] tables run beside
+	// [build]'s: every image once more per name, in a run folder
+	// <image>+<name>. Empty: [build]'s only, as every pinned run.
+	Configurations []string `toml:"configurations"`
 }
 
 // Firmware returns the profile as the firmware's repetition counts.
@@ -143,7 +208,11 @@ func DefaultSpec() Spec {
 		Workers:     2,
 		HostTimings: true,
 		Board:       BoardSpec{Kind: BoardEmulator, Baud: picoboard.DefaultBaud, IdleTimeout: "120s"},
-		Build:       BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime, CodeIn: picoboard.DefaultCodeIn},
+		Build: BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime,
+			ClockMHz: picoboard.DefaultClockMHz, MessageBytes: picoboard.DefaultMessageBytes, CodeIn: picoboard.DefaultCodeIn},
+		Configurations: map[string]ConfigSpec{
+			"sdk": {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz},
+		},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
 				Images: []string{"mlkem", "mldsa44", "mldsa65", "mldsa87", "classic", "sphincs-sha2-128f"}, ImageTimeout: "10m"},
@@ -186,8 +255,8 @@ func (s Spec) Validate() error {
 	if len(s.Build.CFlags) == 0 {
 		return fmt.Errorf("[build] cflags must not be empty")
 	}
-	if err := picoboard.CheckRuntime(s.Build.Runtime); err != nil {
-		return fmt.Errorf("[build] %w", err)
+	if err := s.validateConfigurations(); err != nil {
+		return err
 	}
 	if err := picoboard.CheckCodeIn(s.Build.CodeIn); err != nil {
 		return fmt.Errorf("[build] %w", err)
@@ -220,10 +289,51 @@ func (s Spec) Validate() error {
 		if _, err := parsePositive(p.ImageTimeout); err != nil {
 			return fmt.Errorf("[profiles.%s] image_timeout: %w", name, err)
 		}
+		seen := map[string]bool{}
+		for _, c := range p.Configurations {
+			if _, err := s.Factors(c); err != nil || c == "" {
+				return fmt.Errorf("[profiles.%s] configurations: %q: %v", name, c, cmp.Or(err, errors.New("empty name")))
+			}
+			if seen[c] {
+				return fmt.Errorf("[profiles.%s] configurations: %q is listed twice", name, c)
+			}
+			seen[c] = true
+		}
 		for _, img := range p.Images {
 			if !known[img] {
 				return fmt.Errorf("[profiles.%s] images: unknown image %q (standard images: %s)", name, img, strings.Join(imageNames(picoboard.StandardImages()), ", "))
 			}
+		}
+	}
+	return nil
+}
+
+// validateConfigurations checks [build]'s factors and each named
+// configuration's: a plain name, every level known and makeable
+// (picoboard.CheckFactors: runtime, a clock the PLL makes exactly, a
+// message length in bounds), and at least one factor unlike [build]'s.
+func (s Spec) validateConfigurations() error {
+	check := func(where string, f Factors) error {
+		if err := picoboard.CheckFactors(f.Runtime, f.ClockMHz, f.MessageBytes); err != nil {
+			return fmt.Errorf("%s %w", where, err)
+		}
+		return nil
+	}
+	primary, _ := s.Factors("")
+	if err := check("[build]", primary); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Configurations)) {
+		where := "[configurations." + name + "]"
+		if !configName.MatchString(name) {
+			return fmt.Errorf("%s: a configuration's name is lower-case letters, digits and dashes (it names run folders <image>+<name>)", where)
+		}
+		f, _ := s.Factors(name)
+		if err := check(where, f); err != nil {
+			return err
+		}
+		if f.Runtime == primary.Runtime && f.ClockMHz == primary.ClockMHz && f.MessageBytes == primary.MessageBytes {
+			return fmt.Errorf("%s sets no factor unlike [build]'s (runtime %q, clock_mhz %v, message_bytes %d): it would measure [build]'s configuration again", where, f.Runtime, f.ClockMHz, f.MessageBytes)
 		}
 	}
 	return nil

@@ -251,10 +251,10 @@ func TestMeasuredMetaAndNotes(t *testing.T) {
 	if _, ok := two["simulated_mhz"]; ok || two["wall_seconds"] != 4.0 {
 		t.Errorf("mlkem@2 (no emulator record): %v", two)
 	}
-	if n := runNotes(true); len(n) != 3 || !strings.HasPrefix(n[2], "EMULATED") {
+	if n := runNotes(true, "125 MHz"); len(n) != 3 || !strings.HasPrefix(n[2], "EMULATED") || !strings.Contains(n[0], "firmware's 125 MHz") {
 		t.Errorf("emulated notes %v", n)
 	}
-	if n := runNotes(false); len(n) != 2 {
+	if n := runNotes(false, "133 MHz"); len(n) != 2 {
 		t.Errorf("board notes %v", n)
 	}
 }

@@ -1,0 +1,92 @@
+package picoboard
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+)
+
+// TestConfigurationsDeterministic runs an ML-DSA-44 image of each
+// configuration twice in rp2040js: [build]'s (libgcc, 133 MHz, 32-byte
+// message), "sdk" (our runtime, 125 MHz), and the two single changes the
+// factors make (libgcc at 125 MHz; a 1024-byte message). Each gives the
+// same measurements twice, the clock the build asked for, and times that
+// are its cycles / clock; the clock alone moves times, not cycles.
+func TestConfigurationsDeterministic(t *testing.T) {
+	needToolchain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	type config struct {
+		name, runtime string
+		mhz           float64
+		msg           int
+	}
+	configs := []config{
+		{"test-cfg-build", "libgcc", 133, 32},
+		{"test-cfg-sdk", "sdk-like", 125, 32},
+		{"test-cfg-125", "libgcc", 125, 32},
+		{"test-cfg-msg1024", "libgcc", 133, 1024},
+	}
+	p := QuickProfile
+	p.DSAKeygen, p.DSASign = 1, 2
+	runs := map[string]*EmulatedRun{}
+	for _, c := range configs {
+		img, err := Build(ctx, BuildConfig{Name: c.name, Schemes: []string{"ml-dsa-44"}, Profile: p, Runtime: c.runtime, ClockMHz: c.mhz, MsgBytes: c.msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first *EmulatedRun
+		for range 2 {
+			run, err := Emulate(ctx, img, RunConfig{Timeout: 3 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = run
+				continue
+			}
+			if len(run.Measurements) != len(first.Measurements) || run.Emulator.Cycles != first.Emulator.Cycles {
+				t.Fatalf("%s: run 2 has %d measurements, %d cycles; run 1 %d, %d", c.name, len(run.Measurements), run.Emulator.Cycles, len(first.Measurements), first.Emulator.Cycles)
+			}
+			for i, m := range run.Measurements {
+				if m != first.Measurements[i] {
+					t.Errorf("%s: run 2 differs: %+v vs %+v", c.name, m, first.Measurements[i])
+				}
+			}
+		}
+		hz := c.mhz * 1e6
+		if first.Header.ClockHz != uint32(hz) || first.Emulator.ClkSys != hz {
+			t.Errorf("%s: firmware reports %d Hz, rp2040js ran %v Hz; want %v", c.name, first.Header.ClockHz, first.Emulator.ClkSys, hz)
+		}
+		for _, m := range first.Measurements {
+			if us := float64(m.Cycles) * 1e6 / hz; math.Abs(us-float64(m.Micros)) > 2 {
+				t.Errorf("%s: %s %s took %d us for %d cycles, not cycles / clock (%.1f us)", c.name, m.Scheme, m.Op, m.Micros, m.Cycles, us)
+			}
+		}
+		if n := len(first.Vectors["ml-dsa-44"]["msg"]); n != c.msg {
+			t.Errorf("%s: signed %d bytes, want %d", c.name, n, c.msg)
+		}
+		if checks, err := VerifyVectors(first.Dataset); err != nil || len(checks) == 0 {
+			t.Errorf("%s: host verification %v (%d checks)", c.name, err, len(checks))
+		}
+		runs[c.name] = first
+		for _, m := range first.Measurements {
+			t.Logf("%s: %s %s #%d: %d cycles, %d us", c.name, m.Scheme, m.Op, m.Iter, m.Cycles, m.Micros)
+		}
+	}
+	// The clock moves times, not cycles: libgcc at 125 MHz counts the
+	// cycles of libgcc at 133 MHz.
+	a, b := runs["test-cfg-build"].Measurements, runs["test-cfg-125"].Measurements
+	for i := range a {
+		if a[i].Cycles != b[i].Cycles {
+			t.Errorf("%s %s #%d: %d cycles at 133 MHz, %d at 125 MHz", a[i].Scheme, a[i].Op, a[i].Iter, a[i].Cycles, b[i].Cycles)
+		}
+	}
+	// The sdk-like runtime saves cycles in every ML-DSA operation.
+	for i, m := range runs["test-cfg-sdk"].Measurements {
+		if m.Cycles >= a[i].Cycles {
+			t.Errorf("%s %s #%d: sdk-like %d cycles, libgcc %d", m.Scheme, m.Op, m.Iter, m.Cycles, a[i].Cycles)
+		}
+	}
+}

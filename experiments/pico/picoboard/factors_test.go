@@ -1,0 +1,75 @@
+package picoboard
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestPLLFor checks the PLL settings against the RP2040 datasheet's
+// section 2.18.2 and the two clocks of the factor: pico-sdk's default
+// 125 MHz (VCO 1500 MHz, 6, 2) and the rated 133 MHz (VCO 1596 MHz, 6, 2,
+// the firmware's setting before the factor).
+func TestPLLFor(t *testing.T) {
+	for mhz, want := range map[float64]PLL{
+		125: {FBDIV: 125, PostDiv1: 6, PostDiv2: 2, KHz: 125000},
+		133: {FBDIV: 133, PostDiv1: 6, PostDiv2: 2, KHz: 133000},
+		// 48 MHz (USB's): VCO 1440 MHz / (6 * 5), the highest VCO that
+		// two dividers of at most 7 bring down to it.
+		48: {FBDIV: 120, PostDiv1: 6, PostDiv2: 5, KHz: 48000},
+	} {
+		got, err := PLLFor(mhz)
+		if err != nil || got != want {
+			t.Errorf("PLLFor(%v) = %+v, %v; want %+v", mhz, got, err, want)
+		}
+	}
+	// Every setting obeys the datasheet's limits and makes what it says.
+	for _, p := range pllSettings() {
+		if p.VCOKHz() < 750000 || p.VCOKHz() > 1600000 || p.FBDIV < 16 || p.FBDIV > 320 ||
+			p.PostDiv1 < 1 || p.PostDiv1 > 7 || p.PostDiv2 < 1 || p.PostDiv2 > p.PostDiv1 ||
+			12000*p.FBDIV != p.KHz*p.PostDiv1*p.PostDiv2 {
+			t.Fatalf("illegal or inexact setting %+v", p)
+		}
+	}
+	for mhz, want := range map[float64]string{
+		100.1: "nearest it can make: 100 MHz and 100.5 MHz",
+		134:   "above the RP2040's rated 133 MHz",
+		0:     "want a positive clock",
+		-5:    "want a positive clock",
+	} {
+		if _, err := PLLFor(mhz); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("PLLFor(%v) = %v, want an error saying %q", mhz, err, want)
+		}
+	}
+}
+
+// TestCheckFactors checks that each unknown or impossible level is an
+// error naming the key, and that Build refuses it before compiling.
+func TestCheckFactors(t *testing.T) {
+	if err := CheckFactors("sdk-like", 125, 1024); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rt   string
+		mhz  float64
+		msg  int
+		want string
+	}{
+		{"pico-sdk", 133, 32, `runtime "pico-sdk"`},
+		{"libgcc", 133.3, 32, "clock_mhz = 133.3"},
+		{"libgcc", 133, 0, "message_bytes = 0"},
+		{"libgcc", 133, 4097, "message_bytes = 4097: want 1..4096"},
+	} {
+		if err := CheckFactors(c.rt, c.mhz, c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckFactors(%q, %v, %d) = %v, want %q", c.rt, c.mhz, c.msg, err, c.want)
+		}
+		if c.msg == 0 {
+			continue // 0 is the default in a BuildConfig
+		}
+		// Build fails the same way, before looking for a compiler.
+		_, err := Build(context.Background(), BuildConfig{Name: "x", Schemes: []string{"ml-kem-512"}, Runtime: c.rt, ClockMHz: c.mhz, MsgBytes: c.msg})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Build with %q, %v MHz, %d bytes: %v", c.rt, c.mhz, c.msg, err)
+		}
+	}
+}
