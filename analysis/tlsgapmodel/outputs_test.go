@@ -246,3 +246,34 @@ func TestAtEdge(t *testing.T) {
 		t.Errorf("edged(4.15) = %q: want the dagger", got)
 	}
 }
+
+// TestKemReach: the RTT at which ML-KEM-1024's increase equals the
+// published one, inside the measured range or extrapolated, and a curve
+// that never rises to it.
+func TestKemReach(t *testing.T) {
+	c := gapmodel.Combo{Groups: "x25519-first", Chain: "leaf"}
+	mk := func(slope float64) []gapmodel.Row {
+		var rows []gapmodel.Row
+		for _, rtt := range []float64{0, 2, 4} {
+			base := 1 + rtt
+			rows = append(rows,
+				gapmodel.Row{OneWayDelayMs: rtt / 2, RTTMs: rtt, Groups: c.Groups, Chain: c.Chain, Role: "baseline", RoundThsMs: []float64{base}},
+				gapmodel.Row{OneWayDelayMs: rtt / 2, RTTMs: rtt, Groups: c.Groups, Chain: c.Chain, Role: "pq-kem", RoundThsMs: []float64{base + 0.1 + slope*rtt}})
+		}
+		return rows
+	}
+	// 0.1 + 2 RTT = 5.072 at RTT 2.486: inside; baseline 3.486.
+	if got := kemReach(mk(2), c); !strings.Contains(got, "about 2.49~ms (within the RTTs we measured), where our baseline would be 3.49~ms") {
+		t.Errorf("inside: %q", got)
+	}
+	// 0.1 + 1 RTT = 5.072 at RTT 4.972: beyond 4, extrapolated.
+	if got := kemReach(mk(1), c); !strings.Contains(got, "about 4.97~ms (beyond our largest, 4.00~ms: extrapolated") {
+		t.Errorf("extrapolated: %q", got)
+	}
+	if got := kemReach(mk(-0.1), c); !strings.Contains(got, "does not grow") {
+		t.Errorf("falling: %q", got)
+	}
+	if got := kemReach(nil, c); got != "not measured in this run" {
+		t.Errorf("no rows: %q", got)
+	}
+}

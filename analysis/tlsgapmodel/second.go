@@ -264,7 +264,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	keys := []string{"GapTwoCZeroMs", "GapTwoS", "GapTwoMisses", "GapTwoHeldOut", "GapTwoPass", "GapTwoMaxErrMs", "GapTwoBoundMinMs", "GapTwoBoundMaxMs",
 		"GapTwoTauMs", "GapTwoPairs", "GapTwoZ", "GapOneMisses", "GapOneHeldOut", "GapOneStallMisses", "GapJointReaches", "GapJointBest", "GapJointBestWorstPct",
 		"GapJointBestRTTMs", "GapJointOursBest", "GapJointOursWorstPct", "GapJointOursRTTMs", "GapJointOursIncRTTMs", "GapJointOursIncWorstPct", "GapJointOursBaselineOffsetMs",
-		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge", "GapStallServerBytesMin", "GapNoStallServerBytesMax"}
+		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge", "GapStallServerBytesMin", "GapNoStallServerBytesMax", "GapKemReach"}
 	for _, k := range keys {
 		set(k, "---")
 	}
@@ -338,6 +338,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 		return nil // ours not given: the macros stay "---"
 	}
 	ours := bestPerDefinition(fs.joint)[i]
+	set("GapKemReach", kemReach(r.GapModelRows, ours.Combo))
 	set("GapJointOursBest", render.Escape(ours.Combo.String()))
 	set("GapJointOursWorstPct", render.Fixed(ours.WorstPct, 1))
 	set("GapJointOursRTTMs", render.Fixed(ours.RTTMs, 2))
@@ -507,4 +508,60 @@ func stallShape(rows []gapmodel.Row, f *gapmodel.OverlapFit) string {
 		out += ". Our reading, not tested: " + strings.Join(reading, "; ")
 	}
 	return out
+}
+
+// kemReach says at which path RTT ML-KEM-1024's increase over the
+// baseline, by our definition of Ths in one combination's cells, would
+// equal the published one, and what our baseline would then be: the
+// issue's "what would have to be true". The cells' medians are joined
+// linearly in RTT; beyond the largest RTT measured, the line through the
+// two largest is extended, and the sentence says it is extrapolated.
+func kemReach(rows []gapmodel.Row, c gapmodel.Combo) string {
+	type pt struct{ rtt, base, kem float64 }
+	by := map[float64]*pt{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Groups != c.Groups || r.Chain != c.Chain || (r.Role != "baseline" && r.Role != "pq-kem") {
+			continue
+		}
+		p := by[r.OneWayDelayMs]
+		if p == nil {
+			p = &pt{rtt: r.RTTMs}
+			by[r.OneWayDelayMs] = p
+		}
+		m, _ := stats.Median(r.RoundThsMs)
+		if r.Role == "baseline" {
+			p.base = m
+		} else {
+			p.kem = m
+		}
+	}
+	var pts []pt
+	for _, p := range by {
+		if p.base > 0 && p.kem > 0 {
+			pts = append(pts, *p)
+		}
+	}
+	if len(pts) < 2 {
+		return "not measured in this run"
+	}
+	slices.SortFunc(pts, func(a, b pt) int { return cmp.Compare(a.rtt, b.rtt) })
+	want := tlsstudy.Published.Increases["pq-kem"].IncreaseMs
+	inc := func(p pt) float64 { return p.kem - p.base }
+	say := func(a, b pt, how string) string {
+		f := (want - inc(a)) / (inc(b) - inc(a))
+		rtt, base := a.rtt+f*(b.rtt-a.rtt), a.base+f*(b.base-a.base)
+		return fmt.Sprintf("in the %s cells ML-KEM-1024's increase would reach the published %s~ms at an RTT of about %s~ms (%s), where our baseline would be %s~ms against the published %s~ms",
+			render.Escape(c.String()), signed(want, 3), render.Fixed(rtt, 2), how, render.Fixed(base, 2), render.Fixed(tlsstudy.Published.BaselineMedianMs, 1))
+	}
+	for k := 1; k < len(pts); k++ {
+		a, b := pts[k-1], pts[k]
+		if inc(a) != inc(b) && want >= min(inc(a), inc(b)) && want <= max(inc(a), inc(b)) {
+			return say(a, b, "within the RTTs we measured")
+		}
+	}
+	if a, b := pts[len(pts)-2], pts[len(pts)-1]; inc(b) > inc(a) && want > inc(b) {
+		return say(a, b, fmt.Sprintf("beyond our largest, %s~ms: extrapolated along the line through the two largest", render.Fixed(b.rtt, 2)))
+	}
+	return fmt.Sprintf("in the %s cells ML-KEM-1024's increase does not grow with the RTT towards the published %s~ms", render.Escape(c.String()), signed(want, 3))
 }
