@@ -39,6 +39,34 @@ type Measurement struct {
 	Stack  uint32 `json:"stack"`  // peak stack bytes, by painting
 	Heap   uint32 `json:"heap"`   // heap high-water mark so far, bytes
 	OK     bool   `json:"ok"`     // the on-device check passed
+	// Loop counts an ML-DSA signature's rejection loop (firmware
+	// dsacount.h); zero for every other operation and for runs whose
+	// firmware did not count (a counted signature has Iters >= 1). A
+	// value, so that Measurements stay comparable with ==.
+	Loop DSALoop `json:"loop,omitzero"`
+}
+
+// DSALoop is one ML-DSA signature's rejection loop (FIPS 204 Algorithm
+// 7): its iterations and, of them, how many reached each later check.
+// Every count is at most the one before it, and the last iteration of a
+// valid signature reached the hint.
+type DSALoop struct {
+	Iters     uint32 `json:"iters"` // iterations (challenges derived)
+	R0Checks  uint32 `json:"r0"`    // z passed: the ||r0|| check ran
+	Ct0Checks uint32 `json:"ct0"`   // r0 passed: the ||ct0|| check ran
+	Hints     uint32 `json:"hints"` // ct0 passed: the hint was made
+}
+
+// Counted says whether the signature's loop was counted.
+func (l DSALoop) Counted() bool { return l != DSALoop{} }
+
+// Check says whether the counts can come from one signature: each at most
+// the one before it, at least one iteration and one hint.
+func (l DSALoop) Check() error {
+	if !(l.Iters >= 1 && l.R0Checks <= l.Iters && l.Ct0Checks <= l.R0Checks && l.Hints <= l.Ct0Checks && l.Hints >= 1) {
+		return fmt.Errorf("%w: rejection loop counts %+v cannot come from one signature (want iters >= r0 >= ct0 >= hints >= 1)", ErrSyntax, l)
+	}
+	return nil
 }
 
 // An OpRef names one operation of a run.
@@ -125,6 +153,16 @@ func (d *Dataset) apply(l Line, rawLine int, vec map[string]*vectorChunk) error 
 		m.OK = get("ok") == 1
 		if err != nil {
 			return err
+		}
+		if _, counted := l.Get("iters"); counted {
+			loop := DSALoop{Iters: uint32(get("iters")), R0Checks: uint32(get("r0")), Ct0Checks: uint32(get("ct0")), Hints: uint32(get("hints"))}
+			if err != nil {
+				return err
+			}
+			if err := loop.Check(); err != nil {
+				return err
+			}
+			m.Loop = loop
 		}
 		if m.Scheme == "" || m.Op == "" {
 			return fmt.Errorf("%w: measurement without scheme or op", ErrSyntax)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -213,5 +214,52 @@ func TestReadRunBeginLines(t *testing.T) {
 	d, _ = readString(t, start+bad+"\n"+meas(2, "keygen", "0")+"\n")
 	if len(d.Problems) == 0 || !strings.Contains(d.Problems[0].Msg, "begin line") || len(d.Measurements) != 1 {
 		t.Fatalf("problems=%v measurements=%d", d.Problems, len(d.Measurements))
+	}
+}
+
+// TestReadRunLoopCounts: a signature's "m" line with the rejection
+// loop's counts gives a Measurement with Loop; impossible counts are a
+// problem of the line, not a measurement.
+func TestReadRunLoopCounts(t *testing.T) {
+	f := func(k, v string) picodata.Field { return picodata.Field{Key: k, Value: v} }
+	sign := func(seq uint64, iters, r0, ct0, hints string) string {
+		return picodata.FormatLine(seq, "m", f("scheme", "ml-dsa-44"), f("op", "sign"), f("i", "0"), f("us", "100"), f("cyc", "13300"),
+			f("stack", "64"), f("heap", "0"), f("ok", "1"), f("iters", iters), f("r0", r0), f("ct0", ct0), f("hints", hints))
+	}
+	good := picodatatest.Run(1)
+	run := func(line string) []string {
+		ls := append([]string(nil), good[:2]...)
+		ls = append(ls, line)
+		for i, l := range good[2:] {
+			// Renumber the lines after the inserted one.
+			p, err := picodata.ParseLine(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls = append(ls, picodata.FormatLine(uint64(3+i), p.Kind, p.Fields...))
+		}
+		return ls
+	}
+	ls := run(sign(2, "4", "2", "1", "1"))
+	ls[len(ls)-1] = picodata.FormatLine(uint64(len(ls)-1), "end", f("run", "0"), f("lines", fmt.Sprint(len(ls)-1)), f("failures", "0"), f("us", "999"))
+	d, err := readString(t, strings.Join(ls, "\n")+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got picodata.DSALoop
+	for _, m := range d.Measurements {
+		if m.Op == "sign" {
+			got = m.Loop
+		}
+	}
+	if got != (picodata.DSALoop{Iters: 4, R0Checks: 2, Ct0Checks: 1, Hints: 1}) {
+		t.Errorf("loop %+v, want 4/2/1/1 (problems %v)", got, d.Problems)
+	}
+	bad := run(sign(2, "1", "2", "1", "1"))
+	d, _ = readString(t, strings.Join(bad, "\n")+"\n")
+	for _, m := range d.Measurements {
+		if m.Op == "sign" {
+			t.Errorf("impossible counts accepted: %+v", m.Loop)
+		}
 	}
 }

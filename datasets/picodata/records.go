@@ -36,6 +36,12 @@ var HostTimingsHeader = []string{"scheme", "op", "library", "i", "ns"}
 // ok 1 when the on-device check passed.
 var MeasurementsHeader = []string{"scheme", "op", "i", "us", "cycles", "stack", "heap", "ok"}
 
+// MeasurementsHeaderLoop is MeasurementsHeader and an ML-DSA signature's
+// rejection-loop counts (DSALoop; empty in other rows): the header of runs
+// whose firmware counted them. Runs before the counts keep the old header
+// and their bytes.
+var MeasurementsHeaderLoop = append(slices.Clip(MeasurementsHeader), "iters", "r0", "ct0", "hints")
+
 // gzipCSV writes rows as CSV compressed with a deterministic gzip header.
 func gzipCSV(header []string, rows func(w *csv.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
@@ -125,7 +131,11 @@ func DecodeHostTimings(r io.Reader) ([]HostTiming, error) {
 // The gzip header has no name, zero modification time (RFC 1952 section 2.3),
 // so that the same records always give the same bytes and the same SHA-256.
 func EncodeMeasurements(ms []Measurement) ([]byte, error) {
-	return gzipCSV(MeasurementsHeader, func(w *csv.Writer) error {
+	header := MeasurementsHeader
+	if slices.ContainsFunc(ms, func(m Measurement) bool { return m.Loop.Counted() }) {
+		header = MeasurementsHeaderLoop
+	}
+	return gzipCSV(header, func(w *csv.Writer) error {
 		for _, m := range ms {
 			ok := "0"
 			if m.OK {
@@ -134,6 +144,13 @@ func EncodeMeasurements(ms []Measurement) ([]byte, error) {
 			rec := []string{m.Scheme, m.Op, strconv.Itoa(m.Iter), strconv.FormatUint(m.Micros, 10),
 				strconv.FormatUint(m.Cycles, 10), strconv.FormatUint(uint64(m.Stack), 10),
 				strconv.FormatUint(uint64(m.Heap), 10), ok}
+			if len(header) == len(MeasurementsHeaderLoop) {
+				if l := m.Loop; l.Counted() {
+					rec = append(rec, u32(l.Iters), u32(l.R0Checks), u32(l.Ct0Checks), u32(l.Hints))
+				} else {
+					rec = append(rec, "", "", "", "")
+				}
+			}
 			if err := w.Write(rec); err != nil {
 				return err
 			}
@@ -141,6 +158,8 @@ func EncodeMeasurements(ms []Measurement) ([]byte, error) {
 		return nil
 	})
 }
+
+func u32(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
 
 // ErrRecords is wrapped by every DecodeMeasurements and DecodeHostTimings
 // error, together with the underlying gzip, CSV or number error.
@@ -155,14 +174,15 @@ func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 		return nil, fmt.Errorf("%w: not gzip: %w", ErrRecords, err)
 	}
 	cr := csv.NewReader(zr)
-	cr.FieldsPerRecord = len(MeasurementsHeader)
+	cr.FieldsPerRecord = -1 // checked against the header below
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrRecords, err)
 	}
-	if !slices.Equal(head, MeasurementsHeader) {
-		return nil, fmt.Errorf("%w: header %q, want %q", ErrRecords, head, MeasurementsHeader)
+	loop := slices.Equal(head, MeasurementsHeaderLoop)
+	if !loop && !slices.Equal(head, MeasurementsHeader) {
+		return nil, fmt.Errorf("%w: header %q, want %q or %q", ErrRecords, head, MeasurementsHeader, MeasurementsHeaderLoop)
 	}
 	var out []Measurement
 	for row := 2; ; row++ {
@@ -172,6 +192,9 @@ func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, err)
+		}
+		if len(rec) != len(head) {
+			return nil, fmt.Errorf("%w: row %d: %d fields, want %d", ErrRecords, row, len(rec), len(head))
 		}
 		var m Measurement
 		var perr error
@@ -194,6 +217,15 @@ func DecodeMeasurements(r io.Reader) ([]Measurement, error) {
 		case "0":
 		default:
 			perr = fmt.Errorf("ok = %q, want 0 or 1", rec[7])
+		}
+		if loop && perr == nil && rec[8] != "" {
+			l := DSALoop{Iters: uint32(num(rec[8], 32)), R0Checks: uint32(num(rec[9], 32)), Ct0Checks: uint32(num(rec[10], 32)), Hints: uint32(num(rec[11], 32))}
+			if perr == nil {
+				perr = l.Check()
+			}
+			m.Loop = l
+		} else if loop && perr == nil && (rec[9] != "" || rec[10] != "" || rec[11] != "") {
+			perr = fmt.Errorf("rejection loop counts without iterations")
 		}
 		if perr != nil {
 			return nil, fmt.Errorf("%w: row %d: %w", ErrRecords, row, perr)

@@ -158,3 +158,33 @@ func TestDecodeErrorsWrapTheCause(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasurementsLoopColumns: the rejection-loop counts ride in four
+// more columns only when a measurement has them; a file without them
+// keeps today's header, and impossible counts are refused.
+func TestMeasurementsLoopColumns(t *testing.T) {
+	plain := []picodata.Measurement{{Scheme: "ml-kem-512", Op: "keygen", Cycles: 1, OK: true}}
+	a, _ := picodata.EncodeMeasurements(plain)
+	zr, _ := gzip.NewReader(bytes.NewReader(a))
+	head, _ := io.ReadAll(zr)
+	if !strings.HasPrefix(string(head), strings.Join(picodata.MeasurementsHeader, ",")+"\n") {
+		t.Errorf("no counts: header %q, want today's", strings.SplitN(string(head), "\n", 2)[0])
+	}
+	ms := append(plain, picodata.Measurement{Scheme: "ml-dsa-44", Op: "sign", Cycles: 9, OK: true,
+		Loop: picodata.DSALoop{Iters: 5, R0Checks: 2, Ct0Checks: 1, Hints: 1}})
+	b, err := picodata.EncodeMeasurements(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := picodata.DecodeMeasurements(bytes.NewReader(b))
+	if err != nil || !reflect.DeepEqual(got, ms) {
+		t.Fatalf("round trip with counts: %+v, %v", got, err)
+	}
+	for _, bad := range []picodata.DSALoop{{Iters: 0, Hints: 1}, {Iters: 2, R0Checks: 3, Ct0Checks: 1, Hints: 1}, {Iters: 3, R0Checks: 2, Ct0Checks: 2, Hints: 0}} {
+		ms[1].Loop = bad
+		b, _ := picodata.EncodeMeasurements(ms)
+		if _, err := picodata.DecodeMeasurements(bytes.NewReader(b)); err == nil || !strings.Contains(err.Error(), "cannot come from one signature") {
+			t.Errorf("counts %+v: err %v", bad, err)
+		}
+	}
+}

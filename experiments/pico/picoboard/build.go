@@ -199,6 +199,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	img.HeapSize, img.MinStack = heap, minStack
 	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", linkScript(cfg.CodeIn),
 		fmt.Sprintf("-Wl,--defsym=HEAP_SIZE=%d", heap), fmt.Sprintf("-Wl,--defsym=MIN_STACK=%d", minStack), "-Wl,--gc-sections"}
+	img.LDFlags = append(img.LDFlags, src.ldflags...)
 	img.ELF = filepath.Join(cfg.OutDir, cfg.Name+".elf")
 	img.UF2 = filepath.Join(cfg.OutDir, cfg.Name+".uf2")
 	stamp := filepath.Join(cfg.OutDir, cfg.Name+".id")
@@ -224,7 +225,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	if err := compileUnits(ctx, gcc, cfg.CFlags, objDir, units, defines, fwDefines); err != nil {
 		return Image{}, err
 	}
-	tmpELF, elfBytes, err := linkELF(ctx, gcc, cfg, fwDir, objDir, units, heap, minStack)
+	tmpELF, elfBytes, err := linkELF(ctx, gcc, cfg, fwDir, objDir, units, heap, minStack, src.ldflags)
 	if err != nil {
 		return Image{}, err
 	}
@@ -347,6 +348,7 @@ func splitSchemes(schemes []string) (pqSchemes []string, classic bool, err error
 type compileUnit struct {
 	src, obj string
 	inc      []string
+	defs     []string // this unit's own -D defines, after the others
 }
 
 // sourceSet is what collectSources gathers: the objects to compile, the
@@ -356,6 +358,7 @@ type sourceSet struct {
 	defines []string
 	fwFiles []string
 	incFW   []string
+	ldflags []string // linker flags beyond linkELF's own (dsaCountLDFlags)
 }
 
 // collectSources lists the image's compile units and defines: the
@@ -403,7 +406,7 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 		}
 	}
 	for _, f := range src.fwFiles {
-		src.units = append(src.units, compileUnit{filepath.Join(fwDir, f), "fw-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW})
+		src.units = append(src.units, compileUnit{filepath.Join(fwDir, f), "fw-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW, nil})
 	}
 	if rt := runtimeSources[cfg.Runtime]; len(rt) > 0 {
 		// Only a non-default runtime hashes its folder, so the default
@@ -415,7 +418,7 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 		}
 		img.Sources["runtime-"+cfg.Runtime] = h
 		for _, f := range rt {
-			src.units = append(src.units, compileUnit{filepath.Join(rtDir, f), "rt-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW})
+			src.units = append(src.units, compileUnit{filepath.Join(rtDir, f), "rt-" + strings.ReplaceAll(f, ".", "_") + ".o", src.incFW, nil})
 		}
 	}
 	return src, nil
@@ -432,7 +435,7 @@ func (src *sourceSet) addPQClean(ctx context.Context, root string, cfg BuildConf
 		return err
 	}
 	src.incFW = append(src.incFW, pq)
-	src.units = append(src.units, compileUnit{filepath.Join(pq, "common/fips202.c"), "pqclean-common-fips202.o", []string{filepath.Join(pq, "common")}})
+	src.units = append(src.units, compileUnit{filepath.Join(pq, "common/fips202.c"), "pqclean-common-fips202.o", []string{filepath.Join(pq, "common")}, nil})
 	h, err := hashTree(filepath.Join(pq, "common"), "fips202.c", "fips202.h", "randombytes.h")
 	if err != nil {
 		return err
@@ -440,7 +443,7 @@ func (src *sourceSet) addPQClean(ctx context.Context, root string, cfg BuildConf
 	img.Sources["pqclean/common"] = h
 	// SPHINCS+-SHA2 hashes with PQClean's common/sha2.c.
 	if slices.ContainsFunc(pqSchemes, func(s string) bool { return strings.HasPrefix(s, "sphincs-sha2-") }) {
-		src.units = append(src.units, compileUnit{filepath.Join(pq, "common/sha2.c"), "pqclean-common-sha2.o", []string{filepath.Join(pq, "common")}})
+		src.units = append(src.units, compileUnit{filepath.Join(pq, "common/sha2.c"), "pqclean-common-sha2.o", []string{filepath.Join(pq, "common")}, nil})
 		h, err := hashTree(filepath.Join(pq, "common"), "sha2.c", "sha2.h")
 		if err != nil {
 			return err
@@ -456,15 +459,46 @@ func (src *sourceSet) addPQClean(ctx context.Context, root string, cfg BuildConf
 			return fmt.Errorf("no sources in %s", dir)
 		}
 		for _, f := range srcs {
-			src.units = append(src.units, compileUnit{f, s + "-" + strings.TrimSuffix(filepath.Base(f), ".c") + ".o", []string{dir, filepath.Join(pq, "common")}})
+			src.units = append(src.units, compileUnit{f, s + "-" + strings.TrimSuffix(filepath.Base(f), ".c") + ".o", []string{dir, filepath.Join(pq, "common")}, nil})
 		}
 		h, err := hashTree(dir, ".c", ".h")
 		if err != nil {
 			return err
 		}
 		img.Sources["pqclean/"+s] = h
+		if ns, ok := dsaPrefix(s); ok {
+			// Count the rejection loop's iterations and checks
+			// (firmware/dsacount.h) through the linker, PQClean unchanged.
+			if !slices.Contains(src.defines, "DSA_COUNTS") {
+				src.defines = append(src.defines, "DSA_COUNTS")
+			}
+			fw := src.incFW[0]
+			src.units = append(src.units, compileUnit{filepath.Join(fw, "dsacount.c"), "dsacount-" + s + ".o", []string{fw, dir, filepath.Join(pq, "common")}, []string{"DSACOUNT_NS=" + ns}})
+			src.ldflags = append(src.ldflags, dsaCountLDFlags(ns)...)
+		}
 	}
 	return nil
+}
+
+// dsaPrefix is an ML-DSA scheme's PQClean name prefix ("ml-dsa-44":
+// PQCLEAN_MLDSA44_CLEAN); ok is false for any other scheme.
+func dsaPrefix(scheme string) (string, bool) {
+	level, ok := strings.CutPrefix(scheme, "ml-dsa-")
+	if !ok {
+		return "", false
+	}
+	return "PQCLEAN_MLDSA" + level + "_CLEAN", true
+}
+
+// dsaCountLDFlags wraps the functions firmware/dsacount.c counts for the
+// ML-DSA set with PQClean prefix ns (GNU ld --wrap: a call to f goes to
+// __wrap_f, which calls __real_f).
+func dsaCountLDFlags(ns string) []string {
+	var out []string
+	for _, f := range []string{"_poly_challenge", "_polyveck_chknorm", "_polyveck_make_hint"} {
+		out = append(out, "-Wl,--wrap="+ns+f)
+	}
+	return out
 }
 
 // addMbedTLS adds the classical schemes: mbedTLS's library (the Debian
@@ -493,7 +527,7 @@ func (src *sourceSet) addMbedTLS(ctx context.Context, root, fwDir string, cfg Bu
 	}
 	src.incFW = append(src.incFW, genDir, filepath.Join(mb, "include"))
 	for _, f := range mbedtlsFiles {
-		src.units = append(src.units, compileUnit{filepath.Join(mb, "library", f), "mbedtls-" + strings.TrimSuffix(f, ".c") + ".o", []string{fwDir, filepath.Join(mb, "include")}})
+		src.units = append(src.units, compileUnit{filepath.Join(mb, "library", f), "mbedtls-" + strings.TrimSuffix(f, ".c") + ".o", []string{fwDir, filepath.Join(mb, "include")}, nil})
 	}
 	h, err := hashTree(filepath.Join(mb, "library"), ".c", ".h")
 	if err != nil {
@@ -567,6 +601,7 @@ func compileUnits(ctx context.Context, gcc string, cflags []string, objDir strin
 			if strings.HasPrefix(u.obj, "fw-") {
 				ds = fwDefines
 			}
+			ds = append(slices.Clip(ds), u.defs...)
 			for _, d := range ds {
 				args = append(args, "-D"+d)
 			}
@@ -592,7 +627,7 @@ func compileUnits(ctx context.Context, gcc string, cflags []string, objDir strin
 
 // linkELF links the objects with the firmware's link.ld (and a map file)
 // into objDir and returns the ELF's path and bytes.
-func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir string, units []compileUnit, heap, minStack int) (string, []byte, error) {
+func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir string, units []compileUnit, heap, minStack int, ldflags []string) (string, []byte, error) {
 	tmpELF := filepath.Join(objDir, cfg.Name+".elf")
 	args := append([]string{}, cfg.CFlags...)
 	args = append(args, "-nostartfiles", "--specs=nano.specs",
@@ -601,6 +636,7 @@ func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir str
 		fmt.Sprintf("-Wl,--defsym=MIN_STACK=%d", minStack),
 		"-Wl,--gc-sections", "-Wl,-Map="+filepath.Join(objDir, cfg.Name+".map"),
 		"-o", tmpELF)
+	args = append(args, ldflags...)
 	for _, u := range units {
 		args = append(args, filepath.Join(objDir, u.obj))
 	}

@@ -3,8 +3,11 @@ package picoboard
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
+
+	"pqrepro/datasets/picodata"
 )
 
 // TestConfigurationsDeterministic runs an ML-DSA-44 image of each
@@ -89,4 +92,60 @@ func TestConfigurationsDeterministic(t *testing.T) {
 			t.Errorf("%s %s #%d: sdk-like %d cycles, libgcc %d", m.Scheme, m.Op, m.Iter, m.Cycles, a[i].Cycles)
 		}
 	}
+}
+
+// TestDSALoopCounts: an ML-DSA image counts each signature's rejection
+// loop through the linker's wraps (firmware/dsacount.c): every signature
+// has at least one iteration, the counts can come from one signature, and
+// the signature whose loop ran more iterations took more cycles.
+func TestDSALoopCounts(t *testing.T) {
+	needToolchain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	p := QuickProfile
+	p.DSAKeygen, p.DSASign = 1, 6
+	img, err := Build(ctx, BuildConfig{Name: "test-dsacount", Schemes: []string{"ml-dsa-44"}, Profile: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(img.LDFlags, "-Wl,--wrap=PQCLEAN_MLDSA44_CLEAN_poly_challenge") || !slices.Contains(img.Defines, "DSA_COUNTS") {
+		t.Fatalf("the image does not wrap the counted functions: ldflags %v", img.LDFlags)
+	}
+	run, err := Emulate(ctx, img, RunConfig{Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signs []picodata.Measurement
+	for _, m := range run.Measurements {
+		switch {
+		case m.Op == "sign":
+			if err := m.Loop.Check(); err != nil {
+				t.Errorf("sign %d: %v", m.Iter, err)
+			}
+			signs = append(signs, m)
+		case m.Loop.Counted():
+			t.Errorf("%s %s counted a loop: %+v", m.Scheme, m.Op, m.Loop)
+		}
+	}
+	if len(signs) != p.DSASign {
+		t.Fatalf("%d signatures, want %d", len(signs), p.DSASign)
+	}
+	lo, hi := signs[0], signs[0]
+	for _, m := range signs {
+		if m.Loop.Iters < lo.Loop.Iters {
+			lo = m
+		}
+		if m.Loop.Iters > hi.Loop.Iters {
+			hi = m
+		}
+	}
+	if hi.Loop.Iters > lo.Loop.Iters && hi.Cycles <= lo.Cycles {
+		t.Errorf("%d iterations took %d cycles, %d took %d: more iterations must cost more", hi.Loop.Iters, hi.Cycles, lo.Loop.Iters, lo.Cycles)
+	}
+	t.Logf("iterations per signature: %v", func() (s []uint32) {
+		for _, m := range signs {
+			s = append(s, m.Loop.Iters)
+		}
+		return
+	}())
 }
