@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"context"
@@ -40,7 +40,7 @@ const buildEstimate = 30 * time.Second
 //  1. it prints its plan: per study what runs, its estimated time from
 //     the study's cost model (Study.EstimateFor) and which reference run
 //     it is compared with, and what cannot run here and why;
-//  2. it verifies the committed data (verifyCommitted: every pinned run
+//  2. it verifies the committed data (Config.Verify: every pinned run
 //     against its sealed manifest and pin, every file of SHA256SUMS
 //     re-hashed) and refuses to go on if anything differs;
 //  3. it installs what the experiments and the paper need; a study
@@ -69,25 +69,10 @@ const buildEstimate = 30 * time.Second
 // interrupted All (Ctrl-C, SIGTERM) removes its incomplete tree: a tree
 // under ReproduceDir/<profile>/ is always a complete one. It returns
 // ErrNotReproduced when a comparison differs, and the error of any run
-// that failed (after the table).
-func All(ctx context.Context, cfg Config) error {
-	target := "all"
-	if cfg.Profile == Quick {
-		target = "quick"
-	}
-	return runAll(ctx, cfg, target)
-}
-
-func runAll(ctx context.Context, cfg Config, target string) error {
-	ctx, stop := withSignals(ctx)
-	defer stop()
-	if cfg.Profile == "" {
-		cfg.Profile = Full
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	began := cfg.now()
+// that failed (after the table). cfg.Profile is set and valid; target
+// ("all" or "quick") starts every line.
+func All(ctx context.Context, cfg Config, target string) error {
+	began := cfg.Now()
 	plans, err := planAll(cfg)
 	if err != nil {
 		return err
@@ -101,7 +86,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 
 	// 1. The committed data must be what was sealed before anything is
 	// compared with it.
-	if err := verifyCommitted(ctx, cfg, target); err != nil {
+	if err := cfg.Verify(ctx, target); err != nil {
 		return err
 	}
 
@@ -112,7 +97,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 		if p.skip != "" || p.s.Requirements == nil {
 			continue
 		}
-		if err := cfg.installer().Ensure(ctx, p.s.Requirements(cfg.Root)); err != nil {
+		if err := cfg.Install(ctx, p.s.Requirements()); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -121,7 +106,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 		}
 	}
 	if paperWhy == "" {
-		if err := cfg.installer().Ensure(ctx, []deps.Requirement{reqLatex}); err != nil {
+		if err := cfg.Install(ctx, []deps.Requirement{cfg.Latex}); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -153,7 +138,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 	if runs > 0 {
 		// The new runs' provenance is the repository's state, taken at
 		// the repository root, not the tree they are written in.
-		if cfg, err = cfg.withGit(ctx); err != nil {
+		if err := cfg.WithGit(ctx); err != nil {
 			return err
 		}
 	}
@@ -164,10 +149,10 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 			continue
 		}
 		n++
-		cfg.printf("%s [%d/%d]: %s: new %s run (about %v)", target, n, runs, p.s.Name, cfg.Profile, roundDuration(p.estimate))
-		start := cfg.now()
+		cfg.printf("%s [%d/%d]: %s: new %s run (about %v)", target, n, runs, p.s.Name, cfg.Profile, RoundDuration(p.estimate))
+		start := cfg.Now()
 		p.newRun, p.failed = newRun(ctx, cfg, p.s, work)
-		p.took = cfg.now().Sub(start)
+		p.took = cfg.Now().Sub(start)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: interrupted during the %s run: %w; the incomplete reproduction tree was removed, nothing else was written", target, p.s.Name, err)
 		}
@@ -204,7 +189,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 
 	// 6. Compare, write the summary, make the tree final.
 	sum := summarize(ctx, cfg, work, plans, filepath.Join(work, ".crosshost"))
-	sum.took = cfg.now().Sub(began)
+	sum.took = cfg.Now().Sub(began)
 	pdf := ""
 	if paperWhy == "" {
 		pdf = filepath.Join(final, "paper", "main.pdf")
@@ -220,7 +205,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 		return fmt.Errorf("%s: %w", target, err)
 	}
 	complete = true
-	fmt.Fprint(cfg.log(), text)
+	fmt.Fprint(cfg.Log, text)
 
 	var errs []error
 	for _, p := range plans {
