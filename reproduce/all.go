@@ -92,26 +92,8 @@ func All(ctx context.Context, cfg Config, target string) error {
 
 	// 2. What the runs and the paper need; what cannot be installed
 	// turns into a reason to skip.
-	for i := range plans {
-		p := &plans[i]
-		if p.skip != "" || p.s.Requirements == nil {
-			continue
-		}
-		if err := cfg.Install(ctx, p.s.Requirements()); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			p.skip = "cannot install what it needs: " + err.Error()
-			cfg.printf("%s: %s: not re-run: %s", target, p.s.Name, p.skip)
-		}
-	}
-	if paperWhy == "" {
-		if err := cfg.Install(ctx, []deps.Requirement{cfg.Latex}); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			paperWhy = "cannot install pdflatex: " + err.Error()
-		}
+	if paperWhy, err = installNeeds(ctx, cfg, target, plans, paperWhy); err != nil {
+		return err
 	}
 
 	// 3. The new runs, in a tree of their own that becomes final only
@@ -129,38 +111,8 @@ func All(ctx context.Context, cfg Config, target string) error {
 			os.RemoveAll(work)
 		}
 	}()
-	runs := 0
-	for _, p := range plans {
-		if p.skip == "" {
-			runs++
-		}
-	}
-	if runs > 0 {
-		// The new runs' provenance is the repository's state, taken at
-		// the repository root, not the tree they are written in.
-		if err := cfg.WithGit(ctx); err != nil {
-			return err
-		}
-	}
-	n := 0
-	for i := range plans {
-		p := &plans[i]
-		if p.skip != "" {
-			continue
-		}
-		n++
-		cfg.printf("%s [%d/%d]: %s: new %s run (about %v)", target, n, runs, p.s.Name, cfg.Profile, RoundDuration(p.estimate))
-		start := cfg.Now()
-		p.newRun, p.failed = newRun(ctx, cfg, p.s, work)
-		p.took = cfg.Now().Sub(start)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%s: interrupted during the %s run: %w; the incomplete reproduction tree was removed, nothing else was written", target, p.s.Name, err)
-		}
-		if p.failed != nil {
-			cfg.printf("%s: %s: the run FAILED after %v: %v", target, p.s.Name, p.took.Round(time.Second), p.failed)
-			continue
-		}
-		cfg.printf("%s: %s: new run %s in %v", target, p.s.Name, p.newRun, p.took.Round(time.Second))
+	if err := runNew(ctx, cfg, target, plans, work); err != nil {
+		return err
 	}
 
 	// 4. Reference results of the same profile: the pinned run's, or,
@@ -220,4 +172,72 @@ func All(ctx context.Context, cfg Config, target string) error {
 		errs = append(errs, ErrNotReproduced)
 	}
 	return errors.Join(errs...)
+}
+
+// installNeeds installs what each study to re-run and the paper need. A
+// study whose needs cannot be installed gets that as its reason to skip;
+// a paper that cannot be built returns the reason as paperWhy.
+func installNeeds(ctx context.Context, cfg Config, target string, plans []studyPlan, paperWhy string) (string, error) {
+	for i := range plans {
+		p := &plans[i]
+		if p.skip != "" || p.s.Requirements == nil {
+			continue
+		}
+		if err := cfg.Install(ctx, p.s.Requirements()); err != nil {
+			if ctx.Err() != nil {
+				return paperWhy, ctx.Err()
+			}
+			p.skip = "cannot install what it needs: " + err.Error()
+			cfg.printf("%s: %s: not re-run: %s", target, p.s.Name, p.skip)
+		}
+	}
+	if paperWhy == "" {
+		if err := cfg.Install(ctx, []deps.Requirement{cfg.Latex}); err != nil {
+			if ctx.Err() != nil {
+				return paperWhy, ctx.Err()
+			}
+			paperWhy = "cannot install pdflatex: " + err.Error()
+		}
+	}
+	return paperWhy, nil
+}
+
+// runNew runs every study not skipped into work, one after the other,
+// with the repository's git state taken first. A failed run is recorded
+// in its plan; an interruption is an error.
+func runNew(ctx context.Context, cfg Config, target string, plans []studyPlan, work string) error {
+	runs := 0
+	for _, p := range plans {
+		if p.skip == "" {
+			runs++
+		}
+	}
+	if runs > 0 {
+		// The new runs' provenance is the repository's state, taken at
+		// the repository root, not the tree they are written in.
+		if err := cfg.WithGit(ctx); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for i := range plans {
+		p := &plans[i]
+		if p.skip != "" {
+			continue
+		}
+		n++
+		cfg.printf("%s [%d/%d]: %s: new %s run (about %v)", target, n, runs, p.s.Name, cfg.Profile, RoundDuration(p.estimate))
+		start := cfg.Now()
+		p.newRun, p.failed = newRun(ctx, cfg, p.s, work)
+		p.took = cfg.Now().Sub(start)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: interrupted during the %s run: %w; the incomplete reproduction tree was removed, nothing else was written", target, p.s.Name, err)
+		}
+		if p.failed != nil {
+			cfg.printf("%s: %s: the run FAILED after %v: %v", target, p.s.Name, p.took.Round(time.Second), p.failed)
+			continue
+		}
+		cfg.printf("%s: %s: new run %s in %v", target, p.s.Name, p.newRun, p.took.Round(time.Second))
+	}
+	return nil
 }
