@@ -28,6 +28,7 @@ import (
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 	"pqrepro/internal/treelock"
+	"pqrepro/reproduce"
 )
 
 // reproRepo is a repository with fake studies that pin their runs in
@@ -260,7 +261,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 		t.Errorf("F-beta line: %q\n%s", l, out)
 	}
 	// The complete tree, its results and its summary.
-	final := filepath.Join(rr.cfg.Root, ReproduceDir, Quick)
+	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick)
 	for rel, want := range map[string]string{
 		"results/alpha.json":            `{"value": 42}`,
 		"results/beta.json":             `{"value": 42}`,
@@ -351,8 +352,8 @@ func TestAllReportsADifferentVerdict(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
 	rr.values["alpha/quick"] = 22 // the new run: 44, not 42
 	err := rr.all(t, Quick)
-	if !errors.Is(err, ErrNotReproduced) {
-		t.Fatalf("All: %v, want ErrNotReproduced\n%s", err, rr.log)
+	if !errors.Is(err, reproduce.ErrNotReproduced) {
+		t.Fatalf("All: %v, want reproduce.ErrNotReproduced\n%s", err, rr.log)
 	}
 	out := rr.log.String()
 	if l := claimLine(t, out, "F-alpha"); l != "F-alpha alpha 42 value 42 reproduced value 44 not reproduced VERDICT DIFFERS" {
@@ -362,7 +363,7 @@ func TestAllReportsADifferentVerdict(t *testing.T) {
 		t.Errorf("overall line:\n%s", out)
 	}
 	// The tree is complete all the same: the difference is its finding.
-	if _, err := os.Stat(filepath.Join(rr.cfg.Root, ReproduceDir, Quick, "SUMMARY.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick, "SUMMARY.txt")); err != nil {
 		t.Error(err)
 	}
 
@@ -382,7 +383,7 @@ func TestAllReportsADifferentVerdict(t *testing.T) {
 func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha", "beta"}, map[string]int{"alpha/quick": 21, "beta/quick": 21})
 	rr.values["alpha/quick"], rr.values["beta/quick"] = 21, 21
-	final := filepath.Join(rr.cfg.Root, ReproduceDir, Quick)
+	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick)
 	before := treeFiles(t, rr.cfg.Root)
 	for _, tc := range []struct {
 		name     string
@@ -430,7 +431,7 @@ func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 			case !tc.previous && !errors.Is(err, os.ErrNotExist):
 				t.Errorf("a tree is at %s after an interrupted first all: %v", final, err)
 			}
-			if m, _ := filepath.Glob(filepath.Join(rr.cfg.Root, ReproduceDir, ".incomplete-*")); len(m) > 0 {
+			if m, _ := filepath.Glob(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, ".incomplete-*")); len(m) > 0 {
 				t.Errorf("incomplete trees left: %v", m)
 			}
 			if after := treeFiles(t, rr.cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -439,7 +440,7 @@ func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 		})
 	}
 	// A tree a SIGKILL left is a leftover that status and the next run report.
-	os.MkdirAll(filepath.Join(rr.cfg.Root, ReproduceDir, ".incomplete-quick-123"), 0o755)
+	os.MkdirAll(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, ".incomplete-quick-123"), 0o755)
 	if l := strings.Join(FindLeftovers(rr.cfg).Lines(), "\n"); !strings.Contains(l, ".cache/reproduce/.incomplete-quick-123") {
 		t.Errorf("leftovers: %s", l)
 	}
@@ -476,13 +477,13 @@ func TestAllBuildsThePaperFromTheNewRuns(t *testing.T) {
 	rr.values["alpha/quick"] = 22
 	before := treeFiles(t, rr.cfg.Root)
 	err := rr.all(t, Quick)
-	if !errors.Is(err, ErrNotReproduced) {
+	if !errors.Is(err, reproduce.ErrNotReproduced) {
 		t.Fatalf("All: %v\n%s", err, rr.log)
 	}
 	if after := treeFiles(t, rr.cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Error("all changed the committed tree (the committed paper included)")
 	}
-	final := filepath.Join(rr.cfg.Root, ReproduceDir, Quick)
+	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick)
 	if !strings.Contains(rr.log.String(), "paper built from the new runs: .cache/reproduce/quick/paper/main.pdf") {
 		t.Errorf("no paper line:\n%s", rr.log)
 	}
@@ -552,38 +553,23 @@ func TestAllJudgesItems(t *testing.T) {
 		"quick: REPRODUCED WHERE COMPARED: re-run alpha",
 		"study items: 2 items: 1 judged, 1 consistent, 0 inconsistent; 1 not judged (1 host differs)",
 	)
-	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, ReproduceDir, Quick, "SUMMARY.txt"))
+	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick, "SUMMARY.txt"))
 	if err != nil || !strings.Contains(string(b), "not judged (host differs)") || !strings.Contains(string(b), "calibration of this rule at the quick profile: not measured here") ||
 		!strings.Contains(string(b), "alpha between-run variance not estimated: the reference run's meta.json: ") {
 		t.Errorf("SUMMARY.txt: %v\n%s", err, b)
 	}
 	rr.values["alpha/quick"] = 22
-	if err := rr.all(t, Quick); !errors.Is(err, ErrNotReproduced) {
+	if err := rr.all(t, Quick); !errors.Is(err, reproduce.ErrNotReproduced) {
 		t.Errorf("a count that differs: %v\n%s", err, rr.log)
 	}
 	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")
 }
 
-// A study whose items are all host-independent (Study C's emulated
-// cycles) is not said to have its times "not judged" on another host.
-func TestHasHostDependent(t *testing.T) {
-	s := &summary{items: &agreement.Report{Items: []agreement.Judged{
-		{Study: "pico", Item: agreement.Item{Class: agreement.HostIndependent}},
-		{Study: "tls", Item: agreement.Item{Class: agreement.HostIndependent}},
-		{Study: "tls", Item: agreement.Item{Class: agreement.HostDependent}},
-	}}}
-	if s.hasHostDependent("pico") || !s.hasHostDependent("tls") || !(&summary{}).hasHostDependent("net") {
-		t.Error("hasHostDependent: want false for pico, true for tls and for a summary without items")
-	}
-}
-
-// TestPlanCountsOneTimeWork checks that the plan names a fresh machine's
-// installs and builds, puts them in the total and says they are one-time.
-func TestPlanCountsOneTimeWork(t *testing.T) {
-	var log bytes.Buffer
-	cfg := Config{Root: t.TempDir(), Profile: Quick, Log: &log}
-	s := Study{Name: "alpha", Title: "fake study alpha",
-		EstimateFor: func(_, profile string) time.Duration { return time.Minute },
+// TestOneTimeWork: a fresh machine's one-time work is the missing
+// packages' install, then the study's own builds; none once they are
+// there.
+func TestOneTimeWork(t *testing.T) {
+	s := Study{Name: "alpha",
 		Requirements: func(string) []deps.Requirement {
 			return []deps.Requirement{{Name: "tshark", Why: "test", Present: func() bool { return false }, Apt: []string{"tshark"}}}
 		},
@@ -591,29 +577,13 @@ func TestPlanCountsOneTimeWork(t *testing.T) {
 			return []OneTimeWork{{What: "build X into .cache/x", Estimate: 6 * time.Minute}}
 		},
 	}
-	ready := s
-	ready.Requirements, ready.OneTime = nil, nil
-	for _, tc := range []struct {
-		name  string
-		s     Study
-		wants []string
-		not   string
-	}{
-		{"fresh machine", s, []string{
-			"first, once on this machine: apt-get install tshark [about 24s]",
-			"first, once on this machine: build X into .cache/x [about 6m0s]",
-			"quick: estimated time about 7m54s, of which about 6m24s is one-time work on this machine that a second run skips",
-		}, ""},
-		{"second run", ready, []string{"quick: estimated time about 1m30s (experiments"}, "once on this machine"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			log.Reset()
-			p := studyPlan{s: tc.s, estimate: time.Minute, oneTime: tc.s.oneTimeWork(cfg.Root)}
-			printPlan(cfg, "quick", []studyPlan{p}, "")
-			mustContain(t, log.String(), tc.wants...)
-			if tc.not != "" && strings.Contains(log.String(), tc.not) {
-				t.Errorf("plan says %q:\n%s", tc.not, log.String())
-			}
-		})
+	got := s.oneTimeWork(t.TempDir())
+	want := []OneTimeWork{{What: "apt-get install tshark", Estimate: 24 * time.Second}, {What: "build X into .cache/x", Estimate: 6 * time.Minute}}
+	if !slices.Equal(got, want) {
+		t.Errorf("one-time work %v, want %v", got, want)
+	}
+	s.Requirements, s.OneTime = nil, nil
+	if got := s.oneTimeWork(t.TempDir()); len(got) != 0 {
+		t.Errorf("with nothing to do: %v", got)
 	}
 }

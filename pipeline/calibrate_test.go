@@ -6,6 +6,7 @@ import (
 
 	"path/filepath"
 	"pqrepro/analysis/agreement"
+	"pqrepro/reproduce"
 	"strings"
 	"testing"
 )
@@ -15,22 +16,22 @@ import (
 // power line per injected change, and a study without a reference run is
 // named, not skipped.
 func TestCalibration(t *testing.T) {
-	var plans []studyPlan
-	for _, s := range Studies() {
-		p := studyPlan{s: s, ref: "data/" + s.Name + "/committed"}
+	var plans []reproduce.Comparison
+	for _, s := range (Config{Root: ".."}).reproduceConfig().Studies {
+		p := reproduce.Comparison{Study: s, Ref: "data/" + s.Name + "/committed"}
 		b, err := os.ReadFile(filepath.Join("..", "results", s.Name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.refResults = b
+		p.RefResults = b
 		plans = append(plans, p)
 	}
-	plans = append(plans, studyPlan{s: Study{Name: "other"}})
-	a, err := calibration(context.Background(), Full, plans, 20, 7)
+	plans = append(plans, reproduce.Comparison{Study: reproduce.Study{Name: "other"}})
+	a, err := reproduce.Calibration(context.Background(), Full, plans, 20, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := calibration(context.Background(), Full, plans, 20, 7)
+	b, _ := reproduce.Calibration(context.Background(), Full, plans, 20, 7)
 	if a != b {
 		t.Errorf("the same K and seed gave different reports:\n%s\n%s", a, b)
 	}
@@ -43,7 +44,7 @@ func TestCalibration(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}
 	}
-	if c, _ := calibration(context.Background(), Full, plans, 20, 8); c == a {
+	if c, _ := reproduce.Calibration(context.Background(), Full, plans, 20, 8); c == a {
 		t.Error("another seed gave the same report")
 	}
 	if !strings.Contains(a, "between-run variance not estimated") {
@@ -53,11 +54,11 @@ func TestCalibration(t *testing.T) {
 	// same seed gives another power line for ML-KEM-1024), and the runs
 	// are named.
 	for i := range plans {
-		if plans[i].s.Name == "tls" {
-			plans[i].between = agreement.BetweenRun{Runs: []string{"r1", "r2", "r3"}, Tau2Rel: 1, Items: 1}
+		if plans[i].Study.Name == "tls" {
+			plans[i].Between = agreement.BetweenRun{Runs: []string{"r1", "r2", "r3"}, Tau2Rel: 1, Items: 1}
 		}
 	}
-	wide, err := calibration(context.Background(), Full, plans, 20, 7)
+	wide, err := reproduce.Calibration(context.Background(), Full, plans, 20, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,24 +75,11 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
-func TestFillDocBlock(t *testing.T) {
-	doc := filepath.Join(t.TempDir(), "a.md")
-	os.WriteFile(doc, []byte("x\n<!-- calibration:quick -->\nold\n<!-- end calibration:quick -->\ny\n"), 0o644)
-	if err := fillDocBlock(doc, "quick", "new\n"); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(doc); string(b) != "x\n<!-- calibration:quick -->\n```\nnew\n```\n<!-- end calibration:quick -->\ny\n" {
-		t.Errorf("%q", b)
-	}
-	if err := fillDocBlock(doc, "full", "new\n"); err == nil || !strings.Contains(err.Error(), "calibration:full") {
-		t.Errorf("no block: %v", err)
-	}
-}
-
 // TestCalibrationDocIsCurrent fails when a calibration docs/agreement.md
 // quotes was computed on other inputs than this tree's: other reference
 // runs, another set of committed runs, or other analysis code.
 func TestCalibrationDocIsCurrent(t *testing.T) {
+	const calibrationDoc = "docs/agreement.md"
 	b, err := os.ReadFile(filepath.Join("..", calibrationDoc))
 	if err != nil {
 		t.Fatal(err)
@@ -103,8 +91,8 @@ func TestCalibrationDocIsCurrent(t *testing.T) {
 			t.Errorf("%s has no calibration block for the %s profile", calibrationDoc, profile)
 			continue
 		}
-		digest, k, seed := calibrationDigest(string(b)[i:j])
-		now, err := calibrationInputs("..", profile, k, seed)
+		digest, k, seed := reproduce.CalibrationDigest(string(b)[i:j])
+		now, err := reproduce.CalibrationInputs("..", profile, (Config{Root: ".."}).reproduceConfig().Studies, k, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,54 +100,5 @@ func TestCalibrationDocIsCurrent(t *testing.T) {
 			t.Errorf("%s quotes a calibration at the %s profile computed on inputs %q, but this tree's are %q: its figures are stale; run `PQREPRO_PROFILE=%s go run mage.go calibrate` (K = %d, seed %d: set PQREPRO_CALIBRATE_K and PQREPRO_CALIBRATE_SEED to match) and commit the doc",
 				calibrationDoc, profile, digest, now, profile, k, seed)
 		}
-	}
-}
-
-// TestCalibrationInputs checks that the digest moves with each input.
-func TestCalibrationInputs(t *testing.T) {
-	root := t.TempDir()
-	write := func(rel, text string) {
-		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("analysis/agreement/rule.go", "package agreement\n")
-	write("pipeline/calibrate.go", "package pipeline\n")
-	digest := func() string {
-		d, err := calibrationInputs(root, Quick, 200, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	base := digest()
-	if d, _ := calibrationInputs(root, Quick, 200, 1); d != base {
-		t.Fatal("the same tree gave two digests")
-	}
-	for _, tc := range []struct {
-		name   string
-		change func()
-		moves  bool
-	}{
-		{"a test file", func() { write("analysis/agreement/rule_test.go", "package agreement\n") }, false},
-		{"another pipeline file", func() { write("pipeline/docs.go", "package pipeline\n") }, false},
-		{"analysis code", func() { write("analysis/agreement/rule.go", "package agreement // changed\n") }, true},
-		{"calibration code", func() { write("pipeline/calibrate.go", "package pipeline // changed\n") }, true},
-		{"a new run", func() { write("data/tls/20261204T000000Z-quick/meta.json", "{}") }, true},
-	} {
-		before := digest()
-		tc.change()
-		if moved := digest() != before; moved != tc.moves {
-			t.Errorf("%s: digest moved %v, want %v", tc.name, moved, tc.moves)
-		}
-	}
-	if d, _ := calibrationInputs(root, Quick, 20, 1); d == digest() {
-		t.Error("K does not move the digest")
-	}
-	text := "calibration of `all` at the quick profile: K = 20 pseudo-replicate pairs, seed 7 (x)\n" + inputsLine("0123456789abcdef") + "\n"
-	if d, k, s := calibrationDigest(text); d != "0123456789abcdef" || k != 20 || s != 7 {
-		t.Errorf("calibrationDigest = %q, %d, %d", d, k, s)
 	}
 }

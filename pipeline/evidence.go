@@ -207,12 +207,10 @@ const runIDLayout = "20060102T150405Z"
 // its place among the evidence (runProblems: its study registered, its
 // list naming it, no copy), beside repro.CheckRun. With meta false
 // (a run whose files, meta.json perhaps among them, differ from its
-// seal) meta.json is not read. soundRun calls it for the runs the host
-// reference, the between-run variance, the calibration and the
-// cross-host fit draw on, so that none of them reads a run that build
-// would refuse; it keeps the name it had when it checked times only,
-// because between.go, which calls it, is an input of the calibration's
-// digest (calibrationInputs).
+// seal) meta.json is not read. The reproduce side calls it
+// (reproduce.Config.RunProblems) for the runs the host reference, the
+// between-run variance, the calibration and the cross-host fit draw on,
+// so that none of them reads a run that build would refuse.
 func runTimeProblems(root, runRel string, now time.Time, meta bool) []repro.Problem {
 	ix, err := readRunIndex(root)
 	if err != nil {

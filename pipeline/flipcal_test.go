@@ -4,19 +4,24 @@ import (
 	"strings"
 	"testing"
 
-	"pqrepro/analysis/agreement"
+	"pqrepro/reproduce"
 )
 
 // flipRun is an analysed quiet run of Study A on host with results b.
-func flipRun(t *testing.T, id, host string, b []byte) analysedRun {
+func flipRun(id, host string, b []byte) reproduce.QuietRun {
+	meta := `{"profile":"quick","spec_design_sha256":"one design","host":` + host + `,"go":{"version":"go1.27.3"}}`
+	return reproduce.QuietRun{ID: id, Run: "data/tls/" + id, Meta: []byte(meta), Results: b}
+}
+
+// flipReport is the calibration of the whole verdict line of Study A on
+// runs.
+func flipReport(t *testing.T, runs []reproduce.QuietRun) string {
 	t.Helper()
-	fp, err := agreement.ReadFingerprint([]byte(`{"host":` + host + `,"go":{"version":"go1.27.3"}}`))
+	out, err := reproduce.FlipCalibration(reproduceStudy(t, "tls"), Quick, catalogues(), runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := runInfo{Profile: Quick, DesignSHA: "one design"}
-	info.host = fp
-	return analysedRun{id: id, run: "data/tls/" + id, info: info, results: b}
+	return out
 }
 
 // TestCalibrateFlips: two runs on each of two hosts, A2a flipping between
@@ -24,48 +29,38 @@ func flipRun(t *testing.T, id, host string, b []byte) analysedRun {
 // counted as held, and the planted ML-KEM-1024 change caught wherever the
 // reference did not already find ML-KEM-1024 significant.
 func TestCalibrateFlips(t *testing.T) {
-	tls := studyNamed(t, "tls")
 	ref, now := flipResults(t, flipRef, flipRefBase, 0), flipResults(t, flipNew, flipNewBase, 0)
-	runs := []analysedRun{
-		flipRun(t, "20261201T000000Z-quick", amdHost, ref), flipRun(t, "20261201T010000Z-quick", amdHost, ref),
-		flipRun(t, "20261201T020000Z-quick", intelHost, now), flipRun(t, "20261201T030000Z-quick", intelHost, now),
+	runs := []reproduce.QuietRun{
+		flipRun("20261201T000000Z-quick", amdHost, ref), flipRun("20261201T010000Z-quick", amdHost, ref),
+		flipRun("20261201T020000Z-quick", intelHost, now), flipRun("20261201T030000Z-quick", intelHost, now),
 	}
-	fc := calibrateFlips(tls, Quick, runs)
-	if fc.across.pairs != 8 || fc.within.pairs != 4 {
-		t.Fatalf("pairs across %d, within %d; want 8 and 4", fc.across.pairs, fc.within.pairs)
-	}
-	if fc.across.alarms != 0 || fc.within.alarms != 0 {
-		t.Errorf("false alarms across %d (%s), within %d (%s); want none", fc.across.alarms, fc.across.firstAlarmReason, fc.within.alarms, fc.within.firstAlarmReason)
-	}
-	if fc.across.held != 8 {
-		t.Errorf("%d pairs across hosts held a flip; want all 8", fc.across.held)
-	}
-	// With ML-KEM-1024 1 ms slower: against an AMD reference (A2a not
-	// reproduced) the flip is real and caught; against an Intel
-	// reference (A2a reproduced) there is no flip, and the raw increase
-	// is not judged across hosts: not caught.
-	if fc.across.planted != 8 || fc.across.caught != 4 || fc.within.caught != 4 {
-		t.Errorf("planted %d, caught across %d, within %d; want 8, 4, 4", fc.across.planted, fc.across.caught, fc.within.caught)
-	}
-	out := fc.report()
-	mustContain(t, out, "false alarms 0 of 8 pairs", "goal at most 5 %: met", "8 pair(s) with a flip held", "power against ML-KEM-1024 slower by 1 ms in every round")
+	out := flipReport(t, runs)
+	// 8 pairs across hosts, 4 on one host, no false alarm; every pair
+	// across hosts held a flip. With ML-KEM-1024 1 ms slower: against an
+	// AMD reference (A2a not reproduced) the flip is real and caught;
+	// against an Intel reference (A2a reproduced) there is no flip, and
+	// the raw increase is not judged across hosts: not caught.
+	mustContain(t, out, "cross-host fit: false alarms 0 of 8 pairs", "on one host: false alarms 0 of 4 pairs", "goal at most 5 %: met",
+		"and 8 pair(s) with a flip held", "power against ML-KEM-1024 slower by 1 ms in every round (claims A2a-A2c): 4 of 8", "(claims A2a-A2c): 4 of 4")
 	// Runs of another design are never paired.
-	runs[3].info.DesignSHA = "another design"
-	if fc := calibrateFlips(tls, Quick, runs); fc.across.pairs+fc.within.pairs != 6 {
-		t.Errorf("with one run of another design: %d pairs, want 6", fc.across.pairs+fc.within.pairs)
+	runs[3].Meta = []byte(strings.Replace(string(runs[3].Meta), "one design", "another design", 1))
+	if out := flipReport(t, runs); !strings.Contains(out, "cross-host fit: false alarms 0 of 4 pairs") || !strings.Contains(out, "on one host: false alarms 0 of 2 pairs") {
+		t.Errorf("with one run of another design, want 4 pairs across hosts and 2 on one:\n%s", out)
 	}
-	if fc := calibrateFlips(tls, Quick, runs[:1]); !strings.Contains(fc.report(), "no pair of runs of one design") {
-		t.Errorf("one run: %s", fc.report())
+	if out := flipReport(t, runs[:1]); !strings.Contains(out, "no pair of runs of one design") {
+		t.Errorf("one run: %s", out)
 	}
 }
 
-func studyNamed(t *testing.T, name string) Study {
+// reproduceStudy is the registered study name as the reproduce side
+// sees it.
+func reproduceStudy(t *testing.T, name string) reproduce.Study {
 	t.Helper()
-	for _, s := range Studies() {
+	for _, s := range (Config{Root: ".."}).reproduceConfig().Studies {
 		if s.Name == name {
 			return s
 		}
 	}
 	t.Fatalf("study %s is not registered", name)
-	return Study{}
+	return reproduce.Study{}
 }

@@ -26,6 +26,8 @@ import (
 //	              (writing) and its analysis (reading)
 //	experiments/  how raw data is made        } siblings: neither
 //	analysis/     raw data -> results, claims } imports the other
+//	reproduce/    measuring again and judging: imports analysis/ and
+//	              internal/, never experiments/, and no study's package
 //	pipeline/, cmd/, the magefile   the composition root: imports anything
 //
 // A package may import its own layer and the layers below; experiments
@@ -44,20 +46,22 @@ const (
 	datasets
 	experiments
 	analysis
+	reproduceLayer
 	root
 )
 
 func (l layer) String() string {
-	return [...]string{"internal/ (bottom)", "datasets/", "experiments/", "analysis/", "the composition root"}[l]
+	return [...]string{"internal/ (bottom)", "datasets/", "experiments/", "analysis/", "reproduce/", "the composition root"}[l]
 }
 
 // may lists, per layer, the layers its packages may import.
 var may = map[layer][]layer{
-	bottom:      {bottom},
-	datasets:    {bottom, datasets},
-	experiments: {bottom, datasets, experiments},
-	analysis:    {bottom, datasets, analysis},
-	root:        {bottom, datasets, experiments, analysis, root},
+	bottom:         {bottom},
+	datasets:       {bottom, datasets},
+	experiments:    {bottom, datasets, experiments},
+	analysis:       {bottom, datasets, analysis},
+	reproduceLayer: {bottom, analysis, reproduceLayer},
+	root:           {bottom, datasets, experiments, analysis, reproduceLayer, root},
 }
 
 // layerOf is the layer of a package folder relative to the module root
@@ -73,6 +77,8 @@ func layerOf(dir string) (layer, bool) {
 		return experiments, true
 	case "analysis":
 		return analysis, true
+	case "reproduce":
+		return reproduceLayer, true
 	case "pipeline", "cmd", "":
 		return root, true
 	}
@@ -103,7 +109,7 @@ func checkLayers(pkgs []goPackage, studyPackages map[string][]string) []string {
 	for _, p := range pkgs {
 		from, ok := layerOf(p.Dir)
 		if !ok {
-			bad = append(bad, fmt.Sprintf("%s is in no layer: put it under internal/, datasets/, experiments/, analysis/ or pipeline/", p.Dir))
+			bad = append(bad, fmt.Sprintf("%s is in no layer: put it under internal/, datasets/, experiments/, analysis/, reproduce/ or pipeline/", p.Dir))
 			continue
 		}
 		own := studyOf(p.Dir, studyPackages)
@@ -117,6 +123,8 @@ func checkLayers(pkgs []goPackage, studyPackages map[string][]string) []string {
 			case from == root || of == "" || of == own:
 			case isInstrument(p.Dir):
 				bad = append(bad, fmt.Sprintf("%s imports %s%s, a package of study %s: an instrument knows no study; pass in what it needs", p.Dir, imp, where, of))
+			case from == reproduceLayer:
+				bad = append(bad, fmt.Sprintf("%s imports %s%s, a package of study %s: the reproduce side knows no study; the registry passes it a reproduce.Study", p.Dir, imp, where, of))
 			case own != "":
 				bad = append(bad, fmt.Sprintf("%s imports %s%s, a package of study %s: a study's packages import no other study's; move what both use to experiments/instruments/ (or analysis/, internal/)", p.Dir, imp, where, of))
 			}
@@ -305,6 +313,16 @@ func TestCheckLayersCatches(t *testing.T) {
 		{"the root imports every study", goPackage{Dir: "pipeline", Imports: []string{"analysis/a", "experiments/b"}, Deps: []string{"analysis/a", "experiments/b"}}, ""},
 		{"one study's analysis", goPackage{Dir: "analysis/a", Imports: []string{"datasets/adata", "analysis/stats", "internal/repro"}, Deps: []string{"datasets/adata", "analysis/stats", "internal/repro"}}, ""},
 		{"the magefile", goPackage{Dir: "", Imports: []string{"pipeline"}, Deps: []string{"pipeline", "analysis/a", "analysis/b"}}, ""},
+		{"reproduce imports the root", goPackage{Dir: "reproduce", Imports: []string{"pipeline"}},
+			"reproduce imports pipeline: reproduce/ may not import the composition root"},
+		{"reproduce imports experiments", goPackage{Dir: "reproduce", Imports: []string{"experiments/instruments/runlife"}},
+			"reproduce imports experiments/instruments/runlife: reproduce/ may not import experiments/"},
+		{"reproduce imports a study", goPackage{Dir: "reproduce", Imports: []string{"analysis/a"}, Deps: []string{"analysis/a"}},
+			"reproduce imports analysis/a, a package of study a: the reproduce side knows no study"},
+		{"reproduce's test imports a study", goPackage{Dir: "reproduce", TestImports: []string{"analysis/b"}},
+			"reproduce imports analysis/b in its tests, a package of study b: the reproduce side knows no study"},
+		{"reproduce imports the analysis libraries", goPackage{Dir: "reproduce", Imports: []string{"analysis/agreement", "analysis/claims", "internal/repro"}, TestImports: []string{"internal/settings"}}, ""},
+		{"the root imports reproduce", goPackage{Dir: "pipeline", Imports: []string{"reproduce", "analysis/a"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := checkLayers([]goPackage{tc.pkg}, studies)

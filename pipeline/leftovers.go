@@ -10,6 +10,7 @@ import (
 	"pqrepro/internal/remote"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/treelock"
+	"pqrepro/reproduce"
 )
 
 // Leftovers are what a command killed by SIGKILL (or a crash) leaves
@@ -69,8 +70,8 @@ func FindLeftovers(cfg Config) Leftovers {
 		l.Incomplete = globRel(root, "data/*/.incomplete-*")
 		l.Stages = globRel(root, ".stage-*")
 		// A reproduction tree that never became complete, or a replaced
-		// one (.incomplete-*.old) that was not removed yet (ReproduceDir).
-		l.Incomplete = append(l.Incomplete, globRel(root, ReproduceDir+"/.incomplete-*")...)
+		// one (.incomplete-*.old) that was not removed yet (reproduce.ReproduceDir).
+		l.Incomplete = append(l.Incomplete, globRel(root, reproduce.ReproduceDir+"/.incomplete-*")...)
 	}
 	l.Verify = repro.VerifyLeftovers(root)
 	if l.Writer == "" {

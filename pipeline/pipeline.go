@@ -22,6 +22,9 @@
 //	              its analysis reads it)
 //	experiments/  how raw data is made; imports no analysis
 //	analysis/     raw data -> results and claims; imports no experiment
+//	reproduce/    `mage all` and `mage calibrate`: measuring again and
+//	              judging; knows no study (All and Calibrate here pass it
+//	              the registry's studies)
 //	pipeline/     this package, with cmd/ and the magefile: imports anything
 //
 // The data flow is one way: a study's experiment writes a raw dataset

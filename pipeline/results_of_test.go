@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,15 +30,25 @@ func TestResultsOf(t *testing.T) {
 			return []agreement.Item{{Name: "v", Kind: agreement.Exact, Ref: agreement.V(ref.V, 0), New: agreement.V(now.V, 0)}}
 		},
 	}
-	s := Study{Name: "x", Results: h.decode}
-	as, err := compareStudy(s, []byte(`{"v": 1}`), []byte(`{"v": 2}`), Quick, hostPair{match: true})
-	if err != nil || len(as.Items) != 1 || as.Items[0].Ref.Est != 1 || as.Items[0].New.Est != 2 || decodes != 2 {
-		t.Errorf("compareStudy: %+v, %v, %d decodes", as.Items, err, decodes)
+	ref, err := h.decode("ref.json", []byte(`{"v": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := h.decode("now.json", []byte(`{"v": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := ref.Items(now)
+	if err != nil || len(items) != 1 || items[0].Ref.Est != 1 || items[0].New.Est != 2 || decodes != 2 {
+		t.Errorf("two runs: %+v, %v, %d decodes", items, err, decodes)
 	}
 	decodes = 0
-	as, r, err := selfCompare(s, []byte(`{"v": 3}`), Quick)
-	if err != nil || len(as.Items) != 1 || as.Items[0].New.Est != 3 || decodes != 1 {
-		t.Fatalf("selfCompare: %+v, %v, %d decodes", as.Items, err, decodes)
+	r, err := h.decode("self.json", []byte(`{"v": 3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items, err := r.Items(r); err != nil || len(items) != 1 || items[0].New.Est != 3 || decodes != 1 {
+		t.Fatalf("a run with itself: %+v, %v, %d decodes", items, err, decodes)
 	}
 	if ch := r.Changes(); ch != nil {
 		t.Errorf("changes of a study without any: %v", ch)
@@ -67,14 +79,53 @@ func TestResultsOf(t *testing.T) {
 	}
 
 	// The decoder's error, with the file named.
-	if _, err := compareStudy(s, []byte(`{"v": 1}`), []byte(`{"w": 1}`), Quick, hostPair{}); err == nil || !strings.Contains(err.Error(), `compare x: the new run's results/x.json: field w: unknown field`) {
+	if _, err := h.decode("the new run's results/x.json", []byte(`{"w": 1}`)); err == nil || !strings.Contains(err.Error(), `the new run's results/x.json: field w: unknown field`) {
 		t.Errorf("a bad new run: %v", err)
 	}
-	if _, _, err := selfCompare(s, []byte(`[`), Quick); err == nil || !strings.Contains(err.Error(), "the reference run's results/x.json") {
+	if _, err := h.decode("the reference run's results/x.json", []byte(`[`)); err == nil || !strings.Contains(err.Error(), "the reference run's results/x.json") {
 		t.Errorf("bad reference results: %v", err)
 	}
 	fail := resultsOf[res]{Decode: func(string, []byte) (*res, error) { return nil, errors.New("schema 9") }}
-	if _, err := compareStudy(Study{Name: "x", Results: fail.decode}, []byte(`{}`), []byte(`{}`), Quick, hostPair{}); err == nil || !strings.Contains(err.Error(), "schema 9") {
+	if _, err := fail.decode("x.json", []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "schema 9") {
 		t.Errorf("a decoder's own check: %v", err)
 	}
+}
+
+// TestRegisteredResults: every registered study's committed results
+// decode with its Results hook and agree with themselves on a matching
+// host; a field renamed in the results is an error naming the file.
+func TestRegisteredResults(t *testing.T) {
+	for _, name := range []string{"tls", "net", "pico"} {
+		b, err := os.ReadFile(filepath.Join("..", "results", name+".json"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s := registered(name)
+		r, err := s.Results("results/"+name+".json", b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		items, err := r.Items(r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		as := agreement.Study{Name: name, RefProfile: Full, NewProfile: Full, HostsMatch: true, Items: items}
+		if c := agreement.Judge(agreement.DefaultRule, as).Counts(); c.Inconsistent != 0 || c.Judged < c.Items/2 {
+			t.Errorf("%s compared with itself: %s", name, c)
+		}
+		if _, err := s.Results("results/"+name+".json", []byte(`{"profle":"full"}`)); err == nil || !strings.Contains(err.Error(), "results/"+name+".json: field profle: unknown field") {
+			t.Errorf("%s: a renamed field: %v", name, err)
+		}
+	}
+}
+
+// registered is the registered study of that name, or a study with only
+// the name when there is none.
+func registered(name string) Study {
+	for _, s := range Studies() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return Study{Name: name}
 }

@@ -301,3 +301,11 @@ func entryOf(root, dir string) (runlist.Entry, bool) {
 	}
 	return runlist.Entry{}, false
 }
+
+// orUnknown is s, or "not recorded" when it is empty.
+func orUnknown(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
+}

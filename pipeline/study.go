@@ -13,6 +13,7 @@ import (
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
+	"pqrepro/reproduce"
 )
 
 // A Study is one reproduced paper, as the pipeline sees it. It holds
@@ -138,13 +139,13 @@ type Study struct {
 	// items made comparable across hosts (observed over the host's own
 	// prediction, agreement.Normalised); nil when the study has none.
 	// `mage all` judges them on a host that differs from the reference's,
-	// against the spread of every host's quiet runs (crosshost.go).
+	// against the spread of every host's quiet runs (reproduce/crosshost.go).
 	Normalised func(name string, b []byte) ([]agreement.Normalised, error)
 	// Plant, when set, returns a run's results with a known change that
 	// one of the study's claims rests on, named by PlantName (Study A:
 	// ML-KEM-1024 slower by 1 ms in every round, tlsstudy.PlantIncrease):
 	// the calibration of the whole verdict line measures its power
-	// against it (flipcal.go).
+	// against it (reproduce/flipcal.go).
 	Plant     func(results []byte) ([]byte, error)
 	PlantName string
 	// Timed names the files of a run (paths relative to its folder) that
@@ -195,12 +196,9 @@ func labels() map[string]string {
 	return out
 }
 
-// OneTimeWork is one piece of preparation a fresh machine needs before a
-// study's first run and never after: a package install, a build.
-type OneTimeWork struct {
-	What     string
-	Estimate time.Duration
-}
+// OneTimeWork is one piece of a fresh machine's preparation
+// (reproduce.OneTimeWork).
+type OneTimeWork = reproduce.OneTimeWork
 
 // oneTimeWork is the study's one-time work on this machine: the Debian
 // packages its experiment lacks (deps.InstallEstimate), then its OneTime

@@ -23,6 +23,7 @@ import (
 	"pqrepro/internal/repro"
 	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
+	"pqrepro/reproduce"
 )
 
 func init() {
@@ -143,7 +144,7 @@ func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.St
 	// gets the emulated-path cells from tls:analyze and renders beside
 	// the study's own outputs.
 	st := tlsstudy.StagesFrom(run, recordsOut(tlsrun.Study, profile), p, tlsgapmodel.Part())
-	repeats, err := quietRepeats(root, tlsrun.Study, profile, run)
+	repeats, err := reproduce.QuietRepeats(root, tlsrun.Study, profile, run)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/tlsstudy"
 	"pqrepro/internal/settings"
+	"pqrepro/reproduce"
 )
 
 // TestTLSStagesCell: the analysis stage gets the spec's [paper.cell] and
@@ -203,7 +204,7 @@ func flipResults(t *testing.T, rounds map[string][]float64, base, plant float64)
 // flipSummary runs `all`'s comparison of a reference and a new run of
 // Study A, with the given hosts in their meta.json, and returns the
 // summary's text.
-func flipSummary(t *testing.T, refHost, newHost string, ref, now []byte) (*summary, string) {
+func flipSummary(t *testing.T, refHost, newHost string, ref, now []byte) (differs bool, status map[string]agreement.Status, out string) {
 	t.Helper()
 	root, tree := t.TempDir(), t.TempDir()
 	for _, m := range []struct{ root, run, host string }{{root, flipRunRef, refHost}, {tree, flipRunNew, newHost}} {
@@ -216,11 +217,10 @@ func flipSummary(t *testing.T, refHost, newHost string, ref, now []byte) (*summa
 			t.Fatal(err)
 		}
 	}
-	s := studyNamed(t, "tls")
-	cfg := Config{Root: root, Profile: Quick, Log: &strings.Builder{}}
-	plans := []studyPlan{{s: s, ref: flipRunRef, refResults: ref, newRun: flipRunNew, newResults: now}}
-	sum := summarize(t.Context(), cfg, tree, plans, t.TempDir())
-	return sum, sum.text(cfg, "quick", filepath.Join(root, ReproduceDir, Quick), "", "not built in this test")
+	cfg := (Config{Root: root, Profile: Quick, Log: &strings.Builder{}}).reproduceConfig()
+	cs := []reproduce.Comparison{{Study: reproduceStudy(t, "tls"), Ref: flipRunRef, RefResults: ref, NewRun: flipRunNew, NewResults: now}}
+	out, differs, status = reproduce.Judge(t.Context(), cfg, "quick", tree, filepath.Join(root, reproduce.ReproduceDir, Quick), "not built in this test", cs)
+	return differs, status, out
 }
 
 // TestFlipAcrossHostsJudgedByItsEstimate is issue 46's regression test:
@@ -232,19 +232,19 @@ func flipSummary(t *testing.T, refHost, newHost string, ref, now []byte) (*summa
 func TestFlipAcrossHostsJudgedByItsEstimate(t *testing.T) {
 	ref := flipResults(t, flipRef, flipRefBase, 0)
 	now := flipResults(t, flipNew, flipNewBase, 0)
-	sum, out := flipSummary(t, amdHost, intelHost, ref, now)
+	differs, _, out := flipSummary(t, amdHost, intelHost, ref, now)
 	line := claimLine(t, out, "A2a")
 	mustContain(t, line, "p_Holm = 0.85", "not reproduced", "+0.078 ms by round, p_Holm = 0.0059", "reproduced",
 		"consistent (verdict at the edge)", "as a fraction of the run's own baseline, the hosts differing")
-	if sum.differs() {
+	if differs {
 		t.Errorf("the flip made the run differ:\n%s", out)
 	}
 	mustContain(t, out, "quick: REPRODUCED WHERE COMPARED", "1 consistent at the edge")
 
 	planted := flipResults(t, flipNew, flipNewBase, 1)
-	sum, out = flipSummary(t, amdHost, intelHost, ref, planted)
+	differs, _, out = flipSummary(t, amdHost, intelHost, ref, planted)
 	mustContain(t, claimLine(t, out, "A2a"), "VERDICT DIFFERS: the estimate (as a fraction of the run's own baseline")
-	if !sum.differs() {
+	if !differs {
 		t.Errorf("a truly larger ML-KEM-1024 increase (+1 ms every round) was not detected:\n%s", out)
 	}
 	mustContain(t, out, "quick: NOT REPRODUCED")
@@ -256,11 +256,9 @@ func TestFlipAcrossHostsJudgedByItsEstimate(t *testing.T) {
 func TestFlipBadInputNotJudged(t *testing.T) {
 	ref := flipResults(t, flipRef, 0, 0) // a baseline of 0 ms: no host-free scale
 	now := flipResults(t, flipNew, flipNewBase, 0)
-	sum, out := flipSummary(t, amdHost, intelHost, ref, now)
+	_, status, out := flipSummary(t, amdHost, intelHost, ref, now)
 	mustContain(t, claimLine(t, out, "A2a"), "not judged: the verdict changed on an unlike host and its estimate could not be judged")
-	for _, c := range sum.claims {
-		if c.ID == "A2a" && c.status != agreement.NotJudged {
-			t.Errorf("A2a: %v, want not judged", c.status)
-		}
+	if status["A2a"] != agreement.NotJudged {
+		t.Errorf("A2a: %v, want not judged", status["A2a"])
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"pqrepro/internal/deps"
 	"pqrepro/internal/spec"
+	"pqrepro/reproduce"
 )
 
 func (c *Config) installer() *deps.Installer {
@@ -33,12 +33,9 @@ func RunTarget(ctx context.Context, cfg Config, name string) error {
 
 // RunStudy runs one study's experiment into a new run folder.
 func RunStudy(ctx context.Context, cfg Config, name string) error {
-	ctx, stop := withSignals(ctx)
+	ctx, stop, cfg, err := started(ctx, cfg)
 	defer stop()
-	if cfg.Profile == "" {
-		cfg.Profile = Full
-	}
-	if err := cfg.Validate(); err != nil {
+	if err != nil {
 		return err
 	}
 	for _, s := range Studies() {
@@ -57,7 +54,7 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 		if err != nil {
 			return err
 		}
-		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, roundDuration(s.estimate(cfg.Root, cfg.Profile)))
+		cfg.printf("%s:run: %s (%s profile, about %v)", name, s.Title, cfg.Profile, reproduce.RoundDuration(s.estimate(cfg.Root, cfg.Profile)))
 		_, err = runExperiment(ctx, cfg, s, filepath.Join(cfg.Root, spec.Path(s.Name)), filepath.Join(cfg.Root, "data"))
 		return err
 	}
@@ -68,13 +65,15 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 	return fmt.Errorf("study %q is not registered: the studies are %s", name, strings.Join(known, ", "))
 }
 
-// roundDuration rounds an estimate to what a person reads: seconds below
-// an hour, minutes above.
-func roundDuration(d time.Duration) time.Duration {
-	if d >= time.Hour {
-		return d.Round(time.Minute)
+// started is the start of a target that measures or judges: ctx is
+// cancelled on SIGINT and SIGTERM (withSignals; call stop when done), the
+// profile is full unless set, and the error is the configuration's.
+func started(ctx context.Context, cfg Config) (context.Context, context.CancelFunc, Config, error) {
+	ctx, stop := withSignals(ctx)
+	if cfg.Profile == "" {
+		cfg.Profile = Full
 	}
-	return d.Round(time.Second)
+	return ctx, stop, cfg, cfg.Validate()
 }
 
 // runExperiment is the one way a study's experiment is run, by RunStudy

@@ -1,6 +1,7 @@
-package pipeline
+package reproduce
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -76,7 +77,7 @@ func quietRuns(ctx context.Context, cfg Config, s Study, ref string, refResults 
 		case m.Profile != cfg.Profile:
 			continue
 		case m.Measured.Machine.Verdict != "quiet":
-			left = append(left, id+": its quiet check did not pass ("+orUnknown(m.Measured.Machine.Verdict)+")")
+			left = append(left, id+": its quiet check did not pass ("+cmp.Or(m.Measured.Machine.Verdict, "not recorded")+")")
 			continue
 		}
 		if err := sound(run); err != nil {
@@ -139,13 +140,6 @@ func (ch *crossHost) fit(s Study, runs []analysedRun) {
 		it.holdout = agreement.HoldOutHosts(it.values, CrossHostLevel, CrossHostSlower)
 		ch.items = append(ch.items, it)
 	}
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "not recorded"
-	}
-	return s
 }
 
 // report is the cross-host block of `mage calibrate` and SUMMARY.txt:

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"pqrepro/internal/repro"
-	"pqrepro/internal/runlist"
 )
 
 // writeMeta writes a run's meta.json with the fields comparableRuns
@@ -38,11 +37,11 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 		if _, err := repro.WriteManifest(dir, path.Base(path.Dir(run))+"/"+id); err != nil {
 			t.Fatal(err)
 		}
-		if err := listRun(root, run, runlist.Evidence); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
+
+// runIDLayout is the time part of a run ID (repro.NewRun).
+const runIDLayout = "20060102T150405Z"
 
 // TestHostReference: a new run on another host than the pinned run's is
 // compared with the newest quiet run of its design and profile on its
@@ -52,9 +51,6 @@ func writeMeta(t *testing.T, root, run, profile, specSHA, design, cpu, verdict s
 func TestHostReference(t *testing.T) {
 	root, tree := t.TempDir(), t.TempDir()
 	study := Study{Name: "x", Results: func(string, []byte) (Results, error) { return nil, nil }}
-	saved := studies
-	t.Cleanup(func() { studies = saved })
-	studies = []Study{study}
 	writeMeta(t, root, "data/x/20261201T000000Z-quick", "quick", "s0", "d", "Xeon", "quiet") // pinned
 	writeMeta(t, root, "data/x/20261201T010000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
 	writeMeta(t, root, "data/x/20261201T020000Z-quick", "quick", "s1", "d", "AMD EPYC", "quiet")
@@ -82,19 +78,27 @@ func TestHostReference(t *testing.T) {
 	if _, err := repro.WriteManifest(late, "x/20261201T090000Z-quick"); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(root, runlist.Path("x"))) // listed anew, with the manifest as it is now
-	for _, id := range []string{"000000", "010000", "020000", "030000", "040000", "060000", "070000", "080000", "090000"} {
-		listRun(root, "data/x/20261201T"+id+"Z-quick", runlist.Evidence)
-	}
-	listRun(root, "data/x/20261201T050000Z-full", runlist.Evidence)
-	listRun(root, "data/x/20991231T000000Z-quick", runlist.Evidence)
 	writeMeta(t, tree, "data/x/new", "quick", "s3", "d", "AMD EPYC", "")
 	plan := func(ref string) studyPlan {
 		return studyPlan{s: study, ref: ref, committed: ref != "", newRun: "data/x/new"}
 	}
 
 	var log strings.Builder
-	cfg := Config{Root: root, Profile: "quick", Log: &log, Now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) }}
+	// The root's checks of a run's ID against its meta.json and the
+	// clock (pipeline's runTimeProblems), as the two runs that fail them
+	// get them.
+	idProblems := map[string]repro.Problem{
+		"data/x/20991231T000000Z-quick": {Path: "data/x/20991231T000000Z-quick", What: "the run ID 20991231T000000Z-quick lies in the future (now is 2026-12-03T00:00:00Z)"},
+		"data/x/20261201T090000Z-quick": {Path: "data/x/20261201T090000Z-quick/meta.json", What: "start 2026-12-01T10:00:00.001Z is not the second the run ID 20261201T090000Z-quick names"},
+	}
+	cfg := Config{Root: root, Profile: "quick", Log: &log, Now: func() time.Time { return time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC) },
+		Store: repro.OpenStore(root, ""),
+		RunProblems: func(run string, _ time.Time, _ bool) []repro.Problem {
+			if p, ok := idProblems[run]; ok {
+				return []repro.Problem{p}
+			}
+			return nil
+		}}
 	p := plan("data/x/20261201T000000Z-quick")
 	hostReference(cfg, &p, tree)
 	if p.ref != "data/x/20261201T020000Z-quick" || p.pinned != "data/x/20261201T000000Z-quick" || p.committed {

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"context"
@@ -40,7 +40,7 @@ const buildEstimate = 30 * time.Second
 //  1. it prints its plan: per study what runs, its estimated time from
 //     the study's cost model (Study.EstimateFor) and which reference run
 //     it is compared with, and what cannot run here and why;
-//  2. it verifies the committed data (verifyCommitted: every pinned run
+//  2. it verifies the committed data (Config.Verify: every pinned run
 //     against its sealed manifest and pin, every file of SHA256SUMS
 //     re-hashed) and refuses to go on if anything differs;
 //  3. it installs what the experiments and the paper need; a study
@@ -69,25 +69,10 @@ const buildEstimate = 30 * time.Second
 // interrupted All (Ctrl-C, SIGTERM) removes its incomplete tree: a tree
 // under ReproduceDir/<profile>/ is always a complete one. It returns
 // ErrNotReproduced when a comparison differs, and the error of any run
-// that failed (after the table).
-func All(ctx context.Context, cfg Config) error {
-	target := "all"
-	if cfg.Profile == Quick {
-		target = "quick"
-	}
-	return runAll(ctx, cfg, target)
-}
-
-func runAll(ctx context.Context, cfg Config, target string) error {
-	ctx, stop := withSignals(ctx)
-	defer stop()
-	if cfg.Profile == "" {
-		cfg.Profile = Full
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	began := cfg.now()
+// that failed (after the table). cfg.Profile is set and valid; target
+// ("all" or "quick") starts every line.
+func All(ctx context.Context, cfg Config, target string) error {
+	began := cfg.Now()
 	plans, err := planAll(cfg)
 	if err != nil {
 		return err
@@ -101,32 +86,14 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 
 	// 1. The committed data must be what was sealed before anything is
 	// compared with it.
-	if err := verifyCommitted(ctx, cfg, target); err != nil {
+	if err := cfg.Verify(ctx, target); err != nil {
 		return err
 	}
 
 	// 2. What the runs and the paper need; what cannot be installed
 	// turns into a reason to skip.
-	for i := range plans {
-		p := &plans[i]
-		if p.skip != "" || p.s.Requirements == nil {
-			continue
-		}
-		if err := cfg.installer().Ensure(ctx, p.s.Requirements(cfg.Root)); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			p.skip = "cannot install what it needs: " + err.Error()
-			cfg.printf("%s: %s: not re-run: %s", target, p.s.Name, p.skip)
-		}
-	}
-	if paperWhy == "" {
-		if err := cfg.installer().Ensure(ctx, []deps.Requirement{reqLatex}); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			paperWhy = "cannot install pdflatex: " + err.Error()
-		}
+	if paperWhy, err = installNeeds(ctx, cfg, target, plans, paperWhy); err != nil {
+		return err
 	}
 
 	// 3. The new runs, in a tree of their own that becomes final only
@@ -144,38 +111,8 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 			os.RemoveAll(work)
 		}
 	}()
-	runs := 0
-	for _, p := range plans {
-		if p.skip == "" {
-			runs++
-		}
-	}
-	if runs > 0 {
-		// The new runs' provenance is the repository's state, taken at
-		// the repository root, not the tree they are written in.
-		if cfg, err = cfg.withGit(ctx); err != nil {
-			return err
-		}
-	}
-	n := 0
-	for i := range plans {
-		p := &plans[i]
-		if p.skip != "" {
-			continue
-		}
-		n++
-		cfg.printf("%s [%d/%d]: %s: new %s run (about %v)", target, n, runs, p.s.Name, cfg.Profile, roundDuration(p.estimate))
-		start := cfg.now()
-		p.newRun, p.failed = newRun(ctx, cfg, p.s, work)
-		p.took = cfg.now().Sub(start)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%s: interrupted during the %s run: %w; the incomplete reproduction tree was removed, nothing else was written", target, p.s.Name, err)
-		}
-		if p.failed != nil {
-			cfg.printf("%s: %s: the run FAILED after %v: %v", target, p.s.Name, p.took.Round(time.Second), p.failed)
-			continue
-		}
-		cfg.printf("%s: %s: new run %s in %v", target, p.s.Name, p.newRun, p.took.Round(time.Second))
+	if err := runNew(ctx, cfg, target, plans, work); err != nil {
+		return err
 	}
 
 	// 4. Reference results of the same profile: the pinned run's, or,
@@ -204,7 +141,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 
 	// 6. Compare, write the summary, make the tree final.
 	sum := summarize(ctx, cfg, work, plans, filepath.Join(work, ".crosshost"))
-	sum.took = cfg.now().Sub(began)
+	sum.took = cfg.Now().Sub(began)
 	pdf := ""
 	if paperWhy == "" {
 		pdf = filepath.Join(final, "paper", "main.pdf")
@@ -220,7 +157,7 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 		return fmt.Errorf("%s: %w", target, err)
 	}
 	complete = true
-	fmt.Fprint(cfg.log(), text)
+	fmt.Fprint(cfg.Log, text)
 
 	var errs []error
 	for _, p := range plans {
@@ -235,4 +172,72 @@ func runAll(ctx context.Context, cfg Config, target string) error {
 		errs = append(errs, ErrNotReproduced)
 	}
 	return errors.Join(errs...)
+}
+
+// installNeeds installs what each study to re-run and the paper need. A
+// study whose needs cannot be installed gets that as its reason to skip;
+// a paper that cannot be built returns the reason as paperWhy.
+func installNeeds(ctx context.Context, cfg Config, target string, plans []studyPlan, paperWhy string) (string, error) {
+	for i := range plans {
+		p := &plans[i]
+		if p.skip != "" || p.s.Requirements == nil {
+			continue
+		}
+		if err := cfg.Install(ctx, p.s.Requirements()); err != nil {
+			if ctx.Err() != nil {
+				return paperWhy, ctx.Err()
+			}
+			p.skip = "cannot install what it needs: " + err.Error()
+			cfg.printf("%s: %s: not re-run: %s", target, p.s.Name, p.skip)
+		}
+	}
+	if paperWhy == "" {
+		if err := cfg.Install(ctx, []deps.Requirement{cfg.Latex}); err != nil {
+			if ctx.Err() != nil {
+				return paperWhy, ctx.Err()
+			}
+			paperWhy = "cannot install pdflatex: " + err.Error()
+		}
+	}
+	return paperWhy, nil
+}
+
+// runNew runs every study not skipped into work, one after the other,
+// with the repository's git state taken first. A failed run is recorded
+// in its plan; an interruption is an error.
+func runNew(ctx context.Context, cfg Config, target string, plans []studyPlan, work string) error {
+	runs := 0
+	for _, p := range plans {
+		if p.skip == "" {
+			runs++
+		}
+	}
+	if runs > 0 {
+		// The new runs' provenance is the repository's state, taken at
+		// the repository root, not the tree they are written in.
+		if err := cfg.WithGit(ctx); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for i := range plans {
+		p := &plans[i]
+		if p.skip != "" {
+			continue
+		}
+		n++
+		cfg.printf("%s [%d/%d]: %s: new %s run (about %v)", target, n, runs, p.s.Name, cfg.Profile, RoundDuration(p.estimate))
+		start := cfg.Now()
+		p.newRun, p.failed = newRun(ctx, cfg, p.s, work)
+		p.took = cfg.Now().Sub(start)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: interrupted during the %s run: %w; the incomplete reproduction tree was removed, nothing else was written", target, p.s.Name, err)
+		}
+		if p.failed != nil {
+			cfg.printf("%s: %s: the run FAILED after %v: %v", target, p.s.Name, p.took.Round(time.Second), p.failed)
+			continue
+		}
+		cfg.printf("%s: %s: new run %s in %v", target, p.s.Name, p.newRun, p.took.Round(time.Second))
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"context"
@@ -45,16 +45,9 @@ const calibrationDoc = "docs/agreement.md"
 // detected in 80 % of the pairs. The figures go to
 // CalibrateDir/<profile>/CALIBRATION.txt and into docs/agreement.md's
 // block for the profile. The same K and seed give the same figures.
+// cfg.Profile is set and valid.
 func Calibrate(ctx context.Context, cfg Config) error {
-	ctx, stop := withSignals(ctx)
-	defer stop()
-	if cfg.Profile == "" {
-		cfg.Profile = Full
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	k, seed := cfg.settings().CalibrateK, cfg.settings().CalibrateSeed
+	k, seed := cfg.Settings.CalibrateK, cfg.Settings.CalibrateSeed
 	plans, err := planAll(cfg)
 	if err != nil {
 		return err
@@ -68,7 +61,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	betweenRuns(ctx, cfg, plans, filepath.Join(tree, ".between"))
-	inputs, err := calibrationInputs(cfg.Root, cfg.Profile, k, seed)
+	inputs, err := CalibrationInputs(cfg.Root, cfg.Profile, cfg.Studies, k, seed)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
@@ -85,7 +78,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 			ch.fit(p.s, runs)
 			across.WriteString(ch.report(p.s.Name))
 		}
-		flips.WriteString(calibrateFlips(p.s, cfg.Profile, runs).report())
+		flips.WriteString(calibrateFlips(p.s, cfg.Profile, cfg.Catalogues, runs).report())
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -105,7 +98,7 @@ func Calibrate(ctx context.Context, cfg Config) error {
 	if err := fillDocBlock(filepath.Join(cfg.Root, calibrationDoc), cfg.Profile, text); err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	fmt.Fprint(cfg.log(), text)
+	fmt.Fprint(cfg.Log, text)
 	cfg.printf("calibrate: written to %s and %s", filepath.Join(CalibrateDir, cfg.Profile, "CALIBRATION.txt"), calibrationDoc)
 	return nil
 }
@@ -193,22 +186,22 @@ func calibration(ctx context.Context, profile string, plans []studyPlan, k int, 
 	return b.String(), nil
 }
 
-// calibrationInputs is a digest of everything a calibration's figures
-// follow from: the profile, K and seed, each study's pinned reference run
-// of the profile, every committed run folder (the between-run variance
-// draws on the quiet ones), and the Go code of the analysis and of the
-// calibration itself. docs/agreement.md quotes the figures with it, and
+// CalibrationInputs is a digest of everything a calibration's figures
+// follow from. That is the profile, K and seed, each study's pinned
+// reference run of the profile, every committed run folder (the
+// between-run variance draws on the quiet ones), and the Go code of the
+// analysis and of the calibration itself. docs/agreement.md quotes the figures with it, and
 // TestCalibrationDocIsCurrent fails when the tree's digest differs, so
 // that a quoted figure is re-derived when its inputs change (or not
 // quoted): 16 hexadecimal digits of a SHA-256.
-func calibrationInputs(root, profile string, k int, seed uint64) (string, error) {
+func CalibrationInputs(root, profile string, studies []Study, k int, seed uint64) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "profile %s\nK %d\nseed %d\n", profile, k, seed)
-	for _, s := range Studies() {
-		if s.StagesFor == nil {
+	for _, s := range studies {
+		if s.Stages == nil {
 			continue
 		}
-		ref, err := s.pinned(root, profile)
+		ref, err := s.pinned(profile)
 		if err != nil {
 			return "", fmt.Errorf("study %s: %w", s.Name, err)
 		}
@@ -222,7 +215,7 @@ func calibrationInputs(root, profile string, k int, seed uint64) (string, error)
 		}
 	}
 	var code []string
-	for _, dir := range []string{"analysis", "pipeline"} {
+	for _, dir := range []string{"analysis", "reproduce"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -234,7 +227,7 @@ func calibrationInputs(root, profile string, k int, seed uint64) (string, error)
 			if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 				return nil
 			}
-			if dir == "pipeline" && !calibrationCode[name] {
+			if dir == "reproduce" && !calibrationCode[name] {
 				return nil
 			}
 			code = append(code, p)
@@ -256,7 +249,7 @@ func calibrationInputs(root, profile string, k int, seed uint64) (string, error)
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// calibrationCode are pipeline's files that decide a calibration's
+// calibrationCode are reproduce's files that decide a calibration's
 // figures; the rest of the analysis is all of analysis/.
 var calibrationCode = map[string]bool{"calibrate.go": true, "between.go": true, "compare.go": true}
 
@@ -265,10 +258,10 @@ func inputsLine(digest string) string {
 	return "inputs " + digest + " (calibrationInputs: the profile's reference runs, every committed run, K, seed and the analysis code; when the tree's digest differs, these figures are stale)"
 }
 
-// calibrationDigest reads the inputs digest and the K and seed from a
+// CalibrationDigest reads the inputs digest and the K and seed from a
 // calibration report ("" when it has none: a report older than the
 // digest).
-func calibrationDigest(text string) (digest string, k int, seed uint64) {
+func CalibrationDigest(text string) (digest string, k int, seed uint64) {
 	for _, line := range strings.Split(text, "\n") {
 		if d, ok := strings.CutPrefix(line, "inputs "); ok && len(d) >= 16 {
 			digest = d[:16]
@@ -306,8 +299,8 @@ func calibrationNote(cfg Config) string {
 	if err != nil {
 		return fmt.Sprintf("\ncalibration of this rule at the %s profile: not measured here; `PQREPRO_PROFILE=%s go run mage.go calibrate` measures it (docs/agreement.md)\n", cfg.Profile, cfg.Profile)
 	}
-	digest, k, seed := calibrationDigest(string(b))
-	if now, err := calibrationInputs(cfg.Root, cfg.Profile, k, seed); err != nil || digest != now {
+	digest, k, seed := CalibrationDigest(string(b))
+	if now, err := CalibrationInputs(cfg.Root, cfg.Profile, cfg.Studies, k, seed); err != nil || digest != now {
 		return fmt.Sprintf("\ncalibration of this rule at the %s profile: the last one here (%s) was computed on other inputs (runs or analysis code) than this tree's, so its figures are not quoted; `PQREPRO_PROFILE=%s go run mage.go calibrate` measures it again (docs/agreement.md)\n",
 			cfg.Profile, filepath.Join(CalibrateDir, cfg.Profile, "CALIBRATION.txt"), cfg.Profile)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"context"
@@ -114,18 +114,20 @@ func betweenCandidates(root, study, refRun string, sound func(run string) error)
 // relative to cfg.Root): nil when the run is a sealed run (a folder
 // with a run ID and its MANIFEST.sha256) whose files match its manifest
 // (repro.CheckRun, every file read again) and whose ID agrees with its
-// meta.json and the clock (runTimeProblems); else the problems found.
+// meta.json and the clock (Config.RunProblems); else the problems found.
 // `mage all` refuses to start when any run fails these checks
-// (verifyCommitted), but the host reference and the between-run
+// (Config.Verify), but the host reference and the between-run
 // variance take a run's numbers as evidence, so they check it again.
 func soundRun(cfg Config) func(run string) error {
-	store, now := cfg.store(), cfg.now()
+	store, now := cfg.Store, cfg.Now()
 	return func(run string) error {
 		if !repro.IsRunID(path.Base(run)) {
 			return fmt.Errorf("%s is not named like a run (<start time>-<profile>)", path.Base(run))
 		}
 		ps := repro.CheckRun(cfg.Root, run, "", "", nil, store).Problems
-		ps = append(ps, runTimeProblems(cfg.Root, run, now, len(ps) == 0)...)
+		if cfg.RunProblems != nil {
+			ps = append(ps, cfg.RunProblems(run, now, len(ps) == 0)...)
+		}
 		if len(ps) == 0 {
 			return nil
 		}
@@ -186,7 +188,7 @@ func betweenRuns(ctx context.Context, cfg Config, plans []studyPlan, dir string)
 // analyseRun analyses one committed run of s into tree and returns its
 // results/<study>.json.
 func analyseRun(ctx context.Context, cfg Config, s Study, run, tree string) ([]byte, error) {
-	st, err := s.stagesOver(cfg.Root, cfg.Profile, run, cfg.settings())
+	st, err := s.Stages(cfg.Profile, run)
 	if err != nil {
 		return nil, err
 	}
@@ -200,13 +202,13 @@ func analyseRun(ctx context.Context, cfg Config, s Study, run, tree string) ([]b
 	return os.ReadFile(filepath.Join(tree, "results", s.Name+".json"))
 }
 
-// quietRepeats lists the other runs of data/<study>/ (folders relative
-// to root) that repeat run for the specification curve: the same
-// profile, the design of the study's spec as committed now
-// (spec_design_sha256 of its [runs]-less bytes), a quiet check passed;
-// other hosts included. A run recorded before meta.json carried the
+// QuietRepeats lists the other runs of data/<study>/ (folders relative
+// to root) that repeat run for the specification curve. They have its
+// profile and the design of the study's spec as committed now
+// (spec_design_sha256 of its [runs]-less bytes), and passed their quiet
+// check; other hosts are included. A run recorded before meta.json carried the
 // design hash (as Study A's pinned full run) is never a repeat.
-func quietRepeats(root, study, profile, run string) ([]string, error) {
+func QuietRepeats(root, study, profile, run string) ([]string, error) {
 	b, err := os.ReadFile(filepath.Join(root, spec.Path(study)))
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"fmt"
@@ -59,7 +59,7 @@ type flipCalibration struct {
 // `all`, the items carry the between-run variance of the reference's
 // comparable runs (its design and host, the reference included, the new
 // run not: betweenOf).
-func calibrateFlips(s Study, profile string, runs []analysedRun) flipCalibration {
+func calibrateFlips(s Study, profile string, cats []claims.Catalogue, runs []analysedRun) flipCalibration {
 	fc := flipCalibration{study: s.Name, plant: s.PlantName, runs: len(runs), byHost: map[string]flipCount{}}
 	// Each run's claims, normalised items and items compared with
 	// themselves are derived once, not once per pair.
@@ -67,7 +67,7 @@ func calibrateFlips(s Study, profile string, runs []analysedRun) flipCalibration
 	normalised := map[string][]agreement.Normalised{}
 	self := map[string][]agreement.Item{}
 	for _, r := range runs {
-		side, err := newRunSide(s, r.id, r.results)
+		side, err := newRunSide(s, cats, r.id, r.results)
 		if err != nil {
 			fc.left = append(fc.left, r.id+": not normalised: "+err.Error())
 		}
@@ -83,10 +83,10 @@ func calibrateFlips(s Study, profile string, runs []analysedRun) flipCalibration
 			fc.left = append(fc.left, r.id+": no planted change: "+err.Error())
 			continue
 		}
-		planted[r.id], _ = newRunSide(s, r.id+" (planted)", b)
+		planted[r.id], _ = newRunSide(s, cats, r.id+" (planted)", b)
 	}
 	itemOf := map[string]string{}
-	for _, c := range claims.All(catalogues()) {
+	for _, c := range claims.All(cats) {
 		itemOf[c.ID] = c.Item
 	}
 	for _, now := range runs {
@@ -94,7 +94,7 @@ func calibrateFlips(s Study, profile string, runs []analysedRun) flipCalibration
 			if ref.id == now.id || !ref.info.sameDesign(now.info) {
 				continue
 			}
-			p := pair{s: s, profile: profile, ref: sides[ref.id], now: now.info, runs: runs, normalised: normalised, itemOf: itemOf,
+			p := pair{s: s, cats: cats, profile: profile, ref: sides[ref.id], now: now.info, runs: runs, normalised: normalised, itemOf: itemOf,
 				hosts: hostPair{match: len(ref.info.host.Differences(now.info.host)) == 0}, between: betweenOf(s, ref, now, runs, self)}
 			var c flipCount
 			c.pairs = 1
@@ -134,8 +134,8 @@ type runSide struct {
 
 // newRunSide evaluates results' claims and normalises its items (an
 // error, with the claims kept, when the results cannot be normalised).
-func newRunSide(s Study, name string, results []byte) (*runSide, error) {
-	side := &runSide{results: results, claims: evaluateClaims(map[string][]byte{s.Name: results}, nil)}
+func newRunSide(s Study, cats []claims.Catalogue, name string, results []byte) (*runSide, error) {
+	side := &runSide{results: results, claims: evaluateClaims(cats, map[string][]byte{s.Name: results}, nil)}
 	if s.Normalised == nil {
 		return side, nil
 	}
@@ -148,6 +148,7 @@ func newRunSide(s Study, name string, results []byte) (*runSide, error) {
 // against it.
 type pair struct {
 	s          Study
+	cats       []claims.Catalogue
 	profile    string
 	ref        *runSide
 	now        runInfo
@@ -178,7 +179,7 @@ func (p pair) differs(now *runSide) (differs bool, why string, held bool) {
 		cross[s.Name], outside = leaveHostOut(p.now, now.normalised, p.runs, p.normalised)
 	}
 	a, b := p.ref.claims, now.claims
-	rep, judged := verdictLine([]agreement.Study{as}, a, b, map[string]hostPair{s.Name: p.hosts}, cross)
+	rep, judged := verdictLine(p.cats, []agreement.Study{as}, a, b, map[string]hostPair{s.Name: p.hosts}, cross)
 	for i, c := range a {
 		if c.Study != s.Name || c.Derived() || p.hosts.match || c.Verdict == b[i].Verdict || judged[i].status == agreement.Inconsistent {
 			continue

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"pqrepro/experiments/instruments/runlife"
 	"slices"
 	"strings"
 	"time"
@@ -31,11 +30,7 @@ func newRun(ctx context.Context, cfg Config, s Study, tree string) (string, erro
 	if err := os.WriteFile(specCopy, b, 0o644); err != nil {
 		return "", err
 	}
-	// A new run here is compared with the reference run, never made one:
-	// a busy machine is recorded in its meta.json (and the tree's paper),
-	// not a reason to drop it.
-	ctx = runlife.WithPinBusy(ctx, "a new run of `mage all` in a scratch tree, compared with the reference run; not a reference run")
-	id, err := runExperiment(ctx, cfg, s, specCopy, filepath.Join(tree, "data"))
+	id, err := s.Run(ctx, specCopy, filepath.Join(tree, "data"))
 	if err != nil {
 		return "", err
 	}
@@ -62,7 +57,7 @@ func analyseIn(ctx context.Context, cfg Config, tree string, stages []*repro.Sta
 	if err := repo.CopyFiles(tree, sources); err != nil {
 		return nil, fmt.Errorf("copy the sources into %s: %w", tree, err)
 	}
-	e := &repro.Engine{Root: tree, CodeRoot: cfg.Root, Stages: stages, Log: cfg.log(), Verbose: cfg.Verbose, Now: cfg.Now, KeepGoing: true}
+	e := &repro.Engine{Root: tree, CodeRoot: cfg.Root, Stages: stages, Log: cfg.Log, Verbose: cfg.Verbose, Now: cfg.Now, KeepGoing: true}
 	if !cfg.Verbose {
 		e.Log = io.Discard
 	}
@@ -95,7 +90,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, 
 			}
 			p.refResults = b
 		default:
-			st, err := p.s.stagesOver(cfg.Root, cfg.Profile, p.ref, cfg.settings())
+			st, err := p.s.Stages(cfg.Profile, p.ref)
 			if err != nil {
 				return fmt.Errorf("study %s: %w", p.s.Name, err)
 			}
@@ -111,7 +106,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, 
 		names[i] = p.s.Name + " " + p.ref
 	}
 	cfg.printf("reference: analysing the %s reference runs that the committed outputs are not built from, or not with the current code (%s), in %s", cfg.Profile, strings.Join(names, ", "), where)
-	start := cfg.now()
+	start := cfg.Now()
 	rep, err := analyseIn(ctx, cfg, tree, stages, nil)
 	if err != nil {
 		return fmt.Errorf("analyse the reference runs: %w", err)
@@ -119,7 +114,7 @@ func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, 
 	for _, f := range rep.Failed {
 		cfg.printf("reference: stage %s FAILED: %v", f.Stage, f.Err)
 	}
-	cfg.printf("reference: %d stages ran, %d failed (%v)", len(rep.Ran), len(rep.Failed), cfg.now().Sub(start).Round(time.Millisecond))
+	cfg.printf("reference: %d stages ran, %d failed (%v)", len(rep.Ran), len(rep.Failed), cfg.Now().Sub(start).Round(time.Millisecond))
 	for _, p := range analysed {
 		if b, err := os.ReadFile(filepath.Join(tree, "results", p.s.Name+".json")); err == nil {
 			p.refResults = b
@@ -139,8 +134,8 @@ func buildTree(ctx context.Context, cfg Config, target string, plans []studyPlan
 	for _, p := range plans {
 		byName[p.s.Name] = p
 	}
-	stages, err := assembleStages(cfg.Root, cfg.settings(), func(s Study) (string, string, error) {
-		p, ok := byName[s.Name]
+	stages, err := cfg.Assemble(func(name string) (string, string, error) {
+		p, ok := byName[name]
 		if !ok {
 			return "", "", nil
 		}
@@ -151,21 +146,21 @@ func buildTree(ctx context.Context, cfg Config, target string, plans []studyPlan
 		profile, run := cfg.Profile, p.ref
 		if run == "" {
 			var err error
-			if profile, err = (&Config{Root: cfg.Root}).stageProfile(s); err != nil {
+			if profile, err = p.s.committedProfile(); err != nil {
 				return "", "", err
 			}
-			if run, err = s.pinned(cfg.Root, profile); err != nil || run == "" {
+			if run, err = p.s.pinned(profile); err != nil || run == "" {
 				return "", "", err
 			}
 		}
-		cfg.printf("%s: %s enters the tree's paper with its committed %s run %s (not re-run here)", target, s.Name, profile, run)
+		cfg.printf("%s: %s enters the tree's paper with its committed %s run %s (not re-run here)", target, name, profile, run)
 		return profile, run, nil
-	}, false, paper)
+	}, paper)
 	if err != nil {
 		return nil, err
 	}
 	cfg.printf("%s: analysing the new runs in the tree: %d stages", target, len(stages))
-	start := cfg.now()
+	start := cfg.Now()
 	rep, err := analyseIn(ctx, cfg, tree, stages, fresh)
 	if err != nil {
 		return nil, fmt.Errorf("analyse the new runs: %w", err)
@@ -179,7 +174,7 @@ func buildTree(ctx context.Context, cfg Config, target string, plans []studyPlan
 	if paper && paperErr == nil && !slices.Contains(rep.Ran, "paper") && !slices.Contains(rep.UpToDate, "paper") {
 		paperErr = errors.New("not built: a stage it depends on failed (listed above)")
 	}
-	cfg.printf("%s: %d stages ran, %d failed (%v)", target, len(rep.Ran), len(rep.Failed), cfg.now().Sub(start).Round(time.Millisecond))
+	cfg.printf("%s: %d stages ran, %d failed (%v)", target, len(rep.Ran), len(rep.Failed), cfg.Now().Sub(start).Round(time.Millisecond))
 	for i := range plans {
 		p := &plans[i]
 		if p.newRun == "" {

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"context"
@@ -89,9 +89,9 @@ func summarize(ctx context.Context, cfg Config, tree string, plans []studyPlan, 
 		}
 	}
 	crossHostJudge(ctx, cfg, sum, crossDir)
-	a, b := evaluateClaims(ref, refMissing), evaluateClaims(now, nowMissing)
+	a, b := evaluateClaims(cfg.Catalogues, ref, refMissing), evaluateClaims(cfg.Catalogues, now, nowMissing)
 	var judged []claimJudgement
-	sum.items, judged = verdictLine(compared, a, b, sum.hosts, sum.crossItems)
+	sum.items, judged = verdictLine(cfg.Catalogues, compared, a, b, sum.hosts, sum.crossItems)
 	for i, c := range a {
 		row := claimRow{Evaluated: c, now: b[i], refNote: refMissing[c.Study], nowNote: nowMissing[c.Study], status: agreement.NotJudged, hostDependent: judged[i].hostDependent}
 		switch {
@@ -110,14 +110,14 @@ func summarize(ctx context.Context, cfg Config, tree string, plans []studyPlan, 
 	return sum
 }
 
-// evaluateClaims evaluates every study's claims on the results files, by
-// study name; missing says why a study has none.
-func evaluateClaims(files map[string][]byte, missing map[string]string) []claims.Evaluated {
+// evaluateClaims evaluates every study's claims (cats) on the results
+// files, by study name; missing says why a study has none.
+func evaluateClaims(cats []claims.Catalogue, files map[string][]byte, missing map[string]string) []claims.Evaluated {
 	r, err := claims.NewResults(files, missing)
 	if err != nil {
 		r, _ = claims.NewResults(nil, missing)
 	}
-	return claims.Run(r, claims.All(catalogues())).Claims
+	return claims.Run(r, claims.All(cats)).Claims
 }
 
 // A claimJudgement is one claim's comparison between two runs.
@@ -135,10 +135,11 @@ type claimJudgement struct {
 // host-independent claim that flipped on an unlike host without a
 // cross-host verdict is marked to be judged on its host-free scale
 // (standIns), so that such flips share the items' family-wise error rate.
-// summarize and the calibration of claim flips (flipcal.go) both use it.
-func verdictLine(compared []agreement.Study, a, b []claims.Evaluated, hosts map[string]hostPair, cross map[string]map[string]agreement.CrossVerdict) (*agreement.Report, []claimJudgement) {
+// summarize and the calibration of claim flips (flipcal.go) both use it;
+// cats are the registered studies' claims.
+func verdictLine(cats []claims.Catalogue, compared []agreement.Study, a, b []claims.Evaluated, hosts map[string]hostPair, cross map[string]map[string]agreement.CrossVerdict) (*agreement.Report, []claimJudgement) {
 	stated := map[string]claims.Claim{}
-	for _, c := range claims.All(catalogues()) {
+	for _, c := range claims.All(cats) {
 		stated[c.ID] = c
 	}
 	standIns(compared, a, b, stated, hosts, cross)

@@ -1,4 +1,4 @@
-package pipeline
+package reproduce
 
 import (
 	"encoding/json"
@@ -10,8 +10,9 @@ import (
 
 // Results are one run's results/<name>.json decoded once by its study's
 // analysis package (its DecodeResults), with what `mage all` and `mage
-// calibrate` derive from them. Study.Results returns them; resultsOf binds
-// them to the analysis package's functions over its results type.
+// calibrate` derive from them. Study.Results returns them; the
+// registry's resultsOf (pipeline) binds them to the analysis package's
+// functions over its results type.
 type Results interface {
 	// Items lists the compared items of these results, the reference,
 	// and now's (decoded by the same study's Results) for
@@ -26,56 +27,6 @@ type Results interface {
 	// how it draws; nil when the study has none (calibrate then draws
 	// parametrically in both modes).
 	Resampler() (agreement.Resampler, string)
-}
-
-// resultsOf is a study's Results over its analysis package's results
-// type T: Decode is its one decoder (strict: a field renamed in the
-// analysis stops the comparison rather than turn every item "absent"),
-// Items its CompareItems; Changes and Resampler may be nil, Method says
-// how Resampler draws.
-type resultsOf[T any] struct {
-	Decode    func(name string, b []byte) (*T, error)
-	Items     func(ref, now *T) []agreement.Item
-	Changes   func(ref *T) []agreement.Change
-	Resampler func(ref *T) agreement.Resampler
-	Method    string
-}
-
-// decode is the Study.Results hook: it decodes b once.
-func (h resultsOf[T]) decode(name string, b []byte) (Results, error) {
-	v, err := h.Decode(name, b)
-	if err != nil {
-		return nil, err
-	}
-	return decoded[T]{h: h, v: v}, nil
-}
-
-// decoded is one run's results of type T with its study's functions.
-type decoded[T any] struct {
-	h resultsOf[T]
-	v *T
-}
-
-func (d decoded[T]) Items(now Results) ([]agreement.Item, error) {
-	n, ok := now.(decoded[T])
-	if !ok {
-		return nil, fmt.Errorf("results of type %T compared with %T: two studies' results", d.v, now)
-	}
-	return d.h.Items(d.v, n.v), nil
-}
-
-func (d decoded[T]) Changes() []agreement.Change {
-	if d.h.Changes == nil {
-		return nil
-	}
-	return d.h.Changes(d.v)
-}
-
-func (d decoded[T]) Resampler() (agreement.Resampler, string) {
-	if d.h.Resampler == nil {
-		return nil, ""
-	}
-	return d.h.Resampler(d.v), d.h.Method
 }
 
 // compareStudy is one study's items for agreement.Judge: its results
