@@ -561,6 +561,17 @@ func mustWrite(t *testing.T, p string, b []byte) {
 	}
 }
 
+// TestM4NoteClock: the Cortex-M4 table's note gives the run's clock,
+// whatever it is.
+func TestM4NoteClock(t *testing.T) {
+	for hz, want := range map[uint32]string{133000000: "133", 125000000: "125", 114857143: "114.857143"} {
+		r := &Results{ClockHz: hz, M4: M4Comparison{Source: "s"}}
+		if m4, err := m4Table(r); err != nil || !strings.Contains(m4, "SysTick counts at "+want+"\\,MHz") {
+			t.Errorf("%d Hz: M4 table (%v):\n%s", hz, err, m4)
+		}
+	}
+}
+
 func TestMacroWord(t *testing.T) {
 	for in, want := range map[string]string{
 		"ml-kem-512": "MlkemFiveTwelve", "ecdh-p256": "EcdhPTwoFiftySix", "keygen": "Keygen",
