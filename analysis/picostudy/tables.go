@@ -74,6 +74,10 @@ func Tables(r *Results) (map[string]string, error) {
 		return nil, err
 	}
 	out[TableDeadlines] = t
+	if t, err = configurationsTable(r); err != nil {
+		return nil, err
+	}
+	out[TableConfigurations] = t
 	n, err := numbers(r)
 	if err != nil {
 		return nil, err
