@@ -50,6 +50,8 @@ var templateExtra = map[string]string{
 	"netstudy/toolchain.go":              "the toolchain factor",
 	"netstudy/views.go":                  "the claim views: results without the handshakes a late packet touched",
 	"picostudy/boards.go":                "the boards a run's images ran on (emulator or Pico)",
+	"picostudy/configurations.go":        "the run's configurations: each image's factors, grouped, each summarised at its own clock and set beside the primary",
+	"picostudy/configurations_tables.go": "the rendering of what each configuration's factors moved",
 	"picostudy/recommendation.go":        "the original's deployment advice tested against signing deadlines",
 	"picostudy/recommendation_tables.go": "the rendering of the recommendation",
 }

@@ -57,12 +57,13 @@ type input struct {
 }
 
 type imageData struct {
-	name   string // the run folder: <image>, or <image>@<board number> when replicated
-	image  string // the image: the folder name without @<n>
-	board  string // image.json's board; "" in runs made before boards were recorded
-	header picodata.Header
-	ms     []picodata.Measurement
-	size   picodata.SizeReport
+	name    string // the run folder: <image>[+<configuration>][@<board number>]
+	image   string // the image: the folder name without +<configuration> and @<n>
+	board   string // image.json's board; "" in runs made before boards were recorded
+	factors Factors
+	header  picodata.Header
+	ms      []picodata.Measurement
+	size    picodata.SizeReport
 }
 
 // analyze turns a run into Results. It fails, naming the file and what is
@@ -123,12 +124,18 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 		Versus: map[string]*Versus{}, SignVerify: map[string]*Cost{}, SignVerifyVsECDSA: map[string]float64{},
 		NotMeasured: map[string]string{}}
 	for _, img := range images {
-		if img.header.ClockHz != h.ClockHz || img.header.CFlags != h.CFlags || img.header.Seed != h.Seed {
-			return nil, fmt.Errorf("%w: image %s ran at %d Hz with %q and seed %d, image %s at %d Hz with %q and seed %d: one run must use one clock, flag set and seed",
-				ErrInput, images[0].name, h.ClockHz, h.CFlags, h.Seed, img.name, img.header.ClockHz, img.header.CFlags, img.header.Seed)
+		if img.header.CFlags != h.CFlags || img.header.Seed != h.Seed {
+			return nil, fmt.Errorf("%w: image %s ran with %q and seed %d, image %s with %q and seed %d: one run must use one flag set and seed",
+				ErrInput, images[0].name, h.CFlags, h.Seed, img.name, img.header.CFlags, img.header.Seed)
 		}
 	}
-	if err := addImages(res, images, in.power); err != nil {
+	// Each configuration has its own clock; the primary's is the run's.
+	primary, others, err := groupConfigurations(images)
+	if err != nil {
+		return nil, err
+	}
+	res.ClockHz = primary[0].factors.ClockHz
+	if err := addImages(res, primary, in.power, timerMs); err != nil {
 		return nil, err
 	}
 	for _, s := range in.require {
@@ -143,6 +150,9 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 				return nil, fmt.Errorf("%w: scheme %s has no %s measurements", ErrInput, name, op)
 			}
 		}
+	}
+	if err := addConfigurations(res, primary[0].factors, others, in.require, in.power); err != nil {
+		return nil, err
 	}
 	hostRel := path.Join(in.runDir, picodata.HostTimingsFile)
 	if have[hostRel] {
@@ -221,18 +231,20 @@ func readImage(ctx context.Context, in input, dir string, have map[string]bool) 
 		}
 	}
 	img.header = ds.Header
-	if rel := path.Join(dir, picodata.ImageFile); have[rel] {
+	rel := path.Join(dir, picodata.ImageFile)
+	var rec *imageRecord
+	if have[rel] {
 		b, err := in.read(rel)
 		if err != nil {
 			return img, fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
 		}
-		var rec struct {
-			Board string `json:"board"`
-		}
-		if err := json.Unmarshal(b, &rec); err != nil {
+		if rec, err = parseImageRecord(b); err != nil {
 			return img, fmt.Errorf("%w: %s: %v", ErrInput, rel, err)
 		}
 		img.board = rec.Board
+	}
+	if err := readFactors(&img, rec, rel); err != nil {
+		return img, err
 	}
 	if b, err = need(picodata.SizeFile); err != nil {
 		return img, err
@@ -268,10 +280,11 @@ func family(scheme string) string {
 	return "signature"
 }
 
-// addImages adds the images' schemes to res. A replicated run has one
-// folder per image and board: their measurements are pooled per
-// operation, and the board factor (boards.go) compares them.
-func addImages(res *Results, images []imageData, power float64) error {
+// addImages adds the images' schemes to res, with each measurement's time
+// in ms from msOf. A replicated run has one folder per image and board:
+// their measurements are pooled per operation, and the board factor
+// (boards.go) compares them.
+func addImages(res *Results, images []imageData, power float64, msOf func(picodata.Measurement) float64) error {
 	type pooled struct {
 		image   string
 		first   imageData
@@ -321,14 +334,14 @@ func addImages(res *Results, images []imageData, power float64) error {
 		}
 		for _, op := range sortedKeys(p.byOp) {
 			ms := p.byOp[op]
-			o, err := describe(ms, power)
+			o, err := describe(ms, power, msOf)
 			if err != nil {
 				return fmt.Errorf("%w: %s %s: %v", ErrInput, s, op, err)
 			}
 			if op == "sign" {
 				lo, hi := ms[0].Cycles, ms[0].Cycles
 				for _, m := range ms {
-					o.SamplesMs = append(o.SamplesMs, float64(m.Micros)/1000)
+					o.SamplesMs = append(o.SamplesMs, msOf(m))
 					lo, hi = min(lo, m.Cycles), max(hi, m.Cycles)
 				}
 				o.MinCycles, o.MaxCycles = &lo, &hi
@@ -355,14 +368,15 @@ func addImages(res *Results, images []imageData, power float64) error {
 	return nil
 }
 
-// describe summarises one operation: times from the 1 MHz timer in ms,
-// R type 7 quantiles (analysis/stats), energy = mean time x power.
-func describe(ms []picodata.Measurement, power float64) (*Op, error) {
+// describe summarises one operation: times in ms from msOf (the 1 MHz
+// timer, or cycles at a configuration's clock), R type 7 quantiles
+// (analysis/stats), energy = mean time x power.
+func describe(ms []picodata.Measurement, power float64, msOf func(picodata.Measurement) float64) (*Op, error) {
 	x := make([]float64, len(ms))
 	var cyc float64
 	o := &Op{N: len(ms)}
 	for i, m := range ms {
-		x[i] = float64(m.Micros) / 1000
+		x[i] = msOf(m)
 		cyc += float64(m.Cycles)
 		o.PeakStackBytes = max(o.PeakStackBytes, m.Stack)
 		o.PeakHeapBytes = max(o.PeakHeapBytes, m.Heap)

@@ -76,6 +76,13 @@ func slower(t *testing.T, dir, scheme, op string) {
 		}
 		return []picodata.Line{l}
 	})
+	rewriteRecords(t, dir)
+}
+
+// rewriteRecords writes an image folder's records again from its serial
+// log, after a test changed the log.
+func rewriteRecords(t *testing.T, dir string) {
+	t.Helper()
 	ds, err := picodata.ReadRun(context.Background(), bytes.NewReader(mustRead(t, filepath.Join(dir, picodata.SerialLogFile))), picodata.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,4 +22,17 @@
 // published cycles for the same PQClean clean code (pqm4.csv beside the
 // published values, cited there and in testdata/README.md). Every output says whether the
 // numbers come from the emulator ("emulated") or a board.
+//
+// A run may hold several configurations: a profile's configurations run
+// each image again in a folder <image>+<name> (configurations.go). The
+// primary, [build]'s, is what every result above and every claim is made
+// from. Each other configuration is summarised with its times at its own
+// clock (mean cycles / clk_sys) and set beside the primary per operation,
+// the factors that differ named. An image's configuration is its folder's
+// suffix, which image.json's configuration must match (a named one needs
+// image.json); its clock is the firmware's clock_hz, which image.json's
+// clock_mhz must match; runtime, message_bytes and code_in come from
+// image.json and its provenance, each at the pinned runs' level when
+// absent. Images of one configuration at two clocks, or a level the
+// analysis cannot name, are errors.
 package picostudy

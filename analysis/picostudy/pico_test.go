@@ -88,7 +88,7 @@ func engine(t testing.TB, root string, p Params) *repro.Engine {
 var allOutputs = []string{ResultsFile,
 	FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
 	FigureStackBase + ".pdf", FigureStackBase + ".svg", FigureDeadlineBase + ".pdf", FigureDeadlineBase + ".svg",
-	TableOps, TableVersusPaper, TableM4, TableDeadlines, NumbersFile}
+	TableOps, TableVersusPaper, TableM4, TableDeadlines, TableConfigurations, NumbersFile}
 
 func readOutputs(t testing.TB, root string) map[string][]byte {
 	t.Helper()
@@ -328,11 +328,7 @@ func rewriteLog(t *testing.T, path string, f func(l picodata.Line) []picodata.Li
 }
 
 func TestBadInput(t *testing.T) {
-	cases := []struct {
-		name string
-		edit func(t *testing.T, dir string)
-		want string
-	}{
+	cases := []badCase{
 		{"missing scheme", func(t *testing.T, dir string) {
 			if err := os.RemoveAll(filepath.Join(dir, "mldsa65")); err != nil {
 				t.Fatal(err)
@@ -394,6 +390,19 @@ func TestBadInput(t *testing.T) {
 			}
 		}, "measurements.csv.gz"},
 	}
+	runBadCases(t, cases)
+}
+
+// badCase is a damage to the recorded run and what the error must say.
+type badCase struct {
+	name string
+	edit func(t *testing.T, dir string)
+	want string
+}
+
+// runBadCases runs each case as a subtest: the analysis fails with an
+// ErrInput that says what the case wants, and writes no output.
+func runBadCases(t *testing.T, cases []badCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := badRun(t, func(dir string) { c.edit(t, dir) })
@@ -558,6 +567,17 @@ func mustWrite(t *testing.T, p string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestM4NoteClock: the Cortex-M4 table's note gives the run's clock,
+// whatever it is.
+func TestM4NoteClock(t *testing.T) {
+	for hz, want := range map[uint32]string{133000000: "133", 125000000: "125", 114857143: "114.857143"} {
+		r := &Results{ClockHz: hz, M4: M4Comparison{Source: "s"}}
+		if m4, err := m4Table(r); err != nil || !strings.Contains(m4, "SysTick counts at "+want+"\\,MHz") {
+			t.Errorf("%d Hz: M4 table (%v):\n%s", hz, err, m4)
+		}
 	}
 }
 

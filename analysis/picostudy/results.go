@@ -71,6 +71,10 @@ type Results struct {
 	// Boards is the board as a factor, when the run used more than one
 	// board (emulator instance or real board); absent otherwise.
 	Boards *BoardFactor `json:"boards,omitempty"`
+	// Configurations sets the run's other configurations beside the
+	// primary one (configurations.go), when it ran more than one; absent
+	// otherwise. Schemes and everything above are the primary's.
+	Configurations *Configurations `json:"configurations,omitempty"`
 }
 
 // Host is the host-CPU column: scheme -> operation -> library.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -27,14 +28,19 @@ func ms(x *float64) string {
 
 func ptr(x float64) *float64 { return &x }
 
+// mhzText is a clock in MHz with no trailing zeros ("133", "114.857143").
+func mhzText(hz uint32) string {
+	return strconv.FormatFloat(round(float64(hz)/1e6), 'f', -1, 64)
+}
+
 func kb(bytes uint32) string { return render.Fixed(float64(bytes)/1024, 1) }
 
 func thousands(x float64) string { return render.GroupDigits(render.Fixed(x, 0), "{,}") }
 
 // caption tail shared by the tables: where the numbers come from.
 func source(r *Results) string {
-	return fmt.Sprintf("RP2040 at %d\\,MHz, %s, %s %s; run %s",
-		r.ClockHz/1000000, render.Escape(r.Board), render.Escape(r.Compiler), render.Escape(strings.ReplaceAll(r.CFlags, ",", " ")), render.Escape(r.Run))
+	return fmt.Sprintf("RP2040 at %s\\,MHz, %s, %s %s; run %s",
+		mhzText(r.ClockHz), render.Escape(r.Board), render.Escape(r.Compiler), render.Escape(strings.ReplaceAll(r.CFlags, ",", " ")), render.Escape(r.Run))
 }
 
 // Tables renders the LaTeX tables and the number macros, keyed by output
@@ -68,6 +74,10 @@ func Tables(r *Results) (map[string]string, error) {
 		return nil, err
 	}
 	out[TableDeadlines] = t
+	if t, err = configurationsTable(r); err != nil {
+		return nil, err
+	}
+	out[TableConfigurations] = t
 	n, err := numbers(r)
 	if err != nil {
 		return nil, err
@@ -167,7 +177,7 @@ func m4Table(r *Results) (string, error) {
 	t := render.Table{Label: "tab:pico-m4", Align: "llrrrrr",
 		Caption: "Cycles of the same PQClean clean code on the Cortex-M0+ (ours, " + render.Escape(r.Label) + ") and the Cortex-M4 (pqm4)",
 		Header:  []string{"Scheme", "Operation", "M0+ cycles", "M4 cycles", "M0+/M4", "M0+ stack (B)", "M4 stack (B)"},
-		Notes: "M4: " + render.Escape(r.M4.Source) + ". M0+ cycles are SysTick counts at 133\\,MHz; means. " +
+		Notes: "M4: " + render.Escape(r.M4.Source) + ". M0+ cycles are SysTick counts at " + mhzText(r.ClockHz) + "\\,MHz; means. " +
 			"ML-DSA signing means depend on the messages signed (rejection sampling)."}
 	prev := ""
 	for _, row := range r.M4.Rows {
@@ -234,7 +244,7 @@ func numbers(r *Results) (string, error) {
 	}
 	set("Board", render.Escape(r.Board))
 	set("Label", render.Escape(r.Label))
-	set("ClockMHz", fmt.Sprint(r.ClockHz/1000000))
+	set("ClockMHz", mhzText(r.ClockHz))
 	set("PowerMw", render.Fixed(r.Energy.Milliwatts, 1))
 	set("RunID", render.Escape(r.Run))
 	set("Profile", render.Escape(r.Profile))
