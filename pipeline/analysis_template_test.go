@@ -53,6 +53,8 @@ var templateExtra = map[string]string{
 	"picostudy/configurations.go":        "the run's configurations: each image's factors, grouped, each summarised at its own clock and set beside the primary",
 	"picostudy/configurations_tables.go": "the rendering of what each configuration's factors moved",
 	"picostudy/recommendation.go":        "the original's deployment advice tested against signing deadlines",
+	"picostudy/signing.go":               "ML-DSA signing split by its rejection loop: the single-iteration minimum and each step's cost",
+	"picostudy/signing_tables.go":        "the rendering of the signing split",
 	"picostudy/recommendation_tables.go": "the rendering of the recommendation",
 }
 

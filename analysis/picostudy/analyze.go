@@ -138,6 +138,13 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 	if err := addImages(res, primary, in.power, timerMs); err != nil {
 		return nil, err
 	}
+	var signs []picodata.Measurement
+	for _, img := range primary {
+		signs = append(signs, img.ms...)
+	}
+	if res.SigningLoops, err = signingLoops(signs); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
 	for _, s := range in.require {
 		if res.Schemes[s] == nil {
 			return nil, fmt.Errorf("%w: missing scheme %s: the run has %s (a run restricted to some images cannot be analysed; run the whole profile)",

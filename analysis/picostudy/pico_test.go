@@ -88,7 +88,7 @@ func engine(t testing.TB, root string, p Params) *repro.Engine {
 var allOutputs = []string{ResultsFile,
 	FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
 	FigureStackBase + ".pdf", FigureStackBase + ".svg", FigureDeadlineBase + ".pdf", FigureDeadlineBase + ".svg",
-	TableOps, TableVersusPaper, TableM4, TableDeadlines, TableConfigurations, NumbersFile}
+	TableOps, TableVersusPaper, TableM4, TableDeadlines, TableConfigurations, TableSigning, NumbersFile}
 
 func readOutputs(t testing.TB, root string) map[string][]byte {
 	t.Helper()

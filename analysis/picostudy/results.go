@@ -75,6 +75,10 @@ type Results struct {
 	// primary one (configurations.go), when it ran more than one; absent
 	// otherwise. Schemes and everything above are the primary's.
 	Configurations *Configurations `json:"configurations,omitempty"`
+	// SigningLoops splits each ML-DSA set's signing cost by its
+	// rejection loop (signing.go), when the firmware counted it; absent
+	// for runs before the counts.
+	SigningLoops []SigningLoop `json:"signing_loops,omitempty"`
 }
 
 // Host is the host-CPU column: scheme -> operation -> library.

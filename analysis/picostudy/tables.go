@@ -78,6 +78,10 @@ func Tables(r *Results) (map[string]string, error) {
 		return nil, err
 	}
 	out[TableConfigurations] = t
+	if t, err = signingTable(r); err != nil {
+		return nil, err
+	}
+	out[TableSigning] = t
 	n, err := numbers(r)
 	if err != nil {
 		return nil, err
