@@ -17,6 +17,7 @@ import (
 	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
 )
 
 // TestRunControlledBlock records a run with the controlled transfer block
@@ -153,4 +154,22 @@ transfer_cc = ["cubic", "bbr"]
 		t.Errorf("trimmed captures %d bytes gzip'd, full ones %d", trimmed, full)
 	}
 	t.Logf("transfer captures gzip'd: %d bytes, trimmed %d", full, trimmed)
+	// The build's records stage, as Study B registers it, re-derives
+	// transfer.csv.gz from the trimmed captures, the full ones absent.
+	for series := range bySeries {
+		if err := os.Remove(filepath.Join(dir, netdata.CaptureName(series)+".gz")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, _ := filepath.Rel(cfg.Root, dir)
+	var notes bytes.Buffer
+	st := rederive.Stage(rederive.Spec{Name: "net:records-test", RunDir: filepath.ToSlash(rel), Out: "results/records/net-test.csv.gz",
+		Derive: netjoin.Derive, Also: []rederive.Also{{File: netdata.TransferFile, What: "trimmed transfer captures", Of: netjoin.IsTrimmed, Derive: netjoin.DeriveTransfer}}})
+	e := &repro.Engine{Root: cfg.Root, CodeRoot: filepath.Join("..", "..", ".."), Stages: []*repro.Stage{st}, Log: io.Discard, Notices: &notes}
+	if _, err := e.Build(context.Background()); err != nil {
+		t.Fatalf("records stage: %v", err)
+	}
+	if !strings.Contains(notes.String(), "transfer.csv.gz re-derived from 4 trimmed transfer captures") {
+		t.Errorf("records stage notices:\n%s", notes.String())
+	}
 }
