@@ -259,4 +259,3 @@ func fmtPtr(p *int64) string {
 	}
 	return fmt.Sprint(*p)
 }
-
