@@ -15,7 +15,7 @@ func recordsOut(study, profile string) string {
 // recordsStage is the stage "captures -> records" of a study's run
 // (experiments/instruments/rederive): code is the study's join package, whose Derive
 // the runner called when it recorded the run.
-func recordsStage(root, study, profile, run, code string, derive rederive.Derive, set settings.Settings) *repro.Stage {
+func recordsStage(root, study, profile, run, code string, derive rederive.Derive, set settings.Settings, also ...rederive.Also) *repro.Stage {
 	return rederive.Stage(rederive.Spec{
 		Name:   study + ":records-" + profile,
 		Doc:    "re-derive the " + profile + " run's records from its packet captures (or take them as recorded when the captures are absent)",
@@ -24,5 +24,6 @@ func recordsStage(root, study, profile, run, code string, derive rederive.Derive
 		Out:    recordsOut(study, profile),
 		Store:  repro.OpenStore(root, set.Store),
 		Derive: derive,
+		Also:   also,
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/netstudy"
 	"pqrepro/analysis/ttlb"
+	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/net/netjoin"
@@ -97,9 +98,12 @@ func init() {
 	})
 }
 
-// netRecords re-derives a Study B run's records from its captures.
+// netRecords re-derives a Study B run's records from its captures, and
+// its transfer block's rows (transfer.csv.gz) from the trimmed transfer
+// captures a run since issue 41 commits (netjoin.TrimmedName).
 func netRecords(root, profile, run string, set settings.Settings) *repro.Stage {
-	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive, set)
+	return recordsStage(root, netStudy, profile, run, "experiments/net/netjoin", netjoin.Derive, set,
+		rederive.Also{File: netdata.TransferFile, What: "trimmed transfer captures", Of: netjoin.IsTrimmed, Derive: netjoin.DeriveTransfer})
 }
 
 // netnsLeftovers lists the network namespaces named prefix* whose

@@ -10,6 +10,9 @@
 // [Read] turns a pcap or pcapng stream into [Record]s, one per TCP
 // connection that carried a TLS handshake; one it could not see in full
 // is kept, marked incomplete with the reason, instead of dropped.
+// [Trim] cuts a capture down to what the reader parses (each connection's
+// handshake whole, later packets' headers only) without changing its
+// records, so that long transfers' captures can travel with a run.
 //
 // The reader is the one the runners call, the one the records stage runs
 // again on the runs' captures (experiments/instruments/rederive), and the

@@ -73,6 +73,13 @@ type Source struct {
 	// Secrets collects the TLS key log lines of Decryption Secrets Blocks
 	// (secrets type TLSK) seen so far.
 	Secrets []byte
+
+	// For Trim: with pass set, every block or record that is no packet
+	// (and the pcap file header) goes to pass as read, and raw holds the
+	// last packet's whole block or record.
+	pass func(raw []byte) error
+	raw  []byte
+	head []byte // the pcap file header
 }
 
 type ngIface struct {
@@ -126,6 +133,7 @@ func NewSource(r io.Reader) (*Source, error) {
 		return nil, &DamageError{0, "pcap file header truncated"}
 	}
 	s.off = 24
+	s.head = hdr
 	s.snapLen = s.bo.Uint32(hdr[16:])
 	s.linkType = s.bo.Uint32(hdr[20:]) & 0x0FFFFFFF // upper bits: FCS length flags
 	return s, nil
@@ -166,9 +174,15 @@ func (s *Source) nextPcap() (Packet, error) {
 	if (!s.nanos && frac >= 1e6) || (s.nanos && frac >= 1e9) {
 		return Packet{}, &DamageError{start, fmt.Sprintf("packet record has a fractional timestamp %d out of range", frac)}
 	}
+	if s.pass != nil {
+		s.raw = append(s.raw[:0], h...)
+	}
 	data, err := s.read(int(incl))
 	if err != nil {
 		return Packet{}, &DamageError{start, fmt.Sprintf("packet data truncated (want %d bytes)", incl)}
+	}
+	if s.pass != nil {
+		s.raw = append(s.raw, data...)
 	}
 	ns := int64(frac)
 	if !s.nanos {
@@ -197,6 +211,8 @@ func (s *Source) nextNg() (Packet, error) {
 			if err != nil {
 				return Packet{}, &DamageError{start, "section header block truncated"}
 			}
+			var bom4 [4]byte
+			copy(bom4[:], bom)
 			switch {
 			case binary.LittleEndian.Uint32(bom) == ngBOM:
 				s.bo = binary.LittleEndian
@@ -216,6 +232,9 @@ func (s *Source) nextNg() (Packet, error) {
 			if s.bo.Uint32(body[len(body)-4:]) != length {
 				return Packet{}, &DamageError{start, "section header block trailer length mismatch"}
 			}
+			if err := s.passBlock(hdr[:], bom4[:], body); err != nil {
+				return Packet{}, err
+			}
 			s.ifaces = s.ifaces[:0]
 			continue
 		}
@@ -233,6 +252,11 @@ func (s *Source) nextNg() (Packet, error) {
 		}
 		if s.bo.Uint32(body[len(body)-4:]) != length {
 			return Packet{}, &DamageError{start, fmt.Sprintf("block type 0x%x trailer length mismatch (garbage?)", typ)}
+		}
+		if s.pass != nil && (typ == ngEPB || typ == ngPB || typ == ngSPB) {
+			s.raw = append(append(s.raw[:0], h...), body...)
+		} else if err := s.passBlock(h, body); err != nil {
+			return Packet{}, err
 		}
 		body = body[:len(body)-4]
 		switch typ {
@@ -292,6 +316,18 @@ func (s *Source) nextNg() (Packet, error) {
 			}
 		}
 	}
+}
+
+// passBlock hands a block that is no packet, as read, to s.pass (Trim).
+func (s *Source) passBlock(parts ...[]byte) error {
+	if s.pass == nil {
+		return nil
+	}
+	s.raw = s.raw[:0]
+	for _, p := range parts {
+		s.raw = append(s.raw, p...)
+	}
+	return s.pass(s.raw)
 }
 
 func (s *Source) parseIDB(b []byte) (ngIface, error) {

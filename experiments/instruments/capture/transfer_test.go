@@ -12,7 +12,7 @@ import (
 // again a flight later, then the server's close_notify (24 bytes) and
 // FIN. It returns the capture and the time the retransmission completed
 // the response in order; with lose, the retransmission never comes.
-func transferCapture(t *testing.T, lose bool) ([]byte, int64) {
+func transferCapture(t testing.TB, lose bool) ([]byte, int64) {
 	t.Helper()
 	const rttNs = 10_000_000
 	sy := newSynth(LinkEthernet)

@@ -15,7 +15,11 @@
 //     naming the file and the first differing record (the instrument
 //     changed);
 //   - where a capture is absent, it takes the recorded records and says so
-//     once per run, also in verify (repro.Env.Notef).
+//     once per run, also in verify (repro.Env.Notef);
+//   - further derived files with captures of their own (Spec.Also: Study
+//     B's transfer.csv.gz from its trimmed transfer captures, committed
+//     with every run since issue 41) are re-derived and checked the same
+//     way, whether the records' own captures are present or not.
 //
 // Either way the stage's output is the recorded records' bytes, which is
 // what the analysis reads. A capture is checked against the SHA-256 in
@@ -282,6 +286,24 @@ type Spec struct {
 	Store *repro.Store
 	// Derive derives the records from the run.
 	Derive Derive
+	// Also are further files of the run that the stage re-derives from
+	// captures of their own and checks, without changing its output.
+	Also []Also
+}
+
+// An Also is a further derived file of a run that the records stage checks.
+//
+// That is, a file the runner derived from its own captures (Study B's
+// transfer.csv.gz from the trimmed transfer captures) that the stage
+// re-derives and compares byte for byte when the run's meta.json names
+// such captures and they are present; a run without them is as before.
+type Also struct {
+	File string // the recorded file, relative to the run folder
+	What string // what its captures are called in notices ("trimmed captures")
+	// Of reports whether a capture of meta.json's files is one of this
+	// file's; the stage's own records read the captures no Also takes.
+	Of     func(name string) bool
+	Derive Derive
 }
 
 // Stage returns the stage "capture -> records" of a run (see the package
@@ -307,20 +329,36 @@ func Stage(s Spec) *repro.Stage {
 
 // Run does the stage's work and returns the records to write.
 func Run(ctx context.Context, env *repro.Env, s Spec) ([]byte, error) {
+	out, caps, err := records(ctx, env, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range s.Also {
+		if err := also(ctx, env, s, a, caps); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// records re-derives (or takes) the run's records from the captures no
+// Also takes, and returns them with every capture of meta.json.
+func records(ctx context.Context, env *repro.Env, s Spec) ([]byte, []Capture, error) {
 	rd := func(name string) ([]byte, error) { return env.ReadFile(path.Join(s.RunDir, name)) }
 	recPath := path.Join(s.RunDir, RecordsFile)
 	recorded, err := rd(RecordsFile)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", recPath, err)
+		return nil, nil, fmt.Errorf("read %s: %w", recPath, err)
 	}
 	meta, err := rd(MetaFile)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path.Join(s.RunDir, MetaFile), err)
+		return nil, nil, fmt.Errorf("read %s: %w", path.Join(s.RunDir, MetaFile), err)
 	}
-	caps, err := Captures(meta)
+	all, err := Captures(meta)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.RunDir, err)
+		return nil, nil, fmt.Errorf("%s: %w", s.RunDir, err)
 	}
+	caps := own(all, s.Also)
 	loc := NewLocator(env, s.RunDir, s.Store)
 	var absent []Capture
 	for _, c := range caps {
@@ -331,24 +369,77 @@ func Run(ctx context.Context, env *repro.Env, s Spec) ([]byte, error) {
 	switch {
 	case len(caps) == 0:
 		env.Notef("%s: meta.json names no capture: records taken as recorded", s.RunDir)
-		return recorded, nil
+		return recorded, all, nil
 	case len(absent) > 0:
 		env.Notef("%s: %s: records taken as recorded", s.RunDir, absentLine(absent, len(caps)))
-		return recorded, nil
+		return recorded, all, nil
 	}
 	if _, err := env.Open(path.Join(s.RunDir, InprocFile)); err != nil {
 		env.Notef("%s: captures present, but the run has no %s (recorded before it existed): records taken as recorded", s.RunDir, InprocFile)
-		return recorded, nil
+		return recorded, all, nil
 	}
 	derived, err := s.Derive(ctx, s.RunDir, rd, loc.Open, caps)
 	if err != nil {
-		return nil, fmt.Errorf("%s: re-derive the records from the captures: %w", s.RunDir, err)
+		return nil, nil, fmt.Errorf("%s: re-derive the records from the captures: %w", s.RunDir, err)
 	}
 	if err := Compare(recPath, recorded, derived); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env.Notef("%s: records re-derived from %s: equal to the recorded ones byte for byte", s.RunDir, captureCount(caps))
-	return derived, nil
+	return derived, all, nil
+}
+
+// own returns the captures no Also takes.
+func own(caps []Capture, also []Also) []Capture {
+	var out []Capture
+	for _, c := range caps {
+		if !slices.ContainsFunc(also, func(a Also) bool { return a.Of(c.Name) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// also checks one further derived file of the run (Spec.Also): it says
+// so and returns nil when the run names none of its captures or some
+// are absent, and fails unless the file re-derived equals the recorded
+// one byte for byte.
+func also(ctx context.Context, env *repro.Env, s Spec, a Also, all []Capture) error {
+	var caps []Capture
+	for _, c := range all {
+		if a.Of(c.Name) {
+			caps = append(caps, c)
+		}
+	}
+	if len(caps) == 0 {
+		return nil // a run recorded before them: as before
+	}
+	loc := NewLocator(env, s.RunDir, s.Store)
+	var absent []Capture
+	for _, c := range caps {
+		if _, _, ok := loc.Where(c); !ok {
+			absent = append(absent, c)
+		}
+	}
+	if len(absent) > 0 {
+		env.Notef("%s: %s: %s taken as recorded", s.RunDir, absentLine(absent, len(caps)), a.File)
+		return nil
+	}
+	p := path.Join(s.RunDir, a.File)
+	recorded, err := env.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", p, err)
+	}
+	rd := func(name string) ([]byte, error) { return env.ReadFile(path.Join(s.RunDir, name)) }
+	derived, err := a.Derive(ctx, s.RunDir, rd, loc.Open, caps)
+	if err != nil {
+		return fmt.Errorf("%s: re-derive %s from the %s: %w", s.RunDir, a.File, a.What, err)
+	}
+	if err := Compare(p, recorded, derived); err != nil {
+		return err
+	}
+	env.Notef("%s: %s re-derived from %d %s (sha256:%s, ...): equal to the recorded one byte for byte", s.RunDir, a.File, len(caps), a.What, caps[0].SHA256[:min(16, len(caps[0].SHA256))])
+	return nil
 }
 
 // captureCount names the captures in a notice: "capture sha256:<16 hex>"

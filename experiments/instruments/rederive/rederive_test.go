@@ -219,3 +219,84 @@ func TestGzipDeterministic(t *testing.T) {
 		t.Errorf("gzip not deterministic or not readable back: %s %s", s1, s2)
 	}
 }
+
+// A further derived file (Spec.Also) is re-derived from its own captures
+// and checked, whether the stage's own captures are present or not; a
+// run whose meta.json names none of its captures is as before; a file
+// that differs fails the stage.
+func TestAlsoFile(t *testing.T) {
+	trimmed := []byte("trimmed packets\n")
+	xfer := gz(t, "seq,ttlb_ns\n0,300\n")
+	for _, tc := range []struct {
+		name          string
+		named, commit bool   // meta.json names the trimmed capture; it is in the run folder
+		content       []byte // the trimmed capture's bytes
+		want          string // in the notices; "" with an error
+		err           bool
+	}{
+		{name: "re-derived", named: true, commit: true, content: trimmed, want: "transfer.csv.gz re-derived from 1 trimmed captures (sha256:"},
+		{name: "absent", named: true, content: trimmed, want: "not present: transfer.csv.gz taken as recorded"},
+		{name: "not named", commit: true, content: trimmed},
+		{name: "differs", named: true, commit: true, content: []byte("changed trimmed\n"), err: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			sum := repro.HashBytes(tc.content)
+			files := `"capture.pcapng": "` + f.sum + `"`
+			if tc.named {
+				files += `, "trimmed/s.pcapng": "` + sum + `"`
+			}
+			os.WriteFile(filepath.Join(f.root, runDir, MetaFile), []byte(`{"files": {`+files+`}}`), 0o644)
+			os.WriteFile(filepath.Join(f.root, runDir, "transfer.csv.gz"), xfer, 0o644)
+			if tc.commit {
+				os.MkdirAll(filepath.Join(f.root, runDir, "trimmed"), 0o755)
+				os.WriteFile(filepath.Join(f.root, runDir, "trimmed/s.pcapng.gz"), gz(t, string(tc.content)), 0o644)
+			}
+			var got [][]Capture
+			also := Also{File: "transfer.csv.gz", What: "trimmed captures", Of: func(n string) bool { return strings.HasPrefix(n, "trimmed/") },
+				Derive: func(ctx context.Context, dir string, read func(string) ([]byte, error), open func(Capture) (io.ReadCloser, error), caps []Capture) ([]byte, error) {
+					got = append(got, caps)
+					rc, err := open(caps[0])
+					if err != nil {
+						return nil, err
+					}
+					b, _ := io.ReadAll(rc)
+					if err := rc.Close(); err != nil {
+						return nil, err
+					}
+					if bytes.Equal(b, trimmed) {
+						return xfer, nil
+					}
+					return gz(t, "seq,ttlb_ns\n0,301\n"), nil
+				}}
+			st := Stage(Spec{Name: "net:records-quick", RunDir: runDir, Out: "results/records/tls-quick.csv.gz",
+				Store: &repro.Store{Dir: f.store}, Derive: f.derive, Also: []Also{also}})
+			e := &repro.Engine{Root: f.root, CodeRoot: filepath.Join("..", "..", ".."), Stages: []*repro.Stage{st}, Log: io.Discard, Notices: &f.notes}
+			_, err := e.Build(context.Background())
+			var me *MismatchError
+			switch {
+			case tc.err:
+				if !errors.As(err, &me) || me.Path != runDir+"/transfer.csv.gz" {
+					t.Fatalf("err = %v, want a mismatch of transfer.csv.gz", err)
+				}
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.output(t), f.records) || f.derived != 0 {
+				t.Errorf("the stage's own output changed, or its records were derived without their capture (%d)", f.derived)
+			}
+			if tc.want == "" && (len(got) > 0 || strings.Contains(f.notes.String(), "transfer.csv.gz")) {
+				t.Errorf("a run that names no trimmed capture: derived %d times, notices %q", len(got), f.notes.String())
+			}
+			if tc.want != "" && !strings.Contains(f.notes.String(), tc.want) {
+				t.Errorf("notices %q, want %q", f.notes.String(), tc.want)
+			}
+			for _, caps := range got {
+				if len(caps) != 1 || caps[0].Name != "trimmed/s.pcapng" {
+					t.Errorf("the further file's derive got %v, want only its trimmed capture", caps)
+				}
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"pqrepro/datasets/netdata"
@@ -193,10 +194,36 @@ func DeriveRows(ctx context.Context, inproc []byte, timeout time.Duration, open 
 	return b, info, err
 }
 
+// TrimmedName is the name of a transfer series' trimmed capture in the
+// run folder and in meta.json's files.
+//
+// That is, the series' capture (netdata.CaptureName) cut by capture.Trim
+// to each connection's handshake and the headers after it; a run recorded
+// since issue 41 commits it as this name plus ".gz" whatever its size, so
+// that a clone re-derives the transfer rows (DeriveTransfer).
+func TrimmedName(series string) string { return "trimmed/" + series + rederive.CaptureExt }
+
+// IsTrimmed reports whether a capture named in meta.json's files is a
+// trimmed one (TrimmedName).
+func IsTrimmed(name string) bool { return strings.HasPrefix(name, "trimmed/") }
+
+// DeriveTransfer is rederive.Derive for Study B's transfer block (our
+// extension): transfer-inproc.csv.gz, the join's timeout and one trimmed
+// capture per series (TrimmedName) -> transfer.csv.gz bytes.
+func DeriveTransfer(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
+	return derive(ctx, read, open, caps, netdata.TransferInprocFile, TrimmedName)
+}
+
 // Derive is rederive.Derive for Study B: inproc.csv.gz, the join's
 // timeout from meta.json (measured.design.timeout_ms) and one capture per
 // series -> records.csv.gz bytes.
 func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture) ([]byte, error) {
+	return derive(ctx, read, open, caps, netdata.InprocFile, netdata.CaptureName)
+}
+
+// derive joins the in-process file inprocFile with the captures named
+// by capName(series).
+func derive(ctx context.Context, read func(string) ([]byte, error), open func(rederive.Capture) (io.ReadCloser, error), caps []rederive.Capture, inprocFile string, capName func(string) string) ([]byte, error) {
 	mb, err := read(netdata.MetaFile)
 	if err != nil {
 		return nil, err
@@ -208,7 +235,7 @@ func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error
 	if m.Measured.Design == nil || m.Measured.Design.TimeoutMs <= 0 {
 		return nil, fmt.Errorf("%s: measured.design.timeout_ms is missing", netdata.MetaFile)
 	}
-	in, err := read(netdata.InprocFile)
+	in, err := read(inprocFile)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +245,9 @@ func Derive(ctx context.Context, runDir string, read func(string) ([]byte, error
 	}
 	timeout := time.Duration(math.Round(m.Measured.Design.TimeoutMs * 1e6))
 	b, _, err := DeriveRows(ctx, in, timeout, func(series string) (io.ReadCloser, error) {
-		c, ok := byName[netdata.CaptureName(series)]
+		c, ok := byName[capName(series)]
 		if !ok {
-			return nil, fmt.Errorf("%s names series %s, but meta.json has no %s", netdata.InprocFile, series, netdata.CaptureName(series))
+			return nil, fmt.Errorf("%s names series %s, but meta.json has no %s", inprocFile, series, capName(series))
 		}
 		return open(c)
 	})

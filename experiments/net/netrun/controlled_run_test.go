@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"pqrepro/datasets/netdata"
+	"pqrepro/experiments/instruments/rederive"
 	"pqrepro/experiments/net/netjoin"
 	"pqrepro/internal/provenance"
+	"pqrepro/internal/repro"
 )
 
 // TestRunControlledBlock records a run with the controlled transfer block
@@ -122,5 +124,52 @@ transfer_cc = ["cubic", "bbr"]
 	}
 	if !bytes.Equal(got, mustRead(t, filepath.Join(dir, netdata.TransferFile))) {
 		t.Error("transfer.csv.gz does not re-derive from its captures")
+	}
+	// The trimmed transfer captures (issue 41) are committed with the
+	// run, named in meta.json, and give the same transfer records.
+	if !strings.Contains(string(tm), `"trimmed_captures"`) || !strings.Contains(string(tm), "committed in the run folder") {
+		t.Errorf("meta measured.transfer says nothing of the trimmed captures: %s", tm)
+	}
+	var full, trimmed int64
+	got, _, err = netjoin.DeriveRows(context.Background(), mustRead(t, filepath.Join(dir, netdata.TransferInprocFile)), 5*time.Second, func(series string) (io.ReadCloser, error) {
+		if m.Files[netjoin.TrimmedName(series)] == "" {
+			t.Errorf("meta.json does not name %s", netjoin.TrimmedName(series))
+		}
+		for _, p := range []string{netdata.CaptureName(series), netjoin.TrimmedName(series)} {
+			if fi, err := os.Stat(filepath.Join(dir, p+".gz")); err == nil && p == netdata.CaptureName(series) {
+				full += fi.Size()
+			} else if err == nil {
+				trimmed += fi.Size()
+			}
+		}
+		return rederive.OpenFile(filepath.Join(dir, netjoin.TrimmedName(series)+".gz"), m.Files[netjoin.TrimmedName(series)])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, mustRead(t, filepath.Join(dir, netdata.TransferFile))) {
+		t.Error("transfer.csv.gz does not re-derive from its trimmed captures")
+	}
+	if trimmed == 0 || trimmed >= full {
+		t.Errorf("trimmed captures %d bytes gzip'd, full ones %d", trimmed, full)
+	}
+	t.Logf("transfer captures gzip'd: %d bytes, trimmed %d", full, trimmed)
+	// The build's records stage, as Study B registers it, re-derives
+	// transfer.csv.gz from the trimmed captures, the full ones absent.
+	for series := range bySeries {
+		if err := os.Remove(filepath.Join(dir, netdata.CaptureName(series)+".gz")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, _ := filepath.Rel(cfg.Root, dir)
+	var notes bytes.Buffer
+	st := rederive.Stage(rederive.Spec{Name: "net:records-test", RunDir: filepath.ToSlash(rel), Out: "results/records/net-test.csv.gz",
+		Derive: netjoin.Derive, Also: []rederive.Also{{File: netdata.TransferFile, What: "trimmed transfer captures", Of: netjoin.IsTrimmed, Derive: netjoin.DeriveTransfer}}})
+	e := &repro.Engine{Root: cfg.Root, CodeRoot: filepath.Join("..", "..", ".."), Stages: []*repro.Stage{st}, Log: io.Discard, Notices: &notes}
+	if _, err := e.Build(context.Background()); err != nil {
+		t.Fatalf("records stage: %v", err)
+	}
+	if !strings.Contains(notes.String(), "transfer.csv.gz re-derived from 4 trimmed transfer captures") {
+		t.Errorf("records stage notices:\n%s", notes.String())
 	}
 }

@@ -120,6 +120,16 @@
 // add about 23 min by the model, and took 8.9 min in the pinned full run
 // (20261206T173741Z: the model overestimates far's lossy transfers).
 //
+// Since issue 41 the block's captures are also kept trimmed
+// (trimTransfer, capture.Trim: handshakes whole, headers after them) as
+// trimmed/<series>.pcapng.gz, after checking that they give the same
+// transfer.csv.gz, so that the records stage re-derives it in a clone
+// whose full captures are in the content store. They are committed
+// within the in-repo limit (rederive.InRepoLimit) left beside the full
+// captures: a quick run's are 0.62 MB gzip'd; a full run's (about 37 MB
+// gzip'd, 118 MB uncompressed, by the quick run's per-connection sizes)
+// exceed it and go to the content store.
+//
 // # The controlled block (issue 41)
 //
 // Two profile keys, absent from the committed spec (whose design hash,

@@ -84,8 +84,9 @@ var ErrNeedRoot = errors.New("net:run needs root: it creates network namespaces 
 //
 // Its steps: the plan (loadPlan), the endpoint builds (buildEndpoints),
 // the remote host (watchRemote), the run folder, the series (runAll),
-// what they produced (collect), the records (writeRecords), the captures
-// (storeCaptures), meta.json (runMeta), then commit and pin.
+// what they produced (collect), the records (writeRecords), the transfer
+// block's trimmed captures (trimTransfer), the captures (storeCaptures),
+// meta.json (runMeta), then commit and pin.
 func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 	if geteuid() != 0 {
 		return nil, ErrNeedRoot
@@ -149,6 +150,9 @@ func Run(ctx context.Context, cfg RunConfig) (*runlife.Result, error) {
 	}
 	sched := r.scheduleMeta(results)
 	if err := r.writeRecords(ctx, results, out); err != nil {
+		return nil, err
+	}
+	if err := r.trimTransfer(ctx, out, l.CaptureLimit(ctx, r.cfg.CaptureInRepoMax)); err != nil {
 		return nil, err
 	}
 	where, err := r.storeCaptures(out, l.CaptureLimit(ctx, r.cfg.CaptureInRepoMax))
@@ -280,6 +284,8 @@ func watchRemote(ctx context.Context, rem *remoteServers) (context.Context, cont
 type runOutputs struct {
 	rows, ctlRows []netdata.Row
 	xferRows      []netdata.Row // the transfer block's (our extension)
+	xferInproc    []byte        // transfer-inproc.csv.gz and transfer.csv.gz as written
+	xferRecs      []byte
 	measured      map[string]any
 	selfTests     map[string]linkemu.SelfTestReport
 	linkStats     map[string]linkemu.Stats
@@ -414,6 +420,7 @@ func (r *runner) writeTransfer(ctx context.Context, out *runOutputs) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("transfer block: %w", err)
 	}
+	out.xferInproc, out.xferRecs = inproc, recs
 	for name, b := range map[string][]byte{netdata.TransferInprocFile: inproc, netdata.TransferFile: recs} {
 		if err := atomicfile.WriteFile(filepath.Join(r.dir, name), b, 0o644); err != nil {
 			return nil, err
