@@ -37,9 +37,10 @@ func TestTCPStack(t *testing.T) {
 	}
 }
 
-// TestCommittedRunsDecode: every committed Study A run, recorded before
-// measured.tcp_stack existed, still reads (they are evidence and do not
-// change), without a stack.
+// TestCommittedRunsDecode: every committed Study A run still reads (they
+// are evidence and do not change): those recorded before
+// measured.tcp_stack existed without a stack, later ones with one for
+// every side they list.
 func TestCommittedRunsDecode(t *testing.T) {
 	metas, _ := filepath.Glob(filepath.Join("..", "..", "data", "tls", "*", "meta.json"))
 	if len(metas) == 0 {
@@ -50,8 +51,18 @@ func TestCommittedRunsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := TCPStack(p, b); err != nil || st != nil {
-			t.Errorf("committed run: %v, %v", st, err)
+		st, err := TCPStack(p, b)
+		if err != nil {
+			t.Errorf("committed run %s: %v", p, err)
+			continue
+		}
+		for side, s := range st {
+			if s.CongestionControl == "" || !strings.Contains(side, "/") {
+				t.Errorf("committed run %s: side %q has stack %+v", p, side, s)
+			}
+		}
+		if strings.Contains(string(b), `"tcp_stack"`) != (st != nil) {
+			t.Errorf("committed run %s: tcp_stack in meta.json but %d sides read", p, len(st))
 		}
 	}
 }
