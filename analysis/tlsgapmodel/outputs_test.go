@@ -277,3 +277,14 @@ func TestKemReach(t *testing.T) {
 		t.Errorf("no rows: %q", got)
 	}
 }
+
+func TestShareWords(t *testing.T) {
+	for _, tc := range []struct {
+		k, n int
+		want string
+	}{{6, 6, "all of them"}, {0, 6, "none of them"}, {5, 8, "5 of them"}, {0, 0, "none of them"}} {
+		if got := shareWords(tc.k, tc.n); got != tc.want {
+			t.Errorf("shareWords(%d, %d) = %q, want %q", tc.k, tc.n, got, tc.want)
+		}
+	}
+}

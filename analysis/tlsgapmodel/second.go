@@ -264,7 +264,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	keys := []string{"GapTwoCZeroMs", "GapTwoS", "GapTwoMisses", "GapTwoHeldOut", "GapTwoPass", "GapTwoMaxErrMs", "GapTwoBoundMinMs", "GapTwoBoundMaxMs",
 		"GapTwoTauMs", "GapTwoPairs", "GapTwoZ", "GapOneMisses", "GapOneHeldOut", "GapOneStallMisses", "GapJointReaches", "GapJointBest", "GapJointBestWorstPct",
 		"GapJointBestRTTMs", "GapJointOursBest", "GapJointOursWorstPct", "GapJointOursRTTMs", "GapJointOursIncRTTMs", "GapJointOursIncWorstPct", "GapJointOursBaselineOffsetMs",
-		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge", "GapStallServerBytesMin", "GapNoStallServerBytesMax", "GapKemReach"}
+		"GapJointOursKemErrPct", "GapJointOursBaselineErrPct", "GapJointStatus", "GapTwoMissPattern", "GapTwoStallMaxErrMs", "GapOneStallMaxErrMs", "GapJointVerdict", "GapStallShape", "GapJointOursIncEdge", "GapJointOursEdge", "GapStallServerBytesMin", "GapNoStallServerBytesMax", "GapKemReach", "GapOneStallShare"}
 	for _, k := range keys {
 		set(k, "---")
 	}
@@ -317,6 +317,7 @@ func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
 	set("GapOneMisses", fmt.Sprint(misses))
 	set("GapOneHeldOut", fmt.Sprint(len(f1.Predictions)))
 	set("GapOneStallMisses", fmt.Sprint(stallMisses))
+	set("GapOneStallShare", shareWords(stallMisses, misses))
 	set("GapJointStatus", map[bool]string{true: "a test of the passed model", false: "exploratory"}[f2.Pass])
 	reach := 0
 	for _, jr := range fs.joint {
@@ -564,4 +565,16 @@ func kemReach(rows []gapmodel.Row, c gapmodel.Combo) string {
 		return say(a, b, fmt.Sprintf("beyond our largest, %s~ms: extrapolated along the line through the two largest", render.Fixed(b.rtt, 2)))
 	}
 	return fmt.Sprintf("in the %s cells ML-KEM-1024's increase does not grow with the RTT towards the published %s~ms", render.Escape(c.String()), signed(want, 3))
+}
+
+// shareWords says how many of n things are k of them: "all of them",
+// "none of them", or "k of them".
+func shareWords(k, n int) string {
+	switch {
+	case n > 0 && k == n:
+		return "all of them"
+	case k == 0:
+		return "none of them"
+	}
+	return fmt.Sprintf("%d of them", k)
 }
