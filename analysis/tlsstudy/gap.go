@@ -263,44 +263,59 @@ func emulatedFamilies(p Params, emulated cellSamples) ([]EmulatedCellResult, err
 	var out []EmulatedCellResult
 	for _, c := range keys {
 		for _, chain := range []bool{false, true} {
-			e := EmulatedCellResult{Groups: tlsdata.ClientGroupsPerConfig, Chain: map[bool]string{false: "leaf", true: "leaf+ca"}[chain]}
-			e.Cell = c
-			samples := map[string]*measured{}
-			roles := map[string]string{}
 			ids := make([]string, len(p.Paper))
 			for config, m := range emulated[c] {
 				if m.id.GroupsName() != tlsdata.ClientGroupsPerConfig || m.id.Chain != chain {
 					continue
 				}
-				k := slices.Index(p.Paper, tlsdata.ConfigID{CertKey: m.id.CertKey, Group: m.id.Group}.ID())
-				if k < 0 {
-					continue
-				}
-				ids[k], samples[config], roles[config] = config, m, Roles[k]
-			}
-			for k, id := range ids {
-				if id == "" || len(samples[id].ths) < MinConnections {
-					e.Missing = append(e.Missing, p.Paper[k])
+				if k := slices.Index(p.Paper, tlsdata.ConfigID{CertKey: m.id.CertKey, Group: m.id.Group}.ID()); k >= 0 {
+					ids[k] = config
 				}
 			}
-			if len(e.Missing) == len(p.Paper) {
+			if !slices.ContainsFunc(ids, func(id string) bool { return id != "" }) {
 				continue // the design has no such cell
 			}
-			e.Baseline = ids[0]
-			if len(e.Missing) == 0 {
-				e.NBaseline = len(samples[ids[0]].ths)
-				med, _ := stats.Median(samples[ids[0]].ths)
-				e.MedianBaselineMs = Num(med)
-				f, err := family(p, c, ids, samples, roles)
-				if err != nil {
-					return nil, fmt.Errorf("emulated cell %s: %w", e.Name(), err)
-				}
-				e.Comparisons = f.Comparisons
+			e := EmulatedCellResult{Groups: tlsdata.ClientGroupsPerConfig, Chain: map[bool]string{false: "leaf", true: "leaf+ca"}[chain]}
+			var err error
+			if e.CellResult, err = paperCell(p, c, ids, emulated[c]); err != nil {
+				return nil, fmt.Errorf("emulated cell %s: %w", e.Name(), err)
 			}
 			out = append(out, e)
 		}
 	}
 	return out, nil
+}
+
+// paperCell compares the paper's configurations in one cell, by round as
+// the primary cell is (family). ids[k] is the cell's configuration of
+// p.Paper[k], "" where the run has none; one missing or with fewer than
+// MinConnections makes the cell incomplete, without comparisons.
+func paperCell(p Params, c Cell, ids []string, ms map[string]*measured) (CellResult, error) {
+	cr := CellResult{Cell: c, Baseline: ids[0]}
+	samples := map[string]*measured{}
+	roles := map[string]string{}
+	var present []string
+	for k, id := range ids {
+		m := ms[id]
+		if id == "" || m == nil || len(m.ths) < MinConnections {
+			cr.Missing = append(cr.Missing, cmp.Or(id, p.Paper[k]))
+			continue
+		}
+		samples[id], present, roles[id] = m, append(present, id), Roles[k]
+	}
+	if bm := ms[ids[0]]; ids[0] != "" && bm != nil && len(bm.ths) > 0 {
+		cr.NBaseline = len(bm.ths)
+		med, _ := stats.Median(bm.ths)
+		cr.MedianBaselineMs = Num(med)
+	}
+	if len(cr.Missing) == 0 {
+		f, err := family(p, c, present, samples, roles)
+		if err != nil {
+			return cr, err
+		}
+		cr.Comparisons = f.Comparisons
+	}
+	return cr, nil
 }
 
 // FactorResult is one factor: the levels present and its effects.
@@ -381,31 +396,15 @@ func gapAnalysis(p Params, cells cellSamples, choice PrimaryChoice) (*Gap, error
 	slices.SortFunc(keys, compareCells)
 	byCell := map[Cell]*CellResult{}
 	for _, c := range keys {
-		cr := CellResult{Cell: c, Primary: choice.Status != PrimaryAbsent && c == choice.Judged, Baseline: inCell(p.Paper[0], c)}
-		samples := map[string]*measured{}
-		var ids []string
-		roles := map[string]string{}
+		ids := make([]string, len(p.Paper))
 		for i, base := range p.Paper {
-			id := inCell(base, c)
-			m := cells[c][id]
-			if m == nil || len(m.ths) < MinConnections {
-				cr.Missing = append(cr.Missing, id)
-				continue
-			}
-			samples[id], ids, roles[id] = m, append(ids, id), Roles[i]
+			ids[i] = inCell(base, c)
 		}
-		if bm := cells[c][cr.Baseline]; bm != nil && len(bm.ths) > 0 {
-			cr.NBaseline = len(bm.ths)
-			med, _ := stats.Median(bm.ths)
-			cr.MedianBaselineMs = Num(med)
+		cr, err := paperCell(p, c, ids, cells[c])
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: %w", c, err)
 		}
-		if len(cr.Missing) == 0 {
-			f, err := family(p, c, ids, samples, roles)
-			if err != nil {
-				return nil, fmt.Errorf("cell %s: %w", c, err)
-			}
-			cr.Comparisons = f.Comparisons
-		}
+		cr.Primary = choice.Status != PrimaryAbsent && c == choice.Judged
 		g.Cells = append(g.Cells, cr)
 	}
 	for i := range g.Cells {
