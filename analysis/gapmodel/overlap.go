@@ -197,15 +197,17 @@ func FitOverlap(rows []Row, reg Registration2) (*OverlapFit, error) {
 		}
 		*p.iv = Interval{p.est, sum.Lower, sum.Upper}
 	}
-	// sd over resamples of g(idx) - the cell's statistic on each draw.
-	sd := func(g func(idx []int) float64) float64 {
+	// sd is the SD over the resamples b of g(b, idx), a statistic on
+	// draw b (its rounds idx).
+	sd := func(g func(b int, idx []int) float64) float64 {
 		v := make([]float64, len(draws)-1)
 		for b, idx := range draws[1:] {
-			v[b] = g(idx)
+			v[b] = g(b, idx)
 		}
-		return sdOf(v)
+		d, _ := stats.Describe(v) // at least 2 resamples (the registration)
+		return d.SD
 	}
-	f.TauMs, f.Pairs = tau(rows, fit, sd)
+	f.TauMs, f.Pairs = tau(rows, fit, all, sd)
 	f.Z = distuv.UnitNormal.Quantile(1 - reg.Alpha/(2*float64(len(held))))
 	f.Pass = true
 	for _, i := range held {
@@ -213,10 +215,8 @@ func FitOverlap(rows []Row, reg Registration2) (*OverlapFit, error) {
 		obs := stats.MedianAt(r.RoundThsMs, all)
 		pred := c0 + r.pathMs() + s*r.CPUMs
 		p := OverlapPrediction{Row: r, ObservedMs: obs, PredictedMs: pred, ErrorMs: pred - obs}
-		b := 0
-		p.SEMs = sd(func(idx []int) float64 {
-			b++
-			return c0s[b-1] + r.pathMs() + ss[b-1]*r.CPUMs - stats.MedianAt(r.RoundThsMs, idx)
+		p.SEMs = sd(func(b int, idx []int) float64 {
+			return c0s[b] + r.pathMs() + ss[b]*r.CPUMs - stats.MedianAt(r.RoundThsMs, idx)
 		})
 		p.BoundMs = f.Z * math.Hypot(p.SEMs, f.TauMs)
 		p.Pass = math.Abs(p.ErrorMs) <= p.BoundMs
@@ -262,8 +262,9 @@ func roundDraws(n int, reg Registration2) ([][]int, error) {
 }
 
 // tau is the between-cell SD of identical handshakes at the fit levels
-// (registration2.txt) and the number of pairs it rests on.
-func tau(rows []Row, fit []int, sd func(func([]int) float64) float64) (float64, int) {
+// (registration2.txt) and the number of pairs it rests on; all is the
+// identity draw of the rounds, sd the SD of a statistic over the resamples.
+func tau(rows []Row, fit, all []int, sd func(func(int, []int) float64) float64) (float64, int) {
 	type key struct {
 		delay       float64
 		chain, role string
@@ -285,12 +286,8 @@ func tau(rows []Row, fit []int, sd func(func([]int) float64) float64) (float64, 
 		for a := range g {
 			for b := a + 1; b < len(g); b++ {
 				x, y := rows[g[a]].RoundThsMs, rows[g[b]].RoundThsMs
-				all := make([]int, len(x))
-				for i := range all {
-					all[i] = i
-				}
 				d := stats.MedianAt(x, all) - stats.MedianAt(y, all)
-				se := sd(func(idx []int) float64 { return stats.MedianAt(x, idx) - stats.MedianAt(y, idx) })
+				se := sd(func(_ int, idx []int) float64 { return stats.MedianAt(x, idx) - stats.MedianAt(y, idx) })
 				terms = append(terms, (d*d-se*se)/2)
 			}
 		}
@@ -299,14 +296,4 @@ func tau(rows []Row, fit []int, sd func(func([]int) float64) float64) (float64, 
 		return 0, 0
 	}
 	return math.Sqrt(max(0, mean(terms))), len(terms)
-}
-
-// sdOf is the sample standard deviation (n - 1).
-func sdOf(v []float64) float64 {
-	m := mean(v)
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss / float64(len(v)-1))
 }

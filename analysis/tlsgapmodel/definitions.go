@@ -81,7 +81,7 @@ func givenDefinitions(rows []rowWithGaps) (given []string, why map[string]string
 			if n, ok := r.missing[k]; ok {
 				lacking++
 				if first == "" {
-					first = fmt.Sprintf("cell %s: %d record(s) lack its times", r.row.Label(), n)
+					first = fmt.Sprintf("cell %s: %d record(s) lack its times", r.label, n)
 				}
 			}
 		}
@@ -99,9 +99,9 @@ func givenDefinitions(rows []rowWithGaps) (given []string, why map[string]string
 	return given, why
 }
 
-// rowWithGaps is a row with what its records lack.
+// rowWithGaps is what one row's records lack.
 type rowWithGaps struct {
-	row        *gapmodel.Row
+	label      string // the row's (gapmodel.Row.Label)
 	missing    map[string]int
 	serverless bool // no record of the cell has a server-end time
 }

@@ -286,9 +286,14 @@ func passWord(f *gapmodel.Fit) string {
 // the held-out test, and the best combination with its RTT, CPU factor,
 // RMS residual and what it says of the baseline.
 func numbers(r *tlsstudy.Results, setOnce func(name, v string)) error {
-	f, e, err := fit(r.GapModelRows)
+	fs, err := fitsOf(r)
 	if err != nil {
 		return err
+	}
+	var f *gapmodel.Fit
+	var e *gapmodel.Explanation
+	if fs != nil {
+		f, e = fs.first, fs.explain
 	}
 	vals := map[string]string{}
 	set := func(name, v string) { vals[name] = v }
@@ -297,7 +302,7 @@ func numbers(r *tlsstudy.Results, setOnce func(name, v string)) error {
 			setOnce(k, vals[k])
 		}
 	}()
-	if err := secondNumbers(r, set); err != nil {
+	if err := secondNumbers(r, fs, set); err != nil {
 		return err
 	}
 	reg := gapmodel.Registered

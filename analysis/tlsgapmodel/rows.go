@@ -45,8 +45,9 @@ func Attach(res *tlsstudy.Results, emulated []tlsstudy.EmulatedSample, p tlsstud
 	return nil
 }
 
-// rowsOf builds the rows of emulated, and what each row's records lack
-// of the Ths definitions; msPerOp is tlshost.MsPerOp's.
+// rowsOf builds the rows of emulated, sorted, and what each sample's
+// records lack of the Ths definitions (in emulated's order); msPerOp is
+// tlshost.MsPerOp's.
 func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[string]float64) ([]gapmodel.Row, []rowWithGaps, error) {
 	if len(emulated) == 0 {
 		return nil, nil, nil
@@ -97,7 +98,7 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 			return nil, nil, fmt.Errorf("%s on %s: %w", id, c.Path, err)
 		}
 		row.RoundThsMs = slices.Clone(m.RoundThsMs) // padded below: not the sample's
-		g := rowWithGaps{serverless: !slices.ContainsFunc(m.Records, func(r *tlsdata.Record) bool { return r.SrvClientHelloNs != nil })}
+		g := rowWithGaps{label: row.Label(), serverless: !slices.ContainsFunc(m.Records, func(r *tlsdata.Record) bool { return r.SrvClientHelloNs != nil })}
 		row.ThsByDefMs, g.missing = thsByDefinition(m.Records, m.Rounds)
 		rows = append(rows, row)
 		gaps = append(gaps, g)
@@ -113,22 +114,9 @@ func rowsOf(emulated []tlsstudy.EmulatedSample, p tlsstudy.Params, msPerOp map[s
 			rows[i].RoundThsMs = append(rows[i].RoundThsMs, math.NaN())
 		}
 	}
-	// Sort rows and their gaps together; gaps point at the sorted rows.
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int {
-		a, b := &rows[i], &rows[j]
+	slices.SortFunc(rows, func(a, b gapmodel.Row) int {
 		return cmp.Or(cmp.Compare(a.OneWayDelayMs, b.OneWayDelayMs), cmp.Compare(a.Groups, b.Groups), cmp.Compare(a.Chain, b.Chain),
 			cmp.Compare(slices.Index(tlsstudy.Roles, a.Role), slices.Index(tlsstudy.Roles, b.Role)))
 	})
-	sorted, sortedGaps := make([]gapmodel.Row, len(rows)), make([]rowWithGaps, len(rows))
-	for k, i := range order {
-		sorted[k], sortedGaps[k] = rows[i], gaps[i]
-	}
-	for k := range sortedGaps {
-		sortedGaps[k].row = &sorted[k]
-	}
-	return sorted, sortedGaps, nil
+	return rows, gaps, nil
 }

@@ -252,12 +252,8 @@ func jointLatex(r *tlsstudy.Results, all bool) (string, error) {
 }
 
 // secondNumbers sets the second registration's and the joint fit's
-// macros.
-func secondNumbers(r *tlsstudy.Results, set func(name, v string)) error {
-	fs, err := fitsOf(r)
-	if err != nil {
-		return err
-	}
+// macros from fs, the run's fits (nil without emulated cells).
+func secondNumbers(r *tlsstudy.Results, fs *fits, set func(name, v string)) error {
 	reg := gapmodel.Registered2
 	set("GapTwoAlpha", render.Fixed(reg.Alpha, 2))
 	set("GapTwoJointTargetPct", render.Fixed(reg.JointTargetPct, 0))

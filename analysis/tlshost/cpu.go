@@ -98,13 +98,7 @@ var sigPrimitive = map[string]string{"ed25519": "ed25519", "mldsa87": "mldsa87"}
 // msPerOp is MsPerOp's map. A group or key without speed figures is
 // an error naming what to add to the runner's `openssl speed` arguments.
 func ConfigCPUMs(msPerOp map[string]float64, certKey, group string, hrr bool, chainVerifies int) (float64, error) {
-	op := func(name string) (float64, error) {
-		v, ok := msPerOp[name]
-		if !ok || !(v > 0) {
-			return 0, fmt.Errorf("no `openssl speed` figure %q for %s/%s: add the primitive to the runner's speed arguments (experiments/tls/openssl, SpeedArgs)", name, certKey, group)
-		}
-		return v, nil
-	}
+	op := func(name string) (float64, error) { return speedFigure(msPerOp, name, certKey+"/"+group) }
 	parts, ok := kexParts[group]
 	if !ok {
 		return 0, fmt.Errorf("group %q has no CPU account (one of %v)", group, slices.Sorted(maps.Keys(kexParts)))
@@ -150,9 +144,15 @@ func SignMs(msPerOp map[string]float64, certKey string) (float64, error) {
 	if !ok {
 		return 0, fmt.Errorf("certificate key %q has no CPU account (one of %v)", certKey, slices.Sorted(maps.Keys(sigPrimitive)))
 	}
-	v, ok := msPerOp[sig+"-sign"]
+	return speedFigure(msPerOp, sig+"-sign", certKey)
+}
+
+// speedFigure is msPerOp[name], or an error naming what it was for and
+// what to add to the runner's `openssl speed` arguments.
+func speedFigure(msPerOp map[string]float64, name, what string) (float64, error) {
+	v, ok := msPerOp[name]
 	if !ok || !(v > 0) {
-		return 0, fmt.Errorf("no `openssl speed` figure %q for %s: add the primitive to the runner's speed arguments (experiments/tls/openssl, SpeedArgs)", sig+"-sign", certKey)
+		return 0, fmt.Errorf("no `openssl speed` figure %q for %s: add the primitive to the runner's speed arguments (experiments/tls/openssl, SpeedArgs)", name, what)
 	}
 	return v, nil
 }
