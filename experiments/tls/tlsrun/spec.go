@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/internal/spec"
 )
@@ -105,23 +106,12 @@ type Paper struct {
 	// configurations the paper's claims are judged on (the one closest to
 	// the original study). Empty fields are the first stack, the
 	// profile's first path and the first key-share mode (Spec.PrimaryCell).
-	Cell Cell `toml:"cell"`
+	Cell tlsdata.Cell `toml:"cell"`
 	// Fallback is the primary cell of a run that cannot measure Cell.
 	// Such a run (the docker path without Docker: WithoutPath) states it
 	// before it starts, like Cell; empty means none (such a run fails).
-	Fallback Cell `toml:"fallback"`
+	Fallback tlsdata.Cell `toml:"fallback"`
 }
-
-// Cell is one combination of the run's factors other than the
-// configuration: stack x path x key-share mode.
-type Cell struct {
-	Stack    string `toml:"stack" json:"stack"`
-	Path     string `toml:"path" json:"path"`
-	KeyShare string `toml:"keyshare" json:"keyshare"`
-}
-
-// String is "stack/path/keyshare", e.g. "openssl/bridge/direct".
-func (c Cell) String() string { return c.Stack + "/" + c.Path + "/" + c.KeyShare }
 
 // PaperConfig is one of the paper's configurations.
 type PaperConfig struct {
@@ -428,7 +418,7 @@ func (s *Spec) WithoutPath(p string) (*Spec, error) {
 		c.Profiles[name] = prof
 	}
 	if s.Paper.Cell.Path == p {
-		if s.Paper.Fallback == (Cell{}) {
+		if s.Paper.Fallback == (tlsdata.Cell{}) {
 			return nil, fmt.Errorf("the primary cell %s is on the %s path and [paper.fallback] names no other", s.Paper.Cell, p)
 		}
 		c.Paper.Cell = s.Paper.Fallback
