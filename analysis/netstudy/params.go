@@ -62,17 +62,17 @@ const Level = 0.95
 
 // Outputs, relative to the repository root.
 const (
-	ResultsFile   = "results/net.json"
-	FigLatency    = "figures/net-latency"
-	FigDiffVsRTT  = "figures/net-diff-vs-rtt"
-	FigBytes      = "figures/net-bytes"
-	TexComparison = "paper/generated/net-comparisons.tex"
-	TexBytes      = "paper/generated/net-bytes.tex"
-	TexSerial     = "paper/generated/net-serial.tex"
-	TexToolchains = "paper/generated/net-toolchains.tex"
-	TexNumbers    = "paper/generated/net-numbers.tex"
-	TexHygiene    = "paper/generated/net-hygiene.tex"
-	TexModel      = "paper/generated/net-model.tex"
+	ResultsFile     = "results/net.json"
+	FigureLatency   = "figures/net-latency"
+	FigureDiffVsRTT = "figures/net-diff-vs-rtt"
+	FigureBytes     = "figures/net-bytes"
+	TableComparison = "paper/generated/net-comparisons.tex"
+	TableBytes      = "paper/generated/net-bytes.tex"
+	TableSerial     = "paper/generated/net-serial.tex"
+	TableToolchains = "paper/generated/net-toolchains.tex"
+	NumbersFile     = "paper/generated/net-numbers.tex"
+	TableHygiene    = "paper/generated/net-hygiene.tex"
+	TableModel      = "paper/generated/net-model.tex"
 )
 
 // WithDefaults is p with every zero field set to its default.

@@ -171,13 +171,13 @@ func build(t testing.TB, root string) error {
 	return err
 }
 
-var outputs = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexModel, TexNumbers,
-	FigLatency + ".pdf", FigLatency + ".svg", FigDiffVsRTT + ".pdf", FigDiffVsRTT + ".svg", FigBytes + ".pdf", FigBytes + ".svg"}
+var outputs = []string{ResultsFile, TableComparison, TableBytes, TableSerial, TableToolchains, TableHygiene, TableModel, NumbersFile,
+	FigureLatency + ".pdf", FigureLatency + ".svg", FigureDiffVsRTT + ".pdf", FigureDiffVsRTT + ".svg", FigureBytes + ".pdf", FigureBytes + ".svg"}
 
 // golden are the outputs compared with testdata (the SVGs and PDFs are
 // compared by the second run only: their bytes depend on gonum's
 // renderer, the golden text files pin the numbers).
-var golden = []string{ResultsFile, TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexModel, TexNumbers}
+var golden = []string{ResultsFile, TableComparison, TableBytes, TableSerial, TableToolchains, TableHygiene, TableModel, NumbersFile}
 
 func TestStagesGoldenAndDeterministic(t *testing.T) {
 	d := synthDesign()

@@ -156,11 +156,11 @@ func figureList(r *Results) ([]render.Figure, error) {
 	}
 	rowsH := vg.Length(rows)*0.15*vg.Inch + 0.95*vg.Inch
 	return []render.Figure{
-		{Base: FigureSignBase, Plot: render.Compose([][]*plot.Plot{{sign}}, signKey, 3), W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}},
-		{Base: FigureOpsBase, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(r, false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
-		{Base: FigureStackBase, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(r, true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
+		{Base: FigureSign, Plot: render.Compose([][]*plot.Plot{{sign}}, signKey, 3), W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}},
+		{Base: FigureOps, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(r, false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
+		{Base: FigureStack, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(r, true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
 			Thumb: render.Thumb{Line: sramLine}}), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{stack}},
-		{Base: FigureDeadlineBase, Plot: render.Compose([][]*plot.Plot{{deadline}}, deadlineKey, 3), W: render.TextWidth, H: 3.2 * vg.Inch, Panels: []*plot.Plot{deadline}},
+		{Base: FigureDeadline, Plot: render.Compose([][]*plot.Plot{{deadline}}, deadlineKey, 3), W: render.TextWidth, H: 3.2 * vg.Inch, Panels: []*plot.Plot{deadline}},
 	}, nil
 }
 

@@ -86,8 +86,8 @@ func engine(t testing.TB, root string, p Params) *repro.Engine {
 }
 
 var allOutputs = []string{ResultsFile,
-	FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
-	FigureStackBase + ".pdf", FigureStackBase + ".svg", FigureDeadlineBase + ".pdf", FigureDeadlineBase + ".svg",
+	FigureSign + ".pdf", FigureSign + ".svg", FigureOps + ".pdf", FigureOps + ".svg",
+	FigureStack + ".pdf", FigureStack + ".svg", FigureDeadline + ".pdf", FigureDeadline + ".svg",
 	TableOps, TableVersusPaper, TableM4, TableDeadlines, TableConfigurations, TableSigning, NumbersFile}
 
 func readOutputs(t testing.TB, root string) map[string][]byte {

@@ -15,22 +15,29 @@ import (
 
 // Outputs of the stages, relative to the repository root.
 const (
-	ResultsFile     = "results/pico.json"
-	FigureSignBase  = "figures/pico-mldsa-sign"
-	FigureOpsBase   = "figures/pico-ops"
-	FigureStackBase = "figures/pico-stack"
-	// FigureDeadlineBase: every signature of ML-DSA and SPHINCS+ against
+	ResultsFile = "results/pico.json"
+	FigureSign  = "figures/pico-mldsa-sign"
+	FigureOps   = "figures/pico-ops"
+	FigureStack = "figures/pico-stack"
+	// FigureDeadline: every signature of ML-DSA and SPHINCS+ against
 	// the deadlines (our extension, recommendation.go).
-	FigureDeadlineBase = "figures/pico-sign-deadlines"
-	TableDeadlines     = "paper/generated/pico-deadlines.tex"
-	TableOps           = "paper/generated/pico-ops.tex"
-	TableVersusPaper   = "paper/generated/pico-vs-paper.tex"
-	TableM4            = "paper/generated/pico-m4.tex"
+	FigureDeadline   = "figures/pico-sign-deadlines"
+	TableDeadlines   = "paper/generated/pico-deadlines.tex"
+	TableOps         = "paper/generated/pico-ops.tex"
+	TableVersusPaper = "paper/generated/pico-vs-paper.tex"
+	TableM4          = "paper/generated/pico-m4.tex"
 	// TableConfigurations: what each factor moved (configurations.go).
 	TableConfigurations = "paper/generated/pico-configurations.tex"
 	// TableSigning: ML-DSA signing by its rejection loop (signing.go).
 	TableSigning = "paper/generated/pico-signing.tex"
 	NumbersFile  = "paper/generated/pico-numbers.tex"
+)
+
+// Stage names.
+const (
+	stageAnalyze = "pico:analyze"
+	stageFigures = "pico:figures"
+	stageTables  = "pico:tables"
 )
 
 // Params are the analysis' parameters; a changed value reruns the stages.
@@ -85,7 +92,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 	runDir = path.Clean(strings.TrimSuffix(runDir, "/"))
 	power := strconv.FormatFloat(p.PowerMilliwatts, 'f', -1, 64)
 	analyzeStage := &repro.Stage{
-		Name:    "pico:analyze",
+		Name:    stageAnalyze,
 		Doc:     "Study C statistics per scheme and operation, energy, exchanges, paper and Cortex-M4 comparisons",
 		Code:    Code,
 		Inputs:  []string{runDir, p.PQM4},
@@ -108,13 +115,13 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	figures := &repro.Stage{
-		Name:   "pico:figures",
+		Name:   stageFigures,
 		Doc:    "Study C figures: ML-DSA signing distributions, operation times (log), stack vs SRAM",
 		Code:   Code,
 		Inputs: []string{ResultsFile},
 		Params: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(p.SourceDateEpoch, 10)},
-		Outputs: []string{FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
-			FigureStackBase + ".pdf", FigureStackBase + ".svg", FigureDeadlineBase + ".pdf", FigureDeadlineBase + ".svg"},
+		Outputs: []string{FigureSign + ".pdf", FigureSign + ".svg", FigureOps + ".pdf", FigureOps + ".svg",
+			FigureStack + ".pdf", FigureStack + ".svg", FigureDeadline + ".pdf", FigureDeadline + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			if perr != nil {
 				return perr
@@ -144,7 +151,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	tables := &repro.Stage{
-		Name:    "pico:tables",
+		Name:    stageTables,
 		Doc:     "Study C LaTeX tables and number macros",
 		Code:    Code,
 		Inputs:  []string{ResultsFile},
