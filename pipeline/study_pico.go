@@ -60,7 +60,7 @@ func init() {
 		HandTyped: picostudy.HandTyped,
 
 		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
-			return picostudy.Stages(run, picostudy.Params{SourceDateEpoch: set.SourceDateEpoch.Unix()}), nil
+			return picostudy.Stages(run, picostudy.Params{SourceDateEpoch: set.SourceDateEpoch}), nil
 		},
 		Claims: picostudy.Claims,
 		// The known changes are the same whatever the reference's values.

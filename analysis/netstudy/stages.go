@@ -101,10 +101,10 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Doc:     "Study B figures: latency distributions, median difference vs RTT, bytes per connection",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
-		Params:  map[string]string{"source_date_epoch": params.SourceDateParam()},
+		Params:  map[string]string{repro.EpochParam: repro.FormatEpoch(params.SourceDateEpoch)},
 		Outputs: figOut,
 		Run: func(ctx context.Context, env *repro.Env) error {
-			date, err := ParseDate(env.Param("source_date_epoch"))
+			date, err := env.Epoch()
 			if err != nil {
 				return fmt.Errorf("%s: %w", stageFigures, err)
 			}

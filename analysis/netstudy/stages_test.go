@@ -421,17 +421,3 @@ func TestQuickMacrosExist(t *testing.T) {
 		t.Errorf("a run with wan and wan-quick: %v", both)
 	}
 }
-
-// TestParseDateBounds is issue 44's item 7: the figures' date parameter
-// is SOURCE_DATE_EPOCH's seconds, bounded like the setting (0 to the end
-// of the year 9999).
-func TestParseDateBounds(t *testing.T) {
-	if d, err := ParseDate("253402300799"); err != nil || d.Year() != 9999 {
-		t.Errorf("ParseDate(253402300799) = %v, %v", d, err)
-	}
-	for _, bad := range []string{"x", "-1", "253402300800", "9223372036854775807"} {
-		if _, err := ParseDate(bad); err == nil || !strings.Contains(err.Error(), "source_date_epoch") || !strings.Contains(err.Error(), "253402300799") {
-			t.Errorf("ParseDate(%q) = %v, want an error naming the parameter and the bound", bad, err)
-		}
-	}
-}

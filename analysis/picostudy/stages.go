@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"pqrepro/internal/repro"
-	"pqrepro/internal/settings"
 )
 
 // Outputs of the stages, relative to the repository root.
@@ -42,10 +41,10 @@ const (
 
 // Params are the analysis' parameters; a changed value reruns the stages.
 type Params struct {
-	// SourceDateEpoch is the date written into the PDFs (seconds since
-	// 1970); 0 takes repro.DefaultEpoch() (the pipeline passes the
-	// setting SOURCE_DATE_EPOCH).
-	SourceDateEpoch int64
+	// SourceDateEpoch is the date written into the PDFs; zero is the
+	// default (repro.EpochOr; the pipeline passes the setting
+	// SOURCE_DATE_EPOCH).
+	SourceDateEpoch time.Time
 	// PowerMilliwatts is the power model; 0 is the paper's 79.2 mW.
 	PowerMilliwatts float64
 	// PQM4 is the pqm4 table, relative to the root; "" is DefaultPQM4.
@@ -55,9 +54,6 @@ type Params struct {
 }
 
 func (p Params) withDefaults() (Params, error) {
-	if p.SourceDateEpoch == 0 {
-		p.SourceDateEpoch = repro.DefaultEpoch().Unix()
-	}
 	if p.PowerMilliwatts == 0 {
 		p.PowerMilliwatts = DefaultPowerMilliwatts
 	}
@@ -119,14 +115,14 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		Doc:    "Study C figures: ML-DSA signing distributions, operation times (log), stack vs SRAM",
 		Code:   Code,
 		Inputs: []string{ResultsFile},
-		Params: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(p.SourceDateEpoch, 10)},
+		Params: map[string]string{repro.EpochParam: repro.FormatEpoch(p.SourceDateEpoch)},
 		Outputs: []string{FigureSign + ".pdf", FigureSign + ".svg", FigureOps + ".pdf", FigureOps + ".svg",
 			FigureStack + ".pdf", FigureStack + ".svg", FigureDeadline + ".pdf", FigureDeadline + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			if perr != nil {
 				return perr
 			}
-			sec, err := parseEpoch(env.Param("SOURCE_DATE_EPOCH"))
+			date, err := env.Epoch()
 			if err != nil {
 				return err
 			}
@@ -138,7 +134,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			figs, err := Figures(res, time.Unix(sec, 0).UTC())
+			figs, err := Figures(res, date)
 			if err != nil {
 				return err
 			}
@@ -178,14 +174,4 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	return []*repro.Stage{analyzeStage, figures, tables}
-}
-
-// parseEpoch reads the figures stage's SOURCE_DATE_EPOCH parameter by
-// the setting's rule (settings.ParseSourceDateEpoch), as Unix seconds.
-func parseEpoch(s string) (int64, error) {
-	t, err := settings.ParseSourceDateEpoch(s)
-	if err != nil {
-		return 0, fmt.Errorf("stage parameter SOURCE_DATE_EPOCH: %w", err)
-	}
-	return t.Unix(), nil
 }

@@ -51,7 +51,7 @@ type Params struct {
 	// (PrimaryChoice). The zero Fallback means none.
 	Fallback Cell
 	// SourceDateEpoch is the date of the figures' PDFs (the figures
-	// stage's parameter SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
+	// stage's parameter SOURCE_DATE_EPOCH); zero is the default (repro.EpochOr).
 	SourceDateEpoch time.Time
 }
 

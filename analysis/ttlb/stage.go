@@ -81,7 +81,7 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 			if err := env.WriteFile(Table, []byte(tex)); err != nil {
 				return err
 			}
-			date, err := netstudy.ParseDate(env.Param("source_date_epoch"))
+			date, err := env.Epoch()
 			if err != nil {
 				return fmt.Errorf("%s: %w", stageTTLB, err)
 			}
@@ -102,6 +102,6 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 // stageParams are the analysis' parameters and the figures' date.
 func stageParams(runDir string, params netstudy.Params) map[string]string {
 	m := params.AnalysisParams(runDir)
-	m["source_date_epoch"] = params.SourceDateParam()
+	m[repro.EpochParam] = repro.FormatEpoch(params.SourceDateEpoch)
 	return m
 }
