@@ -40,7 +40,6 @@ var templateExtra = map[string]string{
 	"tlsstudy/hostcost_tables.go":        "the renderings of the host's and the stall account",
 	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on, inside every comparison",
 	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
-	"tlsstudy/util.go":                   "sortedKeys, shared by the renderings",
 	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose",
 	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls",
 	"netstudy/hygiene_tables.go":         "the rendering of the hygiene checks",

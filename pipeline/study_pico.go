@@ -83,7 +83,7 @@ func picoImages(ctx context.Context, cfg Config) ([]picoboard.BuildConfig, error
 	if err := cfg.installer().Ensure(ctx, picorun.Requirements(cfg.Root)); err != nil {
 		return nil, err
 	}
-	return picoboard.Images(cfg.Root, profileOr(cfg, Quick), nil, cfg.log())
+	return picoboard.Images(cfg.Root, profileOr(cfg, settings.Quick), nil, cfg.log())
 }
 
 // PicoBuild builds every standard firmware image (ELF and RAM-only UF2)

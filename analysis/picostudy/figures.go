@@ -3,6 +3,7 @@ package picostudy
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -64,7 +65,7 @@ func schemeOrder(r *Results) []string {
 			out = append(out, s)
 		}
 	}
-	for _, s := range sortedKeys(r.Schemes) {
+	for _, s := range slices.Sorted(maps.Keys(r.Schemes)) {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -81,7 +82,7 @@ func opOrder(sc *Scheme) []string {
 			out = append(out, o)
 		}
 	}
-	for _, o := range sortedKeys(sc.Ops) {
+	for _, o := range slices.Sorted(maps.Keys(sc.Ops)) {
 		if !slices.Contains(out, o) {
 			out = append(out, o)
 		}

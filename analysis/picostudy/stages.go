@@ -3,6 +3,7 @@ package picostudy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -138,7 +139,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			for _, name := range sortedKeys(figs) {
+			for _, name := range slices.Sorted(maps.Keys(figs)) {
 				if err := env.WriteFile(name, figs[name]); err != nil {
 					return err
 				}
@@ -165,7 +166,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			for _, name := range sortedKeys(out) {
+			for _, name := range slices.Sorted(maps.Keys(out)) {
 				if err := env.WriteFile(name, []byte(out[name])); err != nil {
 					return err
 				}

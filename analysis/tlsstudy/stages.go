@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/render"
@@ -94,7 +96,7 @@ func StagesFrom(runDir, derived string, params Params, parts ...Part) []*repro.S
 		for _, b := range pt.FigureBases {
 			figureOut = append(figureOut, b+".pdf", b+".svg")
 		}
-		tableOut = append(tableOut, sortedKeys(pt.Tables)...)
+		tableOut = append(tableOut, slices.Sorted(maps.Keys(pt.Tables))...)
 	}
 	tableOut = append(tableOut, NumbersFile)
 	analyze := &repro.Stage{
@@ -208,7 +210,7 @@ func readResults(env *repro.Env) (*Results, error) {
 
 // writeAll writes every output after all were rendered, in name order.
 func writeAll(ctx context.Context, env *repro.Env, files map[string][]byte) error {
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

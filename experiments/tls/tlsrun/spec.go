@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -278,7 +279,7 @@ func (s *Spec) Validate() error {
 	if len(s.Profiles) == 0 {
 		bad("no [profiles.<name>] table: add quick and full")
 	}
-	for _, name := range sortedKeys(s.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		p := s.Profiles[name]
 		if !profileRE.MatchString(name) {
 			bad("[profiles.%s]: a profile name must be lower-case letters, digits and dashes", name)
@@ -301,7 +302,7 @@ func (s *Spec) Validate() error {
 	}
 	errs = append(errs, s.validateStacks()...)
 	errs = append(errs, validPaths("[matrix] paths", s.Matrix.Paths))
-	for _, name := range sortedKeys(s.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		errs = append(errs, validPaths("[profiles."+name+"] paths", s.Profiles[name].Paths))
 	}
 	errs = append(errs, s.validateCell()...)
@@ -319,20 +320,11 @@ func (s *Spec) Validate() error {
 	return errors.Join(errs...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 // Profile returns the named profile or an error listing the known ones.
 func (s *Spec) Profile(name string) (Profile, error) {
 	p, ok := s.Profiles[name]
 	if !ok {
-		return Profile{}, fmt.Errorf("unknown profile %q: the spec has %s", name, strings.Join(sortedKeys(s.Profiles), ", "))
+		return Profile{}, fmt.Errorf("unknown profile %q: the spec has %s", name, strings.Join(slices.Sorted(maps.Keys(s.Profiles)), ", "))
 	}
 	return p, nil
 }
