@@ -9,6 +9,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"pqrepro/internal/settings"
 	"pqrepro/pipeline"
 )
 
@@ -18,9 +19,9 @@ var Default = All
 // The targets' profiles (pipeline.TargetProfile): quick runs only the
 // quick profile; the others take PQREPRO_PROFILE, else their default.
 var (
-	quick   = pipeline.TargetProfile{Fixed: pipeline.Quick}
-	full    = pipeline.TargetProfile{Default: pipeline.Full}
-	quickOr = pipeline.TargetProfile{Default: pipeline.Quick}
+	quick   = pipeline.TargetProfile{Fixed: settings.Quick}
+	full    = pipeline.TargetProfile{Default: settings.Full}
+	quickOr = pipeline.TargetProfile{Default: settings.Quick}
 	pinned  = pipeline.TargetProfile{}
 )
 

@@ -74,7 +74,7 @@ func newReproRepo(t *testing.T, names []string, refs map[string]int) *reproRepo 
 			Name:  name,
 			Title: "fake study " + name,
 			EstimateFor: func(_, p string) time.Duration {
-				return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p]
+				return map[string]time.Duration{settings.Quick: time.Second, settings.Full: time.Minute}[p]
 			},
 			CannotRun: func(string) string { return rr.cannot[name] },
 			Run: func(ctx context.Context, cfg Config, specPath, dataDir string) (string, error) {
@@ -231,7 +231,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha", "beta"}, map[string]int{"alpha/quick": 21, "alpha/full": 50, "beta/full": 21})
 	rr.values["beta/quick"] = 21
 	before := treeFiles(t, rr.cfg.Root)
-	if err := rr.all(t, Quick); err != nil {
+	if err := rr.all(t, settings.Quick); err != nil {
 		t.Fatalf("All: %v\n%s", err, rr.log)
 	}
 	out := rr.log.String()
@@ -261,7 +261,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 		t.Errorf("F-beta line: %q\n%s", l, out)
 	}
 	// The complete tree, its results and its summary.
-	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick)
+	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, settings.Quick)
 	for rel, want := range map[string]string{
 		"results/alpha.json":            `{"value": 42}`,
 		"results/beta.json":             `{"value": 42}`,
@@ -280,7 +280,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 	}
 
 	// At the full profile the committed results are the reference.
-	if err := rr.all(t, Full); err != nil {
+	if err := rr.all(t, settings.Full); err != nil {
 		t.Fatalf("All full: %v\n%s", err, rr.log)
 	}
 	out = rr.log.String()
@@ -297,7 +297,7 @@ func TestAllRunsEverythingOutsideTheCommittedTree(t *testing.T) {
 	// With the analysis code changed since the committed outputs were
 	// built, the reference run is analysed again by the current code.
 	os.WriteFile(filepath.Join(rr.cfg.Root, "analysis", "b.go"), []byte("package analysis\n\n// changed\n"), 0o644)
-	if err := rr.all(t, Full); err != nil {
+	if err := rr.all(t, settings.Full); err != nil {
 		t.Fatalf("All full, stale: %v\n%s", err, rr.log)
 	}
 	if out := rr.log.String(); !strings.Contains(out, "reference: analysing the full reference runs that the committed outputs are not built from, or not with the current code (alpha data/alpha/20261201T050000Z-full, beta data/beta/20261201T050000Z-full)") {
@@ -313,7 +313,7 @@ func TestAllSkipsWhatCannotRunHere(t *testing.T) {
 		return []deps.Requirement{{Name: "tool", Why: "beta:run", Present: func() bool { return false }, Apt: []string{"faketool"}}}
 	}
 	before := treeFiles(t, rr.cfg.Root)
-	if err := rr.all(t, Quick); err != nil {
+	if err := rr.all(t, settings.Quick); err != nil {
 		t.Fatalf("All with nothing runnable failed instead of skipping: %v\n%s", err, rr.log)
 	}
 	out := rr.log.String()
@@ -337,13 +337,13 @@ func TestAllSkipsWhatCannotRunHere(t *testing.T) {
 	s := settings.Defaults()
 	s.Studies = []string{"beta", "gamma"}
 	rr.cfg.Settings = &s
-	if err := rr.all(t, Quick); err == nil || !strings.Contains(err.Error(), `PQREPRO_STUDIES names "gamma"`) {
+	if err := rr.all(t, settings.Quick); err == nil || !strings.Contains(err.Error(), `PQREPRO_STUDIES names "gamma"`) {
 		t.Errorf("unknown study in PQREPRO_STUDIES: %v", err)
 	}
 	s.Studies = []string{"alpha"}
 	delete(rr.cannot, "alpha")
 	rr.values["alpha/quick"] = 21
-	if err := rr.all(t, Quick); err != nil || !strings.Contains(rr.log.String(), "3. beta: NOT re-run here: not in PQREPRO_STUDIES") || rr.runs["alpha"] != 1 {
+	if err := rr.all(t, settings.Quick); err != nil || !strings.Contains(rr.log.String(), "3. beta: NOT re-run here: not in PQREPRO_STUDIES") || rr.runs["alpha"] != 1 {
 		t.Errorf("PQREPRO_STUDIES=alpha: %v, runs %v\n%s", err, rr.runs, rr.log)
 	}
 }
@@ -351,7 +351,7 @@ func TestAllSkipsWhatCannotRunHere(t *testing.T) {
 func TestAllReportsADifferentVerdict(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha"}, map[string]int{"alpha/quick": 21})
 	rr.values["alpha/quick"] = 22 // the new run: 44, not 42
-	err := rr.all(t, Quick)
+	err := rr.all(t, settings.Quick)
 	if !errors.Is(err, reproduce.ErrNotReproduced) {
 		t.Fatalf("All: %v, want reproduce.ErrNotReproduced\n%s", err, rr.log)
 	}
@@ -363,13 +363,13 @@ func TestAllReportsADifferentVerdict(t *testing.T) {
 		t.Errorf("overall line:\n%s", out)
 	}
 	// The tree is complete all the same: the difference is its finding.
-	if _, err := os.Stat(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick, "SUMMARY.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, settings.Quick, "SUMMARY.txt")); err != nil {
 		t.Error(err)
 	}
 
 	// A run that fails is an error of all, after the table.
 	rr.runHook = func(context.Context, string) error { return errors.New("the link broke") }
-	err = rr.all(t, Quick)
+	err = rr.all(t, settings.Quick)
 	if err == nil || !strings.Contains(err.Error(), "alpha: the link broke") || !strings.Contains(rr.log.String(), "failed alpha") {
 		t.Errorf("failed run: %v\n%s", err, rr.log)
 	}
@@ -383,7 +383,7 @@ func TestAllReportsADifferentVerdict(t *testing.T) {
 func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 	rr := newReproRepo(t, []string{"alpha", "beta"}, map[string]int{"alpha/quick": 21, "beta/quick": 21})
 	rr.values["alpha/quick"], rr.values["beta/quick"] = 21, 21
-	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick)
+	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, settings.Quick)
 	before := treeFiles(t, rr.cfg.Root)
 	for _, tc := range []struct {
 		name     string
@@ -399,7 +399,7 @@ func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 			rr.runHook = nil
 			var summary []byte
 			if tc.previous {
-				if err := rr.all(t, Quick); err != nil {
+				if err := rr.all(t, settings.Quick); err != nil {
 					t.Fatal(err)
 				}
 				summary, _ = os.ReadFile(filepath.Join(final, "SUMMARY.txt"))
@@ -416,7 +416,7 @@ func TestAllInterruptedLeavesNoTreeReportedComplete(t *testing.T) {
 			}
 			rr.log.Reset()
 			c := rr.cfg
-			c.Profile = Quick
+			c.Profile = settings.Quick
 			err := All(ctx, c)
 			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted during the "+tc.stopIn+" run") {
 				t.Errorf("All: %v", err)
@@ -476,14 +476,14 @@ func TestAllBuildsThePaperFromTheNewRuns(t *testing.T) {
 	rr := newReproRepoWithPaper(t, write)
 	rr.values["alpha/quick"] = 22
 	before := treeFiles(t, rr.cfg.Root)
-	err := rr.all(t, Quick)
+	err := rr.all(t, settings.Quick)
 	if !errors.Is(err, reproduce.ErrNotReproduced) {
 		t.Fatalf("All: %v\n%s", err, rr.log)
 	}
 	if after := treeFiles(t, rr.cfg.Root); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Error("all changed the committed tree (the committed paper included)")
 	}
-	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick)
+	final := filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, settings.Quick)
 	if !strings.Contains(rr.log.String(), "paper built from the new runs: .cache/reproduce/quick/paper/main.pdf") {
 		t.Errorf("no paper line:\n%s", rr.log)
 	}
@@ -544,7 +544,7 @@ func TestAllJudgesItems(t *testing.T) {
 			{Name: "count", Class: agreement.HostIndependent, Kind: agreement.Exact, Ref: agreement.V(ref.Value, 0), New: agreement.V(now.Value, 0)},
 		}
 	}}.decode
-	if err := rr.all(t, Quick); err != nil {
+	if err := rr.all(t, settings.Quick); err != nil {
 		t.Fatalf("All: %v\n%s", err, rr.log)
 	}
 	out := rr.log.String()
@@ -553,13 +553,13 @@ func TestAllJudgesItems(t *testing.T) {
 		"quick: REPRODUCED WHERE COMPARED: re-run alpha",
 		"study items: 2 items: 1 judged, 1 consistent, 0 inconsistent; 1 not judged (1 host differs)",
 	)
-	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, Quick, "SUMMARY.txt"))
+	b, err := os.ReadFile(filepath.Join(rr.cfg.Root, reproduce.ReproduceDir, settings.Quick, "SUMMARY.txt"))
 	if err != nil || !strings.Contains(string(b), "not judged (host differs)") || !strings.Contains(string(b), "calibration of this rule at the quick profile: not measured here") ||
 		!strings.Contains(string(b), "alpha between-run variance not estimated: the reference run's meta.json: ") {
 		t.Errorf("SUMMARY.txt: %v\n%s", err, b)
 	}
 	rr.values["alpha/quick"] = 22
-	if err := rr.all(t, Quick); !errors.Is(err, reproduce.ErrNotReproduced) {
+	if err := rr.all(t, settings.Quick); !errors.Is(err, reproduce.ErrNotReproduced) {
 		t.Errorf("a count that differs: %v\n%s", err, rr.log)
 	}
 	mustContain(t, strings.Join(strings.Fields(rr.log.String()), " "), "alpha count host-independent 42 44 [42, 42] INCONSISTENT differs by 2, more than 0", "quick: NOT REPRODUCED")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,6 @@ var templateExtra = map[string]string{
 	"tlsstudy/hostcost_tables.go":        "the renderings of the host's and the stall account",
 	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on, inside every comparison",
 	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
-	"tlsstudy/util.go":                   "sortedKeys, shared by the renderings",
 	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose",
 	"netstudy/hygiene.go":                "Study B's measurement hygiene: late packets and serial controls",
 	"netstudy/hygiene_tables.go":         "the rendering of the hygiene checks",
@@ -274,5 +274,104 @@ func TestTemplateExtraNames(t *testing.T) {
 		if strings.HasSuffix(file, "out.go") {
 			t.Errorf("%s: renderings are named <concern>_tables.go", file)
 		}
+	}
+}
+
+// outputNames are the one naming scheme of a study's output paths and
+// stage names, by what the constant's value starts (or is) with: a
+// figure's base is Figure<X>, a table Table<X>, the macros NumbersFile, a
+// results file <X>File, and a stage name an unexported stage<X> (nothing
+// outside the package needs it, the crypto/tls way).
+var outputNames = []struct {
+	value, name *regexp.Regexp
+	want        string
+}{
+	{regexp.MustCompile(`^[a-z]+:[a-z-]+$`), regexp.MustCompile(`^stage[A-Z]\w*$`), "stage<Name>, unexported"},
+	{regexp.MustCompile(`^figures/`), regexp.MustCompile(`^Figure(?:[A-Z]\w*)?$`), "Figure<Name>"},
+	{regexp.MustCompile(`^paper/generated/.*-numbers\.tex$`), regexp.MustCompile(`^NumbersFile$`), "NumbersFile"},
+	{regexp.MustCompile(`^paper/generated/`), regexp.MustCompile(`^Table(?:[A-Z]\w*)?$`), "Table<Name>"},
+	{regexp.MustCompile(`^results/`), regexp.MustCompile(`^(?:[A-Z]\w*)?File$`), "<Name>File"},
+}
+
+// checkOutputNames returns one message per constant of src that breaks
+// outputNames, and per stage whose Name is not such a constant.
+func checkOutputNames(name, src string) ([]string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var bad []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			for i, id := range n.Names {
+				if i >= len(n.Values) {
+					continue
+				}
+				lit, ok := n.Values[i].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					continue
+				}
+				v, _ := strconv.Unquote(lit.Value)
+				for _, r := range outputNames {
+					if r.value.MatchString(v) {
+						if !r.name.MatchString(id.Name) {
+							bad = append(bad, fmt.Sprintf("%s: %s = %q: name it %s", fset.Position(id.Pos()), id.Name, v, r.want))
+						}
+						break
+					}
+				}
+			}
+		case *ast.CompositeLit:
+			if sel, ok := n.Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Stage" {
+				return true
+			}
+			for _, e := range n.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok && fmt.Sprint(kv.Key) == "Name" {
+					if id, ok := kv.Value.(*ast.Ident); !ok || !strings.HasPrefix(id.Name, "stage") {
+						bad = append(bad, fmt.Sprintf("%s: a stage's Name is a constant stage<Name>", fset.Position(kv.Pos())))
+					}
+				}
+			}
+		}
+		return true
+	})
+	return bad, nil
+}
+
+// TestOutputNames holds every registered study's analysis packages to
+// outputNames, so the studies name their stages and files alike.
+func TestOutputNames(t *testing.T) {
+	for _, s := range Studies() {
+		for _, pkg := range s.Packages {
+			if !strings.HasPrefix(pkg, "analysis/") {
+				continue
+			}
+			files, err := filepath.Glob(filepath.Join("..", filepath.FromSlash(pkg), "*.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				if strings.HasSuffix(f, "_test.go") {
+					continue
+				}
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad, err := checkOutputNames(f, string(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, msg := range bad {
+					t.Error(msg)
+				}
+			}
+		}
+	}
+	bad, err := checkOutputNames("x.go", "package x\nconst (\n\tStageAnalyze = \"x:analyze\"\n\tFigLatency = \"figures/x-latency\"\n\tTexNumbers = \"paper/generated/x-numbers.tex\"\n)\nvar s = repro.Stage{Name: \"x:tables\"}\n")
+	if err != nil || len(bad) != 4 {
+		t.Errorf("the check found %q (%v) in a file breaking the scheme four times, want four", bad, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"pqrepro/internal/bundle"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/provenance"
+	"pqrepro/internal/settings"
 )
 
 // Bundle writes the artifact bundle of the current commit to
@@ -77,7 +78,7 @@ func bundleTargets(root string) []bundle.Target {
 			Doc: s.runDoc(), Root: s.NeedsRoot, Hardware: s.Hardware,
 			// The study's claims under the paper's IDs, from its catalogue.
 			Claims:   bundle.ClaimLines(bundleClaims(), s.Name),
-			Estimate: map[string]time.Duration{Quick: s.estimate(root, Quick), Full: s.estimate(root, Full)}}
+			Estimate: map[string]time.Duration{settings.Quick: s.estimate(root, settings.Quick), settings.Full: s.estimate(root, settings.Full)}}
 		if s.Requirements != nil {
 			fill(&t, s.Requirements(root))
 		}

@@ -50,7 +50,7 @@ func TestPipelineBundle(t *testing.T) {
 	s := settings.Defaults()
 	s.Store = t.TempDir()
 	var log bytes.Buffer
-	cfg := pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log, Settings: &s}
+	cfg := pipeline.Config{Root: root, Profile: settings.Full, Log: &log, Settings: &s}
 	if err := pipeline.Bundle(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestPipelineMeasure(t *testing.T) {
 	s := settings.Defaults()
 	s.BundleMeasure = true
 	var log bytes.Buffer
-	if err := pipeline.Bundle(context.Background(), pipeline.Config{Root: root, Profile: pipeline.Full, Log: &log, Settings: &s}); err != nil {
+	if err := pipeline.Bundle(context.Background(), pipeline.Config{Root: root, Profile: settings.Full, Log: &log, Settings: &s}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(bundle.DefaultTimingsFile)))

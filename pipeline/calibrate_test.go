@@ -6,6 +6,7 @@ import (
 
 	"path/filepath"
 	"pqrepro/analysis/agreement"
+	"pqrepro/internal/settings"
 	"pqrepro/reproduce"
 	"strings"
 	"testing"
@@ -27,11 +28,11 @@ func TestCalibration(t *testing.T) {
 		plans = append(plans, p)
 	}
 	plans = append(plans, reproduce.Comparison{Study: reproduce.Study{Name: "other"}})
-	a, err := reproduce.Calibration(context.Background(), Full, plans, 20, 7)
+	a, err := reproduce.Calibration(context.Background(), settings.Full, plans, 20, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := reproduce.Calibration(context.Background(), Full, plans, 20, 7)
+	b, _ := reproduce.Calibration(context.Background(), settings.Full, plans, 20, 7)
 	if a != b {
 		t.Errorf("the same K and seed gave different reports:\n%s\n%s", a, b)
 	}
@@ -44,7 +45,7 @@ func TestCalibration(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, a)
 		}
 	}
-	if c, _ := reproduce.Calibration(context.Background(), Full, plans, 20, 8); c == a {
+	if c, _ := reproduce.Calibration(context.Background(), settings.Full, plans, 20, 8); c == a {
 		t.Error("another seed gave the same report")
 	}
 	if !strings.Contains(a, "between-run variance not estimated") {
@@ -58,7 +59,7 @@ func TestCalibration(t *testing.T) {
 			plans[i].Between = agreement.BetweenRun{Runs: []string{"r1", "r2", "r3"}, Tau2Rel: 1, Items: 1}
 		}
 	}
-	wide, err := reproduce.Calibration(context.Background(), Full, plans, 20, 7)
+	wide, err := reproduce.Calibration(context.Background(), settings.Full, plans, 20, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestCalibrationDocIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, profile := range []string{Quick, Full} {
+	for _, profile := range []string{settings.Quick, settings.Full} {
 		begin, end := "<!-- calibration:"+profile+" -->", "<!-- end calibration:"+profile+" -->"
 		i, j := strings.Index(string(b), begin), strings.Index(string(b), end)
 		if i < 0 || j < i {

@@ -48,7 +48,7 @@ type pinnedRun struct {
 func pinnedRuns(cfg Config) ([]pinnedRun, error) {
 	var out []pinnedRun
 	for _, s := range Studies() {
-		for _, profile := range []string{Full, Quick} {
+		for _, profile := range fullFirst {
 			dir, m, err := spec.PinnedSeal(cfg.Root, s.Name, profile)
 			if err != nil {
 				return nil, fmt.Errorf("study %s: %w", s.Name, err)
@@ -502,7 +502,7 @@ func sealOne(cfg Config, dir string, lists []map[string]string, from string) err
 	}
 	specPath := filepath.Join(cfg.Root, spec.Path(parts[1]))
 	var pinned []string
-	for _, profile := range []string{Full, Quick} {
+	for _, profile := range fullFirst {
 		id, err := spec.PinnedIn(specPath, profile)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("seal %s: %w", dir, err)

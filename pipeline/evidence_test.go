@@ -84,7 +84,7 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	}}
 
 	start := time.Date(2026, 11, 30, 12, 0, 0, 250e6, time.UTC)
-	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, start)
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", settings.Quick, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func evidenceRepo(t *testing.T) (Config, *bytes.Buffer, string) {
 	if err := r.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if err := spec.Pin(filepath.Join(root, "experiments/ev.toml"), Quick, spec.Sealed(r.ID, r.Manifest)); err != nil {
+	if err := spec.Pin(filepath.Join(root, "experiments/ev.toml"), settings.Quick, spec.Sealed(r.ID, r.Manifest)); err != nil {
 		t.Fatal(err)
 	}
 	if err := listRun(root, "data/ev/"+r.ID, runlist.Pinned); err != nil {
@@ -229,7 +229,7 @@ func TestAlteredRunIsRefusedAndReported(t *testing.T) {
 			os.Remove(filepath.Join(root, run, repro.ManifestFile))
 			sum, err := repro.WriteManifest(filepath.Join(root, run), "ev/"+filepath.Base(run))
 			if err == nil {
-				err = spec.Pin(filepath.Join(root, "experiments/ev.toml"), Quick, spec.Sealed(filepath.Base(run), sum))
+				err = spec.Pin(filepath.Join(root, "experiments/ev.toml"), settings.Quick, spec.Sealed(filepath.Base(run), sum))
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -246,8 +246,8 @@ func TestAlteredRunIsRefusedAndReported(t *testing.T) {
 			for name, target := range map[string]func() error{
 				"build": func() error { return Build(context.Background(), cfg) },
 				"paper": func() error { return Build(context.Background(), cfg, "ev:analyze") },
-				"all":   func() error { c := cfg; c.Profile = Full; return All(context.Background(), c) },
-				"quick": func() error { c := cfg; c.Profile = Quick; return All(context.Background(), c) },
+				"all":   func() error { c := cfg; c.Profile = settings.Full; return All(context.Background(), c) },
+				"quick": func() error { c := cfg; c.Profile = settings.Quick; return All(context.Background(), c) },
 			} {
 				log.Reset()
 				err := target()
@@ -338,7 +338,7 @@ func TestVerifyListsFilesBeforeStageErrors(t *testing.T) {
 func TestBuildAddsNewRunsToSums(t *testing.T) {
 	cfg, log, _ := evidenceRepo(t)
 	// A second, unpinned run, not listed yet.
-	r, err := repro.NewRun(filepath.Join(cfg.Root, "data"), "ev", Full, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	r, err := repro.NewRun(filepath.Join(cfg.Root, "data"), "ev", settings.Full, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestSeal(t *testing.T) {
 	}
 	os.WriteFile(sumsPath, []byte(strings.Join(kept, "")), 0o644)
 	specPath := filepath.Join(cfg.Root, "experiments/ev.toml")
-	if err := spec.Pin(specPath, Quick, id); err != nil {
+	if err := spec.Pin(specPath, settings.Quick, id); err != nil {
 		t.Fatal(err)
 	}
 	if err := Build(context.Background(), cfg); err == nil || !strings.Contains(log.String(), "is sealed once with `go run ./cmd/pqrepro seal "+run+"`") {
@@ -443,7 +443,7 @@ func TestSeal(t *testing.T) {
 	if !strings.HasPrefix(string(notes), "# Run\n\nA note.\n\n## MANIFEST.sha256 (added ") || !strings.Contains(string(notes), "`pqrepro seal` added") {
 		t.Errorf("README.md after seal:\n%s", notes)
 	}
-	_, manifest, err := spec.PinnedSeal(cfg.Root, "ev", Quick)
+	_, manifest, err := spec.PinnedSeal(cfg.Root, "ev", settings.Quick)
 	b, _ := os.ReadFile(filepath.Join(abs, repro.ManifestFile))
 	if err != nil || manifest != repro.HashBytes(b) || !strings.Contains(log.String(), "pinned in experiments/ev.toml [runs] quick") {
 		t.Errorf("pin after seal: %q, %v\n%s", manifest, err, log)
@@ -540,7 +540,7 @@ func TestWithGit(t *testing.T) {
 // zero) and ran for a minute, and returns its folder.
 func sealedRun(t *testing.T, root string, named, start time.Time) string {
 	t.Helper()
-	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", Quick, named)
+	r, err := repro.NewRun(filepath.Join(root, "data"), "ev", settings.Quick, named)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -635,8 +635,8 @@ func TestEveryRunIsEvidence(t *testing.T) {
 				"status": func() error { return Status(context.Background(), cfg) },
 				"build":  func() error { return Build(context.Background(), cfg) },
 				"verify": func() error { return Verify(context.Background(), cfg) },
-				"all":    func() error { c := cfg; c.Profile = Full; return All(context.Background(), c) },
-				"quick":  func() error { c := cfg; c.Profile = Quick; return All(context.Background(), c) },
+				"all":    func() error { c := cfg; c.Profile = settings.Full; return All(context.Background(), c) },
+				"quick":  func() error { c := cfg; c.Profile = settings.Quick; return All(context.Background(), c) },
 			} {
 				log.Reset()
 				err := target()

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/internal/settings"
 	"pqrepro/reproduce"
 )
 
@@ -17,7 +18,7 @@ func flipRun(id, host string, b []byte) reproduce.QuietRun {
 // runs.
 func flipReport(t *testing.T, runs []reproduce.QuietRun) string {
 	t.Helper()
-	out, err := reproduce.FlipCalibration(reproduceStudy(t, "tls"), Quick, catalogues(), runs)
+	out, err := reproduce.FlipCalibration(reproduceStudy(t, "tls"), settings.Quick, catalogues(), runs)
 	if err != nil {
 		t.Fatal(err)
 	}

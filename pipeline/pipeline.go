@@ -38,6 +38,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"pqrepro/experiments/instruments/runlife"
@@ -49,12 +50,9 @@ import (
 	"pqrepro/internal/spec"
 )
 
-// Profile names: quick runs in minutes (CI), full uses the studies'
-// published sample sizes. They are settings' (one list, settings.Profiles).
-const (
-	Quick = settings.Quick
-	Full  = settings.Full
-)
+// fullFirst are the profiles (settings.Profiles) with the published
+// sample sizes first: the order a study's pinned run is looked for in.
+var fullFirst = append([]string{settings.Full}, slices.DeleteFunc(slices.Clone(settings.Profiles), func(p string) bool { return p == settings.Full })...)
 
 // Config is what every target gets.
 type Config struct {
@@ -106,7 +104,7 @@ func (c *Config) now() time.Time {
 // Validate checks the profile.
 func (c *Config) Validate() error {
 	if !settings.ValidProfile(c.Profile) {
-		return fmt.Errorf("unknown profile %q: use %q or %q (PQREPRO_PROFILE)", c.Profile, Quick, Full)
+		return fmt.Errorf("unknown profile %q: use %q or %q (PQREPRO_PROFILE)", c.Profile, settings.Quick, settings.Full)
 	}
 	if _, err := os.Stat(filepath.Join(c.Root, "go.mod")); err != nil {
 		return fmt.Errorf("%s is not the repository root (no go.mod): run mage from the repository root", c.Root)
@@ -170,7 +168,7 @@ func assembleStages(root string, set settings.Settings, runFor func(Study) (prof
 		if s.Records == nil || !otherRecords {
 			continue
 		}
-		for _, other := range []string{Full, Quick} {
+		for _, other := range fullFirst {
 			if other == profile {
 				continue
 			}
@@ -216,7 +214,7 @@ func (c *Config) stageProfile(s Study) (string, error) {
 	if c.Profile != "" {
 		return c.Profile, nil
 	}
-	for _, p := range []string{Full, Quick} {
+	for _, p := range fullFirst {
 		run, err := s.pinned(c.Root, p)
 		if err != nil {
 			return "", err
@@ -225,7 +223,7 @@ func (c *Config) stageProfile(s Study) (string, error) {
 			return p, nil
 		}
 	}
-	return Full, nil
+	return settings.Full, nil
 }
 
 // pinned is the run folder pinned for the profile in the [runs] table of

@@ -44,7 +44,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 		Name:  "fake",
 		Title: "a study for tests",
 		EstimateFor: func(_, p string) time.Duration {
-			return map[string]time.Duration{Quick: time.Second, Full: time.Minute}[p]
+			return map[string]time.Duration{settings.Quick: time.Second, settings.Full: time.Minute}[p]
 		},
 		Requirements: func(string) []deps.Requirement {
 			return []deps.Requirement{{Name: "tool", Why: "fake:run", Present: func() bool { return installed }, Apt: []string{"faketool"}}}
@@ -85,7 +85,7 @@ func fakeStudy(t *testing.T) (Config, *bytes.Buffer, *int) {
 		},
 	}}
 	var log bytes.Buffer
-	cfg := Config{Root: root, Profile: Quick, Log: &log, Installer: &deps.Installer{
+	cfg := Config{Root: root, Profile: settings.Quick, Log: &log, Installer: &deps.Installer{
 		Root: root, Log: &log, IsRoot: func() bool { return true },
 		Run: func(context.Context, string, io.Writer, ...string) error { installed = true; return nil },
 	}}
@@ -133,16 +133,16 @@ func TestRunBuildStatusVerify(t *testing.T) {
 	if err := Verify(context.Background(), cfg); err != nil {
 		t.Errorf("Verify: %v\n%s", err, log)
 	}
-	os.WriteFile(filepath.Join(cfg.Root, "data", "fake", fakeRunID(Quick), "x.txt"), []byte("22\n"), 0o644)
+	os.WriteFile(filepath.Join(cfg.Root, "data", "fake", fakeRunID(settings.Quick), "x.txt"), []byte("22\n"), 0o644)
 	log.Reset()
 	err := Verify(context.Background(), cfg)
-	if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), "FAIL data/fake/"+fakeRunID(Quick)+"/x.txt: content differs") {
+	if !errors.Is(err, ErrVerify) || !strings.Contains(log.String(), "FAIL data/fake/"+fakeRunID(settings.Quick)+"/x.txt: content differs") {
 		t.Errorf("Verify after tampering: %v\n%s", err, log)
 	}
 	// Altered raw data is an error for status, never advice to rebuild.
 	log.Reset()
 	err = Status(context.Background(), cfg)
-	if !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "ERROR  data/fake/"+fakeRunID(Quick)+"/x.txt: content differs from the sealed run") ||
+	if !errors.Is(err, ErrEvidence) || !strings.Contains(log.String(), "ERROR  data/fake/"+fakeRunID(settings.Quick)+"/x.txt: content differs from the sealed run") ||
 		strings.Contains(log.String(), "mage all") || !strings.Contains(log.String(), "do NOT rebuild") {
 		t.Errorf("Status after tampering: %v\n%s", err, log)
 	}
@@ -154,11 +154,11 @@ func TestBadConfig(t *testing.T) {
 	if err := All(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `unknown profile "medium"`) {
 		t.Errorf("All with a bad profile: %v", err)
 	}
-	cfg.Profile, cfg.Root = Quick, t.TempDir()
+	cfg.Profile, cfg.Root = settings.Quick, t.TempDir()
 	if err := Status(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not the repository root") {
 		t.Errorf("Status outside the repository: %v", err)
 	}
-	if err := RunStudy(context.Background(), Config{Root: "..", Profile: Quick}, "nonesuch"); err == nil {
+	if err := RunStudy(context.Background(), Config{Root: "..", Profile: settings.Quick}, "nonesuch"); err == nil {
 		t.Error("RunStudy of an unknown study succeeded")
 	}
 }
@@ -183,7 +183,7 @@ func TestCorruptLockIsAClearError(t *testing.T) {
 
 func TestClean(t *testing.T) {
 	cfg, log, _ := fakeStudy(t)
-	for _, d := range []string{".cache/x", ".cache/locks", ".cache/mage", ".stage-123", "data/fake/.incomplete-1", "data/fake/" + fakeRunID(Quick)} {
+	for _, d := range []string{".cache/x", ".cache/locks", ".cache/mage", ".stage-123", "data/fake/.incomplete-1", "data/fake/" + fakeRunID(settings.Quick)} {
 		os.MkdirAll(filepath.Join(cfg.Root, d), 0o755)
 	}
 	if err := Clean(cfg); err != nil {
@@ -199,7 +199,7 @@ func TestClean(t *testing.T) {
 			t.Errorf("%s survived clean", gone)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Root, "data/fake/"+fakeRunID(Quick))); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Root, "data/fake/"+fakeRunID(settings.Quick))); err != nil {
 		t.Errorf("clean removed raw data: %v", err)
 	}
 	log.Reset()

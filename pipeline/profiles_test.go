@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 )
 
 // TestPaperBuildsAtEveryProfile builds every stage, the paper included,
@@ -26,7 +27,7 @@ func TestPaperBuildsAtEveryProfile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
 		t.Skip("skipped: not in a checkout of the repository (its committed runs are the test data)")
 	}
-	for _, profile := range []string{"", Quick, Full} {
+	for _, profile := range []string{"", settings.Quick, settings.Full} {
 		t.Run("profile="+profile, func(t *testing.T) {
 			e, err := Engine(Config{Root: root, Profile: profile})
 			if err != nil {

@@ -41,7 +41,7 @@ func TestEngineHasRecordsStagesOfEveryPinnedRun(t *testing.T) {
 		if st.Records == nil {
 			continue
 		}
-		for _, p := range []string{Full, Quick} {
+		for _, p := range fullFirst {
 			run, err := st.pinned(root, p)
 			if err != nil || run == "" {
 				continue
@@ -67,12 +67,12 @@ func rederiveQuick(t testing.TB, root string, captures bool) string {
 		if st.Records == nil {
 			continue
 		}
-		run, err := st.pinned(root, Quick)
+		run, err := st.pinned(root, settings.Quick)
 		if err != nil || run == "" {
 			continue
 		}
 		tree := t.TempDir()
-		e := &repro.Engine{Root: root, Stages: []*repro.Stage{st.Records(root, Quick, run, settings.Defaults())}}
+		e := &repro.Engine{Root: root, Stages: []*repro.Stage{st.Records(root, settings.Quick, run, settings.Defaults())}}
 		files, err := e.Sources(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -129,15 +129,15 @@ func BenchmarkRederiveQuickRuns(b *testing.B) {
 func TestStagesOverRecordsFirst(t *testing.T) {
 	root := repoRoot(t)
 	for _, s := range Studies() {
-		run, err := s.pinned(root, Quick)
+		run, err := s.pinned(root, settings.Quick)
 		if err != nil || run == "" {
 			t.Fatalf("study %s has no pinned quick run (%v): the test needs one", s.Name, err)
 		}
-		st, err := s.stagesOver(root, Quick, run, settings.Defaults())
+		st, err := s.stagesOver(root, settings.Quick, run, settings.Defaults())
 		if err != nil {
 			t.Fatal(err)
 		}
-		own, err := s.StagesFor(root, Quick, run, settings.Defaults())
+		own, err := s.StagesFor(root, settings.Quick, run, settings.Defaults())
 		if err != nil {
 			t.Fatal(err)
 		}

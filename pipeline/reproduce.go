@@ -13,6 +13,7 @@ import (
 	"pqrepro/experiments/instruments/runlife"
 	"pqrepro/internal/deps"
 	"pqrepro/internal/repro"
+	"pqrepro/internal/settings"
 	"pqrepro/reproduce"
 )
 
@@ -21,7 +22,7 @@ import (
 // are set up.
 func All(ctx context.Context, cfg Config) error {
 	target := "all"
-	if cfg.Profile == Quick {
+	if cfg.Profile == settings.Quick {
 		target = "quick"
 	}
 	return reproduceTarget(ctx, cfg, func(ctx context.Context, rc reproduce.Config) error { return reproduce.All(ctx, rc, target) })

@@ -9,6 +9,7 @@ import (
 
 	"pqrepro/analysis/agreement"
 	"pqrepro/internal/jsonnum"
+	"pqrepro/internal/settings"
 )
 
 // TestResultsOf: a study's Results decodes each results file once with
@@ -109,7 +110,7 @@ func TestRegisteredResults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		as := agreement.Study{Name: name, RefProfile: Full, NewProfile: Full, HostsMatch: true, Items: items}
+		as := agreement.Study{Name: name, RefProfile: settings.Full, NewProfile: settings.Full, HostsMatch: true, Items: items}
 		if c := agreement.Judge(agreement.DefaultRule, as).Counts(); c.Inconsistent != 0 || c.Judged < c.Items/2 {
 			t.Errorf("%s compared with itself: %s", name, c)
 		}

@@ -16,6 +16,7 @@ import (
 	"pqrepro/internal/provenance"
 	"pqrepro/internal/repro"
 	"pqrepro/internal/runlist"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 )
 
@@ -25,11 +26,11 @@ import (
 // returns its folder. It lists the run nowhere.
 func recordRun(t *testing.T, root, study string, named time.Time, files map[string][]byte, edit func(*provenance.Meta)) string {
 	t.Helper()
-	r, err := repro.NewRun(filepath.Join(root, "data"), study, Quick, named)
+	r, err := repro.NewRun(filepath.Join(root, "data"), study, settings.Quick, named)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := provenance.Meta{Study: study, RunID: r.ID, Profile: Quick, Start: named, End: named.Add(time.Minute), Files: map[string]string{}}
+	m := provenance.Meta{Study: study, RunID: r.ID, Profile: settings.Quick, Start: named, End: named.Add(time.Minute), Files: map[string]string{}}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(r.Dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -201,7 +202,7 @@ func TestRunListsRefuse(t *testing.T) {
 		{"a run from a dirty tree without its diff, recorded since runs keep it, pinned", func(t *testing.T, root, _ string) string {
 			run := recordRun(t, root, "ev", day(8, 0), map[string][]byte{"x.txt": []byte("1\n")}, dirty)
 			b, _ := os.ReadFile(filepath.Join(root, run, repro.ManifestFile))
-			if err := spec.Pin(filepath.Join(root, "experiments/ev.toml"), Quick, spec.Sealed(filepath.Base(run), repro.HashBytes(b))); err != nil {
+			if err := spec.Pin(filepath.Join(root, "experiments/ev.toml"), settings.Quick, spec.Sealed(filepath.Base(run), repro.HashBytes(b))); err != nil {
 				t.Fatal(err)
 			}
 			if err := runlist.Add(filepath.Join(root, runlist.Path("ev")), "ev", runlist.Entry{ID: filepath.Base(run), Manifest: repro.HashBytes(b), Role: runlist.Pinned, DirtyNoDiff: true}); err != nil {
@@ -241,7 +242,7 @@ func TestRunListsRefuse(t *testing.T) {
 					err = Verify(context.Background(), cfg)
 				default:
 					c := cfg
-					c.Profile = map[string]string{"all": Full, "quick": Quick}[target]
+					c.Profile = map[string]string{"all": settings.Full, "quick": settings.Quick}[target]
 					err = All(context.Background(), c)
 				}
 				if err == nil {
@@ -310,7 +311,7 @@ func TestRunListsAccept(t *testing.T) {
 	listRun(cfg.Root, run, runlist.Evidence)
 	old := recordRun(t, cfg.Root, "ev", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), map[string][]byte{"x.txt": []byte("2\n")}, dirty)
 	b, _ := os.ReadFile(filepath.Join(cfg.Root, old, repro.ManifestFile))
-	if err := spec.Pin(filepath.Join(cfg.Root, "experiments/ev.toml"), Quick, spec.Sealed(filepath.Base(old), repro.HashBytes(b))); err != nil {
+	if err := spec.Pin(filepath.Join(cfg.Root, "experiments/ev.toml"), settings.Quick, spec.Sealed(filepath.Base(old), repro.HashBytes(b))); err != nil {
 		t.Fatal(err)
 	}
 	runlist.Add(filepath.Join(cfg.Root, runlist.Path("ev")), "ev", runlist.Entry{ID: filepath.Base(old), Manifest: repro.HashBytes(b), Role: runlist.Pinned, DirtyNoDiff: true})

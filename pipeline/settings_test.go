@@ -15,8 +15,8 @@ import (
 // with PQREPRO_PROFILE=full exported, quick ran the 70-minute full
 // profile); the other targets take PQREPRO_PROFILE over their default.
 func TestConfigure(t *testing.T) {
-	quick := TargetProfile{Fixed: Quick}
-	full := TargetProfile{Default: Full}
+	quick := TargetProfile{Fixed: settings.Quick}
+	full := TargetProfile{Default: settings.Full}
 	for _, tc := range []struct {
 		target  string
 		tp      TargetProfile
@@ -24,13 +24,13 @@ func TestConfigure(t *testing.T) {
 		profile string
 		err     string
 	}{
-		{"quick", quick, nil, Quick, ""},
-		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "quick"}, Quick, ""},
+		{"quick", quick, nil, settings.Quick, ""},
+		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "quick"}, settings.Quick, ""},
 		{"quick", quick, map[string]string{"PQREPRO_PROFILE": "full"}, "", "quick runs the quick profile only, but PQREPRO_PROFILE=full: unset PQREPRO_PROFILE"},
-		{"all", full, nil, Full, ""},
-		{"all", full, map[string]string{"PQREPRO_PROFILE": "quick"}, Quick, ""},
+		{"all", full, nil, settings.Full, ""},
+		{"all", full, map[string]string{"PQREPRO_PROFILE": "quick"}, settings.Quick, ""},
 		{"verify", TargetProfile{}, nil, "", ""},
-		{"verify", TargetProfile{}, map[string]string{"PQREPRO_PROFILE": "full"}, Full, ""},
+		{"verify", TargetProfile{}, map[string]string{"PQREPRO_PROFILE": "full"}, settings.Full, ""},
 		{"all", full, map[string]string{"PQREPRO_PROFILE": "fast"}, "", `all: settings: PQREPRO_PROFILE="fast": want quick or full`},
 		{"calibrate", full, map[string]string{"PQREPRO_CALIBRATE_K": "-3"}, "", `calibrate: settings: PQREPRO_CALIBRATE_K="-3"`},
 	} {
@@ -94,7 +94,7 @@ func TestConfigureRefusesBadPinBusy(t *testing.T) {
 		{"a word too long", "see /var/log/backups/nightly", "split it with a space"},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-			_, err := Configure("/repo", "tls:run", TargetProfile{Default: Full}, func(k string) string {
+			_, err := Configure("/repo", "tls:run", TargetProfile{Default: settings.Full}, func(k string) string {
 				return map[string]string{settings.PinBusy: tc.value}[k]
 			}, false)
 			switch {

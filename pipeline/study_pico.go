@@ -60,7 +60,7 @@ func init() {
 		HandTyped: picostudy.HandTyped,
 
 		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
-			return picostudy.Stages(run, picostudy.Params{SourceDateEpoch: set.SourceDateEpoch.Unix()}), nil
+			return picostudy.Stages(run, picostudy.Params{SourceDateEpoch: set.SourceDateEpoch}), nil
 		},
 		Claims: picostudy.Claims,
 		// The known changes are the same whatever the reference's values.
@@ -83,7 +83,7 @@ func picoImages(ctx context.Context, cfg Config) ([]picoboard.BuildConfig, error
 	if err := cfg.installer().Ensure(ctx, picorun.Requirements(cfg.Root)); err != nil {
 		return nil, err
 	}
-	return picoboard.Images(cfg.Root, profileOr(cfg, Quick), nil, cfg.log())
+	return picoboard.Images(cfg.Root, profileOr(cfg, settings.Quick), nil, cfg.log())
 }
 
 // PicoBuild builds every standard firmware image (ELF and RAM-only UF2)

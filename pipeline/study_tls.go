@@ -12,7 +12,6 @@ import (
 	"pqrepro/analysis/tlscrosshost"
 	"pqrepro/analysis/tlsgapmodel"
 	"pqrepro/analysis/tlsstudy"
-	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/experiments/instruments/sshhost"
 	"pqrepro/experiments/tls/bridgenet"
 	"pqrepro/experiments/tls/dockernet"
@@ -106,39 +105,13 @@ func tlsStagesFor(root, profile, run string, set settings.Settings) ([]*repro.St
 	if err != nil {
 		return nil, err
 	}
-	p := tlsstudy.DefaultParams(profile)
-	p.SourceDateEpoch = set.SourceDateEpoch
-	p.Paper = nil
-	for _, role := range tlsstudy.Roles {
-		var found *tlsrun.PaperConfig
-		for i := range s.Paper.Configs {
-			if s.Paper.Configs[i].Name == role {
-				found = &s.Paper.Configs[i]
-			}
-		}
-		if found == nil {
-			return nil, fmt.Errorf("%s: [[paper.configs]] has no configuration named %q", spec.Path(tlsrun.Study), role)
-		}
-		key, err := handshake.ParseCertKey(found.CertKey)
-		if err != nil {
-			return nil, err
-		}
-		group, err := handshake.ParseGroup(found.Group)
-		if err != nil {
-			return nil, err
-		}
-		p.Paper = append(p.Paper, tlsrun.ConfigName(key, group, s.Matrix.Chain))
-	}
-	p.Baseline = p.Paper[0]
-	c := s.PrimaryCell(profile)
-	p.Cell = tlsstudy.Cell{Stack: c.Stack, Path: c.Path, KeyShare: c.KeyShare}
-	// [paper.fallback]: the analysis judges on the first of the two
-	// cells the run has (a host without Docker runs no docker cell).
-	if fb := s.Paper.Fallback; fb != (tlsrun.Cell{}) {
-		p.Fallback = tlsstudy.Cell{Stack: fb.Stack, Path: fb.Path, KeyShare: fb.KeyShare}
-	}
-	if err := p.Validate(); err != nil {
+	d, err := s.Design(profile)
+	if err != nil {
 		return nil, err
+	}
+	p, err := tlsstudy.ParamsFrom(profile, d, set.SourceDateEpoch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.Path(tlsrun.Study), err)
 	}
 	// The gap model (analysis/tlsgapmodel) is a part of the stages: it
 	// gets the emulated-path cells from tls:analyze and renders beside

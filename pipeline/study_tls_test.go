@@ -217,9 +217,9 @@ func flipSummary(t *testing.T, refHost, newHost string, ref, now []byte) (differ
 			t.Fatal(err)
 		}
 	}
-	cfg := (Config{Root: root, Profile: Quick, Log: &strings.Builder{}}).reproduceConfig()
+	cfg := (Config{Root: root, Profile: settings.Quick, Log: &strings.Builder{}}).reproduceConfig()
 	cs := []reproduce.Comparison{{Study: reproduceStudy(t, "tls"), Ref: flipRunRef, RefResults: ref, NewRun: flipRunNew, NewResults: now}}
-	out, differs, status = reproduce.Judge(t.Context(), cfg, "quick", tree, filepath.Join(root, reproduce.ReproduceDir, Quick), "not built in this test", cs)
+	out, differs, status = reproduce.Judge(t.Context(), cfg, "quick", tree, filepath.Join(root, reproduce.ReproduceDir, settings.Quick), "not built in this test", cs)
 	return differs, status, out
 }
 

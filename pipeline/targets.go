@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/internal/deps"
+	"pqrepro/internal/settings"
 	"pqrepro/internal/spec"
 	"pqrepro/reproduce"
 )
@@ -71,7 +72,7 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 func started(ctx context.Context, cfg Config) (context.Context, context.CancelFunc, Config, error) {
 	ctx, stop := withSignals(ctx)
 	if cfg.Profile == "" {
-		cfg.Profile = Full
+		cfg.Profile = settings.Full
 	}
 	return ctx, stop, cfg, cfg.Validate()
 }

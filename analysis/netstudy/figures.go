@@ -41,20 +41,20 @@ func Figures(res *Results, date time.Time) (map[string][]byte, error) {
 func figureList(res *Results) ([]render.Figure, error) {
 	lat, panels, err := latencyPlot(res)
 	if err != nil {
-		return nil, fmt.Errorf("figure %s: %w", FigLatency, err)
+		return nil, fmt.Errorf("figure %s: %w", FigureLatency, err)
 	}
 	diff, dpanels, err := diffPlot(res)
 	if err != nil {
-		return nil, fmt.Errorf("figure %s: %w", FigDiffVsRTT, err)
+		return nil, fmt.Errorf("figure %s: %w", FigureDiffVsRTT, err)
 	}
 	bytes, bpanels, err := bytesPlot(res)
 	if err != nil {
-		return nil, fmt.Errorf("figure %s: %w", FigBytes, err)
+		return nil, fmt.Errorf("figure %s: %w", FigureBytes, err)
 	}
 	return []render.Figure{
-		{Base: FigLatency, Plot: lat, W: render.TextWidth, H: 3.6 * vg.Inch, Panels: panels},
-		{Base: FigDiffVsRTT, Plot: diff, W: render.TextWidth, H: 2.6 * vg.Inch, Panels: dpanels},
-		{Base: FigBytes, Plot: bytes, W: render.TextWidth, H: 2.3 * vg.Inch, Panels: bpanels},
+		{Base: FigureLatency, Plot: lat, W: render.TextWidth, H: 3.6 * vg.Inch, Panels: panels},
+		{Base: FigureDiffVsRTT, Plot: diff, W: render.TextWidth, H: 2.6 * vg.Inch, Panels: dpanels},
+		{Base: FigureBytes, Plot: bytes, W: render.TextWidth, H: 2.3 * vg.Inch, Panels: bpanels},
 	}, nil
 }
 

@@ -250,13 +250,13 @@ func TestStagesWithoutHygieneFiles(t *testing.T) {
 	if h == nil || h.Note == "" || h.Flagged != 0 || h.Control == nil || len(h.Control.Series) != 0 || len(h.VerdictChanges) != 0 {
 		t.Errorf("hygiene of a run without the records: %+v", h)
 	}
-	nums, _ := os.ReadFile(filepath.Join(root, TexNumbers))
+	nums, _ := os.ReadFile(filepath.Join(root, NumbersFile))
 	for _, m := range []string{`\NetLateRecorded}{0}`, `\NetControlRecorded}{0}`, `\NetFlagged}{0}`, `\NetParallelSeries}{6}`} {
 		if !bytes.Contains(nums, []byte(m)) {
 			t.Errorf("numbers lack %s", m)
 		}
 	}
-	tex, _ := os.ReadFile(filepath.Join(root, TexHygiene))
+	tex, _ := os.ReadFile(filepath.Join(root, TableHygiene))
 	if !bytes.Contains(tex, []byte("tab:net-late")) || !bytes.Contains(tex, []byte("no serial controls")) {
 		t.Errorf("hygiene tables of a run without the records:\n%s", tex)
 	}

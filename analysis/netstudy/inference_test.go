@@ -53,7 +53,7 @@ func TestInferenceBadSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab := files[TexComparison]; !strings.Contains(tab, "[---]") || !strings.Contains(tab, "no block bootstrap interval") {
+	if tab := files[TableComparison]; !strings.Contains(tab, "[---]") || !strings.Contains(tab, "no block bootstrap interval") {
 		t.Errorf("comparison table does not show the missing intervals with their reason:\n%s", tab)
 	}
 	// Scenarios whose rounds lack a standard error still get the t
@@ -83,10 +83,10 @@ func TestInferenceSingleSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(files[TexComparison], "1 series: no between-series variance") {
+	if !strings.Contains(files[TableComparison], "1 series: no between-series variance") {
 		t.Error("scenario table does not say why there is no interval")
 	}
-	if !strings.Contains(files[TexNumbers], `\newcommand{\NetScenarioTQuantile}{---}`) {
+	if !strings.Contains(files[NumbersFile], `\newcommand{\NetScenarioTQuantile}{---}`) {
 		t.Error("t quantile macro with one series is not a dash")
 	}
 }

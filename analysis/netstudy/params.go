@@ -33,9 +33,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"pqrepro/internal/repro"
-	"pqrepro/internal/settings"
 )
 
 // Params tune the analysis. The zero value gives the defaults.
@@ -52,7 +49,7 @@ type Params struct {
 	// BootstrapResamples is the bootstrap size of both; 0 means 2000.
 	BootstrapResamples int
 	// SourceDateEpoch is the date in the PDFs; zero means
-	// repro.DefaultEpoch() (2026-01-01; the pipeline passes the setting
+	// the default (repro.EpochOr: 2026-01-01; the pipeline passes the setting
 	// SOURCE_DATE_EPOCH).
 	SourceDateEpoch time.Time
 }
@@ -62,17 +59,17 @@ const Level = 0.95
 
 // Outputs, relative to the repository root.
 const (
-	ResultsFile   = "results/net.json"
-	FigLatency    = "figures/net-latency"
-	FigDiffVsRTT  = "figures/net-diff-vs-rtt"
-	FigBytes      = "figures/net-bytes"
-	TexComparison = "paper/generated/net-comparisons.tex"
-	TexBytes      = "paper/generated/net-bytes.tex"
-	TexSerial     = "paper/generated/net-serial.tex"
-	TexToolchains = "paper/generated/net-toolchains.tex"
-	TexNumbers    = "paper/generated/net-numbers.tex"
-	TexHygiene    = "paper/generated/net-hygiene.tex"
-	TexModel      = "paper/generated/net-model.tex"
+	ResultsFile     = "results/net.json"
+	FigureLatency   = "figures/net-latency"
+	FigureDiffVsRTT = "figures/net-diff-vs-rtt"
+	FigureBytes     = "figures/net-bytes"
+	TableComparison = "paper/generated/net-comparisons.tex"
+	TableBytes      = "paper/generated/net-bytes.tex"
+	TableSerial     = "paper/generated/net-serial.tex"
+	TableToolchains = "paper/generated/net-toolchains.tex"
+	NumbersFile     = "paper/generated/net-numbers.tex"
+	TableHygiene    = "paper/generated/net-hygiene.tex"
+	TableModel      = "paper/generated/net-model.tex"
 )
 
 // WithDefaults is p with every zero field set to its default.
@@ -118,15 +115,6 @@ func (p Params) AnalysisParams(runDir string) map[string]string {
 	}
 }
 
-// SourceDateParam is the figures stage's date parameter: Unix seconds.
-func (p Params) SourceDateParam() string {
-	t := p.SourceDateEpoch
-	if t.IsZero() {
-		t = repro.DefaultEpoch()
-	}
-	return strconv.FormatInt(t.Unix(), 10)
-}
-
 // ParamsFrom reads the parameters AnalysisParams recorded, through a
 // stage's Param, and validates them.
 func ParamsFrom(get func(string) string) (Params, error) {
@@ -152,14 +140,4 @@ func ParamsFrom(get func(string) string) (Params, error) {
 		return p, fmt.Errorf("net:analyze parameters: %w", err)
 	}
 	return p, nil
-}
-
-// ParseDate reads the figures stages' source_date_epoch parameter by
-// the setting's rule (settings.ParseSourceDateEpoch).
-func ParseDate(s string) (time.Time, error) {
-	t, err := settings.ParseSourceDateEpoch(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("stage parameter source_date_epoch: %w", err)
-	}
-	return t, nil
 }

@@ -22,10 +22,10 @@ func DecodeResults(name string, b []byte) (*Results, error) {
 		return nil, err
 	}
 	if len(res.Comparisons) == 0 || len(res.Design.Groups) != 2 {
-		return nil, fmt.Errorf("%s: no comparisons (rerun %s)", name, StageAnalyze)
+		return nil, fmt.Errorf("%s: no comparisons (rerun %s)", name, stageAnalyze)
 	}
 	if res.Toolchains == nil || len(res.Toolchains.PerToolchain) != len(res.Toolchains.Levels) || len(res.Toolchains.Levels) == 0 {
-		return nil, fmt.Errorf("%s: no toolchain results (rerun %s)", name, StageAnalyze)
+		return nil, fmt.Errorf("%s: no toolchain results (rerun %s)", name, stageAnalyze)
 	}
 	return res, nil
 }

@@ -12,9 +12,9 @@ import (
 
 // Stage names.
 const (
-	StageAnalyze = "net:analyze"
-	StageFigures = "net:figures"
-	StageTables  = "net:tables"
+	stageAnalyze = "net:analyze"
+	stageFigures = "net:figures"
+	stageTables  = "net:tables"
 )
 
 const codeDir = "analysis/netstudy"
@@ -37,7 +37,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 	records := derived
 	metaFile := path.Join(runDir, netdata.MetaFile)
 	analyze := &repro.Stage{
-		Name:    StageAnalyze,
+		Name:    stageAnalyze,
 		Doc:     "Study B statistics: latency and bytes per scenario, round and group; the nine comparisons",
 		Code:    []string{codeDir},
 		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
@@ -45,7 +45,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		Outputs: []string{ResultsFile},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			if path.IsAbs(runDir) || runDir != path.Clean(runDir) || runDir == "." {
-				return fmt.Errorf("%s: run folder %q must be a clean relative slash-separated path such as data/net/<run-id>", StageAnalyze, runDir)
+				return fmt.Errorf("%s: run folder %q must be a clean relative slash-separated path such as data/net/<run-id>", stageAnalyze, runDir)
 			}
 			p, err := ParamsFrom(env.Param)
 			if err != nil {
@@ -71,18 +71,18 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			env.Logf("%s: %d rows", records, len(rows))
 			in, err := readHygiene(env, runDir, mb, m.Measured.Design, rows)
 			if err != nil {
-				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", StageAnalyze, err)
+				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", stageAnalyze, err)
 			}
 			res, err := Analyze(m.Measured.Design, rows, p, runDir, m.RunID, m.Profile)
 			if err != nil {
-				return fmt.Errorf("%s: %s: %w", StageAnalyze, runDir, err)
+				return fmt.Errorf("%s: %s: %w", stageAnalyze, runDir, err)
 			}
 			if res.Hygiene, err = hygiene(res, m.Measured.Design, rows, in, p); err != nil {
-				return fmt.Errorf("%s: %s: measurement hygiene: %w", StageAnalyze, runDir, err)
+				return fmt.Errorf("%s: %s: measurement hygiene: %w", stageAnalyze, runDir, err)
 			}
 			pm, err := netdata.ParseProbeMeta(metaFile, mb)
 			if err != nil {
-				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", StageAnalyze, err)
+				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", stageAnalyze, err)
 			}
 			res.Normalised = NormalisedDifferences(res, pm)
 			b, err := json.MarshalIndent(res, "", "  ")
@@ -93,20 +93,20 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 		},
 	}
 	var figOut []string
-	for _, f := range []string{FigLatency, FigDiffVsRTT, FigBytes} {
+	for _, f := range []string{FigureLatency, FigureDiffVsRTT, FigureBytes} {
 		figOut = append(figOut, f+".pdf", f+".svg")
 	}
 	figures := &repro.Stage{
-		Name:    StageFigures,
+		Name:    stageFigures,
 		Doc:     "Study B figures: latency distributions, median difference vs RTT, bytes per connection",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
-		Params:  map[string]string{"source_date_epoch": params.SourceDateParam()},
+		Params:  map[string]string{repro.EpochParam: repro.FormatEpoch(params.SourceDateEpoch)},
 		Outputs: figOut,
 		Run: func(ctx context.Context, env *repro.Env) error {
-			date, err := ParseDate(env.Param("source_date_epoch"))
+			date, err := env.Epoch()
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageFigures, err)
+				return fmt.Errorf("%s: %w", stageFigures, err)
 			}
 			res, err := readResults(env)
 			if err != nil {
@@ -114,7 +114,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			}
 			files, err := Figures(res, date)
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageFigures, err)
+				return fmt.Errorf("%s: %w", stageFigures, err)
 			}
 			for _, name := range figOut {
 				if err := env.WriteFile(name, files[name]); err != nil {
@@ -124,9 +124,9 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			return nil
 		},
 	}
-	texOut := []string{TexComparison, TexBytes, TexSerial, TexToolchains, TexHygiene, TexModel, TexNumbers}
+	texOut := []string{TableComparison, TableBytes, TableSerial, TableToolchains, TableHygiene, TableModel, NumbersFile}
 	tables := &repro.Stage{
-		Name:    StageTables,
+		Name:    stageTables,
 		Doc:     "Study B LaTeX tables and number macros",
 		Code:    []string{codeDir},
 		Inputs:  []string{ResultsFile},
@@ -138,7 +138,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 			}
 			files, err := Tables(res)
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageTables, err)
+				return fmt.Errorf("%s: %w", stageTables, err)
 			}
 			for _, name := range texOut {
 				if err := env.WriteFile(name, []byte(files[name])); err != nil {
@@ -154,7 +154,7 @@ func StagesFrom(runDir, derived string, params Params) []*repro.Stage {
 func readResults(env *repro.Env) (*Results, error) {
 	b, err := env.ReadFile(ResultsFile)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w (run %s first)", ResultsFile, err, StageAnalyze)
+		return nil, fmt.Errorf("read %s: %w (run %s first)", ResultsFile, err, stageAnalyze)
 	}
 	return DecodeResults(ResultsFile, b)
 }

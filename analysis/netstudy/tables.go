@@ -27,19 +27,19 @@ func Tables(res *Results) (map[string]string, error) {
 		out[name] = s
 	}
 	s, err := comparisonTable(res)
-	add(TexComparison, s, err)
+	add(TableComparison, s, err)
 	s, err = bytesTable(res)
-	add(TexBytes, s, err)
+	add(TableBytes, s, err)
 	s, err = serialTable(res)
-	add(TexSerial, s, err)
+	add(TableSerial, s, err)
 	s, err = toolchainTable(res)
-	add(TexToolchains, s, err)
+	add(TableToolchains, s, err)
 	s, err = hygieneTables(res)
-	add(TexHygiene, s, err)
+	add(TableHygiene, s, err)
 	s, err = modelTable(res)
-	add(TexModel, s, err)
+	add(TableModel, s, err)
 	s, err = numbers(res)
-	add(TexNumbers, s, err)
+	add(NumbersFile, s, err)
 	return out, errors.Join(errs...)
 }
 

@@ -63,10 +63,10 @@ func TestToolchainChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab := files[TexToolchains]; !strings.Contains(tab, `Change to go1.27.3`) || !strings.Contains(tab, `$\Delta$ go1.24.4`) {
+	if tab := files[TableToolchains]; !strings.Contains(tab, `Change to go1.27.3`) || !strings.Contains(tab, `$\Delta$ go1.24.4`) {
 		t.Errorf("toolchain table lacks its columns:\n%s", tab)
 	}
-	if !strings.Contains(files[TexNumbers], `\newcommand{\NetToolchainCount}{2}`) {
+	if !strings.Contains(files[NumbersFile], `\newcommand{\NetToolchainCount}{2}`) {
 		t.Error("numbers lack the toolchain count")
 	}
 }
@@ -88,10 +88,10 @@ func TestToolchainBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(files[TexToolchains], "The run has one toolchain only") {
-			t.Errorf("the table does not say it has one toolchain:\n%s", files[TexToolchains])
+		if !strings.Contains(files[TableToolchains], "The run has one toolchain only") {
+			t.Errorf("the table does not say it has one toolchain:\n%s", files[TableToolchains])
 		}
-		if !strings.Contains(files[TexNumbers], `\newcommand{\NetToolchainMaxChangeMs}{---}`) {
+		if !strings.Contains(files[NumbersFile], `\newcommand{\NetToolchainMaxChangeMs}{---}`) {
 			t.Error("the change macro is not a dash")
 		}
 	})

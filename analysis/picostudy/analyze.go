@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -148,7 +149,7 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 	for _, s := range in.require {
 		if res.Schemes[s] == nil {
 			return nil, fmt.Errorf("%w: missing scheme %s: the run has %s (a run restricted to some images cannot be analysed; run the whole profile)",
-				ErrInput, s, strings.Join(sortedKeys(res.Schemes), ", "))
+				ErrInput, s, strings.Join(slices.Sorted(maps.Keys(res.Schemes)), ", "))
 		}
 	}
 	for name, sc := range res.Schemes {
@@ -327,7 +328,7 @@ func addImages(res *Results, images []imageData, power float64, msOf func(picoda
 		}
 	}
 	byBoard := map[string]map[string]map[string][]picodata.Measurement{}
-	for _, s := range sortedKeys(pools) {
+	for _, s := range slices.Sorted(maps.Keys(pools)) {
 		p := pools[s]
 		byBoard[s] = p.byBoard
 		img := p.first
@@ -339,7 +340,7 @@ func addImages(res *Results, images []imageData, power float64, msOf func(picoda
 					FlashBytes: o.Text + o.Rodata + o.Data, RAMBytes: o.Data + o.Bss}
 			}
 		}
-		for _, op := range sortedKeys(p.byOp) {
+		for _, op := range slices.Sorted(maps.Keys(p.byOp)) {
 			ms := p.byOp[op]
 			o, err := describe(ms, power, msOf)
 			if err != nil {
@@ -552,7 +553,7 @@ func (r *Results) HostMean(scheme, op string) (float64, string, bool) {
 	libs := r.Host.Ops[scheme][op]
 	lib := "circl"
 	if libs[lib] == nil {
-		lib = sortedKeys(libs)[0]
+		lib = slices.Sorted(maps.Keys(libs))[0]
 	}
 	if libs[lib].MeanUs == nil {
 		return 0, "", false
@@ -666,15 +667,6 @@ func num(x float64) *float64 {
 	}
 	v := round(x)
 	return &v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Marshal encodes results canonically (internal/jsonnum). That is,

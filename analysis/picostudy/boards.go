@@ -3,6 +3,7 @@ package picostudy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"pqrepro/analysis/stats"
@@ -64,13 +65,13 @@ func boardFactor(boards map[string][]string, byBoard map[string]map[string]map[s
 	for b, dirs := range boards {
 		f.Boards[b] = slices.Sorted(slices.Values(dirs))
 	}
-	for _, s := range sortedKeys(byBoard) {
-		for _, op := range sortedKeys(byBoard[s]) {
+	for _, s := range slices.Sorted(maps.Keys(byBoard)) {
+		for _, op := range slices.Sorted(maps.Keys(byBoard[s])) {
 			per := byBoard[s][op]
 			if len(per) < 2 {
 				continue
 			}
-			o := BoardOp{Scheme: s, Op: op, Boards: sortedKeys(per), Identical: true}
+			o := BoardOp{Scheme: s, Op: op, Boards: slices.Sorted(maps.Keys(per)), Identical: true}
 			var groups [][]float64
 			for _, b := range o.Boards {
 				x := make([]float64, len(per[b]))

@@ -3,6 +3,7 @@ package picostudy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -204,7 +205,7 @@ func groupConfigurations(images []imageData) ([]imageData, map[string][]imageDat
 	primary := groups[""]
 	if len(primary) == 0 {
 		return nil, nil, fmt.Errorf("%w: the run has no image of the primary configuration ([build]'s; folders without %s<name>), only %s",
-			ErrInput, configSep, strings.Join(sortedKeys(groups), ", "))
+			ErrInput, configSep, strings.Join(slices.Sorted(maps.Keys(groups)), ", "))
 	}
 	delete(groups, "")
 	return primary, groups, nil
@@ -250,7 +251,7 @@ func addConfigurations(res *Results, primary Factors, groups map[string][]imageD
 		return nil
 	}
 	cs := &Configurations{Primary: primary, TimeMethod: ConfigTimeMethod}
-	for _, name := range sortedKeys(groups) {
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
 		imgs := groups[name]
 		f := imgs[0].factors
 		c := &Configuration{Factors: f, Differs: differs(primary, f)}
@@ -267,7 +268,7 @@ func addConfigurations(res *Results, primary Factors, groups map[string][]imageD
 		}
 		for _, s := range require {
 			if tmp.Schemes[s] == nil {
-				return fmt.Errorf("%w: configuration %s: missing scheme %s (it has %s)", ErrInput, name, s, strings.Join(sortedKeys(tmp.Schemes), ", "))
+				return fmt.Errorf("%w: configuration %s: missing scheme %s (it has %s)", ErrInput, name, s, strings.Join(slices.Sorted(maps.Keys(tmp.Schemes)), ", "))
 			}
 		}
 		c.Schemes = tmp.Schemes

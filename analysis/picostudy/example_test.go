@@ -2,12 +2,13 @@ package picostudy_test
 
 import (
 	"fmt"
+	"time"
 
 	"pqrepro/analysis/picostudy"
 )
 
 func ExampleStages() {
-	for _, s := range picostudy.Stages("data/pico/20261202T062838Z-quick", picostudy.Params{SourceDateEpoch: 1767225600}) {
+	for _, s := range picostudy.Stages("data/pico/20261202T062838Z-quick", picostudy.Params{SourceDateEpoch: time.Unix(1767225600, 0)}) {
 		fmt.Println(s.Name, s.Inputs, s.Outputs[0])
 	}
 	// Output:

@@ -3,6 +3,7 @@ package picostudy
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -64,7 +65,7 @@ func schemeOrder(r *Results) []string {
 			out = append(out, s)
 		}
 	}
-	for _, s := range sortedKeys(r.Schemes) {
+	for _, s := range slices.Sorted(maps.Keys(r.Schemes)) {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -81,7 +82,7 @@ func opOrder(sc *Scheme) []string {
 			out = append(out, o)
 		}
 	}
-	for _, o := range sortedKeys(sc.Ops) {
+	for _, o := range slices.Sorted(maps.Keys(sc.Ops)) {
 		if !slices.Contains(out, o) {
 			out = append(out, o)
 		}
@@ -156,11 +157,11 @@ func figureList(r *Results) ([]render.Figure, error) {
 	}
 	rowsH := vg.Length(rows)*0.15*vg.Inch + 0.95*vg.Inch
 	return []render.Figure{
-		{Base: FigureSignBase, Plot: render.Compose([][]*plot.Plot{{sign}}, signKey, 3), W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}},
-		{Base: FigureOpsBase, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(r, false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
-		{Base: FigureStackBase, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(r, true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
+		{Base: FigureSign, Plot: render.Compose([][]*plot.Plot{{sign}}, signKey, 3), W: render.TextWidth, H: 3 * vg.Inch, Panels: []*plot.Plot{sign}},
+		{Base: FigureOps, Plot: render.Compose([][]*plot.Plot{{ops}}, familyKey(r, false), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{ops}},
+		{Base: FigureStack, Plot: render.Compose([][]*plot.Plot{{stack}}, append(familyKey(r, true), render.KeyEntry{Name: fmt.Sprintf("RP2040 SRAM, %.0f KB", float64(r.SRAMBytes)/1024),
 			Thumb: render.Thumb{Line: sramLine}}), 0), W: render.TextWidth, H: rowsH, Panels: []*plot.Plot{stack}},
-		{Base: FigureDeadlineBase, Plot: render.Compose([][]*plot.Plot{{deadline}}, deadlineKey, 3), W: render.TextWidth, H: 3.2 * vg.Inch, Panels: []*plot.Plot{deadline}},
+		{Base: FigureDeadline, Plot: render.Compose([][]*plot.Plot{{deadline}}, deadlineKey, 3), W: render.TextWidth, H: 3.2 * vg.Inch, Panels: []*plot.Plot{deadline}},
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/stats"
@@ -32,10 +33,10 @@ func Resampler(ref *Results) agreement.Resampler {
 	return func(rng *rand.Rand) []agreement.Value {
 		r := *ref
 		r.Schemes = make(map[string]*Scheme, len(ref.Schemes))
-		for _, name := range sortedKeys(ref.Schemes) {
+		for _, name := range slices.Sorted(maps.Keys(ref.Schemes)) {
 			s := *ref.Schemes[name]
 			s.Ops = maps.Clone(s.Ops)
-			for _, on := range sortedKeys(s.Ops) {
+			for _, on := range slices.Sorted(maps.Keys(s.Ops)) {
 				o := *s.Ops[on]
 				resampleOp(rng, &o)
 				s.Ops[on] = &o

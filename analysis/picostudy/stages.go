@@ -3,6 +3,7 @@ package picostudy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -10,22 +11,21 @@ import (
 	"time"
 
 	"pqrepro/internal/repro"
-	"pqrepro/internal/settings"
 )
 
 // Outputs of the stages, relative to the repository root.
 const (
-	ResultsFile     = "results/pico.json"
-	FigureSignBase  = "figures/pico-mldsa-sign"
-	FigureOpsBase   = "figures/pico-ops"
-	FigureStackBase = "figures/pico-stack"
-	// FigureDeadlineBase: every signature of ML-DSA and SPHINCS+ against
+	ResultsFile = "results/pico.json"
+	FigureSign  = "figures/pico-mldsa-sign"
+	FigureOps   = "figures/pico-ops"
+	FigureStack = "figures/pico-stack"
+	// FigureDeadline: every signature of ML-DSA and SPHINCS+ against
 	// the deadlines (our extension, recommendation.go).
-	FigureDeadlineBase = "figures/pico-sign-deadlines"
-	TableDeadlines     = "paper/generated/pico-deadlines.tex"
-	TableOps           = "paper/generated/pico-ops.tex"
-	TableVersusPaper   = "paper/generated/pico-vs-paper.tex"
-	TableM4            = "paper/generated/pico-m4.tex"
+	FigureDeadline   = "figures/pico-sign-deadlines"
+	TableDeadlines   = "paper/generated/pico-deadlines.tex"
+	TableOps         = "paper/generated/pico-ops.tex"
+	TableVersusPaper = "paper/generated/pico-vs-paper.tex"
+	TableM4          = "paper/generated/pico-m4.tex"
 	// TableConfigurations: what each factor moved (configurations.go).
 	TableConfigurations = "paper/generated/pico-configurations.tex"
 	// TableSigning: ML-DSA signing by its rejection loop (signing.go).
@@ -33,12 +33,19 @@ const (
 	NumbersFile  = "paper/generated/pico-numbers.tex"
 )
 
+// Stage names.
+const (
+	stageAnalyze = "pico:analyze"
+	stageFigures = "pico:figures"
+	stageTables  = "pico:tables"
+)
+
 // Params are the analysis' parameters; a changed value reruns the stages.
 type Params struct {
-	// SourceDateEpoch is the date written into the PDFs (seconds since
-	// 1970); 0 takes repro.DefaultEpoch() (the pipeline passes the
-	// setting SOURCE_DATE_EPOCH).
-	SourceDateEpoch int64
+	// SourceDateEpoch is the date written into the PDFs; zero is the
+	// default (repro.EpochOr; the pipeline passes the setting
+	// SOURCE_DATE_EPOCH).
+	SourceDateEpoch time.Time
 	// PowerMilliwatts is the power model; 0 is the paper's 79.2 mW.
 	PowerMilliwatts float64
 	// PQM4 is the pqm4 table, relative to the root; "" is DefaultPQM4.
@@ -48,9 +55,6 @@ type Params struct {
 }
 
 func (p Params) withDefaults() (Params, error) {
-	if p.SourceDateEpoch == 0 {
-		p.SourceDateEpoch = repro.DefaultEpoch().Unix()
-	}
 	if p.PowerMilliwatts == 0 {
 		p.PowerMilliwatts = DefaultPowerMilliwatts
 	}
@@ -85,7 +89,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 	runDir = path.Clean(strings.TrimSuffix(runDir, "/"))
 	power := strconv.FormatFloat(p.PowerMilliwatts, 'f', -1, 64)
 	analyzeStage := &repro.Stage{
-		Name:    "pico:analyze",
+		Name:    stageAnalyze,
 		Doc:     "Study C statistics per scheme and operation, energy, exchanges, paper and Cortex-M4 comparisons",
 		Code:    Code,
 		Inputs:  []string{runDir, p.PQM4},
@@ -108,18 +112,18 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	figures := &repro.Stage{
-		Name:   "pico:figures",
+		Name:   stageFigures,
 		Doc:    "Study C figures: ML-DSA signing distributions, operation times (log), stack vs SRAM",
 		Code:   Code,
 		Inputs: []string{ResultsFile},
-		Params: map[string]string{"SOURCE_DATE_EPOCH": strconv.FormatInt(p.SourceDateEpoch, 10)},
-		Outputs: []string{FigureSignBase + ".pdf", FigureSignBase + ".svg", FigureOpsBase + ".pdf", FigureOpsBase + ".svg",
-			FigureStackBase + ".pdf", FigureStackBase + ".svg", FigureDeadlineBase + ".pdf", FigureDeadlineBase + ".svg"},
+		Params: map[string]string{repro.EpochParam: repro.FormatEpoch(p.SourceDateEpoch)},
+		Outputs: []string{FigureSign + ".pdf", FigureSign + ".svg", FigureOps + ".pdf", FigureOps + ".svg",
+			FigureStack + ".pdf", FigureStack + ".svg", FigureDeadline + ".pdf", FigureDeadline + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			if perr != nil {
 				return perr
 			}
-			sec, err := parseEpoch(env.Param("SOURCE_DATE_EPOCH"))
+			date, err := env.Epoch()
 			if err != nil {
 				return err
 			}
@@ -131,11 +135,11 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			figs, err := Figures(res, time.Unix(sec, 0).UTC())
+			figs, err := Figures(res, date)
 			if err != nil {
 				return err
 			}
-			for _, name := range sortedKeys(figs) {
+			for _, name := range slices.Sorted(maps.Keys(figs)) {
 				if err := env.WriteFile(name, figs[name]); err != nil {
 					return err
 				}
@@ -144,7 +148,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	tables := &repro.Stage{
-		Name:    "pico:tables",
+		Name:    stageTables,
 		Doc:     "Study C LaTeX tables and number macros",
 		Code:    Code,
 		Inputs:  []string{ResultsFile},
@@ -162,7 +166,7 @@ func Stages(runDir string, params Params) []*repro.Stage {
 			if err != nil {
 				return err
 			}
-			for _, name := range sortedKeys(out) {
+			for _, name := range slices.Sorted(maps.Keys(out)) {
 				if err := env.WriteFile(name, []byte(out[name])); err != nil {
 					return err
 				}
@@ -171,14 +175,4 @@ func Stages(runDir string, params Params) []*repro.Stage {
 		},
 	}
 	return []*repro.Stage{analyzeStage, figures, tables}
-}
-
-// parseEpoch reads the figures stage's SOURCE_DATE_EPOCH parameter by
-// the setting's rule (settings.ParseSourceDateEpoch), as Unix seconds.
-func parseEpoch(s string) (int64, error) {
-	t, err := settings.ParseSourceDateEpoch(s)
-	if err != nil {
-		return 0, fmt.Errorf("stage parameter SOURCE_DATE_EPOCH: %w", err)
-	}
-	return t.Unix(), nil
 }

@@ -2,6 +2,7 @@ package picostudy
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -299,7 +300,7 @@ func numbers(r *Results) (string, error) {
 			}
 		}
 	}
-	for _, s := range sortedKeys(r.Exchanges) {
+	for _, s := range slices.Sorted(maps.Keys(r.Exchanges)) {
 		x := r.Exchanges[s]
 		set(macroWord(s)+"ExchangeMs", ms(ptr(x.Ms)))
 		set(macroWord(s)+"ExchangeMJ", ms(ptr(x.EnergyMJ)))
@@ -314,12 +315,12 @@ func numbers(r *Results) (string, error) {
 			set(w+"EnergySavingPct", "---")
 		}
 	}
-	for _, s := range sortedKeys(r.SignVerify) {
+	for _, s := range slices.Sorted(maps.Keys(r.SignVerify)) {
 		c := r.SignVerify[s]
 		set(macroWord(s)+"SignVerifyMs", ms(ptr(c.Ms)))
 		set(macroWord(s)+"SignVerifyMJ", ms(ptr(c.EnergyMJ)))
 	}
-	for _, s := range sortedKeys(r.SignVerifyVsECDSA) {
+	for _, s := range slices.Sorted(maps.Keys(r.SignVerifyVsECDSA)) {
 		set(macroWord(s)+"SignVerifyEnergyVsEcdsa", render.Fixed(r.SignVerifyVsECDSA[s], 2))
 	}
 	recommendationNumbers(r, set)
@@ -345,7 +346,7 @@ func pval(p float64) string {
 // boardsTable is the between-board test per operation (BoardFactor).
 func boardsTable(r *Results) (string, error) {
 	f := r.Boards
-	ids := sortedKeys(f.Boards)
+	ids := slices.Sorted(maps.Keys(f.Boards))
 	t := render.Table{Label: "tab:pico-boards", Align: "llrrrrrl",
 		Caption: fmt.Sprintf("Between-board comparison: median time per board (ms) over %d boards (%s)", len(ids), source(r)),
 		Header:  []string{"Scheme", "Operation", "Boards", "Median range", "$H$", "$p$ (Holm)", "$\\varepsilon^2$", ""},

@@ -41,7 +41,7 @@ func Part() tlsstudy.Part {
 		Attach:      Attach,
 		Figures:     figures,
 		FigureBases: []string{Figure},
-		Tables:      map[string]func(*tlsstudy.Results) (string, error){Table: modelsTable, JointTable: jointTable, JointAllTable: jointAllTable},
+		Tables:      map[string]func(*tlsstudy.Results) (string, error){Table: modelsTable, TableJoint: jointTable, TableJointAll: jointAllTable},
 		Numbers:     numbers,
 	}
 }

@@ -16,8 +16,8 @@ import (
 // Output paths of the second registration's tables, relative to the
 // repository root.
 const (
-	JointTable    = "paper/generated/tls-gapjoint.tex"
-	JointAllTable = "paper/generated/tls-gapjoint-all.tex"
+	TableJoint    = "paper/generated/tls-gapjoint.tex"
+	TableJointAll = "paper/generated/tls-gapjoint-all.tex"
 )
 
 // fits is every gap-model result of one run: the first registration's

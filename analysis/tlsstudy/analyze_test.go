@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // break every statistic if it were counted.
 func tinyRecords(ths map[string][]float64) []tlsdata.Record {
 	var out []tlsdata.Record
-	for _, id := range sortedKeys(ths) {
+	for _, id := range slices.Sorted(maps.Keys(ths)) {
 		c, err := tlsdata.ParseConfigID(id)
 		if err != nil {
 			panic(err)

@@ -2,7 +2,9 @@ package tlsstudy
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"pqrepro/analysis/stats"
 )
@@ -108,7 +110,7 @@ func fifthsOf(t0, t1 int64, base *measured, targets map[string]*measured) Fifths
 	if lo > 0 && hi >= lo {
 		f.MaxOverMin = Num(hi / lo)
 	}
-	for _, role := range sortedKeys(targets) {
+	for _, role := range slices.Sorted(maps.Keys(targets)) {
 		t := split(targets[role])
 		inc := make([]Num, k)
 		for i := range k {

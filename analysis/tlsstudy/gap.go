@@ -549,7 +549,7 @@ func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
 	}
 	if len(cands) == 0 {
 		return ch, fmt.Errorf("the primary cell %s (stack/path/keyshare) has no connections, nor has the fallback %s, and no cell of the run (%s) has all of the paper's configurations: record a run that includes the primary cell",
-			stated, cmpOr(p.fallbackString(), "(none)"), strings.Join(present, ", "))
+			stated, cmp.Or(p.fallbackString(), "(none)"), strings.Join(present, ", "))
 	}
 	slices.SortFunc(cands, func(a, b Cell) int {
 		return cmp.Or(cmp.Compare(cellDistance(a, stated), cellDistance(b, stated)), compareCells(a, b))

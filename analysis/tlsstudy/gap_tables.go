@@ -1,6 +1,7 @@
 package tlsstudy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -109,15 +110,8 @@ var shortStackLabels = map[string]string{tlsdata.StackGo: "Go", tlsdata.StackOpe
 // factorLabel is e.g. "Stack: Go $\to$ harness" or "Process: harness
 // $\to$ CLI" (the table's note spells the labels out).
 func factorLabel(f FactorResult) string {
-	lv := func(s string) string { return render.Escape(cmpOr(shortStackLabels[s], keyShareLabel(s))) }
+	lv := func(s string) string { return render.Escape(cmp.Or(shortStackLabels[s], keyShareLabel(s))) }
 	return render.Escape(factorNames[f.Factor]) + `: ` + lv(f.From) + ` $\to$ ` + lv(f.To)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // heldLabel names the levels of the columns the factor holds, e.g.
@@ -308,7 +302,7 @@ func gapNumbers(r *Results, set func(name, v string)) {
 			}
 		}
 		fm := factorMacro[f.Factor]
-		set("Gap"+fm+"Note", render.Escape(cmpOr(f.Note, "measured")))
+		set("Gap"+fm+"Note", render.Escape(cmp.Or(f.Note, "measured")))
 		set("Gap"+fm+"Levels", fmt.Sprint(len(f.Levels)))
 		set("Gap"+fm+"Pairs", fmt.Sprint(len(f.Effects)/(len(Roles)-1)))
 		held := "---"

@@ -2,6 +2,7 @@ package tlsstudy
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -120,7 +121,7 @@ func hostNumbers(r *Results, setOnce func(name, v string)) {
 	vals := map[string]string{}
 	set := func(name, v string) { vals[name] = v }
 	defer func() {
-		for _, k := range sortedKeys(vals) {
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
 			setOnce(k, vals[k])
 		}
 	}()

@@ -51,7 +51,7 @@ type Params struct {
 	// (PrimaryChoice). The zero Fallback means none.
 	Fallback Cell
 	// SourceDateEpoch is the date of the figures' PDFs (the figures
-	// stage's parameter SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
+	// stage's parameter SOURCE_DATE_EPOCH); zero is the default (repro.EpochOr).
 	SourceDateEpoch time.Time
 }
 
@@ -77,6 +77,29 @@ func DefaultParams(profile string) Params {
 		Paper:         []string{"ed25519/X25519", "mldsa87/X25519", "ed25519/MLKEM1024", "ed25519/SecP384r1MLKEM1024"},
 		BootstrapSeed: 20260101,
 	}
+}
+
+// ParamsFrom are DefaultParams with the paper's configurations, primary
+// cell and fallback of the spec's design d, and the figures' date epoch.
+// It is the study's spec-to-parameters translation, so the pipeline only
+// calls it.
+func ParamsFrom(profile string, d tlsdata.Design, epoch time.Time) (Params, error) {
+	p := DefaultParams(profile)
+	p.SourceDateEpoch = epoch
+	p.Paper = nil
+	for _, role := range Roles {
+		id, ok := d.Configs[role]
+		if !ok {
+			return Params{}, fmt.Errorf("[[paper.configs]] has no configuration named %q: add it", role)
+		}
+		p.Paper = append(p.Paper, id)
+	}
+	p.Baseline = p.Paper[0]
+	p.Cell = Cell(d.Cell)
+	// [paper.fallback]: the analysis judges on the first of the two
+	// cells the run has (a host without Docker runs no docker cell).
+	p.Fallback = Cell(d.Fallback)
+	return p, p.Validate()
 }
 
 // Validate checks the parameters and says what to fix.

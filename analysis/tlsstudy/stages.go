@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path"
-	"strconv"
-	"time"
+	"slices"
 
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/render"
 	"pqrepro/internal/repro"
-	"pqrepro/internal/settings"
 )
 
 // Output paths, relative to the repository root.
@@ -29,7 +28,6 @@ const (
 	TableMatrix   = "paper/generated/tls-matrix.tex"
 	TableBytes    = "paper/generated/tls-bytes.tex"
 	NumbersFile   = "paper/generated/tls-numbers.tex"
-	paramEpoch    = "SOURCE_DATE_EPOCH"
 	codeDir       = "analysis/tlsstudy"
 	stageAnalyze  = "tls:analyze"
 	stageFigures  = "tls:figures"
@@ -98,7 +96,7 @@ func StagesFrom(runDir, derived string, params Params, parts ...Part) []*repro.S
 		for _, b := range pt.FigureBases {
 			figureOut = append(figureOut, b+".pdf", b+".svg")
 		}
-		tableOut = append(tableOut, sortedKeys(pt.Tables)...)
+		tableOut = append(tableOut, slices.Sorted(maps.Keys(pt.Tables))...)
 	}
 	tableOut = append(tableOut, NumbersFile)
 	analyze := &repro.Stage{
@@ -157,16 +155,15 @@ func StagesFrom(runDir, derived string, params Params, parts ...Part) []*repro.S
 		},
 	}
 
-	epoch := sourceDateEpochParam(params.SourceDateEpoch)
 	figures := &repro.Stage{
 		Name:    stageFigures,
 		Doc:     "Study A figures: Ths distributions and bytes on the wire",
 		Code:    code,
 		Inputs:  []string{ResultsFile},
-		Params:  map[string]string{paramEpoch: epoch},
+		Params:  map[string]string{repro.EpochParam: repro.FormatEpoch(params.SourceDateEpoch)},
 		Outputs: figureOut,
 		Run: func(ctx context.Context, env *repro.Env) error {
-			date, err := parseEpoch(env.Param(paramEpoch))
+			date, err := env.Epoch()
 			if err != nil {
 				return err
 			}
@@ -213,7 +210,7 @@ func readResults(env *repro.Env) (*Results, error) {
 
 // writeAll writes every output after all were rendered, in name order.
 func writeAll(ctx context.Context, env *repro.Env, files map[string][]byte) error {
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -222,23 +219,4 @@ func writeAll(ctx context.Context, env *repro.Env, files map[string][]byte) erro
 		}
 	}
 	return nil
-}
-
-// sourceDateEpochParam is the stage parameter SOURCE_DATE_EPOCH: the
-// decimal seconds of t, or of repro.DefaultEpoch() when t is zero.
-func sourceDateEpochParam(t time.Time) string {
-	if t.IsZero() {
-		t = repro.DefaultEpoch()
-	}
-	return strconv.FormatInt(t.Unix(), 10)
-}
-
-// parseEpoch reads the stage parameter SOURCE_DATE_EPOCH by the
-// setting's rule (settings.ParseSourceDateEpoch).
-func parseEpoch(s string) (time.Time, error) {
-	t, err := settings.ParseSourceDateEpoch(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("stage parameter %s: %w", paramEpoch, err)
-	}
-	return t, nil
 }

@@ -295,14 +295,6 @@ func TestBadParamsAndEpoch(t *testing.T) {
 	}
 	assertNoOutputs(t, root)
 
-	// A stage parameter that is not Unix seconds fails the figures stage
-	// (internal/settings rejects such a SOURCE_DATE_EPOCH before).
-	// Issue 44's item 7: nor is one past the year 9999.
-	for _, bad := range []string{"yesterday", "253402300800", "9223372036854775807"} {
-		if _, err := parseEpoch(bad); err == nil || !strings.Contains(err.Error(), `SOURCE_DATE_EPOCH="`+bad+`"`) || !strings.Contains(err.Error(), "253402300799") {
-			t.Errorf("SOURCE_DATE_EPOCH %s: %v, want an error giving the bound", bad, err)
-		}
-	}
 	// Params.SourceDateEpoch (the setting) dates the figures.
 	p = testParams()
 	p.SourceDateEpoch = time.Unix(1700000000, 0)

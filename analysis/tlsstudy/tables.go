@@ -2,6 +2,7 @@ package tlsstudy
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -24,7 +25,7 @@ func Tables(r *Results, parts ...Part) (map[string][]byte, error) {
 		{TablePaper, paperTable}, {TableMatrix, matrixTable}, {TableBytes, bytesTable}, {TableGap, gapTable}, {TableFactors, factorsTable}, {TableDrift, driftTable}, {TableSerial, serialTable},
 	}
 	for _, pt := range parts {
-		for _, path := range sortedKeys(pt.Tables) {
+		for _, path := range slices.Sorted(maps.Keys(pt.Tables)) {
 			list = append(list, table{path, pt.Tables[path]})
 		}
 	}

@@ -25,8 +25,8 @@ import (
 	"pqrepro/internal/jsonnum"
 )
 
-// File is the transfer block's results (our extension, issue 34).
-const File = "results/net-ttlb.json"
+// ResultsFile is the transfer block's results (our extension, issue 34).
+const ResultsFile = "results/net-ttlb.json"
 
 // NotMeasuredPinned is what every output of the transfer block says for a
 // run recorded before the block existed.
@@ -252,7 +252,7 @@ func readTransfer(inputs []string, read func(string) ([]byte, error), runDir str
 func encode(t *Results) ([]byte, error) {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", File, err)
+		return nil, fmt.Errorf("encode %s: %w", ResultsFile, err)
 	}
 	return append(b, '\n'), nil
 }

@@ -13,12 +13,12 @@ import (
 	"pqrepro/internal/render"
 )
 
-// FigureFile is the transfer block's figure (our extension): the hybrid's
+// Figure is the transfer block's figure (our extension): the hybrid's
 // relative TTLB increase against the response size, one line per
 // scenario.
-const FigureFile = "figures/net-ttlb"
+const Figure = "figures/net-ttlb"
 
-// figures renders FigureFile as PDF and SVG. The sizes are nominal
+// figures renders Figure as PDF and SVG. The sizes are nominal
 // categories in the order measured (0 is the handshake-only connection);
 // each scenario is a line with its 95 % block bootstrap intervals. A run
 // without the block draws an empty panel titled NotMeasuredPinned.
@@ -86,7 +86,7 @@ func figures(t *Results, date time.Time) (map[string][]byte, error) {
 	span := math.Max(hi-lo, 1)
 	p.Y.Min, p.Y.Max = lo-0.05*span, hi+0.05*span
 	p.Y.Tick.Marker = render.LinearTicks{}
-	fig := render.Figure{Base: FigureFile, Plot: render.Compose([][]*plot.Plot{{p}}, key, 1), W: render.TextWidth, H: 2.8 * vg.Inch, Panels: []*plot.Plot{p}}
+	fig := render.Figure{Base: Figure, Plot: render.Compose([][]*plot.Plot{{p}}, key, 1), W: render.TextWidth, H: 2.8 * vg.Inch, Panels: []*plot.Plot{p}}
 	return render.Files([]render.Figure{fig}, date)
 }
 

@@ -10,11 +10,11 @@ import (
 	"pqrepro/internal/repro"
 )
 
-// StageName is the transfer block's stage (our extension, issue 34).
-const StageName = "net:ttlb"
+// stageTTLB is the transfer block's stage (our extension, issue 34).
+const stageTTLB = "net:ttlb"
 
-// TexFile holds the transfer block's table and macros.
-const TexFile = "paper/generated/net-ttlb.tex"
+// Table holds the transfer block's table and macros.
+const Table = "paper/generated/net-ttlb.tex"
 
 // codeDir is the package the stage's code version is hashed from (with
 // the packages it imports, analysis/netstudy among them).
@@ -24,17 +24,17 @@ const codeDir = "analysis/ttlb"
 //
 // It reads the run's transfer.csv.gz (none in a run recorded before the
 // block: every output then says NotMeasuredPinned) and the rounds'
-// records (size 0), and writes File, TexFile and FigureFile. records is
+// records (size 0), and writes ResultsFile, Table and Figure. records is
 // the derived copy netstudy.StagesFrom's analysis reads too.
 func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 	metaFile := path.Join(runDir, netdata.MetaFile)
 	return &repro.Stage{
-		Name:    StageName,
+		Name:    stageTTLB,
 		Doc:     "Study B transfer block (our extension): the hybrid's time-to-last-byte increase per scenario and response size; Kampanakis and Childs-Klein's statements as our claims",
 		Code:    []string{codeDir},
 		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
 		Params:  stageParams(runDir, params),
-		Outputs: []string{File, TexFile, FigureFile + ".pdf", FigureFile + ".svg"},
+		Outputs: []string{ResultsFile, Table, Figure + ".pdf", Figure + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			p, err := netstudy.ParamsFrom(env.Param)
 			if err != nil {
@@ -50,7 +50,7 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 			}
 			xfer, err := readTransfer(env.Inputs(), env.ReadFile, runDir)
 			if err != nil {
-				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", StageName, err)
+				return fmt.Errorf("%s: %w; the run folder is immutable: record a new run", stageTTLB, err)
 			}
 			var rows []netstudy.Row
 			if len(xfer) > 0 {
@@ -65,32 +65,32 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 			}
 			t, err := Analyze(m.Measured.Design, xfer, rows, p)
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageName, err)
+				return fmt.Errorf("%s: %w", stageTTLB, err)
 			}
 			b, err := encode(t)
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageName, err)
+				return fmt.Errorf("%s: %w", stageTTLB, err)
 			}
-			if err := env.WriteFile(File, b); err != nil {
+			if err := env.WriteFile(ResultsFile, b); err != nil {
 				return err
 			}
 			tex, err := tables(t)
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageName, err)
+				return fmt.Errorf("%s: %w", stageTTLB, err)
 			}
-			if err := env.WriteFile(TexFile, []byte(tex)); err != nil {
+			if err := env.WriteFile(Table, []byte(tex)); err != nil {
 				return err
 			}
-			date, err := netstudy.ParseDate(env.Param("source_date_epoch"))
+			date, err := env.Epoch()
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageName, err)
+				return fmt.Errorf("%s: %w", stageTTLB, err)
 			}
 			figs, err := figures(t, date)
 			if err != nil {
-				return fmt.Errorf("%s: %w", StageName, err)
+				return fmt.Errorf("%s: %w", stageTTLB, err)
 			}
 			for _, ext := range []string{".pdf", ".svg"} {
-				if err := env.WriteFile(FigureFile+ext, figs[FigureFile+ext]); err != nil {
+				if err := env.WriteFile(Figure+ext, figs[Figure+ext]); err != nil {
 					return err
 				}
 			}
@@ -102,6 +102,6 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 // stageParams are the analysis' parameters and the figures' date.
 func stageParams(runDir string, params netstudy.Params) map[string]string {
 	m := params.AnalysisParams(runDir)
-	m["source_date_epoch"] = params.SourceDateParam()
+	m[repro.EpochParam] = repro.FormatEpoch(params.SourceDateEpoch)
 	return m
 }

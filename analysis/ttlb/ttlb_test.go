@@ -167,11 +167,11 @@ func TestTTLBFigure(t *testing.T) {
 	}
 	for name, r := range map[string]*Results{"measured": res, "pinned": notMeasured()} {
 		figs, err := figures(r, time.Unix(1767225600, 0).UTC())
-		if err != nil || len(figs[FigureFile+".pdf"]) == 0 || len(figs[FigureFile+".svg"]) == 0 {
+		if err != nil || len(figs[Figure+".pdf"]) == 0 || len(figs[Figure+".svg"]) == 0 {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if dir := os.Getenv("PQREPRO_TTLB_FIG"); dir != "" {
-			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[FigureFile+".pdf"], 0o644)
+			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[Figure+".pdf"], 0o644)
 		}
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"pqrepro/internal/provenance"
@@ -75,7 +75,7 @@ func blobRefs(metaPath string, m provenance.Meta, sums map[string]string) (map[s
 	}
 	refs := map[string][]string{}
 	var errs []error
-	names := sortedKeys(m.Files)
+	names := slices.Sorted(maps.Keys(m.Files))
 	for _, name := range names {
 		want := m.Files[name]
 		p := path.Join(dir, name)
@@ -114,7 +114,7 @@ func walkStrings(key string, v any, fn func(key, v string)) {
 	case string:
 		fn(key, x)
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			walkStrings(key+"."+k, x[k], fn)
 		}
 	case []any:
@@ -122,15 +122,6 @@ func walkStrings(key string, v any, fn func(key, v string)) {
 			walkStrings(fmt.Sprintf("%s[%d]", key, i), e, fn)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // collectRuns parses every committed meta.json under data/, checks every
@@ -171,7 +162,7 @@ func collectRuns(ctx context.Context, files []*entry, sums map[string]string, st
 				run.Bytes += g.Size
 			}
 		}
-		for _, h := range sortedKeys(r) {
+		for _, h := range slices.Sorted(maps.Keys(r)) {
 			refs[h] = append(refs[h], r[h]...)
 			run.Blobs++
 		}
@@ -179,7 +170,7 @@ func collectRuns(ctx context.Context, files []*entry, sums map[string]string, st
 	}
 	slices.SortFunc(runs, func(a, b Run) int { return strings.Compare(a.Dir, b.Dir) })
 
-	for i, h := range sortedKeys(refs) {
+	for i, h := range slices.Sorted(maps.Keys(refs)) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, err
 		}
@@ -212,7 +203,7 @@ func collectRuns(ctx context.Context, files []*entry, sums map[string]string, st
 		sizes[b.SHA256] = b.Size
 	}
 	for i := range runs {
-		for _, h := range sortedKeys(refs) {
+		for _, h := range slices.Sorted(maps.Keys(refs)) {
 			for _, who := range refs[h] {
 				if strings.HasPrefix(who, runs[i].Dir+": ") {
 					runs[i].BlobBytes += sizes[h]

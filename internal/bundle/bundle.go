@@ -49,7 +49,7 @@ type Options struct {
 	// digits, '.', '_', '+' and '-' only.
 	Version string
 	// Epoch is the time every entry carries (the setting
-	// SOURCE_DATE_EPOCH); zero is repro.DefaultEpoch().
+	// SOURCE_DATE_EPOCH); zero is the default (repro.EpochOr).
 	Epoch time.Time
 	// Store holds the captures (the setting PQREPRO_STORE); nil is
 	// repro.OpenStore(Root, "").
@@ -114,11 +114,7 @@ func Write(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	epoch := opt.Epoch
-	if epoch.IsZero() {
-		epoch = repro.DefaultEpoch()
-	}
-	epoch = epoch.UTC().Truncate(time.Second)
+	epoch := repro.EpochOr(opt.Epoch).UTC().Truncate(time.Second)
 	if epoch.Unix() < 0 || epoch.Unix() > 1<<33-1 {
 		return nil, fmt.Errorf("SOURCE_DATE_EPOCH %d does not fit a tar header (0 to 2^33-1 seconds)", epoch.Unix())
 	}

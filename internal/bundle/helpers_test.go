@@ -18,7 +18,7 @@ import (
 )
 
 // testEpoch is the SOURCE_DATE_EPOCH of the tests (2026-01-01).
-var testEpoch = time.Unix(repro.DefaultSourceDateEpoch, 0).UTC()
+var testEpoch = repro.EpochOr(time.Time{})
 
 // fixture is a temporary Git repository shaped like pqrepro: committed
 // code, an executable script, one run with a meta.json that refers to a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -92,7 +93,7 @@ func check(t reflect.Type, v any, path string, r bounds) *FieldError {
 		// An unknown key first: a renamed field is also a missing one,
 		// and the unknown name is the one to look for.
 		fields := fieldsOf(t)
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if !slices.ContainsFunc(fields, func(f field) bool { return f.name == k }) {
 				return &FieldError{Field: join(path, k), Problem: "unknown field (not in the schema of the analysis that reads the file)"}
 			}
@@ -115,7 +116,7 @@ func check(t reflect.Type, v any, path string, r bounds) *FieldError {
 		if !ok {
 			return fail("want an object, got %s", got(v))
 		}
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if err := check(t.Elem(), obj[k], join(path, k), r); err != nil {
 				return err
 			}
@@ -367,15 +368,6 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-func sortedKeys(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // syntaxProblem says what is wrong with text that is not one JSON value.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +48,6 @@ func Stage(root string, others []*repro.Stage, handTyped []string, date time.Tim
 		}
 	}
 	slices.Sort(inputs[1:])
-	epoch := strconv.FormatInt(date.Unix(), 10)
 	handTyped = slices.Clone(handTyped)
 	slices.Sort(handTyped)
 	handTyped = slices.Compact(handTyped)
@@ -58,7 +56,7 @@ func Stage(root string, others []*repro.Stage, handTyped []string, date time.Tim
 		Doc:     "build paper/main.pdf with pdflatex",
 		Code:    []string{"internal/paperbuild"},
 		Inputs:  inputs,
-		Params:  map[string]string{"SOURCE_DATE_EPOCH": epoch, "hand_typed": strings.Join(handTyped, " ")},
+		Params:  map[string]string{repro.EpochParam: repro.FormatEpoch(date), "hand_typed": strings.Join(handTyped, " ")},
 		Outputs: []string{"paper/main.pdf"},
 		Tools: func(ctx context.Context) map[string]string {
 			if v, err := provenance.ToolVersion(ctx, "pdflatex", "--version"); err == nil {

@@ -657,11 +657,25 @@ func TestStore(t *testing.T) {
 	}
 }
 
-// TestDefaultEpoch: outputs default to 2026-01-01 (the setting
-// SOURCE_DATE_EPOCH's default; internal/settings tests the variable).
-func TestDefaultEpoch(t *testing.T) {
-	if ts := DefaultEpoch(); !ts.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || ts.Location() != time.UTC {
-		t.Errorf("DefaultEpoch() = %v", ts)
+// TestEpoch: a stage's date defaults to 2026-01-01 (the setting
+// SOURCE_DATE_EPOCH's default; internal/settings tests the variable), and
+// Env.Epoch bounds the parameter like the setting (0 to the end of the
+// year 9999; 2^63-1 crashed pdflatex), naming the parameter and the bound.
+func TestEpoch(t *testing.T) {
+	if ts := EpochOr(time.Time{}); !ts.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || ts.Location() != time.UTC {
+		t.Errorf("EpochOr(zero) = %v", ts)
+	}
+	env := func(v string) *Env { return &Env{stage: &Stage{Name: "x", Params: map[string]string{EpochParam: v}}} }
+	if d, err := env(FormatEpoch(time.Time{})).Epoch(); err != nil || d.Unix() != 1767225600 {
+		t.Errorf("Epoch of FormatEpoch(zero) = %v, %v", d, err)
+	}
+	if d, err := env("253402300799").Epoch(); err != nil || d.Year() != 9999 {
+		t.Errorf("Epoch(253402300799) = %v, %v", d, err)
+	}
+	for _, bad := range []string{"yesterday", "-1", "253402300800", "9223372036854775807"} {
+		if _, err := env(bad).Epoch(); err == nil || !strings.Contains(err.Error(), `stage parameter SOURCE_DATE_EPOCH: SOURCE_DATE_EPOCH="`+bad+`"`) || !strings.Contains(err.Error(), "253402300799") {
+			t.Errorf("Epoch(%q) = %v, want an error naming the parameter and the bound", bad, err)
+		}
 	}
 }
 

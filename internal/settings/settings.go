@@ -278,7 +278,7 @@ func Load(getenv func(string) string) (Settings, error) {
 	s.BundleMeasure = flag(BundleMeasure)
 	s.BundleDirty = flag(BundleDirty)
 	s.Fuzz = flag(Fuzz) || getenv(CI) != ""
-	s.SourceDateEpoch = time.Unix(DefaultSourceDateEpoch, 0).UTC()
+	s.SourceDateEpoch = DefaultEpoch()
 	if v := getenv(SourceDateEpoch); v != "" {
 		if t, err := ParseSourceDateEpoch(v); err != nil {
 			errs = append(errs, err.Error())
@@ -291,6 +291,10 @@ func Load(getenv func(string) string) (Settings, error) {
 	}
 	return s, nil
 }
+
+// DefaultEpoch is DefaultSourceDateEpoch as a time: the date of every
+// output when SOURCE_DATE_EPOCH is unset.
+func DefaultEpoch() time.Time { return time.Unix(DefaultSourceDateEpoch, 0).UTC() }
 
 // ParseSourceDateEpoch reads a SOURCE_DATE_EPOCH: whole seconds since
 // 1970 (UTC), from 0 to MaxSourceDateEpoch. Load and the stages whose

@@ -1,6 +1,7 @@
 package linkemu
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"time"
@@ -83,21 +84,11 @@ func (l *Link) LateEvents() []LateEvent {
 	}
 	slices.SortStableFunc(out, func(a, b LateEvent) int {
 		if a.Written != b.Written {
-			return cmpInt64(a.Written, b.Written)
+			return cmp.Compare(a.Written, b.Written)
 		}
 		return int(a.Dir) - int(b.Dir)
 	})
 	return out
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // testHookBeforeWrite, when set, runs in the writer just before a packet

@@ -1,6 +1,7 @@
 package netrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -41,7 +42,7 @@ func TestQuickProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile := cmpOr(os.Getenv("PQREPRO_NET_PROFILE"), "quick")
+	profile := cmp.Or(os.Getenv("PQREPRO_NET_PROFILE"), "quick")
 	text := string(b)
 	if p := os.Getenv("PQREPRO_NET_PARALLEL"); p != "" {
 		text = regexp.MustCompile(`(?m)^parallel_series = \d+$`).ReplaceAllString(text, "parallel_series = "+p)
@@ -114,11 +115,4 @@ func TestQuickProfile(t *testing.T) {
 		t.Logf("median ths %-40s n=%5d  %8.3f ms", k, len(xs), linkemu.Quantile7(xs, 0.5))
 	}
 	fmt.Println()
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

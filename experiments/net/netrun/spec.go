@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -261,7 +262,7 @@ func (s *Spec) Validate() error {
 	if err := validMs("selftest.tolerance_ms", s.SelfTest.ToleranceMs, false); err != nil {
 		errs = append(errs, err)
 	}
-	for _, name := range sortedKeys(s.Scenarios) {
+	for _, name := range slices.Sorted(maps.Keys(s.Scenarios)) {
 		if _, err := s.Link(name); err != nil {
 			errs = append(errs, err)
 		}
@@ -273,7 +274,7 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("%w (0 records no late packets)", err))
 	}
 	errs = append(errs, validToolchains("toolchains", s.Toolchains))
-	for _, p := range sortedKeys(s.Profiles) {
+	for _, p := range slices.Sorted(maps.Keys(s.Profiles)) {
 		ps := s.Profiles[p]
 		errs = append(errs, validToolchains("profiles."+p+".toolchains", ps.Toolchains))
 		if len(ps.Scenarios) == 0 {
@@ -327,7 +328,7 @@ func (s *Spec) Validate() error {
 	if err := s.Remote.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, p := range sortedKeys(s.Profiles) {
+	for _, p := range slices.Sorted(maps.Keys(s.Profiles)) {
 		if s.Remote.Host != "" && len(s.Profiles[p].TransferCC) > 0 {
 			errs = append(errs, fmt.Errorf("profiles.%s.transfer_cc with a [remote] host: the remote servers' sockets cannot be set; run the congestion-control factor on one host", p))
 		}
@@ -462,7 +463,7 @@ func (p Plan) Handshakes() int {
 func (s *Spec) Plan(profile string) (Plan, error) {
 	ps, ok := s.Profiles[profile]
 	if !ok {
-		return Plan{}, fmt.Errorf("profile %q is not defined in [profiles] (have %v)", profile, sortedKeys(s.Profiles))
+		return Plan{}, fmt.Errorf("profile %q is not defined in [profiles] (have %v)", profile, slices.Sorted(maps.Keys(s.Profiles)))
 	}
 	p := Plan{Profile: profile, Rounds: slices.Clone(ps.Rounds), Warmup: s.Warmup, Order: s.Order, Timeout: msDur(s.TimeoutMs)}
 	if ps.Warmup != nil {
@@ -511,12 +512,3 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(math.Round(ms * 1e6)) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

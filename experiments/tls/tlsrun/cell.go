@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
 )
 
@@ -11,7 +12,7 @@ import (
 // stack, path and key-share mode each default to the first stack, the
 // profile's first path and the first key-share mode when the spec leaves
 // it empty.
-func (s *Spec) PrimaryCell(profile string) Cell {
+func (s *Spec) PrimaryCell(profile string) tlsdata.Cell {
 	c := s.Paper.Cell
 	if c.Stack == "" {
 		c.Stack = s.stacks()[0]
@@ -46,8 +47,8 @@ func (s *Spec) validateCell() []error {
 }
 
 // cellOf is the cell a unit runs in.
-func cellOf(c Config) Cell {
-	return Cell{Stack: c.Stack, Path: c.Path, KeyShare: string(c.KeyShare)}
+func cellOf(c Config) tlsdata.Cell {
+	return tlsdata.Cell{Stack: c.Stack, Path: c.Path, KeyShare: string(c.KeyShare)}
 }
 
 // isPaperConfig says whether c's certificate key and group are those of
@@ -67,7 +68,7 @@ func (s *Spec) isPaperConfig(c Config) bool {
 //
 // An emulated-path configuration has the profile's emulated_n, spread the
 // same way.
-func unitN(p Profile, primary Cell, c Config) (n, block int) {
+func unitN(p Profile, primary tlsdata.Cell, c Config) (n, block int) {
 	rounds := (p.N + p.Block - 1) / p.Block
 	if c.isEmulated() {
 		return p.EmulatedN, (p.EmulatedN + rounds - 1) / rounds
@@ -76,4 +77,24 @@ func unitN(p Profile, primary Cell, c Config) (n, block int) {
 		return p.N, p.Block
 	}
 	return p.OtherCellsN, (p.OtherCellsN + rounds - 1) / rounds
+}
+
+// Design returns what the analysis needs of the spec for profile: each
+// paper configuration's config ID by its name, the primary cell and the
+// fallback. It is a datasets type so the analysis reads it without
+// importing the experiment.
+func (s *Spec) Design(profile string) (tlsdata.Design, error) {
+	d := tlsdata.Design{Configs: map[string]string{}, Cell: s.PrimaryCell(profile), Fallback: s.Paper.Fallback}
+	for _, p := range s.Paper.Configs {
+		key, err := handshake.ParseCertKey(p.CertKey)
+		if err != nil {
+			return tlsdata.Design{}, err
+		}
+		group, err := handshake.ParseGroup(p.Group)
+		if err != nil {
+			return tlsdata.Design{}, err
+		}
+		d.Configs[p.Name] = ConfigName(key, group, s.Matrix.Chain)
+	}
+	return d, nil
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"pqrepro/datasets/tlsdata"
 )
 
 // TestRepositoryCells checks the design experiments/tls.toml states: the
@@ -20,7 +22,7 @@ func TestRepositoryCells(t *testing.T) {
 		if primary.String() != "openssl-cli/docker/direct" {
 			t.Fatalf("%s: primary cell %s", prof, primary)
 		}
-		cells := map[Cell]int{}
+		cells := map[tlsdata.Cell]int{}
 		emulated := 0
 		for _, u := range units {
 			if u.isEmulated() {
@@ -75,12 +77,12 @@ func TestRepositoryCells(t *testing.T) {
 	}
 }
 
-func mustCell(t *testing.T, s string) Cell {
+func mustCell(t *testing.T, s string) tlsdata.Cell {
 	parts := strings.Split(s, "/")
 	if len(parts) != 3 {
 		t.Fatalf("cell %q", s)
 	}
-	return Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}
+	return tlsdata.Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}
 }
 
 // TestWithoutDocker: a host without Docker runs every other cell, the
@@ -114,7 +116,7 @@ func TestWithoutDocker(t *testing.T) {
 		t.Fatal("WithoutPath changed the original spec")
 	}
 	noFallback := *s
-	noFallback.Paper.Fallback = Cell{}
+	noFallback.Paper.Fallback = tlsdata.Cell{}
 	if _, err := noFallback.WithoutPath(PathDocker); err == nil || !strings.Contains(err.Error(), "[paper.fallback]") {
 		t.Fatalf("error %v, want one naming [paper.fallback]", err)
 	}

@@ -41,8 +41,8 @@ func cellSupported(stack, path string) error {
 
 // cells returns [matrix] cells parsed, nil when the spec lists none (every
 // combination).
-func (s *Spec) cells() []Cell {
-	var out []Cell
+func (s *Spec) cells() []tlsdata.Cell {
+	var out []tlsdata.Cell
 	for _, c := range s.Matrix.Cells {
 		if cl, ok := parseCell(c); ok {
 			out = append(out, cl)
@@ -52,17 +52,17 @@ func (s *Spec) cells() []Cell {
 }
 
 // parseCell reads "stack/path/keyshare"; ok is false for another form.
-func parseCell(s string) (c Cell, ok bool) {
+func parseCell(s string) (c tlsdata.Cell, ok bool) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 3 {
-		return Cell{}, false
+		return tlsdata.Cell{}, false
 	}
-	return Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}, true
+	return tlsdata.Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}, true
 }
 
 // cellListed says whether the spec's cells (all when none are listed)
 // include c.
-func (s *Spec) cellListed(c Cell) bool {
+func (s *Spec) cellListed(c tlsdata.Cell) bool {
 	cs := s.cells()
 	return len(cs) == 0 || slices.Contains(cs, c)
 }
@@ -95,7 +95,7 @@ func (s *Spec) validateCells() []error {
 	if pc := s.Paper.Cell; len(s.Matrix.Cells) > 0 && pc.Stack != "" && pc.Path != "" && pc.KeyShare != "" && !s.cellListed(pc) {
 		errs = append(errs, fmt.Errorf("[paper.cell] %s is not one of [matrix] cells", pc))
 	}
-	if fb := s.Paper.Fallback; fb != (Cell{}) {
+	if fb := s.Paper.Fallback; fb != (tlsdata.Cell{}) {
 		switch {
 		case fb.Stack == "" || fb.Path == "" || fb.KeyShare == "":
 			errs = append(errs, fmt.Errorf("[paper.fallback] %s: name its stack, path and keyshare", fb))

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -115,7 +116,7 @@ func (s *Spec) validateEmulated() []error {
 	e := s.Emulated
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	used := len(e.DelaysMs) > 0 || len(e.ClientGroups) > 0 || len(e.Chains) > 0
-	for _, name := range sortedKeys(s.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		p := s.Profiles[name]
 		if p.EmulatedN < 0 || p.EmulatedN > maxN {
 			bad("[profiles.%s] emulated_n = %d: must be 0 (no emulated cells) to %d", name, p.EmulatedN, maxN)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"pqrepro/datasets/tlsdata"
 )
 
 func loadTiny(t testing.TB, body string) *Spec {
@@ -106,7 +108,7 @@ func TestPlanDeterministic(t *testing.T) {
 	q := s.Profiles["quick"]
 	q.Paths, q.OtherCells, q.EmulatedN = nil, "", 0
 	s.Profiles["quick"] = q
-	s.Matrix.Paths, s.Matrix.Stacks, s.Matrix.KeyShares, s.Paper.Cell = nil, []string{"go"}, []string{"direct"}, Cell{}
+	s.Matrix.Paths, s.Matrix.Stacks, s.Matrix.KeyShares, s.Paper.Cell = nil, []string{"go"}, []string{"direct"}, tlsdata.Cell{}
 	a, _ := Plan(s, "quick")
 	b, _ := Plan(s, "quick")
 	if !reflect.DeepEqual(a, b) {

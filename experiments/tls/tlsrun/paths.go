@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"slices"
 
@@ -47,7 +48,7 @@ func (s *Spec) allPaths() []string {
 		}
 	}
 	add(s.Matrix.Paths)
-	for _, name := range sortedKeys(s.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		add(s.Profiles[name].Paths)
 	}
 	return out

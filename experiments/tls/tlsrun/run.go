@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ func Requirements(root string) []deps.Requirement {
 	if err != nil {
 		return reqs // Run reports the spec's problem
 	}
-	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+	for _, p := range append([]string{""}, slices.Sorted(maps.Keys(s.Profiles))...) {
 		if slices.Contains(s.Paths(p), PathRemote) {
 			reqs = append(reqs, sshhost.Requirements()...)
 			break
@@ -112,7 +113,7 @@ func Requirements(root string) []deps.Requirement {
 	if slices.Contains(s.allPaths(), PathDocker) {
 		reqs = append(reqs, dockernet.Requirements()...)
 	}
-	for _, p := range append([]string{""}, sortedKeys(s.Profiles)...) {
+	for _, p := range append([]string{""}, slices.Sorted(maps.Keys(s.Profiles))...) {
 		if slices.Contains(s.Paths(p), PathBridge) || slices.Contains(s.Paths(p), PathDocker) {
 			return append(reqs, bridgenet.Requirements()...)
 		}

@@ -4,10 +4,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
+	"pqrepro/datasets/tlsdata"
 	"pqrepro/experiments/instruments/handshake"
 	"pqrepro/internal/spec"
 )
@@ -105,23 +107,12 @@ type Paper struct {
 	// configurations the paper's claims are judged on (the one closest to
 	// the original study). Empty fields are the first stack, the
 	// profile's first path and the first key-share mode (Spec.PrimaryCell).
-	Cell Cell `toml:"cell"`
+	Cell tlsdata.Cell `toml:"cell"`
 	// Fallback is the primary cell of a run that cannot measure Cell.
 	// Such a run (the docker path without Docker: WithoutPath) states it
 	// before it starts, like Cell; empty means none (such a run fails).
-	Fallback Cell `toml:"fallback"`
+	Fallback tlsdata.Cell `toml:"fallback"`
 }
-
-// Cell is one combination of the run's factors other than the
-// configuration: stack x path x key-share mode.
-type Cell struct {
-	Stack    string `toml:"stack" json:"stack"`
-	Path     string `toml:"path" json:"path"`
-	KeyShare string `toml:"keyshare" json:"keyshare"`
-}
-
-// String is "stack/path/keyshare", e.g. "openssl/bridge/direct".
-func (c Cell) String() string { return c.Stack + "/" + c.Path + "/" + c.KeyShare }
 
 // PaperConfig is one of the paper's configurations.
 type PaperConfig struct {
@@ -288,7 +279,7 @@ func (s *Spec) Validate() error {
 	if len(s.Profiles) == 0 {
 		bad("no [profiles.<name>] table: add quick and full")
 	}
-	for _, name := range sortedKeys(s.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		p := s.Profiles[name]
 		if !profileRE.MatchString(name) {
 			bad("[profiles.%s]: a profile name must be lower-case letters, digits and dashes", name)
@@ -311,7 +302,7 @@ func (s *Spec) Validate() error {
 	}
 	errs = append(errs, s.validateStacks()...)
 	errs = append(errs, validPaths("[matrix] paths", s.Matrix.Paths))
-	for _, name := range sortedKeys(s.Profiles) {
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		errs = append(errs, validPaths("[profiles."+name+"] paths", s.Profiles[name].Paths))
 	}
 	errs = append(errs, s.validateCell()...)
@@ -329,20 +320,11 @@ func (s *Spec) Validate() error {
 	return errors.Join(errs...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 // Profile returns the named profile or an error listing the known ones.
 func (s *Spec) Profile(name string) (Profile, error) {
 	p, ok := s.Profiles[name]
 	if !ok {
-		return Profile{}, fmt.Errorf("unknown profile %q: the spec has %s", name, strings.Join(sortedKeys(s.Profiles), ", "))
+		return Profile{}, fmt.Errorf("unknown profile %q: the spec has %s", name, strings.Join(slices.Sorted(maps.Keys(s.Profiles)), ", "))
 	}
 	return p, nil
 }
@@ -428,7 +410,7 @@ func (s *Spec) WithoutPath(p string) (*Spec, error) {
 		c.Profiles[name] = prof
 	}
 	if s.Paper.Cell.Path == p {
-		if s.Paper.Fallback == (Cell{}) {
+		if s.Paper.Fallback == (tlsdata.Cell{}) {
 			return nil, fmt.Errorf("the primary cell %s is on the %s path and [paper.fallback] names no other", s.Paper.Cell, p)
 		}
 		c.Paper.Cell = s.Paper.Fallback
