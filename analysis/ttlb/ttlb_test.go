@@ -17,32 +17,36 @@ import (
 
 // ttlbRows makes a transfer block whose hybrid adds add ms to every
 // connection's TTLB over a base that grows with the size, n connections
-// per series, and a size-0 round.
+// per series, two toolchains (the second's hybrid adding 10 % more), and
+// a size-0 round per toolchain.
 func ttlbRows(n int, add float64) (*netstudy.Design, []netdata.Row, []netstudy.Row) {
 	d := &netstudy.Design{Scenarios: []netstudy.Scenario{{Name: "wan", RTTms: 31.1}, {Name: "lan", RTTms: 1}, {Name: "far", RTTms: 78.7}},
-		Rounds: []int{100}, Groups: []string{"X25519", "X25519MLKEM768"}, Toolchains: []string{"go1.24.4"}}
+		Rounds: []int{100}, Groups: []string{"X25519", "X25519MLKEM768"}, Toolchains: []string{"go1.24.4", "go1.27.3"}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var xfer []netdata.Row
 	var rounds []netstudy.Row
-	for _, sc := range d.Scenarios {
-		for gi, g := range d.Groups {
-			for i := range n {
-				ths := sc.RTTms + 1 + float64(gi)*add + rng.Float64()*0.1
-				rounds = append(rounds, netstudy.Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: "go1.24.4"})
-			}
-			for _, size := range []int{10240, 1048576} {
+	for ti, tc := range d.Toolchains {
+		a := add * (1 + 0.1*float64(ti))
+		for _, sc := range d.Scenarios {
+			for gi, g := range d.Groups {
 				for i := range n {
-					base := 2*sc.RTTms + float64(size)/1000
-					v := int64((base + float64(gi)*add + rng.Float64()*0.1) * 1e6)
-					h := int64((sc.RTTms + 1 + float64(gi)*add) * 1e6)
-					xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, Seq: i, OK: true, Toolchain: "go1.24.4",
-						ResponseBytes: size, ResponseRead: int64(size), Cap: &netdata.Capture{ThsNs: &h, Complete: true},
-						Xfer: &netdata.Transfer{TTLBNs: &v, RoundTrips: 2}})
+					ths := sc.RTTms + 1 + float64(gi)*a + rng.Float64()*0.1
+					rounds = append(rounds, netstudy.Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: tc})
 				}
+				for _, size := range []int{10240, 1048576} {
+					for i := range n {
+						base := 2*sc.RTTms + float64(size)/1000
+						v := int64((base + float64(gi)*a + rng.Float64()*0.1) * 1e6)
+						h := int64((sc.RTTms + 1 + float64(gi)*a) * 1e6)
+						xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, Seq: i, OK: true, Toolchain: tc,
+							ResponseBytes: size, ResponseRead: int64(size), Cap: &netdata.Capture{ThsNs: &h, Complete: true},
+							Xfer: &netdata.Transfer{TTLBNs: &v, RoundTrips: 2}})
+					}
+				}
+				// One incomplete connection per group, scenario and toolchain.
+				xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, OK: true, Failure: "response-eof", Toolchain: tc,
+					ResponseBytes: 10240, ResponseRead: 5, Xfer: &netdata.Transfer{Incomplete: netdata.IncompleteShort}})
 			}
-			// One incomplete connection per group and scenario.
-			xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, OK: true, Failure: "response-eof", Toolchain: "go1.24.4",
-				ResponseBytes: 10240, ResponseRead: 5, Xfer: &netdata.Transfer{Incomplete: netdata.IncompleteShort}})
 		}
 	}
 	return d, xfer, rounds
@@ -66,14 +70,14 @@ func TestAnalyzeTTLB(t *testing.T) {
 			if c.Scenario != sc {
 				continue
 			}
-			if math.Abs(float64(c.DiffMs)-2) > 0.1 || !(float64(c.RelPct) < last) {
-				t.Errorf("%s %d: diff %v ms, rel %v %% (previous %v): want about 2 ms, falling", sc, c.SizeBytes, c.DiffMs, c.RelPct, last)
+			if math.Abs(float64(c.DiffMs)-2.1) > 0.1 || !(float64(c.RelPct) < last) || c.K != 2 {
+				t.Errorf("%s %d: diff %v ms, rel %v %% (previous %v), %d replicates: want about 2.1 ms, falling, 2", sc, c.SizeBytes, c.DiffMs, c.RelPct, last, c.K)
 			}
 			if math.IsNaN(float64(c.RelLowerPct)) || !(c.RelLowerPct <= c.RelPct && c.RelPct <= c.RelUpperPct) {
 				t.Errorf("%s %d: interval [%v, %v] around %v", sc, c.SizeBytes, c.RelLowerPct, c.RelUpperPct, c.RelPct)
 			}
-			if c.SizeBytes == 10240 && c.Incomplete != 2 {
-				t.Errorf("%s: %d incomplete, want 2", sc, c.Incomplete)
+			if c.SizeBytes == 10240 && c.Incomplete != 4 {
+				t.Errorf("%s: %d incomplete, want 4", sc, c.Incomplete)
 			}
 			last = float64(c.RelPct)
 		}
@@ -101,7 +105,7 @@ func TestAnalyzeTTLB(t *testing.T) {
 	for _, l := range strings.Split(tex, "\n") {
 		if strings.HasSuffix(l, `\\`) && !strings.HasPrefix(l, "scenario") {
 			rows++
-			if n := strings.Count(l, "&"); n != 7 {
+			if n := strings.Count(l, "&"); n != 9 {
 				t.Errorf("row with %d cells: %s", n+1, l)
 			}
 		}
@@ -112,6 +116,65 @@ func TestAnalyzeTTLB(t *testing.T) {
 	for _, m := range []string{`\NetTtlbHsRelPctOneMiB`, `\NetTtlbRelPctLanOneMiB`, `\NetTtlbBelowFiveFar}{0}`, `\NetTtlbStatus}{measured}`} {
 		if !strings.Contains(tex, m) {
 			t.Errorf("no %s in\n%s", m, tex)
+		}
+	}
+}
+
+// The cell's interval is the t interval over its replicates, here two
+// toolchains of +2 % and +4 %: mean 3, s = sqrt(2), s/sqrt(2) = 1, and
+// t_{0.975, 1} = 12.7062, so [3 - 12.7062, 3 + 12.7062]; the differences
+// 0.2 and 0.4 ms give 0.3 -+ 1.27062 ms. Three connections per series
+// are too few for the block bootstrap: no within-series interval, so no
+// agreement check, each with its note. One replicate gives no interval,
+// and says why.
+func TestReplicateInterval(t *testing.T) {
+	rep := func(tc string, hyb float64) *series {
+		return &series{toolchain: tc, tt: [2][]float64{{10, 10, 10}, {hyb, hyb, hyb}}, hs: [2][]float64{{5, 5, 5}, {6, 6, 6}}}
+	}
+	var c Cell
+	fillCell(&c, []*series{rep("b", 10.4), rep("a", 10.2)}, "a", netstudy.Params{}.WithDefaults())
+	near := func(got jsonnum.Num, want float64) bool { return math.Abs(float64(got)-want) < 1e-3 }
+	if c.K != 2 || !near(c.RelPct, 3) || !near(c.RelLowerPct, 3-12.7062) || !near(c.RelUpperPct, 3+12.7062) {
+		t.Errorf("k %d, %v [%v, %v], want 2, 3 [%v, %v]", c.K, c.RelPct, c.RelLowerPct, c.RelUpperPct, 3-12.7062, 3+12.7062)
+	}
+	if !near(c.DiffMs, 0.3) || !near(c.DiffLowerMs, 0.3-1.27062) || !near(c.DiffUpperMs, 0.3+1.27062) || !near(c.HsRelPct, 20) {
+		t.Errorf("diff %v [%v, %v], handshake %v %%", c.DiffMs, c.DiffLowerMs, c.DiffUpperMs, c.HsRelPct)
+	}
+	if c.Replicates[0].Toolchain != "a" || !near(c.Replicates[0].RelPct, 2) || !near(c.Replicates[1].RelPct, 4) {
+		t.Errorf("replicates %+v", c.Replicates)
+	}
+	if c.Agree != "" || !strings.Contains(c.Note, "no within-series interval") {
+		t.Errorf("agree %q, note %q", c.Agree, c.Note)
+	}
+	var one Cell
+	fillCell(&one, []*series{rep("a", 10.2)}, "a", netstudy.Params{}.WithDefaults())
+	if one.K != 1 || !near(one.RelPct, 2) || !math.IsNaN(float64(one.RelLowerPct)) || !strings.Contains(one.Note, "one replicate (a): no interval, which needs two or more series pairs") {
+		t.Errorf("one replicate: k %d, %v [%v, %v], note %q", one.K, one.RelPct, one.RelLowerPct, one.RelUpperPct, one.Note)
+	}
+	var none Cell
+	fillCell(&none, nil, "a", netstudy.Params{}.WithDefaults())
+	if none.K != 0 || !math.IsNaN(float64(none.RelPct)) || none.Note != "no series in the run" {
+		t.Errorf("no replicate: %+v", none)
+	}
+}
+
+// The agreement check: each replicate's estimate inside every other's
+// within-series interval.
+func TestAgree(t *testing.T) {
+	r := func(v, lo, hi float64) Replicate {
+		return Replicate{RelPct: jsonnum.Num(v), WithinLowerPct: jsonnum.Num(lo), WithinUpperPct: jsonnum.Num(hi)}
+	}
+	for _, tc := range []struct {
+		reps []Replicate
+		want string
+	}{
+		{[]Replicate{r(2, 1, 3), r(2.5, 1.5, 3.5)}, "yes"},
+		{[]Replicate{r(2, 1.9, 2.1), r(2.5, 1.5, 3.5)}, "no"},
+		{[]Replicate{r(2, 1, 3)}, ""},
+		{[]Replicate{r(2, 1, 3), r(2.5, math.NaN(), math.NaN())}, ""},
+	} {
+		if got := agree(tc.reps); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.reps, got, tc.want)
 		}
 	}
 }
