@@ -159,12 +159,14 @@ func (t *Results) cell(sc string, size int) *Cell {
 
 const extensionLabel = "our extension (issue 34), not the original study's design or claims"
 
-// notMeasured is the result of a run without the transfer block.
-func notMeasured() *Results {
+// notMeasured is the result of a run without the transfer block: its
+// claims not measurable, with NotMeasuredPinned.
+func notMeasured() (*Results, error) {
 	t := &Results{Extension: extensionLabel, Source: Source, Note: NotMeasuredPinned,
 		Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
-	t.Claims = judgeExt(t)
-	return t
+	cs, err := judge(t)
+	t.Claims = cs
+	return t, err
 }
 
 var groups = [2]string{"X25519", "X25519MLKEM768"}
@@ -181,7 +183,7 @@ type series struct {
 // when the block has none).
 func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p netstudy.Params) (*Results, error) {
 	if len(xfer) == 0 {
-		return notMeasured(), nil
+		return notMeasured()
 	}
 	p = p.WithDefaults()
 	prim := netstudy.PrimaryToolchain(d, rounds)
@@ -260,7 +262,11 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 		t.Below5[sc.Name] = belowFrom(t, sc.Name, 5)
 		t.Below1[sc.Name] = belowFrom(t, sc.Name, 1)
 	}
-	t.Claims = judgeExt(t)
+	cs, err := judge(t)
+	if err != nil {
+		return nil, err
+	}
+	t.Claims = cs
 	return t, nil
 }
 

@@ -1,15 +1,18 @@
 package ttlb
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/analysis/claims/claimstest"
 	"pqrepro/analysis/netstudy"
 	"pqrepro/datasets/netdata"
 	"pqrepro/internal/jsonnum"
@@ -179,21 +182,21 @@ func TestAgree(t *testing.T) {
 	}
 }
 
-// A run without the transfer block (every pinned run) says so in every
-// output, judges no extension claim, and the original's catalogue has
-// none of them (its counts are unchanged).
+// A run without the transfer block says so in every output, and judges
+// no extension claim (not measurable, with the reason); the original's
+// catalogue has none of them (its counts are unchanged).
 func TestTTLBNotMeasured(t *testing.T) {
 	res, err := Analyze(&netstudy.Design{}, nil, nil, netstudy.Params{})
 	if err != nil || res.Measured || res.Note != NotMeasuredPinned {
 		t.Fatalf("%+v %v", res, err)
 	}
 	for _, c := range res.Claims {
-		if c.Verdict != NotMeasured {
-			t.Errorf("%s: %s", c.ID, c.Verdict)
+		if c.Verdict != claims.NotMeasurable || c.Reason != NotMeasuredPinned {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
 		}
 	}
 	tex, err := tables(res)
-	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measured}`) {
+	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measurable here}`) {
 		t.Errorf("tex: %v\n%s", err, tex)
 	}
 	for _, c := range netstudy.Claims().Claims {
@@ -203,19 +206,85 @@ func TestTTLBNotMeasured(t *testing.T) {
 	}
 }
 
-// The rules judge: below the bound with its interval is reproduced, a
-// point estimate at the bound is not, an interval across it inconclusive.
-func TestExtRules(t *testing.T) {
-	mk := func(rel, lo, hi float64) *Results {
-		c := Cell{Scenario: "lan", SizeBytes: 204800, RelPct: jsonnum.Num(rel), RelLowerPct: jsonnum.Num(lo), RelUpperPct: jsonnum.Num(hi)}
-		return &Results{Measured: true, Scenarios: []string{"lan"}, Cells: []Cell{c}}
+// TestCatalogue: K1-K4 have the form every catalogue of the engine has.
+func TestCatalogue(t *testing.T) { claimstest.CheckCatalogue(t, Catalogue(), "K") }
+
+// cellSpec is a synthetic cell: one replicate per relative increase, its
+// series three connections of 100 ms (X25519) and 100 (1 + rel/100) ms.
+type cellSpec struct {
+	sc   string
+	size int
+	rels []float64
+}
+
+// synth makes the results of synthetic cells, judged through the engine.
+func synth(t *testing.T, specs ...cellSpec) *Results {
+	t.Helper()
+	r := &Results{Measured: true, Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
+	for _, sp := range specs {
+		if !slices.Contains(r.Scenarios, sp.sc) {
+			r.Scenarios = append(r.Scenarios, sp.sc)
+		}
+		var reps []*series
+		for i, rel := range sp.rels {
+			h := 100 * (1 + rel/100)
+			reps = append(reps, &series{toolchain: fmt.Sprintf("go1.%d", 24+i), tt: [2][]float64{{100, 100, 100}, {h, h, h}}})
+		}
+		c := Cell{Scenario: sp.sc, SizeBytes: sp.size}
+		fillCell(&c, reps, "go1.24", netstudy.Params{}.WithDefaults())
+		r.Cells = append(r.Cells, c)
 	}
+	cs, err := judge(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Claims = cs
+	return r
+}
+
+// TestRules: each claim comes out reproduced on rows that show it, and
+// not reproduced on rows that refute it (an interval past the bound,
+// straddling it, wholly below 0, or the drop or the order reversed);
+// a cell with one replicate or none is not measurable; a negative
+// increase is named as the hybrid finishing sooner.
+func TestRules(t *testing.T) {
+	const k10, k200, m1 = 10240, kib200, 1048576
+	lan0, wan0, far0 := cellSpec{"lan", 0, []float64{40, 41}}, cellSpec{"wan", 0, []float64{2.0, 2.1}}, cellSpec{"far", 0, []float64{2.5, 2.6}}
 	for _, tc := range []struct {
-		rel, lo, hi float64
-		want        claims.Verdict
-	}{{2, 1, 3, claims.Reproduced}, {6, 5, 7, claims.NotReproduced}, {4, 3, 6, Inconclusive}, {math.NaN(), math.NaN(), math.NaN(), NotMeasured}} {
-		if o := below(mk(tc.rel, tc.lo, tc.hi), "lan", 204800, 5); o.Verdict != tc.want {
-			t.Errorf("rel %v [%v, %v]: %s (%s), want %s", tc.rel, tc.lo, tc.hi, o.Verdict, o.Reason, tc.want)
+		name, id string
+		cells    []cellSpec
+		want     claims.Verdict
+		reason   string
+	}{
+		{"K1 shown", "K1", []cellSpec{lan0, {"lan", k200, []float64{1.0, 1.1}}, {"lan", m1, []float64{0.5, 0.6}}}, claims.Reproduced, "interval [0.4, 1.7] % below 5 %"},
+		{"K1 at the bound", "K1", []cellSpec{lan0, {"lan", k200, []float64{6.0, 6.1}}}, claims.NotReproduced, "lies at or above 5 %"},
+		{"K1 straddles", "K1", []cellSpec{lan0, {"lan", k200, []float64{3, 4}}, {"lan", m1, []float64{0.5, 0.6}}}, claims.NotReproduced, "straddles 5 %: agreement not shown"},
+		{"K1 sooner", "K1", []cellSpec{lan0, {"lan", k200, []float64{-3.0, -3.1}}}, claims.NotReproduced, "the hybrid finished sooner: -3.0 %, interval [-3.7, -2.4] % lies below 0"},
+		{"K1 sooner, inside", "K1", []cellSpec{lan0, {"lan", k200, []float64{-0.2, 0.1}}}, claims.Reproduced, "the hybrid finished sooner: -0.1 %, interval [-2.0, 1.9] %, below 5 %"},
+		{"K1 one replicate", "K1", []cellSpec{lan0, {"lan", k200, []float64{1.0}}}, claims.NotMeasurable, "one replicate (go1.24): no interval"},
+		{"K1 no size", "K1", []cellSpec{lan0, {"lan", k10, []float64{1.0, 1.1}}}, claims.NotMeasurable, "lan 200 KiB: not in the run"},
+		{"K2 shown", "K2", []cellSpec{wan0, {"wan", kib50, []float64{1.0, 1.15}}, {"wan", k200, []float64{0.5, 0.62}}}, claims.Reproduced, "below the handshake-only increase"},
+		{"K2 no drop", "K2", []cellSpec{wan0, {"wan", kib50, []float64{2.5, 2.62}}}, claims.NotReproduced, "not below the handshake-only increase, the opposite"},
+		{"K2 drop not shown", "K2", []cellSpec{wan0, {"wan", kib50, []float64{1.0, 3.0}}}, claims.NotReproduced, "straddles 0: below the handshake-only increase not shown"},
+		{"K2 at 15 %", "K2", []cellSpec{{"wan", 0, []float64{30, 31}}, {"wan", kib50, []float64{16, 16.1}}}, claims.NotReproduced, "lies at or above 15 %"},
+		{"K2 no size 0", "K2", []cellSpec{{"wan", kib50, []float64{1.0, 1.15}}}, claims.NotMeasurable, "no handshake-only cell"},
+		{"K3 shown", "K3", []cellSpec{lan0, wan0, far0, {"lan", k200, []float64{1.0, 1.1}}, {"wan", k200, []float64{0.5, 0.62}}, {"far", k200, []float64{0.5, 0.55}}}, claims.Reproduced, "far 200 KiB"},
+		{"K3 far at 10 %", "K3", []cellSpec{lan0, wan0, far0, {"lan", k200, []float64{1.0, 1.1}}, {"wan", k200, []float64{0.5, 0.62}}, {"far", k200, []float64{12, 12.1}}}, claims.NotReproduced, "far 200 KiB: +12.1 %, interval [11.4, 12.7] % lies at or above 10 %"},
+		{"K3 sooner", "K3", []cellSpec{lan0, wan0, far0, {"lan", k200, []float64{1.0, 1.1}}, {"wan", k200, []float64{-3.3, -3.4}}, {"far", k200, []float64{0.5, 0.55}}}, claims.NotReproduced, "wan 200 KiB: the hybrid finished sooner"},
+		{"K4 shown", "K4", []cellSpec{{"lan", k200, []float64{1, 1.05}}, {"wan", k200, []float64{0.5, 0.52}}, {"far", k200, []float64{3, 3.1}}}, claims.Reproduced, "far +3.0 % minus lan +1.0 % = 2.0 points"},
+		{"K4 lower", "K4", []cellSpec{{"lan", k200, []float64{1, 1.1}}, {"wan", k200, []float64{0.1, 0.12}}, {"far", k200, []float64{0.2, 0.25}}}, claims.NotReproduced, "not above lan's, the opposite"},
+		{"K4 not shown", "K4", []cellSpec{{"lan", k200, []float64{1, 1.05}}, {"wan", k200, []float64{0.5, 0.52}}, {"far", k200, []float64{1, 5}}}, claims.NotReproduced, "straddles 0: above lan's not shown"},
+		{"K4 no wan", "K4", []cellSpec{{"lan", k200, []float64{1, 1.05}}, {"far", k200, []float64{3, 3.1}}}, claims.NotMeasurable, "wan at 200 KiB not in the run"},
+	} {
+		r := synth(t, tc.cells...)
+		var got *Claim
+		for i := range r.Claims {
+			if r.Claims[i].ID == tc.id {
+				got = &r.Claims[i]
+			}
+		}
+		if got == nil || got.Verdict != tc.want || !strings.Contains(got.Reason, tc.reason) {
+			t.Errorf("%s: %+v, want %s with %q", tc.name, got, tc.want, tc.reason)
 		}
 	}
 }
@@ -228,7 +297,11 @@ func TestTTLBFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*Results{"measured": res, "pinned": notMeasured()} {
+	none, err := notMeasured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*Results{"measured": res, "pinned": none} {
 		figs, err := figures(r, time.Unix(1767225600, 0).UTC())
 		if err != nil || len(figs[FigureFile+".pdf"]) == 0 || len(figs[FigureFile+".svg"]) == 0 {
 			t.Fatalf("%s: %v", name, err)
