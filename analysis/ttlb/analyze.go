@@ -33,11 +33,10 @@ const File = "results/net-ttlb.json"
 // run recorded before the block existed.
 const NotMeasuredPinned = "not measured in the pinned run (it was recorded before the transfer block existed)"
 
-// Results are the transfer block's results: per scenario and response
-// size, the hybrid's increase of the time to last byte over X25519,
-// with the series pairs of the design as its replicates.
+// Results are the transfer block's results: the hybrid's increase of the
+// time to last byte over X25519, per scenario and response size.
 //
-// A replicate is one series pair (Replicate): the X25519 series and the
+// The series pairs of the design are its replicates. A replicate is one series pair (Replicate): the X25519 series and the
 // hybrid's series of one scenario, size, toolchain and congestion
 // control (the block as first designed: one series per group), or the
 // one series that holds both groups interleaved (the controlled block of

@@ -47,7 +47,11 @@ func ms(x jsonnum.Num) string { return render.Fixed(float64(x), 3) }
 
 // tables renders the table (tab:net-ttlb) and the macros: \NetTtlbStatus
 // (measured, or NotMeasuredPinned), \NetTtlbReplicates (the most
-// replicates of a cell) and \NetTtlbTQuantile (its t_{0.975, k-1}), per
+// replicates of a cell) and \NetTtlbTQuantile (its t_{0.975, k-1}),
+// \NetTtlbCheckedCells and \NetTtlbAgreeCells (the cells whose
+// replicates were checked against each other, and those that agree),
+// \NetTtlbSoonerCells (the cells with a response whose interval lies
+// wholly below 0: the hybrid finished sooner), per
 // scenario role and size
 // \NetTtlbRelPct<Role><Size>, \NetTtlbDiffMs<Role><Size> and the fastest
 // scenario's \NetTtlbHsRelPct<Size>, per role \NetTtlbBelowFive<Role> and
@@ -83,7 +87,7 @@ func tables(t *Results) (string, error) {
 			errs = append(errs, err)
 		}
 	}
-	k := 0
+	k, checked, agreed, sooner := 0, 0, 0, 0
 	for _, c := range t.Cells {
 		sz := netstudy.MacroSuffix(strings.ReplaceAll(sizeLabel(c.SizeBytes), " ", ""))
 		mset("RelPct"+role(c.Scenario)+sz, pct(c.RelPct))
@@ -103,7 +107,19 @@ func tables(t *Results) (string, error) {
 			ms(c.BaseMs), ms(c.TargetMs), pct(c.RelPct), interval(c.RelLowerPct, c.RelUpperPct), strings.Join(per, " / "), agree,
 			interval(c.WithinLowerPct, c.WithinUpperPct), pct(c.HsRelPct))
 		k = max(k, c.K)
+		if c.Agree != "" {
+			checked++
+		}
+		if c.Agree == "yes" {
+			agreed++
+		}
+		if c.SizeBytes > 0 && float64(c.RelUpperPct) < 0 {
+			sooner++
+		}
 	}
+	mset("CheckedCells", fmt.Sprint(checked))
+	mset("AgreeCells", fmt.Sprint(agreed))
+	mset("SoonerCells", fmt.Sprint(sooner))
 	if k >= 2 {
 		mset("Replicates", fmt.Sprint(k))
 		mset("TQuantile", render.Fixed(distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(k - 1)}.Quantile((1+netstudy.Level)/2), 2))
