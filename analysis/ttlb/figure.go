@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/render"
 )
 
@@ -20,8 +19,11 @@ const Figure = "figures/net-ttlb"
 
 // figures renders Figure as PDF and SVG. The sizes are nominal
 // categories in the order measured (0 is the handshake-only connection);
-// each scenario is a line with its 95 % block bootstrap intervals. A run
-// without the block draws an empty panel titled NotMeasuredPinned.
+// each scenario is a line through the means over its replicates, with
+// each replicate's (toolchain's) estimate as a point. The t intervals
+// over two replicates (t = 12.71) would hide the figure's scale; the
+// table has them. A run without the block draws an empty panel titled
+// NotMeasuredPinned.
 func figures(t *Results, date time.Time) (map[string][]byte, error) {
 	title := "our extension: hybrid's TTLB increase by response size"
 	if !t.Measured {
@@ -44,8 +46,7 @@ func figures(t *Results, date time.Time) (map[string][]byte, error) {
 	lo, hi := 0.0, 1.0
 	for si, sc := range t.Scenarios {
 		st := render.SeriesStyle(si)
-		var pts plotter.XYs
-		var errs plotter.YErrors
+		var pts, reps plotter.XYs
 		for xi, size := range sizes {
 			c := t.cell(sc, size)
 			if c == nil || math.IsNaN(float64(c.RelPct)) {
@@ -53,8 +54,13 @@ func figures(t *Results, date time.Time) (map[string][]byte, error) {
 			}
 			v := float64(c.RelPct)
 			pts = append(pts, plotter.XY{X: float64(xi), Y: v})
-			errs = append(errs, errBar(c.RelPct, c.RelLowerPct, c.RelUpperPct))
-			lo, hi = math.Min(lo, nanTo(float64(c.RelLowerPct), v)), math.Max(hi, nanTo(float64(c.RelUpperPct), v))
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			for _, r := range c.Replicates {
+				if rv := float64(r.RelPct); !math.IsNaN(rv) {
+					reps = append(reps, plotter.XY{X: float64(xi), Y: rv})
+					lo, hi = math.Min(lo, rv), math.Max(hi, rv)
+				}
+			}
 		}
 		if len(pts) == 0 {
 			continue
@@ -65,14 +71,13 @@ func figures(t *Results, date time.Time) (map[string][]byte, error) {
 			return nil, err
 		}
 		l.LineStyle = line
-		eb := &plotter.YErrorBars{XYs: pts, YErrors: errs, LineStyle: draw.LineStyle{Color: st.Color, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
-		s, err := plotter.NewScatter(pts)
+		s, err := plotter.NewScatter(reps)
 		if err != nil {
 			return nil, err
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2.2), Shape: st.Shape}
-		p.Add(l, eb, s)
-		key = append(key, render.KeyEntry{Name: sc + ": median increase, 95 % block bootstrap CI", Thumb: render.Thumb{Line: line, Glyph: s.GlyphStyle}})
+		p.Add(l, s)
+		key = append(key, render.KeyEntry{Name: sc + ": mean over the toolchains (line), each toolchain (points)", Thumb: render.Thumb{Line: line, Glyph: s.GlyphStyle}})
 	}
 	names := make([]string, len(sizes))
 	for i, s := range sizes {
@@ -88,18 +93,4 @@ func figures(t *Results, date time.Time) (map[string][]byte, error) {
 	p.Y.Tick.Marker = render.LinearTicks{}
 	fig := render.Figure{Base: Figure, Plot: render.Compose([][]*plot.Plot{{p}}, key, 1), W: render.TextWidth, H: 2.8 * vg.Inch, Panels: []*plot.Plot{p}}
 	return render.Files([]render.Figure{fig}, date)
-}
-
-// errBar is the error bar of estimate m with interval [lo, hi]; none
-// (zero) where the interval is missing.
-func errBar(m, lo, hi jsonnum.Num) struct{ Low, High float64 } {
-	return struct{ Low, High float64 }{nanTo(float64(m-lo), 0), nanTo(float64(hi-m), 0)}
-}
-
-// nanTo returns v, or def when v is NaN.
-func nanTo(v, def float64) float64 {
-	if math.IsNaN(v) {
-		return def
-	}
-	return v
 }

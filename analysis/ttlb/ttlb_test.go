@@ -1,15 +1,18 @@
 package ttlb
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"pqrepro/analysis/claims"
+	"pqrepro/analysis/claims/claimstest"
 	"pqrepro/analysis/netstudy"
 	"pqrepro/datasets/netdata"
 	"pqrepro/internal/jsonnum"
@@ -17,32 +20,36 @@ import (
 
 // ttlbRows makes a transfer block whose hybrid adds add ms to every
 // connection's TTLB over a base that grows with the size, n connections
-// per series, and a size-0 round.
+// per series, two toolchains (the second's hybrid adding 10 % more), and
+// a size-0 round per toolchain.
 func ttlbRows(n int, add float64) (*netstudy.Design, []netdata.Row, []netstudy.Row) {
 	d := &netstudy.Design{Scenarios: []netstudy.Scenario{{Name: "wan", RTTms: 31.1}, {Name: "lan", RTTms: 1}, {Name: "far", RTTms: 78.7}},
-		Rounds: []int{100}, Groups: []string{"X25519", "X25519MLKEM768"}, Toolchains: []string{"go1.24.4"}}
+		Rounds: []int{100}, Groups: []string{"X25519", "X25519MLKEM768"}, Toolchains: []string{"go1.24.4", "go1.27.3"}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var xfer []netdata.Row
 	var rounds []netstudy.Row
-	for _, sc := range d.Scenarios {
-		for gi, g := range d.Groups {
-			for i := range n {
-				ths := sc.RTTms + 1 + float64(gi)*add + rng.Float64()*0.1
-				rounds = append(rounds, netstudy.Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: "go1.24.4"})
-			}
-			for _, size := range []int{10240, 1048576} {
+	for ti, tc := range d.Toolchains {
+		a := add * (1 + 0.1*float64(ti))
+		for _, sc := range d.Scenarios {
+			for gi, g := range d.Groups {
 				for i := range n {
-					base := 2*sc.RTTms + float64(size)/1000
-					v := int64((base + float64(gi)*add + rng.Float64()*0.1) * 1e6)
-					h := int64((sc.RTTms + 1 + float64(gi)*add) * 1e6)
-					xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, Seq: i, OK: true, Toolchain: "go1.24.4",
-						ResponseBytes: size, ResponseRead: int64(size), Cap: &netdata.Capture{ThsNs: &h, Complete: true},
-						Xfer: &netdata.Transfer{TTLBNs: &v, RoundTrips: 2}})
+					ths := sc.RTTms + 1 + float64(gi)*a + rng.Float64()*0.1
+					rounds = append(rounds, netstudy.Row{Scenario: sc.Name, Round: 100, Group: g, Seq: i, OK: true, HasThs: true, ThsMs: ths, Toolchain: tc})
 				}
+				for _, size := range []int{10240, 1048576} {
+					for i := range n {
+						base := 2*sc.RTTms + float64(size)/1000
+						v := int64((base + float64(gi)*a + rng.Float64()*0.1) * 1e6)
+						h := int64((sc.RTTms + 1 + float64(gi)*a) * 1e6)
+						xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, Seq: i, OK: true, Toolchain: tc,
+							ResponseBytes: size, ResponseRead: int64(size), Cap: &netdata.Capture{ThsNs: &h, Complete: true},
+							Xfer: &netdata.Transfer{TTLBNs: &v, RoundTrips: 2}})
+					}
+				}
+				// One incomplete connection per group, scenario and toolchain.
+				xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, OK: true, Failure: "response-eof", Toolchain: tc,
+					ResponseBytes: 10240, ResponseRead: 5, Xfer: &netdata.Transfer{Incomplete: netdata.IncompleteShort}})
 			}
-			// One incomplete connection per group and scenario.
-			xfer = append(xfer, netdata.Row{Scenario: sc.Name, Round: n, Group: g, OK: true, Failure: "response-eof", Toolchain: "go1.24.4",
-				ResponseBytes: 10240, ResponseRead: 5, Xfer: &netdata.Transfer{Incomplete: netdata.IncompleteShort}})
 		}
 	}
 	return d, xfer, rounds
@@ -66,14 +73,14 @@ func TestAnalyzeTTLB(t *testing.T) {
 			if c.Scenario != sc {
 				continue
 			}
-			if math.Abs(float64(c.DiffMs)-2) > 0.1 || !(float64(c.RelPct) < last) {
-				t.Errorf("%s %d: diff %v ms, rel %v %% (previous %v): want about 2 ms, falling", sc, c.SizeBytes, c.DiffMs, c.RelPct, last)
+			if math.Abs(float64(c.DiffMs)-2.1) > 0.1 || !(float64(c.RelPct) < last) || c.K != 2 {
+				t.Errorf("%s %d: diff %v ms, rel %v %% (previous %v), %d replicates: want about 2.1 ms, falling, 2", sc, c.SizeBytes, c.DiffMs, c.RelPct, last, c.K)
 			}
 			if math.IsNaN(float64(c.RelLowerPct)) || !(c.RelLowerPct <= c.RelPct && c.RelPct <= c.RelUpperPct) {
 				t.Errorf("%s %d: interval [%v, %v] around %v", sc, c.SizeBytes, c.RelLowerPct, c.RelUpperPct, c.RelPct)
 			}
-			if c.SizeBytes == 10240 && c.Incomplete != 2 {
-				t.Errorf("%s: %d incomplete, want 2", sc, c.Incomplete)
+			if c.SizeBytes == 10240 && c.Incomplete != 4 {
+				t.Errorf("%s: %d incomplete, want 4", sc, c.Incomplete)
 			}
 			last = float64(c.RelPct)
 		}
@@ -101,7 +108,7 @@ func TestAnalyzeTTLB(t *testing.T) {
 	for _, l := range strings.Split(tex, "\n") {
 		if strings.HasSuffix(l, `\\`) && !strings.HasPrefix(l, "scenario") {
 			rows++
-			if n := strings.Count(l, "&"); n != 7 {
+			if n := strings.Count(l, "&"); n != 9 {
 				t.Errorf("row with %d cells: %s", n+1, l)
 			}
 		}
@@ -116,21 +123,80 @@ func TestAnalyzeTTLB(t *testing.T) {
 	}
 }
 
-// A run without the transfer block (every pinned run) says so in every
-// output, judges no extension claim, and the original's catalogue has
-// none of them (its counts are unchanged).
+// The cell's interval is the t interval over its replicates, here two
+// toolchains of +2 % and +4 %: mean 3, s = sqrt(2), s/sqrt(2) = 1, and
+// t_{0.975, 1} = 12.7062, so [3 - 12.7062, 3 + 12.7062]; the differences
+// 0.2 and 0.4 ms give 0.3 -+ 1.27062 ms. Three connections per series
+// are too few for the block bootstrap: no within-series interval, so no
+// agreement check, each with its note. One replicate gives no interval,
+// and says why.
+func TestReplicateInterval(t *testing.T) {
+	rep := func(tc string, hyb float64) *series {
+		return &series{toolchain: tc, tt: [2][]float64{{10, 10, 10}, {hyb, hyb, hyb}}, hs: [2][]float64{{5, 5, 5}, {6, 6, 6}}}
+	}
+	var c Cell
+	fillCell(&c, []*series{rep("b", 10.4), rep("a", 10.2)}, "a", netstudy.Params{}.WithDefaults())
+	near := func(got jsonnum.Num, want float64) bool { return math.Abs(float64(got)-want) < 1e-3 }
+	if c.K != 2 || !near(c.RelPct, 3) || !near(c.RelLowerPct, 3-12.7062) || !near(c.RelUpperPct, 3+12.7062) {
+		t.Errorf("k %d, %v [%v, %v], want 2, 3 [%v, %v]", c.K, c.RelPct, c.RelLowerPct, c.RelUpperPct, 3-12.7062, 3+12.7062)
+	}
+	if !near(c.DiffMs, 0.3) || !near(c.DiffLowerMs, 0.3-1.27062) || !near(c.DiffUpperMs, 0.3+1.27062) || !near(c.HsRelPct, 20) {
+		t.Errorf("diff %v [%v, %v], handshake %v %%", c.DiffMs, c.DiffLowerMs, c.DiffUpperMs, c.HsRelPct)
+	}
+	if c.Replicates[0].Toolchain != "a" || !near(c.Replicates[0].RelPct, 2) || !near(c.Replicates[1].RelPct, 4) {
+		t.Errorf("replicates %+v", c.Replicates)
+	}
+	if c.Agree != "" || !strings.Contains(c.Note, "no within-series interval") {
+		t.Errorf("agree %q, note %q", c.Agree, c.Note)
+	}
+	var one Cell
+	fillCell(&one, []*series{rep("a", 10.2)}, "a", netstudy.Params{}.WithDefaults())
+	if one.K != 1 || !near(one.RelPct, 2) || !math.IsNaN(float64(one.RelLowerPct)) || !strings.Contains(one.Note, "one replicate (a): no interval, which needs two or more series pairs") {
+		t.Errorf("one replicate: k %d, %v [%v, %v], note %q", one.K, one.RelPct, one.RelLowerPct, one.RelUpperPct, one.Note)
+	}
+	var none Cell
+	fillCell(&none, nil, "a", netstudy.Params{}.WithDefaults())
+	if none.K != 0 || !math.IsNaN(float64(none.RelPct)) || none.Note != "no series in the run" {
+		t.Errorf("no replicate: %+v", none)
+	}
+}
+
+// The agreement check: each replicate's estimate inside every other's
+// within-series interval.
+func TestAgree(t *testing.T) {
+	r := func(v, lo, hi float64) Replicate {
+		return Replicate{RelPct: jsonnum.Num(v), WithinLowerPct: jsonnum.Num(lo), WithinUpperPct: jsonnum.Num(hi)}
+	}
+	for _, tc := range []struct {
+		reps []Replicate
+		want string
+	}{
+		{[]Replicate{r(2, 1, 3), r(2.5, 1.5, 3.5)}, "yes"},
+		{[]Replicate{r(2, 1.9, 2.1), r(2.5, 1.5, 3.5)}, "no"},
+		{[]Replicate{r(2, 1, 3)}, ""},
+		{[]Replicate{r(2, 1, 3), r(2.5, math.NaN(), math.NaN())}, ""},
+	} {
+		if got := agree(tc.reps); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.reps, got, tc.want)
+		}
+	}
+}
+
+// A run without the transfer block says so in every output, and judges
+// no extension claim (not measurable, with the reason); the original's
+// catalogue has none of them (its counts are unchanged).
 func TestTTLBNotMeasured(t *testing.T) {
 	res, err := Analyze(&netstudy.Design{}, nil, nil, netstudy.Params{})
 	if err != nil || res.Measured || res.Note != NotMeasuredPinned {
 		t.Fatalf("%+v %v", res, err)
 	}
 	for _, c := range res.Claims {
-		if c.Verdict != NotMeasured {
-			t.Errorf("%s: %s", c.ID, c.Verdict)
+		if c.Verdict != claims.NotMeasurable || c.Reason != NotMeasuredPinned {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
 		}
 	}
 	tex, err := tables(res)
-	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measured}`) {
+	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measurable here}`) {
 		t.Errorf("tex: %v\n%s", err, tex)
 	}
 	for _, c := range netstudy.Claims().Claims {
@@ -140,19 +206,85 @@ func TestTTLBNotMeasured(t *testing.T) {
 	}
 }
 
-// The rules judge: below the bound with its interval is reproduced, a
-// point estimate at the bound is not, an interval across it inconclusive.
-func TestExtRules(t *testing.T) {
-	mk := func(rel, lo, hi float64) *Results {
-		c := Cell{Scenario: "lan", SizeBytes: 204800, RelPct: jsonnum.Num(rel), RelLowerPct: jsonnum.Num(lo), RelUpperPct: jsonnum.Num(hi)}
-		return &Results{Measured: true, Scenarios: []string{"lan"}, Cells: []Cell{c}}
+// TestCatalogue: K1-K4 have the form every catalogue of the engine has.
+func TestCatalogue(t *testing.T) { claimstest.CheckCatalogue(t, Catalogue(), "K") }
+
+// cellSpec is a synthetic cell: one replicate per relative increase, its
+// series three connections of 100 ms (X25519) and 100 (1 + rel/100) ms.
+type cellSpec struct {
+	sc   string
+	size int
+	rels []float64
+}
+
+// synth makes the results of synthetic cells, judged through the engine.
+func synth(t *testing.T, specs ...cellSpec) *Results {
+	t.Helper()
+	r := &Results{Measured: true, Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
+	for _, sp := range specs {
+		if !slices.Contains(r.Scenarios, sp.sc) {
+			r.Scenarios = append(r.Scenarios, sp.sc)
+		}
+		var reps []*series
+		for i, rel := range sp.rels {
+			h := 100 * (1 + rel/100)
+			reps = append(reps, &series{toolchain: fmt.Sprintf("go1.%d", 24+i), tt: [2][]float64{{100, 100, 100}, {h, h, h}}})
+		}
+		c := Cell{Scenario: sp.sc, SizeBytes: sp.size}
+		fillCell(&c, reps, "go1.24", netstudy.Params{}.WithDefaults())
+		r.Cells = append(r.Cells, c)
 	}
+	cs, err := judge(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Claims = cs
+	return r
+}
+
+// TestRules: each claim comes out reproduced on rows that show it, and
+// not reproduced on rows that refute it (an interval past the bound,
+// straddling it, wholly below 0, or the drop or the order reversed);
+// a cell with one replicate or none is not measurable; a negative
+// increase is named as the hybrid finishing sooner.
+func TestRules(t *testing.T) {
+	const k10, k200, m1 = 10240, kib200, 1048576
+	lan0, wan0, far0 := cellSpec{"lan", 0, []float64{40, 41}}, cellSpec{"wan", 0, []float64{2.0, 2.1}}, cellSpec{"far", 0, []float64{2.5, 2.6}}
 	for _, tc := range []struct {
-		rel, lo, hi float64
-		want        claims.Verdict
-	}{{2, 1, 3, claims.Reproduced}, {6, 5, 7, claims.NotReproduced}, {4, 3, 6, Inconclusive}, {math.NaN(), math.NaN(), math.NaN(), NotMeasured}} {
-		if o := below(mk(tc.rel, tc.lo, tc.hi), "lan", 204800, 5); o.Verdict != tc.want {
-			t.Errorf("rel %v [%v, %v]: %s (%s), want %s", tc.rel, tc.lo, tc.hi, o.Verdict, o.Reason, tc.want)
+		name, id string
+		cells    []cellSpec
+		want     claims.Verdict
+		reason   string
+	}{
+		{"K1 shown", "K1", []cellSpec{lan0, {"lan", k200, []float64{1.0, 1.1}}, {"lan", m1, []float64{0.5, 0.6}}}, claims.Reproduced, "interval [0.4, 1.7] % below 5 %"},
+		{"K1 at the bound", "K1", []cellSpec{lan0, {"lan", k200, []float64{6.0, 6.1}}}, claims.NotReproduced, "lies at or above 5 %"},
+		{"K1 straddles", "K1", []cellSpec{lan0, {"lan", k200, []float64{3, 4}}, {"lan", m1, []float64{0.5, 0.6}}}, claims.NotReproduced, "straddles 5 %: agreement not shown"},
+		{"K1 sooner", "K1", []cellSpec{lan0, {"lan", k200, []float64{-3.0, -3.1}}}, claims.NotReproduced, "the hybrid finished sooner: -3.0 %, interval [-3.7, -2.4] % lies below 0"},
+		{"K1 sooner, inside", "K1", []cellSpec{lan0, {"lan", k200, []float64{-0.2, 0.1}}}, claims.Reproduced, "the hybrid finished sooner: -0.1 %, interval [-2.0, 1.9] %, below 5 %"},
+		{"K1 one replicate", "K1", []cellSpec{lan0, {"lan", k200, []float64{1.0}}}, claims.NotMeasurable, "one replicate (go1.24): no interval"},
+		{"K1 no size", "K1", []cellSpec{lan0, {"lan", k10, []float64{1.0, 1.1}}}, claims.NotMeasurable, "lan 200 KiB: not in the run"},
+		{"K2 shown", "K2", []cellSpec{wan0, {"wan", kib50, []float64{1.0, 1.15}}, {"wan", k200, []float64{0.5, 0.62}}}, claims.Reproduced, "below the handshake-only increase"},
+		{"K2 no drop", "K2", []cellSpec{wan0, {"wan", kib50, []float64{2.5, 2.62}}}, claims.NotReproduced, "not below the handshake-only increase, the opposite"},
+		{"K2 drop not shown", "K2", []cellSpec{wan0, {"wan", kib50, []float64{1.0, 3.0}}}, claims.NotReproduced, "straddles 0: below the handshake-only increase not shown"},
+		{"K2 at 15 %", "K2", []cellSpec{{"wan", 0, []float64{30, 31}}, {"wan", kib50, []float64{16, 16.1}}}, claims.NotReproduced, "lies at or above 15 %"},
+		{"K2 no size 0", "K2", []cellSpec{{"wan", kib50, []float64{1.0, 1.15}}}, claims.NotMeasurable, "no handshake-only cell"},
+		{"K3 shown", "K3", []cellSpec{lan0, wan0, far0, {"lan", k200, []float64{1.0, 1.1}}, {"wan", k200, []float64{0.5, 0.62}}, {"far", k200, []float64{0.5, 0.55}}}, claims.Reproduced, "far 200 KiB"},
+		{"K3 far at 10 %", "K3", []cellSpec{lan0, wan0, far0, {"lan", k200, []float64{1.0, 1.1}}, {"wan", k200, []float64{0.5, 0.62}}, {"far", k200, []float64{12, 12.1}}}, claims.NotReproduced, "far 200 KiB: +12.1 %, interval [11.4, 12.7] % lies at or above 10 %"},
+		{"K3 sooner", "K3", []cellSpec{lan0, wan0, far0, {"lan", k200, []float64{1.0, 1.1}}, {"wan", k200, []float64{-3.3, -3.4}}, {"far", k200, []float64{0.5, 0.55}}}, claims.NotReproduced, "wan 200 KiB: the hybrid finished sooner"},
+		{"K4 shown", "K4", []cellSpec{{"lan", k200, []float64{1, 1.05}}, {"wan", k200, []float64{0.5, 0.52}}, {"far", k200, []float64{3, 3.1}}}, claims.Reproduced, "far +3.0 % minus lan +1.0 % = 2.0 points"},
+		{"K4 lower", "K4", []cellSpec{{"lan", k200, []float64{1, 1.1}}, {"wan", k200, []float64{0.1, 0.12}}, {"far", k200, []float64{0.2, 0.25}}}, claims.NotReproduced, "not above lan's, the opposite"},
+		{"K4 not shown", "K4", []cellSpec{{"lan", k200, []float64{1, 1.05}}, {"wan", k200, []float64{0.5, 0.52}}, {"far", k200, []float64{1, 5}}}, claims.NotReproduced, "straddles 0: above lan's not shown"},
+		{"K4 no wan", "K4", []cellSpec{{"lan", k200, []float64{1, 1.05}}, {"far", k200, []float64{3, 3.1}}}, claims.NotMeasurable, "wan at 200 KiB not in the run"},
+	} {
+		r := synth(t, tc.cells...)
+		var got *Claim
+		for i := range r.Claims {
+			if r.Claims[i].ID == tc.id {
+				got = &r.Claims[i]
+			}
+		}
+		if got == nil || got.Verdict != tc.want || !strings.Contains(got.Reason, tc.reason) {
+			t.Errorf("%s: %+v, want %s with %q", tc.name, got, tc.want, tc.reason)
 		}
 	}
 }
@@ -165,7 +297,11 @@ func TestTTLBFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*Results{"measured": res, "pinned": notMeasured()} {
+	none, err := notMeasured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*Results{"measured": res, "pinned": none} {
 		figs, err := figures(r, time.Unix(1767225600, 0).UTC())
 		if err != nil || len(figs[Figure+".pdf"]) == 0 || len(figs[Figure+".svg"]) == 0 {
 			t.Fatalf("%s: %v", name, err)
