@@ -1,8 +1,9 @@
 // Package ttlbmechanism tests the registered mechanism of Study B's
 // transfer block: the hybrid's larger first flight opens a larger window.
 //
-// Why: in the pinned full run the hybrid (X25519MLKEM768) finished most
-// responses sooner than X25519 although its handshake was slower. The
+// Why: in the pinned full run the hybrid (X25519MLKEM768) had the lower
+// time to last byte in 7 of 12 cells with a response, although its
+// handshake was slower. The
 // registration analysis/ttlb/mechanism.txt, committed before the run
 // that tests it, says why and how to tell: the client acknowledges the
 // hybrid's 1,120-byte key share before its request, and Linux grows the
@@ -58,8 +59,8 @@ const NotMeasured = "not measured: the run has no controlled transfer block"
 // is counted in.
 //
 // The rows do not hold the connections' segment size (the capture's SYN
-// MSS enters only hs_acked_segs), so it is 1460 bytes, the MSS of an
-// Ethernet MTU of 1500 that the emulated links carry.
+// MSS enters only hs_acked_segs), so it is 1460 bytes: the MSS of the
+// emulated links' MTU, 1500 (linkemu's default; Study B sets no other).
 const SegmentBytes = 1460
 
 // InitialWindowSegs is Linux's initial congestion window (RFC 6928).
@@ -88,11 +89,13 @@ const (
 // Why a connection is left out (beside netdata's Incomplete* reasons of a
 // row without a time to last byte).
 const (
-	ExcludedNoThs        = "no_handshake_time" // the capture shows no client Finished
-	ExcludedNoWindow     = "no_resp_window"    // no W: the capture lacks the SYN round trip
-	ExcludedOtherGroup   = "other_group"       // neither X25519 nor the hybrid
-	ExcludedUnknownCC    = "no_cc"             // the connection had no socket to read it from
-	missingAckedSegments = "no_hs_acked_segs"  // kept, but left out of dA
+	ExcludedNoThs      = "no_handshake_time" // the capture shows no client Finished
+	ExcludedNoWindow   = "no_resp_window"    // no W: the capture lacks the SYN round trip
+	ExcludedOtherGroup = "other_group"       // neither X25519 nor the hybrid
+	ExcludedUnknownCC  = "no_cc"             // the connection had no socket to read it from
+	// KeptNoAckedSegs counts, beside them, connections kept without A:
+	// in predictions 1 and 2, left out of dA.
+	KeptNoAckedSegs = "no_hs_acked_segs"
 )
 
 // Results is results/net-ttlbmechanism.json: the three registered
@@ -302,7 +305,7 @@ func collect(rows []netdata.Row, t *Results) (map[cellKey]map[string]*series, []
 		ttlbMs := float64(*x.TTLBNs) / 1e6
 		s.pairs[p] = append(s.pairs[p], conn{group: gi, ttlb: ttlbMs, pMs: ttlbMs - float64(*r.Cap.ThsNs)/1e6, w: x.RespWindow, a: x.HsAckedSegs})
 		if x.HsAckedSegs < 0 {
-			t.Excluded[missingAckedSegments]++
+			t.Excluded[KeptNoAckedSegs]++
 		}
 		t.Connections++
 	}

@@ -167,7 +167,8 @@ func TestPlantedNearest(t *testing.T) {
 // TestBadInput: a cell with one toolchain's series is not predictable,
 // with the reason, and its congestion control not judged; a pair that is
 // not one connection of each group says the block was not interleaved;
-// rows without a time to last byte or W are counted by reason; a run
+// rows without a time to last byte or W are counted by reason, and those
+// kept without A; a run
 // without controlled rows is not measured. None is an error.
 func TestBadInput(t *testing.T) {
 	p := base()
@@ -205,6 +206,13 @@ func TestBadInput(t *testing.T) {
 		if r.Excluded[k] != n {
 			t.Errorf("excluded %v, want %s: %d", r.Excluded, k, n)
 		}
+	}
+
+	p = base()
+	p.ccs, p.scs, p.tcs, p.noAcks = []string{"cubic"}, []string{"wan"}, []string{"go1.27.3"}, true
+	r = analyze(t, p.rows(6), fast)
+	if r.Connections != 80 || r.Excluded[ttlbmechanism.KeptNoAckedSegs] != 80 || !math.IsNaN(float64(r.Cells[0].DA)) || math.IsNaN(float64(r.Cells[0].DW)) {
+		t.Errorf("without A: %d kept, %v, dA %v, dW %v; want 80 kept without A, dA undefined, dW defined", r.Connections, r.Excluded, r.Cells[0].DA, r.Cells[0].DW)
 	}
 
 	r = analyze(t, []netdata.Row{{Scenario: "wan", Round: 1, Group: "X25519", OK: true}}, fast)
