@@ -12,6 +12,7 @@ import (
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/netstudy"
 	"pqrepro/analysis/ttlb"
+	"pqrepro/analysis/ttlbmechanism"
 	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/linkemu"
 	"pqrepro/experiments/instruments/sshhost"
@@ -33,7 +34,7 @@ func init() {
 		Timed:    []string{rederive.RecordsFile, rederive.InprocFile},
 		Title:    "Study B: X25519 vs X25519MLKEM768 across emulated networks",
 		Citation: `"Análise Comparativa de Performance entre Criptografia Clássica e Pós-Quântica no TLS 1.3" (Marques, Zavan, 2026)`,
-		Packages: []string{"experiments/net/netrun", "datasets/netdata", "analysis/netstudy", "analysis/ttlb"},
+		Packages: []string{"experiments/net/netrun", "datasets/netdata", "analysis/netstudy", "analysis/ttlb", "analysis/ttlbmechanism"},
 		Targets: []TargetDoc{
 			{Names: []string{"net:run"},
 				Does: "Study B: handshakes across emulated links (network namespaces, TUN; root), with the endpoint built by each toolchain of the profile, into a new run under `data/net/`"},
@@ -75,8 +76,9 @@ func init() {
 
 		StagesFor: func(root, profile, run string, set settings.Settings) ([]*repro.Stage, error) {
 			records, params := recordsOut(netStudy, profile), netstudy.Params{SourceDateEpoch: set.SourceDateEpoch}
-			// The transfer block (our extension) reads the same records.
-			return append(netstudy.StagesFrom(run, records, params), ttlb.Stage(run, records, params)), nil
+			// The transfer block (our extension) reads the same records;
+			// its registered mechanism reads the block's rows alone.
+			return append(netstudy.StagesFrom(run, records, params), ttlb.Stage(run, records, params), ttlbmechanism.Stage(run)), nil
 		},
 		Records:    netRecords,
 		Claims:     netstudy.Claims,

@@ -38,25 +38,17 @@ type Registration2 struct {
 }
 
 // Registered2 is the registration committed in registration2.txt.
-var Registered2 = mustParse2(registration2Text)
-
-func mustParse2(b []byte) Registration2 {
-	r, err := ParseRegistration2(b)
-	if err != nil {
-		panic(err)
-	}
-	return r
-}
+var Registered2 = Must(ParseRegistration2(registration2Text))
 
 // ParseRegistration2 reads the key lines of the second registration
-// (keyLines, strict).
+// (KeyLines, strict).
 //
 // An unknown key, a key twice or missing, or a value out of range is an
 // error naming its line.
 func ParseRegistration2(b []byte) (Registration2, error) {
 	var r Registration2
 	keys := []string{"model", "split", "alpha", "resamples", "seed", "joint-step-ms", "joint-target-pct"}
-	err := keyLines(b, keys, true, func(key, val string) (err error) {
+	err := KeyLines(b, keys, true, func(key, val string) (err error) {
 		switch key {
 		case "model":
 			r.Model = val
@@ -66,7 +58,7 @@ func ParseRegistration2(b []byte) (Registration2, error) {
 		case "split":
 			r.Split, err = split(val)
 		case "alpha":
-			r.Alpha, err = fraction(val)
+			r.Alpha, err = Fraction(val)
 		case "resamples":
 			r.Resamples, err = resamples(val)
 		case "seed":

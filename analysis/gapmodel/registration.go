@@ -33,25 +33,27 @@ type Registration struct {
 }
 
 // Registered is the registration committed in registration.txt.
-var Registered = mustParse(registrationText)
+var Registered = Must(ParseRegistration(registrationText))
 
-func mustParse(b []byte) Registration {
-	r, err := ParseRegistration(b)
+// Must is v, or a panic with err. A registration is embedded in the code
+// that reads it, so one that does not parse is a defect of the build,
+// which every test of the package finds at once.
+func Must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}
-	return r
+	return v
 }
 
 // ParseRegistration reads the "key: value" lines of the first
-// registration; every other line is prose (keyLines). Every key must
+// registration; every other line is prose (KeyLines). Every key must
 // appear exactly once with a valid value. The first registration was
 // written before unknown keys were refused, and a prose line of it starts
 // "go:embed)", so its unknown keys are skipped.
 func ParseRegistration(b []byte) (Registration, error) {
 	var r Registration
 	keys := []string{"split", "bound-ms", "explain-bound-ms", "level", "resamples", "seed"}
-	err := keyLines(b, keys, false, func(key, val string) (err error) {
+	err := KeyLines(b, keys, false, func(key, val string) (err error) {
 		switch key {
 		case "split":
 			r.Split, err = split(val)
@@ -60,7 +62,7 @@ func ParseRegistration(b []byte) (Registration, error) {
 		case "explain-bound-ms":
 			r.ExplainBoundMs, err = positive(val)
 		case "level":
-			r.Level, err = fraction(val)
+			r.Level, err = Fraction(val)
 		case "resamples":
 			r.Resamples, err = resamples(val)
 		case "seed":
@@ -74,12 +76,12 @@ func ParseRegistration(b []byte) (Registration, error) {
 	return r, nil
 }
 
-// keyLines calls set for each key line of a registration, in order. A key
+// KeyLines calls set for each key line of a registration, in order. A key
 // line starts at the margin with one word and a colon; an indented line,
 // or one whose text before its first colon holds a space, is prose. A key
 // not in keys is an error naming the line when strict (else skipped); a
 // key given twice or missing, or set's error, is always one.
-func keyLines(b []byte, keys []string, strict bool, set func(key, val string) error) error {
+func KeyLines(b []byte, keys []string, strict bool, set func(key, val string) error) error {
 	seen := map[string]bool{}
 	for n, line := range strings.Split(string(b), "\n") {
 		key, val, ok := strings.Cut(line, ":")
@@ -115,8 +117,8 @@ func split(s string) (string, error) {
 	return s, nil
 }
 
-// fraction parses a number in (0, 1): a level or an alpha.
-func fraction(s string) (float64, error) {
+// Fraction parses a number in (0, 1): a level or an alpha.
+func Fraction(s string) (float64, error) {
 	v, err := positive(s)
 	if err == nil && v >= 1 {
 		err = fmt.Errorf("%v: want a number in (0, 1)", v)

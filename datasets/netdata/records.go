@@ -107,22 +107,32 @@ var ColumnsV1 = Columns[:len(Columns)-1]
 var TransferColumns = append(slices.Clone(Columns),
 	"response_bytes", "response_read", "client_ttlb_ns", "ttlb_ns", "ttlb_syn_ns", "round_trips", "stalls", "incomplete")
 
-// ControlledColumns are TransferColumns and cc and position: the header of
-// a file with a row of issue 41's controlled block (Row.Controlled).
-// Every other file keeps its header, so no committed run's bytes change.
-// The cells after incomplete:
+// ControlledColumns are TransferColumns, cc, position, resp_window and
+// hs_acked_segs: the header of a file with a row of issue 41's controlled
+// block (Row.Controlled). Every other file keeps its header, so no
+// committed run's bytes change. The cells after incomplete:
 //
 //   - cc: the congestion control the connection ran under, read back from
 //     its sockets (TCP_CONGESTION) by the endpoint; empty when the
 //     connection had no socket (a failed dial);
 //   - position: the connection's 0-based place in its series' time order
 //     (recorded attempts only), which with the group column gives the
-//     order the groups were interleaved in.
+//     order the groups were interleaved in;
+//   - resp_window: the server's segments with new data that reached the
+//     client within one SYN round trip of the response's first one
+//     (capture.Record.ResponseWindow: W of the registered mechanism,
+//     analysis/ttlb/mechanism.txt);
+//   - hs_acked_segs: the server's payload bytes the client had
+//     acknowledged when the response started, in segments of the
+//     connection's segment size, rounded up (capture.Record
+//     AckedAtResponse and SegmentSize: the mechanism's A).
 //
-// In such a file response_bytes may be 0: the block's handshake-only
-// connection (no request, no response), whose transfer cells after
-// response_read are empty.
-var ControlledColumns = append(slices.Clone(TransferColumns), "cc", "position")
+// The last two are empty without a time to last byte, and hs_acked_segs
+// also when the capture lacks a SYN's MSS or the acknowledgment. In such
+// a file response_bytes may be 0: the block's handshake-only connection
+// (no request, no response), whose transfer cells after response_read
+// are empty.
+var ControlledColumns = append(slices.Clone(TransferColumns), "cc", "position", "resp_window", "hs_acked_segs")
 
 // Why a transfer row has no time to last byte (the incomplete cell).
 const (
@@ -139,6 +149,10 @@ type Transfer struct {
 	RoundTrips int
 	Stalls     int
 	Incomplete string
+	// Controlled rows only (ControlledColumns): the mechanism's W and A;
+	// -1 when the capture does not give them.
+	RespWindow  int
+	HsAckedSegs int
 }
 
 // LegacyToolchain is the toolchain of the rows of runs recorded before
@@ -297,13 +311,25 @@ func (r Row) transferCells() []string {
 	return append(c, r.controlCells()...)
 }
 
-// controlCells are the cells cc and position of a controlled row, empty
-// for any other.
+// controlCells are the cells cc, position, resp_window and hs_acked_segs
+// of a controlled row, empty for any other.
 func (r Row) controlCells() []string {
 	if !r.Controlled {
-		return []string{"", ""}
+		return []string{"", "", "", ""}
 	}
-	return []string{r.CC, strconv.Itoa(r.Position)}
+	c := []string{r.CC, strconv.Itoa(r.Position), "", ""}
+	if x := r.Xfer; x != nil && x.TTLBNs != nil {
+		c[2], c[3] = optInt(x.RespWindow), optInt(x.HsAckedSegs)
+	}
+	return c
+}
+
+// optInt is v, or empty when v is negative (unknown).
+func optInt(v int) string {
+	if v < 0 {
+		return ""
+	}
+	return strconv.Itoa(v)
 }
 
 func optPtr(v *int64) string {
@@ -322,7 +348,7 @@ func (r Row) inprocCells() []string {
 		return append(c, "", "", "", "", "")
 	}
 	c = append(c, strconv.Itoa(r.ResponseBytes), strconv.FormatInt(r.ResponseRead, 10), opt(r.ClientTTLBNs))
-	return append(c, r.controlCells()...)
+	return append(c, r.controlCells()[:2]...) // the inproc header has no capture cells
 }
 
 // encode renders rows under the narrowest header that holds them. That is
@@ -512,8 +538,8 @@ func parseTransfer(r *Row, p *cells) {
 	r.ResponseBytes = int(p.num(k, lo, false))
 	if r.ResponseBytes == 0 && p.err == nil {
 		r.ResponseRead = p.num(k+1, 0, false)
-		for i := k + 2; i < k+8; i++ {
-			if c[i] != "" {
+		for i := k + 2; i < len(c); i++ {
+			if c[i] != "" && i != k+8 && i != k+9 { // cc and position are given
 				p.fail(i, "must be empty for size 0 (the handshake-only connection)")
 			}
 		}
@@ -540,6 +566,18 @@ func parseTransfer(r *Row, p *cells) {
 	}
 	x.RoundTrips = int(p.num(k+5, 0, true))
 	x.Stalls = int(p.num(k+6, 0, true))
+	if r.Controlled {
+		x.RespWindow, x.HsAckedSegs = -1, -1
+		for i, v := range []*int{&x.RespWindow, &x.HsAckedSegs} {
+			switch col := k + 10 + i; {
+			case c[col] == "":
+			case x.TTLBNs == nil:
+				p.fail(col, "must be empty without ttlb_ns")
+			default:
+				*v = int(p.num(col, 0, false))
+			}
+		}
+	}
 	r.Xfer = x
 }
 

@@ -134,6 +134,10 @@ func controlledRows() []Row {
 	for i := range rows {
 		rows[i].Controlled, rows[i].CC, rows[i].Position = true, "cubic", 2*i+1
 	}
+	x0, x1 := *rows[0].Xfer, *rows[1].Xfer
+	x0.RespWindow, x0.HsAckedSegs = 7, 3   // the mechanism's W and A
+	x1.RespWindow, x1.HsAckedSegs = -1, -1 // no time to last byte: none
+	rows[0].Xfer, rows[1].Xfer = &x0, &x1
 	rows = append([]Row{{Scenario: "far", Round: 200, Group: "X25519MLKEM768", Seq: 0, Index: 0, StartNs: 1764590399000000000, OK: true, Client: "10.77.0.1:39999",
 		Cap:      &Capture{ThsNs: i64(80000000), Complete: true, Group: "X25519MLKEM768", PacketsC2S: 9, PacketsS2C: 8},
 		ClientNs: 161000000, ServerNs: 81000000, Toolchain: "go1.24.4", Controlled: true, CC: "cubic", Position: 0}}, rows...)
@@ -207,14 +211,19 @@ func TestReadControlledBad(t *testing.T) {
 	head := strings.Join(ControlledColumns, ",") + "\n"
 	base := "far,200,X25519,0,0,1,true,,c,1000,true,X25519,false,0,7,6,900,2400,600,2100,5,4,go1.24.4,"
 	readBad(t, head, base, []badCase{
-		{"no position", "10,10,,5,6,2,0,,bbr,", `position "": want a whole number of at least 0`},
-		{"negative position", "10,10,,5,6,2,0,,bbr,-1", `position "-1": want a whole number of at least 0`},
-		{"negative size", "-5,0,,5,6,2,0,,bbr,0", `response_bytes "-5": want a whole number of at least 0`},
-		{"size 0 with a ttlb", "0,0,,5,6,2,0,,bbr,0", `ttlb_ns "5": must be empty for size 0`},
-		{"size 0 incomplete", "0,0,,,,,,short_response,bbr,0", `incomplete "short_response": must be empty for size 0`},
-		{"cc without size", ",,,,,,,,bbr,", `cc "bbr": must be empty without response_bytes`},
+		{"no position", "10,10,,5,6,2,0,,bbr,,,", `position "": want a whole number of at least 0`},
+		{"negative position", "10,10,,5,6,2,0,,bbr,-1,,", `position "-1": want a whole number of at least 0`},
+		{"negative size", "-5,0,,5,6,2,0,,bbr,0,,", `response_bytes "-5": want a whole number of at least 0`},
+		{"size 0 with a ttlb", "0,0,,5,6,2,0,,bbr,0,,", `ttlb_ns "5": must be empty for size 0`},
+		{"size 0 incomplete", "0,0,,,,,,short_response,bbr,0,,", `incomplete "short_response": must be empty for size 0`},
+		{"size 0 with a window", "0,0,,,,,,,bbr,0,4,", `resp_window "4": must be empty for size 0`},
+		{"cc without size", ",,,,,,,,bbr,,,", `cc "bbr": must be empty without response_bytes`},
+		{"window without a ttlb", "10,5,,,,2,0,short_response,bbr,0,4,", `resp_window "4": must be empty without ttlb_ns`},
+		{"acked without a ttlb", "10,5,,,,2,0,short_response,bbr,0,,2", `hs_acked_segs "2": must be empty without ttlb_ns`},
+		{"negative window", "10,10,,5,6,2,0,,bbr,0,-1,2", `resp_window "-1": want a whole number of at least 0`},
+		{"fractional acked", "10,10,,5,6,2,0,,bbr,0,4,1.5", `hs_acked_segs "1.5": want a whole number`},
 	})
-	ok := "0,0,,,,,,,bbr,3"
+	ok := "0,0,,,,,,,bbr,3,,"
 	rows, err := ReadRecords(bytes.NewReader(gz(head+base+ok+"\n")), "t.csv.gz")
 	if err != nil || len(rows) != 1 || !rows[0].Controlled || rows[0].ResponseBytes != 0 || rows[0].CC != "bbr" || rows[0].Position != 3 || rows[0].Xfer != nil {
 		t.Errorf("size 0 row: %+v, %v", rows, err)

@@ -36,7 +36,9 @@ var conventions = []string{
 }
 
 // CheckSources returns every problem of the paper's sources. That is, a
-// figure or table label that no \ref names, a number in the
+// figure or table label that no \ref names (in a generated file only
+// when a hand-written source names the file: one no source names is not
+// in the paper yet), a number in the
 // hand-written text (main.tex and sections/, not generated/) that looks
 // measured and is neither a convention nor one of handTyped, the numbers
 // the studies allow, and a sign word that its generated numbers
@@ -53,12 +55,16 @@ func CheckSources(files map[string][]byte, handTyped []string) []string {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	used := usedGenerated(files)
 	for _, name := range names {
 		if !strings.HasSuffix(name, ".tex") {
 			continue
 		}
 		text := stripComments(string(files[name]))
 		for _, m := range labelRe.FindAllStringSubmatch(text, -1) {
+			if strings.HasPrefix(name, "generated/") && !used[name] {
+				break // not in the paper: its floats are not either
+			}
 			labels[m[1]] = name
 		}
 		for _, m := range refRe.FindAllStringSubmatch(text, -1) {
@@ -107,4 +113,27 @@ func stripComments(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// generatedRe is a generated file's name in a hand-written source (an
+// \input, \optinput or \IfFileExists argument).
+var generatedRe = regexp.MustCompile(`generated/([A-Za-z0-9_.-]+)`)
+
+// usedGenerated is the set of generated files (paths relative to paper/)
+// that a hand-written source names, with ".tex" added where the source
+// leaves it out, as \input does.
+func usedGenerated(files map[string][]byte) map[string]bool {
+	used := map[string]bool{}
+	for name, b := range files {
+		if strings.HasPrefix(name, "generated/") || !strings.HasSuffix(name, ".tex") {
+			continue
+		}
+		for _, m := range generatedRe.FindAllStringSubmatch(stripComments(string(b)), -1) {
+			used["generated/"+m[1]] = true
+			if !strings.HasSuffix(m[1], ".tex") {
+				used["generated/"+m[1]+".tex"] = true
+			}
+		}
+	}
+	return used
 }

@@ -24,6 +24,7 @@ type segment struct {
 	wireLen          int    // the frame's length on the wire
 	payloadTruncated bool   // the capture holds fewer payload bytes than the IP header says
 	origLenBad       bool   // the frame's original length was corrected (checkWireLen)
+	mss              uint16 // a SYN's MSS option (RFC 9293 3.7.1); 0 when absent
 }
 
 // decodeResult says why a packet was not a usable TCP segment.
@@ -195,6 +196,9 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 	seg.seq = binary.BigEndian.Uint32(tcp[4:])
 	seg.ack = binary.BigEndian.Uint32(tcp[8:])
 	seg.flags = tcp[13]
+	if seg.flags&flagSYN != 0 {
+		seg.mss = mssOption(tcp[20:off])
+	}
 	seg.payload = tcp[off:]
 	if seg.payloadTruncated {
 		seg.payloadLen -= off
@@ -205,4 +209,28 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 		seg.payloadLen = len(seg.payload)
 	}
 	return decOK
+}
+
+// mssOption returns the Maximum Segment Size option of a SYN's TCP
+// options (RFC 9293 3.2 and 3.7.1: kind 2, length 4, a 16-bit value), or
+// 0 when the options hold none or are malformed. Kind 0 ends the list and
+// kind 1 is one byte of padding; every other option carries its length.
+func mssOption(opts []byte) uint16 {
+	for len(opts) > 0 {
+		switch kind := opts[0]; kind {
+		case 0:
+			return 0
+		case 1:
+			opts = opts[1:]
+			continue
+		}
+		if len(opts) < 2 || opts[1] < 2 || int(opts[1]) > len(opts) {
+			return 0
+		}
+		if opts[0] == 2 && opts[1] == 4 {
+			return binary.BigEndian.Uint16(opts[2:])
+		}
+		opts = opts[opts[1]:]
+	}
+	return 0
 }

@@ -90,6 +90,25 @@ type Record struct {
 	// SynAckNs is the server's first SYN-ACK; with SynNs it gives the
 	// connection's SYN round trip, the scale of Flights.
 	SynAckNs *int64 `json:"-"`
+	// ResponseStartNs is the first server segment with new data after the
+	// client's Finished: the response's start (Study B's transfer block);
+	// nil when none came.
+	ResponseStartNs *int64 `json:"-"`
+	// ResponseWindow counts the server's segments with new data that
+	// arrived within one SYN round trip of ResponseStartNs, that one
+	// included: what the server had in flight at the response's start
+	// (its congestion window, or its pacing rate times the round trip,
+	// whichever bound it). 0 without a response or a SYN round trip.
+	ResponseWindow int `json:"-"`
+	// AckedAtResponse is how many of the server's payload bytes the
+	// client had acknowledged when the response started: its latest
+	// acknowledgment number, relative to the server's initial sequence
+	// number (RFC 9293 3.4), minus the SYN's one. -1 when unknown.
+	AckedAtResponse int64 `json:"-"`
+	// SegmentSize is the largest segment the server may send: the lesser
+	// of the two SYNs' MSS options (RFC 9293 3.7.1), or the one given; 0
+	// when neither SYN carried one.
+	SegmentSize int `json:"-"`
 
 	// The server's stream after its ServerHello, for the time to last
 	// byte of Study B's transfer block (ResponseEnd, Flights).
@@ -378,9 +397,17 @@ type conn struct {
 	s2cFinAbs       int64
 	s2cFin          bool
 	lastS2CNs       int64
-	flights         int   // server flights after the ServerHello
-	lastFl          int64 // when the last one started
-	cfFlights       int   // cwFlights when the client Finished arrived (-1 before)
+	flights         int       // server flights after the ServerHello
+	lastFl          int64     // when the last one started
+	cfFlights       int       // cwFlights when the client Finished arrived (-1 before)
+	mss             [2]uint16 // each direction's SYN MSS option (0: none)
+	srvISN          uint32    // the server's initial sequence number
+	haveSrvISN      bool
+	c2sAck          uint32 // the client's latest acknowledgment number
+	haveC2SAck      bool
+	resp            tm    // the response's first segment (Record.ResponseStartNs)
+	respAcked       int64 // Record.AckedAtResponse
+	respWin         int   // Record.ResponseWindow
 	cwFlights       int   // server flights split by a full congestion window (flight)
 	cwSegs, cwWin   int   // segments since the last such split; the window then
 	lastNs, lookNs  int64 // the flow's latest packet; when sweep last queued it
@@ -614,7 +641,7 @@ func (t *tracker) packet(s *segment, ns int64) {
 		c = nil
 	}
 	if c == nil {
-		c = &conn{client: s.src, server: s.dst, firstNs: ns, seq: t.seq, cfFlights: -1}
+		c = &conn{client: s.src, server: s.dst, firstNs: ns, seq: t.seq, cfFlights: -1, respAcked: -1}
 		t.seq++
 		if s.flags&(flagSYN|flagACK) == flagSYN|flagACK {
 			c.client, c.server = s.dst, s.src
@@ -651,7 +678,19 @@ func (t *tracker) packet(s *segment, ns int64) {
 		}
 		if dir == 1 && s.flags&flagACK != 0 {
 			c.synack.setOnce(ns)
+			if !c.haveSrvISN {
+				c.srvISN, c.haveSrvISN = s.seq, true
+			}
 		}
+		if c.mss[dir] == 0 {
+			c.mss[dir] = s.mss
+		}
+	}
+	if dir == 0 && s.flags&flagACK != 0 && (!c.haveC2SAck || int32(s.ack-c.c2sAck) > 0) {
+		c.c2sAck, c.haveC2SAck = s.ack, true
+	}
+	if dir == 1 && s.payloadLen > 0 && c.cf.ok && d.started && int32(s.seq-d.next) >= 0 {
+		c.responseSegment(ns)
 	}
 	if s.flags&flagRST != 0 {
 		c.closed = true
@@ -826,6 +865,22 @@ func (c *conn) flight(ns int64) {
 	}
 	c.cwSegs++
 	c.lastS2CNs = ns
+}
+
+// responseSegment counts a server segment with new data after the
+// client's Finished (Record.ResponseStartNs, ResponseWindow and
+// AckedAtResponse): the first starts the response, and the window counts
+// those that arrive within one SYN round trip of it.
+func (c *conn) responseSegment(ns int64) {
+	if !c.resp.ok {
+		c.resp.setOnce(ns)
+		if c.haveSrvISN && c.haveC2SAck {
+			c.respAcked = max(int64(int32(c.c2sAck-c.srvISN))-1, 0)
+		}
+	}
+	if c.syn.ok && c.synack.ok && ns-c.resp.ns < c.synack.ns-c.syn.ns {
+		c.respWin++
+	}
 }
 
 // InitialWindow is TCP's initial congestion window in segments (RFC 6928;
@@ -1015,7 +1070,8 @@ func (t *tracker) close(c *conn) {
 		firstNs: c.firstNs, seq: c.seq, cr: c.cr, haveCR: c.haveCR, suite: c.suite, cfinRec: c.cfinRec,
 		cfinCut: c.cfinCut, SynAckNs: c.synack.ptr(),
 		s2cDel: c.s2cDel, s2cFinAbs: c.s2cFinAbs, s2cFin: c.s2cFin, flights: c.flights, lastFl: c.lastFl,
-		cfFlights: c.cfFlights,
+		cfFlights:       c.cfFlights,
+		ResponseStartNs: c.resp.ptr(), ResponseWindow: c.respWin, AckedAtResponse: c.respAcked, SegmentSize: segmentSize(c.mss),
 	}
 	if c.haveGroup {
 		r.Group = tls.CurveID(c.group).String()
@@ -1416,4 +1472,16 @@ func parseServerHello(b []byte, cut bool) (serverHello, bool) {
 // String formats a record for error messages.
 func (r Record) String() string {
 	return fmt.Sprintf("%s->%s group=%s hrr=%v complete=%v", r.Client, r.Server, r.Group, r.HRR, r.Complete)
+}
+
+// segmentSize is the lesser of two SYNs' MSS options, ignoring an absent
+// one (RFC 9293 3.7.1: a host sends no segment larger than its peer's MSS).
+func segmentSize(m [2]uint16) int {
+	switch {
+	case m[0] == 0:
+		return int(m[1])
+	case m[1] == 0:
+		return int(m[0])
+	}
+	return int(min(m[0], m[1]))
 }

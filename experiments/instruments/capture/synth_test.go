@@ -28,14 +28,20 @@ func newSynth(link uint32) *synth {
 }
 
 func (s *synth) frame(src, dst netip.AddrPort, seq, ack uint32, flags uint8, payload []byte) {
+	s.frameOpts(src, dst, seq, ack, flags, nil, payload)
+}
+
+// frameOpts is frame with TCP options (a multiple of 4 bytes).
+func (s *synth) frameOpts(src, dst netip.AddrPort, seq, ack uint32, flags uint8, opts, payload []byte) {
 	s.ts += 10_000
-	tcp := make([]byte, 20, 20+len(payload))
+	tcp := make([]byte, 20, 20+len(opts)+len(payload))
 	binary.BigEndian.PutUint16(tcp[0:], src.Port())
 	binary.BigEndian.PutUint16(tcp[2:], dst.Port())
 	binary.BigEndian.PutUint32(tcp[4:], seq)
 	binary.BigEndian.PutUint32(tcp[8:], ack)
-	tcp[12] = 5 << 4
+	tcp[12] = byte(5+len(opts)/4) << 4
 	tcp[13] = flags
+	tcp = append(tcp, opts...)
 	tcp = append(tcp, payload...)
 	var ip []byte
 	v6 := src.Addr().Is6()

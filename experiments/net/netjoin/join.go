@@ -54,7 +54,10 @@ const closeNotifyLen = 5 + 2 + 1 + 16
 // response's), stalls the flights beyond those two (the server waited
 // for ACKs inside the response: congestion window or loss recovery). A
 // response the client did not read in full has no time to last byte,
-// whatever the capture shows.
+// whatever the capture shows. resp_window and hs_acked_segs, written for
+// the controlled block's rows only, are the registered mechanism's W and
+// A (capture.Record.ResponseWindow; AckedAtResponse over SegmentSize,
+// rounded up), -1 when the capture lacks what they need.
 func transferOf(row *netdata.Row, rec *capture.Record) *netdata.Transfer {
 	x := &netdata.Transfer{}
 	switch {
@@ -78,7 +81,27 @@ func transferOf(row *netdata.Row, rec *capture.Record) *netdata.Transfer {
 	}
 	x.RoundTrips = rec.Flights(end)
 	x.Stalls = max(0, x.RoundTrips-2)
+	if row.Controlled {
+		x.RespWindow, x.HsAckedSegs = mechanism(rec)
+	}
 	return x
+}
+
+// mechanism returns the registered mechanism's W and A of a connection
+// (analysis/ttlb/mechanism.txt): the response's segments within one SYN
+// round trip of its start, and the server's bytes the client had
+// acknowledged by then in whole segments, rounded up; -1 for either the
+// capture cannot give.
+func mechanism(rec *capture.Record) (window, ackedSegs int) {
+	window, ackedSegs = -1, -1
+	if rec.ResponseStartNs != nil && rec.SynNs != nil && rec.SynAckNs != nil {
+		window = rec.ResponseWindow
+	}
+	if rec.AckedAtResponse >= 0 && rec.SegmentSize > 0 {
+		seg := int64(rec.SegmentSize)
+		ackedSegs = int((rec.AckedAtResponse + seg - 1) / seg)
+	}
+	return window, ackedSegs
 }
 
 // JoinInfo counts what the join of one series found.

@@ -100,3 +100,25 @@ func TestTransferIncomplete(t *testing.T) {
 		t.Errorf("handshake-only row: transfer %+v, capture %v", hsOnly.Xfer, hsOnly.Cap)
 	}
 }
+
+// The mechanism's W and A come from the capture record, -1 where it
+// lacks what they need; A rounds up to whole segments.
+func TestMechanism(t *testing.T) {
+	v := func(x int64) *int64 { return &x }
+	for _, tc := range []struct {
+		name         string
+		rec          capture.Record
+		wantW, wantA int
+	}{
+		{"both", capture.Record{SynNs: v(1), SynAckNs: v(2), ResponseStartNs: v(9), ResponseWindow: 14, AckedAtResponse: 2921, SegmentSize: 1460}, 14, 3},
+		{"exact segments", capture.Record{SynNs: v(1), SynAckNs: v(2), ResponseStartNs: v(9), ResponseWindow: 10, AckedAtResponse: 2920, SegmentSize: 1460}, 10, 2},
+		{"nothing acknowledged", capture.Record{SynNs: v(1), SynAckNs: v(2), ResponseStartNs: v(9), ResponseWindow: 10, AckedAtResponse: 0, SegmentSize: 1460}, 10, 0},
+		{"no SYN-ACK", capture.Record{SynNs: v(1), ResponseStartNs: v(9), ResponseWindow: 0, AckedAtResponse: 100, SegmentSize: 1460}, -1, 1},
+		{"no response", capture.Record{SynNs: v(1), SynAckNs: v(2), AckedAtResponse: -1, SegmentSize: 1460}, -1, -1},
+		{"no MSS", capture.Record{SynNs: v(1), SynAckNs: v(2), ResponseStartNs: v(9), ResponseWindow: 3, AckedAtResponse: 500}, 3, -1},
+	} {
+		if w, a := mechanism(&tc.rec); w != tc.wantW || a != tc.wantA {
+			t.Errorf("%s: W %d A %d, want %d %d", tc.name, w, a, tc.wantW, tc.wantA)
+		}
+	}
+}

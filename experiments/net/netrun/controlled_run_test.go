@@ -81,7 +81,16 @@ transfer_cc = ["cubic", "bbr"]
 		case 20000:
 			if r.Xfer == nil || r.Xfer.TTLBNs == nil {
 				t.Errorf("%s: no time to last byte: %+v", r.Series, r.Xfer)
+				break
 			}
+			// The mechanism's W and A (analysis/ttlb/mechanism.txt): the
+			// response starts with at least one segment in flight, and
+			// the client has acknowledged at least the server's first
+			// flight (ServerHello .. Finished, over a kilobyte).
+			if x := r.Xfer; x.RespWindow < 1 || x.HsAckedSegs < 1 {
+				t.Errorf("%s: resp_window %d, hs_acked_segs %d; want both >= 1", r.Series, x.RespWindow, x.HsAckedSegs)
+			}
+			t.Logf("%s %s: W %d, A %d segments", r.Series, r.Group, r.Xfer.RespWindow, r.Xfer.HsAckedSegs)
 		default:
 			t.Errorf("%s: response_bytes %d", r.Series, r.ResponseBytes)
 		}
