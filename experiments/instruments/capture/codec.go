@@ -139,6 +139,22 @@ func DecodeCapture(enc []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: columns: %v; the file is truncated or damaged, restore it", ErrCodec, err)
 	}
+	out, err := decodeColumns(cols, int(n))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != int(n) {
+		return nil, fmt.Errorf("%w: decodes to %d bytes, the header says %d; the file is damaged, restore it", ErrCodec, len(out), n)
+	}
+	if sha256.Sum256(out) != want {
+		return nil, fmt.Errorf("%w: decodes to %d bytes whose SHA-256 is not the stored sha256:%x; the file is damaged, restore it", ErrCodec, len(out), want)
+	}
+	return out, nil
+}
+
+// decodeColumns rebuilds the capture from the uncompressed columns, at
+// most n bytes of it.
+func decodeColumns(cols []byte, n int) ([]byte, error) {
 	var d codecState
 	ns, k := binary.Uvarint(cols)
 	if k <= 0 || ns != numStreams {
@@ -156,15 +172,9 @@ func DecodeCapture(enc []byte) ([]byte, error) {
 	if len(cols) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the last stream; restore the file", ErrCodec, len(cols))
 	}
-	out, err := d.decode(int(n))
+	out, err := d.decode(n)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v; restore the file", ErrCodec, err)
-	}
-	if len(out) != int(n) {
-		return nil, fmt.Errorf("%w: decodes to %d bytes, the header says %d; the file is damaged, restore it", ErrCodec, len(out), n)
-	}
-	if sha256.Sum256(out) != want {
-		return nil, fmt.Errorf("%w: decodes to %d bytes whose SHA-256 is not the stored sha256:%x; the file is damaged, restore it", ErrCodec, len(out), want)
 	}
 	return out, nil
 }

@@ -342,5 +342,15 @@ func FuzzCodec(f *testing.F) {
 			b[len(data)%len(b)] ^= 0x5a
 			DecodeCapture(b) // must not panic
 		}
+		// The columns behind zstd's checksum: any bytes, as streams of
+		// the column decoder, must give an error or a capture, no panic.
+		var cols []byte
+		cols = binary.AppendUvarint(cols, numStreams)
+		for i := range numStreams {
+			part := data[i*len(data)/numStreams : (i+1)*len(data)/numStreams]
+			cols = binary.AppendUvarint(cols, uint64(len(part)))
+			cols = append(cols, part...)
+		}
+		decodeColumns(cols, 1<<20)
 	})
 }
