@@ -43,9 +43,10 @@ func (r *runner) trimTransfer(ctx context.Context, out *runOutputs, limit int64)
 	}
 	tm, _ := out.measured["transfer"].(map[string]any)
 	paths, cols := map[string]string{}, map[string]string{}
-	removeCols := func() {
+	removeCols := func() { // and the trimmed/ folder, when that leaves it empty
 		for _, p := range cols {
 			os.Remove(p)
+			os.Remove(filepath.Dir(p))
 		}
 	}
 	defer func() {
