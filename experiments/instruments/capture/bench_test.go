@@ -197,3 +197,75 @@ func BenchmarkReadSegmentOrder(b *testing.B) {
 		}
 	}
 }
+
+// codecBenchInputs are the committed Study B quick run's transfer
+// captures, trimmed as the runner trims them, or, without that run, a
+// trimmed synthetic pcapng capture of 2,000 connections.
+func codecBenchInputs(b *testing.B) [][]byte {
+	var in [][]byte
+	for _, p := range quickTransferCaptures(b) {
+		in = append(in, trimmedOf(b, p))
+	}
+	if len(in) == 0 {
+		sy := newSynth(LinkEthernet)
+		for i := range 2000 {
+			c := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(30000+i))
+			sy.conn(c, srv4, synthOpts{group: 0x11ec})
+		}
+		var out bytes.Buffer
+		if _, err := Trim(&out, bytes.NewReader(toPcapng(b, sy.buf.Bytes(), nil))); err != nil {
+			b.Fatal(err)
+		}
+		in = append(in, out.Bytes())
+	}
+	return in
+}
+
+// BenchmarkCodecEncode measures EncodeCapture (which decodes its output
+// to check it): MB/s of the trimmed capture, packets/s, and the encoded
+// bytes per packet.
+func BenchmarkCodecEncode(b *testing.B) {
+	in := codecBenchInputs(b)
+	var size, pkts, enc int64
+	for _, c := range in {
+		res, _ := Read(bytes.NewReader(c), ReadOptions{})
+		size, pkts = size+int64(len(c)), pkts+res.Packets
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		enc = 0
+		for _, c := range in {
+			e, err := EncodeCapture(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			enc += int64(len(e))
+		}
+	}
+	b.ReportMetric(float64(pkts)*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+	b.ReportMetric(float64(enc)/float64(pkts), "B/packet")
+}
+
+// BenchmarkCodecDecode measures DecodeCapture: MB/s of the trimmed
+// capture given back, and packets/s.
+func BenchmarkCodecDecode(b *testing.B) {
+	var encs [][]byte
+	var size, pkts int64
+	for _, c := range codecBenchInputs(b) {
+		e, err := EncodeCapture(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, _ := Read(bytes.NewReader(c), ReadOptions{})
+		encs, size, pkts = append(encs, e), size+int64(len(c)), pkts+res.Packets
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, e := range encs {
+			if _, err := DecodeCapture(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(pkts)*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+}

@@ -8,8 +8,9 @@
 // hash like any analysis code:
 //
 //   - where every capture of the run is present (compressed in the run
-//     folder as <name>.gz, uncompressed as <name>, or in the content store
-//     under its SHA-256), the stage re-derives the records from the
+//     folder as <name>.pqcol, capture.EncodeCapture's columns, or
+//     <name>.gz, uncompressed as <name>, or in the content store under
+//     its SHA-256), the stage re-derives the records from the
 //     packets and the in-process file and requires them to equal the
 //     recorded records.csv.gz byte for byte; a difference fails the stage,
 //     naming the file and the first differing record (the instrument
@@ -44,6 +45,7 @@ import (
 	"slices"
 	"strings"
 
+	"pqrepro/experiments/instruments/capture"
 	"pqrepro/internal/atomicfile"
 	"pqrepro/internal/repro"
 )
@@ -62,6 +64,9 @@ const (
 	// GzipExt is appended to a capture's name when it is committed in the
 	// run folder, compressed.
 	GzipExt = ".gz"
+	// ColumnsExt is appended instead when it is committed in columns
+	// (capture.EncodeCapture; Study B's trimmed transfer captures).
+	ColumnsExt = capture.CodecExt
 )
 
 // InRepoMaxBytes bounds the captures a runner commits in the run folder
@@ -177,9 +182,21 @@ func (c *checked) Close() error {
 	return err
 }
 
-// openChecked opens the file at abs (gunzipping it when gz) as a reader
-// of the capture's uncompressed bytes, checked against want.
-func openChecked(abs, shown, want string, gz bool) (io.ReadCloser, error) {
+// openChecked opens the file at abs as a reader of the capture's
+// uncompressed bytes, checked against want: gunzipped when its name ends
+// in GzipExt, decoded when in ColumnsExt.
+func openChecked(abs, shown, want string) (io.ReadCloser, error) {
+	if strings.HasSuffix(abs, ColumnsExt) {
+		enc, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, err
+		}
+		b, err := capture.DecodeCapture(enc)
+		if err != nil {
+			return nil, &CorruptError{Path: shown, Want: want, Underlying: err}
+		}
+		return &checked{r: bytes.NewReader(b), h: sha256.New(), want: want, path: shown}, nil
+	}
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, err
@@ -187,7 +204,7 @@ func openChecked(abs, shown, want string, gz bool) (io.ReadCloser, error) {
 	c := &checked{h: sha256.New(), want: want, path: shown, closers: []io.Closer{f}}
 	br := bufio.NewReaderSize(f, 1<<20)
 	c.r = br
-	if gz {
+	if strings.HasSuffix(abs, GzipExt) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
@@ -220,9 +237,13 @@ func NewLocator(env *repro.Env, runDir string, store *repro.Store) *Locator {
 
 // Where says where the capture is. That is, the path of its file
 // relative to the root (run folder) or the blob's path (store), and
-// whether it is compressed; ok is false when it is absent.
-func (l *Locator) Where(c Capture) (where string, gz, ok bool) {
+// whether it is compressed (in columns or gzip'd, in that order of
+// preference); ok is false when it is absent.
+func (l *Locator) Where(c Capture) (where string, compressed, ok bool) {
 	p := path.Join(l.runDir, c.Name)
+	if l.inputs[p+ColumnsExt] {
+		return p + ColumnsExt, true, true
+	}
 	if l.inputs[p+GzipExt] {
 		return p + GzipExt, true, true
 	}
@@ -242,7 +263,7 @@ func (l *Locator) Where(c Capture) (where string, gz, ok bool) {
 // fails (*CorruptError) unless they hash to c.SHA256. Closing it reads
 // and checks what was not read.
 func (l *Locator) Open(c Capture) (io.ReadCloser, error) {
-	where, gz, ok := l.Where(c)
+	where, _, ok := l.Where(c)
 	if !ok {
 		return nil, fmt.Errorf("capture %s (sha256:%s) is not present", c.Name, c.SHA256)
 	}
@@ -255,14 +276,14 @@ func (l *Locator) Open(c Capture) (io.ReadCloser, error) {
 		abs = f.Name()
 		f.Close()
 	}
-	return openChecked(abs, where, c.SHA256, gz)
+	return openChecked(abs, where, c.SHA256)
 }
 
 // OpenFile opens a capture file outside a stage (the runner's, before the
 // run is committed) the same way. That is, checked against want,
-// gunzipped when its name ends in GzipExt.
+// gunzipped when its name ends in GzipExt, decoded when in ColumnsExt.
 func OpenFile(p, want string) (io.ReadCloser, error) {
-	return openChecked(p, p, want, strings.HasSuffix(p, GzipExt))
+	return openChecked(p, p, want)
 }
 
 // Derive is a study's derivation of records.csv.gz from its run. That
@@ -553,4 +574,31 @@ func Gzip(src, dst string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Columns stores a capture for committing it in columns
+// (capture.EncodeCapture: lossless, smaller than gzip for header-only
+// packets). It writes dst atomically and returns its SHA-256.
+func Columns(src, dst string) (string, error) {
+	in, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	enc, err := capture.EncodeCapture(in)
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", src, err)
+	}
+	out, err := atomicfile.Create(dst, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer out.Abort()
+	if _, err := out.Write(enc); err != nil {
+		return "", err
+	}
+	if err := out.Commit(); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(enc)
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/experiments/instruments/capture"
 	"pqrepro/internal/repro"
 )
 
@@ -233,8 +234,12 @@ func TestAlsoFile(t *testing.T) {
 		content       []byte // the trimmed capture's bytes
 		want          string // in the notices; "" with an error
 		err           bool
+		columns       bool // committed in columns (ColumnsExt), not gzip'd
+		damage        bool // the committed file has a byte flipped
 	}{
 		{name: "re-derived", named: true, commit: true, content: trimmed, want: "transfer.csv.gz re-derived from 1 trimmed captures (sha256:"},
+		{name: "re-derived from columns", named: true, commit: true, columns: true, content: trimmed, want: "transfer.csv.gz re-derived from 1 trimmed captures (sha256:"},
+		{name: "columns damaged", named: true, commit: true, columns: true, damage: true, content: trimmed, err: true},
 		{name: "absent", named: true, content: trimmed, want: "not present: transfer.csv.gz taken as recorded"},
 		{name: "not named", commit: true, content: trimmed},
 		{name: "differs", named: true, commit: true, content: []byte("changed trimmed\n"), err: true},
@@ -250,7 +255,18 @@ func TestAlsoFile(t *testing.T) {
 			os.WriteFile(filepath.Join(f.root, runDir, "transfer.csv.gz"), xfer, 0o644)
 			if tc.commit {
 				os.MkdirAll(filepath.Join(f.root, runDir, "trimmed"), 0o755)
-				os.WriteFile(filepath.Join(f.root, runDir, "trimmed/s.pcapng.gz"), gz(t, string(tc.content)), 0o644)
+				name, b := "trimmed/s.pcapng.gz", gz(t, string(tc.content))
+				if tc.columns {
+					var err error
+					name = "trimmed/s.pcapng" + ColumnsExt
+					if b, err = capture.EncodeCapture(tc.content); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.damage {
+					b[len(b)/2] ^= 1
+				}
+				os.WriteFile(filepath.Join(f.root, runDir, name), b, 0o644)
 			}
 			var got [][]Capture
 			also := Also{File: "transfer.csv.gz", What: "trimmed captures", Of: func(n string) bool { return strings.HasPrefix(n, "trimmed/") },
@@ -275,6 +291,12 @@ func TestAlsoFile(t *testing.T) {
 			_, err := e.Build(context.Background())
 			var me *MismatchError
 			switch {
+			case tc.err && tc.damage:
+				var ce *CorruptError
+				if !errors.As(err, &ce) || !errors.Is(err, capture.ErrCodec) {
+					t.Fatalf("err = %v, want a corrupt capture", err)
+				}
+				return
 			case tc.err:
 				if !errors.As(err, &me) || me.Path != runDir+"/transfer.csv.gz" {
 					t.Fatalf("err = %v, want a mismatch of transfer.csv.gz", err)

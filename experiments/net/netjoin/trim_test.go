@@ -18,6 +18,7 @@ import (
 	"pqrepro/datasets/netdata"
 	"pqrepro/experiments/instruments/capture"
 	"pqrepro/experiments/instruments/rederive"
+	"pqrepro/internal/repro"
 )
 
 // committedTransferRun is the newest committed quick run of Study B whose
@@ -33,6 +34,20 @@ func committedTransferRun(t *testing.T) string {
 		}
 	}
 	return ""
+}
+
+// committedTransfer is committedTransferRun and its transfer.csv.gz; the
+// test is skipped when there is none.
+func committedTransfer(t *testing.T) (dir string, recorded []byte) {
+	t.Helper()
+	if dir = committedTransferRun(t); dir == "" {
+		t.Skip("no committed quick run of Study B holds its transfer captures")
+	}
+	recorded, err := os.ReadFile(filepath.Join(dir, netdata.TransferFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, recorded
 }
 
 // transferCaptures reads a run's transfer series' captures (checked
@@ -104,14 +119,7 @@ func deriveTransfer(t *testing.T, dir string, caps map[string][]byte) []byte {
 // from the SYN, round trips, stalls, the handshake, packets and bytes).
 // It also measures what trimming saves.
 func TestTrimmedTransferRecords(t *testing.T) {
-	dir := committedTransferRun(t)
-	if dir == "" {
-		t.Skip("no committed quick run of Study B holds its transfer captures")
-	}
-	recorded, err := os.ReadFile(filepath.Join(dir, netdata.TransferFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, recorded := committedTransfer(t)
 	full := transferCaptures(t, dir)
 	trimmed := map[string][]byte{}
 	var in, out, gzIn, gzOut int64
@@ -258,4 +266,54 @@ func fmtPtr(p *int64) string {
 		return "none"
 	}
 	return fmt.Sprint(*p)
+}
+
+// The trimmed captures, kept in either form a run commits them in (gzip'd,
+// as runs before the column codec did, or in columns), read back through
+// rederive.OpenFile as the records stage reads them, give the committed
+// quick run's transfer.csv.gz byte for byte.
+func TestTrimmedTransferKeptForms(t *testing.T) {
+	dir, recorded := committedTransfer(t)
+	tmp := t.TempDir()
+	sums := map[string]string{}
+	var metaCaps []rederive.Capture
+	for s, b := range transferCaptures(t, dir) {
+		var w bytes.Buffer
+		if _, err := capture.Trim(&w, bytes.NewReader(b)); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		p := filepath.Join(tmp, s+rederive.CaptureExt)
+		if err := os.WriteFile(p, w.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sums[s] = repro.HashBytes(w.Bytes())
+		metaCaps = append(metaCaps, rederive.Capture{Name: TrimmedName(s), SHA256: sums[s]})
+	}
+	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
+	for _, form := range []struct {
+		ext  string
+		keep func(src, dst string) (string, error)
+	}{{rederive.GzipExt, rederive.Gzip}, {rederive.ColumnsExt, rederive.Columns}} {
+		var size int64
+		for s := range sums {
+			p := filepath.Join(tmp, s+rederive.CaptureExt)
+			if _, err := form.keep(p, p+form.ext); err != nil {
+				t.Fatal(err)
+			}
+			fi, _ := os.Stat(p + form.ext)
+			size += fi.Size()
+		}
+		open := func(c rederive.Capture) (io.ReadCloser, error) {
+			s := strings.TrimSuffix(strings.TrimPrefix(c.Name, "trimmed/"), rederive.CaptureExt)
+			return rederive.OpenFile(filepath.Join(tmp, s+rederive.CaptureExt+form.ext), c.SHA256)
+		}
+		got, err := DeriveTransfer(context.Background(), dir, read, open, metaCaps)
+		if err != nil {
+			t.Fatalf("%s: %v", form.ext, err)
+		}
+		if !bytes.Equal(got, recorded) {
+			t.Errorf("%s: the trimmed captures kept as %s give another %s: %v", dir, form.ext, netdata.TransferFile, rederive.Compare(netdata.TransferFile, recorded, got))
+		}
+		t.Logf("%s: %d trimmed transfer captures kept as %s: %d bytes", filepath.Base(dir), len(sums), form.ext, size)
+	}
 }

@@ -144,14 +144,13 @@ transfer_cc = ["cubic", "bbr"]
 		if m.Files[netjoin.TrimmedName(series)] == "" {
 			t.Errorf("meta.json does not name %s", netjoin.TrimmedName(series))
 		}
-		for _, p := range []string{netdata.CaptureName(series), netjoin.TrimmedName(series)} {
-			if fi, err := os.Stat(filepath.Join(dir, p+".gz")); err == nil && p == netdata.CaptureName(series) {
-				full += fi.Size()
-			} else if err == nil {
-				trimmed += fi.Size()
-			}
+		if fi, err := os.Stat(filepath.Join(dir, netdata.CaptureName(series)+rederive.GzipExt)); err == nil {
+			full += fi.Size()
 		}
-		return rederive.OpenFile(filepath.Join(dir, netjoin.TrimmedName(series)+".gz"), m.Files[netjoin.TrimmedName(series)])
+		if fi, err := os.Stat(filepath.Join(dir, netjoin.TrimmedName(series)+rederive.ColumnsExt)); err == nil {
+			trimmed += fi.Size()
+		}
+		return rederive.OpenFile(filepath.Join(dir, netjoin.TrimmedName(series)+rederive.ColumnsExt), m.Files[netjoin.TrimmedName(series)])
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -160,9 +159,9 @@ transfer_cc = ["cubic", "bbr"]
 		t.Error("transfer.csv.gz does not re-derive from its trimmed captures")
 	}
 	if trimmed == 0 || trimmed >= full {
-		t.Errorf("trimmed captures %d bytes gzip'd, full ones %d", trimmed, full)
+		t.Errorf("trimmed captures %d bytes in columns, full ones %d gzip'd", trimmed, full)
 	}
-	t.Logf("transfer captures gzip'd: %d bytes, trimmed %d", full, trimmed)
+	t.Logf("transfer captures gzip'd: %d bytes, trimmed in columns %d", full, trimmed)
 	// The build's records stage, as Study B registers it, re-derives
 	// transfer.csv.gz from the trimmed captures, the full ones absent.
 	for series := range bySeries {
