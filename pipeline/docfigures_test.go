@@ -17,7 +17,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"pqrepro/analysis/picostudy"
 	"pqrepro/experiments/net/netrun"
+	"pqrepro/internal/remote"
 )
 
 // figSources is what the docs' counts are checked against: the committed
@@ -164,9 +166,9 @@ type docFigure struct {
 	check  func(figSources) error
 }
 
-// docFigures are the counts the reference pages and docs/timings.toml
-// state. Each phrase must be on its page, and every count of things on a
-// reference page (countOnPage) must lie inside one of them.
+// docFigures are the counts and times the reference pages and
+// docs/timings.toml state. Each phrase must be on its page, and every
+// figure figureSpans finds on a page must lie inside one of them.
 var docFigures = []docFigure{
 	// docs/timings.toml: the counts beside the measured times, of the
 	// pinned runs' records and of the designs.
@@ -261,6 +263,32 @@ var docFigures = []docFigure{
 		return cmpErr(expect("tls quick block", s.value("tls", "quick", "block"), int64(3)),
 			expect("tls quick rounds (n / block)", s.value("tls", "quick", "n").(int64)/s.value("tls", "quick", "block").(int64), int64(10)))
 	}},
+	// times: settings and constants of the code, and what they derive
+	{"docs/agreement.md", "a span under 1 µs or over 10 s", inSource("experiments/net/netrun/probe.go", `maxProbeSpan += 10 \* time\.Second`)},
+	{"docs/config.md", "| `PQREPRO_SETTLE` | `3m` |", inSource("internal/settings/settings.go", `DefaultSettle += 3 \* time\.Minute`)},
+	{"docs/quiet.md", "(default 3 min,", inSource("internal/settings/settings.go", `DefaultSettle += 3 \* time\.Minute`)},
+	{"docs/quiet.md", "A pre-flight of 3 s (a sample every second) runs before the run folder is created, then a sample every 5 s in the background", allOf(
+		inSource("internal/quiet/quiet.go", `o\.Preflight = cmp\.Or\(o\.Preflight, 3\*time\.Second\)`),
+		inSource("internal/quiet/quiet.go", `o\.PreflightEvery = cmp\.Or\(o\.PreflightEvery, time\.Second\)`),
+		inSource("internal/quiet/quiet.go", `o\.Every = cmp\.Or\(o\.Every, 5\*time\.Second\)`))},
+	{"docs/data-remote.md", "(4 retries, waiting 1, 2, 4, 8 s)", remoteTimes},
+	{"docs/data-remote.md", "(a 10 MB capture: 2 min 40 s)", remoteTimes},
+	{"docs/data-remote.md", "3 blobs: about 8 min for 10 MB blobs; for blobs without a recorded size announcing just under 1 GiB, 3 × 3 h", remoteTimes},
+	{"docs/data-remote.md", "about 8 min for 10 MB blobs, 16 min without recorded sizes", remoteTimes},
+	{"docs/data-remote.md", "waits of 1, 2, 4, 8 s: 45 s", remoteTimes},
+	{"docs/security.md", "`Options.Stall` (default 1 min)", remoteTimes},
+	{"docs/security.md", "a 1 GB capture may take 2 h 47 min plus a minute", remoteTimes},
+	{"docs/security.md", "one byte every 5 s) ends after 60 s + 1,048,576 B / 100 kB/s = 70.5 s, with 14 bytes kept", remoteTimes},
+	{"docs/security.md", "wait up to 5 minutes for another apt", inSource("internal/deps/deps.go", `DefaultLockTimeout = 5 \* time\.Minute`)},
+	{"docs/security.md", "(SIGKILL after 15 s)", inSource("experiments/tls/dockernet/daemon.go", `stopProcess\(pid, exited, 15\*time\.Second\)`)},
+	{"docs/hardware.md", "waits up to 2 minutes for its drive", inSource("experiments/pico/picorun/run.go", `DefaultBootselWait = 2 \* time\.Minute`)},
+	{"docs/hardware.md", "stays silent for 6 s", inSource("experiments/instruments/sshhost/role.go", `"watchdog", 6\*time\.Second`)},
+	{"docs/hardware.md", "within 6 s: ServerAliveInterval 2 x ServerAliveCountMax 3", allOf(
+		inSource("experiments/instruments/sshhost/ssh.go", `"ServerAliveInterval=2"`),
+		inSource("experiments/instruments/sshhost/ssh.go", `"ServerAliveCountMax=3"`))},
+	{"docs/studies.md", "against 100 ms, 1 s and 10 s deadlines", func(figSources) error {
+		return expect("picostudy.DeadlinesMs", picostudy.DeadlinesMs, []float64{100, 1000, 10000})
+	}},
 	{"docs/agreement.md", "at 20–50 handshakes", func(s figSources) error {
 		return expect("net quick rounds", s.ints("net", "quick", "rounds"), []int64{20, 50})
 	}},
@@ -281,11 +309,26 @@ var docFigures = []docFigure{
 	}},
 }
 
-// uncheckedCounts are counts of things on reference pages that no entry
-// of docFigures checks yet, as "<page>: <count>", each with the reason;
+// uncheckedCounts are the counts and times on reference pages that no
+// entry of docFigures checks, as "<page>: <figure>", each with the reason
+// (an example, the kernel's or Mage's constant, a one-off measurement);
 // the list should only shrink.
 var uncheckedCounts = map[string]string{
 	"docs/net-inference.md: 1 series": "the text of a note the tables print, not a count",
+	// an example of the overall line's format, not a figure of a run
+	"docs/agreement.md: 31s":    "an example of the overall line's format",
+	"docs/agreement.md: 8s":     "an example of the overall line's format",
+	"docs/agreement.md: 1m20s":  "an example of the overall line's format",
+	"docs/quiet.md: 15 minutes": "the kernel's load averages, not ours",
+	"docs/quiet.md: 5 s":        "the kernel's sampling of the run queue, stated beside the pre-flight's (checked)",
+	// measured once, with the command beside them
+	"docs/architecture.md: 4 s":     "measured: cancellation took 0.1-0.4 s",
+	"docs/architecture.md: 2 s":     "measured: about 2 s when rp2040js is killed",
+	"docs/architecture.md: 5 s":     "Mage's constant, not this repository's",
+	"docs/architecture.md: 3.5 min": "measured: the first build of versitygw",
+	"docs/architecture.md: 1.5 s":   "measured: versitygw from the build cache",
+	"docs/targets.md: 1 s":          "measured: data:pull's benchmark in performance.md",
+	"docs/targets.md: 20 s":         "measured: verify on a fresh clone, in performance.md",
 }
 
 // validation compares the simulation of analysis/tlsstudy's
@@ -376,18 +419,91 @@ func figureProblems(pages map[string]string, figures []docFigure, unchecked map[
 		}
 	}
 	for _, p := range slices.Sorted(mapKeys(flat)) {
-		for _, m := range countOf.FindAllStringSubmatchIndex(flat[p], -1) {
-			count := flat[p][m[4]:m[7]]
-			if _, ok := unchecked[p+": "+count]; ok {
+		for _, span := range figureSpans(p, flat[p]) {
+			figure := flat[p][span[0]:span[1]]
+			if _, ok := unchecked[p+": "+figure]; ok {
 				continue
 			}
-			inside := slices.ContainsFunc(covered[p], func(span [2]int) bool { return m[4] >= span[0] && m[7] <= span[1] })
+			inside := slices.ContainsFunc(covered[p], func(c [2]int) bool { return span[0] >= c[0] && span[1] <= c[1] })
 			if !inside {
-				out = append(out, fmt.Sprintf("%s states %q, which no test checks: generate it, check it in docFigures (pipeline/docfigures_test.go), or link to the page that holds it", p, count))
+				out = append(out, fmt.Sprintf("%s states %q, which no test checks: generate it, check it in docFigures (pipeline/docfigures_test.go), or link to the page that holds it", p, figure))
 			}
 		}
 	}
 	return out
+}
+
+// figureSpans returns where a page's flattened text states a count of
+// things (countOf) or a time (duration, as TestDocsRunTimesFromTimings
+// reads one); docs/timings.toml's times are the measurements themselves.
+func figureSpans(page, flat string) [][2]int {
+	var out [][2]int
+	for _, m := range countOf.FindAllStringSubmatchIndex(flat, -1) {
+		out = append(out, [2]int{m[4], m[7]})
+	}
+	if page == timingsFile {
+		return out
+	}
+	for _, m := range duration.FindAllStringSubmatchIndex(flat, -1) {
+		if !strings.Contains(flat[m[4]:m[5]], ", ") { // "t(0.975, m - 1)"
+			out = append(out, [2]int{m[4], m[5]})
+		}
+	}
+	return out
+}
+
+// inSource checks that a file of the repository (a slash path) matches a
+// regular expression: the setting or constant a page's time states.
+func inSource(file, pattern string) func(figSources) error {
+	return func(figSources) error {
+		b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(file)))
+		if err != nil {
+			return err
+		}
+		if !regexp.MustCompile(pattern).Match(b) {
+			return fmt.Errorf("%s no longer matches %s", file, pattern)
+		}
+		return nil
+	}
+}
+
+// allOf runs every check.
+func allOf(checks ...func(figSources) error) func(figSources) error {
+	return func(s figSources) error {
+		for _, c := range checks {
+			if err := c(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// blobTime is a blob's deadline in seconds with remote's defaults: the
+// stall time (a minute) plus its size at remote.DefaultMinRate.
+func blobTime(size float64) float64 {
+	return 60 + size/remote.DefaultMinRate
+}
+
+// remoteTimes compares the worked times of docs/data-remote.md and
+// docs/security.md with remote's defaults: 4 retries waiting 1, 2, 4, 8 s
+// (45 s for 3 blobs), a minute's stall plus the size at 100 kB/s.
+func remoteTimes(figSources) error {
+	waits := 1.0 + 2 + 4 + 8
+	return cmpErr(
+		expect("remote.DefaultMinRate (B/s)", remote.DefaultMinRate, 100_000),
+		inSource("internal/remote/transfer.go", `case o\.Retries == 0:\s*return 4\b`)(figSources{}),
+		inSource("internal/remote/transfer.go", `wait <= 0 \{\s*wait = time\.Second`)(figSources{}),
+		inSource("internal/remote/transfer.go", `o\.Stall <= 0 \{\s*return time\.Minute`)(figSources{}),
+		expect("a 10 MB capture's time (s)", blobTime(10e6), 160.0),                               // 2 min 40 s
+		expect("3 blobs of 10 MB (min, rounded)", int(3*blobTime(10e6)/60+0.5), 8),                // about 8 min
+		expect("a blob just under 1 GiB (h, rounded)", int(blobTime(1<<30)/3600+0.5), 3),          // 3 × 3 h
+		expect("3 blobs of 5 one-minute attempts (min, rounded)", int(3*(5*60+waits)/60+0.5), 16), // 16 min
+		expect("3 blobs' waits (s)", 3*waits, 45.0),
+		expect("1 GB (h min, rounded)", fmt.Sprintf("%d h %d min", int(1e9/remote.DefaultMinRate)/3600, (int(1e9/remote.DefaultMinRate)%3600+30)/60), "2 h 47 min"),
+		expect("1 MiB dripped at a byte per 5 s (s, one decimal)", fmt.Sprintf("%.1f", blobTime(1<<20)), "70.5"),
+		expect("bytes kept at a byte per 5 s", int(blobTime(1<<20)/5), 14),
+	)
 }
 
 // stripTomlComments drops the comment lines of a TOML file.
@@ -494,9 +610,9 @@ func recordCount(t *testing.T, name string) (rows, groups int) {
 
 // TestDocsCountsChecked: every count of things (images, connections,
 // handshakes, rounds ...) that docs/timings.toml and the reference pages
-// state is checked against the design, the pinned runs' records or Study
-// C's pinned image folders (docFigures), or listed with its reason in
-// uncheckedCounts; the study run times are TestDocsRunTimesFromTimings'.
+// state, and every time the reference pages state, is checked (docFigures)
+// or listed with its reason in uncheckedCounts. Checks read the designs,
+// the pinned runs' records, Study C's pinned images and the code's settings.
 func TestDocsCountsChecked(t *testing.T) {
 	pages := map[string]string{}
 	for _, p := range countPages(t) {
@@ -548,6 +664,10 @@ func TestFigureProblemsCatchesStale(t *testing.T) {
 			`docs/studies.md no longer states "10, 50, 200 KiB and 1 MiB in the full profile, 10 KiB and 200 KiB in the quick one"`},
 		{"verify.md's old count of Study C's images", planted("docs/verify.md", "\n", "\nStudy C's quick run: 5 images.\n"), src,
 			`docs/verify.md states "5 images", which no test checks`},
+		{"verify.md's old time of the full all", planted("docs/verify.md", "\n", "\nThe full `all` takes about 1 h 10 min.\n"), src,
+			`docs/verify.md states "1 h 10 min", which no test checks`},
+		{"a deadline worked out wrongly", planted("docs/security.md", "2 h 47 min", "2 h 30 min"), src,
+			`docs/security.md no longer states "a 1 GB capture may take 2 h 47 min plus a minute"`},
 		{"a changed image count in timings.toml", planted(timingsFile, "(8 images;", "(7 images;"), src,
 			`docs/timings.toml no longer states "full 27 min 6 s (8 images;"`},
 		{"the design's transfer round changed", real, changed("net", "quick", "transfer_round", int64(4)),
