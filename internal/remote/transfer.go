@@ -387,7 +387,7 @@ func (b bounds) accept(rem Remote, sum string, size int64) error {
 }
 
 // failureKind names how a blob failed, blob names aside, so that blobs
-// failing alike can be counted; "" for a failure that says nothing about
+// failing alike can be counted. It is "" for a failure that says nothing about
 // the remote as a whole (the blob is not on it, or the pull was
 // cancelled).
 func failureKind(err error, sum string) string {
@@ -612,9 +612,9 @@ func restart(f *os.File, h hash.Hash) (int64, error) {
 	return 0, err
 }
 
-// verifyRemote downloads the remote's copy of sum and hashes it: nil if
-// it is size bytes hashing to sum, an error wrapping ErrCorrupt if it is
-// not. The download is bounded like a pull's (size, stall, minimum rate).
+// verifyRemote downloads the remote's copy of sum and hashes it. It returns
+// nil if it is size bytes hashing to sum, an error wrapping ErrCorrupt if it
+// is not. The download is bounded like a pull's (size, stall, minimum rate).
 func verifyRemote(parent context.Context, rem Remote, sum string, size int64, o Options) error {
 	ctx, cancel := context.WithTimeoutCause(parent, o.budget(size), ErrTooSlow)
 	defer cancel()
