@@ -487,7 +487,7 @@ func parseRecord(r *Row, c []string) error {
 }
 
 // parseTransfer fills the transfer block's cells (TransferColumns, or
-// ControlledColumns) of r: all empty for a handshake-only row of the
+// ControlledColumns) of r. They are all empty for a handshake-only row of the
 // rounds; for a transfer row a size > 0 and either a time to last byte
 // (ttlb_ns, with round_trips and stalls) or the reason there is none
 // (incomplete), never both. A controlled row (ControlledColumns) also has

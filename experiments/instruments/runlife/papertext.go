@@ -67,8 +67,8 @@ func checkPrintable(what, s string) error {
 }
 
 // checkMeta checks the free text of a run's meta.json that the paper
-// prints and no person typed: the host's CPU model (Study C's table
-// notes) and the board (Study C's tables), by checkPrintable. They come
+// prints and no person typed, by checkPrintable. They are the host's CPU
+// model (Study C's table notes) and the board (Study C's tables). They come
 // from the machine (/proc/cpuinfo, the board's or emulator's ID), so a
 // run is refused here, before it is sealed, rather than sealed with text
 // that stops pdflatex.
