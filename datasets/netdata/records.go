@@ -34,10 +34,10 @@ const (
 	RecordsFile = "records.csv.gz"
 	InprocFile  = "inproc.csv.gz"
 	MetaFile    = "meta.json"
-	// TransferFile and TransferInprocFile hold the transfer block's rows
-	// (our extension, issue 34: time to last byte; TransferColumns),
-	// derived like records.csv.gz; a run without the block has neither,
-	// and records.csv.gz never holds a transfer row.
+	// TransferFile and TransferInprocFile hold the transfer block's rows (our
+	// extension, issue 34: time to last byte; TransferColumns). They are
+	// derived like records.csv.gz; a run without the block has neither, and
+	// records.csv.gz never holds a transfer row.
 	TransferFile       = "transfer.csv.gz"
 	TransferInprocFile = "transfer-inproc.csv.gz"
 )

@@ -18,7 +18,7 @@ const (
 	MaxReasonLen = 200
 	// MaxWordLen bounds a word, a run of characters between spaces or
 	// hyphens (LaTeX breaks a line at either, and nowhere else in such
-	// text): 13 of the widest printable ASCII character, W, measure 123.6
+	// text). 13 of the widest printable ASCII character, W, measure 123.6
 	// pt at \small in Latin Modern T1, inside the column's 128.0 pt
 	// (4.5 cm); 16 W measured with pdflatex overflow it by 24 pt, which
 	// the paper stage refuses (internal/latex.Problems).

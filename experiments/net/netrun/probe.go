@@ -35,11 +35,11 @@ const probeTimeout = 2 * time.Minute
 // not put an impossible host CPU time into meta.json.
 const (
 	// minProbeSpan: a TLS 1.3 handshake on loopback cannot take under
-	// 1 µs: it holds two key-exchange operations, a signature and its
+	// 1 µs. It holds two key-exchange operations, a signature and its
 	// verification, each tens of microseconds on any current CPU (the
 	// project's host measures about 450 µs in all).
 	minProbeSpan = time.Microsecond
-	// maxProbeSpan: nor over 10 s: a quartile that high means a quarter
+	// maxProbeSpan: nor over 10 s. A quartile that high means a quarter
 	// of ProbeN handshakes took 10 s or more, 2,500 s in all, twenty
 	// times probeTimeout, which ends the probe long before.
 	maxProbeSpan = 10 * time.Second
@@ -57,7 +57,7 @@ const (
 	minGroupRatio = 0.5
 	maxGroupRatio = 20
 	// maxProbeOutput bounds the bytes read from the probe's output (and
-	// kept of its error output): it prints about 60 bytes per group and
+	// kept of its error output). It prints about 60 bytes per group and
 	// done, so 64 KiB is a thousand times that; a runaway probe is
 	// stopped there instead of filling the memory.
 	maxProbeOutput = 64 << 10
