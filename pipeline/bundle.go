@@ -56,7 +56,7 @@ func Bundle(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// bundleTargets describes the targets for the artifact appendix: each
+// bundleTargets describes the targets for the artifact appendix. They are each
 // registered study's run target in the paper's order, with what it needs
 // installed and its estimate, then the targets over every study and test.
 func bundleTargets(root string) []bundle.Target {

@@ -19,7 +19,7 @@ var withClaims = true
 
 // catalogues are the registered studies' claims in the order of the
 // paper, each as its analysis package states it beside its published
-// values: the one list of claims and IDs that the claims stage, `mage
+// values. They are the one list of claims and IDs that the claims stage, `mage
 // claims`, `mage all`'s table and the bundle's appendix show. Tests
 // replace it.
 var catalogues = func() []claims.Catalogue {
@@ -43,7 +43,7 @@ func bundleClaims() []bundle.Claim {
 }
 
 // claimsStage evaluates the published claims of every registered study
-// on the results of every study whose analysis is in the pipeline; the
+// on the results of every study whose analysis is in the pipeline. The
 // others are reported as not measurable, with the command that would make
 // them measurable.
 func claimsStage(stages []*repro.Stage) *repro.Stage {

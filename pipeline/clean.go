@@ -78,7 +78,7 @@ func Clean(cfg Config) error {
 }
 
 // liveVerifyTree reports whether p is the scratch tree of a verify still
-// running (repro.VerifyTreeOwner): verify takes no lock, so clean may
+// running (repro.VerifyTreeOwner). Verify takes no lock, so clean may
 // run beside it, and must leave its tree alone.
 func liveVerifyTree(p string) bool {
 	pid := repro.VerifyTreeOwner(p)

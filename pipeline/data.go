@@ -129,9 +129,9 @@ func DataStatus(ctx context.Context, cfg Config) (sts []remote.BlobStatus, remot
 	return remote.Survey(ctx, cfg.store(), rem, refs), remoteName, remoteErr, nil
 }
 
-// printDataStatus is the data part of mage status: one summary line, a
-// line per blob that is remote-only or absent (every blob with -v), and
-// for blobs the remote could not be asked about a line per cause.
+// printDataStatus is the data part of mage status. It prints one summary line,
+// a line per blob that is remote-only or absent (every blob with -v), and for
+// blobs the remote could not be asked about a line per cause.
 func printDataStatus(ctx context.Context, cfg Config) {
 	sts, name, remErr, err := DataStatus(ctx, cfg)
 	if err != nil {

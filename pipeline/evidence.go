@@ -74,21 +74,20 @@ type evidenceReport struct {
 	Strays, Unlisted int
 }
 
-// checkEvidence checks every run folder under data/, pinned or not,
-// against its MANIFEST.sha256 (and a pinned run's manifest against its
-// pin), its ID against its meta.json and the clock, its place among the
-// evidence (runIndex: its study's run list names it, its study is
-// registered and is meta.json's, it copies no other run), the run lists
-// against data/ and the pins, and names every entry of data/ that is not
-// a sealed run. An unpinned run is evidence too: build lists it in
-// SHA256SUMS, and the host reference and the between-run variance of
-// `mage all` read it, so it enters only by a line in a run list. With h
-// set (the builds' hash cache) every file of a run that SHA256SUMS lists
-// is also compared with that list, so that editing the data, meta.json,
-// the manifest and the pin together is caught too. With h nil (verify)
-// every file is read again and the SHA256SUMS comparison is left to
-// repro.Engine.Verify. Content-store blobs are checked when the store
-// holds them.
+// checkEvidence checks every run folder under data/, pinned or not, against
+// its MANIFEST.sha256 (and a pinned run's manifest against its pin). It checks
+// its ID against its meta.json and the clock, its place among the evidence
+// (runIndex: its study's run list names it, its study is registered and is
+// meta.json's, it copies no other run), the run lists against data/ and the
+// pins, and names every entry of data/ that is not a sealed run. An unpinned
+// run is evidence too: build lists it in SHA256SUMS, and the host reference
+// and the between-run variance of `mage all` read it, so it enters only by a
+// line in a run list. With h set (the builds' hash cache) every file of a run
+// that SHA256SUMS lists is also compared with that list, so that editing the
+// data, meta.json, the manifest and the pin together is caught too. With h nil
+// (verify) every file is read again and the SHA256SUMS comparison is left to
+// repro.Engine.Verify. Content-store blobs are checked when the store holds
+// them.
 func checkEvidence(cfg Config, h *repro.Hasher) (*evidenceReport, error) {
 	runs, err := pinnedRuns(cfg)
 	if err != nil {
@@ -226,7 +225,7 @@ func (ix *runIndex) runChecks(runRel string, now time.Time, meta bool) []repro.P
 }
 
 // idProblems checks a sealed run's ID against its meta.json and the
-// clock: meta.json's run_id must be the folder's name, its start must
+// clock. The run_id of meta.json must be the folder's name, its start must
 // fall in the second the ID names (repro.NewRun names a run after its
 // start), its end must not precede its start, and neither the ID nor the
 // end may lie after now. A run named for a later date would otherwise be
@@ -298,7 +297,7 @@ func specProblems(cfg Config) []repro.Problem {
 }
 
 // requireEvidence runs checkEvidence and specProblems before a target
-// does anything else and refuses, printing one FAIL line per altered,
+// does anything else. It refuses, printing one FAIL line per altered,
 // missing or extra file, stray entry of data/ or spec that does not
 // load.
 func requireEvidence(cfg Config, h *repro.Hasher, target string) error {
@@ -330,8 +329,8 @@ func refuseAltered(cfg Config, problems []repro.Problem, target string) error {
 }
 
 // withGit fills cfg.Git with the state of the repository at cfg.Root,
-// for the provenance of the runs the target is about to start, and
-// cfg.Tree with its patch and untracked files, which a run keeps. A tree
+// for the provenance of the runs the target is about to start. It
+// fills cfg.Tree with its patch and untracked files, which a run keeps. A tree
 // that is a git checkout must say its commit: if git cannot, the target
 // stops rather than record "unknown". A tree that is not a checkout (an
 // unpacked artifact bundle) records "unknown" with the reason.

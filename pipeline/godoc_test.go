@@ -191,6 +191,13 @@ type docComment struct {
 // exported names of a package's non-test files, as go/doc gathers them.
 func exportedDocs(t *testing.T, p listedPackage) []docComment {
 	t.Helper()
+	return packageDocs(t, p, 0)
+}
+
+// packageDocs returns the doc comments go/doc gathers from a package's
+// non-test files with mode (doc.AllDecls: the unexported names' too).
+func packageDocs(t *testing.T, p listedPackage, mode doc.Mode) []docComment {
+	t.Helper()
 	fset := token.NewFileSet()
 	byName := map[string][]*ast.File{}
 	for _, f := range parseSources(t, fset, p) {
@@ -198,7 +205,7 @@ func exportedDocs(t *testing.T, p listedPackage) []docComment {
 	}
 	var out []docComment
 	for _, files := range byName {
-		dp, err := doc.NewFromFiles(fset, files, p.ImportPath)
+		dp, err := doc.NewFromFiles(fset, files, p.ImportPath, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,6 +236,21 @@ func exportedDocs(t *testing.T, p listedPackage) []docComment {
 		values(dp.Consts)
 		values(dp.Vars)
 		funcs(dp.Funcs)
+		// go/doc keeps a grouped declaration's doc only: the comment of
+		// each name inside the group (a ValueSpec's or TypeSpec's Doc)
+		// is read here.
+		for _, f := range files {
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Lparen.IsValid() {
+					for _, spec := range g.Specs {
+						name, cg := specDoc(spec)
+						if cg != nil && (mode&doc.AllDecls != 0 || token.IsExported(name)) {
+							add(name, cg.Text(), spec)
+						}
+					}
+				}
+			}
+		}
 		for _, ty := range dp.Types {
 			add(ty.Name, ty.Doc, ty.Decl)
 			values(ty.Consts)
@@ -240,24 +262,72 @@ func exportedDocs(t *testing.T, p listedPackage) []docComment {
 	return out
 }
 
+// longFirstSentences lists the names whose doc comment's first sentence
+// is over maxFirstWords words, one "<file> <name>" a line: those written
+// before the limit covered unexported names and the names inside grouped
+// declarations, left for now in files whose edit has a cost (analysis/:
+// the calibration digests and the rules files) or another branch edits.
+// The list may only shrink; an entry that is short now, or gone, must be
+// removed.
+const longFirstSentences = "testdata/long-first-sentences.txt"
+
 // TestDocFirstSentences: the first sentence of every package comment and
-// of every exported name's doc comment, as go/doc's Synopsis cuts it, has
-// at most maxFirstWords words. It says what; the sentences after it say why.
+// of every doc comment, exported or not, a name's inside a grouped
+// declaration included, as go/doc's Synopsis cuts it, has at most
+// maxFirstWords words. It says what; the sentences after it say why.
+// Names listed in longFirstSentences are let through until shortened;
+// -update rewrites the list from what is over now.
 func TestDocFirstSentences(t *testing.T) {
-	var long int
-	for _, p := range modulePackages(t) {
-		var dp doc.Package
-		for _, c := range exportedDocs(t, p) {
-			first := dp.Synopsis(c.text)
-			if n := len(strings.Fields(first)); n > maxFirstWords {
-				long++
-				t.Errorf("%s:%d: %s: the first sentence has %d words, more than %d: %q",
-					relPath(c.pos.Filename), c.pos.Line, c.name, n, maxFirstWords, first)
+	allowed := map[string]bool{}
+	if b, err := os.ReadFile(longFirstSentences); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				allowed[l] = true
 			}
 		}
+	} else if !os.IsNotExist(err) {
+		t.Fatal(err)
 	}
-	if long > 0 {
-		t.Logf("%d first sentences over %d words", long, maxFirstWords)
+	var long []string
+	used := map[string]bool{}
+	for _, p := range modulePackages(t) {
+		var dp doc.Package
+		for _, c := range packageDocs(t, p, doc.AllDecls) {
+			first := dp.Synopsis(c.text)
+			n := len(strings.Fields(first))
+			if n <= maxFirstWords {
+				continue
+			}
+			key := relPath(c.pos.Filename) + " " + c.name
+			long = append(long, key)
+			if allowed[key] || *update {
+				used[key] = true
+				continue
+			}
+			t.Errorf("%s:%d: %s: the first sentence has %d words, more than %d: %q",
+				relPath(c.pos.Filename), c.pos.Line, c.name, n, maxFirstWords, first)
+		}
+	}
+	slices.Sort(long)
+	long = slices.Compact(long)
+	if *update {
+		text := "# Names whose doc comment's first sentence is over 25 words\n" +
+			"# (pipeline/godoc_test.go, TestDocFirstSentences): shorten one, then\n" +
+			"# remove its line. Rewritten by go test ./pipeline -run TestDocFirstSentences -update.\n" +
+			strings.Join(long, "\n") + "\n"
+		if err := os.WriteFile(longFirstSentences, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s: %d names", longFirstSentences, len(long))
+		return
+	}
+	for key := range allowed {
+		if !used[key] {
+			t.Errorf("%s lists %q, whose first sentence is no longer over %d words (or which is gone): remove the line", longFirstSentences, key, maxFirstWords)
+		}
+	}
+	if len(long) > 0 {
+		t.Logf("%d first sentences over %d words, all listed in %s", len(long), maxFirstWords, longFirstSentences)
 	}
 }
 
@@ -416,4 +486,16 @@ func TestArchitectureNamesPackages(t *testing.T) {
 			t.Errorf("%s's module table names %s, which no go.mod of the repository requires", architectureDoc, m)
 		}
 	}
+}
+
+// specDoc returns the first name a spec of a grouped declaration
+// declares and its own doc comment.
+func specDoc(spec ast.Spec) (string, *ast.CommentGroup) {
+	switch sp := spec.(type) {
+	case *ast.ValueSpec:
+		return sp.Names[0].Name, sp.Doc
+	case *ast.TypeSpec:
+		return sp.Name.Name, sp.Doc
+	}
+	return "", nil
 }

@@ -9,7 +9,7 @@ import (
 
 // refusing lists the targets that refuse to start while another command
 // writes in the tree, beside every study's run target (<study>:run, see
-// runTarget); every other writing target waits for it.
+// runTarget). Every other writing target waits for it.
 //
 // Runs refuse: they measure, and a run queued behind a build or another
 // run would start unattended at some later time, or (without the lock)

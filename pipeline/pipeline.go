@@ -140,13 +140,12 @@ func Engine(cfg Config) (*repro.Engine, error) {
 	}, nil
 }
 
-// assembleStages is the one stage assembly, of the Engine over the
-// committed runs and of All's reproduction tree over the new ones: per
+// assembleStages is the one stage assembly, of the Engine over the committed
+// runs and of All's reproduction tree over the new ones. It assembles, per
 // study with analysis stages, its stages over the run that runFor picks
-// (profile and run folder; no run: the study is left out); with
-// otherRecords, the records stages of the runs pinned for the other
-// profiles too (so that verify re-derives them); then the stages over
-// every study (finishStages).
+// (profile and run folder; no run: the study is left out); with otherRecords,
+// the records stages of the runs pinned for the other profiles too (so that
+// verify re-derives them); then the stages over every study (finishStages).
 func assembleStages(root string, set settings.Settings, runFor func(Study) (profile, run string, err error), otherRecords, paper bool) ([]*repro.Stage, error) {
 	var stages []*repro.Stage
 	for _, s := range Studies() {
@@ -184,8 +183,8 @@ func assembleStages(root string, set settings.Settings, runFor func(Study) (prof
 	return finishStages(root, set, stages, paper), nil
 }
 
-// finishStages appends to the studies' stages the ones over all of them:
-// the claims, the figure-source captions, the pinned runs' machines
+// finishStages appends to the studies' stages the ones over all of them.
+// They are the claims, the figure-source captions, the pinned runs' machines
 // (paperbuild.Machine) and, with paper set and
 // paper/main.tex present under root, the paper.
 func finishStages(root string, set settings.Settings, stages []*repro.Stage, paper bool) []*repro.Stage {
@@ -207,8 +206,8 @@ func finishStages(root string, set settings.Settings, stages []*repro.Stage, pap
 	return stages
 }
 
-// stageProfile is the profile whose pinned run feeds a study's stages:
-// the configured one, or with none configured the full run when pinned,
+// stageProfile is the profile whose pinned run feeds a study's stages.
+// It is the configured one, or with none configured the full run when pinned,
 // else the quick run.
 func (c *Config) stageProfile(s Study) (string, error) {
 	if c.Profile != "" {

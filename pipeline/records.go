@@ -13,8 +13,8 @@ func recordsOut(study, profile string) string {
 }
 
 // recordsStage is the stage "captures -> records" of a study's run
-// (experiments/instruments/rederive): code is the study's join package, whose Derive
-// the runner called when it recorded the run.
+// (experiments/instruments/rederive). The parameter code is the study's join
+// package, whose Derive the runner called when it recorded the run.
 func recordsStage(root, study, profile, run, code string, derive rederive.Derive, set settings.Settings, also ...rederive.Also) *repro.Stage {
 	return rederive.Stage(rederive.Spec{
 		Name:   study + ":records-" + profile,

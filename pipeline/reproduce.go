@@ -45,9 +45,9 @@ func reproduceTarget(ctx context.Context, cfg Config, run func(context.Context, 
 	return run(ctx, cfg.reproduceConfig())
 }
 
-// reproduceConfig is what the reproduce side gets of cfg: the registry's
-// studies bound to the tree, their claims, and the hooks that need the
-// registry or the evidence checks. The hooks share one Config, to which
+// reproduceConfig is what the reproduce side gets of cfg. It holds the
+// registry's studies bound to the tree, their claims, and the hooks that need
+// the registry or the evidence checks. The hooks share one Config, to which
 // WithGit adds the repository's state before the new runs.
 func (c Config) reproduceConfig() reproduce.Config {
 	cfg := &c
@@ -112,8 +112,8 @@ func (cfg *Config) reproduceStudy(s Study) reproduce.Study {
 }
 
 // staleStudies lists the studies whose stages in the committed tree are
-// not up to date (code, parameters or inputs changed since the committed
-// outputs were built): their committed results are not what the current
+// not up to date: code, parameters or inputs changed since the outputs
+// were built. Their committed results are not what the current
 // code makes of the reference run, so All analyses the reference run
 // again rather than compare new results made by one version of the
 // analysis with reference results made by another. When the status
@@ -171,7 +171,7 @@ func verifyCommitted(ctx context.Context, cfg Config, target string) error {
 }
 
 // checkSums re-hashes every file SHA256SUMS lists, without the hash
-// cache, and returns how many it checked and one problem per file that
+// cache. It returns how many it checked and one problem per file that
 // is missing, unreadable or differs (the wording of `mage verify`).
 func checkSums(ctx context.Context, root string) (int, []repro.Problem, error) {
 	b, err := os.ReadFile(filepath.Join(root, repro.SumsFile))

@@ -11,8 +11,8 @@ import (
 // (reproduce.Results).
 type Results = reproduce.Results
 
-// resultsOf is a study's Results over its analysis package's results
-// type T: Decode is its one decoder (strict: a field renamed in the
+// resultsOf is a study's Results over T, its analysis package's results
+// type. Decode is its one decoder (strict: a field renamed in the
 // analysis stops the comparison rather than turn every item "absent"),
 // Items its CompareItems; Changes and Resampler may be nil, Method says
 // how Resampler draws.

@@ -24,11 +24,11 @@ import (
 var diffsKeptSince = time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
 
 // runIndex is what the evidence checks read once of data/ and of every
-// registered study's run list (internal/runlist): each sealed run folder
-// with its manifest, and the lists. A run counts as evidence only when
-// its study is registered, its list names it at its manifest's SHA-256,
-// its meta.json names its study, and it shares no capture
-// and no timings with another run (runProblems).
+// registered study's run list (internal/runlist). It holds each sealed run
+// folder with its manifest, and the lists. A run counts as evidence only when
+// its study is registered, its list names it at its manifest's SHA-256, its
+// meta.json names its study, and it shares no capture and no timings with
+// another run (runProblems).
 type runIndex struct {
 	root    string
 	studies map[string]Study
@@ -225,9 +225,9 @@ func (ix *runIndex) copyProblems(r *indexedRun) []repro.Problem {
 	return out
 }
 
-// listProblems checks the lists themselves against data/ and the pins:
-// a list that does not parse, a line naming no sealed run, a run marked
-// pinned that no [runs] pin names, a pinned run the list has as
+// listProblems checks the lists themselves against data/ and the pins. It
+// reports a list that does not parse, a line naming no sealed run, a run
+// marked pinned that no [runs] pin names, a pinned run the list has as
 // evidence. pins are every study's pinned runs (pinnedRuns).
 func (ix *runIndex) listProblems(pins []pinnedRun) []repro.Problem {
 	var out []repro.Problem

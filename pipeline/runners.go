@@ -5,11 +5,11 @@ import (
 	"pqrepro/internal/quiet"
 )
 
-// lifeConfig is the run lifecycle's settings of a study's Run hook: the
-// pipeline's root, git state and tree (patch, untracked files), profile, log, clock and verbosity, the
-// operator's PQREPRO_PIN and PQREPRO_PIN_BUSY, with the spec and data
-// folder runExperiment gives. Every runner's RunConfig embeds it; the
-// runner names its study.
+// lifeConfig is the run lifecycle's settings of a study's Run hook. They are
+// the pipeline's root, git state and tree (patch, untracked files), profile,
+// log, clock and verbosity, the operator's PQREPRO_PIN and PQREPRO_PIN_BUSY,
+// with the spec and data folder runExperiment gives. Every runner's RunConfig
+// embeds it; the runner names its study.
 func (c *Config) lifeConfig(specPath, dataDir string) runlife.Config {
 	lc := runlife.Config{Root: c.Root, Git: c.Git, Tree: c.Tree, Profile: c.Profile, Log: c.log(), Now: c.Now, Verbose: c.Verbose,
 		SpecPath: specPath, DataDir: dataDir, NoPin: c.settings().NoPin, PinBusy: c.settings().PinBusy}

@@ -35,8 +35,8 @@ func Configure(root, target string, tp TargetProfile, getenv func(string) string
 }
 
 // checkPinBusy holds PQREPRO_PIN_BUSY to the rules of the paper's text
-// (runlife.CheckReason) where the environment is read, so that a value
-// the paper cannot print stops the target before it installs or runs
+// (runlife.CheckReason) where the environment is read. A value the paper
+// cannot print then stops the target before it installs or runs
 // anything; runlife.New checks it again for callers that set it
 // directly.
 func checkPinBusy(s settings.Settings) error {

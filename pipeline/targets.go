@@ -66,7 +66,7 @@ func RunStudy(ctx context.Context, cfg Config, name string) error {
 	return fmt.Errorf("study %q is not registered: the studies are %s", name, strings.Join(known, ", "))
 }
 
-// started is the start of a target that measures or judges: ctx is
+// started is the start of a target that measures or judges. Its ctx is
 // cancelled on SIGINT and SIGTERM (withSignals; call stop when done), the
 // profile is full unless set, and the error is the configuration's.
 func started(ctx context.Context, cfg Config) (context.Context, context.CancelFunc, Config, error) {
@@ -77,12 +77,12 @@ func started(ctx context.Context, cfg Config) (context.Context, context.CancelFu
 	return ctx, stop, cfg, cfg.Validate()
 }
 
-// runExperiment is the one way a study's experiment is run, by RunStudy
-// into the repository and by All into its reproduction tree: s.Run with
-// the spec at specPath into dataDir, then a check that the run folder
-// dataDir/<study>/<id> it returns exists. It returns the run's ID. The
-// runner gets the operator's PQREPRO_PIN and PQREPRO_PIN_BUSY in its
-// runlife.Config (Config.lifeConfig).
+// runExperiment is the one way a study's experiment is run, by RunStudy into
+// the repository and by All into its reproduction tree. It calls s.Run with
+// the spec at specPath into dataDir, then checks that the run folder
+// dataDir/<study>/<id> it returns exists. It returns the run's ID. The runner
+// gets the operator's PQREPRO_PIN and PQREPRO_PIN_BUSY in its runlife.Config
+// (Config.lifeConfig).
 func runExperiment(ctx context.Context, cfg Config, s Study, specPath, dataDir string) (string, error) {
 	id, err := s.Run(ctx, cfg, specPath, dataDir)
 	if err != nil {

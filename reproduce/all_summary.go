@@ -40,9 +40,9 @@ type summary struct {
 	crossItems map[string]map[string]agreement.CrossVerdict
 }
 
-// summarize compares the plans' reference and new results: every study's
-// items (compareStudy, judged together by agreement.Judge: one Holm
-// family), the normalised items of a study on an unlike host
+// summarize compares the plans' reference and new results. It compares
+// every study's items (compareStudy, judged together by agreement.Judge:
+// one Holm family), the normalised items of a study on an unlike host
 // (crossHostJudge, with its scratch trees under crossDir) and every
 // claim's verdict (agreement.CompareClaim). A study whose results cannot
 // be compared gives one item that says why.
@@ -127,16 +127,15 @@ type claimJudgement struct {
 	hostDependent bool
 }
 
-// verdictLine is `all`'s whole verdict on compared studies: their items
-// in one Holm family and each claim's two verdicts (a, the reference's,
-// and b, the new run's, in the same order) by agreement.CompareClaim, with
-// the hosts of each study's runs and the new runs' cross-host verdicts by
-// study and item. Before the items are judged, the item of every
-// host-independent claim that flipped on an unlike host without a
-// cross-host verdict is marked to be judged on its host-free scale
-// (standIns), so that such flips share the items' family-wise error rate.
-// summarize and the calibration of claim flips (flipcal.go) both use it;
-// cats are the registered studies' claims.
+// verdictLine is `all`'s whole verdict on compared studies. It holds their
+// items in one Holm family and each claim's two verdicts (a, the reference's,
+// and b, the new run's, in the same order) by agreement.CompareClaim, with the
+// hosts of each study's runs and the new runs' cross-host verdicts by study
+// and item. Before the items are judged, the item of every host-independent
+// claim that flipped on an unlike host without a cross-host verdict is marked
+// to be judged on its host-free scale (standIns), so that such flips share the
+// items' family-wise error rate. summarize and the calibration of claim flips
+// (flipcal.go) both use it; cats are the registered studies' claims.
 func verdictLine(cats []claims.Catalogue, compared []agreement.Study, a, b []claims.Evaluated, hosts map[string]hostPair, cross map[string]map[string]agreement.CrossVerdict) (*agreement.Report, []claimJudgement) {
 	stated := map[string]claims.Claim{}
 	for _, c := range claims.All(cats) {
@@ -171,12 +170,12 @@ func verdictLine(cats []claims.Catalogue, compared []agreement.Study, a, b []cla
 	return rep, out
 }
 
-// standIns marks for judging on its host-free scale (agreement.Item.StandIn)
-// the item of every host-independent claim whose verdict changed between
-// runs on unlike hosts and whose item has no cross-host verdict: the
-// estimate, not the test's outcome, then decides whether the flip is
-// real. a and b are the claims as the reference and the new run
-// evaluate them, in the same order.
+// standIns marks items for judging on their host-free scale
+// (agreement.Item.StandIn). It marks the item of every host-independent claim
+// whose verdict changed between runs on unlike hosts and whose item has no
+// cross-host verdict: the estimate, not the test's outcome, then decides
+// whether the flip is real. a and b are the claims as the reference and the
+// new run evaluate them, in the same order.
 func standIns(compared []agreement.Study, a, b []claims.Evaluated, stated map[string]claims.Claim, hosts map[string]hostPair, cross map[string]map[string]agreement.CrossVerdict) {
 	want := map[string]map[string]bool{}
 	for i, c := range a {

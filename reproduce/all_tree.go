@@ -16,7 +16,7 @@ import (
 )
 
 // newRun runs one study's experiment into tree/data/ with a copy of its
-// spec under tree/.pins/ (where the runner pins the new run) and returns
+// spec under tree/.pins/ (where the runner pins the new run). It returns
 // the new run folder, relative to the tree.
 func newRun(ctx context.Context, cfg Config, s Study, tree string) (string, error) {
 	specCopy := filepath.Join(tree, ".pins", s.Name+".toml")
@@ -37,9 +37,9 @@ func newRun(ctx context.Context, cfg Config, s Study, tree string) (string, erro
 	return "data/" + s.Name + "/" + id, nil
 }
 
-// analyseIn builds the given stages in tree, after copying from the
-// repository every source file they read but the runs already in the
-// tree (fresh, relative paths). Stages keep going after a failure; the
+// analyseIn builds the given stages (fresh, relative paths) in tree. It
+// first copies from the repository every source file they read but the
+// runs already in the tree. Stages keep going after a failure; the
 // report lists the failures.
 func analyseIn(ctx context.Context, cfg Config, tree string, stages []*repro.Stage, fresh []string) (*repro.BuildReport, error) {
 	repo := &repro.Engine{Root: cfg.Root, Stages: stages}
@@ -71,11 +71,11 @@ func analyseIn(ctx context.Context, cfg Config, tree string, stages []*repro.Sta
 	return rep, nil
 }
 
-// referenceResults fills refResults: the committed results/<study>.json
-// where the committed outputs come from the reference run of the
-// profile, else that run analysed in tree (so that a quick run is
-// compared with the quick reference run, never with the full one); where
-// says in the log where tree will be.
+// referenceResults fills refResults. It takes the committed
+// results/<study>.json where the committed outputs come from the reference run
+// of the profile, else that run analysed in tree (so that a quick run is
+// compared with the quick reference run, never with the full one); where says
+// in the log where tree will be.
 func referenceResults(ctx context.Context, cfg Config, plans []studyPlan, tree, where string) error {
 	var stages []*repro.Stage
 	var analysed []*studyPlan
@@ -191,7 +191,7 @@ func buildTree(ctx context.Context, cfg Config, target string, plans []studyPlan
 }
 
 // publishTree makes work the complete tree final, replacing the
-// previous one: the old tree is moved aside first and removed after, so
+// previous one. The old tree is moved aside first and removed after, so
 // that final is at every moment either the previous complete tree, absent
 // or the new complete tree.
 func publishTree(work, final string) error {

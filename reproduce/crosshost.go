@@ -36,7 +36,7 @@ type crossHostItem struct {
 }
 
 // crossHost is a study's normalised items over every committed quiet
-// run of the profile, on any host (Study.Normalised): each item's fit,
+// run of the profile, on any host (Study.Normalised). It holds each item's fit,
 // its leave-one-host-out false-alarm rate and its power.
 type crossHost struct {
 	runs  int      // runs read
@@ -51,11 +51,11 @@ type analysedRun struct {
 	results []byte // its results/<study>.json
 }
 
-// quietRuns analyses every committed run of s at cfg.Profile whose quiet
-// check passed and that is sound, whatever its host and design, each in
-// a tree of its own under dir (removed afterwards); ref and refResults
-// are the pinned run and its committed results, read instead of
-// analysed again. left says, per run left out, why.
+// quietRuns analyses every committed run of s at cfg.Profile whose quiet check
+// passed and that is sound, whatever its host and design. Each is analysed in
+// a tree of its own under dir (removed afterwards); ref and refResults are the
+// pinned run and its committed results, read instead of analysed again. left
+// says, per run left out, why.
 func quietRuns(ctx context.Context, cfg Config, s Study, ref string, refResults []byte, dir string) (runs []analysedRun, left []string) {
 	defer os.RemoveAll(dir)
 	folders, err := runFolders(cfg.Root, s.Name)
@@ -97,7 +97,7 @@ func quietRuns(ctx context.Context, cfg Config, s Study, ref string, refResults 
 }
 
 // crossHostRuns reads the normalised items of every committed quiet run
-// of s at cfg.Profile (quietRuns), whatever its host and design, and
+// of s at cfg.Profile (quietRuns), whatever its host and design. It
 // fits each item over hosts.
 func crossHostRuns(ctx context.Context, cfg Config, s Study, ref string, refResults []byte, dir string) crossHost {
 	var ch crossHost
@@ -182,8 +182,8 @@ func (ch crossHost) report(study string) string {
 }
 
 // reasonCounts is " (n: reason; ...)" over left's "run: reason" lines,
-// the commonest reason first, or "" when left is empty: why runs were
-// not normalised, without a line per run. Reasons that differ only in
+// the commonest reason first, or "" when left is empty. It says why
+// runs were not normalised, without a line per run. Reasons that differ only in
 // their figures (a drift of 16.5 % or of 21.6 %) count as one, shown
 // by the first run's words.
 func reasonCounts(left []string) string {
@@ -222,9 +222,9 @@ func reasonCounts(left []string) string {
 // figures matches the numbers in a reason.
 var figures = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?`)
 
-// judge is a new run's normalised items against the fit over the
-// repository's hosts, one line each: inside, outside (NOT REPRODUCED),
-// or not judged with the reason (the run's own, or the fit's misfit).
+// judge is a new run's normalised items against the fit over the repository's
+// hosts, one line each. A line says inside, outside (NOT REPRODUCED), or not
+// judged with the reason (the run's own, or the fit's misfit).
 func (ch crossHost) judge(study string, now []agreement.Normalised) (lines []string, outside int, verdicts map[string]agreement.CrossVerdict) {
 	verdicts = map[string]agreement.CrossVerdict{}
 	byName := map[string]*crossHostItem{}
@@ -259,11 +259,11 @@ func (ch crossHost) judge(study string, now []agreement.Normalised) (lines []str
 	return lines, outside, verdicts
 }
 
-// crossHostJudge judges, for every study whose new run's host differs
-// from its reference run's, the new run's normalised items against the
-// spread of every host's quiet runs (crossHostRuns), and puts the lines
-// and the count of items outside into sum. A study on the reference's
-// host judges its times directly and is left alone.
+// crossHostJudge judges, for every study whose new run's host differs from its
+// reference run's, the new run's normalised items against every host's quiet
+// runs (crossHostRuns). It judges by their spread and puts the lines and the
+// count of items outside into sum. A study on the reference's host judges its
+// times directly and is left alone.
 func crossHostJudge(ctx context.Context, cfg Config, sum *summary, dir string) {
 	for _, p := range sum.plans {
 		h, ok := sum.hosts[p.s.Name]

@@ -11,8 +11,8 @@ import (
 	"pqrepro/analysis/stats"
 )
 
-// A flipCount counts pairs of runs judged by `all`'s whole verdict line:
-// those judged, those that ended NOT REPRODUCED with nothing changed
+// A flipCount counts pairs of runs judged by `all`'s whole verdict line.
+// It counts those judged, those that ended NOT REPRODUCED with nothing changed
 // (false alarms), and with a known change planted in the new run (power).
 type flipCount struct {
 	pairs, alarms   int
@@ -36,10 +36,10 @@ func (c *flipCount) add(o flipCount) {
 	}
 }
 
-// A flipCalibration is a study's whole verdict line (its items in one
-// Holm family and its claims by agreement.CompareClaim, flips included)
-// measured on pairs of its committed quiet runs of one design: every run
-// judged as the new run against every other as the reference.
+// A flipCalibration is a study's whole verdict line measured on pairs of its
+// committed quiet runs of one design. The line holds its items in one Holm
+// family and its claims by agreement.CompareClaim, flips included; every run
+// is judged as the new run against every other as the reference.
 type flipCalibration struct {
 	study, plant string
 	runs         int
@@ -50,15 +50,14 @@ type flipCalibration struct {
 }
 
 // calibrateFlips judges every ordered pair of runs of one design (sameDesign)
-// as `all` judges a new run against its reference: the items and claims
-// together (verdictLine), with the unlike-host rule for a flipped claim
-// and, on unlike hosts, the new run's normalised items against a
-// cross-host fit that leaves its host out (the held-out host is never in
-// its own prediction). Where the study plants a known change
-// (Study.Plant) each pair is judged again with it in the new run. As in
-// `all`, the items carry the between-run variance of the reference's
-// comparable runs (its design and host, the reference included, the new
-// run not: betweenOf).
+// as `all` judges a new run against its reference. It judges the items and
+// claims together (verdictLine), with the unlike-host rule for a flipped claim
+// and, on unlike hosts, the new run's normalised items against a cross-host
+// fit that leaves its host out (the held-out host is never in its own
+// prediction). Where the study plants a known change (Study.Plant) each pair
+// is judged again with it in the new run. As in `all`, the items carry the
+// between-run variance of the reference's comparable runs (its design and
+// host, the reference included, the new run not: betweenOf).
 func calibrateFlips(s Study, profile string, cats []claims.Catalogue, runs []analysedRun) flipCalibration {
 	fc := flipCalibration{study: s.Name, plant: s.PlantName, runs: len(runs), byHost: map[string]flipCount{}}
 	// Each run's claims, normalised items and items compared with
@@ -159,8 +158,8 @@ type pair struct {
 	between    agreement.BetweenRun
 }
 
-// differs is `all`'s overall verdict on the pair with now as the new run:
-// whether a judged item is inconsistent, a counted claim's verdict
+// differs is `all`'s overall verdict on the pair with now as the new run.
+// It says whether a judged item is inconsistent, a counted claim's verdict
 // differs, or (on unlike hosts) a normalised item falls outside its
 // leave-one-host-out interval; why names the first cause. held reports a
 // counted claim that flipped on unlike hosts and was not called VERDICT
@@ -204,10 +203,10 @@ func (p pair) differs(now *runSide) (differs bool, why string, held bool) {
 	return false, "", held
 }
 
-// betweenOf is the between-run variance `all` would apply to a pair: from
-// the runs of the reference's design on the reference's host (its own
-// included), the new run left out; self holds each run's items compared
-// with themselves.
+// betweenOf is the between-run variance `all` would apply to a pair. It is
+// estimated from the runs of the reference's design on the reference's host
+// (its own included), the new run left out; self holds each run's items
+// compared with themselves.
 func betweenOf(s Study, ref, now analysedRun, runs []analysedRun, self map[string][]agreement.Item) agreement.BetweenRun {
 	var ids []string
 	var items [][]agreement.Item
@@ -221,7 +220,7 @@ func betweenOf(s Study, ref, now analysedRun, runs []analysedRun, self map[strin
 }
 
 // leaveHostOut judges the new run's normalised items ns against the
-// cross-host fit of every other host's runs, and returns the verdicts by
+// cross-host fit of every other host's runs. It returns the verdicts by
 // the item each normalises and the first item outside its interval ("" if
 // none).
 func leaveHostOut(now runInfo, ns []agreement.Normalised, runs []analysedRun, normalised map[string][]agreement.Normalised) (map[string]agreement.CrossVerdict, string) {
@@ -262,8 +261,8 @@ func leaveHostOut(now runInfo, ns []agreement.Normalised, runs []analysedRun, no
 // verdict line may have on a host left out (issue 46's goal).
 const FlipAlarmGoal = 0.05
 
-// report is the calibration's block: the rates on unlike hosts (by the new
-// run's host) and on one host, each with its Wilson 95 % interval.
+// report is the calibration's block. It gives the rates on unlike hosts (by
+// the new run's host) and on one host, each with its Wilson 95 % interval.
 func (fc flipCalibration) report() string {
 	var b strings.Builder
 	rate := func(what string, c flipCount) string {

@@ -3,7 +3,7 @@ package reproduce
 import "strings"
 
 // hostReference picks, for a study whose new run's host differs from its
-// pinned reference run's, the reference of this host: the newest run
+// pinned reference run's, the reference of this host. That is the newest run
 // under data/<study>/ of the new run's profile and design (spec without
 // its pins) recorded on a host whose fingerprint matches the new run's,
 // with its quiet check passed, that matches its manifest and whose ID

@@ -21,8 +21,8 @@ func init() {
 var errUsage = errors.New("usage")
 
 // parseInterspersed parses flags that may appear before, between or after
-// the positional arguments (Go's flag package stops at the first
-// positional one); "--" ends flag parsing.
+// the positional arguments. (Go's flag package stops at the first
+// positional one.) "--" ends flag parsing.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {

@@ -21,8 +21,8 @@ func init() {
 	register("pcap", "per-connection TLS handshake records from a pcap/pcapng capture", runPcap)
 }
 
-// pcapColumns are the CSV header and the JSON keys, in order: the
-// capture.Record fields the studies' records share, then reason,
+// pcapColumns are the CSV header and the JSON keys, in order. They
+// are the capture.Record fields the studies' records share, then reason,
 // finished_verified and finished_check, which only this command prints.
 var pcapColumns = []string{"client", "server", "syn_ns", "client_hello_ns", "server_hello_ns",
 	"server_flight_end_ns", "client_finished_ns", "fin_ns", "hrr", "group", "retransmissions",

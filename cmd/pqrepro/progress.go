@@ -13,15 +13,15 @@ import (
 // (compare.Step: its cost model is analysis/compare's).
 type step = compare.Step
 
-// progress runs the steps of a statistics command and reports them on
-// its writer (stderr, never stdout): one line per step, before it starts,
-// with the step's expected duration and the clock time when the steps
-// will be done. A step prints only when it is expected to take longer
-// than quiet, or always when the writer is a terminal, so that scripts
-// and tests see nothing for quick runs. The expectation is the step's
-// cost scaled by how long the finished steps took against their costs,
-// so it adapts to the machine after the first step. The clock is
-// injected so that tests can drive it.
+// progress runs the steps of a statistics command and reports them on its
+// writer (stderr, never stdout). It prints one line per step, before it
+// starts, with the step's expected duration and the clock time when the steps
+// will be done. A step prints only when it is expected to take longer than
+// quiet, or always when the writer is a terminal, so that scripts and tests
+// see nothing for quick runs. The expectation is the step's cost scaled by how
+// long the finished steps took against their costs, so it adapts to the
+// machine after the first step. The clock is injected so that tests can drive
+// it.
 type progress struct {
 	w      io.Writer
 	now    func() time.Time

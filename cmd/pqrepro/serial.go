@@ -19,8 +19,8 @@ func init() {
 }
 
 // A statistic that the sample cannot support (too few values, constant
-// data) is null in the JSON with a "reason", and "-" with the reason in
-// the table; it is not an error, and the others are still reported. The
+// data) is null in the JSON with a "reason". In the table it is "-"
+// with the reason. It is not an error, and the others are still reported. The
 // minimum n of each is stats.RunsMinN, stats.ACFMinN and
 // stats.LjungBoxMinN.
 type runsJSON struct {

@@ -34,10 +34,10 @@ const (
 	RecordsFile = "records.csv.gz"
 	InprocFile  = "inproc.csv.gz"
 	MetaFile    = "meta.json"
-	// TransferFile and TransferInprocFile hold the transfer block's rows
-	// (our extension, issue 34: time to last byte; TransferColumns),
-	// derived like records.csv.gz; a run without the block has neither,
-	// and records.csv.gz never holds a transfer row.
+	// TransferFile and TransferInprocFile hold the transfer block's rows (our
+	// extension, issue 34: time to last byte; TransferColumns). They are
+	// derived like records.csv.gz; a run without the block has neither, and
+	// records.csv.gz never holds a transfer row.
 	TransferFile       = "transfer.csv.gz"
 	TransferInprocFile = "transfer-inproc.csv.gz"
 )
@@ -513,7 +513,7 @@ func parseRecord(r *Row, c []string) error {
 }
 
 // parseTransfer fills the transfer block's cells (TransferColumns, or
-// ControlledColumns) of r: all empty for a handshake-only row of the
+// ControlledColumns) of r. They are all empty for a handshake-only row of the
 // rounds; for a transfer row a size > 0 and either a time to last byte
 // (ttlb_ns, with round_trips and stalls) or the reason there is none
 // (incomplete), never both. A controlled row (ControlledColumns) also has

@@ -716,7 +716,7 @@ func headerError(got []string) error {
 
 // parseRow parses one data row (of a ColumnsV1 file when v1, of a
 // ColumnsEmulated or longer file when emu, of a ColumnsServerEnd file
-// when srv); on error it returns the column at fault.
+// when srv). On error it returns the column at fault.
 func parseRow(row []string, v1, emu, srv bool) (Record, string, error) {
 	var r Record
 	p := rowParser{row: row}

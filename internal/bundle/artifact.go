@@ -60,8 +60,8 @@ type artifactInput struct {
 }
 
 // quotedSections are the sections of the repository's documentation the
-// appendix quotes under "Hardware and software needed": what a machine
-// needs, and what was and was not tried on hardware.
+// appendix quotes under "Hardware and software needed". They say what
+// a machine needs, and what was and was not tried on hardware.
 var quotedSections = []struct{ doc, name, title string }{
 	{"README.md", "the README", "Requirements"},
 	{HardwareDoc, HardwareDoc, "Hardware notes"},

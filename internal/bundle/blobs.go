@@ -125,7 +125,7 @@ func walkStrings(key string, v any, fn func(key, v string)) {
 }
 
 // collectRuns parses every committed meta.json under data/, checks every
-// content-store blob they refer to (re-hashing it) and returns the blobs
+// content-store blob they refer to (re-hashing it). It returns the blobs
 // present (sorted by hash), those absent from the store (sorted by hash;
 // Size 0: unknown) and the runs (sorted by folder). A blob that is present
 // but corrupt is an error; all problems are reported together, each
@@ -215,7 +215,7 @@ func collectRuns(ctx context.Context, files []*entry, sums map[string]string, st
 	return blobs, absent, runs, nil
 }
 
-// blobPath is where a blob lives inside the bundle: the default store
+// blobPath is where a blob lives inside the bundle. It is the default store
 // location of the repository (repro.DefaultStoreDir), so that an unpacked
 // bundle is a working tree whose captures are where the tools look.
 func blobPath(h string) string {

@@ -113,7 +113,7 @@ func isASCII(s string) bool {
 }
 
 // withDirs adds an entry for every directory that holds an entry, and
-// sorts everything by path (byte order), so that a parent precedes its
+// sorts everything by path (byte order). A parent then precedes its
 // children and the order does not depend on the file system.
 func withDirs(entries []*entry) []*entry {
 	dirs := map[string]bool{}
@@ -174,7 +174,7 @@ func writeArchive(ctx context.Context, w io.Writer, prefix string, entries []*en
 	return zw.Close()
 }
 
-// copyEntry writes e's content, hashing it on the way: a file that changed
+// copyEntry writes e's content, hashing it on the way. A file that changed
 // since it was listed fails the bundle instead of archiving content that
 // BUNDLE.SHA256SUMS does not describe.
 func copyEntry(ctx context.Context, w io.Writer, e *entry) error {

@@ -23,8 +23,8 @@ var (
 )
 
 // conventions lists the numbers any paper's text may state literally,
-// each a fact of the toolchain or a convention, not a measurement: the
-// module's Go release and the conventional thresholds of the statistics
+// each a fact of the toolchain or a convention, not a measurement. They
+// are the module's Go release and the conventional thresholds of the statistics
 // (their definitions). The numbers a study's text may type (its
 // versions, its hardware) are the study's: its registration passes them
 // to Stage (pipeline.Study.HandTyped), so that this package names no

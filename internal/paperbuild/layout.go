@@ -40,8 +40,8 @@ const MaxBodyPages = 16
 const MinBodyPageFill = 0.5
 
 // marginSlack is how far, in points, a word may stand past the text block
-// before it is in the margin: a subscript or descender on the last line
-// (pdftotext boxes a lowered "0" of c_0 2.9 pt below the block), not a
+// before it is in the margin. That allows a subscript or descender on the last
+// line (pdftotext boxes a lowered "0" of c_0 2.9 pt below the block), not a
 // line, which at 10 pt type reaches 10 pt or more into the margin.
 const marginSlack = 5
 
@@ -117,11 +117,11 @@ func BodyPages(log []byte) (int, error) {
 	return n, nil
 }
 
-// checkPages returns one problem per defect a reader would see, naming
-// the page and the text: more than MaxBodyPages body pages; a word in a
-// margin other than the page number in the footer; a body page, other
-// than the body's last, spanning less than MinBodyPageFill of the text
-// block; LaTeX source or a status word in the printed text.
+// checkPages returns one problem per defect a reader would see, naming the
+// page and the text. The defects are more than MaxBodyPages body pages; a word
+// in a margin other than the page number in the footer; a body page, other
+// than the body's last, spanning less than MinBodyPageFill of the text block;
+// LaTeX source or a status word in the printed text.
 func checkPages(pages [][]pdfWord, bodyPages int, g Geometry) []string {
 	var out []string
 	if bodyPages > MaxBodyPages {

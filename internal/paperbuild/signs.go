@@ -65,9 +65,9 @@ func numberList(v string) ([]float64, bool) {
 	return out, len(out) > 0
 }
 
-// checkSignWords returns a problem for every sign word of the text (name:
-// a hand-written file) that does not agree with the signs of its
-// sentence's last generated number list before it.
+// checkSignWords reports every sign word of the text that disagrees with the
+// signs of its sentence's last generated number list before it. It returns
+// one problem each; name is a hand-written file.
 func checkSignWords(name, text string, macros map[string]string) []string {
 	type span struct {
 		start, end int

@@ -2,7 +2,7 @@ package quiet
 
 import "sync"
 
-// The experiment's processes that are not its descendants: a container
+// The experiment's processes that are not its descendants. A container
 // runtime's shims daemonize away from the daemon the run started, so the
 // processes in a container (and those `docker exec` starts there) would
 // count as another job's CPU. A runner that starts such processes

@@ -91,7 +91,7 @@ type pidStat struct {
 	start uint64 // starttime, ticks after boot: tells a reused PID apart
 }
 
-// parsePidStat reads /proc/[pid]/stat (proc(5)): the command name is in
+// parsePidStat reads /proc/[pid]/stat (proc(5)). The command name is in
 // parentheses and may itself hold spaces and parentheses, so the fields
 // are counted from the last ')'.
 func parsePidStat(b []byte) (pidStat, error) {

@@ -503,7 +503,7 @@ func round3(v float64) float64 {
 	return math.Round(v*1000) / 1000
 }
 
-// readFreq reads the CPUs' current frequencies in MHz: cpufreq's
+// readFreq reads the CPUs' current frequencies in MHz. It reads cpufreq's
 // scaling_cur_freq (kHz) where the kernel exposes it, else /proc/cpuinfo's
 // "cpu MHz"; the second result names the source ("" when neither).
 func readFreq(proc, sys string) ([]float64, string) {

@@ -170,10 +170,10 @@ func (c Config) validate(p string) error {
 	return nil
 }
 
-// checkBaseURL holds an http or s3 remote's url to what is fetched:
-// http(s), a host, a port in 1-65535 if one is given, no credentials, no
-// query or fragment. It runs before any request, so that an ftp:// or
-// mistyped url fails once, at once, not once per blob after retries.
+// checkBaseURL holds an http or s3 remote's url to what is fetched. It wants
+// http(s), a host, a port in 1-65535 if one is given, no credentials, no query
+// or fragment. It runs before any request, so that an ftp:// or mistyped url
+// fails once, at once, not once per blob after retries.
 func checkBaseURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -192,8 +192,8 @@ func checkBaseURL(s string) error {
 	return checkPort(u)
 }
 
-// checkPort refuses a URL whose port is given but not in 1-65535 (port
-// 0 asks the system for any port; it names no server), or empty.
+// checkPort refuses a URL whose port is given but empty or not in
+// 1-65535. (Port 0 asks the system for any port; it names no server.)
 func checkPort(u *url.URL) error {
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {

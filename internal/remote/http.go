@@ -29,7 +29,7 @@ type HTTP struct {
 func (h *HTTP) String() string { return "http " + h.Base }
 
 // client is h.Client (or http.DefaultClient) refusing a redirect to
-// another scheme (file://, ftp://, or https:// down to http://): such a
+// another scheme (file://, ftp://, or https:// down to http://). Such a
 // redirect is permanent, and following it is never what the archive
 // meant.
 func (h *HTTP) client() *http.Client {
@@ -255,8 +255,8 @@ func ReadIndex(path, base string) (map[string]string, error) {
 	return parseIndex(strings.NewReader(string(b)), path, base)
 }
 
-// checkIndexURL holds an index line's URL to remote.toml's rules: no
-// credentials (the index is committed), and no scheme-relative
+// checkIndexURL holds an index line's URL to remote.toml's rules. It
+// allows no credentials (the index is committed), and no scheme-relative
 // "//host/x", which would silently move a relative-looking line to
 // another host. parseIndex checks the resolved URL's port (checkPort).
 func checkIndexURL(u, base *url.URL) error {

@@ -66,8 +66,8 @@ type Options struct {
 const (
 	// DefaultMinRate is Options.MinRate's default, in bytes per second.
 	DefaultMinRate = 100_000
-	// DefaultMaxUnrecorded is Options.MaxUnrecorded's default: 1 GiB,
-	// over four times the largest capture recorded so far (a Study A
+	// DefaultMaxUnrecorded is Options.MaxUnrecorded's default (1 GiB).
+	// It is over four times the largest capture recorded so far (a Study A
 	// full run's, 223,706,544 bytes by its meta.json "capture_bytes");
 	// at DefaultMinRate a blob this size may take 3 h.
 	DefaultMaxUnrecorded = 1 << 30
@@ -147,7 +147,7 @@ var (
 	// ErrBusy means another process is downloading the same blob.
 	ErrBusy = errors.New("another pull is downloading this blob")
 	// ErrTooLong means the remote sent, or announced, more bytes than it
-	// announced before (HEAD, the index or Content-Length): it is not
+	// announced before (HEAD, the index or Content-Length). It is not
 	// retried, and no more than the first announcement is ever written.
 	ErrTooLong = errors.New("the remote sends more bytes than it announced")
 	// ErrNoSize means the remote announces no size for the blob, neither
@@ -387,7 +387,7 @@ func (b bounds) accept(rem Remote, sum string, size int64) error {
 }
 
 // failureKind names how a blob failed, blob names aside, so that blobs
-// failing alike can be counted; "" for a failure that says nothing about
+// failing alike can be counted. It is "" for a failure that says nothing about
 // the remote as a whole (the blob is not on it, or the pull was
 // cancelled).
 func failureKind(err error, sum string) string {
@@ -612,9 +612,9 @@ func restart(f *os.File, h hash.Hash) (int64, error) {
 	return 0, err
 }
 
-// verifyRemote downloads the remote's copy of sum and hashes it: nil if
-// it is size bytes hashing to sum, an error wrapping ErrCorrupt if it is
-// not. The download is bounded like a pull's (size, stall, minimum rate).
+// verifyRemote downloads the remote's copy of sum and hashes it. It returns
+// nil if it is size bytes hashing to sum, an error wrapping ErrCorrupt if it
+// is not. The download is bounded like a pull's (size, stall, minimum rate).
 func verifyRemote(parent context.Context, rem Remote, sum string, size int64, o Options) error {
 	ctx, cancel := context.WithTimeoutCause(parent, o.budget(size), ErrTooSlow)
 	defer cancel()

@@ -73,7 +73,7 @@ func (g composite) Plot(c draw.Canvas, _ *plot.Plot) {
 }
 
 // drawKey draws the entries with a sample centred at the top of c in
-// cols columns, then each note (an entry without a
+// cols columns. Then it draws each note (an entry without a
 // sample) on a line of its own, and returns the strip's height.
 func drawKey(c draw.Canvas, key []KeyEntry, cols int) vg.Length {
 	var items, notes []KeyEntry

@@ -140,7 +140,7 @@ func (t Table) writeRows(b *strings.Builder, cols int) error {
 }
 
 // countColumns counts the columns of a tabular specification such as
-// "lrr" or "lp{3cm}r@{}l": every column letter counts once; brace groups
+// "lrr" or "lp{3cm}r@{}l". Every column letter counts once; brace groups
 // (arguments of p, m, b, @ and >) and rules (|) do not.
 func countColumns(spec string) int {
 	n, depth := 0, 0
@@ -157,7 +157,7 @@ func countColumns(spec string) int {
 	return n
 }
 
-// fitMacro defines \pqfit (once per document): it sets its argument at
+// fitMacro defines \pqfit (once per document). It sets its argument at
 // its natural width, or scales it down to \linewidth when it is wider, so
 // that a wide generated table never runs into the margin. It needs
 // graphicx (\resizebox).

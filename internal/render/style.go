@@ -49,9 +49,9 @@ type Series struct {
 	Dashes        []vg.Length
 }
 
-// seriesStyles: blue, vermilion and reddish purple first (they differ in
-// hue and lightness for every common colour-vision deficiency, unlike
-// blue and bluish green), then bluish green and orange.
+// seriesStyles: blue, vermilion and reddish purple first, then bluish green
+// and orange. The first three differ in hue and lightness for every common
+// colour-vision deficiency, unlike blue and bluish green.
 var seriesStyles = []Series{
 	{Blue, draw.CircleGlyph{}, draw.RingGlyph{}, nil},
 	{Vermilion, draw.BoxGlyph{}, draw.SquareGlyph{}, []vg.Length{vg.Points(5), vg.Points(2.5)}},

@@ -41,7 +41,7 @@ const (
 	Evidence = "evidence"
 	// DirtyNoDiff: the run was recorded from a tree whose tracked files
 	// differed from its commit (meta.json git.dirty) and its folder keeps
-	// no DiffFile, so the code it ran cannot be rebuilt exactly. Runs
+	// no DiffFile. The code it ran cannot then be rebuilt exactly. Runs
 	// recorded before runs kept their diff carry it; a new run keeps its
 	// diff and never needs it.
 	DirtyNoDiff = "dirty-no-diff"

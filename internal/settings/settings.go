@@ -87,17 +87,17 @@ const (
 	// DefaultCalibrateK is 200 pseudo-replicate pairs: enough to bound
 	// a 5 % false-alarm rate to within about 3 points (docs/agreement.md).
 	DefaultCalibrateK = 200
-	// MaxCalibrateK bounds PQREPRO_CALIBRATE_K: calibrate's time grows
-	// with K (every pair re-derives every reference run's items), and at
-	// 10,000 pairs a 5 % false-alarm rate's Wilson 95 % interval is
-	// already under half a point wide each side, finer than the goal
-	// needs; a mistyped extra digit or two should fail, not run for days.
+	// MaxCalibrateK is the largest PQREPRO_CALIBRATE_K accepted. The time of
+	// calibrate grows with K (every pair re-derives every reference run's
+	// items), and at 10,000 pairs a 5 % false-alarm rate's Wilson 95 %
+	// interval is already under half a point wide each side, finer than the
+	// goal needs; a mistyped extra digit or two should fail, not run for days.
 	MaxCalibrateK = 10_000
 	// DefaultCalibrateSeed is the calibration's fixed PCG seed.
 	DefaultCalibrateSeed = 20261201
-	// DefaultSourceDateEpoch is 2026-01-01T00:00:00Z. A fixed date (not
-	// the commit time) keeps outputs identical across commits, so that
-	// verify on a later commit still matches byte for byte.
+	// DefaultSourceDateEpoch is 2026-01-01T00:00:00Z, midnight UTC. A fixed
+	// date (not the commit time) keeps outputs identical across commits, so
+	// that verify on a later commit still matches byte for byte.
 	DefaultSourceDateEpoch = 1767225600
 	// MaxSourceDateEpoch is the latest SOURCE_DATE_EPOCH accepted:
 	// 9999-12-31T23:59:59Z. A PDF's dates (D:YYYYMMDDHHmmSS, ISO

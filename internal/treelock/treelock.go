@@ -45,7 +45,7 @@ const (
 // Path is the lock file name under root: the holder's record.
 func Path(root, name string) string { return filepath.Join(root, Dir, name) }
 
-// flockPath is what the flock is taken on: the root directory for the
+// flockPath is what the flock is taken on. It is the root directory for the
 // write lock (it cannot be removed from under its holder while the tree
 // exists), the record file itself for the compile lock (held for the
 // seconds of a compile, and by a different process than the write lock
@@ -89,7 +89,7 @@ func (h Holder) String() string {
 }
 
 // printable returns s as it is when every rune prints, else quoted with
-// Go escapes: a record is a file anyone with write access to the tree can
+// Go escapes. A record is a file anyone with write access to the tree can
 // edit, and its text reaches terminals (status, the waiting line), where
 // escape sequences would act instead of showing.
 func printable(s string) string {
@@ -256,7 +256,7 @@ func try(root, name string) (*Lock, Holder, error) {
 const maxRecord = 4096
 
 // openRecord opens the record at path without following a symbolic link
-// and refuses anything but a regular file: a link planted at
+// and refuses anything but a regular file. A link planted at
 // .cache/locks/write.lock would have the lock truncate and write its
 // target, and a FIFO or device would block or never end a read.
 func openRecord(path string, flag int) (*os.File, error) {

@@ -40,7 +40,7 @@ const (
 )
 
 // decode parses link, IP (v4: RFC 791, v6: RFC 8200 with extension headers)
-// and TCP headers by hand, without allocation: the reader must be much faster
+// and TCP headers by hand, without allocation. The reader must be much faster
 // than tshark, and gopacket's layer decoding allocates per packet.
 func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 	*seg = segment{}

@@ -45,7 +45,7 @@ func (e *DamageError) Error() string {
 	return fmt.Sprintf("capture damaged at byte offset %d: %s; records before that offset are kept", e.Offset, e.Reason)
 }
 
-// maxBlock bounds one record or block: larger values are damage, not data
+// maxBlock bounds one record or block. Larger values are damage, not data
 // (the largest legitimate snap length is 262144; pcapng blocks with a DSB
 // can be larger, so allow 64 MiB).
 const maxBlock = 64 << 20

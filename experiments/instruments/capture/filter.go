@@ -13,8 +13,8 @@ import (
 // dispatch over the IPv4 block (2n+11 instructions for n ports) must fit.
 const MaxPorts = 100
 
-// packetOutgoing is PACKET_OUTGOING of linux/if_packet.h (skb->pkt_type of
-// a frame this host sends), spelled out so that the filter builds on every
+// packetOutgoing is PACKET_OUTGOING of linux/if_packet.h (skb->pkt_type of a
+// frame this host sends). It is spelled out so that the filter builds on every
 // platform and its unit test runs anywhere.
 const packetOutgoing = 4
 
@@ -37,8 +37,9 @@ const (
 
 // filterProgram returns the classic BPF program (Linux
 // Documentation/networking/filter.rst) the capture attaches to its socket,
-// or nil when it keeps every packet (dropOutgoing false and no ports).
-// The program returns 0 (drop) or snapLen (keep, up to snapLen bytes).
+// or nil when it keeps every packet. It keeps every packet when
+// dropOutgoing is false and no ports are given. The program returns 0
+// (drop) or snapLen (keep, up to snapLen bytes).
 //
 // dropOutgoing drops frames whose skb->pkt_type is PACKET_OUTGOING: on a
 // loopback device the kernel hands every frame to packet sockets twice, once
@@ -154,8 +155,8 @@ func filterProgram(linkType uint32, dropOutgoing bool, ports []uint16, snapLen i
 	return a.program()
 }
 
-// ports emits the port test on a TCP header at X+ipOff: the source port
-// compared with each port (a match jumps to keep), then the destination
+// ports emits the port test on a TCP header at X+ipOff. It compares the
+// source port with each port (a match jumps to keep), then the destination
 // port likewise, the last mismatch jumping to drop.
 func (a *assembler) ports(ipOff uint32, keep, drop string, ports []uint16) {
 	for i, dir := range []uint32{0, tcpDstPortOff} {
@@ -172,8 +173,8 @@ func (a *assembler) ports(ipOff uint32, keep, drop string, ports []uint16) {
 	}
 }
 
-// assembler lays out a classic BPF program with named jump targets, so
-// that the program reads top to bottom and the skip counts (relative to
+// assembler lays out a classic BPF program with named jump targets. The
+// program then reads top to bottom and the skip counts (relative to
 // the next instruction, at most 255) are computed, not hand-counted.
 type assembler struct {
 	ins    []bpf.Instruction

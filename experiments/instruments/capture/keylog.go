@@ -42,7 +42,7 @@ const (
 	CheckNotCaptured      = "record_not_captured" // no client random or no complete client Finished record in the capture
 )
 
-// maxKeyLogLine bounds a key log line: the longest NSS label
+// maxKeyLogLine bounds a key log line. The longest NSS label
 // (CLIENT_HANDSHAKE_TRAFFIC_SECRET, 31 bytes), a space, the client random
 // (64 hex digits), a space and the longest TLS secret (SHA-384's 48 bytes,
 // 96 hex digits) make 193 bytes; white space around them is allowed up to
@@ -98,9 +98,9 @@ func checkKeyLogLines(what string, b []byte) error {
 }
 
 // parseKeyLog reads NSS key log lines and keeps, per client random, the
-// CLIENT_HANDSHAKE_TRAFFIC_SECRET (the key of the client's encrypted
-// handshake messages, RFC 8446 7.1) as a hex slice of b (no copy). Lines
-// of other labels are valid but unused; malformed lines are counted.
+// CLIENT_HANDSHAKE_TRAFFIC_SECRET as a hex slice of b (no copy). That secret
+// keys the client's encrypted handshake messages (RFC 8446 7.1). Lines of
+// other labels are valid but unused; malformed lines are counted.
 func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
 	m := make(map[[32]byte][]byte)
 	st := scanKeyLog(b, func(cr [32]byte, sec []byte) { m[cr] = sec })
@@ -109,7 +109,7 @@ func parseKeyLog(b []byte) (map[[32]byte][]byte, KeyLogStats) {
 }
 
 // scanKeyLog calls fn with the client random and hex secret of every
-// CLIENT_HANDSHAKE_TRAFFIC_SECRET line of b, in order, and counts the
+// CLIENT_HANDSHAKE_TRAFFIC_SECRET line of b, in order. It counts the
 // lines and the unusable ones; it allocates nothing per line.
 func scanKeyLog(b []byte, fn func(cr [32]byte, sec []byte)) KeyLogStats {
 	var st KeyLogStats
@@ -222,11 +222,11 @@ func hkdfExpandLabel(h func() hash.Hash, secret []byte, label string, n int) ([]
 }
 
 // verifyFinished decrypts the record at ClientFinishedNs with the client
-// handshake traffic key (RFC 8446 7.3: key and iv from the secret, nonce =
-// iv XOR sequence number 0, additional data = the record header) and checks
-// that its inner plaintext is a Finished message (type 20, length = hash
-// length; RFC 8446 4.4.4). Only the AES-GCM suites are supported (the
-// standard library exposes no ChaCha20-Poly1305); other suites stay
+// handshake traffic key. It checks that its inner plaintext is a Finished
+// message (type 20, length = hash length; RFC 8446 4.4.4). Key and iv come
+// from the secret (RFC 8446 7.3), the nonce is iv XOR sequence number 0, the
+// additional data the record header. Only the AES-GCM suites are supported
+// (the standard library exposes no ChaCha20-Poly1305); other suites stay
 // unverified. It returns one of the Check* outcomes.
 func verifyFinished(r *Record, keys map[[32]byte][]byte) string {
 	if !r.haveCR {

@@ -223,10 +223,10 @@ type iface struct {
 }
 
 // ifaceInfo asks the kernel about the interface name through fd, with the
-// ioctls of netdevice(7): SIOCGIFINDEX (ifr_ifindex), SIOCGIFHWADDR (the
-// ARPHRD type is the sa_family of ifr_hwaddr) and SIOCGIFFLAGS (ifr_flags).
-// The kernel resolves the name in fd's network namespace, the one the
-// creating thread was in. (Reading /sys/class/net/NAME/type instead would
+// ioctls of netdevice(7). They are SIOCGIFINDEX (ifr_ifindex), SIOCGIFHWADDR
+// (the ARPHRD type is the sa_family of ifr_hwaddr) and SIOCGIFFLAGS
+// (ifr_flags). The kernel resolves the name in fd's network namespace, the one
+// the creating thread was in. (Reading /sys/class/net/NAME/type instead would
 // see the namespace of whoever mounted /sys, usually the host's, so a TUN
 // device inside a link emulator's namespace would not be found.)
 func ifaceInfo(fd int, name string) (iface, error) {
@@ -259,7 +259,7 @@ func ifaceInfo(fd int, name string) (iface, error) {
 	return r, nil
 }
 
-// linkTypeOf maps the interface's ARPHRD type to a pcap link type: Ethernet
+// linkTypeOf maps the interface's ARPHRD type to a pcap link type. Ethernet
 // (1) and loopback (772) frames carry an Ethernet header on AF_PACKET,
 // ARPHRD_NONE (65534, TUN) frames are raw IP.
 func linkTypeOf(arphrd uint16) (layers.LinkType, error) {
@@ -293,7 +293,7 @@ func (c *Capture) KeyLog() io.Writer { return &c.secrets }
 // packet timestamps not tell (a wall-clock step backwards during the drain).
 const drainMax = 10 * time.Second
 
-// loop reads packets until the capture stops, then drains: it keeps reading
+// loop reads packets until the capture stops, then drains. It keeps reading
 // the packets queued before the stop, and ends at the first read timeout
 // (20 ms without a packet) or at the first packet the kernel timestamped
 // after the stop was seen. Without that second rule, traffic that never

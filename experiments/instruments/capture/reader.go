@@ -281,7 +281,7 @@ func Read(r io.Reader, opt ReadOptions) (*Result, error) {
 }
 
 // checkWireLen validates a frame's original length against what the
-// capture holds: it can be no less than the captured length, and when the
+// capture holds. It can be no less than the captured length, and when the
 // capture is cut it must match the end of the IP packet (up to Ethernet
 // padding to 60 bytes and a 4-byte FCS). A length that fails is replaced by
 // the IP packet's end (or the captured length) and flagged, so one flipped
@@ -311,7 +311,7 @@ func checkWireLen(seg *segment, orig, captured int) {
 }
 
 // maxFrame bounds a frame's original length when no IP length field can
-// check it: 64 KiB IP packets plus any link header, or a jumbogram's
+// check it. It allows 64 KiB IP packets plus any link header, or a jumbogram's
 // worth of GSO (Linux BIG TCP reaches 512 KiB).
 const maxFrame = 1 << 20
 
@@ -377,16 +377,16 @@ func (t tm) ptr() *int64 {
 	return &v
 }
 
-// delivery is one in-order advance of the server's stream: the stream
+// delivery is one in-order advance of the server's stream. It holds the stream
 // offset it reached and when (the latest arrival time among the bytes
-// delivered so far: a segment held behind a hole is complete only when
-// the hole is filled).
+// delivered so far: a segment held behind a hole is complete only when the
+// hole is filled).
 type delivery struct{ abs, ns int64 }
 
-// maxDeliveries bounds the server-stream state kept for ResponseEnd: the
-// latest in-order advances (the response's last byte lies within 24
-// bytes of the FIN, in the last advance or two), 256 bytes a flow whatever
-// it carries.
+// maxDeliveries bounds the server-stream state kept for ResponseEnd. The state
+// is the latest in-order advances (the response's last byte lies within 24
+// bytes of the FIN, in the last advance or two), 256 bytes a flow whatever it
+// carries.
 const maxDeliveries = 16
 
 type conn struct {
@@ -461,8 +461,8 @@ func (e *pend) before(f *pend) bool {
 	return e.abs < f.abs || (e.abs == f.abs && e.id < f.id)
 }
 
-// pendQueue holds the pending segments of a direction by stream offset: a
-// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
+// pendQueue holds the pending segments of a direction by stream offset. It
+// is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
 // the shortest path problem", J. ACM 37(2), 1990). It fits because the
 // queue is monotone: a segment is held only when it starts beyond the next
 // expected byte, and segments leave only once the stream reaches them, so
@@ -734,7 +734,7 @@ func (t *tracker) packet(s *segment, ns int64) {
 }
 
 // data handles one segment's payload (the captured bytes, then unknown
-// bytes the snap length cut) with a small reassembler: in-order bytes go to
+// bytes the snap length cut) with a small reassembler. In-order bytes go to
 // the TLS parser, old bytes are retransmissions, bytes beyond a hole wait
 // in a radix heap by stream offset until the hole is filled, and the drain
 // continues from the filled point only, so any arrival order costs O(log C)
@@ -836,7 +836,7 @@ func (c *conn) advance(abs, ns int64) {
 	c.s2cDelHead = (c.s2cDelHead + 1) % maxDeliveries
 }
 
-// flight counts a server segment with payload after the ServerHello: it
+// flight counts a server segment with payload after the ServerHello. It
 // starts a new flight when it comes more than half the SYN round trip
 // after the previous one (the server waited for the client). Without a
 // SYN round trip no flights are counted.
@@ -951,19 +951,18 @@ func (r *Record) RoundTrips() (n int, ok bool) {
 	return n, true
 }
 
-// lost reports whether direction dir's stream may hold bytes the parser
-// never saw: a hole left unfilled, a hole given up on, or payload the snap
-// length cut where the parser needed it.
+// lost reports whether direction dir's stream may hold bytes the parser never
+// saw. The causes are a hole left unfilled, a hole given up on, or payload the
+// snap length cut where the parser needed it.
 func (c *conn) lost(dir int) bool {
 	d := &c.d[dir]
 	return d.pending.len() > 0 || d.gap || d.p.lost
 }
 
-// record reports whether closing c now would make a record: its
-// ClientHello was seen, or the client sent payload that may have been one
-// but could not be read (a hole never filled, bytes cut by the snap
-// length): such a connection is reported incomplete with the reason
-// rather than dropped.
+// record reports whether closing c now would make a record. It would when its
+// ClientHello was seen, or the client sent payload that may have been one but
+// could not be read (a hole never filled, bytes cut by the snap length): such
+// a connection is reported incomplete with the reason rather than dropped.
 func (c *conn) record() bool {
 	return c.ch.ok || c.payloadBytes[0] > 0 && !c.d[0].p.bad && c.lost(0)
 }
@@ -1005,7 +1004,7 @@ func (t *tracker) sweep() {
 }
 
 // boundUnfinished counts c among the flows with a ClientHello and no
-// client Finished when it has just become one, and drops the oldest such
+// client Finished when it has just become one. It drops the oldest such
 // flows while more than t.maxUnfinished are held (Result.DroppedUnfinished).
 // A flow enters the queue once (a ClientHello and a Finished, once seen,
 // stay seen), and the queue is compacted when stale entries outnumber the
@@ -1088,9 +1087,9 @@ func (t *tracker) close(c *conn) {
 	t.done = append(t.done, r)
 }
 
-// pendingDuplicates counts the segments left waiting that start where
-// another waiting segment starts: retransmissions of data behind a hole
-// that never filled (when the hole fills, the drain counts them).
+// pendingDuplicates counts the segments left waiting that start where another
+// waiting segment starts. They are retransmissions of data behind a hole that
+// never filled (when the hole fills, the drain counts them).
 func (d *dirState) pendingDuplicates() int {
 	if d.pending.len() < 2 {
 		return 0
@@ -1334,7 +1333,7 @@ func (p *tlsParser) parseHandshake(c *conn, dir int) {
 }
 
 // wantPlainHandshake reports whether direction dir's handshake records are
-// still plaintext of interest: everything before the ServerHello, the
+// still plaintext of interest. Those are everything before the ServerHello, the
 // client's TLS 1.2 messages up to its Finished, and a ClientHello that the
 // capture delivers only after the ServerHello (reordered in the capture).
 func (c *conn) wantPlainHandshake(dir int) bool {

@@ -93,7 +93,7 @@ func Trim(w io.Writer, r io.Reader) (TrimStats, error) {
 }
 
 // pastHandshake reports whether the reader has read all it parses of the
-// connection s belongs to: its client Finished was seen and neither
+// connection s belongs to. That is, its client Finished was seen and neither
 // direction's TLS parser reads on (it stopped, found no TLS, or its
 // stream was given up on). A SYN may start a new connection: never.
 func (t *tracker) pastHandshake(s *segment) bool {
@@ -139,7 +139,7 @@ func sameSegment(a, b *segment) bool {
 }
 
 // cutBlock rewrites a packet's raw record or block (s.raw) to hold only
-// the first hl captured bytes, the original length unchanged; ok is false
+// the first hl captured bytes, the original length unchanged. ok is false
 // for block types it leaves whole (Simple and obsolete Packet Blocks).
 func (s *Source) cutBlock(raw []byte, hl int, buf *[]byte) ([]byte, bool) {
 	if !s.ng {

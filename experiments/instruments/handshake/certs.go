@@ -146,7 +146,7 @@ func newKey(k CertKey, r io.Reader) (crypto.Signer, error) {
 
 // detSigner makes certificate signatures deterministic so that the same
 // seed gives byte-identical certificates (and so identical bytes on the
-// wire): ECDSA with a nil reader signs per RFC 6979, ML-DSA uses the
+// wire). ECDSA with a nil reader signs per RFC 6979, ML-DSA uses the
 // deterministic variant of FIPS 204 Algorithm 2 (rnd = 0^32), Ed25519 is
 // deterministic anyway.
 type detSigner struct{ crypto.Signer }

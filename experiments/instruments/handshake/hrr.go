@@ -22,7 +22,7 @@ const (
 var KeyShares = []KeyShare{Direct, HRR}
 
 // decoys is the group offered beside each target to provoke a
-// HelloRetryRequest: a group the server lacks whose key share the client
+// HelloRetryRequest. It is a group the server lacks whose key share the client
 // sends instead of the target's.
 var decoys = map[tls.CurveID]tls.CurveID{
 	tls.X25519:             tls.SecP256r1MLKEM768,
@@ -32,7 +32,7 @@ var decoys = map[tls.CurveID]tls.CurveID{
 	tls.MLKEM1024:          tls.X25519MLKEM768,
 }
 
-// goKeyShareOrder is Go 1.27's fixed client preference order: the client
+// goKeyShareOrder is Go 1.27's fixed client preference order. The client
 // sends one key share, for the first group of this order it offers (plus
 // a hybrid's classical share when that classical group is offered too).
 var goKeyShareOrder = []tls.CurveID{

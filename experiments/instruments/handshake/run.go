@@ -271,7 +271,7 @@ func (c *Client) Dial(ctx context.Context, addr string) (ClientRecord, error) {
 }
 
 // causeOf names why a read or write on a connection that Dial's context
-// closed failed: when the context ended (the per-connection timeout or the
+// closed failed. When the context ended (the per-connection timeout or the
 // caller's cancellation) and its AfterFunc closed the connection before
 // the deadline fired, the read returns net.ErrClosed, which says nothing
 // about the cause; the context's error (context.DeadlineExceeded for the

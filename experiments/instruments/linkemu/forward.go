@@ -35,12 +35,12 @@ type packet struct {
 	due time.Duration // since epoch
 }
 
-// forwarder moves packets of one direction with two goroutines, each locked
-// to its own OS thread (and, when allowed, at SCHED_FIFO priority): a
-// reader (poll src TUN -> read -> Shaper -> queue) and a writer that waits
-// for each packet's due time on a timerfd and writes it to dst. Both also
-// poll an eventfd that stop signals; the TUN descriptors are closed only
-// after both have returned.
+// forwarder moves packets of one direction with two goroutines, each locked to
+// its own OS thread (and, when allowed, at SCHED_FIFO priority). They are a
+// reader (poll src TUN -> read -> Shaper -> queue) and a writer that waits for
+// each packet's due time on a timerfd and writes it to dst. Both also poll an
+// eventfd that stop signals; the TUN descriptors are closed only after both
+// have returned.
 type forwarder struct {
 	l        *Link
 	dir      int
@@ -150,9 +150,9 @@ func (f *forwarder) die(err error) {
 	f.l.fail(fmt.Errorf("link forwarder %s died: %w", f.name(), err))
 }
 
-// lockThread pins the goroutine to its thread for good (the thread is
-// destroyed when the goroutine ends, so a raised priority never leaks to
-// other goroutines) and asks for SCHED_FIFO.
+// lockThread pins the goroutine to its thread for good and asks for
+// SCHED_FIFO. The thread is destroyed when the goroutine ends, so a raised
+// priority never leaks to other goroutines.
 func (f *forwarder) lockThread() {
 	runtime.LockOSThread()
 	if f.realtime {

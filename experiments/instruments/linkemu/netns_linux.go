@@ -17,7 +17,7 @@ import (
 // DefaultNetnsDir is where iproute2 keeps named network namespaces.
 const DefaultNetnsDir = "/run/netns"
 
-// netns is one network namespace the link created: fd keeps it alive and is
+// netns is one network namespace the link created. fd keeps it alive and is
 // what setns(2) uses; path is its bind mount (empty for anonymous ones).
 type netns struct {
 	name string

@@ -49,7 +49,7 @@ type tunConfig struct {
 	addr   netip.Prefix // IPv4 address and subnet of this end
 }
 
-// createTun must run on a thread inside the target namespace: it brings up
+// createTun must run on a thread inside the target namespace. It brings up
 // lo, creates a TUN device (IFF_TUN|IFF_NO_PI: raw IP packets, no 4-byte
 // packet-information header), disables IPv6 on it so that the kernel sends
 // no router solicitations or MLD reports over the emulated link, and sets
@@ -144,11 +144,11 @@ func setUp(sock int, name string) error {
 	return nil
 }
 
-// setTxQueueLen sets the transmit queue length (for TUN: the packets the
-// kernel holds for the reader before it drops, default 500) with an
-// rtnetlink RTM_NEWLINK carrying IFLA_TXQLEN (rtnetlink(7)). The older
-// SIOCSIFTXQLEN ioctl is refused with EPERM inside a user namespace on
-// current kernels, netlink is not.
+// setTxQueueLen sets the transmit queue length with an rtnetlink RTM_NEWLINK
+// carrying IFLA_TXQLEN (rtnetlink(7)). For TUN that is the packets the kernel
+// holds for the reader before it drops, default 500. The older SIOCSIFTXQLEN
+// ioctl is refused with EPERM inside a user namespace on current kernels,
+// netlink is not.
 func setTxQueueLen(sock int, name string, qlen int) error {
 	r, err := unix.NewIfreq(name)
 	if err != nil {

@@ -134,7 +134,7 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Unwrap() error { return e.Underlying }
 
-// checked reads a capture's uncompressed bytes and hashes them; at the end
+// checked reads a capture's uncompressed bytes and hashes them. At the end
 // of the stream it returns a *CorruptError instead of io.EOF when the hash
 // is not the expected one, so that no reader can mistake a truncated
 // capture for a complete one.
@@ -421,7 +421,7 @@ func own(caps []Capture, also []Also) []Capture {
 	return out
 }
 
-// also checks one further derived file of the run (Spec.Also): it says
+// also checks one further derived file of the run (Spec.Also). It says
 // so and returns nil when the run names none of its captures or some
 // are absent, and fails unless the file re-derived equals the recorded
 // one byte for byte.

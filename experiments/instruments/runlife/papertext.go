@@ -18,7 +18,7 @@ const (
 	MaxReasonLen = 200
 	// MaxWordLen bounds a word, a run of characters between spaces or
 	// hyphens (LaTeX breaks a line at either, and nowhere else in such
-	// text): 13 of the widest printable ASCII character, W, measure 123.6
+	// text). 13 of the widest printable ASCII character, W, measure 123.6
 	// pt at \small in Latin Modern T1, inside the column's 128.0 pt
 	// (4.5 cm); 16 W measured with pdflatex overflow it by 24 pt, which
 	// the paper stage refuses (internal/latex.Problems).
@@ -67,8 +67,8 @@ func checkPrintable(what, s string) error {
 }
 
 // checkMeta checks the free text of a run's meta.json that the paper
-// prints and no person typed: the host's CPU model (Study C's table
-// notes) and the board (Study C's tables), by checkPrintable. They come
+// prints and no person typed, by checkPrintable. They are the host's CPU
+// model (Study C's table notes) and the board (Study C's tables). They come
 // from the machine (/proc/cpuinfo, the board's or emulator's ID), so a
 // run is refused here, before it is sealed, rather than sealed with text
 // that stops pdflatex.

@@ -101,7 +101,7 @@ func RunRole(role string, args []string, stacks Stacks, stdin io.Reader, stdout,
 }
 
 // sshServerIP is the server's address in SSH_CONNECTION ("client-ip
-// client-port server-ip server-port", sshd(8)): the address the client
+// client-port server-ip server-port", sshd(8)). It is the address the client
 // reached, so the TLS servers listen where the client can reach them.
 func sshServerIP(conn string) string {
 	f := strings.Fields(conn)
@@ -159,8 +159,8 @@ func watch(stdin io.Reader, d time.Duration) <-chan struct{} {
 }
 
 // serveRole listens once per configuration on ip (port chosen by the
-// kernel), writes its PID, one listen line per server and ready, then one
-// rec line per connection, until the watchdog fires.
+// kernel) until the watchdog fires. It writes its PID, one listen line per
+// server and ready, then one rec line per connection.
 func serveRole(stdin io.Reader, stdout io.Writer, ip string, cs []ServerConfig, stacks Stacks, harness string, wd time.Duration) error {
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)

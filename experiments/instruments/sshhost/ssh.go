@@ -115,12 +115,11 @@ func New(opt Options) (*Host, error) {
 	return &Host{opt: opt}, nil
 }
 
-// checkArg refuses what would reach a program as something other than
-// the one word it is meant to be: a leading '-' (an option of ssh, of the
-// remote mkdir or rm), invalid UTF-8, and any control, separator or
-// format character (CR, NUL, VT, FF, NEL, NBSP, U+2028, U+2029, a
-// zero-width space...), which split or hide words in a shell, a log or a
-// terminal.
+// checkArg refuses what would reach a program as something other than the one
+// word it is meant to be. It refuses a leading '-' (an option of ssh, of the
+// remote mkdir or rm), invalid UTF-8, and any control, separator or format
+// character (CR, NUL, VT, FF, NEL, NBSP, U+2028, U+2029, a zero-width
+// space...), which split or hide words in a shell, a log or a terminal.
 func checkArg(s string) error {
 	if strings.HasPrefix(s, "-") {
 		return errors.New("starts with '-', so a program would take it as an option")
@@ -137,7 +136,7 @@ func checkArg(s string) error {
 }
 
 // checkDest checks the parts of an SSH destination ([ssh://][user@]host
-// [:port]) that checkArg cannot see: the user and the host must not be
+// [:port]) that checkArg cannot see. The user and the host must not be
 // empty, and the host must not start with '-'. ssh refuses such a host
 // itself ("hostname contains invalid characters", exit 255), which would
 // otherwise be reported as a dropped connection.

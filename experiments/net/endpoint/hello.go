@@ -14,8 +14,8 @@ var hrrRandom = [32]byte{
 }
 
 // groupNames are the TLS named groups (IANA "TLS Supported Groups") by the
-// names Go's crypto/tls CurveID.String gives them, which the runner and
-// the capture reader use too.
+// names Go's crypto/tls CurveID.String gives them. The runner and the
+// capture reader use them too.
 var groupNames = map[uint16]string{
 	0x0017: "CurveP256", 0x0018: "CurveP384", 0x0019: "CurveP521", 0x001D: "X25519",
 	0x0202: "MLKEM1024", 0x11EB: "SecP256r1MLKEM768", 0x11EC: "X25519MLKEM768", 0x11ED: "SecP384r1MLKEM1024",
@@ -38,9 +38,9 @@ func parseGroup(s string) (uint16, error) {
 }
 
 // helloSniffer watches one direction of a connection's plaintext TLS
-// records (what the server writes, what the client reads) for the
-// ServerHello and any HelloRetryRequest before it, so that the negotiated
-// group and the HRR flag are known with Go 1.24 too, whose
+// records for the ServerHello and any HelloRetryRequest before it. It watches
+// what the server writes, or what the client reads. The
+// negotiated group and the HRR flag are then known with Go 1.24 too, whose
 // tls.ConnectionState has neither (CurveID and HelloRetryRequest came
 // later). It stops at the first record that is neither a handshake nor a
 // change_cipher_spec record: from there on everything is encrypted.

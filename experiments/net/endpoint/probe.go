@@ -111,8 +111,8 @@ func probe(o *out, args []string) error {
 
 func ns(d time.Duration) string { return strconv.FormatInt(d.Nanoseconds(), 10) }
 
-// quantile is the p-quantile of sorted t, the mean of the two middle
-// values for the median of an even count (type 7 at p = 0.5).
+// quantile is the p-quantile of sorted t. For the median of an even
+// count it is the mean of the two middle values (type 7 at p = 0.5).
 func quantile(t []time.Duration, p float64) time.Duration {
 	h := p * float64(len(t)-1)
 	lo := int(h)
@@ -123,7 +123,7 @@ func quantile(t []time.Duration, p float64) time.Duration {
 }
 
 // loopHandshake makes one handshake between server and client over a
-// loopback TCP connection to ln and returns the span from the start of
+// loopback TCP connection to ln. It returns the span from the start of
 // the client's first write to the start of its last one.
 func loopHandshake(ln net.Listener, server, client *tls.Config) (time.Duration, error) {
 	deadline := time.Now().Add(30 * time.Second)

@@ -33,12 +33,11 @@ func fromCapture(r *capture.Record) netdata.Capture {
 		PayloadBytesC2S: r.TCPPayloadBytesC2S, PayloadBytesS2C: r.TCPPayloadBytesS2C}
 }
 
-// closeNotifyLen is the bytes of a TLS 1.3 close_notify record: a 5-byte
-// header, the 2-byte alert, the inner content type and a 16-byte AEAD tag
-// (RFC 8446 5.2, 6.1; every TLS 1.3 suite Go offers has a 16-byte tag).
-// The server of the transfer block sends it right after the response,
-// then its FIN, so the response's last byte is this many bytes before
-// the FIN.
+// closeNotifyLen is the bytes of a TLS 1.3 close_notify record. They are a
+// 5-byte header, the 2-byte alert, the inner content type and a 16-byte AEAD
+// tag (RFC 8446 5.2, 6.1; every TLS 1.3 suite Go offers has a 16-byte tag).
+// The server of the transfer block sends it right after the response, then its
+// FIN, so the response's last byte is this many bytes before the FIN.
 const closeNotifyLen = 5 + 2 + 1 + 16
 
 // transferOf is the time to last byte of a transfer row (our extension)

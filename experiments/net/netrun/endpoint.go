@@ -334,10 +334,10 @@ func startEndpointClient(ep *Endpoint, roots string, timeout time.Duration, cc s
 	return &epClient{p: p, keyLog: keyLog}, nil
 }
 
-// response is what the client read of a transfer connection's response
-// (our extension): the bytes and dial start to the last of them (0 when
-// the response did not complete), and the congestion control its socket
-// read back ("" without a socket).
+// response is what the client read of a transfer connection's response (our
+// extension). It holds the bytes and dial start to the last of them (0 when
+// the response did not complete), and the congestion control its socket read
+// back ("" without a socket).
 type response struct {
 	read, ttlbNs int64
 	cc           string

@@ -30,16 +30,16 @@ const (
 // seconds each mean a host the probe cannot measure.
 const probeTimeout = 2 * time.Minute
 
-// Bounds of what a probe may print, checked before a span is believed:
-// a broken endpoint build, a clock that jumped or a forged binary must
+// Bounds of what a probe may print, checked before a span is believed.
+// A broken endpoint build, a clock that jumped or a forged binary must
 // not put an impossible host CPU time into meta.json.
 const (
 	// minProbeSpan: a TLS 1.3 handshake on loopback cannot take under
-	// 1 µs: it holds two key-exchange operations, a signature and its
+	// 1 µs. It holds two key-exchange operations, a signature and its
 	// verification, each tens of microseconds on any current CPU (the
 	// project's host measures about 450 µs in all).
 	minProbeSpan = time.Microsecond
-	// maxProbeSpan: nor over 10 s: a quartile that high means a quarter
+	// maxProbeSpan: nor over 10 s. A quartile that high means a quarter
 	// of ProbeN handshakes took 10 s or more, 2,500 s in all, twenty
 	// times probeTimeout, which ends the probe long before.
 	maxProbeSpan = 10 * time.Second
@@ -57,7 +57,7 @@ const (
 	minGroupRatio = 0.5
 	maxGroupRatio = 20
 	// maxProbeOutput bounds the bytes read from the probe's output (and
-	// kept of its error output): it prints about 60 bytes per group and
+	// kept of its error output). It prints about 60 bytes per group and
 	// done, so 64 KiB is a thousand times that; a runaway probe is
 	// stopped there instead of filling the memory.
 	maxProbeOutput = 64 << 10
@@ -153,7 +153,7 @@ func (w *headWriter) String() string {
 }
 
 // excerpt quotes at most maxQuoted bytes of s, saying how long s is when
-// it is longer, so that a bad output makes a short error.
+// it is longer. A bad output thus makes a short error.
 func excerpt(s string) string {
 	if len(s) <= maxQuoted {
 		return strconv.Quote(s)
@@ -216,7 +216,7 @@ func outside(d time.Duration) string {
 }
 
 // probeMeta is measured.host_probe from the before and after
-// measurements and their errors; nil when the run has no endpoint builds
+// measurements and their errors. It is nil when the run has no endpoint builds
 // (handshakes in process: nothing to probe).
 func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan, idleBefore, idleAfter *netdata.ProbeIdle, errBefore, errAfter error) *netdata.HostProbe {
 	if len(r.plan.Toolchains) == 0 {
@@ -242,9 +242,9 @@ func (r *runner) probeMeta(before, after map[string]map[string]netdata.ProbeSpan
 	return p
 }
 
-// probe is probeHost after the CPUs are idle (quiet.IdleWait: the
-// kernel tears down a series' namespaces for seconds after it ends),
-// with one line on the log saying what it measured (or why not), and
+// probe is probeHost after the CPUs are idle (quiet.IdleWait): the
+// kernel tears down a series' namespaces for seconds after it ends.
+// It logs one line saying what it measured (or why not), and
 // how long it waited. A failed probe does not stop the run: its
 // handshakes are measured all the same, and the analysis says why their
 // times cannot be set beside the host's prediction.

@@ -401,11 +401,11 @@ func (r *runner) writeRecords(ctx context.Context, results []seriesResult, out *
 	return nil
 }
 
-// writeTransfer writes the transfer block's files (our extension, issue
-// 34): transfer-inproc.csv.gz and transfer.csv.gz derived from it and the
+// writeTransfer writes the transfer block's files (our extension, issue 34).
+// They are transfer-inproc.csv.gz and transfer.csv.gz derived from it and the
 // block's captures by netjoin.DeriveRows, the function records.csv.gz is
-// derived with, and says in measured.transfer what they are. A run
-// without the block writes neither and nothing in meta.json changes.
+// derived with. It says in measured.transfer what they are. A run without the
+// block writes neither and nothing in meta.json changes.
 func (r *runner) writeTransfer(ctx context.Context, out *runOutputs) (map[string]netjoin.JoinInfo, error) {
 	if len(out.xferRows) == 0 {
 		return nil, nil

@@ -284,7 +284,7 @@ func lpt(idx []int, dur []time.Duration) {
 }
 
 // schedule simulates dispatching order with parallel slots (the transfer
-// block on at most xpar of them; 0: all) and returns each series' start
+// block on at most xpar of them; 0: all). It returns each series' start
 // and end and the makespan.
 func schedule(series []Series, order []int, dur []time.Duration, parallel, xpar int) (start, end []time.Duration, makespan time.Duration) {
 	start = make([]time.Duration, len(series))

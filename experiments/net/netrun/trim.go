@@ -18,7 +18,7 @@ import (
 
 // trimTransfer keeps the transfer block's captures trimmed (issue 41:
 // each connection's handshake whole, headers only after it;
-// capture.Trim) beside the run's other captures, so that a clone holds
+// capture.Trim) beside the run's other captures. A clone then holds
 // what transfer.csv.gz is derived from even when the full captures are
 // in the content store.
 //

@@ -310,7 +310,7 @@ func findCompiler(ctx context.Context) (gcc, compiler string, err error) {
 }
 
 // splitSchemes checks the schemes (each known, none twice, the classical
-// ones all together) and returns the PQClean ones and whether the image
+// ones all together). It returns the PQClean ones and whether the image
 // has the classical ones (mbedTLS).
 func splitSchemes(schemes []string) (pqSchemes []string, classic bool, err error) {
 	seen := map[string]bool{}
@@ -361,12 +361,11 @@ type sourceSet struct {
 	ldflags []string // linker flags beyond linkELF's own (dsaCountLDFlags)
 }
 
-// collectSources lists the image's compile units and defines: the
+// collectSources lists the image's compile units and defines. They are the
 // firmware files, PQClean's common/fips202.c and each PQ scheme's sources
-// (addPQClean), and with the classical schemes mbedTLS and the RSA key
-// header derived from the seed (addMbedTLS). It records each source tree's
-// SHA-256 in img.Sources, and the seed, PQClean lock and mbedTLS source in
-// img.
+// (addPQClean), and with the classical schemes mbedTLS and the RSA key header
+// derived from the seed (addMbedTLS). It records each source tree's SHA-256 in
+// img.Sources, and the seed, PQClean lock and mbedTLS source in img.
 func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, img *Image, pqSchemes []string, classic bool) (sourceSet, error) {
 	src := sourceSet{fwFiles: []string{"crt.c", "board.c", "proto.c", "rng.c", "bench.c", "startup.S"}}
 	src.defines = []string{
@@ -491,8 +490,8 @@ func dsaPrefix(scheme string) (string, bool) {
 }
 
 // dsaCountLDFlags wraps the functions firmware/dsacount.c counts for the
-// ML-DSA set with PQClean prefix ns (GNU ld --wrap: a call to f goes to
-// __wrap_f, which calls __real_f).
+// ML-DSA set with PQClean prefix ns. It uses GNU ld --wrap: a call to f
+// goes to __wrap_f, which calls __real_f.
 func dsaCountLDFlags(ns string) []string {
 	var out []string
 	for _, f := range []string{"_poly_challenge", "_polyveck_chknorm", "_polyveck_make_hint"} {
@@ -501,7 +500,7 @@ func dsaCountLDFlags(ns string) []string {
 	return out
 }
 
-// addMbedTLS adds the classical schemes: mbedTLS's library (the Debian
+// addMbedTLS adds the classical schemes. It adds mbedTLS's library (the Debian
 // source package), the firmware's classic.c and the RSA key header the
 // firmware signs with, derived from the seed.
 func (src *sourceSet) addMbedTLS(ctx context.Context, root, fwDir string, cfg BuildConfig, img *Image) error {
@@ -538,8 +537,8 @@ func (src *sourceSet) addMbedTLS(ctx context.Context, root, fwDir string, cfg Bu
 }
 
 // heapAndStack returns the malloc heap (cfg.HeapSize; 8 KiB, 48 KiB with
-// mbedTLS) and the least stack the link accepts (cfg.MinStack; 32 KiB,
-// 128 KiB with ML-DSA).
+// mbedTLS) and the least stack the link accepts. That stack is
+// cfg.MinStack (32 KiB, 128 KiB with ML-DSA).
 func heapAndStack(cfg BuildConfig, pqSchemes []string, classic bool) (heap, minStack int) {
 	heap = cfg.HeapSize
 	if heap == 0 {
@@ -560,9 +559,9 @@ func heapAndStack(cfg BuildConfig, pqSchemes []string, classic bool) (heap, minS
 	return heap, minStack
 }
 
-// firmwareID hashes everything that decides the image: the compiler, the
-// flags, the defines, the heap and stack sizes and each source tree's
-// SHA-256 (in key order); the first 16 hex digits.
+// firmwareID hashes everything that decides the image. That is the compiler,
+// the flags, the defines, the heap and stack sizes and each source tree's
+// SHA-256 (in key order). It returns the first 16 hex digits of the hash.
 func firmwareID(compiler string, cflags, defines []string, heap, minStack int, sources map[string]string) string {
 	idh := sha256.New()
 	fmt.Fprintf(idh, "%s\n%q\n%q\nheap=%d stack=%d\n", compiler, cflags, defines, heap, minStack)
@@ -653,9 +652,9 @@ func linkELF(ctx context.Context, gcc string, cfg BuildConfig, fwDir, objDir str
 	return tmpELF, elfBytes, nil
 }
 
-// ramUF2 checks that every loadable segment of the ELF lies in SRAM (the
-// image is RAM-only; RP2040 datasheet, section 2.2, address map) and
-// encodes the segments as UF2 for the RP2040 family.
+// ramUF2 checks that every loadable segment of the ELF lies in SRAM and
+// encodes the segments as UF2 for the RP2040 family. The
+// image is RAM-only (RP2040 datasheet, section 2.2, address map).
 func ramUF2(tmpELF string, elfBytes []byte) ([]byte, error) {
 	return regionUF2(tmpELF, elfBytes, picodata.SRAMStart, picodata.SRAMSize, "SRAM; the image must be RAM-only")
 }

@@ -32,9 +32,9 @@ func CheckCodeIn(name string) error {
 // inFlash reports whether the level puts the code in flash.
 func inFlash(codeIn string) bool { return strings.HasPrefix(codeIn, "flash") }
 
-// codeInDefines are the firmware defines of a level: none for "ram", so
-// the RAM image is what it was; CODE_IN_FLASH (crt.c copies .data) and,
-// for "flash-cold", XIP_COLD (bench.c flushes the cache, xip.h).
+// codeInDefines are the firmware defines of a level. There are none for "ram",
+// so the RAM image is what it was; CODE_IN_FLASH (crt.c copies .data) and, for
+// "flash-cold", XIP_COLD (bench.c flushes the cache, xip.h).
 func codeInDefines(codeIn string) []string {
 	switch codeIn {
 	case "flash":
@@ -70,7 +70,7 @@ func imageUF2(tmpELF string, elfBytes []byte, codeIn string) ([]byte, error) {
 }
 
 // regionUF2 encodes the ELF's loadable segments as UF2 for the RP2040
-// family after checking that each lies in [start, start+size); where names
+// family. It first checks that each lies in [start, start+size); where names
 // the region in the error.
 func regionUF2(tmpELF string, elfBytes []byte, start, size uint64, where string) ([]byte, error) {
 	ef, err := elf.NewFile(bytes.NewReader(elfBytes))

@@ -24,9 +24,9 @@ const (
 )
 
 // npmInstall installs the package.json + package-lock.json in srcDir into
-// cacheDir with 'npm ci --ignore-scripts' (no install scripts run: PQClean's
-// would compile a Node addon we do not need), unless the lock file there is
-// already the same. It returns cacheDir/node_modules.
+// cacheDir with 'npm ci --ignore-scripts', unless the lock file there is
+// already the same. No install scripts run: PQClean's would compile a Node
+// addon we do not need. It returns cacheDir/node_modules.
 func npmInstall(ctx context.Context, srcDir, cacheDir string, log io.Writer) (string, error) {
 	lock, err := os.ReadFile(filepath.Join(srcDir, "package-lock.json"))
 	if err != nil {
@@ -95,8 +95,8 @@ func EnsureEmulator(ctx context.Context, root string, log io.Writer) (string, er
 }
 
 // hashTree returns the SHA-256 over the sorted relative paths and contents
-// of the files under dir whose names end in one of exts: the provenance
-// hash of a source tree recorded in meta.json.
+// of the files under dir whose names end in one of exts. It is
+// the provenance hash of a source tree recorded in meta.json.
 func hashTree(dir string, exts ...string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

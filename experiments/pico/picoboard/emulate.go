@@ -188,7 +188,7 @@ func errSuffix(s string) string {
 }
 
 // silentOps reports whether the image runs on-device RSA-2048 keygens or
-// SPHINCS+: one RSA keygen or SPHINCS+ signature is seconds to minutes of
+// SPHINCS+. One RSA keygen or SPHINCS+ signature is seconds to minutes of
 // simulated time without a UART line, minutes (a SPHINCS+-128s signature:
 // tens of minutes) of wall time in rp2040js, longer than the default idle
 // timeout. The emulator's own timeout and deadlock detection still stop a

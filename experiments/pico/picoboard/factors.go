@@ -16,7 +16,7 @@ const (
 	MaxClockMHz     = 133
 )
 
-// The crystal and the PLL's limits (RP2040 datasheet 2.16 and 2.18.2):
+// The crystal and the PLL's limits (RP2040 datasheet 2.16 and 2.18.2).
 // f_out = f_ref / REFDIV * FBDIV / (POSTDIV1 * POSTDIV2), the VCO
 // (f_ref / REFDIV * FBDIV) in 750..1600 MHz, FBDIV 16..320, each POSTDIV
 // 1..7. The firmware keeps REFDIV at 1 (f_ref 12 MHz, above the 5 MHz
@@ -45,8 +45,8 @@ func (p PLL) VCOKHz() int { return xoscKHz * p.FBDIV }
 func (p PLL) Hz() int { return p.KHz * 1000 }
 
 // pllSettings lists every legal setting with REFDIV 1 (datasheet 2.18.2),
-// POSTDIV1 >= POSTDIV2 as the datasheet advises (the first divider at the
-// higher value saves power), whose output is a whole kHz.
+// POSTDIV1 >= POSTDIV2 and an output of a whole kHz. The datasheet
+// advises the first divider at the higher value: it saves power.
 func pllSettings() []PLL {
 	var out []PLL
 	for fb := fbdivMin; fb <= fbdivMax; fb++ {
@@ -140,7 +140,7 @@ func CheckMessageBytes(n int) error {
 }
 
 // factorDefines returns the firmware's -D defines of the clock and message
-// factors: the PLL's dividers, the clock in Hz that board.c and the
+// factors. They are the PLL's dividers, the clock in Hz that board.c and the
 // start line report, and the message length.
 func factorDefines(pll PLL, msgBytes int) []string {
 	return []string{

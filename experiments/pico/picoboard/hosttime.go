@@ -273,7 +273,7 @@ func hostOps(scheme string, seed uint64, msgBytes int) ([]hostOp, error) {
 	return ops, nil
 }
 
-// p256Scalar makes 32 bytes a valid P-256 private key: clearing the top bit
+// p256Scalar makes 32 bytes a valid P-256 private key. Clearing the top bit
 // keeps it below the group order n (n > 2^255), and a zero becomes one.
 func p256Scalar(b []byte) []byte {
 	s := append([]byte(nil), b...)

@@ -37,7 +37,7 @@ const (
 )
 
 // mbedtlsFiles are the mbedTLS library sources the classical baselines
-// need with firmware/mbedtls_config.h: multi-precision integers, RSA
+// need with firmware/mbedtls_config.h. They are multi-precision integers, RSA
 // (PKCS#1 v1.5 with its DigestInfo OIDs), the NIST P-256 curve, ECDSA with
 // its ASN.1 helpers, ECDH, SHA-256, the message-digest layer and the
 // HMAC_DRBG that blinds ECP multiplications without an f_rng.

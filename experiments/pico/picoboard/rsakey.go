@@ -84,7 +84,7 @@ func DeviceRSAKey(seed uint64) (*rsa.PrivateKey, error) {
 	return k, nil
 }
 
-// rsaKeyHeader renders k as the firmware's rsa_key.h: big-endian byte
+// rsaKeyHeader renders k as the firmware's rsa_key.h. It holds big-endian byte
 // arrays of N (256 bytes), P and Q (128), D (256) and E (3), the form
 // mbedtls_rsa_import_raw takes.
 func rsaKeyHeader(k *rsa.PrivateKey, seed uint64) []byte {

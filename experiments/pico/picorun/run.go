@@ -802,7 +802,7 @@ func CheckDataset(img picoboard.Image, ds *picodata.Dataset) error {
 
 // checkClock fails unless the firmware reports the clock its build's PLL
 // setting makes and, emulated, every time is the operation's cycles at
-// that clock: rp2040js advances the TIMER by cycles / clk_sys, so the
+// that clock. rp2040js advances the TIMER by cycles / clk_sys, so the
 // microseconds may differ from cycles / clock only by the TIMER's 1 us
 // steps and the few cycles between the two counters' reads (2 us).
 func checkClock(img picoboard.Image, ds *picodata.Dataset) error {

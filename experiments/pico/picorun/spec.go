@@ -309,7 +309,7 @@ func (s Spec) Validate() error {
 }
 
 // validateConfigurations checks [build]'s factors and each named
-// configuration's: a plain name, every level known and makeable
+// configuration's. Each needs a plain name, every level known and makeable
 // (picoboard.CheckFactors: runtime, a clock the PLL makes exactly, a
 // message length in bounds), and at least one factor unlike [build]'s.
 func (s Spec) validateConfigurations() error {

@@ -17,9 +17,9 @@ const (
 	addrFORSRoots = 4
 )
 
-// address is the 32-byte ADRS of FIPS 205, Section 4.2 (Figure 2): layer
-// address (4 bytes), tree address (12 bytes), type (4 bytes) and three
-// 4-byte words whose meaning depends on the type. All fields are
+// address is the 32-byte ADRS of FIPS 205, Section 4.2 (Figure 2). It holds
+// the layer address (4 bytes), tree address (12 bytes), type (4 bytes) and
+// three 4-byte words whose meaning depends on the type. All fields are
 // big-endian.
 type address [32]byte
 
@@ -86,10 +86,10 @@ func newHasher(p *Params, pkSeed []byte) *hasher {
 	return h
 }
 
-// tweak computes Trunc_n(Hash(PK.seed-block || ADRS(c) || x...)) into out:
-// with wide set, the SHA-512 based H and T_l of Section 11.2.2, otherwise
-// F (and, for n = 16, H and T_l) of Sections 11.1 and 11.2.1. out may alias
-// any input.
+// tweak computes Trunc_n(Hash(PK.seed-block || ADRS(c) || x...)) into out. The
+// hash is, with wide set, the SHA-512 based H and T_l of Section 11.2.2,
+// otherwise F (and, for n = 16, H and T_l) of Sections 11.1 and 11.2.1. out
+// may alias any input.
 func (h *hasher) tweak(out []byte, adrs *address, wide bool, x ...[]byte) {
 	if !h.sha2 {
 		// Section 11.1: SHAKE256(PK.seed || ADRS || M, 8n).

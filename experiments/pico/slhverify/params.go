@@ -92,8 +92,8 @@ func ParamsByName(name string) (*Params, error) {
 }
 
 // canonical returns the table entry equal to *p, or an error if p is nil,
-// unknown or has been modified, so that no field value chosen by a caller
-// can reach the index arithmetic.
+// unknown or has been modified. No field value chosen by a caller can then
+// reach the index arithmetic.
 func canonical(p *Params) (*Params, error) {
 	if p == nil {
 		return nil, fmt.Errorf("slhverify: nil parameter set (use ParamsByName; known: %s)", strings.Join(Names(), ", "))

@@ -203,8 +203,8 @@ func base2b(x []byte, b, outLen int) []uint32 {
 	return out
 }
 
-// round31Indices is message_to_indices of SPHINCS+ round 3.1: md read least
-// significant bit first, bit j of index i being bit (o mod 8) of byte
+// round31Indices is message_to_indices of SPHINCS+ round 3.1. It reads md
+// least significant bit first, bit j of index i being bit (o mod 8) of byte
 // md[o div 8] with o = i*a + j.
 func round31Indices(md []byte, a, k int) []uint32 {
 	out := make([]uint32, k)
@@ -244,7 +244,7 @@ func forsPKFromSig(p *Params, h *hasher, sigFORS []byte, indices []uint32, adrs 
 }
 
 // htPKFromSig is ht_verify (FIPS 205, Section 7.2, Algorithm 13) up to,
-// but not including, the comparison with PK.root on line 15: it returns the
+// but not including, the comparison with PK.root on line 15. It returns the
 // computed root.
 func htPKFromSig(p *Params, h *hasher, m, sigHT []byte, idxTree uint64, idxLeaf uint32) []byte {
 	xmssLen := (p.HPrime + p.wotsLen()) * p.N
@@ -280,7 +280,7 @@ func xmssPKFromSig(p *Params, h *hasher, idx uint32, sigXMSS, m []byte, adrs *ad
 }
 
 // climb hashes node up height levels of a tree along its authentication
-// path auth, in place: at level k the sibling auth[k] goes right of node
+// path auth, in place. At level k the sibling auth[k] goes right of node
 // when bit k of the leaf index idx is 0, left when it is 1, and the tree
 // index in adrs halves (FIPS 205 Algorithm 11 lines 7-17, Algorithm 17
 // lines 6-17).

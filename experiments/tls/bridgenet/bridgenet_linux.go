@@ -267,8 +267,8 @@ func Start(ctx context.Context, o Options) (n *Net, err error) {
 func (n *Net) vcvs() [2]string { return [2]string{n.dev.vc, n.dev.vs} }
 
 // probe waits until a TCP connection from the client namespace reaches a
-// listener in the server namespace (the bridge ports take a moment to
-// forward after they come up) and reads TCP_NODELAY from it.
+// listener in the server namespace and reads TCP_NODELAY from it. The bridge
+// ports take a moment to forward after they come up.
 func (n *Net) probe(ctx context.Context) error {
 	err := netns.Probe(ctx, n.Client, n.Server, ServerAddr, 5*time.Second, func(c net.Conn) (err error) {
 		n.Info.TCPNoDelay, err = NoDelay(c)

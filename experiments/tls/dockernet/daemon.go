@@ -15,7 +15,7 @@ import (
 )
 
 // state is what a run writes into its temp dir (stateFile) before it
-// starts the daemon, so that Leftovers and Clean can find and remove what
+// starts the daemon. Leftovers and Clean read it to find and remove what
 // a killed run left: its daemon, the daemon's data root, its bridge.
 type state struct {
 	Project     string `json:"project"`      // <prefix><pid>-<n>: compose project, bridge, temp dir
@@ -111,9 +111,9 @@ type daemon struct {
 	err    error         // its exit status, set before exited closes
 }
 
-// daemonArgs are dockerd's options: its own socket, data root, exec root
-// and pidfile, no default bridge (docker0), no iptables or ip6tables rules,
-// so that the host's firewall and any system daemon are untouched.
+// daemonArgs are dockerd's options. They give it its own socket, data root,
+// exec root and pidfile, no default bridge (docker0), no iptables or ip6tables
+// rules, so that the host's firewall and any system daemon are untouched.
 func daemonArgs(s state) []string {
 	return []string{
 		"--host", "unix://" + s.socket(),
@@ -202,11 +202,11 @@ func stopProcess(pid int, exited <-chan struct{}, grace time.Duration) error {
 	return fmt.Errorf("dockerd (pid %d) survives SIGKILL; stop it by hand", pid)
 }
 
-// teardown removes what a run made, in order: through the daemon (if it
-// answers) its containers, networks and images; the daemon itself; the
-// bridge if a dead daemon left it; mounts under the data and exec roots;
-// the data root and the temp dir. d is the daemon when this process
-// started it (nil from Clean). It returns what it removed.
+// teardown removes what a run made, in order. It removes, through the daemon
+// (if it answers), its containers, networks and images; the daemon itself; the
+// bridge if a dead daemon left it; mounts under the data and exec roots; the
+// data root and the temp dir. d is the daemon when this process started it
+// (nil from Clean). It returns what it removed.
 func teardown(ctx context.Context, t tools, s state, d *daemon) ([]string, error) {
 	var removed []string
 	var errs []error

@@ -37,7 +37,7 @@ type imageFile struct {
 }
 
 // parseLdd returns the absolute paths of the shared objects in ldd's
-// output, in order, without duplicates: "libc.so.6 => /lib/.../libc.so.6
+// output, in order, without duplicates. A line "libc.so.6 => /lib/.../libc.so.6
 // (0x...)" gives the path after "=>", "/lib64/ld-linux-x86-64.so.2
 // (0x...)" the path itself; the vDSO (no file) and "not found" lines are
 // skipped, the latter reported as an error (the program would not start
@@ -87,10 +87,11 @@ func sharedLibs(ctx context.Context, prog string) ([]string, error) {
 }
 
 // writeImageTar writes the image's root file system as a tar to w,
-// byte-identical for the same files: entries sorted by name, parent
+// byte-identical for the same files. Entries are sorted by name, parent
 // directories first, owner root, times zero, mode 0755 (every file is a
-// program or a shared object). A symbolic link on the host (the loader's /lib64 path) is stored
-// as the file it points to. It returns the image's file names.
+// program or a shared object). A symbolic link on the host (the loader's
+// /lib64 path) is stored as the file it points to. It returns the image's file
+// names.
 func writeImageTar(w io.Writer, files []imageFile) ([]string, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	dirs := map[string]bool{}
@@ -130,9 +131,9 @@ func writeImageTar(w io.Writer, files []imageFile) ([]string, error) {
 	return names, tw.Close()
 }
 
-// buildPause builds the idle process (pause/main.go, embedded) with
-// CGO_ENABLED=0, so that it needs no library, into cacheDir, named by the
-// SHA-256 of its source and the Go version; a later Start reuses it.
+// buildPause builds the idle process (pause/main.go, embedded) into cacheDir,
+// named by the SHA-256 of its source and the Go version. It builds with
+// CGO_ENABLED=0, so that it needs no library; a later Start reuses it.
 func buildPause(ctx context.Context, goCmd, cacheDir string) (string, error) {
 	ver, err := exec.CommandContext(ctx, goCmd, "env", "GOVERSION").Output()
 	if err != nil {
@@ -170,7 +171,7 @@ func buildPause(ctx context.Context, goCmd, cacheDir string) (string, error) {
 	return out, os.Rename(tmp, out)
 }
 
-// imageFiles lists the image's files: the program, the shared objects
+// imageFiles lists the image's files. They are the program, the shared objects
 // ldd says it links (at the paths the loader looks for them) and the
 // idle process.
 func imageFiles(ctx context.Context, program, pause string) ([]imageFile, error) {

@@ -21,7 +21,7 @@ type tools struct {
 	Go      string   // builds the idle process
 }
 
-// debianDocker is where docker.io puts the CLI; it is preferred to an
+// debianDocker is where docker.io puts the CLI. It is preferred to an
 // earlier docker on PATH (another distribution's CLI, which may not speak
 // the daemon's API version).
 var debianDocker = "/usr/bin/docker"

@@ -18,7 +18,7 @@ type event struct {
 }
 
 // watch follows the daemon's events (a container's die, oom or destroy,
-// the network's destroy or a disconnect) and the daemon's exit; the first
+// the network's destroy or a disconnect) and the daemon's exit. The first
 // one closes Done. A private daemon has only this run's objects. Once
 // the events flow, both containers are checked to be still running, so
 // that one that died before the watcher started is not missed (the

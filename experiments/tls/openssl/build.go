@@ -70,8 +70,8 @@ func (b *Build) Meta() map[string]string {
 // configureLine is the Configure command as recorded.
 func configureLine() string { return "./Configure " + strings.Join(ConfigureArgs, " ") }
 
-// buildKey names the cache folder: the source (its pinned .dsc sum) and
-// how it is built, so a change to either builds anew beside the old one.
+// buildKey names the cache folder. It covers the source (its pinned .dsc sum)
+// and how it is built, so a change to either builds anew beside the old one.
 func buildKey(p pin) string {
 	return sha256hex([]byte(p.dscSHA + "\n" + configureLine() + "\nmake " + MakeTarget + "\n"))[:16]
 }

@@ -184,7 +184,7 @@ func parseSummaryLine(s *summary, line string) (done bool) {
 	return false
 }
 
-// tempKeyGroup is the group of a "Peer Temp Key:" line's value:
+// tempKeyGroup is the group of a "Peer Temp Key:" line's value.
 // "X25519, 253 bits" is X25519, "ECDH, secp384r1, 384 bits" secp384r1, a
 // KEM's key its type name ("ML-KEM-1024", "X25519MLKEM768").
 func tempKeyGroup(v string) string {

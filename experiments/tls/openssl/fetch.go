@@ -69,8 +69,8 @@ func execRun(ctx context.Context, dir, name string, args ...string) ([]byte, err
 	return cmd.CombinedOutput()
 }
 
-// aptConfig is a private apt configuration below the build cache: its own
-// sources (deb-src only, suite Suite, derived from the system's Debian
+// aptConfig is a private apt configuration below the build cache. It has
+// its own sources (deb-src only, suite Suite, derived from the system's Debian
 // sources), its own lists and package cache. It never writes below /etc
 // or /var/lib/apt.
 type aptConfig struct {

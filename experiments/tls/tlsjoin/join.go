@@ -79,8 +79,8 @@ type Config struct {
 }
 
 // wantHRR reports whether the configuration's connections must show a
-// HelloRetryRequest: the hrr key-share mode, or a client group list whose
-// first group is not the configuration's (tlsdata.ExpectHRR).
+// HelloRetryRequest. They must under the hrr key-share mode, or with a client
+// group list whose first group is not the configuration's (tlsdata.ExpectHRR).
 func (c Config) wantHRR() bool {
 	return c.KeyShare == "hrr" || tlsdata.ExpectHRR(c.ClientGroups, c.Group)
 }

@@ -82,8 +82,8 @@ func (s *Spec) emulatedDelays(profile string) []float64 {
 	return s.Emulated.DelaysMs
 }
 
-// emulatedUnits are the profile's configurations on emulated paths: per
-// delay, client group list and chain, the paper's configurations on the
+// emulatedUnits are the profile's configurations on emulated paths. They are,
+// per delay, client group list and chain, the paper's configurations on the
 // openssl-cli stack with a direct key share.
 func (s *Spec) emulatedUnits(profile string) []Config {
 	var out []Config

@@ -57,8 +57,8 @@ var (
 	costDocker      = 300 * time.Microsecond
 	costDockerSetup = 15 * time.Second
 	// costEmulatedSetup is starting and self-testing one emulated link
-	// (200 probes 2 ms apart, the namespaces and TUN devices);
-	// costEmulated the user-space forwarder's own delay per connection.
+	// (200 probes 2 ms apart, the namespaces and TUN devices).
+	// costEmulated is the user-space forwarder's own delay per connection.
 	// An emulated connection also waits (2.5 + HRR) round trips of its
 	// link: the TCP handshake, the TLS round trips before the client's
 	// Finished, and half of one until s_server has printed its summary.

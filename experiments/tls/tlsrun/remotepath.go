@@ -37,8 +37,8 @@ var RemoteStacks = sshhost.Stacks{StackOpenSSL: remoteOpenSSLServer}
 
 // remoteOpenSSLServer is configuration i's server on the OpenSSL harness,
 // its PEM files in a folder of its own under the system's temporary
-// folder (removed when the role exits normally; the watchdog's exit
-// leaves them, a few kilobytes of deterministic test keys).
+// folder. The folder is removed when the role exits normally;
+// the watchdog's exit leaves it, a few kilobytes of deterministic test keys.
 func remoteOpenSSLServer(harness string, i int, b *handshake.Bundle, g tls.CurveID, exp handshake.Expect) (sshhost.Serve, error) {
 	if harness == "" {
 		return nil, errors.New("the openssl stack needs -harness (the deployed OpenSSL harness)")

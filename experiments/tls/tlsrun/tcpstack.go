@@ -40,7 +40,7 @@ func (r *runner) readTCPStacks() (map[string]tcpstack.Stack, error) {
 }
 
 // serverThread is the thread in the namespace where path p's servers run
-// and their interface, or nil when they run in the clients' namespace or
+// and their interface. It is nil when they run in the clients' namespace or
 // on another host.
 func serverThread(p path) (*netns.Thread, string) {
 	switch p := p.(type) {

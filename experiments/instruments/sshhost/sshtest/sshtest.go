@@ -166,7 +166,7 @@ func (h *Host) TrustHostKey() {
 }
 
 // startSSHD runs sshd -D in the namespace and in a private mount namespace
-// with SmallDir a 1 MiB tmpfs; ip, unshare and sh exec, so the PID is
+// with SmallDir a 1 MiB tmpfs. ip, unshare and sh exec, so the PID is
 // sshd's.
 func (h *Host) startSSHD() {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil { // Debian's privilege separation directory
