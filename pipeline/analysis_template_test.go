@@ -36,7 +36,6 @@ var templateExtra = map[string]string{
 	"tlsstudy/dependence_tables.go":      "the renderings of the drift and dependence checks",
 	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run, which the host account reads",
 	"tlsstudy/gap_tables.go":             "the renderings of the gap analysis",
-	"tlsstudy/hostcost.go":               "the host's primitive-cost account of the hybrid's increase over the gap analysis's cells, and the run's meta.json it reads",
 	"tlsstudy/hostcost_tables.go":        "the renderings of the host's and the stall account",
 	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on, inside every comparison",
 	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
