@@ -11,9 +11,10 @@ import (
 	"pqrepro/internal/render"
 )
 
-// Renderings of the host's account (analysis/tlshost, Account) and the stall account
-// (stalls.go): one table (tab:tls-host, in TableFactors' file) with a row per cell and their
-// \newcommand numbers (hostNumbers, in NumbersFile).
+// Renderings of the stall account (stalls.go) and the host's account
+// (analysis/tlshost, Account): one table (tab:tls-host, in TableFactors'
+// file) with a row per cell and their \newcommand numbers (hostNumbers,
+// in NumbersFile).
 
 func yesNo(b *bool) string {
 	switch {
