@@ -14,7 +14,7 @@
 // Ths (ms), k_i the cell's median measured round trips before the
 // client's Finished, RTT_i the link's self-tested round-trip time (ms),
 // and CPU_i the host's predicted cryptographic time of the configuration
-// (analysis/tlsstudy/hostcost.go: 3 P-384 operations with a direct key
+// (analysis/tlshost/account.go: 3 P-384 operations with a direct key
 // share, 4 after an HRR). k x RTT is not fitted. c0 and s are ordinary
 // least squares of y_i = Ths_i - k_i x RTT_i on CPU_i:
 //

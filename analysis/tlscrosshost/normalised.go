@@ -121,7 +121,7 @@ func NormalisedIncreases(r *tlsstudy.Results) ([]NormalisedIncrease, error) {
 // or the two predictions more than SpeedDriftBound percent apart (the
 // host's speed changed within the run, or `openssl speed` is too short
 // to measure it: either way the prediction is not known to that bound).
-func predicted(h *tlsstudy.HostCost, increase func(map[string]tlsstudy.Num) (float64, error)) (float64, string) {
+func predicted(h *tlshost.Account, increase func(map[string]tlsstudy.Num) (float64, error)) (float64, string) {
 	if h == nil || (h.Before == nil && h.After == nil) {
 		return math.NaN(), "no `openssl speed` measurement in this run (meta.json measured.host_crypto)"
 	}

@@ -12,7 +12,10 @@
 // (and its key generation after an HRR), and the certificate's signature
 // one signing and one verification per signature checked.
 //
-// analysis/tlsstudy's host account (hostcost.go, whose comment derives
-// the model), analysis/tlsgapmodel's CPU term and analysis/tlscrosshost's
-// predictions use it. It knows no study type.
+// NewAccount is the host's account of the hybrid's increase in every cell
+// of Study A's gap analysis (account.go, whose comment derives the model):
+// analysis/tlsstudy passes each cell's per-round increases in and keeps
+// the Account in results/tls.json. analysis/tlsgapmodel's CPU term and
+// analysis/tlscrosshost's predictions use the speeds too. It knows no
+// study type: its cells are datasets/tlsdata's.
 package tlshost

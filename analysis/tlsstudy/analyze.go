@@ -1,13 +1,16 @@
 package tlsstudy
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlshost"
 	"pqrepro/datasets/tlsdata"
 )
 
@@ -34,7 +37,7 @@ var methods = map[string]string{
 	"agreement":      "in-process client timer (dial start to handshake complete) minus capture Ths (and minus client Finished - SYN): median of the differences and 95th percentile of their absolute values, over connections with both values",
 	"families":       "paper: the paper's four configurations vs its baseline; matrix: every configuration in the dataset vs the same baseline; both within the primary cell (params.primary_cell, stack/path/keyshare); each family is corrected separately",
 	"cells":          "gap.cells: the paper's four configurations in every cell (stack x path x key-share mode) of the run, each target vs the cell's own baseline with the statistics of the paper family (round level, Holm over the cell's three comparisons); the primary cell's comparisons are families.paper's",
-	"host_cost":      "host_cost: " + hostCostModel + "; its interval the percentile cluster bootstrap over the rounds with both blocks, PCG(bootstrap seed, FNV-1a 64 of \"<cell>|host-cost\")",
+	"host_cost":      "host_cost: " + tlshost.Model + "; its interval the percentile cluster bootstrap over the rounds with both blocks, PCG(bootstrap seed, FNV-1a 64 of \"<cell>|host-cost\")",
 	"stalls":         "stalls: per cell over its measured connections, server flight = server_flight_end_ns - server_hello_ns and client gap = client_finished_ns - server_flight_end_ns (ms, type 7 quantiles); stalled = connections with either >= threshold_ms (below Linux's 40 ms minimum delayed-ACK timer, above any handshake's compute here); socket options from meta.json measured.socket_options",
 	"primary_choice": "the claims are judged on the first of params.primary_cell ([paper.cell]) and its fallback ([paper.fallback]) that the run has connections in, both stated before the run; with neither, the families describe the complete cell nearest the stated one (fewest factors in which it differs, then table order) and no claim is judged",
 	"factors":        "gap.factors: for each factor (stack go->openssl, process openssl->openssl-cli, path loopback->bridge, runtime bridge->docker, keyshare direct->hrr) and each pair of complete cells that differ in that factor only, the change of each role's increase (median_t - median_b in the To cell minus in the From cell), the increases being the round-level ones (rounds), with a 95 % percentile cluster-bootstrap interval over the n_eff rounds both cells share (each resampled round carries the four blocks, PCG(bootstrap seed, FNV-1a 64 of \"<from cell>><to cell>|<role>\")) and the two-sided Wilcoxon signed-rank p of the per-round changes, Holm over all effects that have one; toward_ms = |published - from increase| - |published - to increase| (positive: the switch moves the increase toward the published one), closed_pct = 100 toward_ms / |published - from increase|; the cells are not fully crossed, so a factor's missing_pairs lists the cells whose partner is not in the run; the primary pair (primary: true, the paper's macros) is the pair nearest the primary cell: a cell's distance is the number of factor steps between it and the primary cell, a pair's the smaller of its cells', ties broken by the larger, then by table order",
@@ -267,16 +270,82 @@ func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, 
 		return nil, nil, fmt.Errorf("%s: %w", in.Path, err)
 	}
 	res.Stalls = stalls(cells)
-	res.Host = hostCost(p, res.Gap, nil)
 	return res, emulated, nil
 }
 
 // AttachMeta adds what the run's meta.json says to results of Analyze.
-// That is, the host's cryptography (the primitive-cost account, HostCost)
-// and each stack's socket options beside the stall account.
+// That is, the host's cryptography (the primitive-cost account,
+// hostAccount of res.Gap) and each stack's socket options beside the
+// stall account.
 func AttachMeta(res *Results, p Params, m RunMeta) {
-	res.Host = hostCost(p, res.Gap, m.HostCrypto)
+	res.Host = hostAccount(res.Gap, p, m.HostCrypto)
 	res.Stalls.attachSocketOptions(m.SocketOptions)
+}
+
+// hostAccount is the host's account (tlshost.NewAccount) of every
+// complete cell of the gap analysis g.
+//
+// The cells' per-round increases are passed in, so that tlshost needs no
+// type of this package.
+func hostAccount(g *Gap, p Params, hc *tlshost.CryptoMeta) *tlshost.Account {
+	var cells []tlshost.CellIncreases
+	for i := range g.Cells {
+		c := &g.Cells[i]
+		hyb, kem := c.role("hybrid"), c.role("pq-kem")
+		if hyb == nil || kem == nil {
+			continue
+		}
+		cells = append(cells, tlshost.CellIncreases{Cell: c.Cell, HybridDiffsMs: floats(hyb.Rounds.DiffsMs),
+			KemDiffsMs: floats(kem.Rounds.DiffsMs), KemIncreaseMs: float64(kem.Rounds.IncreaseMs)})
+	}
+	return tlshost.NewAccount(hc, cells, tlshost.Resampling{Seed: p.BootstrapSeed, Resamples: p.resamples(), Level: Level, MinRounds: MinRounds})
+}
+
+// SocketOptions is meta.json's measured.socket_options of one stack.
+type SocketOptions struct {
+	ClientNoDelay bool   `json:"client_tcp_nodelay"`
+	ServerNoDelay bool   `json:"server_tcp_nodelay"`
+	Source        string `json:"source"`
+}
+
+// RunMeta is what the analysis reads of a run's meta.json; both parts are
+// absent in runs recorded before issue 24.
+type RunMeta struct {
+	HostCrypto    *tlshost.CryptoMeta
+	SocketOptions map[string]SocketOptions
+}
+
+// ParseRunMeta reads measured.host_crypto and measured.socket_options of
+// a run's meta.json; either may be missing. name is for the errors.
+func ParseRunMeta(name string, b []byte) (RunMeta, error) {
+	var m struct {
+		Measured struct {
+			HostCrypto    *tlshost.CryptoMeta      `json:"host_crypto"`
+			SocketOptions map[string]SocketOptions `json:"socket_options"`
+		} `json:"measured"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil {
+		return RunMeta{}, fmt.Errorf("%s: %w; the run folder is immutable: record a new run", name, err)
+	}
+	hc := m.Measured.HostCrypto
+	if hc != nil {
+		for when, s := range map[string]*tlshost.Speed{"before": hc.Before, "after": hc.After} {
+			if s == nil {
+				continue
+			}
+			for k, v := range s.MsPerOp {
+				if !(v > 0) || math.IsInf(v, 0) {
+					return RunMeta{}, fmt.Errorf("%s: measured.host_crypto.%s.ms_per_op[%q] = %v: want a positive time", name, when, k, v)
+				}
+			}
+		}
+	}
+	for st := range m.Measured.SocketOptions {
+		if !slices.Contains(tlsdata.Stacks, st) {
+			return RunMeta{}, fmt.Errorf("%s: measured.socket_options names stack %q, not one of %v", name, st, tlsdata.Stacks)
+		}
+	}
+	return RunMeta{HostCrypto: hc, SocketOptions: m.Measured.SocketOptions}, nil
 }
 
 // invalid says why a measured connection is not a valid sample, or "".

@@ -43,9 +43,9 @@
 // stack, process model, path, runtime and key share. The claims are
 // judged on the first of Params.Cell and Params.Fallback the run has
 // (PrimaryChoice), never on another cell. meta.json adds the host's
-// cryptography, for a primitive-cost account of the hybrid (hostcost.go),
-// and each stack's socket options beside the per-cell stall account
-// (stalls.go).
+// cryptography, for a primitive-cost account of the hybrid
+// (analysis/tlshost), and each stack's socket options beside the per-cell
+// stall account (stalls.go).
 //
 // Statistics follow analysis/stats and its stated conventions (R type 7
 // quantiles, SciPy 1.10 Mann-Whitney U and Wilcoxon signed-rank, Friedman

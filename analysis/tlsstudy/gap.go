@@ -17,27 +17,19 @@ import (
 // increase when that factor alone switches, set against the published
 // increase. Increases are the round-level ones (rounds.go).
 
-// Key-share modes of a cell: the client's only key share is for the
-// configured group, or every handshake takes the HelloRetryRequest path.
+// Key-share modes of a cell (tlsdata.KeyShareDirect, tlsdata.KeyShareHRR).
 const (
-	KeyShareDirect = "direct"
-	KeyShareHRR    = "hrr"
+	KeyShareDirect = tlsdata.KeyShareDirect
+	KeyShareHRR    = tlsdata.KeyShareHRR
 )
 
 // Cell is a combination of the run's factors other than the
-// configuration. The zero Cell, as Params.Cell, means the records'
-// defaults: Go's stack on loopback, direct.
-type Cell struct {
-	Stack    string `json:"stack"`    // tlsdata.Stacks: go, openssl or openssl-cli
-	Path     string `json:"path"`     // tlsdata.KnownPaths
-	KeyShare string `json:"keyshare"` // KeyShareDirect or KeyShareHRR
-}
+// configuration (tlsdata.Cell). The zero Cell, as Params.Cell, means the
+// records' defaults: Go's stack on loopback, direct.
+type Cell = tlsdata.Cell
 
-// String is "stack/path/keyshare", e.g. "openssl/bridge/direct".
-func (c Cell) String() string { return c.Stack + "/" + c.Path + "/" + c.KeyShare }
-
-// orDefault fills the zero fields with the records' defaults.
-func (c Cell) orDefault() Cell {
+// cellOrDefault fills the zero fields of c with the records' defaults.
+func cellOrDefault(c Cell) Cell {
 	return Cell{Stack: cmp.Or(c.Stack, tlsdata.StackGo), Path: cmp.Or(c.Path, tlsdata.DefaultPath), KeyShare: cmp.Or(c.KeyShare, KeyShareDirect)}
 }
 
@@ -48,10 +40,10 @@ func ParseCell(s string) (Cell, error) {
 		return Cell{}, fmt.Errorf("cell %q: want stack/path/keyshare, e.g. openssl/bridge/direct", s)
 	}
 	c := Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}
-	return c, c.validate()
+	return c, validateCell(c)
 }
 
-func (c Cell) validate() error {
+func validateCell(c Cell) error {
 	var errs []string
 	if !slices.Contains(tlsdata.Stacks, c.Stack) {
 		errs = append(errs, fmt.Sprintf("stack %q is not one of %v", c.Stack, tlsdata.Stacks))
@@ -387,7 +379,7 @@ type cellSamples map[Cell]map[string]*measured
 // gapAnalysis compares every cell's paper configurations and every
 // factor's effect.
 func gapAnalysis(p Params, cells cellSamples, choice PrimaryChoice) (*Gap, error) {
-	primary := p.Cell.orDefault() // the primary pairs are nearest the stated cell
+	primary := cellOrDefault(p.Cell) // the primary pairs are nearest the stated cell
 	g := &Gap{}
 	keys := make([]Cell, 0, len(cells))
 	for c := range cells {
@@ -506,7 +498,7 @@ func (c PrimaryChoice) Judgeable() bool { return c.Status != PrimaryAbsent }
 // choosePrimary picks the judged cell (PrimaryChoice); an error only when
 // the run has no cell with all of the paper's configurations.
 func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
-	stated := p.Cell.orDefault()
+	stated := cellOrDefault(p.Cell)
 	ch := PrimaryChoice{Cell: stated}
 	has := func(c Cell) bool {
 		for _, m := range cells[c] {
@@ -522,7 +514,7 @@ func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
 	}
 	slices.Sort(present)
 	if p.Fallback != (Cell{}) {
-		fb := p.Fallback.orDefault()
+		fb := cellOrDefault(p.Fallback)
 		ch.Fallback = &fb
 	}
 	switch {

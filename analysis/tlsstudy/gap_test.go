@@ -27,8 +27,8 @@ func gapParams(c Cell) Params {
 
 // The spec's [paper.cell] and [paper.fallback].
 var (
-	primaryCell  = Cell{tlsdata.StackOpenSSLCLI, "docker", KeyShareDirect}
-	fallbackCell = Cell{tlsdata.StackOpenSSLCLI, "bridge", KeyShareDirect}
+	primaryCell  = Cell{Stack: tlsdata.StackOpenSSLCLI, Path: "docker", KeyShare: KeyShareDirect}
+	fallbackCell = Cell{Stack: tlsdata.StackOpenSSLCLI, Path: "bridge", KeyShare: KeyShareDirect}
 )
 
 func mustCell(s string) Cell {
@@ -204,7 +204,7 @@ func TestGapNoPrimary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Primary.Status != PrimaryAbsent || res.Primary.Judged != (Cell{tlsdata.StackOpenSSL, "bridge", KeyShareDirect}) {
+	if res.Primary.Status != PrimaryAbsent || res.Primary.Judged != (Cell{Stack: tlsdata.StackOpenSSL, Path: "bridge", KeyShare: KeyShareDirect}) {
 		t.Fatalf("primary choice %+v, want absent, described on openssl/bridge/direct", res.Primary)
 	}
 	if !strings.Contains(res.Primary.Note, "primary cell not in this run") {
@@ -253,7 +253,7 @@ func TestGapNoPrimary(t *testing.T) {
 // refused.
 func TestGapBadInput(t *testing.T) {
 	recs := gapSpec.records()
-	hrrKem := inCell("ed25519/MLKEM1024", Cell{tlsdata.StackGo, "loopback", KeyShareHRR})
+	hrrKem := inCell("ed25519/MLKEM1024", Cell{Stack: tlsdata.StackGo, Path: "loopback", KeyShare: KeyShareHRR})
 	t.Run("cell missing a configuration", func(t *testing.T) {
 		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsdata.Record) bool { return r.Config == hrrKem && r.PathOrDefault() == "loopback" })
 		res, err := Analyze(rs, gapParams(primaryCell), Input{Path: "synthetic"})
@@ -261,7 +261,7 @@ func TestGapBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range res.Gap.Cells {
-			want := c.Cell == Cell{tlsdata.StackGo, "loopback", KeyShareHRR}
+			want := c.Cell == Cell{Stack: tlsdata.StackGo, Path: "loopback", KeyShare: KeyShareHRR}
 			if got := slices.Equal(c.Missing, []string{hrrKem}); got != want {
 				t.Errorf("cell %s: missing %v", c.Cell, c.Missing)
 			}
@@ -281,7 +281,7 @@ func TestGapBadInput(t *testing.T) {
 	})
 	t.Run("one stack only", func(t *testing.T) {
 		rs := slices.DeleteFunc(slices.Clone(recs), func(r tlsdata.Record) bool { return r.StackName() != tlsdata.StackGo })
-		res, err := Analyze(rs, gapParams(Cell{tlsdata.StackGo, "bridge", KeyShareDirect}), Input{Path: "synthetic"})
+		res, err := Analyze(rs, gapParams(Cell{Stack: tlsdata.StackGo, Path: "bridge", KeyShare: KeyShareDirect}), Input{Path: "synthetic"})
 		if err != nil {
 			t.Fatal(err)
 		}

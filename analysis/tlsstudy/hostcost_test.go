@@ -23,8 +23,13 @@ func TestHostCostModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Analyze leaves the account to AttachMeta, which sets it once.
+	if res.Host != nil {
+		t.Fatalf("Analyze set the host account %+v: want it left to AttachMeta", res.Host)
+	}
+	AttachMeta(res, gapParams(primaryCell), RunMeta{})
 	if res.Host == nil || res.Host.Note == "" {
-		t.Fatalf("results without meta.json: host %+v, want a note", res.Host)
+		t.Fatalf("results without meta.json's host_crypto: host %+v, want a note", res.Host)
 	}
 	meta, err := ParseRunMeta("meta.json", []byte(synthMeta))
 	if err != nil {

@@ -95,10 +95,10 @@ func ParamsFrom(profile string, d tlsdata.Design, epoch time.Time) (Params, erro
 		p.Paper = append(p.Paper, id)
 	}
 	p.Baseline = p.Paper[0]
-	p.Cell = Cell(d.Cell)
+	p.Cell = d.Cell
 	// [paper.fallback]: the analysis judges on the first of the two
 	// cells the run has (a host without Docker runs no docker cell).
-	p.Fallback = Cell(d.Fallback)
+	p.Fallback = d.Fallback
 	return p, p.Validate()
 }
 
@@ -128,11 +128,11 @@ func (p Params) Validate() error {
 			seen[id] = true
 		}
 	}
-	if err := p.Cell.orDefault().validate(); err != nil {
+	if err := validateCell(cellOrDefault(p.Cell)); err != nil {
 		errs = append(errs, fmt.Errorf("primary %w", err))
 	}
 	if p.Fallback != (Cell{}) {
-		if err := p.Fallback.orDefault().validate(); err != nil {
+		if err := validateCell(cellOrDefault(p.Fallback)); err != nil {
 			errs = append(errs, fmt.Errorf("fallback %w", err))
 		}
 	}
@@ -175,7 +175,7 @@ func (p Params) stageParams() map[string]string {
 		paramPaper:     strings.Join(p.Paper, ","),
 		paramSeed:      strconv.FormatUint(p.BootstrapSeed, 10),
 		paramResamples: strconv.Itoa(p.resamples()),
-		paramCell:      p.Cell.orDefault().String(),
+		paramCell:      cellOrDefault(p.Cell).String(),
 		paramFallback:  p.fallbackString(),
 	}
 }
@@ -185,7 +185,7 @@ func (p Params) fallbackString() string {
 	if p.Fallback == (Cell{}) {
 		return ""
 	}
-	return p.Fallback.orDefault().String()
+	return cellOrDefault(p.Fallback).String()
 }
 
 // paramsFrom rebuilds Params from a stage's parameters, so that the

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/gapmodel"
+	"pqrepro/analysis/tlshost"
 	"pqrepro/internal/jsonnum"
 )
 
@@ -26,9 +27,9 @@ type Results struct {
 	// Params are the analysis parameters as used.
 	Params ResultParams `json:"params"`
 	// Host is the primitive-cost account of the hybrid from meta.json's
-	// measured.host_crypto (hostcost.go); absent before issue 24's
-	// results.
-	Host *HostCost `json:"host_cost,omitempty"`
+	// measured.host_crypto (analysis/tlshost, Account); absent before
+	// issue 24's results.
+	Host *tlshost.Account `json:"host_cost,omitempty"`
 	// Stalls is the per-cell packet timing that shows Nagle or
 	// delayed-ACK stalls (stalls.go); absent before issue 24's results.
 	Stalls *Stalls `json:"stalls,omitempty"`

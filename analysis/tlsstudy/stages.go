@@ -34,7 +34,7 @@ const (
 	stageTables   = "tls:tables"
 	recordsInFile = tlsdata.RecordsFile
 	// MetaFile is the run's meta.json, read for the host's cryptography
-	// and the socket options (hostcost.go, stalls.go).
+	// and the socket options (analysis/tlshost, stalls.go).
 	MetaFile = "meta.json"
 )
 

@@ -74,7 +74,7 @@ var synthCells = func() []Cell {
 		if err != nil {
 			panic(err)
 		}
-		if c != (Cell{}).orDefault() {
+		if c != cellOrDefault(Cell{}) {
 			out = append(out, c)
 		}
 	}

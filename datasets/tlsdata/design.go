@@ -9,6 +9,13 @@ type Cell struct {
 	KeyShare string `toml:"keyshare" json:"keyshare"`
 }
 
+// Key-share modes of a cell: the client's only key share is for the
+// configured group, or every handshake takes the HelloRetryRequest path.
+const (
+	KeyShareDirect = "direct"
+	KeyShareHRR    = "hrr"
+)
+
 // String is "stack/path/keyshare", e.g. "openssl/bridge/direct".
 func (c Cell) String() string { return c.Stack + "/" + c.Path + "/" + c.KeyShare }
 

@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"pqrepro/analysis/tlshost"
 	"pqrepro/internal/render"
 )
 
-// Renderings of the host's account (hostcost.go) and the stall account
-// (stalls.go): one table (tab:tls-host, in TableFactors' file) with a row per cell and their
-// \newcommand numbers (hostNumbers, in NumbersFile).
+// Renderings of the stall account (stalls.go) and the host's account
+// (analysis/tlshost, Account): one table (tab:tls-host, in TableFactors'
+// file) with a row per cell and their \newcommand numbers (hostNumbers,
+// in NumbersFile).
 
 func yesNo(b *bool) string {
 	switch {
@@ -38,7 +40,7 @@ func hostTable(r *Results) (string, error) {
 		Header: []string{"Cell", "Hybrid $-$ KEM (ms)", "Predicted", "Ratio", "Flight p99 (ms)", "Stalled", "Server NODELAY"},
 	}
 	type row struct {
-		host  *HostCostCell
+		host  *tlshost.AccountCell
 		stall *CellStalls
 	}
 	rows := map[Cell]*row{}
@@ -132,8 +134,8 @@ func hostNumbers(r *Results, setOnce func(name, v string)) {
 		set(k, "---")
 	}
 	set("HostPubPThreeEightFourReading", "---")
-	set("HostOpsDirect", fmt.Sprint(P384Ops(KeyShareDirect)))
-	set("HostOpsHRR", fmt.Sprint(P384Ops(KeyShareHRR)))
+	set("HostOpsDirect", fmt.Sprint(tlshost.P384Ops(false)))
+	set("HostOpsHRR", fmt.Sprint(tlshost.P384Ops(true)))
 	pubHyb, pubKem := Published.Increases["hybrid"].IncreaseMs, Published.Increases["pq-kem"].IncreaseMs
 	set("PubHybridMs", render.Fixed(pubHyb, 3))
 	set("PubKemMs", render.Fixed(pubKem, 3))
