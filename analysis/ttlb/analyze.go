@@ -384,8 +384,8 @@ func agree(reps []Replicate) string {
 }
 
 // fillReplicate is one series pair's medians, increases and
-// within-series interval (each group's series block-bootstrapped as a
-// whole from a stream of its own: SeriesStream with the variant
+// within-series interval. Each group's series is block-bootstrapped as a
+// whole from a stream of its own (SeriesStream with the variant
 // "ttlb-<size>"); a series too short for the block bootstrap leaves the
 // interval NaN (null) with a note. It also returns the handshake's
 // increase in ms.

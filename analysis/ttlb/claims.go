@@ -169,7 +169,7 @@ func Catalogue() claims.Catalogue {
 			Venue: "IACR ePrint 2024/176; MADweb 2024", Where: "abstract"}}
 }
 
-// judge evaluates Catalogue on t through analysis/claims: t is encoded as
+// judge evaluates Catalogue on t through analysis/claims. t is encoded as
 // results/net-ttlb.json (without claims) and read back strictly, so the
 // rules read what the file holds.
 func judge(t *Results) ([]Claim, error) {
@@ -221,8 +221,8 @@ func sizesFrom(t *Results, sc string, from int) []cellAt {
 	return out
 }
 
-// all judges f on every cell of at and combines the parts: not
-// reproduced when one is, else not measurable when one is, else
+// all judges f on every cell of at and combines the parts' verdicts.
+// Not reproduced when one is, else not measurable when one is, else
 // reproduced; the reason lists the parts of the verdict, Ours every
 // cell's estimate and interval.
 func all(t *Results, at []cellAt, f func(c *Cell) part) claims.Outcome {
@@ -295,8 +295,9 @@ func below(c *Cell, bound float64) part {
 }
 
 // drop judges "the TTLB's relative increase lies below the handshake-only
-// one" on cell c against its scenario's size-0 cell: the t interval over
-// the replicates of their paired difference (size 0 minus c) above 0.
+// one" on cell c against its scenario's size-0 cell. It needs the t
+// interval over the replicates of their paired difference (size 0 minus
+// c) above 0.
 func drop(t *Results, c *Cell) part {
 	h := t.cell(c.Scenario, 0)
 	if h == nil {
@@ -314,9 +315,9 @@ func above(a, b *Cell, an, bn string) part {
 }
 
 // paired are the differences minuend - subtrahend of the replicates'
-// relative increases, paired by toolchain and congestion control (a
-// replicate without a congestion control pairs with its toolchain's);
-// the string says why when fewer than two pairs have both.
+// relative increases, paired by toolchain and congestion control. A
+// replicate without a congestion control pairs with its toolchain's; the
+// string says why when fewer than two pairs have both.
 func paired(minuend, subtrahend *Cell) ([]float64, string) {
 	var d []float64
 	for _, s := range subtrahend.Replicates {

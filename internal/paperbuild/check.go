@@ -120,7 +120,7 @@ func stripComments(s string) string {
 var generatedRe = regexp.MustCompile(`generated/([A-Za-z0-9_.-]+)`)
 
 // usedGenerated is the set of generated files (paths relative to paper/)
-// that a hand-written source names, with ".tex" added where the source
+// that a hand-written source names. It adds ".tex" where the source
 // leaves it out, as \input does.
 func usedGenerated(files map[string][]byte) map[string]bool {
 	used := map[string]bool{}

@@ -512,9 +512,9 @@ func ipSumOf(f *epbFields) uint16 {
 	return ^fold(s)
 }
 
-// tcpSumOf is the TCP checksum f would carry in mode m (RFC 9293 3.1):
-// 1 the full sum over the captured segment, 2 the pseudo-header's sum as
-// a sender that offloads the checksum leaves it, 3 its complement.
+// tcpSumOf is the TCP checksum f would carry in mode m (RFC 9293 3.1).
+// Mode 1 is the full sum over the captured segment, 2 the pseudo-header's
+// sum as a sender that offloads the checksum leaves it, 3 its complement.
 func tcpSumOf(f *epbFields, m uint8) uint16 {
 	s := csum16(0, f.addr[:8])
 	s += 6 + uint32(f.ipLen-20)

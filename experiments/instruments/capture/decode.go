@@ -212,8 +212,8 @@ func decode(linkType uint32, b []byte, seg *segment) decodeResult {
 }
 
 // mssOption returns the Maximum Segment Size option of a SYN's TCP
-// options (RFC 9293 3.2 and 3.7.1: kind 2, length 4, a 16-bit value), or
-// 0 when the options hold none or are malformed. Kind 0 ends the list and
+// options, or 0 when they hold none or are malformed. The option is kind
+// 2, length 4, a 16-bit value (RFC 9293 3.2 and 3.7.1). Kind 0 ends the list and
 // kind 1 is one byte of padding; every other option carries its length.
 func mssOption(opts []byte) uint16 {
 	for len(opts) > 0 {

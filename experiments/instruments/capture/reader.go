@@ -868,9 +868,9 @@ func (c *conn) flight(ns int64) {
 }
 
 // responseSegment counts a server segment with new data after the
-// client's Finished (Record.ResponseStartNs, ResponseWindow and
-// AckedAtResponse): the first starts the response, and the window counts
-// those that arrive within one SYN round trip of it.
+// client's Finished. The first starts the response (Record
+// ResponseStartNs, AckedAtResponse), and ResponseWindow counts those that
+// arrive within one SYN round trip of it.
 func (c *conn) responseSegment(ns int64) {
 	if !c.resp.ok {
 		c.resp.setOnce(ns)
@@ -1474,7 +1474,7 @@ func (r Record) String() string {
 }
 
 // segmentSize is the lesser of two SYNs' MSS options, ignoring an absent
-// one (RFC 9293 3.7.1: a host sends no segment larger than its peer's MSS).
+// one. A host sends no segment larger than its peer's MSS (RFC 9293 3.7.1).
 func segmentSize(m [2]uint16) int {
 	switch {
 	case m[0] == 0:

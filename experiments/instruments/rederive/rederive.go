@@ -183,8 +183,8 @@ func (c *checked) Close() error {
 }
 
 // openChecked opens the file at abs as a reader of the capture's
-// uncompressed bytes, checked against want: gunzipped when its name ends
-// in GzipExt, decoded when in ColumnsExt.
+// uncompressed bytes, checked against want. It gunzips a name ending in
+// GzipExt and decodes one ending in ColumnsExt.
 func openChecked(abs, shown, want string) (io.ReadCloser, error) {
 	if strings.HasSuffix(abs, ColumnsExt) {
 		enc, err := os.ReadFile(abs)

@@ -86,11 +86,11 @@ func transferOf(row *netdata.Row, rec *capture.Record) *netdata.Transfer {
 	return x
 }
 
-// mechanism returns the registered mechanism's W and A of a connection
-// (analysis/ttlb/mechanism.txt): the response's segments within one SYN
-// round trip of its start, and the server's bytes the client had
-// acknowledged by then in whole segments, rounded up; -1 for either the
-// capture cannot give.
+// mechanism returns the registered mechanism's W and A of a connection,
+// -1 for either the capture cannot give (analysis/ttlb/mechanism.txt). W
+// is the response's segments within one SYN round trip of its start; A
+// the server's bytes the client had acknowledged by then in whole
+// segments, rounded up.
 func mechanism(rec *capture.Record) (window, ackedSegs int) {
 	window, ackedSegs = -1, -1
 	if rec.ResponseStartNs != nil && rec.SynNs != nil && rec.SynAckNs != nil {
