@@ -52,11 +52,21 @@ __attribute__((section(".vectors"), used)) void (*const __vectors[48])(void) = {
 #ifdef CODE_IN_FLASH
 extern uint32_t __data_load, __data_start, __data_end;
 
-/* copy_data copies .data from its load address in flash to SRAM. */
+/* copy_data copies .data from its load address in flash to SRAM, and
+ * zero_bss clears .bss. Both write through a volatile pointer so that GCC
+ * does not turn their loops into memcpy and memset calls: with the
+ * "sdk-like" runtime those routines run from SRAM that this copy fills
+ * (link-flash.ld's .time_critical, experiments/pico/runtime/memops.S). */
 static void copy_data(void) {
     const uint32_t *src = &__data_load;
-    for (uint32_t *p = &__data_start; p < &__data_end; p++) {
+    for (volatile uint32_t *p = &__data_start; p < &__data_end; p++) {
         *p = *src++;
+    }
+}
+
+static void zero_bss(void) {
+    for (volatile uint32_t *p = &__bss_start; p < &__bss_end; p++) {
+        *p = 0;
     }
 }
 #endif
@@ -64,10 +74,12 @@ static void copy_data(void) {
 void reset_handler(void) {
 #ifdef CODE_IN_FLASH
     copy_data();
-#endif
+    zero_bss();
+#else
     for (uint32_t *p = &__bss_start; p < &__bss_end; p++) {
         *p = 0;
     }
+#endif
     main();
     for (;;) {
         __asm__ volatile("wfi");

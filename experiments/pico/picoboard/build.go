@@ -275,16 +275,18 @@ func withDefaults(cfg BuildConfig, root string) BuildConfig {
 const DefaultRuntime = "libgcc"
 
 // Runtimes are the firmware's run-time library levels ([build] runtime).
-// "libgcc" is the toolchain's routines; "sdk-like" links our own
-// __aeabi_lmul (experiments/pico/runtime/lmul.S, written from the
-// algorithm) and 32-bit division on the SIO hardware divider (div.S,
-// RP2040 datasheet 2.3.1.5) in place of libgcc's, as a pico-sdk build
-// links its own.
+// "libgcc" is the toolchain's routines (and newlib's memcpy and memset);
+// "sdk-like" links our own __aeabi_lmul (experiments/pico/runtime/lmul.S,
+// written from the algorithm), 32-bit division on the SIO hardware
+// divider (div.S, RP2040 datasheet 2.3.1.5) in place of libgcc's, and
+// memcpy and memset written from the boot ROM's algorithm (memops.S) in
+// place of newlib's, as a pico-sdk build links its own and calls the
+// ROM's.
 var Runtimes = []string{DefaultRuntime, "sdk-like"}
 
 // runtimeSources are the files each runtime adds to the firmware, in
 // experiments/pico/runtime.
-var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S", "div.S"}}
+var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S", "div.S", "memops.S"}}
 
 // CheckRuntime returns an error naming the levels unless name is one of
 // Runtimes.
