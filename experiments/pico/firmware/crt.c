@@ -25,6 +25,16 @@ void reset_handler(void);
 void fault_handler(void);
 void systick_handler(void);
 static void default_handler(void);
+#ifdef USB_IRQ_US
+/* usbirq.c: the USB stdio interrupt load, on TIMER_IRQ_3 and IRQ 31. */
+void timer_irq3_handler(void);
+void usb_worker_irq(void);
+#define IRQ3_HANDLER timer_irq3_handler
+#define IRQ31_HANDLER usb_worker_irq
+#else
+#define IRQ3_HANDLER default_handler
+#define IRQ31_HANDLER default_handler
+#endif
 
 /* ARMv6-M vector table: initial SP, reset, NMI, HardFault, then SVCall at
  * 11, PendSV at 14, SysTick at 15 and the 32 RP2040 IRQs (datasheet 2.3.2).
@@ -39,14 +49,14 @@ __attribute__((section(".vectors"), used)) void (*const __vectors[48])(void) = {
     0, 0,
     default_handler, /* PendSV */
     systick_handler,
+    default_handler, default_handler, default_handler, IRQ3_HANDLER,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
-    default_handler, default_handler, default_handler, default_handler,
-    default_handler, default_handler, default_handler, default_handler,
+    default_handler, default_handler, default_handler, IRQ31_HANDLER,
 };
 
 #ifdef CODE_IN_FLASH

@@ -112,8 +112,11 @@ type BuildConfig struct {
 	CodeIn   string   // one of CodeIns; "" means DefaultCodeIn
 	ClockMHz float64  // clk_sys in MHz (PLLFor); 0 means DefaultClockMHz
 	MsgBytes int      // bytes each signature signs; 0 means DefaultMessageBytes
-	OutDir   string   // "" means .cache/pico/images
-	Log      io.Writer
+	// USBIRQMicros is the USB stdio interrupt's period (CheckUSBIRQ;
+	// firmware/usbirq.c); 0, off.
+	USBIRQMicros int
+	OutDir       string // "" means .cache/pico/images
+	Log          io.Writer
 }
 
 // Image is a built firmware image and its provenance.
@@ -133,6 +136,7 @@ type Image struct {
 	ClockMHz   float64           `json:"clock_mhz,omitempty"`
 	PLL        PLL               `json:"pll"`
 	MsgBytes   int               `json:"message_bytes,omitempty"`
+	USBIRQ     int               `json:"usb_irq_us,omitempty"`
 	BuildTime  time.Duration     `json:"-"`
 
 	// Provenance for meta.json (all additive; see Provenance).
@@ -161,7 +165,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, fmt.Errorf("build: image name %q must be a plain word", cfg.Name)
 	}
 	cfg = withDefaults(cfg, root)
-	if err := CheckFactors(cfg.Runtime, cfg.ClockMHz, cfg.MsgBytes); err != nil {
+	if err := CheckFactors(cfg.Runtime, cfg.ClockMHz, cfg.MsgBytes, cfg.USBIRQMicros); err != nil {
 		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
 	}
 	if err := CheckCodeIn(cfg.CodeIn); err != nil {
@@ -174,7 +178,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
 	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime,
-		ClockMHz: cfg.ClockMHz, MsgBytes: cfg.MsgBytes}
+		ClockMHz: cfg.ClockMHz, MsgBytes: cfg.MsgBytes, USBIRQ: cfg.USBIRQMicros}
 	img.PLL, _ = PLLFor(cfg.ClockMHz) // checked above
 	if cfg.CodeIn != DefaultCodeIn {
 		img.CodeIn = cfg.CodeIn
@@ -389,6 +393,12 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 	// The clock's PLL dividers, computed here (PLLFor), and the message
 	// length: board.c and bench.c take them from these defines only.
 	src.defines = append(src.defines, factorDefines(img.PLL, cfg.MsgBytes)...)
+	if cfg.USBIRQMicros > 0 {
+		// The USB stdio interrupt load (firmware/usbirq.c); none by
+		// default, so an image without it is what it was.
+		src.defines = append(src.defines, fmt.Sprintf("USB_IRQ_US=%d", cfg.USBIRQMicros))
+		src.fwFiles = append(src.fwFiles, "usbirq.c")
+	}
 	src.defines = append(src.defines, cfg.Defines...)
 	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
 	if err != nil {

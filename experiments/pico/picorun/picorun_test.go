@@ -80,6 +80,14 @@ func TestLoadSpecRejects(t *testing.T) {
 		{"configuration clock", "clock_mhz = 125", "clock_mhz = 124.9", "[configurations.sdk] clock_mhz = 124.9: the PLL cannot make it exactly"},
 		{"configuration like build", "runtime = \"sdk-like\"\nclock_mhz = 125", "runtime = \"libgcc\"\nclock_mhz = 133", "[configurations.sdk] sets no factor unlike [build]'s"},
 		{"configuration name", "[configurations.sdk]", "[configurations.SDK]", "[configurations.SDK]: a configuration's name is lower-case"},
+		{"negative usb_irq_us", "usb_irq_us = 0", "usb_irq_us = -1000", "[build] usb_irq_us = -1000: want 0 (off) or a period of 100..1000000 us (pico-sdk's is 1000)"},
+		{"usb_irq_us too short", "usb_irq_us = 0", "usb_irq_us = 99", "[build] usb_irq_us = 99: want 0 (off) or a period of 100..1000000 us"},
+		{"usb_irq_us too long", "usb_irq_us = 0", "usb_irq_us = 2000000", "[build] usb_irq_us = 2000000"},
+		{"usb_irq_us not an integer", "usb_irq_us = 0", "usb_irq_us = 1000.5", `"build.usb_irq_us"): incompatible types: TOML value has type float64`},
+		{"usb_irq_us not a number", "usb_irq_us = 0", `usb_irq_us = "1ms"`, `"build.usb_irq_us"): incompatible types: TOML value has type string`},
+		{"configuration usb_irq_us", "[configurations.sdk]", "[configurations.usb-fast]\nusb_irq_us = 50\n\n[configurations.sdk]", "[configurations.usb-fast] usb_irq_us = 50: want 0 (off) or a period of 100..1000000 us"},
+		{"configuration code_in", "[configurations.sdk]", "[configurations.rom]\ncode_in = \"rom\"\n\n[configurations.sdk]", `[configurations.rom] code_in "rom" is not one of ram, flash, flash-cold`},
+		{"configuration usb off like build", "[configurations.sdk]", "[configurations.usb-off]\nusb_irq_us = 0\n\n[configurations.sdk]", "[configurations.usb-off] sets no factor unlike [build]'s"},
 		{"unknown configuration in profile", "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\", \"pico\"]", `[profiles.quick] configurations: "pico": configuration "pico" is not a [configurations.*] table (have sdk)`},
 		{"configuration twice", "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\", \"sdk\"]", `[profiles.quick] configurations: "sdk" is listed twice`},
 	}
@@ -669,7 +677,7 @@ func TestPlanConfigurations(t *testing.T) {
 	if p.clocks() != "133 MHz or 125 MHz" {
 		t.Errorf("clocks %q", p.clocks())
 	}
-	if f, _ := s.Factors("long-message"); f != (Factors{Config: "long-message", Runtime: "libgcc", ClockMHz: 133, MessageBytes: 1024}) {
+	if f, _ := s.Factors("long-message"); f != (Factors{Config: "long-message", Runtime: "libgcc", ClockMHz: 133, MessageBytes: 1024, CodeIn: "ram"}) {
 		t.Errorf("long-message resolves to %+v", f)
 	}
 	if Estimate("quick") == 0 {

@@ -568,6 +568,9 @@ func measuredMeta(p runPlan, wall time.Duration, hostRows int, boards map[string
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
 			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board,
 			"configuration": rec.Config, "runtime": rec.Runtime, "clock_mhz": rec.ClockMHz, "message_bytes": rec.MessageBytes}
+		if rec.USBIRQMicros != 0 {
+			m["usb_irq_us"] = rec.USBIRQMicros
+		}
 		if e := rec.Emulator; e != nil {
 			m["simulated_mhz"] = e.SimMHz
 			m["simulated_seconds"] = e.SimSeconds
@@ -600,7 +603,6 @@ func buildImages(ctx context.Context, root string, s Spec, profile string, prof 
 		c.Profile = prof.Firmware(profile)
 		c.Seed = s.Seed
 		c.CFlags = slices.Clone(s.Build.CFlags)
-		c.CodeIn = s.Build.CodeIn
 		// One folder per firmware configuration: a run with other counts (a
 		// test's) never overwrites the images this one is about to run.
 		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
@@ -706,7 +708,8 @@ func runImage(ctx context.Context, img picoboard.Image, env imageEnv) (ImageReco
 		return ImageRecord{}, err
 	}
 	_, config, _ := strings.Cut(img.Name, configSep)
-	rec := ImageRecord{Name: img.Name, Factors: Factors{Config: config, Runtime: img.Runtime, ClockMHz: img.ClockMHz, MessageBytes: img.MsgBytes}, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
+	rec := ImageRecord{Name: img.Name, Factors: Factors{Config: config, Runtime: img.Runtime, ClockMHz: img.ClockMHz, MessageBytes: img.MsgBytes,
+		CodeIn: img.CodeIn, USBIRQMicros: img.USBIRQ}, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
 		Compiler: img.Compiler, CFlags: img.CFlags, Defines: img.Defines, Sources: img.Sources,
 		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
 		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Board: boardID, Emulated: ds.Emulated,
@@ -911,6 +914,9 @@ func buildKey(c picoboard.BuildConfig) string {
 	}
 	if c.MsgBytes != 0 && c.MsgBytes != picoboard.DefaultMessageBytes {
 		key += fmt.Sprintf("|msg=%d", c.MsgBytes)
+	}
+	if c.USBIRQMicros != 0 {
+		key += fmt.Sprintf("|usb_irq=%d", c.USBIRQMicros)
 	}
 	return c.Profile.Name + "-" + repro.HashBytes([]byte(key))[:12]
 }
