@@ -168,6 +168,25 @@ const (
 	MaxUSBIRQMicros = 1000000
 )
 
+// USBTickMaxCycles bounds the cycles one tick of firmware/usbirq.c takes
+// in rp2040js (about 900-1,000 from SRAM, more when the XIP cache misses
+// in a flash image).
+const USBTickMaxCycles = 1500
+
+// TimeSlackMicros is how far an emulated operation's TIMER microseconds
+// may lie from its cycles / clock: the TIMER's 1 us steps and the cycles
+// between the two counters' reads, 2 us; with the USB interrupt, also a
+// tick at each end, which can come between the two reads (bench.c: the
+// cycle counter is read first at the start, last at the end), so that
+// the cycles count it and the microseconds do not.
+func (img Image) TimeSlackMicros() float64 {
+	slack := 2.0
+	if hz := img.PLL.Hz(); img.USBIRQ > 0 && hz > 0 {
+		slack += 2 * USBTickMaxCycles * 1e6 / float64(hz)
+	}
+	return slack
+}
+
 // CheckUSBIRQ returns an error unless us is 0 (off) or a period in
 // MinUSBIRQMicros..MaxUSBIRQMicros.
 func CheckUSBIRQ(us int) error {

@@ -79,3 +79,18 @@ func TestCheckFactors(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeSlackMicros checks the slack between an emulated operation's
+// microseconds and its cycles / clock: the TIMER's steps alone, and with
+// the USB interrupt a tick at each end (2 x 1500 cycles at 125 MHz).
+func TestTimeSlackMicros(t *testing.T) {
+	pll, _ := PLLFor(125)
+	for _, c := range []struct {
+		usb  int
+		want float64
+	}{{0, 2}, {SDKUSBIRQMicros, 2 + 24}} {
+		if got := (Image{PLL: pll, USBIRQ: c.usb}).TimeSlackMicros(); got != c.want {
+			t.Errorf("usb_irq_us %d: slack %v us, want %v", c.usb, got, c.want)
+		}
+	}
+}

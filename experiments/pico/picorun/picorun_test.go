@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,9 @@ func TestLoadSpecRejects(t *testing.T) {
 		{"message too long", "message_bytes = 32", "message_bytes = 5000", "[build] message_bytes = 5000: want 1..4096"},
 		{"unknown configuration runtime", `runtime = "sdk-like"`, `runtime = "pico-sdk"`, `[configurations.sdk] runtime "pico-sdk" is not one of libgcc, sdk-like`},
 		{"configuration clock", "clock_mhz = 125", "clock_mhz = 124.9", "[configurations.sdk] clock_mhz = 124.9: the PLL cannot make it exactly"},
-		{"configuration like build", "runtime = \"sdk-like\"\nclock_mhz = 125", "runtime = \"libgcc\"\nclock_mhz = 133", "[configurations.sdk] sets no factor unlike [build]'s"},
+		{"configuration like build", "runtime = \"sdk-like\"\nclock_mhz = 125\ncode_in = \"flash\"\nusb_irq_us = 1000", "runtime = \"libgcc\"\nclock_mhz = 133", "[configurations.sdk] sets no factor unlike [build]'s"},
+		{"configuration image", "usb_irq_us = 1000\n", "usb_irq_us = 1000\nimages = [\"mlkem\", \"mldsa\"]\n", `[configurations.sdk] images: unknown image "mldsa" (standard images: mlkem, mldsa44`},
+		{"configuration image twice", "usb_irq_us = 1000\n", "usb_irq_us = 1000\nimages = [\"mlkem\", \"mlkem\"]\n", `[configurations.sdk] images: "mlkem" is listed twice`},
 		{"configuration name", "[configurations.sdk]", "[configurations.SDK]", "[configurations.SDK]: a configuration's name is lower-case"},
 		{"negative usb_irq_us", "usb_irq_us = 0", "usb_irq_us = -1000", "[build] usb_irq_us = -1000: want 0 (off) or a period of 100..1000000 us (pico-sdk's is 1000)"},
 		{"usb_irq_us too short", "usb_irq_us = 0", "usb_irq_us = 99", "[build] usb_irq_us = 99: want 0 (off) or a period of 100..1000000 us"},
@@ -613,6 +616,16 @@ func TestCodeInFlashNeedsEmulator(t *testing.T) {
 			t.Errorf("code_in %s on a board: %v", l, err)
 		}
 	}
+	// A configuration in flash is refused on a board only when a profile
+	// runs it: the committed "sdk" is defined for the emulator.
+	board := strings.Replace(strings.Replace(base, `kind = "emulator"`, `kind = "serial"`, 1), `port = ""`, `port = "/dev/ttyACM0"`, 1)
+	if _, err := LoadSpec(writeSpec(t, board)); err != nil {
+		t.Errorf("sdk defined, not run, on a board: %v", err)
+	}
+	board = strings.Replace(board, "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\"]", 1)
+	if _, err := LoadSpec(writeSpec(t, board)); err == nil || !strings.Contains(err.Error(), `[profiles.quick] configurations: "sdk": code_in = "flash" runs on the emulator only`) {
+		t.Errorf("sdk run on a board: %v", err)
+	}
 }
 
 // TestBuildKeyCodeIn checks that code in SRAM leaves a configuration's
@@ -679,6 +692,24 @@ func TestPlanConfigurations(t *testing.T) {
 	}
 	if f, _ := s.Factors("long-message"); f != (Factors{Config: "long-message", Runtime: "libgcc", ClockMHz: 133, MessageBytes: 1024, CodeIn: "ram"}) {
 		t.Errorf("long-message resolves to %+v", f)
+	}
+	if f, _ := s.Factors("sdk"); f != (Factors{Config: "sdk", Runtime: "sdk-like", ClockMHz: 125, MessageBytes: 32, CodeIn: "flash", USBIRQMicros: 1000}) {
+		t.Errorf("sdk resolves to %+v", f)
+	}
+	// A configuration's images list limits it to those of the profile's.
+	sdk := s.Configurations["sdk"]
+	sdk.Images = []string{"mldsa44", "classic"}
+	s.Configurations["sdk"] = sdk
+	p, err = newPlan(s, "quick", []string{"mlkem", "mldsa44"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range p.imgs {
+		names = append(names, c.Name)
+	}
+	if slices.Sort(names); fmt.Sprint(names) != "[mldsa44 mldsa44+sdk mlkem]" {
+		t.Errorf("sdk limited to mldsa44 and classic runs %v", names)
 	}
 	if Estimate("quick") == 0 {
 		t.Error("no estimate")

@@ -142,6 +142,10 @@ type ConfigSpec struct {
 	// USBIRQMicros is a pointer so that 0 (off) can be set against a
 	// [build] that has the interrupt on.
 	USBIRQMicros *int `toml:"usb_irq_us"`
+	// Images, when set, are the only images the configuration runs, of
+	// those its profile runs (a slow configuration on a subset); empty,
+	// all of the profile's.
+	Images []string `toml:"images"`
 }
 
 // Factors is one configuration's build factors, resolved against [build]
@@ -229,7 +233,7 @@ func DefaultSpec() Spec {
 		Build: BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime,
 			ClockMHz: picoboard.DefaultClockMHz, MessageBytes: picoboard.DefaultMessageBytes, CodeIn: picoboard.DefaultCodeIn},
 		Configurations: map[string]ConfigSpec{
-			"sdk": {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz},
+			"sdk": {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz, CodeIn: "flash", USBIRQMicros: new(picoboard.SDKUSBIRQMicros)},
 		},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
@@ -279,10 +283,6 @@ func (s Spec) Validate() error {
 	if len(s.Profiles) == 0 {
 		return fmt.Errorf("no [profiles.*] table")
 	}
-	known := map[string]bool{}
-	for _, c := range picoboard.StandardImages() {
-		known[c.Name] = true
-	}
 	for name, p := range s.Profiles {
 		for k, v := range map[string]int{"kem": p.KEM, "dsa_keygen": p.DSAKeygen, "dsa_sign": p.DSASign,
 			"rsa_keygen": p.RSAKeygen, "rsa": p.RSA, "ecc": p.ECC,
@@ -309,13 +309,32 @@ func (s Spec) Validate() error {
 			if seen[c] {
 				return fmt.Errorf("[profiles.%s] configurations: %q is listed twice", name, c)
 			}
+			f, _ := s.Factors(c)
+			if err := s.onBoard(fmt.Sprintf("[profiles.%s] configurations: %q:", name, c), f); err != nil {
+				return err
+			}
 			seen[c] = true
 		}
-		for _, img := range p.Images {
-			if !known[img] {
-				return fmt.Errorf("[profiles.%s] images: unknown image %q (standard images: %s)", name, img, strings.Join(imageNames(picoboard.StandardImages()), ", "))
-			}
+		if err := checkImages("[profiles."+name+"]", p.Images); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkImages returns an error naming where and the standard images
+// unless every one of images is a standard image, listed once.
+func checkImages(where string, images []string) error {
+	all := imageNames(picoboard.StandardImages())
+	seen := map[string]bool{}
+	for _, img := range images {
+		if !slices.Contains(all, img) {
+			return fmt.Errorf("%s images: unknown image %q (standard images: %s)", where, img, strings.Join(all, ", "))
+		}
+		if seen[img] {
+			return fmt.Errorf("%s images: %q is listed twice", where, img)
+		}
+		seen[img] = true
 	}
 	return nil
 }
@@ -334,13 +353,13 @@ func (s Spec) validateConfigurations() error {
 		if err := picoboard.CheckCodeIn(f.CodeIn); err != nil {
 			return fmt.Errorf("%s %w", where, err)
 		}
-		if f.CodeIn != picoboard.DefaultCodeIn && s.Board.Kind != BoardEmulator {
-			return fmt.Errorf("%s code_in = %q runs on the emulator only (a board would need boot2, which we cannot build without pico-sdk)", where, f.CodeIn)
-		}
 		return nil
 	}
 	primary, _ := s.Factors("")
 	if err := check("[build]", primary); err != nil {
+		return err
+	}
+	if err := s.onBoard("[build]", primary); err != nil {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Configurations)) {
@@ -352,11 +371,23 @@ func (s Spec) validateConfigurations() error {
 		if err := check(where, f); err != nil {
 			return err
 		}
+		if err := checkImages(where, s.Configurations[name].Images); err != nil {
+			return err
+		}
 		same := f
 		same.Config = ""
 		if same == primary {
 			return fmt.Errorf("%s sets no factor unlike [build]'s (runtime %q, clock_mhz %v, message_bytes %d, code_in %q, usb_irq_us %d): it would measure [build]'s configuration again", where, f.Runtime, f.ClockMHz, f.MessageBytes, f.CodeIn, f.USBIRQMicros)
 		}
+	}
+	return nil
+}
+
+// onBoard returns an error when a configuration that runs puts its code
+// in flash and the board is real: a flash image runs on the emulator only.
+func (s Spec) onBoard(where string, f Factors) error {
+	if f.CodeIn != picoboard.DefaultCodeIn && s.Board.Kind != BoardEmulator {
+		return fmt.Errorf("%s code_in = %q runs on the emulator only (a board would need boot2, which we cannot build without pico-sdk)", where, f.CodeIn)
 	}
 	return nil
 }
