@@ -198,7 +198,10 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	heap, minStack := heapAndStack(cfg, pqSchemes, classic)
 
 	// The firmware ID hashes everything that decides the image.
-	img.FirmwareID = firmwareID(compiler, cfg.CFlags, defines, heap, minStack, img.Sources)
+	if inFlash(cfg.CodeIn) {
+		src.ldflags = append(src.ldflags, flashLDFlags...)
+	}
+	img.FirmwareID = firmwareID(compiler, cfg.CFlags, defines, src.ldflags, heap, minStack, img.Sources)
 	img.Defines = defines
 	img.HeapSize, img.MinStack = heap, minStack
 	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", linkScript(cfg.CodeIn),
@@ -573,11 +576,12 @@ func heapAndStack(cfg BuildConfig, pqSchemes []string, classic bool) (heap, minS
 }
 
 // firmwareID hashes everything that decides the image: the compiler, the
-// flags, the defines, the heap and stack sizes and each source tree's
-// SHA-256 (in key order); the first 16 hex digits.
-func firmwareID(compiler string, cflags, defines []string, heap, minStack int, sources map[string]string) string {
+// flags, the defines, the linker flags beyond the fixed ones, the heap and
+// stack sizes and each source tree's SHA-256 (in key order); the first 16
+// hex digits.
+func firmwareID(compiler string, cflags, defines, ldflags []string, heap, minStack int, sources map[string]string) string {
 	idh := sha256.New()
-	fmt.Fprintf(idh, "%s\n%q\n%q\nheap=%d stack=%d\n", compiler, cflags, defines, heap, minStack)
+	fmt.Fprintf(idh, "%s\n%q\n%q\n%q\nheap=%d stack=%d\n", compiler, cflags, defines, ldflags, heap, minStack)
 	keys := make([]string, 0, len(sources))
 	for k := range sources {
 		keys = append(keys, k)

@@ -3,6 +3,7 @@ package picoboard
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
@@ -367,7 +368,8 @@ func memsetWords(m int) int {
 // TestMemopsFlashImage builds an "sdk-like" ML-KEM-512 image with its code
 // in flash: the entry points stay in flash, the routines' bodies and their
 // table run from SRAM (copied there with .data before anything calls
-// them, crt.c), and the image's results pass the host's checks.
+// them, crt.c), the image loads nothing below its entry stub, and its
+// results pass the host's checks.
 func TestMemopsFlashImage(t *testing.T) {
 	needToolchain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -383,6 +385,17 @@ func TestMemopsFlashImage(t *testing.T) {
 		if a := elfSymbol(t, img.ELF, sym).Value; inFlashWindow(a) != flash {
 			t.Errorf("%s at %#x: in flash %v, want %v", sym, a, inFlashWindow(a), flash)
 		}
+	}
+	// The image starts at its entry stub, not at ELF headers below it
+	// (flashLDFlags): the emulator enters at the lowest address.
+	f, err := elf.Open(img.ELF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	segs, err := LoadSegments(f)
+	if err != nil || segs[0].Addr != FlashStart+0x100 {
+		t.Errorf("lowest loaded address %#x (%v), want the entry stub at %#x", segs[0].Addr, err, FlashStart+0x100)
 	}
 	run, err := Emulate(ctx, img, RunConfig{Timeout: 3 * time.Minute})
 	if err != nil {
