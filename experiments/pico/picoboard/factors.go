@@ -169,20 +169,30 @@ const (
 )
 
 // USBTickMaxCycles bounds the cycles one tick of firmware/usbirq.c takes
-// in rp2040js (about 900-1,000 from SRAM, more when the XIP cache misses
-// in a flash image).
-const USBTickMaxCycles = 1500
+// in rp2040js from SRAM (about 900-1,000). In a flash image a tick can
+// find its code (about 900 bytes, 113 lines of the XIP cache) evicted:
+// usbTickFlashCycles bounds it with every line a miss (56 cycles each,
+// xip-cache.js) on top.
+const (
+	USBTickMaxCycles   = 1500
+	usbTickFlashCycles = USBTickMaxCycles + 120*56
+)
 
 // TimeSlackMicros is how far an emulated operation's TIMER microseconds
 // may lie from its cycles / clock: the TIMER's 1 us steps and the cycles
 // between the two counters' reads, 2 us; with the USB interrupt, also a
 // tick at each end, which can come between the two reads (bench.c: the
 // cycle counter is read first at the start, last at the end), so that
-// the cycles count it and the microseconds do not.
+// the cycles count it and the microseconds do not. A wrong clock moves
+// an operation's time by percents, far more.
 func (img Image) TimeSlackMicros() float64 {
 	slack := 2.0
 	if hz := img.PLL.Hz(); img.USBIRQ > 0 && hz > 0 {
-		slack += 2 * USBTickMaxCycles * 1e6 / float64(hz)
+		tick := USBTickMaxCycles
+		if inFlash(img.CodeIn) {
+			tick = usbTickFlashCycles
+		}
+		slack += 2 * float64(tick) * 1e6 / float64(hz)
 	}
 	return slack
 }

@@ -82,15 +82,17 @@ func TestCheckFactors(t *testing.T) {
 
 // TestTimeSlackMicros checks the slack between an emulated operation's
 // microseconds and its cycles / clock: the TIMER's steps alone, and with
-// the USB interrupt a tick at each end (2 x 1500 cycles at 125 MHz).
+// the USB interrupt a tick at each end (2 x 1500 cycles at 125 MHz from
+// SRAM, 2 x 8220 from flash).
 func TestTimeSlackMicros(t *testing.T) {
 	pll, _ := PLLFor(125)
 	for _, c := range []struct {
-		usb  int
-		want float64
-	}{{0, 2}, {SDKUSBIRQMicros, 2 + 24}} {
-		if got := (Image{PLL: pll, USBIRQ: c.usb}).TimeSlackMicros(); got != c.want {
-			t.Errorf("usb_irq_us %d: slack %v us, want %v", c.usb, got, c.want)
+		usb    int
+		codeIn string
+		want   float64
+	}{{0, "", 2}, {0, "flash", 2}, {SDKUSBIRQMicros, "", 2 + 24}, {SDKUSBIRQMicros, "flash", 2 + 2*8220.0/125}} {
+		if got := (Image{PLL: pll, USBIRQ: c.usb, CodeIn: c.codeIn}).TimeSlackMicros(); got != c.want {
+			t.Errorf("usb_irq_us %d, code_in %q: slack %v us, want %v", c.usb, c.codeIn, got, c.want)
 		}
 	}
 }
