@@ -98,6 +98,10 @@ void board_init(void) {
     REG(SYST_RVR) = 0x00ffffffu;
     REG(SYST_CVR) = 0;
     REG(SYST_CSR) = 7u; /* ENABLE | TICKINT | CLKSOURCE=processor */
+#ifdef USB_IRQ_US
+    /* A pico-sdk program's USB stdio interrupts from here on (usbirq.c). */
+    usb_irq_start();
+#endif
 }
 
 void uart_putc(char c) {

@@ -29,6 +29,10 @@ void stack_paint(void);
 uint32_t stack_used(void);
 uint32_t stack_capacity(void);
 
+/* usb_irq_start starts the USB stdio interrupt load (usbirq.c; built
+ * with USB_IRQ_US only). */
+void usb_irq_start(void);
+
 uint32_t heap_high_water(void);
 uint32_t heap_capacity(void);
 

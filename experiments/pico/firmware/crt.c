@@ -25,6 +25,16 @@ void reset_handler(void);
 void fault_handler(void);
 void systick_handler(void);
 static void default_handler(void);
+#ifdef USB_IRQ_US
+/* usbirq.c: the USB stdio interrupt load, on TIMER_IRQ_3 and IRQ 31. */
+void timer_irq3_handler(void);
+void usb_worker_irq(void);
+#define IRQ3_HANDLER timer_irq3_handler
+#define IRQ31_HANDLER usb_worker_irq
+#else
+#define IRQ3_HANDLER default_handler
+#define IRQ31_HANDLER default_handler
+#endif
 
 /* ARMv6-M vector table: initial SP, reset, NMI, HardFault, then SVCall at
  * 11, PendSV at 14, SysTick at 15 and the 32 RP2040 IRQs (datasheet 2.3.2).
@@ -39,24 +49,34 @@ __attribute__((section(".vectors"), used)) void (*const __vectors[48])(void) = {
     0, 0,
     default_handler, /* PendSV */
     systick_handler,
+    default_handler, default_handler, default_handler, IRQ3_HANDLER,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
     default_handler, default_handler, default_handler, default_handler,
-    default_handler, default_handler, default_handler, default_handler,
-    default_handler, default_handler, default_handler, default_handler,
+    default_handler, default_handler, default_handler, IRQ31_HANDLER,
 };
 
 #ifdef CODE_IN_FLASH
 extern uint32_t __data_load, __data_start, __data_end;
 
-/* copy_data copies .data from its load address in flash to SRAM. */
+/* copy_data copies .data from its load address in flash to SRAM, and
+ * zero_bss clears .bss. Both write through a volatile pointer so that GCC
+ * does not turn their loops into memcpy and memset calls: with the
+ * "sdk-like" runtime those routines run from SRAM that this copy fills
+ * (link-flash.ld's .time_critical, experiments/pico/runtime/memops.S). */
 static void copy_data(void) {
     const uint32_t *src = &__data_load;
-    for (uint32_t *p = &__data_start; p < &__data_end; p++) {
+    for (volatile uint32_t *p = &__data_start; p < &__data_end; p++) {
         *p = *src++;
+    }
+}
+
+static void zero_bss(void) {
+    for (volatile uint32_t *p = &__bss_start; p < &__bss_end; p++) {
+        *p = 0;
     }
 }
 #endif
@@ -64,10 +84,12 @@ static void copy_data(void) {
 void reset_handler(void) {
 #ifdef CODE_IN_FLASH
     copy_data();
-#endif
+    zero_bss();
+#else
     for (uint32_t *p = &__bss_start; p < &__bss_end; p++) {
         *p = 0;
     }
+#endif
     main();
     for (;;) {
         __asm__ volatile("wfi");

@@ -112,8 +112,11 @@ type BuildConfig struct {
 	CodeIn   string   // one of CodeIns; "" means DefaultCodeIn
 	ClockMHz float64  // clk_sys in MHz (PLLFor); 0 means DefaultClockMHz
 	MsgBytes int      // bytes each signature signs; 0 means DefaultMessageBytes
-	OutDir   string   // "" means .cache/pico/images
-	Log      io.Writer
+	// USBIRQMicros is the USB stdio interrupt's period (CheckUSBIRQ;
+	// firmware/usbirq.c); 0, off.
+	USBIRQMicros int
+	OutDir       string // "" means .cache/pico/images
+	Log          io.Writer
 }
 
 // Image is a built firmware image and its provenance.
@@ -133,6 +136,7 @@ type Image struct {
 	ClockMHz   float64           `json:"clock_mhz,omitempty"`
 	PLL        PLL               `json:"pll"`
 	MsgBytes   int               `json:"message_bytes,omitempty"`
+	USBIRQ     int               `json:"usb_irq_us,omitempty"`
 	BuildTime  time.Duration     `json:"-"`
 
 	// Provenance for meta.json (all additive; see Provenance).
@@ -161,7 +165,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 		return Image{}, fmt.Errorf("build: image name %q must be a plain word", cfg.Name)
 	}
 	cfg = withDefaults(cfg, root)
-	if err := CheckFactors(cfg.Runtime, cfg.ClockMHz, cfg.MsgBytes); err != nil {
+	if err := CheckFactors(cfg.Runtime, cfg.ClockMHz, cfg.MsgBytes, cfg.USBIRQMicros); err != nil {
 		return Image{}, fmt.Errorf("build %s: %w", cfg.Name, err)
 	}
 	if err := CheckCodeIn(cfg.CodeIn); err != nil {
@@ -174,7 +178,7 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 
 	fwDir := filepath.Join(root, "experiments/pico/firmware")
 	img := Image{Name: cfg.Name, Profile: cfg.Profile.Name, Compiler: compiler, CFlags: cfg.CFlags, Sources: map[string]string{}, Runtime: cfg.Runtime,
-		ClockMHz: cfg.ClockMHz, MsgBytes: cfg.MsgBytes}
+		ClockMHz: cfg.ClockMHz, MsgBytes: cfg.MsgBytes, USBIRQ: cfg.USBIRQMicros}
 	img.PLL, _ = PLLFor(cfg.ClockMHz) // checked above
 	if cfg.CodeIn != DefaultCodeIn {
 		img.CodeIn = cfg.CodeIn
@@ -194,7 +198,10 @@ func Build(ctx context.Context, cfg BuildConfig) (Image, error) {
 	heap, minStack := heapAndStack(cfg, pqSchemes, classic)
 
 	// The firmware ID hashes everything that decides the image.
-	img.FirmwareID = firmwareID(compiler, cfg.CFlags, defines, heap, minStack, img.Sources)
+	if inFlash(cfg.CodeIn) {
+		src.ldflags = append(src.ldflags, flashLDFlags...)
+	}
+	img.FirmwareID = firmwareID(compiler, cfg.CFlags, defines, src.ldflags, heap, minStack, img.Sources)
 	img.Defines = defines
 	img.HeapSize, img.MinStack = heap, minStack
 	img.LDFlags = []string{"-nostartfiles", "--specs=nano.specs", "-T", linkScript(cfg.CodeIn),
@@ -275,16 +282,18 @@ func withDefaults(cfg BuildConfig, root string) BuildConfig {
 const DefaultRuntime = "libgcc"
 
 // Runtimes are the firmware's run-time library levels ([build] runtime).
-// "libgcc" is the toolchain's routines; "sdk-like" links our own
-// __aeabi_lmul (experiments/pico/runtime/lmul.S, written from the
-// algorithm) and 32-bit division on the SIO hardware divider (div.S,
-// RP2040 datasheet 2.3.1.5) in place of libgcc's, as a pico-sdk build
-// links its own.
+// "libgcc" is the toolchain's routines (and newlib's memcpy and memset);
+// "sdk-like" links our own __aeabi_lmul (experiments/pico/runtime/lmul.S,
+// written from the algorithm), 32-bit division on the SIO hardware
+// divider (div.S, RP2040 datasheet 2.3.1.5) in place of libgcc's, and
+// memcpy and memset written from the boot ROM's algorithm (memops.S) in
+// place of newlib's, as a pico-sdk build links its own and calls the
+// ROM's.
 var Runtimes = []string{DefaultRuntime, "sdk-like"}
 
 // runtimeSources are the files each runtime adds to the firmware, in
 // experiments/pico/runtime.
-var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S", "div.S"}}
+var runtimeSources = map[string][]string{DefaultRuntime: nil, "sdk-like": {"lmul.S", "div.S", "memops.S"}}
 
 // CheckRuntime returns an error naming the levels unless name is one of
 // Runtimes.
@@ -386,6 +395,12 @@ func collectSources(ctx context.Context, root, fwDir string, cfg BuildConfig, im
 	// The clock's PLL dividers, computed here (PLLFor), and the message
 	// length: board.c and bench.c take them from these defines only.
 	src.defines = append(src.defines, factorDefines(img.PLL, cfg.MsgBytes)...)
+	if cfg.USBIRQMicros > 0 {
+		// The USB stdio interrupt load (firmware/usbirq.c); none by
+		// default, so an image without it is what it was.
+		src.defines = append(src.defines, fmt.Sprintf("USB_IRQ_US=%d", cfg.USBIRQMicros))
+		src.fwFiles = append(src.fwFiles, "usbirq.c")
+	}
 	src.defines = append(src.defines, cfg.Defines...)
 	fwHash, err := hashTree(fwDir, ".c", ".h", ".S", ".ld")
 	if err != nil {
@@ -559,12 +574,13 @@ func heapAndStack(cfg BuildConfig, pqSchemes []string, classic bool) (heap, minS
 	return heap, minStack
 }
 
-// firmwareID hashes everything that decides the image. That is the compiler,
-// the flags, the defines, the heap and stack sizes and each source tree's
-// SHA-256 (in key order). It returns the first 16 hex digits of the hash.
-func firmwareID(compiler string, cflags, defines []string, heap, minStack int, sources map[string]string) string {
+// firmwareID hashes everything that decides the image and returns the
+// first 16 hex digits. That is the compiler, the flags, the defines, the
+// linker flags beyond the fixed ones, the heap and stack sizes and each
+// source tree's SHA-256 (in key order).
+func firmwareID(compiler string, cflags, defines, ldflags []string, heap, minStack int, sources map[string]string) string {
 	idh := sha256.New()
-	fmt.Fprintf(idh, "%s\n%q\n%q\nheap=%d stack=%d\n", compiler, cflags, defines, heap, minStack)
+	fmt.Fprintf(idh, "%s\n%q\n%q\n%q\nheap=%d stack=%d\n", compiler, cflags, defines, ldflags, heap, minStack)
 	keys := make([]string, 0, len(sources))
 	for k := range sources {
 		keys = append(keys, k)

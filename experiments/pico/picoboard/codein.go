@@ -45,6 +45,15 @@ func codeInDefines(codeIn string) []string {
 	return nil
 }
 
+// flashLDFlags are a flash image's extra linker flags. --nmagic stops GNU
+// ld from aligning the first segment to its 4 kB page, which put the ELF
+// and program headers into the image at 0x10000000, below the entry stub
+// at 0x10000100: the emulator, which enters a UF2 at its lowest address
+// (run.js, as the bootrom does a RAM image), ran the headers' bytes as
+// code first, and in some images (the classic one with usbirq.c) they
+// faulted.
+var flashLDFlags = []string{"-Wl,--nmagic"}
+
 // linkScript is the firmware's linker script for a level.
 func linkScript(codeIn string) string {
 	if inFlash(codeIn) {

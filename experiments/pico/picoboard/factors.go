@@ -152,15 +152,72 @@ func factorDefines(pll PLL, msgBytes int) []string {
 	}
 }
 
+// The USB interrupt factor ([build] usb_irq_us): the period, in
+// microseconds, of the alarm with which a pico-sdk program's USB stdio
+// runs TinyUSB's task (firmware/usbirq.c); 0 is off, every pinned run's.
+// SDKUSBIRQMicros is PICO_STDIO_USB_TASK_INTERVAL_US's default (pico-sdk
+// src/rp2_common/pico_stdio_usb/include/pico/stdio_usb.h). Below
+// MinUSBIRQMicros the load is no longer the SDK's kind: one tick's work
+// (about 1,000 cycles, 8 us at 125 MHz, in rp2040js) would take a tenth
+// of the period or more, and a tick that comes late is, in the SDK's
+// alarm pool, run again at once. Above MaxUSBIRQMicros (1 s) few
+// operations would see a tick at all.
+const (
+	SDKUSBIRQMicros = 1000
+	MinUSBIRQMicros = 100
+	MaxUSBIRQMicros = 1000000
+)
+
+// USBTickMaxCycles bounds the cycles one tick of firmware/usbirq.c takes
+// in rp2040js from SRAM (about 900-1,000). In a flash image a tick can
+// find its code (about 900 bytes, 113 lines of the XIP cache) evicted:
+// usbTickFlashCycles bounds it with every line a miss (56 cycles each,
+// xip-cache.js) on top.
+const (
+	USBTickMaxCycles   = 1500
+	usbTickFlashCycles = USBTickMaxCycles + 120*56
+)
+
+// TimeSlackMicros is how far an emulated operation's TIMER microseconds
+// may lie from its cycles / clock: the TIMER's 1 us steps and the cycles
+// between the two counters' reads, 2 us; with the USB interrupt, also a
+// tick at each end, which can come between the two reads (bench.c: the
+// cycle counter is read first at the start, last at the end), so that
+// the cycles count it and the microseconds do not. A wrong clock moves
+// an operation's time by percents, far more.
+func (img Image) TimeSlackMicros() float64 {
+	slack := 2.0
+	if hz := img.PLL.Hz(); img.USBIRQ > 0 && hz > 0 {
+		tick := USBTickMaxCycles
+		if inFlash(img.CodeIn) {
+			tick = usbTickFlashCycles
+		}
+		slack += 2 * float64(tick) * 1e6 / float64(hz)
+	}
+	return slack
+}
+
+// CheckUSBIRQ returns an error unless us is 0 (off) or a period in
+// MinUSBIRQMicros..MaxUSBIRQMicros.
+func CheckUSBIRQ(us int) error {
+	if us != 0 && (us < MinUSBIRQMicros || us > MaxUSBIRQMicros) {
+		return fmt.Errorf("usb_irq_us = %d: want 0 (off) or a period of %d..%d us (pico-sdk's is %d)", us, MinUSBIRQMicros, MaxUSBIRQMicros, SDKUSBIRQMicros)
+	}
+	return nil
+}
+
 // CheckFactors checks the build factors of one configuration (runtime,
-// clock, message length) and returns the first error, before anything is
-// compiled.
-func CheckFactors(runtime string, clockMHz float64, msgBytes int) error {
+// clock, message length, USB interrupt period) and returns the first
+// error, before anything is compiled.
+func CheckFactors(runtime string, clockMHz float64, msgBytes, usbIRQMicros int) error {
 	if err := CheckRuntime(runtime); err != nil {
 		return err
 	}
 	if _, err := PLLFor(clockMHz); err != nil {
 		return err
 	}
-	return CheckMessageBytes(msgBytes)
+	if err := CheckMessageBytes(msgBytes); err != nil {
+		return err
+	}
+	return CheckUSBIRQ(usbIRQMicros)
 }

@@ -46,30 +46,53 @@ func TestPLLFor(t *testing.T) {
 // TestCheckFactors checks that each unknown or impossible level is an
 // error naming the key, and that Build refuses it before compiling.
 func TestCheckFactors(t *testing.T) {
-	if err := CheckFactors("sdk-like", 125, 1024); err != nil {
-		t.Fatal(err)
+	for _, usb := range []int{0, MinUSBIRQMicros, SDKUSBIRQMicros, MaxUSBIRQMicros} {
+		if err := CheckFactors("sdk-like", 125, 1024, usb); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, c := range []struct {
 		rt   string
 		mhz  float64
 		msg  int
+		usb  int
 		want string
 	}{
-		{"pico-sdk", 133, 32, `runtime "pico-sdk"`},
-		{"libgcc", 133.3, 32, "clock_mhz = 133.3"},
-		{"libgcc", 133, 0, "message_bytes = 0"},
-		{"libgcc", 133, 4097, "message_bytes = 4097: want 1..4096"},
+		{"pico-sdk", 133, 32, 0, `runtime "pico-sdk"`},
+		{"libgcc", 133.3, 32, 0, "clock_mhz = 133.3"},
+		{"libgcc", 133, 0, 0, "message_bytes = 0"},
+		{"libgcc", 133, 4097, 0, "message_bytes = 4097: want 1..4096"},
+		{"libgcc", 133, 32, -1000, "usb_irq_us = -1000: want 0 (off) or a period of 100..1000000 us"},
+		{"libgcc", 133, 32, 99, "usb_irq_us = 99: want 0 (off)"},
+		{"libgcc", 133, 32, 1000001, "usb_irq_us = 1000001"},
 	} {
-		if err := CheckFactors(c.rt, c.mhz, c.msg); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("CheckFactors(%q, %v, %d) = %v, want %q", c.rt, c.mhz, c.msg, err, c.want)
+		if err := CheckFactors(c.rt, c.mhz, c.msg, c.usb); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckFactors(%q, %v, %d, %d) = %v, want %q", c.rt, c.mhz, c.msg, c.usb, err, c.want)
 		}
 		if c.msg == 0 {
 			continue // 0 is the default in a BuildConfig
 		}
 		// Build fails the same way, before looking for a compiler.
-		_, err := Build(context.Background(), BuildConfig{Name: "x", Schemes: []string{"ml-kem-512"}, Runtime: c.rt, ClockMHz: c.mhz, MsgBytes: c.msg})
+		_, err := Build(context.Background(), BuildConfig{Name: "x", Schemes: []string{"ml-kem-512"}, Runtime: c.rt, ClockMHz: c.mhz, MsgBytes: c.msg, USBIRQMicros: c.usb})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Build with %q, %v MHz, %d bytes: %v", c.rt, c.mhz, c.msg, err)
+			t.Errorf("Build with %q, %v MHz, %d bytes, usb %d: %v", c.rt, c.mhz, c.msg, c.usb, err)
+		}
+	}
+}
+
+// TestTimeSlackMicros checks the slack between an emulated operation's
+// microseconds and its cycles / clock: the TIMER's steps alone, and with
+// the USB interrupt a tick at each end (2 x 1500 cycles at 125 MHz from
+// SRAM, 2 x 8220 from flash).
+func TestTimeSlackMicros(t *testing.T) {
+	pll, _ := PLLFor(125)
+	for _, c := range []struct {
+		usb    int
+		codeIn string
+		want   float64
+	}{{0, "", 2}, {0, "flash", 2}, {SDKUSBIRQMicros, "", 2 + 24}, {SDKUSBIRQMicros, "flash", 2 + 2*8220.0/125}} {
+		if got := (Image{PLL: pll, USBIRQ: c.usb, CodeIn: c.codeIn}).TimeSlackMicros(); got != c.want {
+			t.Errorf("usb_irq_us %d, code_in %q: slack %v us, want %v", c.usb, c.codeIn, got, c.want)
 		}
 	}
 }

@@ -92,6 +92,9 @@ func (img Image) Provenance() map[string]string {
 	if img.MsgBytes != 0 {
 		m["message_bytes"] = strconv.Itoa(img.MsgBytes)
 	}
+	if img.USBIRQ != 0 {
+		m["usb_irq_us"] = strconv.Itoa(img.USBIRQ)
+	}
 	set("elf_sha256", img.ELFSHA256)
 	set("uf2_sha256", img.UF2SHA256)
 	if img.Seed != 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +49,9 @@ func startRoutine(t testing.TB, src, symbol string) *callHarness {
 	root, mods := emulatorModules(t)
 	dir := t.TempDir()
 	obj, elfPath, bin, ld := filepath.Join(dir, "r.o"), filepath.Join(dir, "r.elf"), filepath.Join(dir, "r.bin"), filepath.Join(dir, "r.ld")
-	// call.js loads the code at SRAM + 0x100.
-	if err := os.WriteFile(ld, []byte("SECTIONS { . = 0x20000100; .text : { *(.text*) } }\n"), 0o644); err != nil {
+	// call.js loads the code at SRAM + 0x100; memops.S's bodies and
+	// table (.time_critical, .data) go with the code.
+	if err := os.WriteFile(ld, []byte("SECTIONS { . = 0x20000100; .text : { *(.text*) *(.time_critical*) *(.data*) } }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range [][]string{
@@ -103,6 +105,23 @@ func (h *callHarness) call(r0, r1, r2, r3 uint32) (uint32, uint32, int, error) {
 // there is none.
 func elfSymbol(t testing.TB, path, name string) elf.Symbol {
 	t.Helper()
+	s, ok := findSymbol(t, path, name)
+	if !ok {
+		t.Fatalf("%s has no %s", path, name)
+	}
+	return s
+}
+
+// hasSymbol reports whether the ELF at path has a symbol of that name.
+func hasSymbol(t testing.TB, path, name string) bool {
+	t.Helper()
+	_, ok := findSymbol(t, path, name)
+	return ok
+}
+
+// findSymbol looks a symbol of the ELF at path up by name.
+func findSymbol(t testing.TB, path, name string) (elf.Symbol, bool) {
+	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -112,13 +131,11 @@ func elfSymbol(t testing.TB, path, name string) elf.Symbol {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range syms {
-		if s.Name == name {
-			return s
-		}
+	i := slices.IndexFunc(syms, func(s elf.Symbol) bool { return s.Name == name })
+	if i < 0 {
+		return elf.Symbol{}, false
 	}
-	t.Fatalf("%s has no %s", path, name)
-	return elf.Symbol{}
+	return syms[i], true
 }
 
 // seeded calls check n times with one generator seeded by stream,
@@ -210,8 +227,9 @@ func FuzzLmul(f *testing.F) {
 
 // TestBuildRuntime checks the runtime factor: an unknown level fails
 // before anything is compiled, and "sdk-like" links our __aeabi_lmul (its
-// size is lmul.S's 50 bytes) into an image whose ML-DSA-44 test vectors
-// pass the host's checks, while the default links libgcc's.
+// size is lmul.S's 50 bytes) and our memcpy and memset (memops.S, its
+// table in SRAM) into an image whose ML-DSA-44 test vectors pass the
+// host's checks, while the default links libgcc's and newlib's.
 func TestBuildRuntime(t *testing.T) {
 	if _, err := Build(context.Background(), BuildConfig{Name: "x", Schemes: []string{"ml-dsa-44"}, Runtime: "pico-sdk"}); err == nil ||
 		!strings.Contains(err.Error(), `runtime "pico-sdk" is not one of libgcc, sdk-like`) {
@@ -233,6 +251,9 @@ func TestBuildRuntime(t *testing.T) {
 			t.Errorf("runtime %q: provenance says %q", rt, img.Provenance()["runtime"])
 		}
 		size[rt] = lmulSymbolSize(t, img.ELF)
+		if got := hasSymbol(t, img.ELF, "memops_table"); got != (rt == "sdk-like") {
+			t.Errorf("runtime %q: memops.S linked: %v", rt, got)
+		}
 		if rt == "" {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,8 +79,18 @@ func TestLoadSpecRejects(t *testing.T) {
 		{"message too long", "message_bytes = 32", "message_bytes = 5000", "[build] message_bytes = 5000: want 1..4096"},
 		{"unknown configuration runtime", `runtime = "sdk-like"`, `runtime = "pico-sdk"`, `[configurations.sdk] runtime "pico-sdk" is not one of libgcc, sdk-like`},
 		{"configuration clock", "clock_mhz = 125", "clock_mhz = 124.9", "[configurations.sdk] clock_mhz = 124.9: the PLL cannot make it exactly"},
-		{"configuration like build", "runtime = \"sdk-like\"\nclock_mhz = 125", "runtime = \"libgcc\"\nclock_mhz = 133", "[configurations.sdk] sets no factor unlike [build]'s"},
+		{"configuration like build", "runtime = \"sdk-like\"\nclock_mhz = 125\ncode_in = \"flash\"\nusb_irq_us = 1000", "runtime = \"libgcc\"\nclock_mhz = 133", "[configurations.sdk] sets no factor unlike [build]'s"},
+		{"configuration image", "usb_irq_us = 1000\n", "usb_irq_us = 1000\nimages = [\"mlkem\", \"mldsa\"]\n", `[configurations.sdk] images: unknown image "mldsa" (standard images: mlkem, mldsa44`},
+		{"configuration image twice", "usb_irq_us = 1000\n", "usb_irq_us = 1000\nimages = [\"mlkem\", \"mlkem\"]\n", `[configurations.sdk] images: "mlkem" is listed twice`},
 		{"configuration name", "[configurations.sdk]", "[configurations.SDK]", "[configurations.SDK]: a configuration's name is lower-case"},
+		{"negative usb_irq_us", "usb_irq_us = 0", "usb_irq_us = -1000", "[build] usb_irq_us = -1000: want 0 (off) or a period of 100..1000000 us (pico-sdk's is 1000)"},
+		{"usb_irq_us too short", "usb_irq_us = 0", "usb_irq_us = 99", "[build] usb_irq_us = 99: want 0 (off) or a period of 100..1000000 us"},
+		{"usb_irq_us too long", "usb_irq_us = 0", "usb_irq_us = 2000000", "[build] usb_irq_us = 2000000"},
+		{"usb_irq_us not an integer", "usb_irq_us = 0", "usb_irq_us = 1000.5", `"build.usb_irq_us"): incompatible types: TOML value has type float64`},
+		{"usb_irq_us not a number", "usb_irq_us = 0", `usb_irq_us = "1ms"`, `"build.usb_irq_us"): incompatible types: TOML value has type string`},
+		{"configuration usb_irq_us", "[configurations.sdk]", "[configurations.usb-fast]\nusb_irq_us = 50\n\n[configurations.sdk]", "[configurations.usb-fast] usb_irq_us = 50: want 0 (off) or a period of 100..1000000 us"},
+		{"configuration code_in", "[configurations.sdk]", "[configurations.rom]\ncode_in = \"rom\"\n\n[configurations.sdk]", `[configurations.rom] code_in "rom" is not one of ram, flash, flash-cold`},
+		{"configuration usb off like build", "[configurations.sdk]", "[configurations.usb-off]\nusb_irq_us = 0\n\n[configurations.sdk]", "[configurations.usb-off] sets no factor unlike [build]'s"},
 		{"unknown configuration in profile", "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\", \"pico\"]", `[profiles.quick] configurations: "pico": configuration "pico" is not a [configurations.*] table (have sdk)`},
 		{"configuration twice", "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\", \"sdk\"]", `[profiles.quick] configurations: "sdk" is listed twice`},
 	}
@@ -605,6 +616,16 @@ func TestCodeInFlashNeedsEmulator(t *testing.T) {
 			t.Errorf("code_in %s on a board: %v", l, err)
 		}
 	}
+	// A configuration in flash is refused on a board only when a profile
+	// runs it: the committed "sdk" is defined for the emulator.
+	board := strings.Replace(strings.Replace(base, `kind = "emulator"`, `kind = "serial"`, 1), `port = ""`, `port = "/dev/ttyACM0"`, 1)
+	if _, err := LoadSpec(writeSpec(t, board)); err != nil {
+		t.Errorf("sdk defined, not run, on a board: %v", err)
+	}
+	board = strings.Replace(board, "image_timeout = \"10m\"", "image_timeout = \"10m\"\nconfigurations = [\"sdk\"]", 1)
+	if _, err := LoadSpec(writeSpec(t, board)); err == nil || !strings.Contains(err.Error(), `[profiles.quick] configurations: "sdk": code_in = "flash" runs on the emulator only`) {
+		t.Errorf("sdk run on a board: %v", err)
+	}
 }
 
 // TestBuildKeyCodeIn checks that code in SRAM leaves a configuration's
@@ -669,8 +690,26 @@ func TestPlanConfigurations(t *testing.T) {
 	if p.clocks() != "133 MHz or 125 MHz" {
 		t.Errorf("clocks %q", p.clocks())
 	}
-	if f, _ := s.Factors("long-message"); f != (Factors{Config: "long-message", Runtime: "libgcc", ClockMHz: 133, MessageBytes: 1024}) {
+	if f, _ := s.Factors("long-message"); f != (Factors{Config: "long-message", Runtime: "libgcc", ClockMHz: 133, MessageBytes: 1024, CodeIn: "ram"}) {
 		t.Errorf("long-message resolves to %+v", f)
+	}
+	if f, _ := s.Factors("sdk"); f != (Factors{Config: "sdk", Runtime: "sdk-like", ClockMHz: 125, MessageBytes: 32, CodeIn: "flash", USBIRQMicros: 1000}) {
+		t.Errorf("sdk resolves to %+v", f)
+	}
+	// A configuration's images list limits it to those of the profile's.
+	sdk := s.Configurations["sdk"]
+	sdk.Images = []string{"mldsa44", "classic"}
+	s.Configurations["sdk"] = sdk
+	p, err = newPlan(s, "quick", []string{"mlkem", "mldsa44"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range p.imgs {
+		names = append(names, c.Name)
+	}
+	if slices.Sort(names); fmt.Sprint(names) != "[mldsa44 mldsa44+sdk mlkem]" {
+		t.Errorf("sdk limited to mldsa44 and classic runs %v", names)
 	}
 	if Estimate("quick") == 0 {
 		t.Error("no estimate")

@@ -309,7 +309,8 @@ const configSep = "+"
 
 // withConfigurations returns the images with [build]'s factors, then,
 // per named configuration, each image again as <image>+<name> with that
-// configuration's factors.
+// configuration's factors (only those of its images list, when it has
+// one).
 func withConfigurations(s Spec, imgs []picoboard.BuildConfig, configs []string) ([]picoboard.BuildConfig, error) {
 	var out []picoboard.BuildConfig
 	for _, name := range append([]string{""}, configs...) {
@@ -317,7 +318,11 @@ func withConfigurations(s Spec, imgs []picoboard.BuildConfig, configs []string) 
 		if err != nil {
 			return nil, err
 		}
+		only := s.Configurations[name].Images
 		for _, c := range imgs {
+			if name != "" && len(only) > 0 && !slices.Contains(only, c.Name) {
+				continue
+			}
 			c = f.Apply(c)
 			if name != "" {
 				c.Name += configSep + name
@@ -568,6 +573,9 @@ func measuredMeta(p runPlan, wall time.Duration, hostRows int, boards map[string
 		m := map[string]any{"wall_seconds": rec.WallSeconds, "build_seconds": rec.BuildSeconds,
 			"measurements": rec.Measurements, "clock_hz": rec.Header.ClockHz, "provenance": rec.Provenance, "board": rec.Board,
 			"configuration": rec.Config, "runtime": rec.Runtime, "clock_mhz": rec.ClockMHz, "message_bytes": rec.MessageBytes}
+		if rec.USBIRQMicros != 0 {
+			m["usb_irq_us"] = rec.USBIRQMicros
+		}
 		if e := rec.Emulator; e != nil {
 			m["simulated_mhz"] = e.SimMHz
 			m["simulated_seconds"] = e.SimSeconds
@@ -600,7 +608,6 @@ func buildImages(ctx context.Context, root string, s Spec, profile string, prof 
 		c.Profile = prof.Firmware(profile)
 		c.Seed = s.Seed
 		c.CFlags = slices.Clone(s.Build.CFlags)
-		c.CodeIn = s.Build.CodeIn
 		// One folder per firmware configuration: a run with other counts (a
 		// test's) never overwrites the images this one is about to run.
 		c.OutDir = filepath.Join(root, ".cache", "pico", "study", buildKey(c))
@@ -706,7 +713,8 @@ func runImage(ctx context.Context, img picoboard.Image, env imageEnv) (ImageReco
 		return ImageRecord{}, err
 	}
 	_, config, _ := strings.Cut(img.Name, configSep)
-	rec := ImageRecord{Name: img.Name, Factors: Factors{Config: config, Runtime: img.Runtime, ClockMHz: img.ClockMHz, MessageBytes: img.MsgBytes}, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
+	rec := ImageRecord{Name: img.Name, Factors: Factors{Config: config, Runtime: img.Runtime, ClockMHz: img.ClockMHz, MessageBytes: img.MsgBytes,
+		CodeIn: img.CodeIn, USBIRQMicros: img.USBIRQ}, Schemes: img.Schemes, Profile: img.Profile, FirmwareID: img.FirmwareID,
 		Compiler: img.Compiler, CFlags: img.CFlags, Defines: img.Defines, Sources: img.Sources,
 		ELFSHA256: elfSum, UF2SHA256: uf2Sum, Header: ds.Header, Measurements: len(ds.Measurements),
 		Checks: len(checks), Skipped: ds.Skipped, EndMicros: ds.EndMicros, Board: boardID, Emulated: ds.Emulated,
@@ -804,7 +812,8 @@ func CheckDataset(img picoboard.Image, ds *picodata.Dataset) error {
 // setting makes and, emulated, every time is the operation's cycles at
 // that clock. rp2040js advances the TIMER by cycles / clk_sys, so the
 // microseconds may differ from cycles / clock only by the TIMER's 1 us
-// steps and the few cycles between the two counters' reads (2 us).
+// steps and the few cycles between the two counters' reads (2 us), and
+// with the USB interrupt by one tick (picoboard.Image.TimeSlackMicros).
 func checkClock(img picoboard.Image, ds *picodata.Dataset) error {
 	hz := img.PLL.Hz()
 	if hz == 0 {
@@ -817,7 +826,7 @@ func checkClock(img picoboard.Image, ds *picodata.Dataset) error {
 		return nil
 	}
 	for _, m := range ds.Measurements {
-		if us := float64(m.Cycles) * 1e6 / float64(hz); math.Abs(us-float64(m.Micros)) > 2 {
+		if us := float64(m.Cycles) * 1e6 / float64(hz); math.Abs(us-float64(m.Micros)) > img.TimeSlackMicros() {
 			return fmt.Errorf("%w: %s %s iteration %d: %d us for %d cycles, not cycles / %d Hz (%.1f us)", ErrCheck, m.Scheme, m.Op, m.Iter, m.Micros, m.Cycles, hz, us)
 		}
 	}
@@ -911,6 +920,9 @@ func buildKey(c picoboard.BuildConfig) string {
 	}
 	if c.MsgBytes != 0 && c.MsgBytes != picoboard.DefaultMessageBytes {
 		key += fmt.Sprintf("|msg=%d", c.MsgBytes)
+	}
+	if c.USBIRQMicros != 0 {
+		key += fmt.Sprintf("|usb_irq=%d", c.USBIRQMicros)
 	}
 	return c.Profile.Name + "-" + repro.HashBytes([]byte(key))[:12]
 }

@@ -125,14 +125,27 @@ type BuildSpec struct {
 	// MessageBytes is the length of the message every signature scheme
 	// signs (picoboard.CheckMessageBytes: 1..4096); required.
 	MessageBytes int `toml:"message_bytes"`
+	// USBIRQMicros is the period of a pico-sdk program's USB stdio
+	// interrupt (picoboard.CheckUSBIRQ, firmware/usbirq.c): 0, off, as in
+	// every pinned run, or 100..1000000 us.
+	USBIRQMicros int `toml:"usb_irq_us"`
 }
 
 // ConfigSpec is one named configuration, [configurations.<name>]: the
-// build factors it changes; a key left out (empty or 0) is [build]'s.
+// build factors it changes; a key left out (empty or 0, or for
+// usb_irq_us absent) is [build]'s.
 type ConfigSpec struct {
 	Runtime      string  `toml:"runtime"`
 	ClockMHz     float64 `toml:"clock_mhz"`
 	MessageBytes int     `toml:"message_bytes"`
+	CodeIn       string  `toml:"code_in"`
+	// USBIRQMicros is a pointer so that 0 (off) can be set against a
+	// [build] that has the interrupt on.
+	USBIRQMicros *int `toml:"usb_irq_us"`
+	// Images, when set, are the only images the configuration runs, of
+	// those its profile runs (a slow configuration on a subset); empty,
+	// all of the profile's.
+	Images []string `toml:"images"`
 }
 
 // Factors is one configuration's build factors, resolved against [build]
@@ -144,18 +157,23 @@ type Factors struct {
 	Runtime      string  `json:"runtime,omitempty"`
 	ClockMHz     float64 `json:"clock_mhz,omitempty"`
 	MessageBytes int     `json:"message_bytes,omitempty"`
+	// CodeIn is "" in image.json for code in SRAM (the default).
+	CodeIn       string `json:"code_in,omitempty"`
+	USBIRQMicros int    `json:"usb_irq_us,omitempty"`
 }
 
 // Apply sets the factors in a firmware build configuration.
 func (f Factors) Apply(c picoboard.BuildConfig) picoboard.BuildConfig {
 	c.Runtime, c.ClockMHz, c.MsgBytes = f.Runtime, f.ClockMHz, f.MessageBytes
+	c.CodeIn, c.USBIRQMicros = f.CodeIn, f.USBIRQMicros
 	return c
 }
 
 // Factors resolves the configuration name ("" for [build]) into its
 // factors, or returns an error naming the known configurations.
 func (s Spec) Factors(name string) (Factors, error) {
-	f := Factors{Runtime: s.Build.Runtime, ClockMHz: s.Build.ClockMHz, MessageBytes: s.Build.MessageBytes}
+	f := Factors{Runtime: s.Build.Runtime, ClockMHz: s.Build.ClockMHz, MessageBytes: s.Build.MessageBytes,
+		CodeIn: s.Build.CodeIn, USBIRQMicros: s.Build.USBIRQMicros}
 	if name == "" {
 		return f, nil
 	}
@@ -167,6 +185,10 @@ func (s Spec) Factors(name string) (Factors, error) {
 	f.Runtime = cmp.Or(c.Runtime, f.Runtime)
 	f.ClockMHz = cmp.Or(c.ClockMHz, f.ClockMHz)
 	f.MessageBytes = cmp.Or(c.MessageBytes, f.MessageBytes)
+	f.CodeIn = cmp.Or(c.CodeIn, f.CodeIn)
+	if c.USBIRQMicros != nil {
+		f.USBIRQMicros = *c.USBIRQMicros
+	}
 	return f, nil
 }
 
@@ -211,7 +233,7 @@ func DefaultSpec() Spec {
 		Build: BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime,
 			ClockMHz: picoboard.DefaultClockMHz, MessageBytes: picoboard.DefaultMessageBytes, CodeIn: picoboard.DefaultCodeIn},
 		Configurations: map[string]ConfigSpec{
-			"sdk": {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz},
+			"sdk": {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz, CodeIn: "flash", USBIRQMicros: new(picoboard.SDKUSBIRQMicros)},
 		},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
@@ -258,18 +280,8 @@ func (s Spec) Validate() error {
 	if err := s.validateConfigurations(); err != nil {
 		return err
 	}
-	if err := picoboard.CheckCodeIn(s.Build.CodeIn); err != nil {
-		return fmt.Errorf("[build] %w", err)
-	}
-	if s.Build.CodeIn != picoboard.DefaultCodeIn && s.Board.Kind != BoardEmulator {
-		return fmt.Errorf("[build] code_in = %q runs on the emulator only (a board would need boot2, which we cannot build without pico-sdk)", s.Build.CodeIn)
-	}
 	if len(s.Profiles) == 0 {
 		return fmt.Errorf("no [profiles.*] table")
-	}
-	known := map[string]bool{}
-	for _, c := range picoboard.StandardImages() {
-		known[c.Name] = true
 	}
 	for name, p := range s.Profiles {
 		for k, v := range map[string]int{"kem": p.KEM, "dsa_keygen": p.DSAKeygen, "dsa_sign": p.DSASign,
@@ -297,13 +309,32 @@ func (s Spec) Validate() error {
 			if seen[c] {
 				return fmt.Errorf("[profiles.%s] configurations: %q is listed twice", name, c)
 			}
+			f, _ := s.Factors(c)
+			if err := s.onBoard(fmt.Sprintf("[profiles.%s] configurations: %q:", name, c), f); err != nil {
+				return err
+			}
 			seen[c] = true
 		}
-		for _, img := range p.Images {
-			if !known[img] {
-				return fmt.Errorf("[profiles.%s] images: unknown image %q (standard images: %s)", name, img, strings.Join(imageNames(picoboard.StandardImages()), ", "))
-			}
+		if err := checkImages("[profiles."+name+"]", p.Images); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkImages returns an error naming where and the standard images
+// unless every one of images is a standard image, listed once.
+func checkImages(where string, images []string) error {
+	all := imageNames(picoboard.StandardImages())
+	seen := map[string]bool{}
+	for _, img := range images {
+		if !slices.Contains(all, img) {
+			return fmt.Errorf("%s images: unknown image %q (standard images: %s)", where, img, strings.Join(all, ", "))
+		}
+		if seen[img] {
+			return fmt.Errorf("%s images: %q is listed twice", where, img)
+		}
+		seen[img] = true
 	}
 	return nil
 }
@@ -311,16 +342,24 @@ func (s Spec) Validate() error {
 // validateConfigurations checks [build]'s factors and each named
 // configuration's. Each needs a plain name, every level known and makeable
 // (picoboard.CheckFactors: runtime, a clock the PLL makes exactly, a
-// message length in bounds), and at least one factor unlike [build]'s.
+// message length in bounds, a USB interrupt period off or in bounds;
+// picoboard.CheckCodeIn, flash on the emulator only), and at least one
+// factor unlike [build]'s.
 func (s Spec) validateConfigurations() error {
 	check := func(where string, f Factors) error {
-		if err := picoboard.CheckFactors(f.Runtime, f.ClockMHz, f.MessageBytes); err != nil {
+		if err := picoboard.CheckFactors(f.Runtime, f.ClockMHz, f.MessageBytes, f.USBIRQMicros); err != nil {
+			return fmt.Errorf("%s %w", where, err)
+		}
+		if err := picoboard.CheckCodeIn(f.CodeIn); err != nil {
 			return fmt.Errorf("%s %w", where, err)
 		}
 		return nil
 	}
 	primary, _ := s.Factors("")
 	if err := check("[build]", primary); err != nil {
+		return err
+	}
+	if err := s.onBoard("[build]", primary); err != nil {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Configurations)) {
@@ -332,9 +371,23 @@ func (s Spec) validateConfigurations() error {
 		if err := check(where, f); err != nil {
 			return err
 		}
-		if f.Runtime == primary.Runtime && f.ClockMHz == primary.ClockMHz && f.MessageBytes == primary.MessageBytes {
-			return fmt.Errorf("%s sets no factor unlike [build]'s (runtime %q, clock_mhz %v, message_bytes %d): it would measure [build]'s configuration again", where, f.Runtime, f.ClockMHz, f.MessageBytes)
+		if err := checkImages(where, s.Configurations[name].Images); err != nil {
+			return err
 		}
+		same := f
+		same.Config = ""
+		if same == primary {
+			return fmt.Errorf("%s sets no factor unlike [build]'s (runtime %q, clock_mhz %v, message_bytes %d, code_in %q, usb_irq_us %d): it would measure [build]'s configuration again", where, f.Runtime, f.ClockMHz, f.MessageBytes, f.CodeIn, f.USBIRQMicros)
+		}
+	}
+	return nil
+}
+
+// onBoard returns an error when a configuration that runs puts its code
+// in flash and the board is real: a flash image runs on the emulator only.
+func (s Spec) onBoard(where string, f Factors) error {
+	if f.CodeIn != picoboard.DefaultCodeIn && s.Board.Kind != BoardEmulator {
+		return fmt.Errorf("%s code_in = %q runs on the emulator only (a board would need boot2, which we cannot build without pico-sdk)", where, f.CodeIn)
 	}
 	return nil
 }

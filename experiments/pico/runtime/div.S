@@ -26,7 +26,8 @@
  * remainder is the dividend. libgcc's default __aeabi_idiv0 returns its
  * argument. An interrupt handler that divided between our write and read
  * would have to save and restore the divider (datasheet 2.3.1.5); the
- * firmware's only handler (SysTick) does not divide.
+ * firmware's handlers (SysTick's, and with [build] usb_irq_us those of
+ * firmware/usbirq.c) do not divide.
  *
  * Cycles by the TRM (the caller's BL not counted): 18 for a non-zero
  * divisor, signed or unsigned, whatever the operands (no data-dependent
