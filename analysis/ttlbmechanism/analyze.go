@@ -19,11 +19,11 @@
 // From the controlled block's rows (datasets/netdata.ControlledColumns),
 // per connection P = TTLB - Ths, W (resp_window) and A (hs_acked_segs),
 // the unit of resampling the interleaved triple (positions 3k..3k+2),
-// and per cell (scenario x size > 0 x congestion control):
+// first the pad check: in every size-0 series the padded arm's median
+// server payload bytes (payload_bytes_s2c) must be the hybrid's within
+// 16 bytes, else the arm "failed" and predictions 2 and 3 are moot. Then
+// per cell (scenario x size > 0 x congestion control):
 //
-//   - the pad check: in every size-0 series the padded arm's median server
-//     payload bytes (payload_bytes_s2c) are the hybrid's within 16 bytes,
-//     else the arm "failed" and predictions 2 and 3 are moot;
 //  1. order: the TTLB difference, hybrid minus X25519, both toolchains
 //     pooled, with a 95 % percentile interval; it "holds" when in at
 //     least one cell above 10 segments on each of wan and far the
@@ -274,7 +274,7 @@ func newResults(reg Registration) *Results {
 		Arm: reg.Arm, PadBytes: reg.PadBytes, Alpha: jsonnum.Num(reg.Alpha), Resamples: reg.Resamples, Seed: reg.Seed, SegmentBytes: SegmentBytes,
 		Excluded: map[string]int{}, PadCheck: PadCheck{Verdict: NotMeasured, ToleranceBytes: PadToleranceBytes, Series: []PadSeries{}},
 		Order: Order{Verdict: NotMeasured, AboveBytes: InitialWindowSegs * SegmentBytes, Roles: []OrderRole{}},
-		CCs: []CC{}, Cause: NotMeasured, Cells: []Cell{}}
+		CCs:   []CC{}, Cause: NotMeasured, Cells: []Cell{}}
 }
 
 // conn is one kept connection: its arm (armX, armHybrid, armPadded), P
