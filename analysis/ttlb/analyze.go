@@ -181,6 +181,7 @@ type series struct {
 // (transfer.csv.gz) and the rounds' rows (records.csv.gz, for size 0
 // when the block has none).
 func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p netstudy.Params) (*Results, error) {
+	xfer = withoutPaddedArm(xfer)
 	if len(xfer) == 0 {
 		return notMeasured()
 	}
@@ -447,6 +448,25 @@ func belowFrom(t *Results, sc string, bound float64) int {
 	}
 	return from
 }
+
+// PaddedArm is the group column of the mechanism's intervention arm
+// (mechanism2.txt): X25519 with a padded server flight.
+const PaddedArm = "X25519-padded"
+
+// withoutPaddedArm drops the padded arm's rows.
+//
+// The claims K1-K4 compare the hybrid with X25519 only; the padded arm
+// is the mechanism's intervention (analysis/ttlbmechanism), and its
+// rows must never enter a claim's cell, its size-0 handshakes or its
+// incomplete counts.
+func withoutPaddedArm(xfer []netdata.Row) []netdata.Row {
+	if !slices.ContainsFunc(xfer, isPadded) {
+		return xfer
+	}
+	return slices.DeleteFunc(slices.Clone(xfer), isPadded)
+}
+
+func isPadded(r netdata.Row) bool { return r.Group == PaddedArm }
 
 // readTransfer reads the run's transfer.csv.gz when it is among the
 // stage's inputs (the glob <run>/*.csv.gz matched it); a run without one

@@ -19,6 +19,18 @@ var MechanismText []byte
 // stage that declares it as an input.
 const MechanismFile = "analysis/ttlb/mechanism.txt"
 
+// Mechanism2Text is mechanism2.txt, the mechanism's second registration.
+//
+// It supersedes mechanism.txt's prediction 2 with an intervention (a
+// padded X25519 arm), committed before any run of that design;
+// analysis/ttlbmechanism parses and implements it.
+//
+//go:embed mechanism2.txt
+var Mechanism2Text []byte
+
+// Mechanism2File is mechanism2.txt's path from the repository root.
+const Mechanism2File = "analysis/ttlb/mechanism2.txt"
+
 // ReadTransfer returns the rows of the run's transfer.csv.gz, or none when
 // the stage's inputs lack it.
 //

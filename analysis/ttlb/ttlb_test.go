@@ -55,6 +55,39 @@ func ttlbRows(n int, add float64) (*netstudy.Design, []netdata.Row, []netstudy.R
 	return d, xfer, rounds
 }
 
+// TestPaddedArmIgnored: the padded arm's rows (complete, far slower, and
+// incomplete ones) change no byte of the results K1-K4 are judged on.
+func TestPaddedArmIgnored(t *testing.T) {
+	d, xfer, rounds := ttlbRows(20, 2)
+	want, err := Analyze(d, xfer, rounds, netstudy.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := slices.Clone(xfer)
+	for _, r := range xfer {
+		if r.Group != "X25519" {
+			continue
+		}
+		r.Group = PaddedArm
+		if r.Xfer != nil && r.Xfer.TTLBNs != nil {
+			v := *r.Xfer.TTLBNs * 3
+			x := *r.Xfer
+			x.TTLBNs = &v
+			r.Xfer = &x
+		}
+		with = append(with, r)
+	}
+	got, err := Analyze(d, with, rounds, netstudy.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := encode(want)
+	b, _ := encode(got)
+	if string(a) != string(b) {
+		t.Error("the padded arm's rows changed the results")
+	}
+}
+
 // The hybrid's increase per scenario and size, relative to a TTLB that
 // grows with the size, falls with the size; incomplete connections are
 // counted, never timed; the scenarios come by RTT, lan the fastest.

@@ -17,13 +17,15 @@ const Table = "paper/generated/net-ttlbmechanism.tex"
 // macroPrefix starts every macro of Table.
 const macroPrefix = "NetTtlbMech"
 
-// tables renders Table: the macros \NetTtlbMechStatus (measured, or
-// NotMeasured), \NetTtlbMechOrderVerdict (prediction 1) and per
-// congestion control \NetTtlbMechWindowVerdict<CC> and
-// \NetTtlbMechWindowMisses<CC> (prediction 2), then the table: per
-// congestion control and cell the observed and predicted dP, the error,
-// its bound, the pass, the share predicted, dW and dA; for a run without
-// the controlled block a table that says so.
+// tables renders Table: the macros \NetTtlbMechStatus (measured, or why
+// not), \NetTtlbMechPadCheck (the pad check), \NetTtlbMechOrderVerdict
+// (prediction 1), \NetTtlbMechCause (prediction 3's status) and per
+// congestion control \NetTtlbMechInterventionVerdict<CC> and
+// \NetTtlbMechInterventionMisses<CC> (prediction 2), then the table: per
+// congestion control and cell dP of the hybrid and of the padded arm,
+// the error, its bound (the test's power), the pass, the share
+// dP_padded / dP_hybrid with its interval where the cell passes, and dW
+// and dA of each arm; for a run without the arm a table that says so.
 func tables(t *Results) (string, error) {
 	var n render.Numbers
 	var errs []error
@@ -34,31 +36,34 @@ func tables(t *Results) (string, error) {
 	}
 	status := "measured"
 	if !t.Measured {
-		status = NotMeasured
+		status = t.Note
 	}
 	set("Status", render.Escape(status))
+	set("PadCheck", render.Escape(t.PadCheck.Verdict))
 	set("OrderVerdict", render.Escape(t.Order.Verdict))
+	set("Cause", render.Escape(t.Cause))
 	for _, cc := range t.CCs {
-		set("WindowVerdict"+netstudy.MacroSuffix(cc.CC), render.Escape(cc.Verdict))
-		set("WindowMisses"+netstudy.MacroSuffix(cc.CC), strconv.Itoa(len(cc.Misses)))
+		set("InterventionVerdict"+netstudy.MacroSuffix(cc.CC), render.Escape(cc.Verdict))
+		set("InterventionMisses"+netstudy.MacroSuffix(cc.CC), strconv.Itoa(len(cc.Misses)))
 	}
 	tab := render.Table{Label: "tab:net-ttlbmechanism",
-		Caption: "Our extension of Study B: the registered mechanism of the hybrid's shorter transfers (analysis/ttlb/mechanism.txt). Per congestion control and cell, hybrid minus X25519 of the means: the post-handshake time $P$ observed and predicted from the hybrid's distribution of the response's first-round-trip window $W$ with the other toolchain's times, the error, its bound $z\\sqrt{SE^2+\\tau^2}$, the share predicted, and $W$ and the acknowledged handshake $A$ (segments)."}
+		Caption: "Our extension of Study B: the registered intervention on the hybrid's shorter transfers (analysis/ttlb/mechanism2.txt). Per congestion control and cell, each arm minus X25519 of the means: the post-handshake time $P$ of the hybrid and of X25519 padded to the hybrid's server flight, the error $e = \\Delta P_{\\mathrm{pad}} - \\Delta P_{\\mathrm{hyb}}$, its bound $z\\sqrt{SE^2+\\tau^2}$ (the largest $|e|$ the test lets through), the pass, the share $\\Delta P_{\\mathrm{pad}} / \\Delta P_{\\mathrm{hyb}}$ with its 95~\\% interval where the cell passes, and the response's first-round-trip window $W$ and the acknowledged handshake $A$ (segments) of each arm."}
 	if !t.Measured {
-		tab.Caption = "Our extension of Study B: the registered mechanism of the hybrid's shorter transfers (analysis/ttlb/mechanism.txt) in this run."
+		tab.Caption = "Our extension of Study B: the registered intervention on the hybrid's shorter transfers (analysis/ttlb/mechanism2.txt) in this run."
 		tab.Align, tab.Header = "p{0.8\\linewidth}", []string{"status"}
-		tab.Rows = [][]string{{render.Escape(NotMeasured)}}
+		tab.Rows = [][]string{{render.Escape(t.Note)}}
 	} else {
-		tab.Align = "lllrrrrcrrr"
-		tab.Header = []string{"cc", "scenario", "size (B)", "$\\Delta P$ obs.\\ (ms)", "$\\Delta P$ pred.\\ (ms)", "error (ms)", "bound (ms)", "pass", "share", "$\\Delta W$", "$\\Delta A$"}
+		tab.Align = "lllrrrrcrrrrr"
+		tab.Header = []string{"cc", "scenario", "size (B)", "$\\Delta P_{\\mathrm{hyb}}$ (ms)", "$\\Delta P_{\\mathrm{pad}}$ (ms)", "$e$ (ms)", "bound (ms)", "pass", "share",
+			"$\\Delta W_{\\mathrm{hyb}}$", "$\\Delta W_{\\mathrm{pad}}$", "$\\Delta A_{\\mathrm{hyb}}$", "$\\Delta A_{\\mathrm{pad}}$"}
 		for _, c := range t.Cells {
 			tab.Rows = append(tab.Rows, row(c))
 		}
-		var notes []string
-		notes = append(notes, "Prediction 1 (order): "+render.Escape(t.Order.Verdict)+".")
+		notes := []string{"Pad check: " + render.Escape(t.PadCheck.Verdict) + ".", "Prediction 1 (order): " + render.Escape(t.Order.Verdict) + "."}
 		for _, cc := range t.CCs {
 			notes = append(notes, fmt.Sprintf("%s: %s (m = %d, z = %s, $\\tau$ = %s ms).", render.Escape(cc.CC), render.Escape(cc.Verdict), cc.Cells, fixed(cc.Z, 2), fixed(cc.TauMs, 3)))
 		}
+		notes = append(notes, "Prediction 3: "+render.Escape(t.Cause)+".")
 		tab.Notes = strings.Join(notes, " ")
 	}
 	s, err := tab.Latex()
@@ -71,19 +76,23 @@ func tables(t *Results) (string, error) {
 	return n.Latex() + s, nil
 }
 
-// row is a cell's table row; a cell without a prediction says why in its
-// pass column ("---" elsewhere).
+// row is a cell's table row; a cell that could not be tested has "---"
+// in its pass column and wherever a value is undefined.
 func row(c Cell) []string {
 	pass := "no"
 	switch {
-	case !c.Predictable:
+	case !c.Tested:
 		pass = "---"
 	case c.Pass:
 		pass = "yes"
 	}
+	share := fixed(c.Share, 2)
+	if share != "---" {
+		share += " [" + fixed(c.ShareLower, 2) + ", " + fixed(c.ShareUpper, 2) + "]"
+	}
 	return []string{render.Escape(c.CC), render.Escape(c.Scenario), strconv.Itoa(c.SizeBytes),
-		fixed(c.ObservedMs, 3), fixed(c.PredictedMs, 3), fixed(c.ErrorMs, 3), fixed(c.BoundMs, 3), pass,
-		fixed(c.Share, 2), fixed(c.DW, 2), fixed(c.DA, 2)}
+		fixed(c.DPHybridMs, 3), fixed(c.DPPaddedMs, 3), fixed(c.ErrorMs, 3), fixed(c.BoundMs, 3), pass, share,
+		fixed(c.DWHybrid, 2), fixed(c.DWPadded, 2), fixed(c.DAHybrid, 2), fixed(c.DAPadded, 2)}
 }
 
 // fixed is v with d decimals, "---" where it is undefined.

@@ -9,19 +9,23 @@ import (
 	"pqrepro/analysis/ttlbmechanism"
 )
 
-// TestParseRegistration: the committed registration parses to its values;
-// each bad line is an error naming the line (or, for a missing key, the
-// key), an unknown key included.
+// TestParseRegistration: the committed second registration parses to its
+// values; each bad line is an error naming the line (or, for a missing
+// key, the key), an unknown key included; the first registration's
+// keys are refused.
 func TestParseRegistration(t *testing.T) {
-	want := ttlbmechanism.Registration{Model: "standardised-window", Fit: "other-toolchain", Alpha: 0.05, Resamples: 2000, Seed: 41}
-	got, err := ttlbmechanism.ParseRegistration(ttlb.MechanismText)
+	want := ttlbmechanism.Registration{Model: "intervention", Arm: "X25519-padded", PadBytes: 1080, Alpha: 0.05, Resamples: 2000, Seed: 41}
+	got, err := ttlbmechanism.ParseRegistration(ttlb.Mechanism2Text)
 	if err != nil || got != want {
 		t.Fatalf("the committed registration: %+v, %v; want %+v", got, err, want)
 	}
 	if ttlbmechanism.Registered != want {
 		t.Errorf("Registered %+v, want %+v", ttlbmechanism.Registered, want)
 	}
-	text := string(ttlb.MechanismText)
+	if _, err := ttlbmechanism.ParseRegistration(ttlb.MechanismText); err == nil || !strings.Contains(err.Error(), "model") {
+		t.Errorf("the first registration parsed as the second: %v", err)
+	}
+	text := string(ttlb.Mechanism2Text)
 	lineOf := func(prefix string) string {
 		for n, l := range strings.Split(text, "\n") {
 			if strings.HasPrefix(l, prefix) {
@@ -35,18 +39,20 @@ func TestParseRegistration(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new, want string
 	}{
-		{"model", "model: standardised-window", "model: raw-window", lineOf("model:")},
-		{"fit", "fit: other-toolchain", "fit: same-toolchain", lineOf("fit:")},
+		{"model", "model: intervention", "model: standardised-window", lineOf("model:")},
+		{"arm", "arm: X25519-padded", "arm: X25519-pad", lineOf("arm:")},
+		{"pad", "pad-bytes: 1080", "pad-bytes: 1088", lineOf("pad-bytes:")},
+		{"pad not a number", "pad-bytes: 1080", "pad-bytes: 1,080", lineOf("pad-bytes:")},
 		{"alpha 0", "alpha: 0.05", "alpha: 0", lineOf("alpha:")},
-		{"alpha 1", "alpha: 0.05", "alpha: 1", lineOf("alpha:")},
 		{"alpha above 1", "alpha: 0.05", "alpha: 1.5", lineOf("alpha:")},
 		{"alpha not a number", "alpha: 0.05", "alpha: five percent", lineOf("alpha:")},
 		{"resamples 99", "resamples: 2000", "resamples: 99", lineOf("resamples:")},
 		{"resamples not whole", "resamples: 2000", "resamples: 2e3", lineOf("resamples:")},
 		{"seed negative", "seed: 41", "seed: -1", lineOf("seed:")},
-		{"unknown key", "seed: 41", "seed: 41\ncolour: blue", "line " + strconv.Itoa(seedLine+1) + ": unknown key"},
+		{"unknown key", "seed: 41", "seed: 41\nfit: other-toolchain", "line " + strconv.Itoa(seedLine+1) + ": unknown key"},
 		{"key twice", "seed: 41", "seed: 41\nseed: 42", "given twice"},
-		{"missing key", "seed: 41\n", "", `no "seed" line`},
+		{"missing arm", "arm: X25519-padded\n", "", `no "arm" line`},
+		{"missing seed", "seed: 41\n", "", `no "seed" line`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(text, tc.old) {

@@ -19,23 +19,24 @@ const codeDir = "analysis/ttlbmechanism"
 // Stage is net:ttlbmechanism over the run folder runDir, writing ResultsFile and
 // Table.
 //
-// It reads the registration (analysis/ttlb/mechanism.txt, an input so
-// that the stage reruns if it ever changed) and the run's
-// transfer.csv.gz.
+// It reads the registration (analysis/ttlb/mechanism2.txt, which
+// supersedes mechanism.txt; an input so that the stage reruns if it
+// ever changed) and the run's transfer.csv.gz.
 //
 // A run without transfer.csv.gz, or without controlled rows in it, gives
-// outputs that say NotMeasured.
+// outputs that say NotMeasured; a controlled block without the padded
+// arm, NotMeasuredNoArm.
 func Stage(runDir string) *repro.Stage {
 	return &repro.Stage{
 		Name:    stageTTLBMechanism,
-		Doc:     "Study B transfer block (our extension): the registered mechanism of the hybrid's shorter transfers, its order, window and cause predictions",
+		Doc:     "Study B transfer block (our extension): the registered mechanism of the hybrid's shorter transfers, tested by a padded X25519 arm (pad check, order, intervention, cause)",
 		Code:    []string{codeDir},
-		Inputs:  []string{ttlb.MechanismFile, path.Join(runDir, "*.csv.gz")},
+		Inputs:  []string{ttlb.Mechanism2File, path.Join(runDir, "*.csv.gz")},
 		Outputs: []string{ResultsFile, Table},
 		Run: func(ctx context.Context, env *repro.Env) error {
-			b, err := env.ReadFile(ttlb.MechanismFile)
+			b, err := env.ReadFile(ttlb.Mechanism2File)
 			if err != nil {
-				return fmt.Errorf("read %s: %w", ttlb.MechanismFile, err)
+				return fmt.Errorf("read %s: %w", ttlb.Mechanism2File, err)
 			}
 			reg, err := ParseRegistration(b)
 			if err != nil {

@@ -6,7 +6,7 @@
 // in one namespace of an emulated link and the client in the other, and
 // talks to both over a line protocol, CSV on stdout:
 //
-//	endpoint server -cert F -key F -timeout D [-cc NAME] -listen ADDR=GROUP ...
+//	endpoint server -cert F -key F -timeout D [-cc NAME] -listen ADDR=GROUP[/staple=N] ...
 //	    prints  ready,ADDR,GROUP   per listener, then  ready
 //	    then    accept,CLIENT,LOCAL,ACCEPT_UNIX_NS,DURATION_NS,GROUP,HRR,ERROR,CC
 //	            per connection; runs until stdin is closed
@@ -41,6 +41,16 @@
 // handshake completed) with RESPONSE_BYTES saying how far it came: an
 // incomplete connection, never a time to last byte. Without SIZE the
 // connection is the handshake-only one of the rounds, byte for byte.
+//
+// The padded arm (analysis/ttlb/mechanism2.txt). A listener given as
+// ADDR=GROUP/staple=N staples an OCSP response of N zero bytes to its
+// certificate (tls.Certificate.OCSPStaple): Go's client asks for one in
+// every ClientHello (status_request, RFC 6066 8) and Go's TLS 1.3 server
+// then sends it in the Certificate message's first entry (RFC 8446
+// 4.4.2.1), so that listener's server flight is N + 8 bytes larger
+// while the ClientHello, the key exchange and the client's work stay
+// those of GROUP. The client does not check the staple. Other listeners
+// staple nothing.
 //
 // Congestion control (issue 41, cc_linux.go). With -cc NAME every socket
 // the server listens on, or the client dials from, is set to NAME
@@ -153,20 +163,18 @@ func server(o *out, args []string) error {
 	var lns []net.Listener
 	var wg sync.WaitGroup
 	for _, l := range listens {
-		addr, gname, ok := strings.Cut(l, "=")
-		g, gerr := parseGroup(gname)
-		if !ok || gerr != nil {
-			return fmt.Errorf("-listen %q: want ADDR=GROUP (%v)", l, gerr)
+		addr, gname, staple, err := parseListen(l)
+		if err != nil {
+			return err
 		}
+		g, _ := parseGroup(gname)
 		lc := net.ListenConfig{Control: setCC(*cc)}
 		ln, err := lc.Listen(context.Background(), "tcp", addr)
 		if err != nil {
 			return err
 		}
 		lns = append(lns, ln)
-		cfg := tlsBase()
-		cfg.Certificates = []tls.Certificate{cert}
-		cfg.CurvePreferences = []tls.CurveID{tls.CurveID(g)}
+		cfg := serverConfig(cert, tls.CurveID(g), staple)
 		o.line("ready", ln.Addr().String(), gname)
 		wg.Add(1)
 		go func() {
@@ -181,6 +189,41 @@ func server(o *out, args []string) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// parseListen reads a -listen value, ADDR=GROUP or ADDR=GROUP/staple=N,
+// N the OCSP staple's length in bytes (0 staples nothing).
+func parseListen(l string) (addr, group string, staple int, err error) {
+	addr, rest, ok := strings.Cut(l, "=")
+	group, opt, hasOpt := strings.Cut(rest, "/")
+	if _, gerr := parseGroup(group); !ok || gerr != nil {
+		return "", "", 0, fmt.Errorf("-listen %q: want ADDR=GROUP[/staple=N] (%v)", l, gerr)
+	}
+	if hasOpt {
+		v, found := strings.CutPrefix(opt, "staple=")
+		n, perr := strconv.Atoi(v)
+		if !found || perr != nil || n < 0 || n > 1<<16 {
+			return "", "", 0, fmt.Errorf("-listen %q: want staple=N with N in 0..65536 bytes after the group", l)
+		}
+		staple = n
+	}
+	return addr, group, staple, nil
+}
+
+// serverConfig is a listener's TLS configuration: TLS 1.3 with group g
+// only, and an OCSP staple of staple zero bytes when staple > 0.
+//
+// The staple is a copy's, so listeners never share it; Go's TLS 1.3
+// server sends it only to a client that asked (status_request), which
+// Go's client always does.
+func serverConfig(cert tls.Certificate, g tls.CurveID, staple int) *tls.Config {
+	cfg := tlsBase()
+	if staple > 0 {
+		cert.OCSPStaple = make([]byte, staple)
+	}
+	cfg.Certificates = []tls.Certificate{cert}
+	cfg.CurvePreferences = []tls.CurveID{g}
+	return cfg
 }
 
 // serve handles ln's connections; want, when set, is the congestion

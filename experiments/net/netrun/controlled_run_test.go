@@ -48,25 +48,12 @@ transfer_cc = ["cubic", "bbr"]
 	if h := readRows(t, filepath.Join(dir, netdata.RecordsFile))[0]; !slices.Equal(h, netdata.ColumnsV1) {
 		t.Errorf("records.csv.gz header %v, want the rounds' own", h)
 	}
-	in, err := netdata.ReadInproc(mustRead(t, filepath.Join(dir, netdata.TransferInprocFile)), netdata.TransferInprocFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, netdata.TransferFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := netdata.ReadRecords(f, netdata.TransferFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != len(in) || len(recs) != 2*2*2*4 {
-		t.Fatalf("%d transfer records, %d inproc rows, want %d", len(recs), len(in), 2*2*2*4)
+	recs := transferRows(t, dir)
+	if len(recs) != 2*2*2*4 {
+		t.Fatalf("%d transfer records, want %d", len(recs), 2*2*2*4)
 	}
 	bySeries := map[string][]netdata.Row{}
-	for i, r := range recs {
-		r.Series = in[i].Series
+	for _, r := range recs {
 		if !r.Controlled || !r.OK || r.Cap == nil || r.Cap.ThsNs == nil {
 			t.Errorf("%s: row %+v, want a controlled, complete handshake", r.Series, r)
 		}
@@ -180,4 +167,30 @@ transfer_cc = ["cubic", "bbr"]
 	if !strings.Contains(notes.String(), "transfer.csv.gz re-derived from 4 trimmed transfer captures") {
 		t.Errorf("records stage notices:\n%s", notes.String())
 	}
+}
+
+// transferRows reads a recorded run's transfer.csv.gz, each row with its
+// series from transfer-inproc.csv.gz.
+func transferRows(t *testing.T, dir string) []netdata.Row {
+	t.Helper()
+	in, err := netdata.ReadInproc(mustRead(t, filepath.Join(dir, netdata.TransferInprocFile)), netdata.TransferInprocFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, netdata.TransferFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := netdata.ReadRecords(f, netdata.TransferFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(in) {
+		t.Fatalf("%d transfer records, %d inproc rows", len(recs), len(in))
+	}
+	for i := range recs {
+		recs[i].Series = in[i].Series
+	}
+	return recs
 }

@@ -159,6 +159,22 @@
 // size 0 added, the model puts the full profile at 1 h 47 min (+24 min);
 // scaled by the pinned run's block (0.39 of its model), about +9 min.
 //
+// # The padded arm (analysis/ttlb/mechanism2.txt)
+//
+// transfer_padded_arm = true, only with transfer_order = "interleaved",
+// adds a third arm to every transfer series (padded.go): X25519 whose
+// server, an endpoint listener of its own at port + len(groups), staples
+// an OCSP response of PadBytes (1,080) zero bytes, so that its first
+// flight carries the hybrid's bytes; its client offers X25519 with the
+// same server name, so no arm's ClientHello changes. Its rows have group
+// PaddedArm; each triple of positions holds the three arms in a random
+// order (seriesSteps). A run on a 5 ms link measured median size-0
+// server payloads of 838 (X25519), 1,926 (padded) and 1,926 bytes
+// (hybrid). The model puts the full profile with the controlled block and
+// the arm at 2 h 10 min with transfer_round 60 (its block 1 h 10 min),
+// 1 h 49 min with 40 (49 min), 1 h 38 min with 30 (38 min)
+// (go test -run TestPaddedArmEstimate -v).
+//
 // # The cost of running series side by side
 //
 // On the 2-core reference machine (shared, load average about 13 from

@@ -94,7 +94,7 @@ func (sr *seriesRun) attempt(gi int) (netdata.Row, error) {
 	r.quiet.RLock()
 	t0 := time.Now()
 	if sr.epCli != nil {
-		g := r.plan.Groups[gi].String()
+		g := r.plan.armGroup(gi).String()
 		if testHookDialGroup != nil {
 			g = testHookDialGroup(g)
 		}
@@ -107,7 +107,7 @@ func (sr *seriesRun) attempt(gi int) (netdata.Row, error) {
 		sr.th.Do(func() { cr, derr = sr.clients[gi].Dial(sr.ctx, sr.port(gi)) })
 	}
 	r.quiet.RUnlock()
-	row := netdata.Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.Groups[gi].String(), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
+	row := netdata.Row{Series: s.ID, Scenario: s.Link.Name, Round: s.Round, Group: r.plan.armName(gi), StartNs: t0.UnixNano(), Client: cr.Local, Server: sr.port(gi), ClientNs: cr.DurationNs, Toolchain: sr.toolchain}
 	if s.Block {
 		row.ResponseBytes, row.ResponseRead, row.ClientTTLBNs = s.ResponseBytes, resp.read, resp.ttlbNs
 		row.Controlled, row.CC = r.plan.Controlled(), resp.cc

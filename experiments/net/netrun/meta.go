@@ -88,7 +88,7 @@ func (r *runner) scheduleMeta(res []seriesResult) scheduleMeta {
 		x := res[i]
 		groups := make([]string, len(se.Groups))
 		for k, g := range se.Groups {
-			groups[k] = r.plan.Groups[g].String()
+			groups[k] = r.plan.armName(g)
 		}
 		hs := x.hsEnd.Sub(x.hsStart).Seconds()
 		m.WorkS += hs

@@ -3,6 +3,7 @@ package netrun
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -438,6 +439,17 @@ func (r *runner) writeTransfer(ctx context.Context, out *runOutputs) (map[string
 		tm["order_seed"] = r.spec.Seeds.Order
 		tm["congestion_control"] = r.plan.TransferCC
 		tm["controlled_note"] = "the controlled block (issue 41): with order interleaved a series holds both groups, each pair of connections in a random order from PCG(order_seed, the series' link seed), the same for every congestion control and toolchain of a (scenario, size); size 0 is the handshake-only connection, inside the block; each listed congestion control is set on every socket of its series by the endpoint (TCP_CONGESTION), none listed leaves the namespace's default; the cc column is what each connection's client socket read back (the server's is checked to match), position its place in the series' time order"
+	}
+	if r.plan.TransferPaddedArm {
+		tm["padded_arm"] = map[string]any{
+			"arm":       PaddedArm,
+			"group":     tls.X25519.String(),
+			"pad_bytes": r.plan.TransferPadBytes,
+			"pad_parts": map[string]int{"hybrid_server_share": HybridServerShareBytes, "x25519_share": X25519ShareBytes, "status_request_framing": StatusRequestFramingBytes},
+			"port":      r.spec.Port + len(r.plan.Groups),
+			"how":       paddedHow,
+			"note":      "analysis/ttlb/mechanism2.txt: the arm's rows have group " + PaddedArm + " (cap_group, read from the capture, is X25519); every triple of positions 3k..3k+2 holds the three arms in a random order from PCG(order_seed, the series' link seed)",
+		}
 	}
 	out.measured["transfer"] = tm
 	return joins, nil

@@ -64,7 +64,8 @@ type Series struct {
 // With TransferOrder "interleaved" a series holds every group, measured
 // in pairs in a seeded random order (seriesSteps), and its ID drops the
 // group: <scenario>-<size>B[-<cc>]-<toolchain>, link seed TransferSeed
-// with group 0.
+// with group 0. With TransferPaddedArm it holds the padded arm too (arm
+// index len(Groups)), and seriesSteps' shuffle orders each triple.
 func (p Plan) TransferSeries() []Series {
 	if len(p.TransferSizes) == 0 || p.TransferRound < 1 {
 		return nil
@@ -73,10 +74,7 @@ func (p Plan) TransferSeries() []Series {
 	if len(ccs) == 0 {
 		ccs = []string{""} // the namespace's default, not set
 	}
-	all := make([]int, len(p.Groups))
-	for i := range all {
-		all[i] = i
-	}
+	all := p.arms()
 	var out []Series
 	for si, sc := range p.Scenarios {
 		offset := 0

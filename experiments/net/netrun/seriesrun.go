@@ -210,7 +210,7 @@ func (sr *seriesRun) startServers() error {
 	if sr.ep != nil && r.rem == nil {
 		var listen []string
 		for _, gi := range s.Groups {
-			listen = append(listen, sr.port(gi)+"="+r.plan.Groups[gi].String())
+			listen = append(listen, r.plan.armListen(sr.port(gi), gi))
 		}
 		inB := func(fn func()) { sr.link.RunIn(linkemu.B, func() error { fn(); return nil }) }
 		if sr.epSrv, err = startEndpointServer(sr.ctx, sr.ep, r.pem.cert, r.pem.key, r.plan.Timeout, s.CC, listen, inB, sr.slog.add); err != nil {

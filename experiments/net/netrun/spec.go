@@ -122,6 +122,13 @@ type ProfileSpec struct {
 	// size under each congestion control listed, set per socket.
 	TransferOrder string   `toml:"transfer_order"`
 	TransferCC    []string `toml:"transfer_cc"`
+	// TransferPaddedArm adds the padded arm to an interleaved transfer
+	// block (analysis/ttlb/mechanism2.txt): X25519 whose server staples
+	// PadBytes zero bytes, rows with group PaddedArm. TransferPadBytes,
+	// when set, must be PadBytes (the registration's pad-bytes); 0
+	// takes it.
+	TransferPaddedArm bool `toml:"transfer_padded_arm"`
+	TransferPadBytes  int  `toml:"transfer_pad_bytes"`
 }
 
 // MaxParallelSeries bounds parallel_series: every concurrent series holds a
@@ -187,6 +194,12 @@ func validTransfer(p string, ps ProfileSpec, toolchains []string) []error {
 	}
 	if o := ps.TransferOrder; o != "" && o != Serial && o != Interleaved {
 		errs = append(errs, fmt.Errorf("profiles.%s.transfer_order = %q: use %q or %q", p, o, Serial, Interleaved))
+	}
+	if ps.TransferPaddedArm && ps.TransferOrder != Interleaved {
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_padded_arm without transfer_order = %q: the padded arm shares each triple's time order with the other two (analysis/ttlb/mechanism2.txt); set the order or remove the arm", p, Interleaved))
+	}
+	if ps.TransferPadBytes != 0 && (!ps.TransferPaddedArm || ps.TransferPadBytes != PadBytes) {
+		errs = append(errs, fmt.Errorf("profiles.%s.transfer_pad_bytes = %d: the registration's pad is %d bytes (1,120 - 32 - 8, analysis/ttlb/mechanism2.txt), with transfer_padded_arm = true; remove the key or set it to %d", p, ps.TransferPadBytes, PadBytes, PadBytes))
 	}
 	for i, cc := range ps.TransferCC {
 		if err := tcpstack.CheckName(cc); err != nil {
@@ -332,6 +345,15 @@ func (s *Spec) Validate() error {
 		if s.Remote.Host != "" && len(s.Profiles[p].TransferCC) > 0 {
 			errs = append(errs, fmt.Errorf("profiles.%s.transfer_cc with a [remote] host: the remote servers' sockets cannot be set; run the congestion-control factor on one host", p))
 		}
+		if s.Remote.Host != "" && s.Profiles[p].TransferPaddedArm {
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_padded_arm with a [remote] host: the remote servers have no padded listener; run the padded arm on one host", p))
+		}
+		if s.Profiles[p].TransferPaddedArm && (!slices.Contains(s.Groups, tls.X25519.String()) || !slices.Contains(s.Groups, tls.X25519MLKEM768.String())) {
+			errs = append(errs, fmt.Errorf("profiles.%s.transfer_padded_arm: groups %v lack X25519 or X25519MLKEM768, the two the padded arm is measured between; list both", p, s.Groups))
+		}
+		if s.Profiles[p].TransferPaddedArm && s.Port+len(s.Groups)+1 > 65535 {
+			errs = append(errs, fmt.Errorf("port = %d: the padded arm of profiles.%s listens on port + %d, above 65535; lower the port", s.Port, p, len(s.Groups)))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -398,6 +420,11 @@ type Plan struct {
 	// it was before issue 41 (Controlled).
 	TransferOrder string
 	TransferCC    []string
+	// TransferPaddedArm adds the padded arm (arm index len(Groups),
+	// PaddedArm) to every transfer series, its server stapling
+	// TransferPadBytes (= PadBytes) zero bytes.
+	TransferPaddedArm bool
+	TransferPadBytes  int
 }
 
 // Controlled reports whether the transfer block is the controlled one of
@@ -484,6 +511,9 @@ func (s *Spec) Plan(profile string) (Plan, error) {
 		p.TransferParallel = min(ps.TransferParallel, p.Parallel)
 	}
 	p.TransferOrder, p.TransferCC = ps.TransferOrder, slices.Clone(ps.TransferCC)
+	if ps.TransferPaddedArm {
+		p.TransferPaddedArm, p.TransferPadBytes = true, PadBytes
+	}
 	p.Toolchains = slices.Clone(s.Toolchains)
 	if len(ps.Toolchains) > 0 {
 		p.Toolchains = slices.Clone(ps.Toolchains)

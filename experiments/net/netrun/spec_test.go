@@ -190,17 +190,26 @@ func TestRunNeedsRootFirst(t *testing.T) {
 	}
 }
 
+// TestRunRefusesBadSpecBeforeCreating: a bad delay, and the padded arm
+// without interleaving, stop Run before it creates anything.
 func TestRunRefusesBadSpecBeforeCreating(t *testing.T) {
 	needRoot(t)
-	cfg, _ := tree(t, strings.Replace(tinySpec(0, "5000", "[10]"), "rtt_ms = 5.0", "rtt_ms = -1.0", 1))
-	if _, err := Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "delay") {
-		t.Fatalf("error %v, want one about the delay", err)
-	}
-	if _, err := os.Stat(filepath.Join(cfg.Root, "data")); err == nil {
-		t.Error("data/ created for a spec that is invalid")
-	}
-	if l := leftovers(t); len(l) > 0 {
-		t.Errorf("namespaces left: %v", l)
+	for _, tc := range []struct{ name, spec, want string }{
+		{"delay", strings.Replace(tinySpec(0, "5000", "[10]"), "rtt_ms = 5.0", "rtt_ms = -1.0", 1), "delay"},
+		{"padded arm serial", strings.Replace(tinySpec(0, "5000", "[3]"), "[runs]", "toolchains = [\"go1.27.3\"]\ntransfer_sizes = [0, 20000]\ntransfer_round = 4\ntransfer_padded_arm = true\n[runs]", 1), "transfer_padded_arm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := tree(t, tc.spec)
+			if _, err := Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one about %s", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(cfg.Root, "data")); err == nil {
+				t.Error("data/ created for a spec that is invalid")
+			}
+			if l := leftovers(t); len(l) > 0 {
+				t.Errorf("namespaces left: %v", l)
+			}
+		})
 	}
 }
 
