@@ -347,9 +347,9 @@ func Analyze(rows []netdata.Row, reg Registration) (*Results, error) {
 	return t, nil
 }
 
-// checkPad is the pad check: per size-0 series (in the order they first
-// appear) the median server payload bytes of each arm's connections
-// with a capture record; the padding worked when every series has all
+// checkPad is the pad check on the size-0 series, in the order they first
+// appear. Per series it takes the median server payload bytes of each
+// arm's connections with a capture record. The padding worked when every series has all
 // three arms and the padded arm's median is the hybrid's within
 // PadToleranceBytes.
 func checkPad(t *Results, rows []netdata.Row) {
@@ -465,10 +465,9 @@ func exclusion(r netdata.Row, gi int) string {
 	return ""
 }
 
-// finish checks that no triple holds an arm twice (a triple may lack a
-// connection whose row could not be placed: a failed dial has no
-// congestion control) and lists the triples with a kept connection by
-// triple index.
+// finish checks that no triple holds an arm twice and lists the triples
+// with a kept connection by triple index. A triple may lack a connection
+// whose row could not be placed: a failed dial has no congestion control.
 func (s *series) finish() {
 	for _, p := range slices.Sorted(maps.Keys(s.armsAt)) {
 		g := slices.Sorted(slices.Values(s.armsAt[p]))
@@ -490,8 +489,8 @@ func (s *series) drawn(idx []int) []conn {
 	return out
 }
 
-// diff is the mean of f over arm g's connections minus over X25519's,
-// NaN when either has none (or f is NaN for every one of them).
+// diff is the mean of f over arm g's connections minus over X25519's.
+// It is NaN when either has none (or f is NaN for every one of them).
 func diff(cs []conn, g int, f func(conn) float64) float64 {
 	var sum [nArms]float64
 	var n [nArms]int
@@ -524,9 +523,10 @@ type cellStats struct {
 	d, sed float64 // the toolchains' error difference and its SD
 }
 
-// intervention is, on the connections of the two series, dP_hybrid and
-// dP_padded averaged over the toolchains, the error e (their difference,
-// so averaged) and d, the first toolchain's error minus the second's.
+// intervention is dP_hybrid and dP_padded on the two series' connections,
+// averaged over the toolchains. It also returns the error e (their
+// difference, so averaged) and d, the first toolchain's error minus the
+// second's.
 func intervention(a, b []conn) (dpHyb, dpPad, e, d float64) {
 	var eOf [2]float64
 	for i, cs := range [2][]conn{a, b} {
@@ -630,9 +630,9 @@ func analyzeCell(c *Cell, k cellKey, byTc map[string]*series, reg Registration, 
 	return st
 }
 
-// testable is why a cell's intervention cannot be tested ("" when it
-// can): the registration averages exactly two toolchains' series, each
-// of interleaved triples, at least two of them, with all three arms.
+// testable is why a cell's intervention cannot be tested, "" when it can.
+// The registration averages exactly two toolchains' series, each of
+// interleaved triples, at least two of them, with all three arms.
 func testable(ss []*series, all [][]conn) string {
 	var tcs []string
 	for _, s := range ss {
@@ -654,8 +654,8 @@ func testable(ss []*series, all [][]conn) string {
 	return ""
 }
 
-// accept applies prediction 2's acceptance per congestion control (in the
-// cells' order): m the cells tested, z = Phi^-1(1 - alpha / (2 m)),
+// accept applies prediction 2's acceptance per congestion control, in the
+// cells' order. With m the cells tested, z = Phi^-1(1 - alpha / (2 m)),
 // tau^2 = max(0, mean over them of (d_i^2 - SE_d,i^2) / 2), bound_i =
 // z sqrt(SE_i^2 + tau^2), a pass when every |e_i| <= bound_i. The share
 // is kept only in the cells that pass (the registration: never a share

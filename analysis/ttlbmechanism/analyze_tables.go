@@ -17,7 +17,9 @@ const Table = "paper/generated/net-ttlbmechanism.tex"
 // macroPrefix starts every macro of Table.
 const macroPrefix = "NetTtlbMech"
 
-// tables renders Table: the macros \NetTtlbMechStatus (measured, or why
+// tables renders Table: the mechanism's macros, then its table.
+//
+// The macros are \NetTtlbMechStatus (measured, or why
 // not), \NetTtlbMechPadCheck (the pad check), \NetTtlbMechOrderVerdict
 // (prediction 1), \NetTtlbMechCause (prediction 3's status) and per
 // congestion control \NetTtlbMechInterventionVerdict<CC> and

@@ -18,9 +18,10 @@ const (
 	// PaddedArm is the padded arm's group column (experiments/net/netrun
 	// records it under this name; analysis/ttlb leaves its rows out).
 	PaddedArm = ttlb.PaddedArm
-	// PadBytes is the registered pad: the hybrid's server share (1,088 +
-	// 32, FIPS 203 table 3, draft-ietf-tls-ecdhe-mlkem) minus X25519's
-	// 32 and the 8 bytes of the staple's framing (RFC 8446 4.2, RFC 6066 8).
+	// PadBytes is the registered pad, the hybrid's server share less
+	// X25519's and the staple's framing. The share is 1,088 + 32 (FIPS 203
+	// table 3, draft-ietf-tls-ecdhe-mlkem), X25519's 32, the framing 8
+	// bytes (RFC 8446 4.2, RFC 6066 8).
 	PadBytes = 1088 + 32 - 32 - 8
 )
 

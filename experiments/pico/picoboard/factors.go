@@ -152,9 +152,9 @@ func factorDefines(pll PLL, msgBytes int) []string {
 	}
 }
 
-// The USB interrupt factor ([build] usb_irq_us): the period, in
-// microseconds, of the alarm with which a pico-sdk program's USB stdio
-// runs TinyUSB's task (firmware/usbirq.c); 0 is off, every pinned run's.
+// The USB interrupt factor ([build] usb_irq_us), in microseconds; 0 is
+// off, every pinned run's. It is the period of the alarm with which a
+// pico-sdk program's USB stdio runs TinyUSB's task (firmware/usbirq.c).
 // SDKUSBIRQMicros is PICO_STDIO_USB_TASK_INTERVAL_US's default (pico-sdk
 // src/rp2_common/pico_stdio_usb/include/pico/stdio_usb.h). Below
 // MinUSBIRQMicros the load is no longer the SDK's kind: one tick's work
@@ -179,8 +179,8 @@ const (
 )
 
 // TimeSlackMicros is how far an emulated operation's TIMER microseconds
-// may lie from its cycles / clock: the TIMER's 1 us steps and the cycles
-// between the two counters' reads, 2 us; with the USB interrupt, also a
+// may lie from its cycles / clock. That is the TIMER's 1 us steps and the
+// cycles between the two counters' reads, 2 us; with the USB interrupt, also a
 // tick at each end, which can come between the two reads (bench.c: the
 // cycle counter is read first at the start, last at the end), so that
 // the cycles count it and the microseconds do not. A wrong clock moves

@@ -307,10 +307,9 @@ func newPlan(s Spec, profile string, images []string, workers int) (runPlan, err
 // <image>+<configuration>, the image's name and run folder.
 const configSep = "+"
 
-// withConfigurations returns the images with [build]'s factors, then,
-// per named configuration, each image again as <image>+<name> with that
-// configuration's factors (only those of its images list, when it has
-// one).
+// withConfigurations returns the images with [build]'s factors, then each
+// configuration's images again as <image>+<name> with its factors. A
+// configuration with an images list runs only those.
 func withConfigurations(s Spec, imgs []picoboard.BuildConfig, configs []string) ([]picoboard.BuildConfig, error) {
 	var out []picoboard.BuildConfig
 	for _, name := range append([]string{""}, configs...) {

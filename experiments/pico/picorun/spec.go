@@ -384,7 +384,7 @@ func (s Spec) validateConfigurations() error {
 }
 
 // onBoard returns an error when a configuration that runs puts its code
-// in flash and the board is real: a flash image runs on the emulator only.
+// in flash and the board is real. A flash image runs on the emulator only.
 func (s Spec) onBoard(where string, f Factors) error {
 	if f.CodeIn != picoboard.DefaultCodeIn && s.Board.Kind != BoardEmulator {
 		return fmt.Errorf("%s code_in = %q runs on the emulator only (a board would need boot2, which we cannot build without pico-sdk)", where, f.CodeIn)
