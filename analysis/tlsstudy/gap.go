@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/datasets/tlsdata"
 )
 
@@ -15,7 +16,7 @@ import (
 // in every cell (stack x path x key-share mode) of a run, each cell
 // compared with its own baseline, and for each factor the change of each
 // increase when that factor alone switches, set against the published
-// increase. Increases are the round-level ones (rounds.go).
+// increase. Increases are the round-level ones (analysis/tlscompare).
 
 // Key-share modes of a cell (tlsdata.KeyShareDirect, tlsdata.KeyShareHRR).
 const (
@@ -330,7 +331,7 @@ type FactorResult struct {
 
 // FactorEffect is the change of one role's increase when the factor
 // switches from From to To with the other two factors held at Held's
-// levels. Increases are the round-level ones (RoundComparison) within a
+// levels. Increases are the round-level ones (tlscompare.RoundComparison) within a
 // cell; the change is the To cell's minus the From cell's, with a percentile
 // cluster-bootstrap interval over the rounds the two cells share and the
 // two-sided Wilcoxon signed-rank p of the per-round changes (Holm over
@@ -461,7 +462,7 @@ func gapAnalysis(p Params, cells cellSamples, choice PrimaryChoice) (*Gap, error
 		}
 		g.Factors = append(g.Factors, fr)
 	}
-	holm, _ := holmFinite(ps)
+	holm, _ := tlscompare.HolmFinite(ps)
 	for i, h := range holm {
 		g.Factors[where[i][0]].Effects[where[i][1]].PHolm = Num(h)
 	}
@@ -574,21 +575,21 @@ func factorEffect(p Params, a, b *CellResult, role string) (FactorEffect, error)
 		ChangePctPoints:       Num(float64(cb.Rounds.IncreasePct) - float64(ca.Rounds.IncreasePct)),
 		Lower:                 nan, Upper: nan, SE: nan, P: nan, PHolm: nan,
 	}
-	_, da, db := pairRounds(floats(ca.Rounds.DiffsMs), floats(cb.Rounds.DiffsMs))
+	_, da, db := tlscompare.PairRounds(floats(ca.Rounds.DiffsMs), floats(cb.Rounds.DiffsMs))
 	e.NEff = len(da)
 	per := make([]float64, len(da))
 	for i := range da {
 		per[i] = db[i] - da[i]
 	}
 	switch {
-	case e.NEff < MinRounds:
-		e.Note = fmt.Sprintf("%d round(s) shared by both cells: the interval and the test need at least %d", e.NEff, MinRounds)
+	case e.NEff < tlscompare.MinRounds:
+		e.Note = fmt.Sprintf("%d round(s) shared by both cells: the interval and the test need at least %d", e.NEff, tlscompare.MinRounds)
 	case slices.Min(per) == slices.Max(per):
 		e.Note = fmt.Sprintf("every round's change is %g ms: no spread to resample or rank", per[0])
 	default:
 		change := func(idx []int) float64 { return stats.MedianAt(db, idx) - stats.MedianAt(da, idx) }
 		rs, err := stats.ClusterBootstrap(e.NEff, change, stats.ClusterConfig{
-			Seed: p.BootstrapSeed, Stream: streamOf(a.Cell.String() + ">" + b.Cell.String() + "|" + role), Resamples: p.resamples(), Level: Level})
+			Seed: p.BootstrapSeed, Stream: tlscompare.Stream(a.Cell.String() + ">" + b.Cell.String() + "|" + role), Resamples: p.resamples(), Level: Level})
 		if err != nil {
 			return FactorEffect{}, err
 		}
