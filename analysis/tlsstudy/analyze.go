@@ -59,8 +59,8 @@ type measured struct {
 }
 
 // roundMedians returns the median Ths of each round's block of m, indexed
-// by round (NaN where the configuration has no measured connection in a
-// round), and the number of rounds.
+// by round. A round in which the configuration has no measured connection
+// is NaN.
 func (m *measured) roundMedians() []float64 {
 	n := 0
 	for _, r := range m.round {
