@@ -135,7 +135,7 @@ func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, 
 	rows := map[Cell]int{}
 	get := func(r *tlsdata.Record) (*measured, Cell) {
 		id, _ := tlsdata.ParseConfigID(r.Config) // the reader checked it
-		c := recordCell(r, id)
+		c := id.CellOf(r.PathOrDefault())
 		if cells[c] == nil {
 			cells[c] = map[string]*measured{}
 		}
