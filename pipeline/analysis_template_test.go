@@ -36,7 +36,6 @@ var templateExtra = map[string]string{
 	"tlsstudy/dependence_tables.go":      "the renderings of the drift and dependence checks",
 	"tlsstudy/gap.go":                    "Study A's gap analysis: the paper's configurations in every cell of the run, which the host account reads",
 	"tlsstudy/gap_tables.go":             "the renderings of the gap analysis",
-	"tlsstudy/rounds.go":                 "Study A by round: the per-round differences its inference rests on, inside every comparison",
 	"tlsstudy/stalls_tables.go":          "the renderings of the stall account, in one table and macro set with the host's account (analysis/tlshost) of the same cells",
 	"tlsstudy/stalls.go":                 "the Nagle and delayed-ACK stall account, computed in Analyze from the per-connection samples, which results/tls.json does not hold",
 	"netstudy/direction.go":              "the direction of every comparison in generated words, for the prose",

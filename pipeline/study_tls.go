@@ -33,7 +33,7 @@ func init() {
 		Timed:    []string{rederive.RecordsFile, rederive.InprocFile},
 		Title:    "Study A: TLS 1.3 signature x key-exchange matrix on one host",
 		Citation: `"Performance Impact of PQC/Hybrid Key Exchange in TLS 1.3" (Hara, Kawashima, Saito)`,
-		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy", "analysis/tlsgapmodel", "analysis/tlscrosshost", "analysis/tlshost"},
+		Packages: []string{"experiments/tls/tlsrun", "datasets/tlsdata", "analysis/tlsstudy", "analysis/tlsgapmodel", "analysis/tlscrosshost", "analysis/tlshost", "analysis/tlscompare"},
 		Targets: []TargetDoc{
 			{Names: []string{"tls:run"},
 				Does: "Study A: TLS 1.3 handshakes in the 14 cells of `experiments/tls.toml` (Go, our OpenSSL harness or OpenSSL's own s_server/s_client; loopback, a Docker-like bridge or a private Docker daemon's Compose network; direct or HelloRetryRequest) with packet captures, into a new run under `data/tls/` (root)"},

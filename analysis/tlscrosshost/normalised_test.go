@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/analysis/tlshost"
 	"pqrepro/analysis/tlsstudy"
 )
@@ -50,7 +51,7 @@ func TestNormalisedIncreasesBadInput(t *testing.T) {
 				{Config: "ed25519/SecP384r1MLKEM1024/openssl-cli", CertKey: "ed25519", Group: "SecP384r1MLKEM1024"},
 			},
 			Families: map[string]*tlsstudy.Family{"paper": {Comparisons: []tlsstudy.Comparison{{Role: "hybrid", Target: "ed25519/SecP384r1MLKEM1024/openssl-cli",
-				Baseline: "ed25519/X25519/openssl-cli", Rounds: tlsstudy.RoundComparison{IncreaseMs: 3.3, SE: 0.1}}}}},
+				Baseline: "ed25519/X25519/openssl-cli", Rounds: tlscompare.RoundComparison{IncreaseMs: 3.3, SE: 0.1}}}}},
 			Host: &tlshost.Account{
 				Before: map[string]tlsstudy.Num{"ecdh-x25519": 0.03, "ecdh-p384": 1.0, "mlkem1024-encaps": 0.02, "mlkem1024-decaps": 0.02, "ed25519-sign": 0.02, "ed25519-verify": 0.05},
 				After:  map[string]tlsstudy.Num{"ecdh-x25519": 0.03, "ecdh-p384": 1.0, "mlkem1024-encaps": 0.02, "mlkem1024-decaps": 0.02, "ed25519-sign": 0.02, "ed25519-verify": 0.05},

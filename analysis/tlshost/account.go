@@ -2,11 +2,11 @@ package tlshost
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/jsonnum"
 )
@@ -206,7 +206,7 @@ func NewAccount(hc *CryptoMeta, cells []CellIncreases, rs Resampling) *Account {
 		if !hcell.Applies {
 			hcell.Note = "Go's crypto/ecdh P-384, not OpenSSL's: the prediction does not apply"
 		}
-		dk, dh := pairRounds(c.KemDiffsMs, c.HybridDiffsMs)
+		_, dk, dh := tlscompare.PairRounds(c.KemDiffsMs, c.HybridDiffsMs)
 		hcell.NEff = len(dk)
 		per := make([]float64, len(dk))
 		for j := range dk {
@@ -227,7 +227,7 @@ func NewAccount(hc *CryptoMeta, cells []CellIncreases, rs Resampling) *Account {
 		default:
 			stat := func(idx []int) float64 { return stats.MedianAt(per, idx) }
 			if ci, err := stats.ClusterBootstrap(hcell.NEff, stat, stats.ClusterConfig{
-				Seed: rs.Seed, Stream: stream(c.Cell.String() + "|host-cost"), Resamples: rs.Resamples, Level: rs.Level}); err == nil {
+				Seed: rs.Seed, Stream: tlscompare.Stream(c.Cell.String() + "|host-cost"), Resamples: rs.Resamples, Level: rs.Level}); err == nil {
 				hcell.Lower, hcell.Upper = jsonnum.Num(ci.Lower), jsonnum.Num(ci.Upper)
 			}
 		}
@@ -241,22 +241,4 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// pairRounds keeps the rounds where both x and y have a value (not NaN).
-func pairRounds(x, y []float64) (xs, ys []float64) {
-	for r := 0; r < min(len(x), len(y)); r++ {
-		if !math.IsNaN(x[r]) && !math.IsNaN(y[r]) {
-			xs, ys = append(xs, x[r]), append(ys, y[r])
-		}
-	}
-	return xs, ys
-}
-
-// stream is FNV-1a 64 of s, the bootstrap stream of a cell's account as
-// the study seeds every other resampling.
-func stream(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
 }

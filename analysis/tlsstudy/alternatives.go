@@ -10,6 +10,7 @@ import (
 
 	"pqrepro/analysis/claims"
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/repro"
 )
@@ -130,7 +131,7 @@ func paperOnly(res *Results, f *Family) *Results {
 	nan := Num(math.NaN())
 	if f != nil {
 		f = &Family{Baseline: f.Baseline, Configs: f.Configs, Comparisons: f.Comparisons,
-			Friedman: Friedman{P: nan, Q: nan, KendallW: nan}, Kruskal: Kruskal{P: nan, H: nan, Epsilon2: nan}}
+			Friedman: tlscompare.Friedman{P: nan, Q: nan, KendallW: nan}, Kruskal: Kruskal{P: nan, H: nan, Epsilon2: nan}}
 	}
 	return &Results{Schema: res.Schema, Study: res.Study, Profile: res.Profile, Primary: res.Primary,
 		Families: map[string]*Family{"paper": f}}

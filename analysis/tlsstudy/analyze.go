@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/analysis/tlshost"
 	"pqrepro/datasets/tlsdata"
 )
@@ -55,6 +56,28 @@ type measured struct {
 	// round r); blocks counts the blocks seen so far.
 	round  []int
 	blocks int
+}
+
+// roundMedians returns the median Ths of each round's block of m, indexed
+// by round. A round in which the configuration has no measured connection
+// is NaN.
+func (m *measured) roundMedians() []float64 {
+	n := 0
+	for _, r := range m.round {
+		n = max(n, r+1)
+	}
+	byRound := make([][]float64, n)
+	for i, r := range m.round {
+		byRound[r] = append(byRound[r], m.ths[i])
+	}
+	out := make([]float64, n)
+	for r, x := range byRound {
+		out[r] = math.NaN()
+		if len(x) > 0 {
+			out[r], _ = stats.Median(x)
+		}
+	}
+	return out
 }
 
 // An EmulatedSample is one configuration's valid measured connections in
@@ -112,7 +135,7 @@ func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, 
 	rows := map[Cell]int{}
 	get := func(r *tlsdata.Record) (*measured, Cell) {
 		id, _ := tlsdata.ParseConfigID(r.Config) // the reader checked it
-		c := recordCell(r, id)
+		c := id.CellOf(r.PathOrDefault())
 		if cells[c] == nil {
 			cells[c] = map[string]*measured{}
 		}
@@ -227,7 +250,7 @@ func analyze(recs []tlsdata.Record, p Params, in Input) (*Results, cellSamples, 
 		Params: ResultParams{
 			Baseline: baseline, Paper: map[string]string{}, Cell: primary,
 			Bootstrap: BootstrapParams{Seed: p.BootstrapSeed, Stream: fmt.Sprintf("%#x", uint64(stats.BootstrapStream)), Resamples: p.resamples(), Level: Level},
-			Level:     Level, MinN: MinConnections, MinRounds: MinRounds,
+			Level:     Level, MinN: MinConnections, MinRounds: tlscompare.MinRounds,
 		},
 		Families:  map[string]*Family{},
 		Published: Published,
@@ -298,7 +321,7 @@ func hostAccount(g *Gap, p Params, hc *tlshost.CryptoMeta) *tlshost.Account {
 		cells = append(cells, tlshost.CellIncreases{Cell: c.Cell, HybridDiffsMs: floats(hyb.Rounds.DiffsMs),
 			KemDiffsMs: floats(kem.Rounds.DiffsMs), KemIncreaseMs: float64(kem.Rounds.IncreaseMs)})
 	}
-	return tlshost.NewAccount(hc, cells, tlshost.Resampling{Seed: p.BootstrapSeed, Resamples: p.resamples(), Level: Level, MinRounds: MinRounds})
+	return tlshost.NewAccount(hc, cells, tlshost.Resampling{Seed: p.BootstrapSeed, Resamples: p.resamples(), Level: Level, MinRounds: tlscompare.MinRounds})
 }
 
 // SocketOptions is meta.json's measured.socket_options of one stack.
@@ -514,7 +537,7 @@ func agreementStat(d []float64) AgreementStat {
 }
 
 // family compares every configuration of ids after the first (the
-// baseline) with the first, by round (RoundComparison, Holm over the
+// baseline) with the first, by round (tlscompare.RoundComparison, Holm over the
 // round-level p-values) and, descriptively, as independent samples; and
 // runs Friedman over rounds and Kruskal-Wallis over all of them.
 func family(p Params, cell Cell, ids []string, ms map[string]*measured, roles map[string]string) (*Family, error) {
@@ -535,7 +558,7 @@ func family(p Params, cell Cell, ids []string, ms map[string]*measured, roles ma
 		return nil, fmt.Errorf("Kruskal-Wallis: %w", err)
 	}
 	f.Kruskal = Kruskal{H: Num(kw.H), DF: kw.DF, P: Num(kw.P), Epsilon2: Num(kw.Epsilon2), N: n}
-	f.Friedman = friedmanRounds(perRound)
+	f.Friedman = tlscompare.FriedmanRounds(perRound)
 	f.BaselineRoundsMs = nums(perRound[0])
 	x := groups[0]
 	mx, _ := stats.Median(x)
@@ -546,7 +569,7 @@ func family(p Params, cell Cell, ids []string, ms map[string]*measured, roles ma
 		if err != nil {
 			return nil, fmt.Errorf("%s vs %s: %w", id, ids[0], err)
 		}
-		if c.Rounds, err = compareRounds(perRound[0], perRound[k+1], p.BootstrapSeed, streamOf(cell.String()+"|"+id), p.resamples()); err != nil {
+		if c.Rounds, err = tlscompare.CompareRounds(perRound[0], perRound[k+1], stats.ClusterConfig{Seed: p.BootstrapSeed, Stream: tlscompare.Stream(cell.String() + "|" + id), Resamples: p.resamples(), Level: Level}); err != nil {
 			return nil, fmt.Errorf("%s vs %s by round: %w", id, ids[0], err)
 		}
 		my, _ := stats.Median(y)
@@ -564,7 +587,7 @@ func family(p Params, cell Cell, ids []string, ms map[string]*measured, roles ma
 		f.Comparisons = append(f.Comparisons, c)
 		ps = append(ps, float64(c.Rounds.SignedRank.P))
 	}
-	holm, bonf := holmFinite(ps)
+	holm, bonf := tlscompare.HolmFinite(ps)
 	for i := range f.Comparisons {
 		f.Comparisons[i].PHolm, f.Comparisons[i].PBonferroni = Num(holm[i]), Num(bonf[i])
 	}

@@ -377,3 +377,47 @@ func TestFiguresOddResults(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeOneRound: a dataset with a single round (each configuration
+// one block) has estimates but no round-level interval or test, and the
+// tables say "---" with the reason.
+func TestAnalyzeOneRound(t *testing.T) {
+	recs := tinyRecords(map[string][]float64{
+		"ed25519/X25519":             {1, 2, 3},
+		"mldsa87/X25519":             {4, 5, 6},
+		"ed25519/MLKEM1024":          {1.5, 2.5, 3.5},
+		"ed25519/SecP384r1MLKEM1024": {7, 8, 9},
+	})
+	res, err := Analyze(recs, DefaultParams("quick"), Input{Path: "p", SHA256: repro.HashBytes(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Families["paper"].Comparisons {
+		if c.Rounds.NEff != 1 || !math.IsNaN(float64(c.PHolm)) || !math.IsNaN(float64(c.Rounds.Lower)) || !strings.Contains(c.Rounds.Note, "need at least 6") {
+			t.Errorf("%s: %+v, p_holm %v", c.Target, c.Rounds, c.PHolm)
+		}
+	}
+	if c := res.Families["paper"].Comparisons[0]; float64(c.Rounds.IncreaseMs) != 3 {
+		t.Errorf("one round: increase %v, want the difference of the block medians, 3", c.Rounds.IncreaseMs)
+	}
+	files, err := Tables(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paper := string(files[TablePaper])
+	for _, want := range []string{"``---'': ", "1 paired round(s): the interval and the signed-rank test need at least 6"} {
+		if !strings.Contains(paper, want) {
+			t.Errorf("paper table lacks %q:\n%s", want, paper)
+		}
+	}
+	if _, err := figureList(res, nil); err != nil {
+		t.Fatalf("figures of a one-round run: %v", err)
+	}
+	b, err := MarshalResults(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeResults("tls.json", b); err != nil {
+		t.Fatalf("the results of a one-round run do not read back: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"pqrepro/analysis/claims"
 	"pqrepro/analysis/claims/claimstest"
+	"pqrepro/analysis/tlscompare"
 )
 
 func TestClaimsCatalogue(t *testing.T) { claimstest.CheckCatalogue(t, Claims(), "A") }
@@ -21,7 +22,7 @@ func TestClaimsGolden(t *testing.T) {
 // paperResults is a results/tls.json with the paper family only: per role
 // the increase in ms and %, the Holm p and Cliff's delta (+-0.9 by sign).
 func paperResults(base float64, inc map[string][3]float64, kwP float64) *Results {
-	f := &Family{Kruskal: Kruskal{P: Num(kwP), Epsilon2: 0.7}, Friedman: Friedman{P: Num(kwP)}}
+	f := &Family{Kruskal: Kruskal{P: Num(kwP), Epsilon2: 0.7}, Friedman: tlscompare.Friedman{P: Num(kwP)}}
 	for _, role := range Roles[1:] {
 		v := inc[role]
 		delta := 0.9
@@ -29,7 +30,7 @@ func paperResults(base float64, inc map[string][3]float64, kwP float64) *Results
 			delta = -0.9
 		}
 		f.Comparisons = append(f.Comparisons, Comparison{Role: role, MedianDiffMs: Num(v[0]), MedianDiffPct: Num(v[1]), PHolm: Num(v[2]),
-			Rounds:           RoundComparison{IncreaseMs: Num(v[0]), IncreasePct: Num(v[1])},
+			Rounds:           tlscompare.RoundComparison{IncreaseMs: Num(v[0]), IncreasePct: Num(v[1])},
 			MedianBaselineMs: Num(base), Cliff: Cliff{Delta: Num(delta)}})
 	}
 	return &Results{Families: map[string]*Family{"paper": f}}

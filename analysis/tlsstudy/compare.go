@@ -8,6 +8,7 @@ import (
 
 	"pqrepro/analysis/agreement"
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 )
 
 // BytesTol is how far a configuration's median TCP payload bytes per
@@ -86,7 +87,7 @@ func comparisonItems(prefix string, ref, now []Comparison) []agreement.Item {
 }
 
 // diffValue is a comparison's round-level increase (the median of the
-// per-round paired differences, rounds.go) and its standard error, the
+// per-round paired differences, analysis/tlscompare) and its standard error, the
 // standard deviation of its cluster-bootstrap replicates over rounds
 // (Rounds.SE): the study's own inference. The handshake-level median
 // difference and its bootstrap (bootstrap_median_diff_ms) treat the
@@ -309,7 +310,7 @@ func ReplaceRounds(r *Results, role string, baselineMs float64, diffs []float64)
 	for i, d := range diffs {
 		base[i], target[i] = baselineMs, baselineMs+d
 	}
-	rc, err := compareRounds(base, target, DefaultParams(r.Profile).BootstrapSeed, 0, DefaultResamples)
+	rc, err := tlscompare.CompareRounds(base, target, stats.ClusterConfig{Seed: DefaultParams(r.Profile).BootstrapSeed, Resamples: DefaultResamples, Level: Level})
 	if err != nil {
 		return fmt.Errorf("replace the rounds of %s: %w", role, err)
 	}
@@ -324,11 +325,11 @@ func rederive(f *Family, c *Comparison, d []float64) error {
 	sr, err := stats.WilcoxonSignedRank(d)
 	switch {
 	case errors.Is(err, stats.ErrAllZero):
-		rc.SignedRank = SignedRank{WPlus: Num(math.NaN()), Z: Num(math.NaN()), P: Num(math.NaN())}
+		rc.SignedRank = tlscompare.SignedRank{WPlus: Num(math.NaN()), Z: Num(math.NaN()), P: Num(math.NaN())}
 	case err != nil:
 		return fmt.Errorf("signed-rank: %w", err)
 	default:
-		rc.SignedRank = SignedRank{N: sr.N, WPlus: Num(sr.WPlus), Z: Num(sr.Z), P: Num(sr.P), Method: string(sr.Method)}
+		rc.SignedRank = tlscompare.SignedRank{N: sr.N, WPlus: Num(sr.WPlus), Z: Num(sr.Z), P: Num(sr.P), Method: string(sr.Method)}
 	}
 	return holmOver(f)
 }
@@ -340,7 +341,7 @@ func holmOver(f *Family) error {
 	for i := range f.Comparisons {
 		ps[i] = float64(f.Comparisons[i].Rounds.SignedRank.P)
 	}
-	holm, bonf := holmFinite(ps)
+	holm, bonf := tlscompare.HolmFinite(ps)
 	for i := range f.Comparisons {
 		f.Comparisons[i].PHolm, f.Comparisons[i].PBonferroni = Num(holm[i]), Num(bonf[i])
 	}

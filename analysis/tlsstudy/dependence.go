@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"pqrepro/analysis/stats"
 )
@@ -56,7 +57,7 @@ func serialConfig(id string, m *measured) SerialConfig {
 		s.RunsZ, s.RunsP = Num(rt.Z), Num(rt.P)
 	}
 	if len(notes) > 0 {
-		s.Note = joinNotes(notes)
+		s.Note = strings.Join(notes, "; ")
 	}
 	return s
 }

@@ -23,7 +23,7 @@
 // its configuration expects one, or the analysis refuses the dataset (a
 // wrong connection is an error, never a sample).
 //
-// The unit of replication is the round (rounds.go): the runner runs
+// The unit of replication is the round (analysis/tlscompare): the runner runs
 // every configuration's blocks in rounds, shuffled per round, and the
 // handshakes of a block are serially dependent while the host drifts
 // between rounds. A configuration's increase is therefore the median over

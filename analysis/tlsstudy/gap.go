@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/datasets/tlsdata"
 )
 
@@ -15,7 +16,7 @@ import (
 // in every cell (stack x path x key-share mode) of a run, each cell
 // compared with its own baseline, and for each factor the change of each
 // increase when that factor alone switches, set against the published
-// increase. Increases are the round-level ones (rounds.go).
+// increase. Increases are the round-level ones (analysis/tlscompare).
 
 // Key-share modes of a cell (tlsdata.KeyShareDirect, tlsdata.KeyShareHRR).
 const (
@@ -27,47 +28,6 @@ const (
 // configuration (tlsdata.Cell). The zero Cell, as Params.Cell, means the
 // records' defaults: Go's stack on loopback, direct.
 type Cell = tlsdata.Cell
-
-// cellOrDefault fills the zero fields of c with the records' defaults.
-func cellOrDefault(c Cell) Cell {
-	return Cell{Stack: cmp.Or(c.Stack, tlsdata.StackGo), Path: cmp.Or(c.Path, tlsdata.DefaultPath), KeyShare: cmp.Or(c.KeyShare, KeyShareDirect)}
-}
-
-// ParseCell parses "stack/path/keyshare".
-func ParseCell(s string) (Cell, error) {
-	parts := strings.Split(s, "/")
-	if len(parts) != 3 {
-		return Cell{}, fmt.Errorf("cell %q: want stack/path/keyshare, e.g. openssl/bridge/direct", s)
-	}
-	c := Cell{Stack: parts[0], Path: parts[1], KeyShare: parts[2]}
-	return c, validateCell(c)
-}
-
-func validateCell(c Cell) error {
-	var errs []string
-	if !slices.Contains(tlsdata.Stacks, c.Stack) {
-		errs = append(errs, fmt.Sprintf("stack %q is not one of %v", c.Stack, tlsdata.Stacks))
-	}
-	if !slices.Contains(tlsdata.KnownPaths, c.Path) {
-		errs = append(errs, fmt.Sprintf("path %q is not one of %v", c.Path, tlsdata.KnownPaths))
-	}
-	if c.KeyShare != KeyShareDirect && c.KeyShare != KeyShareHRR {
-		errs = append(errs, fmt.Sprintf("key-share mode %q is not %s or %s", c.KeyShare, KeyShareDirect, KeyShareHRR))
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("cell %s: %s", c, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// recordCell is the cell a record belongs to.
-func recordCell(r *tlsdata.Record, id tlsdata.ConfigID) Cell {
-	ks := KeyShareDirect
-	if id.HRR {
-		ks = KeyShareHRR
-	}
-	return Cell{Stack: id.StackName(), Path: r.PathOrDefault(), KeyShare: ks}
-}
 
 // inCell returns config ID base (a Go, direct ID such as "ed25519/X25519")
 // as cell c names it: "/hrr" for the HRR mode, "/openssl" for our OpenSSL
@@ -83,16 +43,6 @@ func inCell(base string, c Cell) string {
 		id.Stack = c.Stack
 	}
 	return id.ID()
-}
-
-// compareCells orders cells as the tables list them: stack (go, openssl,
-// openssl-cli), path (loopback, bridge, remote, docker) and key-share mode
-// (direct, hrr), each in the order of its known values.
-func compareCells(a, b Cell) int {
-	return cmp.Or(
-		cmp.Compare(slices.Index(tlsdata.Stacks, a.Stack), slices.Index(tlsdata.Stacks, b.Stack)),
-		cmp.Compare(slices.Index(tlsdata.KnownPaths, a.Path), slices.Index(tlsdata.KnownPaths, b.Path)),
-		cmp.Compare(a.KeyShare, b.KeyShare)) // "direct" < "hrr"
 }
 
 // Factor is one of the run's factors and its two levels.
@@ -169,7 +119,8 @@ func cellDistance(c, primary Cell) int {
 // primaryPair picks a factor's primary pair among its pairs (From cell,
 // To cell): the pair nearest the primary cell, where a pair's distance
 // is the smaller cellDistance of its two cells, ties broken by the other
-// cell's distance, then by table order (compareCells of the From cells).
+// cell's distance, then by table order (tlsdata.CompareCells of the From
+// cells).
 // With the primary cell openssl-cli/docker/direct this is the stack
 // factor at bridge/direct (go/bridge/direct -> openssl/bridge/direct),
 // process at bridge/direct, path for openssl-cli at direct, runtime for
@@ -183,7 +134,7 @@ func primaryPair(pairs [][2]Cell, primary Cell) int {
 		a, b := cellDistance(p[0], primary), cellDistance(p[1], primary)
 		d := [2]int{min(a, b), max(a, b)}
 		if best < 0 || d[0] < bd[0] || (d[0] == bd[0] && d[1] < bd[1]) ||
-			(d == bd && compareCells(p[0], pairs[best][0]) < 0) {
+			(d == bd && tlsdata.CompareCells(p[0], pairs[best][0]) < 0) {
 			best, bd = i, d
 		}
 	}
@@ -330,7 +281,7 @@ type FactorResult struct {
 
 // FactorEffect is the change of one role's increase when the factor
 // switches from From to To with the other two factors held at Held's
-// levels. Increases are the round-level ones (RoundComparison) within a
+// levels. Increases are the round-level ones (tlscompare.RoundComparison) within a
 // cell; the change is the To cell's minus the From cell's, with a percentile
 // cluster-bootstrap interval over the rounds the two cells share and the
 // two-sided Wilcoxon signed-rank p of the per-round changes (Holm over
@@ -379,13 +330,13 @@ type cellSamples map[Cell]map[string]*measured
 // gapAnalysis compares every cell's paper configurations and every
 // factor's effect.
 func gapAnalysis(p Params, cells cellSamples, choice PrimaryChoice) (*Gap, error) {
-	primary := cellOrDefault(p.Cell) // the primary pairs are nearest the stated cell
+	primary := p.Cell.OrDefault() // the primary pairs are nearest the stated cell
 	g := &Gap{}
 	keys := make([]Cell, 0, len(cells))
 	for c := range cells {
 		keys = append(keys, c)
 	}
-	slices.SortFunc(keys, compareCells)
+	slices.SortFunc(keys, tlsdata.CompareCells)
 	byCell := map[Cell]*CellResult{}
 	for _, c := range keys {
 		ids := make([]string, len(p.Paper))
@@ -461,7 +412,7 @@ func gapAnalysis(p Params, cells cellSamples, choice PrimaryChoice) (*Gap, error
 		}
 		g.Factors = append(g.Factors, fr)
 	}
-	holm, _ := holmFinite(ps)
+	holm, _ := tlscompare.HolmFinite(ps)
 	for i, h := range holm {
 		g.Factors[where[i][0]].Effects[where[i][1]].PHolm = Num(h)
 	}
@@ -498,7 +449,7 @@ func (c PrimaryChoice) Judgeable() bool { return c.Status != PrimaryAbsent }
 // choosePrimary picks the judged cell (PrimaryChoice); an error only when
 // the run has no cell with all of the paper's configurations.
 func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
-	stated := cellOrDefault(p.Cell)
+	stated := p.Cell.OrDefault()
 	ch := PrimaryChoice{Cell: stated}
 	has := func(c Cell) bool {
 		for _, m := range cells[c] {
@@ -514,7 +465,7 @@ func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
 	}
 	slices.Sort(present)
 	if p.Fallback != (Cell{}) {
-		fb := cellOrDefault(p.Fallback)
+		fb := p.Fallback.OrDefault()
 		ch.Fallback = &fb
 	}
 	switch {
@@ -544,7 +495,7 @@ func choosePrimary(p Params, cells cellSamples) (PrimaryChoice, error) {
 			stated, cmp.Or(p.fallbackString(), "(none)"), strings.Join(present, ", "))
 	}
 	slices.SortFunc(cands, func(a, b Cell) int {
-		return cmp.Or(cmp.Compare(cellDistance(a, stated), cellDistance(b, stated)), compareCells(a, b))
+		return cmp.Or(cmp.Compare(cellDistance(a, stated), cellDistance(b, stated)), tlsdata.CompareCells(a, b))
 	})
 	ch.Judged, ch.Status = cands[0], PrimaryAbsent
 	fb := " (and no fallback is stated)"
@@ -574,21 +525,21 @@ func factorEffect(p Params, a, b *CellResult, role string) (FactorEffect, error)
 		ChangePctPoints:       Num(float64(cb.Rounds.IncreasePct) - float64(ca.Rounds.IncreasePct)),
 		Lower:                 nan, Upper: nan, SE: nan, P: nan, PHolm: nan,
 	}
-	_, da, db := pairRounds(floats(ca.Rounds.DiffsMs), floats(cb.Rounds.DiffsMs))
+	_, da, db := tlscompare.PairRounds(floats(ca.Rounds.DiffsMs), floats(cb.Rounds.DiffsMs))
 	e.NEff = len(da)
 	per := make([]float64, len(da))
 	for i := range da {
 		per[i] = db[i] - da[i]
 	}
 	switch {
-	case e.NEff < MinRounds:
-		e.Note = fmt.Sprintf("%d round(s) shared by both cells: the interval and the test need at least %d", e.NEff, MinRounds)
+	case e.NEff < tlscompare.MinRounds:
+		e.Note = fmt.Sprintf("%d round(s) shared by both cells: the interval and the test need at least %d", e.NEff, tlscompare.MinRounds)
 	case slices.Min(per) == slices.Max(per):
 		e.Note = fmt.Sprintf("every round's change is %g ms: no spread to resample or rank", per[0])
 	default:
 		change := func(idx []int) float64 { return stats.MedianAt(db, idx) - stats.MedianAt(da, idx) }
 		rs, err := stats.ClusterBootstrap(e.NEff, change, stats.ClusterConfig{
-			Seed: p.BootstrapSeed, Stream: streamOf(a.Cell.String() + ">" + b.Cell.String() + "|" + role), Resamples: p.resamples(), Level: Level})
+			Seed: p.BootstrapSeed, Stream: tlscompare.Stream(a.Cell.String() + ">" + b.Cell.String() + "|" + role), Resamples: p.resamples(), Level: Level})
 		if err != nil {
 			return FactorEffect{}, err
 		}

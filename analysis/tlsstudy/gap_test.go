@@ -32,7 +32,7 @@ var (
 )
 
 func mustCell(s string) Cell {
-	c, err := ParseCell(s)
+	c, err := tlsdata.ParseCell(s)
 	if err != nil {
 		panic(err)
 	}
@@ -324,10 +324,10 @@ func TestGapBadInput(t *testing.T) {
 		}
 	})
 	t.Run("bad cell parameter", func(t *testing.T) {
-		if _, err := ParseCell("openssl/wan/direct"); err == nil || !strings.Contains(err.Error(), `path "wan"`) {
+		if _, err := tlsdata.ParseCell("openssl/wan/direct"); err == nil || !strings.Contains(err.Error(), `path "wan"`) {
 			t.Errorf("ParseCell: %v", err)
 		}
-		if _, err := ParseCell("openssl/bridge"); err == nil {
+		if _, err := tlsdata.ParseCell("openssl/bridge"); err == nil {
 			t.Error("ParseCell accepted two parts")
 		}
 		p := gapParams(Cell{Stack: "boring"})

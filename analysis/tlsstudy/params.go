@@ -128,11 +128,11 @@ func (p Params) Validate() error {
 			seen[id] = true
 		}
 	}
-	if err := validateCell(cellOrDefault(p.Cell)); err != nil {
+	if err := p.Cell.OrDefault().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("primary %w", err))
 	}
 	if p.Fallback != (Cell{}) {
-		if err := validateCell(cellOrDefault(p.Fallback)); err != nil {
+		if err := p.Fallback.OrDefault().Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("fallback %w", err))
 		}
 	}
@@ -175,7 +175,7 @@ func (p Params) stageParams() map[string]string {
 		paramPaper:     strings.Join(p.Paper, ","),
 		paramSeed:      strconv.FormatUint(p.BootstrapSeed, 10),
 		paramResamples: strconv.Itoa(p.resamples()),
-		paramCell:      cellOrDefault(p.Cell).String(),
+		paramCell:      p.Cell.OrDefault().String(),
 		paramFallback:  p.fallbackString(),
 	}
 }
@@ -185,7 +185,7 @@ func (p Params) fallbackString() string {
 	if p.Fallback == (Cell{}) {
 		return ""
 	}
-	return cellOrDefault(p.Fallback).String()
+	return p.Fallback.OrDefault().String()
 }
 
 // paramsFrom rebuilds Params from a stage's parameters, so that the
@@ -203,12 +203,12 @@ func paramsFrom(get func(string) string) (Params, error) {
 		return p, fmt.Errorf("parameter %s=%q: want an integer", paramResamples, get(paramResamples))
 	}
 	if s := get(paramCell); s != "" {
-		if p.Cell, err = ParseCell(s); err != nil {
+		if p.Cell, err = tlsdata.ParseCell(s); err != nil {
 			return p, fmt.Errorf("parameter %s: %w", paramCell, err)
 		}
 	}
 	if s := get(paramFallback); s != "" {
-		if p.Fallback, err = ParseCell(s); err != nil {
+		if p.Fallback, err = tlsdata.ParseCell(s); err != nil {
 			return p, fmt.Errorf("parameter %s: %w", paramFallback, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pqrepro/analysis/agreement"
+	"pqrepro/analysis/tlscompare"
 )
 
 // resampleFixture is a run of 6 rounds: two comparisons of the paper
@@ -16,7 +17,7 @@ func resampleFixture() *Results {
 	d := []Num{1, 2, 3, 4, 5, 6}
 	e := []Num{1, 2, 3, 4, 5, nan}
 	comp := func(role string, diffs []Num, se Num) Comparison {
-		return Comparison{Role: role, Target: role, Rounds: RoundComparison{DiffsMs: diffs, IncreaseMs: 3.5, SE: se}}
+		return Comparison{Role: role, Target: role, Rounds: tlscompare.RoundComparison{DiffsMs: diffs, IncreaseMs: 3.5, SE: se}}
 	}
 	a := Cell{Stack: "go", Path: "loopback", KeyShare: "direct"}
 	b := Cell{Stack: "openssl", Path: "loopback", KeyShare: "direct"}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/gapmodel"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/analysis/tlshost"
 	"pqrepro/internal/jsonnum"
 )
@@ -177,8 +178,8 @@ type Family struct {
 	// Kruskal treats every handshake as an independent observation
 	// (descriptive only: the handshakes of a block are serially
 	// dependent); Friedman compares the configurations over rounds.
-	Kruskal  Kruskal  `json:"kruskal_wallis"`
-	Friedman Friedman `json:"friedman"`
+	Kruskal  Kruskal             `json:"kruskal_wallis"`
+	Friedman tlscompare.Friedman `json:"friedman"`
 	// BaselineRoundsMs is the baseline's block median per round (index =
 	// round; null where it has no block), the drift the rounds control.
 	BaselineRoundsMs []Num        `json:"baseline_rounds_ms"`
@@ -209,8 +210,8 @@ type Comparison struct {
 	MedianDiffPct    Num    `json:"median_diff_pct"` // 100 (median_t - median_b) / median_b
 
 	// Rounds is the round-level comparison, the study's inference:
-	// increase, interval and test over rounds (rounds.go).
-	Rounds RoundComparison `json:"rounds"`
+	// increase, interval and test over rounds (analysis/tlscompare).
+	Rounds tlscompare.RoundComparison `json:"rounds"`
 	// PHolm and PBonferroni adjust the round-level signed-rank p
 	// (Rounds.SignedRank.P) over the family's comparisons that have one.
 	PHolm       Num `json:"p_holm" range:"0,1"`

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/datasets/tlsdata"
 )
 
 // Nagle's algorithm and delayed ACKs (issue 24 item 6). s_server sets no
@@ -66,7 +67,7 @@ func stalls(cells cellSamples) *Stalls {
 	for c := range cells {
 		keys = append(keys, c)
 	}
-	slices.SortFunc(keys, compareCells)
+	slices.SortFunc(keys, tlsdata.CompareCells)
 	nan := Num(math.NaN())
 	for _, c := range keys {
 		var flight, gap []float64

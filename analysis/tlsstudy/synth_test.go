@@ -70,11 +70,11 @@ var designCells = []string{
 var synthCells = func() []Cell {
 	var out []Cell
 	for _, s := range designCells {
-		c, err := ParseCell(s)
+		c, err := tlsdata.ParseCell(s)
 		if err != nil {
 			panic(err)
 		}
-		if c != cellOrDefault(Cell{}) {
+		if c != (Cell{}).OrDefault() {
 			out = append(out, c)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 	"pqrepro/datasets/tlsdata"
 	"pqrepro/internal/render"
 )
@@ -166,7 +167,7 @@ func neffRange(f *Family) string {
 	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
-func friedmanText(f Friedman) string {
+func friedmanText(f tlscompare.Friedman) string {
 	if math.IsNaN(float64(f.P)) {
 		return fmt.Sprintf(`Friedman over rounds: --- ($n_\mathrm{eff} = %d$ rounds)`, f.NEff)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/analysis/tlscompare"
 )
 
 // The round-level method is validated on synthetic data of Study A's
@@ -106,7 +107,7 @@ func validate(t testing.TB, sims, clusterB, indepB int) valRates {
 			}
 			var ps []float64
 			for k, inc := range eff {
-				c, err := compareRounds(med[0], med[k+1], uint64(s), uint64(k), clusterB)
+				c, err := tlscompare.CompareRounds(med[0], med[k+1], stats.ClusterConfig{Seed: uint64(s), Stream: uint64(k), Resamples: clusterB, Level: Level})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package tlsstudy
+package tlscompare
 
 import (
 	"errors"
@@ -6,11 +6,13 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strings"
 
 	"pqrepro/analysis/stats"
+	"pqrepro/internal/jsonnum"
 )
 
-// Study A by round (issue 19). The runner (experiments/tls/tlsrun.Plan)
+// Study A by round. The runner (experiments/tls/tlsrun.Plan)
 // cuts every configuration's measured connections into blocks and runs,
 // in round r, the r-th block of every configuration in a freshly shuffled
 // order, so that drift of the host between rounds hits every
@@ -37,34 +39,16 @@ import (
 // null and Note says why.
 const MinRounds = 6
 
-// blockKey names one configuration of one cell, for seeding its streams.
-func streamOf(s string) uint64 {
+// Stream is the bootstrap stream of a comparison named s (FNV-1a 64 of
+// s), so that every comparison resamples its own way.
+func Stream(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
 	return h.Sum64()
 }
 
-// roundMedians returns the median Ths of each round's block of m, indexed
-// by round (NaN where the configuration has no measured connection in a
-// round), and the number of rounds.
-func (m *measured) roundMedians() []float64 {
-	n := 0
-	for _, r := range m.round {
-		n = max(n, r+1)
-	}
-	byRound := make([][]float64, n)
-	for i, r := range m.round {
-		byRound[r] = append(byRound[r], m.ths[i])
-	}
-	out := make([]float64, n)
-	for r, x := range byRound {
-		out[r] = math.NaN()
-		if len(x) > 0 {
-			out[r], _ = stats.Median(x)
-		}
-	}
-	return out
-}
+// Num is how the results files write a number (jsonnum.Num).
+type Num = jsonnum.Num
 
 // RoundComparison is a target against its baseline at the round level.
 type RoundComparison struct {
@@ -109,9 +93,9 @@ func nanRoundComparison() RoundComparison {
 		SignedRank: SignedRank{WPlus: nan, Z: nan, P: nan}}
 }
 
-// pairRounds returns the paired rounds of x and y (per-round values, NaN
+// PairRounds returns the paired rounds of x and y (per-round values, NaN
 // where absent): their indices and the values.
-func pairRounds(x, y []float64) (rounds []int, xs, ys []float64) {
+func PairRounds(x, y []float64) (rounds []int, xs, ys []float64) {
 	for r := 0; r < min(len(x), len(y)); r++ {
 		if !math.IsNaN(x[r]) && !math.IsNaN(y[r]) {
 			rounds, xs, ys = append(rounds, r), append(xs, x[r]), append(ys, y[r])
@@ -120,17 +104,17 @@ func pairRounds(x, y []float64) (rounds []int, xs, ys []float64) {
 	return rounds, xs, ys
 }
 
-// compareRounds compares a target's per-round block medians with the
-// baseline's (both indexed by round, NaN where absent). stream seeds the
-// bootstrap; resamples is B.
-func compareRounds(base, target []float64, seed, stream uint64, resamples int) (RoundComparison, error) {
+// CompareRounds compares a target's per-round block medians with the
+// baseline's (both indexed by round, NaN where absent). cfg is the
+// cluster bootstrap's seed, stream, resamples and level.
+func CompareRounds(base, target []float64, cfg stats.ClusterConfig) (RoundComparison, error) {
 	rc := nanRoundComparison()
 	n := max(len(base), len(target))
 	rc.DiffsMs = make([]Num, n)
 	for i := range rc.DiffsMs {
 		rc.DiffsMs[i] = Num(math.NaN())
 	}
-	rounds, xs, ys := pairRounds(base, target)
+	rounds, xs, ys := PairRounds(base, target)
 	rc.NEff = len(rounds)
 	if rc.NEff == 0 {
 		rc.Note = "no round has a block of both configurations"
@@ -158,8 +142,7 @@ func compareRounds(base, target []float64, seed, stream uint64, resamples int) (
 	case slices.Min(d) == slices.Max(d):
 		notes = append(notes, fmt.Sprintf("every round difference is %g ms: no spread to resample or rank", d[0]))
 	default:
-		bs, err := stats.ClusterBootstrap(len(d), func(idx []int) float64 { return stats.MedianAt(d, idx) },
-			stats.ClusterConfig{Seed: seed, Stream: stream, Resamples: resamples, Level: Level})
+		bs, err := stats.ClusterBootstrap(len(d), func(idx []int) float64 { return stats.MedianAt(d, idx) }, cfg)
 		if err != nil {
 			return rc, fmt.Errorf("cluster bootstrap: %w", err)
 		}
@@ -173,22 +156,14 @@ func compareRounds(base, target []float64, seed, stream uint64, resamples int) (
 		}
 	}
 	if len(notes) > 0 {
-		rc.Note = joinNotes(notes)
+		rc.Note = strings.Join(notes, "; ")
 	}
 	return rc, nil
 }
 
-func joinNotes(s []string) string {
-	out := s[0]
-	for _, v := range s[1:] {
-		out += "; " + v
-	}
-	return out
-}
-
-// holmFinite adjusts the finite p-values of ps by Holm and Bonferroni over
+// HolmFinite adjusts the finite p-values of ps by Holm and Bonferroni over
 // their number; a NaN (no test) stays NaN and does not count.
-func holmFinite(ps []float64) (holm, bonf []float64) {
+func HolmFinite(ps []float64) (holm, bonf []float64) {
 	var idx []int
 	var fin []float64
 	for i, p := range ps {
@@ -219,7 +194,9 @@ type Friedman struct {
 	Note     string `json:"note,omitempty"`
 }
 
-func friedmanRounds(perConfig [][]float64) Friedman {
+// FriedmanRounds is Friedman's test over the rounds of perConfig, each
+// configuration's block medians indexed by round (NaN where absent).
+func FriedmanRounds(perConfig [][]float64) Friedman {
 	nan := Num(math.NaN())
 	f := Friedman{Q: nan, P: nan, KendallW: nan, DF: len(perConfig) - 1}
 	n := 0

@@ -1,11 +1,11 @@
-package tlsstudy
+package tlscompare
 
 import (
 	"math"
 	"strings"
 	"testing"
 
-	"pqrepro/internal/repro"
+	"pqrepro/analysis/stats"
 )
 
 func seq(n int, f func(i int) float64) []float64 {
@@ -23,7 +23,7 @@ func seq(n int, f func(i int) float64) []float64 {
 func TestCompareRoundsByHand(t *testing.T) {
 	base := seq(10, func(i int) float64 { return 1 + float64(i)/10 })
 	tgt := seq(10, func(i int) float64 { return base[i] + 0.5 + float64(i)/100 })
-	rc, err := compareRounds(base, tgt, 1, 2, 500)
+	rc, err := CompareRounds(base, tgt, stats.ClusterConfig{Seed: 1, Stream: 2, Resamples: 500, Level: 0.95})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestCompareRoundsBadInput(t *testing.T) {
 		{"complete", ramp, noisy, "", 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rc, err := compareRounds(c.base, c.tg, 1, 1, 200)
+			rc, err := CompareRounds(c.base, c.tg, stats.ClusterConfig{Seed: 1, Stream: 1, Resamples: 200, Level: 0.95})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,63 +79,19 @@ func TestCompareRoundsBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := compareRounds([]float64{1, 2, 3, 4, 5, 6}, []float64{1, 2, math.Inf(1), 4, 5, 6}, 1, 1, 100); err == nil || !strings.Contains(err.Error(), "NaN or Inf") {
+	if _, err := CompareRounds([]float64{1, 2, 3, 4, 5, 6}, []float64{1, 2, math.Inf(1), 4, 5, 6}, stats.ClusterConfig{Seed: 1, Stream: 1, Resamples: 100, Level: 0.95}); err == nil || !strings.Contains(err.Error(), "NaN or Inf") {
 		t.Errorf("an infinite block median: err %v, want a non-finite error", err)
 	}
 }
 
 func TestFriedmanRoundsBadInput(t *testing.T) {
 	r := seq(8, func(i int) float64 { return float64(i) })
-	f := friedmanRounds([][]float64{r, r[:3]})
+	f := FriedmanRounds([][]float64{r, r[:3]})
 	if f.NEff != 3 || !strings.Contains(f.Note, "3 round(s) with a block of every configuration") || !math.IsNaN(float64(f.P)) {
 		t.Errorf("%+v", f)
 	}
 	same := seq(8, func(int) float64 { return 1 })
-	if f := friedmanRounds([][]float64{same, same}); !strings.Contains(f.Note, "identical") || !math.IsNaN(float64(f.P)) {
+	if f := FriedmanRounds([][]float64{same, same}); !strings.Contains(f.Note, "identical") || !math.IsNaN(float64(f.P)) {
 		t.Errorf("all tied: %+v", f)
-	}
-}
-
-// TestAnalyzeOneRound: a dataset with a single round (each configuration
-// one block) has estimates but no round-level interval or test, and the
-// tables say "---" with the reason.
-func TestAnalyzeOneRound(t *testing.T) {
-	recs := tinyRecords(map[string][]float64{
-		"ed25519/X25519":             {1, 2, 3},
-		"mldsa87/X25519":             {4, 5, 6},
-		"ed25519/MLKEM1024":          {1.5, 2.5, 3.5},
-		"ed25519/SecP384r1MLKEM1024": {7, 8, 9},
-	})
-	res, err := Analyze(recs, DefaultParams("quick"), Input{Path: "p", SHA256: repro.HashBytes(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range res.Families["paper"].Comparisons {
-		if c.Rounds.NEff != 1 || !math.IsNaN(float64(c.PHolm)) || !math.IsNaN(float64(c.Rounds.Lower)) || !strings.Contains(c.Rounds.Note, "need at least 6") {
-			t.Errorf("%s: %+v, p_holm %v", c.Target, c.Rounds, c.PHolm)
-		}
-	}
-	if c := res.Families["paper"].Comparisons[0]; float64(c.Rounds.IncreaseMs) != 3 {
-		t.Errorf("one round: increase %v, want the difference of the block medians, 3", c.Rounds.IncreaseMs)
-	}
-	files, err := Tables(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paper := string(files[TablePaper])
-	for _, want := range []string{"``---'': ", "1 paired round(s): the interval and the signed-rank test need at least 6"} {
-		if !strings.Contains(paper, want) {
-			t.Errorf("paper table lacks %q:\n%s", want, paper)
-		}
-	}
-	if _, err := figureList(res, nil); err != nil {
-		t.Fatalf("figures of a one-round run: %v", err)
-	}
-	b, err := MarshalResults(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := DecodeResults("tls.json", b); err != nil {
-		t.Fatalf("the results of a one-round run do not read back: %v", err)
 	}
 }
