@@ -121,9 +121,8 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 		Quantiles: "R type 7 (Hyndman and Fan 1996, definition 7; NumPy's default)",
 		Energy: EnergyModel{Volts: 3.3, Milliamps: in.power / 3.3, Milliwatts: in.power,
 			Formula: fmt.Sprintf("E[mJ] = t[ms] x %s mW / 1000 (datasheet power model, P = V x I)", strconv.FormatFloat(in.power, 'f', -1, 64))},
-		SRAMBytes: picodata.SRAMSize, Schemes: map[string]*Scheme{}, Exchanges: map[string]*Exchange{},
-		Versus: map[string]*Versus{}, SignVerify: map[string]*Cost{}, SignVerifyVsECDSA: map[string]float64{},
-		NotMeasured: map[string]string{}}
+		SRAMBytes: picodata.SRAMSize}
+	res.initMaps()
 	for _, img := range images {
 		if img.header.CFlags != h.CFlags || img.header.Seed != h.Seed {
 			return nil, fmt.Errorf("%w: image %s ran with %q and seed %d, image %s with %q and seed %d: one run must use one flag set and seed",
@@ -159,7 +158,7 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 			}
 		}
 	}
-	if err := addConfigurations(res, primary[0].factors, others, in.require, in.power); err != nil {
+	if err := addConfigurations(res, primary[0].factors, others, in.power); err != nil {
 		return nil, err
 	}
 	hostRel := path.Join(in.runDir, picodata.HostTimingsFile)
@@ -175,17 +174,59 @@ func analyze(ctx context.Context, in input) (*Results, error) {
 	if err := m4(res, in); err != nil {
 		return nil, err
 	}
-	for _, p := range published {
-		v := PublishedValue{Key: p.key, Quantity: p.quantity, Unit: p.unit, Paper: p.paper}
-		if o, ok := p.ours(res); ok && !math.IsNaN(o) {
-			o = round(o)
-			v.Ours = &o
-			r := round(o / p.paper)
-			v.Ratio = &r
-		}
-		res.Published = append(res.Published, v)
+	res.Published = publishedValues(res)
+	if err := configurationsPublished(res, in); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// configurationsPublished sets each configuration's figures beside the
+// original's, derived from its own summaries as the primary's are.
+func configurationsPublished(res *Results, in input) error {
+	if res.Configurations == nil {
+		return nil
+	}
+	for _, c := range res.Configurations.Others {
+		tmp := newResults()
+		tmp.Schemes = c.Schemes
+		exchanges(tmp, in.power)
+		if err := m4(tmp, in); err != nil {
+			return err
+		}
+		c.Published = publishedValues(tmp)
+	}
+	return nil
+}
+
+// initMaps makes r's maps, which the summaries fill.
+func (r *Results) initMaps() {
+	r.Schemes, r.Exchanges, r.Versus = map[string]*Scheme{}, map[string]*Exchange{}, map[string]*Versus{}
+	r.SignVerify, r.SignVerifyVsECDSA, r.NotMeasured = map[string]*Cost{}, map[string]float64{}, map[string]string{}
+}
+
+// newResults is an empty Results for a configuration's summaries.
+func newResults() *Results {
+	r := &Results{}
+	r.initMaps()
+	return r
+}
+
+// publishedValues sets each published figure beside ours from r, with
+// the ratio; a figure r cannot give (a scheme it lacks) has neither.
+func publishedValues(r *Results) []PublishedValue {
+	var out []PublishedValue
+	for _, p := range published {
+		v := PublishedValue{Key: p.key, Quantity: p.quantity, Unit: p.unit, Paper: p.paper}
+		if o, ok := p.ours(r); ok && !math.IsNaN(o) {
+			o = round(o)
+			v.Ours = &o
+			ratio := round(o / p.paper)
+			v.Ratio = &ratio
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // readImage reads and cross-checks one image's files.

@@ -54,6 +54,9 @@ type Factors struct {
 	Runtime      string `json:"runtime"`
 	MessageBytes int    `json:"message_bytes" range:"1,"`
 	CodeIn       string `json:"code_in"`
+	// USBIRQMicros is the USB stdio interrupt's period (0: none, every
+	// run's before the factor existed).
+	USBIRQMicros int `json:"usb_irq_us,omitempty" range:"0,"`
 }
 
 // Configuration is one named configuration: its factors, those unlike the
@@ -70,6 +73,9 @@ type Configuration struct {
 	// Moved is, per operation it shares with the primary, its mean
 	// beside the primary's.
 	Moved []Moved `json:"moved"`
+	// Published are the original's figures beside this configuration's,
+	// as Results.Published; a figure of a scheme it did not run has none.
+	Published []PublishedValue `json:"published"`
 }
 
 // FactorChange is one factor unlike the primary's.
@@ -131,6 +137,13 @@ func readFactors(img *imageData, rec *imageRecord, rel string) error {
 		prov := rec.Provenance
 		f.Runtime = firstOf(rec.Runtime, prov["runtime"], defaultRuntime)
 		f.CodeIn = firstOf(prov["code_in"], defaultCodeIn)
+		if v, ok := prov["usb_irq_us"]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return bad("provenance usb_irq_us %q is not a period in microseconds", v)
+			}
+			f.USBIRQMicros = n
+		}
 		f.MessageBytes = rec.MessageBytes
 		if f.MessageBytes == 0 {
 			f.MessageBytes = defaultMessageBytes
@@ -230,6 +243,7 @@ func differs(p, f Factors) []FactorChange {
 	add("runtime", p.Runtime, f.Runtime)
 	add("message_bytes", strconv.Itoa(p.MessageBytes), strconv.Itoa(f.MessageBytes))
 	add("code_in", p.CodeIn, f.CodeIn)
+	add("usb_irq_us", strconv.Itoa(p.USBIRQMicros), strconv.Itoa(f.USBIRQMicros))
 	return out
 }
 
@@ -243,10 +257,10 @@ func timerMs(m picodata.Measurement) float64 { return float64(m.Micros) / 1000 }
 
 // addConfigurations summarises each named configuration with times at its
 // own clock and sets its means beside the primary's (res.Schemes). It
-// fails on a configuration that differs from the primary in no factor or
-// lacks a required scheme. The board factor (boards.go) is the primary's
+// fails on a configuration that differs from the primary in no factor; a
+// configuration may run some of the images only (its images key). The board factor (boards.go) is the primary's
 // only.
-func addConfigurations(res *Results, primary Factors, groups map[string][]imageData, require []string, power float64) error {
+func addConfigurations(res *Results, primary Factors, groups map[string][]imageData, power float64) error {
 	if len(groups) == 0 {
 		return nil
 	}
@@ -262,14 +276,9 @@ func addConfigurations(res *Results, primary Factors, groups map[string][]imageD
 		for _, img := range imgs {
 			c.Folders = append(c.Folders, img.name)
 		}
-		tmp := &Results{Schemes: map[string]*Scheme{}}
+		tmp := newResults()
 		if err := addImages(tmp, imgs, power, cyclesMs(f.ClockHz)); err != nil {
 			return fmt.Errorf("configuration %s: %w", name, err)
-		}
-		for _, s := range require {
-			if tmp.Schemes[s] == nil {
-				return fmt.Errorf("%w: configuration %s: missing scheme %s (it has %s)", ErrInput, name, s, strings.Join(slices.Sorted(maps.Keys(tmp.Schemes)), ", "))
-			}
 		}
 		c.Schemes = tmp.Schemes
 		clockRatio := float64(primary.ClockHz) / float64(f.ClockHz)

@@ -11,6 +11,7 @@ import (
 // factorWords names a factor in the table's notes.
 var factorWords = map[string]string{
 	"clock_mhz": "clock (MHz)", "runtime": "run-time routines", "message_bytes": "message bytes", "code_in": "code in",
+	"usb_irq_us": "USB interrupt period (us)",
 }
 
 // configurationsTable renders what each factor moved: per operation, the
@@ -33,10 +34,19 @@ func configurationsTable(r *Results) (string, error) {
 	type key struct{ scheme, op string }
 	moved := map[key][]*Moved{} // one per configuration, nil where it lacks the operation
 	var notes []string
+	// A configuration at the primary's clock moves time as it moves
+	// cycles: one column; at another clock, cycles and time.
+	timed := make([]bool, len(c.Others))
 	for i, o := range c.Others {
 		name := render.Escape(o.Factors.Name)
-		t.Align += "rr"
-		t.Header = append(t.Header, name+": cycles", name+": time")
+		timed[i] = o.Factors.ClockHz != c.Primary.ClockHz
+		if timed[i] {
+			t.Align += "rr"
+			t.Header = append(t.Header, name+": cycles", name+": time")
+		} else {
+			t.Align += "r"
+			t.Header = append(t.Header, name)
+		}
 		var ds []string
 		for _, d := range o.Differs {
 			ds = append(ds, fmt.Sprintf("%s %s $\\to$ %s", factorWords[d.Factor], render.Escape(d.Primary), render.Escape(d.Value)))
@@ -66,20 +76,25 @@ func configurationsTable(r *Results) (string, error) {
 			}
 			row := []string{name, render.Escape(op), thousands(ms0[i].PrimaryCycles), ms(ptr(ms0[i].PrimaryMs))}
 			name = ""
-			for _, m := range ms0 {
-				if m == nil {
+			for i, m := range ms0 {
+				switch {
+				case m == nil && timed[i]:
 					row, dash = append(row, "---", "---"), true
-					continue
+				case m == nil:
+					row, dash = append(row, "---"), true
+				case timed[i]:
+					row = append(row, render.Fixed(m.CyclesRatio, 3), render.Fixed(m.TimeRatio, 3))
+				default:
+					row = append(row, render.Fixed(m.CyclesRatio, 3))
 				}
-				row = append(row, render.Fixed(m.CyclesRatio, 3), render.Fixed(m.TimeRatio, 3))
 			}
 			t.Rows = append(t.Rows, row)
 		}
 	}
 	p := c.Primary
 	t.Notes = fmt.Sprintf("Primary ([build]'s; its times and claims are those of the other tables): %s\\,MHz, run-time routines %s, "+
-		"%d-byte messages, code in %s. Each configuration's columns: its mean / the primary's, of cycles and of time, "+
-		"with time = mean SysTick cycles / the configuration's own clock (the primary's time here too). Factors unlike the primary's: %s. "+
+		"%d-byte messages, code in %s. Each configuration's columns: its mean / the primary's, of cycles, and of time where its clock differs "+
+		"(time = mean SysTick cycles / the configuration's own clock; at the primary's clock the two ratios are one). Factors unlike the primary's: %s. "+
 		"ML-DSA signing: the same seed signs the same messages, so its means are over the same rejection paths unless the message length differs.",
 		mhzText(p.ClockHz), render.Escape(p.Runtime), p.MessageBytes, render.Escape(p.CodeIn), strings.Join(notes, "; "))
 	if dash {

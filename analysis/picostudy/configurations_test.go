@@ -231,8 +231,8 @@ func TestConfigurationsOneFactorEach(t *testing.T) {
 		t.Errorf("configurations %v, want by name", names)
 	}
 	tab := string(mustRead(t, filepath.Join(root, TableConfigurations)))
-	for _, w := range []string{"clk: cycles & clk: time & rt: cycles & rt: time & sdk: cycles & sdk: time",
-		"& sign & 19{,}667{,}424 & 147.9 & 1.000 & 1.064 & 0.700 & 0.700 & 0.700 & 0.745",
+	for _, w := range []string{"clk: cycles & clk: time & rt & sdk: cycles & sdk: time",
+		"& sign & 19{,}667{,}424 & 147.9 & 1.000 & 1.064 & 0.700 & 0.700 & 0.745",
 		"clk: clock (MHz) 133 $\\to$ 125 (the clock alone: time $\\times$ 1.064); rt: run-time routines libgcc $\\to$ sdk-like; sdk:"} {
 		if !strings.Contains(tab, w) {
 			t.Errorf("the table lacks %q:\n%s", w, tab)
@@ -306,12 +306,50 @@ func TestConfigurationErrors(t *testing.T) {
 				}
 			}
 		}, "the run has no image of the primary configuration"},
-		{"configuration missing a scheme", func(t *testing.T, dir string) {
-			withSDK(t, dir)
-			if err := os.RemoveAll(filepath.Join(dir, "mldsa65+sdk")); err != nil {
-				t.Fatal(err)
-			}
-		}, "configuration sdk: missing scheme ml-dsa-65"},
 	}
 	runBadCases(t, cases)
+}
+
+// TestConfigurationSubset: a configuration that ran some images only (its
+// images key) is summarised on those; the factor table dashes the rest,
+// and the comparison with the original gets the SDK build's columns, with
+// a dash where the configuration lacks the scheme.
+func TestConfigurationSubset(t *testing.T) {
+	root := testTree(t)
+	dir := filepath.Join(root, testRunDir)
+	addConfiguration(t, dir, SDKConfiguration, 125000000, "sdk-like", sdkCycles)
+	addConfiguration(t, dir, "rt", 133000000, "sdk-like", sdkCycles)
+	for _, img := range []string{"mldsa65+sdk", "classic+sdk", "mlkem+rt", "mldsa65+rt", "mldsa87+rt", "classic+rt"} {
+		if err := os.RemoveAll(filepath.Join(dir, img)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := analyzeTree(t, root)
+	sdk := r.sdkConfiguration()
+	if sdk == nil || sdk.Schemes["ml-dsa-65"] != nil || sdk.Schemes["ml-dsa-44"] == nil || len(sdk.Published) != len(r.Published) {
+		t.Fatalf("sdk configuration %+v", sdk)
+	}
+	for i, v := range sdk.Published {
+		p := r.Published[i]
+		classical := strings.Contains(p.Quantity, "ECDH")
+		if v.Key != p.Key || (v.Ours == nil) != (classical || p.Ours == nil) {
+			t.Errorf("%s: sdk %v, primary %v", p.Key, v.Ours, p.Ours)
+		}
+	}
+	tab := string(mustRead(t, filepath.Join(root, TableConfigurations)))
+	for _, w := range []string{"rt & sdk: cycles & sdk: time", "ML-KEM-512 & keygen & 1{,}192{,}336 & 8.965 & --- & 1.000 & 1.064", "--- : the configuration did not run the operation"} {
+		if !strings.Contains(tab, w) {
+			t.Errorf("the factor table lacks %q:\n%s", w, tab)
+		}
+	}
+	if strings.Contains(tab, "ML-DSA-65") {
+		t.Errorf("the factor table has a row no configuration ran:\n%s", tab)
+	}
+	vs := string(mustRead(t, filepath.Join(root, TableVersusPaper)))
+	for _, w := range []string{"& SDK build & SDK / paper", "SDK build: the configuration sdk (clock mhz 125, runtime sdk-like)",
+		"--- : not measured in this run"} {
+		if !strings.Contains(vs, w) {
+			t.Errorf("the comparison lacks %q:\n%s", w, vs)
+		}
+	}
 }

@@ -142,14 +142,15 @@ func paperTable(r *Results) (string, error) {
 		Caption: fmt.Sprintf("Our results beside the paper's published numbers (%s)", source(r)),
 		Header:  []string{"Quantity", "Paper", "Ours (" + render.Escape(r.Label) + ")", "Ours / paper"},
 		Notes:   "Energy is modelled, not measured: time $\\times$ the same 79.2\\,mW as the paper."}
+	sdk := r.sdkConfiguration()
+	if sdk != nil {
+		t.Align += "rr"
+		t.Header = append(t.Header, "SDK build", "SDK / paper")
+		t.Notes = fmt.Sprintf("SDK build: the configuration %s (%s), each time at its own clock. ", render.Escape(sdk.Factors.Name), factorText(sdk.Differs)) + t.Notes
+	}
 	dash := false
-	for _, v := range r.Published {
-		unit := v.Unit
-		if unit == "%" {
-			unit = "\\%"
-		}
-		q := render.Escape(v.Quantity) + " (" + unit + ")"
-		ours, ratio := "---", "---"
+	cell := func(v *PublishedValue) (ours, ratio string) {
+		ours, ratio = "---", "---"
 		if v.Ours != nil {
 			ours = render.Fixed(*v.Ours, decimals(v.Paper))
 		}
@@ -157,13 +158,55 @@ func paperTable(r *Results) (string, error) {
 			ratio = render.Fixed(*v.Ratio, 2)
 		}
 		dash = dash || ours == "---" || ratio == "---"
-		t.Rows = append(t.Rows, []string{q, render.Fixed(v.Paper, decimals(v.Paper)), ours, ratio})
+		return ours, ratio
+	}
+	for i, v := range r.Published {
+		unit := v.Unit
+		if unit == "%" {
+			unit = "\\%"
+		}
+		q := render.Escape(v.Quantity) + " (" + unit + ")"
+		ours, ratio := cell(&v)
+		row := []string{q, render.Fixed(v.Paper, decimals(v.Paper)), ours, ratio}
+		if sdk != nil {
+			o, rt := cell(&sdk.Published[i])
+			row = append(row, o, rt)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	// The dash is explained only where one appears.
 	if dash {
 		t.Notes = "--- : not measured in this run (never estimated). " + t.Notes
 	}
 	return t.Latex()
+}
+
+// SDKConfiguration names the configuration set beside the primary in the
+// comparison with the original. It is the board as a pico-sdk build runs
+// it (experiments/pico.toml [configurations.sdk]).
+const SDKConfiguration = "sdk"
+
+// sdkConfiguration is the run's SDKConfiguration, nil when it has none
+// (or its published figures are not in step with the primary's).
+func (r *Results) sdkConfiguration() *Configuration {
+	if r.Configurations == nil {
+		return nil
+	}
+	for _, c := range r.Configurations.Others {
+		if c.Factors.Name == SDKConfiguration && len(c.Published) == len(r.Published) {
+			return c
+		}
+	}
+	return nil
+}
+
+// factorText lists factor changes as "clock_mhz 125, runtime sdk-like".
+func factorText(ch []FactorChange) string {
+	var parts []string
+	for _, c := range ch {
+		parts = append(parts, render.Escape(strings.ReplaceAll(c.Factor, "_", " ")+" "+c.Value))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // decimals shows ours with as many decimals as the paper's number has

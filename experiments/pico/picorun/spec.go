@@ -233,16 +233,25 @@ func DefaultSpec() Spec {
 		Build: BuildSpec{CFlags: slices.Clone(picoboard.DefaultCFlags), Runtime: picoboard.DefaultRuntime,
 			ClockMHz: picoboard.DefaultClockMHz, MessageBytes: picoboard.DefaultMessageBytes, CodeIn: picoboard.DefaultCodeIn},
 		Configurations: map[string]ConfigSpec{
-			"sdk": {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz, CodeIn: "flash", USBIRQMicros: new(picoboard.SDKUSBIRQMicros)},
+			"sdk":        {Runtime: "sdk-like", ClockMHz: picoboard.SDKClockMHz, CodeIn: "flash", Images: []string{"mlkem", "mldsa44", "mldsa87"}},
+			"runtime":    {Runtime: "sdk-like", Images: []string{"mldsa44"}},
+			"flash":      {CodeIn: "flash", Images: []string{"mldsa44"}},
+			"flash-cold": {CodeIn: "flash-cold", Images: []string{"mldsa44"}},
+			"message":    {MessageBytes: 1024, Images: []string{"mldsa44"}},
 		},
 		Profiles: map[string]ProfileSpec{
 			"quick": {KEM: 5, DSAKeygen: 3, DSASign: 10, RSAKeygen: 0, RSA: 3, ECC: 3, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
-				Images: []string{"mlkem", "mldsa44", "mldsa65", "mldsa87", "classic", "sphincs-sha2-128f"}, ImageTimeout: "10m"},
-			"full": {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 1, RSA: 20, ECC: 20, SLHKeygen: 1, SLHSignFast: 4, SLHSignSmall: 2,
-				Images: []string{}, ImageTimeout: "60m"},
+				Images: []string{"mlkem", "mldsa44", "mldsa65", "mldsa87", "classic", "sphincs-sha2-128f"}, ImageTimeout: "10m",
+				Configurations: slices.Clone(profileConfigurations)},
+			"full": {KEM: 100, DSAKeygen: 20, DSASign: 100, RSAKeygen: 0, RSA: 20, ECC: 20, SLHKeygen: 1, SLHSignFast: 2, SLHSignSmall: 1,
+				Images: []string{}, ImageTimeout: "60m", Configurations: slices.Clone(profileConfigurations)},
 		},
 	}
 }
+
+// profileConfigurations are the configurations both committed profiles
+// run beside [build]'s: the SDK build, then one of its factors at a time.
+var profileConfigurations = []string{"sdk", "runtime", "flash", "flash-cold", "message"}
 
 // LoadSpec reads and checks the spec at path (strictly: unknown keys are
 // errors).
