@@ -811,8 +811,9 @@ func CheckDataset(img picoboard.Image, ds *picodata.Dataset) error {
 // setting makes and, emulated, every time is the operation's cycles at
 // that clock. rp2040js advances the TIMER by cycles / clk_sys, so the
 // microseconds may differ from cycles / clock only by the TIMER's 1 us
-// steps and the few cycles between the two counters' reads (2 us), and
-// with the USB interrupt by one tick (picoboard.Image.TimeSlackMicros).
+// steps and the few cycles between the two counters' reads (2 us), in
+// flash by those reads' cache misses, and with the USB interrupt by one
+// tick (picoboard.Image.TimeSlackMicros).
 func checkClock(img picoboard.Image, ds *picodata.Dataset) error {
 	hz := img.PLL.Hz()
 	if hz == 0 {
