@@ -66,7 +66,7 @@ func TestConfigurationsDeterministic(t *testing.T) {
 			t.Errorf("%s: firmware reports %d Hz, rp2040js ran %v Hz; want %v", c.name, first.Header.ClockHz, first.Emulator.ClkSys, hz)
 		}
 		for _, m := range first.Measurements {
-			if us := float64(m.Cycles) * 1e6 / hz; math.Abs(us-float64(m.Micros)) > img.TimeSlackMicros() {
+			if us := float64(m.Cycles) * 1e6 / hz; math.Abs(us-float64(m.Micros)) > img.TimeSlackFor(us) {
 				t.Errorf("%s: %s %s took %d us for %d cycles, not cycles / clock (%.1f us)", c.name, m.Scheme, m.Op, m.Micros, m.Cycles, us)
 			}
 		}

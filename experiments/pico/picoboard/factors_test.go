@@ -98,3 +98,19 @@ func TestTimeSlackMicros(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeSlackFor: the drift term grows with the operation: the failed
+// check of a 23.5 s SPHINCS+-SHAKE-128f signature (2.2 us apart, a 2 us
+// slack) passes, and a clock 0.1 % off still fails there.
+func TestTimeSlackFor(t *testing.T) {
+	pll, _ := PLLFor(133)
+	img := Image{PLL: pll}
+	const cycles = 3128426958
+	us := cycles * 1e6 / 133e6
+	if d := us - 23522005; d > img.TimeSlackFor(us) || d <= img.TimeSlackMicros() {
+		t.Errorf("the 2.2 us drift: %v us against slack %v (without drift %v)", d, img.TimeSlackFor(us), img.TimeSlackMicros())
+	}
+	if d := us * 0.001; d <= img.TimeSlackFor(us) {
+		t.Errorf("a clock 0.1 %% off (%v us) passes the slack %v", d, img.TimeSlackFor(us))
+	}
+}

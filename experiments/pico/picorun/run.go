@@ -812,8 +812,8 @@ func CheckDataset(img picoboard.Image, ds *picodata.Dataset) error {
 // that clock. rp2040js advances the TIMER by cycles / clk_sys, so the
 // microseconds may differ from cycles / clock only by the TIMER's 1 us
 // steps and the few cycles between the two counters' reads (2 us), in
-// flash by those reads' cache misses, and with the USB interrupt by one
-// tick (picoboard.Image.TimeSlackMicros).
+// flash by those reads' cache misses, with the USB interrupt by one tick,
+// and by the emulator clock's float drift (picoboard.Image.TimeSlackFor).
 func checkClock(img picoboard.Image, ds *picodata.Dataset) error {
 	hz := img.PLL.Hz()
 	if hz == 0 {
@@ -826,7 +826,7 @@ func checkClock(img picoboard.Image, ds *picodata.Dataset) error {
 		return nil
 	}
 	for _, m := range ds.Measurements {
-		if us := float64(m.Cycles) * 1e6 / float64(hz); math.Abs(us-float64(m.Micros)) > img.TimeSlackMicros() {
+		if us := float64(m.Cycles) * 1e6 / float64(hz); math.Abs(us-float64(m.Micros)) > img.TimeSlackFor(us) {
 			return fmt.Errorf("%w: %s %s iteration %d: %d us for %d cycles, not cycles / %d Hz (%.1f us)", ErrCheck, m.Scheme, m.Op, m.Iter, m.Micros, m.Cycles, hz, us)
 		}
 	}
