@@ -440,6 +440,14 @@ func describe(ms []picodata.Measurement, power float64, msOf func(picodata.Measu
 	o.MinMs, o.MaxMs = num(s.Min), num(s.Max)
 	o.MeanCycles = num(cyc / float64(len(ms)))
 	o.EnergyMJ = num(s.Mean * power / 1000)
+	iters, counted := 0.0, true
+	for _, m := range ms {
+		iters += float64(m.Loop.Iters)
+		counted = counted && m.Loop.Counted()
+	}
+	if counted && len(ms) > 0 {
+		o.MeanIterations = num(iters / float64(len(ms)))
+	}
 	return o, nil
 }
 

@@ -165,6 +165,10 @@ type Op struct {
 	// depends on the message.
 	MinCycles *uint64 `json:"min_cycles,omitempty"`
 	MaxCycles *uint64 `json:"max_cycles,omitempty"`
+	// MeanIterations is the mean count of an ML-DSA signature's rejection
+	// loop (FIPS 204 Algorithm 7), when the firmware counted every one:
+	// with the same keys, another message takes other paths.
+	MeanIterations *float64 `json:"mean_iterations,omitempty"`
 }
 
 // Exchange is a full key exchange.

@@ -338,6 +338,9 @@ func numbers(r *Results) (string, error) {
 			}
 			set(p+"StackKB", kb(o.PeakStackBytes))
 			set(p+"EnergyMJ", ms(o.EnergyMJ))
+			if o.MeanIterations != nil {
+				set(p+"MeanIterations", render.Fixed(*o.MeanIterations, 2))
+			}
 			if v, _, ok := r.HostMean(s, op); ok {
 				set(p+"HostUs", ms(&v))
 			}
@@ -366,6 +369,7 @@ func numbers(r *Results) (string, error) {
 	for _, s := range slices.Sorted(maps.Keys(r.SignVerifyVsECDSA)) {
 		set(macroWord(s)+"SignVerifyEnergyVsEcdsa", render.Fixed(r.SignVerifyVsECDSA[s], 2))
 	}
+	configurationNumbers(r, set)
 	recommendationNumbers(r, set)
 	if len(r.M4.Rows) > 0 {
 		set("MFourRatioMin", render.Fixed(r.M4.RatioMin, 2))
@@ -419,3 +423,50 @@ func boardsTable(r *Results) (string, error) {
 }
 
 func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+// configurationNumbers sets the macros of each further configuration. Per
+// operation it shares with the primary they are Cfg<Name><Scheme><Op>
+// CyclesRatio and TimeRatio; for the SDK build also its clock and each
+// operation's mean time, Sdk<Scheme><Op>MeanMs.
+func configurationNumbers(r *Results, set func(name, v string)) {
+	if r.Configurations == nil {
+		return
+	}
+	for _, c := range r.Configurations.Others {
+		w := "Cfg" + macroWord(c.Factors.Name)
+		if len(c.Moved) > 0 {
+			lo, hi := c.Moved[0].TimeRatio, c.Moved[0].TimeRatio
+			for _, m := range c.Moved {
+				lo, hi = min(lo, m.TimeRatio), max(hi, m.TimeRatio)
+			}
+			set(w+"TimeRatioMin", render.Fixed(lo, 2))
+			set(w+"TimeRatioMax", render.Fixed(hi, 2))
+		}
+		for _, m := range c.Moved {
+			p := w + macroWord(m.Scheme) + macroWord(m.Op)
+			set(p+"CyclesRatio", render.Fixed(m.CyclesRatio, 3))
+			set(p+"TimeRatio", render.Fixed(m.TimeRatio, 3))
+			// Signing: the fewest cycles (a one-iteration signature) and
+			// the mean iterations, which tell the factor's cost from the
+			// rejection paths a changed message takes.
+			po, co := r.Schemes[m.Scheme].Ops[m.Op], c.Schemes[m.Scheme].Ops[m.Op]
+			if po.MinCycles != nil && co.MinCycles != nil && *po.MinCycles > 0 {
+				set(p+"MinCyclesRatio", render.Fixed(float64(*co.MinCycles)/float64(*po.MinCycles), 3))
+			}
+			if po.MeanIterations != nil && co.MeanIterations != nil {
+				set(p+"MeanIterations", render.Fixed(*co.MeanIterations, 2))
+			}
+		}
+	}
+	sdk := r.sdkConfiguration()
+	if sdk == nil {
+		return
+	}
+	set("SdkClockMHz", mhzText(sdk.Factors.ClockHz))
+	for _, s := range slices.Sorted(maps.Keys(sdk.Schemes)) {
+		sc := sdk.Schemes[s]
+		for _, op := range opOrder(sc) {
+			set("Sdk"+macroWord(s)+macroWord(op)+"MeanMs", ms(sc.Ops[op].MeanMs))
+		}
+	}
+}
