@@ -201,12 +201,12 @@ var docFigures = []docFigure{
 			expect("net full largest transfer size", slices.Max(s.ints("net", "full", "transfer_sizes")), int64(1<<20)),
 			expect("net full serial controls", []any{n, k}, []any{int64(3000), 3}))
 	}},
-	{"docs/timings.toml", "quick 1 min 31 s (6 images:", func(s figSources) error {
-		return cmpErr(expect("image folders of the pinned quick pico run", s.images["quick"], 6),
+	{"docs/timings.toml", "quick 1 min 53 s (13 images:", func(s figSources) error {
+		return cmpErr(expect("image folders of the pinned quick pico run", s.images["quick"], 13),
 			expect("images of pico quick", len(s.value("pico", "quick", "images").([]any)), 6))
 	}},
-	{"docs/timings.toml", "full 27 min 6 s (8 images;", func(s figSources) error {
-		return expect("image folders of the pinned full pico run", s.images["full"], 8)
+	{"docs/timings.toml", "full 20 min 39 s (15 images;", func(s figSources) error {
+		return expect("image folders of the pinned full pico run", s.images["full"], 15)
 	}},
 
 	// docs/studies.md
@@ -242,9 +242,9 @@ var docFigures = []docFigure{
 	{"docs/studies.md", "caps the transfer series at once: 2 in full", func(s figSources) error {
 		return expect("net full transfer_parallel", s.value("net", "full", "transfer_parallel"), int64(2))
 	}},
-	{"docs/studies.md", "profile 4 signatures of each 128f set and 2 of SHA2-128s", func(s figSources) error {
-		return cmpErr(expect("pico full slh_sign_fast", s.value("pico", "full", "slh_sign_fast"), int64(4)),
-			expect("pico full slh_sign_small", s.value("pico", "full", "slh_sign_small"), int64(2)))
+	{"docs/studies.md", "profile 2 signatures of each 128f set and 1 of SHA2-128s", func(s figSources) error {
+		return cmpErr(expect("pico full slh_sign_fast", s.value("pico", "full", "slh_sign_fast"), int64(2)),
+			expect("pico full slh_sign_small", s.value("pico", "full", "slh_sign_small"), int64(1)))
 	}},
 	{"docs/studies.md", "SHA2-128f (2 signatures)", func(s figSources) error {
 		return expect("pico quick slh_sign_fast", s.value("pico", "quick", "slh_sign_fast"), int64(2))
@@ -662,8 +662,8 @@ func TestFigureProblemsCatchesStale(t *testing.T) {
 			`docs/verify.md states "1 h 10 min", which no test checks`},
 		{"a deadline worked out wrongly", planted("docs/security.md", "2 h 47 min", "2 h 30 min"), src,
 			`docs/security.md no longer states "a 1 GB capture may take 2 h 47 min plus a minute"`},
-		{"a changed image count in timings.toml", planted(timingsFile, "(8 images;", "(7 images;"), src,
-			`docs/timings.toml no longer states "full 27 min 6 s (8 images;"`},
+		{"a changed image count in timings.toml", planted(timingsFile, "(15 images;", "(8 images;"), src,
+			`docs/timings.toml no longer states "full 20 min 39 s (15 images;"`},
 		{"the design's transfer round changed", real, changed("net", "quick", "transfer_round", int64(4)),
 			`docs/studies.md states "(60 connections per series in full, 3 in quick;", which is stale: net quick transfer_round is 4, the page states 3`},
 		{"the design's rounds changed", real, changed("net", "full", "rounds", []any{int64(1000), int64(5000)}),
