@@ -28,7 +28,9 @@ import (
 // iter the cost of an iteration up to the z check, and r0, ct0 and hint
 // what each later step adds. The coefficients are ordinary least squares
 // over the run's signatures; a step that never varies (every signature
-// made one hint) is folded into base and reported as not separable.
+// made one hint) is folded into base, and one that moves in step with an
+// earlier count in every signature into that count, each reported as not
+// separable.
 //
 // The mean of 100 signatures carries the loop's variance (its coefficient
 // of variation near 58 % for ML-DSA-44 gives a standard error near 6 %):
@@ -119,21 +121,35 @@ func fitSigningLoop(scheme string, ms []picodata.Measurement) (SigningLoop, erro
 			cols = append(cols, c)
 		}
 	}
-	p := 1 + len(cols)
-	if len(ms) <= p {
+	// A count that moves in step with the ones before it in every
+	// signature (every iteration that reached ||r0|| also reached
+	// ||ct0||, say) adds no rank: it is not separable, and its cost stays
+	// in the columns before it.
+	design := func(cols []int) *mat.Dense {
+		X := mat.NewDense(len(ms), 1+len(cols), nil)
+		for i, m := range ms {
+			X.Set(i, 0, 1)
+			for j, c := range cols {
+				X.Set(i, 1+j, get[c](m.Loop))
+			}
+		}
+		return X
+	}
+	if len(ms) <= 1+len(cols) {
 		return l, nil // too few signatures to fit: the coefficients stay NaN
 	}
-	X := mat.NewDense(len(ms), p, nil)
-	y := mat.NewVecDense(len(ms), cyc)
-	for i, m := range ms {
-		X.Set(i, 0, 1)
-		for j, c := range cols {
-			X.Set(i, 1+j, get[c](m.Loop))
+	var kept []int
+	for _, c := range cols {
+		if try := append(slices.Clone(kept), c); fullRank(design(try)) {
+			kept = try
 		}
 	}
+	cols = kept
+	X := design(cols)
+	y := mat.NewVecDense(len(ms), cyc)
 	var beta mat.VecDense
 	if err := beta.SolveVec(X, y); err != nil {
-		return l, nil // collinear counts: not separable, NaN
+		return l, nil // not solvable: NaN
 	}
 	l.BaseCycles = jsonnum.Num(beta.AtVec(0))
 	for j, c := range cols {
@@ -146,4 +162,15 @@ func fitSigningLoop(scheme string, ms []picodata.Measurement) (SigningLoop, erro
 	}
 	l.MaxResidualPct = jsonnum.Num(worst)
 	return l, nil
+}
+
+// fullRank reports whether X's columns are linearly independent: its
+// smallest singular value is above 1e-9 of its largest.
+func fullRank(X *mat.Dense) bool {
+	var svd mat.SVD
+	if !svd.Factorize(X, mat.SVDNone) {
+		return false
+	}
+	v := svd.Values(nil)
+	return len(v) > 0 && v[len(v)-1] > 1e-9*v[0]
 }

@@ -41,6 +41,6 @@ func signingTable(r *Results) (string, error) {
 			worst = max(worst, float64(l.MaxResidualPct))
 		}
 	}
-	t.Notes = fmt.Sprintf("One iteration: in parentheses how many signatures needed only one. Steps: ordinary least squares of each signature's cycles on its counts (iterations; of them, how many reached the $\\lVert r_0\\rVert$ check, the $\\lVert ct_0\\rVert$ check and the hint); --- : the count did not vary in this run, its cost is in the column before. Largest residual: %s\\,\\%% of a signature's cycles.", render.Fixed(worst, 2))
+	t.Notes = fmt.Sprintf("One iteration: in parentheses how many signatures needed only one. Steps: ordinary least squares of each signature's cycles on its counts (iterations; of them, how many reached the $\\lVert r_0\\rVert$ check, the $\\lVert ct_0\\rVert$ check and the hint); --- : the count did not vary in this run, or moved in step with an earlier count in every signature; its cost is in the columns before. Largest residual: %s\\,\\%% of a signature's cycles.", render.Fixed(worst, 2))
 	return t.Latex()
 }

@@ -60,6 +60,22 @@ func TestSigningLoopNotSeparable(t *testing.T) {
 	if l := ls[0]; !math.IsNaN(float64(l.HintCycles)) || math.Abs(float64(l.IterCycles)-900_000) > 1 || math.Abs(float64(l.BaseCycles)-2_060_000) > 1 {
 		t.Errorf("hint %v, iteration %v, base %v: want NaN, 900000 and 2060000 (the hint folded in)", l.HintCycles, l.IterCycles, l.BaseCycles)
 	}
+	// Every iteration that reached ||r0|| also reached ||ct0|| (as in
+	// ML-DSA-44's pinned run): ct0 moves with r0, is not separable, and
+	// its cost is in r0's; the others are still fitted.
+	same := loopSigns(50, true)
+	for i := range same[:50] {
+		d := &same[i].Loop
+		extra := 120_000 * (uint64(d.R0Checks) - uint64(d.Ct0Checks))
+		d.Ct0Checks = d.R0Checks
+		d.Hints = min(d.Hints, d.Ct0Checks)
+		same[i].Cycles += extra
+	}
+	ls, _ = signingLoops(same)
+	if l := ls[0]; !math.IsNaN(float64(l.Ct0Cycles)) || math.Abs(float64(l.IterCycles)-900_000) > 1 || math.Abs(float64(l.R0Cycles)-270_000) > 1 ||
+		math.Abs(float64(l.HintCycles)-60_000) > 1 || float64(l.MaxResidualPct) > 1e-6 {
+		t.Errorf("collinear ct0: %+v; want ct0 NaN, iteration 900000, r0 270000 (ct0's folded in), hint 60000", l)
+	}
 	// Too few signatures to fit: the steps stay NaN, the rest is given.
 	ls, _ = signingLoops(loopSigns(3, true))
 	if l := ls[0]; !math.IsNaN(float64(l.IterCycles)) || l.N != 3 || math.IsNaN(float64(l.MeanCycles)) {
