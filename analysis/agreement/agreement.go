@@ -346,6 +346,16 @@ func judgeOne(rule Rule, s Study, it Item) Judged {
 			j.P = 0
 		}
 	case Estimate:
+		// Without any spread (a deterministic count, exact in both runs)
+		// the estimates either agree or differ for sure: p is 1 or 0, never
+		// the 0/0 that would poison the whole family's Holm ordering.
+		if predictionSE(it) == 0 {
+			j.P = 0
+			if it.New.Est == it.Ref.Est {
+				j.P = 1
+			}
+			break
+		}
 		t := (it.New.Est - it.Ref.Est) / predictionSE(it)
 		j.P = twoSided(t)
 		if df := predictionDF(it); df > 0 {

@@ -288,3 +288,26 @@ func FuzzReadFingerprint(f *testing.F) {
 		}
 	})
 }
+
+// TestZeroSpreadItems: an item without any spread (a deterministic count,
+// exact in both runs) has p 1 when equal and 0 when not, and never leaves
+// a NaN in the family that would hide another item's inconsistency (as a
+// new Study C reference with exactly repeatable cycles once did to Study
+// A's planted reversal in the calibration).
+func TestZeroSpreadItems(t *testing.T) {
+	items := []Item{{Name: "reversed", Kind: Estimate, Ref: V(5, 0.1), New: V(-5, 0.1)}}
+	for range 20 {
+		items = append(items, Item{Name: "cycles", Kind: Estimate, Ref: V(1000, 0), New: V(1000, 0)})
+	}
+	items = append(items, Item{Name: "moved", Kind: Estimate, Ref: V(1000, 0), New: V(1001, 0)})
+	rep := Judge(DefaultRule, Study{Name: "s", Items: items, HostsMatch: true})
+	if j := rep.Items[0]; j.Status != Inconsistent {
+		t.Errorf("the reversed item: %v (p %v, Holm %v): %s", j.Status, j.P, j.PHolm, j.Why)
+	}
+	if j := rep.Items[1]; j.Status != Consistent || j.P != 1 {
+		t.Errorf("an equal exact count: %v p %v", j.Status, j.P)
+	}
+	if j := rep.Items[len(items)-1]; j.Status != Inconsistent || j.P != 0 {
+		t.Errorf("a moved exact count: %v p %v", j.Status, j.P)
+	}
+}
