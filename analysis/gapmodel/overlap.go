@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"pqrepro/analysis/stats"
 )
 
@@ -200,7 +198,7 @@ func FitOverlap(rows []Row, reg Registration2) (*OverlapFit, error) {
 		return d.SD
 	}
 	f.TauMs, f.Pairs = tau(rows, fit, all, sd)
-	f.Z = distuv.UnitNormal.Quantile(1 - reg.Alpha/(2*float64(len(held))))
+	f.Z = stats.BonferroniZ(reg.Alpha, len(held))
 	f.Pass = true
 	for _, i := range held {
 		r := &rows[i]
@@ -272,20 +270,16 @@ func tau(rows []Row, fit, all []int, sd func(func(int, []int) float64) float64) 
 		}
 		groups[k] = append(groups[k], i)
 	}
-	var terms []float64
+	var ds, ses []float64
 	for _, k := range order {
 		g := groups[k]
 		for a := range g {
 			for b := a + 1; b < len(g); b++ {
 				x, y := rows[g[a]].RoundThsMs, rows[g[b]].RoundThsMs
-				d := stats.MedianAt(x, all) - stats.MedianAt(y, all)
-				se := sd(func(_ int, idx []int) float64 { return stats.MedianAt(x, idx) - stats.MedianAt(y, idx) })
-				terms = append(terms, (d*d-se*se)/2)
+				ds = append(ds, stats.MedianAt(x, all)-stats.MedianAt(y, all))
+				ses = append(ses, sd(func(_ int, idx []int) float64 { return stats.MedianAt(x, idx) - stats.MedianAt(y, idx) }))
 			}
 		}
 	}
-	if len(terms) == 0 {
-		return 0, 0
-	}
-	return math.Sqrt(max(0, mean(terms))), len(terms)
+	return stats.ExcessSD(ds, ses), len(ds)
 }

@@ -68,3 +68,23 @@ func TestBootstrapReplicates(t *testing.T) {
 		t.Error("BootstrapMedians accepted NaN")
 	}
 }
+
+func TestBonferroniZAndExcessSD(t *testing.T) {
+	if z := BonferroniZ(0.05, 1); math.Abs(z-1.959963984540054) > 1e-12 {
+		t.Errorf("BonferroniZ(0.05, 1) = %v, want 1.96", z)
+	}
+	if z := BonferroniZ(0.05, 48); math.Abs(z-3.2790) > 1e-3 {
+		t.Errorf("BonferroniZ(0.05, 48) = %v, want 3.28", z)
+	}
+	// Pairs that differ by no more than their errors carry no excess.
+	if tau := ExcessSD([]float64{0.1, -0.2}, []float64{0.3, 0.3}); tau != 0 {
+		t.Errorf("tau = %v, want 0", tau)
+	}
+	// (4 - 1) / 2 and (0 - 1) / 2: mean 0.5, tau sqrt(0.5).
+	if tau := ExcessSD([]float64{2, 0}, []float64{1, 1}); math.Abs(tau-math.Sqrt(0.5)) > 1e-15 {
+		t.Errorf("tau = %v, want sqrt(0.5)", tau)
+	}
+	if tau := ExcessSD(nil, nil); tau != 0 {
+		t.Errorf("no pair: tau = %v, want 0", tau)
+	}
+}

@@ -50,8 +50,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"pqrepro/analysis/stats"
 	"pqrepro/analysis/ttlb"
 	"pqrepro/datasets/netdata"
@@ -670,13 +668,13 @@ func accept(t *Results, d []cellStats, reg Registration) {
 	nan := jsonnum.Num(math.NaN())
 	for _, name := range ccs {
 		cc := CC{CC: name, Misses: []string{}, Skipped: []string{}, Z: nan, TauMs: nan}
-		var terms []float64
+		var ds, seds []float64
 		for i, c := range t.Cells {
 			switch {
 			case c.CC != name:
 			case d[i].tested:
 				cc.Cells++
-				terms = append(terms, (d[i].d*d[i].d-d[i].sed*d[i].sed)/2)
+				ds, seds = append(ds, d[i].d), append(seds, d[i].sed)
 			default:
 				cc.Skipped = append(cc.Skipped, c.Label())
 			}
@@ -686,8 +684,8 @@ func accept(t *Results, d []cellStats, reg Registration) {
 			t.CCs = append(t.CCs, cc)
 			continue
 		}
-		z := distuv.UnitNormal.Quantile(1 - reg.Alpha/(2*float64(cc.Cells)))
-		tau := math.Sqrt(max(0, stats.Mean(terms)))
+		z := stats.BonferroniZ(reg.Alpha, cc.Cells)
+		tau := stats.ExcessSD(ds, seds)
 		cc.Z, cc.TauMs, cc.Pass = jsonnum.Num(z), jsonnum.Num(tau), true
 		for i := range t.Cells {
 			c := &t.Cells[i]
