@@ -176,6 +176,23 @@ var proseClaims = []proseClaim{
 				"NetTtlbDiffMsLanOneMiB", "NetTtlbDiffMsWanOneMiB", "NetTtlbDiffMsFarOneMiB"),
 				p.sign(1, "NetTtlbDiffMsLanOneZeroKiB", "NetTtlbDiffMsWanOneZeroKiB", "NetTtlbDiffMsFarOneZeroKiB"))
 		}},
+	{"sections/net.tex", "in some cells with the whole interval over the toolchains below zero",
+		func(p *proseData) error {
+			n, err := p.number("NetTtlbSoonerCells")
+			if err == nil && n < 1 {
+				err = fmt.Errorf("no cell's interval lies wholly below zero")
+			}
+			return err
+		}},
+	{"sections/net.tex", "and none of the four statements is reproduced on it",
+		func(p *proseData) error {
+			for _, k := range []string{"One", "Two", "Three", "Four"} {
+				if v := p.macros["NetTtlbVerdictK"+k]; v != notReproduced {
+					return fmt.Errorf("K%s's verdict is %q", k, v)
+				}
+			}
+			return nil
+		}},
 	{"sections/net.tex", "although its handshake alone is slower",
 		func(p *proseData) error {
 			return p.sign(1, "NetTtlbDiffMsLanZero", "NetTtlbDiffMsWanZero", "NetTtlbDiffMsFarZero")
