@@ -6,10 +6,10 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// BonferroniZ is Phi^-1(1 - alpha / (2 m)): the bound, in standard errors,
-// that m normal errors all stay within with probability at least 1 - alpha.
+// BonferroniZ is the bound, in standard errors, that m normal errors all
+// stay within with probability at least 1 - alpha.
 //
-// It is the two-sided Bonferroni quantile of the registered predictions'
+// It is Phi^-1(1 - alpha / (2 m)), the two-sided Bonferroni quantile of the registered predictions'
 // acceptance (analysis/gapmodel, analysis/ttlbmechanism): a correct model
 // misses some bound with probability at most alpha.
 func BonferroniZ(alpha float64, m int) float64 {
