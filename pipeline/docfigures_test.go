@@ -131,10 +131,16 @@ func (s figSources) netHandshakesPerGroup(profile string) int64 {
 }
 
 // netTransfers is the connections of a Study B profile's transfer block:
-// transfer_round per size, group (2), scenario and toolchain.
+// transfer_round per size, arm (2 groups, 3 with the padded arm),
+// congestion control (1 when none is listed), scenario and toolchain.
 func (s figSources) netTransfers(profile string) int64 {
 	round, _ := s.value("net", profile, "transfer_round").(int64)
-	return round * 2 * int64(len(s.ints("net", profile, "transfer_sizes"))) *
+	arms := int64(2)
+	if padded, _ := s.value("net", profile, "transfer_padded_arm").(bool); padded {
+		arms++
+	}
+	ccs, _ := s.value("net", profile, "transfer_cc").([]any)
+	return round * arms * max(int64(len(ccs)), 1) * int64(len(s.ints("net", profile, "transfer_sizes"))) *
 		int64(len(s.value("net", profile, "scenarios").([]any))) *
 		int64(len(s.value("net", profile, "toolchains").([]any)))
 }
@@ -231,13 +237,13 @@ var docFigures = []docFigure{
 			expect("net full handshakes per group", s.netHandshakesPerGroup("full"), int64(96000)),
 			expect("rows per group of results/records/net-full.csv.gz", s.records["net-full"]/max(s.groups["net-full"], 1), 96000))
 	}},
-	{"docs/studies.md", "10, 50, 200 KiB and 1 MiB in the full profile, 10 KiB and 200 KiB in the quick one", func(s figSources) error {
-		return cmpErr(expect("net full transfer_sizes", s.ints("net", "full", "transfer_sizes"), []int64{10 << 10, 50 << 10, 200 << 10, 1 << 20}),
-			expect("net quick transfer_sizes", s.ints("net", "quick", "transfer_sizes"), []int64{10 << 10, 200 << 10}))
+	{"docs/studies.md", "0, 10, 50, 200 KiB and 1 MiB in the full profile, 0, 10 and 50 KiB in the quick one", func(s figSources) error {
+		return cmpErr(expect("net full transfer_sizes", s.ints("net", "full", "transfer_sizes"), []int64{0, 10 << 10, 50 << 10, 200 << 10, 1 << 20}),
+			expect("net quick transfer_sizes", s.ints("net", "quick", "transfer_sizes"), []int64{0, 10 << 10, 50 << 10}))
 	}},
-	{"docs/studies.md", "(60 connections per series in full, 3 in quick;", func(s figSources) error {
-		return cmpErr(expect("net full transfer_round", s.value("net", "full", "transfer_round"), int64(60)),
-			expect("net quick transfer_round", s.value("net", "quick", "transfer_round"), int64(3)))
+	{"docs/studies.md", "(30 connections per arm and series in full, 4 in quick;", func(s figSources) error {
+		return cmpErr(expect("net full transfer_round", s.value("net", "full", "transfer_round"), int64(30)),
+			expect("net quick transfer_round", s.value("net", "quick", "transfer_round"), int64(4)))
 	}},
 	{"docs/studies.md", "caps the transfer series at once: 2 in full", func(s figSources) error {
 		return expect("net full transfer_parallel", s.value("net", "full", "transfer_parallel"), int64(2))
@@ -654,8 +660,8 @@ func TestFigureProblemsCatchesStale(t *testing.T) {
 		src   figSources
 		want  string
 	}{
-		{"the quick transfer sizes as they were", planted("docs/studies.md", "10 KiB and 200 KiB in the quick one", "10 KiB and 1 MiB in the quick one"), src,
-			`docs/studies.md no longer states "10, 50, 200 KiB and 1 MiB in the full profile, 10 KiB and 200 KiB in the quick one"`},
+		{"the quick transfer sizes as they were", planted("docs/studies.md", "0, 10 and 50 KiB in the quick one", "10 KiB and 200 KiB in the quick one"), src,
+			`docs/studies.md no longer states "0, 10, 50, 200 KiB and 1 MiB in the full profile, 0, 10 and 50 KiB in the quick one"`},
 		{"verify.md's old count of Study C's images", planted("docs/verify.md", "\n", "\nStudy C's quick run: 5 images.\n"), src,
 			`docs/verify.md states "5 images", which no test checks`},
 		{"verify.md's old time of the full all", planted("docs/verify.md", "\n", "\nThe full `all` takes about 1 h 10 min.\n"), src,
@@ -664,8 +670,8 @@ func TestFigureProblemsCatchesStale(t *testing.T) {
 			`docs/security.md no longer states "a 1 GB capture may take 2 h 47 min plus a minute"`},
 		{"a changed image count in timings.toml", planted(timingsFile, "(15 images;", "(8 images;"), src,
 			`docs/timings.toml no longer states "full 20 min 39 s (15 images;"`},
-		{"the design's transfer round changed", real, changed("net", "quick", "transfer_round", int64(4)),
-			`docs/studies.md states "(60 connections per series in full, 3 in quick;", which is stale: net quick transfer_round is 4, the page states 3`},
+		{"the design's transfer round changed", real, changed("net", "quick", "transfer_round", int64(3)),
+			`docs/studies.md states "(30 connections per arm and series in full, 4 in quick;", which is stale: net quick transfer_round is 3, the page states 4`},
 		{"the design's rounds changed", real, changed("net", "full", "rounds", []any{int64(1000), int64(5000)}),
 			`docs/timings.toml states "full 70 min 17 s (192,000 handshakes, 12 series at a time;", which is stale: net full handshakes (2 groups) is 72000, the page states 192000`},
 	} {

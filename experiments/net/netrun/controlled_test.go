@@ -13,32 +13,38 @@ import (
 )
 
 // controlledSpec is the committed spec with the controlled transfer block
-// (issue 41) in its full profile: size 0 in the block, the groups
-// interleaved, CUBIC and BBR; ccs replaces the congestion-control list.
+// (issue 41) in its full profile, without the padded arm and at 60
+// connections per series: size 0 in the block, the groups interleaved,
+// the congestion controls ccs (a TOML array). It is set on the decoded
+// spec, so it holds whatever the committed profile lists, and validated.
 func controlledSpec(t *testing.T, ccs string) *Spec {
 	t.Helper()
-	b, err := os.ReadFile("../../net.toml")
+	s, err := LoadSpec("../../net.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(b), "transfer_sizes = [10240, 51200, 204800, 1048576]",
-		"transfer_sizes = [0, 10240, 51200, 204800, 1048576]\ntransfer_order = \"interleaved\"\ntransfer_cc = "+ccs, 1)
-	p := filepath.Join(t.TempDir(), "net.toml")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+	var list []string
+	for _, f := range strings.Split(strings.Trim(ccs, "[] "), ",") {
+		if f = strings.Trim(strings.TrimSpace(f), `"`); f != "" {
+			list = append(list, f)
+		}
 	}
-	s, err := LoadSpec(p)
-	if err != nil {
+	ps := s.Profiles["full"]
+	ps.TransferSizes = []int{0, 10240, 51200, 204800, 1048576}
+	ps.TransferOrder, ps.TransferCC = Interleaved, list
+	ps.TransferPaddedArm, ps.TransferPadBytes, ps.TransferRound = false, 0, 60
+	s.Profiles["full"] = ps
+	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// TestControlledPlan: the committed spec has no controlled block (its
-// keys absent, the block is what it was); with them, the rounds keep
-// their series, and every (scenario, size) has one series per congestion
-// control and toolchain holding both groups, sharing one link seed of
-// its own, size 0 included.
+// TestControlledPlan: the committed spec's profiles plan the controlled
+// block (issue 41: groups and the padded arm interleaved, CUBIC and BBR,
+// size 0 inside); a spec with the keys keeps the rounds' series, and every
+// (scenario, size) has one series per congestion control and toolchain
+// holding every arm, sharing one link seed of its own, size 0 included.
 func TestControlledPlan(t *testing.T) {
 	s, err := LoadSpec("../../net.toml")
 	if err != nil {
@@ -49,13 +55,20 @@ func TestControlledPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Controlled() || p.transferOrder() != Serial {
-			t.Errorf("%s: the committed spec plans a controlled block (order %q, cc %v)", prof, p.TransferOrder, p.TransferCC)
+		if !p.Controlled() || p.transferOrder() != Interleaved || !p.TransferPaddedArm {
+			t.Errorf("%s: the committed spec plans no controlled block with the padded arm (order %q, cc %v, padded %v)", prof, p.TransferOrder, p.TransferCC, p.TransferPaddedArm)
 		}
+		zero := 0
 		for _, x := range p.TransferSeries() {
-			if x.CC != "" || len(x.Groups) != 1 || x.ResponseBytes <= 0 {
+			if (x.CC != "cubic" && x.CC != "bbr") || len(x.Groups) != 3 || x.ResponseBytes < 0 {
 				t.Errorf("%s: committed spec's transfer series %+v", prof, x)
 			}
+			if x.ResponseBytes == 0 {
+				zero++
+			}
+		}
+		if zero == 0 {
+			t.Errorf("%s: no size-0 series inside the block", prof)
 		}
 	}
 	old, _ := s.Plan("full")

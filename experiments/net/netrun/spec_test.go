@@ -110,8 +110,8 @@ func TestTransferBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	rounds, xfer := full.Series(), full.TransferSeries()
-	if want := 3 * 4 * 2 * 2; len(xfer) != want {
-		t.Fatalf("%d transfer series, want %d (3 scenarios x 4 sizes x 2 groups x 2 toolchains)", len(xfer), want)
+	if want := 3 * 5 * 2 * 2; len(xfer) != want {
+		t.Fatalf("%d transfer series, want %d (3 scenarios x 5 sizes x 2 congestion controls x 2 toolchains, the arms interleaved in each)", len(xfer), want)
 	}
 	seeds := map[uint64]string{}
 	for _, r := range rounds {
@@ -124,11 +124,11 @@ func TestTransferBlock(t *testing.T) {
 		if id, ok := seeds[x.Link.Seed]; ok && !strings.HasPrefix(id, strings.TrimSuffix(x.ID, "-"+x.Toolchain)) {
 			t.Errorf("transfer series %s shares its link seed with round series %s", x.ID, id)
 		}
-		if x.ResponseBytes <= 0 || x.Round != full.TransferRound {
+		if x.ResponseBytes < 0 || x.Round != full.TransferRound || len(x.Groups) != 3 || !x.Block {
 			t.Errorf("%s: size %d round %d", x.ID, x.ResponseBytes, x.Round)
 		}
 	}
-	if xfer[0].ID != "lan-10240B-X25519-go1.24.4" {
+	if xfer[0].ID != "lan-0B-cubic-go1.24.4" {
 		t.Errorf("first transfer series %s", xfer[0].ID)
 	}
 	e, err := Estimate(s, "full")
@@ -139,7 +139,7 @@ func TestTransferBlock(t *testing.T) {
 	for _, se := range e.Series {
 		switch {
 		case se.Control:
-		case se.ResponseBytes > 0:
+		case se.Block:
 			firstXfer = min(firstXfer, se.Start)
 		default:
 			lastRound = max(lastRound, se.End)
@@ -150,12 +150,12 @@ func TestTransferBlock(t *testing.T) {
 	}
 	// At most transfer_parallel transfer series at once in the plan.
 	for _, a := range e.Series {
-		if a.ResponseBytes == 0 {
+		if !a.Block {
 			continue
 		}
 		n := 0
 		for _, b := range e.Series {
-			if b.ResponseBytes > 0 && b.Start <= a.Start && a.Start < b.End {
+			if b.Block && b.Start <= a.Start && a.Start < b.End {
 				n++
 			}
 		}
