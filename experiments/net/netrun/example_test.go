@@ -29,7 +29,7 @@ func ExampleEstimate() {
 		}
 	}
 	// Output:
-	// quick: 1312 handshakes (1580 connections with warm-up) in 3 scenarios, 62 series, up to 6 at once: theoretical minimum 1m1s serial, 13s as scheduled; expected about 45s (serial work 2m24s, longest series 6s)
+	// quick: 1168 handshakes (1364 connections with warm-up) in 3 scenarios, 50 series, up to 6 at once: theoretical minimum 51s serial, 11s as scheduled; expected about 38s (serial work 2m0s, longest series 6s)
 	// full: 200400 handshakes (201495 connections with warm-up) in 3 scenarios, 99 series, up to 12 at once: theoretical minimum 6h32m16s serial, 1h4m56s as scheduled; expected about 1h28m59s (serial work 7h55m0s, longest series 46m38s)
 	//   lan-1000-X25519-go1.24.4       1005 connections        0s ..       6s  (expected 6s, minimum 3s, alone)
 	//   lan-1000-X25519-go1.27.3       1005 connections        6s ..      12s  (expected 6s, minimum 3s, alone)
