@@ -62,6 +62,12 @@ type Results struct {
 	Below5 map[string]int `json:"below_5pct"`
 	Below1 map[string]int `json:"below_1pct"`
 	Claims []Claim        `json:"claims"`
+	// ByCC are the cells split by congestion control, for a run that set
+	// one per socket (the controlled block): per scenario, size and
+	// control, the replicates are its toolchains' series. The claims read
+	// Cells, which pool the controls as replicates; the figure reads
+	// ByCC, since a control is a factor whose effect the reader must see.
+	ByCC []Cell `json:"by_cc"`
 }
 
 // Cell is one scenario and size, over its replicates.
@@ -92,11 +98,12 @@ type Results struct {
 type Cell struct {
 	Scenario    string      `json:"scenario"`
 	SizeBytes   int         `json:"size_bytes"`
-	N           [2]int      `json:"n"`          // connections with a TTLB over the replicates, X25519 then hybrid
-	Incomplete  int         `json:"incomplete"` // transfer rows without one
-	K           int         `json:"k"`          // replicates with an estimate
-	BaseMs      jsonnum.Num `json:"base_ms"`    // mean over the replicates of the median TTLB, X25519
-	TargetMs    jsonnum.Num `json:"target_ms"`  // the same, X25519MLKEM768
+	CC          string      `json:"cc,omitempty"` // set in Results.ByCC only
+	N           [2]int      `json:"n"`            // connections with a TTLB over the replicates, X25519 then hybrid
+	Incomplete  int         `json:"incomplete"`   // transfer rows without one
+	K           int         `json:"k"`            // replicates with an estimate
+	BaseMs      jsonnum.Num `json:"base_ms"`      // mean over the replicates of the median TTLB, X25519
+	TargetMs    jsonnum.Num `json:"target_ms"`    // the same, X25519MLKEM768
 	DiffMs      jsonnum.Num `json:"diff_ms"`
 	DiffLowerMs jsonnum.Num `json:"diff_lower_ms"`
 	DiffUpperMs jsonnum.Num `json:"diff_upper_ms"`
@@ -162,7 +169,7 @@ const extensionLabel = "our extension (issue 34), not the original study's desig
 // claims not measurable, with NotMeasuredPinned.
 func notMeasured() (*Results, error) {
 	t := &Results{Extension: extensionLabel, Source: Source, Note: NotMeasuredPinned,
-		Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
+		Scenarios: []string{}, Cells: []Cell{}, ByCC: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
 	cs, err := judge(t)
 	t.Claims = cs
 	return t, err
@@ -188,7 +195,7 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 	p = p.WithDefaults()
 	prim := netstudy.PrimaryToolchain(d, rounds)
 	t := &Results{Extension: extensionLabel, Source: Source, Measured: true, Toolchain: prim,
-		Scenarios: []string{}, Cells: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
+		Scenarios: []string{}, Cells: []Cell{}, ByCC: []Cell{}, Below5: map[string]int{}, Below1: map[string]int{}}
 	scs := slices.Clone(d.Scenarios)
 	slices.SortStableFunc(scs, func(a, b netstudy.Scenario) int { return cmp.Compare(a.RTTms, b.RTTms) })
 	if len(scs) > 0 {
@@ -231,6 +238,7 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 		}
 		for _, size := range sizes {
 			var reps []*series
+			incomplete := map[string]int{}
 			c := Cell{Scenario: sc.Name, SizeBytes: size}
 			for _, r := range xfer {
 				if r.Scenario != sc.Name || r.ResponseBytes != size {
@@ -248,6 +256,7 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 				}
 				if ttlb == nil {
 					c.Incomplete++
+					incomplete[r.CC]++
 					continue
 				}
 				s := seriesOf(&reps, r.ToolchainName(), r.CC)
@@ -258,6 +267,7 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 			}
 			fillCell(&c, reps, prim, p)
 			t.Cells = append(t.Cells, c)
+			t.ByCC = append(t.ByCC, splitByCC(sc.Name, size, reps, incomplete, prim, p)...)
 		}
 		t.Below5[sc.Name] = belowFrom(t, sc.Name, 5)
 		t.Below1[sc.Name] = belowFrom(t, sc.Name, 1)
@@ -268,6 +278,55 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 	}
 	t.Claims = cs
 	return t, nil
+}
+
+// splitByCC splits a cell's replicates by congestion control, one Cell per
+// control in name order. Each has its toolchains' series of that control
+// as replicates; a run that set no control gives none.
+func splitByCC(sc string, size int, reps []*series, incomplete map[string]int, prim string, p netstudy.Params) []Cell {
+	var ccs []string
+	for _, s := range reps {
+		if s.cc != "" && !slices.Contains(ccs, s.cc) {
+			ccs = append(ccs, s.cc)
+		}
+	}
+	slices.Sort(ccs)
+	var out []Cell
+	for _, cc := range ccs {
+		var sub []*series
+		for _, s := range reps {
+			if s.cc == cc {
+				sub = append(sub, s)
+			}
+		}
+		c := Cell{Scenario: sc, SizeBytes: size, CC: cc, Incomplete: incomplete[cc]}
+		fillCell(&c, sub, prim, p)
+		out = append(out, c)
+	}
+	return out
+}
+
+// ccCell is the ByCC cell of scenario, size and congestion control, nil
+// when there is none.
+func (t *Results) ccCell(sc string, size int, cc string) *Cell {
+	for i := range t.ByCC {
+		if c := &t.ByCC[i]; c.Scenario == sc && c.SizeBytes == size && c.CC == cc {
+			return c
+		}
+	}
+	return nil
+}
+
+// ccs are the congestion controls of ByCC, in name order.
+func (t *Results) ccs() []string {
+	var out []string
+	for _, c := range t.ByCC {
+		if !slices.Contains(out, c.CC) {
+			out = append(out, c.CC)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // seriesOf returns the replicate of toolchain and cc in *reps, adding it.

@@ -13,8 +13,12 @@ import (
 // stageTTLB is the transfer block's stage (our extension, issue 34).
 const stageTTLB = "net:ttlb"
 
-// Table holds the transfer block's table and macros.
+// Table holds the transfer block's table.
 const Table = "paper/generated/net-ttlb.tex"
+
+// NumbersFile holds the transfer block's macros, read before the paper's
+// body.
+const NumbersFile = "paper/generated/net-ttlb-numbers.tex"
 
 // codeDir is the package the stage's code version is hashed from (with
 // the packages it imports, analysis/netstudy among them).
@@ -24,7 +28,7 @@ const codeDir = "analysis/ttlb"
 //
 // It reads the run's transfer.csv.gz (none in a run recorded before the
 // block: every output then says NotMeasuredPinned) and the rounds'
-// records (size 0), and writes ResultsFile, Table and Figure. records is
+// records (size 0), and writes ResultsFile, NumbersFile, Table and Figure. records is
 // the derived copy netstudy.StagesFrom's analysis reads too.
 func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 	metaFile := path.Join(runDir, netdata.MetaFile)
@@ -34,7 +38,7 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 		Code:    []string{codeDir},
 		Inputs:  []string{records, metaFile, path.Join(runDir, "*.csv.gz")},
 		Params:  stageParams(runDir, params),
-		Outputs: []string{ResultsFile, Table, Figure + ".pdf", Figure + ".svg"},
+		Outputs: []string{ResultsFile, NumbersFile, Table, Figure + ".pdf", Figure + ".svg"},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			p, err := netstudy.ParamsFrom(env.Param)
 			if err != nil {
@@ -74,9 +78,12 @@ func Stage(runDir, records string, params netstudy.Params) *repro.Stage {
 			if err := env.WriteFile(ResultsFile, b); err != nil {
 				return err
 			}
-			tex, err := tables(t)
+			nums, tex, err := tables(t)
 			if err != nil {
 				return fmt.Errorf("%s: %w", stageTTLB, err)
+			}
+			if err := env.WriteFile(NumbersFile, []byte(nums)); err != nil {
+				return err
 			}
 			if err := env.WriteFile(Table, []byte(tex)); err != nil {
 				return err

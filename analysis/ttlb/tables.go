@@ -12,9 +12,9 @@ import (
 	"pqrepro/internal/render"
 )
 
-// sizeLabel names a response size for the table: 0 (handshake only),
-// KiB or MiB.
-func sizeLabel(n int) string {
+// SizeLabel names a response size as the tables and macros write it: 0
+// (handshake only), KiB or MiB.
+func SizeLabel(n int) string {
 	switch {
 	case n == 0:
 		return "0"
@@ -25,6 +25,10 @@ func sizeLabel(n int) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// sizeLabel is SizeLabel under the name the claims' rules call
+// (claims.go, a rules file that changes only with an amend line).
+func sizeLabel(n int) string { return SizeLabel(n) }
 
 // pct is a percentage with one decimal, "---" where it is undefined.
 func pct(v jsonnum.Num) string {
@@ -54,9 +58,15 @@ func ms(x jsonnum.Num) string { return render.Fixed(float64(x), 3) }
 // wholly below 0: the hybrid finished sooner), per
 // scenario role and size
 // \NetTtlbRelPct<Role><Size>, \NetTtlbDiffMs<Role><Size> and the fastest
-// scenario's \NetTtlbHsRelPct<Size>, per role \NetTtlbBelowFive<Role> and
-// \NetTtlbBelowOne<Role>, and per extension claim \NetTtlbVerdict<ID>.
-func tables(t *Results) (string, error) {
+// scenario's \NetTtlbHsRelPct<Size>, per congestion control of ByCC
+// \NetTtlbRelPct<Role><Size><CC> and \NetTtlbDiffMs<Role><Size><CC>, per
+// role \NetTtlbBelowFive<Role> and \NetTtlbBelowOne<Role>, and per
+// extension claim \NetTtlbVerdict<ID>.
+//
+// It returns the macros and the table apart: the macros go to NumbersFile,
+// which the paper reads before its body (the body's paragraph on the
+// block quotes them), the table to Table, which the appendix places.
+func tables(t *Results) (numbers, table string, err error) {
 	var n render.Numbers
 	var errs []error
 	set := func(name, v string) {
@@ -75,9 +85,9 @@ func tables(t *Results) (string, error) {
 	role := func(sc string) string { r, _, _ := strings.Cut(sc, "-"); return netstudy.MacroSuffix(r) }
 	var b strings.Builder
 	b.WriteString("% Study B transfer block: our extension (issue 34), not the original's design.\n")
-	b.WriteString(n.Latex())
-	b.WriteString("\\begin{table}[t]\n\\centering\n\\caption{Our extension of Study B (not the original's design): the hybrid's increase of the time to last byte (ClientHello to the response's last byte) over X25519 by response size, beside the handshake's increase on the same connections; size 0 is the handshake-only connection. A replicate is one series pair (one toolchain); times and $+$\\% are means over the replicates, and the interval is the 95~\\% Student $t$ interval over them (df $=$ replicates $-$ 1). Per toolchain: each one's own increase; agree: each inside the other's within-series interval (95~\\%, block bootstrap of its series); within: the primary toolchain's, for comparison only.}\n\\label{tab:net-ttlb}\n\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n")
-	b.WriteString("\\begin{tabular}{llrrrrlclr}\n\\toprule\nscenario & size & X25519 (ms) & hybrid (ms) & $+$\\% & interval (\\%) & per toolchain (\\%) & agree & within (\\%) & handshake $+$\\% \\\\\n\\midrule\n")
+	b.WriteString(render.FitMacro)
+	b.WriteString("\\begin{table}[t]\n\\centering\n\\caption{Our extension of Study B (not the original's design): the hybrid's increase of the time to last byte (ClientHello to the response's last byte) over X25519 by response size, beside the handshake's increase on the same connections; size 0 is the handshake-only connection. A replicate is one toolchain's and congestion control's series (in a block of one series per group, that pair of series); times and $+$\\% are means over the replicates, and the interval is the 95~\\% Student $t$ interval over them (df $=$ replicates $-$ 1). Per replicate: each one's own increase, by toolchain, then congestion control in name order; agree: each inside every other's within-series interval (95~\\%, block bootstrap of its series); within: the primary toolchain's first, for comparison only.}\n\\label{tab:net-ttlb}\n\\footnotesize\n\\setlength{\\tabcolsep}{3pt}\n")
+	b.WriteString("\\pqfit{\\begin{tabular}{llrrrrlclr}\n\\toprule\nscenario & size & X25519 (ms) & hybrid (ms) & $+$\\% & interval (\\%) & per replicate (\\%) & agree & within (\\%) & handshake $+$\\% \\\\\n\\midrule\n")
 	if !t.Measured {
 		b.WriteString("\\multicolumn{10}{p{0.8\\linewidth}}{\\centering " + render.Escape(NotMeasuredPinned) + "} \\\\\n")
 	}
@@ -89,7 +99,7 @@ func tables(t *Results) (string, error) {
 	}
 	k, checked, agreed, sooner := 0, 0, 0, 0
 	for _, c := range t.Cells {
-		sz := netstudy.MacroSuffix(strings.ReplaceAll(sizeLabel(c.SizeBytes), " ", ""))
+		sz := netstudy.MacroSuffix(strings.ReplaceAll(SizeLabel(c.SizeBytes), " ", ""))
 		mset("RelPct"+role(c.Scenario)+sz, pct(c.RelPct))
 		mset("DiffMs"+role(c.Scenario)+sz, ms(c.DiffMs))
 		if c.Scenario == t.Fastest {
@@ -103,7 +113,7 @@ func tables(t *Results) (string, error) {
 		if agree == "" {
 			agree = "---"
 		}
-		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s & %s & %s & %s \\\\\n", render.Escape(c.Scenario), sizeLabel(c.SizeBytes),
+		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s & %s & %s & %s \\\\\n", render.Escape(c.Scenario), SizeLabel(c.SizeBytes),
 			ms(c.BaseMs), ms(c.TargetMs), pct(c.RelPct), interval(c.RelLowerPct, c.RelUpperPct), strings.Join(per, " / "), agree,
 			interval(c.WithinLowerPct, c.WithinUpperPct), pct(c.HsRelPct))
 		k = max(k, c.K)
@@ -117,6 +127,12 @@ func tables(t *Results) (string, error) {
 			sooner++
 		}
 	}
+	for _, c := range t.ByCC {
+		sz := netstudy.MacroSuffix(strings.ReplaceAll(SizeLabel(c.SizeBytes), " ", ""))
+		cc := netstudy.MacroSuffix(c.CC)
+		mset("RelPct"+role(c.Scenario)+sz+cc, pct(c.RelPct))
+		mset("DiffMs"+role(c.Scenario)+sz+cc, ms(c.DiffMs))
+	}
 	mset("CheckedCells", fmt.Sprint(checked))
 	mset("AgreeCells", fmt.Sprint(agreed))
 	mset("SoonerCells", fmt.Sprint(sooner))
@@ -128,17 +144,18 @@ func tables(t *Results) (string, error) {
 		for name, mp := range map[string]map[string]int{"BelowFive": t.Below5, "BelowOne": t.Below1} {
 			v := "none"
 			if s := mp[sc]; s >= 0 {
-				v = sizeLabel(s)
+				v = SizeLabel(s)
 			}
 			mset(name+role(sc), v)
 		}
 	}
-	b.WriteString("\\bottomrule\n\\end{tabular}\n\\end{table}\n")
+	b.WriteString("\\bottomrule\n\\end{tabular}}\n\\end{table}\n")
 	if len(errs) > 0 {
-		return "", fmt.Errorf("%v", errs)
+		return "", "", fmt.Errorf("%v", errs)
 	}
+	numbers = "% Study B transfer block: our extension (issue 34), not the original's design.\n" + n.Latex()
 	if t.Measured {
-		b.WriteString(strings.TrimPrefix(m.Latex(), "% Generated by pqrepro; do not edit.\n"))
+		numbers += strings.TrimPrefix(m.Latex(), "% Generated by pqrepro; do not edit.\n")
 	}
-	return b.String(), nil
+	return numbers, b.String(), nil
 }

@@ -133,7 +133,8 @@ func TestAnalyzeTTLB(t *testing.T) {
 	}
 	// The table has a row per cell, eight cells each, and the fastest
 	// scenario's handshake increase beside its TTLB increase as macros.
-	tex, err := tables(res)
+	nums, tab, err := tables(res)
+	tex := nums + tab
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,8 @@ func TestTTLBNotMeasured(t *testing.T) {
 			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
 		}
 	}
-	tex, err := tables(res)
+	nums, tab, err := tables(res)
+	tex := nums + tab
 	if err != nil || !strings.Contains(tex, "not measured in the pinned run") || !strings.Contains(tex, `\newcommand{\NetTtlbVerdictKOne}{not measurable here}`) {
 		t.Errorf("tex: %v\n%s", err, tex)
 	}
@@ -342,5 +344,102 @@ func TestTTLBFigure(t *testing.T) {
 		if dir := os.Getenv("PQREPRO_TTLB_FIG"); dir != "" {
 			os.WriteFile(filepath.Join(dir, name+".pdf"), figs[Figure+".pdf"], 0o644)
 		}
+	}
+}
+
+// withCC is rows duplicated under two congestion controls, the hybrid's
+// TTLB under bbr extra ms longer; rows without a TTLB stay incomplete.
+func withCC(xfer []netdata.Row, extra float64) []netdata.Row {
+	var out []netdata.Row
+	for _, cc := range []string{"cubic", "bbr"} {
+		for _, r := range xfer {
+			r.CC = cc
+			if cc == "bbr" && r.Group == "X25519MLKEM768" && r.Xfer != nil && r.Xfer.TTLBNs != nil {
+				v := *r.Xfer.TTLBNs + int64(extra*1e6)
+				x := *r.Xfer
+				x.TTLBNs = &v
+				r.Xfer = &x
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestByCC: a run with congestion controls keeps its claims' cells
+// pooled over toolchain and control, and splits them by control in
+// ByCC, each with its toolchains as replicates, its own incomplete
+// count and its own difference; the table has a macro per control and
+// the figure a line per scenario and control.
+func TestByCC(t *testing.T) {
+	d, xfer, rounds := ttlbRows(20, 2)
+	res, err := Analyze(d, withCC(xfer, 5), rounds, netstudy.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ByCC) != 3*2*2 {
+		t.Fatalf("%d cells by control, want 12 (3 scenarios x 2 sizes x 2 controls; size 0 came from the rounds)", len(res.ByCC))
+	}
+	if got := res.ccs(); !slices.Equal(got, []string{"bbr", "cubic"}) {
+		t.Errorf("controls %v", got)
+	}
+	for _, c := range res.ByCC {
+		if c.K != 2 || len(c.Replicates) != 2 || c.Replicates[0].CC != c.CC || c.Replicates[1].CC != c.CC {
+			t.Errorf("%s %d %s: k %d, replicates %+v", c.Scenario, c.SizeBytes, c.CC, c.K, c.Replicates)
+		}
+		if want := map[int]int{10240: 4, 1048576: 0}[c.SizeBytes]; c.Incomplete != want {
+			t.Errorf("%s %d %s: %d incomplete, want %d", c.Scenario, c.SizeBytes, c.CC, c.Incomplete, want)
+		}
+		pooled := res.cell(c.Scenario, c.SizeBytes)
+		if pooled.K != 4 || pooled.Incomplete != 2*map[int]int{10240: 4, 1048576: 0}[c.SizeBytes] {
+			t.Errorf("pooled %s %d: k %d, %d incomplete", c.Scenario, c.SizeBytes, pooled.K, pooled.Incomplete)
+		}
+	}
+	for _, sc := range res.Scenarios {
+		for _, size := range []int{10240, 1048576} {
+			b, c := res.ccCell(sc, size, "bbr"), res.ccCell(sc, size, "cubic")
+			if got := float64(b.DiffMs - c.DiffMs); math.Abs(got-5) > 0.2 {
+				t.Errorf("%s %d: bbr's difference exceeds cubic's by %.3f ms, want 5", sc, size, got)
+			}
+			if p := res.cell(sc, size); math.Abs(float64(p.DiffMs)-float64(b.DiffMs+c.DiffMs)/2) > 1e-9 {
+				t.Errorf("%s %d: pooled %v is not the mean of the controls' %v and %v", sc, size, p.DiffMs, b.DiffMs, c.DiffMs)
+			}
+		}
+	}
+	nums, tab, err := tables(res)
+	tex := nums + tab
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{`\newcommand{\NetTtlbRelPctWanOneMiBBbr}`, `\newcommand{\NetTtlbDiffMsFarOneZeroKiBCubic}`} {
+		if !strings.Contains(tex, m) {
+			t.Errorf("the table lacks %s", m)
+		}
+	}
+	figs, err := figures(res, time.Unix(1767225600, 0).UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(figs[Figure+".svg"])
+	for _, name := range []string{"lan, BBR", "wan, CUBIC", "far, BBR"} {
+		if !strings.Contains(svg, name) {
+			t.Errorf("the figure's key lacks %q", name)
+		}
+	}
+	if dir := os.Getenv("PQREPRO_TTLB_FIG"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "bycc.pdf"), figs[Figure+".pdf"], 0o644)
+	}
+}
+
+// A run without congestion controls has no cells by control, and its
+// figure draws one line per scenario.
+func TestByCCNone(t *testing.T) {
+	d, xfer, rounds := ttlbRows(20, 2)
+	res, err := Analyze(d, xfer, rounds, netstudy.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ByCC) != 0 || res.ByCC == nil {
+		t.Errorf("by control: %v, want an empty list", res.ByCC)
 	}
 }

@@ -165,6 +165,10 @@ const fitMacro = `\ifdefined\pqfit\else\newsavebox\pqfitbox
 \newcommand\pqfit[1]{\sbox\pqfitbox{#1}\ifdim\wd\pqfitbox>\linewidth\resizebox{\linewidth}{!}{\usebox\pqfitbox}\else\usebox\pqfitbox\fi}\fi
 `
 
+// FitMacro is the definition of \pqfit for a table built by hand: write
+// it before the table, then the tabular as \pqfit{...}, as Table does.
+const FitMacro = fitMacro
+
 var latexSpecial = strings.NewReplacer(
 	`\`, `\textbackslash{}`, `&`, `\&`, `%`, `\%`, `$`, `\$`, `#`, `\#`,
 	`_`, `\_`, `{`, `\{`, `}`, `\}`, `~`, `\textasciitilde{}`, `^`, `\textasciicircum{}`,
