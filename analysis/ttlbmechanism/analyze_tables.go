@@ -7,12 +7,16 @@ import (
 	"strings"
 
 	"pqrepro/analysis/netstudy"
+	"pqrepro/analysis/ttlb"
 	"pqrepro/internal/jsonnum"
 	"pqrepro/internal/render"
 )
 
-// Table holds the mechanism's table (tab:net-ttlbmechanism) and macros.
+// Table holds the mechanism's table (tab:net-ttlbmechanism).
 const Table = "paper/generated/net-ttlbmechanism.tex"
+
+// NumbersFile holds the mechanism's macros, read before the paper's body.
+const NumbersFile = "paper/generated/net-ttlbmechanism-numbers.tex"
 
 // macroPrefix starts every macro of Table.
 const macroPrefix = "NetTtlbMech"
@@ -21,14 +25,21 @@ const macroPrefix = "NetTtlbMech"
 //
 // The macros are \NetTtlbMechStatus (measured, or why
 // not), \NetTtlbMechPadCheck (the pad check), \NetTtlbMechOrderVerdict
-// (prediction 1), \NetTtlbMechCause (prediction 3's status) and per
+// (prediction 1) with per role \NetTtlbMechOrderCells<Role> and
+// \NetTtlbMechOrderNegative<Role> (its cells above the initial window,
+// and those below zero), \NetTtlbMechCause (prediction 3's status), per
 // congestion control \NetTtlbMechInterventionVerdict<CC> and
-// \NetTtlbMechInterventionMisses<CC> (prediction 2), then the table: per
+// \NetTtlbMechInterventionMisses<CC> (prediction 2), and per cell with a
+// share \NetTtlbMechShare<Role><Size><CC> with its ShareLower and
+// ShareUpper, per cell \NetTtlbMechDWHyb<Role><Size><CC> and DWPad (the
+// arms' dW), then the table: per
 // congestion control and cell dP of the hybrid and of the padded arm,
 // the error, its bound (the test's power), the pass, the share
 // dP_padded / dP_hybrid with its interval where the cell passes, and dW
 // and dA of each arm; for a run without the arm a table that says so.
-func tables(t *Results) (string, error) {
+//
+// It returns the macros (NumbersFile) and the table (Table) apart.
+func tables(t *Results) (numbers, table string, err error) {
 	var n render.Numbers
 	var errs []error
 	set := func(name, v string) {
@@ -47,6 +58,21 @@ func tables(t *Results) (string, error) {
 	for _, cc := range t.CCs {
 		set("InterventionVerdict"+netstudy.MacroSuffix(cc.CC), render.Escape(cc.Verdict))
 		set("InterventionMisses"+netstudy.MacroSuffix(cc.CC), strconv.Itoa(len(cc.Misses)))
+	}
+	for _, r := range t.Order.Roles {
+		set("OrderCells"+netstudy.MacroSuffix(r.Role), strconv.Itoa(r.Cells))
+		set("OrderNegative"+netstudy.MacroSuffix(r.Role), strconv.Itoa(r.Negative))
+	}
+	for _, c := range t.Cells {
+		key := netstudy.MacroSuffix(Role(c.Scenario)) + netstudy.MacroSuffix(ttlb.SizeLabel(c.SizeBytes)) + netstudy.MacroSuffix(c.CC)
+		set("DWHyb"+key, fixed(c.DWHybrid, 2))
+		set("DWPad"+key, fixed(c.DWPadded, 2))
+		if math.IsNaN(float64(c.Share)) {
+			continue
+		}
+		set("Share"+key, fixed(c.Share, 2))
+		set("ShareLower"+key, fixed(c.ShareLower, 2))
+		set("ShareUpper"+key, fixed(c.ShareUpper, 2))
 	}
 	tab := render.Table{Label: "tab:net-ttlbmechanism",
 		Caption: "Our extension of Study B: the registered intervention on the hybrid's shorter transfers (analysis/ttlb/mechanism2.txt). Per congestion control and cell, each arm minus X25519 of the means: the post-handshake time $P$ of the hybrid and of X25519 padded to the hybrid's server flight, the error $e = \\Delta P_{\\mathrm{pad}} - \\Delta P_{\\mathrm{hyb}}$, its bound $z\\sqrt{SE^2+\\tau^2}$ (the largest $|e|$ the test lets through), the pass, the share $\\Delta P_{\\mathrm{pad}} / \\Delta P_{\\mathrm{hyb}}$ with its 95~\\% interval where the cell passes, and the response's first-round-trip window $W$ and the acknowledged handshake $A$ (segments) of each arm."}
@@ -73,9 +99,9 @@ func tables(t *Results) (string, error) {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return "", fmt.Errorf("%s: %v", Table, errs)
+		return "", "", fmt.Errorf("%s: %v", Table, errs)
 	}
-	return n.Latex() + s, nil
+	return n.Latex(), s, nil
 }
 
 // row is a cell's table row; a cell that could not be tested has "---"

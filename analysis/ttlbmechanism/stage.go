@@ -16,8 +16,8 @@ const stageTTLBMechanism = "net:ttlbmechanism"
 // codeDir is the package the stage's code version is hashed from.
 const codeDir = "analysis/ttlbmechanism"
 
-// Stage is net:ttlbmechanism over the run folder runDir, writing ResultsFile and
-// Table.
+// Stage is net:ttlbmechanism over the run folder runDir, writing
+// ResultsFile, NumbersFile and Table.
 //
 // It reads the registration (analysis/ttlb/mechanism2.txt, which
 // supersedes mechanism.txt; an input so that the stage reruns if it
@@ -32,7 +32,7 @@ func Stage(runDir string) *repro.Stage {
 		Doc:     "Study B transfer block (our extension): the registered mechanism of the hybrid's shorter transfers, tested by a padded X25519 arm (pad check, order, intervention, cause)",
 		Code:    []string{codeDir},
 		Inputs:  []string{ttlb.Mechanism2File, path.Join(runDir, "*.csv.gz")},
-		Outputs: []string{ResultsFile, Table},
+		Outputs: []string{ResultsFile, NumbersFile, Table},
 		Run: func(ctx context.Context, env *repro.Env) error {
 			b, err := env.ReadFile(ttlb.Mechanism2File)
 			if err != nil {
@@ -57,9 +57,12 @@ func Stage(runDir string) *repro.Stage {
 			if err := env.WriteFile(ResultsFile, out); err != nil {
 				return err
 			}
-			tex, err := tables(t)
+			nums, tex, err := tables(t)
 			if err != nil {
 				return fmt.Errorf("%s: %w", stageTTLBMechanism, err)
+			}
+			if err := env.WriteFile(NumbersFile, []byte(nums)); err != nil {
+				return err
 			}
 			return env.WriteFile(Table, []byte(tex))
 		},
