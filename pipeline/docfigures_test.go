@@ -186,24 +186,24 @@ var docFigures = []docFigure{
 	{"docs/timings.toml", "(65,680 connections: the 14 cells", func(s figSources) error {
 		return expect("rows of results/records/tls-full.csv.gz", s.records["tls-full"], 65680)
 	}},
-	{"docs/timings.toml", "quick 52 s (840 handshakes:", func(s figSources) error {
+	{"docs/timings.toml", "quick 55 s (840 handshakes:", func(s figSources) error {
 		return cmpErr(expect("rows of results/records/net-quick.csv.gz", s.records["net-quick"], 840),
 			expect("net quick handshakes (2 groups)", 2*s.netHandshakesPerGroup("quick"), int64(840)))
 	}},
-	{"docs/timings.toml", "the transfer block's 72 connections up to 200 KiB; then 40 in two serial controls", func(s figSources) error {
+	{"docs/timings.toml", "the controlled transfer block's 288 connections up to 50 KiB; then 40 in two serial controls", func(s figSources) error {
 		n, k := s.netSerial("quick")
-		return cmpErr(expect("net quick transfer connections", s.netTransfers("quick"), int64(72)),
-			expect("net quick largest transfer size", slices.Max(s.ints("net", "quick", "transfer_sizes")), int64(200<<10)),
+		return cmpErr(expect("net quick transfer connections", s.netTransfers("quick"), int64(288)),
+			expect("net quick largest transfer size", slices.Max(s.ints("net", "quick", "transfer_sizes")), int64(50<<10)),
 			expect("net quick serial controls", []any{n, k}, []any{int64(40), 2}))
 	}},
-	{"docs/timings.toml", "full 70 min 17 s (192,000 handshakes, 12 series at a time;", func(s figSources) error {
+	{"docs/timings.toml", "full 79 min 27 s (192,000 handshakes, 12 series at a time;", func(s figSources) error {
 		return cmpErr(expect("rows of results/records/net-full.csv.gz", s.records["net-full"], 192000),
 			expect("net full handshakes (2 groups)", 2*s.netHandshakesPerGroup("full"), int64(192000)),
 			expect("net full parallel_series", s.value("net", "full", "parallel_series"), int64(12)))
 	}},
-	{"docs/timings.toml", "the transfer block's 2,880 connections up to 1 MiB; then 3,000 in three serial controls", func(s figSources) error {
+	{"docs/timings.toml", "the controlled transfer block's 5,400 connections up to 1 MiB, three arms under CUBIC and BBR; then 3,000 in three serial controls", func(s figSources) error {
 		n, k := s.netSerial("full")
-		return cmpErr(expect("net full transfer connections", s.netTransfers("full"), int64(2880)),
+		return cmpErr(expect("net full transfer connections", s.netTransfers("full"), int64(5400)),
 			expect("net full largest transfer size", slices.Max(s.ints("net", "full", "transfer_sizes")), int64(1<<20)),
 			expect("net full serial controls", []any{n, k}, []any{int64(3000), 3}))
 	}},
@@ -673,7 +673,7 @@ func TestFigureProblemsCatchesStale(t *testing.T) {
 		{"the design's transfer round changed", real, changed("net", "quick", "transfer_round", int64(3)),
 			`docs/studies.md states "(30 connections per arm and series in full, 4 in quick;", which is stale: net quick transfer_round is 3, the page states 4`},
 		{"the design's rounds changed", real, changed("net", "full", "rounds", []any{int64(1000), int64(5000)}),
-			`docs/timings.toml states "full 70 min 17 s (192,000 handshakes, 12 series at a time;", which is stale: net full handshakes (2 groups) is 72000, the page states 192000`},
+			`docs/timings.toml states "full 79 min 27 s (192,000 handshakes, 12 series at a time;", which is stale: net full handshakes (2 groups) is 72000, the page states 192000`},
 	} {
 		got := figureProblems(c.pages, docFigures, uncheckedCounts, c.src)
 		if !slices.ContainsFunc(got, func(p string) bool { return strings.HasPrefix(p, c.want) }) {

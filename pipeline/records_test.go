@@ -101,10 +101,15 @@ func TestCommittedQuickRunsRederive(t *testing.T) {
 	if strings.Contains(notes, "not present") || strings.Count(notes, "equal to the recorded ones byte for byte") < 2 {
 		t.Errorf("the quick runs' committed captures were not all re-derived:\n%s", notes)
 	}
-	// Without them (a clone that lost them): one line per run, no failure.
+	// Without them (a clone that lost them): one line per run, no
+	// failure, and a line per run whose trimmed transfer captures in
+	// columns (.pcapng.pqcol, kept: they are not full captures) still
+	// re-derive its transfer.csv.gz.
 	notes = rederiveQuick(t, root, false)
-	if strings.Count(notes, "not present: records taken as recorded") != 2 || strings.Count(notes, "\n") != 2 {
-		t.Errorf("without the captures, want one line per run:\n%s", notes)
+	trimmed := strings.Count(notes, "trimmed transfer captures (sha256:")
+	if strings.Count(notes, "not present: records taken as recorded") != 2 || strings.Count(notes, "\n") != 2+trimmed ||
+		strings.Count(notes, "transfer.csv.gz re-derived from") != trimmed || trimmed == 0 {
+		t.Errorf("without the captures, want one line per run and one per run with trimmed transfer captures:\n%s", notes)
 	}
 }
 
