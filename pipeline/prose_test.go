@@ -193,6 +193,10 @@ var proseClaims = []proseClaim{
 			}
 			return err
 		}},
+	{"sections/net-appendix.tex", "against X25519 at far 50~KiB under BBR, the sign of wan's",
+		func(p *proseData) error {
+			return p.allSign(-1, "NetTtlbDiffMsFarFiveZeroKiBBbr", "NetTtlbDiffMsWanFiveZeroKiBBbr")
+		}},
 	{"sections/net-appendix.tex", "every cell's error is inside its bound",
 		func(p *proseData) error {
 			for _, cc := range []string{"Bbr", "Cubic"} {
