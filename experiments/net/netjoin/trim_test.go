@@ -181,8 +181,13 @@ func TestTrimmedWithoutHandshake(t *testing.T) {
 		t.Skip("no committed quick run of Study B holds its transfer captures")
 	}
 	full := transferCaptures(t, dir)
+	// The first series with a response: a size-0 series (the block's
+	// handshake-only connection) has no time to last byte to lose.
 	var series string
 	for s := range full {
+		if strings.Contains(s, "-0B-") || strings.HasSuffix(s, "-0B") {
+			continue
+		}
 		if series == "" || s < series {
 			series = s
 		}
@@ -222,9 +227,13 @@ func TestTrimmedWithoutHandshake(t *testing.T) {
 	if len(base) != len(rows) {
 		t.Fatalf("%d transfer rows from %d attempts", len(base), len(rows))
 	}
+	// The series' warm-up connections come first (of the controlled block:
+	// two per arm, a whole response each), so the drops reach past them
+	// into the recorded connections' handshakes.
+	const maxDrop = 600
 	incomplete := 0
 	reasons := map[string]int{}
-	for n := 1; n <= 80; n++ {
+	for n := 1; n <= maxDrop; n++ {
 		for i, r := range derive(withoutFirstPackets(t, w.Bytes(), n)) {
 			b := base[i]
 			switch {
@@ -238,9 +247,9 @@ func TestTrimmedWithoutHandshake(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("rows made incomplete by dropping 1 to 80 packets, by reason: %v", reasons)
+	t.Logf("rows made incomplete by dropping 1 to %d packets, by reason: %v", maxDrop, reasons)
 	if incomplete == 0 {
-		t.Errorf("dropping up to 80 packets of %s made no row incomplete: the test does not reach a handshake", series)
+		t.Errorf("dropping up to %d packets of %s made no row incomplete: the test does not reach a handshake", maxDrop, series)
 	}
 }
 
