@@ -265,9 +265,10 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 					s.hs[gi] = append(s.hs[gi], float64(*r.Cap.ThsNs)/1e6)
 				}
 			}
-			fillCell(&c, reps, prim, p)
+			est := estimateReplicates(reps, sc.Name, size, p)
+			fillCellFrom(&c, est, prim)
 			t.Cells = append(t.Cells, c)
-			t.ByCC = append(t.ByCC, splitByCC(sc.Name, size, reps, incomplete, prim, p)...)
+			t.ByCC = append(t.ByCC, splitByCC(sc.Name, size, est, incomplete, prim)...)
 		}
 		t.Below5[sc.Name] = belowFrom(t, sc.Name, 5)
 		t.Below1[sc.Name] = belowFrom(t, sc.Name, 1)
@@ -283,24 +284,24 @@ func Analyze(d *netstudy.Design, xfer []netdata.Row, rounds []netstudy.Row, p ne
 // splitByCC splits a cell's replicates by congestion control, one Cell per
 // control in name order. Each has its toolchains' series of that control
 // as replicates; a run that set no control gives none.
-func splitByCC(sc string, size int, reps []*series, incomplete map[string]int, prim string, p netstudy.Params) []Cell {
+func splitByCC(sc string, size int, reps []estimated, incomplete map[string]int, prim string) []Cell {
 	var ccs []string
-	for _, s := range reps {
-		if s.cc != "" && !slices.Contains(ccs, s.cc) {
-			ccs = append(ccs, s.cc)
+	for _, e := range reps {
+		if e.r.CC != "" && !slices.Contains(ccs, e.r.CC) {
+			ccs = append(ccs, e.r.CC)
 		}
 	}
 	slices.Sort(ccs)
 	var out []Cell
 	for _, cc := range ccs {
-		var sub []*series
-		for _, s := range reps {
-			if s.cc == cc {
-				sub = append(sub, s)
+		var sub []estimated
+		for _, e := range reps {
+			if e.r.CC == cc {
+				sub = append(sub, e)
 			}
 		}
 		c := Cell{Scenario: sc, SizeBytes: size, CC: cc, Incomplete: incomplete[cc]}
-		fillCell(&c, sub, prim, p)
+		fillCellFrom(&c, sub, prim)
 		out = append(out, c)
 	}
 	return out
@@ -341,23 +342,45 @@ func seriesOf(reps *[]*series, toolchain, cc string) *series {
 	return s
 }
 
-// fillCell sets a cell from its replicates (sorted by toolchain and
-// congestion control): each replicate's medians, relative increase and
-// within-series interval (fillReplicate), then the cell's means and
-// their t interval over the replicates, and Agree (see Cell).
+// estimated is one replicate's Replicate and its handshake increase in ms.
+type estimated struct {
+	r  Replicate
+	hd float64
+}
+
+// estimateReplicates is each replicate's medians, relative increase and
+// within-series interval (fillReplicate), sorted by toolchain and
+// congestion control. A cell and its split by control share them, so
+// each series is bootstrapped once.
+func estimateReplicates(reps []*series, sc string, size int, p netstudy.Params) []estimated {
+	slices.SortFunc(reps, func(a, b *series) int {
+		return cmp.Or(cmp.Compare(a.toolchain, b.toolchain), cmp.Compare(a.cc, b.cc))
+	})
+	out := make([]estimated, len(reps))
+	for i, s := range reps {
+		out[i].r, out[i].hd = fillReplicate(s, sc, size, p)
+	}
+	return out
+}
+
+// fillCell sets a cell from its replicates' series: estimateReplicates, then
+// fillCellFrom.
 func fillCell(c *Cell, reps []*series, prim string, p netstudy.Params) {
+	fillCellFrom(c, estimateReplicates(reps, c.Scenario, c.SizeBytes, p), prim)
+}
+
+// fillCellFrom sets a cell from its replicates' estimates: the cell's
+// means and their t interval over the replicates, and Agree (see Cell).
+func fillCellFrom(c *Cell, reps []estimated, prim string) {
 	nan := jsonnum.Num(math.NaN())
 	c.BaseMs, c.TargetMs, c.DiffMs, c.DiffLowerMs, c.DiffUpperMs = nan, nan, nan, nan, nan
 	c.RelPct, c.RelLowerPct, c.RelUpperPct, c.HsDiffMs, c.HsRelPct = nan, nan, nan, nan, nan
 	c.WithinLowerPct, c.WithinUpperPct = nan, nan
 	c.Replicates = []Replicate{}
-	slices.SortFunc(reps, func(a, b *series) int {
-		return cmp.Or(cmp.Compare(a.toolchain, b.toolchain), cmp.Compare(a.cc, b.cc))
-	})
 	var rel, diff, base, target, hsRel, hsDiff []float64
 	var notes []string
-	for _, s := range reps {
-		r, hd := fillReplicate(s, c.Scenario, c.SizeBytes, p)
+	for _, e := range reps {
+		r, hd := e.r, e.hd
 		c.Replicates = append(c.Replicates, r)
 		c.N[0] += r.N[0]
 		c.N[1] += r.N[1]
