@@ -180,7 +180,7 @@ var proseClaims = []proseClaim{
 				"NetTtlbDiffMsLanZeroCubic", "NetTtlbDiffMsWanZeroCubic", "NetTtlbDiffMsFarZeroCubic")
 		}},
 	{"sections/net.tex", "gains about as much on wan under BBR", paddedCarriesWanBBR},
-	{"sections/net-appendix.tex", "On wan under BBR, where the gain is clear, the padded arm carries", paddedCarriesWanBBR},
+	{"sections/net-appendix.tex", "On wan under BBR the padded arm carries", paddedCarriesWanBBR},
 	{"sections/net.tex", "the response's first-round-trip window grows under both", windowGrowsUnderBoth},
 	{"sections/net-appendix.tex", "$W$ does not tell the controls apart", windowGrowsUnderBoth},
 	{"sections/net-appendix.tex", "under CUBIC, which gains nothing",
