@@ -169,7 +169,7 @@ var proseClaims = []proseClaim{
 	{"sections/net.tex", "the hybrid is \\NetDirectionPhrase{}:", func(p *proseData) error { return p.directionAgrees() }},
 	{"sections/net.tex", "the rounds disagree by more than their own intervals", lanRoundsDisagree},
 	{"sections/net.tex", "the fastest scenario's value is its outlying round, not its rounds' consensus", lanRoundsDisagree},
-	{"sections/net.tex", "Interleaved, that holds on wan under BBR only:",
+	{"sections/net.tex", "Interleaved, the hybrid finishes sooner on wan under BBR only:",
 		func(p *proseData) error {
 			return all(p.allSign(-1, "NetTtlbDiffMsWanFiveZeroKiBBbr", "NetTtlbDiffMsWanTwoZeroZeroKiBBbr", "NetTtlbDiffMsWanOneMiBBbr"),
 				p.sign(1, "NetTtlbDiffMsWanOneZeroKiBCubic", "NetTtlbDiffMsWanFiveZeroKiBCubic", "NetTtlbDiffMsWanTwoZeroZeroKiBCubic", "NetTtlbDiffMsWanOneMiBCubic"))
